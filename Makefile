@@ -1,0 +1,37 @@
+# The platform's commands. `make run` starts everything on embedded defaults;
+# `make test` runs every test (SQLite, then PostgreSQL when its binaries exist).
+GO ?= go
+STATICCHECK_VERSION ?= v0.8.2
+
+.PHONY: run build test test-sqlite test-postgres lint bench temporal clean
+
+run: build temporal
+	@bash scripts/dev.sh
+
+build:
+	@mkdir -p bin
+	$(GO) build -o bin/platform ./cmd/platform
+
+temporal:
+	@bash scripts/install-temporal.sh
+
+test: temporal test-sqlite test-postgres
+
+test-sqlite:
+	@echo "== tests on SQLite =="
+	$(GO) test -count=1 ./...
+
+test-postgres:
+	@echo "== tests on PostgreSQL =="
+	@bash scripts/with-postgres.sh $(GO) test -count=1 ./...
+
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+clean:
+	rm -rf bin/platform

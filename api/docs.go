@@ -1,0 +1,40 @@
+package api
+
+import (
+	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/middleware/adaptor"
+	"github.com/swaggest/swgui/v5emb"
+)
+
+// registerDocs serves the OpenAPI 3.0 document (huma's downgrade of its 3.1
+// model) at /openapi.json and /openapi.yaml, the 3.1 original at
+// /openapi-3.1.json, and an explorer whose assets ship with the binary at /docs.
+func (s *Server) registerDocs() {
+	s.App.Get("/openapi.json", func(c *fiber.Ctx) error {
+		b, err := s.API.OpenAPI().Downgrade()
+		if err != nil {
+			return err
+		}
+		c.Set(fiber.HeaderContentType, "application/json")
+		return c.Send(b)
+	})
+	s.App.Get("/openapi.yaml", func(c *fiber.Ctx) error {
+		b, err := s.API.OpenAPI().DowngradeYAML()
+		if err != nil {
+			return err
+		}
+		c.Set(fiber.HeaderContentType, "application/yaml")
+		return c.Send(b)
+	})
+	s.App.Get("/openapi-3.1.json", func(c *fiber.Ctx) error {
+		b, err := s.API.OpenAPI().MarshalJSON()
+		if err != nil {
+			return err
+		}
+		c.Set(fiber.HeaderContentType, "application/json")
+		return c.Send(b)
+	})
+	explorer := adaptor.HTTPHandler(v5emb.New("Telecom & IT Services Platform API", "/openapi.json", "/docs/"))
+	s.App.Get("/docs", explorer)
+	s.App.Get("/docs/*", explorer)
+}

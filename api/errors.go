@@ -1,0 +1,252 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/danielgtaylor/huma/v2"
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/telcoplatform/platform/models"
+)
+
+// statusOf is the one table that maps error codes to HTTP statuses (DECISIONS 3).
+var statusOf = map[models.Code]int{
+	models.CodeValidation:              http.StatusBadRequest,
+	models.CodeInvalidJSON:             http.StatusBadRequest,
+	models.CodeUnsupportedAPIVersion:   http.StatusBadRequest,
+	models.CodeUnauthenticated:         http.StatusUnauthorized,
+	models.CodeInvalidAPIKey:           http.StatusUnauthorized,
+	models.CodeInvalidToken:            http.StatusUnauthorized,
+	models.CodeTokenExpired:            http.StatusUnauthorized,
+	models.CodeInvalidSignature:        http.StatusUnauthorized,
+	models.CodeInsufficientFunds:       http.StatusPaymentRequired,
+	models.CodeInsufficientPermissions: http.StatusForbidden,
+	models.CodeIPNotAllowed:            http.StatusForbidden,
+	models.CodeAccessRestricted:        http.StatusForbidden,
+	models.CodeNotFound:                http.StatusNotFound,
+	models.CodeMethodNotAllowed:        http.StatusMethodNotAllowed,
+	models.CodeDuplicatePayment:        http.StatusConflict,
+	models.CodeServiceConflict:         http.StatusConflict,
+	models.CodeInvalidStateTransition:  http.StatusConflict,
+	models.CodeIdempotencyKeyInUse:     http.StatusConflict,
+	models.CodePayloadTooLarge:         http.StatusRequestEntityTooLarge,
+	models.CodeUnsupportedMediaType:    http.StatusUnsupportedMediaType,
+	models.CodeUnavailableAtLocation:   http.StatusUnprocessableEntity,
+	models.CodeInsufficientBandwidth:   http.StatusUnprocessableEntity,
+	models.CodeLocationNotServiceable:  http.StatusUnprocessableEntity,
+	models.CodeIdempotencyKeyMismatch:  http.StatusUnprocessableEntity,
+	models.CodeRateLimitExceeded:       http.StatusTooManyRequests,
+	models.CodeConcurrencyLimit:        http.StatusTooManyRequests,
+	models.CodeInternal:                http.StatusInternalServerError,
+	models.CodeServiceMaintenance:      http.StatusServiceUnavailable,
+	models.CodeDependencyUnavailable:   http.StatusServiceUnavailable,
+}
+
+// HTTPStatus returns the HTTP status of an error code (500 for unknown codes).
+func HTTPStatus(code models.Code) int {
+	if s, ok := statusOf[code]; ok {
+		return s
+	}
+	return http.StatusInternalServerError
+}
+
+// ErrorDetail is the `error` object of every error answer.
+type ErrorDetail struct {
+	Code      models.Code    `json:"code" example:"VALIDATION_ERROR"`
+	Message   string         `json:"message" example:"name: is required"`
+	Details   map[string]any `json:"details,omitempty"`
+	RequestID string         `json:"request_id" example:"req_3fK9aZ"`
+}
+
+// ErrorBody is the body of every error answer (DECISIONS 3).
+type ErrorBody struct {
+	Error    ErrorDetail `json:"error"`
+	Metadata *Metadata   `json:"metadata,omitempty"`
+	status   int
+	headers  map[string]string
+}
+
+func (e *ErrorBody) setMetadata(m Metadata) { e.Metadata = &m }
+
+// errorAnswer wraps ErrorBody so that it satisfies error and huma.StatusError
+// without a method named Error clashing with the JSON field.
+type errorAnswer struct{ *ErrorBody }
+
+func (e errorAnswer) Error() string {
+	return string(e.ErrorBody.Error.Code) + ": " + e.ErrorBody.Error.Message
+}
+
+// GetStatus returns the HTTP status of the answer.
+func (e errorAnswer) GetStatus() int { return e.status }
+
+// ContentType makes huma answer errors as application/json.
+func (e errorAnswer) ContentType(string) string { return "application/json" }
+
+// MarshalJSON writes the wrapped body.
+func (e errorAnswer) MarshalJSON() ([]byte, error) { return jsonMarshal(e.ErrorBody) }
+
+// newErrorBody turns any error into the documented answer, logging internal
+// causes (which are never shown to the client).
+func newErrorBody(ctx context.Context, log *slog.Logger, err error) *ErrorBody {
+	e := models.AsError(err)
+	status := HTTPStatus(e.Code)
+	info := requestInfoFrom(ctx)
+	if status >= 500 && log != nil {
+		log.ErrorContext(ctx, "request failed", "request_id", info.RequestID, "code", e.Code, "error", err)
+	}
+	body := &ErrorBody{status: status, Error: ErrorDetail{Code: e.Code, Message: e.Message, Details: e.Details, RequestID: info.RequestID}}
+	if ra, ok := e.Details["retry_after"]; ok && (status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable) {
+		body.headers = map[string]string{"Retry-After": toString(ra)}
+	}
+	return body
+}
+
+// init installs humaError as huma's error constructor. huma.NewErrorWithContext
+// is a package-level variable of huma: this is the platform's one exception to
+// "no package-level mutable globals", set once here and nowhere else.
+func init() {
+	huma.NewErrorWithContext = humaError
+}
+
+// humaError converts huma's own failures (parse, validation, size, content
+// type) and handlers' errors into the platform's error answer.
+func humaError(hctx huma.Context, status int, msg string, errs ...error) huma.StatusError {
+	var ctx context.Context = context.Background()
+	if hctx != nil {
+		ctx = hctx.Context()
+	}
+	log := loggerFrom(ctx)
+	for _, err := range errs {
+		var me *models.Error
+		if errors.As(err, &me) {
+			return errorAnswer{newErrorBody(ctx, log, me)}
+		}
+		var eb errorAnswer
+		if errors.As(err, &eb) {
+			return eb
+		}
+	}
+	var e *models.Error
+	switch status {
+	case http.StatusBadRequest:
+		if isBodyParseFailure(errs) {
+			e = models.Errorf(models.CodeInvalidJSON, "the request body is not valid JSON: %s", firstMessage(errs))
+		} else {
+			e = validationFromHuma(msg, errs)
+		}
+	case http.StatusUnprocessableEntity:
+		e = validationFromHuma(msg, errs)
+	case http.StatusUnsupportedMediaType:
+		e = models.Errorf(models.CodeUnsupportedMediaType, "send the body as application/json")
+	case http.StatusRequestEntityTooLarge:
+		e = models.Errorf(models.CodePayloadTooLarge, "the request body is too large")
+	case http.StatusNotFound:
+		e = models.Errorf(models.CodeNotFound, "not found")
+	case http.StatusMethodNotAllowed:
+		e = models.Errorf(models.CodeMethodNotAllowed, "method not allowed")
+	case http.StatusNotAcceptable:
+		e = models.Errorf(models.CodeValidation, "this endpoint answers application/json only")
+		e.WithDetail("fields", []models.FieldIssue{{Field: "Accept", Issue: "must accept application/json"}})
+	default:
+		if status >= 500 || status == 0 {
+			cause := errors.New(msg)
+			if len(errs) > 0 && errs[0] != nil {
+				cause = errors.Join(errs...)
+			}
+			e = models.Internal(cause)
+		} else {
+			e = models.Errorf(models.CodeValidation, "%s", msg)
+		}
+	}
+	return errorAnswer{newErrorBody(ctx, log, e)}
+}
+
+func isBodyParseFailure(errs []error) bool {
+	for _, err := range errs {
+		var d *huma.ErrorDetail
+		if errors.As(err, &d) && d.Location == "body" {
+			return true
+		}
+	}
+	return false
+}
+
+func firstMessage(errs []error) string {
+	for _, err := range errs {
+		var d *huma.ErrorDetail
+		if errors.As(err, &d) {
+			return d.Message
+		}
+		if err != nil {
+			return err.Error()
+		}
+	}
+	return ""
+}
+
+// validationFromHuma lists huma's validation failures as {field, issue}.
+func validationFromHuma(msg string, errs []error) *models.Error {
+	var issues []models.FieldIssue
+	for _, err := range errs {
+		var d *huma.ErrorDetail
+		if errors.As(err, &d) {
+			field := strings.TrimPrefix(d.Location, "body.")
+			field = strings.TrimPrefix(field, "query.")
+			field = strings.TrimPrefix(field, "path.")
+			field = strings.TrimPrefix(field, "header.")
+			if field == "body" {
+				field = "(body)"
+			}
+			issues = append(issues, models.FieldIssue{Field: field, Issue: d.Message})
+		} else if err != nil {
+			issues = append(issues, models.FieldIssue{Field: "(request)", Issue: err.Error()})
+		}
+	}
+	if len(issues) == 0 {
+		issues = append(issues, models.FieldIssue{Field: "(request)", Issue: msg})
+	}
+	return models.Invalid(issues...)
+}
+
+// fiberErrorHandler answers every error that reaches Fiber (unknown routes,
+// wrong methods, oversized bodies, panics, middleware failures) in the
+// documented shape.
+func (s *Server) fiberErrorHandler(c *fiber.Ctx, err error) error {
+	var fe *fiber.Error
+	if errors.As(err, &fe) {
+		switch fe.Code {
+		case fiber.StatusNotFound:
+			err = models.Errorf(models.CodeNotFound, "no endpoint at %s %s", c.Method(), c.Path())
+		case fiber.StatusMethodNotAllowed:
+			allow := s.allowedMethods(c.Path())
+			c.Set(fiber.HeaderAllow, strings.Join(allow, ", "))
+			err = models.Errorf(models.CodeMethodNotAllowed, "%s is not allowed here; allowed: %s", c.Method(), strings.Join(allow, ", "))
+		case fiber.StatusRequestEntityTooLarge:
+			err = models.Errorf(models.CodePayloadTooLarge, "the request body is too large")
+		case fiber.StatusUnsupportedMediaType:
+			err = models.Errorf(models.CodeUnsupportedMediaType, "send the body as application/json")
+		case fiber.StatusBadRequest:
+			err = models.Errorf(models.CodeValidation, "%s", fe.Message)
+		default:
+			if fe.Code < 500 {
+				err = models.Errorf(models.CodeValidation, "%s", fe.Message)
+			} else {
+				err = models.Internal(fe)
+			}
+		}
+	}
+	body := newErrorBody(c.UserContext(), s.log, err)
+	body.setMetadata(s.metadataFor(c.UserContext()))
+	for k, v := range body.headers {
+		c.Set(k, v)
+	}
+	if c.Method() == fiber.MethodHead {
+		return c.SendStatus(body.status)
+	}
+	c.Status(body.status)
+	return c.JSON(body)
+}

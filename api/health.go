@@ -1,0 +1,87 @@
+package api
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/telcoplatform/platform/models"
+)
+
+// HealthOutput is the answer of /healthz.
+type HealthOutput struct {
+	Body struct {
+		Envelope
+		Status string `json:"status" example:"ok"`
+	}
+}
+
+// ReadyOutput is the answer of /readyz: database and Temporal decide readiness;
+// Redis is reported and only degrades.
+type ReadyOutput struct {
+	Status int
+	Body   struct {
+		Envelope
+		Status     string            `json:"status" enum:"ready,degraded,unready"`
+		Components map[string]string `json:"components"`
+	}
+}
+
+func (s *Server) registerHealth() {
+	registerRoot(s, huma.Operation{OperationID: "healthz", Method: http.MethodGet, Path: "/healthz", Summary: "Liveness", Tags: []string{"Health"}},
+		access{public: true}, func(ctx context.Context, _ *struct{}) (*HealthOutput, error) {
+			out := &HealthOutput{}
+			out.Body.Status = "ok"
+			return out, nil
+		})
+	registerRoot(s, huma.Operation{OperationID: "readyz", Method: http.MethodGet, Path: "/readyz", Summary: "Readiness",
+		Tags: []string{"Health"}, Responses: map[string]*huma.Response{"503": {Description: "Not ready"}}},
+		access{public: true}, s.ready)
+}
+
+func (s *Server) ready(ctx context.Context, _ *struct{}) (*ReadyOutput, error) {
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	out := &ReadyOutput{Status: http.StatusOK}
+	comps := map[string]string{}
+	ready, degraded := true, false
+	if err := models.Ping(ctx, s.store.DB); err != nil {
+		comps["database"], ready = "unavailable", false
+		s.log.Warn("readiness: database unavailable", "error", err)
+	} else {
+		comps["database"] = "ok"
+	}
+	switch {
+	case s.temporal == nil:
+		comps["temporal"], ready = "not configured", false
+	default:
+		if _, err := s.temporal.CheckHealth(ctx, nil); err != nil {
+			comps["temporal"], ready = "unavailable", false
+			s.log.Warn("readiness: temporal unavailable", "error", err)
+		} else {
+			comps["temporal"] = "ok"
+		}
+	}
+	switch {
+	case s.redis == nil:
+		comps["redis"], degraded = "not configured", true
+	default:
+		if err := s.redis.Ping(ctx).Err(); err != nil {
+			comps["redis"], degraded = "degraded", true
+		} else {
+			comps["redis"] = "ok"
+		}
+	}
+	out.Body.Components = comps
+	switch {
+	case !ready:
+		out.Status, out.Body.Status = http.StatusServiceUnavailable, "unready"
+	case degraded:
+		out.Body.Status = "degraded"
+	default:
+		out.Body.Status = "ready"
+	}
+	return out, nil
+}

@@ -1,0 +1,244 @@
+// Package api is the platform's HTTP interface: a Fiber app with huma
+// operations, mounted under /v1 and /api/v1, with the conventions of
+// docs/api.md (errors, metadata, versioning, ETags, idempotency, pagination).
+package api
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+	"github.com/danielgtaylor/huma/v2/adapters/humafiber"
+	"github.com/gofiber/fiber/v2"
+	"github.com/redis/go-redis/v9"
+	"go.temporal.io/sdk/client"
+
+	"github.com/telcoplatform/platform/config"
+	"github.com/telcoplatform/platform/models"
+)
+
+// Body size limits (DECISIONS 2): JSON bodies 1 MiB; bodies with inline
+// attachments up to 15 MiB on the operations that accept them.
+const (
+	MaxJSONBody       = 1 << 20
+	MaxAttachmentBody = 15 << 20
+)
+
+// Deps are the server's collaborators, passed in by main.
+type Deps struct {
+	Config   config.Config
+	Store    *models.Store
+	Temporal client.Client         // may be nil in handler tests
+	Redis    redis.UniversalClient // may be nil in handler tests
+	Logger   *slog.Logger
+	Now      func() time.Time
+}
+
+// Server is the HTTP API: the Fiber app and the huma API on it.
+type Server struct {
+	App      *fiber.App
+	API      huma.API
+	cfg      config.Config
+	store    *models.Store
+	temporal client.Client
+	redis    redis.UniversalClient
+	log      *slog.Logger
+	now      func() time.Time
+	keyUsage *models.KeyUsage
+	v1       *huma.Group
+}
+
+// access is what an operation requires of its caller, declared once per route.
+type access struct {
+	public     bool   // no credential needed
+	permission string // e.g. "services:read"; "" with admin for admin-only routes
+	admin      bool   // provider administrators only
+}
+
+const accessKey = "platform.access"
+
+// New builds the server with every route registered.
+func New(deps Deps) *Server {
+	s := &Server{
+		cfg: deps.Config, store: deps.Store, temporal: deps.Temporal, redis: deps.Redis,
+		log: deps.Logger, now: deps.Now,
+	}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	if s.now == nil {
+		s.now = func() time.Time { return time.Now().UTC() }
+	}
+	s.keyUsage = models.NewKeyUsage(s.store)
+
+	proxies := deps.Config.TrustedProxies
+	s.App = fiber.New(fiber.Config{
+		AppName:                 "telco-platform",
+		BodyLimit:               MaxAttachmentBody + 1<<20,
+		ErrorHandler:            s.fiberErrorHandler,
+		DisableStartupMessage:   true,
+		ReadTimeout:             60 * time.Second,
+		WriteTimeout:            0, // Server-Sent Events stay open
+		IdleTimeout:             120 * time.Second,
+		ProxyHeader:             proxyHeader(proxies),
+		EnableTrustedProxyCheck: len(proxies) > 0,
+		TrustedProxies:          proxies,
+		EnableIPValidation:      true,
+		JSONEncoder:             jsonMarshal,
+	})
+	s.App.Use(s.recoverPanics, s.requestContext, s.authenticate, s.idempotency, s.conditionalGet)
+
+	cfg := huma.DefaultConfig("Telecom & IT Services Platform API", LatestVersion)
+	cfg.CreateHooks = nil
+	cfg.OpenAPIPath = ""
+	cfg.DocsPath = ""
+	cfg.SchemasPath = ""
+	cfg.Info.Description = "Discover, quote, provision, scale and decommission connectivity, voice, cloud, security and AI services; " +
+		"billing, support, webhooks and authentication. Every path is served under /v1 and /api/v1. See docs/api.md for the conventions."
+	cfg.Servers = []*huma.Server{{URL: deps.Config.PublicBaseURL}}
+	cfg.Components.SecuritySchemes = map[string]*huma.SecurityScheme{
+		"bearer": {Type: "http", Scheme: "bearer", Description: "API key (sk_live_... / sk_test_...) or OAuth 2.0 access token"},
+		"apiKey": {Type: "apiKey", In: "header", Name: "X-API-Key", Description: "API key"},
+	}
+	cfg.Transformers = []huma.Transformer{s.envelopeTransformer}
+	s.API = humafiber.New(s.App, cfg)
+	s.API.UseMiddleware(s.authorize)
+	s.v1 = huma.NewGroup(s.API, "/v1", "/api/v1")
+
+	s.registerHealth()
+	s.registerDocs()
+	s.registerCatalog()
+	s.registerOrganizations()
+	s.registerAccounts()
+	s.registerUsers()
+	s.registerAPIKeys()
+	return s
+}
+
+func proxyHeader(proxies []string) string {
+	if len(proxies) == 0 {
+		return ""
+	}
+	return fiber.HeaderXForwardedFor
+}
+
+// Run serves until ctx ends, flushing key usage in the background, then
+// shuts down gracefully within the configured timeout.
+func (s *Server) Run(ctx context.Context) error {
+	usageCtx, stopUsage := context.WithCancel(context.WithoutCancel(ctx))
+	usageDone := make(chan struct{})
+	go func() { s.keyUsage.Run(usageCtx, 10*time.Second); close(usageDone) }()
+	errc := make(chan error, 1)
+	go func() { errc <- s.App.Listen(s.cfg.HTTPAddr) }()
+	var err error
+	select {
+	case err = <-errc:
+	case <-ctx.Done():
+		err = s.App.ShutdownWithTimeout(s.cfg.ShutdownTimeout)
+	}
+	stopUsage()
+	<-usageDone
+	return err
+}
+
+// FlushUsage writes pending API-key usage counts (tests and shutdown).
+func (s *Server) FlushUsage(ctx context.Context) error { return s.keyUsage.Flush(ctx) }
+
+// register adds an operation under /v1 and /api/v1 with its access rule.
+func register[I, O any](s *Server, op huma.Operation, a access, h func(context.Context, *I) (*O, error)) {
+	if op.Metadata == nil {
+		op.Metadata = map[string]any{}
+	}
+	op.Metadata[accessKey] = a
+	if !a.public {
+		op.Security = []map[string][]string{{"bearer": {}}, {"apiKey": {}}}
+		desc := "Requires a credential"
+		if a.permission != "" {
+			desc += " with permission `" + a.permission + "`"
+		}
+		if a.admin {
+			desc += "; provider administrators only"
+		}
+		op.Description = strings.TrimSpace(op.Description + "\n\n" + desc + ".")
+	}
+	if op.MaxBodyBytes == 0 {
+		op.MaxBodyBytes = MaxJSONBody
+	}
+	huma.Register(s.v1, op, h)
+}
+
+// registerRoot adds an unversioned operation (health, discovery).
+func registerRoot[I, O any](s *Server, op huma.Operation, a access, h func(context.Context, *I) (*O, error)) {
+	if op.Metadata == nil {
+		op.Metadata = map[string]any{}
+	}
+	op.Metadata[accessKey] = a
+	huma.Register(s.API, op, h)
+}
+
+// authorize enforces each operation's declared access: UNAUTHENTICATED
+// without a credential, INSUFFICIENT_PERMISSIONS without the permission.
+func (s *Server) authorize(ctx huma.Context, next func(huma.Context)) {
+	a, ok := ctx.Operation().Metadata[accessKey].(access)
+	if !ok {
+		huma.WriteErr(s.API, ctx, 0, "", models.Internal(nil).WithDetail("reason", "operation without an access rule"))
+		return
+	}
+	if a.public {
+		next(ctx)
+		return
+	}
+	p := models.PrincipalFrom(ctx.Context())
+	if p == nil {
+		huma.WriteErr(s.API, ctx, 0, "", models.Errorf(models.CodeUnauthenticated, "this endpoint needs a credential: send Authorization: Bearer <API key> or X-API-Key"))
+		return
+	}
+	if a.admin && !p.IsAdmin() {
+		huma.WriteErr(s.API, ctx, 0, "", models.Errorf(models.CodeInsufficientPermissions, "this endpoint is for provider administrators"))
+		return
+	}
+	if a.permission != "" && !p.Can(a.permission) {
+		huma.WriteErr(s.API, ctx, 0, "", models.Errorf(models.CodeInsufficientPermissions, "this endpoint needs permission %s", a.permission).WithDetail("required_permission", a.permission))
+		return
+	}
+	next(ctx)
+}
+
+// principal returns the caller of an authorised operation.
+func principal(ctx context.Context) *models.Principal { return models.PrincipalFrom(ctx) }
+
+// allowedMethods lists the methods registered for a path (for 405 Allow).
+func (s *Server) allowedMethods(path string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, r := range s.App.GetRoutes(true) {
+		if r.Method == http.MethodHead || r.Method == http.MethodOptions || seen[r.Method] {
+			continue
+		}
+		if routeMatches(r.Path, path) {
+			seen[r.Method] = true
+			out = append(out, r.Method)
+		}
+	}
+	return out
+}
+
+func routeMatches(pattern, path string) bool {
+	ps := strings.Split(strings.Trim(pattern, "/"), "/")
+	xs := strings.Split(strings.Trim(path, "/"), "/")
+	if len(ps) != len(xs) {
+		return false
+	}
+	for i := range ps {
+		if strings.HasPrefix(ps[i], ":") {
+			continue
+		}
+		if ps[i] != xs[i] {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,109 @@
+package api
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/telcoplatform/platform/models"
+)
+
+// UserItem is a user as answered.
+type UserItem struct {
+	ID             string `json:"id" example:"usr_3fK9aZ"`
+	OrganizationID string `json:"organization_id"`
+	Email          string `json:"email"`
+	Name           string `json:"name"`
+	Role           string `json:"role" enum:"customer,agent,admin"`
+	CreatedAt      string `json:"created_at"`
+}
+
+func userItem(u *models.User) UserItem {
+	return UserItem{ID: u.ID, OrganizationID: u.OrganizationID, Email: u.Email, Name: u.Name, Role: string(u.Role), CreatedAt: models.Timestamp(u.CreatedAt)}
+}
+
+// UserOutput wraps one user.
+type UserOutput struct {
+	Status int
+	Body   struct {
+		Envelope
+		User UserItem `json:"user"`
+	}
+}
+
+// UsersOutput is a page of users.
+type UsersOutput struct {
+	Body struct {
+		Envelope
+		Users      []UserItem `json:"users"`
+		Pagination Pagination `json:"pagination"`
+	}
+}
+
+// MeOutput describes the caller.
+type MeOutput struct {
+	Body struct {
+		Envelope
+		Principal struct {
+			Type           string    `json:"type" enum:"api_key,user,oauth_client,certificate"`
+			ID             string    `json:"id"`
+			OrganizationID string    `json:"organization_id"`
+			Environment    string    `json:"environment" enum:"live,test"`
+			Role           string    `json:"role"`
+			Permissions    []string  `json:"permissions"`
+			User           *UserItem `json:"user,omitempty"`
+		} `json:"principal"`
+	}
+}
+
+func (s *Server) registerUsers() {
+	tags := []string{"Administration"}
+	register(s, huma.Operation{OperationID: "create-user", Method: http.MethodPost, Path: "/users", Summary: "Create a user", Tags: tags, DefaultStatus: http.StatusCreated},
+		access{permission: "auth:manage"}, func(ctx context.Context, in *struct {
+			Body struct {
+				Email          string `json:"email" maxLength:"320" format:"email"`
+				Name           string `json:"name" maxLength:"200"`
+				Role           string `json:"role,omitempty" enum:"customer,agent,admin"`
+				OrganizationID string `json:"organization_id,omitempty" maxLength:"64"`
+				Password       string `json:"password,omitempty" maxLength:"72" doc:"12 to 72 characters; omit for SAML-only users"`
+			}
+		}) (*UserOutput, error) {
+			u, err := s.store.CreateUser(ctx, principal(ctx), models.UserInput{Email: in.Body.Email, Name: in.Body.Name, Role: models.Role(in.Body.Role), OrganizationID: in.Body.OrganizationID, Password: in.Body.Password})
+			if err != nil {
+				return nil, err
+			}
+			out := &UserOutput{Status: http.StatusCreated}
+			out.Body.User = userItem(u)
+			return out, nil
+		})
+	register(s, huma.Operation{OperationID: "list-users", Method: http.MethodGet, Path: "/users", Summary: "List users", Tags: tags},
+		access{permission: "auth:manage"}, func(ctx context.Context, in *struct{ ListParams }) (*UsersOutput, error) {
+			pr, err := in.page()
+			if err != nil {
+				return nil, err
+			}
+			users, total, err := s.store.ListUsers(ctx, principal(ctx), pr)
+			if err != nil {
+				return nil, err
+			}
+			out := &UsersOutput{}
+			out.Body.Users = mapSlice(users, userItem)
+			out.Body.Pagination = newPagination(pr, total)
+			return out, nil
+		})
+	register(s, huma.Operation{OperationID: "get-me", Method: http.MethodGet, Path: "/users/me", Summary: "Who am I", Tags: tags},
+		access{}, func(ctx context.Context, _ *struct{}) (*MeOutput, error) {
+			p := principal(ctx)
+			out := &MeOutput{}
+			me := &out.Body.Principal
+			me.Type, me.ID, me.OrganizationID, me.Environment, me.Role, me.Permissions = string(p.Kind), p.ID, p.OrganizationID, string(p.Environment), string(p.Role), nonNil(p.Permissions)
+			if p.UserID != "" {
+				if u, err := s.store.GetUser(ctx, p, p.UserID); err == nil {
+					item := userItem(u)
+					me.User = &item
+				}
+			}
+			return out, nil
+		})
+}

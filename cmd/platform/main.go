@@ -1,0 +1,289 @@
+// Command platform runs the telecom & IT services platform: the HTTP API, the
+// Temporal worker, or both, plus migration, seeding and key administration.
+//
+//	platform serve        the HTTP API
+//	platform worker       the Temporal worker (workflows and activities)
+//	platform dev          API and worker in one process (embedded defaults)
+//	platform migrate      bring the database schema up to date
+//	platform seed         load reference data and the demo tenant
+//	platform keys create  issue an API key from the command line
+//	platform config       list every configuration variable
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"go.temporal.io/sdk/client"
+	"golang.org/x/sync/errgroup"
+	"gorm.io/gorm"
+
+	"github.com/telcoplatform/platform/api"
+	"github.com/telcoplatform/platform/config"
+	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/redisconn"
+	"github.com/telcoplatform/platform/temporalclient"
+	"github.com/telcoplatform/platform/worker"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "platform:", err)
+		os.Exit(1)
+	}
+}
+
+const usage = `usage: platform <command>
+
+commands:
+  serve        run the HTTP API
+  worker       run the Temporal worker
+  dev          run the API and the worker in one process
+  migrate      bring the database schema up to date
+  seed         load the catalog, reference data and the demo tenant
+  keys create  issue an API key (flags: -org, -env, -name, -permissions, -role)
+  config       list every configuration variable with its default
+`
+
+func run(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stdout, usage)
+		return errors.New("no command given")
+	}
+	if args[0] == "config" {
+		w := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(w, "VARIABLE\tDEFAULT\tMEANING")
+		for _, v := range config.Variables() {
+			fmt.Fprintf(w, "%s\t%s\t%s\n", v.Name, v.Default, v.Meaning)
+		}
+		return w.Flush()
+	}
+	cfg, err := config.Load(getenv)
+	if err != nil {
+		return err
+	}
+	log := newLogger(cfg)
+	switch args[0] {
+	case "migrate":
+		db, err := openDB(ctx, cfg, log)
+		if err != nil {
+			return err
+		}
+		defer models.Close(db)
+		log.Info("database schema is up to date")
+		return nil
+	case "seed":
+		store, closeDB, err := openStore(ctx, cfg, log)
+		if err != nil {
+			return err
+		}
+		defer closeDB()
+		res, err := store.Seed(ctx)
+		if err != nil {
+			return fmt.Errorf("seed: %w", err)
+		}
+		if err := bootstrapKeys(ctx, cfg, store, res); err != nil {
+			return err
+		}
+		log.Info("seeded", "demo_organization", res.Demo.ID, "demo_account", res.Account.ID)
+		return nil
+	case "keys":
+		return keysCommand(ctx, cfg, log, args[1:], stdout)
+	case "serve":
+		return serve(ctx, cfg, log, false, true)
+	case "worker":
+		return serve(ctx, cfg, log, true, false)
+	case "dev":
+		return serve(ctx, cfg, log, true, true)
+	default:
+		fmt.Fprint(stdout, usage)
+		return fmt.Errorf("unknown command %q", args[0])
+	}
+}
+
+func newLogger(cfg config.Config) *slog.Logger {
+	var level slog.Level
+	_ = level.UnmarshalText([]byte(cfg.LogLevel))
+	opts := &slog.HandlerOptions{Level: level}
+	if cfg.LogFormat == "json" {
+		return slog.New(slog.NewJSONHandler(os.Stderr, opts))
+	}
+	return slog.New(slog.NewTextHandler(os.Stderr, opts))
+}
+
+// openDB connects and migrates.
+func openDB(ctx context.Context, cfg config.Config, log *slog.Logger) (*gorm.DB, error) {
+	if path, ok := strings.CutPrefix(cfg.DatabaseURL, "sqlite:"); ok {
+		if dir := dirOf(path); dir != "" {
+			if err := os.MkdirAll(dir, 0o750); err != nil {
+				return nil, fmt.Errorf("DATABASE_URL: create folder %s: %w", dir, err)
+			}
+		}
+	}
+	db, err := models.Open(ctx, cfg.DatabaseURL, log)
+	if err != nil {
+		return nil, fmt.Errorf("DATABASE_URL: %w", err)
+	}
+	if err := models.Migrate(ctx, db); err != nil {
+		_ = models.Close(db)
+		return nil, fmt.Errorf("migrate: %w", err)
+	}
+	return db, nil
+}
+
+func dirOf(path string) string {
+	path, _, _ = strings.Cut(path, "?")
+	if i := strings.LastIndex(path, "/"); i > 0 {
+		return path[:i]
+	}
+	return ""
+}
+
+func openStore(ctx context.Context, cfg config.Config, log *slog.Logger) (*models.Store, func(), error) {
+	if err := cfg.RequireSecrets(); err != nil {
+		return nil, nil, err
+	}
+	sealer, err := models.NewSealer(cfg.SecretsKey)
+	if err != nil {
+		return nil, nil, fmt.Errorf("SECRETS_KEY: %w", err)
+	}
+	db, err := openDB(ctx, cfg, log)
+	if err != nil {
+		return nil, nil, err
+	}
+	return models.NewStore(db, sealer), func() { _ = models.Close(db) }, nil
+}
+
+// bootstrapKeys ensures PLATFORM_ADMIN_KEY (provider admin, `*`) and
+// PLATFORM_DEMO_KEY (demo tenant) exist with exactly their configured values.
+func bootstrapKeys(ctx context.Context, cfg config.Config, store *models.Store, seeded *models.SeedResult) error {
+	if cfg.AdminKey != "" {
+		provider, err := store.EnsureProviderOrganization(ctx)
+		if err != nil {
+			return err
+		}
+		if _, err := store.EnsureAPIKey(ctx, provider.ID, cfg.AdminKey, "Platform admin (bootstrap)", models.RoleAdmin, []string{"*"}); err != nil {
+			return fmt.Errorf("PLATFORM_ADMIN_KEY: %w", err)
+		}
+	}
+	if cfg.DemoKey != "" {
+		demo := seeded
+		if demo == nil {
+			org, err := store.DemoOrganization(ctx)
+			if err != nil {
+				return fmt.Errorf("PLATFORM_DEMO_KEY needs the demo tenant: run `platform seed` first")
+			}
+			demo = &models.SeedResult{Demo: org}
+		}
+		if _, err := store.EnsureAPIKey(ctx, demo.Demo.ID, cfg.DemoKey, "Demo key (bootstrap)", models.RoleCustomer, []string{"*"}); err != nil {
+			return fmt.Errorf("PLATFORM_DEMO_KEY: %w", err)
+		}
+	}
+	return nil
+}
+
+func keysCommand(ctx context.Context, cfg config.Config, log *slog.Logger, args []string, stdout io.Writer) error {
+	if len(args) == 0 || args[0] != "create" {
+		return errors.New("usage: platform keys create -org ORG_ID [-env live|test] [-name NAME] [-permissions a,b] [-role customer|agent|admin]")
+	}
+	fs := flag.NewFlagSet("keys create", flag.ContinueOnError)
+	org := fs.String("org", "", "organization id (default: the provider organization)")
+	env := fs.String("env", "live", "environment: live or test")
+	name := fs.String("name", "CLI key", "key name")
+	perms := fs.String("permissions", "*", "comma-separated permissions")
+	role := fs.String("role", "", "role (default: admin in the provider organization, customer elsewhere)")
+	if err := fs.Parse(args[1:]); err != nil {
+		return err
+	}
+	store, closeDB, err := openStore(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer closeDB()
+	provider, err := store.EnsureProviderOrganization(ctx)
+	if err != nil {
+		return err
+	}
+	operator := &models.Principal{Kind: models.PrincipalAPIKey, ID: "cli", OrganizationID: provider.ID, Environment: models.Environment(*env), Role: models.RoleAdmin, Permissions: []string{"*"}}
+	in := models.APIKeyInput{Name: *name, Permissions: strings.Split(*perms, ","), OrganizationID: *org, Environment: models.Environment(*env), Role: models.Role(*role)}
+	if *org == "" {
+		in.OrganizationID = provider.ID
+		if in.Role == "" {
+			in.Role = models.RoleAdmin
+		}
+	}
+	issued, err := store.CreateAPIKey(ctx, operator, in)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "id:  %s\nkey: %s\n", issued.Key.ID, issued.Secret)
+	return nil
+}
+
+// serve runs the API, the worker, or both until ctx ends.
+func serve(ctx context.Context, cfg config.Config, log *slog.Logger, runWorker, runAPI bool) error {
+	store, closeDB, err := openStore(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer closeDB()
+	if runAPI {
+		if err := bootstrapKeys(ctx, cfg, store, nil); err != nil {
+			return err
+		}
+	}
+	var tc client.Client
+	if runWorker {
+		dialCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		tc, err = temporalclient.Dial(dialCtx, temporalclient.Options{Address: cfg.TemporalAddress, Namespace: cfg.TemporalNamespace, Logger: log})
+		cancel()
+	} else {
+		tc, err = temporalclient.NewLazy(temporalclient.Options{Address: cfg.TemporalAddress, Namespace: cfg.TemporalNamespace, Logger: log})
+	}
+	if err != nil {
+		return fmt.Errorf("TEMPORAL_ADDRESS: %w", err)
+	}
+	defer tc.Close()
+
+	g, gctx := errgroup.WithContext(ctx)
+	if runWorker {
+		w := worker.New(tc, cfg.TemporalTaskQueue, worker.Deps{Store: store, Logger: log})
+		if err := w.Start(); err != nil {
+			return fmt.Errorf("start worker: %w", err)
+		}
+		log.Info("worker polling", "task_queue", cfg.TemporalTaskQueue, "temporal", cfg.TemporalAddress)
+		g.Go(func() error { <-gctx.Done(); w.Stop(); return nil })
+	}
+	if runAPI {
+		var rdb redis.UniversalClient
+		rdb, embedded, closeRedis, err := redisconn.Open(ctx, cfg.RedisURL)
+		if err != nil {
+			return fmt.Errorf("REDIS_URL: %w", err)
+		}
+		defer closeRedis()
+		if embedded {
+			log.Info("using the embedded in-process Redis (set REDIS_URL for a real one)")
+		}
+		srv := api.New(api.Deps{Config: cfg, Store: store, Temporal: tc, Redis: rdb, Logger: log})
+		log.Info("API listening", "addr", cfg.HTTPAddr, "docs", cfg.PublicBaseURL+"/docs")
+		g.Go(func() error { return srv.Run(gctx) })
+	}
+	if err := g.Wait(); err != nil && !errors.Is(err, context.Canceled) {
+		return err
+	}
+	log.Info("stopped")
+	return nil
+}

@@ -1,0 +1,365 @@
+package models
+
+import (
+	"errors"
+
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"gorm.io/gorm"
+	"net/netip"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// API key format (spec 5.1, DECISIONS 7): sk_live_ or sk_test_ and 56 base62 characters.
+const (
+	apiKeySecretLength = 56
+	liveKeyPrefix      = "sk_live_"
+	testKeyPrefix      = "sk_test_"
+	signatureMaxSkew   = 5 * time.Minute
+)
+
+// APIKey is a stored API key. The secret is stored only as its SHA-256.
+type APIKey struct {
+	ID string `gorm:"primaryKey;size:40"`
+	Tenant
+	Name              string   `gorm:"size:200;not null"`
+	Description       string   `gorm:"size:10000"`
+	DisplayPrefix     string   `gorm:"size:20;not null"`
+	Hash              string   `gorm:"size:64;not null;uniqueIndex"`
+	Role              Role     `gorm:"size:16;not null"`
+	Permissions       []string `gorm:"serializer:json;type:text;not null"`
+	RequestsPerMinute int      `gorm:"not null;default:0"`
+	BurstLimit        int      `gorm:"not null;default:0"`
+	IPAllowList       []string `gorm:"serializer:json;type:text"`
+	SigningSecret     string   `gorm:"size:200"` // sealed with SECRETS_KEY; empty when signing is not required
+	ExpiresAt         *time.Time
+	RevokedAt         *time.Time
+	LastUsedAt        *time.Time
+	UsageCount        int64  `gorm:"not null;default:0"`
+	CreatedBy         string `gorm:"size:40"`
+	CreatedAt         time.Time
+	UpdatedAt         time.Time
+}
+
+// APIKeyInput is the body of key creation (spec 2.6, DECISIONS 11).
+type APIKeyInput struct {
+	Name              string
+	Description       string
+	Permissions       []string
+	RequestsPerMinute int
+	BurstLimit        int
+	IPAllowList       []string
+	ExpiresAt         *time.Time
+	RequireSigning    bool
+	OrganizationID    string      // staff only
+	Environment       Environment // staff only
+	Role              Role        // admins only
+}
+
+// IssuedKey is a key with its secrets, shown once on create and rotate.
+type IssuedKey struct {
+	Key           *APIKey
+	Secret        string
+	SigningSecret string
+}
+
+func newKeySecret(env Environment) string {
+	prefix := liveKeyPrefix
+	if env == EnvTest {
+		prefix = testKeyPrefix
+	}
+	return prefix + RandomString(apiKeySecretLength)
+}
+
+// ValidKeyFormat reports whether secret is shaped like an API key and returns its environment.
+func ValidKeyFormat(secret string) (Environment, bool) {
+	var env Environment
+	var rest string
+	switch {
+	case strings.HasPrefix(secret, liveKeyPrefix):
+		env, rest = EnvLive, secret[len(liveKeyPrefix):]
+	case strings.HasPrefix(secret, testKeyPrefix):
+		env, rest = EnvTest, secret[len(testKeyPrefix):]
+	default:
+		return "", false
+	}
+	if len(rest) != apiKeySecretLength {
+		return "", false
+	}
+	for _, c := range rest {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
+			return "", false
+		}
+	}
+	return env, true
+}
+
+func parseAllowList(entries []string) ([]string, bool) {
+	out := make([]string, 0, len(entries))
+	for _, e := range entries {
+		e = strings.TrimSpace(e)
+		if pfx, err := netip.ParsePrefix(e); err == nil {
+			out = append(out, pfx.Masked().String())
+			continue
+		}
+		if addr, err := netip.ParseAddr(e); err == nil {
+			out = append(out, netip.PrefixFrom(addr, addr.BitLen()).String())
+			continue
+		}
+		return nil, false
+	}
+	return out, true
+}
+
+// CreateAPIKey issues a key. A key never holds a permission its creator lacks
+// and never exceeds its organization's plan. Errors: VALIDATION_ERROR,
+// INSUFFICIENT_PERMISSIONS, NOT_FOUND (organization).
+func (s *Store) CreateAPIKey(ctx context.Context, p *Principal, in APIKeyInput) (*IssuedKey, error) {
+	var v Validator
+	in.Name = strings.TrimSpace(in.Name)
+	v.Check(in.Name != "" && len(in.Name) <= 200, "name", "is required, at most 200 characters")
+	v.Check(len(in.Description) <= 10000, "description", "must be at most 10000 characters")
+	v.Check(len(in.Permissions) > 0, "permissions", "must list at least one permission")
+	for i, perm := range in.Permissions {
+		v.Check(ValidPermission(perm), "permissions["+strconv.Itoa(i)+"]", "unknown permission "+strconv.Quote(perm))
+	}
+	v.Check(in.RequestsPerMinute >= 0, "rate_limit.requests_per_minute", "must not be negative")
+	v.Check(in.BurstLimit >= 0, "rate_limit.burst_limit", "must not be negative")
+	v.Check(in.BurstLimit == 0 || in.BurstLimit >= 3, "rate_limit.burst_limit", "must be at least 3 (the cost of a DELETE)")
+	allow, ok := parseAllowList(in.IPAllowList)
+	v.Check(ok, "restrictions.ip_whitelist", "must list IP addresses or CIDR ranges")
+	v.Check(len(in.IPAllowList) <= 100, "restrictions.ip_whitelist", "must have at most 100 entries")
+	if in.ExpiresAt != nil {
+		v.Check(in.ExpiresAt.After(s.Now()), "restrictions.expires_at", "must be in the future")
+	}
+	v.Check(in.Environment == "" || in.Environment.Valid(), "environment", "must be live or test")
+	v.Check(in.Role == "" || in.Role.Valid(), "role", "must be customer, agent or admin")
+	if err := v.Err(); err != nil {
+		return nil, err
+	}
+	if !p.CanGrant(in.Permissions) {
+		return nil, Errorf(CodeInsufficientPermissions, "a key cannot hold permissions that its creator lacks")
+	}
+	orgID, env, role := p.OrganizationID, p.Environment, RoleCustomer
+	if in.OrganizationID != "" || in.Environment != "" || (in.Role != "" && in.Role != RoleCustomer) {
+		if !p.IsAdmin() {
+			return nil, Errorf(CodeInsufficientPermissions, "only provider administrators can issue keys for other organizations, environments or staff roles")
+		}
+		if in.OrganizationID != "" {
+			orgID = in.OrganizationID
+		}
+		if in.Environment != "" {
+			env = in.Environment
+		}
+		if in.Role != "" {
+			role = in.Role
+		}
+	} else if p.IsStaff() {
+		role = p.Role
+	}
+	org, err := s.GetOrganization(ctx, p, orgID)
+	if err != nil {
+		return nil, err
+	}
+	if role != RoleCustomer && !org.Provider {
+		return nil, Invalid(FieldIssue{Field: "role", Issue: "staff roles exist only in the provider's organization"})
+	}
+	limits := org.Plan.Limits()
+	if limits.HourlyLimit > 0 && in.RequestsPerMinute*60 > limits.HourlyLimit {
+		v.Add("rate_limit.requests_per_minute", "exceeds the organization's plan ("+strconv.Itoa(limits.HourlyLimit/60)+" per minute)")
+	}
+	if limits.BurstLimit > 0 && in.BurstLimit > limits.BurstLimit {
+		v.Add("rate_limit.burst_limit", "exceeds the organization's plan ("+strconv.Itoa(limits.BurstLimit)+")")
+	}
+	if err := v.Err(); err != nil {
+		return nil, err
+	}
+	secret := newKeySecret(env)
+	key := &APIKey{
+		ID: NewID(PrefixAPIKey), Tenant: Tenant{OrganizationID: orgID, Environment: env},
+		Name: in.Name, Description: in.Description, DisplayPrefix: secret[:12], Hash: HashSecret(secret),
+		Role: role, Permissions: in.Permissions, RequestsPerMinute: in.RequestsPerMinute, BurstLimit: in.BurstLimit,
+		IPAllowList: allow, ExpiresAt: in.ExpiresAt, CreatedBy: p.ID,
+	}
+	issued := &IssuedKey{Key: key, Secret: secret}
+	if in.RequireSigning {
+		issued.SigningSecret = "ss_" + RandomString(40)
+		key.SigningSecret = s.Sealer.Seal(issued.SigningSecret)
+	}
+	if err := s.In(ctx, TenantScope(orgID, env)).Create(key).Error; err != nil {
+		return nil, dbErr(err)
+	}
+	return issued, nil
+}
+
+// EnsureAPIKey makes sure a key with exactly secret exists (bootstrap of
+// PLATFORM_ADMIN_KEY and the demo key); it is created once and reused.
+func (s *Store) EnsureAPIKey(ctx context.Context, orgID string, secret, name string, role Role, perms []string) (*APIKey, error) {
+	env, ok := ValidKeyFormat(secret)
+	if !ok {
+		return nil, Invalid(FieldIssue{Field: "key", Issue: "must be sk_live_ or sk_test_ followed by 56 letters and digits"})
+	}
+	db := s.In(ctx, SystemScope())
+	var key APIKey
+	err := db.Where("hash = ?", HashSecret(secret)).Take(&key).Error
+	if err == nil {
+		key.RevokedAt, key.Role, key.Permissions, key.OrganizationID = nil, role, perms, orgID
+		return &key, dbErr(db.Save(&key).Error)
+	}
+	if !errors.Is(err, gorm.ErrRecordNotFound) {
+		return nil, dbErr(err)
+	}
+	key = APIKey{
+		ID: NewID(PrefixAPIKey), Tenant: Tenant{OrganizationID: orgID, Environment: env}, Name: name,
+		DisplayPrefix: secret[:12], Hash: HashSecret(secret), Role: role, Permissions: perms, CreatedBy: "bootstrap",
+	}
+	return &key, dbErr(s.In(ctx, TenantScope(orgID, env)).Create(&key).Error)
+}
+
+// GetAPIKey returns one key visible to p. Errors: NOT_FOUND.
+func (s *Store) GetAPIKey(ctx context.Context, p *Principal, id string) (*APIKey, error) {
+	var k APIKey
+	err := s.In(ctx, p.Scope()).Where("id = ?", id).Take(&k).Error
+	return &k, notFoundOr(err, "API key")
+}
+
+// ListAPIKeys returns a page of the keys visible to p (revoked keys included, marked).
+func (s *Store) ListAPIKeys(ctx context.Context, p *Principal, page PageRequest) ([]APIKey, int64, error) {
+	var keys []APIKey
+	total, err := Paginate(s.In(ctx, p.Scope()).Model(&APIKey{}), page, apiKeySorts, &keys)
+	return keys, total, err
+}
+
+var apiKeySorts = SortFields{"created_at": "created_at", "name": "name", "last_used": "last_used_at"}
+
+// RotateAPIKey replaces a key's secret (and signing secret) at once; the old
+// secret stops working immediately. Errors: NOT_FOUND, INVALID_STATE_TRANSITION (revoked).
+func (s *Store) RotateAPIKey(ctx context.Context, p *Principal, id string) (*IssuedKey, error) {
+	key, err := s.GetAPIKey(ctx, p, id)
+	if err != nil {
+		return nil, err
+	}
+	if key.RevokedAt != nil {
+		return nil, Errorf(CodeInvalidStateTransition, "a revoked key cannot be rotated")
+	}
+	if !p.CanGrant(key.Permissions) {
+		return nil, Errorf(CodeInsufficientPermissions, "a key cannot be rotated by a credential that lacks its permissions")
+	}
+	secret := newKeySecret(key.Environment)
+	issued := &IssuedKey{Key: key, Secret: secret}
+	updates := map[string]any{"hash": HashSecret(secret), "display_prefix": secret[:12]}
+	if key.SigningSecret != "" {
+		issued.SigningSecret = "ss_" + RandomString(40)
+		updates["signing_secret"] = s.Sealer.Seal(issued.SigningSecret)
+	}
+	if err := s.In(ctx, p.Scope()).Model(key).Updates(updates).Error; err != nil {
+		return nil, dbErr(err)
+	}
+	key.Hash, key.DisplayPrefix = updates["hash"].(string), secret[:12]
+	return issued, nil
+}
+
+// RevokeAPIKey revokes a key; revoking twice is harmless. Errors: NOT_FOUND.
+func (s *Store) RevokeAPIKey(ctx context.Context, p *Principal, id string) (*APIKey, error) {
+	key, err := s.GetAPIKey(ctx, p, id)
+	if err != nil {
+		return nil, err
+	}
+	if key.RevokedAt == nil {
+		now := s.Now()
+		if err := s.In(ctx, p.Scope()).Model(key).Update("revoked_at", now).Error; err != nil {
+			return nil, dbErr(err)
+		}
+		key.RevokedAt = &now
+	}
+	return key, nil
+}
+
+// AuthenticatedKey is the result of authenticating an API key.
+type AuthenticatedKey struct {
+	Principal *Principal
+	Key       *APIKey
+}
+
+// AuthenticateAPIKey resolves a presented secret to its principal.
+// Errors: INVALID_API_KEY (malformed, unknown, expired or revoked),
+// IP_NOT_ALLOWED (client IP outside the key's allow-list).
+func (s *Store) AuthenticateAPIKey(ctx context.Context, secret string, clientIP netip.Addr) (*AuthenticatedKey, error) {
+	if _, ok := ValidKeyFormat(secret); !ok {
+		return nil, Errorf(CodeInvalidAPIKey, "the API key is malformed")
+	}
+	var key APIKey
+	if err := s.In(ctx, SystemScope()).Where("hash = ?", HashSecret(secret)).Take(&key).Error; err != nil {
+		if e := notFoundOr(err, "key"); ErrorCode(e) == CodeNotFound {
+			return nil, Errorf(CodeInvalidAPIKey, "the API key is not valid")
+		}
+		return nil, dbErr(err)
+	}
+	if key.RevokedAt != nil {
+		return nil, Errorf(CodeInvalidAPIKey, "the API key has been revoked")
+	}
+	if key.ExpiresAt != nil && !key.ExpiresAt.After(s.Now()) {
+		return nil, Errorf(CodeInvalidAPIKey, "the API key has expired")
+	}
+	if len(key.IPAllowList) > 0 {
+		allowed := false
+		for _, cidr := range key.IPAllowList {
+			if pfx, err := netip.ParsePrefix(cidr); err == nil && clientIP.IsValid() && pfx.Contains(clientIP.Unmap()) {
+				allowed = true
+				break
+			}
+		}
+		if !allowed {
+			return nil, Errorf(CodeIPNotAllowed, "requests from this IP address are not allowed for this key")
+		}
+	}
+	return &AuthenticatedKey{
+		Key: &key,
+		Principal: &Principal{
+			Kind: PrincipalAPIKey, ID: key.ID, OrganizationID: key.OrganizationID, Environment: key.Environment,
+			Role: key.Role, Permissions: key.Permissions,
+		},
+	}, nil
+}
+
+// VerifySignature checks a signed request of a key that requires signing:
+// X-Signature = base64 HMAC-SHA256(signing secret, timestamp + METHOD + path
+// as sent, query included); timestamps more than 5 minutes off are refused.
+// Errors: INVALID_SIGNATURE.
+func (s *Store) VerifySignature(key *APIKey, timestamp, signature, method, rawPath string) error {
+	if key.SigningSecret == "" {
+		return nil
+	}
+	if timestamp == "" || signature == "" {
+		return Errorf(CodeInvalidSignature, "this key requires signed requests: send X-Timestamp and X-Signature")
+	}
+	ts, err := strconv.ParseInt(timestamp, 10, 64)
+	if err != nil {
+		return Errorf(CodeInvalidSignature, "X-Timestamp must be Unix seconds")
+	}
+	skew := s.Now().Sub(time.Unix(ts, 0))
+	if skew > signatureMaxSkew || skew < -signatureMaxSkew {
+		return Errorf(CodeInvalidSignature, "X-Timestamp is more than 5 minutes away from the server's clock")
+	}
+	secret, err := s.Sealer.Open(key.SigningSecret)
+	if err != nil {
+		return Internal(err)
+	}
+	want := SignRequest(secret, timestamp, method, rawPath)
+	got, err := base64.StdEncoding.DecodeString(signature)
+	if err != nil || !hmac.Equal(got, want) {
+		return Errorf(CodeInvalidSignature, "X-Signature does not match the request")
+	}
+	return nil
+}
+
+// SignRequest returns the raw HMAC-SHA256 of timestamp + METHOD + path (clients send it base64-encoded).
+func SignRequest(secret, timestamp, method, rawPath string) []byte {
+	mac := hmac.New(sha256.New, []byte(secret))
+	mac.Write([]byte(timestamp + strings.ToUpper(method) + rawPath))
+	return mac.Sum(nil)
+}

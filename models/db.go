@@ -1,0 +1,88 @@
+package models
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/glebarez/sqlite"
+	"gorm.io/driver/postgres"
+	"gorm.io/gorm"
+	"gorm.io/gorm/logger"
+)
+
+// Open connects to DATABASE_URL: "postgres://..." or "postgresql://..." is
+// PostgreSQL; "sqlite:<path>" (or a bare path) is a SQLite file, opened in WAL
+// mode with a busy timeout and immediate write transactions so the API and the
+// worker can share it. It installs the tenant-scoping callbacks.
+func Open(ctx context.Context, url string, log *slog.Logger) (*gorm.DB, error) {
+	var dialector gorm.Dialector
+	switch {
+	case strings.HasPrefix(url, "postgres://"), strings.HasPrefix(url, "postgresql://"):
+		dialector = postgres.Open(url)
+	default:
+		path := strings.TrimPrefix(url, "sqlite:")
+		if path == "" {
+			return nil, fmt.Errorf("empty SQLite path")
+		}
+		sep := "?"
+		if strings.Contains(path, "?") {
+			sep = "&"
+		}
+		dialector = sqlite.Open(path + sep + "_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)&_txlock=immediate")
+	}
+	db, err := gorm.Open(dialector, &gorm.Config{
+		Logger:                 logger.Discard,
+		NowFunc:                func() time.Time { return time.Now().UTC().Truncate(time.Microsecond) },
+		SkipDefaultTransaction: true,
+		TranslateError:         true,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	sqlDB, err := db.DB()
+	if err != nil {
+		return nil, err
+	}
+	if IsSQLite(db) {
+		sqlDB.SetMaxOpenConns(8)
+	} else {
+		sqlDB.SetMaxOpenConns(20)
+	}
+	sqlDB.SetConnMaxIdleTime(5 * time.Minute)
+	pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := sqlDB.PingContext(pingCtx); err != nil {
+		return nil, fmt.Errorf("connect to database: %w", err)
+	}
+	if err := registerTenantCallbacks(db); err != nil {
+		return nil, err
+	}
+	if log != nil {
+		log.Debug("database opened", "dialect", db.Name())
+	}
+	return db, nil
+}
+
+// IsSQLite reports whether db is a SQLite database.
+func IsSQLite(db *gorm.DB) bool { return db.Name() == "sqlite" }
+
+// Close closes the database's connection pool.
+func Close(db *gorm.DB) error {
+	sqlDB, err := db.DB()
+	if err != nil {
+		return err
+	}
+	return sqlDB.Close()
+}
+
+// Ping checks that the database answers.
+func Ping(ctx context.Context, db *gorm.DB) error {
+	sqlDB, err := db.DB()
+	if err != nil {
+		return err
+	}
+	return sqlDB.PingContext(ctx)
+}

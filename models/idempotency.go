@@ -1,0 +1,120 @@
+package models
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"time"
+
+	"gorm.io/gorm"
+)
+
+// Idempotency windows (DECISIONS 6).
+const (
+	IdempotencyTTL  = 24 * time.Hour
+	idempotencyLock = 2 * time.Minute
+)
+
+// IdempotencyRecord remembers the first answer to a POST with an
+// Idempotency-Key, in the database so every API instance sees it.
+type IdempotencyRecord struct {
+	ScopeKey    string `gorm:"primaryKey;size:64"`
+	RequestHash string `gorm:"size:64;not null"`
+	Done        bool   `gorm:"not null;default:false"`
+	Status      int
+	ContentType string `gorm:"size:100"`
+	Location    string `gorm:"size:2000"`
+	Body        []byte
+	LockedUntil time.Time
+	ExpiresAt   time.Time `gorm:"index"`
+	CreatedAt   time.Time
+}
+
+// IdempotencyScope identifies a key: organization, environment, method and path.
+type IdempotencyScope struct {
+	OrganizationID string
+	Environment    Environment
+	Method         string
+	Path           string
+	Key            string
+}
+
+func (sc IdempotencyScope) hash() string {
+	sum := sha256.Sum256([]byte(sc.OrganizationID + "\x00" + string(sc.Environment) + "\x00" + sc.Method + "\x00" + sc.Path + "\x00" + sc.Key))
+	return hex.EncodeToString(sum[:])
+}
+
+// BodyHash returns the hash under which a request body is compared.
+func BodyHash(body []byte) string {
+	sum := sha256.Sum256(body)
+	return hex.EncodeToString(sum[:])
+}
+
+// BeginIdempotent claims a key for a request. It returns the stored record to
+// replay when the same request already completed, or nil when the caller
+// should process the request (and then Complete or Release the key).
+// Errors: IDEMPOTENCY_KEY_IN_USE (same key still in flight),
+// IDEMPOTENCY_KEY_MISMATCH (same key, different body).
+func (s *Store) BeginIdempotent(ctx context.Context, sc IdempotencyScope, bodyHash string) (*IdempotencyRecord, error) {
+	now := s.Now()
+	db := s.In(ctx, SystemScope())
+	rec := IdempotencyRecord{ScopeKey: sc.hash(), RequestHash: bodyHash, LockedUntil: now.Add(idempotencyLock), ExpiresAt: now.Add(IdempotencyTTL)}
+	for attempt := 0; attempt < 2; attempt++ {
+		err := db.Create(&rec).Error
+		if err == nil {
+			return nil, nil
+		}
+		if !isUniqueViolation(err) {
+			return nil, dbErr(err)
+		}
+		var existing IdempotencyRecord
+		if err := db.Where("scope_key = ?", rec.ScopeKey).Take(&existing).Error; err != nil {
+			if errors.Is(err, gorm.ErrRecordNotFound) {
+				continue // released meanwhile: try to claim again
+			}
+			return nil, dbErr(err)
+		}
+		stale := existing.ExpiresAt.Before(now) || (!existing.Done && existing.LockedUntil.Before(now))
+		if stale {
+			// An expired answer or an abandoned claim: take it over atomically.
+			res := db.Model(&IdempotencyRecord{}).
+				Where("scope_key = ? AND expires_at = ? AND locked_until = ?", existing.ScopeKey, existing.ExpiresAt, existing.LockedUntil).
+				Updates(map[string]any{"request_hash": bodyHash, "done": false, "status": 0, "body": nil, "content_type": "", "location": "",
+					"locked_until": rec.LockedUntil, "expires_at": rec.ExpiresAt})
+			if res.Error != nil {
+				return nil, dbErr(res.Error)
+			}
+			if res.RowsAffected == 1 {
+				return nil, nil
+			}
+			continue
+		}
+		if existing.RequestHash != bodyHash {
+			return nil, Errorf(CodeIdempotencyKeyMismatch, "this Idempotency-Key was used with a different request body")
+		}
+		if !existing.Done {
+			return nil, Errorf(CodeIdempotencyKeyInUse, "a request with this Idempotency-Key is still being processed")
+		}
+		return &existing, nil
+	}
+	return nil, Errorf(CodeIdempotencyKeyInUse, "a request with this Idempotency-Key is still being processed")
+}
+
+// CompleteIdempotent stores the answer to replay for the key.
+func (s *Store) CompleteIdempotent(ctx context.Context, sc IdempotencyScope, status int, contentType, location string, body []byte) error {
+	return dbErr(s.In(ctx, SystemScope()).Model(&IdempotencyRecord{}).Where("scope_key = ?", sc.hash()).Updates(map[string]any{
+		"done": true, "status": status, "content_type": contentType, "location": location, "body": body,
+	}).Error)
+}
+
+// ReleaseIdempotent forgets the key so a retry is processed afresh (answers 401, 403, 429 and 5xx).
+func (s *Store) ReleaseIdempotent(ctx context.Context, sc IdempotencyScope) error {
+	return dbErr(s.In(ctx, SystemScope()).Where("scope_key = ?", sc.hash()).Delete(&IdempotencyRecord{}).Error)
+}
+
+// PurgeIdempotency deletes expired records and returns how many.
+func (s *Store) PurgeIdempotency(ctx context.Context) (int64, error) {
+	res := s.In(ctx, SystemScope()).Where("expires_at < ?", s.Now()).Delete(&IdempotencyRecord{})
+	return res.RowsAffected, dbErr(res.Error)
+}

@@ -1,0 +1,40 @@
+package models
+
+import (
+	"context"
+
+	"github.com/go-gormigrate/gormigrate/v2"
+	"gorm.io/gorm"
+)
+
+// migrations is the ordered list of schema versions. Never edit a released
+// migration: add a new one.
+func migrations() []*gormigrate.Migration {
+	return []*gormigrate.Migration{
+		{
+			ID: "202611220001_tenancy_and_keys",
+			Migrate: func(tx *gorm.DB) error {
+				return tx.AutoMigrate(&Organization{}, &User{}, &BillingAccount{}, &APIKey{}, &IdempotencyRecord{})
+			},
+			Rollback: func(tx *gorm.DB) error {
+				return tx.Migrator().DropTable(&IdempotencyRecord{}, &APIKey{}, &BillingAccount{}, &User{}, &Organization{})
+			},
+		},
+		{
+			ID: "202611220002_catalog",
+			Migrate: func(tx *gorm.DB) error {
+				return tx.AutoMigrate(&CatalogCategory{}, &CatalogService{})
+			},
+			Rollback: func(tx *gorm.DB) error {
+				return tx.Migrator().DropTable(&CatalogService{}, &CatalogCategory{})
+			},
+		},
+	}
+}
+
+// Migrate brings the schema to the newest version. It is safe to run on
+// every start and from several processes (versions already applied are skipped).
+func Migrate(ctx context.Context, db *gorm.DB) error {
+	m := gormigrate.New(Scoped(ctx, db, SystemScope()), gormigrate.DefaultOptions, migrations())
+	return m.Migrate()
+}

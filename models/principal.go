@@ -1,0 +1,113 @@
+package models
+
+import (
+	"context"
+	"slices"
+	"strings"
+)
+
+// Role is a principal's role: customers belong to a tenant; agents and admins are provider staff.
+type Role string
+
+// Roles (DECISIONS 7).
+const (
+	RoleCustomer Role = "customer"
+	RoleAgent    Role = "agent"
+	RoleAdmin    Role = "admin"
+)
+
+// Valid reports whether r is a known role.
+func (r Role) Valid() bool { return r == RoleCustomer || r == RoleAgent || r == RoleAdmin }
+
+// PrincipalKind says which kind of credential authenticated a request.
+type PrincipalKind string
+
+// Principal kinds.
+const (
+	PrincipalAPIKey      PrincipalKind = "api_key"
+	PrincipalUser        PrincipalKind = "user"
+	PrincipalClient      PrincipalKind = "oauth_client"
+	PrincipalCertificate PrincipalKind = "certificate"
+)
+
+// Permissions known to the platform (DECISIONS 7); "*" grants all of them.
+var knownPermissions = []string{
+	"services:read", "services:write", "billing:read", "billing:write",
+	"support:read", "support:create", "support:write", "support:admin",
+	"webhooks:manage", "auth:manage", "analytics:read", "*",
+}
+
+// KnownPermissions returns every permission a credential can hold.
+func KnownPermissions() []string { return slices.Clone(knownPermissions) }
+
+// ValidPermission reports whether p is a known permission.
+func ValidPermission(p string) bool { return slices.Contains(knownPermissions, p) }
+
+// Principal is who makes a request, whatever the credential: the tenant and
+// environment it acts in, its role and its permissions. Authorisation is
+// written once, against this.
+type Principal struct {
+	Kind           PrincipalKind
+	ID             string // ak_, usr_, cli_ or cert_ id
+	OrganizationID string
+	Environment    Environment
+	Role           Role
+	Permissions    []string
+	UserID         string // set when a person stands behind the credential
+}
+
+// Can reports whether the principal holds permission perm ("*" holds all).
+func (p *Principal) Can(perm string) bool {
+	if p == nil {
+		return false
+	}
+	return slices.Contains(p.Permissions, "*") || slices.Contains(p.Permissions, perm)
+}
+
+// IsStaff reports whether the principal is provider staff (agent or admin).
+func (p *Principal) IsStaff() bool {
+	return p != nil && (p.Role == RoleAdmin || p.Role == RoleAgent)
+}
+
+// IsAdmin reports whether the principal may use the administration endpoints.
+func (p *Principal) IsAdmin() bool {
+	return p != nil && p.Role == RoleAdmin && (p.Can("*") || p.Can("auth:manage"))
+}
+
+// Scope returns the data the principal may see: staff see every organization
+// of their environment, customers their own organization only.
+func (p *Principal) Scope() Scope {
+	if p.IsStaff() {
+		return Scope{OrganizationID: p.OrganizationID, Environment: p.Environment, AllOrganizations: true}
+	}
+	return TenantScope(p.OrganizationID, p.Environment)
+}
+
+// OwnScope returns the principal's own organization and environment, even for staff.
+func (p *Principal) OwnScope() Scope { return TenantScope(p.OrganizationID, p.Environment) }
+
+// CanGrant reports whether the principal may hand out every permission in perms.
+func (p *Principal) CanGrant(perms []string) bool {
+	for _, perm := range perms {
+		if !p.Can(perm) {
+			return false
+		}
+	}
+	return true
+}
+
+// ScopeToPermission maps an OAuth scope (services.read) to a permission (services:read).
+func ScopeToPermission(scope string) string { return strings.Replace(scope, ".", ":", 1) }
+
+type principalKey struct{}
+
+// WithPrincipal returns ctx carrying p.
+func WithPrincipal(ctx context.Context, p *Principal) context.Context {
+	return context.WithValue(ctx, principalKey{}, p)
+}
+
+// PrincipalFrom returns the principal carried by ctx, or nil.
+func PrincipalFrom(ctx context.Context) *Principal {
+	p, _ := ctx.Value(principalKey{}).(*Principal)
+	return p
+}

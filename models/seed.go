@@ -1,0 +1,75 @@
+package models
+
+import (
+	"context"
+	"errors"
+
+	"gorm.io/gorm"
+)
+
+// DemoOrganizationName is the name of the tenant that `platform seed` creates.
+const DemoOrganizationName = "Demo Telecom Customer"
+
+// SeedResult says what Seed ensured.
+type SeedResult struct {
+	Provider *Organization
+	Demo     *Organization
+	Account  *BillingAccount
+	DemoUser *User
+}
+
+// Seed loads the reference data (catalog) and ensures the demo tenant with a
+// billing account and a demo user. It is idempotent.
+func (s *Store) Seed(ctx context.Context) (*SeedResult, error) {
+	if err := SeedCatalog(ctx, s.DB); err != nil {
+		return nil, err
+	}
+	provider, err := s.EnsureProviderOrganization(ctx)
+	if err != nil {
+		return nil, err
+	}
+	db := s.In(ctx, SystemScope())
+	var demo Organization
+	err = db.Where("name = ? AND provider = ?", DemoOrganizationName, false).Take(&demo).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		demo = Organization{ID: NewID(PrefixOrganization), Name: DemoOrganizationName, Plan: PlanBusiness, CustomerID: NewID(PrefixCustomer)}
+		err = db.Create(&demo).Error
+	}
+	if err != nil {
+		return nil, dbErr(err)
+	}
+	res := &SeedResult{Provider: provider, Demo: &demo}
+	for _, env := range []Environment{EnvLive, EnvTest} {
+		var acct BillingAccount
+		scoped := s.In(ctx, TenantScope(demo.ID, env))
+		err := scoped.Order("created_at").Take(&acct).Error
+		if errors.Is(err, gorm.ErrRecordNotFound) {
+			acct = BillingAccount{ID: NewID(PrefixAccount), Name: "Demo main account", Currency: "USD", BillingEmail: "billing@demo.example", BillingCycle: "monthly", InvoiceDelivery: "email"}
+			err = scoped.Create(&acct).Error
+		}
+		if err != nil {
+			return nil, dbErr(err)
+		}
+		if env == EnvLive {
+			res.Account = &acct
+		}
+	}
+	var user User
+	err = db.Where("email = ?", "demo.user@demo.example").Take(&user).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		user = User{ID: NewID(PrefixUser), OrganizationID: demo.ID, Email: "demo.user@demo.example", Name: "Demo User", Role: RoleCustomer}
+		err = db.Create(&user).Error
+	}
+	if err != nil {
+		return nil, dbErr(err)
+	}
+	res.DemoUser = &user
+	return res, nil
+}
+
+// DemoOrganization returns the seeded demo tenant. Errors: NOT_FOUND when seed has not run.
+func (s *Store) DemoOrganization(ctx context.Context) (*Organization, error) {
+	var demo Organization
+	err := s.In(ctx, SystemScope()).Where("name = ? AND provider = ?", DemoOrganizationName, false).Take(&demo).Error
+	return &demo, notFoundOr(err, "demo organization")
+}

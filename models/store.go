@@ -1,0 +1,60 @@
+package models
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"gorm.io/gorm"
+)
+
+// Store holds the database and the helpers every domain operation needs.
+// Domain rules live in its methods; handlers and activities call them.
+type Store struct {
+	DB     *gorm.DB
+	Sealer *Sealer
+	Now    func() time.Time
+}
+
+// NewStore returns a Store on db that seals secrets with sealer.
+func NewStore(db *gorm.DB, sealer *Sealer) *Store {
+	return &Store{DB: db, Sealer: sealer, Now: func() time.Time { return time.Now().UTC() }}
+}
+
+// In returns the database bound to ctx and scope (see Scoped).
+func (s *Store) In(ctx context.Context, scope Scope) *gorm.DB {
+	return Scoped(ctx, s.DB, scope)
+}
+
+// Tx runs fn in one database transaction bound to ctx and scope.
+func (s *Store) Tx(ctx context.Context, scope Scope, fn func(tx *gorm.DB) error) error {
+	return s.In(ctx, scope).Transaction(fn)
+}
+
+// notFoundOr maps gorm's record-not-found to NOT_FOUND for what, and any
+// other failure to an internal error.
+func notFoundOr(err error, what string) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return NotFound(what)
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	return Internal(err)
+}
+
+// dbErr wraps a database failure as an internal error (nil stays nil).
+func dbErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	return Internal(err)
+}

@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# `make run`: the whole platform on embedded defaults, in the foreground.
+# Starts the Temporal dev server (with its Web UI), migrates and seeds the
+# SQLite database, and runs the API and the worker in one process with an
+# embedded Redis. Ctrl-C stops everything. Data lives under .data/.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+mkdir -p .data
+chmod 700 .data
+
+# Development secrets, made once and kept under .data/ so every run prints the same keys.
+random_alnum() { LC_ALL=C tr -dc 'A-Za-z0-9' </dev/urandom | head -c "$1"; }
+[ -s .data/secrets.key ] || head -c 32 /dev/urandom | base64 >.data/secrets.key
+[ -s .data/admin.key ] || echo "sk_live_$(random_alnum 56)" >.data/admin.key
+[ -s .data/demo.key ] || echo "sk_test_$(random_alnum 56)" >.data/demo.key
+
+export SECRETS_KEY="${SECRETS_KEY:-$(cat .data/secrets.key)}"
+export PLATFORM_ADMIN_KEY="${PLATFORM_ADMIN_KEY:-$(cat .data/admin.key)}"
+export PLATFORM_DEMO_KEY="${PLATFORM_DEMO_KEY:-$(cat .data/demo.key)}"
+export DATABASE_URL="${DATABASE_URL:-sqlite:.data/platform.db}"
+export HTTP_ADDR="${HTTP_ADDR:-:8080}"
+export TEMPORAL_ADDRESS="${TEMPORAL_ADDRESS:-127.0.0.1:7233}"
+export TEMPORAL_UI_URL="${TEMPORAL_UI_URL:-http://localhost:8233}"
+export WEBHOOK_ALLOW_PRIVATE="${WEBHOOK_ALLOW_PRIVATE:-true}"
+api_port="${HTTP_ADDR##*:}"
+export PUBLIC_BASE_URL="${PUBLIC_BASE_URL:-http://localhost:${api_port}}"
+temporal_port="${TEMPORAL_ADDRESS##*:}"
+
+port_busy() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+for p in "$api_port" "$temporal_port" 8233; do
+	if port_busy "$p"; then
+		echo "make run: port $p is already in use (another 'make run'?). Stop it, or set HTTP_ADDR / TEMPORAL_ADDRESS." >&2
+		exit 1
+	fi
+done
+
+temporal_pid=""
+cleanup() {
+	trap - EXIT INT TERM
+	if [ -n "$temporal_pid" ] && kill -0 "$temporal_pid" 2>/dev/null; then
+		kill -INT "$temporal_pid" 2>/dev/null || true
+		for _ in $(seq 1 50); do kill -0 "$temporal_pid" 2>/dev/null || break; sleep 0.1; done
+		kill -KILL "$temporal_pid" 2>/dev/null || true
+		wait "$temporal_pid" 2>/dev/null || true
+	fi
+	echo "make run: stopped."
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+search_attributes=()
+for sa in OrganizationId Environment OperationType ResourceId; do
+	search_attributes+=(--search-attribute "$sa=Keyword")
+done
+bin/temporal server start-dev \
+	--db-filename .data/temporal.db --sqlite-pragma journal_mode=wal \
+	--ip 127.0.0.1 --port "$temporal_port" --ui-port 8233 --log-level error \
+	"${search_attributes[@]}" >.data/temporal.log 2>&1 &
+temporal_pid=$!
+
+for _ in $(seq 1 300); do
+	port_busy "$temporal_port" && break
+	if ! kill -0 "$temporal_pid" 2>/dev/null; then
+		echo "make run: the Temporal dev server did not start; see .data/temporal.log" >&2
+		exit 1
+	fi
+	sleep 0.1
+done
+
+bin/platform seed
+
+cat <<BANNER
+
+  Telecom & IT services platform is starting
+  -----------------------------------------------------------------
+  API          ${PUBLIC_BASE_URL}/v1   (also ${PUBLIC_BASE_URL}/api/v1)
+  API docs     ${PUBLIC_BASE_URL}/docs   (OpenAPI: ${PUBLIC_BASE_URL}/openapi.json)
+  Temporal UI  ${TEMPORAL_UI_URL}
+  Admin key    ${PLATFORM_ADMIN_KEY}
+  Demo key     ${PLATFORM_DEMO_KEY}   (demo tenant, sandbox)
+
+  Try:  curl -s -H "Authorization: Bearer ${PLATFORM_DEMO_KEY}" ${PUBLIC_BASE_URL}/v1/services/catalog
+  Ctrl-C stops everything. Data: .data/
+  -----------------------------------------------------------------
+
+BANNER
+
+bin/platform dev &
+platform_pid=$!
+trap 'kill -INT "$platform_pid" 2>/dev/null; wait "$platform_pid" 2>/dev/null; exit 130' INT TERM
+wait "$platform_pid"

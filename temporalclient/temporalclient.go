@@ -1,0 +1,70 @@
+// Package temporalclient builds the Temporal client from configuration and
+// registers the platform's search attributes on a server.
+package temporalclient
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	"go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/operatorservice/v1"
+	"go.temporal.io/sdk/client"
+	tlog "go.temporal.io/sdk/log"
+
+	"github.com/telcoplatform/platform/workflows"
+)
+
+// Options says where the Temporal frontend is.
+type Options struct {
+	Address   string
+	Namespace string
+	Logger    *slog.Logger
+}
+
+// NewLazy returns a client that connects on first use, so the API starts
+// (and reports unready) while Temporal is down.
+func NewLazy(opts Options) (client.Client, error) {
+	return client.NewLazyClient(clientOptions(opts))
+}
+
+// Dial connects to Temporal and checks the connection.
+func Dial(ctx context.Context, opts Options) (client.Client, error) {
+	c, err := client.DialContext(ctx, clientOptions(opts))
+	if err != nil {
+		return nil, fmt.Errorf("connect to Temporal at %s: %w", opts.Address, err)
+	}
+	return c, nil
+}
+
+func clientOptions(opts Options) client.Options {
+	o := client.Options{HostPort: opts.Address, Namespace: opts.Namespace}
+	if opts.Logger != nil {
+		o.Logger = tlog.NewStructuredLogger(opts.Logger.With("component", "temporal"))
+	}
+	return o
+}
+
+// EnsureSearchAttributes registers the platform's custom search attributes in
+// the client's namespace, skipping those already present.
+func EnsureSearchAttributes(ctx context.Context, c client.Client, namespace string) error {
+	svc := c.OperatorService()
+	existing, err := svc.ListSearchAttributes(ctx, &operatorservice.ListSearchAttributesRequest{Namespace: namespace})
+	if err != nil {
+		return fmt.Errorf("list search attributes: %w", err)
+	}
+	missing := map[string]enums.IndexedValueType{}
+	for _, sa := range workflows.SearchAttributes() {
+		if _, ok := existing.GetCustomAttributes()[sa.Name]; !ok {
+			missing[sa.Name] = sa.Type
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	_, err = svc.AddSearchAttributes(ctx, &operatorservice.AddSearchAttributesRequest{Namespace: namespace, SearchAttributes: missing})
+	if err != nil {
+		return fmt.Errorf("add search attributes: %w", err)
+	}
+	return nil
+}
