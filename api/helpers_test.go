@@ -18,7 +18,7 @@ import (
 // harness is a server on a fresh database with an admin key and two tenants,
 // each with a live and a test key holding every permission.
 type harness struct {
-	t        *testing.T
+	t        testing.TB
 	srv      *api.Server
 	store    *models.Store
 	adminKey string
@@ -32,7 +32,7 @@ type tenant struct {
 	account *models.BillingAccount
 }
 
-func newHarness(t *testing.T) *harness {
+func newHarness(t testing.TB) *harness {
 	t.Helper()
 	ctx := context.Background()
 	db, err := models.Open(ctx, testenv.DatabaseURL(t), nil)
@@ -97,7 +97,7 @@ func newHarness(t *testing.T) *harness {
 
 // response is a finished HTTP exchange.
 type response struct {
-	t      *testing.T
+	t      testing.TB
 	status int
 	header http.Header
 	body   []byte

@@ -129,12 +129,23 @@ func credential(c *fiber.Ctx) (string, bool) {
 
 // authenticate resolves the presented credential, if any, into a principal.
 // Requests without a credential continue anonymously: each operation decides
-// whether it needs one (UNAUTHENTICATED).
+// whether it needs one (UNAUTHENTICATED). A credential that fails is answered
+// after rate limiting (see afterAuthentication), so failed attempts are
+// throttled per client IP and carry the rate-limit headers too.
 func (s *Server) authenticate(c *fiber.Ctx) error {
 	secret, present := credential(c)
 	if !present {
 		return c.Next()
 	}
+	if err := s.resolveCredential(c, secret); err != nil {
+		c.Locals(authErrorKey{}, err)
+	}
+	return c.Next()
+}
+
+type authErrorKey struct{}
+
+func (s *Server) resolveCredential(c *fiber.Ctx, secret string) error {
 	if secret == "" {
 		return models.Errorf(models.CodeUnauthenticated, "the Authorization header must be `Bearer <credential>`")
 	}
@@ -151,6 +162,20 @@ func (s *Server) authenticate(c *fiber.Ctx) error {
 	}
 	s.keyUsage.Record(auth.Key.ID, s.now())
 	c.SetUserContext(models.WithPrincipal(ctx, auth.Principal))
+	return nil
+}
+
+// authenticationError returns the failure of the presented credential, if any.
+func authenticationError(c *fiber.Ctx) error {
+	err, _ := c.Locals(authErrorKey{}).(error)
+	return err
+}
+
+// afterAuthentication answers a failed credential, or continues.
+func (s *Server) afterAuthentication(c *fiber.Ctx) error {
+	if err := authenticationError(c); err != nil {
+		return err
+	}
 	return c.Next()
 }
 

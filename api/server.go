@@ -18,6 +18,7 @@ import (
 
 	"github.com/telcoplatform/platform/config"
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/ratelimit"
 )
 
 // Body size limits (DECISIONS 2): JSON bodies 1 MiB; bodies with inline
@@ -33,6 +34,7 @@ type Deps struct {
 	Store    *models.Store
 	Temporal client.Client         // may be nil in handler tests
 	Redis    redis.UniversalClient // may be nil in handler tests
+	Limiter  *ratelimit.Limiter    // nil: no rate limiting (handler tests)
 	Logger   *slog.Logger
 	Now      func() time.Time
 }
@@ -48,6 +50,8 @@ type Server struct {
 	log      *slog.Logger
 	now      func() time.Time
 	keyUsage *models.KeyUsage
+	limiter  *ratelimit.Limiter
+	limits   limiterStats
 	v1       *huma.Group
 }
 
@@ -64,7 +68,7 @@ const accessKey = "platform.access"
 func New(deps Deps) *Server {
 	s := &Server{
 		cfg: deps.Config, store: deps.Store, temporal: deps.Temporal, redis: deps.Redis,
-		log: deps.Logger, now: deps.Now,
+		log: deps.Logger, now: deps.Now, limiter: deps.Limiter,
 	}
 	if s.log == nil {
 		s.log = slog.Default()
@@ -89,7 +93,7 @@ func New(deps Deps) *Server {
 		EnableIPValidation:      true,
 		JSONEncoder:             jsonMarshal,
 	})
-	s.App.Use(s.recoverPanics, s.requestContext, s.authenticate, s.idempotency, s.conditionalGet)
+	s.App.Use(s.recoverPanics, s.requestContext, s.authenticate, s.rateLimit, s.idempotency, s.conditionalGet)
 
 	cfg := huma.DefaultConfig("Telecom & IT Services Platform API", LatestVersion)
 	cfg.CreateHooks = nil
@@ -115,6 +119,7 @@ func New(deps Deps) *Server {
 	s.registerAccounts()
 	s.registerUsers()
 	s.registerAPIKeys()
+	s.registerRateLimits()
 	return s
 }
 

@@ -317,11 +317,16 @@ func (s *Store) AuthenticateAPIKey(ctx context.Context, secret string, clientIP 
 			return nil, Errorf(CodeIPNotAllowed, "requests from this IP address are not allowed for this key")
 		}
 	}
+	var org Organization
+	if err := s.In(ctx, SystemScope()).Select("id", "plan").Where("id = ?", key.OrganizationID).Take(&org).Error; err != nil {
+		return nil, dbErr(err)
+	}
 	return &AuthenticatedKey{
 		Key: &key,
 		Principal: &Principal{
 			Kind: PrincipalAPIKey, ID: key.ID, OrganizationID: key.OrganizationID, Environment: key.Environment,
 			Role: key.Role, Permissions: key.Permissions,
+			Limits: EffectiveLimits(org.Plan, key.RequestsPerMinute, key.BurstLimit),
 		},
 	}, nil
 }

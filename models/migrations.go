@@ -29,6 +29,15 @@ func migrations() []*gormigrate.Migration {
 				return tx.Migrator().DropTable(&CatalogService{}, &CatalogCategory{})
 			},
 		},
+		{
+			ID: "202611220003_rate_limit_suspensions",
+			Migrate: func(tx *gorm.DB) error {
+				return tx.AutoMigrate(&RateLimitSuspension{})
+			},
+			Rollback: func(tx *gorm.DB) error {
+				return tx.Migrator().DropTable(&RateLimitSuspension{})
+			},
+		},
 	}
 }
 

@@ -34,3 +34,12 @@ func (p Plan) Valid() bool { _, ok := planLimits[p]; return ok }
 
 // Limits returns the plan's limits (zero values mean unlimited).
 func (p Plan) Limits() PlanLimits { return planLimits[p] }
+
+// OverageCharge returns the overage charge, in micro-USD, of a month in which
+// the organization made requests requests (zero within the included volume).
+func (l PlanLimits) OverageCharge(requests int64) int64 {
+	if l.MonthlyIncluded <= 0 || requests <= l.MonthlyIncluded {
+		return 0
+	}
+	return (requests - l.MonthlyIncluded) * l.OverageMicros
+}

@@ -54,6 +54,34 @@ type Principal struct {
 	Role           Role
 	Permissions    []string
 	UserID         string // set when a person stands behind the credential
+	Limits         RateLimits
+}
+
+// RateLimits are a credential's effective limits: its organization's plan,
+// lowered by the credential's own limits. Zero means unlimited.
+type RateLimits struct {
+	Hourly     int
+	Burst      int
+	Concurrent int
+}
+
+// EffectiveLimits returns the plan's limits lowered by a key's own
+// requests_per_minute (×60 caps the hourly limit) and burst_limit.
+func EffectiveLimits(plan Plan, requestsPerMinute, burst int) RateLimits {
+	pl := plan.Limits()
+	l := RateLimits{Hourly: pl.HourlyLimit, Burst: pl.BurstLimit, Concurrent: pl.Concurrent}
+	lower := func(cur, own int) int {
+		if own <= 0 {
+			return cur
+		}
+		if cur == 0 || own < cur {
+			return own
+		}
+		return cur
+	}
+	l.Hourly = lower(l.Hourly, requestsPerMinute*60)
+	l.Burst = lower(l.Burst, burst)
+	return l
 }
 
 // Can reports whether the principal holds permission perm ("*" holds all).

@@ -32,6 +32,7 @@ import (
 	"github.com/telcoplatform/platform/api"
 	"github.com/telcoplatform/platform/config"
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/ratelimit"
 	"github.com/telcoplatform/platform/redisconn"
 	"github.com/telcoplatform/platform/temporalclient"
 	"github.com/telcoplatform/platform/worker"
@@ -260,6 +261,9 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, runWorker, 
 
 	g, gctx := errgroup.WithContext(ctx)
 	if runWorker {
+		if err := temporalclient.EnsureSearchAttributes(ctx, tc, cfg.TemporalNamespace); err != nil {
+			log.Warn("could not register search attributes; register them on the cluster", "error", err)
+		}
 		w := worker.New(tc, cfg.TemporalTaskQueue, worker.Deps{Store: store, Logger: log})
 		if err := w.Start(); err != nil {
 			return fmt.Errorf("start worker: %w", err)
@@ -277,7 +281,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, runWorker, 
 		if embedded {
 			log.Info("using the embedded in-process Redis (set REDIS_URL for a real one)")
 		}
-		srv := api.New(api.Deps{Config: cfg, Store: store, Temporal: tc, Redis: rdb, Logger: log})
+		srv := api.New(api.Deps{Config: cfg, Store: store, Temporal: tc, Redis: rdb, Limiter: ratelimit.New(rdb), Logger: log})
 		log.Info("API listening", "addr", cfg.HTTPAddr, "docs", cfg.PublicBaseURL+"/docs")
 		g.Go(func() error { return srv.Run(gctx) })
 	}

@@ -1,0 +1,303 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/ratelimit"
+)
+
+// anonymousLimits apply per client IP to requests without a valid credential.
+var anonymousLimits = models.RateLimits{Hourly: 1000, Burst: 100}
+
+// exemptFromLimits are the unversioned operational paths (DECISIONS 8).
+func exemptFromLimits(path string) bool {
+	switch {
+	case path == "/healthz", path == "/readyz", strings.HasPrefix(path, "/openapi"), path == "/docs", strings.HasPrefix(path, "/docs/"):
+		return true
+	}
+	return false
+}
+
+// provisioningPaths are the category collections whose POST starts provisioning.
+var provisioningPaths = map[string]bool{
+	"/services": true, "/services/provision": true, "/services/bulk/provision": true,
+	"/services/connectivity/internet": true, "/services/connectivity/networks": true,
+	"/services/voice/systems": true, "/services/voice/contact-centers": true,
+	"/services/cloud/infrastructure": true, "/services/cloud/platforms": true,
+	"/services/security/managed": true, "/services/security/infrastructure": true,
+	"/services/ai/platforms": true,
+}
+
+// EndpointGroup returns the endpoint group of a request (DECISIONS 8): large
+// data exports, service provisioning, billing operations or account
+// management; a request belongs to at most one, the most specific.
+func EndpointGroup(method, path string) ratelimit.Group {
+	p := strings.TrimSuffix(path, "/")
+	switch {
+	case strings.HasPrefix(p, "/api/v1/"):
+		p = p[len("/api/v1"):]
+	case strings.HasPrefix(p, "/v1/"):
+		p = p[len("/v1"):]
+	default:
+		return ratelimit.GroupNone
+	}
+	exports := strings.HasPrefix(p, "/billing/usage") || strings.HasPrefix(p, "/billing/cost-analysis") ||
+		strings.HasPrefix(p, "/billing/analytics") || strings.HasPrefix(p, "/analytics/") || p == "/analytics" ||
+		strings.HasPrefix(p, "/support/analytics") || strings.HasPrefix(p, "/support/reports") ||
+		strings.HasPrefix(p, "/services/analytics") || (strings.HasPrefix(p, "/services/") && strings.HasSuffix(p, "/analytics")) ||
+		p == "/events"
+	switch {
+	case exports && (method == http.MethodGet || strings.HasSuffix(p, "/reports") || strings.HasSuffix(p, "/generate")):
+		return ratelimit.GroupExports
+	case method == http.MethodPost && provisioningPaths[p]:
+		return ratelimit.GroupProvisioning
+	case strings.HasPrefix(p, "/billing/"):
+		return ratelimit.GroupBilling
+	case strings.HasPrefix(p, "/auth/"), p == "/organizations", strings.HasPrefix(p, "/organizations/"), p == "/users", strings.HasPrefix(p, "/users/"):
+		return ratelimit.GroupAccount
+	}
+	return ratelimit.GroupNone
+}
+
+// limiterStats counts fail-open events for the metrics endpoint.
+type limiterStats struct {
+	failOpen    atomic.Int64
+	lastFailLog atomic.Int64
+}
+
+// rateLimit applies the credential's (or the client IP's) limits in one
+// round trip to Redis, sets the X-RateLimit-* headers on every answer,
+// answers 429 when a bucket is empty, caps concurrent requests per
+// organization, and fails open when Redis is unreachable.
+func (s *Server) rateLimit(c *fiber.Ctx) error {
+	if s.limiter == nil || exemptFromLimits(c.Path()) {
+		return s.afterAuthentication(c)
+	}
+	ctx := c.UserContext()
+	p := models.PrincipalFrom(ctx)
+	req := ratelimit.Request{Cost: ratelimit.Cost(c.Method()), Group: EndpointGroup(c.Method(), c.Path())}
+	limits := anonymousLimits
+	if p != nil {
+		req.Key, req.OrgID, limits = "cred:"+p.ID, p.OrganizationID, p.Limits
+	} else {
+		req.Key = "ip:" + c.IP()
+	}
+	req.Hourly, req.Burst = limits.Hourly, limits.Burst
+	res, err := s.limiter.Allow(ctx, req)
+	if err != nil {
+		s.limiterFailedOpen(ctx, err)
+		return s.afterAuthentication(c)
+	}
+	setRateLimitHeaders(c, res)
+	if res.NewSuspension {
+		s.log.Warn("credential suspended for excessive bursts", "credential", req.Key, "until", res.SuspendedUntil, "ip", c.IP(), "path", c.Path())
+		if p != nil {
+			if _, err := s.store.RecordSuspension(ctx, p, c.IP(), c.Path(), res.SuspendedUntil); err != nil {
+				s.log.Error("recording a suspension failed", "error", err)
+			}
+		}
+	}
+	if !res.Allowed {
+		return rateLimitError(res)
+	}
+	if err := authenticationError(c); err != nil {
+		return err
+	}
+	if p == nil || limits.Concurrent <= 0 {
+		return c.Next()
+	}
+	release, ok, err := s.limiter.Acquire(ctx, "conc:"+p.OrganizationID+":"+string(p.Environment), limits.Concurrent, 0)
+	if err != nil {
+		s.limiterFailedOpen(ctx, err)
+		return c.Next()
+	}
+	defer release() // runs when the handler returns, fails, panics or the client goes away
+	if !ok {
+		return models.Errorf(models.CodeConcurrencyLimit, "too many requests in flight for this organization (limit %d); retry shortly", limits.Concurrent).
+			WithDetail("limit", limits.Concurrent).WithDetail("retry_after", 1)
+	}
+	return c.Next()
+}
+
+func setRateLimitHeaders(c *fiber.Ctx, r ratelimit.Result) {
+	if r.Limit > 0 {
+		c.Set("X-RateLimit-Limit", strconv.Itoa(r.Limit))
+		c.Set("X-RateLimit-Remaining", strconv.Itoa(r.Remaining))
+		c.Set("X-RateLimit-Reset", strconv.FormatInt(r.Reset, 10))
+	}
+	if r.Burst > 0 {
+		c.Set("X-RateLimit-Burst", strconv.Itoa(r.Burst))
+		c.Set("X-RateLimit-Burst-Remaining", strconv.Itoa(r.BurstRemaining))
+	}
+	c.Set("X-RateLimit-Retry-After", strconv.FormatInt(r.RetryAfterSeconds(), 10))
+}
+
+func rateLimitError(r ratelimit.Result) error {
+	retry := r.RetryAfterSeconds()
+	limit, remaining := r.Limit, r.Remaining
+	if r.RejectedBy == ratelimit.BucketBurst {
+		limit, remaining = r.Burst, r.BurstRemaining
+	}
+	e := models.Errorf(models.CodeRateLimitExceeded, "rate limit exceeded (%s); retry after %d seconds", r.RejectedBy, retry).
+		WithDetail("limit", limit).WithDetail("remaining", remaining).
+		WithDetail("reset_time", time.Unix(r.Reset, 0).UTC().Format(time.RFC3339)).
+		WithDetail("retry_after", retry).WithDetail("current_usage", r.HourUnits).WithDetail("bucket", string(r.RejectedBy))
+	if !r.SuspendedUntil.IsZero() {
+		e.Message = "this credential is suspended for 5 minutes after repeated burst violations"
+		e.WithDetail("suspended_until", r.SuspendedUntil.UTC().Format(time.RFC3339))
+	}
+	return e
+}
+
+// limiterFailedOpen counts the event and logs it at most once a minute.
+func (s *Server) limiterFailedOpen(ctx context.Context, err error) {
+	s.limits.failOpen.Add(1)
+	now := s.now().Unix()
+	last := s.limits.lastFailLog.Load()
+	if now-last >= 60 && s.limits.lastFailLog.CompareAndSwap(last, now) {
+		level := "redis unavailable: rate limits fail open"
+		if !errors.Is(err, ratelimit.ErrUnavailable) {
+			level = "rate limiter error: failing open"
+		}
+		s.log.WarnContext(ctx, level, "error", err, "fail_open_total", s.limits.failOpen.Load())
+	}
+}
+
+// RateLimitUsage is the answer of GET /monitoring/rate-limits (spec 4.4).
+type RateLimitUsage struct {
+	Body struct {
+		Envelope
+		CurrentUsage struct {
+			RequestsThisHour int64 `json:"requests_this_hour"`
+			HourlyLimit      int   `json:"hourly_limit"`
+			BurstUsed        int   `json:"burst_used"`
+			BurstLimit       int   `json:"burst_limit"`
+		} `json:"current_usage"`
+		UsageHistory []struct {
+			Hour       string  `json:"hour"`
+			Requests   int64   `json:"requests"`
+			Percentage float64 `json:"percentage"`
+		} `json:"usage_history"`
+		ProjectedUsage struct {
+			EndOfHour int64  `json:"end_of_hour"`
+			RiskLevel string `json:"risk_level" enum:"low,medium,high,critical"`
+		} `json:"projected_usage"`
+	}
+}
+
+// SuspensionItem is one recorded suspension.
+type SuspensionItem struct {
+	ID             string `json:"id"`
+	OrganizationID string `json:"organization_id"`
+	CredentialID   string `json:"credential_id"`
+	ClientIP       string `json:"client_ip"`
+	Path           string `json:"path"`
+	SuspendedUntil string `json:"suspended_until"`
+	CreatedAt      string `json:"created_at"`
+}
+
+// SuspensionsOutput is a page of suspensions.
+type SuspensionsOutput struct {
+	Body struct {
+		Envelope
+		Suspensions []SuspensionItem `json:"suspensions"`
+		Pagination  Pagination       `json:"pagination"`
+	}
+}
+
+// RiskLevel classifies a projected hourly use against the limit.
+func RiskLevel(projected int64, limit int) string {
+	if limit <= 0 {
+		return "low"
+	}
+	ratio := float64(projected) / float64(limit)
+	switch {
+	case ratio >= 1:
+		return "critical"
+	case ratio >= 0.8:
+		return "high"
+	case ratio >= 0.5:
+		return "medium"
+	}
+	return "low"
+}
+
+func (s *Server) registerRateLimits() {
+	tags := []string{"Monitoring"}
+	register(s, huma.Operation{OperationID: "get-rate-limit-usage", Method: http.MethodGet, Path: "/monitoring/rate-limits", Summary: "Rate-limit usage of the calling credential", Tags: tags,
+		Description: "Current use of the hourly and burst buckets, requests per hour for the last 24 hours, and the projected use at the end of the hour, computed from the counters in Redis."},
+		access{}, func(ctx context.Context, _ *struct{}) (*RateLimitUsage, error) {
+			if s.limiter == nil {
+				return nil, models.Errorf(models.CodeDependencyUnavailable, "rate limiting is not configured")
+			}
+			p := principal(ctx)
+			key := "cred:" + p.ID
+			cur, err := s.limiter.CurrentUsage(ctx, key, p.Limits.Hourly, p.Limits.Burst)
+			if err != nil {
+				return nil, models.Errorf(models.CodeDependencyUnavailable, "rate-limit counters are unavailable; retry shortly").WithDetail("retry_after", 5)
+			}
+			hist, err := s.limiter.HourlyHistory(ctx, key, s.now(), 24)
+			if err != nil {
+				return nil, models.Errorf(models.CodeDependencyUnavailable, "rate-limit counters are unavailable; retry shortly").WithDetail("retry_after", 5)
+			}
+			out := &RateLimitUsage{}
+			b := &out.Body
+			b.CurrentUsage.RequestsThisHour, b.CurrentUsage.HourlyLimit = cur.HourRequests, p.Limits.Hourly
+			b.CurrentUsage.BurstUsed, b.CurrentUsage.BurstLimit = cur.BurstUsed(), p.Limits.Burst
+			for _, h := range hist {
+				pct := 0.0
+				if p.Limits.Hourly > 0 {
+					pct = float64(h.Units) * 100 / float64(p.Limits.Hourly)
+				}
+				b.UsageHistory = append(b.UsageHistory, struct {
+					Hour       string  `json:"hour"`
+					Requests   int64   `json:"requests"`
+					Percentage float64 `json:"percentage"`
+				}{models.Timestamp(h.Hour), h.Requests, float64(int(pct*100)) / 100})
+			}
+			now := cur.Now
+			if now.IsZero() {
+				now = s.now()
+			}
+			elapsed := now.Sub(now.Truncate(time.Hour))
+			projected := cur.HourUnits
+			if elapsed >= time.Minute {
+				projected = int64(float64(cur.HourUnits) * float64(time.Hour) / float64(elapsed))
+			}
+			b.ProjectedUsage.EndOfHour = projected
+			b.ProjectedUsage.RiskLevel = RiskLevel(projected, p.Limits.Hourly)
+			return out, nil
+		})
+	register(s, huma.Operation{OperationID: "list-rate-limit-suspensions", Method: http.MethodGet, Path: "/monitoring/rate-limit-suspensions", Summary: "Suspensions for account review", Tags: tags,
+		Description: "Credentials suspended for repeated burst violations. Provider staff see every tenant."},
+		access{permission: "auth:manage"}, func(ctx context.Context, in *struct {
+			ListParams
+			CredentialID string `query:"credential_id" maxLength:"64"`
+		}) (*SuspensionsOutput, error) {
+			pr, err := in.page()
+			if err != nil {
+				return nil, err
+			}
+			rows, total, err := s.store.ListSuspensions(ctx, principal(ctx), in.CredentialID, pr)
+			if err != nil {
+				return nil, err
+			}
+			out := &SuspensionsOutput{}
+			out.Body.Suspensions = mapSlice(rows, func(r *models.RateLimitSuspension) SuspensionItem {
+				return SuspensionItem{ID: r.ID, OrganizationID: r.OrganizationID, CredentialID: r.CredentialID, ClientIP: r.ClientIP, Path: r.Path,
+					SuspendedUntil: models.Timestamp(r.SuspendedUntil), CreatedAt: models.Timestamp(r.CreatedAt)}
+			})
+			out.Body.Pagination = newPagination(pr, total)
+			return out, nil
+		})
+}

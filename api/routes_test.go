@@ -1,0 +1,168 @@
+package api_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// rawRoutes are served by Fiber directly (documents and the explorer), not operations.
+var rawRoutes = map[string]bool{
+	"GET /openapi.json": true, "GET /openapi.yaml": true, "GET /openapi-3.1.json": true,
+	"GET /docs": true, "GET /docs/*": true,
+}
+
+var fiberParam = regexp.MustCompile(`:([a-zA-Z_]+)`)
+
+type openAPIDoc struct {
+	OpenAPI string                                `json:"openapi"`
+	Paths   map[string]map[string]json.RawMessage `json:"paths"`
+}
+
+func loadOpenAPI(t *testing.T, h *harness) openAPIDoc {
+	t.Helper()
+	var doc openAPIDoc
+	h.do("GET", "/openapi.json", "", nil).decode(200, &doc)
+	return doc
+}
+
+func TestEveryRouteIsDocumentedAndViceVersa(t *testing.T) {
+	h := newHarness(t)
+	doc := loadOpenAPI(t, h)
+	if !strings.HasPrefix(doc.OpenAPI, "3.0") {
+		t.Fatalf("/openapi.json is OpenAPI %s, want 3.0.x", doc.OpenAPI)
+	}
+	documented := map[string]bool{}
+	for path, ops := range doc.Paths {
+		for method := range ops {
+			documented[strings.ToUpper(method)+" "+path] = true
+		}
+	}
+	routed := map[string]bool{}
+	for _, r := range h.srv.App.GetRoutes(true) {
+		if r.Method == http.MethodHead || r.Method == "USE" {
+			continue
+		}
+		key := r.Method + " " + fiberParam.ReplaceAllString(r.Path, "{$1}")
+		if rawRoutes[key] {
+			continue
+		}
+		routed[key] = true
+	}
+	var missing, phantom []string
+	for k := range routed {
+		if !documented[k] {
+			missing = append(missing, k)
+		}
+	}
+	for k := range documented {
+		if !routed[k] {
+			phantom = append(phantom, k)
+		}
+	}
+	sort.Strings(missing)
+	sort.Strings(phantom)
+	if len(missing) > 0 || len(phantom) > 0 {
+		t.Fatalf("routes not in the OpenAPI document: %v\ndocumented operations without a route: %v", missing, phantom)
+	}
+	for k := range documented {
+		if strings.HasPrefix(strings.SplitN(k, " ", 2)[1], "/v1/") {
+			alias := strings.Replace(k, " /v1/", " /api/v1/", 1)
+			if !documented[alias] {
+				t.Errorf("%s has no /api/v1 alias", k)
+			}
+		}
+	}
+	h.do("GET", "/openapi.yaml", "", nil).decode(200, nil)
+	h.do("GET", "/docs", "", nil).decode(200, nil)
+}
+
+// TestTenantsNeverSeeEachOther calls every documented operation that names a
+// resource, as tenant A (who owns it), as tenant B and as tenant A's sandbox
+// key: the last two must get 404 (403 on admin-only endpoints) and lists of
+// B must not contain A's ids. A new path parameter without a fixture here
+// fails the test, so new endpoints are covered by construction.
+func TestTenantsNeverSeeEachOther(t *testing.T) {
+	h := newHarness(t)
+	a, b := h.tenants[0], h.tenants[1]
+	var key keyAnswer
+	h.do("POST", "/v1/auth/api-keys", a.liveKey, map[string]any{"name": "A's key", "permissions": []string{"services:read"}}).decode(201, &key)
+	fixtures := map[string]string{
+		"account_id":      a.account.ID,
+		"key_id":          key.APIKey.ID,
+		"organization_id": a.org.ID,
+	}
+	global := map[string]bool{"category": true} // the catalog is the same for every tenant
+	bodies := map[string]any{
+		"PUT /v1/organizations/{organization_id}": map[string]any{},
+	}
+	doc := loadOpenAPI(t, h)
+	param := regexp.MustCompile(`\{([a-z_]+)\}`)
+	for path, ops := range doc.Paths {
+		if !strings.HasPrefix(path, "/v1/") || !strings.Contains(path, "{") {
+			continue
+		}
+		names := param.FindAllStringSubmatch(path, -1)
+		concrete, skip := path, false
+		for _, n := range names {
+			if global[n[1]] {
+				skip = true
+				break
+			}
+			id, ok := fixtures[n[1]]
+			if !ok {
+				t.Errorf("no tenancy fixture for path parameter %q of %s: add one to this test", n[1], path)
+				skip = true
+				break
+			}
+			concrete = strings.Replace(concrete, n[0], id, 1)
+		}
+		if skip {
+			continue
+		}
+		for method := range ops {
+			method = strings.ToUpper(method)
+			body := bodies[method+" "+path]
+			if body == nil && (method == "PUT" || method == "POST") {
+				body = map[string]any{}
+			}
+			for _, who := range []struct{ name, key string }{{"other tenant", b.liveKey}, {"own sandbox", a.testKey}} {
+				t.Run(method+" "+path+" as "+who.name, func(t *testing.T) {
+					res := h.do(method, concrete, who.key, body)
+					if res.status != 404 && res.status != 403 {
+						t.Fatalf("status %d, want 404 (or 403): %s", res.status, res.body)
+					}
+					if strings.Contains(string(res.body), a.org.ID) && res.status != 403 {
+						t.Fatalf("answer reveals tenant A: %s", res.body)
+					}
+				})
+			}
+			if method == "GET" {
+				t.Run(method+" "+path+" as owner", func(t *testing.T) {
+					res := h.do(method, concrete, a.liveKey, nil)
+					if res.status == 404 {
+						t.Fatalf("the owner gets 404: %s", res.body)
+					}
+				})
+			}
+		}
+	}
+	for _, list := range []string{"/v1/billing/accounts", "/v1/auth/api-keys", "/v1/users"} {
+		t.Run("list "+list, func(t *testing.T) {
+			for _, k := range []string{b.liveKey, a.testKey} {
+				res := h.do("GET", list, k, nil).decode(200, nil)
+				for name, id := range fixtures {
+					if name == "organization_id" && k == a.testKey {
+						continue // A's sandbox is still organization A
+					}
+					if strings.Contains(string(res.body), id) {
+						t.Fatalf("%s shows %s to another tenant or environment", list, id)
+					}
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,70 @@
+package ratelimit
+
+import (
+	"context"
+	"strconv"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/telcoplatform/platform/redisconn"
+)
+
+// benchServers runs fn against the embedded server and a real redis-server.
+func benchServers(b *testing.B, fn func(b *testing.B, l *Limiter)) {
+	for _, k := range serverKinds() {
+		b.Run(k.name, func(b *testing.B) {
+			client, _, closeFn, err := redisconn.Open(context.Background(), k.start(b))
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(func() { _ = closeFn() })
+			fn(b, New(client))
+		})
+	}
+}
+
+// BenchmarkAllow measures one Allow round trip (suspension, hourly, burst and
+// group buckets, usage counters) on one credential.
+func BenchmarkAllow(b *testing.B) {
+	benchServers(b, func(b *testing.B, l *Limiter) {
+		ctx := context.Background()
+		req := Request{Key: "ak_bench", OrgID: "org_bench", Cost: 1, Hourly: 100_000, Burst: 2000, Group: GroupBilling}
+		for b.Loop() {
+			if _, err := l.Allow(ctx, req); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// BenchmarkAllowParallel measures Allow from parallel goroutines, each on a
+// credential of its own.
+func BenchmarkAllowParallel(b *testing.B) {
+	benchServers(b, func(b *testing.B, l *Limiter) {
+		var n atomic.Int64
+		b.RunParallel(func(pb *testing.PB) {
+			ctx := context.Background()
+			req := Request{Key: "ak_bench_" + strconv.FormatInt(n.Add(1), 10), OrgID: "org_bench", Cost: 2, Hourly: 100_000, Burst: 2000}
+			for pb.Next() {
+				if _, err := l.Allow(ctx, req); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	})
+}
+
+// BenchmarkAcquireRelease measures taking and freeing a concurrency slot.
+func BenchmarkAcquireRelease(b *testing.B) {
+	benchServers(b, func(b *testing.B, l *Limiter) {
+		ctx := context.Background()
+		for b.Loop() {
+			release, ok, err := l.Acquire(ctx, "ak_bench", 200, time.Minute)
+			if err != nil || !ok {
+				b.Fatalf("ok=%v err=%v", ok, err)
+			}
+			release()
+		}
+	})
+}

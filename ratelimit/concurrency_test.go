@@ -1,0 +1,236 @@
+package ratelimit
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+const (
+	hammerWorkers = 8
+	hammerClients = 3
+)
+
+// hammer runs fn from hammerWorkers goroutines spread over hammerClients
+// separate go-redis clients (separate connection pools, as separate API
+// instances would have), each with a Limiter of its own.
+func hammer(t *testing.T, s server, fn func(worker int, l *Limiter)) {
+	t.Helper()
+	limiters := make([]*Limiter, hammerClients)
+	for i := range limiters {
+		limiters[i] = s.limiter(t)
+	}
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for w := range hammerWorkers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			fn(w, limiters[w%hammerClients])
+		}()
+	}
+	close(start)
+	wg.Wait()
+}
+
+func TestConcurrentAllowNeverExceedsLimit(t *testing.T) {
+	tests := []struct {
+		name          string
+		hourly, burst int
+		cost          int
+		wantAdmitted  int64
+	}{
+		// 100 units an hour: refills one unit per 36 s.
+		{"hourly GET", 100, 0, 1, 100},
+		{"hourly DELETE", 99, 0, 3, 33},
+		// 60 units a minute admits 30 POSTs; refill (1 unit per second)
+		// would need the test to run for a second.
+		{"burst POST", 1000, 60, 2, 30},
+	}
+	eachServer(t, func(t *testing.T, s server) {
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				var admitted, rejected atomic.Int64
+				key := "ak_hammer_" + tt.name
+				hammer(t, s, func(_ int, l *Limiter) {
+					for range 40 {
+						r, err := l.Allow(context.Background(), Request{Key: key, Cost: tt.cost, Hourly: tt.hourly, Burst: tt.burst})
+						if err != nil {
+							t.Error(err)
+							return
+						}
+						if r.Allowed {
+							admitted.Add(1)
+						} else {
+							rejected.Add(1)
+						}
+					}
+				})
+				if got := admitted.Load(); got != tt.wantAdmitted {
+					t.Fatalf("admitted %d of %d, want exactly %d", got, admitted.Load()+rejected.Load(), tt.wantAdmitted)
+				}
+				u, err := New(s.client(t)).CurrentUsage(context.Background(), key, tt.hourly, tt.burst)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if u.HourRequests != tt.wantAdmitted || u.HourUnits != tt.wantAdmitted*int64(tt.cost) {
+					t.Fatalf("hour usage %d requests %d units, want %d admitted", u.HourRequests, u.HourUnits, tt.wantAdmitted)
+				}
+			})
+		}
+	})
+}
+
+func TestConcurrentAcquireNeverExceedsLimit(t *testing.T) {
+	const limit = 5
+	eachServer(t, func(t *testing.T, s server) {
+		t.Run("held", func(t *testing.T) {
+			// Nobody releases: exactly limit acquisitions succeed in total.
+			var admitted atomic.Int64
+			hammer(t, s, func(_ int, l *Limiter) {
+				for range 10 {
+					_, ok, err := l.Acquire(context.Background(), "ak_held", limit, time.Minute)
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					if ok {
+						admitted.Add(1)
+					}
+				}
+			})
+			if got := admitted.Load(); got != limit {
+				t.Fatalf("admitted %d, want %d", got, limit)
+			}
+		})
+		t.Run("released", func(t *testing.T) {
+			// Acquire, hold briefly, release: never more than limit in flight.
+			var inFlight, maxInFlight, admitted atomic.Int64
+			hammer(t, s, func(_ int, l *Limiter) {
+				for range 25 {
+					release, ok, err := l.Acquire(context.Background(), "ak_cycle", limit, time.Minute)
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					if !ok {
+						release() // a no-op, and safe
+						continue
+					}
+					admitted.Add(1)
+					n := inFlight.Add(1)
+					for {
+						m := maxInFlight.Load()
+						if n <= m || maxInFlight.CompareAndSwap(m, n) {
+							break
+						}
+					}
+					time.Sleep(time.Millisecond)
+					inFlight.Add(-1)
+					release()
+					release()
+				}
+			})
+			if m := maxInFlight.Load(); m > limit {
+				t.Fatalf("%d requests in flight at once, limit %d", m, limit)
+			}
+			if admitted.Load() <= limit {
+				t.Fatalf("only %d acquisitions: released slots were not reused", admitted.Load())
+			}
+			n, err := s.limiter(t).InFlight(context.Background(), "ak_cycle")
+			if err != nil || n != 0 {
+				t.Fatalf("InFlight after every release = %d, %v", n, err)
+			}
+		})
+	})
+}
+
+func TestAcquireRelease(t *testing.T) {
+	eachServer(t, func(t *testing.T, s server) {
+		l := s.limiter(t)
+		ctx := context.Background()
+		relA, ok, err := l.Acquire(ctx, "ak_c", 2, time.Minute)
+		if err != nil || !ok {
+			t.Fatalf("a: ok=%v err=%v", ok, err)
+		}
+		_, ok, err = l.Acquire(ctx, "ak_c", 2, time.Minute)
+		if err != nil || !ok {
+			t.Fatalf("b: ok=%v err=%v", ok, err)
+		}
+		relC, ok, err := l.Acquire(ctx, "ak_c", 2, time.Minute)
+		if err != nil || ok || relC == nil {
+			t.Fatalf("c: ok=%v err=%v release=%v, want a refusal with a release func", ok, err, relC != nil)
+		}
+		relC() // releasing after a refusal does nothing
+		relC()
+		if n, _ := l.InFlight(ctx, "ak_c"); n != 2 {
+			t.Fatalf("InFlight = %d, want 2", n)
+		}
+
+		// Release with a context that is already done: it has its own.
+		cctx, cancel := context.WithCancel(ctx)
+		relD, ok, err := l.Acquire(cctx, "ak_d", 1, time.Minute)
+		if err != nil || !ok {
+			t.Fatalf("d: ok=%v err=%v", ok, err)
+		}
+		cancel()
+		relD()
+		if n, _ := l.InFlight(ctx, "ak_d"); n != 0 {
+			t.Fatalf("slot of a cancelled request not released: InFlight = %d", n)
+		}
+
+		relA()
+		relA() // a second release must not free another request's slot
+		if n, _ := l.InFlight(ctx, "ak_c"); n != 1 {
+			t.Fatalf("InFlight after releasing a twice = %d, want 1", n)
+		}
+		if _, ok, _ := l.Acquire(ctx, "ak_c", 2, time.Minute); !ok {
+			t.Fatal("released slot not reusable")
+		}
+		if _, ok, _ := l.Acquire(ctx, "ak_c", 2, time.Minute); ok {
+			t.Fatal("third slot admitted")
+		}
+
+		// Zero limit: unlimited, nothing stored.
+		for range 3 {
+			rel, ok, err := l.Acquire(ctx, "ak_unlimited", 0, time.Minute)
+			if err != nil || !ok {
+				t.Fatalf("unlimited: ok=%v err=%v", ok, err)
+			}
+			rel()
+		}
+		if n, _ := l.InFlight(ctx, "ak_unlimited"); n != 0 {
+			t.Fatalf("unlimited Acquire stored %d slots", n)
+		}
+	})
+}
+
+// A slot whose holder never releases it (a crashed instance) frees itself.
+func TestAcquireSlotOfCrashedHolderExpires(t *testing.T) {
+	clock, l := newClockServer(t, time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC))
+	ctx := context.Background()
+	if _, ok, err := l.Acquire(ctx, "ak_crash", 1, 30*time.Second); err != nil || !ok {
+		t.Fatalf("ok=%v err=%v", ok, err)
+	}
+	clock.advance(29 * time.Second)
+	if _, ok, _ := l.Acquire(ctx, "ak_crash", 1, 30*time.Second); ok {
+		t.Fatal("slot free before its TTL")
+	}
+	clock.advance(time.Second)
+	rel, ok, err := l.Acquire(ctx, "ak_crash", 1, 30*time.Second)
+	if err != nil || !ok {
+		t.Fatalf("slot not freed after its TTL: ok=%v err=%v", ok, err)
+	}
+	rel()
+	// The set itself expires with its last slot.
+	if _, ok, _ := l.Acquire(ctx, "ak_crash2", 1, 0); !ok {
+		t.Fatal("default TTL slot refused")
+	}
+	clock.advance(DefaultSlotTTL)
+	if clock.m.Exists(credentialPrefix("ak_crash2") + "conc") {
+		t.Fatal("slot set outlived its last slot")
+	}
+}

@@ -1,0 +1,402 @@
+// Package ratelimit enforces the API's rate limits in Redis, so that they hold
+// across every API instance.
+//
+// One Lua script (script.lua, built on the GCRA of
+// github.com/go-redis/redis_rate) checks, in one round trip and with Redis
+// server time, a credential's suspension, its hourly bucket, its 60-second
+// burst bucket and its endpoint-group bucket, and spends from all of them or
+// from none. Burst rejections are recorded; more than three within a minute
+// suspend the credential for five minutes. Admitted requests are counted per
+// credential and hour and per organization and month for usage reports and
+// overage billing. Concurrency slots are an expiring sorted set (Acquire).
+//
+// Redis must be a single primary (standalone or Sentinel): the script builds
+// the names of the usage counters from the server's clock, which Redis
+// Cluster does not allow. When Redis cannot be reached, every method returns
+// an error wrapping ErrUnavailable and the caller fails open.
+package ratelimit
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Fixed parameters of the limits.
+const (
+	// HourlyPeriod is the period of the hourly and endpoint-group buckets.
+	HourlyPeriod = time.Hour
+	// BurstPeriod is the period of the burst bucket.
+	BurstPeriod = time.Minute
+	// BurstRejectionsTolerated is how many burst rejections a credential may
+	// collect within BurstRejectionWindow; the next one suspends it.
+	BurstRejectionsTolerated = 3
+	// BurstRejectionWindow is the sliding window in which burst rejections
+	// are counted.
+	BurstRejectionWindow = time.Minute
+	// SuspensionDuration is how long a suspension lasts.
+	SuspensionDuration = 5 * time.Minute
+	// HourlyUsageTTL is how long a credential's per-hour usage counters are
+	// kept (a 24-hour history plus the current hour).
+	HourlyUsageTTL = 25 * time.Hour
+	// MonthlyUsageTTL is how long an organization's per-month usage counters
+	// are kept after their last increment, enough for billing to read them
+	// after the month has ended.
+	MonthlyUsageTTL = 40 * 24 * time.Hour
+	// MaxHistoryHours is the largest number of hours HourlyHistory reports.
+	MaxHistoryHours = 25
+	// DefaultTimeout bounds each Redis round trip of a Limiter unless
+	// WithTimeout sets another value.
+	DefaultTimeout = 500 * time.Millisecond
+)
+
+// ErrUnavailable is wrapped by every error that means Redis could not be
+// reached or could not answer (refused or timed-out connections, a closed
+// client, a server that is loading or read-only). Callers fail open on it.
+var ErrUnavailable = errors.New("ratelimit: redis unavailable")
+
+//go:embed script.lua
+var allowScriptSrc string
+
+// Bucket names a limit that can reject a request.
+type Bucket string
+
+// Buckets reported in Result.RejectedBy and Result.LimitBucket.
+const (
+	// BucketHourly is the hourly plan bucket, in cost units.
+	BucketHourly Bucket = "hourly"
+	// BucketBurst is the 60-second burst bucket, in cost units.
+	BucketBurst Bucket = "burst"
+	// BucketGroup is the endpoint-group bucket, in requests per hour.
+	BucketGroup Bucket = "group"
+	// BucketSuspended is a suspension after repeated burst rejections.
+	BucketSuspended Bucket = "suspended"
+)
+
+// Request describes one request to check.
+type Request struct {
+	// Key identifies the credential the buckets belong to (an API key id,
+	// an OAuth client id, or a client IP for unauthenticated calls).
+	Key string
+	// OrgID is the organization whose monthly usage the request counts
+	// towards; empty counts no monthly usage.
+	OrgID string
+	// Cost is the request's cost in units (see Cost); 0 means 1. It must
+	// not exceed MaxCost.
+	Cost int
+	// Hourly is the effective hourly limit in units (the plan's, or the
+	// key's requests_per_minute*60 when lower); 0 means unlimited. A
+	// positive limit below MaxCost is raised to MaxCost.
+	Hourly int
+	// Burst is the effective burst limit in units per 60 seconds (the
+	// plan's, or the key's burst_limit when lower); 0 means unlimited. A
+	// positive limit below MaxCost is raised to MaxCost.
+	Burst int
+	// Group is the request's endpoint group; GroupNone for none.
+	Group Group
+}
+
+// BucketState is one bucket's state after a check.
+type BucketState struct {
+	// Limit is the bucket's capacity (units, or requests for a group);
+	// 0 means the bucket does not apply (unlimited or no group).
+	Limit int
+	// Remaining is what the bucket has left.
+	Remaining int
+	// Reset is the unix time (seconds) when the bucket is full again.
+	Reset int64
+	// RetryAfter is how long until this bucket would admit the request; 0
+	// when it admits it.
+	RetryAfter time.Duration
+}
+
+// Result is the outcome of a check. Limit, Remaining, Reset, Burst,
+// BurstRemaining and RetryAfter are the values of the X-RateLimit-* and
+// Retry-After response headers.
+type Result struct {
+	// Allowed reports whether the request was admitted (and its units spent).
+	Allowed bool
+	// RejectedBy is the bucket that rejected the request, empty when
+	// allowed. When several reject, it is the one that frees up last.
+	RejectedBy Bucket
+	// Limit is the limit of the tightest hour-long bucket: the hourly plan
+	// bucket, or the endpoint group when that has less left or rejected the
+	// request. 0 means unlimited.
+	Limit int
+	// Remaining is what that bucket has left.
+	Remaining int
+	// Reset is the unix time (seconds) when that bucket is full again.
+	Reset int64
+	// LimitBucket says which bucket Limit, Remaining and Reset describe
+	// (BucketHourly or BucketGroup); empty when neither applies.
+	LimitBucket Bucket
+	// Burst is the burst limit in units per 60 seconds; 0 means unlimited.
+	Burst int
+	// BurstRemaining is what the burst bucket has left.
+	BurstRemaining int
+	// RetryAfter is how long to wait before the request can pass; 0 when
+	// allowed. For a suspension it runs to SuspendedUntil.
+	RetryAfter time.Duration
+	// SuspendedUntil is the end of the credential's suspension, zero when
+	// the credential is not suspended.
+	SuspendedUntil time.Time
+	// NewSuspension is true on the one request whose burst rejection
+	// started a suspension: the caller records it for account review.
+	NewSuspension bool
+	// HourRequests is the credential's admitted requests in the current
+	// clock hour (UTC, server time), this one included when admitted.
+	HourRequests int64
+	// HourUnits is the cost units of those requests.
+	HourUnits int64
+	// Hourly, BurstBucket and GroupBucket are the three buckets in detail.
+	Hourly, BurstBucket, GroupBucket BucketState
+	// Now is the Redis server time of the check.
+	Now time.Time
+}
+
+// RetryAfterSeconds returns RetryAfter in whole seconds, rounded up, for the
+// Retry-After header; 0 when allowed.
+func (r Result) RetryAfterSeconds() int64 {
+	return int64((r.RetryAfter + time.Second - 1) / time.Second)
+}
+
+// BurstUsed returns the units the burst bucket has spent and not yet
+// regained; 0 when no burst limit applies.
+func (r Result) BurstUsed() int {
+	if r.Burst <= 0 {
+		return 0
+	}
+	return max(r.Burst-r.BurstRemaining, 0)
+}
+
+// Limiter checks requests against limits kept in Redis. It is safe for
+// concurrent use, and any number of Limiters (in any number of processes)
+// may share one Redis.
+type Limiter struct {
+	client  redis.UniversalClient
+	allow   *redis.Script
+	acquire *redis.Script
+	timeout time.Duration
+}
+
+// Option configures a Limiter.
+type Option func(*Limiter)
+
+// WithTimeout sets the time budget of each Redis round trip (DefaultTimeout
+// if not set). It bounds how long a request waits for an unreachable Redis
+// before the caller fails open. Zero or less keeps the default.
+func WithTimeout(d time.Duration) Option {
+	return func(l *Limiter) {
+		if d > 0 {
+			l.timeout = d
+		}
+	}
+}
+
+// New returns a Limiter that keeps its state in client's Redis.
+func New(client redis.UniversalClient, opts ...Option) *Limiter {
+	l := &Limiter{
+		client:  client,
+		allow:   redis.NewScript(allowScriptSrc),
+		acquire: redis.NewScript(acquireScriptSrc),
+		timeout: DefaultTimeout,
+	}
+	for _, o := range opts {
+		o(l)
+	}
+	return l
+}
+
+// Allow checks req against its suspension, hourly, burst and group buckets
+// and, when every one admits it, spends its cost from all of them and counts
+// it in the hourly and monthly usage. A rejected request spends nothing. A
+// burst rejection is recorded; the one that makes more than
+// BurstRejectionsTolerated within BurstRejectionWindow suspends req.Key for
+// SuspensionDuration and returns NewSuspension.
+func (l *Limiter) Allow(ctx context.Context, req Request) (Result, error) {
+	if err := normalize(&req); err != nil {
+		return Result{}, err
+	}
+	return l.run(ctx, req, false)
+}
+
+// CurrentUsage reports a credential's buckets and current-hour usage as
+// Allow would for a 1-unit request without an endpoint group, without
+// spending or recording anything. Allowed says whether such a request would
+// pass now. hourly and burst are the effective limits, as in Request.
+func (l *Limiter) CurrentUsage(ctx context.Context, key string, hourly, burst int) (Result, error) {
+	req := Request{Key: key, Cost: 1, Hourly: hourly, Burst: burst}
+	if err := normalize(&req); err != nil {
+		return Result{}, err
+	}
+	return l.run(ctx, req, true)
+}
+
+func normalize(req *Request) error {
+	if req.Key == "" {
+		return errors.New("ratelimit: empty key")
+	}
+	if req.Cost == 0 {
+		req.Cost = 1
+	}
+	if req.Cost < 0 || req.Cost > MaxCost {
+		return fmt.Errorf("ratelimit: cost %d outside 1..%d", req.Cost, MaxCost)
+	}
+	if req.Hourly < 0 || req.Burst < 0 {
+		return errors.New("ratelimit: negative limit")
+	}
+	if req.Hourly > 0 && req.Hourly < MaxCost {
+		req.Hourly = MaxCost
+	}
+	if req.Burst > 0 && req.Burst < MaxCost {
+		req.Burst = MaxCost
+	}
+	return nil
+}
+
+func (l *Limiter) run(ctx context.Context, req Request, dry bool) (Result, error) {
+	ctx, cancel := context.WithTimeout(ctx, l.timeout)
+	defer cancel()
+
+	base := credentialPrefix(req.Key)
+	groupLimit := req.Group.HourlyLimit()
+	keys := []string{
+		base + "susp",
+		base + "hour",
+		base + "burst",
+		base + "group:" + string(req.Group),
+		base + "brej",
+	}
+	monthPrefix := ""
+	if req.OrgID != "" {
+		monthPrefix = orgPrefix(req.OrgID)
+	}
+	dryArg := "0"
+	if dry {
+		dryArg = "1"
+	}
+	args := []any{
+		req.Cost, req.Hourly, req.Burst, groupLimit, dryArg,
+		base + "use:", monthPrefix,
+		int64(HourlyUsageTTL / time.Second), int64(MonthlyUsageTTL / time.Second),
+		BurstRejectionsTolerated, BurstRejectionWindow.Milliseconds(), SuspensionDuration.Milliseconds(),
+		int64(HourlyPeriod / time.Second), int64(BurstPeriod / time.Second),
+	}
+	raw, err := l.allow.Run(ctx, l.client, keys, args...).Slice()
+	if err != nil {
+		return Result{}, classify(err)
+	}
+	return parseResult(raw)
+}
+
+func parseResult(raw []any) (Result, error) {
+	const fields = 20
+	if len(raw) != fields {
+		return Result{}, fmt.Errorf("ratelimit: script returned %d values, want %d", len(raw), fields)
+	}
+	n := make([]int64, fields)
+	for i, v := range raw {
+		if i == 1 {
+			continue
+		}
+		x, err := toInt64(v)
+		if err != nil {
+			return Result{}, fmt.Errorf("ratelimit: script value %d: %w", i, err)
+		}
+		n[i] = x
+	}
+	rejectedBy, _ := raw[1].(string)
+	bucket := func(i int) BucketState {
+		return BucketState{
+			Limit:      int(n[i]),
+			Remaining:  int(n[i+1]),
+			Reset:      n[i+2],
+			RetryAfter: time.Duration(n[i+3]) * time.Millisecond,
+		}
+	}
+	r := Result{
+		Allowed:       n[0] == 1,
+		RejectedBy:    Bucket(rejectedBy),
+		RetryAfter:    time.Duration(n[2]) * time.Millisecond,
+		NewSuspension: n[4] == 1,
+		Hourly:        bucket(5),
+		BurstBucket:   bucket(9),
+		GroupBucket:   bucket(13),
+		HourRequests:  n[17],
+		HourUnits:     n[18],
+		Now:           time.UnixMilli(n[19]),
+	}
+	if n[3] > 0 {
+		r.SuspendedUntil = time.UnixMilli(n[3])
+	}
+	r.Burst, r.BurstRemaining = r.BurstBucket.Limit, r.BurstBucket.Remaining
+	tight, which := tightest(r.Hourly, r.GroupBucket, r.RejectedBy)
+	r.Limit, r.Remaining, r.Reset, r.LimitBucket = tight.Limit, tight.Remaining, tight.Reset, which
+	return r, nil
+}
+
+// tightest picks the hour-long bucket the headers report: the one that
+// rejected the request, else the one with less left.
+func tightest(hourly, group BucketState, rejectedBy Bucket) (BucketState, Bucket) {
+	switch {
+	case hourly.Limit == 0 && group.Limit == 0:
+		return BucketState{}, ""
+	case group.Limit == 0:
+		return hourly, BucketHourly
+	case hourly.Limit == 0:
+		return group, BucketGroup
+	case rejectedBy == BucketGroup:
+		return group, BucketGroup
+	case rejectedBy == BucketHourly:
+		return hourly, BucketHourly
+	case group.Remaining < hourly.Remaining:
+		return group, BucketGroup
+	}
+	return hourly, BucketHourly
+}
+
+func toInt64(v any) (int64, error) {
+	switch x := v.(type) {
+	case int64:
+		return x, nil
+	case string:
+		return strconv.ParseInt(x, 10, 64)
+	case nil:
+		return 0, nil
+	}
+	return 0, fmt.Errorf("unexpected %T", v)
+}
+
+// credentialPrefix is the prefix of every key of one credential. The hash
+// tag keeps them in one slot.
+func credentialPrefix(key string) string {
+	return "rl:{" + key + "}:"
+}
+
+// orgPrefix is the prefix of an organization's monthly usage hashes.
+func orgPrefix(orgID string) string {
+	return "rl:org:{" + orgID + "}:use:"
+}
+
+// classify wraps err with ErrUnavailable unless it is an error reply of a
+// reachable, working server (a bug, not an outage).
+func classify(err error) error {
+	var rerr redis.Error
+	if !errors.As(err, &rerr) {
+		return fmt.Errorf("%w: %w", ErrUnavailable, err)
+	}
+	// Error replies that mean the server cannot serve right now.
+	msg := strings.TrimPrefix(rerr.Error(), "ERR ")
+	for _, p := range [...]string{"LOADING", "READONLY", "MASTERDOWN", "CLUSTERDOWN", "TRYAGAIN", "BUSY", "NOREPLICAS", "MISCONF"} {
+		if strings.HasPrefix(msg, p) {
+			return fmt.Errorf("%w: %w", ErrUnavailable, err)
+		}
+	}
+	return fmt.Errorf("ratelimit: %w", err)
+}
