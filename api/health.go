@@ -26,6 +26,7 @@ type ReadyOutput struct {
 		Envelope
 		Status     string            `json:"status" enum:"ready,degraded,unready"`
 		Components map[string]string `json:"components"`
+		Metrics    map[string]int64  `json:"metrics"`
 	}
 }
 
@@ -75,6 +76,7 @@ func (s *Server) ready(ctx context.Context, _ *struct{}) (*ReadyOutput, error) {
 		}
 	}
 	out.Body.Components = comps
+	out.Body.Metrics = map[string]int64{"rate_limit_fail_open_total": s.limits.failOpen.Load()}
 	switch {
 	case !ready:
 		out.Status, out.Body.Status = http.StatusServiceUnavailable, "unready"

@@ -192,7 +192,18 @@ type RateLimitUsage struct {
 			EndOfHour int64  `json:"end_of_hour"`
 			RiskLevel string `json:"risk_level" enum:"low,medium,high,critical"`
 		} `json:"projected_usage"`
+		MonthlyUsage MonthlyUsage `json:"monthly_usage"`
 	}
+}
+
+// MonthlyUsage is the organization's API use this calendar month, for overage billing.
+type MonthlyUsage struct {
+	Month                string       `json:"month" example:"2026-11"`
+	Requests             int64        `json:"requests"`
+	CostUnits            int64        `json:"cost_units"`
+	Included             int64        `json:"included" doc:"Requests included in the plan (0 = custom)"`
+	OverageRequests      int64        `json:"overage_requests"`
+	EstimatedOverageCost models.Money `json:"estimated_overage_cost" doc:"USD, charged on the next invoice"`
 }
 
 // SuspensionItem is one recorded suspension.
@@ -276,6 +287,20 @@ func (s *Server) registerRateLimits() {
 			}
 			b.ProjectedUsage.EndOfHour = projected
 			b.ProjectedUsage.RiskLevel = RiskLevel(projected, p.Limits.Hourly)
+			reqs, units, err := s.limiter.MonthlyUsage(ctx, p.OrganizationID, now)
+			if err != nil {
+				return nil, models.Errorf(models.CodeDependencyUnavailable, "rate-limit counters are unavailable; retry shortly").WithDetail("retry_after", 5)
+			}
+			org, err := s.store.GetOrganization(ctx, p, p.OrganizationID)
+			if err != nil {
+				return nil, err
+			}
+			limits := org.Limits()
+			b.MonthlyUsage = MonthlyUsage{Month: now.UTC().Format("2006-01"), Requests: reqs, CostUnits: units, Included: limits.MonthlyIncluded,
+				OverageRequests: max(0, reqs-limits.MonthlyIncluded), EstimatedOverageCost: models.Money(limits.OverageCharge(reqs) / 10_000)}
+			if limits.MonthlyIncluded == 0 {
+				b.MonthlyUsage.OverageRequests = 0
+			}
 			return out, nil
 		})
 	register(s, huma.Operation{OperationID: "list-rate-limit-suspensions", Method: http.MethodGet, Path: "/monitoring/rate-limit-suspensions", Summary: "Suspensions for account review", Tags: tags,

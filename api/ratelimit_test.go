@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/telcoplatform/platform/api"
@@ -160,6 +161,11 @@ func TestRateLimits(t *testing.T) {
 					ProjectedUsage struct {
 						RiskLevel string `json:"risk_level"`
 					} `json:"projected_usage"`
+					MonthlyUsage struct {
+						Requests  int64 `json:"requests"`
+						CostUnits int64 `json:"cost_units"`
+						Included  int64 `json:"included"`
+					} `json:"monthly_usage"`
 				}
 				h.do("GET", "/api/v1/monitoring/rate-limits", key, nil).decode(200, &u)
 				if u.CurrentUsage.RequestsThisHour != 5 || u.CurrentUsage.HourlyLimit != 6000 || u.CurrentUsage.BurstLimit != 50 || u.CurrentUsage.BurstUsed < 5 {
@@ -167,6 +173,9 @@ func TestRateLimits(t *testing.T) {
 				}
 				if len(u.UsageHistory) != 24 || u.UsageHistory[23].Requests != 5 || u.ProjectedUsage.RiskLevel == "" {
 					t.Fatalf("history: %+v", u)
+				}
+				if u.MonthlyUsage.Requests < 5 || u.MonthlyUsage.CostUnits < u.MonthlyUsage.Requests || u.MonthlyUsage.Included != 500_000 {
+					t.Fatalf("monthly usage: %+v", u.MonthlyUsage)
 				}
 			})
 		})
@@ -301,5 +310,66 @@ func TestRiskLevel(t *testing.T) {
 		if got := api.RiskLevel(tc.projected, tc.limit); got != tc.want {
 			t.Errorf("RiskLevel(%d, %d) = %s, want %s", tc.projected, tc.limit, got, tc.want)
 		}
+	}
+}
+
+func TestCustomPlanLimits(t *testing.T) {
+	embedded, _, closeFn, err := redisconn.Open(context.Background(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeFn()
+	h := newHarness(t)
+	h.withLimiter(embedded)
+	org := h.tenants[0].org.ID
+	h.do("PUT", "/v1/organizations/"+org, h.adminKey, map[string]any{"plan": "business", "custom_limits": map[string]any{"hourly": 10, "burst": 5, "concurrent": 1}}).
+		wantError(400, "VALIDATION_ERROR")
+	h.do("PUT", "/v1/organizations/"+org, h.adminKey, map[string]any{"plan": "custom", "custom_limits": map[string]any{"hourly": 100, "burst": 2, "concurrent": 1}}).
+		wantError(400, "VALIDATION_ERROR")
+	var got struct {
+		Organization struct {
+			Plan   string `json:"plan"`
+			Limits struct {
+				HourlyLimit     int `json:"hourly_limit"`
+				BurstLimit      int `json:"burst_limit"`
+				ConcurrentLimit int `json:"concurrent_limit"`
+			} `json:"limits"`
+		} `json:"organization"`
+	}
+	h.do("PUT", "/v1/organizations/"+org, h.adminKey, map[string]any{"plan": "custom", "custom_limits": map[string]any{"hourly": 300, "burst": 40, "concurrent": 3}}).decode(200, &got)
+	if got.Organization.Plan != "custom" || got.Organization.Limits.HourlyLimit != 300 || got.Organization.Limits.BurstLimit != 40 || got.Organization.Limits.ConcurrentLimit != 3 {
+		t.Fatalf("custom limits not applied: %+v", got)
+	}
+	res := h.do("GET", "/v1/services/catalog", h.tenants[0].liveKey, nil).decode(200, nil)
+	if res.header.Get("X-RateLimit-Limit") != "300" || res.header.Get("X-RateLimit-Burst") != "40" {
+		t.Fatalf("headers %v", res.header)
+	}
+}
+
+// TestLimiterRecoversWhenRedisReturns fails open while the server is down and
+// limits again once it is back on the same address.
+func TestLimiterRecoversWhenRedisReturns(t *testing.T) {
+	m := miniredis.RunT(t)
+	rdb := redis.NewClient(&redis.Options{Addr: m.Addr(), MaxRetries: -1})
+	defer rdb.Close()
+	h := newHarness(t)
+	h.withLimiter(rdb)
+	key := h.tenants[0].liveKey
+	if h.do("GET", "/v1/services/catalog", key, nil).decode(200, nil).header.Get("X-RateLimit-Limit") == "" {
+		t.Fatal("no headers while Redis is up")
+	}
+	m.Close()
+	if h.do("GET", "/v1/services/catalog", key, nil).decode(200, nil).header.Get("X-RateLimit-Limit") != "" {
+		t.Fatal("headers while Redis is down: the limiter did not fail open")
+	}
+	if err := m.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	var ok bool
+	for i := 0; i < 50 && !ok; i++ {
+		ok = h.do("GET", "/v1/services/catalog", key, nil).decode(200, nil).header.Get("X-RateLimit-Limit") != ""
+	}
+	if !ok {
+		t.Fatal("the limiter did not recover after Redis came back")
 	}
 }

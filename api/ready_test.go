@@ -16,6 +16,7 @@ import (
 type readiness struct {
 	Status     string            `json:"status"`
 	Components map[string]string `json:"components"`
+	Metrics    map[string]int64  `json:"metrics"`
 }
 
 // TestReadinessWithRealDependencies checks /readyz against a real Temporal dev
@@ -52,7 +53,7 @@ func TestReadinessWithRealDependencies(t *testing.T) {
 	defer broken.Close()
 	h.srv = api.New(api.Deps{Config: cfg, Store: h.store, Temporal: tc, Redis: broken})
 	h.do("GET", "/readyz", "", nil).decode(200, &r)
-	if r.Status != "degraded" || r.Components["redis"] != "degraded" {
+	if r.Status != "degraded" || r.Components["redis"] != "degraded" || r.Metrics == nil {
 		t.Fatalf("want degraded: %+v", r)
 	}
 

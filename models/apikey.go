@@ -168,7 +168,7 @@ func (s *Store) CreateAPIKey(ctx context.Context, p *Principal, in APIKeyInput) 
 	if role != RoleCustomer && !org.Provider {
 		return nil, Invalid(FieldIssue{Field: "role", Issue: "staff roles exist only in the provider's organization"})
 	}
-	limits := org.Plan.Limits()
+	limits := org.Limits()
 	if limits.HourlyLimit > 0 && in.RequestsPerMinute*60 > limits.HourlyLimit {
 		v.Add("rate_limit.requests_per_minute", "exceeds the organization's plan ("+strconv.Itoa(limits.HourlyLimit/60)+" per minute)")
 	}
@@ -318,7 +318,7 @@ func (s *Store) AuthenticateAPIKey(ctx context.Context, secret string, clientIP 
 		}
 	}
 	var org Organization
-	if err := s.In(ctx, SystemScope()).Select("id", "plan").Where("id = ?", key.OrganizationID).Take(&org).Error; err != nil {
+	if err := s.In(ctx, SystemScope()).Select("id", "plan", "custom_hourly", "custom_burst", "custom_concurrent").Where("id = ?", key.OrganizationID).Take(&org).Error; err != nil {
 		return nil, dbErr(err)
 	}
 	return &AuthenticatedKey{
@@ -326,7 +326,7 @@ func (s *Store) AuthenticateAPIKey(ctx context.Context, secret string, clientIP 
 		Principal: &Principal{
 			Kind: PrincipalAPIKey, ID: key.ID, OrganizationID: key.OrganizationID, Environment: key.Environment,
 			Role: key.Role, Permissions: key.Permissions,
-			Limits: EffectiveLimits(org.Plan, key.RequestsPerMinute, key.BurstLimit),
+			Limits: EffectiveLimits(&org, key.RequestsPerMinute, key.BurstLimit),
 		},
 	}, nil
 }

@@ -38,6 +38,27 @@ func migrations() []*gormigrate.Migration {
 				return tx.Migrator().DropTable(&RateLimitSuspension{})
 			},
 		},
+		{
+			ID: "202611220005_custom_plan_limits",
+			Migrate: func(tx *gorm.DB) error {
+				for _, col := range []string{"CustomHourly", "CustomBurst", "CustomConcurrent"} {
+					if !tx.Migrator().HasColumn(&Organization{}, col) {
+						if err := tx.Migrator().AddColumn(&Organization{}, col); err != nil {
+							return err
+						}
+					}
+				}
+				return nil
+			},
+			Rollback: func(tx *gorm.DB) error {
+				for _, col := range []string{"CustomHourly", "CustomBurst", "CustomConcurrent"} {
+					if err := tx.Migrator().DropColumn(&Organization{}, col); err != nil {
+						return err
+					}
+				}
+				return nil
+			},
+		},
 	}
 }
 

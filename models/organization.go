@@ -11,20 +11,35 @@ import (
 // Organization is a customer tenant (or the provider's own organization,
 // whose staff act across tenants).
 type Organization struct {
-	ID         string    `gorm:"primaryKey;size:40" json:"id"`
-	Name       string    `gorm:"size:200;not null" json:"name"`
-	Plan       Plan      `gorm:"size:20;not null" json:"plan"`
-	CustomerID string    `gorm:"size:40;uniqueIndex;not null" json:"customer_id"`
-	Provider   bool      `gorm:"not null;default:false" json:"-"`
-	CreatedAt  time.Time `json:"created_at"`
-	UpdatedAt  time.Time `json:"updated_at"`
+	ID         string `gorm:"primaryKey;size:40" json:"id"`
+	Name       string `gorm:"size:200;not null" json:"name"`
+	Plan       Plan   `gorm:"size:20;not null" json:"plan"`
+	CustomerID string `gorm:"size:40;uniqueIndex;not null" json:"customer_id"`
+	Provider   bool   `gorm:"not null;default:false" json:"-"`
+	// Custom-plan limits (used only when Plan is custom; 0 = unlimited).
+	CustomHourly     int       `gorm:"not null;default:0" json:"-"`
+	CustomBurst      int       `gorm:"not null;default:0" json:"-"`
+	CustomConcurrent int       `gorm:"not null;default:0" json:"-"`
+	CreatedAt        time.Time `json:"created_at"`
+	UpdatedAt        time.Time `json:"updated_at"`
 }
 
 // OrganizationInput is the body of create and update.
 type OrganizationInput struct {
-	Name       string
-	Plan       Plan
-	CustomerID string
+	Name         string
+	Plan         Plan
+	CustomerID   string
+	CustomLimits *RateLimits // custom plan only
+}
+
+// Limits returns the organization's plan limits, with the negotiated numbers
+// of a custom plan.
+func (o *Organization) Limits() PlanLimits {
+	l := o.Plan.Limits()
+	if o.Plan == PlanCustom {
+		l.HourlyLimit, l.BurstLimit, l.Concurrent = o.CustomHourly, o.CustomBurst, o.CustomConcurrent
+	}
+	return l
 }
 
 func (in *OrganizationInput) validate(creating bool) error {
@@ -40,6 +55,12 @@ func (in *OrganizationInput) validate(creating bool) error {
 	if in.CustomerID != "" {
 		v.Check(HasPrefix(in.CustomerID, PrefixCustomer), "customer_id", "must look like cust_...")
 	}
+	if c := in.CustomLimits; c != nil {
+		v.Check(in.Plan == PlanCustom, "custom_limits", "apply only to the custom plan (send plan: custom)")
+		v.Check(c.Hourly >= 0 && c.Burst >= 0 && c.Concurrent >= 0, "custom_limits", "must not be negative (0 = unlimited)")
+		v.Check(c.Burst == 0 || c.Burst >= 3, "custom_limits.burst", "must be 0 or at least 3 (the cost of a DELETE)")
+		v.Check(c.Hourly == 0 || c.Hourly >= 3, "custom_limits.hourly", "must be 0 or at least 3 (the cost of a DELETE)")
+	}
 	return v.Err()
 }
 
@@ -53,6 +74,9 @@ func (s *Store) CreateOrganization(ctx context.Context, p *Principal, in Organiz
 		return nil, err
 	}
 	org := &Organization{ID: NewID(PrefixOrganization), Name: in.Name, Plan: in.Plan, CustomerID: in.CustomerID}
+	if c := in.CustomLimits; c != nil {
+		org.CustomHourly, org.CustomBurst, org.CustomConcurrent = c.Hourly, c.Burst, c.Concurrent
+	}
 	if org.CustomerID == "" {
 		org.CustomerID = NewID(PrefixCustomer)
 	}
@@ -111,6 +135,9 @@ func (s *Store) UpdateOrganization(ctx context.Context, p *Principal, id string,
 	}
 	if in.CustomerID != "" {
 		updates["customer_id"] = in.CustomerID
+	}
+	if c := in.CustomLimits; c != nil {
+		updates["custom_hourly"], updates["custom_burst"], updates["custom_concurrent"] = c.Hourly, c.Burst, c.Concurrent
 	}
 	if len(updates) > 0 {
 		err := s.In(ctx, SystemScope()).Model(org).Updates(updates).Error

@@ -65,10 +65,10 @@ type RateLimits struct {
 	Concurrent int
 }
 
-// EffectiveLimits returns the plan's limits lowered by a key's own
-// requests_per_minute (×60 caps the hourly limit) and burst_limit.
-func EffectiveLimits(plan Plan, requestsPerMinute, burst int) RateLimits {
-	pl := plan.Limits()
+// EffectiveLimits returns the organization's plan limits lowered by a key's
+// own requests_per_minute (×60 caps the hourly limit) and burst_limit.
+func EffectiveLimits(org *Organization, requestsPerMinute, burst int) RateLimits {
+	pl := org.Limits()
 	l := RateLimits{Hourly: pl.HourlyLimit, Burst: pl.BurstLimit, Concurrent: pl.Concurrent}
 	lower := func(cur, own int) int {
 		if own <= 0 {
