@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/alicebob/miniredis/v2"
+	"github.com/gofiber/fiber/v2"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/telcoplatform/platform/api"
@@ -372,4 +373,100 @@ func TestLimiterRecoversWhenRedisReturns(t *testing.T) {
 	if !ok {
 		t.Fatal("the limiter did not recover after Redis came back")
 	}
+}
+
+// TestTwoInstancesShareLimits runs two API instances against one real
+// redis-server: concurrent clients of mixed methods are admitted at most the
+// burst in cost units, a burst abuser is suspended on both instances, and the
+// organization's concurrency cap holds across them.
+func TestTwoInstancesShareLimits(t *testing.T) {
+	url := testenv.RedisURL(t)
+	h := newHarness(t)
+	var servers []*api.Server
+	for i := 0; i < 2; i++ {
+		rdb, _, closeFn, err := redisconn.Open(context.Background(), url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer closeFn()
+		h.withLimiter(rdb)
+		servers = append(servers, h.srv)
+	}
+	via := func(i int) *harness {
+		hh := *h
+		hh.srv = servers[i%2]
+		return &hh
+	}
+
+	t.Run("mixed methods never exceed the burst in cost units", func(t *testing.T) {
+		_, key := h.limitedKey(160, 60)
+		methods := []struct {
+			method, path string
+			cost         int
+		}{{"GET", "/v1/services/catalog", 1}, {"POST", "/v1/billing/accounts", 2}, {"DELETE", "/v1/auth/api-keys/ak_missing", 3}}
+		type outcome struct{ status, cost int }
+		results := make(chan outcome, 90)
+		for i := 0; i < 90; i++ {
+			go func(i int) {
+				m := methods[i%3]
+				res := via(i).do(m.method, m.path, key, map[string]any{"name": "x"})
+				results <- outcome{res.status, m.cost}
+			}(i)
+		}
+		spent, rejected := 0, 0
+		for i := 0; i < 90; i++ {
+			o := <-results
+			if o.status == 429 {
+				rejected++
+			} else {
+				spent += o.cost
+			}
+		}
+		if spent > 60 || spent < 55 || rejected == 0 {
+			t.Fatalf("admitted %d cost units (burst 60), %d rejected", spent, rejected)
+		}
+	})
+	t.Run("a burst abuser is suspended on both instances", func(t *testing.T) {
+		_, key := h.limitedKey(160, 5)
+		for i := 0; i < 5; i++ {
+			via(i).do("GET", "/v1/services/catalog", key, nil).decode(200, nil)
+		}
+		var last errorBody
+		for i := 0; i < 4; i++ {
+			last = via(i).do("GET", "/v1/services/catalog", key, nil).wantError(429, "RATE_LIMIT_EXCEEDED")
+		}
+		if last.Error.Details["suspended_until"] == nil {
+			t.Fatalf("not suspended: %v", last.Error.Details)
+		}
+		for i := 0; i < 2; i++ {
+			e := via(i).do("GET", "/v1/services/catalog", key, nil).wantError(429, "RATE_LIMIT_EXCEEDED")
+			if e.Error.Details["suspended_until"] == nil {
+				t.Fatalf("instance %d does not see the suspension", i)
+			}
+		}
+	})
+	t.Run("the concurrency cap holds across instances", func(t *testing.T) {
+		// Tenant 1 on the developer plan: 10 requests in flight.
+		h.do("PUT", "/v1/organizations/"+h.tenants[1].org.ID, h.adminKey, map[string]any{"plan": "developer"}).decode(200, nil)
+		release := make(chan struct{})
+		for _, srv := range servers {
+			srv.App.Get("/v1/test-blocking", func(c *fiber.Ctx) error { <-release; return c.SendStatus(200) })
+		}
+		statuses := make(chan int, 16)
+		for i := 0; i < 16; i++ {
+			go func(i int) { statuses <- via(i).do("GET", "/v1/test-blocking", h.tenants[1].liveKey, nil).status }(i)
+		}
+		for i := 0; i < 6; i++ { // the six beyond the cap come back while ten are held
+			if s := <-statuses; s != 429 {
+				t.Fatalf("status %d while the cap is full, want 429", s)
+			}
+		}
+		close(release)
+		for i := 0; i < 10; i++ {
+			if s := <-statuses; s != 200 {
+				t.Fatalf("held request answered %d", s)
+			}
+		}
+		via(0).do("GET", "/v1/services/catalog", h.tenants[1].liveKey, nil).decode(200, nil)
+	})
 }

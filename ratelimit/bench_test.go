@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/telcoplatform/platform/redisconn"
 )
 
@@ -19,7 +21,10 @@ func benchServers(b *testing.B, fn func(b *testing.B, l *Limiter)) {
 				b.Fatal(err)
 			}
 			b.Cleanup(func() { _ = closeFn() })
+			var calls atomic.Int64
+			client.AddHook(roundTripCounter{&calls})
 			fn(b, New(client))
+			b.ReportMetric(float64(calls.Load())/float64(b.N), "redis-roundtrips/op")
 		})
 	}
 }
@@ -67,4 +72,23 @@ func BenchmarkAcquireRelease(b *testing.B) {
 			release()
 		}
 	})
+}
+
+// roundTripCounter counts the commands and pipelines a client sends.
+type roundTripCounter struct{ n *atomic.Int64 }
+
+func (c roundTripCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (c roundTripCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		c.n.Add(1)
+		return next(ctx, cmd)
+	}
+}
+
+func (c roundTripCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		c.n.Add(1)
+		return next(ctx, cmds)
+	}
 }
