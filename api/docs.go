@@ -10,30 +10,19 @@ import (
 // model) at /openapi.json and /openapi.yaml, the 3.1 original at
 // /openapi-3.1.json, and an explorer whose assets ship with the binary at /docs.
 func (s *Server) registerDocs() {
-	s.App.Get("/openapi.json", func(c *fiber.Ctx) error {
-		b, err := s.API.OpenAPI().Downgrade()
-		if err != nil {
-			return err
+	document := func(contentType string, render func() ([]byte, error)) fiber.Handler {
+		return func(c *fiber.Ctx) error {
+			b, err := render()
+			if err != nil {
+				return err
+			}
+			c.Set(fiber.HeaderContentType, contentType)
+			return c.Send(b)
 		}
-		c.Set(fiber.HeaderContentType, "application/json")
-		return c.Send(b)
-	})
-	s.App.Get("/openapi.yaml", func(c *fiber.Ctx) error {
-		b, err := s.API.OpenAPI().DowngradeYAML()
-		if err != nil {
-			return err
-		}
-		c.Set(fiber.HeaderContentType, "application/yaml")
-		return c.Send(b)
-	})
-	s.App.Get("/openapi-3.1.json", func(c *fiber.Ctx) error {
-		b, err := s.API.OpenAPI().MarshalJSON()
-		if err != nil {
-			return err
-		}
-		c.Set(fiber.HeaderContentType, "application/json")
-		return c.Send(b)
-	})
+	}
+	s.App.Get("/openapi.json", document("application/json", s.API.OpenAPI().Downgrade))
+	s.App.Get("/openapi.yaml", document("application/yaml", s.API.OpenAPI().DowngradeYAML))
+	s.App.Get("/openapi-3.1.json", document("application/json", s.API.OpenAPI().MarshalJSON))
 	explorer := adaptor.HTTPHandler(v5emb.New("Telecom & IT Services Platform API", "/openapi.json", "/docs/"))
 	s.App.Get("/docs", explorer)
 	s.App.Get("/docs/*", explorer)

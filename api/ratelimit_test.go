@@ -46,6 +46,22 @@ func (h *harness) withLimiter(rdb redis.UniversalClient) *ratelimit.Limiter {
 	return lim
 }
 
+// twoInstances returns two API servers, each with its own client to the Redis at url.
+func (h *harness) twoInstances(url string) []*api.Server {
+	h.t.Helper()
+	var servers []*api.Server
+	for i := 0; i < 2; i++ {
+		rdb, _, closeFn, err := redisconn.Open(context.Background(), url)
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		h.t.Cleanup(func() { _ = closeFn() })
+		h.withLimiter(rdb)
+		servers = append(servers, h.srv)
+	}
+	return servers
+}
+
 // limitedKey creates a key of tenant 0 with its own small limits.
 func (h *harness) limitedKey(perMinute, burst int) (id, secret string) {
 	h.t.Helper()
@@ -235,19 +251,9 @@ func TestConcurrencyCapAndFailOpen(t *testing.T) {
 // TestLimitsHoldAcrossInstances sends concurrent requests through two API
 // instances sharing one real Redis: together they admit exactly the burst.
 func TestLimitsHoldAcrossInstances(t *testing.T) {
-	url := testenv.RedisURL(t)
 	h := newHarness(t)
 	_, key := h.limitedKey(100, 20)
-	var servers []*api.Server
-	for i := 0; i < 2; i++ {
-		rdb, _, closeFn, err := redisconn.Open(context.Background(), url)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer closeFn()
-		h.withLimiter(rdb)
-		servers = append(servers, h.srv)
-	}
+	servers := h.twoInstances(testenv.RedisURL(t))
 	results := make(chan int, 60)
 	for i := 0; i < 60; i++ {
 		go func(i int) {
@@ -380,18 +386,8 @@ func TestLimiterRecoversWhenRedisReturns(t *testing.T) {
 // burst in cost units, a burst abuser is suspended on both instances, and the
 // organization's concurrency cap holds across them.
 func TestTwoInstancesShareLimits(t *testing.T) {
-	url := testenv.RedisURL(t)
 	h := newHarness(t)
-	var servers []*api.Server
-	for i := 0; i < 2; i++ {
-		rdb, _, closeFn, err := redisconn.Open(context.Background(), url)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer closeFn()
-		h.withLimiter(rdb)
-		servers = append(servers, h.srv)
-	}
+	servers := h.twoInstances(testenv.RedisURL(t))
 	via := func(i int) *harness {
 		hh := *h
 		hh.srv = servers[i%2]
