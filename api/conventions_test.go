@@ -244,3 +244,21 @@ func TestIdempotencyKeys(t *testing.T) {
 		}
 	})
 }
+
+func TestIdempotencyAcrossMountsAndHead(t *testing.T) {
+	h := newHarness(t)
+	key := h.tenants[0].liveKey
+	body := map[string]any{"name": "Mounts", "currency": "USD", "billing_email": "m@example.com"}
+	first := h.do("POST", "/v1/billing/accounts", key, body, "Idempotency-Key", "mount-1").decode(201, nil)
+	again := h.do("POST", "/api/v1/billing/accounts", key, body, "Idempotency-Key", "mount-1").decode(201, nil)
+	if again.header.Get("Idempotent-Replayed") != "true" || string(again.body) != string(first.body) {
+		t.Fatal("a retry on the other mount created a second account")
+	}
+	head := h.do("HEAD", "/v1/services/catalog", key, nil)
+	if head.status != 200 || len(head.body) != 0 || head.header.Get("ETag") == "" {
+		t.Fatalf("HEAD: %d %q", head.status, head.body)
+	}
+	for _, q := range []string{"limit=0", "page=0", "per_page=0"} {
+		h.do("GET", "/v1/auth/api-keys?"+q, key, nil).wantError(400, "VALIDATION_ERROR")
+	}
+}

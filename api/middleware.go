@@ -83,8 +83,12 @@ func (s *Server) recoverPanics(c *fiber.Ctx) (err error) {
 }
 
 // requestContext sets the request id and the API version, echoes them in
-// headers and carries them in the request's context.
+// headers and carries them in the request's context. HEAD is served as GET
+// (the server sends the headers without the body).
 func (s *Server) requestContext(c *fiber.Ctx) error {
+	if c.Method() == fiber.MethodHead {
+		c.Method(fiber.MethodGet)
+	}
 	id := c.Get("X-Request-Id")
 	if !validRequestID(id) {
 		id = models.NewID(models.PrefixRequest)
@@ -229,7 +233,9 @@ func (s *Server) idempotency(c *fiber.Ctx) error {
 	if len(key) > 255 || strings.ContainsFunc(key, func(r rune) bool { return r < 0x21 || r > 0x7e }) {
 		return models.Invalid(models.FieldIssue{Field: "Idempotency-Key", Issue: "must be 1 to 255 printable ASCII characters"})
 	}
-	sc := models.IdempotencyScope{OrganizationID: p.OrganizationID, Environment: p.Environment, Method: c.Method(), Path: c.Path(), Key: key}
+	// /v1/x and /api/v1/x are one endpoint: a retry on either mount replays.
+	path := strings.TrimPrefix(c.Path(), "/api")
+	sc := models.IdempotencyScope{OrganizationID: p.OrganizationID, Environment: p.Environment, Method: c.Method(), Path: path, Key: key}
 	ctx := c.UserContext()
 	stored, err := s.store.BeginIdempotent(ctx, sc, models.BodyHash(c.Body()))
 	if err != nil {

@@ -22,11 +22,12 @@ type OrganizationItem struct {
 
 // PlanLimits are an organization's effective plan limits (0 = unlimited).
 type PlanLimits struct {
-	HourlyLimit       int     `json:"hourly_limit" doc:"Cost units per hour"`
-	BurstLimit        int     `json:"burst_limit" doc:"Cost units per 60 seconds"`
-	ConcurrentLimit   int     `json:"concurrent_limit" doc:"Requests in flight at once"`
-	MonthlyIncluded   int64   `json:"monthly_included" doc:"Requests per month included in the plan"`
-	OveragePerRequest float64 `json:"overage_per_request" doc:"USD per request beyond the included volume"`
+	HourlyLimit     int          `json:"hourly_limit" doc:"Cost units per hour"`
+	BurstLimit      int          `json:"burst_limit" doc:"Cost units per 60 seconds"`
+	ConcurrentLimit int          `json:"concurrent_limit" doc:"Requests in flight at once"`
+	MonthlyIncluded int64        `json:"monthly_included" doc:"Requests per month included in the plan"`
+	OveragePer1000  models.Money `json:"overage_per_1000_requests" doc:"Price of 1,000 requests beyond the included volume" example:"0.80"`
+	Currency        string       `json:"currency" example:"USD"`
 }
 
 // CustomLimits are the negotiated limits of a custom plan (0 = unlimited).
@@ -40,7 +41,7 @@ func organizationItem(o *models.Organization) OrganizationItem {
 	l := o.Limits()
 	return OrganizationItem{ID: o.ID, Name: o.Name, Plan: string(o.Plan), CustomerID: o.CustomerID,
 		Limits: PlanLimits{HourlyLimit: l.HourlyLimit, BurstLimit: l.BurstLimit, ConcurrentLimit: l.Concurrent,
-			MonthlyIncluded: l.MonthlyIncluded, OveragePerRequest: float64(l.OverageMicros) / 1e6},
+			MonthlyIncluded: l.MonthlyIncluded, OveragePer1000: models.Money(l.OverageMicros / 10), Currency: "USD"},
 		CreatedAt: models.Timestamp(o.CreatedAt), UpdatedAt: models.Timestamp(o.UpdatedAt)}
 }
 

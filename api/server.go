@@ -7,6 +7,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"reflect"
 	"strings"
 	"time"
 
@@ -108,6 +109,7 @@ func New(deps Deps) *Server {
 		"apiKey": {Type: "apiKey", In: "header", Name: "X-API-Key", Description: "API key"},
 	}
 	cfg.Transformers = []huma.Transformer{s.envelopeTransformer}
+	cfg.Components.Schemas.RegisterTypeAlias(reflect.TypeFor[models.Money](), reflect.TypeFor[float64]()) // 2-decimal amounts
 	s.API = humafiber.New(s.App, cfg)
 	s.API.UseMiddleware(s.authorize)
 	s.v1 = huma.NewGroup(s.API, "/v1", "/api/v1")

@@ -60,7 +60,7 @@ func Variables() []Variable {
 		{"TEMPORAL_TASK_QUEUE", "platform", "task queue the worker polls"},
 		{"PLATFORM_ADMIN_KEY", "(empty)", "when set, start-up ensures an admin API key with exactly this value"},
 		{"PLATFORM_DEMO_KEY", "(empty)", "when set, start-up ensures a key of the demo tenant with exactly this value"},
-		{"SECRETS_KEY", "(required by serve, worker, dev)", "32 bytes, base64 or hex: encrypts secrets at rest"},
+		{"SECRETS_KEY", "(required by serve, worker, dev, seed, keys)", "32 bytes, base64 or hex: encrypts secrets at rest"},
 		{"BLOB_URL", "file:.data/blobs", "where attachments and reports are stored"},
 		{"SMTP_URL", "(empty: outbox only)", "smtp://host:port for e-mail notifications"},
 		{"MTLS_ADDR", "(empty: off)", "address of the mutual-TLS listener"},

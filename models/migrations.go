@@ -62,9 +62,26 @@ func migrations() []*gormigrate.Migration {
 	}
 }
 
+// migrationLockID is the PostgreSQL advisory lock that serialises migrations.
+const migrationLockID = 7_202_611_220
+
 // Migrate brings the schema to the newest version. It is safe to run on
-// every start and from several processes (versions already applied are skipped).
+// every start and from several processes at once: on PostgreSQL an advisory
+// lock lets one process migrate while the others wait (SQLite serialises
+// writers itself), and versions already applied are skipped.
 func Migrate(ctx context.Context, db *gorm.DB) error {
-	m := gormigrate.New(Scoped(ctx, db, SystemScope()), gormigrate.DefaultOptions, migrations())
-	return m.Migrate()
+	scoped := Scoped(ctx, db, SystemScope())
+	if IsSQLite(db) {
+		return gormigrate.New(scoped, gormigrate.DefaultOptions, migrations()).Migrate()
+	}
+	return scoped.Connection(func(pinned *gorm.DB) error {
+		// A new session per call on the one pinned connection: gorm's
+		// Connection hands over a handle whose statement would leak between calls.
+		conn := pinned.Session(&gorm.Session{NewDB: true})
+		if err := conn.Exec("SELECT pg_advisory_lock(?)", migrationLockID).Error; err != nil {
+			return err
+		}
+		defer conn.Exec("SELECT pg_advisory_unlock(?)", migrationLockID)
+		return gormigrate.New(conn, gormigrate.DefaultOptions, migrations()).Migrate()
+	})
 }
