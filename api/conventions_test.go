@@ -262,3 +262,17 @@ func TestIdempotencyAcrossMountsAndHead(t *testing.T) {
 		h.do("GET", "/v1/auth/api-keys?"+q, key, nil).wantError(400, "VALIDATION_ERROR")
 	}
 }
+
+func TestMissingRequiredFieldsAreNamed(t *testing.T) {
+	h := newHarness(t)
+	e := h.do("POST", "/v1/billing/accounts", h.tenants[0].liveKey, map[string]any{"currency": "USD"}).wantError(400, "VALIDATION_ERROR")
+	fields, _ := e.Error.Details["fields"].([]any)
+	names := map[string]string{}
+	for _, f := range fields {
+		m := f.(map[string]any)
+		names[m["field"].(string)] = m["issue"].(string)
+	}
+	if names["name"] != "is required" || names["billing_email"] != "is required" {
+		t.Fatalf("missing fields not named: %v", fields)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"regexp"
 	"strings"
 
 	"github.com/danielgtaylor/huma/v2"
@@ -188,6 +189,8 @@ func firstMessage(errs []error) string {
 	return ""
 }
 
+var requiredProperty = regexp.MustCompile(`^expected required property (\S+) to be present$`)
+
 // validationFromHuma lists huma's validation failures as {field, issue}.
 func validationFromHuma(msg string, errs []error) *models.Error {
 	var issues []models.FieldIssue
@@ -201,7 +204,17 @@ func validationFromHuma(msg string, errs []error) *models.Error {
 			if field == "body" {
 				field = "(body)"
 			}
-			issues = append(issues, models.FieldIssue{Field: field, Issue: d.Message})
+			issue := d.Message
+			// huma reports a missing property at its parent: name the property itself.
+			if m := requiredProperty.FindStringSubmatch(d.Message); m != nil {
+				if field == "(body)" {
+					field = m[1]
+				} else {
+					field += "." + m[1]
+				}
+				issue = "is required"
+			}
+			issues = append(issues, models.FieldIssue{Field: field, Issue: issue})
 		} else if err != nil {
 			issues = append(issues, models.FieldIssue{Field: "(request)", Issue: err.Error()})
 		}

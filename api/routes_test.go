@@ -90,10 +90,13 @@ func TestTenantsNeverSeeEachOther(t *testing.T) {
 	a, b := h.tenants[0], h.tenants[1]
 	var key keyAnswer
 	h.do("POST", "/v1/auth/api-keys", a.liveKey, map[string]any{"name": "A's key", "permissions": []string{"services:read"}}).decode(201, &key)
+	requestID, serviceID := provisionedFixture(t, h, a)
 	fixtures := map[string]string{
 		"account_id":      a.account.ID,
 		"key_id":          key.APIKey.ID,
 		"organization_id": a.org.ID,
+		"request_id":      requestID,
+		"service_id":      serviceID,
 	}
 	global := map[string]bool{"category": true} // the catalog is the same for every tenant
 	bodies := map[string]any{

@@ -117,6 +117,10 @@ func New(deps Deps) *Server {
 	s.registerHealth()
 	s.registerDocs()
 	s.registerCatalog()
+	s.registerAvailability() // fixed /services/... paths before /services/{service_id}
+	s.registerProvisioning() // fixed /services/... paths before /services/{service_id}
+	s.registerOperations()   // raw SSE routes before their huma operations
+	s.registerServices()     // /services/{service_id}: after every fixed /services/... path
 	s.registerOrganizations()
 	s.registerAccounts()
 	s.registerUsers()

@@ -39,6 +39,17 @@ func migrations() []*gormigrate.Migration {
 			},
 		},
 		{
+			ID: "202611220004_provisioning",
+			Migrate: func(tx *gorm.DB) error {
+				return tx.AutoMigrate(&ServiceableLocation{}, &LocationCapacity{}, &ProvisioningTemplate{}, &InventoryAllocation{},
+					&Service{}, &Operation{}, &TelemetrySample{}, &Event{})
+			},
+			Rollback: func(tx *gorm.DB) error {
+				return tx.Migrator().DropTable(&Event{}, &TelemetrySample{}, &Operation{}, &Service{}, &InventoryAllocation{},
+					&ProvisioningTemplate{}, &LocationCapacity{}, &ServiceableLocation{})
+			},
+		},
+		{
 			ID: "202611220005_custom_plan_limits",
 			Migrate: func(tx *gorm.DB) error {
 				for _, col := range []string{"CustomHourly", "CustomBurst", "CustomConcurrent"} {

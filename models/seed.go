@@ -24,6 +24,9 @@ func (s *Store) Seed(ctx context.Context) (*SeedResult, error) {
 	if err := SeedCatalog(ctx, s.DB); err != nil {
 		return nil, err
 	}
+	if err := SeedProvisioning(ctx, s.DB); err != nil {
+		return nil, err
+	}
 	provider, err := s.EnsureProviderOrganization(ctx)
 	if err != nil {
 		return nil, err

@@ -4,23 +4,53 @@ package worker
 
 import (
 	"log/slog"
+	"time"
 
+	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	sdkworker "go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
 
+	"github.com/telcoplatform/platform/activities"
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/simulator"
+	"github.com/telcoplatform/platform/workflows"
 )
 
 // Deps are what the activities need, passed in by main.
 type Deps struct {
 	Store  *models.Store
 	Logger *slog.Logger
+	// Southbound is the network; nil means the simulator over Store with
+	// SimulatorStepDelay per step.
+	Southbound         simulator.Southbound
+	SimulatorStepDelay time.Duration // SIMULATOR_STEP_DELAY
 }
 
 // Register registers every workflow and activity of the platform on w.
 func Register(w sdkworker.Registry, deps Deps) {
-	_ = w
-	_ = deps
+	net := deps.Southbound
+	if net == nil {
+		net = simulator.New(deps.Store, simulator.Options{StepDelay: deps.SimulatorStepDelay, Logger: deps.Logger})
+	}
+
+	w.RegisterWorkflowWithOptions(workflows.Provisioning, workflow.RegisterOptions{Name: workflows.ProvisioningWorkflow})
+	prov := activities.NewProvisioning(deps.Store, net, deps.Logger)
+	for name, fn := range map[string]any{
+		workflows.ActivityBegin:           prov.Begin,
+		workflows.ActivityMarkStep:        prov.MarkStep,
+		workflows.ActivityValidate:        prov.Validate,
+		workflows.ActivityReserveCapacity: prov.ReserveCapacity,
+		workflows.ActivityConfigure:       prov.Configure,
+		workflows.ActivityActivate:        prov.Activate,
+		workflows.ActivityRecordService:   prov.RecordService,
+		workflows.ActivityReleaseCapacity: prov.ReleaseCapacity,
+		workflows.ActivityReleaseNetwork:  prov.ReleaseNetwork,
+		workflows.ActivityDeactivate:      prov.Deactivate,
+		workflows.ActivityFinish:          prov.Finish,
+	} {
+		w.RegisterActivityWithOptions(fn, activity.RegisterOptions{Name: name})
+	}
 }
 
 // New returns a worker polling taskQueue with everything registered.

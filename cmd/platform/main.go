@@ -34,6 +34,7 @@ import (
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/ratelimit"
 	"github.com/telcoplatform/platform/redisconn"
+	"github.com/telcoplatform/platform/simulator"
 	"github.com/telcoplatform/platform/temporalclient"
 	"github.com/telcoplatform/platform/worker"
 )
@@ -264,12 +265,14 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, runWorker, 
 		if err := temporalclient.EnsureSearchAttributes(ctx, tc, cfg.TemporalNamespace); err != nil {
 			log.Warn("could not register search attributes; register them on the cluster", "error", err)
 		}
-		w := worker.New(tc, cfg.TemporalTaskQueue, worker.Deps{Store: store, Logger: log})
+		sim := simulator.New(store, simulator.Options{StepDelay: cfg.SimulatorStepDelay, Logger: log})
+		w := worker.New(tc, cfg.TemporalTaskQueue, worker.Deps{Store: store, Logger: log, Southbound: sim})
 		if err := w.Start(); err != nil {
 			return fmt.Errorf("start worker: %w", err)
 		}
 		log.Info("worker polling", "task_queue", cfg.TemporalTaskQueue, "temporal", cfg.TemporalAddress)
 		g.Go(func() error { <-gctx.Done(); w.Stop(); return nil })
+		g.Go(func() error { sim.RunTelemetry(gctx, time.Minute); return nil })
 	}
 	if runAPI {
 		var rdb redis.UniversalClient

@@ -1,0 +1,244 @@
+// Package activities holds the platform's Temporal activities: all the I/O
+// of the workflows, through the models' store and the southbound interface.
+// Activities are idempotent: a retried activity finds what its first attempt
+// did and never allocates twice.
+package activities
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/simulator"
+	"github.com/telcoplatform/platform/workflows"
+)
+
+// Provisioning holds the dependencies of the provisioning activities. Its
+// methods are registered by worker.Register under the workflows.Activity*
+// names. Each step activity records its step on the operation row (started,
+// completed); the workflow records failures through Finish.
+type Provisioning struct {
+	store *models.Store
+	net   simulator.Southbound
+	log   *slog.Logger
+}
+
+// NewProvisioning returns the provisioning activities over store and the southbound net.
+func NewProvisioning(store *models.Store, net simulator.Southbound, log *slog.Logger) *Provisioning {
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Provisioning{store: store, net: net, log: log}
+}
+
+func order(in workflows.ProvisioningInput) simulator.Order {
+	return simulator.Order{
+		OperationID: in.RequestID, ServiceID: in.ServiceID, OrganizationID: in.OrganizationID, Environment: in.Environment,
+		LocationID: in.Order.LocationID, ServiceType: in.Order.ServiceType, TemplateID: in.Order.TemplateID,
+		BandwidthMbps: in.Order.BandwidthMbps, SLA: in.Order.SLA,
+	}
+}
+
+// retryableCodes are failures that may pass if the activity is tried again.
+func retryable(code models.Code) bool {
+	switch code {
+	case models.CodeInternal, models.CodeDependencyUnavailable, models.CodeServiceConflict:
+		return true
+	}
+	return false
+}
+
+// temporalError converts err for Temporal: an application error whose type
+// is the error code and whose message is client-safe (internal causes are
+// logged here, never carried); business failures are not retried.
+func (a *Provisioning) temporalError(ctx context.Context, in workflows.ProvisioningInput, step string, err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	var appErr *temporal.ApplicationError
+	if errors.As(err, &appErr) {
+		return err
+	}
+	e := models.AsError(err)
+	var details []any
+	if e.Details != nil {
+		details = append(details, e.Details)
+	}
+	if retryable(e.Code) {
+		a.log.WarnContext(ctx, "provisioning activity failed; it will be retried", "request_id", in.RequestID, "step", step, "error", err)
+		return temporal.NewApplicationErrorWithOptions(e.Message, string(e.Code), temporal.ApplicationErrorOptions{Details: details})
+	}
+	a.log.InfoContext(ctx, "provisioning activity failed", "request_id", in.RequestID, "step", step, "code", e.Code, "message", e.Message)
+	return temporal.NewNonRetryableApplicationError(e.Message, string(e.Code), nil, details...)
+}
+
+// step runs fn as the step name of the operation, recording it on the row.
+func (a *Provisioning) step(ctx context.Context, in workflows.ProvisioningInput, name string, fn func(scope models.Scope) error) error {
+	scope := in.Scope()
+	if err := a.store.StartStep(ctx, scope, in.RequestID, name); err != nil {
+		return a.temporalError(ctx, in, name, err)
+	}
+	if err := fn(scope); err != nil {
+		return a.temporalError(ctx, in, name, err)
+	}
+	return a.temporalError(ctx, in, name, a.store.CompleteStep(ctx, scope, in.RequestID, name))
+}
+
+// Begin marks the operation in progress and records the workflow's run id.
+// Errors: NOT_FOUND (the API removed the row), INVALID_STATE_TRANSITION.
+func (a *Provisioning) Begin(ctx context.Context, in workflows.ProvisioningInput) error {
+	runID := activity.GetInfo(ctx).WorkflowExecution.RunID
+	_, err := a.store.BeginOperation(ctx, in.Scope(), in.RequestID, runID)
+	return a.temporalError(ctx, in, "begin", err)
+}
+
+// MarkStep records a step that no activity of its own runs (waiting for the
+// preferred date): started, or done.
+func (a *Provisioning) MarkStep(ctx context.Context, in workflows.StepInput) error {
+	var err error
+	if in.Done {
+		err = a.store.CompleteStep(ctx, in.Input.Scope(), in.Input.RequestID, in.Step)
+	} else {
+		err = a.store.StartStep(ctx, in.Input.Scope(), in.Input.RequestID, in.Step)
+	}
+	return a.temporalError(ctx, in.Input, in.Step, err)
+}
+
+// Validate creates the service record (pending), re-validates the order
+// (fields, account, template, availability now) and asks the network for
+// feasibility, then moves the service to provisioning. Errors: the order's
+// validation codes, PROVISIONING_FAILED.
+func (a *Provisioning) Validate(ctx context.Context, in workflows.ProvisioningInput) error {
+	return a.step(ctx, in, models.StepValidate, func(scope models.Scope) error {
+		o := in.Order
+		if _, err := a.store.EnsureService(ctx, scope, in.ServiceID, in.RequestID, &o); err != nil {
+			return err
+		}
+		if err := a.store.ValidateOrder(ctx, scope, &o); err != nil {
+			return err
+		}
+		if err := a.net.CheckFeasibility(ctx, order(in)); err != nil {
+			return err
+		}
+		_, err := a.store.TransitionService(ctx, scope, nil, in.ServiceID, models.ServiceProvisioning)
+		return err
+	})
+}
+
+// ReserveCapacity holds the order's bandwidth at its location (once per
+// operation). Errors: INSUFFICIENT_BANDWIDTH, SERVICE_UNAVAILABLE_AT_LOCATION,
+// PROVISIONING_FAILED.
+func (a *Provisioning) ReserveCapacity(ctx context.Context, in workflows.ProvisioningInput) error {
+	return a.step(ctx, in, models.StepReserveCapacity, func(models.Scope) error {
+		_, err := a.net.ReserveCapacity(ctx, order(in))
+		return err
+	})
+}
+
+// Configure allocates an IP block and a VLAN (once per operation), configures
+// the access device and records the assignment on the service.
+// Errors: DEPENDENCY_UNAVAILABLE (pool exhausted), PROVISIONING_FAILED.
+func (a *Provisioning) Configure(ctx context.Context, in workflows.ProvisioningInput) error {
+	return a.step(ctx, in, models.StepConfigure, func(scope models.Scope) error {
+		o := order(in)
+		ip, err := a.net.AllocateIP(ctx, o)
+		if err != nil {
+			return err
+		}
+		vlan, err := a.net.AllocateVLAN(ctx, o)
+		if err != nil {
+			return err
+		}
+		if err := a.net.Configure(ctx, o, simulator.DeviceConfig{IP: ip, VLANID: vlan, BandwidthMbps: o.BandwidthMbps}); err != nil {
+			return err
+		}
+		return a.store.SetServiceNetwork(ctx, scope, in.ServiceID, models.NetworkAssignment{IPBlock: ip.CIDR, Gateway: ip.Gateway, VLANID: vlan})
+	})
+}
+
+// Activate turns the circuit up and records it on the service.
+// Errors: PROVISIONING_FAILED.
+func (a *Provisioning) Activate(ctx context.Context, in workflows.ProvisioningInput) error {
+	return a.step(ctx, in, models.StepActivate, func(scope models.Scope) error {
+		c, err := a.net.Activate(ctx, order(in))
+		if err != nil {
+			return err
+		}
+		return a.store.SetServiceNetwork(ctx, scope, in.ServiceID, models.NetworkAssignment{CircuitID: c.ID})
+	})
+}
+
+// RecordService hands the circuit over and, in one transaction, makes the
+// service operational, writes the service.provisioned event and completes
+// the operation. Errors: PROVISIONING_FAILED, INVALID_STATE_TRANSITION.
+func (a *Provisioning) RecordService(ctx context.Context, in workflows.ProvisioningInput) (*workflows.ProvisioningResult, error) {
+	scope := in.Scope()
+	op, err := a.store.OperationIn(ctx, scope, in.RequestID)
+	if err != nil {
+		return nil, a.temporalError(ctx, in, models.StepRecordService, err)
+	}
+	if op.Status != models.OpCompleted {
+		if err := a.store.StartStep(ctx, scope, in.RequestID, models.StepRecordService); err != nil {
+			return nil, a.temporalError(ctx, in, models.StepRecordService, err)
+		}
+		if err := a.net.Handover(ctx, order(in)); err != nil {
+			return nil, a.temporalError(ctx, in, models.StepRecordService, err)
+		}
+	}
+	svc, err := a.store.CompleteProvisioning(ctx, scope, in.RequestID, in.ServiceID)
+	if err != nil {
+		return nil, a.temporalError(ctx, in, models.StepRecordService, err)
+	}
+	return &workflows.ProvisioningResult{ServiceID: svc.ID, Status: string(svc.Status)}, nil
+}
+
+// ReleaseCapacity compensates ReserveCapacity (idempotent).
+func (a *Provisioning) ReleaseCapacity(ctx context.Context, in workflows.ProvisioningInput) error {
+	return a.temporalError(ctx, in, "release_capacity", a.net.Release(ctx, order(in), models.AllocCapacity))
+}
+
+// ReleaseNetwork compensates Configure: removes the device configuration,
+// releases the IP block and the VLAN, and clears them from the service (idempotent).
+func (a *Provisioning) ReleaseNetwork(ctx context.Context, in workflows.ProvisioningInput) error {
+	o := order(in)
+	if err := a.net.Deconfigure(ctx, o); err != nil {
+		return a.temporalError(ctx, in, "release_network", err)
+	}
+	if err := a.net.Release(ctx, o, models.AllocIPBlock, models.AllocVLAN); err != nil {
+		return a.temporalError(ctx, in, "release_network", err)
+	}
+	return a.temporalError(ctx, in, "release_network", a.store.ClearServiceNetwork(ctx, in.Scope(), in.ServiceID))
+}
+
+// Deactivate compensates Activate: turns the circuit down (idempotent).
+func (a *Provisioning) Deactivate(ctx context.Context, in workflows.ProvisioningInput) error {
+	return a.temporalError(ctx, in, "deactivate", a.net.Deactivate(ctx, order(in)))
+}
+
+// Finish ends an operation that did not complete (failed or cancelled) and
+// marks its service failed. Calling it again is harmless.
+// Errors: INVALID_STATE_TRANSITION (the operation ended otherwise).
+func (a *Provisioning) Finish(ctx context.Context, in workflows.FinishInput) error {
+	scope := in.Input.Scope()
+	result := map[string]any{"service_id": in.Input.ServiceID, "compensations": in.Compensations}
+	if in.Compensations == nil {
+		result["compensations"] = []string{}
+	}
+	if len(in.CompensationErrors) > 0 {
+		result["compensation_errors"] = in.CompensationErrors
+	}
+	_, err := a.store.FinishOperation(ctx, scope, in.Input.RequestID, models.FinishInput{
+		Status: in.Status, FailedStep: in.FailedStep, Error: in.Error, Compensated: in.Compensated, Result: result,
+	})
+	if err != nil {
+		return a.temporalError(ctx, in.Input, "finish", err)
+	}
+	return a.temporalError(ctx, in.Input, "finish", a.store.FailService(ctx, scope, in.Input.ServiceID))
+}

@@ -1,0 +1,343 @@
+package api
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+	"github.com/gofiber/fiber/v2"
+	"go.temporal.io/api/serviceerror"
+
+	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/workflows"
+)
+
+// Timings of the operations resource.
+const (
+	liveDetailTimeout = 750 * time.Millisecond // workflow describe + query on GET
+	ssePollInterval   = 250 * time.Millisecond // how often a stream re-reads the row
+	sseHeartbeat      = 15 * time.Second       // comment line that keeps proxies from closing an idle stream
+	sseMaxDuration    = time.Hour              // a stream ends after this; clients reconnect
+)
+
+// OperationProgressItem counts an operation's steps (or items).
+type OperationProgressItem struct {
+	Total     int `json:"total"`
+	Completed int `json:"completed"`
+	Failed    int `json:"failed"`
+	Percent   int `json:"percent"`
+}
+
+// OperationErrorItem is an operation's (or a step's) error.
+type OperationErrorItem struct {
+	Code    string         `json:"code" example:"PROVISIONING_FAILED"`
+	Message string         `json:"message"`
+	Details map[string]any `json:"details,omitempty"`
+}
+
+// OperationStepItem is one step of an operation.
+type OperationStepItem struct {
+	Name       string              `json:"name" example:"reserve_capacity"`
+	Status     string              `json:"status" enum:"pending,in_progress,completed,failed,cancelled,compensated,skipped"`
+	StartedAt  *string             `json:"started_at"`
+	FinishedAt *string             `json:"finished_at"`
+	Error      *OperationErrorItem `json:"error"`
+}
+
+// OperationItemDoc is one item of a bulk operation.
+type OperationItemDoc struct {
+	ID     string              `json:"id"`
+	Status string              `json:"status"`
+	Error  *OperationErrorItem `json:"error"`
+}
+
+// OperationWorkflow locates the operation's Temporal workflow; status and
+// live are read from Temporal when it answers quickly (running operations only).
+type OperationWorkflow struct {
+	ID     string         `json:"id" example:"prov_3fK9aZ"`
+	RunID  string         `json:"run_id"`
+	UIURL  string         `json:"ui_url" example:"http://localhost:8233/namespaces/default/workflows/prov_3fK9aZ"`
+	Status string         `json:"status,omitempty" example:"running" doc:"The workflow's run state, from Temporal"`
+	Live   map[string]any `json:"live,omitempty" doc:"The workflow's own progress query, when a worker answers"`
+}
+
+// OperationDocument is the operation resource (DECISIONS 5).
+type OperationDocument struct {
+	RequestID  string                `json:"request_id" example:"prov_3fK9aZ"`
+	Type       string                `json:"type" example:"provisioning"`
+	Status     string                `json:"status" enum:"pending,in_progress,completed,partial,failed,rolled_back,cancelled"`
+	Progress   OperationProgressItem `json:"progress"`
+	Steps      []OperationStepItem   `json:"steps"`
+	Items      []OperationItemDoc    `json:"items"`
+	Result     map[string]any        `json:"result"`
+	Error      *OperationErrorItem   `json:"error"`
+	CreatedAt  string                `json:"created_at"`
+	UpdatedAt  string                `json:"updated_at"`
+	FinishedAt *string               `json:"finished_at"`
+	Workflow   OperationWorkflow     `json:"workflow"`
+}
+
+// OperationOutput is one operation.
+type OperationOutput struct {
+	Status   int
+	Location string `header:"Location"`
+	Body     struct {
+		Envelope
+		OperationDocument
+	}
+}
+
+func operationError(e *models.OperationError) *OperationErrorItem {
+	if e == nil {
+		return nil
+	}
+	return &OperationErrorItem{Code: string(e.Code), Message: e.Message, Details: e.Details}
+}
+
+// uiURL returns the Temporal UI page of a workflow.
+func (s *Server) uiURL(workflowID string) string {
+	ns := s.cfg.TemporalNamespace
+	if ns == "" {
+		ns = "default"
+	}
+	return s.cfg.TemporalUIURL + "/namespaces/" + url.PathEscape(ns) + "/workflows/" + url.PathEscape(workflowID)
+}
+
+func (s *Server) operationDocument(op *models.Operation) OperationDocument {
+	p := op.Progress()
+	doc := OperationDocument{
+		RequestID: op.ID, Type: string(op.Type), Status: string(op.Status),
+		Progress: OperationProgressItem{Total: p.Total, Completed: p.Completed, Failed: p.Failed, Percent: p.Percent},
+		Steps: mapSlice(op.Steps, func(st *models.OperationStep) OperationStepItem {
+			return OperationStepItem{Name: st.Name, Status: string(st.Status), StartedAt: optTimestamp(st.StartedAt), FinishedAt: optTimestamp(st.FinishedAt), Error: operationError(st.Error)}
+		}),
+		Items: mapSlice(op.Items, func(it *models.OperationItem) OperationItemDoc {
+			return OperationItemDoc{ID: it.ID, Status: it.Status, Error: operationError(it.Error)}
+		}),
+		Result: op.Result, Error: operationError(op.Error),
+		CreatedAt: models.Timestamp(op.CreatedAt), UpdatedAt: models.Timestamp(op.UpdatedAt), FinishedAt: optTimestamp(op.FinishedAt),
+		Workflow: OperationWorkflow{ID: op.ID, RunID: op.RunID, UIURL: s.uiURL(op.ID)},
+	}
+	return doc
+}
+
+// addLiveDetail adds the workflow's run state and progress query to a
+// running operation's document. It never fails: when Temporal or the worker
+// does not answer within liveDetailTimeout the document stays as the row says.
+func (s *Server) addLiveDetail(ctx context.Context, doc *OperationDocument, op *models.Operation) {
+	if s.temporal == nil || op.Status.Terminal() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, liveDetailTimeout)
+	defer cancel()
+	var (
+		wg     sync.WaitGroup
+		status string
+		live   map[string]any
+	)
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		resp, err := s.temporal.DescribeWorkflowExecution(ctx, op.ID, "")
+		if err == nil && resp.GetWorkflowExecutionInfo() != nil {
+			status = strings.ToLower(resp.GetWorkflowExecutionInfo().GetStatus().String())
+		}
+	}()
+	go func() {
+		defer wg.Done()
+		v, err := s.temporal.QueryWorkflow(ctx, op.ID, "", workflows.QueryProgress)
+		if err == nil && v != nil && v.HasValue() {
+			var m map[string]any
+			if v.Get(&m) == nil {
+				live = m
+			}
+		}
+	}()
+	wg.Wait()
+	doc.Workflow.Status, doc.Workflow.Live = status, live
+}
+
+func (s *Server) operationOutput(op *models.Operation, status int) *OperationOutput {
+	out := &OperationOutput{Status: status}
+	out.Body.OperationDocument = s.operationDocument(op)
+	if status == http.StatusAccepted {
+		out.Location = s.statusURL(op.ID)
+	}
+	return out
+}
+
+type operationPath struct {
+	RequestID string `path:"request_id" maxLength:"64" example:"prov_3fK9aZ"`
+}
+
+func acceptsEventStream(accept string) bool {
+	for _, part := range strings.Split(accept, ",") {
+		mt, _, _ := strings.Cut(strings.TrimSpace(part), ";")
+		if strings.EqualFold(strings.TrimSpace(mt), "text/event-stream") {
+			return true
+		}
+	}
+	return false
+}
+
+// operationStream serves `Accept: text/event-stream` on an operation's path:
+// the document as an `operation` event whenever it changes, until a terminal
+// status. Other requests pass to the JSON operation registered after it.
+// Values are copied out of the Fiber context before the stream writer runs.
+func (s *Server) operationStream(c *fiber.Ctx) error {
+	if !acceptsEventStream(c.Get(fiber.HeaderAccept)) {
+		return c.Next()
+	}
+	p := models.PrincipalFrom(c.UserContext())
+	if p == nil {
+		return models.Errorf(models.CodeUnauthenticated, "this endpoint needs a credential: send Authorization: Bearer <API key> or X-API-Key")
+	}
+	id := strings.Clone(c.Params("request_id"))
+	info := requestInfoFrom(c.UserContext())
+	ctx := withRequestInfo(context.Background(), info)
+	op, err := s.store.GetOperation(ctx, p, id)
+	if err != nil {
+		return err
+	}
+	c.Set(fiber.HeaderContentType, "text/event-stream")
+	c.Set(fiber.HeaderCacheControl, "no-cache")
+	c.Set(fiber.HeaderConnection, "keep-alive")
+	c.Set("X-Accel-Buffering", "no")
+	c.Status(http.StatusOK)
+	principal := *p
+	c.Context().SetBodyStreamWriter(func(w *bufio.Writer) {
+		s.streamOperation(ctx, w, &principal, id, op)
+	})
+	return nil
+}
+
+// streamOperation writes the operation's changes to w until it ends, the
+// client goes away (a failed flush) or sseMaxDuration passes.
+func (s *Server) streamOperation(ctx context.Context, w *bufio.Writer, p *models.Principal, id string, op *models.Operation) {
+	defer func() {
+		if r := recover(); r != nil {
+			s.log.Error("panic in an operation stream", "request_id", RequestID(ctx), "operation", id, "panic", r)
+		}
+	}()
+	ctx, cancel := context.WithTimeout(ctx, sseMaxDuration)
+	defer cancel()
+	if _, err := fmt.Fprint(w, "retry: 2000\n\n"); err != nil || w.Flush() != nil {
+		return
+	}
+	last, seq, quiet := "", 0, time.Now()
+	for {
+		raw, err := jsonMarshal(s.operationDocument(op))
+		if err != nil {
+			return
+		}
+		if string(raw) != last {
+			seq++
+			last = string(raw)
+			if _, err := fmt.Fprintf(w, "id: %d\nevent: operation\ndata: %s\n\n", seq, raw); err != nil || w.Flush() != nil {
+				return
+			}
+			quiet = time.Now()
+		}
+		if op.Status.Terminal() {
+			return
+		}
+		if time.Since(quiet) >= sseHeartbeat {
+			if _, err := fmt.Fprint(w, ": keep-alive\n\n"); err != nil || w.Flush() != nil {
+				return
+			}
+			quiet = time.Now()
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(ssePollInterval):
+		}
+		next, err := s.store.GetOperation(ctx, p, id)
+		if err != nil {
+			e := models.AsError(err)
+			body, _ := jsonMarshal(map[string]any{"error": ErrorDetail{Code: e.Code, Message: e.Message, RequestID: RequestID(ctx)}})
+			_, _ = fmt.Fprintf(w, "event: error\ndata: %s\n\n", body)
+			_ = w.Flush()
+			return
+		}
+		op = next
+	}
+}
+
+func (s *Server) registerOperations() {
+	tags := []string{"Operations"}
+	getDesc := "The operation's status, progress, steps, result or error, and its Temporal workflow. " +
+		"With `Accept: text/event-stream` the answer is a stream of Server-Sent Events (`event: operation`, the same document) " +
+		"sent whenever the operation changes, ending at a terminal status. See docs/operations.md."
+	getOp := func(ctx context.Context, in *operationPath) (*OperationOutput, error) {
+		op, err := s.store.GetOperation(ctx, principal(ctx), in.RequestID)
+		if err != nil {
+			return nil, err
+		}
+		out := s.operationOutput(op, http.StatusOK)
+		s.addLiveDetail(ctx, &out.Body.OperationDocument, op)
+		return out, nil
+	}
+	for _, prefix := range []string{"/v1", "/api/v1"} {
+		s.App.Get(prefix+"/operations/:request_id", s.operationStream)
+		s.App.Get(prefix+"/services/provision/:request_id/status", s.operationStream)
+	}
+	register(s, huma.Operation{OperationID: "get-operation", Method: http.MethodGet, Path: "/operations/{request_id}",
+		Summary: "Get an operation", Description: getDesc, Tags: tags, Responses: eventStreamResponse()},
+		access{}, getOp)
+	register(s, huma.Operation{OperationID: "get-provisioning-status", Method: http.MethodGet, Path: "/services/provision/{request_id}/status",
+		Summary: "Provisioning status (alias of GET /v1/operations/{request_id})", Description: getDesc,
+		Tags: []string{"Services: provisioning"}, Responses: eventStreamResponse()},
+		access{}, getOp)
+	register(s, huma.Operation{OperationID: "cancel-operation", Method: http.MethodPost, Path: "/operations/{request_id}/cancel",
+		Summary: "Cancel an operation", Tags: tags, DefaultStatus: http.StatusAccepted,
+		Description: "Asks the operation's workflow to stop; it undoes what it did (compensation) and the operation ends `cancelled`. " +
+			"Answers 202 with the operation (follow it to the end); 200 when it is already cancelled; 409 INVALID_STATE_TRANSITION " +
+			"when it has already ended otherwise. An operation that completes before the cancellation reaches it stays completed."},
+		access{}, func(ctx context.Context, in *operationPath) (*OperationOutput, error) {
+			p := principal(ctx)
+			op, err := s.store.GetOperation(ctx, p, in.RequestID)
+			if err != nil {
+				return nil, err
+			}
+			if err := models.CheckCancellable(p, op); err != nil {
+				return nil, err
+			}
+			if op.Status == models.OpCancelled {
+				return s.operationOutput(op, http.StatusOK), nil
+			}
+			if s.temporal == nil {
+				return nil, models.Errorf(models.CodeDependencyUnavailable, "cancellation is unavailable: no workflow engine is configured")
+			}
+			if err := s.temporal.CancelWorkflow(ctx, op.ID, ""); err != nil {
+				var nf *serviceerror.NotFound
+				if errors.As(err, &nf) {
+					return nil, models.Errorf(models.CodeInvalidStateTransition, "the operation's workflow is no longer running")
+				}
+				e := models.Errorf(models.CodeDependencyUnavailable, "the workflow engine is unavailable; retry later").WithDetail("retry_after", 5)
+				e.Cause = err
+				return nil, e
+			}
+			return s.operationOutput(op, http.StatusAccepted), nil
+		})
+}
+
+// eventStreamResponse documents the Server-Sent Events alternative of a GET.
+func eventStreamResponse() map[string]*huma.Response {
+	return map[string]*huma.Response{
+		"200": {
+			Description: "The operation (application/json), or a stream of `operation` events (text/event-stream)",
+			Content: map[string]*huma.MediaType{
+				"application/json":  {},
+				"text/event-stream": {Schema: &huma.Schema{Type: "string", Description: "Server-Sent Events: `event: operation` with the operation document as data"}},
+			},
+		},
+	}
+}

@@ -1,0 +1,405 @@
+package models
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+)
+
+// OperationStatus is the status of a long-running operation (DECISIONS 5).
+type OperationStatus string
+
+// Operation statuses; the last five are terminal.
+const (
+	OpPending    OperationStatus = "pending"
+	OpInProgress OperationStatus = "in_progress"
+	OpCompleted  OperationStatus = "completed"
+	OpPartial    OperationStatus = "partial"
+	OpFailed     OperationStatus = "failed"
+	OpRolledBack OperationStatus = "rolled_back"
+	OpCancelled  OperationStatus = "cancelled"
+)
+
+// Terminal reports whether an operation in status s has ended.
+func (s OperationStatus) Terminal() bool {
+	switch s {
+	case OpCompleted, OpPartial, OpFailed, OpRolledBack, OpCancelled:
+		return true
+	}
+	return false
+}
+
+// OperationType says what an operation does.
+type OperationType string
+
+// Operation types.
+const (
+	OpTypeProvisioning OperationType = "provisioning"
+)
+
+// ReadPermission returns the permission needed to see operations of type t.
+func (t OperationType) ReadPermission() string { return "services:read" }
+
+// WritePermission returns the permission needed to cancel operations of type t.
+func (t OperationType) WritePermission() string { return "services:write" }
+
+// StepStatus is the status of one step of an operation.
+type StepStatus string
+
+// Step statuses: a completed step that compensation undid is compensated; steps
+// that never ran because the operation ended first are skipped.
+const (
+	StepPending     StepStatus = "pending"
+	StepInProgress  StepStatus = "in_progress"
+	StepCompleted   StepStatus = "completed"
+	StepFailed      StepStatus = "failed"
+	StepCancelled   StepStatus = "cancelled"
+	StepCompensated StepStatus = "compensated"
+	StepSkipped     StepStatus = "skipped"
+)
+
+// Provisioning steps, in order.
+const (
+	StepSchedule        = "wait_for_schedule"
+	StepValidate        = "validate"
+	StepReserveCapacity = "reserve_capacity"
+	StepConfigure       = "configure"
+	StepActivate        = "activate"
+	StepRecordService   = "record_service"
+)
+
+// ProvisioningSteps returns the steps of a provisioning operation; scheduled
+// orders start by waiting for their preferred date.
+func ProvisioningSteps(scheduled bool) []string {
+	steps := []string{StepValidate, StepReserveCapacity, StepConfigure, StepActivate, StepRecordService}
+	if scheduled {
+		steps = append([]string{StepSchedule}, steps...)
+	}
+	return steps
+}
+
+// OperationError is the error of a failed operation or step.
+type OperationError struct {
+	Code    Code           `json:"code"`
+	Message string         `json:"message"`
+	Details map[string]any `json:"details,omitempty"`
+}
+
+// OperationStep is one step of an operation.
+type OperationStep struct {
+	Name       string          `json:"name"`
+	Status     StepStatus      `json:"status"`
+	StartedAt  *time.Time      `json:"started_at"`
+	FinishedAt *time.Time      `json:"finished_at"`
+	Error      *OperationError `json:"error"`
+}
+
+// OperationItem is the status of one item of a bulk operation.
+type OperationItem struct {
+	ID     string          `json:"id"`
+	Status string          `json:"status"`
+	Error  *OperationError `json:"error"`
+}
+
+// Operation is a long-running operation run by a Temporal workflow
+// (DECISIONS 5). Its id is the workflow id. The API creates the row (pending)
+// before starting the workflow; only the workflow's activities change it.
+type Operation struct {
+	ID string `gorm:"primaryKey;size:64"`
+	Tenant
+	Type       OperationType   `gorm:"size:40;not null;index"`
+	Status     OperationStatus `gorm:"size:20;not null;index"`
+	ResourceID string          `gorm:"size:64;index"`
+	Steps      []OperationStep `gorm:"serializer:json;type:text"`
+	Items      []OperationItem `gorm:"serializer:json;type:text"`
+	Result     map[string]any  `gorm:"serializer:json;type:text"`
+	Error      *OperationError `gorm:"serializer:json;type:text"`
+	Input      map[string]any  `gorm:"serializer:json;type:text"`
+	RunID      string          `gorm:"size:64"`
+	CreatedBy  string          `gorm:"size:40"`
+	CreatedAt  time.Time
+	UpdatedAt  time.Time
+	FinishedAt *time.Time
+}
+
+// Progress counts an operation's steps (or items, for bulk operations).
+type Progress struct {
+	Total     int
+	Completed int
+	Failed    int
+	Percent   int
+}
+
+// Progress returns the operation's progress.
+func (op *Operation) Progress() Progress {
+	var p Progress
+	count := func(done, failed bool) {
+		p.Total++
+		if done {
+			p.Completed++
+		}
+		if failed {
+			p.Failed++
+		}
+	}
+	if len(op.Items) > 0 {
+		for _, it := range op.Items {
+			count(it.Status == "completed", it.Status == "failed")
+		}
+	} else {
+		for _, st := range op.Steps {
+			count(st.Status == StepCompleted, st.Status == StepFailed)
+		}
+	}
+	if p.Total > 0 {
+		p.Percent = p.Completed * 100 / p.Total
+	}
+	if op.Status == OpCompleted {
+		p.Percent = 100
+	}
+	return p
+}
+
+// NewOperation returns a pending operation of type t with id, listing steps.
+func NewOperation(id string, t OperationType, resourceID, createdBy string, steps []string, input map[string]any) *Operation {
+	op := &Operation{ID: id, Type: t, Status: OpPending, ResourceID: resourceID, CreatedBy: createdBy, Input: input, Items: []OperationItem{}}
+	for _, name := range steps {
+		op.Steps = append(op.Steps, OperationStep{Name: name, Status: StepPending})
+	}
+	return op
+}
+
+// CreateOperation stores a new operation in scope.
+func (s *Store) CreateOperation(ctx context.Context, scope Scope, op *Operation) error {
+	return dbErr(s.In(ctx, scope).Create(op).Error)
+}
+
+// DeleteOperation removes an operation whose workflow could not be started.
+func (s *Store) DeleteOperation(ctx context.Context, scope Scope, id string) error {
+	return dbErr(s.In(ctx, scope).Where("id = ? AND status = ?", id, OpPending).Delete(&Operation{}).Error)
+}
+
+// GetOperation returns one operation visible to p; another tenant's
+// operation is NOT_FOUND. Errors: NOT_FOUND, INSUFFICIENT_PERMISSIONS.
+func (s *Store) GetOperation(ctx context.Context, p *Principal, id string) (*Operation, error) {
+	op, err := s.OperationIn(ctx, p.Scope(), id)
+	if err != nil {
+		return nil, err
+	}
+	if !p.Can(op.Type.ReadPermission()) {
+		return nil, Errorf(CodeInsufficientPermissions, "this operation needs permission %s", op.Type.ReadPermission()).
+			WithDetail("required_permission", op.Type.ReadPermission())
+	}
+	return op, nil
+}
+
+// OperationIn returns one operation in scope. Errors: NOT_FOUND.
+func (s *Store) OperationIn(ctx context.Context, scope Scope, id string) (*Operation, error) {
+	var op Operation
+	err := s.In(ctx, scope).Where("id = ?", id).Take(&op).Error
+	return &op, notFoundOr(err, "operation")
+}
+
+// CheckCancellable returns nil when p may cancel op now. Errors:
+// INSUFFICIENT_PERMISSIONS, INVALID_STATE_TRANSITION (the operation ended).
+func CheckCancellable(p *Principal, op *Operation) error {
+	if !p.Can(op.Type.WritePermission()) {
+		return Errorf(CodeInsufficientPermissions, "cancelling this operation needs permission %s", op.Type.WritePermission()).
+			WithDetail("required_permission", op.Type.WritePermission())
+	}
+	if op.Status.Terminal() && op.Status != OpCancelled {
+		return Errorf(CodeInvalidStateTransition, "the operation is %s and can no longer be cancelled", op.Status).
+			WithDetail("status", string(op.Status))
+	}
+	return nil
+}
+
+// updateOperation applies fn to the operation in one transaction (the row
+// locked on PostgreSQL) and saves it.
+func (s *Store) updateOperation(ctx context.Context, scope Scope, tx *gorm.DB, id string, fn func(op *Operation) error) (*Operation, error) {
+	var out *Operation
+	run := func(tx *gorm.DB) error {
+		var op Operation
+		if err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Where("id = ?", id).Take(&op).Error; err != nil {
+			return notFoundOr(err, "operation")
+		}
+		if err := fn(&op); err != nil {
+			return err
+		}
+		op.UpdatedAt = s.Now()
+		err := tx.Model(&Operation{}).Where("id = ?", id).Select("status", "steps", "items", "result", "error", "run_id", "updated_at", "finished_at").Updates(&op).Error
+		if err != nil {
+			return err
+		}
+		out = &op
+		return nil
+	}
+	var err error
+	if tx != nil {
+		err = run(tx)
+	} else {
+		err = s.In(ctx, scope).Transaction(run)
+	}
+	if err != nil {
+		var me *Error
+		if errors.As(err, &me) {
+			return nil, me
+		}
+		return nil, dbErr(err)
+	}
+	return out, nil
+}
+
+func (op *Operation) step(name string) *OperationStep {
+	for i := range op.Steps {
+		if op.Steps[i].Name == name {
+			return &op.Steps[i]
+		}
+	}
+	op.Steps = append(op.Steps, OperationStep{Name: name, Status: StepPending})
+	return &op.Steps[len(op.Steps)-1]
+}
+
+func errTerminal(op *Operation) error {
+	return Errorf(CodeInvalidStateTransition, "operation %s is already %s", op.ID, op.Status).WithDetail("status", string(op.Status))
+}
+
+// BeginOperation marks the operation in progress and records its workflow
+// run id. Calling it again is harmless. Errors: NOT_FOUND,
+// INVALID_STATE_TRANSITION (the operation has ended).
+func (s *Store) BeginOperation(ctx context.Context, scope Scope, id, runID string) (*Operation, error) {
+	return s.updateOperation(ctx, scope, nil, id, func(op *Operation) error {
+		if op.Status.Terminal() {
+			return errTerminal(op)
+		}
+		op.Status, op.RunID = OpInProgress, runID
+		return nil
+	})
+}
+
+// StartStep marks a step in progress (again, after a retry). Errors:
+// NOT_FOUND, INVALID_STATE_TRANSITION (the operation has ended).
+func (s *Store) StartStep(ctx context.Context, scope Scope, id, step string) error {
+	_, err := s.updateOperation(ctx, scope, nil, id, func(op *Operation) error {
+		if op.Status.Terminal() {
+			return errTerminal(op)
+		}
+		st := op.step(step)
+		if st.Status == StepCompleted {
+			return nil
+		}
+		now := s.Now()
+		if st.StartedAt == nil {
+			st.StartedAt = &now
+		}
+		st.Status, st.Error, op.Status = StepInProgress, nil, OpInProgress
+		return nil
+	})
+	return err
+}
+
+// CompleteStep marks a step completed. Errors: NOT_FOUND,
+// INVALID_STATE_TRANSITION (the operation has ended).
+func (s *Store) CompleteStep(ctx context.Context, scope Scope, id, step string) error {
+	_, err := s.completeStep(ctx, scope, nil, id, step, nil)
+	return err
+}
+
+func (s *Store) completeStep(ctx context.Context, scope Scope, tx *gorm.DB, id, step string, extra func(op *Operation)) (*Operation, error) {
+	return s.updateOperation(ctx, scope, tx, id, func(op *Operation) error {
+		if op.Status.Terminal() {
+			return errTerminal(op)
+		}
+		st := op.step(step)
+		now := s.Now()
+		if st.StartedAt == nil {
+			st.StartedAt = &now
+		}
+		if st.Status != StepCompleted {
+			st.Status, st.FinishedAt, st.Error = StepCompleted, &now, nil
+		}
+		if extra != nil {
+			extra(op)
+		}
+		return nil
+	})
+}
+
+// CompleteOperationTx marks the last step and the operation completed with
+// result, inside tx (the transaction that also records the service's state
+// change and its event). Completing a completed operation is harmless.
+// Errors: NOT_FOUND, INVALID_STATE_TRANSITION (ended otherwise).
+func (s *Store) CompleteOperationTx(ctx context.Context, tx *gorm.DB, id, lastStep string, result map[string]any) error {
+	var op Operation
+	if err := tx.Where("id = ?", id).Take(&op).Error; err != nil {
+		return notFoundOr(err, "operation")
+	}
+	if op.Status == OpCompleted {
+		return nil
+	}
+	_, err := s.completeStep(ctx, Scope{}, tx, id, lastStep, func(op *Operation) {
+		now := s.Now()
+		op.Status, op.Result, op.FinishedAt, op.Error = OpCompleted, result, &now, nil
+	})
+	return err
+}
+
+// FinishInput says how an operation ended when it did not complete.
+type FinishInput struct {
+	Status      OperationStatus // failed, cancelled or rolled_back
+	FailedStep  string          // the step that failed or was interrupted
+	Error       *OperationError
+	Compensated []string // completed steps whose effects were undone
+	Result      map[string]any
+}
+
+// FinishOperation ends an operation that did not complete: the failed (or
+// interrupted) step is marked failed (cancelled), compensated steps
+// compensated, steps that never ran skipped. Finishing it again with the same
+// status is harmless. Errors: VALIDATION_ERROR (not a terminal status),
+// NOT_FOUND, INVALID_STATE_TRANSITION (it already ended otherwise).
+func (s *Store) FinishOperation(ctx context.Context, scope Scope, id string, in FinishInput) (*Operation, error) {
+	if !in.Status.Terminal() || in.Status == OpCompleted {
+		return nil, Invalid(FieldIssue{Field: "status", Issue: fmt.Sprintf("%q does not end an operation that did not complete", in.Status)})
+	}
+	return s.updateOperation(ctx, scope, nil, id, func(op *Operation) error {
+		if op.Status == in.Status {
+			return nil
+		}
+		if op.Status.Terminal() {
+			return errTerminal(op)
+		}
+		now := s.Now()
+		for i := range op.Steps {
+			st := &op.Steps[i]
+			switch {
+			case st.Name == in.FailedStep && st.Status != StepCompleted:
+				if in.Status == OpCancelled {
+					st.Status = StepCancelled
+				} else {
+					st.Status, st.Error = StepFailed, in.Error
+				}
+				if st.StartedAt == nil {
+					st.StartedAt = &now
+				}
+				st.FinishedAt = &now
+			case st.Status == StepCompleted && slices.Contains(in.Compensated, st.Name):
+				st.Status = StepCompensated
+			case st.Status == StepInProgress:
+				st.Status, st.FinishedAt = StepCancelled, &now
+			case st.Status == StepPending:
+				st.Status = StepSkipped
+			}
+		}
+		op.Status, op.Error, op.FinishedAt = in.Status, in.Error, &now
+		if in.Result != nil {
+			op.Result = in.Result
+		}
+		return nil
+	})
+}

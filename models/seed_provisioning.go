@@ -1,0 +1,111 @@
+package models
+
+import (
+	"context"
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+)
+
+//go:embed seed/locations.json
+var locationsSeed []byte
+
+//go:embed seed/templates.json
+var templatesSeed []byte
+
+type locationSeedFile struct {
+	Locations []struct {
+		ServiceableLocation
+		CapacityMbps map[string]int `json:"capacity_mbps"`
+	} `json:"locations"`
+}
+
+type templateSeedFile struct {
+	Templates []ProvisioningTemplate `json:"templates"`
+}
+
+// SeedProvisioning inserts or updates the serviceable locations with their
+// capacity per service type (for live and the sandbox) from
+// seed/locations.json, and the provisioning templates from
+// seed/templates.json. Capacity already allocated is kept. It checks that
+// every service type and catalog service named exists, so run it after
+// SeedCatalog.
+func SeedProvisioning(ctx context.Context, db *gorm.DB) error {
+	var locs locationSeedFile
+	if err := json.Unmarshal(locationsSeed, &locs); err != nil {
+		return fmt.Errorf("locations seed: %w", err)
+	}
+	var tpls templateSeedFile
+	if err := json.Unmarshal(templatesSeed, &tpls); err != nil {
+		return fmt.Errorf("templates seed: %w", err)
+	}
+	tx := Scoped(ctx, db, SystemScope())
+	return tx.Transaction(func(tx *gorm.DB) error {
+		for _, l := range locs.Locations {
+			loc := l.ServiceableLocation
+			if !HasPrefix(loc.ID, PrefixLocation) {
+				return fmt.Errorf("locations seed: id %q must start with %s_", loc.ID, PrefixLocation)
+			}
+			in := loc.input().Normalize()
+			var v Validator
+			in.Validate(&v, loc.ID)
+			if err := v.Err(); err != nil {
+				return fmt.Errorf("locations seed: %w", err)
+			}
+			if loc.FailAtStep != "" && !slices.Contains(ProvisioningSteps(false), loc.FailAtStep) {
+				return fmt.Errorf("locations seed: %s: unknown fail_at_step %q", loc.ID, loc.FailAtStep)
+			}
+			loc.Address, loc.City, loc.State, loc.Zip = in.Address, in.City, in.State, in.Zip
+			loc.MatchKey = locationMatchKey(in)
+			if err := tx.Clauses(clause.OnConflict{
+				Columns:   []clause.Column{{Name: "id"}},
+				DoUpdates: clause.AssignmentColumns([]string{"address", "city", "state", "zip", "match_key", "sandbox_only", "fail_at_step", "updated_at"}),
+			}).Create(&loc).Error; err != nil {
+				return err
+			}
+			envs := []Environment{EnvLive, EnvTest}
+			if loc.SandboxOnly {
+				envs = []Environment{EnvTest}
+			}
+			for st, mbps := range l.CapacityMbps {
+				if _, ok := LookupServiceType(st); !ok || mbps <= 0 {
+					return fmt.Errorf("locations seed: %s: bad capacity %q: %d", loc.ID, st, mbps)
+				}
+				for _, env := range envs {
+					c := LocationCapacity{LocationID: loc.ID, ServiceType: st, Environment: env, CapacityMbps: mbps}
+					if err := tx.Clauses(clause.OnConflict{
+						Columns:   []clause.Column{{Name: "location_id"}, {Name: "service_type"}, {Name: "environment"}},
+						DoUpdates: clause.AssignmentColumns([]string{"capacity_mbps", "updated_at"}),
+					}).Create(&c).Error; err != nil {
+						return err
+					}
+				}
+			}
+		}
+		for i, t := range tpls.Templates {
+			st, ok := LookupServiceType(t.ServiceType)
+			if !ok || st.CatalogServiceID != t.CatalogServiceID {
+				return fmt.Errorf("templates seed: %s: service type %q does not sell catalog service %q", t.ID, t.ServiceType, t.CatalogServiceID)
+			}
+			var offer CatalogService
+			if err := tx.Where("id = ?", t.CatalogServiceID).Take(&offer).Error; err != nil {
+				return fmt.Errorf("templates seed: %s: catalog service %q: %w", t.ID, t.CatalogServiceID, err)
+			}
+			if !slices.Contains(offer.BandwidthOptions, t.DefaultBandwidth) || !slices.Contains(offer.SLAOptions, t.DefaultSLA) {
+				return fmt.Errorf("templates seed: %s: default bandwidth or SLA not offered by %s", t.ID, offer.ID)
+			}
+			if t.FailAtStep != "" && !slices.Contains(ProvisioningSteps(false), t.FailAtStep) {
+				return fmt.Errorf("templates seed: %s: unknown fail_at_step %q", t.ID, t.FailAtStep)
+			}
+			t.Position = i
+			if err := tx.Clauses(clause.OnConflict{UpdateAll: true}).Create(&t).Error; err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}

@@ -1,0 +1,57 @@
+package models
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"gorm.io/gorm"
+)
+
+// ProvisioningTemplate is a ready-made order for one of the catalog's
+// services (POST /services/provision, spec 2.2): the service type and the
+// defaults that customizations may override. Reference data shared by every
+// tenant.
+type ProvisioningTemplate struct {
+	ID               string `gorm:"primaryKey;size:60" json:"id"`
+	Name             string `gorm:"size:200;not null" json:"name"`
+	Description      string `gorm:"size:2000" json:"description"`
+	CatalogServiceID string `gorm:"size:60;not null;index" json:"catalog_service_id"`
+	ServiceType      string `gorm:"size:40;not null" json:"service_type"`
+	DefaultBandwidth string `gorm:"size:20;not null" json:"default_bandwidth"`
+	DefaultSLA       string `gorm:"size:20;not null" json:"default_sla"`
+	Redundancy       string `gorm:"size:20;not null" json:"redundancy"`
+	Monitoring       string `gorm:"size:20;not null" json:"monitoring"`
+	// SandboxOnly templates exist only in the test environment.
+	SandboxOnly bool `gorm:"not null;default:false" json:"sandbox_only,omitempty"`
+	// FailAtStep is a sandbox magic value: in the test environment, orders
+	// from this template fail at the named provisioning step.
+	FailAtStep string `gorm:"size:40" json:"fail_at_step,omitempty"`
+	Position   int    `gorm:"not null" json:"-"`
+}
+
+// Template returns the provisioning template id as seen from environment
+// env. Errors: VALIDATION_ERROR (unknown template, reported as
+// service_template).
+func (s *Store) Template(ctx context.Context, env Environment, id string) (*ProvisioningTemplate, error) {
+	var t ProvisioningTemplate
+	err := s.In(ctx, SystemScope()).Where("id = ?", id).Take(&t).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) || (err == nil && t.SandboxOnly && env != EnvTest) {
+		return nil, Invalid(FieldIssue{Field: "service_template", Issue: fmt.Sprintf("no provisioning template %q; see GET /v1/services/provision/templates", id)})
+	}
+	if err != nil {
+		return nil, dbErr(err)
+	}
+	return &t, nil
+}
+
+// Templates returns the provisioning templates visible in environment env.
+func (s *Store) Templates(ctx context.Context, env Environment) ([]ProvisioningTemplate, error) {
+	var out []ProvisioningTemplate
+	q := s.In(ctx, SystemScope()).Order("position")
+	if env != EnvTest {
+		q = q.Where("sandbox_only = ?", false)
+	}
+	err := q.Find(&out).Error
+	return out, dbErr(err)
+}
