@@ -91,16 +91,20 @@ func TestTenantsNeverSeeEachOther(t *testing.T) {
 	var key keyAnswer
 	h.do("POST", "/v1/auth/api-keys", a.liveKey, map[string]any{"name": "A's key", "permissions": []string{"services:read"}}).decode(201, &key)
 	requestID, serviceID := provisionedFixture(t, h, a)
+	webhookID, eventID := webhookFixtures(t, h, a, serviceID)
 	fixtures := map[string]string{
 		"account_id":      a.account.ID,
 		"key_id":          key.APIKey.ID,
 		"organization_id": a.org.ID,
 		"request_id":      requestID,
 		"service_id":      serviceID,
+		"webhook_id":      webhookID,
+		"event_id":        eventID,
 	}
 	global := map[string]bool{"category": true} // the catalog is the same for every tenant
 	bodies := map[string]any{
 		"PUT /v1/organizations/{organization_id}": map[string]any{},
+		"PATCH /v1/webhooks/{webhook_id}":         map[string]any{},
 	}
 	doc := loadOpenAPI(t, h)
 	param := regexp.MustCompile(`\{([a-z_]+)\}`)

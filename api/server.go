@@ -120,6 +120,8 @@ func New(deps Deps) *Server {
 	s.registerAvailability() // fixed /services/... paths before /services/{service_id}
 	s.registerProvisioning() // fixed /services/... paths before /services/{service_id}
 	s.registerOperations()   // raw SSE routes before their huma operations
+	s.registerWebhooks()     // fixed /services/webhooks before /services/{service_id}
+	s.registerEvents()       // /events/...
 	s.registerServices()     // /services/{service_id}: after every fixed /services/... path
 	s.registerOrganizations()
 	s.registerAccounts()

@@ -2,6 +2,7 @@ package models
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"gorm.io/gorm"
@@ -10,6 +11,9 @@ import (
 // Event names written by this package (DECISIONS 9 lists every canonical name).
 const (
 	EventServiceProvisioned = "service.provisioned"
+	// EventWebhookTest is the ping of POST /v1/webhooks/{id}/test, delivered
+	// to that one subscription only.
+	EventWebhookTest = "webhook.test"
 )
 
 // Event is an outbox row: something that happened to a tenant's resource,
@@ -52,4 +56,85 @@ func ProvisionedData(svc *Service, opID string) map[string]any {
 		},
 		"request_id": opID,
 	}
+}
+
+// EventFilter narrows a list of events. Types and Groups select by name
+// (canonical names, and groups such as "service" for service.*; an event
+// matching either is kept); Readable, when not nil, is every group the
+// caller may read.
+type EventFilter struct {
+	Types         []string
+	Groups        []string
+	Readable      []string
+	ResourceID    string
+	CreatedAfter  *time.Time
+	CreatedBefore *time.Time
+}
+
+var eventSorts = SortFields{"created_at": "created_at", "type": "type"}
+
+// groupsClause returns "(type LIKE ? OR ...)" and its arguments.
+func groupsClause(groups []string) (string, []any) {
+	parts := make([]string, len(groups))
+	args := make([]any, len(groups))
+	for i, g := range groups {
+		parts[i], args[i] = "type LIKE ?", g+".%"
+	}
+	return "(" + strings.Join(parts, " OR ") + ")", args
+}
+
+// eventsQuery returns the events visible to p that f selects.
+func (s *Store) eventsQuery(ctx context.Context, p *Principal, f EventFilter) *gorm.DB {
+	q := s.In(ctx, p.Scope()).Model(&Event{})
+	if f.Readable != nil {
+		if len(f.Readable) == 0 {
+			return q.Where("1 = 0")
+		}
+		sql, args := groupsClause(f.Readable)
+		q = q.Where(sql, args...)
+	}
+	switch {
+	case len(f.Types) > 0 && len(f.Groups) > 0:
+		sql, args := groupsClause(f.Groups)
+		q = q.Where("(type IN ? OR "+sql+")", append([]any{f.Types}, args...)...)
+	case len(f.Types) > 0:
+		q = q.Where("type IN ?", f.Types)
+	case len(f.Groups) > 0:
+		sql, args := groupsClause(f.Groups)
+		q = q.Where(sql, args...)
+	}
+	if f.ResourceID != "" {
+		q = q.Where("resource_id = ?", f.ResourceID)
+	}
+	if f.CreatedAfter != nil {
+		q = q.Where("created_at >= ?", f.CreatedAfter.UTC())
+	}
+	if f.CreatedBefore != nil {
+		q = q.Where("created_at < ?", f.CreatedBefore.UTC())
+	}
+	return q
+}
+
+// ListEvents returns a page of the events visible to p that f selects,
+// newest first by default. Errors: VALIDATION_ERROR (sort).
+func (s *Store) ListEvents(ctx context.Context, p *Principal, f EventFilter, page PageRequest) ([]Event, int64, error) {
+	var out []Event
+	total, err := Paginate(s.eventsQuery(ctx, p, f), page, eventSorts, &out)
+	return out, total, err
+}
+
+// GetEvent returns one event visible to p whose group is readable (see
+// EventFilter.Readable). Errors: NOT_FOUND.
+func (s *Store) GetEvent(ctx context.Context, p *Principal, id string, readable []string) (*Event, error) {
+	var ev Event
+	err := s.eventsQuery(ctx, p, EventFilter{Readable: readable}).Where("id = ?", id).Take(&ev).Error
+	return &ev, notFoundOr(err, "event")
+}
+
+// EventByID returns any tenant's event (delivery activities).
+// Errors: NOT_FOUND.
+func (s *Store) EventByID(ctx context.Context, id string) (*Event, error) {
+	var ev Event
+	err := s.In(ctx, SystemScope()).Where("id = ?", id).Take(&ev).Error
+	return &ev, notFoundOr(err, "event")
 }

@@ -70,6 +70,15 @@ func migrations() []*gormigrate.Migration {
 				return nil
 			},
 		},
+		{
+			ID: "202611220006_events_webhooks",
+			Migrate: func(tx *gorm.DB) error {
+				return tx.AutoMigrate(&WebhookSubscription{}, &WebhookDelivery{}, &WebhookAttempt{})
+			},
+			Rollback: func(tx *gorm.DB) error {
+				return tx.Migrator().DropTable(&WebhookAttempt{}, &WebhookDelivery{}, &WebhookSubscription{})
+			},
+		},
 	}
 }
 

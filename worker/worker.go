@@ -14,6 +14,7 @@ import (
 	"github.com/telcoplatform/platform/activities"
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/simulator"
+	"github.com/telcoplatform/platform/webhooks"
 	"github.com/telcoplatform/platform/workflows"
 )
 
@@ -25,6 +26,9 @@ type Deps struct {
 	// SimulatorStepDelay per step.
 	Southbound         simulator.Southbound
 	SimulatorStepDelay time.Duration // SIMULATOR_STEP_DELAY
+	// Webhooks sends webhook deliveries; nil means a client that refuses
+	// private addresses (webhooks.NewClient(false)).
+	Webhooks *webhooks.Client
 }
 
 // Register registers every workflow and activity of the platform on w.
@@ -51,6 +55,16 @@ func Register(w sdkworker.Registry, deps Deps) {
 	} {
 		w.RegisterActivityWithOptions(fn, activity.RegisterOptions{Name: name})
 	}
+
+	w.RegisterWorkflowWithOptions(workflows.WebhookDelivery, workflow.RegisterOptions{Name: workflows.WebhookDeliveryWorkflow})
+	whClient := deps.Webhooks
+	if whClient == nil {
+		whClient = webhooks.NewClient(false)
+	}
+	wh := activities.NewWebhooks(deps.Store, whClient, deps.Logger)
+	w.RegisterActivityWithOptions(wh.Prepare, activity.RegisterOptions{Name: workflows.ActivityWebhookPrepare})
+	w.RegisterActivityWithOptions(wh.Attempt, activity.RegisterOptions{Name: workflows.ActivityWebhookAttempt})
+	w.RegisterActivityWithOptions(wh.Finish, activity.RegisterOptions{Name: workflows.ActivityWebhookFinish})
 }
 
 // New returns a worker polling taskQueue with everything registered.

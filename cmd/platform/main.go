@@ -31,11 +31,13 @@ import (
 
 	"github.com/telcoplatform/platform/api"
 	"github.com/telcoplatform/platform/config"
+	"github.com/telcoplatform/platform/events"
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/ratelimit"
 	"github.com/telcoplatform/platform/redisconn"
 	"github.com/telcoplatform/platform/simulator"
 	"github.com/telcoplatform/platform/temporalclient"
+	"github.com/telcoplatform/platform/webhooks"
 	"github.com/telcoplatform/platform/worker"
 )
 
@@ -266,13 +268,17 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, runWorker, 
 			log.Warn("could not register search attributes; register them on the cluster", "error", err)
 		}
 		sim := simulator.New(store, simulator.Options{StepDelay: cfg.SimulatorStepDelay, Logger: log})
-		w := worker.New(tc, cfg.TemporalTaskQueue, worker.Deps{Store: store, Logger: log, Southbound: sim})
+		w := worker.New(tc, cfg.TemporalTaskQueue, worker.Deps{Store: store, Logger: log, Southbound: sim,
+			Webhooks: webhooks.NewClient(cfg.WebhookAllowPrivate)})
 		if err := w.Start(); err != nil {
 			return fmt.Errorf("start worker: %w", err)
 		}
 		log.Info("worker polling", "task_queue", cfg.TemporalTaskQueue, "temporal", cfg.TemporalAddress)
 		g.Go(func() error { <-gctx.Done(); w.Stop(); return nil })
 		g.Go(func() error { sim.RunTelemetry(gctx, time.Minute); return nil })
+		// The outbox dispatcher: hands committed events to delivery workflows.
+		dispatcher := events.NewDispatcher(store, tc, events.Options{TaskQueue: cfg.TemporalTaskQueue, Logger: log})
+		g.Go(func() error { return dispatcher.Run(gctx) })
 	}
 	if runAPI {
 		var rdb redis.UniversalClient

@@ -1,0 +1,161 @@
+package activities
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/telcoplatform/platform/events"
+	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/webhooks"
+	"github.com/telcoplatform/platform/workflows"
+)
+
+// Webhooks holds the dependencies of the delivery activities, registered by
+// worker.Register under the workflows.ActivityWebhook* names. Every
+// attempt is stored once under its number, so a retried activity never
+// records (nor, once recorded, sends) an attempt twice.
+type Webhooks struct {
+	store  *models.Store
+	client *webhooks.Client
+	log    *slog.Logger
+	now    func() time.Time
+}
+
+// NewWebhooks returns the delivery activities over store, sending with
+// client (which applies the SSRF guard at connection time).
+func NewWebhooks(store *models.Store, client *webhooks.Client, log *slog.Logger) *Webhooks {
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Webhooks{store: store, client: client, log: log, now: func() time.Time { return time.Now().UTC() }}
+}
+
+// activityError converts a store failure for Temporal: retried unless it
+// is a context error (the activity was cancelled or timed out).
+func activityError(err error) error {
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	e := models.AsError(err)
+	return temporal.NewApplicationError(e.Message, string(e.Code))
+}
+
+// Prepare says whether a delivery may make its first attempt (the ordering
+// rule of models.Store.DeliveryReady) or has already ended (a missing row
+// counts as cancelled).
+func (a *Webhooks) Prepare(ctx context.Context, in workflows.WebhookDeliveryInput) (*workflows.WebhookPrepareResult, error) {
+	scope := in.Scope()
+	d, err := a.store.DeliveryIn(ctx, scope, in.DeliveryID)
+	if models.ErrorCode(err) == models.CodeNotFound {
+		return &workflows.WebhookPrepareResult{Stop: true, Status: models.DeliveryCancelled}, nil
+	}
+	if err != nil {
+		return nil, activityError(err)
+	}
+	if d.Status.Terminal() {
+		return &workflows.WebhookPrepareResult{Stop: true, Status: d.Status}, nil
+	}
+	ready, err := a.store.DeliveryReady(ctx, scope, d)
+	if err != nil {
+		return nil, activityError(err)
+	}
+	return &workflows.WebhookPrepareResult{Ready: ready}, nil
+}
+
+// stop ends a delivery as cancelled and returns the Stop result.
+func (a *Webhooks) stop(ctx context.Context, scope models.Scope, d *models.WebhookDelivery, reason string) (*workflows.WebhookAttemptResult, error) {
+	if err := a.store.FinishDelivery(ctx, scope, d.ID, models.DeliveryCancelled, reason); err != nil {
+		return nil, activityError(err)
+	}
+	a.log.InfoContext(ctx, "webhook delivery cancelled", "delivery_id", d.ID, "reason", reason)
+	return &workflows.WebhookAttemptResult{Stop: true, Status: models.DeliveryCancelled, Error: reason}, nil
+}
+
+// Attempt makes attempt number in.Attempt of a delivery, once: it loads the
+// subscription (stopping when it was deleted or paused, tests excepted)
+// and the event, signs the body with the subscription's active secrets
+// (both during a rotation's overlap), POSTs it through the SSRF-guarded
+// client (10 s; redirects not followed) and stores the attempt with the
+// delivery's new state in one transaction. If the attempt was already
+// stored (a retried activity), it returns the stored outcome without
+// sending again.
+func (a *Webhooks) Attempt(ctx context.Context, in workflows.WebhookAttemptInput) (*workflows.WebhookAttemptResult, error) {
+	scope := in.Delivery.Scope()
+	d, err := a.store.DeliveryIn(ctx, scope, in.Delivery.DeliveryID)
+	if models.ErrorCode(err) == models.CodeNotFound {
+		return &workflows.WebhookAttemptResult{Stop: true, Status: models.DeliveryCancelled}, nil
+	}
+	if err != nil {
+		return nil, activityError(err)
+	}
+	prev, err := a.store.AttemptOf(ctx, scope, d.ID, in.Attempt)
+	if err != nil {
+		return nil, activityError(err)
+	}
+	if prev != nil {
+		return &workflows.WebhookAttemptResult{Success: prev.Success, StatusCode: prev.StatusCode, Error: prev.Error}, nil
+	}
+	if d.Status.Terminal() {
+		return &workflows.WebhookAttemptResult{Stop: true, Status: d.Status}, nil
+	}
+	sub, err := a.store.WebhookIn(ctx, scope, d.SubscriptionID)
+	if models.ErrorCode(err) == models.CodeNotFound {
+		return a.stop(ctx, scope, d, "the subscription was deleted")
+	}
+	if err != nil {
+		return nil, activityError(err)
+	}
+	if !sub.Active && d.Reason != models.DeliveryTest {
+		return a.stop(ctx, scope, d, "the subscription was paused")
+	}
+	ev, err := a.store.EventByID(ctx, d.EventID)
+	if models.ErrorCode(err) == models.CodeNotFound {
+		return a.stop(ctx, scope, d, "the event no longer exists")
+	}
+	if err != nil {
+		return nil, activityError(err)
+	}
+	if !models.SubscriptionMayReceive(sub, ev) {
+		return a.stop(ctx, scope, d, "the event belongs to another organization")
+	}
+	current, previous, err := a.store.WebhookSecrets(sub)
+	if err != nil {
+		return nil, activityError(err)
+	}
+	body, err := events.Body(ev, sub)
+	if err != nil {
+		return a.stop(ctx, scope, d, "the event cannot be encoded: "+models.AsError(err).Message)
+	}
+	now := a.now()
+	var rotatedAt time.Time
+	if sub.SecretRotatedAt != nil {
+		rotatedAt = *sub.SecretRotatedAt
+	}
+	out := a.client.Deliver(ctx, sub.URL, webhooks.ActiveSecrets(current, previous, rotatedAt, now), ev.ID, now, body)
+	var next *time.Time
+	if !out.Success && in.NextDelay > 0 {
+		t := now.Add(in.NextDelay)
+		next = &t
+	}
+	att := &models.WebhookAttempt{
+		DeliveryID: d.ID, Number: in.Attempt, AttemptedAt: now, StatusCode: out.StatusCode, LatencyMs: out.Latency.Milliseconds(),
+		Success: out.Success, Error: out.Error, ResponseBody: out.ResponseBodyPrefix,
+	}
+	if _, err := a.store.RecordDeliveryAttempt(ctx, scope, att, next); err != nil {
+		return nil, activityError(err)
+	}
+	a.log.InfoContext(ctx, "webhook delivery attempt", "delivery_id", d.ID, "event_id", ev.ID, "attempt", in.Attempt,
+		"success", out.Success, "status_code", out.StatusCode, "error", out.Error)
+	return &workflows.WebhookAttemptResult{Success: out.Success, StatusCode: out.StatusCode, Error: out.Error}, nil
+}
+
+// Finish ends a pending delivery (failed after the last attempt, or
+// cancelled with its workflow); a delivery that already ended is left as
+// it is.
+func (a *Webhooks) Finish(ctx context.Context, in workflows.WebhookFinishInput) error {
+	return activityError(a.store.FinishDelivery(ctx, in.Delivery.Scope(), in.Delivery.DeliveryID, in.Status, in.Reason))
+}

@@ -1,0 +1,316 @@
+package events
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+
+	"go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/workflows"
+)
+
+// Defaults of the Dispatcher's Options.
+const (
+	DefaultBatchSize    = 100
+	DefaultPollInterval = time.Second
+	DefaultStartGrace   = 5 * time.Second
+	startTimeout        = 10 * time.Second
+)
+
+// Options configure a Dispatcher.
+type Options struct {
+	// TaskQueue of the delivery workflows (default workflows.TaskQueue).
+	TaskQueue string
+	// BatchSize is how many events (and unstarted deliveries) one round
+	// handles (default DefaultBatchSize).
+	BatchSize int
+	// PollInterval is the pause between rounds when there is nothing left
+	// to do (default DefaultPollInterval).
+	PollInterval time.Duration
+	// StartGrace is how old a delivery whose workflow was never started
+	// must be before a round starts it (default DefaultStartGrace): the
+	// API starts the workflows of redeliveries and tests itself, and the
+	// round only takes over when that did not happen.
+	StartGrace time.Duration
+	// RetryDelays replaces the retry schedule of the deliveries it starts
+	// (tests only; empty means webhooks.RetryDelay).
+	RetryDelays []time.Duration
+	Logger      *slog.Logger
+}
+
+// Dispatcher hands committed outbox events to delivery. Each round it
+// takes the events not yet dispatched, oldest first; for each it writes one
+// delivery row per matching subscription (unique per event and
+// subscription), starts one workflow per row with the row's id as workflow
+// id, then marks the event dispatched; finally it starts the workflows of
+// older delivery rows that have none. Every step is idempotent, so a crash
+// between any two of them, or two dispatchers at once, never delivers an
+// event twice to a subscription: a repeated insert keeps the existing row
+// and a repeated start finds the workflow already started.
+type Dispatcher struct {
+	store *models.Store
+	tc    client.Client
+	opts  Options
+	log   *slog.Logger
+	nudge chan struct{}
+}
+
+// NewDispatcher returns a Dispatcher over store that starts workflows
+// through tc (nil: deliveries are written but not started; a dispatcher
+// with a client starts them later).
+func NewDispatcher(store *models.Store, tc client.Client, opts Options) *Dispatcher {
+	if opts.TaskQueue == "" {
+		opts.TaskQueue = workflows.TaskQueue
+	}
+	if opts.BatchSize <= 0 {
+		opts.BatchSize = DefaultBatchSize
+	}
+	if opts.PollInterval <= 0 {
+		opts.PollInterval = DefaultPollInterval
+	}
+	if opts.StartGrace <= 0 {
+		opts.StartGrace = DefaultStartGrace
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Dispatcher{store: store, tc: tc, opts: opts, log: log, nudge: make(chan struct{}, 1)}
+}
+
+// Stats count what one round did.
+type Stats struct {
+	Events     int // events dispatched
+	Deliveries int // delivery rows of those events
+	Started    int // workflows started (or found already started)
+	Resumed    int // older rows whose workflow was started by the sweep
+}
+
+// Run dispatches until ctx ends, one round after another, pausing
+// PollInterval (or until Nudge) when a round found less than a full batch.
+// It returns nil when ctx ends.
+func (d *Dispatcher) Run(ctx context.Context) error {
+	d.log.Info("event dispatcher running", "task_queue", d.opts.TaskQueue, "poll_interval", d.opts.PollInterval)
+	for {
+		st, err := d.DispatchOnce(ctx)
+		if ctx.Err() != nil {
+			return nil
+		}
+		if err != nil {
+			d.log.Warn("event dispatch round failed; retrying", "error", err)
+		}
+		if err == nil && (st.Events == d.opts.BatchSize || st.Resumed == d.opts.BatchSize) {
+			continue
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-d.nudge:
+		case <-time.After(d.opts.PollInterval):
+		}
+	}
+}
+
+// Nudge makes a running Run start its next round now (for callers in the
+// same process; correctness never depends on it).
+func (d *Dispatcher) Nudge() {
+	select {
+	case d.nudge <- struct{}{}:
+	default:
+	}
+}
+
+// DispatchOnce runs one round (see Dispatcher). It stops at the first
+// event whose deliveries cannot be started, leaving it and the later ones
+// for the next round. Errors: INTERNAL_ERROR (database),
+// DEPENDENCY_UNAVAILABLE (workflow engine).
+func (d *Dispatcher) DispatchOnce(ctx context.Context) (Stats, error) {
+	var st Stats
+	evs, err := d.store.UndispatchedEvents(ctx, d.opts.BatchSize)
+	if err != nil {
+		return st, err
+	}
+	for i := range evs {
+		ev := &evs[i]
+		subs, err := d.store.CandidateSubscriptions(ctx, ev)
+		if err != nil {
+			return st, err
+		}
+		matched := subs[:0]
+		for j := range subs {
+			if Matches(&subs[j], ev) {
+				matched = append(matched, subs[j])
+			}
+		}
+		dels, err := d.store.EnsureDeliveries(ctx, ev, matched)
+		if err != nil {
+			return st, err
+		}
+		st.Deliveries += len(dels)
+		for j := range dels {
+			if dels[j].WorkflowStartedAt != nil || dels[j].Status.Terminal() {
+				continue
+			}
+			if err := d.Start(ctx, &dels[j]); err != nil {
+				return st, err
+			}
+			st.Started++
+		}
+		if err := d.store.MarkEventDispatched(ctx, ev.ID); err != nil {
+			return st, err
+		}
+		st.Events++
+	}
+	older, err := d.store.UnstartedDeliveries(ctx, time.Now().UTC().Add(-d.opts.StartGrace), d.opts.BatchSize)
+	if err != nil {
+		return st, err
+	}
+	for i := range older {
+		if err := d.Start(ctx, &older[i]); err != nil {
+			return st, err
+		}
+		st.Resumed++
+	}
+	return st, nil
+}
+
+// Start starts the workflow of delivery del (workflow id = del.ID, a
+// duplicate id refused, "already started" counted as success) and records
+// that it exists. Errors: DEPENDENCY_UNAVAILABLE (no or unreachable
+// workflow engine), INTERNAL_ERROR.
+func (d *Dispatcher) Start(ctx context.Context, del *models.WebhookDelivery) error {
+	if d.tc == nil {
+		return models.Errorf(models.CodeDependencyUnavailable, "no workflow engine is configured")
+	}
+	opts := client.StartWorkflowOptions{
+		ID:                                       del.ID,
+		TaskQueue:                                d.opts.TaskQueue,
+		WorkflowIDReusePolicy:                    enums.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+		WorkflowExecutionErrorWhenAlreadyStarted: true,
+		TypedSearchAttributes: temporal.NewSearchAttributes(
+			workflows.OrganizationIDKey.ValueSet(del.OrganizationID),
+			workflows.EnvironmentKey.ValueSet(string(del.Environment)),
+			workflows.OperationTypeKey.ValueSet(workflows.OperationTypeWebhookDelivery),
+			workflows.ResourceIDKey.ValueSet(del.ResourceID),
+		),
+	}
+	in := workflows.WebhookDeliveryInput{
+		DeliveryID: del.ID, OrganizationID: del.OrganizationID, Environment: del.Environment, RetryDelays: d.opts.RetryDelays,
+	}
+	sctx, cancel := context.WithTimeout(ctx, startTimeout)
+	defer cancel()
+	if _, err := d.tc.ExecuteWorkflow(sctx, opts, workflows.WebhookDeliveryWorkflow, in); err != nil {
+		var already *serviceerror.WorkflowExecutionAlreadyStarted
+		if !errors.As(err, &already) {
+			e := models.Errorf(models.CodeDependencyUnavailable, "the workflow engine is unavailable")
+			e.Cause = err
+			return e
+		}
+	}
+	return d.store.MarkDeliveryStarted(ctx, del.ID)
+}
+
+// StartAll starts the workflows of dels, logging (not returning) failures:
+// a delivery whose start failed is started by a later dispatch round.
+func (d *Dispatcher) StartAll(ctx context.Context, dels []models.WebhookDelivery) {
+	if d.tc == nil {
+		return
+	}
+	for i := range dels {
+		if err := d.Start(ctx, &dels[i]); err != nil {
+			d.log.WarnContext(ctx, "starting a delivery failed; the dispatcher will retry", "delivery_id", dels[i].ID, "error", err)
+		}
+	}
+}
+
+// Redeliver sends event eventID again, as a new delivery with its own
+// attempt log: to subscription subscriptionID, or ("") to every
+// subscription the dispatcher matched with it that is still there and
+// active. Both the event and the subscriptions must be visible to p.
+// Errors: NOT_FOUND (event, subscription), VALIDATION_ERROR (the
+// subscription does not receive this event's type or tenant),
+// INVALID_STATE_TRANSITION (the subscription is paused, or no active
+// subscription received the event).
+func (d *Dispatcher) Redeliver(ctx context.Context, p *models.Principal, eventID, subscriptionID string) ([]models.WebhookDelivery, error) {
+	ev, err := d.store.GetEvent(ctx, p, eventID, nil)
+	if err != nil {
+		return nil, err
+	}
+	var subs []models.WebhookSubscription
+	if subscriptionID != "" {
+		sub, err := d.store.GetWebhook(ctx, p, subscriptionID)
+		if err != nil {
+			return nil, err
+		}
+		if !sub.Active {
+			return nil, models.Errorf(models.CodeInvalidStateTransition, "the subscription is paused; resume it first")
+		}
+		if ev.Type == models.EventWebhookTest {
+			if ev.ResourceID != sub.ID {
+				return nil, models.Invalid(models.FieldIssue{Field: "subscription_id", Issue: "a test event is sent only to the subscription it tested"})
+			}
+		} else if !models.SubscriptionMayReceive(sub, ev) || !Matches(sub, ev) {
+			return nil, models.Invalid(models.FieldIssue{Field: "subscription_id", Issue: "the subscription does not receive " + ev.Type + " events of this organization"})
+		}
+		subs = append(subs, *sub)
+	} else {
+		ids, err := d.store.MatchedSubscriptionIDs(ctx, p, ev.ID)
+		if err != nil {
+			return nil, err
+		}
+		if ev.Type == models.EventWebhookTest {
+			ids = append(ids, ev.ResourceID)
+		}
+		seen := map[string]bool{}
+		for _, id := range ids {
+			if seen[id] {
+				continue
+			}
+			seen[id] = true
+			sub, err := d.store.GetWebhook(ctx, p, id)
+			if models.ErrorCode(err) == models.CodeNotFound {
+				continue
+			}
+			if err != nil {
+				return nil, err
+			}
+			if sub.Active {
+				subs = append(subs, *sub)
+			}
+		}
+		if len(subs) == 0 {
+			return nil, models.Errorf(models.CodeInvalidStateTransition, "no active subscription of yours received this event; name one with subscription_id")
+		}
+	}
+	dels, err := d.store.CreateRedeliveries(ctx, p, ev, subs)
+	if err != nil {
+		return nil, err
+	}
+	d.StartAll(ctx, dels)
+	return dels, nil
+}
+
+// SendTest sends a signed webhook.test event to subscription webhookID
+// (visible to p) alone, paused or not. Errors: NOT_FOUND, INTERNAL_ERROR.
+func (d *Dispatcher) SendTest(ctx context.Context, p *models.Principal, webhookID string) (*models.WebhookDelivery, *models.Event, error) {
+	sub, err := d.store.GetWebhook(ctx, p, webhookID)
+	if err != nil {
+		return nil, nil, err
+	}
+	data := map[string]any{
+		"webhook_id": sub.ID,
+		"message":    "This is a test delivery from the platform. Verify its signature with your subscription's secret.",
+	}
+	del, ev, err := d.store.CreateTestDelivery(ctx, sub, data)
+	if err != nil {
+		return nil, nil, err
+	}
+	d.StartAll(ctx, []models.WebhookDelivery{*del})
+	return del, ev, nil
+}

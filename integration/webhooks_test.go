@@ -1,0 +1,565 @@
+package integration
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
+
+	"github.com/telcoplatform/platform/api"
+	"github.com/telcoplatform/platform/config"
+	"github.com/telcoplatform/platform/events"
+	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/temporalclient"
+	"github.com/telcoplatform/platform/testenv"
+	"github.com/telcoplatform/platform/webhooks"
+	"github.com/telcoplatform/platform/worker"
+	"github.com/telcoplatform/platform/workflows"
+)
+
+// Short retries and a short attempt timeout keep the test quick; the real
+// schedule is covered by the workflow tests with time skipping.
+var (
+	testRetryDelays    = []time.Duration{time.Second, time.Second, time.Second, time.Second}
+	testAttemptTimeout = 2 * time.Second
+)
+
+// webhookPlatform is the API, a worker that delivers webhooks to loopback
+// receivers (WEBHOOK_ALLOW_PRIVATE) and, optionally, the outbox dispatcher.
+type webhookPlatform struct {
+	*platform
+	queue string
+}
+
+func startWebhookPlatform(t *testing.T, runDispatcher bool) *webhookPlatform {
+	t.Helper()
+	ctx := context.Background()
+	addr := testenv.TemporalAddress(t, workflows.DevServerArgs()...)
+	tc, err := temporalclient.Dial(ctx, temporalclient.Options{Address: addr, Namespace: "default"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(tc.Close)
+	db, err := models.Open(ctx, testenv.DatabaseURL(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = models.Close(db) })
+	if err := models.Migrate(ctx, db); err != nil {
+		t.Fatal(err)
+	}
+	sealer, err := models.NewSealer(bytes.Repeat([]byte{5}, 32))
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := models.NewStore(db, sealer)
+	seeded, err := store.Seed(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := "http://" + ln.Addr().String()
+	queue := "webhooks-" + models.RandomString(8)
+	cfg, err := config.Load(env{
+		"PUBLIC_BASE_URL": base, "TEMPORAL_ADDRESS": addr, "TEMPORAL_TASK_QUEUE": queue, "SIMULATOR_STEP_DELAY": "10ms",
+		"WEBHOOK_ALLOW_PRIVATE": "true",
+	}.get)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := worker.New(tc, queue, worker.Deps{Store: store, SimulatorStepDelay: cfg.SimulatorStepDelay,
+		Webhooks: webhooks.NewClient(cfg.WebhookAllowPrivate, webhooks.WithTimeout(testAttemptTimeout))})
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.Stop)
+	if runDispatcher {
+		dctx, cancel := context.WithCancel(ctx)
+		done := make(chan struct{})
+		d := events.NewDispatcher(store, tc, events.Options{TaskQueue: queue, PollInterval: 100 * time.Millisecond, RetryDelays: testRetryDelays})
+		go func() { _ = d.Run(dctx); close(done) }()
+		t.Cleanup(func() { cancel(); <-done })
+	}
+	srv := api.New(api.Deps{Config: cfg, Store: store, Temporal: tc})
+	served := make(chan struct{})
+	go func() { _ = srv.App.Listener(ln); close(served) }()
+	t.Cleanup(func() {
+		_ = srv.App.ShutdownWithTimeout(5 * time.Second)
+		<-served
+	})
+
+	p := &platform{t: t, base: base, store: store, temporal: tc, http: &http.Client{Timeout: 30 * time.Second}, demo: seeded}
+	adm := &models.Principal{ID: "ak_bootstrap", OrganizationID: seeded.Provider.ID, Environment: models.EnvLive, Role: models.RoleAdmin, Permissions: []string{"*"}}
+	key := func(org string) string {
+		issued, err := store.CreateAPIKey(ctx, adm, models.APIKeyInput{Name: "integration", Permissions: []string{"*"}, OrganizationID: org, Environment: models.EnvLive})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return issued.Secret
+	}
+	p.liveKey = key(seeded.Demo.ID)
+	other, err := store.CreateOrganization(ctx, adm, models.OrganizationInput{Name: "Other", Plan: models.PlanBusiness})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.otherKey = key(other.ID)
+	return &webhookPlatform{platform: p, queue: queue}
+}
+
+// delivery is one request a receiver accepted after verifying it.
+type delivery struct {
+	ID      string // webhook-id
+	Event   string
+	Payload map[string]any
+	Sigs    int // signatures in webhook-signature
+}
+
+// hookReceiver is a real HTTP server on loopback that verifies every request
+// with the Standard Webhooks Go library against each of its secrets.
+type hookReceiver struct {
+	srv     *httptest.Server
+	mu      sync.Mutex
+	secrets []string
+	got     []delivery
+	invalid []string
+	calls   map[string]int // per event type
+	// respond decides the answer to the nth request (from 1) of an event
+	// type: a status, or 0 to hang until the sender gives up.
+	respond func(event string, n int) int
+	closing chan struct{}
+}
+
+func newHookReceiver(t *testing.T, respond func(event string, n int) int, secrets ...string) *hookReceiver {
+	t.Helper()
+	r := &hookReceiver{secrets: secrets, respond: respond, calls: map[string]int{}, closing: make(chan struct{})}
+	r.srv = httptest.NewServer(http.HandlerFunc(r.serve))
+	t.Cleanup(func() { close(r.closing); r.srv.Close() })
+	return r
+}
+
+func (r *hookReceiver) setSecrets(secrets ...string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.secrets = secrets
+}
+
+func (r *hookReceiver) serve(w http.ResponseWriter, req *http.Request) {
+	body, err := io.ReadAll(req.Body)
+	r.mu.Lock()
+	secrets := append([]string(nil), r.secrets...)
+	r.mu.Unlock()
+	problem := ""
+	if err != nil {
+		problem = err.Error()
+	}
+	for _, s := range secrets {
+		wh, err := standardwebhooks.NewWebhook(s)
+		if err == nil {
+			err = wh.Verify(body, req.Header)
+		}
+		if err != nil && problem == "" {
+			problem = "signature: " + err.Error()
+		}
+	}
+	var payload map[string]any
+	if err := json.Unmarshal(body, &payload); err != nil && problem == "" {
+		problem = "body: " + err.Error()
+	}
+	if problem != "" {
+		r.mu.Lock()
+		r.invalid = append(r.invalid, problem)
+		r.mu.Unlock()
+		http.Error(w, problem, http.StatusBadRequest)
+		return
+	}
+	event, _ := payload["event"].(string)
+	r.mu.Lock()
+	r.calls[event]++
+	n := r.calls[event]
+	r.mu.Unlock()
+	status := r.respond(event, n)
+	if status == 0 {
+		select { // hang: the sender's timeout ends the attempt
+		case <-req.Context().Done():
+		case <-r.closing:
+		}
+		return
+	}
+	if status >= 200 && status < 300 {
+		r.mu.Lock()
+		r.got = append(r.got, delivery{ID: req.Header.Get("webhook-id"), Event: event, Payload: payload,
+			Sigs: len(strings.Fields(req.Header.Get("webhook-signature")))})
+		r.mu.Unlock()
+	}
+	w.WriteHeader(status)
+	_, _ = io.WriteString(w, http.StatusText(status))
+}
+
+// received returns the accepted deliveries of an event type.
+func (r *hookReceiver) received(event string) []delivery {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []delivery
+	for _, d := range r.got {
+		if d.Event == event {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+func (r *hookReceiver) total() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.got) + len(r.invalid)
+}
+
+func (r *hookReceiver) checkValid(t *testing.T) {
+	t.Helper()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.invalid) > 0 {
+		t.Fatalf("requests that failed verification: %v", r.invalid)
+	}
+}
+
+// waitFor polls cond until it holds, failing after a deadline.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(90 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("still waiting for %s", what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+type hookAttempt struct {
+	Number     int    `json:"number"`
+	StatusCode *int   `json:"status_code"`
+	Success    bool   `json:"success"`
+	Error      string `json:"error"`
+	LatencyMs  int64  `json:"latency_ms"`
+}
+
+type hookDelivery struct {
+	ID         string        `json:"id"`
+	WebhookID  string        `json:"webhook_id"`
+	EventID    string        `json:"event_id"`
+	EventType  string        `json:"event_type"`
+	Reason     string        `json:"reason"`
+	Generation int           `json:"generation"`
+	Status     string        `json:"status"`
+	Attempts   []hookAttempt `json:"attempts"`
+}
+
+// deliveries lists a subscription's deliveries of one event.
+func (p *webhookPlatform) deliveries(webhookID, eventID string) []hookDelivery {
+	p.t.Helper()
+	var out struct {
+		Deliveries []hookDelivery `json:"deliveries"`
+	}
+	if status := p.do("GET", "/v1/webhooks/"+webhookID+"/deliveries?sort=created_at:asc&event_id="+eventID, p.liveKey, nil, &out); status != http.StatusOK {
+		p.t.Fatalf("deliveries: %d", status)
+	}
+	return out.Deliveries
+}
+
+// subscribe creates a subscription through path and returns its id.
+func (p *webhookPlatform) subscribe(path, key string, body map[string]any) string {
+	p.t.Helper()
+	var out struct {
+		Webhook struct{ ID string } `json:"webhook"`
+	}
+	if status := p.do("POST", path, key, body, &out); status != http.StatusCreated {
+		p.t.Fatalf("subscribe through %s: %d", path, status)
+	}
+	return out.Webhook.ID
+}
+
+// provision orders an internet service and waits for the operation to complete.
+func (p *webhookPlatform) provision() string {
+	p.t.Helper()
+	body := map[string]any{
+		"account_id": p.demo.Account.ID, "service_type": "fiber_dedicated", "bandwidth": "1gbps", "sla": "premium",
+		"location": map[string]any{"address": "100 Congress Ave", "city": "Austin", "state": "TX", "zip": "78701"},
+	}
+	var acc accepted
+	if status := p.do("POST", "/v1/services/connectivity/internet", p.liveKey, body, &acc); status != http.StatusAccepted {
+		p.t.Fatalf("provision: %d", status)
+	}
+	if op := p.poll(acc.StatusURL, p.liveKey, func(op *operation) bool { return terminal(op.Status) }); op.Status != "completed" {
+		p.t.Fatalf("provisioning ended %s", op.Status)
+	}
+	return acc.ServiceID
+}
+
+// provisionedEvent returns the service.provisioned event of a service.
+func (p *webhookPlatform) provisionedEvent(serviceID string) (id string, dispatched bool) {
+	p.t.Helper()
+	var out struct {
+		Events []struct {
+			ID           string  `json:"id"`
+			DispatchedAt *string `json:"dispatched_at"`
+		} `json:"events"`
+	}
+	if status := p.do("GET", "/v1/events?type=service.provisioned&resource_id="+serviceID, p.liveKey, nil, &out); status != http.StatusOK || len(out.Events) != 1 {
+		p.t.Fatalf("events: %d %+v", status, out)
+	}
+	return out.Events[0].ID, out.Events[0].DispatchedAt != nil
+}
+
+const (
+	hookSecret1 = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+	hookSecret2 = "whsec_c2FuZGJveC1zZWNyZXQtZm9yLXRoZS13ZWJob29rLXRlc3RzIQ=="
+)
+
+func TestWebhooksEndToEnd(t *testing.T) {
+	p := startWebhookPlatform(t, true)
+	always := func(string, int) int { return http.StatusOK }
+	good := newHookReceiver(t, always, hookSecret1)
+	// The flaky receiver fails service.provisioned twice: a 503, then no
+	// answer within the attempt timeout; the third attempt succeeds.
+	flaky := newHookReceiver(t, func(event string, n int) int {
+		if event != "service.provisioned" {
+			return http.StatusNoContent
+		}
+		switch n {
+		case 1:
+			return http.StatusServiceUnavailable
+		case 2:
+			return 0
+		}
+		return http.StatusOK
+	}, hookSecret2)
+	stranger := newHookReceiver(t, always)
+
+	sub1 := p.subscribe("/api/v1/services/webhooks", p.liveKey, map[string]any{"url": good.srv.URL + "/hooks", "events": []string{"service.provisioned"}, "secret": hookSecret1})
+	sub2 := p.subscribe("/v1/webhooks", p.liveKey, map[string]any{"url": flaky.srv.URL, "events": []string{"service.*"}, "secret": hookSecret2, "active": true})
+	p.subscribe("/v1/webhooks", p.otherKey, map[string]any{"url": stranger.srv.URL, "events": []string{"*"}})
+
+	serviceID := p.provision()
+	evID, _ := p.provisionedEvent(serviceID)
+
+	t.Run("service.provisioned arrives once, signed", func(t *testing.T) {
+		waitFor(t, "the delivery to succeed", func() bool {
+			ds := p.deliveries(sub1, evID)
+			return len(ds) == 1 && ds[0].Status == "succeeded"
+		})
+		got := good.received("service.provisioned")
+		good.checkValid(t)
+		if len(got) != 1 || got[0].ID != evID || got[0].Payload["id"] != evID {
+			t.Fatalf("received %+v", got)
+		}
+		data := got[0].Payload["data"].(map[string]any)
+		if data["service"].(map[string]any)["id"] != serviceID || data["service"].(map[string]any)["status"] != "operational" {
+			t.Fatalf("payload %v", got[0].Payload)
+		}
+		ds := p.deliveries(sub1, evID)
+		if len(ds[0].Attempts) != 1 || *ds[0].Attempts[0].StatusCode != 200 || ds[0].Generation != 1 || ds[0].Reason != "event" {
+			t.Fatalf("delivery %+v", ds[0])
+		}
+	})
+
+	t.Run("a failing receiver gets it on a later retry", func(t *testing.T) {
+		var d hookDelivery
+		waitFor(t, "the retried delivery to succeed", func() bool {
+			ds := p.deliveries(sub2, evID)
+			if len(ds) == 1 {
+				d = ds[0]
+			}
+			return d.Status == "succeeded"
+		})
+		flaky.checkValid(t)
+		if len(d.Attempts) != 3 {
+			t.Fatalf("attempts %+v", d.Attempts)
+		}
+		a1, a2, a3 := d.Attempts[0], d.Attempts[1], d.Attempts[2]
+		if a1.Success || a1.StatusCode == nil || *a1.StatusCode != 503 || a1.Error != "non-2xx response: HTTP 503" {
+			t.Fatalf("attempt 1: %+v", a1)
+		}
+		if a2.Success || a2.StatusCode != nil || !strings.Contains(a2.Error, "timeout") {
+			t.Fatalf("attempt 2: %+v", a2)
+		}
+		if !a3.Success || *a3.StatusCode != 200 || a3.Number != 3 {
+			t.Fatalf("attempt 3: %+v", a3)
+		}
+		if got := flaky.received("service.provisioned"); len(got) != 1 || got[0].ID != evID {
+			t.Fatalf("the flaky receiver accepted %+v", got)
+		}
+	})
+
+	t.Run("redeliver sends it again with a new attempt log", func(t *testing.T) {
+		var re struct {
+			Deliveries []hookDelivery `json:"deliveries"`
+		}
+		if status := p.do("POST", "/v1/events/"+evID+"/redeliver", p.liveKey, map[string]any{"subscription_id": sub1}, &re); status != http.StatusAccepted ||
+			len(re.Deliveries) != 1 || re.Deliveries[0].Generation != 2 {
+			t.Fatalf("redeliver: %d %+v", status, re)
+		}
+		waitFor(t, "the redelivery", func() bool { return len(good.received("service.provisioned")) == 2 })
+		good.checkValid(t)
+		if got := good.received("service.provisioned"); got[1].ID != evID {
+			t.Fatalf("a redelivery keeps the webhook-id: %+v", got[1])
+		}
+		waitFor(t, "the redelivery to be recorded", func() bool {
+			ds := p.deliveries(sub1, evID)
+			return len(ds) == 2 && ds[1].Status == "succeeded"
+		})
+		ds := p.deliveries(sub1, evID)
+		if ds[1].ID != re.Deliveries[0].ID || ds[1].Reason != "redelivery" || len(ds[1].Attempts) != 1 || ds[0].ID == ds[1].ID {
+			t.Fatalf("deliveries %+v", ds)
+		}
+	})
+
+	t.Run("test ping, and both secrets during a rotation", func(t *testing.T) {
+		if status := p.do("POST", "/v1/webhooks/"+sub1+"/test", p.liveKey, nil, nil); status != http.StatusAccepted {
+			t.Fatalf("test: %d", status)
+		}
+		waitFor(t, "the ping", func() bool { return len(good.received("webhook.test")) == 1 })
+		var rotated struct {
+			Webhook struct{ Secret string } `json:"webhook"`
+		}
+		if status := p.do("POST", "/v1/webhooks/"+sub1+"/rotate-secret", p.liveKey, nil, &rotated); status != http.StatusOK {
+			t.Fatalf("rotate: %d", status)
+		}
+		good.setSecrets(hookSecret1, rotated.Webhook.Secret) // every request must verify with each
+		if status := p.do("POST", "/v1/webhooks/"+sub1+"/test", p.liveKey, nil, nil); status != http.StatusAccepted {
+			t.Fatalf("test: %d", status)
+		}
+		waitFor(t, "the second ping", func() bool { return len(good.received("webhook.test")) == 2 })
+		good.checkValid(t)
+		pings := good.received("webhook.test")
+		if pings[0].Sigs != 1 || pings[1].Sigs != 2 || pings[1].Payload["data"].(map[string]any)["webhook_id"] != sub1 {
+			t.Fatalf("pings %+v", pings)
+		}
+	})
+
+	t.Run("the event log", func(t *testing.T) {
+		var got struct {
+			Event struct {
+				ID           string  `json:"id"`
+				Type         string  `json:"type"`
+				DispatchedAt *string `json:"dispatched_at"`
+			} `json:"event"`
+			Deliveries []hookDelivery `json:"deliveries"`
+		}
+		if status := p.do("GET", "/v1/events/"+evID, p.liveKey, nil, &got); status != http.StatusOK || got.Event.Type != "service.provisioned" || got.Event.DispatchedAt == nil {
+			t.Fatalf("%d %+v", status, got)
+		}
+		if len(got.Deliveries) != 3 {
+			t.Fatalf("two subscriptions and one redelivery: %+v", got.Deliveries)
+		}
+		if status := p.do("GET", "/v1/events/"+evID, p.otherKey, nil, nil); status != http.StatusNotFound {
+			t.Fatalf("another tenant reads the event: %d", status)
+		}
+	})
+
+	t.Run("another tenant's subscription received nothing", func(t *testing.T) {
+		// Every delivery of this tenant's events has ended by now.
+		if n := stranger.total(); n != 0 {
+			t.Fatalf("the other tenant's receiver got %d requests", n)
+		}
+	})
+}
+
+// crashingTemporal stands for a dispatcher process that dies around the
+// start of a workflow: before it (the start never happens) or after it
+// (the start happens, but the dispatcher never learns it).
+type crashingTemporal struct {
+	client.Client
+	afterStart bool
+}
+
+var errCrashed = errors.New("the dispatcher process died")
+
+func (c crashingTemporal) ExecuteWorkflow(ctx context.Context, opts client.StartWorkflowOptions, wf any, args ...any) (client.WorkflowRun, error) {
+	if c.afterStart {
+		if _, err := c.Client.ExecuteWorkflow(ctx, opts, wf, args...); err != nil {
+			return nil, err
+		}
+	}
+	return nil, errCrashed
+}
+
+func TestDispatchSurvivesACrashBetweenCommitAndDelivery(t *testing.T) {
+	p := startWebhookPlatform(t, false)
+	ctx := context.Background()
+	rcv := newHookReceiver(t, func(string, int) int { return http.StatusOK }, hookSecret1)
+	sub := p.subscribe("/api/v1/services/webhooks", p.liveKey, map[string]any{"url": rcv.srv.URL, "events": []string{"service.provisioned"}, "secret": hookSecret1})
+
+	// The state change commits with its event; no dispatcher is running.
+	serviceID := p.provision()
+	evID, dispatched := p.provisionedEvent(serviceID)
+	if dispatched || rcv.total() != 0 || len(p.deliveries(sub, evID)) != 0 {
+		t.Fatal("nothing may be dispatched without a dispatcher")
+	}
+	opts := events.Options{TaskQueue: p.queue, RetryDelays: testRetryDelays, StartGrace: time.Hour}
+
+	// Crash 1: the delivery row is written, the process dies before starting the workflow.
+	if _, err := events.NewDispatcher(p.store, crashingTemporal{Client: p.temporal}, opts).DispatchOnce(ctx); err == nil {
+		t.Fatal("the crashed round reported success")
+	}
+	ds := p.deliveries(sub, evID)
+	if len(ds) != 1 || ds[0].Status != "pending" {
+		t.Fatalf("deliveries after crash 1: %+v", ds)
+	}
+	var nf *serviceerror.NotFound
+	if _, err := p.temporal.DescribeWorkflowExecution(ctx, ds[0].ID, ""); !errors.As(err, &nf) {
+		t.Fatalf("no workflow may exist yet: %v", err)
+	}
+
+	// Crash 2: the workflow starts, the process dies before marking the event dispatched.
+	if _, err := events.NewDispatcher(p.store, crashingTemporal{Client: p.temporal, afterStart: true}, opts).DispatchOnce(ctx); err == nil {
+		t.Fatal("the crashed round reported success")
+	}
+	if _, dispatched := p.provisionedEvent(serviceID); dispatched {
+		t.Fatal("the event was marked dispatched by a crashed round")
+	}
+
+	// Restart: a fresh dispatcher finds the event, the same delivery row and the running workflow.
+	restarted := events.NewDispatcher(p.store, p.temporal, opts)
+	st, err := restarted.DispatchOnce(ctx)
+	if err != nil || st.Events != 1 || st.Deliveries != 1 || st.Started != 1 {
+		t.Fatalf("restart: %+v %v", st, err)
+	}
+	waitFor(t, "the delivery", func() bool {
+		ds := p.deliveries(sub, evID)
+		return len(ds) == 1 && ds[0].Status == "succeeded"
+	})
+	// The workflow has ended, so no further attempt can come.
+	if err := p.temporal.GetWorkflow(ctx, ds[0].ID, "").Get(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := restarted.DispatchOnce(ctx); err != nil || st != (events.Stats{}) {
+		t.Fatalf("a second restart has nothing to do: %+v %v", st, err)
+	}
+	rcv.checkValid(t)
+	got := rcv.received("service.provisioned")
+	if len(got) != 1 || got[0].ID != evID || rcv.total() != 1 {
+		t.Fatalf("received %d deliveries (%+v), want exactly one", rcv.total(), got)
+	}
+	ds = p.deliveries(sub, evID)
+	if len(ds) != 1 || len(ds[0].Attempts) != 1 {
+		t.Fatalf("deliveries %+v", ds)
+	}
+	if _, dispatched := p.provisionedEvent(serviceID); !dispatched {
+		t.Fatal("the event was not marked dispatched")
+	}
+}
