@@ -38,10 +38,25 @@ func NewProvisioning(store *models.Store, net simulator.Southbound, log *slog.Lo
 func order(in workflows.ProvisioningInput) simulator.Order {
 	return simulator.Order{
 		OperationID: in.RequestID, ServiceID: in.ServiceID, OrganizationID: in.OrganizationID, Environment: in.Environment,
-		LocationID: in.Order.LocationID, ServiceType: in.Order.ServiceType, TemplateID: in.Order.TemplateID,
-		BandwidthMbps: in.Order.BandwidthMbps, SLA: in.Order.SLA,
+		Kind: in.Order.Profile().Kind, Name: in.Order.Name, LocationID: in.Order.LocationID, ServiceType: in.Order.ServiceType,
+		TemplateID: in.Order.TemplateID, BandwidthMbps: in.Order.BandwidthMbps, SLA: in.Order.SLA, Quantity: in.Order.Quantity,
 	}
 }
+
+// at returns o for one allocation of the plan: its slot, place, pool and amount.
+func at(o simulator.Order, r models.ResourceRequest) simulator.Order {
+	o.Slot, o.LocationID = r.Slot, r.LocationID
+	if r.Pool != "" {
+		o.ServiceType = r.Pool
+	}
+	if r.Amount > 0 {
+		o.BandwidthMbps = r.Amount
+	}
+	return o
+}
+
+// isCompute reports whether a capacity pool is a compute pool of a region.
+func isCompute(pool string) bool { return pool == models.PoolVCPU || pool == models.PoolGPU }
 
 // retryableCodes are failures that may pass if the activity is tried again.
 func retryable(code models.Code) bool {
@@ -56,6 +71,11 @@ func retryable(code models.Code) bool {
 // is the error code and whose message is client-safe (internal causes are
 // logged here, never carried); business failures are not retried.
 func (a *Provisioning) temporalError(ctx context.Context, in workflows.ProvisioningInput, step string, err error) error {
+	return appError(ctx, a.log, in.RequestID, step, err)
+}
+
+// appError converts err for Temporal (see Provisioning.temporalError).
+func appError(ctx context.Context, log *slog.Logger, requestID, step string, err error) error {
 	if err == nil {
 		return nil
 	}
@@ -72,10 +92,10 @@ func (a *Provisioning) temporalError(ctx context.Context, in workflows.Provision
 		details = append(details, e.Details)
 	}
 	if retryable(e.Code) {
-		a.log.WarnContext(ctx, "provisioning activity failed; it will be retried", "request_id", in.RequestID, "step", step, "error", err)
+		log.WarnContext(ctx, "activity failed; it will be retried", "request_id", requestID, "step", step, "error", err)
 		return temporal.NewApplicationErrorWithOptions(e.Message, string(e.Code), temporal.ApplicationErrorOptions{Details: details})
 	}
-	a.log.InfoContext(ctx, "provisioning activity failed", "request_id", in.RequestID, "step", step, "code", e.Code, "message", e.Message)
+	log.InfoContext(ctx, "activity failed", "request_id", requestID, "step", step, "code", e.Code, "message", e.Message)
 	return temporal.NewNonRetryableApplicationError(e.Message, string(e.Code), nil, details...)
 }
 
@@ -121,7 +141,7 @@ func (a *Provisioning) Validate(ctx context.Context, in workflows.ProvisioningIn
 		if _, err := a.store.EnsureService(ctx, scope, in.ServiceID, in.RequestID, &o); err != nil {
 			return err
 		}
-		if err := a.store.ValidateOrder(ctx, scope, &o); err != nil {
+		if err := a.store.ValidateOrderFor(ctx, scope, in.ServiceID, &o); err != nil {
 			return err
 		}
 		if err := a.net.CheckFeasibility(ctx, order(in)); err != nil {
@@ -132,34 +152,118 @@ func (a *Provisioning) Validate(ctx context.Context, in workflows.ProvisioningIn
 	})
 }
 
-// ReserveCapacity holds the order's bandwidth at its location (once per
-// operation). Errors: INSUFFICIENT_BANDWIDTH, SERVICE_UNAVAILABLE_AT_LOCATION,
-// PROVISIONING_FAILED.
+// ReserveCapacity makes the order's reserve_capacity allocations (once per
+// operation and slot): bandwidth at every site, compute units in every
+// region, phone numbers (recorded on the service). Errors:
+// INSUFFICIENT_BANDWIDTH, SERVICE_UNAVAILABLE_AT_LOCATION, PROVISIONING_FAILED.
 func (a *Provisioning) ReserveCapacity(ctx context.Context, in workflows.ProvisioningInput) error {
-	return a.step(ctx, in, models.StepReserveCapacity, func(models.Scope) error {
-		_, err := a.net.ReserveCapacity(ctx, order(in))
-		return err
+	return a.step(ctx, in, models.StepReserveCapacity, func(scope models.Scope) error {
+		o := order(in)
+		var numbers []any
+		plan := in.Order.Plan()
+		for i := 0; i < len(plan); i++ {
+			r := plan[i]
+			if r.Step != models.StepReserveCapacity {
+				continue
+			}
+			switch r.Kind {
+			case models.AllocCapacity:
+				if isCompute(r.Pool) {
+					if err := a.net.ReserveCompute(ctx, at(o, r)); err != nil {
+						return err
+					}
+					continue
+				}
+				if _, err := a.net.ReserveCapacity(ctx, at(o, r)); err != nil {
+					return err
+				}
+			case models.AllocPhoneNumber:
+				// one call per run of numbers of the same type and area code
+				slots := []int{r.Slot}
+				for i+1 < len(plan) && plan[i+1].Kind == models.AllocPhoneNumber && plan[i+1].NumberType == r.NumberType && plan[i+1].AreaCode == r.AreaCode {
+					i++
+					slots = append(slots, plan[i].Slot)
+				}
+				got, err := a.net.AssignNumbers(ctx, o, r.NumberType, r.AreaCode, slots)
+				if err != nil {
+					return err
+				}
+				for _, n := range got {
+					numbers = append(numbers, map[string]any{"number": n, "type": r.NumberType})
+				}
+			}
+		}
+		if numbers != nil {
+			return a.store.SetServiceResources(ctx, scope, in.ServiceID, map[string]any{"phone_numbers": numbers})
+		}
+		return nil
 	})
 }
 
-// Configure allocates an IP block and a VLAN (once per operation), configures
-// the access device and records the assignment on the service.
-// Errors: DEPENDENCY_UNAVAILABLE (pool exhausted), PROVISIONING_FAILED.
+// Configure makes the order's configure allocations (once per operation
+// and slot): a public IP block, a VLAN id at every site (or per device);
+// configures the network; deploys what the service runs on (virtual
+// machines, environments, endpoints, tenants); and records all of it on
+// the service. Errors: DEPENDENCY_UNAVAILABLE (pool exhausted), PROVISIONING_FAILED.
 func (a *Provisioning) Configure(ctx context.Context, in workflows.ProvisioningInput) error {
 	return a.step(ctx, in, models.StepConfigure, func(scope models.Scope) error {
 		o := order(in)
-		ip, err := a.net.AllocateIP(ctx, o)
-		if err != nil {
+		var ip simulator.IPAssignment
+		var vlans []int
+		var vlanSites []string
+		for _, r := range in.Order.Plan() {
+			switch {
+			case r.Step != models.StepConfigure:
+			case r.Kind == models.AllocIPBlock:
+				got, err := a.net.AllocateIP(ctx, at(o, r))
+				if err != nil {
+					return err
+				}
+				ip = got
+			case r.Kind == models.AllocVLAN:
+				v, err := a.net.AllocateVLAN(ctx, at(o, r))
+				if err != nil {
+					return err
+				}
+				vlans, vlanSites = append(vlans, v), append(vlanSites, r.LocationID)
+			}
+		}
+		cfg := simulator.DeviceConfig{IP: ip, BandwidthMbps: o.BandwidthMbps}
+		if len(vlans) > 0 {
+			cfg.VLANID = vlans[0]
+		}
+		if err := a.net.Configure(ctx, o, cfg); err != nil {
 			return err
 		}
-		vlan, err := a.net.AllocateVLAN(ctx, o)
-		if err != nil {
-			return err
+		resources := map[string]any{}
+		if len(in.Order.Deployment) > 0 || o.Kind == models.KindPhoneSystem || o.Kind == models.KindContactCenter || o.Kind == models.KindManagedSecurity {
+			built, err := a.net.Deploy(ctx, o, in.Order.Deployment)
+			if err != nil {
+				return err
+			}
+			for k, v := range built {
+				resources[k] = v
+			}
 		}
-		if err := a.net.Configure(ctx, o, simulator.DeviceConfig{IP: ip, VLANID: vlan, BandwidthMbps: o.BandwidthMbps}); err != nil {
-			return err
+		if len(in.Order.Sites) > 0 {
+			sites := make([]any, len(in.Order.Sites))
+			for i, st := range in.Order.Sites {
+				site := map[string]any{"location_id": st.LocationID, "role": st.Role, "address": st.Address}
+				if i < len(vlans) && vlanSites[i] == st.LocationID {
+					site["vlan_id"] = vlans[i]
+				}
+				sites[i] = site
+			}
+			resources["sites"] = sites
+		} else if len(vlans) > 1 {
+			resources["vlan_ids"] = vlans
 		}
-		return a.store.SetServiceNetwork(ctx, scope, in.ServiceID, models.NetworkAssignment{IPBlock: ip.CIDR, Gateway: ip.Gateway, VLANID: vlan})
+		if len(resources) > 0 {
+			if err := a.store.SetServiceResources(ctx, scope, in.ServiceID, resources); err != nil {
+				return err
+			}
+		}
+		return a.store.SetServiceNetwork(ctx, scope, in.ServiceID, models.NetworkAssignment{IPBlock: ip.CIDR, Gateway: ip.Gateway, VLANID: cfg.VLANID})
 	})
 }
 
@@ -199,9 +303,10 @@ func (a *Provisioning) RecordService(ctx context.Context, in workflows.Provision
 	return &workflows.ProvisioningResult{ServiceID: svc.ID, Status: string(svc.Status)}, nil
 }
 
-// ReleaseCapacity compensates ReserveCapacity (idempotent).
+// ReleaseCapacity compensates ReserveCapacity: returns the capacity, compute
+// units and phone numbers (idempotent).
 func (a *Provisioning) ReleaseCapacity(ctx context.Context, in workflows.ProvisioningInput) error {
-	return a.temporalError(ctx, in, "release_capacity", a.net.Release(ctx, order(in), models.AllocCapacity))
+	return a.temporalError(ctx, in, "release_capacity", a.net.Release(ctx, order(in), models.AllocCapacity, models.AllocPhoneNumber))
 }
 
 // ReleaseNetwork compensates Configure: removes the device configuration,
@@ -234,11 +339,17 @@ func (a *Provisioning) Finish(ctx context.Context, in workflows.FinishInput) err
 	if len(in.CompensationErrors) > 0 {
 		result["compensation_errors"] = in.CompensationErrors
 	}
+	// The service first, so that whoever sees the operation ended sees the service failed.
+	if err := a.store.FailService(ctx, scope, in.Input.ServiceID); err != nil {
+		return a.temporalError(ctx, in.Input, "finish", err)
+	}
+	if in.Status == models.OpFailed && in.Error != nil {
+		if err := a.store.NotifyProvisioningFailed(ctx, scope, in.Input.ServiceID, in.Input.RequestID, in.Error.Message); err != nil {
+			return a.temporalError(ctx, in.Input, "finish", err)
+		}
+	}
 	_, err := a.store.FinishOperation(ctx, scope, in.Input.RequestID, models.FinishInput{
 		Status: in.Status, FailedStep: in.FailedStep, Error: in.Error, Compensated: in.Compensated, Result: result,
 	})
-	if err != nil {
-		return a.temporalError(ctx, in.Input, "finish", err)
-	}
-	return a.temporalError(ctx, in.Input, "finish", a.store.FailService(ctx, scope, in.Input.ServiceID))
+	return a.temporalError(ctx, in.Input, "finish", err)
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/telcoplatform/platform/auth"
 	"github.com/telcoplatform/platform/models"
 )
 
@@ -137,12 +138,24 @@ func credential(c *fiber.Ctx) (string, bool) {
 // after rate limiting (see afterAuthentication), so failed attempts are
 // throttled per client IP and carry the rate-limit headers too.
 func (s *Server) authenticate(c *fiber.Ctx) error {
+	c.SetUserContext(withClientInfo(c.UserContext(), c.IP(), c.Get(fiber.HeaderUserAgent)))
+	if strings.HasPrefix(c.Path(), "/oauth/") || strings.HasPrefix(c.Path(), "/saml/") {
+		return c.Next() // OAuth and SAML endpoints authenticate clients and IdPs themselves
+	}
 	secret, present := credential(c)
 	if !present {
+		if err := s.resolveCertificate(c); err != nil { // mutual-TLS listener only
+			c.Locals(authErrorKey{}, err)
+		}
 		return c.Next()
 	}
 	if err := s.resolveCredential(c, secret); err != nil {
 		c.Locals(authErrorKey{}, err)
+		method := "api_key"
+		if !strings.HasPrefix(secret, "sk_") {
+			method = "access_token"
+		}
+		s.audit(c.UserContext(), models.AuditEvent{EventType: models.AuditCredentialFails, Outcome: "failure", AuthenticationMethod: method, Reason: string(models.ErrorCode(err))})
 	}
 	return c.Next()
 }
@@ -154,7 +167,7 @@ func (s *Server) resolveCredential(c *fiber.Ctx, secret string) error {
 		return models.Errorf(models.CodeUnauthenticated, "the Authorization header must be `Bearer <credential>`")
 	}
 	if !strings.HasPrefix(secret, "sk_") {
-		return models.Errorf(models.CodeInvalidToken, "the bearer token is not a valid API key or access token")
+		return s.resolveAccessToken(c, secret)
 	}
 	ctx := c.UserContext()
 	auth, err := s.store.AuthenticateAPIKey(ctx, secret, clientIP(c))
@@ -166,6 +179,27 @@ func (s *Server) resolveCredential(c *fiber.Ctx, secret string) error {
 	}
 	s.keyUsage.Record(auth.Key.ID, s.now())
 	c.SetUserContext(models.WithPrincipal(ctx, auth.Principal))
+	return nil
+}
+
+// resolveAccessToken authenticates an RS256 access token (JWT): signature by
+// kid, issuer, audience and expiry, the jti deny-list on every request, and
+// the principal's rate limits from its organization's plan.
+// Errors: INVALID_TOKEN, TOKEN_EXPIRED.
+func (s *Server) resolveAccessToken(c *fiber.Ctx, raw string) error {
+	if !auth.LooksLikeJWT(raw) {
+		return models.Errorf(models.CodeInvalidToken, "the bearer token is not a valid API key or access token")
+	}
+	ctx := c.UserContext()
+	claims, err := s.tokens.Verify(ctx, raw)
+	if err != nil {
+		return err
+	}
+	p, err := s.tokens.Principal(ctx, claims)
+	if err != nil {
+		return err
+	}
+	c.SetUserContext(models.WithPrincipal(ctx, p))
 	return nil
 }
 

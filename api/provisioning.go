@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
@@ -17,18 +19,6 @@ import (
 
 // workflowStartTimeout bounds the call that starts a workflow.
 const workflowStartTimeout = 10 * time.Second
-
-// InternetServiceBody is the internet service create body (spec 2.1). Its
-// required fields are marked required:"false" for huma so that the domain
-// validation (models) reports every missing or invalid field by name.
-type InternetServiceBody struct {
-	AccountID    string       `json:"account_id" required:"false" maxLength:"64" example:"acct_3fK9aZ" doc:"Required: a billing account of the caller's organization"`
-	ServiceType  string       `json:"service_type" required:"false" maxLength:"40" example:"fiber_dedicated" doc:"Required: fiber_dedicated or fiber_business"`
-	Bandwidth    string       `json:"bandwidth" required:"false" maxLength:"20" example:"1gbps" doc:"Required: <n>mbps or <n>gbps, lowercase, one of the catalog's options"`
-	Location     LocationBody `json:"location" required:"false" doc:"Required"`
-	SLA          string       `json:"sla" required:"false" maxLength:"20" example:"premium" doc:"Required: standard, premium or enterprise (as the catalog offers)"`
-	BillingCycle string       `json:"billing_cycle,omitempty" maxLength:"20" example:"monthly" doc:"monthly (the default)"`
-}
 
 // ProvisionCustomizations override a template's defaults (spec 2.2).
 type ProvisionCustomizations struct {
@@ -50,15 +40,22 @@ type ProvisionContacts struct {
 }
 
 // ProvisionBody is the provisioning request (spec 2.2), plus the account and
-// the location, which the specification leaves out.
+// the location, which the specification leaves out, and two more sources
+// of an order besides a template: a quote (quote_id) or a kind with its
+// create body (type and configuration).
 type ProvisionBody struct {
-	ServiceTemplate    string                   `json:"service_template" required:"false" maxLength:"60" example:"internet-dedicated-1g" doc:"Required: a template of GET /v1/services/provision/templates"`
+	ServiceTemplate    string                   `json:"service_template" required:"false" maxLength:"60" example:"internet-dedicated-1g" doc:"A template of GET /v1/services/provision/templates; exactly one of service_template, quote_id and type is required"`
 	Customizations     *ProvisionCustomizations `json:"customizations,omitempty"`
 	DeploymentSchedule *DeploymentSchedule      `json:"deployment_schedule,omitempty"`
 	Contacts           *ProvisionContacts       `json:"contacts,omitempty"`
 	AccountID          string                   `json:"account_id,omitempty" maxLength:"64" doc:"Billing account; default: the organization's oldest"`
 	Location           *LocationBody            `json:"location,omitempty" doc:"Where to deploy (or location_id)"`
 	LocationID         string                   `json:"location_id,omitempty" maxLength:"60" example:"loc_austin_congress" doc:"Where to deploy, from the availability answer (or location)"`
+	QuoteID            string                   `json:"quote_id,omitempty" maxLength:"40" example:"quo_3fK9aZ" doc:"Instead of a template: provision a service of this quote, at its prices"`
+	QuoteItem          *int                     `json:"quote_item,omitempty" minimum:"0" maximum:"49" doc:"With quote_id: which of the quote's services (0-based; required when it has several)"`
+	Type               string                   `json:"type,omitempty" maxLength:"40" example:"phone_system" doc:"Instead of a template: a kind of service (internet, network, phone_system, contact_center, cloud_infrastructure, cloud_platform, managed_security, security_infrastructure, ai_platform), with its create body in configuration"`
+	Configuration      map[string]any           `json:"configuration,omitempty" doc:"With type: the create body of that kind (docs/services.md)"`
+	Name               string                   `json:"name,omitempty" maxLength:"200" doc:"With quote_id or type: the service's name"`
 }
 
 func (b *ProvisionBody) input() models.TemplateInput {
@@ -90,7 +87,7 @@ type OperationAcceptedOutput struct {
 		Type      string `json:"type" example:"provisioning"`
 		Status    string `json:"status" example:"pending"`
 		StatusURL string `json:"status_url" example:"http://localhost:8080/v1/operations/prov_3fK9aZ"`
-		ServiceID string `json:"service_id,omitempty" example:"svc_3fK9aZ" doc:"The service being provisioned"`
+		ServiceID string `json:"service_id,omitempty" example:"svc_3fK9aZ" doc:"The service the operation acts on (provisioned, changed, scaled or decommissioned)"`
 		CreatedAt string `json:"created_at"`
 	}
 }
@@ -127,73 +124,211 @@ func (s *Server) taskQueue() string {
 	return workflows.TaskQueue
 }
 
-// startProvisioning creates the operation row (pending) and starts the
-// provisioning workflow under the operation's id. If the workflow cannot be
-// started the row is removed and the answer is DEPENDENCY_UNAVAILABLE.
-func (s *Server) startProvisioning(ctx context.Context, o *models.ProvisioningOrder, scope models.Scope) (*OperationAcceptedOutput, error) {
+// operationStart is an operation to store and the workflow that runs it.
+type operationStart struct {
+	scope     models.Scope
+	op        *models.Operation
+	workflow  string
+	input     any
+	serviceID string
+	store     func(ctx context.Context) error // stores op (with whatever else must be stored with it)
+	abandon   func(ctx context.Context) error // undoes store when the workflow cannot be started
+}
+
+// startOperation stores an operation (pending) and starts its workflow
+// under the operation's id, with the search attributes OrganizationId,
+// Environment, OperationType and ResourceId. If the workflow cannot be
+// started what was stored is undone and the answer is DEPENDENCY_UNAVAILABLE.
+func (s *Server) startOperation(ctx context.Context, st operationStart) (*OperationAcceptedOutput, error) {
 	if s.temporal == nil {
-		return nil, models.Errorf(models.CodeDependencyUnavailable, "provisioning is unavailable: no workflow engine is configured")
+		return nil, models.Errorf(models.CodeDependencyUnavailable, "%s is unavailable: no workflow engine is configured", st.op.Type)
 	}
-	p := principal(ctx)
-	opID, svcID := models.NewID(models.PrefixProvisioning), models.NewID(models.PrefixService)
-	scheduled := o.PreferredDate != nil && o.PreferredDate.After(s.now())
-	var input map[string]any
-	if raw, err := json.Marshal(o); err == nil {
-		_ = json.Unmarshal(raw, &input)
-	}
-	op := models.NewOperation(opID, models.OpTypeProvisioning, svcID, p.ID, models.ProvisioningSteps(scheduled), input)
-	if err := s.store.CreateOperation(ctx, scope, op); err != nil {
+	if err := st.store(ctx); err != nil {
 		return nil, err
 	}
 	opts := client.StartWorkflowOptions{
-		ID:                                       opID,
+		ID:                                       st.op.ID,
 		TaskQueue:                                s.taskQueue(),
 		WorkflowIDReusePolicy:                    enums.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 		WorkflowExecutionErrorWhenAlreadyStarted: true,
 		TypedSearchAttributes: temporal.NewSearchAttributes(
-			workflows.OrganizationIDKey.ValueSet(scope.OrganizationID),
-			workflows.EnvironmentKey.ValueSet(string(scope.Environment)),
-			workflows.OperationTypeKey.ValueSet(string(models.OpTypeProvisioning)),
-			workflows.ResourceIDKey.ValueSet(svcID),
+			workflows.OrganizationIDKey.ValueSet(st.scope.OrganizationID),
+			workflows.EnvironmentKey.ValueSet(string(st.scope.Environment)),
+			workflows.OperationTypeKey.ValueSet(string(st.op.Type)),
+			workflows.ResourceIDKey.ValueSet(st.serviceID),
 		),
-	}
-	in := workflows.ProvisioningInput{
-		RequestID: opID, OrganizationID: scope.OrganizationID, Environment: scope.Environment,
-		ServiceID: svcID, Scheduled: scheduled, Order: *o,
 	}
 	startCtx, cancel := context.WithTimeout(ctx, workflowStartTimeout)
 	defer cancel()
-	if _, err := s.temporal.ExecuteWorkflow(startCtx, opts, workflows.ProvisioningWorkflow, in); err != nil {
-		if derr := s.store.DeleteOperation(context.WithoutCancel(ctx), scope, opID); derr != nil {
-			s.log.ErrorContext(ctx, "removing an operation that did not start failed", "request_id", opID, "error", derr)
+	if _, err := s.temporal.ExecuteWorkflow(startCtx, opts, st.workflow, st.input); err != nil {
+		if derr := st.abandon(context.WithoutCancel(ctx)); derr != nil {
+			s.log.ErrorContext(ctx, "removing an operation that did not start failed", "request_id", st.op.ID, "error", derr)
 		}
 		e := models.Errorf(models.CodeDependencyUnavailable, "the workflow engine is unavailable; retry later").WithDetail("retry_after", 5)
 		e.Cause = err
 		return nil, e
 	}
-	out := &OperationAcceptedOutput{Status: http.StatusAccepted, Location: s.statusURL(opID)}
-	out.Body.RequestID, out.Body.Type, out.Body.Status = opID, string(op.Type), string(op.Status)
-	out.Body.StatusURL, out.Body.ServiceID, out.Body.CreatedAt = s.statusURL(opID), svcID, models.Timestamp(op.CreatedAt)
+	out := &OperationAcceptedOutput{Status: http.StatusAccepted, Location: s.statusURL(st.op.ID)}
+	out.Body.RequestID, out.Body.Type, out.Body.Status = st.op.ID, string(st.op.Type), string(st.op.Status)
+	out.Body.StatusURL, out.Body.ServiceID, out.Body.CreatedAt = s.statusURL(st.op.ID), st.serviceID, models.Timestamp(st.op.CreatedAt)
 	return out, nil
+}
+
+// asMap returns v as a JSON object (the operation's input).
+func asMap(v any) map[string]any {
+	var m map[string]any
+	if raw, err := json.Marshal(v); err == nil {
+		_ = json.Unmarshal(raw, &m)
+	}
+	return m
+}
+
+// startProvisioning creates the operation row (pending) and starts the
+// provisioning workflow under the operation's id; an order from a quote
+// claims its quote item in the same step. If the workflow cannot be started
+// the row (and the claim) are removed and the answer is DEPENDENCY_UNAVAILABLE.
+func (s *Server) startProvisioning(ctx context.Context, o *models.ProvisioningOrder, scope models.Scope) (*OperationAcceptedOutput, error) {
+	p := principal(ctx)
+	opID, svcID := models.NewID(models.PrefixProvisioning), models.NewID(models.PrefixService)
+	scheduled := o.PreferredDate != nil && o.PreferredDate.After(s.now())
+	op := models.NewOperation(opID, models.OpTypeProvisioning, svcID, p.ID, models.ProvisioningSteps(scheduled), asMap(o))
+	in := workflows.ProvisioningInput{
+		RequestID: opID, OrganizationID: scope.OrganizationID, Environment: scope.Environment,
+		ServiceID: svcID, Scheduled: scheduled, Order: *o,
+	}
+	return s.startOperation(ctx, operationStart{scope: scope, op: op, workflow: workflows.ProvisioningWorkflow, input: in, serviceID: svcID,
+		store: func(ctx context.Context) error {
+			if o.QuoteID != "" {
+				if err := s.store.ClaimQuoteItem(ctx, scope, o.QuoteID, o.QuoteItem, svcID, opID); err != nil {
+					return err
+				}
+			}
+			if err := s.store.CreateOperation(ctx, scope, op); err != nil {
+				if o.QuoteID != "" {
+					_ = s.store.ReleaseQuoteItem(context.WithoutCancel(ctx), scope, o.QuoteID, o.QuoteItem, opID)
+				}
+				return err
+			}
+			return nil
+		},
+		abandon: func(ctx context.Context) error {
+			if o.QuoteID != "" {
+				if err := s.store.ReleaseQuoteItem(ctx, scope, o.QuoteID, o.QuoteItem, opID); err != nil {
+					return err
+				}
+			}
+			return s.store.DeleteOperation(ctx, scope, opID)
+		},
+	})
+}
+
+// startServiceChange starts the change u of svc (a modification or a
+// scaling): the operation claims the service (one change at a time).
+func (s *Server) startServiceChange(ctx context.Context, svc *models.Service, u *models.ServiceUpdate, scope models.Scope) (*OperationAcceptedOutput, error) {
+	prefix := models.PrefixModification
+	if u.Type == models.OpTypeScaling {
+		prefix = models.PrefixScaling
+	}
+	opID := models.NewID(prefix)
+	op := models.NewOperation(opID, u.Type, svc.ID, principal(ctx).ID, models.UpdateSteps(u), asMap(map[string]any{"update": u, "changes": u.Changes}))
+	in := workflows.ServiceChangeInput{RequestID: opID, OrganizationID: scope.OrganizationID, Environment: scope.Environment, ServiceID: svc.ID, Update: *u}
+	return s.startOperation(ctx, operationStart{scope: scope, op: op, workflow: workflows.ServiceChangeWorkflow, input: in, serviceID: svc.ID,
+		store:   func(ctx context.Context) error { return s.store.StartServiceOperation(ctx, scope, svc.ID, op) },
+		abandon: func(ctx context.Context) error { return s.store.AbandonServiceOperation(ctx, scope, svc.ID, opID) },
+	})
+}
+
+// startDecommission starts the decommission of svc (dec_).
+func (s *Server) startDecommission(ctx context.Context, svc *models.Service, plan *models.DecommissionPlan, scope models.Scope) (*OperationAcceptedOutput, error) {
+	opID := models.NewID(models.PrefixDecommission)
+	scheduled := plan.Scheduled(s.now())
+	op := models.NewOperation(opID, models.OpTypeDecommission, svc.ID, principal(ctx).ID, models.DecommissionSteps(plan, scheduled), asMap(plan))
+	in := workflows.DecommissionInput{RequestID: opID, OrganizationID: scope.OrganizationID, Environment: scope.Environment, ServiceID: svc.ID,
+		Scheduled: scheduled, Plan: *plan}
+	return s.startOperation(ctx, operationStart{scope: scope, op: op, workflow: workflows.DecommissionWorkflow, input: in, serviceID: svc.ID,
+		store:   func(ctx context.Context) error { return s.store.StartServiceOperation(ctx, scope, svc.ID, op) },
+		abandon: func(ctx context.Context) error { return s.store.AbandonServiceOperation(ctx, scope, svc.ID, opID) },
+	})
+}
+
+// prepareProvision validates a provisioning request from any of its
+// sources: a template, a quote, or a kind with its create body.
+func (s *Server) prepareProvision(ctx context.Context, b *ProvisionBody) (*models.ProvisioningOrder, models.Scope, error) {
+	p := principal(ctx)
+	sources := 0
+	for _, given := range []bool{b.ServiceTemplate != "", b.QuoteID != "", b.Type != ""} {
+		if given {
+			sources++
+		}
+	}
+	switch {
+	case sources > 1:
+		return nil, models.Scope{}, models.Invalid(models.FieldIssue{Field: "service_template", Issue: "give one of service_template, quote_id and type"})
+	case b.QuoteID != "":
+		var v models.Validator
+		v.Check(b.Customizations == nil, "customizations", "do not apply to a quote: its services are priced as quoted")
+		v.Check(b.Location == nil && b.LocationID == "" && b.AccountID == "", "location", "location, location_id and account_id come from the quote")
+		v.Check(b.Configuration == nil, "configuration", "goes with type, not quote_id")
+		if err := v.Err(); err != nil {
+			return nil, models.Scope{}, err
+		}
+		in := models.QuoteOrderInput{QuoteID: b.QuoteID, Item: b.QuoteItem, Name: b.Name}
+		if d := b.DeploymentSchedule; d != nil {
+			in.PreferredDate, in.Flexibility = d.PreferredDate, d.Flexibility
+		}
+		if c := b.Contacts; c != nil {
+			in.TechnicalContact, in.BillingContact = c.Technical, c.Billing
+		}
+		return s.store.PrepareQuoteOrder(ctx, p, in)
+	case b.Type != "":
+		var v models.Validator
+		v.Check(b.Customizations == nil, "customizations", "go with service_template; put the settings in configuration")
+		v.Check(b.Location == nil && b.LocationID == "", "location", "goes in configuration, as the kind's body has it")
+		v.Check(b.QuoteItem == nil, "quote_item", "goes with quote_id")
+		if err := v.Err(); err != nil {
+			return nil, models.Scope{}, err
+		}
+		spec := map[string]any{}
+		for k, val := range b.Configuration {
+			spec[k] = val
+		}
+		if _, has := spec["account_id"]; !has && b.AccountID != "" {
+			spec["account_id"] = b.AccountID
+		}
+		if _, has := spec["name"]; !has && b.Name != "" {
+			spec["name"] = b.Name
+		}
+		if _, has := spec["contacts"]; !has && b.Contacts != nil {
+			spec["contacts"] = map[string]any{"technical": b.Contacts.Technical, "billing": b.Contacts.Billing}
+		}
+		body, err := models.DecodeKindBody("configuration", b.Type, spec)
+		if err != nil {
+			if models.ErrorCode(err) == models.CodeValidation && models.AsError(err).Details["fields"].([]models.FieldIssue)[0].Field == "configuration" && !slices.Contains(models.KindNames(), b.Type) {
+				return nil, models.Scope{}, models.Invalid(models.FieldIssue{Field: "type", Issue: "must be one of " + strings.Join(models.KindNames(), ", ")})
+			}
+			return nil, models.Scope{}, err
+		}
+		o, scope, err := s.store.PrepareServiceOrder(ctx, p, body)
+		if err != nil {
+			return nil, models.Scope{}, err
+		}
+		if d := b.DeploymentSchedule; d != nil {
+			if err := s.store.ScheduleOrder(o, d.PreferredDate, d.Flexibility); err != nil {
+				return nil, models.Scope{}, err
+			}
+		}
+		return o, scope, nil
+	}
+	if b.QuoteItem != nil || b.Configuration != nil || b.Name != "" {
+		return nil, models.Scope{}, models.Invalid(models.FieldIssue{Field: "service_template", Issue: "quote_item, configuration and name go with quote_id or type"})
+	}
+	return s.store.PrepareTemplateOrder(ctx, p, b.input())
 }
 
 func (s *Server) registerProvisioning() {
 	tags := []string{"Services: provisioning"}
 	accepted := "Answers 202 with the operation to follow: GET status_url (or with `Accept: text/event-stream` for Server-Sent " +
 		"Events) until a terminal status; request_id is also the Temporal workflow id. See docs/operations.md."
-	register(s, huma.Operation{OperationID: "create-internet-service", Method: http.MethodPost, Path: "/services/connectivity/internet",
-		Summary: "Provision an internet service", Tags: tags, DefaultStatus: http.StatusAccepted,
-		Description: "Validates the body (spec 2.1) and availability at the location, then starts provisioning. " + accepted},
-		access{permission: "services:write"}, func(ctx context.Context, in *struct{ Body InternetServiceBody }) (*OperationAcceptedOutput, error) {
-			b := in.Body
-			o, scope, err := s.store.PrepareInternetOrder(ctx, principal(ctx), models.InternetInput{
-				AccountID: b.AccountID, ServiceType: b.ServiceType, Bandwidth: b.Bandwidth, Location: b.Location.input(), SLA: b.SLA, BillingCycle: b.BillingCycle,
-			})
-			if err != nil {
-				return nil, err
-			}
-			return s.startProvisioning(ctx, o, scope)
-		})
 	register(s, huma.Operation{OperationID: "list-provisioning-templates", Method: http.MethodGet, Path: "/services/provision/templates",
 		Summary: "Provisioning templates", Tags: tags,
 		Description: "The templates that POST /services/provision accepts, each tied to a catalog service. Sandbox keys also see the sandbox templates (docs/sandbox.md)."},
@@ -209,16 +344,23 @@ func (s *Server) registerProvisioning() {
 			})
 			return out, nil
 		})
+	provisionDesc := "Validates the provisioning request (spec 2.2) and starts provisioning, at deployment_schedule.preferred_date " +
+		"when it is in the future. The order comes from exactly one of: service_template (with customizations, plus account_id, " +
+		"default the organization's oldest billing account, and location or location_id); quote_id (a service of a quote, at " +
+		"its prices; quote_item picks it); or type with configuration (any kind's create body, docs/services.md). Contacts are " +
+		"notified of the outcome. " + accepted
+	provision := func(ctx context.Context, in *struct{ Body ProvisionBody }) (*OperationAcceptedOutput, error) {
+		o, scope, err := s.prepareProvision(ctx, &in.Body)
+		if err != nil {
+			return nil, err
+		}
+		return s.startProvisioning(ctx, o, scope)
+	}
 	register(s, huma.Operation{OperationID: "provision-service", Method: http.MethodPost, Path: "/services/provision",
-		Summary: "Provision a service from a template", Tags: tags, DefaultStatus: http.StatusAccepted,
-		Description: "Validates the provisioning request (spec 2.2: template, customizations, schedule, contacts) plus account_id " +
-			"(default: the organization's oldest billing account) and location (or location_id), checks availability, then starts " +
-			"provisioning, at deployment_schedule.preferred_date when it is in the future. " + accepted},
-		access{permission: "services:write"}, func(ctx context.Context, in *struct{ Body ProvisionBody }) (*OperationAcceptedOutput, error) {
-			o, scope, err := s.store.PrepareTemplateOrder(ctx, principal(ctx), in.Body.input())
-			if err != nil {
-				return nil, err
-			}
-			return s.startProvisioning(ctx, o, scope)
-		})
+		Summary: "Provision a service (template, quote or kind)", Tags: tags, DefaultStatus: http.StatusAccepted, Description: provisionDesc},
+		access{permission: "services:write"}, provision)
+	register(s, huma.Operation{OperationID: "create-service", Method: http.MethodPost, Path: "/services",
+		Summary: "Provision a service (overview path; same as POST /services/provision)", Tags: []string{"Services"}, DefaultStatus: http.StatusAccepted,
+		Description: provisionDesc},
+		access{permission: "services:write"}, provision)
 }

@@ -35,9 +35,9 @@ func provisionedFixture(t testing.TB, h *harness, tn tenant) (requestID, service
 	t.Helper()
 	ctx := context.Background()
 	p := tenantPrincipal(tn)
-	o, scope, err := h.store.PrepareInternetOrder(ctx, p, models.InternetInput{
-		AccountID: tn.account.ID, ServiceType: "fiber_dedicated", Bandwidth: "1gbps", SLA: "premium",
-		Location: models.LocationInput{Address: "100 Congress Ave", City: "Austin", State: "TX", Zip: "78701"},
+	// a template order (1gbps fiber_dedicated, premium): several of them may share a location
+	o, scope, err := h.store.PrepareTemplateOrder(ctx, p, models.TemplateInput{
+		ServiceTemplate: "internet-dedicated-1g", AccountID: tn.account.ID, LocationID: "loc_austin_congress",
 	})
 	if err != nil {
 		t.Fatal(err)

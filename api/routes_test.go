@@ -13,6 +13,11 @@ import (
 var rawRoutes = map[string]bool{
 	"GET /openapi.json": true, "GET /openapi.yaml": true, "GET /openapi-3.1.json": true,
 	"GET /docs": true, "GET /docs/*": true,
+	// OAuth 2.0 endpoints (RFC 6749/7009/7662 bodies, documented in docs/authentication.md).
+	"GET /oauth/authorize": true, "POST /oauth/authorize": true, "POST /oauth/token": true,
+	"POST /oauth/introspect": true, "POST /oauth/revoke": true,
+	"POST /oauth/device/code": true, "GET /oauth/device": true, "POST /oauth/device": true,
+	"GET /saml/metadata": true, "GET /saml/sso": true, "POST /saml/acs": true,
 }
 
 var fiberParam = regexp.MustCompile(`:([a-zA-Z_]+)`)
@@ -101,6 +106,11 @@ func TestTenantsNeverSeeEachOther(t *testing.T) {
 		"webhook_id":      webhookID,
 		"event_id":        eventID,
 	}
+	for name, id := range billingFixtures(t, h, a, serviceID) {
+		fixtures[name] = id
+	}
+	fixtures["quote_id"] = quoteFixture(t, h, a)
+	fixtures["workflow_id"] = orchestrationFixture(t, h, a)
 	global := map[string]bool{"category": true} // the catalog is the same for every tenant
 	bodies := map[string]any{
 		"PUT /v1/organizations/{organization_id}": map[string]any{},

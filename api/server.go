@@ -17,6 +17,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"go.temporal.io/sdk/client"
 
+	"github.com/telcoplatform/platform/auth"
 	"github.com/telcoplatform/platform/config"
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/ratelimit"
@@ -54,6 +55,7 @@ type Server struct {
 	limiter  *ratelimit.Limiter
 	limits   limiterStats
 	v1       *huma.Group
+	tokens   *auth.Tokens // access tokens (JWT) and their signing keys
 }
 
 // access is what an operation requires of its caller, declared once per route.
@@ -61,6 +63,11 @@ type access struct {
 	public     bool   // no credential needed
 	permission string // e.g. "services:read"; "" with admin for admin-only routes
 	admin      bool   // provider administrators only
+	// sensitive marks operations that need extra verification (spec 5.1:
+	// payments and payment-method changes): the hook where the identity
+	// area's MFA challenge is enforced for user principals (DECISIONS 7).
+	sensitive bool
+	mfa       bool // challenge users with TOTP enrolled (DECISIONS 7); see api/mfa.go
 }
 
 const accessKey = "platform.access"
@@ -78,6 +85,7 @@ func New(deps Deps) *Server {
 		s.now = func() time.Time { return time.Now().UTC() }
 	}
 	s.keyUsage = models.NewKeyUsage(s.store)
+	s.tokens = auth.NewTokens(s.store, deps.Config.PublicBaseURL, s.now)
 
 	proxies := deps.Config.TrustedProxies
 	s.App = fiber.New(fiber.Config{
@@ -117,8 +125,13 @@ func New(deps Deps) *Server {
 	s.registerHealth()
 	s.registerDocs()
 	s.registerCatalog()
+	// Fixed /services/bulk/... and /services/orchestration/... paths: before /services/{service_id}.
+	s.registerBulk()
+	s.registerOrchestration()
 	s.registerAvailability() // fixed /services/... paths before /services/{service_id}
 	s.registerProvisioning() // fixed /services/... paths before /services/{service_id}
+	s.registerQuotes()       // fixed /services/quotes/... before /services/{service_id}
+	s.registerCategories()   // fixed /services/<category>/... before /services/{service_id}
 	s.registerOperations()   // raw SSE routes before their huma operations
 	s.registerWebhooks()     // fixed /services/webhooks before /services/{service_id}
 	s.registerEvents()       // /events/...
@@ -128,6 +141,16 @@ func New(deps Deps) *Server {
 	s.registerUsers()
 	s.registerAPIKeys()
 	s.registerRateLimits()
+	s.registerIdentity() // /.well-known/*, /oauth/*, /auth/clients
+	s.registerMFA()
+	s.registerCertificates()
+	s.registerSAML()
+	s.registerAudit()
+	s.registerInvoices()
+	s.registerPayments()
+	s.registerUsage()
+	s.registerBudgets()
+	s.registerSubscriptions()
 	return s
 }
 
@@ -215,6 +238,9 @@ func (s *Server) authorize(ctx huma.Context, next func(huma.Context)) {
 	}
 	if a.permission != "" && !p.Can(a.permission) {
 		huma.WriteErr(s.API, ctx, 0, "", models.Errorf(models.CodeInsufficientPermissions, "this endpoint needs permission %s", a.permission).WithDetail("required_permission", a.permission))
+		return
+	}
+	if !s.mfaChallenge(ctx, a, p) {
 		return
 	}
 	next(ctx)

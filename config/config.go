@@ -40,6 +40,13 @@ type Config struct {
 	LogFormat           string        // LOG_FORMAT (text|json)
 	ShutdownTimeout     time.Duration // SHUTDOWN_TIMEOUT
 	SimulatorStepDelay  time.Duration // SIMULATOR_STEP_DELAY
+
+	// SAML_DOMAINS: e-mail domain -> org_ id of just-in-time SAML users.
+	SAMLDomains map[string]string
+
+	// TemporalBackgroundTaskQueue is TEMPORAL_BACKGROUND_TASK_QUEUE: the task
+	// queue of background work (bulk jobs), polled with its own slot limits.
+	TemporalBackgroundTaskQueue string
 }
 
 // Variable documents one environment variable: its name, default and meaning.
@@ -58,6 +65,7 @@ func Variables() []Variable {
 		{"TEMPORAL_NAMESPACE", "default", "Temporal namespace"},
 		{"TEMPORAL_UI_URL", "http://localhost:8233", "Temporal Web UI address, used in operations' workflow.ui_url"},
 		{"TEMPORAL_TASK_QUEUE", "platform", "task queue the worker polls"},
+		{"TEMPORAL_BACKGROUND_TASK_QUEUE", "<TEMPORAL_TASK_QUEUE>-background", "task queue of background work (bulk jobs), polled by the worker with its own slot limits"},
 		{"PLATFORM_ADMIN_KEY", "(empty)", "when set, start-up ensures an admin API key with exactly this value"},
 		{"PLATFORM_DEMO_KEY", "(empty)", "when set, start-up ensures a key of the demo tenant with exactly this value"},
 		{"SECRETS_KEY", "(required by serve, worker, dev, seed, keys)", "32 bytes, base64 or hex: encrypts secrets at rest"},
@@ -68,6 +76,7 @@ func Variables() []Variable {
 		{"TLS_KEY_FILE", "(empty)", "server key (PEM) for the mutual-TLS listener"},
 		{"CLIENT_CA_FILE", "(empty)", "CA bundle (PEM) that client certificates must chain to"},
 		{"SAML_IDP_METADATA_URL", "(empty: SAML off)", "identity provider metadata for SAML single sign-on"},
+		{"SAML_DOMAINS", "(empty: no just-in-time users)", "comma-separated domain=org_id pairs: a SAML login of an unknown e-mail in the domain creates a user of that organization"},
 		{"WEBHOOK_ALLOW_PRIVATE", "false", "allow webhook URLs on loopback and private addresses (development, tests)"},
 		{"TRUSTED_PROXIES", "(empty)", "comma-separated CIDRs whose X-Forwarded-For is trusted"},
 		{"LOG_LEVEL", "info", "debug, info, warn or error"},
@@ -109,6 +118,10 @@ func Load(getenv func(string) string) (Config, error) {
 	}
 	var errs []string
 	bad := func(name, why string) { errs = append(errs, name+": "+why) }
+	c.TemporalBackgroundTaskQueue = get("TEMPORAL_BACKGROUND_TASK_QUEUE", c.TemporalTaskQueue+"-background")
+	if c.TemporalBackgroundTaskQueue == c.TemporalTaskQueue {
+		bad("TEMPORAL_BACKGROUND_TASK_QUEUE", "must differ from TEMPORAL_TASK_QUEUE")
+	}
 
 	if _, _, err := net.SplitHostPort(c.HTTPAddr); err != nil {
 		bad("HTTP_ADDR", "must be host:port, e.g. :8080")
@@ -150,6 +163,17 @@ func Load(getenv func(string) string) (Config, error) {
 	}
 	if c.SimulatorStepDelay, err = time.ParseDuration(get("SIMULATOR_STEP_DELAY", "2s")); err != nil || c.SimulatorStepDelay < 0 {
 		bad("SIMULATOR_STEP_DELAY", "must be a duration such as 2s or 0s")
+	}
+	if domains := get("SAML_DOMAINS", ""); domains != "" {
+		c.SAMLDomains = map[string]string{}
+		for _, pair := range strings.Split(domains, ",") {
+			domain, org, ok := strings.Cut(strings.TrimSpace(pair), "=")
+			if !ok || domain == "" || !strings.HasPrefix(org, "org_") {
+				bad("SAML_DOMAINS", fmt.Sprintf("%q is not domain=org_id", pair))
+				continue
+			}
+			c.SAMLDomains[strings.ToLower(domain)] = org
+		}
 	}
 	if proxies := get("TRUSTED_PROXIES", ""); proxies != "" {
 		for _, p := range strings.Split(proxies, ",") {

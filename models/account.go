@@ -20,9 +20,13 @@ type BillingAccount struct {
 	AutoPay         bool   `gorm:"not null;default:false"`
 	PaymentMethodID string `gorm:"size:40"`
 	InvoiceDelivery string `gorm:"size:20;not null"`
-	Balance         Money  `gorm:"not null;default:0"`
-	CreatedAt       time.Time
-	UpdatedAt       time.Time
+	// Balance is not maintained in the row: the store fills it with what
+	// the account's open invoices still ask for (AccountBalances).
+	Balance     Money  `gorm:"not null;default:0"`
+	ContactName string `gorm:"size:200"`
+	TaxRateBP   int    `gorm:"not null;default:0"` // tax on invoices, in basis points (825 = 8.25%)
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
 }
 
 // Billing cycles and invoice delivery methods accepted in preferences.
@@ -39,7 +43,12 @@ type AccountInput struct {
 	Name           string
 	Currency       string
 	BillingEmail   string
+	ContactName    string
+	TaxRate        *Money // percent with two decimals (8.25), stored as basis points
 }
+
+// maxTaxRate is the highest tax rate accepted, in percent × 100.
+const maxTaxRate = Money(10_000)
 
 // PreferencesInput is the body of PUT /billing/accounts/{id}/preferences; nil fields stay as they are.
 type PreferencesInput struct {
@@ -48,6 +57,7 @@ type PreferencesInput struct {
 	PaymentMethodID *string
 	InvoiceDelivery *string
 	Currency        *string
+	TaxRate         *Money
 }
 
 func validEmail(s string) bool {
@@ -73,6 +83,11 @@ func (s *Store) CreateAccount(ctx context.Context, p *Principal, in AccountInput
 	in.Currency = strings.ToUpper(strings.TrimSpace(in.Currency))
 	v.Check(currencyPattern.MatchString(in.Currency) && supportedCurrency[in.Currency], "currency", "must be a supported ISO 4217 code (USD, EUR, GBP, CAD, AUD, JPY)")
 	v.Check(validEmail(in.BillingEmail), "billing_email", "must be a valid e-mail address")
+	in.ContactName = strings.TrimSpace(in.ContactName)
+	v.Check(len(in.ContactName) <= 200, "billing_contact_name", "must be at most 200 characters")
+	if in.TaxRate != nil {
+		v.Check(*in.TaxRate >= 0 && *in.TaxRate <= maxTaxRate, "tax_rate", "must be a percentage between 0 and 100")
+	}
 	if err := v.Err(); err != nil {
 		return nil, err
 	}
@@ -88,7 +103,10 @@ func (s *Store) CreateAccount(ctx context.Context, p *Principal, in AccountInput
 	}
 	acct := &BillingAccount{
 		ID: NewID(PrefixAccount), Name: in.Name, Currency: in.Currency, BillingEmail: in.BillingEmail,
-		BillingCycle: "monthly", InvoiceDelivery: "email",
+		BillingCycle: "monthly", InvoiceDelivery: "email", ContactName: in.ContactName,
+	}
+	if in.TaxRate != nil {
+		acct.TaxRateBP = int(*in.TaxRate)
 	}
 	if err := s.In(ctx, scope).Create(acct).Error; err != nil {
 		return nil, dbErr(err)
@@ -96,23 +114,109 @@ func (s *Store) CreateAccount(ctx context.Context, p *Principal, in AccountInput
 	return acct, nil
 }
 
-// GetAccount returns one billing account visible to p. Errors: NOT_FOUND.
+// GetAccount returns one billing account visible to p, its balance filled
+// in. Errors: NOT_FOUND.
 func (s *Store) GetAccount(ctx context.Context, p *Principal, id string) (*BillingAccount, error) {
 	var a BillingAccount
-	err := s.In(ctx, p.Scope()).Where("id = ?", id).Take(&a).Error
-	return &a, notFoundOr(err, "billing account")
+	if err := s.In(ctx, p.Scope()).Where("id = ?", id).Take(&a).Error; err != nil {
+		return nil, notFoundOr(err, "billing account")
+	}
+	return &a, s.fillBalances(ctx, p.Scope(), &a)
 }
 
-// ListAccounts returns a page of the billing accounts visible to p.
+// ListAccounts returns a page of the billing accounts visible to p, their
+// balances filled in.
 func (s *Store) ListAccounts(ctx context.Context, p *Principal, page PageRequest) ([]BillingAccount, int64, error) {
 	var out []BillingAccount
 	total, err := Paginate(s.In(ctx, p.Scope()).Model(&BillingAccount{}), page, accountSorts, &out)
-	return out, total, err
+	if err != nil {
+		return nil, 0, err
+	}
+	ptrs := make([]*BillingAccount, len(out))
+	for i := range out {
+		ptrs[i] = &out[i]
+	}
+	return out, total, s.fillBalances(ctx, p.Scope(), ptrs...)
+}
+
+// fillBalances sets each account's Balance to what its open (pending or
+// overdue) invoices still ask for: their totals less what was paid.
+func (s *Store) fillBalances(ctx context.Context, scope Scope, accts ...*BillingAccount) error {
+	if len(accts) == 0 {
+		return nil
+	}
+	ids := make([]string, len(accts))
+	for i, a := range accts {
+		ids[i] = a.ID
+		a.Balance = 0
+	}
+	var rows []struct {
+		AccountID string
+		Due       int64
+	}
+	err := s.In(ctx, scope).Model(&Invoice{}).Select("account_id, SUM(total - amount_paid) AS due").
+		Where("account_id IN ? AND status IN ?", ids, []InvoiceStatus{InvoicePending, InvoiceOverdue}).Group("account_id").Scan(&rows).Error
+	if err != nil {
+		return dbErr(err)
+	}
+	for _, r := range rows {
+		for _, a := range accts {
+			if a.ID == r.AccountID {
+				a.Balance = Money(r.Due)
+			}
+		}
+	}
+	return nil
+}
+
+// AccountDetail is a billing account with what GET /billing/accounts/{id}
+// shows beside it: its attached payment methods, its organization's plan
+// and the amount of its overdue invoices.
+type AccountDetail struct {
+	Account        *BillingAccount
+	PaymentMethods []PaymentMethod
+	Plan           Plan
+	PlanLimits     PlanLimits
+	OverdueAmount  Money
+	OpenInvoices   int64
+}
+
+// GetAccountDetail returns one billing account visible to p with its
+// payment methods, plan and dues. Errors: NOT_FOUND.
+func (s *Store) GetAccountDetail(ctx context.Context, p *Principal, id string) (*AccountDetail, error) {
+	a, err := s.GetAccount(ctx, p, id)
+	if err != nil {
+		return nil, err
+	}
+	scope := TenantScope(a.OrganizationID, a.Environment)
+	d := &AccountDetail{Account: a}
+	if d.PaymentMethods, err = s.attachedMethods(ctx, scope, a.ID); err != nil {
+		return nil, err
+	}
+	var org Organization
+	if err := s.In(ctx, SystemScope()).Where("id = ?", a.OrganizationID).Take(&org).Error; err != nil {
+		return nil, notFoundOr(err, "organization")
+	}
+	d.Plan, d.PlanLimits = org.Plan, org.Limits()
+	var row struct {
+		Overdue int64
+		Open    int64
+	}
+	err = s.In(ctx, scope).Model(&Invoice{}).
+		Select("COALESCE(SUM(CASE WHEN status = ? THEN total - amount_paid ELSE 0 END), 0) AS overdue, COUNT(*) AS open", InvoiceOverdue).
+		Where("account_id = ? AND status IN ?", a.ID, []InvoiceStatus{InvoicePending, InvoiceOverdue}).Scan(&row).Error
+	if err != nil {
+		return nil, dbErr(err)
+	}
+	d.OverdueAmount, d.OpenInvoices = Money(row.Overdue), row.Open
+	return d, nil
 }
 
 var accountSorts = SortFields{"created_at": "created_at", "name": "name"}
 
-// UpdatePreferences changes an account's billing preferences.
+// UpdatePreferences changes an account's billing preferences. The payment
+// method must be one of the account's; auto_pay needs one; the currency can
+// change only while the account has no invoices and no subscriptions.
 // Errors: VALIDATION_ERROR, NOT_FOUND.
 func (s *Store) UpdatePreferences(ctx context.Context, p *Principal, id string, in PreferencesInput) (*BillingAccount, error) {
 	var v Validator
@@ -137,6 +241,10 @@ func (s *Store) UpdatePreferences(ctx context.Context, p *Principal, id string, 
 		v.Check(*in.PaymentMethodID == "" || HasPrefix(*in.PaymentMethodID, PrefixPaymentMethod), "payment_method_id", "must look like pm_...")
 		updates["payment_method_id"] = *in.PaymentMethodID
 	}
+	if in.TaxRate != nil {
+		v.Check(*in.TaxRate >= 0 && *in.TaxRate <= maxTaxRate, "tax_rate", "must be a percentage between 0 and 100")
+		updates["tax_rate_bp"] = int(*in.TaxRate)
+	}
 	if err := v.Err(); err != nil {
 		return nil, err
 	}
@@ -144,14 +252,36 @@ func (s *Store) UpdatePreferences(ctx context.Context, p *Principal, id string, 
 	if err != nil {
 		return nil, err
 	}
-	if auto, ok := updates["auto_pay"].(bool); ok && auto {
-		pm, _ := updates["payment_method_id"].(string)
-		if pm == "" && acct.PaymentMethodID == "" {
-			return nil, Invalid(FieldIssue{Field: "auto_pay", Issue: "needs a payment_method_id"})
+	scope := TenantScope(acct.OrganizationID, acct.Environment)
+	if pm, _ := updates["payment_method_id"].(string); pm != "" {
+		if _, err := s.ResolvePaymentMethodID(ctx, scope, acct.ID, pm, "payment_method_id"); err != nil {
+			return nil, err
 		}
 	}
+	if c, ok := updates["currency"].(string); ok && c != acct.Currency {
+		var n, m int64
+		if err := s.In(ctx, scope).Model(&Invoice{}).Where("account_id = ?", acct.ID).Count(&n).Error; err != nil {
+			return nil, dbErr(err)
+		}
+		if err := s.In(ctx, scope).Model(&Subscription{}).Where("account_id = ?", acct.ID).Count(&m).Error; err != nil {
+			return nil, dbErr(err)
+		}
+		if n+m > 0 {
+			return nil, Invalid(FieldIssue{Field: "currency", Issue: "cannot change once the account has invoices or subscriptions"})
+		}
+	}
+	auto, pm := acct.AutoPay, acct.PaymentMethodID
+	if v, ok := updates["auto_pay"].(bool); ok {
+		auto = v
+	}
+	if v, ok := updates["payment_method_id"].(string); ok {
+		pm = v
+	}
+	if auto && pm == "" {
+		return nil, Invalid(FieldIssue{Field: "auto_pay", Issue: "needs a payment_method_id"})
+	}
 	if len(updates) > 0 {
-		if err := s.In(ctx, p.Scope()).Model(acct).Updates(updates).Error; err != nil {
+		if err := s.In(ctx, scope).Model(&BillingAccount{}).Where("id = ?", acct.ID).Updates(updates).Error; err != nil {
 			return nil, dbErr(err)
 		}
 	}

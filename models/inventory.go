@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
 )
 
 // LocationCapacity is the bandwidth a location has for one service type in
@@ -30,23 +31,31 @@ type LocationCapacity struct {
 // AllocationKind is what an inventory allocation holds.
 type AllocationKind string
 
-// Allocation kinds: bandwidth at a location, a public IP block, a VLAN id.
+// Allocation kinds: capacity (bandwidth at a location, or compute units in a
+// region), a public IP block, a VLAN id, a phone number.
 const (
-	AllocCapacity AllocationKind = "capacity"
-	AllocIPBlock  AllocationKind = "ip_block"
-	AllocVLAN     AllocationKind = "vlan"
+	AllocCapacity    AllocationKind = "capacity"
+	AllocIPBlock     AllocationKind = "ip_block"
+	AllocVLAN        AllocationKind = "vlan"
+	AllocPhoneNumber AllocationKind = "phone_number"
 )
 
 // InventoryAllocation is one resource held for an operation. An operation
-// holds at most one allocation of each kind (unique operation_id + kind), so
-// a retried activity finds the allocation it already made instead of making
-// a second one. A resource (IP block, VLAN at a location) is held by at most
+// holds at most one allocation of each kind in each slot (unique
+// operation_id + kind + slot: a network takes one capacity slot per site, a
+// phone system one phone_number slot per number), so a retried activity
+// finds the allocation it already made instead of making a second one. A
+// resource (IP block, VLAN at a location, phone number) is held by at most
 // one active allocation (unique resource_key among unreleased rows).
+// AmountMbps is the amount in the capacity's unit: Mbit/s at a location,
+// vCPUs or GPUs in a region.
 type InventoryAllocation struct {
 	ID uint64 `gorm:"primaryKey;autoIncrement"`
 	Tenant
-	OperationID   string         `gorm:"size:64;not null;uniqueIndex:idx_allocation_op_kind"`
-	Kind          AllocationKind `gorm:"size:20;not null;uniqueIndex:idx_allocation_op_kind"`
+	OperationID   string         `gorm:"size:64;not null;uniqueIndex:idx_allocation_op_kind_slot"`
+	Kind          AllocationKind `gorm:"size:20;not null;uniqueIndex:idx_allocation_op_kind_slot"`
+	Slot          int            `gorm:"not null;default:0;uniqueIndex:idx_allocation_op_kind_slot"`
+	Reference     string         `gorm:"size:60"`
 	ServiceID     string         `gorm:"size:40;not null;index"`
 	LocationID    string         `gorm:"size:60"`
 	ServiceType   string         `gorm:"size:40"`
@@ -60,13 +69,20 @@ type InventoryAllocation struct {
 	CreatedAt     time.Time
 }
 
-// AllocationRequest names the operation (and service) an allocation is for.
+// AllocationRequest names the operation (and service) an allocation is for,
+// its slot, where it is made and how much. ServiceType is the capacity pool
+// (a service type at a location, vcpu or gpu in a region); Mbps the amount
+// in the pool's unit. Replaces (scaling) counts what the service already
+// holds in the pool, under other operations, as free: the new allocation
+// replaces it.
 type AllocationRequest struct {
 	OperationID string
 	ServiceID   string
 	LocationID  string
 	ServiceType string
 	Mbps        int
+	Slot        int
+	Replaces    bool
 }
 
 // VLAN ids handed out per location, and the IP pools per environment
@@ -112,7 +128,7 @@ const maxAllocationAttempts = 8
 // unique violation (a concurrent allocation of the same operation or
 // resource) is retried. Errors: fn's errors, INVALID_STATE_TRANSITION when
 // the allocation was already released.
-func (s *Store) allocate(ctx context.Context, scope Scope, opID string, kind AllocationKind, fn func(tx *gorm.DB) (*InventoryAllocation, error)) (*InventoryAllocation, error) {
+func (s *Store) allocate(ctx context.Context, scope Scope, opID string, kind AllocationKind, slot int, fn func(tx *gorm.DB) (*InventoryAllocation, error)) (*InventoryAllocation, error) {
 	if scope.System || scope.AllOrganizations || !scope.Environment.Valid() {
 		return nil, Internal(fmt.Errorf("allocations need a tenant scope"))
 	}
@@ -120,7 +136,7 @@ func (s *Store) allocate(ctx context.Context, scope Scope, opID string, kind All
 		var out *InventoryAllocation
 		err := s.In(ctx, scope).Transaction(func(tx *gorm.DB) error {
 			var existing InventoryAllocation
-			err := tx.Where("operation_id = ? AND kind = ?", opID, kind).Take(&existing).Error
+			err := tx.Where("operation_id = ? AND kind = ? AND slot = ?", opID, kind, slot).Take(&existing).Error
 			if err == nil {
 				if existing.ReleasedAt != nil {
 					return Errorf(CodeInvalidStateTransition, "the %s of operation %s was already released", kind, opID)
@@ -135,6 +151,7 @@ func (s *Store) allocate(ctx context.Context, scope Scope, opID string, kind All
 			if err != nil {
 				return err
 			}
+			out.Slot = slot
 			return tx.Create(out).Error
 		})
 		if err != nil && isUniqueViolation(err) && attempt < maxAllocationAttempts {
@@ -148,20 +165,88 @@ func (s *Store) allocate(ctx context.Context, scope Scope, opID string, kind All
 }
 
 // ReserveCapacity holds req.Mbps of the location's capacity for the service
-// type, once per operation: calling it again for the same operation returns
-// the first reservation. Errors: SERVICE_UNAVAILABLE_AT_LOCATION (the
-// location does not offer the type), INSUFFICIENT_BANDWIDTH,
-// INVALID_STATE_TRANSITION (already released).
+// type, once per operation and slot: calling it again for the same
+// operation and slot returns the first reservation. Errors:
+// SERVICE_UNAVAILABLE_AT_LOCATION (the location does not offer the type),
+// INSUFFICIENT_BANDWIDTH, INVALID_STATE_TRANSITION (already released).
 func (s *Store) ReserveCapacity(ctx context.Context, scope Scope, req AllocationRequest) (*InventoryAllocation, error) {
 	if req.Mbps <= 0 {
 		return nil, Invalid(FieldIssue{Field: "bandwidth", Issue: "must be positive"})
 	}
-	return s.allocate(ctx, scope, req.OperationID, AllocCapacity, func(tx *gorm.DB) (*InventoryAllocation, error) {
+	return s.reserve(ctx, scope, req,
+		func() *Error {
+			return Errorf(CodeUnavailableAtLocation, "%s is not offered at location %s", req.ServiceType, req.LocationID).
+				WithDetail("service_type", req.ServiceType).WithDetail("location_id", req.LocationID)
+		},
+		func(left int) *Error {
+			return Errorf(CodeInsufficientBandwidth, "%s at location %s has %s left; %s was requested", req.ServiceType, req.LocationID,
+				FormatBandwidth(left), FormatBandwidth(req.Mbps)).
+				WithDetail("requested", FormatBandwidth(req.Mbps)).WithDetail("available", FormatBandwidth(left))
+		})
+}
+
+// ReserveUnits holds req.Mbps units of a compute pool (req.ServiceType: vcpu
+// or gpu) in a region (req.LocationID), once per operation and slot.
+// Errors: SERVICE_UNAVAILABLE_AT_LOCATION (the region does not offer the
+// pool, or has too little left), INVALID_STATE_TRANSITION (already released).
+func (s *Store) ReserveUnits(ctx context.Context, scope Scope, req AllocationRequest) (*InventoryAllocation, error) {
+	if req.Mbps <= 0 {
+		return nil, Invalid(FieldIssue{Field: "units", Issue: "must be positive"})
+	}
+	return s.reserve(ctx, scope, req,
+		func() *Error { return computeShortage(req.LocationID, req.ServiceType, req.Mbps, 0) },
+		func(left int) *Error { return computeShortage(req.LocationID, req.ServiceType, req.Mbps, left) })
+}
+
+// computeShortage is the error of a region without enough units of a pool:
+// SERVICE_UNAVAILABLE_AT_LOCATION (details: region, resource, requested, available).
+func computeShortage(region, pool string, requested, available int) *Error {
+	if available <= 0 {
+		return Errorf(CodeUnavailableAtLocation, "region %s has no %s capacity left", region, pool).
+			WithDetail("region", region).WithDetail("resource", pool).WithDetail("requested", requested).WithDetail("available", 0)
+	}
+	return Errorf(CodeUnavailableAtLocation, "region %s has %d %s left; %d were requested", region, available, pool, requested).
+		WithDetail("region", region).WithDetail("resource", pool).WithDetail("requested", requested).WithDetail("available", available)
+}
+
+// reserve holds capacity in a pool (see ReserveCapacity), with the errors
+// missing (the pool does not exist) and short (too little left). Live
+// capacity is shared by every organization; in the sandbox each
+// organization has the whole capacity to itself.
+func (s *Store) reserve(ctx context.Context, scope Scope, req AllocationRequest, missing func() *Error, short func(left int) *Error) (*InventoryAllocation, error) {
+	return s.allocate(ctx, scope, req.OperationID, AllocCapacity, req.Slot, func(tx *gorm.DB) (*InventoryAllocation, error) {
+		credit := 0
+		if req.Replaces {
+			held, err := heldByService(tx, req.ServiceID, req.OperationID, req.LocationID, req.ServiceType)
+			if err != nil {
+				return nil, err
+			}
+			credit = held
+		}
+		alloc := &InventoryAllocation{
+			OperationID: req.OperationID, Kind: AllocCapacity, ServiceID: req.ServiceID, LocationID: req.LocationID,
+			ServiceType: req.ServiceType, AmountMbps: req.Mbps,
+		}
 		if scope.Environment == EnvTest {
-			return s.reserveSandboxCapacity(ctx, tx, scope, req)
+			var c LocationCapacity
+			err := Scoped(ctx, tx, SystemScope()).Where("location_id = ? AND service_type = ? AND environment = ?", req.LocationID, req.ServiceType, scope.Environment).Take(&c).Error
+			if errors.Is(err, gorm.ErrRecordNotFound) {
+				return nil, missing()
+			}
+			if err != nil {
+				return nil, err
+			}
+			held, err := heldMbps(tx, req.LocationID, req.ServiceType)
+			if err != nil {
+				return nil, err
+			}
+			if left := max(c.CapacityMbps-held+credit, 0); req.Mbps > left {
+				return nil, short(left)
+			}
+			return alloc, nil
 		}
 		res := tx.Model(&LocationCapacity{}).
-			Where("location_id = ? AND service_type = ? AND environment = ? AND allocated_mbps + ? <= capacity_mbps", req.LocationID, req.ServiceType, scope.Environment, req.Mbps).
+			Where("location_id = ? AND service_type = ? AND environment = ? AND allocated_mbps + ? <= capacity_mbps + ?", req.LocationID, req.ServiceType, scope.Environment, req.Mbps, credit).
 			Update("allocated_mbps", gorm.Expr("allocated_mbps + ?", req.Mbps))
 		if res.Error != nil {
 			return nil, res.Error
@@ -170,48 +255,25 @@ func (s *Store) ReserveCapacity(ctx context.Context, scope Scope, req Allocation
 			var c LocationCapacity
 			err := tx.Where("location_id = ? AND service_type = ? AND environment = ?", req.LocationID, req.ServiceType, scope.Environment).Take(&c).Error
 			if errors.Is(err, gorm.ErrRecordNotFound) {
-				return nil, Errorf(CodeUnavailableAtLocation, "%s is not offered at location %s", req.ServiceType, req.LocationID).
-					WithDetail("service_type", req.ServiceType).WithDetail("location_id", req.LocationID)
+				return nil, missing()
 			}
 			if err != nil {
 				return nil, err
 			}
-			return nil, Errorf(CodeInsufficientBandwidth, "%s at location %s has %s left; %s was requested", req.ServiceType, req.LocationID,
-				FormatBandwidth(max(c.CapacityMbps-c.AllocatedMbps, 0)), FormatBandwidth(req.Mbps)).
-				WithDetail("requested", FormatBandwidth(req.Mbps)).WithDetail("available", FormatBandwidth(max(c.CapacityMbps-c.AllocatedMbps, 0)))
+			return nil, short(max(c.CapacityMbps-c.AllocatedMbps+credit, 0))
 		}
-		return &InventoryAllocation{
-			OperationID: req.OperationID, Kind: AllocCapacity, ServiceID: req.ServiceID, LocationID: req.LocationID,
-			ServiceType: req.ServiceType, AmountMbps: req.Mbps,
-		}, nil
+		return alloc, nil
 	})
 }
 
-// reserveSandboxCapacity checks the request against the location's capacity
-// minus what the organization itself holds there (tx is in its tenant scope).
-func (s *Store) reserveSandboxCapacity(ctx context.Context, tx *gorm.DB, scope Scope, req AllocationRequest) (*InventoryAllocation, error) {
-	var c LocationCapacity
-	err := Scoped(ctx, tx, SystemScope()).Where("location_id = ? AND service_type = ? AND environment = ?", req.LocationID, req.ServiceType, scope.Environment).Take(&c).Error
-	if errors.Is(err, gorm.ErrRecordNotFound) {
-		return nil, Errorf(CodeUnavailableAtLocation, "%s is not offered at location %s", req.ServiceType, req.LocationID).
-			WithDetail("service_type", req.ServiceType).WithDetail("location_id", req.LocationID)
-	}
-	if err != nil {
-		return nil, err
-	}
-	held, err := heldMbps(tx, req.LocationID, req.ServiceType)
-	if err != nil {
-		return nil, err
-	}
-	if left := max(c.CapacityMbps-held, 0); req.Mbps > left {
-		return nil, Errorf(CodeInsufficientBandwidth, "%s at location %s has %s left; %s was requested", req.ServiceType, req.LocationID,
-			FormatBandwidth(left), FormatBandwidth(req.Mbps)).
-			WithDetail("requested", FormatBandwidth(req.Mbps)).WithDetail("available", FormatBandwidth(left))
-	}
-	return &InventoryAllocation{
-		OperationID: req.OperationID, Kind: AllocCapacity, ServiceID: req.ServiceID, LocationID: req.LocationID,
-		ServiceType: req.ServiceType, AmountMbps: req.Mbps,
-	}, nil
+// heldByService sums what a service holds in a capacity pool under
+// operations other than exceptOp.
+func heldByService(db *gorm.DB, serviceID, exceptOp, locationID, pool string) (int, error) {
+	var held int64
+	err := db.Model(&InventoryAllocation{}).
+		Where("kind = ? AND service_id = ? AND operation_id <> ? AND location_id = ? AND service_type = ? AND released_at IS NULL", AllocCapacity, serviceID, exceptOp, locationID, pool).
+		Select("COALESCE(SUM(amount_mbps), 0)").Scan(&held).Error
+	return int(held), err
 }
 
 // heldMbps sums the active capacity allocations at a location for a service
@@ -271,7 +333,7 @@ func resourceKeyPrefix(scope Scope) string {
 // once per operation. Errors: DEPENDENCY_UNAVAILABLE (pool exhausted),
 // INVALID_STATE_TRANSITION (already released).
 func (s *Store) AllocateIPBlock(ctx context.Context, scope Scope, req AllocationRequest) (*InventoryAllocation, error) {
-	return s.allocate(ctx, scope, req.OperationID, AllocIPBlock, func(tx *gorm.DB) (*InventoryAllocation, error) {
+	return s.allocate(ctx, scope, req.OperationID, AllocIPBlock, req.Slot, func(tx *gorm.DB) (*InventoryAllocation, error) {
 		used, err := activeIndexes(ctx, tx, scope, AllocIPBlock, "")
 		if err != nil {
 			return nil, err
@@ -290,10 +352,10 @@ func (s *Store) AllocateIPBlock(ctx context.Context, scope Scope, req Allocation
 }
 
 // AllocateVLAN assigns a VLAN id at the operation's location, once per
-// operation. Errors: DEPENDENCY_UNAVAILABLE (no VLAN id left at the location),
+// operation and slot. Errors: DEPENDENCY_UNAVAILABLE (no VLAN id left at the location),
 // INVALID_STATE_TRANSITION (already released).
 func (s *Store) AllocateVLAN(ctx context.Context, scope Scope, req AllocationRequest) (*InventoryAllocation, error) {
-	return s.allocate(ctx, scope, req.OperationID, AllocVLAN, func(tx *gorm.DB) (*InventoryAllocation, error) {
+	return s.allocate(ctx, scope, req.OperationID, AllocVLAN, req.Slot, func(tx *gorm.DB) (*InventoryAllocation, error) {
 		used, err := activeIndexes(ctx, tx, scope, AllocVLAN, req.LocationID)
 		if err != nil {
 			return nil, err
@@ -314,37 +376,66 @@ func (s *Store) AllocateVLAN(ctx context.Context, scope Scope, req AllocationReq
 // given kinds (every kind when none is given) and returns how many it
 // released. Releasing twice releases nothing the second time.
 func (s *Store) ReleaseAllocations(ctx context.Context, scope Scope, opID string, kinds ...AllocationKind) (int, error) {
+	return s.releaseWhere(ctx, scope, kinds, "operation_id = ?", opID)
+}
+
+// ReleaseServiceAllocations releases every active allocation of a service,
+// whichever operation made it, except those of exceptOp ("" for none), of
+// the given kinds (all when none): what a decommission returns to the
+// inventory, or a scaling's old capacity. It returns how many it released.
+func (s *Store) ReleaseServiceAllocations(ctx context.Context, scope Scope, serviceID, exceptOp string, kinds ...AllocationKind) (int, error) {
+	return s.releaseWhere(ctx, scope, kinds, "service_id = ? AND operation_id <> ?", serviceID, exceptOp)
+}
+
+func (s *Store) releaseWhere(ctx context.Context, scope Scope, kinds []AllocationKind, where string, args ...any) (int, error) {
 	released := 0
 	err := s.In(ctx, scope).Transaction(func(tx *gorm.DB) error {
-		var rows []InventoryAllocation
-		if err := tx.Where("operation_id = ? AND released_at IS NULL", opID).Order("id").Find(&rows).Error; err != nil {
-			return err
-		}
-		now := s.Now()
-		for _, a := range rows {
-			if len(kinds) > 0 && !slices.Contains(kinds, a.Kind) {
-				continue
-			}
-			res := tx.Model(&InventoryAllocation{}).Where("id = ? AND released_at IS NULL", a.ID).Update("released_at", now)
-			if res.Error != nil {
-				return res.Error
-			}
-			if res.RowsAffected == 0 {
-				continue
-			}
-			released++
-			if a.Kind == AllocCapacity && a.Environment != EnvTest {
-				err := tx.Model(&LocationCapacity{}).
-					Where("location_id = ? AND service_type = ? AND environment = ?", a.LocationID, a.ServiceType, a.Environment).
-					Update("allocated_mbps", gorm.Expr("CASE WHEN allocated_mbps >= ? THEN allocated_mbps - ? ELSE 0 END", a.AmountMbps, a.AmountMbps)).Error
-				if err != nil {
-					return err
-				}
-			}
-		}
-		return nil
+		n, err := s.releaseWhereTx(tx, kinds, where, args...)
+		released = n
+		return err
 	})
 	return released, dbErr(err)
+}
+
+// releaseWhereTx releases, inside tx, the active allocations that match
+// where and are of kinds (all when none), returning live capacity to its
+// location or region.
+func (s *Store) releaseWhereTx(tx *gorm.DB, kinds []AllocationKind, where string, args ...any) (int, error) {
+	released := 0
+	var rows []InventoryAllocation
+	if err := tx.Where(where, args...).Where("released_at IS NULL").Order("id").Find(&rows).Error; err != nil {
+		return 0, err
+	}
+	now := s.Now()
+	for _, a := range rows {
+		if len(kinds) > 0 && !slices.Contains(kinds, a.Kind) {
+			continue
+		}
+		res := tx.Model(&InventoryAllocation{}).Where("id = ? AND released_at IS NULL", a.ID).Update("released_at", now)
+		if res.Error != nil {
+			return released, res.Error
+		}
+		if res.RowsAffected == 0 {
+			continue
+		}
+		released++
+		if a.Kind == AllocCapacity && a.Environment != EnvTest {
+			err := tx.Model(&LocationCapacity{}).
+				Where("location_id = ? AND service_type = ? AND environment = ?", a.LocationID, a.ServiceType, a.Environment).
+				Update("allocated_mbps", gorm.Expr("CASE WHEN allocated_mbps >= ? THEN allocated_mbps - ? ELSE 0 END", a.AmountMbps, a.AmountMbps)).Error
+			if err != nil {
+				return released, err
+			}
+		}
+	}
+	return released, nil
+}
+
+// ServiceAllocations returns the active allocations of a service, oldest first.
+func (s *Store) ServiceAllocations(ctx context.Context, scope Scope, serviceID string) ([]InventoryAllocation, error) {
+	var out []InventoryAllocation
+	err := s.In(ctx, scope).Where("service_id = ? AND released_at IS NULL", serviceID).Order("id").Find(&out).Error
+	return out, dbErr(err)
 }
 
 // Allocations returns every allocation (active or released) of an operation.
@@ -386,4 +477,278 @@ func (s *Store) availableOf(ctx context.Context, scope Scope, c *LocationCapacit
 		return 0, dbErr(err)
 	}
 	return max(c.CapacityMbps-held, 0), nil
+}
+
+// Compute pools of the regions: virtual CPUs and GPUs.
+const (
+	PoolVCPU = "vcpu"
+	PoolGPU  = "gpu"
+)
+
+// computeRegion is a region of the compute inventory (seeded reference data).
+type computeRegion struct {
+	ID          string
+	VCPU, GPU   int
+	SandboxOnly bool
+}
+
+// computeRegions returns the regions, with their capacity per pool.
+func computeRegions() []computeRegion {
+	return []computeRegion{
+		{ID: "us-east-1", VCPU: 20000, GPU: 256},
+		{ID: "us-west-2", VCPU: 20000, GPU: 128},
+		{ID: "us-central-1", VCPU: 10000, GPU: 64},
+		{ID: "eu-west-1", VCPU: 10000, GPU: 64},
+		{ID: "eu-central-1", VCPU: 8000, GPU: 32},
+		{ID: "ap-southeast-1", VCPU: 8000, GPU: 32},
+		// sandbox magic value: a region with one vCPU and no GPU (docs/sandbox.md)
+		{ID: "sandbox-exhausted-1", VCPU: 1, SandboxOnly: true},
+	}
+}
+
+// ComputeRegions returns the ids of the regions that exist in env.
+func (s *Store) ComputeRegions(ctx context.Context, env Environment) ([]string, error) {
+	var out []string
+	err := s.In(ctx, SystemScope()).Model(&LocationCapacity{}).
+		Where("environment = ? AND service_type IN ?", env, []string{PoolVCPU, PoolGPU}).
+		Distinct("location_id").Order("location_id").Pluck("location_id", &out).Error
+	return out, dbErr(err)
+}
+
+// AvailableUnits returns the units of a compute pool left in a region as
+// scope sees it (0 when the region does not offer the pool).
+func (s *Store) AvailableUnits(ctx context.Context, scope Scope, region, pool string) (int, error) {
+	c, err := s.Capacity(ctx, scope.Environment, region, pool)
+	if ErrorCode(err) == CodeNotFound {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	return s.availableOf(ctx, scope, c)
+}
+
+// NumberBlock is a block of telephone numbers the network can assign:
+// reference data shared by every tenant. A block's numbers are its prefix
+// followed by four digits, 0000 up to Size-1.
+type NumberBlock struct {
+	ID          string `gorm:"primaryKey;size:40"`
+	Type        string `gorm:"size:10;not null;index"`
+	AreaCode    string `gorm:"size:3;not null;index"`
+	Prefix      string `gorm:"size:12;not null"`
+	Size        int    `gorm:"not null"`
+	SandboxOnly bool   `gorm:"not null;default:false"`
+	Position    int    `gorm:"not null"`
+}
+
+// numberBlockSeed returns the number blocks: one per area code of the
+// serviceable cities, in the fictional 555 exchange, and toll-free blocks.
+func numberBlockSeed() []NumberBlock {
+	var out []NumberBlock
+	for _, ac := range []string{"512", "737", "214", "212", "415", "312", "206", "303", "208"} {
+		out = append(out, NumberBlock{ID: "nb_local_" + ac, Type: "local", AreaCode: ac, Prefix: "+1" + ac + "555", Size: 10000})
+	}
+	for _, ac := range []string{"800", "888", "877"} {
+		out = append(out, NumberBlock{ID: "nb_tollfree_" + ac, Type: "toll_free", AreaCode: ac, Prefix: "+1" + ac + "555", Size: 10000})
+	}
+	// sandbox magic value: area code 999 has two numbers (docs/sandbox.md)
+	out = append(out, NumberBlock{ID: "nb_sandbox_999", Type: "local", AreaCode: "999", Prefix: "+1999555", Size: 2, SandboxOnly: true})
+	for i := range out {
+		out[i].Position = i
+	}
+	return out
+}
+
+// SeedServiceInventory inserts or updates the compute regions (as capacity
+// rows of pools vcpu and gpu, live and sandbox) and the number blocks.
+// Capacity already allocated is kept. It is idempotent.
+func SeedServiceInventory(ctx context.Context, db *gorm.DB) error {
+	tx := Scoped(ctx, db, SystemScope())
+	return tx.Transaction(func(tx *gorm.DB) error {
+		for _, r := range computeRegions() {
+			envs := []Environment{EnvLive, EnvTest}
+			if r.SandboxOnly {
+				envs = []Environment{EnvTest}
+			}
+			for _, pool := range []struct {
+				name  string
+				units int
+			}{{PoolVCPU, r.VCPU}, {PoolGPU, r.GPU}} {
+				if pool.units <= 0 {
+					continue
+				}
+				for _, env := range envs {
+					c := LocationCapacity{LocationID: r.ID, ServiceType: pool.name, Environment: env, CapacityMbps: pool.units}
+					if err := tx.Clauses(clause.OnConflict{
+						Columns:   []clause.Column{{Name: "location_id"}, {Name: "service_type"}, {Name: "environment"}},
+						DoUpdates: clause.AssignmentColumns([]string{"capacity_mbps", "updated_at"}),
+					}).Create(&c).Error; err != nil {
+						return err
+					}
+				}
+			}
+		}
+		for _, b := range numberBlockSeed() {
+			if err := tx.Clauses(clause.OnConflict{UpdateAll: true}).Create(&b).Error; err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// numberBlocks returns the blocks of numbers of a type (and area code, for
+// local numbers) that exist in env.
+func (s *Store) numberBlocks(ctx context.Context, env Environment, typ, areaCode string) ([]NumberBlock, error) {
+	q := s.In(ctx, SystemScope()).Where("type = ?", typ)
+	if typ == "local" {
+		q = q.Where("area_code = ?", areaCode)
+	}
+	if env != EnvTest {
+		q = q.Where("sandbox_only = ?", false)
+	}
+	var out []NumberBlock
+	err := q.Order("position").Find(&out).Error
+	return out, dbErr(err)
+}
+
+// numbersUsed counts the active number allocations in the blocks, as scope
+// sees the network (every tenant live, the organization in the sandbox).
+func (s *Store) numbersUsed(ctx context.Context, db *gorm.DB, scope Scope, blockIDs []string) (int, error) {
+	q := Scoped(ctx, db, SystemScope()).Model(&InventoryAllocation{}).
+		Where("environment = ? AND kind = ? AND released_at IS NULL AND location_id IN ?", scope.Environment, AllocPhoneNumber, blockIDs)
+	if scope.Environment == EnvTest {
+		q = q.Where("organization_id = ?", scope.OrganizationID)
+	}
+	var n int64
+	err := q.Count(&n).Error
+	return int(n), err
+}
+
+// checkNumbersAvailable requires qty numbers of a type (in an area code) to
+// be free. Errors: SERVICE_UNAVAILABLE_AT_LOCATION (details: number_type,
+// area_code, requested, available, alternatives: the area codes served).
+func (s *Store) checkNumbersAvailable(ctx context.Context, scope Scope, typ, areaCode string, qty int) error {
+	blocks, err := s.numberBlocks(ctx, scope.Environment, typ, areaCode)
+	if err != nil {
+		return err
+	}
+	size, ids := 0, []string{}
+	for _, b := range blocks {
+		size += b.Size
+		ids = append(ids, b.ID)
+	}
+	used := 0
+	if len(ids) > 0 {
+		if used, err = s.numbersUsed(ctx, s.DB, scope, ids); err != nil {
+			return dbErr(err)
+		}
+	}
+	if left := max(size-used, 0); qty > left {
+		var codes []string
+		err := s.In(ctx, SystemScope()).Model(&NumberBlock{}).Where("type = ? AND (sandbox_only = ? OR ? = ?)", typ, false, string(scope.Environment), string(EnvTest)).
+			Distinct("area_code").Order("area_code").Pluck("area_code", &codes).Error
+		if err != nil {
+			return dbErr(err)
+		}
+		what := "toll-free numbers"
+		if typ == "local" {
+			what = "local numbers in area code " + areaCode
+		}
+		e := Errorf(CodeUnavailableAtLocation, "%d %s requested; %d available", qty, what, left)
+		if len(blocks) == 0 {
+			e = Errorf(CodeUnavailableAtLocation, "no %s are offered", what)
+		}
+		return e.WithDetail("number_type", typ).WithDetail("area_code", areaCode).WithDetail("requested", qty).
+			WithDetail("available", left).WithDetail("alternatives", codes)
+	}
+	return nil
+}
+
+// AllocateNumbers assigns one phone number to each of the slots of the
+// operation's service, from the blocks of a type (and area code): the lowest
+// free numbers. It is idempotent per operation and slot: slots already
+// assigned keep their numbers. It returns the allocations of the slots, in
+// slot order. Errors: SERVICE_UNAVAILABLE_AT_LOCATION (not enough numbers),
+// INVALID_STATE_TRANSITION (a slot was already released).
+func (s *Store) AllocateNumbers(ctx context.Context, scope Scope, req AllocationRequest, typ, areaCode string, slots []int) ([]InventoryAllocation, error) {
+	if scope.System || scope.AllOrganizations || !scope.Environment.Valid() {
+		return nil, Internal(fmt.Errorf("allocations need a tenant scope"))
+	}
+	if len(slots) == 0 {
+		return nil, nil
+	}
+	blocks, err := s.numberBlocks(ctx, scope.Environment, typ, areaCode)
+	if err != nil {
+		return nil, err
+	}
+	for attempt := 0; ; attempt++ {
+		var out []InventoryAllocation
+		err := s.In(ctx, scope).Transaction(func(tx *gorm.DB) error {
+			var existing []InventoryAllocation
+			if err := tx.Where("operation_id = ? AND kind = ? AND slot IN ?", req.OperationID, AllocPhoneNumber, slots).Find(&existing).Error; err != nil {
+				return err
+			}
+			have := map[int]InventoryAllocation{}
+			for _, a := range existing {
+				if a.ReleasedAt != nil {
+					return Errorf(CodeInvalidStateTransition, "the phone numbers of operation %s were already released", req.OperationID)
+				}
+				have[a.Slot] = a
+			}
+			var todo []int
+			for _, sl := range slots {
+				if _, ok := have[sl]; !ok {
+					todo = append(todo, sl)
+				}
+			}
+			for _, b := range blocks {
+				if len(todo) == 0 {
+					break
+				}
+				used, err := activeIndexes(ctx, tx, scope, AllocPhoneNumber, b.ID)
+				if err != nil {
+					return err
+				}
+				next := 0
+				for len(todo) > 0 {
+					line := lowestFree(used, next)
+					if line >= b.Size {
+						break
+					}
+					used = append(used, line)
+					slices.Sort(used)
+					next = line + 1
+					number := fmt.Sprintf("%s%04d", b.Prefix, line)
+					key := resourceKeyPrefix(scope) + "/number/" + number
+					a := InventoryAllocation{
+						OperationID: req.OperationID, Kind: AllocPhoneNumber, Slot: todo[0], ServiceID: req.ServiceID, LocationID: b.ID,
+						ServiceType: typ, ResourceKey: &key, ResourceIndex: line, Reference: number,
+					}
+					if err := tx.Create(&a).Error; err != nil {
+						return err
+					}
+					have[a.Slot] = a
+					todo = todo[1:]
+				}
+			}
+			if len(todo) > 0 {
+				if err := s.checkNumbersAvailable(ctx, scope, typ, areaCode, len(slots)); err != nil {
+					return err
+				}
+				return Errorf(CodeUnavailableAtLocation, "not enough %s numbers are left", typ).WithDetail("number_type", typ).WithDetail("area_code", areaCode)
+			}
+			for _, sl := range slots {
+				out = append(out, have[sl])
+			}
+			return nil
+		})
+		if err != nil && isUniqueViolation(err) && attempt < maxAllocationAttempts {
+			continue
+		}
+		if err != nil {
+			return nil, dbErr(err)
+		}
+		return out, nil
+	}
 }

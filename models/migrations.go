@@ -71,12 +71,73 @@ func migrations() []*gormigrate.Migration {
 			},
 		},
 		{
+			ID: "202611220010_identity",
+			Migrate: func(tx *gorm.DB) error {
+				return tx.AutoMigrate(&SigningKey{}, &RevokedToken{}, &ServerSecret{}, &OAuthClient{}, &OAuthToken{}, &DeviceGrant{}, &MFAEnrollment{}, &MFABackupCode{}, &MFAChallenge{}, &ClientCertificate{}, &SAMLRequest{}, &AuditEvent{})
+			},
+			Rollback: func(tx *gorm.DB) error {
+				return tx.Migrator().DropTable(&AuditEvent{}, &SAMLRequest{}, &ClientCertificate{}, &MFAChallenge{}, &MFABackupCode{}, &MFAEnrollment{}, &DeviceGrant{}, &OAuthToken{}, &OAuthClient{}, &ServerSecret{}, &RevokedToken{}, &SigningKey{})
+			},
+		},
+		{
 			ID: "202611220006_events_webhooks",
 			Migrate: func(tx *gorm.DB) error {
 				return tx.AutoMigrate(&WebhookSubscription{}, &WebhookDelivery{}, &WebhookAttempt{})
 			},
 			Rollback: func(tx *gorm.DB) error {
 				return tx.Migrator().DropTable(&WebhookAttempt{}, &WebhookDelivery{}, &WebhookSubscription{})
+			},
+		},
+		{
+			ID: "202611220008_bulk_orchestration",
+			Migrate: func(tx *gorm.DB) error {
+				return tx.AutoMigrate(&BulkItem{}, &ServiceChange{}, &OrchestrationDefinition{})
+			},
+			Rollback: func(tx *gorm.DB) error {
+				return tx.Migrator().DropTable(&OrchestrationDefinition{}, &ServiceChange{}, &BulkItem{})
+			},
+		},
+		{
+			ID: "202611220009_billing",
+			Migrate: func(tx *gorm.DB) error {
+				for _, col := range []string{"ContactName", "TaxRateBP"} {
+					if !tx.Migrator().HasColumn(&BillingAccount{}, col) {
+						if err := tx.Migrator().AddColumn(&BillingAccount{}, col); err != nil {
+							return err
+						}
+					}
+				}
+				return tx.AutoMigrate(&PaymentMethod{}, &BillingSequence{}, &Invoice{}, &InvoiceLine{}, &Payment{},
+					&Subscription{}, &UsageRecord{}, &Budget{}, &BudgetAlert{})
+			},
+			Rollback: func(tx *gorm.DB) error {
+				if err := tx.Migrator().DropTable(&BudgetAlert{}, &Budget{}, &UsageRecord{}, &Subscription{}, &Payment{},
+					&InvoiceLine{}, &Invoice{}, &BillingSequence{}, &PaymentMethod{}); err != nil {
+					return err
+				}
+				for _, col := range []string{"ContactName", "TaxRateBP"} {
+					if err := tx.Migrator().DropColumn(&BillingAccount{}, col); err != nil {
+						return err
+					}
+				}
+				return nil
+			},
+		},
+		{
+			ID: "202611220007_services_area",
+			Migrate: func(tx *gorm.DB) error {
+				// allocations are keyed by operation, kind and slot (one per site, number...)
+				if err := tx.AutoMigrate(&Service{}, &InventoryAllocation{}, &TelemetrySample{}, &NumberBlock{}, &Quote{},
+					&ContactNotification{}, &DataMigration{}, &ServiceIncident{}); err != nil {
+					return err
+				}
+				if tx.Migrator().HasIndex(&InventoryAllocation{}, "idx_allocation_op_kind") {
+					return tx.Migrator().DropIndex(&InventoryAllocation{}, "idx_allocation_op_kind")
+				}
+				return nil
+			},
+			Rollback: func(tx *gorm.DB) error {
+				return tx.Migrator().DropTable(&ServiceIncident{}, &DataMigration{}, &ContactNotification{}, &Quote{}, &NumberBlock{})
 			},
 		},
 	}

@@ -27,6 +27,9 @@ func (s *Store) Seed(ctx context.Context) (*SeedResult, error) {
 	if err := SeedProvisioning(ctx, s.DB); err != nil {
 		return nil, err
 	}
+	if err := SeedServiceInventory(ctx, s.DB); err != nil {
+		return nil, err
+	}
 	provider, err := s.EnsureProviderOrganization(ctx)
 	if err != nil {
 		return nil, err

@@ -4,6 +4,8 @@ import (
 	"context"
 	"math"
 	"time"
+
+	"gorm.io/gorm"
 )
 
 // TelemetrySample is one measurement of a service by the network: latency,
@@ -19,6 +21,13 @@ type TelemetrySample struct {
 	PacketLossPct  float64   `gorm:"not null"`
 	UtilizationPct float64   `gorm:"not null"`
 	SecurityAlerts int       `gorm:"not null;default:0"`
+	// ThroughputMbps is the traffic at the time of the sample; DataMB the
+	// data transferred since the previous sample; Calls the calls handled
+	// since then (voice) and CallQuality their mean opinion score (1 to 5).
+	ThroughputMbps float64 `gorm:"not null;default:0"`
+	DataMB         float64 `gorm:"not null;default:0"`
+	Calls          int     `gorm:"not null;default:0"`
+	CallQuality    float64 `gorm:"not null;default:0"`
 }
 
 // RecordTelemetry stores samples in scope (their tenant).
@@ -183,4 +192,650 @@ func (s *Store) StatusReport(ctx context.Context, p *Principal, serviceID string
 		}
 	}
 	return r, nil
+}
+
+// ---------------------------------------------------------------------------
+// Metrics, health and analytics, computed from the telemetry rows.
+
+// MetricsPeriod is a period a time series covers, and the width of its buckets.
+type MetricsPeriod struct {
+	Name   string
+	Length time.Duration
+	Bucket time.Duration
+}
+
+// metricsPeriods returns the periods that `period` accepts, with their
+// aliases in the spec's style.
+func metricsPeriods() map[string]MetricsPeriod {
+	hour := MetricsPeriod{Name: "1h", Length: time.Hour, Bucket: 5 * time.Minute}
+	day := MetricsPeriod{Name: "24h", Length: 24 * time.Hour, Bucket: time.Hour}
+	week := MetricsPeriod{Name: "7d", Length: 7 * 24 * time.Hour, Bucket: 6 * time.Hour}
+	month := MetricsPeriod{Name: "30d", Length: 30 * 24 * time.Hour, Bucket: 24 * time.Hour}
+	return map[string]MetricsPeriod{
+		"1h": hour, "last_hour": hour, "24h": day, "last_24_hours": day, "1d": day,
+		"7d": week, "last_7_days": week, "30d": month, "last_30_days": month,
+	}
+}
+
+// ParseMetricsPeriod returns the period named p ("" is 24h). Errors:
+// VALIDATION_ERROR (field period).
+func ParseMetricsPeriod(p string) (MetricsPeriod, error) {
+	if p == "" {
+		p = "24h"
+	}
+	mp, ok := metricsPeriods()[p]
+	if !ok {
+		return MetricsPeriod{}, Invalid(FieldIssue{Field: "period", Issue: "must be 1h, 24h, 7d or 30d (or last_hour, last_24_hours, last_7_days, last_30_days)"})
+	}
+	return mp, nil
+}
+
+// MetricPoint is one bucket of a service's time series: averages over the
+// samples in which the service was up (nil without any), totals, and the
+// share of samples in which it was up.
+type MetricPoint struct {
+	Start              time.Time
+	Samples            int
+	UptimePercentage   *float64
+	LatencyMs          *float64
+	JitterMs           *float64
+	PacketLoss         *float64
+	Utilization        *float64
+	ThroughputMbps     *float64
+	PeakThroughputMbps *float64
+	DataTransferredMB  float64
+	Calls              int
+	CallQuality        *float64
+	SecurityAlerts     int
+}
+
+// MetricsSeries is a service's telemetry over a period, in buckets.
+type MetricsSeries struct {
+	Service *Service
+	Period  MetricsPeriod
+	From    time.Time
+	To      time.Time
+	Points  []MetricPoint
+}
+
+func svcRound(v float64) *float64 { r := round2(v); return &r }
+
+// Metrics returns the time series of a service visible to p over period,
+// ending at now: one point per bucket, oldest first, including empty
+// buckets. Errors: NOT_FOUND.
+func (s *Store) ServiceMetrics(ctx context.Context, p *Principal, serviceID string, period MetricsPeriod, now time.Time) (*MetricsSeries, error) {
+	svc, err := s.GetService(ctx, p, serviceID)
+	if err != nil {
+		return nil, err
+	}
+	to := now.UTC().Truncate(period.Bucket).Add(period.Bucket)
+	from := to.Add(-period.Length)
+	var samples []TelemetrySample
+	err = s.In(ctx, TenantScope(svc.OrganizationID, svc.Environment)).
+		Where("service_id = ? AND at >= ? AND at < ?", serviceID, from, to).Order("at").Find(&samples).Error
+	if err != nil {
+		return nil, dbErr(err)
+	}
+	n := int(period.Length / period.Bucket)
+	series := &MetricsSeries{Service: svc, Period: period, From: from, To: to, Points: make([]MetricPoint, n)}
+	type acc struct {
+		up, lat, jit, loss, util, thr, peak, quality float64
+		upN, qualityN                                int
+	}
+	accs := make([]acc, n)
+	for i := range series.Points {
+		series.Points[i].Start = from.Add(time.Duration(i) * period.Bucket)
+	}
+	for _, smp := range samples {
+		i := int(smp.At.Sub(from) / period.Bucket)
+		if i < 0 || i >= n {
+			continue
+		}
+		pt, a := &series.Points[i], &accs[i]
+		pt.Samples++
+		pt.DataTransferredMB += smp.DataMB
+		pt.Calls += smp.Calls
+		pt.SecurityAlerts += smp.SecurityAlerts
+		if smp.Calls > 0 {
+			a.quality += smp.CallQuality
+			a.qualityN++
+		}
+		if !smp.Up {
+			continue
+		}
+		a.upN++
+		a.lat += smp.LatencyMs
+		a.jit += smp.JitterMs
+		a.loss += smp.PacketLossPct
+		a.util += smp.UtilizationPct
+		a.thr += smp.ThroughputMbps
+		a.peak = math.Max(a.peak, smp.ThroughputMbps)
+	}
+	for i := range series.Points {
+		pt, a := &series.Points[i], accs[i]
+		pt.DataTransferredMB = round2(pt.DataTransferredMB)
+		if pt.Samples > 0 {
+			pt.UptimePercentage = svcRound(float64(a.upN) * 100 / float64(pt.Samples))
+		}
+		if a.upN > 0 {
+			k := float64(a.upN)
+			pt.LatencyMs, pt.JitterMs, pt.PacketLoss = svcRound(a.lat/k), svcRound(a.jit/k), svcRound(a.loss/k)
+			pt.Utilization, pt.ThroughputMbps, pt.PeakThroughputMbps = svcRound(a.util/k), svcRound(a.thr/k), svcRound(a.peak)
+		}
+		if a.qualityN > 0 {
+			pt.CallQuality = svcRound(a.quality / float64(a.qualityN))
+		}
+	}
+	return series, nil
+}
+
+// SLAUptimeTarget returns the availability an SLA tier promises, in percent.
+func SLAUptimeTarget(sla string) float64 {
+	switch sla {
+	case "enterprise":
+		return 99.99
+	case "premium":
+		return 99.9
+	}
+	return 99.5
+}
+
+// HealthCheck is one check of a service's health: its status, what was
+// observed, the target and a message.
+type HealthCheck struct {
+	Name     string
+	Status   string
+	Observed map[string]any
+	Target   map[string]any
+	Message  string
+}
+
+// ServiceHealth is a service's health, computed from its telemetry: the
+// checks, and overall the worst of them.
+type ServiceHealth struct {
+	Service      *Service
+	Overall      string
+	Checks       []HealthCheck
+	LastSampleAt *time.Time
+	OpenIncident *ServiceIncident
+}
+
+// svcHealthRank orders health values from best to worst.
+func svcHealthRank(h string) int {
+	switch h {
+	case HealthHealthy:
+		return 0
+	case HealthWarning:
+		return 1
+	case HealthDegraded:
+		return 2
+	case HealthUnhealthy:
+		return 3
+	}
+	return -1
+}
+
+// Health returns the health of a service visible to p at now: the status
+// report's checks (connectivity, performance, security) with what was
+// observed against the SLA's targets, plus availability (uptime over 30
+// days against the SLA's uptime target) and, for voice, call quality.
+// Errors: NOT_FOUND.
+func (s *Store) ServiceHealthReport(ctx context.Context, p *Principal, serviceID string, now time.Time) (*ServiceHealth, error) {
+	r, err := s.StatusReport(ctx, p, serviceID, now)
+	if err != nil {
+		return nil, err
+	}
+	svc := r.Service
+	h := &ServiceHealth{Service: svc}
+	targets := SLATargets(svc.SLA)
+	scope := TenantScope(svc.OrganizationID, svc.Environment)
+	var latest TelemetrySample
+	if err := s.In(ctx, scope).Where("service_id = ? AND at <= ?", serviceID, now).Order("at DESC").Limit(1).Find(&latest).Error; err != nil {
+		return nil, dbErr(err)
+	}
+	if latest.ID != 0 {
+		t := latest.At.UTC()
+		h.LastSampleAt = &t
+	}
+	inc, err := s.OpenIncident(ctx, scope, serviceID)
+	if err != nil {
+		return nil, err
+	}
+	h.OpenIncident = inc
+	conn := HealthCheck{Name: "connectivity", Status: r.Connectivity, Target: map[string]any{"packet_loss_max": targets.PacketLossPct}}
+	perf := HealthCheck{Name: "performance", Status: r.Performance, Target: map[string]any{"latency_ms_max": targets.LatencyMs, "jitter_ms_max": targets.JitterMs}}
+	sec := HealthCheck{Name: "security", Status: r.Security, Observed: map[string]any{}, Target: map[string]any{"security_alerts_24h": 0}}
+	avail := HealthCheck{Name: "availability", Status: HealthUnknown, Target: map[string]any{"uptime_percentage_min": SLAUptimeTarget(svc.SLA)}}
+	if latest.ID != 0 {
+		conn.Observed = map[string]any{"up": latest.Up, "packet_loss": latest.PacketLossPct, "at": Timestamp(latest.At)}
+	}
+	if m := r.Metrics; m != nil {
+		perf.Observed = map[string]any{"latency_ms": m.LatencyMs, "jitter_ms": m.JitterMs}
+	}
+	var alerts int64
+	if err := s.In(ctx, scope).Model(&TelemetrySample{}).Where("service_id = ? AND at > ? AND at <= ?", serviceID, now.Add(-SecurityWindow), now).
+		Select("COALESCE(SUM(security_alerts), 0)").Scan(&alerts).Error; err != nil {
+		return nil, dbErr(err)
+	}
+	sec.Observed["security_alerts_24h"] = alerts
+	if r.UptimePercentage != nil {
+		avail.Observed = map[string]any{"uptime_percentage": *r.UptimePercentage}
+		avail.Status = HealthHealthy
+		if *r.UptimePercentage < SLAUptimeTarget(svc.SLA) {
+			avail.Status = HealthDegraded
+		}
+	}
+	for _, c := range []*HealthCheck{&conn, &perf, &sec, &avail} {
+		c.Message = svcHealthMessage(c)
+	}
+	h.Checks = []HealthCheck{conn, perf, sec, avail}
+	if svc.Kind == KindPhoneSystem || svc.Kind == KindContactCenter {
+		var q struct {
+			Quality float64
+			Calls   int64
+		}
+		if err := s.In(ctx, scope).Model(&TelemetrySample{}).Where("service_id = ? AND at > ? AND at <= ? AND calls > 0", serviceID, now.Add(-PerformanceWindow), now).
+			Select("COALESCE(AVG(call_quality), 0) AS quality, COALESCE(SUM(calls), 0) AS calls").Scan(&q).Error; err != nil {
+			return nil, dbErr(err)
+		}
+		cq := HealthCheck{Name: "call_quality", Status: HealthUnknown, Target: map[string]any{"mos_min": 3.6}}
+		if q.Calls > 0 {
+			cq.Observed = map[string]any{"mos": round2(q.Quality), "calls_last_hour": q.Calls}
+			cq.Status = HealthHealthy
+			if q.Quality < 3.6 {
+				cq.Status = HealthDegraded
+			}
+		}
+		cq.Message = svcHealthMessage(&cq)
+		h.Checks = append(h.Checks, cq)
+	}
+	h.Overall = HealthUnknown
+	for _, c := range h.Checks {
+		if svcHealthRank(c.Status) > svcHealthRank(h.Overall) {
+			h.Overall = c.Status
+		}
+	}
+	return h, nil
+}
+
+func svcHealthMessage(c *HealthCheck) string {
+	switch c.Status {
+	case HealthHealthy:
+		return c.Name + " is within the SLA's targets"
+	case HealthUnknown:
+		return "no measurement yet"
+	case HealthWarning:
+		return "security alerts were recorded in the last 24 hours"
+	case HealthUnhealthy:
+		return "the service does not answer"
+	}
+	return c.Name + " is outside the SLA's targets"
+}
+
+// ServiceAnalytics is the analytics response of spec 2.2, computed from a
+// service's telemetry and price over a period.
+type ServiceAnalytics struct {
+	Service              *Service
+	Period               MetricsPeriod
+	From, To             time.Time
+	DataTransferredMB    float64
+	PeakThroughputMbps   float64
+	AverageLatencyMs     float64
+	TotalCalls           int64
+	CallQuality          float64
+	UptimePercentage     *float64
+	TotalCost            Money
+	CostPerGB            Money
+	OptimizationSavings  Money
+	Currency             string
+	UsageGrowth          float64
+	PerformanceImprove   float64
+	Samples              int64
+	RecommendedBandwidth string
+}
+
+type svcTelemetryTotals struct {
+	Samples int64
+	UpN     int64
+	Data    float64
+	Peak    float64
+	Latency float64
+	Calls   int64
+	Quality float64
+}
+
+func (s *Store) svcTelemetryTotals(ctx context.Context, db *gorm.DB, from, to time.Time) (svcTelemetryTotals, error) {
+	var t svcTelemetryTotals
+	err := db.Model(&TelemetrySample{}).Where("at > ? AND at <= ?", from, to).
+		Select(`COUNT(*) AS samples, COALESCE(SUM(CASE WHEN up THEN 1 ELSE 0 END), 0) AS up_n, COALESCE(SUM(data_mb), 0) AS data,
+			COALESCE(MAX(throughput_mbps), 0) AS peak, COALESCE(AVG(CASE WHEN up THEN latency_ms END), 0) AS latency,
+			COALESCE(SUM(calls), 0) AS calls, COALESCE(AVG(CASE WHEN calls > 0 THEN call_quality END), 0) AS quality`).
+		Scan(&t).Error
+	return t, dbErr(err)
+}
+
+// Analytics returns the analytics of a service visible to p over period
+// ending at now: usage (data transferred, peak throughput, average latency,
+// calls and their quality), cost (the monthly charge prorated over the days
+// of the period the service was billed, per GB, and what moving to the
+// smallest bandwidth option that still covers 125 % of the peak would save
+// per month), and trends (usage growth and latency improvement of the
+// period's second half over its first, in percent). Errors: NOT_FOUND.
+func (s *Store) ServiceAnalyticsFor(ctx context.Context, p *Principal, serviceID string, period MetricsPeriod, now time.Time) (*ServiceAnalytics, error) {
+	svc, err := s.GetService(ctx, p, serviceID)
+	if err != nil {
+		return nil, err
+	}
+	to := now.UTC()
+	from := to.Add(-period.Length)
+	db := s.In(ctx, TenantScope(svc.OrganizationID, svc.Environment)).Where("service_id = ?", serviceID)
+	all, err := s.svcTelemetryTotals(ctx, db.Session(&gorm.Session{}), from, to)
+	if err != nil {
+		return nil, err
+	}
+	mid := from.Add(period.Length / 2)
+	first, err := s.svcTelemetryTotals(ctx, db.Session(&gorm.Session{}), from, mid)
+	if err != nil {
+		return nil, err
+	}
+	second, err := s.svcTelemetryTotals(ctx, db.Session(&gorm.Session{}), mid, to)
+	if err != nil {
+		return nil, err
+	}
+	a := &ServiceAnalytics{Service: svc, Period: period, From: from, To: to, DataTransferredMB: round2(all.Data), PeakThroughputMbps: round2(all.Peak),
+		AverageLatencyMs: round2(all.Latency), TotalCalls: all.Calls, CallQuality: round2(all.Quality), Samples: all.Samples, Currency: orDefault(svc.Currency, "USD")}
+	if all.Samples > 0 {
+		a.UptimePercentage = svcRound(float64(all.UpN) * 100 / float64(all.Samples))
+	}
+	if first.Data > 0 {
+		a.UsageGrowth = round2((second.Data - first.Data) * 100 / first.Data)
+	}
+	if first.Latency > 0 && second.Latency > 0 {
+		a.PerformanceImprove = round2((first.Latency - second.Latency) * 100 / first.Latency)
+	}
+	a.TotalCost = svcBilledCost(svc, from, to)
+	if gb := all.Data / 1000; gb > 0 {
+		a.CostPerGB = Money(math.Round(float64(a.TotalCost) / gb))
+	}
+	savings, rec, err := s.optimization(ctx, svc, all.Peak)
+	if err != nil {
+		return nil, err
+	}
+	a.OptimizationSavings, a.RecommendedBandwidth = savings, rec
+	return a, nil
+}
+
+// svcBilledCost prorates the service's monthly charge (30-day months) over the
+// part of [from, to] in which it was billed: from activation to the end of
+// billing.
+func svcBilledCost(svc *Service, from, to time.Time) Money {
+	if svc.ActivatedAt == nil {
+		return 0
+	}
+	start := laterOf(from, *svc.ActivatedAt)
+	end := to
+	if svc.BillingEndedAt != nil && svc.BillingEndedAt.Before(end) {
+		end = *svc.BillingEndedAt
+	}
+	if !end.After(start) {
+		return 0
+	}
+	seconds := int64(end.Sub(start) / time.Second)
+	return Money((int64(svc.MonthlyCharge)*seconds + 30*24*3600/2) / (30 * 24 * 3600))
+}
+
+func laterOf(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+// optimization returns the monthly saving of moving a bandwidth service to
+// the smallest catalog option that covers 125 % of its peak throughput, and
+// that option ("" when it is already the right size or has no bandwidth).
+func (s *Store) optimization(ctx context.Context, svc *Service, peakMbps float64) (Money, string, error) {
+	prof, _ := LookupKind(svc.Kind)
+	if prof.Bandwidth == "" || svc.BandwidthMbps == 0 || peakMbps <= 0 {
+		return 0, "", nil
+	}
+	offer, err := s.CatalogServiceByID(ctx, svc.CatalogServiceID)
+	if err != nil {
+		return 0, "", err
+	}
+	need := peakMbps * 1.25
+	for _, opt := range offer.BandwidthOptions {
+		mbps, err := ParseBandwidth("", opt)
+		if err != nil || float64(mbps) < need {
+			continue
+		}
+		if mbps >= svc.BandwidthMbps {
+			return 0, "", nil
+		}
+		after, err := s.priceService(ctx, svc, &ServiceUpdate{Bandwidth: opt, BandwidthMbps: mbps})
+		if err != nil {
+			return 0, "", err
+		}
+		return max(svc.MonthlyCharge-after.Monthly, 0), opt, nil
+	}
+	return 0, "", nil
+}
+
+// ServicesSummary is the analytics summary of a tenant's services
+// (GET /services/analytics/summary), computed from the service rows,
+// their telemetry and their incidents over a period.
+type ServicesSummary struct {
+	Period            MetricsPeriod
+	From, To          time.Time
+	Total             int64
+	ByStatus          map[string]int64
+	ByType            map[string]int64
+	UptimePercentage  *float64
+	AverageLatencyMs  float64
+	DataTransferredMB float64
+	TotalCalls        int64
+	Incidents         int64
+	OpenIncidents     int64
+	MonthlyRecurring  Money
+	Currency          string
+}
+
+// Summary returns the analytics summary of the services visible to p over
+// period ending at now. Errors: none but database failures.
+func (s *Store) SummarizeServices(ctx context.Context, p *Principal, period MetricsPeriod, now time.Time) (*ServicesSummary, error) {
+	to := now.UTC()
+	from := to.Add(-period.Length)
+	scope := p.Scope()
+	sum := &ServicesSummary{Period: period, From: from, To: to, ByStatus: map[string]int64{}, ByType: map[string]int64{}, Currency: "USD"}
+	var groups []struct {
+		Status string
+		Kind   string
+		N      int64
+	}
+	if err := s.In(ctx, scope).Model(&Service{}).Select("status, kind, COUNT(*) AS n").Group("status, kind").Scan(&groups).Error; err != nil {
+		return nil, dbErr(err)
+	}
+	for _, g := range groups {
+		sum.Total += g.N
+		sum.ByStatus[g.Status] += g.N
+		sum.ByType[g.Kind] += g.N
+	}
+	var money struct {
+		Total    int64
+		Currency string
+	}
+	if err := s.In(ctx, scope).Model(&Service{}).Where("status IN ? AND billing_ended_at IS NULL", svcMonitoredStatuses()).
+		Select("COALESCE(SUM(monthly_charge), 0) AS total, COALESCE(MAX(currency), '') AS currency").Scan(&money).Error; err != nil {
+		return nil, dbErr(err)
+	}
+	sum.MonthlyRecurring = Money(money.Total)
+	sum.Currency = orDefault(money.Currency, "USD")
+	t, err := s.svcTelemetryTotals(ctx, s.In(ctx, scope), from, to)
+	if err != nil {
+		return nil, err
+	}
+	if t.Samples > 0 {
+		sum.UptimePercentage = svcRound(float64(t.UpN) * 100 / float64(t.Samples))
+	}
+	sum.AverageLatencyMs, sum.DataTransferredMB, sum.TotalCalls = round2(t.Latency), round2(t.Data), t.Calls
+	if err := s.In(ctx, scope).Model(&ServiceIncident{}).Where("started_at > ? AND started_at <= ?", from, to).Count(&sum.Incidents).Error; err != nil {
+		return nil, dbErr(err)
+	}
+	if err := s.In(ctx, scope).Model(&ServiceIncident{}).Where("resolved_at IS NULL").Count(&sum.OpenIncidents).Error; err != nil {
+		return nil, dbErr(err)
+	}
+	return sum, nil
+}
+
+// svcMonitoredStatuses returns the statuses of services the network measures.
+func svcMonitoredStatuses() []ServiceStatus {
+	return []ServiceStatus{ServiceOperational, ServiceDegraded, ServiceDown, ServiceMaintenance}
+}
+
+// MonitoredServices returns every service the network measures, of every
+// tenant (the simulator's telemetry run).
+func (s *Store) MonitoredServices(ctx context.Context) ([]Service, error) {
+	var out []Service
+	err := s.In(ctx, SystemScope()).Where("status IN ?", svcMonitoredStatuses()).Order("id").Find(&out).Error
+	return out, dbErr(err)
+}
+
+// ---------------------------------------------------------------------------
+// Incidents.
+
+// Incident kinds: the service went down, or its performance degraded.
+const (
+	IncidentDown     = "down"
+	IncidentDegraded = "degraded"
+)
+
+// ServiceIncident is a period in which a service was down or degraded, as
+// the network reported it (inc_).
+type ServiceIncident struct {
+	ID string `gorm:"primaryKey;size:40"`
+	Tenant
+	ServiceID  string         `gorm:"size:40;not null;index"`
+	Kind       string         `gorm:"size:20;not null"`
+	Cause      string         `gorm:"size:200;not null"`
+	Metrics    map[string]any `gorm:"serializer:json;type:text"`
+	StartedAt  time.Time      `gorm:"not null;index"`
+	ResolvedAt *time.Time     `gorm:"index"`
+}
+
+// OpenIncident returns the service's unresolved incident, or nil.
+func (s *Store) OpenIncident(ctx context.Context, scope Scope, serviceID string) (*ServiceIncident, error) {
+	var inc ServiceIncident
+	err := s.In(ctx, scope).Where("service_id = ? AND resolved_at IS NULL", serviceID).Order("started_at DESC").Limit(1).Find(&inc).Error
+	if err != nil {
+		return nil, dbErr(err)
+	}
+	if inc.ID == "" {
+		return nil, nil
+	}
+	return &inc, nil
+}
+
+// Incidents returns the incidents of a service, newest first.
+func (s *Store) ServiceIncidents(ctx context.Context, scope Scope, serviceID string) ([]ServiceIncident, error) {
+	var out []ServiceIncident
+	err := s.In(ctx, scope).Where("service_id = ?", serviceID).Order("started_at DESC, id").Find(&out).Error
+	return out, dbErr(err)
+}
+
+// RaiseIncident records that the network sees the service down or degraded
+// at at, in one transaction: the incident, the status change (operational
+// or degraded → down; operational → degraded) with service.status_changed,
+// and service.down or service.performance_alert (data: service, incident,
+// metrics against the SLA's targets). A service in maintenance, not
+// delivered, or already in that state (or down, for degraded) is left as it
+// is and nil is returned. Errors: NOT_FOUND.
+func (s *Store) RaiseIncident(ctx context.Context, scope Scope, serviceID, kind, cause string, metrics map[string]any, at time.Time) (*ServiceIncident, error) {
+	to := ServiceDown
+	if kind == IncidentDegraded {
+		to = ServiceDegraded
+	}
+	var out *ServiceIncident
+	err := s.Tx(ctx, scope, func(tx *gorm.DB) error {
+		var svc Service
+		if err := tx.Where("id = ?", serviceID).Take(&svc).Error; err != nil {
+			return notFoundOr(err, "service")
+		}
+		if svc.Status != ServiceOperational && !(svc.Status == ServiceDegraded && to == ServiceDown) {
+			return nil
+		}
+		moved, err := s.moveService(ctx, scope, tx, serviceID, to, "incident: "+cause, "")
+		if err != nil {
+			return err
+		}
+		var open ServiceIncident
+		if err := tx.Where("service_id = ? AND resolved_at IS NULL", serviceID).Limit(1).Find(&open).Error; err != nil {
+			return dbErr(err)
+		}
+		inc := &open
+		if open.ID == "" || open.Kind != kind {
+			if open.ID != "" {
+				if err := tx.Model(&ServiceIncident{}).Where("id = ?", open.ID).Update("resolved_at", at.UTC()).Error; err != nil {
+					return dbErr(err)
+				}
+			}
+			inc = &ServiceIncident{ID: NewID(PrefixIncident), ServiceID: serviceID, Kind: kind, Cause: cause, Metrics: metrics, StartedAt: at.UTC()}
+			if err := tx.Create(inc).Error; err != nil {
+				return dbErr(err)
+			}
+		}
+		typ := svcEventDown
+		if kind == IncidentDegraded {
+			typ = svcEventPerformanceAlert
+		}
+		targets := SLATargets(svc.SLA)
+		data := map[string]any{"service": serviceSummary(moved), "incident": map[string]any{"id": inc.ID, "kind": kind, "cause": cause, "started_at": Timestamp(inc.StartedAt)},
+			"metrics": metrics, "targets": map[string]any{"latency_ms": targets.LatencyMs, "jitter_ms": targets.JitterMs, "packet_loss": targets.PacketLossPct}}
+		if err := RecordEvent(tx, NewEvent(typ, serviceID, data)); err != nil {
+			return err
+		}
+		out = inc
+		return nil
+	})
+	return out, svcErrOrNil(err)
+}
+
+// ResolveIncident records that the service is back at at: its open
+// incident is resolved and, when it is down or degraded, it becomes
+// operational (service.status_changed and service.restored, data: service,
+// incident, duration_seconds) in one transaction. A service without an open
+// incident is left as it is. Errors: NOT_FOUND.
+func (s *Store) ResolveIncident(ctx context.Context, scope Scope, serviceID string, at time.Time) (*ServiceIncident, error) {
+	var out *ServiceIncident
+	err := s.Tx(ctx, scope, func(tx *gorm.DB) error {
+		var inc ServiceIncident
+		if err := tx.Where("service_id = ? AND resolved_at IS NULL", serviceID).Order("started_at DESC").Limit(1).Find(&inc).Error; err != nil {
+			return dbErr(err)
+		}
+		if inc.ID == "" {
+			return nil
+		}
+		when := at.UTC()
+		if err := tx.Model(&ServiceIncident{}).Where("service_id = ? AND resolved_at IS NULL", serviceID).Update("resolved_at", when).Error; err != nil {
+			return dbErr(err)
+		}
+		inc.ResolvedAt = &when
+		var svc Service
+		if err := tx.Where("id = ?", serviceID).Take(&svc).Error; err != nil {
+			return notFoundOr(err, "service")
+		}
+		if svc.Status == ServiceDown || svc.Status == ServiceDegraded {
+			moved, err := s.moveService(ctx, scope, tx, serviceID, ServiceOperational, "incident resolved", "")
+			if err != nil {
+				return err
+			}
+			data := map[string]any{"service": serviceSummary(moved), "incident": map[string]any{"id": inc.ID, "kind": inc.Kind, "cause": inc.Cause,
+				"started_at": Timestamp(inc.StartedAt), "resolved_at": Timestamp(when)}, "duration_seconds": int64(when.Sub(inc.StartedAt) / time.Second)}
+			if err := RecordEvent(tx, NewEvent(svcEventRestored, serviceID, data)); err != nil {
+				return err
+			}
+		}
+		out = &inc
+		return nil
+	})
+	return out, svcErrOrNil(err)
 }

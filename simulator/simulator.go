@@ -22,17 +22,27 @@ import (
 	"github.com/telcoplatform/platform/models"
 )
 
-// Order is what the network needs to know about one provisioning.
+// Order is what the network needs to know about one operation on a
+// service: provisioning, change or decommission. For an allocation in a
+// pool, LocationID is the location (or region), ServiceType the pool and
+// BandwidthMbps the amount (Mbit/s, or units of a compute pool); Slot tells
+// the allocations of one operation apart (one per site, region or number).
 type Order struct {
 	OperationID    string
 	ServiceID      string
 	OrganizationID string
 	Environment    models.Environment
+	Kind           string
+	Name           string
 	LocationID     string
 	ServiceType    string
 	TemplateID     string
 	BandwidthMbps  int
 	SLA            string
+	Quantity       int
+	Slot           int
+	Replaces       bool   // scaling: the service's current capacity counts as free
+	Reason         string // decommission: the reason given (a sandbox magic value may be one)
 }
 
 // Scope returns the tenant scope of the order.
@@ -91,20 +101,53 @@ type Southbound interface {
 	Deconfigure(ctx context.Context, o Order) error
 	// Release returns the order's allocations of the given kinds (all when none).
 	Release(ctx context.Context, o Order, kinds ...models.AllocationKind) error
+
+	// ReserveCompute holds units of a compute pool in a region. Errors:
+	// SERVICE_UNAVAILABLE_AT_LOCATION, PROVISIONING_FAILED.
+	ReserveCompute(ctx context.Context, o Order) error
+	// AssignNumbers assigns phone numbers of a type (and area code) to the
+	// slots of the order, and returns them in slot order. Errors:
+	// SERVICE_UNAVAILABLE_AT_LOCATION (not enough numbers), PROVISIONING_FAILED.
+	AssignNumbers(ctx context.Context, o Order, typ, areaCode string, slots []int) ([]string, error)
+	// Deploy builds what a service runs on (virtual machines, application
+	// environments, model endpoints, a PBX tenant...) and describes it.
+	// Errors: PROVISIONING_FAILED.
+	Deploy(ctx context.Context, o Order, items []models.DeployItem) (map[string]any, error)
+	// ReleaseService returns every allocation of the order's service, of any
+	// operation (a decommission).
+	ReleaseService(ctx context.Context, o Order) error
+	// MigrateData copies the data of the order's service to the destination
+	// service and records what it copied. Errors: PROVISIONING_FAILED.
+	MigrateData(ctx context.Context, o Order, destination string) (*models.DataMigration, error)
+	// VerifyMigration compares what the destination received with the
+	// source. Errors: PROVISIONING_FAILED (mismatch).
+	VerifyMigration(ctx context.Context, o Order) error
+	// RollbackMigration removes the migrated data from the destination.
+	RollbackMigration(ctx context.Context, o Order) error
 }
+
+// DefaultIncidentRate is the chance, per live service and measurement of
+// RunTelemetry, that the service degrades (a quarter of such incidents take
+// it down instead).
+const DefaultIncidentRate = 1.0 / 5000
 
 // Options configure the simulator.
 type Options struct {
 	StepDelay time.Duration // time each network call takes (SIMULATOR_STEP_DELAY)
 	Logger    *slog.Logger
+	// IncidentRate is the chance of a random incident per live service and
+	// measurement in RunTelemetry: 0 means DefaultIncidentRate, a negative
+	// value none. RecordTelemetry alone raises only the sandbox's magic ones.
+	IncidentRate float64
 }
 
 // Simulator is the Southbound of the platform: a simulated network whose
 // inventory lives in the database.
 type Simulator struct {
-	store *models.Store
-	delay time.Duration
-	log   *slog.Logger
+	store        *models.Store
+	delay        time.Duration
+	log          *slog.Logger
+	incidentRate float64
 }
 
 // New returns a simulator over store.
@@ -113,7 +156,14 @@ func New(store *models.Store, opts Options) *Simulator {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Simulator{store: store, delay: opts.StepDelay, log: log}
+	rate := opts.IncidentRate
+	switch {
+	case rate == 0:
+		rate = DefaultIncidentRate
+	case rate < 0:
+		rate = 0
+	}
+	return &Simulator{store: store, delay: opts.StepDelay, log: log, incidentRate: rate}
 }
 
 var _ Southbound = (*Simulator)(nil)
@@ -133,15 +183,23 @@ func (s *Simulator) wait(ctx context.Context) error {
 	}
 }
 
+// MagicFailName returns the sandbox magic service name that makes an
+// operation fail at step: "sandbox-fail-" and the step with dashes.
+func MagicFailName(step string) string { return "sandbox-fail-" + strings.ReplaceAll(step, "_", "-") }
+
 // InjectedFault returns the sandbox failure configured for step, if any: in
 // the test environment, an order at a location or from a template whose
-// fail_at_step is step fails there with PROVISIONING_FAILED (docs/sandbox.md).
+// fail_at_step is step, or a service named MagicFailName(step), fails there
+// with PROVISIONING_FAILED (docs/sandbox.md).
 func (s *Simulator) InjectedFault(ctx context.Context, o Order, step string) error {
 	if o.Environment != models.EnvTest {
 		return nil
 	}
 	db := s.store.In(ctx, models.SystemScope())
 	var magic []string
+	if o.Name != "" && o.Name == MagicFailName(step) {
+		magic = append(magic, "name "+o.Name)
+	}
 	if o.LocationID != "" {
 		var loc models.ServiceableLocation
 		if err := db.Where("id = ?", o.LocationID).Take(&loc).Error; err == nil && loc.FailAtStep == step {
@@ -166,7 +224,8 @@ func (s *Simulator) InjectedFault(ctx context.Context, o Order, step string) err
 }
 
 func (s *Simulator) request(o Order) models.AllocationRequest {
-	return models.AllocationRequest{OperationID: o.OperationID, ServiceID: o.ServiceID, LocationID: o.LocationID, ServiceType: o.ServiceType, Mbps: o.BandwidthMbps}
+	return models.AllocationRequest{OperationID: o.OperationID, ServiceID: o.ServiceID, LocationID: o.LocationID, ServiceType: o.ServiceType,
+		Mbps: o.BandwidthMbps, Slot: o.Slot, Replaces: o.Replaces}
 }
 
 // CheckFeasibility simulates the network's feasibility check.
@@ -228,12 +287,24 @@ func (s *Simulator) Configure(ctx context.Context, o Order, c DeviceConfig) erro
 	return nil
 }
 
-// circuitID derives the circuit id from the operation, so that activating
-// twice yields the same circuit.
+// circuitID derives the service's reference (a circuit for connectivity)
+// from the operation, so that activating twice yields the same one; its
+// prefix is the kind's (CKT, NET, PBX, ...).
 func circuitID(o Order) string {
+	prefix := "CKT"
+	if p, ok := models.LookupKind(o.Kind); ok && p.Reference != "" {
+		prefix = p.Reference
+	}
+	return fmt.Sprintf("%s-%012X", prefix, hashOf(o.OperationID)&0xFFFFFFFFFFFF)
+}
+
+func hashOf(parts ...string) uint64 {
 	h := fnv.New64a()
-	_, _ = h.Write([]byte(o.OperationID))
-	return fmt.Sprintf("CKT-%012X", h.Sum64()&0xFFFFFFFFFFFF)
+	for _, p := range parts {
+		_, _ = h.Write([]byte(p))
+		_, _ = h.Write([]byte{0})
+	}
+	return h.Sum64()
 }
 
 // Activate turns the circuit up and records its turn-up test as the
@@ -252,6 +323,7 @@ func (s *Simulator) Activate(ctx context.Context, o Order) (Circuit, error) {
 	if !has {
 		sample := Sample(o.ServiceID, o.SLA, models.ServiceOperational, s.store.Now())
 		sample.SecurityAlerts = 0
+		sample.ThroughputMbps = round2(float64(o.BandwidthMbps) * sample.UtilizationPct / 100)
 		if err := s.store.RecordTelemetry(ctx, o.Scope(), sample); err != nil {
 			return Circuit{}, err
 		}
@@ -324,26 +396,292 @@ func Sample(serviceID, sla string, status models.ServiceStatus, at time.Time) *m
 func round2(v float64) float64 { return math.Round(v*100) / 100 }
 func round3(v float64) float64 { return math.Round(v*1000) / 1000 }
 
-// monitoredStatuses returns the statuses of services the network measures.
-func monitoredStatuses() []models.ServiceStatus {
-	return []models.ServiceStatus{models.ServiceOperational, models.ServiceDegraded, models.ServiceDown, models.ServiceMaintenance}
+// ReserveCompute holds the order's units of a compute pool in its region.
+func (s *Simulator) ReserveCompute(ctx context.Context, o Order) error {
+	if err := s.wait(ctx); err != nil {
+		return err
+	}
+	if err := s.InjectedFault(ctx, o, models.StepReserveCapacity); err != nil {
+		return err
+	}
+	_, err := s.store.ReserveUnits(ctx, o.Scope(), s.request(o))
+	return err
 }
 
+// AssignNumbers assigns the lowest free numbers of the blocks to the slots.
+func (s *Simulator) AssignNumbers(ctx context.Context, o Order, typ, areaCode string, slots []int) ([]string, error) {
+	if err := s.wait(ctx); err != nil {
+		return nil, err
+	}
+	if err := s.InjectedFault(ctx, o, models.StepReserveCapacity); err != nil {
+		return nil, err
+	}
+	allocs, err := s.store.AllocateNumbers(ctx, o.Scope(), s.request(o), typ, areaCode, slots)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, len(allocs))
+	for i, a := range allocs {
+		out[i] = a.Reference
+	}
+	return out, nil
+}
+
+// Deploy builds the service's platform: every id, address and host name is
+// derived from the operation, so deploying twice describes the same things.
+func (s *Simulator) Deploy(ctx context.Context, o Order, items []models.DeployItem) (map[string]any, error) {
+	if err := s.wait(ctx); err != nil {
+		return nil, err
+	}
+	if err := s.InjectedFault(ctx, o, models.StepConfigure); err != nil {
+		return nil, err
+	}
+	short := fmt.Sprintf("%08x", hashOf(o.OperationID)&0xFFFFFFFF)
+	out := map[string]any{}
+	var instances, lbs, envs, endpoints []any
+	for _, it := range items {
+		for _, region := range strings.Split(orDefault(it.Region, "default"), ",") {
+			for n := range max(it.Count, 1) {
+				id := fmt.Sprintf("%s-%08x", deployPrefix(it.Type), hashOf(o.OperationID, it.Name, region, fmt.Sprint(n))&0xFFFFFFFF)
+				switch it.Type {
+				case "virtual_machine":
+					h := hashOf(id)
+					instances = append(instances, map[string]any{"id": id, "name": fmt.Sprintf("%s-%d", it.Name, n+1), "region": region,
+						"private_ip": fmt.Sprintf("10.%d.%d.%d", h>>16&0xFF, h>>8&0xFF, 4+h&0xF7), "spec": it.Spec, "status": "running"})
+				case "load_balancer":
+					lbs = append(lbs, map[string]any{"id": id, "region": region, "hostname": fmt.Sprintf("%s.%s.lb.platform.example", id, region), "spec": it.Spec})
+				case "application_environment":
+					envs = append(envs, map[string]any{"id": id, "name": it.Name, "region": region, "url": fmt.Sprintf("https://%s-%s.apps.platform.example", it.Name, short), "spec": it.Spec})
+				default:
+					endpoints = append(endpoints, map[string]any{"id": id, "name": it.Name, "type": it.Type, "region": region,
+						"url": fmt.Sprintf("https://%s.%s.ai.platform.example/v1/%s", short, region, it.Name), "spec": it.Spec})
+				}
+			}
+		}
+	}
+	if instances != nil {
+		out["instances"] = instances
+	}
+	if lbs != nil {
+		out["load_balancers"] = lbs
+	}
+	if envs != nil {
+		out["environments"] = envs
+	}
+	if endpoints != nil {
+		out["endpoints"] = endpoints
+	}
+	switch o.Kind {
+	case models.KindPhoneSystem:
+		out["pbx"] = map[string]any{"tenant_id": "pbx-" + short, "sip_domain": short + ".voice.platform.example",
+			"extensions": fmt.Sprintf("1000-%d", 1000+max(o.Quantity, 1)-1)}
+	case models.KindContactCenter:
+		out["contact_center"] = map[string]any{"tenant_id": "ccx-" + short, "agent_seats": max(o.Quantity, 1),
+			"agent_portal": fmt.Sprintf("https://%s.cc.platform.example", short)}
+	case models.KindManagedSecurity:
+		out["soc"] = map[string]any{"tenant_id": "soc-" + short, "log_ingestion_endpoint": fmt.Sprintf("https://ingest-%s.soc.platform.example", short)}
+	}
+	return out, nil
+}
+
+func deployPrefix(typ string) string {
+	switch typ {
+	case "virtual_machine":
+		return "vm"
+	case "load_balancer":
+		return "lb"
+	case "application_environment":
+		return "env"
+	case "model_endpoint":
+		return "mdl"
+	}
+	return "res"
+}
+
+func orDefault(v, def string) string {
+	if v == "" {
+		return def
+	}
+	return v
+}
+
+// ReleaseService returns every allocation of the service to the inventory.
+func (s *Simulator) ReleaseService(ctx context.Context, o Order) error {
+	if err := s.wait(ctx); err != nil {
+		return err
+	}
+	_, err := s.store.ReleaseServiceAllocations(ctx, o.Scope(), o.ServiceID, "")
+	return err
+}
+
+// MagicFailVerification is the decommission reason that makes the
+// verification of its data migration fail, in the sandbox (docs/sandbox.md).
+const MagicFailVerification = "sandbox-fail-verification"
+
+// MigrateData copies the service's data to destination: its settings, its
+// features and resources, and what it stored (1 KB per MB it carried).
+// The copy is recorded once per operation.
+func (s *Simulator) MigrateData(ctx context.Context, o Order, destination string) (*models.DataMigration, error) {
+	if err := s.wait(ctx); err != nil {
+		return nil, err
+	}
+	if err := s.InjectedFault(ctx, o, models.StepMigrateData); err != nil {
+		return nil, err
+	}
+	scope := o.Scope()
+	p := &models.Principal{OrganizationID: o.OrganizationID, Environment: o.Environment, Permissions: []string{"*"}}
+	svc, err := s.store.GetService(ctx, p, o.ServiceID)
+	if err != nil {
+		return nil, err
+	}
+	var stored float64
+	if err := s.store.In(ctx, scope).Model(&models.TelemetrySample{}).Where("service_id = ?", o.ServiceID).
+		Select("COALESCE(SUM(data_mb), 0)").Scan(&stored).Error; err != nil {
+		return nil, models.Internal(err)
+	}
+	allocs, err := s.store.ServiceAllocations(ctx, scope, o.ServiceID)
+	if err != nil {
+		return nil, err
+	}
+	items := len(svc.Configuration) + len(svc.Features) + len(allocs) + len(svc.Resources) + 1
+	bytes := int64(math.Round(stored*1024)) + int64(items)*4096
+	sum := fmt.Sprintf("%016x%016x", hashOf(svc.ID, fmt.Sprint(items), fmt.Sprint(bytes)), hashOf(destination, svc.ID))
+	dest := sum
+	if o.Environment == models.EnvTest && o.Reason == MagicFailVerification {
+		dest = fmt.Sprintf("%016x%016x", hashOf("corrupted", sum), hashOf(destination))
+	}
+	return s.store.RecordMigration(ctx, scope, &models.DataMigration{OperationID: o.OperationID, SourceServiceID: o.ServiceID,
+		DestinationServiceID: destination, Items: items, Bytes: bytes, SourceChecksum: sum, DestinationChecksum: dest, Status: models.MigrationCopied})
+}
+
+// VerifyMigration compares the checksums of the copy.
+func (s *Simulator) VerifyMigration(ctx context.Context, o Order) error {
+	if err := s.wait(ctx); err != nil {
+		return err
+	}
+	m, err := s.store.DataMigrationOf(ctx, o.Scope(), o.OperationID)
+	if err != nil {
+		return err
+	}
+	if m.SourceChecksum != m.DestinationChecksum {
+		if err := s.store.SetMigrationStatus(ctx, o.Scope(), o.OperationID, models.MigrationMismatch); err != nil {
+			return err
+		}
+		e := models.Errorf(models.CodeProvisioningFailed, "the data received by %s does not match the source (checksum %s, expected %s)",
+			m.DestinationServiceID, m.DestinationChecksum[:12], m.SourceChecksum[:12]).WithDetail("destination", m.DestinationServiceID)
+		if o.Environment == models.EnvTest && o.Reason == MagicFailVerification {
+			e.WithDetail("sandbox", true).WithDetail("magic_value", "reason "+MagicFailVerification)
+		}
+		return e
+	}
+	return s.store.SetMigrationStatus(ctx, o.Scope(), o.OperationID, models.MigrationVerified)
+}
+
+// RollbackMigration removes the copied data from the destination.
+func (s *Simulator) RollbackMigration(ctx context.Context, o Order) error {
+	if err := s.wait(ctx); err != nil {
+		return err
+	}
+	err := s.store.SetMigrationStatus(ctx, o.Scope(), o.OperationID, models.MigrationRolledBack)
+	if models.ErrorCode(err) == models.CodeNotFound {
+		return nil
+	}
+	return err
+}
+
+// nominalMbps is the traffic a service carries at full utilisation.
+func nominalMbps(svc *models.Service) float64 {
+	switch svc.Kind {
+	case models.KindPhoneSystem:
+		return 0.1 * float64(max(svc.Quantity, 1))
+	case models.KindContactCenter:
+		return 0.2 * float64(max(svc.Quantity, 1))
+	case models.KindCloudInfrastructure:
+		return 1000
+	case models.KindCloudPlatform:
+		return 500
+	case models.KindAIPlatform:
+		return 200
+	case models.KindManagedSecurity:
+		return 50
+	}
+	return float64(svc.BandwidthMbps)
+}
+
+// dailyCurve is 0 at night and 1 in mid-afternoon.
+func dailyCurve(at time.Time) float64 {
+	hour := float64(at.UTC().Hour()) + float64(at.UTC().Minute())/60
+	return (math.Sin((hour-9)/24*2*math.Pi) + 1) / 2
+}
+
+// SampleFor returns a measurement of svc at time at covering the interval
+// since the previous one: Sample's values, plus the traffic (throughput and
+// data transferred, from its nominal rate and utilisation) and, for voice,
+// the calls and their quality. Like Sample it depends only on its inputs.
+func SampleFor(svc *models.Service, at time.Time, interval time.Duration) *models.TelemetrySample {
+	smp := Sample(svc.ID, svc.SLA, svc.Status, at)
+	smp.Tenant = svc.Tenant
+	rng := rand.New(rand.NewPCG(hashOf(svc.ID, "traffic"), uint64(at.Unix())))
+	if smp.Up {
+		smp.ThroughputMbps = round2(nominalMbps(svc) * smp.UtilizationPct / 100)
+		smp.DataMB = round2(smp.ThroughputMbps * interval.Seconds() / 8)
+	}
+	if (svc.Kind == models.KindPhoneSystem || svc.Kind == models.KindContactCenter) && smp.Up {
+		perMinute := 0.05
+		if svc.Kind == models.KindContactCenter {
+			perMinute = 0.4
+		}
+		smp.Calls = int(math.Round(float64(max(svc.Quantity, 1)) * perMinute * interval.Minutes() * (0.2 + dailyCurve(at)) * (0.5 + rng.Float64())))
+		if smp.Calls > 0 {
+			smp.CallQuality = round2(4.1 + 0.3*rng.Float64())
+			if svc.Status == models.ServiceDegraded {
+				smp.CallQuality = round2(3.0 + 0.5*rng.Float64())
+			}
+		}
+	}
+	return smp
+}
+
+// Magic service names of the sandbox that make the network report
+// incidents at every measurement: the service goes down (or degrades) and
+// comes back at the next one, in turn (docs/sandbox.md).
+const (
+	MagicIncidentDown     = "sandbox-incident-down"
+	MagicIncidentDegraded = "sandbox-incident-degraded"
+)
+
 // RecordTelemetry measures every monitored service of every tenant once, at
-// time at, and returns how many samples it wrote.
+// time at, covering the minute before, and returns how many samples it
+// wrote. In the sandbox, services with a magic incident name change state
+// first (see MagicIncidentDown).
 func (s *Simulator) RecordTelemetry(ctx context.Context, at time.Time) (int, error) {
-	db := s.store.In(ctx, models.SystemScope())
-	var services []models.Service
-	if err := db.Where("status IN ?", monitoredStatuses()).Order("id").Find(&services).Error; err != nil {
-		return 0, models.Internal(err)
+	return s.measure(ctx, at, time.Minute, false)
+}
+
+// measure applies the incidents of this measurement (magic ones, and random
+// ones when random is set), then records a sample of every monitored service.
+func (s *Simulator) measure(ctx context.Context, at time.Time, interval time.Duration, random bool) (int, error) {
+	services, err := s.store.MonitoredServices(ctx)
+	if err != nil {
+		return 0, err
+	}
+	for i := range services {
+		svc := &services[i]
+		moved, err := s.incidents(ctx, svc, at, random)
+		if err != nil {
+			s.log.ErrorContext(ctx, "simulator: incident handling failed", "service", svc.ID, "error", err)
+			continue
+		}
+		if moved != "" {
+			svc.Status = moved
+		}
 	}
 	written := 0
 	for start := 0; start < len(services); start += 200 {
 		batch := services[start:min(start+200, len(services))]
 		samples := make([]*models.TelemetrySample, len(batch))
-		for i, svc := range batch {
-			samples[i] = Sample(svc.ID, svc.SLA, svc.Status, at)
-			samples[i].Tenant = svc.Tenant
+		for i := range batch {
+			samples[i] = SampleFor(&batch[i], at, interval)
 		}
 		if err := s.store.RecordTelemetry(ctx, models.SystemScope(), samples...); err != nil {
 			return written, err
@@ -353,8 +691,70 @@ func (s *Simulator) RecordTelemetry(ctx context.Context, at time.Time) (int, err
 	return written, nil
 }
 
+// incidents decides whether svc goes down, degrades or recovers at this
+// measurement, records it, and returns its new status ("" when unchanged).
+func (s *Simulator) incidents(ctx context.Context, svc *models.Service, at time.Time, random bool) (models.ServiceStatus, error) {
+	scope := models.TenantScope(svc.OrganizationID, svc.Environment)
+	magic := ""
+	if svc.Environment == models.EnvTest {
+		switch svc.Name {
+		case MagicIncidentDown:
+			magic = models.IncidentDown
+		case MagicIncidentDegraded:
+			magic = models.IncidentDegraded
+		}
+	}
+	rng := rand.New(rand.NewPCG(hashOf(svc.ID, "incident"), uint64(at.Unix())))
+	switch {
+	case svc.Status == models.ServiceDown || svc.Status == models.ServiceDegraded:
+		if magic == "" && !(random && svc.Environment == models.EnvLive && rng.IntN(3) == 0) {
+			return "", nil
+		}
+		inc, err := s.store.ResolveIncident(ctx, scope, svc.ID, at)
+		if err != nil || inc == nil {
+			return "", err
+		}
+		return models.ServiceOperational, nil
+	case svc.Status != models.ServiceOperational:
+		return "", nil
+	}
+	kind := magic
+	if kind == "" && random && svc.Environment == models.EnvLive && rng.Float64() < s.incidentRate {
+		kind = models.IncidentDegraded
+		if rng.IntN(4) == 0 {
+			kind = models.IncidentDown
+		}
+	}
+	if kind == "" {
+		return "", nil
+	}
+	status := models.ServiceDegraded
+	cause := "latency and packet loss above the SLA's targets"
+	if kind == models.IncidentDown {
+		status, cause = models.ServiceDown, "loss of signal on the access circuit"
+	}
+	if magic != "" {
+		cause += " (sandbox magic value: name " + svc.Name + ")"
+	}
+	smp := Sample(svc.ID, svc.SLA, status, at)
+	metrics := map[string]any{"latency_ms": smp.LatencyMs, "jitter_ms": smp.JitterMs, "packet_loss": smp.PacketLossPct, "up": smp.Up}
+	inc, err := s.store.RaiseIncident(ctx, scope, svc.ID, kind, cause, metrics, at)
+	if err != nil || inc == nil {
+		return "", err
+	}
+	return status, nil
+}
+
+// Tick is one measurement of RunTelemetry at time at covering interval:
+// random incidents on live services (at the simulator's incident rate),
+// the sandbox's magic ones, then a sample of every monitored service. It
+// returns how many samples it wrote.
+func (s *Simulator) Tick(ctx context.Context, at time.Time, interval time.Duration) (int, error) {
+	return s.measure(ctx, at, interval, s.incidentRate > 0)
+}
+
 // RunTelemetry records telemetry every interval until ctx ends (the worker
-// process runs it).
+// process runs it), with random incidents on live services (see Tick).
 func (s *Simulator) RunTelemetry(ctx context.Context, interval time.Duration) {
 	if interval <= 0 {
 		interval = time.Minute
@@ -366,7 +766,7 @@ func (s *Simulator) RunTelemetry(ctx context.Context, interval time.Duration) {
 		case <-ctx.Done():
 			return
 		case now := <-t.C:
-			if n, err := s.RecordTelemetry(ctx, now.UTC()); err != nil {
+			if n, err := s.Tick(ctx, now.UTC(), interval); err != nil {
 				s.log.ErrorContext(ctx, "simulator: recording telemetry failed", "error", err)
 			} else {
 				s.log.DebugContext(ctx, "simulator: telemetry recorded", "samples", n)

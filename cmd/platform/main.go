@@ -29,6 +29,7 @@ import (
 	"golang.org/x/sync/errgroup"
 	"gorm.io/gorm"
 
+	"github.com/telcoplatform/platform/activities"
 	"github.com/telcoplatform/platform/api"
 	"github.com/telcoplatform/platform/config"
 	"github.com/telcoplatform/platform/events"
@@ -268,13 +269,31 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, runWorker, 
 			log.Warn("could not register search attributes; register them on the cluster", "error", err)
 		}
 		sim := simulator.New(store, simulator.Options{StepDelay: cfg.SimulatorStepDelay, Logger: log})
+		// Billing charges API overage from the rate limiter's monthly counters:
+		// it needs the shared Redis (the embedded one lives in the API process).
+		var apiUsage activities.APIUsage
+		if cfg.RedisURL != "" {
+			wrdb, _, closeWorkerRedis, err := redisconn.Open(ctx, cfg.RedisURL)
+			if err != nil {
+				return fmt.Errorf("REDIS_URL: %w", err)
+			}
+			defer closeWorkerRedis()
+			apiUsage = ratelimit.New(wrdb)
+		}
 		w := worker.New(tc, cfg.TemporalTaskQueue, worker.Deps{Store: store, Logger: log, Southbound: sim,
-			Webhooks: webhooks.NewClient(cfg.WebhookAllowPrivate)})
+			Webhooks: webhooks.NewClient(cfg.WebhookAllowPrivate), APIUsage: apiUsage})
 		if err := w.Start(); err != nil {
 			return fmt.Errorf("start worker: %w", err)
 		}
 		log.Info("worker polling", "task_queue", cfg.TemporalTaskQueue, "temporal", cfg.TemporalAddress)
 		g.Go(func() error { <-gctx.Done(); w.Stop(); return nil })
+		bw := worker.NewBackground(tc, cfg.TemporalBackgroundTaskQueue, worker.Deps{Store: store, Logger: log, Southbound: sim,
+			Webhooks: webhooks.NewClient(cfg.WebhookAllowPrivate)})
+		if err := bw.Start(); err != nil {
+			return fmt.Errorf("start background worker: %w", err)
+		}
+		log.Info("background worker polling", "task_queue", cfg.TemporalBackgroundTaskQueue)
+		g.Go(func() error { <-gctx.Done(); bw.Stop(); return nil })
 		g.Go(func() error { sim.RunTelemetry(gctx, time.Minute); return nil })
 		// The outbox dispatcher: hands committed events to delivery workflows.
 		dispatcher := events.NewDispatcher(store, tc, events.Options{TaskQueue: cfg.TemporalTaskQueue, Logger: log})
@@ -293,6 +312,10 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, runWorker, 
 		srv := api.New(api.Deps{Config: cfg, Store: store, Temporal: tc, Redis: rdb, Limiter: ratelimit.New(rdb), Logger: log})
 		log.Info("API listening", "addr", cfg.HTTPAddr, "docs", cfg.PublicBaseURL+"/docs")
 		g.Go(func() error { return srv.Run(gctx) })
+		if cfg.MTLSAddr != "" {
+			log.Info("mutual-TLS listener", "addr", cfg.MTLSAddr)
+			g.Go(func() error { return srv.RunMTLS(gctx) })
+		}
 	}
 	if err := g.Wait(); err != nil && !errors.Is(err, context.Canceled) {
 		return err

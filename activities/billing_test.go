@@ -1,0 +1,205 @@
+package activities_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/telcoplatform/platform/activities"
+	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/payments"
+	"github.com/telcoplatform/platform/testenv"
+	"github.com/telcoplatform/platform/workflows"
+)
+
+// fakeUsage answers MonthlyUsage from a map ("2006-01" → requests) and
+// records which months were read.
+type fakeUsage struct {
+	mu     sync.Mutex
+	counts map[string]int64
+	read   []string
+	err    error
+}
+
+func (u *fakeUsage) MonthlyUsage(_ context.Context, _ string, month time.Time) (int64, int64, error) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.read = append(u.read, models.MonthKey(month))
+	if u.err != nil {
+		return 0, 0, u.err
+	}
+	return u.counts[models.MonthKey(month)], 0, nil
+}
+
+type billingFixture struct {
+	store *models.Store
+	env   *testsuite.TestActivityEnvironment
+	p     *models.Principal
+	acct  *models.BillingAccount
+	svc   string
+}
+
+func newBillingFixture(t *testing.T, plan models.Plan, usage activities.APIUsage) *billingFixture {
+	t.Helper()
+	ctx := context.Background()
+	db, err := models.Open(ctx, testenv.DatabaseURL(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = models.Close(db) })
+	if err := models.Migrate(ctx, db); err != nil {
+		t.Fatal(err)
+	}
+	sealer, err := models.NewSealer(bytes.Repeat([]byte{5}, 32))
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := models.NewStore(db, sealer)
+	if _, err := store.Seed(ctx); err != nil {
+		t.Fatal(err)
+	}
+	provider, err := store.EnsureProviderOrganization(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	adm := &models.Principal{ID: "ak_admin", OrganizationID: provider.ID, Environment: models.EnvLive, Role: models.RoleAdmin, Permissions: []string{"*"}}
+	org, err := store.CreateOrganization(ctx, adm, models.OrganizationInput{Name: "Billed", Plan: plan})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &models.Principal{ID: "ak_test", OrganizationID: org.ID, Environment: models.EnvLive, Role: models.RoleCustomer, Permissions: []string{"*"}}
+	acct, err := store.CreateAccount(ctx, p, models.AccountInput{Name: "Main", Currency: "USD", BillingEmail: "b@example.com"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := &models.Service{ID: models.NewID(models.PrefixService), AccountID: acct.ID, Name: "Business Fiber", Kind: "internet", ServiceType: "fiber_business",
+		CatalogServiceID: "internet-fiber-business", Status: models.ServiceOperational, Bandwidth: "100mbps", BandwidthMbps: 100, SLA: "standard",
+		BillingCycle: "monthly", LocationID: "loc_austin_congress", Address: "100 Congress Ave", City: "Austin", State: "TX", Zip: "78701",
+		OperationID: "prov_fixture", StatusChangedAt: store.Now()}
+	if err := store.In(ctx, p.OwnScope()).Create(svc).Error; err != nil {
+		t.Fatal(err)
+	}
+	bill := activities.NewBilling(store, nil, usage, nil)
+	var suite testsuite.WorkflowTestSuite
+	env := suite.NewTestActivityEnvironment()
+	env.RegisterActivityWithOptions(bill.BeginSubscription, activity.RegisterOptions{Name: workflows.ActivityBeginSubscription})
+	env.RegisterActivityWithOptions(bill.ClosePeriod, activity.RegisterOptions{Name: workflows.ActivityClosePeriod})
+	env.RegisterActivityWithOptions(bill.AutoPay, activity.RegisterOptions{Name: workflows.ActivityAutoPay})
+	env.RegisterActivityWithOptions(bill.MarkOverdue, activity.RegisterOptions{Name: workflows.ActivityMarkOverdue})
+	return &billingFixture{store: store, env: env, p: p, acct: acct, svc: svc.ID}
+}
+
+func (f *billingFixture) subscribe(t *testing.T) workflows.SubscriptionInput {
+	t.Helper()
+	subs, _, err := f.store.CreateSubscriptions(context.Background(), f.p, models.RecurringInput{AccountID: f.acct.ID, Services: []models.RecurringItem{{ServiceID: f.svc}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return workflows.SubscriptionInput{SubscriptionID: subs[0].ID, OrganizationID: f.p.OrganizationID, Environment: models.EnvLive}
+}
+
+func TestBillingActivitiesCloseAndCollect(t *testing.T) {
+	usage := &fakeUsage{counts: map[string]int64{}}
+	f := newBillingFixture(t, models.PlanDeveloper, usage)
+	in := f.subscribe(t)
+	v, err := f.env.ExecuteActivity(workflows.ActivityBeginSubscription, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st workflows.SubscriptionState
+	if err := v.Get(&st); err != nil || st.Status != models.SubscriptionActive || st.Cycle != "monthly" || !st.PeriodEnd.After(st.PeriodStart) {
+		t.Fatalf("state %+v %v", st, err)
+	}
+	// The month before the close had 75,000 requests: 25,000 beyond the developer plan's 50,000 at 0.001 USD.
+	closeAt := st.PeriodEnd
+	usage.counts[models.MonthKey(closeAt.AddDate(0, -1, 0))] = 75_000
+	cin := workflows.ClosePeriodInput{SubscriptionID: in.SubscriptionID, OrganizationID: in.OrganizationID, Environment: in.Environment, PeriodStart: st.PeriodStart, CloseAt: closeAt}
+	var res workflows.ClosePeriodResult
+	for range 2 { // retried: one invoice
+		v, err = f.env.ExecuteActivity(workflows.ActivityClosePeriod, cin)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := v.Get(&res); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if res.InvoiceID == "" || res.Total != 8900+2500 || res.AutoPay || res.Ended || res.InvoiceStatus != models.InvoicePending {
+		t.Fatalf("close %+v", res)
+	}
+	if len(usage.read) != 4 { // two months, read by each of the two attempts
+		t.Fatalf("months read %v", usage.read)
+	}
+	inv := workflows.InvoiceActionInput{InvoiceID: res.InvoiceID, OrganizationID: in.OrganizationID, Environment: in.Environment, Attempt: 1}
+	v, err = f.env.ExecuteActivity(workflows.ActivityAutoPay, inv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out workflows.AutoPayOutcome
+	if err := v.Get(&out); err != nil || out.Settled || out.FailureCode != models.FailureNoPaymentMethod {
+		t.Fatalf("auto-pay without a method: %+v %v", out, err)
+	}
+	proc := payments.NewProcessor(f.store, nil, nil)
+	if _, _, err := proc.AddPaymentMethod(context.Background(), f.p, f.acct.ID, models.PaymentMethodInput{CardToken: payments.TokenVisa,
+		BillingAddress: &models.BillingAddress{Street: "1 Main St", City: "Austin", Zip: "78701", Country: "US"}}, true); err != nil {
+		t.Fatal(err)
+	}
+	on := true
+	if _, err := f.store.UpdatePreferences(context.Background(), f.p, f.acct.ID, models.PreferencesInput{AutoPay: &on}); err != nil {
+		t.Fatal(err)
+	}
+	inv.Attempt = 2
+	v, err = f.env.ExecuteActivity(workflows.ActivityAutoPay, inv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := v.Get(&out); err != nil || !out.Settled || !out.Paid || out.PaymentID != payments.AutoPayID(res.InvoiceID, 2) {
+		t.Fatalf("auto-pay: %+v %v", out, err)
+	}
+	if _, err := f.env.ExecuteActivity(workflows.ActivityMarkOverdue, inv); err != nil {
+		t.Fatal(err)
+	}
+	got, err := f.store.InvoiceIn(context.Background(), f.p.OwnScope(), res.InvoiceID)
+	if err != nil || got.Status != models.InvoicePaid {
+		t.Fatalf("a paid invoice is not marked overdue: %+v %v", got, err)
+	}
+}
+
+func TestBillingActivitiesFailures(t *testing.T) {
+	usage := &fakeUsage{err: errors.New("redis down")}
+	f := newBillingFixture(t, models.PlanDeveloper, usage)
+	missing := workflows.SubscriptionInput{SubscriptionID: "sub_missing", OrganizationID: f.p.OrganizationID, Environment: models.EnvLive}
+	_, err := f.env.ExecuteActivity(workflows.ActivityBeginSubscription, missing)
+	var appErr *temporal.ApplicationError
+	if !errors.As(err, &appErr) || appErr.Type() != string(models.CodeNotFound) || !appErr.NonRetryable() {
+		t.Fatalf("a missing subscription is a non-retryable NOT_FOUND: %v", err)
+	}
+	// Counters that cannot be read do not stop the close: the overage waits for a later one.
+	in := f.subscribe(t)
+	v, err := f.env.ExecuteActivity(workflows.ActivityBeginSubscription, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st workflows.SubscriptionState
+	_ = v.Get(&st)
+	v, err = f.env.ExecuteActivity(workflows.ActivityClosePeriod, workflows.ClosePeriodInput{SubscriptionID: in.SubscriptionID, OrganizationID: in.OrganizationID,
+		Environment: in.Environment, PeriodStart: st.PeriodStart, CloseAt: st.PeriodEnd})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res workflows.ClosePeriodResult
+	if err := v.Get(&res); err != nil || res.Total != 8900 {
+		t.Fatalf("close %+v %v", res, err)
+	}
+	_, err = f.env.ExecuteActivity(workflows.ActivityMarkOverdue, workflows.InvoiceActionInput{InvoiceID: "inv_missing", OrganizationID: in.OrganizationID, Environment: in.Environment})
+	if !errors.As(err, &appErr) || appErr.Type() != string(models.CodeNotFound) {
+		t.Fatalf("missing invoice: %v", err)
+	}
+}

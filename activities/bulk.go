@@ -1,0 +1,301 @@
+package activities
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/simulator"
+	"github.com/telcoplatform/platform/workflows"
+)
+
+// Bulk holds the dependencies of the bulk activities, registered by
+// worker.Register under the workflows.ActivityBulk* names. The operation's
+// items are written in batches (Record); each item's work is idempotent,
+// keyed by the operation and the item's position.
+type Bulk struct {
+	store *models.Store
+	net   simulator.Southbound
+	log   *slog.Logger
+}
+
+// NewBulk returns the bulk activities over store and the southbound net.
+func NewBulk(store *models.Store, net simulator.Southbound, log *slog.Logger) *Bulk {
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Bulk{store: store, net: net, log: log}
+}
+
+// bulkAppError converts err for Temporal: an application error whose
+// type is the error code and whose message is client-safe; failures that a
+// retry cannot fix are not retried. Cancellations pass through.
+func bulkAppError(ctx context.Context, log *slog.Logger, what string, err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	var appErr *temporal.ApplicationError
+	if errors.As(err, &appErr) {
+		return err
+	}
+	e := models.AsError(err)
+	var details []any
+	if e.Details != nil {
+		details = append(details, e.Details)
+	}
+	if bulkRetryable(e.Code) {
+		log.WarnContext(ctx, "activity failed; it will be retried", "activity", what, "error", err)
+		return temporal.NewApplicationErrorWithOptions(e.Message, string(e.Code), temporal.ApplicationErrorOptions{Details: details})
+	}
+	log.InfoContext(ctx, "activity failed", "activity", what, "code", e.Code, "message", e.Message)
+	return temporal.NewNonRetryableApplicationError(e.Message, string(e.Code), nil, details...)
+}
+
+// bulkRetryable reports whether a failure with code may pass if the activity is tried again.
+func bulkRetryable(code models.Code) bool {
+	switch code {
+	case models.CodeInternal, models.CodeDependencyUnavailable, models.CodeServiceConflict:
+		return true
+	}
+	return false
+}
+
+// bulkServiceOrder is what the network needs to act on an existing service:
+// its provisioning's order (the network's allocations are keyed by it).
+func bulkServiceOrder(svc *models.Service) simulator.Order {
+	return simulator.Order{
+		OperationID: svc.OperationID, ServiceID: svc.ID, OrganizationID: svc.OrganizationID, Environment: svc.Environment,
+		LocationID: svc.LocationID, ServiceType: svc.ServiceType, TemplateID: svc.TemplateID, BandwidthMbps: svc.BandwidthMbps, SLA: svc.SLA,
+	}
+}
+
+// bulkChangeService makes one status change to a service through the
+// network and records it (models.ApplyServiceChange): a suspension turns
+// the circuit down, a resumption turns it up. Applying the same key again
+// changes nothing.
+func bulkChangeService(ctx context.Context, store *models.Store, net simulator.Southbound, scope models.Scope, req models.ChangeRequest) (*models.Service, error) {
+	svc, err := store.ServiceForChange(ctx, scope, req.Kind, req.ServiceID)
+	if err != nil {
+		return nil, err
+	}
+	o := bulkServiceOrder(svc)
+	switch req.Kind {
+	case models.ChangeSuspend:
+		if svc.Status != models.ServiceMaintenance {
+			if err := net.Deactivate(ctx, o); err != nil {
+				return nil, err
+			}
+		}
+	case models.ChangeResume:
+		if svc.Status != models.ServiceOperational {
+			if _, err := net.Activate(ctx, o); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return store.ApplyServiceChange(ctx, scope, req)
+}
+
+// bulkRevertService undoes the status change recorded under key, turning
+// the circuit up or down again.
+func bulkRevertService(ctx context.Context, store *models.Store, net simulator.Southbound, scope models.Scope, kind, key, serviceID string) error {
+	svc, err := store.ServiceForChange(ctx, scope, map[string]string{models.ChangeSuspend: models.ChangeResume, models.ChangeResume: models.ChangeSuspend}[kind], serviceID)
+	if err == nil {
+		o := bulkServiceOrder(svc)
+		if kind == models.ChangeSuspend {
+			_, err = net.Activate(ctx, o)
+		} else {
+			err = net.Deactivate(ctx, o)
+		}
+		if err != nil {
+			return err
+		}
+	} else if models.ErrorCode(err) != models.CodeInvalidStateTransition {
+		return err
+	}
+	return store.RevertServiceChange(ctx, scope, key)
+}
+
+// changeStart returns a prepared change as the workflow starts it.
+func changeStart(scope models.Scope, c *models.ChangeOperation) *workflows.ChangeStart {
+	if c.Noop {
+		return &workflows.ChangeStart{Noop: true}
+	}
+	return &workflows.ChangeStart{Type: c.Operation.Type, Input: workflows.ServiceChangeInput{
+		RequestID: c.Operation.ID, OrganizationID: scope.OrganizationID, Environment: scope.Environment,
+		ServiceID: c.Operation.ResourceID, Update: *c.Update,
+	}}
+}
+
+// bulkChangeID returns the id of the change operation of bulk item position
+// of opID (its rollback's when rollback), derived so that a retry finds it.
+func bulkChangeID(opID string, position int, rollback bool) string {
+	seed := models.ChangeKey(opID, position)
+	if rollback {
+		seed += "#rollback"
+	}
+	return models.DerivedID(models.PrefixModification, seed)
+}
+
+// Begin marks the operation in progress and records the current run's id
+// (each run after a continue-as-new records its own).
+// Errors: NOT_FOUND, INVALID_STATE_TRANSITION (the operation has ended).
+func (a *Bulk) Begin(ctx context.Context, ref workflows.BulkRef) error {
+	runID := activity.GetInfo(ctx).WorkflowExecution.RunID
+	_, err := a.store.BeginOperation(ctx, ref.Scope(), ref.RequestID, runID)
+	return bulkAppError(ctx, a.log, workflows.ActivityBulkBegin, err)
+}
+
+// Load returns the next page of items in one of the statuses asked; for
+// pending bulk provisioning items it first creates their provisioning
+// operations (once), so that their workflows can start. Errors: NOT_FOUND.
+func (a *Bulk) Load(ctx context.Context, in workflows.BulkLoadInput) (*workflows.BulkPage, error) {
+	scope := in.Bulk.Scope()
+	items, next, err := a.store.BulkItems(ctx, scope, in.Bulk.RequestID, in.From, in.Limit, in.Statuses...)
+	if err != nil {
+		return nil, bulkAppError(ctx, a.log, workflows.ActivityBulkLoad, err)
+	}
+	if in.Bulk.Type == models.OpTypeBulkProvision {
+		for _, s := range in.Statuses {
+			if s == models.ItemPending {
+				if err := a.store.EnsureChildOperations(ctx, scope, in.Bulk.CreatedBy, items); err != nil {
+					return nil, bulkAppError(ctx, a.log, workflows.ActivityBulkLoad, err)
+				}
+			}
+		}
+	}
+	page := &workflows.BulkPage{Items: make([]workflows.BulkWorkItem, len(items)), Next: next}
+	for i, it := range items {
+		page.Items[i] = workflows.BulkWorkItem{Position: it.Position, ServiceID: it.ServiceID, ChildID: it.ChildID, Order: it.Order, Changes: it.Changes, Action: it.Action}
+	}
+	return page, nil
+}
+
+// Record writes new item statuses to the operation.
+// Errors: NOT_FOUND, INVALID_STATE_TRANSITION (the operation has ended).
+func (a *Bulk) Record(ctx context.Context, in workflows.BulkRecordInput) error {
+	_, err := a.store.RecordBulkItems(ctx, in.Bulk.Scope(), in.Bulk.RequestID, in.Updates)
+	return bulkAppError(ctx, a.log, workflows.ActivityBulkRecord, err)
+}
+
+// Apply performs one bulk status item: a suspension or a resumption (once
+// per item). Errors: NOT_FOUND, SERVICE_CONFLICT, SERVICE_MAINTENANCE,
+// INVALID_STATE_TRANSITION.
+func (a *Bulk) Apply(ctx context.Context, in workflows.BulkItemInput) error {
+	if in.Bulk.Type != models.OpTypeBulkStatus {
+		return temporal.NewNonRetryableApplicationError("only bulk status items are applied by this activity", string(models.CodeValidation), nil)
+	}
+	req := models.ChangeRequest{Key: models.ChangeKey(in.Bulk.RequestID, in.Item.Position), OperationID: in.Bulk.RequestID,
+		ServiceID: in.Item.ServiceID, Kind: in.Item.Action}
+	_, err := bulkChangeService(ctx, a.store, a.net, in.Bulk.Scope(), req)
+	return bulkAppError(ctx, a.log, workflows.ActivityBulkApply, err)
+}
+
+// PrepareChange prepares the change of a bulk modification item: its
+// modification operation (mod_, once per item, claiming the service) for a
+// child ServiceChange workflow, or Noop when the service already has every
+// value asked for. Errors: NOT_FOUND, VALIDATION_ERROR, SERVICE_MAINTENANCE,
+// INVALID_STATE_TRANSITION, SERVICE_CONFLICT, INSUFFICIENT_BANDWIDTH.
+func (a *Bulk) PrepareChange(ctx context.Context, in workflows.BulkItemInput) (*workflows.ChangeStart, error) {
+	if in.Item.Changes == nil {
+		return nil, temporal.NewNonRetryableApplicationError("the item has no changes", string(models.CodeValidation), nil)
+	}
+	scope := in.Bulk.Scope()
+	c, err := a.store.PrepareChangeOperation(ctx, scope, in.Bulk.CreatedBy, bulkChangeID(in.Bulk.RequestID, in.Item.Position, false), in.Item.ServiceID,
+		in.Item.Changes.UpdateInput(), map[string]any{"bulk_request_id": in.Bulk.RequestID, "position": in.Item.Position})
+	if err != nil {
+		return nil, bulkAppError(ctx, a.log, workflows.ActivityBulkPrepareChange, err)
+	}
+	return changeStart(scope, c), nil
+}
+
+// PrepareRevert prepares the rollback of a completed bulk modification
+// item: a modification back to the values its change replaced, or Noop
+// when the item changed nothing. Errors: as PrepareChange.
+func (a *Bulk) PrepareRevert(ctx context.Context, in workflows.BulkItemInput) (*workflows.ChangeStart, error) {
+	scope := in.Bulk.Scope()
+	back, ok, err := a.store.ReverseChange(ctx, scope, bulkChangeID(in.Bulk.RequestID, in.Item.Position, false))
+	if err != nil && models.ErrorCode(err) != models.CodeNotFound {
+		return nil, bulkAppError(ctx, a.log, workflows.ActivityBulkPrepareRevert, err)
+	}
+	if !ok {
+		return &workflows.ChangeStart{Noop: true}, nil
+	}
+	c, err := a.store.PrepareChangeOperation(ctx, scope, in.Bulk.CreatedBy, bulkChangeID(in.Bulk.RequestID, in.Item.Position, true), in.Item.ServiceID,
+		back, map[string]any{"bulk_request_id": in.Bulk.RequestID, "position": in.Item.Position, "rollback": true})
+	if err != nil {
+		return nil, bulkAppError(ctx, a.log, workflows.ActivityBulkPrepareRevert, err)
+	}
+	return changeStart(scope, c), nil
+}
+
+// Rollback undoes one completed item (idempotent): a provisioned service
+// has its circuit turned down, its device deconfigured, its capacity, IP
+// block and VLAN released, and is decommissioned (service.decommissioned);
+// a status change is reverted. (A modification is undone by a
+// ServiceChange workflow: PrepareRevert.)
+// Errors: INVALID_STATE_TRANSITION, SERVICE_CONFLICT (the service moved on since).
+func (a *Bulk) Rollback(ctx context.Context, in workflows.BulkItemInput) error {
+	scope := in.Bulk.Scope()
+	var err error
+	switch in.Bulk.Type {
+	case models.OpTypeBulkProvision:
+		err = bulkRollbackProvisioned(ctx, a.store, a.net, scope, in.Bulk.RequestID, in.Item.ServiceID, in.Item.ChildID, in.Item.Order)
+	case models.OpTypeBulkStatus:
+		err = bulkRevertService(ctx, a.store, a.net, scope, in.Item.Action, models.ChangeKey(in.Bulk.RequestID, in.Item.Position), in.Item.ServiceID)
+	default:
+		return temporal.NewNonRetryableApplicationError("a modification is rolled back by PrepareRevert", string(models.CodeValidation), nil)
+	}
+	return bulkAppError(ctx, a.log, workflows.ActivityBulkRollback, err)
+}
+
+// bulkRollbackProvisioned undoes the provisioning childID of service serviceID.
+func bulkRollbackProvisioned(ctx context.Context, store *models.Store, net simulator.Southbound, scope models.Scope, opID, serviceID, childID string, o *models.ProvisioningOrder) error {
+	order := simulator.Order{OperationID: childID, ServiceID: serviceID, OrganizationID: scope.OrganizationID, Environment: scope.Environment}
+	if o != nil {
+		order.LocationID, order.ServiceType, order.TemplateID, order.BandwidthMbps, order.SLA = o.LocationID, o.ServiceType, o.TemplateID, o.BandwidthMbps, o.SLA
+	}
+	if err := net.Deactivate(ctx, order); err != nil {
+		return err
+	}
+	if err := net.Deconfigure(ctx, order); err != nil {
+		return err
+	}
+	if err := net.Release(ctx, order); err != nil {
+		return err
+	}
+	return store.RetireProvisionedService(ctx, scope, serviceID, opID)
+}
+
+// Finish ends the operation from its items (models.FinishBulk) and cancels
+// the provisioning operations of items that never started.
+func (a *Bulk) Finish(ctx context.Context, in workflows.BulkFinishInput) (*workflows.BulkResult, error) {
+	scope := in.Bulk.Scope()
+	op, err := a.store.FinishBulk(ctx, scope, in.Bulk.RequestID, in.Finish)
+	if err != nil {
+		return nil, bulkAppError(ctx, a.log, workflows.ActivityBulkFinish, err)
+	}
+	if in.Bulk.Type == models.OpTypeBulkProvision {
+		items, _, err := a.store.BulkItems(ctx, scope, in.Bulk.RequestID, 0, len(op.Items), models.ItemSkipped, models.ItemCancelled)
+		if err != nil {
+			return nil, bulkAppError(ctx, a.log, workflows.ActivityBulkFinish, err)
+		}
+		ids := make([]string, 0, len(items))
+		for _, it := range items {
+			ids = append(ids, it.ChildID)
+		}
+		if err := a.store.CancelPendingOperations(ctx, scope, ids); err != nil {
+			return nil, bulkAppError(ctx, a.log, workflows.ActivityBulkFinish, err)
+		}
+	}
+	o := models.CountItems(op.Items)
+	return &workflows.BulkResult{Status: op.Status, Total: o.Total, Completed: o.Completed, Failed: o.Failed,
+		RolledBack: o.RolledBack, Skipped: o.Skipped, Cancelled: o.Cancelled}, nil
+}

@@ -1,0 +1,101 @@
+package activities_test
+
+import (
+	"context"
+	"testing"
+
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/telcoplatform/platform/activities"
+	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/simulator"
+	"github.com/telcoplatform/platform/workflows"
+)
+
+// provisioned runs every provisioning step of an internet order at Austin.
+func (f *fixture) provisioned(t *testing.T) workflows.ProvisioningInput {
+	t.Helper()
+	in := f.order(t, models.EnvLive, austin, "fiber_dedicated", "1gbps")
+	f.must(t, f.prov.Begin, in)
+	f.must(t, f.prov.Validate, in)
+	f.must(t, f.prov.ReserveCapacity, in)
+	f.must(t, f.prov.Configure, in)
+	f.must(t, f.prov.Activate, in)
+	if _, err := f.env.ExecuteActivity(f.prov.RecordService, in); err != nil {
+		t.Fatal(err)
+	}
+	return in
+}
+
+func servicesEnv(f *fixture) (*activities.Services, *testsuite.TestActivityEnvironment) {
+	svcs := activities.NewServices(f.store, simulator.New(f.store, simulator.Options{}), nil)
+	var suite testsuite.WorkflowTestSuite
+	env := suite.NewTestActivityEnvironment()
+	env.RegisterActivity(svcs)
+	return svcs, env
+}
+
+func TestChangeActivitiesAreIdempotent(t *testing.T) {
+	f := newFixture(t, nil)
+	prov := f.provisioned(t)
+	svcs, env := servicesEnv(f)
+	ctx := context.Background()
+	p := &models.Principal{OrganizationID: prov.OrganizationID, Environment: prov.Environment, Permissions: []string{"*"}}
+	bw := "10gbps"
+	svc, u, scope, err := f.store.PrepareServiceUpdate(ctx, p, prov.ServiceID, models.ServiceUpdateInput{Bandwidth: &bw})
+	if err != nil {
+		t.Fatal(err)
+	}
+	op := models.NewOperation(models.NewID(models.PrefixModification), u.Type, svc.ID, "ak_x", models.UpdateSteps(u), nil)
+	if err := f.store.StartServiceOperation(ctx, scope, svc.ID, op); err != nil {
+		t.Fatal(err)
+	}
+	in := workflows.ServiceChangeInput{RequestID: op.ID, OrganizationID: scope.OrganizationID, Environment: scope.Environment, ServiceID: svc.ID, Update: *u}
+	for _, fn := range []any{svcs.ChangeBegin, svcs.ChangeValidate, svcs.ChangeReserveCapacity, svcs.ChangeApply} {
+		for range 2 { // each run again, as a retry would
+			if _, err := env.ExecuteActivity(fn, in); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	c, _ := f.store.Capacity(ctx, models.EnvLive, "loc_austin_congress", "fiber_dedicated")
+	got, _ := f.store.GetService(ctx, p, svc.ID)
+	done, _ := f.store.GetOperation(ctx, p, op.ID)
+	evs, _ := f.store.EventsFor(ctx, scope, svc.ID)
+	if c.AllocatedMbps != 10000 || got.Bandwidth != "10gbps" || got.PendingOperationID != "" || done.Status != models.OpCompleted || len(evs) != 2 || evs[1].Type != "service.modified" {
+		t.Fatalf("allocated %d, service %+v, operation %s, %d events", c.AllocatedMbps, got, done.Status, len(evs))
+	}
+}
+
+func TestDecommissionActivitiesAreIdempotent(t *testing.T) {
+	f := newFixture(t, nil)
+	prov := f.provisioned(t)
+	svcs, env := servicesEnv(f)
+	ctx := context.Background()
+	p := &models.Principal{OrganizationID: prov.OrganizationID, Environment: prov.Environment, Permissions: []string{"*"}}
+	svc, plan, scope, err := f.store.PrepareDecommission(ctx, p, prov.ServiceID, models.DecommissionInput{Reason: "moving"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	op := models.NewOperation(models.NewID(models.PrefixDecommission), models.OpTypeDecommission, svc.ID, "ak_x", models.DecommissionSteps(plan, false), nil)
+	if err := f.store.StartServiceOperation(ctx, scope, svc.ID, op); err != nil {
+		t.Fatal(err)
+	}
+	in := workflows.DecommissionInput{RequestID: op.ID, OrganizationID: scope.OrganizationID, Environment: scope.Environment, ServiceID: svc.ID, Plan: *plan}
+	for _, fn := range []any{svcs.DecomBegin, svcs.DecomValidate, svcs.DecomDeactivate, svcs.DecomReleaseInventory, svcs.DecomStopBilling, svcs.DecomRecord} {
+		for range 2 { // each run again, as a retry would
+			if _, err := env.ExecuteActivity(fn, in); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	got, _ := f.store.GetService(ctx, p, svc.ID)
+	done, _ := f.store.GetOperation(ctx, p, op.ID)
+	allocs, _ := f.store.ServiceAllocations(ctx, scope, svc.ID)
+	c, _ := f.store.Capacity(ctx, models.EnvLive, "loc_austin_congress", "fiber_dedicated")
+	evs, _ := f.store.EventsFor(ctx, scope, svc.ID)
+	if got.Status != models.ServiceDecommissioned || got.BillingEndedAt == nil || got.IPBlock != "" || done.Status != models.OpCompleted ||
+		len(allocs) != 0 || c.AllocatedMbps != 0 || len(evs) != 4 || evs[3].Type != "service.decommissioned" {
+		t.Fatalf("service %+v, operation %s, %d allocations, %d Mbps, events %d", got, done.Status, len(allocs), c.AllocatedMbps, len(evs))
+	}
+}

@@ -1,0 +1,143 @@
+package api_test
+
+import (
+	"bytes"
+	"encoding/base64"
+	"image/png"
+	"net/http"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/telcoplatform/platform/auth"
+	"github.com/telcoplatform/platform/models"
+)
+
+// oathtool returns the TOTP code of a base32 secret at a time, computed by
+// Debian's oathtool (an implementation independent of the server's).
+func oathtool(t *testing.T, secret string, at time.Time) string {
+	t.Helper()
+	out, err := exec.Command("oathtool", "--totp", "-b", "--now", at.UTC().Format("2006-01-02 15:04:05 UTC"), secret).Output()
+	if err != nil {
+		t.Fatalf("oathtool: %v", err)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+type mfaRequired struct {
+	Error       string   `json:"error"`
+	ChallengeID string   `json:"challenge_id"`
+	Methods     []string `json:"methods"`
+	Message     string   `json:"message"`
+}
+
+func TestMFATOTPChallenge(t *testing.T) {
+	if _, err := exec.LookPath("oathtool"); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("oathtool is missing: .ci/run installs it")
+		}
+		t.Skip("oathtool is not installed (Debian package oathtool): the TOTP test needs an independent code generator")
+	}
+	h := newHarness(t)
+	clock := time.Now().UTC().Truncate(30 * time.Second).Add(time.Second)
+	h.store.Now = func() time.Time { return clock }
+	u := h.tokenUser(0)
+	tok := h.issue(h.srv.Tokens(), auth.Grant{Subject: u.ID, OrganizationID: u.OrganizationID, Permissions: []string{"auth:manage", "services:read"}, AuthMethod: "password"}).Token
+	newKey := map[string]any{"name": "from a user", "permissions": []string{"services:read"}}
+
+	// Machine credentials cannot enrol; users can.
+	h.do("POST", "/v1/auth/mfa/totp/setup", h.tenants[0].liveKey, nil).wantError(http.StatusForbidden, "INSUFFICIENT_PERMISSIONS")
+	var setup struct {
+		Secret      string   `json:"secret"`
+		QRCode      string   `json:"qr_code"`
+		BackupCodes []string `json:"backup_codes"`
+		SetupURL    string   `json:"setup_url"`
+	}
+	h.do("POST", "/v1/auth/mfa/totp/setup", tok, nil).decode(http.StatusOK, &setup)
+	raw, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(setup.QRCode, "data:image/png;base64,"))
+	if err != nil || !strings.HasPrefix(setup.QRCode, "data:image/png;base64,") {
+		t.Fatalf("qr_code is not a PNG data URI: %.40s", setup.QRCode)
+	}
+	if _, err := png.Decode(bytes.NewReader(raw)); err != nil {
+		t.Fatalf("qr_code PNG: %v", err)
+	}
+	if len(setup.Secret) < 16 || len(setup.BackupCodes) != 10 || !strings.HasPrefix(setup.SetupURL, "otpauth://totp/") || !strings.Contains(setup.SetupURL, "secret="+setup.Secret) {
+		t.Fatalf("setup: %+v", setup)
+	}
+
+	// Not confirmed yet: no challenge.
+	h.do("POST", "/v1/auth/api-keys", tok, newKey).decode(http.StatusCreated, nil)
+	// Confirm with a code from oathtool; the same code cannot be used again.
+	code := oathtool(t, setup.Secret, clock)
+	h.do("POST", "/v1/auth/mfa/verify", tok, map[string]any{"method": "totp", "code": code}).decode(http.StatusOK, nil)
+	h.do("POST", "/v1/auth/mfa/verify", tok, map[string]any{"method": "totp", "code": code}).wantError(http.StatusBadRequest, "VALIDATION_ERROR")
+	// Enrolled: setting up again is a conflict.
+	h.do("POST", "/v1/auth/mfa/totp/setup", tok, nil).wantError(http.StatusConflict, "SERVICE_CONFLICT")
+
+	challenge := func() mfaRequired {
+		t.Helper()
+		var ch mfaRequired
+		h.do("POST", "/v1/auth/api-keys", tok, newKey).decode(http.StatusUnauthorized, &ch)
+		if ch.Error != "mfa_required" || !strings.HasPrefix(ch.ChallengeID, "mfa_") || len(ch.Methods) == 0 || ch.Methods[0] != "totp" || ch.Message == "" {
+			t.Fatalf("challenge body: %+v", ch)
+		}
+		return ch
+	}
+	// Challenged; satisfied by the code of the next time step; single use.
+	ch := challenge()
+	clock = clock.Add(30 * time.Second)
+	h.do("POST", "/v1/auth/mfa/verify", tok, map[string]any{"challenge_id": ch.ChallengeID, "method": "totp", "code": oathtool(t, setup.Secret, clock)}).decode(http.StatusOK, nil)
+	h.do("POST", "/v1/auth/api-keys", tok, newKey, "X-MFA-Challenge-Id", ch.ChallengeID).decode(http.StatusCreated, nil)
+	again := mfaRequired{}
+	h.do("POST", "/v1/auth/api-keys", tok, newKey, "X-MFA-Challenge-Id", ch.ChallengeID).decode(http.StatusUnauthorized, &again)
+	if again.Error != "mfa_required" || again.ChallengeID == ch.ChallengeID {
+		t.Fatalf("a used challenge was accepted again: %+v", again)
+	}
+	// An unverified challenge does not pass.
+	h.do("POST", "/v1/auth/api-keys", tok, newKey, "X-MFA-Challenge-Id", again.ChallengeID).decode(http.StatusUnauthorized, nil)
+
+	// The replayed code of the same step is refused for a new challenge.
+	ch = challenge()
+	h.do("POST", "/v1/auth/mfa/verify", tok, map[string]any{"challenge_id": ch.ChallengeID, "method": "totp", "code": oathtool(t, setup.Secret, clock)}).wantError(http.StatusBadRequest, "VALIDATION_ERROR")
+	// A backup code works once.
+	h.do("POST", "/v1/auth/mfa/verify", tok, map[string]any{"challenge_id": ch.ChallengeID, "method": "backup_code", "code": setup.BackupCodes[0]}).decode(http.StatusOK, nil)
+	h.do("POST", "/v1/auth/api-keys", tok, newKey, "X-MFA-Challenge-Id", ch.ChallengeID).decode(http.StatusCreated, nil)
+	ch = challenge()
+	h.do("POST", "/v1/auth/mfa/verify", tok, map[string]any{"challenge_id": ch.ChallengeID, "method": "backup_code", "code": setup.BackupCodes[0]}).wantError(http.StatusBadRequest, "VALIDATION_ERROR")
+
+	// Unknown challenge, another user's challenge, expired challenge: 404.
+	h.do("POST", "/v1/auth/mfa/verify", tok, map[string]any{"challenge_id": "mfa_doesnotexist", "method": "totp", "code": "123456"}).wantError(http.StatusNotFound, "NOT_FOUND")
+	other := h.tokenUser(0)
+	otherTok := h.issue(h.srv.Tokens(), auth.Grant{Subject: other.ID, OrganizationID: other.OrganizationID, Permissions: []string{"auth:manage"}}).Token
+	h.do("POST", "/v1/auth/mfa/verify", otherTok, map[string]any{"challenge_id": ch.ChallengeID, "method": "totp", "code": "123456"}).wantError(http.StatusNotFound, "NOT_FOUND")
+	clock = clock.Add(models.MFAChallengeTTL + time.Second)
+	h.do("POST", "/v1/auth/mfa/verify", tok, map[string]any{"challenge_id": ch.ChallengeID, "method": "totp", "code": oathtool(t, setup.Secret, clock)}).wantError(http.StatusNotFound, "NOT_FOUND")
+
+	// Provisioning is challenged too (before the body is looked at).
+	writer := h.issue(h.srv.Tokens(), auth.Grant{Subject: u.ID, OrganizationID: u.OrganizationID, Permissions: []string{"services:write"}}).Token
+	var prov mfaRequired
+	h.do("POST", "/v1/services/provision", writer, map[string]any{}).decode(http.StatusUnauthorized, &prov)
+	if prov.Error != "mfa_required" {
+		t.Fatalf("provisioning without a second factor: %+v", prov)
+	}
+	// Machine credentials are never challenged.
+	h.do("POST", "/v1/auth/api-keys", h.tenants[0].liveKey, newKey).decode(http.StatusCreated, nil)
+	// sms and email are not offered.
+	h.do("POST", "/v1/auth/mfa/verify", tok, map[string]any{"method": "sms", "code": "123456"}).wantError(http.StatusBadRequest, "VALIDATION_ERROR")
+
+	// Lockout after repeated wrong codes in a row, even for a right code afterwards.
+	ch = challenge()
+	clock = clock.Add(30 * time.Second)
+	h.do("POST", "/v1/auth/mfa/verify", tok, map[string]any{"challenge_id": ch.ChallengeID, "method": "totp", "code": oathtool(t, setup.Secret, clock)}).decode(http.StatusOK, nil) // resets the count
+	ch = challenge()
+	for i := 0; i < models.MFAMaxFailures; i++ {
+		h.do("POST", "/v1/auth/mfa/verify", tok, map[string]any{"challenge_id": ch.ChallengeID, "method": "totp", "code": "000000"}).wantError(http.StatusBadRequest, "VALIDATION_ERROR")
+	}
+	clock = clock.Add(30 * time.Second)
+	e := h.do("POST", "/v1/auth/mfa/verify", tok, map[string]any{"challenge_id": ch.ChallengeID, "method": "totp", "code": oathtool(t, setup.Secret, clock)}).wantError(http.StatusForbidden, "ACCESS_RESTRICTED")
+	if e.Error.Details["locked_until"] == nil {
+		t.Fatalf("lockout without locked_until: %+v", e.Error)
+	}
+}

@@ -1,0 +1,175 @@
+package api_test
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/hex"
+	"encoding/json"
+	"encoding/pem"
+	"math/big"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/telcoplatform/platform/api"
+	"github.com/telcoplatform/platform/config"
+)
+
+type testCert struct {
+	cert *x509.Certificate
+	key  *ecdsa.PrivateKey
+	pem  string
+}
+
+func (c testCert) tls() tls.Certificate {
+	return tls.Certificate{Certificate: [][]byte{c.cert.Raw}, PrivateKey: c.key}
+}
+
+// issueCert makes a certificate signed by parent (self-signed when parent is nil).
+func issueCert(t *testing.T, parent *testCert, cn string, isCA bool, usage x509.ExtKeyUsage, notBefore, notAfter time.Time) testCert {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	serial, _ := rand.Int(rand.Reader, big.NewInt(1<<62))
+	tmpl := &x509.Certificate{SerialNumber: serial, Subject: pkix.Name{CommonName: cn}, NotBefore: notBefore, NotAfter: notAfter,
+		KeyUsage: x509.KeyUsageDigitalSignature, BasicConstraintsValid: true, IsCA: isCA}
+	if isCA {
+		tmpl.KeyUsage |= x509.KeyUsageCertSign
+	} else {
+		tmpl.ExtKeyUsage = []x509.ExtKeyUsage{usage}
+		tmpl.IPAddresses = []net.IP{net.ParseIP("127.0.0.1")}
+	}
+	signer, signerKey := tmpl, key
+	if parent != nil {
+		signer, signerKey = parent.cert, parent.key
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, signer, &key.PublicKey, signerKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, _ := x509.ParseCertificate(der)
+	return testCert{cert: cert, key: key, pem: string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}))}
+}
+
+func TestMutualTLS(t *testing.T) {
+	h := newHarness(t)
+	now := time.Now()
+	ca := issueCert(t, nil, "Platform client CA", true, 0, now.Add(-time.Hour), now.Add(24*time.Hour))
+	server := issueCert(t, &ca, "127.0.0.1", false, x509.ExtKeyUsageServerAuth, now.Add(-time.Hour), now.Add(24*time.Hour))
+	client := issueCert(t, &ca, "billing-robot", false, x509.ExtKeyUsageClientAuth, now.Add(-time.Hour), now.Add(24*time.Hour))
+	unregistered := issueCert(t, &ca, "stranger", false, x509.ExtKeyUsageClientAuth, now.Add(-time.Hour), now.Add(24*time.Hour))
+	expired := issueCert(t, &ca, "old", false, x509.ExtKeyUsageClientAuth, now.Add(-48*time.Hour), now.Add(-24*time.Hour))
+	otherCA := issueCert(t, nil, "Someone else's CA", true, 0, now.Add(-time.Hour), now.Add(24*time.Hour))
+	foreign := issueCert(t, &otherCA, "foreign", false, x509.ExtKeyUsageClientAuth, now.Add(-time.Hour), now.Add(24*time.Hour))
+
+	caFile := filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(caFile, []byte(ca.pem), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(func(k string) string {
+		if k == "CLIENT_CA_FILE" {
+			return caFile
+		}
+		return ""
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.srv = api.New(api.Deps{Config: cfg, Store: h.store})
+
+	key := h.tenants[0].liveKey
+	var reg struct {
+		Certificate struct {
+			ID                string   `json:"id"`
+			FingerprintSHA256 string   `json:"fingerprint_sha256"`
+			Permissions       []string `json:"permissions"`
+		} `json:"certificate"`
+	}
+	h.do("POST", "/v1/auth/certificates", key, map[string]any{"certificate": client.pem, "name": "billing robot", "permissions": []string{"services:read"}}).decode(http.StatusCreated, &reg)
+	sum := sha256.Sum256(client.cert.Raw)
+	if len(reg.Certificate.ID) < 6 || reg.Certificate.ID[:5] != "cert_" || reg.Certificate.FingerprintSHA256 != hex.EncodeToString(sum[:]) {
+		t.Fatalf("registration: %+v", reg.Certificate)
+	}
+	for name, body := range map[string]map[string]any{
+		"not PEM":     {"certificate": "hello", "name": "x", "permissions": []string{"services:read"}},
+		"expired":     {"certificate": expired.pem, "name": "x", "permissions": []string{"services:read"}},
+		"foreign CA":  {"certificate": foreign.pem, "name": "x", "permissions": []string{"services:read"}},
+		"server cert": {"certificate": server.pem, "name": "x", "permissions": []string{"services:read"}},
+		"bad perm":    {"certificate": unregistered.pem, "name": "x", "permissions": []string{"services:fly"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			h.do("POST", "/v1/auth/certificates", key, body).wantError(http.StatusBadRequest, "VALIDATION_ERROR")
+		})
+	}
+	h.do("POST", "/v1/auth/certificates", key, map[string]any{"certificate": client.pem, "name": "again", "permissions": []string{"services:read"}}).wantError(http.StatusConflict, "SERVICE_CONFLICT")
+
+	// The mutual-TLS listener.
+	pool := x509.NewCertPool()
+	pool.AddCert(ca.cert)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		_ = h.srv.ServeMTLS(ln, &tls.Config{Certificates: []tls.Certificate{server.tls()}, ClientAuth: tls.VerifyClientCertIfGiven, ClientCAs: pool, MinVersion: tls.VersionTLS12})
+	}()
+	t.Cleanup(func() { _ = h.srv.App.Shutdown() })
+	base := "https://" + ln.Addr().String()
+	get := func(cert *testCert, bearer string) (int, map[string]any, error) {
+		tc := &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+		if cert != nil { // always sent, even when it does not match the server's acceptable CAs
+			c := cert.tls()
+			tc.GetClientCertificate = func(*tls.CertificateRequestInfo) (*tls.Certificate, error) { return &c, nil }
+		}
+		c := &http.Client{Transport: &http.Transport{TLSClientConfig: tc}}
+		req, _ := http.NewRequest("GET", base+"/v1/users/me", nil)
+		if bearer != "" {
+			req.Header.Set("Authorization", "Bearer "+bearer)
+		}
+		res, err := c.Do(req)
+		if err != nil {
+			return 0, nil, err
+		}
+		defer res.Body.Close()
+		var body map[string]any
+		_ = json.NewDecoder(res.Body).Decode(&body)
+		return res.StatusCode, body, nil
+	}
+	status, me, err := get(&client, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := me["principal"].(map[string]any)
+	if status != 200 || p["type"] != "certificate" || p["id"] != reg.Certificate.ID || p["organization_id"] != h.tenants[0].org.ID {
+		t.Fatalf("registered certificate: %d %v", status, me)
+	}
+	errCode := func(body map[string]any) any {
+		e, _ := body["error"].(map[string]any)
+		return e["code"]
+	}
+	if status, body, err := get(&unregistered, ""); err != nil || status != 401 || errCode(body) != "UNAUTHENTICATED" {
+		t.Fatalf("unregistered certificate: %d %v %v", status, body, err)
+	}
+	if status, body, err := get(nil, ""); err != nil || status != 401 || errCode(body) != "UNAUTHENTICATED" {
+		t.Fatalf("no certificate: %d %v %v", status, body, err)
+	}
+	if status, _, err := get(nil, key); err != nil || status != 200 {
+		t.Fatalf("API key on the mutual-TLS listener: %d %v", status, err)
+	}
+	// Certificates that do not chain to the CA, or are expired, fail the handshake.
+	for name, c := range map[string]*testCert{"foreign": &foreign, "expired": &expired} {
+		if _, _, err := get(c, ""); err == nil {
+			t.Fatalf("%s certificate was accepted by the TLS handshake", name)
+		}
+	}
+}

@@ -1,0 +1,1067 @@
+package api_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/mock"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/mocks"
+
+	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/redisconn"
+	"github.com/telcoplatform/platform/simulator"
+	"github.com/telcoplatform/platform/workflows"
+)
+
+type lineDoc struct {
+	ServiceID   string  `json:"service_id"`
+	Description string  `json:"description"`
+	Amount      float64 `json:"amount"`
+	Quantity    int64   `json:"quantity"`
+	UnitPrice   float64 `json:"unit_price"`
+	Kind        string  `json:"kind"`
+	Category    string  `json:"category"`
+}
+
+type invoiceDoc struct {
+	ID         string    `json:"id"`
+	Number     string    `json:"number"`
+	Status     string    `json:"status"`
+	Amount     float64   `json:"amount"`
+	Currency   string    `json:"currency"`
+	DueDate    string    `json:"due_date"`
+	PaidDate   *string   `json:"paid_date"`
+	Services   []lineDoc `json:"services"`
+	AccountID  string    `json:"account_id"`
+	Subtotal   float64   `json:"subtotal"`
+	Tax        float64   `json:"tax"`
+	AmountPaid float64   `json:"amount_paid"`
+	AmountDue  float64   `json:"amount_due"`
+	IssuedAt   string    `json:"issued_at"`
+}
+
+type invoiceAnswer struct {
+	Invoice invoiceDoc `json:"invoice"`
+}
+
+type paymentAnswer struct {
+	PaymentID       string  `json:"payment_id"`
+	Status          string  `json:"status"`
+	Amount          float64 `json:"amount"`
+	Currency        string  `json:"currency"`
+	ProcessedAt     *string `json:"processed_at"`
+	TransactionID   string  `json:"transaction_id"`
+	InvoiceID       string  `json:"invoice_id"`
+	InvoiceStatus   string  `json:"invoice_status"`
+	AmountRemaining float64 `json:"amount_remaining"`
+	FailureCode     string  `json:"failure_code"`
+	PaymentMethod   struct {
+		ID    string `json:"id"`
+		Brand string `json:"brand"`
+		Last4 string `json:"last4"`
+	} `json:"payment_method"`
+}
+
+type pmAnswer struct {
+	PaymentMethod struct {
+		ID      string `json:"id"`
+		Type    string `json:"type"`
+		Brand   string `json:"brand"`
+		Last4   string `json:"last4"`
+		Default bool   `json:"default"`
+	} `json:"payment_method"`
+}
+
+type subscriptionDoc struct {
+	ID                string  `json:"id"`
+	Status            string  `json:"status"`
+	ServiceID         string  `json:"service_id"`
+	BillingCycle      string  `json:"billing_cycle"`
+	PendingCycle      string  `json:"pending_billing_cycle"`
+	AutoRenew         bool    `json:"auto_renew"`
+	Quantity          int     `json:"quantity"`
+	UnitPrice         float64 `json:"unit_price"`
+	CancelAt          *string `json:"cancel_at"`
+	CancelAtPeriodEnd bool    `json:"cancel_at_period_end"`
+	CurrentPeriod     struct {
+		Start string `json:"start"`
+		End   string `json:"end"`
+	} `json:"current_period"`
+	Workflow struct {
+		ID string `json:"id"`
+	} `json:"workflow"`
+}
+
+var austinPostal = map[string]any{"street": "100 Congress Ave", "city": "Austin", "state": "TX", "zip": "78701", "country": "US"}
+
+// card is the payment_method object of a payment with token.
+func card(token string) map[string]any {
+	return map[string]any{"type": "credit_card", "card_token": token, "billing_address": austinPostal}
+}
+
+// newInvoice creates, through the API, an invoice of tn's account for its
+// service svc: quantity × unit price, no tax unless the account has one.
+func newInvoice(t testing.TB, h *harness, tn tenant, svc string, quantity int, unitPrice float64) invoiceDoc {
+	t.Helper()
+	var inv invoiceAnswer
+	h.do("POST", "/api/v1/billing/invoices", tn.liveKey, map[string]any{"account_id": tn.account.ID,
+		"services": []map[string]any{{"service_id": svc, "quantity": quantity, "unit_price": unitPrice}}, "notes": "fixture"}).decode(201, &inv)
+	return inv.Invoice
+}
+
+// eventTypes returns the outbox event types about resourceID, oldest first.
+func eventTypes(t testing.TB, h *harness, tn tenant, resourceID string) []string {
+	t.Helper()
+	evs, err := h.store.EventsFor(context.Background(), models.TenantScope(tn.org.ID, models.EnvLive), resourceID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := []string{}
+	for _, e := range evs {
+		out = append(out, e.Type)
+	}
+	return out
+}
+
+// billingFixtures creates, for tn (live), a saved payment method, an
+// invoice with a partial payment, and a subscription (pending, without a
+// workflow), and returns them by path parameter name.
+func billingFixtures(t testing.TB, h *harness, tn tenant, serviceID string) map[string]string {
+	t.Helper()
+	var pm pmAnswer
+	h.do("POST", "/v1/billing/accounts/"+tn.account.ID+"/payment-methods", tn.liveKey, map[string]any{"card_token": "tok_visa", "billing_address": austinPostal}).decode(201, &pm)
+	inv := newInvoice(t, h, tn, serviceID, 1, 100)
+	var pay paymentAnswer
+	h.do("POST", "/v1/billing/payments", tn.liveKey, map[string]any{"invoice_id": inv.ID, "amount": 10, "payment_method_id": pm.PaymentMethod.ID}).decode(201, &pay)
+	subs, _, err := h.store.CreateSubscriptions(context.Background(), tenantPrincipal(tn), models.RecurringInput{AccountID: tn.account.ID,
+		Services: []models.RecurringItem{{ServiceID: serviceID}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return map[string]string{"invoice_id": inv.ID, "payment_id": pay.PaymentID, "payment_method_id": pm.PaymentMethod.ID, "subscription_id": subs[0].ID}
+}
+
+// keyWith creates a key of tn (live) holding only perms.
+func keyWith(t testing.TB, h *harness, tn tenant, perms ...string) string {
+	t.Helper()
+	var key struct {
+		APIKey struct{ Key string } `json:"api_key"`
+	}
+	h.do("POST", "/v1/auth/api-keys", tn.liveKey, map[string]any{"name": "limited " + strings.Join(perms, ","), "permissions": perms}).decode(201, &key)
+	return key.APIKey.Key
+}
+
+func TestBillingAccountsAndPaymentMethods(t *testing.T) {
+	h := newHarness(t)
+	a, b := h.tenants[0], h.tenants[1]
+	acctPath := "/api/v1/billing/accounts/" + a.account.ID
+
+	t.Run("create with contact and tax rate", func(t *testing.T) {
+		var out struct {
+			Account struct {
+				ID             string
+				TaxRate        float64                      `json:"tax_rate"`
+				BillingContact struct{ Name, Email string } `json:"billing_contact"`
+			} `json:"account"`
+		}
+		h.do("POST", "/v1/billing/accounts", a.liveKey, map[string]any{"name": "Taxed", "currency": "USD", "billing_email": "ap@example.com",
+			"billing_contact_name": "Accounts Payable", "tax_rate": 8.25}).decode(201, &out)
+		if out.Account.TaxRate != 8.25 || out.Account.BillingContact.Name != "Accounts Payable" || out.Account.BillingContact.Email != "ap@example.com" {
+			t.Fatalf("account %+v", out.Account)
+		}
+		h.do("POST", "/v1/billing/accounts", a.liveKey, map[string]any{"name": "x", "currency": "USD", "billing_email": "ap@example.com", "tax_rate": 120}).wantError(400, "VALIDATION_ERROR")
+	})
+
+	var visa, mc pmAnswer
+	t.Run("payment methods hold tokens, never card numbers", func(t *testing.T) {
+		h.do("POST", acctPath+"/payment-methods", a.liveKey, map[string]any{"type": "credit_card", "card_token": "tok_visa", "billing_address": austinPostal}).decode(201, &visa)
+		if !models.HasPrefix(visa.PaymentMethod.ID, "pm") || visa.PaymentMethod.Brand != "visa" || visa.PaymentMethod.Last4 != "4242" || visa.PaymentMethod.Default {
+			t.Fatalf("payment method %+v", visa.PaymentMethod)
+		}
+		res := h.do("POST", acctPath+"/payment-methods", a.liveKey, map[string]any{"card_token": "tok_mastercard", "billing_address": austinPostal, "set_default": true}).decode(201, &mc)
+		if !mc.PaymentMethod.Default || strings.Contains(string(res.body), "tok_") {
+			t.Fatalf("default method, without its token: %s", res.body)
+		}
+		e := h.do("POST", acctPath+"/payment-methods", a.liveKey, map[string]any{"card_token": "4242 4242 4242 4242", "billing_address": austinPostal}).wantError(400, "VALIDATION_ERROR")
+		if !strings.Contains(e.Error.Message, "card number") || strings.Contains(fmt.Sprint(e.Error.Details), "4242 4242") {
+			t.Fatalf("a card number must be refused without echoing it: %+v", e.Error)
+		}
+		h.do("POST", acctPath+"/payment-methods", a.liveKey, map[string]any{"card_token": "tok_unknown", "billing_address": austinPostal}).wantError(400, "VALIDATION_ERROR")
+		h.do("POST", acctPath+"/payment-methods", a.liveKey, map[string]any{"card_token": "tok_visa"}).wantError(400, "VALIDATION_ERROR")
+		h.do("POST", acctPath+"/payment-methods", a.liveKey, map[string]any{"card_token": "tok_visa", "billing_address": map[string]any{"street": "1 A St", "city": "X", "zip": "1", "country": "USA"}}).wantError(400, "VALIDATION_ERROR")
+		h.do("POST", "/v1/billing/accounts/"+a.account.ID+"/payment-methods", b.liveKey, map[string]any{"card_token": "tok_visa", "billing_address": austinPostal}).wantError(404, "NOT_FOUND")
+		h.do("POST", acctPath+"/payment-methods", keyWith(t, h, a, "billing:read"), map[string]any{"card_token": "tok_visa", "billing_address": austinPostal}).wantError(403, "INSUFFICIENT_PERMISSIONS")
+		var list struct {
+			PaymentMethods []struct{ ID string } `json:"payment_methods"`
+		}
+		h.do("GET", acctPath+"/payment-methods", a.liveKey, nil).decode(200, &list)
+		if len(list.PaymentMethods) != 2 {
+			t.Fatalf("methods %+v", list)
+		}
+	})
+
+	t.Run("GET the account: balance, contact, payment methods, preferences, plan", func(t *testing.T) {
+		inv := newInvoice(t, h, a, mustService(t, h, a), 2, 50.5)
+		var out struct {
+			Account struct {
+				Balance        float64                `json:"balance"`
+				BillingContact struct{ Email string } `json:"billing_contact"`
+				PaymentMethods []struct{ ID string }  `json:"payment_methods"`
+				Preferences    struct {
+					PaymentMethodID string `json:"payment_method_id"`
+					BillingCycle    string `json:"billing_cycle"`
+				} `json:"preferences"`
+				Plan struct {
+					Name     string  `json:"name"`
+					Included int64   `json:"monthly_included_requests"`
+					Overage  float64 `json:"overage_price_per_request"`
+				} `json:"plan"`
+				OpenInvoices int64 `json:"open_invoices"`
+			} `json:"account"`
+		}
+		h.do("GET", acctPath, a.liveKey, nil).decode(200, &out)
+		ac := out.Account
+		if ac.Balance != inv.Amount || ac.BillingContact.Email != "billing@example.com" || len(ac.PaymentMethods) != 2 || ac.Preferences.PaymentMethodID != mc.PaymentMethod.ID ||
+			ac.Plan.Name != "business" || ac.Plan.Included != 500000 || ac.Plan.Overage != 0.0008 || ac.OpenInvoices != 1 {
+			t.Fatalf("account %+v", ac)
+		}
+		h.do("GET", acctPath, b.liveKey, nil).wantError(404, "NOT_FOUND")
+		h.do("GET", "/api/v1/billing/accounts/acct_missing", a.liveKey, nil).wantError(404, "NOT_FOUND")
+	})
+
+	t.Run("PUT preferences", func(t *testing.T) {
+		var out struct {
+			Account struct{ Preferences prefsDoc } `json:"account"`
+		}
+		h.do("PUT", acctPath+"/preferences", a.liveKey, map[string]any{"billing_cycle": "quarterly", "auto_pay": true, "payment_method_id": visa.PaymentMethod.ID, "invoice_delivery": "portal"}).decode(200, &out)
+		if p := out.Account.Preferences; p.BillingCycle != "quarterly" || !p.AutoPay || p.PaymentMethodID != visa.PaymentMethod.ID || p.InvoiceDelivery != "portal" {
+			t.Fatalf("preferences %+v", p)
+		}
+		for name, body := range map[string]map[string]any{
+			"unknown method":           {"payment_method_id": "pm_unknown"},
+			"another tenant's method":  {"payment_method_id": "pm_" + models.RandomString(20)},
+			"auto_pay without method":  {"payment_method_id": ""},
+			"bad cycle":                {"billing_cycle": "weekly"},
+			"currency with invoices":   {"currency": "EUR"},
+			"bad delivery":             {"invoice_delivery": "pigeon"},
+			"negative tax rate":        {"tax_rate": -1},
+			"method of the wrong type": {"payment_method_id": "acct_x"},
+		} {
+			t.Run(name, func(t *testing.T) {
+				h.do("PUT", acctPath+"/preferences", a.liveKey, body).wantError(400, "VALIDATION_ERROR")
+			})
+		}
+		h.do("PUT", acctPath+"/preferences", b.liveKey, map[string]any{"auto_pay": false}).wantError(404, "NOT_FOUND")
+	})
+
+	t.Run("DELETE a payment method", func(t *testing.T) {
+		del := acctPath + "/payment-methods/" + visa.PaymentMethod.ID
+		h.do("DELETE", del, a.liveKey, nil).wantError(409, "SERVICE_CONFLICT") // auto_pay uses it
+		h.do("PUT", acctPath+"/preferences", a.liveKey, map[string]any{"auto_pay": false}).decode(200, nil)
+		h.do("DELETE", del, b.liveKey, nil).wantError(404, "NOT_FOUND")
+		if res := h.do("DELETE", del, a.liveKey, nil); res.status != 204 {
+			t.Fatalf("delete: %d %s", res.status, res.body)
+		}
+		h.do("DELETE", del, a.liveKey, nil).wantError(404, "NOT_FOUND")
+		var out struct {
+			Account struct{ Preferences prefsDoc } `json:"account"`
+		}
+		h.do("GET", acctPath, a.liveKey, nil).decode(200, &out)
+		if out.Account.Preferences.PaymentMethodID != "" {
+			t.Fatalf("a removed method stays the account's default: %+v", out.Account.Preferences)
+		}
+	})
+}
+
+// mustService stores an operational 1 Gbps dedicated internet service of
+// tn's account (live), with one telemetry sample, without provisioning it.
+func mustService(t testing.TB, h *harness, tn tenant) string {
+	t.Helper()
+	ctx := context.Background()
+	scope := models.TenantScope(tn.org.ID, models.EnvLive)
+	now := time.Now().UTC()
+	svc := &models.Service{ID: models.NewID(models.PrefixService), AccountID: tn.account.ID, Name: "Dedicated Fiber Internet", Kind: "internet",
+		ServiceType: "fiber_dedicated", CatalogServiceID: "internet-fiber-dedicated", Status: models.ServiceOperational, Bandwidth: "1gbps",
+		BandwidthMbps: 1000, SLA: "premium", BillingCycle: "monthly", LocationID: "loc_austin_congress", Address: "100 Congress Ave",
+		City: "Austin", State: "TX", Zip: "78701", OperationID: models.NewID(models.PrefixProvisioning), ActivatedAt: &now, StatusChangedAt: now}
+	if err := h.store.In(ctx, scope).Create(svc).Error; err != nil {
+		t.Fatal(err)
+	}
+	if err := h.store.RecordTelemetry(ctx, scope, simulator.Sample(svc.ID, svc.SLA, svc.Status, now)); err != nil {
+		t.Fatal(err)
+	}
+	return svc.ID
+}
+
+func TestInvoicesEndpoints(t *testing.T) {
+	h := newHarness(t)
+	a, b := h.tenants[0], h.tenants[1]
+	svc := mustService(t, h, a)
+	h.do("PUT", "/v1/billing/accounts/"+a.account.ID+"/preferences", a.liveKey, map[string]any{"tax_rate": 8.25}).decode(200, nil)
+
+	var created invoiceAnswer
+	t.Run("POST creates lines, totals, tax and due date, and invoice.created", func(t *testing.T) {
+		due := time.Now().UTC().Add(10 * 24 * time.Hour).Truncate(time.Second)
+		h.do("POST", "/api/v1/billing/invoices", a.liveKey, map[string]any{"account_id": a.account.ID, "due_date": due.Format(time.RFC3339), "notes": "November",
+			"services": []map[string]any{{"service_id": svc, "quantity": 2, "unit_price": 149.99}, {"service_id": svc, "quantity": 1, "unit_price": 0.01}}}).decode(201, &created)
+		inv := created.Invoice
+		if !models.HasPrefix(inv.ID, "inv") || !strings.HasPrefix(inv.Number, "INV-") || inv.Status != "pending" || inv.Currency != "USD" ||
+			inv.Subtotal != 299.99 || inv.Tax != 24.75 || inv.Amount != 324.74 || inv.AmountDue != 324.74 || inv.DueDate != due.Format(time.RFC3339) ||
+			len(inv.Services) != 2 || inv.Services[0].Amount != 299.98 || inv.Services[0].Quantity != 2 || inv.Services[0].ServiceID != svc || inv.PaidDate != nil {
+			t.Fatalf("invoice %+v", inv)
+		}
+		if got := eventTypes(t, h, a, inv.ID); !slices.Equal(got, []string{"invoice.created"}) {
+			t.Fatalf("events %v", got)
+		}
+		var def invoiceAnswer
+		h.do("POST", "/v1/billing/invoices", a.liveKey, map[string]any{"account_id": a.account.ID, "services": []map[string]any{{"service_id": svc, "quantity": 1, "unit_price": 10}}}).decode(201, &def)
+		issued, _ := time.Parse(time.RFC3339, def.Invoice.IssuedAt)
+		dueAt, _ := time.Parse(time.RFC3339, def.Invoice.DueDate)
+		if dueAt.Sub(issued) != 30*24*time.Hour || def.Invoice.Number == inv.Number {
+			t.Fatalf("default due date / numbering: %+v", def.Invoice)
+		}
+	})
+	t.Run("POST errors", func(t *testing.T) {
+		other := mustService(t, h, b)
+		for name, tc := range map[string]struct {
+			body  any
+			field string
+		}{
+			"no services":           {map[string]any{"account_id": a.account.ID, "services": []any{}}, "services"},
+			"unknown account":       {map[string]any{"account_id": "acct_missing", "services": []map[string]any{{"service_id": svc, "quantity": 1, "unit_price": 1}}}, "account_id"},
+			"another tenant's svc":  {map[string]any{"account_id": a.account.ID, "services": []map[string]any{{"service_id": other, "quantity": 1, "unit_price": 1}}}, "services[0].service_id"},
+			"zero quantity":         {map[string]any{"account_id": a.account.ID, "services": []map[string]any{{"service_id": svc, "quantity": 0, "unit_price": 1}}}, "services[0].quantity"},
+			"negative price":        {map[string]any{"account_id": a.account.ID, "services": []map[string]any{{"service_id": svc, "quantity": 1, "unit_price": -1}}}, "services[0].unit_price"},
+			"due date in the past":  {map[string]any{"account_id": a.account.ID, "due_date": "2020-01-01T00:00:00Z", "services": []map[string]any{{"service_id": svc, "quantity": 1, "unit_price": 1}}}, "due_date"},
+			"three decimals":        {map[string]any{"account_id": a.account.ID, "services": []map[string]any{{"service_id": svc, "quantity": 1, "unit_price": 1.005}}}, ""},
+			"missing account field": {map[string]any{"services": []map[string]any{{"service_id": svc, "quantity": 1, "unit_price": 1}}}, "account_id"},
+		} {
+			t.Run(name, func(t *testing.T) {
+				e := h.do("POST", "/api/v1/billing/invoices", a.liveKey, tc.body).wantError(400, "VALIDATION_ERROR")
+				if tc.field != "" && !strings.Contains(fmt.Sprint(e.Error.Details["fields"]), tc.field) {
+					t.Fatalf("field %s not named: %+v", tc.field, e.Error)
+				}
+			})
+		}
+		h.do("POST", "/api/v1/billing/invoices", keyWith(t, h, a, "billing:read"), map[string]any{"account_id": a.account.ID}).wantError(403, "INSUFFICIENT_PERMISSIONS")
+		h.do("POST", "/api/v1/billing/invoices", "", map[string]any{"account_id": a.account.ID}).wantError(401, "UNAUTHENTICATED")
+	})
+	t.Run("GET one", func(t *testing.T) {
+		var got invoiceAnswer
+		h.do("GET", "/api/v1/billing/invoices/"+created.Invoice.ID, a.liveKey, nil).decode(200, &got)
+		if got.Invoice.ID != created.Invoice.ID || len(got.Invoice.Services) != 2 {
+			t.Fatalf("invoice %+v", got.Invoice)
+		}
+		h.do("GET", "/api/v1/billing/invoices/"+created.Invoice.ID, b.liveKey, nil).wantError(404, "NOT_FOUND")
+		h.do("GET", "/api/v1/billing/invoices/"+created.Invoice.ID, a.testKey, nil).wantError(404, "NOT_FOUND")
+		h.do("GET", "/api/v1/billing/invoices/inv_missing", a.liveKey, nil).wantError(404, "NOT_FOUND")
+	})
+	t.Run("GET list: limit, offset, status, dates, total_count, has_more", func(t *testing.T) {
+		for i := 0; i < 3; i++ {
+			newInvoice(t, h, a, svc, 1, float64(i+1))
+		}
+		type list struct {
+			Invoices   []invoiceDoc `json:"invoices"`
+			TotalCount int64        `json:"total_count"`
+			HasMore    bool         `json:"has_more"`
+		}
+		var all, page, second list
+		h.do("GET", "/api/v1/billing/invoices", a.liveKey, nil).decode(200, &all)
+		if all.TotalCount != 5 || len(all.Invoices) != 5 || all.HasMore {
+			t.Fatalf("list %+v", all)
+		}
+		h.do("GET", "/api/v1/billing/invoices?limit=2", a.liveKey, nil).decode(200, &page)
+		h.do("GET", "/api/v1/billing/invoices?limit=2&offset=4", a.liveKey, nil).decode(200, &second)
+		if len(page.Invoices) != 2 || !page.HasMore || page.TotalCount != 5 || len(second.Invoices) != 1 || second.HasMore || page.Invoices[0].ID != all.Invoices[0].ID {
+			t.Fatalf("pages %+v / %+v", page, second)
+		}
+		var pending, paid, ranged, empty list
+		h.do("GET", "/api/v1/billing/invoices?status=pending", a.liveKey, nil).decode(200, &pending)
+		h.do("GET", "/api/v1/billing/invoices?status=paid", a.liveKey, nil).decode(200, &paid)
+		today := time.Now().UTC().Format("2006-01-02")
+		h.do("GET", "/api/v1/billing/invoices?date_from="+today+"&date_to="+today, a.liveKey, nil).decode(200, &ranged)
+		h.do("GET", "/api/v1/billing/invoices?date_to=2020-01-01", a.liveKey, nil).decode(200, &empty)
+		if pending.TotalCount != 5 || paid.TotalCount != 0 || ranged.TotalCount != 5 || empty.TotalCount != 0 {
+			t.Fatalf("filters: %d %d %d %d", pending.TotalCount, paid.TotalCount, ranged.TotalCount, empty.TotalCount)
+		}
+		var other list
+		h.do("GET", "/api/v1/billing/invoices", b.liveKey, nil).decode(200, &other)
+		if other.TotalCount != 0 {
+			t.Fatalf("another tenant sees %d invoices", other.TotalCount)
+		}
+		for _, q := range []string{"limit=0", "limit=201", "offset=-1", "status=late", "date_from=yesterday", "date_from=2026-02-01&date_to=2026-01-01"} {
+			h.do("GET", "/api/v1/billing/invoices?"+q, a.liveKey, nil).wantError(400, "VALIDATION_ERROR")
+		}
+		h.do("GET", "/api/v1/billing/invoices?limit=200", a.liveKey, nil).decode(200, nil)
+	})
+	t.Run("cancel: open invoices only", func(t *testing.T) {
+		inv := newInvoice(t, h, a, svc, 1, 20)
+		h.do("POST", "/v1/billing/invoices/"+inv.ID+"/cancel", b.liveKey, nil).wantError(404, "NOT_FOUND")
+		var out invoiceAnswer
+		h.do("POST", "/v1/billing/invoices/"+inv.ID+"/cancel", a.liveKey, nil).decode(200, &out)
+		if out.Invoice.Status != "cancelled" || out.Invoice.AmountDue != 0 {
+			t.Fatalf("cancelled %+v", out.Invoice)
+		}
+		h.do("POST", "/v1/billing/invoices/"+inv.ID+"/cancel", a.liveKey, nil).wantError(409, "INVALID_STATE_TRANSITION")
+		paid := newInvoice(t, h, a, svc, 1, 20)
+		h.do("POST", "/v1/billing/payments", a.liveKey, map[string]any{"invoice_id": paid.ID, "amount": 21.65, "payment_method": card("tok_visa")}).decode(201, nil)
+		e := h.do("POST", "/v1/billing/invoices/"+paid.ID+"/cancel", a.liveKey, nil).wantError(409, "INVALID_STATE_TRANSITION")
+		if e.Error.Details["from"] != "paid" {
+			t.Fatalf("details %+v", e.Error.Details)
+		}
+		partly := newInvoice(t, h, a, svc, 1, 20)
+		h.do("POST", "/v1/billing/payments", a.liveKey, map[string]any{"invoice_id": partly.ID, "amount": 1, "payment_method": card("tok_visa")}).decode(201, nil)
+		h.do("POST", "/v1/billing/invoices/"+partly.ID+"/cancel", a.liveKey, nil).wantError(409, "INVALID_STATE_TRANSITION")
+		h.do("POST", "/v1/billing/payments", a.liveKey, map[string]any{"invoice_id": inv.ID, "amount": 1, "payment_method": card("tok_visa")}).wantError(409, "INVALID_STATE_TRANSITION")
+	})
+}
+
+func TestPaymentsEndpoints(t *testing.T) {
+	h := newHarness(t)
+	a, b := h.tenants[0], h.tenants[1]
+	svc := mustService(t, h, a)
+	inv := newInvoice(t, h, a, svc, 1, 300)
+
+	t.Run("partial payment leaves the invoice pending", func(t *testing.T) {
+		var pay paymentAnswer
+		h.do("POST", "/api/v1/billing/payments", a.liveKey, map[string]any{"invoice_id": inv.ID, "amount": 100.5, "currency": "USD", "payment_method": card("tok_visa")}).decode(201, &pay)
+		if !models.HasPrefix(pay.PaymentID, "pay") || pay.Status != "successful" || pay.Amount != 100.5 || pay.Currency != "USD" || pay.ProcessedAt == nil ||
+			!strings.HasPrefix(pay.TransactionID, "txn_") || pay.InvoiceStatus != "pending" || pay.AmountRemaining != 199.5 || pay.PaymentMethod.Last4 != "4242" {
+			t.Fatalf("payment %+v", pay)
+		}
+		if got := eventTypes(t, h, a, pay.PaymentID); !slices.Equal(got, []string{"payment.successful"}) {
+			t.Fatalf("events %v", got)
+		}
+	})
+	t.Run("refused payments are recorded and emit payment.failed", func(t *testing.T) {
+		e := h.do("POST", "/api/v1/billing/payments", a.liveKey, map[string]any{"invoice_id": inv.ID, "amount": 50, "payment_method": card("tok_insufficient_funds")}).wantError(402, "INSUFFICIENT_FUNDS")
+		d := e.Error.Details
+		if !models.HasPrefix(fmt.Sprint(d["payment_method_id"]), "pm") || d["required_amount"] != 50.0 || d["available_amount"] != 10.0 {
+			t.Fatalf("details %+v", d)
+		}
+		if got := eventTypes(t, h, a, fmt.Sprint(d["payment_id"])); !slices.Equal(got, []string{"payment.failed"}) {
+			t.Fatalf("events %v", got)
+		}
+		e = h.do("POST", "/api/v1/billing/payments", a.liveKey, map[string]any{"invoice_id": inv.ID, "amount": 50, "payment_method": card("tok_declined")}).wantError(400, "VALIDATION_ERROR")
+		if e.Error.Details["decline_code"] != "card_declined" || !strings.Contains(fmt.Sprint(e.Error.Details["fields"]), "payment_method.card_token") {
+			t.Fatalf("declined %+v", e.Error)
+		}
+		res := h.do("POST", "/api/v1/billing/payments", a.liveKey, map[string]any{"invoice_id": inv.ID, "amount": 50, "payment_method": card("tok_processing_error")})
+		res.wantError(503, "DEPENDENCY_UNAVAILABLE")
+		if res.header.Get("Retry-After") == "" {
+			t.Fatal("no Retry-After")
+		}
+		var failed struct {
+			Payments []paymentAnswer `json:"payments"`
+		}
+		h.do("GET", "/api/v1/billing/payments?status=failed&invoice_id="+inv.ID, a.liveKey, nil).decode(200, &failed)
+		if len(failed.Payments) != 3 {
+			t.Fatalf("failed payments %+v", failed)
+		}
+		var got invoiceAnswer
+		h.do("GET", "/v1/billing/invoices/"+inv.ID, a.liveKey, nil).decode(200, &got)
+		if got.Invoice.AmountPaid != 100.5 || got.Invoice.Status != "pending" {
+			t.Fatalf("failures changed the invoice: %+v", got.Invoice)
+		}
+		var methods struct {
+			PaymentMethods []any `json:"payment_methods"`
+		}
+		h.do("GET", "/v1/billing/accounts/"+a.account.ID+"/payment-methods", a.liveKey, nil).decode(200, &methods)
+		if len(methods.PaymentMethods) != 0 {
+			t.Fatalf("a card sent with a payment is not saved on the account: %+v", methods)
+		}
+		// Small charges pass on the low-balance card.
+		h.do("POST", "/api/v1/billing/payments", a.liveKey, map[string]any{"invoice_id": inv.ID, "amount": 9.5, "payment_method": card("tok_insufficient_funds")}).decode(201, nil)
+	})
+	t.Run("more than is due, and a second full payment, are DUPLICATE_PAYMENT", func(t *testing.T) {
+		e := h.do("POST", "/api/v1/billing/payments", a.liveKey, map[string]any{"invoice_id": inv.ID, "amount": 190.01, "payment_method": card("tok_visa")}).wantError(409, "DUPLICATE_PAYMENT")
+		if e.Error.Details["amount_due"] != 190.0 {
+			t.Fatalf("details %+v", e.Error.Details)
+		}
+		var pay paymentAnswer
+		h.do("POST", "/api/v1/billing/payments", a.liveKey, map[string]any{"invoice_id": inv.ID, "amount": 190, "payment_method": card("tok_amex")}, "Idempotency-Key", "pay-rest").decode(201, &pay)
+		if pay.InvoiceStatus != "paid" || pay.AmountRemaining != 0 {
+			t.Fatalf("final payment %+v", pay)
+		}
+		replay := h.do("POST", "/api/v1/billing/payments", a.liveKey, map[string]any{"invoice_id": inv.ID, "amount": 190, "payment_method": card("tok_amex")}, "Idempotency-Key", "pay-rest").decode(201, nil)
+		if replay.header.Get("Idempotent-Replayed") != "true" {
+			t.Fatal("the retry with the same key was not replayed")
+		}
+		h.do("POST", "/api/v1/billing/payments", a.liveKey, map[string]any{"invoice_id": inv.ID, "amount": 190, "payment_method": card("tok_amex")}).wantError(409, "DUPLICATE_PAYMENT")
+		h.do("POST", "/api/v1/billing/payments", a.liveKey, map[string]any{"invoice_id": inv.ID, "amount": 190, "payment_method": card("tok_amex")}, "Idempotency-Key", "pay-other").wantError(409, "DUPLICATE_PAYMENT")
+		if got := eventTypes(t, h, a, inv.ID); !slices.Equal(got, []string{"invoice.created", "invoice.paid"}) {
+			t.Fatalf("invoice events %v", got)
+		}
+		var got invoiceAnswer
+		h.do("GET", "/v1/billing/invoices/"+inv.ID, a.liveKey, nil).decode(200, &got)
+		if got.Invoice.Status != "paid" || got.Invoice.PaidDate == nil || got.Invoice.AmountPaid != 300 {
+			t.Fatalf("invoice %+v", got.Invoice)
+		}
+	})
+	t.Run("a saved payment method pays too", func(t *testing.T) {
+		other := newInvoice(t, h, a, svc, 1, 5)
+		var pm pmAnswer
+		h.do("POST", "/v1/billing/accounts/"+a.account.ID+"/payment-methods", a.liveKey, map[string]any{"card_token": "tok_mastercard", "billing_address": austinPostal}).decode(201, &pm)
+		var pay paymentAnswer
+		h.do("POST", "/v1/billing/payments", a.liveKey, map[string]any{"invoice_id": other.ID, "amount": 5, "payment_method_id": pm.PaymentMethod.ID}).decode(201, &pay)
+		if pay.PaymentMethod.ID != pm.PaymentMethod.ID || pay.InvoiceStatus != "paid" {
+			t.Fatalf("payment %+v", pay)
+		}
+	})
+	t.Run("bad requests", func(t *testing.T) {
+		open := newInvoice(t, h, a, svc, 1, 5)
+		for name, body := range map[string]map[string]any{
+			"no invoice":        {"amount": 1, "payment_method": card("tok_visa")},
+			"malformed invoice": {"invoice_id": "nope", "amount": 1, "payment_method": card("tok_visa")},
+			"no amount":         {"invoice_id": open.ID, "payment_method": card("tok_visa")},
+			"negative amount":   {"invoice_id": open.ID, "amount": -5, "payment_method": card("tok_visa")},
+			"no method":         {"invoice_id": open.ID, "amount": 1},
+			"two methods":       {"invoice_id": open.ID, "amount": 1, "payment_method": card("tok_visa"), "payment_method_id": "pm_x"},
+			"card number":       {"invoice_id": open.ID, "amount": 1, "payment_method": card("4242424242424242")},
+			"unknown token":     {"invoice_id": open.ID, "amount": 1, "payment_method": card("tok_nope")},
+			"unknown method":    {"invoice_id": open.ID, "amount": 1, "payment_method_id": "pm_nope"},
+			"wrong currency":    {"invoice_id": open.ID, "amount": 1, "currency": "EUR", "payment_method": card("tok_visa")},
+			"bad type":          {"invoice_id": open.ID, "amount": 1, "payment_method": map[string]any{"type": "cash", "card_token": "tok_visa"}},
+		} {
+			t.Run(name, func(t *testing.T) {
+				h.do("POST", "/api/v1/billing/payments", a.liveKey, body).wantError(400, "VALIDATION_ERROR")
+			})
+		}
+		h.do("POST", "/api/v1/billing/payments", a.liveKey, map[string]any{"invoice_id": "inv_missing", "amount": 1, "payment_method": card("tok_visa")}).wantError(404, "NOT_FOUND")
+		h.do("POST", "/api/v1/billing/payments", b.liveKey, map[string]any{"invoice_id": open.ID, "amount": 1, "payment_method": card("tok_visa")}).wantError(404, "NOT_FOUND")
+		h.do("POST", "/api/v1/billing/payments", keyWith(t, h, a, "billing:read"), map[string]any{"invoice_id": open.ID, "amount": 1, "payment_method": card("tok_visa")}).wantError(403, "INSUFFICIENT_PERMISSIONS")
+	})
+	t.Run("GET payments: history, filters, one", func(t *testing.T) {
+		var list struct {
+			Payments   []paymentAnswer `json:"payments"`
+			Pagination pageDoc         `json:"pagination"`
+		}
+		h.do("GET", "/api/v1/billing/payments?invoice_id="+inv.ID+"&status=successful", a.liveKey, nil).decode(200, &list)
+		if len(list.Payments) != 3 || list.Pagination.Total != 3 {
+			t.Fatalf("history %+v", list)
+		}
+		h.do("GET", "/api/v1/billing/payments", b.liveKey, nil).decode(200, &list)
+		if list.Pagination.Total != 0 {
+			t.Fatalf("another tenant sees payments: %+v", list)
+		}
+		h.do("GET", "/api/v1/billing/payments?limit=1", a.liveKey, nil).decode(200, &list)
+		if len(list.Payments) != 1 || list.Pagination.Total < 5 || list.Pagination.NextCursor == "" {
+			t.Fatalf("page %+v", list.Pagination)
+		}
+		var one paymentAnswer
+		h.do("GET", "/api/v1/billing/payments/"+list.Payments[0].PaymentID, a.liveKey, nil).decode(200, &one)
+		if one.PaymentID != list.Payments[0].PaymentID {
+			t.Fatalf("payment %+v", one)
+		}
+		h.do("GET", "/api/v1/billing/payments/"+one.PaymentID, b.liveKey, nil).wantError(404, "NOT_FOUND")
+		h.do("GET", "/api/v1/billing/payments?status=lost", a.liveKey, nil).wantError(400, "VALIDATION_ERROR")
+		h.do("GET", "/api/v1/billing/payments?date_from=soon", a.liveKey, nil).wantError(400, "VALIDATION_ERROR")
+	})
+}
+
+// pageDoc mirrors api.Pagination for decoding.
+type pageDoc struct {
+	Page       int    `json:"page"`
+	PerPage    int    `json:"per_page"`
+	Total      int64  `json:"total"`
+	Pages      int    `json:"pages"`
+	NextCursor string `json:"next_cursor"`
+}
+
+// prefsDoc mirrors api.Preferences for decoding.
+type prefsDoc struct {
+	BillingCycle    string `json:"billing_cycle"`
+	AutoPay         bool   `json:"auto_pay"`
+	PaymentMethodID string `json:"payment_method_id"`
+	InvoiceDelivery string `json:"invoice_delivery"`
+}
+
+func TestConcurrentPaymentsThroughTheAPI(t *testing.T) {
+	h := newHarness(t)
+	a := h.tenants[0]
+	inv := newInvoice(t, h, a, mustService(t, h, a), 1, 250)
+	const n = 8
+	statuses := make([]int, n)
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			body := fmt.Sprintf(`{"invoice_id":%q,"amount":250,"payment_method":{"card_token":"tok_visa"}}`, inv.ID)
+			req := httptest.NewRequest("POST", "/v1/billing/payments", strings.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Authorization", "Bearer "+a.liveKey)
+			res, err := h.srv.App.Test(req, -1)
+			if err != nil {
+				return
+			}
+			_, _ = io.Copy(io.Discard, res.Body)
+			res.Body.Close()
+			statuses[i] = res.StatusCode
+		}(i)
+	}
+	wg.Wait()
+	created, conflicts := 0, 0
+	for _, s := range statuses {
+		switch s {
+		case 201:
+			created++
+		case 409:
+			conflicts++
+		}
+	}
+	if created != 1 || conflicts != n-1 {
+		t.Fatalf("statuses %v: want exactly one 201 and %d 409", statuses, n-1)
+	}
+	var got invoiceAnswer
+	h.do("GET", "/v1/billing/invoices/"+inv.ID, a.liveKey, nil).decode(200, &got)
+	if got.Invoice.Status != "paid" || got.Invoice.AmountPaid != 250 {
+		t.Fatalf("invoice %+v", got.Invoice)
+	}
+}
+
+// closedPeriod creates a monthly subscription of tn's service through the
+// store and closes its first period, issuing its invoice.
+func closedPeriod(t testing.TB, h *harness, tn tenant, svc string) *models.CycleClose {
+	t.Helper()
+	ctx := context.Background()
+	subs, scope, err := h.store.CreateSubscriptions(ctx, tenantPrincipal(tn), models.RecurringInput{AccountID: tn.account.ID, Services: []models.RecurringItem{{ServiceID: svc}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub, err := h.store.BeginSubscription(ctx, scope, subs[0].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := h.store.CloseSubscriptionPeriod(ctx, scope, models.CloseInput{SubscriptionID: sub.ID, PeriodStart: sub.CurrentPeriodStart, CloseAt: sub.CurrentPeriodEnd})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+func TestUsageCostAnalysisAndAnalytics(t *testing.T) {
+	h := newHarness(t)
+	a, b := h.tenants[0], h.tenants[1]
+	rdb, _, closeRedis, err := redisconn.Open(context.Background(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = closeRedis() })
+	plain := h.srv
+	h.withLimiter(rdb) // counts the organization's API requests (the export group allows 10 reads an hour: few calls)
+	svc := mustService(t, h, a)
+	closed := closedPeriod(t, h, a, svc)
+	manual := newInvoice(t, h, a, svc, 2, 25)
+	if closed.InvoiceID == "" || closed.Total != 29900 {
+		t.Fatalf("recurring invoice %+v", closed)
+	}
+
+	t.Run("usage", func(t *testing.T) {
+		var u struct {
+			Period     string `json:"period"`
+			Currency   string `json:"currency"`
+			TotalUsage struct {
+				VoiceMinutes   int64 `json:"voice_minutes"`
+				DataGB         int64 `json:"data_gb"`
+				CloudStorageGB int64 `json:"cloud_storage_gb"`
+				APICalls       int64 `json:"api_calls"`
+			} `json:"total_usage"`
+			Services []struct {
+				ServiceID string             `json:"service_id"`
+				Usage     float64            `json:"usage"`
+				Unit      string             `json:"unit"`
+				Cost      float64            `json:"cost"`
+				Metrics   map[string]float64 `json:"metrics"`
+				Charges   []struct {
+					InvoiceID string  `json:"invoice_id"`
+					Amount    float64 `json:"amount"`
+				} `json:"charges"`
+			} `json:"services"`
+			EstimatedMonthlyCost float64 `json:"estimated_monthly_cost"`
+			Estimate             struct {
+				RecurringRunRate float64 `json:"recurring_run_rate"`
+				OneTimeCharges   float64 `json:"one_time_charges"`
+			} `json:"estimate"`
+		}
+		h.do("GET", "/api/v1/billing/usage?period=current_month&detailed=true", a.liveKey, nil).decode(200, &u)
+		h.srv = plain
+		if u.Period != "current_month" || u.Currency != "USD" || u.TotalUsage.APICalls < 1 || u.TotalUsage.DataGB <= 0 {
+			t.Fatalf("usage %+v", u)
+		}
+		var mine, api bool
+		for _, s := range u.Services {
+			switch s.ServiceID {
+			case svc:
+				mine = true
+				// The month's charges of the service: the closed period and the manual invoice.
+				if s.Unit != "GB" || s.Usage <= 0 || s.Cost != 349 || len(s.Charges) != 2 || s.Metrics["data_gb"] <= 0 {
+					t.Fatalf("service usage %+v", s)
+				}
+			case "api":
+				api = s.Metrics["api_calls"] >= 1
+			}
+		}
+		if !mine || !api {
+			t.Fatalf("services %+v", u.Services)
+		}
+		// Run-rate of the new period (the subscription stays active) plus this month's manual charges.
+		if u.Estimate.RecurringRunRate != 299 || u.Estimate.OneTimeCharges != 50 || u.EstimatedMonthlyCost < 349 {
+			t.Fatalf("estimate %+v = %v", u.Estimate, u.EstimatedMonthlyCost)
+		}
+		var filtered, other struct {
+			Services []struct{ ServiceID string } `json:"services"`
+		}
+		h.do("GET", "/api/v1/billing/usage?service_type=voice", a.liveKey, nil).decode(200, &filtered)
+		for _, s := range filtered.Services {
+			if s.ServiceID == svc {
+				t.Fatalf("service_type=voice lists an internet service")
+			}
+		}
+		h.do("GET", "/api/v1/billing/usage?service_type=internet&period=current_year", a.liveKey, nil).decode(200, nil)
+		h.do("GET", "/api/v1/billing/usage", b.liveKey, nil).decode(200, &other)
+		for _, s := range other.Services {
+			if s.ServiceID == svc {
+				t.Fatal("another tenant sees the service's usage")
+			}
+		}
+		h.do("GET", "/api/v1/billing/usage?period=yesterday", a.liveKey, nil).wantError(400, "VALIDATION_ERROR")
+		h.do("GET", "/api/v1/billing/usage?service_type=teleportation", a.liveKey, nil).wantError(400, "VALIDATION_ERROR")
+		h.do("GET", "/api/v1/billing/usage?currency=XXX", a.liveKey, nil).wantError(400, "VALIDATION_ERROR")
+		h.do("GET", "/api/v1/billing/usage", keyWith(t, h, a, "services:read"), nil).wantError(403, "INSUFFICIENT_PERMISSIONS")
+	})
+	t.Run("cost analysis", func(t *testing.T) {
+		var c struct {
+			CurrentMonth struct {
+				Total     float64            `json:"total"`
+				Breakdown map[string]float64 `json:"breakdown"`
+			} `json:"current_month"`
+			YearToDate float64 `json:"year_to_date"`
+			Trends     struct {
+				MonthlyGrowth           *float64 `json:"monthly_growth"`
+				CostOptimizationSavings float64  `json:"cost_optimization_savings"`
+			} `json:"trends"`
+			Months []struct {
+				Month string
+				Total float64
+			} `json:"months"`
+		}
+		h.do("GET", "/api/v1/billing/cost-analysis", a.liveKey, nil).decode(200, &c)
+		if c.CurrentMonth.Total != 349 || c.CurrentMonth.Breakdown["connectivity"] != 349 || c.CurrentMonth.Breakdown["voice"] != 0 ||
+			c.YearToDate < 349 || c.Trends.MonthlyGrowth != nil || len(c.Months) != 12 || c.Months[11].Total != 349 {
+			t.Fatalf("cost analysis %+v", c)
+		}
+		h.do("POST", "/v1/billing/invoices/"+manual.ID+"/cancel", a.liveKey, nil).decode(200, nil)
+		h.do("GET", "/api/v1/billing/cost-analysis", a.liveKey, nil).decode(200, &c)
+		if c.CurrentMonth.Total != 299 {
+			t.Fatalf("a cancelled invoice still counts: %+v", c.CurrentMonth)
+		}
+		h.do("GET", "/api/v1/billing/cost-analysis", b.liveKey, nil).decode(200, &c)
+		if c.CurrentMonth.Total != 0 {
+			t.Fatalf("another tenant's costs: %+v", c.CurrentMonth)
+		}
+		h.do("GET", "/api/v1/billing/cost-analysis?currency=ZZZ", a.liveKey, nil).wantError(400, "VALIDATION_ERROR")
+	})
+	t.Run("analytics", func(t *testing.T) {
+		h.do("POST", "/v1/billing/payments", a.liveKey, map[string]any{"invoice_id": closed.InvoiceID, "amount": 299, "payment_method": card("tok_visa")}).decode(201, nil)
+		h.do("POST", "/v1/billing/payments", a.liveKey, map[string]any{"invoice_id": closed.InvoiceID, "amount": 1, "payment_method": card("tok_visa")}).wantError(409, "DUPLICATE_PAYMENT")
+		var out struct {
+			Currency string `json:"currency"`
+			Spending struct {
+				CurrentMonth float64 `json:"current_month"`
+			} `json:"spending"`
+			Invoices struct {
+				Paid, Cancelled int64
+				Outstanding     float64 `json:"outstanding_amount"`
+			} `json:"invoices"`
+			Payments struct {
+				Successful  int64    `json:"successful"`
+				SuccessRate *float64 `json:"success_rate"`
+				Collected   float64  `json:"collected_amount"`
+			} `json:"payments"`
+			Subscriptions struct {
+				Active  int64   `json:"active"`
+				Monthly float64 `json:"monthly_recurring_charges"`
+			} `json:"subscriptions"`
+			Budgets []any `json:"budgets"`
+		}
+		h.do("GET", "/v1/billing/analytics", a.liveKey, nil).decode(200, &out)
+		if out.Currency != "USD" || out.Spending.CurrentMonth != 299 || out.Invoices.Paid != 1 || out.Invoices.Cancelled != 1 || out.Invoices.Outstanding != 0 ||
+			out.Payments.Successful != 1 || out.Payments.SuccessRate == nil || *out.Payments.SuccessRate != 100 || out.Payments.Collected != 299 ||
+			out.Subscriptions.Active != 1 || out.Subscriptions.Monthly != 299 || out.Budgets == nil {
+			t.Fatalf("analytics %+v", out)
+		}
+		h.do("GET", "/api/v1/billing/analytics?currency=1", a.liveKey, nil).wantError(400, "VALIDATION_ERROR")
+		h.do("GET", "/api/v1/billing/analytics", "", nil).wantError(401, "UNAUTHENTICATED")
+	})
+}
+
+func TestBudgetsEndpoint(t *testing.T) {
+	h := newHarness(t)
+	a, b := h.tenants[0], h.tenants[1]
+	svc := mustService(t, h, a)
+	newInvoice(t, h, a, svc, 1, 60) // 60% of the budget already spent
+	var out struct {
+		Budget struct {
+			ID                string  `json:"id"`
+			Amount            float64 `json:"amount"`
+			Period            string  `json:"period"`
+			Thresholds        []int   `json:"thresholds"`
+			Spent             float64 `json:"spent"`
+			PercentUsed       float64 `json:"percent_used"`
+			ThresholdsCrossed []int   `json:"thresholds_crossed"`
+		} `json:"budget"`
+	}
+	h.do("POST", "/v1/billing/budgets", a.liveKey, map[string]any{"account_id": a.account.ID, "amount": 100, "period": "monthly", "thresholds": []int{50, 80, 100}}).decode(201, &out)
+	bud := out.Budget
+	if !strings.HasPrefix(bud.ID, "bud_") || bud.Spent != 60 || bud.PercentUsed != 60 || !slices.Equal(bud.ThresholdsCrossed, []int{50}) || !slices.Equal(bud.Thresholds, []int{50, 80, 100}) {
+		t.Fatalf("budget %+v", bud)
+	}
+	threshold := func() []float64 {
+		evs, err := h.store.EventsFor(context.Background(), models.TenantScope(a.org.ID, models.EnvLive), bud.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []float64
+		for _, e := range evs {
+			if e.Type != "usage.threshold" {
+				t.Fatalf("event %s", e.Type)
+			}
+			raw, _ := json.Marshal(e.Data["threshold"])
+			var v float64
+			_ = json.Unmarshal(raw, &v)
+			out = append(out, v)
+		}
+		return out
+	}
+	if got := threshold(); !slices.Equal(got, []float64{50}) {
+		t.Fatalf("alerts %v", got)
+	}
+	newInvoice(t, h, a, svc, 1, 10) // 70%: nothing new
+	newInvoice(t, h, a, svc, 1, 40) // 110%: 80 and 100, once each
+	newInvoice(t, h, a, svc, 1, 40)
+	if got := threshold(); !slices.Equal(got, []float64{50, 80, 100}) {
+		t.Fatalf("alerts %v", got)
+	}
+	var list struct {
+		Budgets []struct {
+			ID                string `json:"id"`
+			ThresholdsCrossed []int  `json:"thresholds_crossed"`
+		} `json:"budgets"`
+	}
+	h.do("GET", "/v1/billing/budgets", a.liveKey, nil).decode(200, &list)
+	if len(list.Budgets) != 1 || !slices.Equal(list.Budgets[0].ThresholdsCrossed, []int{50, 80, 100}) {
+		t.Fatalf("list %+v", list)
+	}
+	h.do("GET", "/v1/billing/budgets", b.liveKey, nil).decode(200, &list)
+	if len(list.Budgets) != 0 {
+		t.Fatalf("another tenant sees budgets: %+v", list)
+	}
+	for name, body := range map[string]map[string]any{
+		"no account":           {"amount": 10},
+		"another tenant":       {"account_id": b.account.ID, "amount": 10},
+		"zero amount":          {"account_id": a.account.ID, "amount": 0},
+		"bad period":           {"account_id": a.account.ID, "amount": 10, "period": "weekly"},
+		"threshold too high":   {"account_id": a.account.ID, "amount": 10, "thresholds": []int{5000}},
+		"duplicate thresholds": {"account_id": a.account.ID, "amount": 10, "thresholds": []int{50, 50}},
+		"empty thresholds":     {"account_id": a.account.ID, "amount": 10, "thresholds": []int{}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			h.do("POST", "/v1/billing/budgets", a.liveKey, body).wantError(400, "VALIDATION_ERROR")
+		})
+	}
+	h.do("POST", "/v1/billing/budgets", keyWith(t, h, a, "billing:read"), map[string]any{"account_id": a.account.ID, "amount": 10}).wantError(403, "INSUFFICIENT_PERMISSIONS")
+	var def struct {
+		Budget struct{ Thresholds []int } `json:"budget"`
+	}
+	h.do("POST", "/api/v1/billing/budgets", a.liveKey, map[string]any{"account_id": a.account.ID, "amount": 1000}).decode(201, &def)
+	if !slices.Equal(def.Budget.Thresholds, []int{50, 80, 100}) {
+		t.Fatalf("default thresholds %v", def.Budget.Thresholds)
+	}
+}
+
+func TestRecurringBillingEndpoints(t *testing.T) {
+	h := newHarness(t)
+	a, b := h.tenants[0], h.tenants[1]
+	svc1, svc2 := mustService(t, h, a), mustService(t, h, a)
+	t.Run("without a workflow engine", func(t *testing.T) {
+		h.do("POST", "/api/v1/billing/recurring", a.liveKey, map[string]any{"account_id": a.account.ID, "services": []map[string]any{{"service_id": svc1}}}).wantError(503, "DEPENDENCY_UNAVAILABLE")
+	})
+	mc := withTemporal(t, h)
+	var started []workflows.SubscriptionInput
+	var mu sync.Mutex
+	mc.On("ExecuteWorkflow", mock.Anything, mock.Anything, workflows.SubscriptionWorkflow, mock.Anything).Run(func(args mock.Arguments) {
+		opts := args.Get(1).(client.StartWorkflowOptions)
+		in := args.Get(3).(workflows.SubscriptionInput)
+		if opts.ID != in.SubscriptionID {
+			t.Errorf("workflow id %s for subscription %s", opts.ID, in.SubscriptionID)
+		}
+		mu.Lock()
+		started = append(started, in)
+		mu.Unlock()
+	}).Return(mocks.NewWorkflowRun(t), nil).Times(2)
+
+	var created struct {
+		Subscriptions []subscriptionDoc `json:"subscriptions"`
+	}
+	t.Run("POST starts one workflow per service", func(t *testing.T) {
+		start := time.Now().UTC().Add(time.Hour).Truncate(time.Second)
+		h.do("POST", "/api/v1/billing/recurring", a.liveKey, map[string]any{"account_id": a.account.ID, "start_date": start.Format(time.RFC3339),
+			"services": []map[string]any{{"service_id": svc1, "billing_cycle": "monthly", "auto_renew": true}, {"service_id": svc2, "billing_cycle": "annual", "auto_renew": false}}}).decode(201, &created)
+		if len(created.Subscriptions) != 2 || len(started) != 2 {
+			t.Fatalf("subscriptions %+v, workflows %+v", created, started)
+		}
+		s1, s2 := created.Subscriptions[0], created.Subscriptions[1]
+		if !models.HasPrefix(s1.ID, "sub") || s1.Status != "pending" || s1.UnitPrice != 299 || s1.CurrentPeriod.Start != start.Format(time.RFC3339) ||
+			s1.CurrentPeriod.End != models.PeriodEnd(start, "monthly", start.Day()).Format(time.RFC3339) || s1.Workflow.ID != s1.ID || s2.BillingCycle != "annual" || s2.AutoRenew {
+			t.Fatalf("subscriptions %+v %+v", s1, s2)
+		}
+	})
+	t.Run("POST errors", func(t *testing.T) {
+		h.do("POST", "/api/v1/billing/recurring", a.liveKey, map[string]any{"account_id": a.account.ID, "services": []map[string]any{{"service_id": svc1}}}).wantError(409, "SERVICE_CONFLICT")
+		for name, body := range map[string]map[string]any{
+			"no services":         {"account_id": a.account.ID},
+			"no account":          {"services": []map[string]any{{"service_id": svc1}}},
+			"sandbox cycle live":  {"account_id": a.account.ID, "services": []map[string]any{{"service_id": mustService(t, h, a), "billing_cycle": "sandbox_5s"}}},
+			"unknown service":     {"account_id": a.account.ID, "services": []map[string]any{{"service_id": "svc_missing"}}},
+			"another tenant":      {"account_id": a.account.ID, "services": []map[string]any{{"service_id": mustService(t, h, b)}}},
+			"unknown method":      {"account_id": a.account.ID, "payment_method_id": "pm_nope", "services": []map[string]any{{"service_id": mustService(t, h, a)}}},
+			"start in the past":   {"account_id": a.account.ID, "start_date": "2020-01-01T00:00:00Z", "services": []map[string]any{{"service_id": mustService(t, h, a)}}},
+			"twice the same":      {"account_id": a.account.ID, "services": []map[string]any{{"service_id": svc1}, {"service_id": svc1}}},
+			"negative quantity":   {"account_id": a.account.ID, "services": []map[string]any{{"service_id": mustService(t, h, a), "quantity": -1}}},
+			"bad cycle":           {"account_id": a.account.ID, "services": []map[string]any{{"service_id": mustService(t, h, a), "billing_cycle": "weekly"}}},
+			"malformed service":   {"account_id": a.account.ID, "services": []map[string]any{{"service_id": "x"}}},
+			"other tenant's acct": {"account_id": b.account.ID, "services": []map[string]any{{"service_id": mustService(t, h, a)}}},
+		} {
+			t.Run(name, func(t *testing.T) {
+				h.do("POST", "/api/v1/billing/recurring", a.liveKey, body).wantError(400, "VALIDATION_ERROR")
+			})
+		}
+		h.do("POST", "/api/v1/billing/recurring", keyWith(t, h, a, "billing:read"), map[string]any{"account_id": a.account.ID}).wantError(403, "INSUFFICIENT_PERMISSIONS")
+	})
+	t.Run("a failed start removes the subscriptions", func(t *testing.T) {
+		svc := mustService(t, h, a)
+		mc.On("ExecuteWorkflow", mock.Anything, mock.Anything, workflows.SubscriptionWorkflow, mock.Anything).Return(nil, errors.New("temporal down")).Once()
+		h.do("POST", "/api/v1/billing/recurring", a.liveKey, map[string]any{"account_id": a.account.ID, "services": []map[string]any{{"service_id": svc}}}).wantError(503, "DEPENDENCY_UNAVAILABLE")
+		var list struct {
+			Subscriptions []subscriptionDoc `json:"subscriptions"`
+		}
+		h.do("GET", "/api/v1/billing/subscriptions?service_id="+svc, a.liveKey, nil).decode(200, &list)
+		if len(list.Subscriptions) != 0 {
+			t.Fatalf("left behind: %+v", list)
+		}
+	})
+	s1 := created.Subscriptions[0]
+	t.Run("GET list and one", func(t *testing.T) {
+		var list struct {
+			Subscriptions []subscriptionDoc `json:"subscriptions"`
+			Pagination    pageDoc           `json:"pagination"`
+		}
+		h.do("GET", "/api/v1/billing/subscriptions", a.liveKey, nil).decode(200, &list)
+		if list.Pagination.Total != 2 {
+			t.Fatalf("list %+v", list)
+		}
+		h.do("GET", "/api/v1/billing/subscriptions?status=cancelled", a.liveKey, nil).decode(200, &list)
+		if list.Pagination.Total != 0 {
+			t.Fatalf("cancelled %+v", list)
+		}
+		h.do("GET", "/api/v1/billing/subscriptions", b.liveKey, nil).decode(200, &list)
+		if list.Pagination.Total != 0 {
+			t.Fatalf("another tenant sees %+v", list)
+		}
+		h.do("GET", "/api/v1/billing/subscriptions?status=paused", a.liveKey, nil).wantError(400, "VALIDATION_ERROR")
+		h.do("GET", "/api/v1/billing/subscriptions/"+s1.ID, b.liveKey, nil).wantError(404, "NOT_FOUND")
+	})
+	t.Run("PUT changes quantity now, the cycle from the next period", func(t *testing.T) {
+		var out struct {
+			Subscription subscriptionDoc `json:"subscription"`
+		}
+		h.do("PUT", "/api/v1/billing/subscriptions/"+s1.ID, a.liveKey, map[string]any{"quantity": 3, "billing_cycle": "quarterly", "auto_renew": false}).decode(200, &out)
+		if s := out.Subscription; s.Quantity != 3 || s.BillingCycle != "monthly" || s.PendingCycle != "quarterly" || s.AutoRenew {
+			t.Fatalf("subscription %+v", s)
+		}
+		sub, err := h.store.SubscriptionIn(context.Background(), models.TenantScope(a.org.ID, models.EnvLive), s1.ID)
+		if err != nil || len(sub.Segments) != 1 || sub.Segments[0].Quantity != 3 {
+			t.Fatalf("a change before the period starts replaces its quantity: %+v %v", sub.Segments, err)
+		}
+		h.do("PUT", "/api/v1/billing/subscriptions/"+s1.ID, a.liveKey, map[string]any{"quantity": 0}).wantError(400, "VALIDATION_ERROR")
+		h.do("PUT", "/api/v1/billing/subscriptions/"+s1.ID, a.liveKey, map[string]any{"billing_cycle": "weekly"}).wantError(400, "VALIDATION_ERROR")
+		h.do("PUT", "/api/v1/billing/subscriptions/"+s1.ID, b.liveKey, map[string]any{"quantity": 2}).wantError(404, "NOT_FOUND")
+		h.do("PUT", "/api/v1/billing/subscriptions/sub_missing", a.liveKey, map[string]any{"quantity": 2}).wantError(404, "NOT_FOUND")
+	})
+	t.Run("DELETE records the cancellation and signals the workflow", func(t *testing.T) {
+		var signalled []workflows.CancelSignal
+		mc.On("SignalWorkflow", mock.Anything, s1.ID, "", workflows.SignalCancelSubscription, mock.Anything).Run(func(args mock.Arguments) {
+			signalled = append(signalled, args.Get(4).(workflows.CancelSignal))
+		}).Return(nil).Twice()
+		var out struct {
+			Subscription subscriptionDoc `json:"subscription"`
+		}
+		h.do("DELETE", "/api/v1/billing/subscriptions/"+s1.ID, a.liveKey, nil).decode(200, &out)
+		// Its first period starts in an hour: cancelled "at period end", it ends before anything is billed.
+		if s := out.Subscription; s.CancelAt == nil || *s.CancelAt != s.CurrentPeriod.Start || s.CancelAtPeriodEnd || s.Status != "pending" {
+			t.Fatalf("at period end: %+v", s)
+		}
+		h.do("DELETE", "/api/v1/billing/subscriptions/"+s1.ID+"?at_period_end=false", a.liveKey, nil).decode(200, &out)
+		if s := out.Subscription; s.CancelAt == nil || *s.CancelAt == s.CurrentPeriod.Start || s.CancelAtPeriodEnd {
+			t.Fatalf("now: %+v", s)
+		}
+		if len(signalled) != 2 || !signalled[1].At.Before(signalled[0].At) {
+			t.Fatalf("signals %+v", signalled)
+		}
+		h.do("DELETE", "/api/v1/billing/subscriptions/"+s1.ID, b.liveKey, nil).wantError(404, "NOT_FOUND")
+		// The workflow ends it; then it can no longer change.
+		ctx := context.Background()
+		scope := models.TenantScope(a.org.ID, models.EnvLive)
+		sub, _ := h.store.BeginSubscription(ctx, scope, s1.ID)
+		if _, err := h.store.CloseSubscriptionPeriod(ctx, scope, models.CloseInput{SubscriptionID: s1.ID, PeriodStart: sub.CurrentPeriodStart, CloseAt: *sub.CancelAt}); err != nil {
+			t.Fatal(err)
+		}
+		h.do("DELETE", "/api/v1/billing/subscriptions/"+s1.ID, a.liveKey, nil).wantError(409, "INVALID_STATE_TRANSITION")
+		h.do("PUT", "/api/v1/billing/subscriptions/"+s1.ID, a.liveKey, map[string]any{"quantity": 2}).wantError(409, "INVALID_STATE_TRANSITION")
+		if got := eventTypes(t, h, a, s1.ID); !slices.Equal(got, []string{"subscription.created", "subscription.cancelled"}) {
+			t.Fatalf("events %v", got)
+		}
+	})
+}
+
+func TestSensitiveBillingOperationsNeedBillingWrite(t *testing.T) {
+	h := newHarness(t)
+	a := h.tenants[0]
+	read := keyWith(t, h, a, "billing:read")
+	for _, tc := range []struct{ method, path string }{
+		{"POST", "/v1/billing/payments"},
+		{"POST", "/v1/billing/accounts/" + a.account.ID + "/payment-methods"},
+		{"DELETE", "/v1/billing/accounts/" + a.account.ID + "/payment-methods/pm_x"},
+		{"POST", "/v1/billing/invoices"},
+		{"POST", "/v1/billing/recurring"},
+		{"POST", "/v1/billing/budgets"},
+		{"PUT", "/v1/billing/subscriptions/sub_x"},
+		{"DELETE", "/v1/billing/subscriptions/sub_x"},
+	} {
+		t.Run(tc.method+" "+tc.path, func(t *testing.T) {
+			var body any
+			if tc.method != "DELETE" {
+				body = map[string]any{}
+			}
+			e := h.do(tc.method, tc.path, read, body).wantError(403, "INSUFFICIENT_PERMISSIONS")
+			if e.Error.Details["required_permission"] != "billing:write" {
+				t.Fatalf("details %+v", e.Error.Details)
+			}
+		})
+	}
+	services := keyWith(t, h, a, "services:read")
+	for _, path := range []string{"/v1/billing/invoices", "/v1/billing/payments", "/v1/billing/usage", "/v1/billing/cost-analysis", "/v1/billing/analytics", "/v1/billing/budgets", "/v1/billing/subscriptions"} {
+		h.do("GET", path, services, nil).wantError(403, "INSUFFICIENT_PERMISSIONS")
+	}
+}

@@ -1,0 +1,240 @@
+package api
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+	"go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/workflows"
+)
+
+// InvoiceLineItem is one charge of an invoice (the spec's `services` item).
+type InvoiceLineItem struct {
+	ServiceID   string       `json:"service_id,omitempty" example:"svc_3fK9aZ" doc:"Absent for charges of no service (API overage)"`
+	Description string       `json:"description"`
+	Amount      models.Money `json:"amount" example:"299.00"`
+	Quantity    int64        `json:"quantity" example:"1"`
+	UnitPrice   models.Money `json:"unit_price" example:"299.00" doc:"Price of one unit for a full period; a prorated recurring line's amount is less than quantity × unit_price"`
+	Kind        string       `json:"kind" enum:"service,recurring,usage,overage"`
+	Category    string       `json:"category" example:"connectivity"`
+	PeriodStart *string      `json:"period_start,omitempty"`
+	PeriodEnd   *string      `json:"period_end,omitempty"`
+}
+
+// InvoiceItem is an invoice (spec 2.3 plus its totals and lifecycle dates).
+type InvoiceItem struct {
+	ID             string            `json:"id" example:"inv_3fK9aZ"`
+	Number         string            `json:"number" example:"INV-000123"`
+	Status         string            `json:"status" enum:"pending,paid,overdue,cancelled"`
+	Amount         models.Money      `json:"amount" example:"324.67" doc:"Total, tax included"`
+	Currency       string            `json:"currency" example:"USD"`
+	DueDate        string            `json:"due_date"`
+	PaidDate       *string           `json:"paid_date"`
+	Services       []InvoiceLineItem `json:"services"`
+	AccountID      string            `json:"account_id"`
+	Subtotal       models.Money      `json:"subtotal"`
+	Tax            models.Money      `json:"tax"`
+	TaxRate        models.Money      `json:"tax_rate" example:"8.25" doc:"Percent"`
+	AmountPaid     models.Money      `json:"amount_paid"`
+	AmountDue      models.Money      `json:"amount_due"`
+	Source         string            `json:"source" enum:"manual,subscription"`
+	SubscriptionID string            `json:"subscription_id,omitempty"`
+	PeriodStart    *string           `json:"period_start,omitempty"`
+	PeriodEnd      *string           `json:"period_end,omitempty"`
+	Notes          string            `json:"notes,omitempty"`
+	IssuedAt       string            `json:"issued_at"`
+	OverdueAt      *string           `json:"overdue_at"`
+	CancelledAt    *string           `json:"cancelled_at"`
+	UpdatedAt      string            `json:"updated_at"`
+}
+
+func invoiceLineItem(l *models.InvoiceLine) InvoiceLineItem {
+	return InvoiceLineItem{ServiceID: l.ServiceID, Description: l.Description, Amount: l.Amount, Quantity: l.Quantity, UnitPrice: l.UnitPrice,
+		Kind: l.Kind, Category: l.Category, PeriodStart: optTimestamp(l.PeriodStart), PeriodEnd: optTimestamp(l.PeriodEnd)}
+}
+
+func invoiceItem(inv *models.Invoice) InvoiceItem {
+	return InvoiceItem{
+		ID: inv.ID, Number: inv.Number, Status: string(inv.Status), Amount: inv.Total, Currency: inv.Currency,
+		DueDate: models.Timestamp(inv.DueDate), PaidDate: optTimestamp(inv.PaidAt), Services: mapSlice(inv.Lines, invoiceLineItem),
+		AccountID: inv.AccountID, Subtotal: inv.Subtotal, Tax: inv.Tax, TaxRate: models.Money(inv.TaxRateBP), AmountPaid: inv.AmountPaid,
+		AmountDue: inv.AmountDue(), Source: inv.Source, SubscriptionID: inv.SubscriptionID, PeriodStart: optTimestamp(inv.PeriodStart),
+		PeriodEnd: optTimestamp(inv.PeriodEnd), Notes: inv.Notes, IssuedAt: models.Timestamp(inv.IssuedAt),
+		OverdueAt: optTimestamp(inv.OverdueAt), CancelledAt: optTimestamp(inv.CancelledAt), UpdatedAt: models.Timestamp(inv.UpdatedAt),
+	}
+}
+
+// InvoiceOutput wraps one invoice.
+type InvoiceOutput struct {
+	Status int
+	Body   struct {
+		Envelope
+		Invoice InvoiceItem `json:"invoice"`
+	}
+}
+
+// InvoicesOutput is the invoice list response (spec 2.3).
+type InvoicesOutput struct {
+	Body struct {
+		Envelope
+		Invoices   []InvoiceItem `json:"invoices"`
+		TotalCount int64         `json:"total_count"`
+		HasMore    bool          `json:"has_more"`
+	}
+}
+
+// InvoiceLineBody is one service of the invoice create body (spec 2.3).
+type InvoiceLineBody struct {
+	ServiceID string       `json:"service_id" maxLength:"64" example:"svc_3fK9aZ"`
+	Quantity  int64        `json:"quantity" example:"1"`
+	UnitPrice models.Money `json:"unit_price" example:"299.00"`
+}
+
+// InvoiceBody is the invoice create body (spec 2.3).
+type InvoiceBody struct {
+	AccountID string            `json:"account_id" maxLength:"64" example:"acct_3fK9aZ"`
+	Services  []InvoiceLineBody `json:"services" maxItems:"100"`
+	DueDate   *time.Time        `json:"due_date,omitempty" doc:"Default: 30 days after issue"`
+	Notes     string            `json:"notes,omitempty" maxLength:"2000"`
+}
+
+type invoicePath struct {
+	ID string `path:"invoice_id" maxLength:"64" example:"inv_3fK9aZ"`
+}
+
+// dateBound parses a date_from/date_to value: an RFC 3339 time, or a date
+// (date_to of a date includes the whole day). Errors: VALIDATION_ERROR.
+func dateBound(field, v string, end bool) (*time.Time, error) {
+	if v == "" {
+		return nil, nil
+	}
+	if t, err := time.Parse(time.RFC3339, v); err == nil {
+		t = t.UTC()
+		return &t, nil
+	}
+	t, err := time.Parse("2006-01-02", v)
+	if err != nil {
+		return nil, models.Invalid(models.FieldIssue{Field: field, Issue: "must be a date (2026-11-01) or an RFC 3339 time"})
+	}
+	if end {
+		t = t.AddDate(0, 0, 1)
+	}
+	return &t, nil
+}
+
+func (s *Server) registerInvoices() {
+	tags := []string{"Billing: invoices"}
+	register(s, huma.Operation{OperationID: "list-invoices", Method: http.MethodGet, Path: "/billing/invoices", Summary: "List invoices", Tags: tags,
+		Description: "Newest first. date_from and date_to bound the issue date (a date or an RFC 3339 time; date_to of a date includes that day)."},
+		access{permission: "billing:read"}, func(ctx context.Context, in *struct {
+			Limit     int    `query:"limit" minimum:"1" maximum:"200" default:"50" doc:"Invoices per page (1-200)"`
+			Offset    int    `query:"offset" minimum:"0" doc:"Invoices to skip"`
+			Status    string `query:"status" enum:"pending,paid,overdue,cancelled"`
+			DateFrom  string `query:"date_from" maxLength:"40" example:"2026-11-01"`
+			DateTo    string `query:"date_to" maxLength:"40" example:"2026-11-30"`
+			AccountID string `query:"account_id" maxLength:"64"`
+		}) (*InvoicesOutput, error) {
+			from, err := dateBound("date_from", in.DateFrom, false)
+			if err != nil {
+				return nil, err
+			}
+			to, err := dateBound("date_to", in.DateTo, true)
+			if err != nil {
+				return nil, err
+			}
+			invs, total, err := s.store.ListInvoices(ctx, principal(ctx), models.InvoiceFilter{Status: in.Status, AccountID: in.AccountID, From: from, To: to, Limit: in.Limit, Offset: in.Offset})
+			if err != nil {
+				return nil, err
+			}
+			out := &InvoicesOutput{}
+			out.Body.Invoices = mapSlice(invs, invoiceItem)
+			out.Body.TotalCount = total
+			out.Body.HasMore = int64(in.Offset+len(invs)) < total
+			return out, nil
+		})
+	register(s, huma.Operation{OperationID: "get-invoice", Method: http.MethodGet, Path: "/billing/invoices/{invoice_id}", Summary: "Get an invoice", Tags: tags},
+		access{permission: "billing:read"}, func(ctx context.Context, in *invoicePath) (*InvoiceOutput, error) {
+			inv, err := s.store.GetInvoice(ctx, principal(ctx), in.ID)
+			if err != nil {
+				return nil, err
+			}
+			out := &InvoiceOutput{Status: http.StatusOK}
+			out.Body.Invoice = invoiceItem(inv)
+			return out, nil
+		})
+	register(s, huma.Operation{OperationID: "create-invoice", Method: http.MethodPost, Path: "/billing/invoices", Summary: "Create an invoice", Tags: tags, DefaultStatus: http.StatusCreated,
+		Description: "One line per service (quantity × unit_price), tax at the account's tax_rate, due on due_date (default 30 days). " +
+			"Emits invoice.created; at the due date an unpaid invoice becomes overdue (invoice.overdue). See docs/billing.md."},
+		access{permission: "billing:write"}, func(ctx context.Context, in *struct{ Body InvoiceBody }) (*InvoiceOutput, error) {
+			p := principal(ctx)
+			mi := models.InvoiceInput{ID: models.NewID(models.PrefixInvoice), AccountID: in.Body.AccountID, DueDate: in.Body.DueDate, Notes: in.Body.Notes}
+			for _, l := range in.Body.Services {
+				mi.Lines = append(mi.Lines, models.InvoiceLineInput{ServiceID: l.ServiceID, Quantity: l.Quantity, UnitPrice: l.UnitPrice})
+			}
+			if _, scope, err := s.store.ValidateInvoice(ctx, p, mi); err != nil {
+				return nil, err
+			} else if err := s.watchDueDate(ctx, scope, mi); err != nil {
+				return nil, err
+			}
+			inv, err := s.store.CreateInvoice(ctx, p, mi)
+			if err != nil {
+				return nil, err
+			}
+			out := &InvoiceOutput{Status: http.StatusCreated}
+			out.Body.Invoice = invoiceItem(inv)
+			return out, nil
+		})
+	register(s, huma.Operation{OperationID: "cancel-invoice", Method: http.MethodPost, Path: "/billing/invoices/{invoice_id}/cancel", Summary: "Cancel an invoice", Tags: tags,
+		Description: "Only an open invoice without payments can be cancelled; a paid, cancelled or partly paid invoice is 409 INVALID_STATE_TRANSITION."},
+		access{permission: "billing:write"}, func(ctx context.Context, in *invoicePath) (*InvoiceOutput, error) {
+			inv, err := s.store.CancelInvoice(ctx, principal(ctx), in.ID)
+			if err != nil {
+				return nil, err
+			}
+			out := &InvoiceOutput{Status: http.StatusOK}
+			out.Body.Invoice = invoiceItem(inv)
+			return out, nil
+		})
+}
+
+// watchDueDate starts the InvoiceDue workflow of a manual invoice about to
+// be created (workflow id: the invoice id), so that it becomes overdue at
+// its due date. It runs before the invoice is written: if the workflow
+// engine is unavailable nothing is created (DEPENDENCY_UNAVAILABLE); a
+// workflow whose invoice was never written finds nothing to mark. Without
+// a configured workflow engine (handler tests) the invoice is not watched.
+func (s *Server) watchDueDate(ctx context.Context, scope models.Scope, mi models.InvoiceInput) error {
+	if s.temporal == nil {
+		return nil
+	}
+	due := s.now().Add(models.PaymentTermDays * 24 * time.Hour)
+	if mi.DueDate != nil {
+		due = mi.DueDate.UTC()
+	}
+	opts := client.StartWorkflowOptions{
+		ID: mi.ID, TaskQueue: s.taskQueue(),
+		WorkflowIDReusePolicy:                    enums.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+		WorkflowExecutionErrorWhenAlreadyStarted: true,
+		TypedSearchAttributes: temporal.NewSearchAttributes(
+			workflows.OrganizationIDKey.ValueSet(scope.OrganizationID),
+			workflows.EnvironmentKey.ValueSet(string(scope.Environment)),
+			workflows.OperationTypeKey.ValueSet(workflows.OperationTypeInvoice),
+			workflows.ResourceIDKey.ValueSet(mi.ID),
+		),
+	}
+	startCtx, cancel := context.WithTimeout(ctx, workflowStartTimeout)
+	defer cancel()
+	in := workflows.InvoiceDueInput{InvoiceID: mi.ID, OrganizationID: scope.OrganizationID, Environment: scope.Environment, DueAt: due}
+	if _, err := s.temporal.ExecuteWorkflow(startCtx, opts, workflows.InvoiceDueWorkflow, in); err != nil {
+		e := models.Errorf(models.CodeDependencyUnavailable, "the workflow engine is unavailable; retry later").WithDetail("retry_after", 5)
+		e.Cause = err
+		return e
+	}
+	return nil
+}

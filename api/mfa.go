@@ -1,0 +1,180 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"regexp"
+	"strings"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/telcoplatform/platform/auth"
+	"github.com/telcoplatform/platform/models"
+)
+
+// TOTPSetupOutput is the answer of TOTP enrolment (spec 2.6).
+type TOTPSetupOutput struct {
+	Body struct {
+		Envelope
+		Secret      string   `json:"secret" doc:"base32 TOTP secret, shown once"`
+		QRCode      string   `json:"qr_code" doc:"data URI of a PNG QR code of setup_url"`
+		BackupCodes []string `json:"backup_codes" doc:"single-use codes, shown once"`
+		SetupURL    string   `json:"setup_url" doc:"otpauth:// URI"`
+	}
+}
+
+// MFAVerifyBody is the body of POST /auth/mfa/verify.
+type MFAVerifyBody struct {
+	ChallengeID string `json:"challenge_id,omitempty" doc:"the challenge to satisfy; omit to confirm a new TOTP enrolment"`
+	Method      string `json:"method" enum:"totp,backup_code,sms,email" doc:"totp (a TOTP or backup code) or backup_code; sms and email are not offered yet"`
+	Code        string `json:"code" maxLength:"32"`
+}
+
+// MFAVerifyOutput is the answer of a successful verification.
+type MFAVerifyOutput struct {
+	Body struct {
+		Envelope
+		Verified    bool   `json:"verified"`
+		ChallengeID string `json:"challenge_id,omitempty" doc:"send it as X-MFA-Challenge-Id when repeating the challenged request"`
+		Enrolled    bool   `json:"enrolled"`
+	}
+}
+
+func (s *Server) registerMFA() {
+	tags := []string{"Authentication"}
+	register(s, huma.Operation{OperationID: "mfa-totp-setup", Method: http.MethodPost, Path: "/auth/mfa/totp/setup", Summary: "Enrol a TOTP second factor",
+		Description: "For users (OAuth authorization code, device or SAML sign-in). Returns the secret, a QR code, backup codes and the otpauth URL once; the factor is active after POST /auth/mfa/verify with a first valid code.",
+		Tags:        tags, Responses: map[string]*huma.Response{"409": {Description: "TOTP is already enrolled"}},
+	}, access{}, func(ctx context.Context, _ *struct{}) (*TOTPSetupOutput, error) {
+		p := principal(ctx)
+		if p.Kind != models.PrincipalUser || p.UserID == "" {
+			return nil, models.Errorf(models.CodeInsufficientPermissions, "MFA enrolment is for users signed in through OAuth, the device flow or SAML, not for API keys or clients")
+		}
+		u, err := s.store.DeviceUser(ctx, p.UserID)
+		if err != nil {
+			return nil, err
+		}
+		setup, err := auth.NewTOTPSetup(u.Email)
+		if err != nil {
+			return nil, err
+		}
+		if err := s.store.BeginTOTPEnrollment(ctx, u.ID, setup.Secret, setup.BackupCodes); err != nil {
+			return nil, err
+		}
+		s.audit(ctx, models.AuditEvent{EventType: models.AuditMFAEnrolled, OrganizationID: p.OrganizationID, UserID: u.ID, AuthenticationMethod: "totp"})
+		out := &TOTPSetupOutput{}
+		out.Body.Secret, out.Body.QRCode, out.Body.BackupCodes, out.Body.SetupURL = setup.Secret, setup.QRCode, setup.BackupCodes, setup.URL
+		return out, nil
+	})
+	register(s, huma.Operation{OperationID: "mfa-verify", Method: http.MethodPost, Path: "/auth/mfa/verify", Summary: "Verify a second-factor code",
+		Description: "With challenge_id: satisfies that challenge (then repeat the challenged request with X-MFA-Challenge-Id). Without: confirms a new TOTP enrolment. A TOTP code is accepted once; a backup code once; 5 wrong codes lock verification for 15 minutes (403 ACCESS_RESTRICTED).",
+		Tags:        tags,
+	}, access{}, func(ctx context.Context, in *struct{ Body MFAVerifyBody }) (*MFAVerifyOutput, error) {
+		p := principal(ctx)
+		if p.Kind != models.PrincipalUser || p.UserID == "" {
+			return nil, models.Errorf(models.CodeInsufficientPermissions, "MFA is for users signed in through OAuth, the device flow or SAML")
+		}
+		switch in.Body.Method {
+		case "totp", "backup_code":
+		default:
+			return nil, models.Invalid(models.FieldIssue{Field: "method", Issue: "must be totp or backup_code (sms and email are not offered yet)"})
+		}
+		if in.Body.ChallengeID != "" {
+			if _, err := s.store.PendingMFAChallenge(ctx, p.UserID, in.Body.ChallengeID); err != nil {
+				return nil, err
+			}
+		}
+		if err := s.store.VerifySecondFactor(ctx, p.UserID, in.Body.Code, auth.MatchTOTP); err != nil {
+			s.audit(ctx, models.AuditEvent{EventType: models.AuditMFAFailed, Outcome: "failure", OrganizationID: p.OrganizationID, UserID: p.UserID,
+				AuthenticationMethod: in.Body.Method, SessionID: in.Body.ChallengeID, Reason: string(models.ErrorCode(err))})
+			return nil, err
+		}
+		s.audit(ctx, models.AuditEvent{EventType: models.AuditMFAVerified, OrganizationID: p.OrganizationID, UserID: p.UserID, AuthenticationMethod: in.Body.Method, SessionID: in.Body.ChallengeID})
+		out := &MFAVerifyOutput{}
+		out.Body.Verified, out.Body.Enrolled = true, true
+		if in.Body.ChallengeID != "" {
+			if err := s.store.MarkMFAChallengeVerified(ctx, in.Body.ChallengeID); err != nil {
+				return nil, err
+			}
+			out.Body.ChallengeID = in.Body.ChallengeID
+		}
+		return out, nil
+	})
+}
+
+// mfaOperations are the operations that challenge a user with TOTP enrolled
+// (DECISIONS 7): everything that starts provisioning, payments, API-key
+// create and rotate, and certificate registration. Paths are relative to /v1.
+var mfaOperations = []*regexp.Regexp{
+	regexp.MustCompile(`^POST /services$`),
+	regexp.MustCompile(`^POST /services/provision$`),
+	regexp.MustCompile(`^POST /services/bulk/provision$`),
+	regexp.MustCompile(`^POST /services/(connectivity|voice|cloud|security|ai)(/[^/]+)?$`),
+	regexp.MustCompile(`^POST /billing/payments$`),
+	regexp.MustCompile(`^POST /billing/.*/payments$`),
+	regexp.MustCompile(`^POST /auth/api-keys$`),
+	regexp.MustCompile(`^POST /auth/api-keys/\{key_id\}/rotate$`),
+	regexp.MustCompile(`^POST /auth/certificates$`),
+}
+
+// needsMFA reports whether an operation challenges users with a second factor.
+func needsMFA(a access, method, path string) bool {
+	if a.mfa || a.sensitive {
+		return true
+	}
+	path = strings.TrimPrefix(strings.TrimPrefix(path, "/api"), "/v1")
+	for _, re := range mfaOperations {
+		if re.MatchString(method + " " + path) {
+			return true
+		}
+	}
+	return false
+}
+
+// mfaChallenge is the authorize step's second-factor check: a user principal
+// with TOTP enrolled must present a verified challenge (X-MFA-Challenge-Id)
+// for the operation, or gets 401 with the flat mfa_required body. Machine
+// credentials (API keys, clients, certificates) are not challenged. It
+// returns false when it has answered.
+func (s *Server) mfaChallenge(ctx huma.Context, a access, p *models.Principal) bool {
+	op := ctx.Operation()
+	if p.Kind != models.PrincipalUser || p.UserID == "" || !needsMFA(a, op.Method, op.Path) {
+		return true
+	}
+	rctx := ctx.Context()
+	enr, err := s.store.MFAEnrollmentOf(rctx, p.UserID)
+	if err != nil {
+		huma.WriteErr(s.API, ctx, 0, "", err)
+		return false
+	}
+	if enr == nil || !enr.Confirmed {
+		return true
+	}
+	operation := op.Method + " " + strings.TrimPrefix(strings.TrimPrefix(op.Path, "/api"), "/v1")
+	if id := ctx.Header("X-MFA-Challenge-Id"); id != "" {
+		ok, err := s.store.ConsumeMFAChallenge(rctx, p.UserID, id, operation)
+		if err != nil {
+			huma.WriteErr(s.API, ctx, 0, "", err)
+			return false
+		}
+		if ok {
+			return true
+		}
+	}
+	ch, err := s.store.CreateMFAChallenge(rctx, p.UserID, operation)
+	if err != nil {
+		huma.WriteErr(s.API, ctx, 0, "", err)
+		return false
+	}
+	s.audit(rctx, models.AuditEvent{EventType: models.AuditMFAChallenged, OrganizationID: p.OrganizationID, UserID: p.UserID, SessionID: ch.ID, Reason: operation})
+	body, _ := json.Marshal(map[string]any{
+		"error": "mfa_required", "challenge_id": ch.ID, "methods": []string{"totp"},
+		"message": "this operation needs a second factor: POST /v1/auth/mfa/verify with challenge_id, method and code, then repeat the request with X-MFA-Challenge-Id",
+	})
+	ctx.SetHeader("Content-Type", "application/json")
+	ctx.SetHeader("Cache-Control", "no-store")
+	ctx.SetStatus(http.StatusUnauthorized)
+	_, _ = ctx.BodyWriter().Write(body)
+	return false
+}

@@ -1,0 +1,608 @@
+package api
+
+import (
+	"context"
+	"crypto/subtle"
+	"embed"
+	"encoding/json"
+	"errors"
+	"html/template"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+	"github.com/gofiber/fiber/v2/middleware/adaptor"
+	"github.com/ory/fosite"
+
+	"github.com/telcoplatform/platform/auth"
+	"github.com/telcoplatform/platform/models"
+)
+
+//go:embed templates/authorize.html templates/device.html
+var oauthTemplates embed.FS
+
+// Device authorization (RFC 8628): codes live 10 minutes; devices poll every 5 seconds.
+const (
+	deviceCodeTTL      = 10 * time.Minute
+	devicePollInterval = 5
+)
+
+// JWKSOutput is the JSON Web Key Set (RFC 7517) of the access-token signing
+// keys: public parts only, one entry per active kid.
+type JWKSOutput struct {
+	CacheControl string `header:"Cache-Control"`
+	Body         struct {
+		Keys []auth.JWK `json:"keys"`
+	}
+}
+
+// ServerMetadataOutput is the authorization server metadata (RFC 8414).
+type ServerMetadataOutput struct {
+	Body struct {
+		Issuer                                 string   `json:"issuer"`
+		AuthorizationEndpoint                  string   `json:"authorization_endpoint"`
+		TokenEndpoint                          string   `json:"token_endpoint"`
+		JWKSURI                                string   `json:"jwks_uri"`
+		IntrospectionEndpoint                  string   `json:"introspection_endpoint"`
+		RevocationEndpoint                     string   `json:"revocation_endpoint"`
+		RegistrationEndpoint                   string   `json:"registration_endpoint"`
+		DeviceAuthorizationEndpoint            string   `json:"device_authorization_endpoint"`
+		ScopesSupported                        []string `json:"scopes_supported"`
+		ResponseTypesSupported                 []string `json:"response_types_supported"`
+		GrantTypesSupported                    []string `json:"grant_types_supported"`
+		CodeChallengeMethodsSupported          []string `json:"code_challenge_methods_supported"`
+		TokenEndpointAuthMethodsSupported      []string `json:"token_endpoint_auth_methods_supported"`
+		IntrospectionEndpointAuthMethods       []string `json:"introspection_endpoint_auth_methods_supported"`
+		RevocationEndpointAuthMethodsSupported []string `json:"revocation_endpoint_auth_methods_supported"`
+	}
+}
+
+// ClientBody is the body of OAuth client registration (DECISIONS 11).
+type ClientBody struct {
+	Name         string   `json:"name" maxLength:"200" doc:"shown on the sign-in page"`
+	RedirectURIs []string `json:"redirect_uris,omitempty" maxItems:"20" doc:"required for authorization_code: https, or http on localhost"`
+	GrantTypes   []string `json:"grant_types,omitempty" doc:"authorization_code, refresh_token, client_credentials, urn:ietf:params:oauth:grant-type:device_code (default: authorization_code + refresh_token)"`
+	Scopes       []string `json:"scopes" doc:"dotted permissions the client may ask for, e.g. services.read"`
+	Public       bool     `json:"public,omitempty" doc:"a public client (no secret) must use PKCE"`
+}
+
+// ClientItem is a registered OAuth client.
+type ClientItem struct {
+	ClientID       string   `json:"client_id" example:"cli_3fK9aZ"`
+	ClientSecret   string   `json:"client_secret,omitempty" doc:"shown once, on registration; absent for public clients"`
+	Name           string   `json:"name"`
+	RedirectURIs   []string `json:"redirect_uris"`
+	GrantTypes     []string `json:"grant_types"`
+	Scopes         []string `json:"scopes"`
+	Public         bool     `json:"public"`
+	OrganizationID string   `json:"organization_id"`
+	Environment    string   `json:"environment"`
+	CreatedAt      string   `json:"created_at" example:"2026-11-22T10:00:00Z"`
+}
+
+// ClientOutput is the answer of client registration.
+type ClientOutput struct {
+	Status int
+	Body   struct {
+		Envelope
+		Client ClientItem `json:"client"`
+	}
+}
+
+// Tokens returns the server's access-token service (issuing, verifying,
+// revoking JWTs and rotating their signing keys).
+func (s *Server) Tokens() *auth.Tokens { return s.tokens }
+
+func (s *Server) registerIdentity() {
+	oauth := auth.NewOAuth(s.store, s.tokens)
+	page := template.Must(template.ParseFS(oauthTemplates, "templates/authorize.html"))
+	devicePage := template.Must(template.ParseFS(oauthTemplates, "templates/device.html"))
+	tags := []string{"Authentication"}
+
+	registerRoot(s, huma.Operation{
+		OperationID: "jwks", Method: http.MethodGet, Path: "/.well-known/jwks.json",
+		Summary:     "JSON Web Key Set of the access-token signing keys",
+		Description: "Public RSA keys (RS256) that verify the platform's access tokens, by `kid`. Verify a token by fetching the key named by its header's `kid`, requiring alg RS256, `iss` equal to the server's public address and `aud` equal to that address + `/v1`. See docs/authentication.md.",
+		Tags:        tags,
+	}, access{public: true}, func(ctx context.Context, _ *struct{}) (*JWKSOutput, error) {
+		keys, err := s.tokens.Keys().JWKS(ctx)
+		if err != nil {
+			return nil, err
+		}
+		out := &JWKSOutput{CacheControl: "public, max-age=300"}
+		out.Body.Keys = keys
+		return out, nil
+	})
+
+	registerRoot(s, huma.Operation{
+		OperationID: "oauth-server-metadata", Method: http.MethodGet, Path: "/.well-known/oauth-authorization-server",
+		Summary: "OAuth 2.0 authorization server metadata (RFC 8414)", Tags: tags,
+	}, access{public: true}, func(ctx context.Context, _ *struct{}) (*ServerMetadataOutput, error) {
+		base := s.tokens.Issuer()
+		out := &ServerMetadataOutput{}
+		b := &out.Body
+		b.Issuer, b.AuthorizationEndpoint, b.TokenEndpoint = base, base+"/oauth/authorize", base+"/oauth/token"
+		b.JWKSURI, b.IntrospectionEndpoint, b.RevocationEndpoint = base+"/.well-known/jwks.json", base+"/oauth/introspect", base+"/oauth/revoke"
+		b.RegistrationEndpoint = base + "/v1/auth/clients"
+		for _, p := range models.KnownPermissions() {
+			if p != "*" {
+				b.ScopesSupported = append(b.ScopesSupported, models.ScopeForPermission(p))
+			}
+		}
+		b.ResponseTypesSupported = []string{"code"}
+		b.GrantTypesSupported = []string{models.GrantAuthorizationCode, models.GrantRefreshToken, models.GrantClientCredentials, models.GrantDeviceCode}
+		b.DeviceAuthorizationEndpoint = base + "/oauth/device/code"
+		b.CodeChallengeMethodsSupported = []string{"S256"}
+		b.TokenEndpointAuthMethodsSupported = []string{"client_secret_basic", "client_secret_post", "none"}
+		b.IntrospectionEndpointAuthMethods = []string{"client_secret_basic", "client_secret_post"}
+		b.RevocationEndpointAuthMethodsSupported = []string{"client_secret_basic", "client_secret_post"}
+		return out, nil
+	})
+
+	register(s, huma.Operation{
+		OperationID: "create-oauth-client", Method: http.MethodPost, Path: "/auth/clients", Summary: "Register an OAuth 2.0 client",
+		Description: "Registers a client of the caller's organization and environment. The client_secret is shown once; public clients get none and must use PKCE (S256). A client's scopes cannot exceed its creator's permissions.",
+		Tags:        tags, DefaultStatus: http.StatusCreated,
+	}, access{permission: "auth:manage"}, func(ctx context.Context, in *struct{ Body ClientBody }) (*ClientOutput, error) {
+		c, secret, err := s.store.CreateOAuthClient(ctx, principal(ctx), models.OAuthClientInput{
+			Name: in.Body.Name, RedirectURIs: in.Body.RedirectURIs, GrantTypes: in.Body.GrantTypes, Scopes: in.Body.Scopes, Public: in.Body.Public,
+		})
+		if err != nil {
+			return nil, err
+		}
+		redirects, grants, scopes := c.Lists()
+		s.audit(ctx, models.AuditEvent{EventType: models.AuditClientCreated, OrganizationID: c.OrganizationID, UserID: principal(ctx).UserID, ClientID: c.ID, Scopes: strings.Join(scopes, " ")})
+		out := &ClientOutput{Status: http.StatusCreated}
+		out.Body.Client = ClientItem{ClientID: c.ID, ClientSecret: secret, Name: c.Name, RedirectURIs: nonNil(redirects), GrantTypes: grants,
+			Scopes: scopes, Public: c.Public, OrganizationID: c.OrganizationID, Environment: string(c.Environment), CreatedAt: models.Timestamp(c.CreatedAt)}
+		return out, nil
+	})
+
+	h := &oauthHandlers{s: s, oauth: oauth, page: page, devicePage: devicePage}
+	s.App.Post("/oauth/device/code", adaptor.HTTPHandlerFunc(h.deviceCode))
+	s.App.Get("/oauth/device", adaptor.HTTPHandlerFunc(h.device))
+	s.App.Post("/oauth/device", adaptor.HTTPHandlerFunc(h.device))
+	s.App.Get("/oauth/authorize", adaptor.HTTPHandlerFunc(h.authorize))
+	s.App.Post("/oauth/authorize", adaptor.HTTPHandlerFunc(h.authorize))
+	s.App.Post("/oauth/token", adaptor.HTTPHandlerFunc(h.token))
+	s.App.Post("/oauth/introspect", adaptor.HTTPHandlerFunc(h.introspect))
+	s.App.Post("/oauth/revoke", adaptor.HTTPHandlerFunc(h.revoke))
+}
+
+// oauthHandlers are the raw OAuth endpoints: their bodies and errors follow
+// RFC 6749, 7009 and 7662, not the API's envelope (DECISIONS 3).
+type oauthHandlers struct {
+	s          *Server
+	oauth      *auth.OAuth
+	page       *template.Template
+	devicePage *template.Template
+}
+
+const csrfCookie = "oauth_csrf"
+
+func (h *oauthHandlers) provider(w http.ResponseWriter, r *http.Request) (fosite.OAuth2Provider, bool) {
+	p, err := h.oauth.Provider(r.Context())
+	if err != nil {
+		h.s.log.Error("oauth provider unavailable", "error", err)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusInternalServerError)
+		_, _ = w.Write([]byte(`{"error":"server_error","error_description":"the authorization server is not available"}`))
+		return nil, false
+	}
+	return p, true
+}
+
+// authorize serves the sign-in and consent page (GET) and its form (POST):
+// the user signs in with e-mail and password and approves the scopes; the
+// answer redirects to the client with code and state.
+func (h *oauthHandlers) authorize(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	p, ok := h.provider(w, r)
+	if !ok {
+		return
+	}
+	ar, err := p.NewAuthorizeRequest(ctx, r)
+	if err != nil {
+		p.WriteAuthorizeError(ctx, w, ar, err)
+		return
+	}
+	// PKCE with S256 is required of every client; refuse before showing the page.
+	if form := ar.GetRequestForm(); form.Get("code_challenge") == "" || form.Get("code_challenge_method") != "S256" {
+		p.WriteAuthorizeError(ctx, w, ar, fosite.ErrInvalidRequest.WithHint("PKCE is required: send code_challenge with code_challenge_method=S256."))
+		return
+	}
+	if r.Method == http.MethodGet {
+		h.render(w, r, ar, http.StatusOK, "", "")
+		return
+	}
+	cookie, cerr := r.Cookie(csrfCookie)
+	if cerr != nil || cookie.Value == "" || subtle.ConstantTimeCompare([]byte(cookie.Value), []byte(r.PostFormValue("csrf_token"))) != 1 {
+		h.render(w, r, ar, http.StatusForbidden, "Your sign-in form expired. Please try again.", "")
+		return
+	}
+	if r.PostFormValue("action") != "approve" {
+		p.WriteAuthorizeError(ctx, w, ar, fosite.ErrAccessDenied.WithHint("The user denied the request."))
+		return
+	}
+	email := r.PostFormValue("email")
+	user, err := h.s.store.CheckPassword(ctx, email, r.PostFormValue("password"))
+	if err != nil {
+		h.s.auditHTTP(r, models.AuditEvent{EventType: models.AuditLoginFailed, Outcome: "failure", ClientID: ar.GetClient().GetID(), AuthenticationMethod: "password", Reason: "wrong e-mail or password"})
+		h.render(w, r, ar, http.StatusUnauthorized, "E-mail or password is wrong.", email)
+		return
+	}
+	h.s.auditHTTP(r, models.AuditEvent{EventType: models.AuditLoginSucceeded, OrganizationID: user.OrganizationID, UserID: user.ID, ClientID: ar.GetClient().GetID(),
+		AuthenticationMethod: "password", Scopes: strings.Join(ar.GetRequestedScopes(), " ")})
+	sess, err := auth.UserSession(ar.GetClient(), user, "password")
+	if err != nil {
+		h.render(w, r, ar, http.StatusForbidden, "This application is not available to your organization.", email)
+		return
+	}
+	for _, scope := range ar.GetRequestedScopes() {
+		ar.GrantScope(scope)
+	}
+	resp, err := p.NewAuthorizeResponse(ctx, ar, sess)
+	if err != nil {
+		p.WriteAuthorizeError(ctx, w, ar, err)
+		return
+	}
+	p.WriteAuthorizeResponse(ctx, w, ar, resp)
+}
+
+func (h *oauthHandlers) render(w http.ResponseWriter, r *http.Request, ar fosite.AuthorizeRequester, status int, msg, email string) {
+	token := ""
+	if c, err := r.Cookie(csrfCookie); err == nil && len(c.Value) >= 32 {
+		token = c.Value
+	} else {
+		token = models.RandomString(32)
+		http.SetCookie(w, &http.Cookie{Name: csrfCookie, Value: token, Path: "/oauth", HttpOnly: true, SameSite: http.SameSiteLaxMode,
+			Secure: strings.HasPrefix(h.s.tokens.Issuer(), "https://"), MaxAge: int((30 * time.Minute).Seconds())})
+	}
+	params := url.Values{}
+	for k, v := range ar.GetRequestForm() {
+		switch k {
+		case "email", "password", "csrf_token", "action":
+			continue
+		}
+		params[k] = v
+	}
+	name := ar.GetClient().GetID()
+	if c, ok := ar.GetClient().(*auth.Client); ok && c.Name != "" {
+		name = c.Name
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("X-Frame-Options", "DENY")
+	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'")
+	w.WriteHeader(status)
+	_ = h.page.Execute(w, map[string]any{
+		"ClientName": name, "Scopes": []string(ar.GetRequestedScopes()), "Error": msg, "Email": email,
+		"Action": "/oauth/authorize", "Params": params, "CSRF": token,
+	})
+}
+
+// token is the token endpoint: authorization_code (PKCE S256),
+// client_credentials and refresh_token (rotation, reuse revokes the grant).
+func (h *oauthHandlers) token(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	p, ok := h.provider(w, r)
+	if !ok {
+		return
+	}
+	switch grant := r.PostFormValue("grant_type"); grant {
+	case models.GrantAuthorizationCode, models.GrantRefreshToken, models.GrantClientCredentials:
+	case models.GrantDeviceCode:
+		h.deviceToken(w, r)
+		return
+	default:
+		p.WriteAccessError(ctx, w, fosite.NewAccessRequest(&auth.Session{}), fosite.ErrUnsupportedGrantType.WithHintf("grant_type %q is not supported.", grant))
+		return
+	}
+	ar, err := p.NewAccessRequest(ctx, r, &auth.Session{})
+	if err != nil {
+		h.auditTokenRefused(r, err)
+		p.WriteAccessError(ctx, w, ar, err)
+		return
+	}
+	if ar.GetGrantTypes().ExactOne(models.GrantClientCredentials) {
+		sess, ok := auth.ClientSession(ar.GetClient())
+		if !ok {
+			p.WriteAccessError(ctx, w, ar, fosite.ErrServerError)
+			return
+		}
+		ar.SetSession(sess)
+		requested := ar.GetRequestedScopes()
+		if len(requested) == 0 {
+			requested = ar.GetClient().GetScopes()
+		}
+		for _, scope := range requested {
+			ar.GrantScope(scope)
+		}
+	}
+	resp, err := p.NewAccessResponse(ctx, ar)
+	if err != nil {
+		h.auditTokenRefused(r, err)
+		p.WriteAccessError(ctx, w, ar, err)
+		return
+	}
+	resp.SetTokenType("Bearer")
+	ev := models.AuditEvent{EventType: models.AuditTokenIssued, ClientID: ar.GetClient().GetID(), AuthenticationMethod: strings.Join(ar.GetGrantTypes(), " "),
+		TokenType: "access_token", Scopes: strings.Join(ar.GetGrantedScopes(), " "), SessionID: ar.GetID()}
+	if sess, ok := ar.GetSession().(*auth.Session); ok {
+		ev.OrganizationID = sess.OrganizationID
+		if sess.UserID != "" {
+			resp.SetExtra("user_id", sess.UserID)
+			ev.UserID = sess.UserID
+		}
+	}
+	h.s.auditHTTP(r, ev)
+	p.WriteAccessResponse(ctx, w, ar, resp)
+}
+
+// introspect answers RFC 7662 for an authenticated client.
+func (h *oauthHandlers) introspect(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	p, ok := h.provider(w, r)
+	if !ok {
+		return
+	}
+	ir, err := p.NewIntrospectionRequest(ctx, r, &auth.Session{})
+	if err != nil {
+		p.WriteIntrospectionError(ctx, w, err)
+		return
+	}
+	p.WriteIntrospectionResponse(ctx, w, ir)
+}
+
+// revoke answers RFC 7009 for an authenticated client: a revoked access token
+// is refused by the API at once; a revoked refresh token ends its grant.
+func (h *oauthHandlers) revoke(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	p, ok := h.provider(w, r)
+	if !ok {
+		return
+	}
+	err := p.NewRevocationRequest(ctx, r)
+	client, _, _ := r.BasicAuth()
+	if client == "" {
+		client = r.PostFormValue("client_id")
+	}
+	ev := models.AuditEvent{EventType: models.AuditTokenRevoked, ClientID: clip(client, 40), TokenType: r.PostFormValue("token_type_hint")}
+	if err != nil {
+		ev.Outcome, ev.Reason = "failure", oauthErrorName(err)
+	}
+	h.s.auditHTTP(r, ev)
+	p.WriteRevocationResponse(ctx, w, err)
+}
+
+// auditTokenRefused records a refused token request.
+func (h *oauthHandlers) auditTokenRefused(r *http.Request, err error) {
+	client, _, _ := r.BasicAuth()
+	if client == "" {
+		client = r.PostFormValue("client_id")
+	}
+	h.s.auditHTTP(r, models.AuditEvent{EventType: models.AuditTokenRefused, Outcome: "failure", ClientID: clip(client, 40),
+		AuthenticationMethod: clip(r.PostFormValue("grant_type"), 40), Reason: oauthErrorName(err)})
+}
+
+func oauthErrorName(err error) string {
+	var rfc *fosite.RFC6749Error
+	if errors.As(err, &rfc) {
+		return rfc.ErrorField
+	}
+	return "server_error"
+}
+
+func clip(s string, n int) string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}
+
+// oauthError writes an RFC 6749 / RFC 8628 error body.
+func oauthError(w http.ResponseWriter, status int, code, description string) {
+	w.Header().Set("Content-Type", "application/json;charset=UTF-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(map[string]string{"error": code, "error_description": description})
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json;charset=UTF-8")
+	w.Header().Set("Cache-Control", "no-store")
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// clientError answers a failed client authentication.
+func clientError(w http.ResponseWriter, err error) {
+	var rfc *fosite.RFC6749Error
+	if errors.As(err, &rfc) {
+		oauthError(w, rfc.CodeField, rfc.ErrorField, rfc.GetDescription())
+		return
+	}
+	oauthError(w, http.StatusInternalServerError, "server_error", "the authorization server failed")
+}
+
+// deviceCode is the device authorization endpoint (RFC 8628 3.1-3.2).
+func (h *oauthHandlers) deviceCode(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	client, err := h.oauth.AuthenticateClient(ctx, r)
+	if err != nil {
+		clientError(w, err)
+		return
+	}
+	if !client.GetGrantTypes().Has(models.GrantDeviceCode) {
+		oauthError(w, http.StatusBadRequest, "unauthorized_client", "the client is not registered for the device_code grant")
+		return
+	}
+	scopes := strings.Fields(r.PostForm.Get("scope"))
+	if len(scopes) == 0 {
+		scopes = client.GetScopes()
+	}
+	for _, sc := range scopes {
+		if !client.GetScopes().Has(sc) {
+			oauthError(w, http.StatusBadRequest, "invalid_scope", "the client may not request scope "+sc)
+			return
+		}
+	}
+	deviceCode, g, err := h.s.store.CreateDeviceGrant(ctx, client.GetID(), scopes, deviceCodeTTL, devicePollInterval)
+	if err != nil {
+		oauthError(w, http.StatusInternalServerError, "server_error", "the device code could not be created")
+		return
+	}
+	verify := h.s.tokens.Issuer() + "/oauth/device"
+	writeJSON(w, map[string]any{
+		"device_code": deviceCode, "user_code": models.FormatUserCode(g.UserCode),
+		"verification_uri": verify, "verification_uri_complete": verify + "?user_code=" + url.QueryEscape(models.FormatUserCode(g.UserCode)),
+		"expires_in": int(deviceCodeTTL / time.Second), "interval": g.Interval,
+	})
+}
+
+// deviceToken answers the device_code grant at the token endpoint (RFC 8628 3.4-3.5).
+func (h *oauthHandlers) deviceToken(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	client, err := h.oauth.AuthenticateClient(ctx, r)
+	if err != nil {
+		clientError(w, err)
+		return
+	}
+	if !client.GetGrantTypes().Has(models.GrantDeviceCode) {
+		oauthError(w, http.StatusBadRequest, "unauthorized_client", "the client is not registered for the device_code grant")
+		return
+	}
+	code := r.PostForm.Get("device_code")
+	if code == "" {
+		oauthError(w, http.StatusBadRequest, "invalid_request", "device_code is required")
+		return
+	}
+	g, outcome, err := h.s.store.PollDeviceGrant(ctx, code, client.GetID())
+	if err != nil {
+		oauthError(w, http.StatusInternalServerError, "server_error", "the device code could not be checked")
+		return
+	}
+	switch outcome {
+	case "":
+	case models.PollPending:
+		oauthError(w, http.StatusBadRequest, outcome, "the user has not approved the device yet")
+		return
+	case models.PollSlowDown:
+		oauthError(w, http.StatusBadRequest, outcome, "polling too fast: wait 5 more seconds between requests")
+		return
+	case models.PollDenied:
+		oauthError(w, http.StatusBadRequest, outcome, "the user denied the device")
+		return
+	case models.PollExpired:
+		oauthError(w, http.StatusBadRequest, outcome, "the device code has expired: start again")
+		return
+	default:
+		oauthError(w, http.StatusBadRequest, models.PollInvalid, "the device code is unknown, used, or belongs to another client")
+		return
+	}
+	user, err := h.s.store.DeviceUser(ctx, g.UserID)
+	if err != nil {
+		oauthError(w, http.StatusBadRequest, models.PollInvalid, "the approving user no longer exists")
+		return
+	}
+	sess, err := auth.UserSession(client, user, "device")
+	if err != nil {
+		oauthError(w, http.StatusBadRequest, models.PollInvalid, "the approving user belongs to another organization")
+		return
+	}
+	toks, err := h.oauth.IssueTokens(ctx, client, sess, g.ScopeList())
+	if err != nil {
+		oauthError(w, http.StatusInternalServerError, "server_error", "tokens could not be issued")
+		return
+	}
+	h.s.auditHTTP(r, models.AuditEvent{EventType: models.AuditTokenIssued, OrganizationID: user.OrganizationID, UserID: user.ID, ClientID: client.GetID(),
+		AuthenticationMethod: models.GrantDeviceCode, TokenType: "access_token", Scopes: toks.Scope})
+	body := map[string]any{"access_token": toks.AccessToken, "token_type": "Bearer", "expires_in": toks.ExpiresIn, "scope": toks.Scope, "user_id": user.ID}
+	if toks.RefreshToken != "" {
+		body["refresh_token"] = toks.RefreshToken
+	}
+	writeJSON(w, body)
+}
+
+// device is the user-code page (GET) and its form (POST): the user enters
+// the code, signs in and approves or denies the device.
+func (h *oauthHandlers) device(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	data := map[string]any{"UserCode": r.FormValue("user_code")}
+	show := func(status int) {
+		token := ""
+		if c, err := r.Cookie(csrfCookie); err == nil && len(c.Value) >= 32 {
+			token = c.Value
+		} else {
+			token = models.RandomString(32)
+			http.SetCookie(w, &http.Cookie{Name: csrfCookie, Value: token, Path: "/oauth", HttpOnly: true, SameSite: http.SameSiteLaxMode,
+				Secure: strings.HasPrefix(h.s.tokens.Issuer(), "https://"), MaxAge: int((30 * time.Minute).Seconds())})
+		}
+		data["CSRF"] = token
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Header().Set("Cache-Control", "no-store")
+		w.Header().Set("X-Frame-Options", "DENY")
+		w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'")
+		w.WriteHeader(status)
+		_ = h.devicePage.Execute(w, data)
+	}
+	userCode := r.FormValue("user_code")
+	if userCode != "" {
+		if g, err := h.s.store.PendingDeviceGrant(ctx, userCode); err == nil {
+			data["Scopes"] = g.ScopeList()
+			if c, err := h.s.store.LookupOAuthClient(ctx, g.ClientID); err == nil {
+				data["ClientName"] = c.Name
+			}
+		}
+	}
+	if r.Method == http.MethodGet {
+		show(http.StatusOK)
+		return
+	}
+	cookie, cerr := r.Cookie(csrfCookie)
+	if cerr != nil || cookie.Value == "" || subtle.ConstantTimeCompare([]byte(cookie.Value), []byte(r.PostFormValue("csrf_token"))) != 1 {
+		data["Error"] = "Your form expired. Please try again."
+		show(http.StatusForbidden)
+		return
+	}
+	g, err := h.s.store.PendingDeviceGrant(ctx, userCode)
+	if err != nil {
+		data["Error"] = "This code is unknown or has expired. Check the code on your device."
+		show(http.StatusNotFound)
+		return
+	}
+	if r.PostFormValue("action") != "approve" {
+		if err := h.s.store.DecideDeviceGrant(ctx, userCode, "", false); err != nil {
+			data["Error"] = "This code is unknown or has expired."
+			show(http.StatusNotFound)
+			return
+		}
+		data["Done"] = "The device was denied. You can close this page."
+		show(http.StatusOK)
+		return
+	}
+	email := r.PostFormValue("email")
+	data["Email"] = email
+	user, err := h.s.store.CheckPassword(ctx, email, r.PostFormValue("password"))
+	if err != nil {
+		h.s.auditHTTP(r, models.AuditEvent{EventType: models.AuditLoginFailed, Outcome: "failure", ClientID: g.ClientID, AuthenticationMethod: "device", Reason: "wrong e-mail or password"})
+		data["Error"] = "E-mail or password is wrong."
+		show(http.StatusUnauthorized)
+		return
+	}
+	c, err := h.s.store.LookupOAuthClient(ctx, g.ClientID)
+	if err != nil || c.OrganizationID != user.OrganizationID {
+		data["Error"] = "This device's application is not available to your organization."
+		show(http.StatusForbidden)
+		return
+	}
+	if err := h.s.store.DecideDeviceGrant(ctx, userCode, user.ID, true); err != nil {
+		data["Error"] = "This code is unknown or has expired."
+		show(http.StatusNotFound)
+		return
+	}
+	h.s.auditHTTP(r, models.AuditEvent{EventType: models.AuditLoginSucceeded, OrganizationID: user.OrganizationID, UserID: user.ID, ClientID: g.ClientID, AuthenticationMethod: "device"})
+	data["Done"] = "Your device is connected. You can return to it and close this page."
+	show(http.StatusOK)
+}

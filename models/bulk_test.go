@@ -1,0 +1,487 @@
+package models_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/telcoplatform/platform/models"
+)
+
+// bulkTenant creates an organization with a billing account and returns a
+// customer principal of it acting in env, and the account.
+func bulkTenant(t *testing.T, s *models.Store, name string, env models.Environment) (*models.Principal, *models.BillingAccount) {
+	t.Helper()
+	ctx := context.Background()
+	org, err := s.CreateOrganization(ctx, admin(t, s), models.OrganizationInput{Name: name, Plan: models.PlanBusiness})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &models.Principal{ID: "ak_bulk", OrganizationID: org.ID, Environment: env, Role: models.RoleCustomer, Permissions: []string{"*"}}
+	acct, err := s.CreateAccount(ctx, p, models.AccountInput{Name: "Main", Currency: "USD", BillingEmail: "b@example.com"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, acct
+}
+
+// runningService stores an operational service of p (from template
+// internet-dedicated-1g at location loc) as a completed provisioning would.
+func runningService(t *testing.T, s *models.Store, p *models.Principal, loc string) *models.Service {
+	t.Helper()
+	ctx := context.Background()
+	o, scope, err := s.PrepareTemplateOrder(ctx, p, models.TemplateInput{ServiceTemplate: "internet-dedicated-1g", LocationID: loc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opID, svcID := models.NewID(models.PrefixProvisioning), models.NewID(models.PrefixService)
+	if err := s.CreateOperation(ctx, scope, models.NewOperation(opID, models.OpTypeProvisioning, svcID, p.ID, models.ProvisioningSteps(false), nil)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.EnsureService(ctx, scope, svcID, opID, o); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.TransitionService(ctx, scope, nil, svcID, models.ServiceProvisioning); err != nil {
+		t.Fatal(err)
+	}
+	svc, err := s.CompleteProvisioning(ctx, scope, opID, svcID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return svc
+}
+
+func fieldsOf(t *testing.T, err error) map[string]string {
+	t.Helper()
+	e := models.AsError(err)
+	if e.Code != models.CodeValidation {
+		t.Fatalf("want VALIDATION_ERROR, got %v", err)
+	}
+	out := map[string]string{}
+	for _, f := range e.Details["fields"].([]models.FieldIssue) {
+		out[f.Field] = f.Issue
+	}
+	return out
+}
+
+func TestParseLocation(t *testing.T) {
+	tests := []struct {
+		in      string
+		id      string
+		zip     string
+		wantErr bool
+	}{
+		{"loc_austin_congress", "loc_austin_congress", "", false},
+		{"100 Congress Ave, Austin, TX 78701", "", "78701", false},
+		{"Suite 4, 100 Congress Ave, Austin, tx 78701-1234", "", "78701-1234", false},
+		{"100 Congress Ave, Austin, Texas 78701", "", "", true},
+		{"100 Congress Ave Austin TX 78701", "", "", true},
+		{"", "", "", true},
+		{"loc_bad id", "", "", true},
+	}
+	for _, tc := range tests {
+		id, loc, err := models.ParseLocation("location", tc.in)
+		if (err != nil) != tc.wantErr {
+			t.Errorf("ParseLocation(%q): %v", tc.in, err)
+			continue
+		}
+		if err != nil {
+			if models.ErrorCode(err) != models.CodeValidation {
+				t.Errorf("ParseLocation(%q): code %s", tc.in, models.ErrorCode(err))
+			}
+			continue
+		}
+		if id != tc.id || (tc.zip != "" && (loc == nil || loc.Zip != tc.zip || loc.State != "TX")) {
+			t.Errorf("ParseLocation(%q) = %q, %+v", tc.in, id, loc)
+		}
+	}
+}
+
+func TestBulkStatusFromItems(t *testing.T) {
+	tests := []struct {
+		name string
+		o    models.BulkOutcome
+		fin  models.BulkFinish
+		want models.OperationStatus
+	}{
+		{"all completed", models.BulkOutcome{Total: 3, Completed: 3}, models.BulkFinish{}, models.OpCompleted},
+		{"some failed", models.BulkOutcome{Total: 3, Completed: 2, Failed: 1}, models.BulkFinish{}, models.OpPartial},
+		{"some skipped", models.BulkOutcome{Total: 3, Completed: 2, Skipped: 1}, models.BulkFinish{}, models.OpPartial},
+		{"all failed", models.BulkOutcome{Total: 3, Failed: 3}, models.BulkFinish{}, models.OpFailed},
+		{"rolled back", models.BulkOutcome{Total: 3, RolledBack: 2, Failed: 1}, models.BulkFinish{RolledBack: true}, models.OpRolledBack},
+		{"rollback failed", models.BulkOutcome{Total: 3, Completed: 1, RollbackFailed: 1, RolledBack: 1, Failed: 1}, models.BulkFinish{RolledBack: true}, models.OpFailed},
+		{"cancelled", models.BulkOutcome{Total: 3, Completed: 1, Cancelled: 2}, models.BulkFinish{Cancelled: true}, models.OpCancelled},
+	}
+	for _, tc := range tests {
+		if got := models.BulkStatus(tc.o, tc.fin); got != tc.want {
+			t.Errorf("%s: %s, want %s", tc.name, got, tc.want)
+		}
+	}
+	if (models.BulkOptions{}).Window() != 1 || (models.BulkOptions{Parallel: true}).Window() != models.DefaultBulkConcurrency ||
+		(models.BulkOptions{Parallel: true, MaxConcurrency: 7}).Window() != 7 {
+		t.Fatal("Window")
+	}
+}
+
+func TestPrepareBulkProvision(t *testing.T) {
+	s := newStore(t)
+	ctx := context.Background()
+	p, acct := bulkTenant(t, s, "Bulk", models.EnvTest)
+	ok := []models.BulkProvisionItem{
+		{Template: "internet-dedicated-1g", Location: "loc_sandbox_all"},
+		{Template: "internet-business-100m", Location: "100 Congress Ave, Austin, TX 78701", Monitoring: "advanced"},
+		{Template: "sandbox-fail-activate", Location: "loc_sandbox_all"},
+	}
+	plan, err := s.PrepareBulkProvision(ctx, p, models.BulkProvisionInput{Items: ok, Options: models.BulkOptions{Parallel: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plan.Type != models.OpTypeBulkProvision || plan.Scope.OrganizationID != p.OrganizationID || plan.Scope.Environment != models.EnvTest || len(plan.Items) != 3 {
+		t.Fatalf("plan %+v", plan)
+	}
+	for i, it := range plan.Items {
+		if it.Position != i || !models.HasPrefix(it.ServiceID, "svc") || !models.HasPrefix(it.ChildID, "prov") || it.Order == nil || it.Order.AccountID != acct.ID {
+			t.Fatalf("item %d: %+v", i, it)
+		}
+	}
+	if plan.Items[1].Order.LocationID != "loc_austin_congress" || plan.Items[1].Order.Monitoring != "advanced" {
+		t.Fatalf("postal location or customization lost: %+v", plan.Items[1].Order)
+	}
+
+	t.Run("invalid items name their fields", func(t *testing.T) {
+		_, err := s.PrepareBulkProvision(ctx, p, models.BulkProvisionInput{Items: []models.BulkProvisionItem{
+			ok[0], {Template: "nope", Location: "loc_sandbox_all"}, {Template: "internet-dedicated-1g", Location: "Austin"},
+			{Template: "internet-dedicated-1g", Location: "loc_sandbox_all", Redundancy: "triple"},
+		}})
+		f := fieldsOf(t, err)
+		for _, want := range []string{"services[1].template", "services[2].location", "services[3].customizations.redundancy"} {
+			if f[want] == "" {
+				t.Errorf("no issue for %s: %v", want, f)
+			}
+		}
+	})
+	t.Run("unserviceable items are 422 with every failing item", func(t *testing.T) {
+		_, err := s.PrepareBulkProvision(ctx, p, models.BulkProvisionInput{Items: []models.BulkProvisionItem{
+			ok[0], {Template: "internet-dedicated-1g", Location: "9 Nowhere Rd, Testville, CA 94999"},
+			{Template: "internet-dedicated-1g", Location: "loc_sandbox_business_only"},
+		}})
+		e := models.AsError(err)
+		items, _ := e.Details["items"].([]any)
+		if e.Code != models.CodeLocationNotServiceable || e.Details["index"] != 1 || e.Details["failed_items"] != 2 || !strings.HasPrefix(e.Message, "services[1]") {
+			t.Fatalf("%v %v (%d items)", e, e.Details, len(items))
+		}
+	})
+	t.Run("bounds", func(t *testing.T) {
+		many := make([]models.BulkProvisionItem, models.MaxBulkItems+1)
+		for i := range many {
+			many[i] = ok[0]
+		}
+		if f := fieldsOf(t, func() error {
+			_, err := s.PrepareBulkProvision(ctx, p, models.BulkProvisionInput{Items: many})
+			return err
+		}()); f["services"] == "" {
+			t.Fatalf("1,001 items: %v", f)
+		}
+		if f := fieldsOf(t, func() error { _, err := s.PrepareBulkProvision(ctx, p, models.BulkProvisionInput{}); return err }()); f["services"] == "" {
+			t.Fatalf("no items: %v", f)
+		}
+		_, err := s.PrepareBulkProvision(ctx, p, models.BulkProvisionInput{Items: ok[:1], Options: models.BulkOptions{Parallel: true, MaxConcurrency: 99}})
+		if f := fieldsOf(t, err); f["orchestration.max_concurrency"] == "" {
+			t.Fatalf("max_concurrency: %v", f)
+		}
+	})
+}
+
+func TestBulkOperationLifecycleAndRetry(t *testing.T) {
+	s := newStore(t)
+	ctx := context.Background()
+	p, _ := bulkTenant(t, s, "Bulk", models.EnvTest)
+	items := make([]models.BulkProvisionItem, 5)
+	for i := range items {
+		items[i] = models.BulkProvisionItem{Template: "internet-dedicated-1g", Location: "loc_sandbox_all"}
+	}
+	plan, err := s.PrepareBulkProvision(ctx, p, models.BulkProvisionInput{Items: items, Options: models.BulkOptions{Parallel: true, MaxConcurrency: 3}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	op, err := s.CreateBulkOperation(ctx, plan, "bulk_lifecycle", p.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	scope := plan.Scope
+	if op.Status != models.OpPending || len(op.Items) != 5 || op.Items[2].ID != plan.Items[2].ServiceID || op.Progress().Total != 5 {
+		t.Fatalf("operation %+v", op)
+	}
+	page, next, err := s.BulkItems(ctx, scope, "bulk_lifecycle", 0, 2, models.ItemPending)
+	if err != nil || len(page) != 2 || next != 2 || page[1].Position != 1 || page[1].Order == nil {
+		t.Fatalf("page %+v next %d %v", page, next, err)
+	}
+	for range 2 {
+		if err := s.EnsureChildOperations(ctx, scope, p.ID, page); err != nil {
+			t.Fatal(err)
+		}
+	}
+	child, err := s.OperationIn(ctx, scope, page[0].ChildID)
+	if err != nil || child.Type != models.OpTypeProvisioning || child.ResourceID != page[0].ServiceID || child.Status != models.OpPending {
+		t.Fatalf("child %+v %v", child, err)
+	}
+	fail := &models.OperationError{Code: models.CodeProvisioningFailed, Message: "activate failed"}
+	_, err = s.RecordBulkItems(ctx, scope, "bulk_lifecycle", []models.ItemUpdate{
+		{Position: 0, Status: models.ItemInProgress}, {Position: 1, Status: models.ItemInProgress},
+		{Position: 0, Status: models.ItemCompleted}, {Position: 1, Status: models.ItemFailed, Error: fail},
+		{Position: 0, Status: models.ItemInProgress}, // a late start never moves an ended item back
+		{Position: 9, Status: models.ItemCompleted},  // out of range: ignored
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.BulkItems(ctx, scope, "bulk_lifecycle", 0, 10, models.ItemCompleted); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := s.OperationIn(ctx, scope, "bulk_lifecycle")
+	if got.Status != models.OpInProgress || got.Items[0].Status != models.ItemCompleted || got.Items[1].Status != models.ItemFailed {
+		t.Fatalf("items %+v", got.Items)
+	}
+	if pr := got.Progress(); pr.Completed != 1 || pr.Failed != 1 || pr.Percent != 20 {
+		t.Fatalf("progress %+v", pr)
+	}
+	for range 2 {
+		fin, err := s.FinishBulk(ctx, scope, "bulk_lifecycle", models.BulkFinish{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fin.Status != models.OpPartial || fmt.Sprint(fin.Result["skipped"]) != "3" || fmt.Sprint(fin.Result["completed"]) != "1" || fin.Error == nil ||
+			fin.Error.Code != models.CodeProvisioningFailed || fin.Result["retry_url"] != "/v1/operations/bulk_lifecycle/retry" || fin.FinishedAt == nil {
+			t.Fatalf("finished %+v %+v", fin, fin.Error)
+		}
+	}
+	all, _, _ := s.BulkItems(ctx, scope, "bulk_lifecycle", 0, 5)
+	if err := s.EnsureChildOperations(ctx, scope, p.ID, all); err != nil {
+		t.Fatal(err)
+	}
+	skipped, _, _ := s.BulkItems(ctx, scope, "bulk_lifecycle", 0, 5, models.ItemSkipped)
+	ids := []string{}
+	for _, it := range skipped {
+		ids = append(ids, it.ChildID)
+	}
+	if err := s.CancelPendingOperations(ctx, scope, ids); err != nil {
+		t.Fatal(err)
+	}
+	for _, it := range all {
+		c, _ := s.OperationIn(ctx, scope, it.ChildID)
+		if want := map[bool]models.OperationStatus{true: models.OpCancelled, false: models.OpPending}[it.Position >= 2]; c.Status != want {
+			t.Fatalf("child of item %d is %s, want %s", it.Position, c.Status, want)
+		}
+	}
+
+	retry, err := s.PrepareBulkRetry(ctx, p, "bulk_lifecycle", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if retry.RetryOf != "bulk_lifecycle" || len(retry.Items) != 4 || *retry.Items[0].SourcePosition != 1 || retry.Options.Window() != 3 ||
+		retry.Items[0].ServiceID == plan.Items[1].ServiceID {
+		t.Fatalf("retry plan %+v", retry)
+	}
+	again, err := s.CreateBulkOperation(ctx, retry, "bulk_retry", p.ID)
+	if err != nil || again.Input["retry_of"] != "bulk_lifecycle" {
+		t.Fatalf("%+v %v", again, err)
+	}
+	orig, _ := s.OperationIn(ctx, scope, "bulk_lifecycle")
+	if orig.Result["retried_by"] != "bulk_retry" {
+		t.Fatalf("retried_by %v", orig.Result)
+	}
+	if _, err := s.PrepareBulkRetry(ctx, p, "bulk_lifecycle", nil); models.ErrorCode(err) != models.CodeInvalidStateTransition {
+		t.Fatalf("second retry: %v", err)
+	}
+	if _, err := s.CreateBulkOperation(ctx, retry, "bulk_retry2", p.ID); models.ErrorCode(err) != models.CodeInvalidStateTransition {
+		t.Fatalf("a racing second retry: %v", err)
+	}
+	if err := s.DeleteBulkOperation(ctx, scope, "bulk_retry", "bulk_lifecycle"); err != nil {
+		t.Fatal(err)
+	}
+	if orig, _ := s.OperationIn(ctx, scope, "bulk_lifecycle"); orig.Result["retried_by"] != nil {
+		t.Fatalf("deleting the retry must free the original: %v", orig.Result)
+	}
+	if _, err := s.OperationIn(ctx, scope, "bulk_retry"); models.ErrorCode(err) != models.CodeNotFound {
+		t.Fatalf("deleted retry: %v", err)
+	}
+	t.Run("what cannot be retried", func(t *testing.T) {
+		if _, err := s.PrepareBulkRetry(ctx, p, page[0].ChildID, nil); models.ErrorCode(err) != models.CodeValidation {
+			t.Fatalf("a provisioning operation: %v", err)
+		}
+		plan2, _ := s.PrepareBulkProvision(ctx, p, models.BulkProvisionInput{Items: items[:1]})
+		if _, err := s.CreateBulkOperation(ctx, plan2, "bulk_running", p.ID); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.PrepareBulkRetry(ctx, p, "bulk_running", nil); models.ErrorCode(err) != models.CodeInvalidStateTransition {
+			t.Fatalf("a running operation: %v", err)
+		}
+		other, _ := bulkTenant(t, s, "Other", models.EnvTest)
+		if _, err := s.PrepareBulkRetry(ctx, other, "bulk_lifecycle", nil); models.ErrorCode(err) != models.CodeNotFound {
+			t.Fatalf("another tenant: %v", err)
+		}
+	})
+}
+
+func TestStatusChangesAreAppliedOnceAndReverted(t *testing.T) {
+	s := newStore(t)
+	ctx := context.Background()
+	p, _ := bulkTenant(t, s, "Changes", models.EnvLive)
+	scope := p.OwnScope()
+	svc := runningService(t, s, p, "loc_austin_congress")
+
+	suspend := models.ChangeRequest{Key: models.ChangeKey("bulk_y", 0), OperationID: "bulk_y", ServiceID: svc.ID, Kind: models.ChangeSuspend}
+	for range 2 {
+		got, err := s.ApplyServiceChange(ctx, scope, suspend)
+		if err != nil || got.Status != models.ServiceMaintenance {
+			t.Fatalf("suspend: %+v %v", got, err)
+		}
+	}
+	evs, _ := s.EventsFor(ctx, scope, svc.ID)
+	if n := countEvents(evs, "service.status_changed"); n != 1 {
+		t.Fatalf("%d service.status_changed events, want 1 for one change applied twice", n)
+	}
+	last := evs[len(evs)-1]
+	if last.Data["from"] != "operational" || last.Data["to"] != "maintenance" || last.Data["reason"] != "suspend" || last.Data["request_id"] != "bulk_y" {
+		t.Fatalf("event %+v", last.Data)
+	}
+	// A suspended service cannot be changed (the services area's rule).
+	if _, _, _, err := s.PrepareServiceUpdate(ctx, p, svc.ID, models.ServiceChanges{Name: "x"}.UpdateInput()); models.ErrorCode(err) != models.CodeServiceMaintenance {
+		t.Fatalf("modifying a suspended service: %v", err)
+	}
+	if _, err := s.ServiceForChange(ctx, scope, models.ChangeResume, svc.ID); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if err := s.RevertServiceChange(ctx, scope, suspend.Key); err != nil {
+			t.Fatal(err)
+		}
+	}
+	back, _ := s.GetService(ctx, p, svc.ID)
+	if back.Status != models.ServiceOperational {
+		t.Fatalf("suspension not reverted: %s", back.Status)
+	}
+	evs, _ = s.EventsFor(ctx, scope, svc.ID)
+	if n := countEvents(evs, "service.status_changed"); n != 2 {
+		t.Fatalf("%d service.status_changed events, want 2", n)
+	}
+	// Resuming a running service changes nothing (and writes no event).
+	if got, err := s.ApplyServiceChange(ctx, scope, models.ChangeRequest{Key: "k3", OperationID: "bulk_r", ServiceID: svc.ID, Kind: models.ChangeResume}); err != nil || got.Status != models.ServiceOperational {
+		t.Fatalf("resuming a running service: %v", err)
+	}
+	if evs, _ := s.EventsFor(ctx, scope, svc.ID); countEvents(evs, "service.status_changed") != 2 {
+		t.Fatal("a no-op resume wrote an event")
+	}
+
+	t.Run("a modification runs as the services area's change", func(t *testing.T) {
+		c, err := s.PrepareChangeOperation(ctx, scope, p.ID, "mod_bulkitem0", svc.ID, models.ServiceChanges{SLA: "enterprise", Monitoring: "advanced"}.UpdateInput(), map[string]any{"bulk_request_id": "bulk_m"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Noop || c.Operation.ID != "mod_bulkitem0" || c.Operation.Type != models.OpTypeModification || c.Update.SLA == nil || *c.Update.SLA != "enterprise" ||
+			c.Operation.Input["bulk_request_id"] != "bulk_m" {
+			t.Fatalf("change %+v", c)
+		}
+		again, err := s.PrepareChangeOperation(ctx, scope, p.ID, "mod_bulkitem0", svc.ID, models.ServiceChanges{SLA: "enterprise"}.UpdateInput(), nil)
+		if err != nil || again.Operation.ID != "mod_bulkitem0" || again.Update.SLA == nil {
+			t.Fatalf("a retry must find the operation: %+v %v", again, err)
+		}
+		// The change claims the service: nothing else changes it meanwhile.
+		if _, err := s.ApplyServiceChange(ctx, scope, models.ChangeRequest{Key: "k4", OperationID: "bulk_s", ServiceID: svc.ID, Kind: models.ChangeSuspend}); models.ErrorCode(err) != models.CodeServiceConflict {
+			t.Fatalf("suspending a service under change: %v", err)
+		}
+		if _, err := s.ApplyServiceUpdate(ctx, scope, svc.ID, "mod_bulkitem0", c.Update, true); err != nil {
+			t.Fatal(err)
+		}
+		back, ok, err := s.ReverseChange(ctx, scope, "mod_bulkitem0")
+		if err != nil || !ok || back.SLA == nil || *back.SLA != svc.SLA || back.Configuration["monitoring"] != svc.Monitoring {
+			t.Fatalf("reverse %+v %v %v", back, ok, err)
+		}
+		noop, err := s.PrepareChangeOperation(ctx, scope, p.ID, "mod_bulkitem1", svc.ID, models.ServiceChanges{SLA: "enterprise"}.UpdateInput(), nil)
+		if err != nil || !noop.Noop {
+			t.Fatalf("a change to the current values: %+v %v", noop, err)
+		}
+		if _, ok, _ := s.ReverseChange(ctx, scope, "mod_never"); ok {
+			t.Fatal("nothing to reverse for an unknown change")
+		}
+	})
+
+	if err := s.RetireProvisionedService(ctx, scope, svc.ID, "bulk_rb"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.RetireProvisionedService(ctx, scope, svc.ID, "bulk_rb"); err != nil {
+		t.Fatal(err)
+	}
+	back, _ = s.GetService(ctx, p, svc.ID)
+	evs, _ = s.EventsFor(ctx, scope, svc.ID)
+	if back.Status != models.ServiceDecommissioned || back.IPBlock != "" || back.BillingEndedAt == nil || back.DecommissionedAt == nil || countEvents(evs, "service.decommissioned") != 1 {
+		t.Fatalf("retired: %+v", back)
+	}
+	if _, err := s.ServiceForChange(ctx, scope, models.ChangeSuspend, svc.ID); models.ErrorCode(err) != models.CodeInvalidStateTransition {
+		t.Fatalf("suspending a decommissioned service: %v", err)
+	}
+}
+
+func countEvents(evs []models.Event, typ string) int {
+	n := 0
+	for _, e := range evs {
+		if e.Type == typ {
+			n++
+		}
+	}
+	return n
+}
+
+func TestPrepareBulkModifyAndStatus(t *testing.T) {
+	s := newStore(t)
+	ctx := context.Background()
+	p, _ := bulkTenant(t, s, "A", models.EnvLive)
+	other, _ := bulkTenant(t, s, "B", models.EnvLive)
+	a1, a2 := runningService(t, s, p, "loc_austin_congress"), runningService(t, s, p, "loc_austin_congress")
+	b1 := runningService(t, s, other, "loc_austin_congress")
+
+	plan, err := s.PrepareBulkModify(ctx, p, models.BulkModifyInput{
+		Items:   []models.BulkModifyItem{{ServiceID: a1.ID}, {ServiceID: a2.ID, Changes: models.ServiceChanges{SLA: "enterprise"}}},
+		Changes: models.ServiceChanges{Monitoring: "advanced", SLA: "standard"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := plan.Items[1].Changes; c.SLA != "enterprise" || c.Monitoring != "advanced" || plan.Items[0].Changes.SLA != "standard" {
+		t.Fatalf("merged changes %+v %+v", plan.Items[0].Changes, c)
+	}
+	_, err = s.PrepareBulkModify(ctx, p, models.BulkModifyInput{Items: []models.BulkModifyItem{
+		{ServiceID: a1.ID, Changes: models.ServiceChanges{SLA: "gold"}}, {ServiceID: a1.ID, Changes: models.ServiceChanges{Name: "x"}},
+		{ServiceID: b1.ID, Changes: models.ServiceChanges{Name: "x"}}, {ServiceID: a2.ID},
+	}})
+	f := fieldsOf(t, err)
+	for _, want := range []string{"services[0].changes.sla", "services[1].service_id", "services[2].service_id", "services[3].changes"} {
+		if f[want] == "" {
+			t.Errorf("no issue for %s: %v", want, f)
+		}
+	}
+	if strings.Contains(fmt.Sprint(f), other.OrganizationID) {
+		t.Fatal("the error reveals another tenant")
+	}
+
+	st, err := s.PrepareBulkStatus(ctx, p, models.BulkStatusInput{ServiceIDs: []string{a1.ID, a2.ID}, Action: models.ActionSuspend})
+	if err != nil || len(st.Items) != 2 || st.Items[1].Action != models.ActionSuspend || st.Type != models.OpTypeBulkStatus {
+		t.Fatalf("%+v %v", st, err)
+	}
+	if f := fieldsOf(t, func() error {
+		_, err := s.PrepareBulkStatus(ctx, p, models.BulkStatusInput{ServiceIDs: []string{a1.ID}, Action: "reboot"})
+		return err
+	}()); f["action"] == "" {
+		t.Fatalf("bad action: %v", f)
+	}
+	entries, err := s.BulkServiceStatuses(ctx, p, []string{a1.ID, b1.ID, "svc_nope"})
+	if err != nil || !entries[0].Found || entries[0].Status != models.ServiceOperational || entries[1].Found || entries[2].Found {
+		t.Fatalf("%+v %v", entries, err)
+	}
+	ids := slices.Repeat([]string{a1.ID}, models.MaxBulkItems+1)
+	if f := fieldsOf(t, func() error { _, err := s.BulkServiceStatuses(ctx, p, ids); return err }()); f["service_ids"] == "" {
+		t.Fatalf("too many ids: %v", f)
+	}
+}

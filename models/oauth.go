@@ -1,0 +1,414 @@
+package models
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"golang.org/x/crypto/bcrypt"
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+)
+
+// OAuth 2.0 grant types a client may register (DECISIONS 11).
+const (
+	GrantAuthorizationCode = "authorization_code"
+	GrantRefreshToken      = "refresh_token"
+	GrantClientCredentials = "client_credentials"
+	GrantDeviceCode        = "urn:ietf:params:oauth:grant-type:device_code"
+)
+
+var oauthGrantTypes = []string{GrantAuthorizationCode, GrantRefreshToken, GrantClientCredentials, GrantDeviceCode}
+
+// OAuthClient is an OAuth 2.0 client of a tenant. Its secret is stored only
+// as a bcrypt hash; public clients have none and must use PKCE.
+type OAuthClient struct {
+	ID string `gorm:"primaryKey;size:40" json:"client_id"`
+	Tenant
+	Name         string    `gorm:"size:200;not null" json:"name"`
+	SecretHash   string    `gorm:"size:100" json:"-"`
+	RedirectURIs string    `gorm:"type:text;not null" json:"-"` // JSON array
+	GrantTypes   string    `gorm:"type:text;not null" json:"-"` // JSON array
+	Scopes       string    `gorm:"type:text;not null" json:"-"` // JSON array of dotted scopes
+	Public       bool      `gorm:"not null;default:false" json:"public"`
+	CreatedAt    time.Time `json:"created_at"`
+}
+
+// Lists returns the client's redirect URIs, grant types and scopes.
+func (c *OAuthClient) Lists() (redirectURIs, grantTypes, scopes []string) {
+	_ = json.Unmarshal([]byte(c.RedirectURIs), &redirectURIs)
+	_ = json.Unmarshal([]byte(c.GrantTypes), &grantTypes)
+	_ = json.Unmarshal([]byte(c.Scopes), &scopes)
+	return
+}
+
+// OAuthClientInput is the body of client registration.
+type OAuthClientInput struct {
+	Name         string
+	RedirectURIs []string
+	GrantTypes   []string
+	Scopes       []string
+	Public       bool
+}
+
+// ScopeForPermission maps a permission (services:read) to its OAuth scope (services.read).
+func ScopeForPermission(perm string) string { return strings.Replace(perm, ":", ".", 1) }
+
+// ValidScope reports whether s is a dotted scope of a known permission ("*" is not a scope).
+func ValidScope(s string) bool {
+	return strings.Contains(s, ".") && ValidPermission(ScopeToPermission(s)) && s != "*"
+}
+
+func validRedirectURI(raw string) bool {
+	u, err := url.Parse(raw)
+	if err != nil || u.Fragment != "" || u.Host == "" || len(raw) > 2000 {
+		return false
+	}
+	if u.Scheme == "https" {
+		return true
+	}
+	host := u.Hostname()
+	return u.Scheme == "http" && (host == "localhost" || host == "127.0.0.1" || host == "::1")
+}
+
+// CreateOAuthClient registers a client in p's organization and environment
+// and returns it with its secret (confidential clients only; shown once).
+// The client's scopes are bounded by p's permissions. Errors:
+// VALIDATION_ERROR, INSUFFICIENT_PERMISSIONS, INTERNAL_ERROR.
+func (s *Store) CreateOAuthClient(ctx context.Context, p *Principal, in OAuthClientInput) (*OAuthClient, string, error) {
+	var v Validator
+	in.Name = strings.TrimSpace(in.Name)
+	v.Check(in.Name != "" && len(in.Name) <= 200, "name", "is required, at most 200 characters")
+	if len(in.GrantTypes) == 0 {
+		in.GrantTypes = []string{GrantAuthorizationCode, GrantRefreshToken}
+	}
+	for _, g := range in.GrantTypes {
+		v.Check(slices.Contains(oauthGrantTypes, g), "grant_types", "unsupported grant type "+g+" (authorization_code, refresh_token, client_credentials, "+GrantDeviceCode+")")
+	}
+	in.GrantTypes = uniq(in.GrantTypes)
+	v.Check(!in.Public || !slices.Contains(in.GrantTypes, GrantClientCredentials), "grant_types", "a public client cannot use client_credentials")
+	needsRedirect := slices.Contains(in.GrantTypes, GrantAuthorizationCode)
+	v.Check(!needsRedirect || len(in.RedirectURIs) > 0, "redirect_uris", "at least one is required for authorization_code")
+	v.Check(len(in.RedirectURIs) <= 20, "redirect_uris", "at most 20")
+	for _, r := range in.RedirectURIs {
+		v.Check(validRedirectURI(r), "redirect_uris", "must be absolute https URLs without fragment (http only on localhost): "+r)
+	}
+	v.Check(len(in.Scopes) > 0, "scopes", "at least one scope is required (services.read, ...)")
+	for _, sc := range in.Scopes {
+		v.Check(ValidScope(sc), "scopes", "unknown scope "+sc+" (dotted permissions such as services.read)")
+	}
+	in.Scopes = uniq(in.Scopes)
+	if err := v.Err(); err != nil {
+		return nil, "", err
+	}
+	perms := make([]string, len(in.Scopes))
+	for i, sc := range in.Scopes {
+		perms[i] = ScopeToPermission(sc)
+	}
+	if !p.CanGrant(perms) {
+		return nil, "", Errorf(CodeInsufficientPermissions, "a client cannot hold scopes whose permissions its creator lacks")
+	}
+	enc := func(x []string) string {
+		if x == nil {
+			x = []string{}
+		}
+		b, _ := json.Marshal(x)
+		return string(b)
+	}
+	c := &OAuthClient{
+		ID:     NewID(PrefixClient),
+		Tenant: Tenant{OrganizationID: p.OrganizationID, Environment: p.Environment},
+		Name:   in.Name, RedirectURIs: enc(in.RedirectURIs), GrantTypes: enc(in.GrantTypes), Scopes: enc(in.Scopes), Public: in.Public,
+	}
+	secret := ""
+	if !in.Public {
+		secret = "cs_" + RandomString(48)
+		hash, err := bcrypt.GenerateFromPassword([]byte(secret), bcrypt.DefaultCost)
+		if err != nil {
+			return nil, "", Internal(err)
+		}
+		c.SecretHash = string(hash)
+	}
+	if err := s.In(ctx, p.OwnScope()).Create(c).Error; err != nil {
+		return nil, "", dbErr(err)
+	}
+	return c, secret, nil
+}
+
+func uniq(xs []string) []string {
+	var out []string
+	for _, x := range xs {
+		if !slices.Contains(out, x) {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// LookupOAuthClient returns a client by id whatever its tenant (the OAuth
+// endpoints authenticate clients before any tenant is known). Errors: NOT_FOUND.
+func (s *Store) LookupOAuthClient(ctx context.Context, id string) (*OAuthClient, error) {
+	var c OAuthClient
+	err := s.In(ctx, SystemScope()).Where("id = ?", id).Take(&c).Error
+	return &c, notFoundOr(err, "client")
+}
+
+// OAuthToken is one stored OAuth artefact keyed by kind and signature:
+// an authorization code, a PKCE request, an access token or a refresh token.
+// Data holds the serialized authorization request (scopes, form, session).
+type OAuthToken struct {
+	Kind            string    `gorm:"primaryKey;size:16"`
+	Signature       string    `gorm:"primaryKey;size:512"`
+	RequestID       string    `gorm:"size:64;not null;index"`
+	ClientID        string    `gorm:"size:40;not null;index"`
+	Subject         string    `gorm:"size:40"`
+	Active          bool      `gorm:"not null"`
+	AccessSignature string    `gorm:"size:512"` // refresh tokens: the access token issued with it
+	JTI             string    `gorm:"size:64"`  // access tokens: the JWT's jti
+	ExpiresAt       time.Time `gorm:"not null;index"`
+	RequestedAt     time.Time `gorm:"not null"`
+	Data            string    `gorm:"type:text;not null"`
+}
+
+// SaveOAuthToken stores an OAuth artefact. Errors: INTERNAL_ERROR.
+func (s *Store) SaveOAuthToken(ctx context.Context, t *OAuthToken) error {
+	return dbErr(s.In(ctx, SystemScope()).Clauses(clause.OnConflict{UpdateAll: true}).Create(t).Error)
+}
+
+// GetOAuthToken returns the artefact of a kind by signature. Errors: NOT_FOUND.
+func (s *Store) GetOAuthToken(ctx context.Context, kind, signature string) (*OAuthToken, error) {
+	var t OAuthToken
+	err := s.In(ctx, SystemScope()).Where("kind = ? AND signature = ?", kind, signature).Take(&t).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return nil, NotFound("token")
+	}
+	return &t, dbErr(err)
+}
+
+// DeleteOAuthToken removes an artefact (no error when absent). Errors: INTERNAL_ERROR.
+func (s *Store) DeleteOAuthToken(ctx context.Context, kind, signature string) error {
+	return dbErr(s.In(ctx, SystemScope()).Where("kind = ? AND signature = ?", kind, signature).Delete(&OAuthToken{}).Error)
+}
+
+// DeactivateOAuthTokens marks every artefact of a kind and request inactive
+// and returns them. Errors: INTERNAL_ERROR.
+func (s *Store) DeactivateOAuthTokens(ctx context.Context, kind, requestID string) ([]OAuthToken, error) {
+	var rows []OAuthToken
+	db := s.In(ctx, SystemScope())
+	if err := db.Where("kind = ? AND request_id = ? AND active = ?", kind, requestID, true).Find(&rows).Error; err != nil {
+		return nil, dbErr(err)
+	}
+	if len(rows) == 0 {
+		return nil, nil
+	}
+	err := db.Model(&OAuthToken{}).Where("kind = ? AND request_id = ?", kind, requestID).Update("active", false).Error
+	return rows, dbErr(err)
+}
+
+// DeactivateOAuthToken marks one artefact inactive. Errors: INTERNAL_ERROR.
+func (s *Store) DeactivateOAuthToken(ctx context.Context, kind, signature string) error {
+	return dbErr(s.In(ctx, SystemScope()).Model(&OAuthToken{}).Where("kind = ? AND signature = ?", kind, signature).Update("active", false).Error)
+}
+
+// ServerSecret is a sealed secret the server generates for itself (the
+// OAuth HMAC key of authorization codes and refresh tokens).
+type ServerSecret struct {
+	Name      string    `gorm:"primaryKey;size:40"`
+	Sealed    string    `gorm:"type:text;not null"`
+	CreatedAt time.Time `gorm:"not null"`
+}
+
+// EnsureServerSecret returns the named secret, generating and sealing it on
+// first use; concurrent callers get the same value. Errors: INTERNAL_ERROR.
+func (s *Store) EnsureServerSecret(ctx context.Context, name string) (string, error) {
+	if s.Sealer == nil {
+		return "", Internal(errors.New("server secrets need SECRETS_KEY (no sealer configured)"))
+	}
+	db := s.In(ctx, SystemScope())
+	row := ServerSecret{Name: name, Sealed: s.Sealer.Seal(RandomString(48)), CreatedAt: s.Now()}
+	if err := db.Clauses(clause.OnConflict{DoNothing: true}).Create(&row).Error; err != nil {
+		return "", dbErr(err)
+	}
+	var stored ServerSecret
+	if err := db.Where("name = ?", name).Take(&stored).Error; err != nil {
+		return "", dbErr(err)
+	}
+	plain, err := s.Sealer.Open(stored.Sealed)
+	if err != nil {
+		return "", Internal(err)
+	}
+	return plain, nil
+}
+
+// Device authorization (RFC 8628) statuses.
+const (
+	DevicePending  = "pending"
+	DeviceApproved = "approved"
+	DeviceDenied   = "denied"
+	DeviceConsumed = "consumed"
+)
+
+// Poll outcomes of a device grant (RFC 8628 error codes, or "" when approved).
+const (
+	PollPending  = "authorization_pending"
+	PollSlowDown = "slow_down"
+	PollDenied   = "access_denied"
+	PollExpired  = "expired_token"
+	PollInvalid  = "invalid_grant"
+)
+
+// userCodeAlphabet has no vowels (no words) and no look-alike characters (RFC 8628 6.1).
+const userCodeAlphabet = "BCDFGHJKLMNPQRSTVWXZ"
+
+// DeviceGrant is a pending device authorization: the device polls with the
+// device code (stored hashed) while the user approves the user code.
+type DeviceGrant struct {
+	DeviceCodeHash string     `gorm:"primaryKey;size:64"`
+	UserCode       string     `gorm:"size:16;not null;uniqueIndex"`
+	ClientID       string     `gorm:"size:40;not null;index"`
+	Scopes         string     `gorm:"type:text;not null"` // JSON array
+	Status         string     `gorm:"size:16;not null"`
+	UserID         string     `gorm:"size:40"`
+	Interval       int        `gorm:"not null"` // seconds between polls
+	LastPolledAt   *time.Time `json:"-"`
+	ExpiresAt      time.Time  `gorm:"not null;index"`
+	CreatedAt      time.Time  `gorm:"not null"`
+}
+
+// ScopeList returns the grant's requested scopes.
+func (g *DeviceGrant) ScopeList() []string {
+	var out []string
+	_ = json.Unmarshal([]byte(g.Scopes), &out)
+	return out
+}
+
+// NormalizeUserCode returns a user code as stored: upper case, letters only.
+func NormalizeUserCode(code string) string {
+	var b strings.Builder
+	for _, r := range strings.ToUpper(code) {
+		if r >= 'A' && r <= 'Z' {
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// FormatUserCode returns a user code for display, XXXX-XXXX.
+func FormatUserCode(code string) string {
+	if len(code) == 8 {
+		return code[:4] + "-" + code[4:]
+	}
+	return code
+}
+
+// CreateDeviceGrant starts a device authorization for a client and returns
+// the device code (secret, shown once) and the grant. Errors: INTERNAL_ERROR.
+func (s *Store) CreateDeviceGrant(ctx context.Context, clientID string, scopes []string, ttl time.Duration, interval int) (string, *DeviceGrant, error) {
+	if scopes == nil {
+		scopes = []string{}
+	}
+	raw, _ := json.Marshal(scopes)
+	deviceCode := RandomString(43)
+	now := s.Now()
+	for attempt := 0; attempt < 5; attempt++ {
+		code := make([]byte, 8)
+		for i, c := range RandomString(8) {
+			code[i] = userCodeAlphabet[int(c)%len(userCodeAlphabet)]
+		}
+		g := &DeviceGrant{DeviceCodeHash: HashSecret(deviceCode), UserCode: string(code), ClientID: clientID, Scopes: string(raw),
+			Status: DevicePending, Interval: interval, ExpiresAt: now.Add(ttl), CreatedAt: now}
+		err := s.In(ctx, SystemScope()).Create(g).Error
+		if err == nil {
+			return deviceCode, g, nil
+		}
+		if !isUniqueViolation(err) {
+			return "", nil, dbErr(err)
+		}
+	}
+	return "", nil, Internal(errors.New("no free user code"))
+}
+
+// PendingDeviceGrant returns the pending, unexpired grant of a user code.
+// Errors: NOT_FOUND.
+func (s *Store) PendingDeviceGrant(ctx context.Context, userCode string) (*DeviceGrant, error) {
+	var g DeviceGrant
+	err := s.In(ctx, SystemScope()).Where("user_code = ? AND status = ? AND expires_at > ?", NormalizeUserCode(userCode), DevicePending, s.Now()).Take(&g).Error
+	return &g, notFoundOr(err, "device code")
+}
+
+// DecideDeviceGrant approves (for userID) or denies a pending grant.
+// Errors: NOT_FOUND (unknown, expired or already decided).
+func (s *Store) DecideDeviceGrant(ctx context.Context, userCode, userID string, approve bool) error {
+	upd := map[string]any{"status": DeviceDenied}
+	if approve {
+		upd = map[string]any{"status": DeviceApproved, "user_id": userID}
+	}
+	res := s.In(ctx, SystemScope()).Model(&DeviceGrant{}).
+		Where("user_code = ? AND status = ? AND expires_at > ?", NormalizeUserCode(userCode), DevicePending, s.Now()).Updates(upd)
+	if res.Error != nil {
+		return dbErr(res.Error)
+	}
+	if res.RowsAffected == 0 {
+		return NotFound("device code")
+	}
+	return nil
+}
+
+// PollDeviceGrant records a poll of the device code by clientID and returns
+// the grant with the outcome: "" when approved (the grant is consumed, so a
+// second poll cannot get tokens again), or an RFC 8628 error code. Polling
+// faster than the interval is slow_down and adds 5 seconds to the interval.
+// Errors: INTERNAL_ERROR.
+func (s *Store) PollDeviceGrant(ctx context.Context, deviceCode, clientID string) (*DeviceGrant, string, error) {
+	db := s.In(ctx, SystemScope())
+	var g DeviceGrant
+	err := db.Where("device_code_hash = ?", HashSecret(deviceCode)).Take(&g).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) || (err == nil && g.ClientID != clientID) {
+		return nil, PollInvalid, nil
+	}
+	if err != nil {
+		return nil, "", dbErr(err)
+	}
+	now := s.Now()
+	if !now.Before(g.ExpiresAt) {
+		return &g, PollExpired, nil
+	}
+	upd := map[string]any{"last_polled_at": now}
+	outcome := ""
+	if g.LastPolledAt != nil && now.Sub(*g.LastPolledAt) < time.Duration(g.Interval)*time.Second && g.Status == DevicePending {
+		upd["interval"] = g.Interval + 5
+		outcome = PollSlowDown
+	}
+	if err := db.Model(&DeviceGrant{}).Where("device_code_hash = ?", g.DeviceCodeHash).Updates(upd).Error; err != nil {
+		return nil, "", dbErr(err)
+	}
+	if outcome != "" {
+		return &g, outcome, nil
+	}
+	switch g.Status {
+	case DevicePending:
+		return &g, PollPending, nil
+	case DeviceDenied:
+		return &g, PollDenied, nil
+	case DeviceApproved:
+		res := db.Model(&DeviceGrant{}).Where("device_code_hash = ? AND status = ?", g.DeviceCodeHash, DeviceApproved).Update("status", DeviceConsumed)
+		if res.Error != nil {
+			return nil, "", dbErr(res.Error)
+		}
+		if res.RowsAffected == 1 {
+			return &g, "", nil
+		}
+	}
+	return &g, PollInvalid, nil
+}
+
+// DeviceUser returns the user who approved a device grant. Errors: NOT_FOUND.
+func (s *Store) DeviceUser(ctx context.Context, userID string) (*User, error) {
+	var u User
+	err := s.In(ctx, SystemScope()).Where("id = ?", userID).Take(&u).Error
+	return &u, notFoundOr(err, "user")
+}

@@ -1,0 +1,317 @@
+package models
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"gorm.io/gorm"
+)
+
+// PaymentStatus is a payment's state: processing while the gateway is
+// asked, then successful or failed (final).
+type PaymentStatus string
+
+// Payment states.
+const (
+	PaymentProcessing PaymentStatus = "processing"
+	PaymentSuccessful PaymentStatus = "successful"
+	PaymentFailed     PaymentStatus = "failed"
+)
+
+// Valid reports whether s is a known payment status.
+func (s PaymentStatus) Valid() bool {
+	return s == PaymentProcessing || s == PaymentSuccessful || s == PaymentFailed
+}
+
+// Why a payment failed (failure_code).
+const (
+	FailureInsufficientFunds = "insufficient_funds"
+	FailureCardDeclined      = "card_declined"
+	FailureProcessingError   = "processing_error"
+	FailureNoPaymentMethod   = "no_payment_method"
+)
+
+// Payment sources.
+const (
+	PaymentSourceAPI     = "api"
+	PaymentSourceAutoPay = "auto_pay"
+)
+
+// Payment is one attempt to pay (part of) an invoice (pay_). A processing
+// payment reserves its amount of the invoice's balance, so two payments can
+// never together pay more than is due.
+type Payment struct {
+	ID string `gorm:"primaryKey;size:40"`
+	Tenant
+	InvoiceID       string         `gorm:"size:40;not null;index"`
+	AccountID       string         `gorm:"size:40;not null;index"`
+	Amount          Money          `gorm:"not null"`
+	Currency        string         `gorm:"size:3;not null"`
+	Status          PaymentStatus  `gorm:"size:20;not null;index"`
+	Source          string         `gorm:"size:20;not null"`
+	PaymentMethodID string         `gorm:"size:40;not null"`
+	MethodType      string         `gorm:"size:20;not null"`
+	CardBrand       string         `gorm:"size:20"`
+	CardLast4       string         `gorm:"size:4"`
+	TransactionID   string         `gorm:"size:80"`
+	FailureCode     string         `gorm:"size:40"`
+	FailureMessage  string         `gorm:"size:300"`
+	Details         map[string]any `gorm:"serializer:json;type:text"`
+	ProcessedAt     *time.Time
+	CreatedAt       time.Time `gorm:"index"`
+	UpdatedAt       time.Time
+}
+
+// PaymentStart is a payment about to be sent to the gateway.
+type PaymentStart struct {
+	ID       string // chosen by the caller (also the gateway's idempotency key)
+	Invoice  string
+	Amount   Money
+	Currency string // optional; must match the invoice's
+	Method   *PaymentMethod
+	Source   string
+}
+
+// PaymentOutcome is what the gateway answered.
+type PaymentOutcome struct {
+	Succeeded      bool
+	TransactionID  string
+	FailureCode    string
+	FailureMessage string
+	Available      *Money // funds the card had, for insufficient_funds
+}
+
+// BeginPayment reserves amount of an open invoice for a new processing
+// payment, in one transaction that locks the invoice row: a paid invoice,
+// or an amount beyond what is due less what other payments are processing,
+// is refused. Errors: NOT_FOUND, DUPLICATE_PAYMENT (details: invoice_id,
+// status, amount_due, processing_amount), INVALID_STATE_TRANSITION
+// (cancelled), VALIDATION_ERROR (amount, currency).
+func (s *Store) BeginPayment(ctx context.Context, scope Scope, in PaymentStart) (*Payment, error) {
+	var v Validator
+	v.Check(in.Amount > 0, "amount", "must be more than 0")
+	v.Check(in.Amount <= maxUnitPrice, "amount", "must be at most 100000000.00")
+	if err := v.Err(); err != nil {
+		return nil, err
+	}
+	var pay *Payment
+	err := s.In(ctx, scope).Transaction(func(tx *gorm.DB) error {
+		inv, err := lockInvoice(tx, in.Invoice)
+		if err != nil {
+			return err
+		}
+		if in.Currency != "" && !strings.EqualFold(in.Currency, inv.Currency) {
+			return Invalid(FieldIssue{Field: "currency", Issue: fmt.Sprintf("invoice %s is in %s", inv.ID, inv.Currency)})
+		}
+		switch inv.Status {
+		case InvoicePaid:
+			e := Errorf(CodeDuplicatePayment, "invoice %s is already paid", inv.ID).WithDetail("invoice_id", inv.ID).WithDetail("status", string(inv.Status))
+			if inv.PaidAt != nil {
+				e.WithDetail("paid_date", Timestamp(*inv.PaidAt))
+			}
+			return e
+		case InvoiceCancelled:
+			return Errorf(CodeInvalidStateTransition, "invoice %s is cancelled and cannot be paid", inv.ID).WithDetail("invoice_id", inv.ID).WithDetail("status", string(inv.Status))
+		}
+		var processing struct{ Sum int64 }
+		if err := tx.Model(&Payment{}).Select("COALESCE(SUM(amount), 0) AS sum").Where("invoice_id = ? AND status = ?", inv.ID, PaymentProcessing).Scan(&processing).Error; err != nil {
+			return dbErr(err)
+		}
+		due := inv.AmountDue()
+		if in.Amount > due-Money(processing.Sum) {
+			msg := fmt.Sprintf("the payment of %s exceeds what invoice %s still asks for (%s)", in.Amount, inv.ID, due-Money(processing.Sum))
+			if processing.Sum > 0 {
+				msg += ": another payment of it is being processed"
+			}
+			return Errorf(CodeDuplicatePayment, "%s", msg).WithDetail("invoice_id", inv.ID).WithDetail("status", string(inv.Status)).
+				WithDetail("amount_due", due).WithDetail("processing_amount", Money(processing.Sum)).WithDetail("requested_amount", in.Amount)
+		}
+		pay = &Payment{ID: in.ID, InvoiceID: inv.ID, AccountID: inv.AccountID, Amount: in.Amount, Currency: inv.Currency, Status: PaymentProcessing,
+			Source: in.Source, PaymentMethodID: in.Method.ID, MethodType: in.Method.Type, CardBrand: in.Method.Brand, CardLast4: in.Method.Last4}
+		if pay.ID == "" {
+			pay.ID = NewID(PrefixPayment)
+		}
+		return dbErr(tx.Create(pay).Error)
+	})
+	if err != nil {
+		return nil, AsError(err)
+	}
+	return pay, nil
+}
+
+// FinishPayment records the gateway's outcome of a processing payment in one
+// transaction: a success adds the amount to the invoice (paid when nothing
+// is left: payment.successful and invoice.paid), a failure releases the
+// reservation (payment.failed). Finishing a finished payment returns it
+// unchanged. Errors: NOT_FOUND.
+func (s *Store) FinishPayment(ctx context.Context, scope Scope, paymentID string, out PaymentOutcome) (*Payment, *Invoice, error) {
+	var pay Payment
+	var inv *Invoice
+	err := s.In(ctx, scope).Transaction(func(tx *gorm.DB) error {
+		if err := tx.Where("id = ?", paymentID).Take(&pay).Error; err != nil {
+			return notFoundOr(err, "payment")
+		}
+		var err error
+		if inv, err = lockInvoice(tx, pay.InvoiceID); err != nil {
+			return err
+		}
+		if pay.Status != PaymentProcessing {
+			return nil
+		}
+		now := s.Now()
+		pay.ProcessedAt, pay.UpdatedAt = &now, now
+		if !out.Succeeded {
+			pay.Status, pay.FailureCode, pay.FailureMessage = PaymentFailed, out.FailureCode, truncateText(out.FailureMessage, 300)
+			if out.Available != nil {
+				pay.Details = map[string]any{"available_cents": int64(*out.Available)}
+			}
+			if err := tx.Model(&Payment{}).Where("id = ?", pay.ID).Select("status", "failure_code", "failure_message", "details", "processed_at", "updated_at").Updates(&pay).Error; err != nil {
+				return dbErr(err)
+			}
+			return RecordEvent(tx, NewEvent(EventPaymentFailed, pay.ID, PaymentEventData(&pay, inv)))
+		}
+		pay.Status, pay.TransactionID = PaymentSuccessful, out.TransactionID
+		if err := tx.Model(&Payment{}).Where("id = ?", pay.ID).Select("status", "transaction_id", "processed_at", "updated_at").Updates(&pay).Error; err != nil {
+			return dbErr(err)
+		}
+		inv.AmountPaid += pay.Amount
+		updates := map[string]any{"amount_paid": inv.AmountPaid, "updated_at": now}
+		paid := inv.AmountPaid >= inv.Total && inv.Status.Open()
+		if paid {
+			if err := CheckInvoiceTransition(inv.Status, InvoicePaid); err != nil {
+				return err
+			}
+			inv.Status, inv.PaidAt = InvoicePaid, &now
+			updates["status"], updates["paid_at"] = InvoicePaid, now
+		}
+		if err := tx.Model(&Invoice{}).Where("id = ?", inv.ID).Updates(updates).Error; err != nil {
+			return dbErr(err)
+		}
+		if err := RecordEvent(tx, NewEvent(EventPaymentSuccessful, pay.ID, PaymentEventData(&pay, inv))); err != nil {
+			return err
+		}
+		if paid {
+			return RecordEvent(tx, NewEvent(EventInvoicePaid, inv.ID, InvoiceEventData(inv)))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, AsError(err)
+	}
+	return &pay, inv, nil
+}
+
+func truncateText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n]
+}
+
+// PaymentEventData is the data of the payment.* events.
+func PaymentEventData(p *Payment, inv *Invoice) map[string]any {
+	d := map[string]any{
+		"payment": map[string]any{
+			"id": p.ID, "status": string(p.Status), "amount": p.Amount, "currency": p.Currency,
+			"invoice_id": p.InvoiceID, "account_id": p.AccountID, "payment_method_id": p.PaymentMethodID,
+			"source": p.Source, "transaction_id": p.TransactionID, "failure_code": p.FailureCode, "failure_message": p.FailureMessage,
+		},
+	}
+	if p.ProcessedAt != nil {
+		d["payment"].(map[string]any)["processed_at"] = Timestamp(*p.ProcessedAt)
+	}
+	if inv != nil {
+		d["invoice"] = map[string]any{"id": inv.ID, "number": inv.Number, "status": string(inv.Status), "amount_due": inv.AmountDue()}
+	}
+	return d
+}
+
+// PaymentError returns the error a failed payment is answered with:
+// insufficient funds is INSUFFICIENT_FUNDS (402) with the specification's
+// details; a declined card is VALIDATION_ERROR on card_token; a gateway
+// failure is DEPENDENCY_UNAVAILABLE (503, retry_after). It returns nil for
+// a payment that did not fail.
+func PaymentError(p *Payment, field string) error {
+	if p.Status != PaymentFailed {
+		return nil
+	}
+	switch p.FailureCode {
+	case FailureInsufficientFunds:
+		e := Errorf(CodeInsufficientFunds, "the payment method does not have enough funds for %s %s", p.Amount, p.Currency).
+			WithDetail("payment_method_id", p.PaymentMethodID).WithDetail("required_amount", p.Amount).WithDetail("payment_id", p.ID)
+		switch avail := p.Details["available_cents"].(type) {
+		case int64:
+			e.WithDetail("available_amount", Money(avail))
+		case float64: // read back from the JSON column
+			e.WithDetail("available_amount", Money(avail))
+		}
+		return e
+	case FailureCardDeclined:
+		e := Invalid(FieldIssue{Field: field, Issue: "was declined by the card issuer"})
+		e.Message = "the card was declined"
+		return e.WithDetail("payment_id", p.ID).WithDetail("decline_code", p.FailureCode)
+	default:
+		return Errorf(CodeDependencyUnavailable, "the payment gateway could not process the payment; retry later").
+			WithDetail("payment_id", p.ID).WithDetail("retry_after", 5)
+	}
+}
+
+// GetPayment returns one payment visible to p. Errors: NOT_FOUND.
+func (s *Store) GetPayment(ctx context.Context, p *Principal, id string) (*Payment, error) {
+	var pay Payment
+	err := s.In(ctx, p.Scope()).Where("id = ?", id).Take(&pay).Error
+	return &pay, notFoundOr(err, "payment")
+}
+
+// PaymentFilter narrows the payment history.
+type PaymentFilter struct {
+	InvoiceID string
+	AccountID string
+	Status    string
+	From, To  *time.Time
+}
+
+var paymentSorts = SortFields{"created_at": "created_at", "amount": "amount", "status": "status"}
+
+// ListPayments returns a page of the payments visible to p, newest first.
+// Errors: VALIDATION_ERROR.
+func (s *Store) ListPayments(ctx context.Context, p *Principal, f PaymentFilter, page PageRequest) ([]Payment, int64, error) {
+	var v Validator
+	if f.Status != "" {
+		v.Check(PaymentStatus(f.Status).Valid(), "status", "must be processing, successful or failed")
+	}
+	if f.From != nil && f.To != nil {
+		v.Check(!f.To.Before(*f.From), "date_to", "must not be before date_from")
+	}
+	if err := v.Err(); err != nil {
+		return nil, 0, err
+	}
+	q := s.In(ctx, p.Scope()).Model(&Payment{})
+	if f.InvoiceID != "" {
+		q = q.Where("invoice_id = ?", f.InvoiceID)
+	}
+	if f.AccountID != "" {
+		q = q.Where("account_id = ?", f.AccountID)
+	}
+	if f.Status != "" {
+		q = q.Where("status = ?", f.Status)
+	}
+	if f.From != nil {
+		q = q.Where("created_at >= ?", f.From.UTC())
+	}
+	if f.To != nil {
+		q = q.Where("created_at < ?", f.To.UTC())
+	}
+	out := []Payment{}
+	total, err := Paginate(q, page, paymentSorts, &out)
+	return out, total, err
+}
+
+// PaymentIn returns one payment in scope. Errors: NOT_FOUND.
+func (s *Store) PaymentIn(ctx context.Context, scope Scope, id string) (*Payment, error) {
+	var pay Payment
+	err := s.In(ctx, scope).Where("id = ?", id).Take(&pay).Error
+	return &pay, notFoundOr(err, "payment")
+}

@@ -1,0 +1,870 @@
+package models
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+)
+
+// PriceLine is one line of a price: what, how many, at which unit price,
+// and what it adds per month and once.
+type PriceLine struct {
+	Description string `json:"description"`
+	Quantity    int    `json:"quantity"`
+	Unit        string `json:"unit"`
+	UnitPrice   Money  `json:"unit_price"`
+	Monthly     Money  `json:"monthly"`
+	OneTime     Money  `json:"one_time"`
+}
+
+// Price is the price of an order for a term: its lines, the monthly
+// subtotal, the term discount (on recurring charges only), the monthly
+// total and the one-time total.
+type Price struct {
+	Lines           []PriceLine
+	MonthlySubtotal Money
+	DiscountPercent int
+	Discount        Money
+	Monthly         Money
+	OneTime         Money
+	TermMonths      int
+	Currency        string
+}
+
+// TermDiscountPercent returns the discount on recurring charges for a
+// commitment of months: 5 % from 12 months, 10 % from 24, 15 % from 36.
+func TermDiscountPercent(months int) int {
+	switch {
+	case months >= 36:
+		return 15
+	case months >= 24:
+		return 10
+	case months >= 12:
+		return 5
+	}
+	return 0
+}
+
+// qtPercent returns pct percent of m, rounded half up to the cent.
+func qtPercent(m Money, pct int) Money {
+	v := int64(m) * int64(pct)
+	if v >= 0 {
+		return Money((v + 50) / 100)
+	}
+	return Money((v - 50) / 100)
+}
+
+// qtSLAPercent is what an SLA tier costs relative to standard.
+func qtSLAPercent(sla string) int {
+	switch sla {
+	case "premium":
+		return 125
+	case "enterprise":
+		return 150
+	}
+	return 100
+}
+
+// qtBandwidthFactor doubles the price for every step up the offer's
+// bandwidth options (the smallest is 1).
+func qtBandwidthFactor(offer *CatalogService, bandwidth string) int64 {
+	i := slices.Index(offer.BandwidthOptions, bandwidth)
+	if i <= 0 {
+		return 1
+	}
+	return int64(1) << i
+}
+
+// qtFeaturePrice returns the monthly price of a feature of a kind, and
+// whether it is charged per unit (user, agent, device) or once per service.
+func qtFeaturePrice(kind, feature string) (Money, bool) {
+	table := map[string]map[string]Money{
+		KindInternet:               {"ddos_protection": 9900, "managed_router": 4900, "bgp": 2500, "static_ip": 1500},
+		KindNetwork:                {"encryption": 5000, "application_visibility": 7500, "wan_optimization": 12000},
+		KindPhoneSystem:            {"call_recording": 300, "conference_bridge": 150, "call_analytics": 200},
+		KindContactCenter:          {"call_recording": 500, "quality_monitoring": 800, "real_time_analytics": 400, "workforce_management": 600},
+		KindCloudInfrastructure:    {"backup": 5000, "disaster_recovery": 25000, "monitoring": 2000},
+		KindCloudPlatform:          {"ci_cd": 3000, "log_retention": 1500, "managed_database": 6000},
+		KindManagedSecurity:        {"threat_hunting": 150000, "dark_web_monitoring": 50000, "phishing_simulation": 40000, "managed_edr": 100000},
+		KindSecurityInfrastructure: {"ips": 5000, "url_filtering": 5000, "antivirus": 5000, "sandboxing": 7500, "ssl_inspection": 5000, "application_control": 5000, "geo_blocking": 2500},
+		KindAIPlatform:             {"model_monitoring": 20000, "explainability": 15000, "auto_retraining": 30000, "private_endpoints": 10000},
+	}
+	price := table[kind][feature]
+	perUnit := kind == KindPhoneSystem || kind == KindContactCenter || kind == KindSecurityInfrastructure
+	return price, perUnit
+}
+
+// Number and add-on prices per month.
+const (
+	priceLocalNumber    Money = 100
+	priceTollFreeNumber Money = 200
+	priceThreatIntel    Money = 50000
+	priceFramework      Money = 25000
+	priceDatabase       Money = 6000
+	priceModel          Money = 15000
+)
+
+func qtLBPrice(tier string) Money {
+	switch tier {
+	case "premium":
+		return 9000
+	case "standard":
+		return 4500
+	}
+	return 2000
+}
+
+func priceLine(desc string, qty int, unit string, unitPrice Money) PriceLine {
+	return PriceLine{Description: desc, Quantity: qty, Unit: unit, UnitPrice: unitPrice, Monthly: unitPrice * Money(qty)}
+}
+
+// PriceOrder prices an order from the catalog for a term of termMonths
+// (1 to 60): the offer's starting price, doubled for each step up its
+// bandwidth options, times the SLA tier (standard 100 %, premium 125 %,
+// enterprise 150 %) and the order's units; the kind's add-ons (numbers,
+// features, load balancers, models...) and its one-time setup fee; then the
+// term discount on recurring charges. Errors: NOT_FOUND (unknown offer).
+func (s *Store) PriceOrder(ctx context.Context, o *ProvisioningOrder, termMonths int) (*Price, error) {
+	offer, err := s.CatalogServiceByID(ctx, orDefault(o.CatalogServiceID, o.Profile().Offers[0]))
+	if err != nil {
+		return nil, err
+	}
+	prof := o.Profile()
+	var body KindBody
+	if len(o.Spec) > 0 {
+		spec := map[string]any{}
+		for k, v := range o.Spec {
+			if k != "_missing" {
+				spec[k] = v
+			}
+		}
+		body, _ = DecodeKindBody("spec", prof.Kind, spec)
+	}
+	unit := qtPercent(Money(int64(offer.StartingPrice)*qtBandwidthFactor(offer, o.Bandwidth)), qtSLAPercent(o.SLA))
+	qty := max(o.Quantity, 1)
+	desc := offer.Name
+	if o.Bandwidth != "" {
+		desc += " " + o.Bandwidth
+	}
+	desc += ", " + orDefault(o.SLA, "standard") + " SLA"
+	var lines []PriceLine
+	switch b := body.(type) {
+	case *CloudInfrastructureBody:
+		regions := max(len(b.Regions), 1)
+		for i, r := range b.Resources {
+			switch r.Type {
+			case "virtual_machine":
+				cpu := 1
+				if r.Specifications != nil {
+					cpu = max(r.Specifications.CPU, 1)
+				}
+				n := max(r.Quantity, 1) * regions
+				lines = append(lines, priceLine(fmt.Sprintf("Virtual machines %d (%d vCPU)", i+1, cpu), n, "vm/month", unit*Money(max(1, (cpu+1)/2))))
+			case "load_balancer":
+				lines = append(lines, priceLine(fmt.Sprintf("Load balancer %d (%s)", i+1, r.Tier), regions, "month", qtPercent(qtLBPrice(r.Tier), qtSLAPercent(o.SLA))))
+			}
+		}
+		if len(lines) == 0 {
+			lines = append(lines, priceLine(desc, qty, offer.Unit, unit))
+		}
+	case *CloudPlatformBody:
+		size := max(InstanceSizeVCPUs(b.InstanceSize), 1)
+		lines = append(lines, priceLine(fmt.Sprintf("%s, %s instances", desc, orDefault(b.InstanceSize, "small")), qty, offer.Unit, unit*Money(size)))
+		if b.Database != nil {
+			lines = append(lines, priceLine("Managed "+b.Database.Engine+" database", 1, "month", priceDatabase))
+		}
+	case *ManagedSecurityBody:
+		if b.Coverage == "business_hours" {
+			unit = qtPercent(unit, 60)
+			desc += ", business hours"
+		}
+		lines = append(lines, priceLine(desc, 1, offer.Unit, unit))
+		if b.ThreatIntelligence {
+			lines = append(lines, priceLine("Threat intelligence", 1, "month", priceThreatIntel))
+		}
+		if n := len(b.ComplianceFrameworks); n > 0 {
+			lines = append(lines, priceLine("Compliance frameworks", n, "framework/month", priceFramework))
+		}
+	case *AIPlatformBody:
+		lines = append(lines, priceLine(desc, 1, offer.Unit, unit))
+		if n := len(b.Models); n > 0 {
+			factor := Money(1)
+			switch b.ComputeTier {
+			case "gpu_optimized":
+				factor = 3
+			case "gpu_high_memory":
+				factor = 5
+			}
+			lines = append(lines, priceLine("Model endpoints ("+orDefault(b.ComputeTier, "cpu_standard")+")", n, "model/month", priceModel*factor))
+		}
+	default:
+		lines = append(lines, priceLine(desc, qty, offer.Unit, unit))
+	}
+	if prof.Kind == KindNetwork && o.Redundancy == "dual_path" {
+		lines = append(lines, priceLine("Dual-path access", qty, "site/month", qtPercent(unit, 25)))
+	}
+	locals, tollFree := 0, 0
+	for _, n := range o.Numbers {
+		if n.Type == "toll_free" {
+			tollFree += n.Quantity
+		} else {
+			locals += n.Quantity
+		}
+	}
+	if locals > 0 {
+		lines = append(lines, priceLine("Local numbers", locals, "number/month", priceLocalNumber))
+	}
+	if tollFree > 0 {
+		lines = append(lines, priceLine("Toll-free numbers", tollFree, "number/month", priceTollFreeNumber))
+	}
+	if cc, ok := body.(*ContactCenterBody); ok && cc.AIFeatures != nil {
+		for _, f := range []struct {
+			on    bool
+			name  string
+			price Money
+		}{{cc.AIFeatures.SentimentAnalysis, "Sentiment analysis", 1000}, {cc.AIFeatures.AutoTranscription, "Auto transcription", 600}, {cc.AIFeatures.PredictiveDialing, "Predictive dialing", 1200}} {
+			if f.on {
+				lines = append(lines, priceLine(f.name, qty, "agent/month", f.price))
+			}
+		}
+	}
+	for _, f := range o.Features {
+		price, perUnit := qtFeaturePrice(prof.Kind, f)
+		if price == 0 {
+			continue
+		}
+		n := 1
+		if perUnit {
+			n = qty
+		}
+		lines = append(lines, priceLine("Feature "+f, n, "month", price))
+	}
+	if prof.SetupFee > 0 {
+		n := 1
+		if prof.SetupPerUnit {
+			n = qty
+		}
+		lines = append(lines, PriceLine{Description: "Setup", Quantity: n, Unit: "one-time", UnitPrice: prof.SetupFee, OneTime: prof.SetupFee * Money(n)})
+	}
+	termMonths = min(max(termMonths, 1), 60)
+	p := &Price{Lines: lines, TermMonths: termMonths, Currency: offer.Currency, DiscountPercent: TermDiscountPercent(termMonths)}
+	for _, l := range lines {
+		p.MonthlySubtotal += l.Monthly
+		p.OneTime += l.OneTime
+	}
+	p.Discount = qtPercent(p.MonthlySubtotal, p.DiscountPercent)
+	p.Monthly = p.MonthlySubtotal - p.Discount
+	return p, nil
+}
+
+// priceService prices a service as it would be after the update u (on the
+// service's own term).
+func (s *Store) priceService(ctx context.Context, svc *Service, u *ServiceUpdate) (*Price, error) {
+	o := &ProvisioningOrder{Kind: svc.Kind, ServiceType: svc.ServiceType, CatalogServiceID: svc.CatalogServiceID, Bandwidth: svc.Bandwidth,
+		SLA: svc.SLA, Quantity: svc.Quantity, Features: svc.Features, Spec: svc.Spec, Redundancy: svc.Redundancy}
+	if u != nil {
+		if u.Bandwidth != "" {
+			o.Bandwidth = u.Bandwidth
+		}
+		if u.SLA != nil {
+			o.SLA = *u.SLA
+		}
+		if u.Quantity > 0 {
+			o.Quantity = u.Quantity
+		}
+		if u.Features != nil {
+			o.Features = *u.Features
+		}
+		if u.Redundancy != nil {
+			o.Redundancy = *u.Redundancy
+		}
+	}
+	if body, err := DecodeKindBody("spec", svc.Kind, svc.Spec); err == nil && len(svc.Spec) > 0 {
+		switch b := body.(type) {
+		case *PhoneSystemBody:
+			for _, n := range b.PhoneNumbers {
+				o.Numbers = append(o.Numbers, NumberRequest{Type: n.Type, AreaCode: n.AreaCode, Quantity: n.Quantity})
+			}
+		case *ContactCenterBody:
+			if slices.Contains(b.Channels, "voice") {
+				o.Numbers = append(o.Numbers, NumberRequest{Type: "toll_free", Quantity: 1})
+			}
+		}
+	}
+	return s.PriceOrder(ctx, o, max(svc.TermMonths, 1))
+}
+
+// Quote statuses: open until it expires (expired, computed) or every item
+// has been ordered (ordered).
+const (
+	QuoteOpen    = "open"
+	QuoteOrdered = "ordered"
+	QuoteExpired = "expired"
+)
+
+// QuoteValidity is how long a quote's prices hold.
+const QuoteValidity = 30 * 24 * time.Hour
+
+// QuoteItem is one priced service of a quote.
+type QuoteItem struct {
+	Index            int            `json:"index"`
+	Type             string         `json:"type"`
+	ServiceType      string         `json:"service_type"`
+	CatalogServiceID string         `json:"catalog_service_id"`
+	Name             string         `json:"name"`
+	Quantity         int            `json:"quantity"`
+	Bandwidth        string         `json:"bandwidth,omitempty"`
+	SLA              string         `json:"sla"`
+	Features         []string       `json:"features"`
+	Spec             map[string]any `json:"spec"`
+	Lines            []PriceLine    `json:"lines"`
+	MonthlySubtotal  Money          `json:"monthly_subtotal"`
+	Discount         Money          `json:"discount"`
+	Monthly          Money          `json:"monthly"`
+	OneTime          Money          `json:"one_time"`
+	Missing          []string       `json:"missing_for_provisioning"`
+	ServiceID        string         `json:"service_id,omitempty"`
+	RequestID        string         `json:"request_id,omitempty"`
+}
+
+// Quote is a priced offer for one or more services (quo_), valid for 30
+// days.
+type Quote struct {
+	ID string `gorm:"primaryKey;size:40"`
+	Tenant
+	AccountID       string      `gorm:"size:40;not null;index"`
+	Status          string      `gorm:"size:20;not null"`
+	BillingCycle    string      `gorm:"size:20;not null"`
+	TermMonths      int         `gorm:"not null"`
+	DiscountPercent int         `gorm:"not null"`
+	Currency        string      `gorm:"size:3;not null"`
+	Items           []QuoteItem `gorm:"serializer:json;type:text"`
+	MonthlySubtotal Money       `gorm:"not null"`
+	MonthlyDiscount Money       `gorm:"not null"`
+	MonthlyTotal    Money       `gorm:"not null"`
+	OneTimeTotal    Money       `gorm:"not null"`
+	CycleTotal      Money       `gorm:"not null"`
+	TermTotal       Money       `gorm:"not null"`
+	CreatedBy       string      `gorm:"size:40"`
+	ExpiresAt       time.Time   `gorm:"not null"`
+	CreatedAt       time.Time
+	UpdatedAt       time.Time
+}
+
+// StatusAt returns the quote's status at now (open becomes expired after ExpiresAt).
+func (q *Quote) StatusAt(now time.Time) string {
+	if q.Status == QuoteOpen && !now.Before(q.ExpiresAt) {
+		return QuoteExpired
+	}
+	return q.Status
+}
+
+// QuoteInput is the quote request (spec 2.2) plus the billing account
+// (default: the organization's oldest).
+type QuoteInput struct {
+	Services  []map[string]any
+	Cycle     string
+	Term      string
+	AccountID string
+}
+
+var qtTermPattern = regexp.MustCompile(`^([1-9][0-9]?)_months?$`)
+
+// qtCycleMonths is how many months a billing cycle covers.
+func qtCycleMonths(cycle string) int {
+	switch cycle {
+	case "quarterly":
+		return 3
+	case "annual":
+		return 12
+	}
+	return 1
+}
+
+// kindOfQuoteType resolves a quote item's type: a kind, a location service
+// type (which also fixes the service type) or a catalog offer id.
+func kindOfQuoteType(ctx context.Context, s *Store, typ string) (kind, serviceType string, ok bool) {
+	if _, found := LookupKind(typ); found {
+		return typ, "", true
+	}
+	if st, found := LookupServiceType(typ); found {
+		return st.Kind, st.Name, true
+	}
+	for _, p := range kindProfiles() {
+		if slices.Contains(p.Offers, typ) {
+			for _, st := range serviceTypes {
+				if st.CatalogServiceID == typ {
+					return p.Kind, st.Name, true
+				}
+			}
+			return p.Kind, "", true
+		}
+	}
+	return "", "", false
+}
+
+// quoteAliases maps a quote item's shorthand fields (spec 2.2: bandwidth,
+// location string, users, features) to its kind's body, and returns the
+// body and the item's pricing overrides. Errors: VALIDATION_ERROR under field.
+func (s *Store) quoteItemBody(ctx context.Context, env Environment, field string, item map[string]any) (KindBody, map[string]any, int, []string, error) {
+	typ, _ := item["type"].(string)
+	typ = strings.TrimSpace(typ)
+	if typ == "" {
+		return nil, nil, 0, nil, Invalid(FieldIssue{Field: field + ".type", Issue: "is required: a kind of service (" + strings.Join(KindNames(), ", ") + "), a service type or a catalog offer id"})
+	}
+	kind, serviceType, ok := kindOfQuoteType(ctx, s, typ)
+	if !ok {
+		return nil, nil, 0, nil, Invalid(FieldIssue{Field: field + ".type", Issue: "must be a kind of service (" + strings.Join(KindNames(), ", ") + "), a service type or a catalog offer id"})
+	}
+	spec := map[string]any{}
+	for k, v := range item {
+		if k != "type" {
+			spec[k] = v
+		}
+	}
+	var v Validator
+	quantity := 0
+	if q, has := spec["quantity"]; has {
+		n, isNum := q.(float64)
+		if !isNum || n != float64(int(n)) || n < 1 || n > 10000 {
+			v.Add(field+".quantity", "must be a whole number from 1 to 10000")
+		} else {
+			quantity = int(n)
+		}
+		delete(spec, "quantity")
+	}
+	var features []string
+	if f, has := spec["features"]; has && kind != KindPhoneSystem && kind != KindContactCenter && kind != KindSecurityInfrastructure {
+		list, isList := f.([]any)
+		if !isList {
+			v.Add(field+".features", "must be a list of strings")
+		}
+		for _, x := range list {
+			str, _ := x.(string)
+			features = append(features, str)
+		}
+		prof, _ := LookupKind(kind)
+		features = svcCheckList(&v, field+".features", features, prof.Features, 0, 20)
+		delete(spec, "features")
+	}
+	if users, has := spec["users"]; has && kind == KindContactCenter {
+		spec["agent_count"] = users
+		delete(spec, "users")
+	}
+	switch kind {
+	case KindInternet, KindNetwork:
+		if serviceType != "" {
+			key := "service_type"
+			if kind == KindNetwork {
+				key = "network_type"
+			}
+			if _, given := spec[key]; !given {
+				spec[key] = serviceType
+			}
+		}
+	case KindSecurityInfrastructure:
+		if bw, has := spec["bandwidth"]; has {
+			spec["throughput"] = bw
+			delete(spec, "bandwidth")
+		}
+	}
+	if loc, isString := spec["location"].(string); isString {
+		id, postal, err := parseLocationString(field+".location", loc)
+		switch {
+		case err != nil:
+			v.Add(field+".location", `must be a location id (loc_...) or "address, city, ST zip", e.g. "100 Congress Ave, Austin, TX 78701"`)
+			delete(spec, "location")
+		case kind == KindSecurityInfrastructure && id != "":
+			delete(spec, "location")
+			spec["location_id"] = id
+		case kind == KindInternet && id != "":
+			l, err := s.LocationByID(ctx, env, field+".location", id)
+			if err != nil {
+				return nil, nil, 0, nil, err
+			}
+			in := l.input()
+			spec["location"] = map[string]any{"address": in.Address, "city": in.City, "state": in.State, "zip": in.Zip}
+		case kind == KindInternet || kind == KindSecurityInfrastructure:
+			spec["location"] = map[string]any{"address": postal.Address, "city": postal.City, "state": postal.State, "zip": postal.Zip}
+		default:
+			v.Add(field+".location", fmt.Sprintf("a %s is not ordered at a location", strings.ReplaceAll(kind, "_", " ")))
+			delete(spec, "location")
+		}
+	}
+	if err := v.Err(); err != nil {
+		return nil, nil, 0, nil, err
+	}
+	body, err := DecodeKindBody(field, kind, spec)
+	if err != nil {
+		return nil, nil, 0, nil, err
+	}
+	return body, spec, quantity, features, nil
+}
+
+// parseLocationString reads a location written as a string: a location id
+// (loc_...) or "address, city, ST zip" (the format of bulk provisioning).
+// Errors: VALIDATION_ERROR under field.
+func parseLocationString(field, s string) (string, *LocationInput, error) {
+	s = strings.TrimSpace(s)
+	if strings.HasPrefix(s, PrefixLocation+"_") {
+		if !HasPrefix(s, PrefixLocation) {
+			return "", nil, Invalid(FieldIssue{Field: field, Issue: "is not a location id"})
+		}
+		return s, nil, nil
+	}
+	parts := strings.Split(s, ",")
+	if len(parts) >= 3 {
+		last := strings.Fields(parts[len(parts)-1])
+		if len(last) == 2 {
+			in := LocationInput{Address: strings.Join(parts[:len(parts)-2], ","), City: parts[len(parts)-2], State: last[0], Zip: last[1]}
+			var v Validator
+			in.Validate(&v, field)
+			if err := v.Err(); err != nil {
+				return "", nil, err
+			}
+			n := in.Normalize()
+			return "", &n, nil
+		}
+	}
+	return "", nil, Invalid(FieldIssue{Field: field, Issue: "must be a location id or an address"})
+}
+
+// qtPrefixFields rewrites a validation error's fields under prefix.
+func qtPrefixFields(err error, prefix string) error {
+	e := AsError(err)
+	if e.Code != CodeValidation {
+		return e.WithDetail("item", prefix)
+	}
+	issues, _ := e.Details["fields"].([]FieldIssue)
+	out := make([]FieldIssue, len(issues))
+	for i, is := range issues {
+		f := is.Field
+		if !strings.HasPrefix(f, prefix) {
+			f = prefix + "." + f
+		}
+		out[i] = FieldIssue{Field: f, Issue: is.Issue}
+	}
+	return Invalid(out...)
+}
+
+// CreateQuote validates a quote request for principal p and stores the
+// quote: each service is validated as its kind's create body, except that
+// fields it still lacks to be provisioned are listed
+// (missing_for_provisioning) rather than refused; where a location is
+// given, availability there is checked; each is priced from the catalog
+// (PriceOrder) with the term discount of billing_preferences.term (1 to 60
+// months, default 1), and the quote expires after 30 days.
+// Errors: VALIDATION_ERROR, LOCATION_NOT_SERVICEABLE,
+// SERVICE_UNAVAILABLE_AT_LOCATION, INSUFFICIENT_BANDWIDTH.
+func (s *Store) CreateQuote(ctx context.Context, p *Principal, in QuoteInput) (*Quote, error) {
+	var v Validator
+	v.Check(len(in.Services) >= 1 && len(in.Services) <= 50, "services", "must list 1 to 50 services")
+	cycle := orDefault(strings.TrimSpace(in.Cycle), "monthly")
+	v.Check(slices.Contains(billingCycles, cycle), "billing_preferences.cycle", "must be monthly, quarterly or annual")
+	term := 1
+	if t := strings.TrimSpace(in.Term); t != "" {
+		m := qtTermPattern.FindStringSubmatch(t)
+		if m == nil {
+			v.Add("billing_preferences.term", "must be <n>_months with n from 1 to 60, e.g. 36_months")
+		} else if n, _ := strconv.Atoi(m[1]); n > 60 {
+			v.Add("billing_preferences.term", "must be at most 60_months")
+		} else {
+			term = n
+		}
+	}
+	accountID := strings.TrimSpace(in.AccountID)
+	if accountID != "" {
+		v.Check(HasPrefix(accountID, PrefixAccount), "account_id", "must be a billing account id (acct_...)")
+	} else if p.IsStaff() {
+		v.Add("account_id", "is required when provider staff quote for a customer")
+	}
+	if err := v.Err(); err != nil {
+		return nil, err
+	}
+	holder := &ProvisioningOrder{AccountID: accountID}
+	if err := s.defaultAccount(ctx, p, holder); err != nil {
+		return nil, err
+	}
+	var acct BillingAccount
+	err := s.In(ctx, p.Scope()).Where("id = ?", holder.AccountID).Take(&acct).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return nil, Invalid(FieldIssue{Field: "account_id", Issue: fmt.Sprintf("no billing account %s in this organization", holder.AccountID)})
+	}
+	if err != nil {
+		return nil, dbErr(err)
+	}
+	scope := TenantScope(acct.OrganizationID, p.Environment)
+	now := s.Now()
+	q := &Quote{ID: NewID(PrefixQuote), AccountID: acct.ID, Status: QuoteOpen, BillingCycle: cycle, TermMonths: term,
+		DiscountPercent: TermDiscountPercent(term), CreatedBy: p.ID, ExpiresAt: now.Add(QuoteValidity)}
+	var issues []FieldIssue
+	for i, item := range in.Services {
+		field := fmt.Sprintf("services[%d]", i)
+		qi, err := s.quoteItem(ctx, scope, field, item, term)
+		if err != nil {
+			if ErrorCode(err) == CodeValidation {
+				issues = append(issues, AsError(qtPrefixFields(err, field)).Details["fields"].([]FieldIssue)...)
+				continue
+			}
+			return nil, AsError(err).WithDetail("item", i)
+		}
+		qi.Index = i
+		if q.Currency == "" {
+			q.Currency = qi.currency
+		}
+		q.Items = append(q.Items, qi.QuoteItem)
+		q.MonthlySubtotal += qi.MonthlySubtotal
+		q.MonthlyDiscount += qi.Discount
+		q.MonthlyTotal += qi.Monthly
+		q.OneTimeTotal += qi.OneTime
+	}
+	if len(issues) > 0 {
+		return nil, Invalid(issues...)
+	}
+	q.CycleTotal = q.MonthlyTotal * Money(qtCycleMonths(cycle))
+	q.TermTotal = q.MonthlyTotal*Money(term) + q.OneTimeTotal
+	if err := s.In(ctx, scope).Create(q).Error; err != nil {
+		return nil, dbErr(err)
+	}
+	return q, nil
+}
+
+type pricedItem struct {
+	QuoteItem
+	currency string
+}
+
+// quoteItem validates and prices one service of a quote.
+func (s *Store) quoteItem(ctx context.Context, scope Scope, field string, item map[string]any, term int) (*pricedItem, error) {
+	body, spec, quantity, features, err := s.quoteItemBody(ctx, scope.Environment, field, item)
+	if err != nil {
+		return nil, err
+	}
+	o, err := s.orderFromBody(ctx, scope.Environment, body, true)
+	if err != nil {
+		return nil, err
+	}
+	missing := o.MissingForProvisioning()
+	if quantity > 0 && (o.Kind == KindPhoneSystem || o.Kind == KindContactCenter) {
+		return nil, Invalid(FieldIssue{Field: "quantity", Issue: "give users (or agent_count) instead"})
+	}
+	if quantity > 0 {
+		o.Quantity = quantity
+	}
+	if len(features) > 0 {
+		o.Features = features
+	}
+	located := o.Profile().Located && (o.LocationID != "" || o.Location != (LocationInput{}))
+	if located || len(o.Compute) > 0 || len(o.Numbers) > 0 || len(o.Sites) > 0 {
+		if err := s.checkOrderAvailability(ctx, scope, o); err != nil {
+			return nil, err
+		}
+	}
+	price, err := s.PriceOrder(ctx, o, term)
+	if err != nil {
+		return nil, err
+	}
+	if features != nil {
+		spec["features"] = features
+	}
+	if quantity > 0 {
+		spec["quantity"] = quantity
+	}
+	return &pricedItem{currency: price.Currency, QuoteItem: QuoteItem{
+		Type: o.Kind, ServiceType: o.ServiceType, CatalogServiceID: o.CatalogServiceID, Name: o.Name, Quantity: max(o.Quantity, 1),
+		Bandwidth: o.Bandwidth, SLA: o.SLA, Features: svcStrings(o.Features), Spec: spec, Lines: price.Lines,
+		MonthlySubtotal: price.MonthlySubtotal, Discount: price.Discount, Monthly: price.Monthly, OneTime: price.OneTime, Missing: svcStrings(missing),
+	}}, nil
+}
+
+func svcStrings(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// GetQuote returns one quote visible to p. Errors: NOT_FOUND.
+func (s *Store) GetQuote(ctx context.Context, p *Principal, id string) (*Quote, error) {
+	var q Quote
+	err := s.In(ctx, p.Scope()).Where("id = ?", id).Take(&q).Error
+	return &q, notFoundOr(err, "quote")
+}
+
+// QuoteOrderInput provisions one service of a quote (POST
+// /services/provision with quote_id): the quote's item, the schedule, the
+// contacts and a name.
+type QuoteOrderInput struct {
+	QuoteID          string
+	Item             *int
+	Name             string
+	PreferredDate    *time.Time
+	Flexibility      string
+	TechnicalContact string
+	BillingContact   string
+}
+
+// PrepareQuoteOrder validates provisioning one item of a quote for principal
+// p: the quote exists (VALIDATION_ERROR on quote_id otherwise), is open and
+// not expired, the item exists and is complete, and was not ordered
+// already (unless that order failed); then the item is validated as its
+// kind's create body, with the quote's account and at the quote's prices.
+// Errors: VALIDATION_ERROR, INVALID_STATE_TRANSITION (quote expired or
+// ordered), SERVICE_CONFLICT (item already ordered), and PrepareServiceOrder's.
+func (s *Store) PrepareQuoteOrder(ctx context.Context, p *Principal, in QuoteOrderInput) (*ProvisioningOrder, Scope, error) {
+	q, err := s.GetQuote(ctx, p, strings.TrimSpace(in.QuoteID))
+	if ErrorCode(err) == CodeNotFound {
+		return nil, Scope{}, Invalid(FieldIssue{Field: "quote_id", Issue: fmt.Sprintf("no quote %s", in.QuoteID)})
+	}
+	if err != nil {
+		return nil, Scope{}, err
+	}
+	if st := q.StatusAt(s.Now()); st != QuoteOpen {
+		return nil, Scope{}, Errorf(CodeInvalidStateTransition, "quote %s is %s; request a new quote", q.ID, st).WithDetail("status", st).
+			WithDetail("expires_at", Timestamp(q.ExpiresAt))
+	}
+	idx := 0
+	switch {
+	case in.Item != nil:
+		idx = *in.Item
+		if idx < 0 || idx >= len(q.Items) {
+			return nil, Scope{}, Invalid(FieldIssue{Field: "quote_item", Issue: fmt.Sprintf("must be from 0 to %d", len(q.Items)-1)})
+		}
+	case len(q.Items) > 1:
+		return nil, Scope{}, Invalid(FieldIssue{Field: "quote_item", Issue: fmt.Sprintf("is required: the quote has %d services (0 to %d)", len(q.Items), len(q.Items)-1)})
+	}
+	item := q.Items[idx]
+	scope := TenantScope(q.OrganizationID, q.Environment)
+	if err := s.checkQuoteItemFree(ctx, scope, q, idx); err != nil {
+		return nil, Scope{}, err
+	}
+	if len(item.Missing) > 0 {
+		issues := make([]FieldIssue, len(item.Missing))
+		for i, f := range item.Missing {
+			issues[i] = FieldIssue{Field: fmt.Sprintf("quote.services[%d].%s", idx, f), Issue: "is required to provision; request a new quote with it"}
+		}
+		return nil, Scope{}, Invalid(issues...)
+	}
+	spec := map[string]any{}
+	var features []string
+	for k, v := range item.Spec {
+		switch k {
+		case "quantity":
+		case "features":
+			if item.Type != KindPhoneSystem && item.Type != KindContactCenter && item.Type != KindSecurityInfrastructure {
+				features = item.Features
+				continue
+			}
+			spec[k] = v
+		default:
+			spec[k] = v
+		}
+	}
+	spec["account_id"] = q.AccountID
+	if in.Name != "" {
+		spec["name"] = in.Name
+	}
+	body, err := DecodeKindBody("quote", item.Type, spec)
+	if err != nil {
+		return nil, Scope{}, err
+	}
+	o, err := s.orderFromBody(ctx, p.Environment, body, false)
+	if err != nil {
+		return nil, Scope{}, qtPrefixFields(err, fmt.Sprintf("quote.services[%d]", idx))
+	}
+	o.Source, o.QuoteID, o.QuoteItem = OrderFromQuote, q.ID, idx
+	o.Quantity = item.Quantity
+	if features != nil {
+		o.Features = features
+	}
+	o.MonthlyCharge, o.OneTimeCharge, o.Currency, o.TermMonths = item.Monthly, item.OneTime, q.Currency, q.TermMonths
+	o.PreferredDate, o.Flexibility = in.PreferredDate, strings.TrimSpace(in.Flexibility)
+	o.TechnicalContact, o.BillingContact = strings.TrimSpace(in.TechnicalContact), strings.TrimSpace(in.BillingContact)
+	var v Validator
+	if err := s.checkOrderFields(ctx, &v, o); err != nil {
+		return nil, Scope{}, err
+	}
+	if err := v.Err(); err != nil {
+		return nil, Scope{}, err
+	}
+	return s.completeOrder(ctx, p, o)
+}
+
+// checkQuoteItemFree returns SERVICE_CONFLICT when item idx of q was
+// ordered and that service did not fail.
+func (s *Store) checkQuoteItemFree(ctx context.Context, scope Scope, q *Quote, idx int) error {
+	item := q.Items[idx]
+	if item.ServiceID == "" {
+		return nil
+	}
+	svc, err := s.serviceIn(ctx, scope, item.ServiceID)
+	if ErrorCode(err) == CodeNotFound {
+		var op Operation
+		err := s.In(ctx, scope).Where("id = ?", item.RequestID).Take(&op).Error
+		if errors.Is(err, gorm.ErrRecordNotFound) || (err == nil && (op.Status == OpFailed || op.Status == OpCancelled)) {
+			return nil
+		}
+		if err != nil {
+			return dbErr(err)
+		}
+	} else if err != nil {
+		return err
+	} else if svc.Status == ServiceFailed {
+		return nil
+	}
+	return Errorf(CodeServiceConflict, "service %d of quote %s was already ordered as %s", idx, q.ID, item.ServiceID).
+		WithDetail("existing_service_id", item.ServiceID).WithDetail("request_id", item.RequestID)
+}
+
+// ClaimQuoteItem records that item idx of quote id is being ordered as
+// service serviceID by operation opID, unless someone else did it first.
+// When every item is ordered the quote becomes ordered.
+// Errors: NOT_FOUND, SERVICE_CONFLICT.
+func (s *Store) ClaimQuoteItem(ctx context.Context, scope Scope, id string, idx int, serviceID, opID string) error {
+	return svcErrOrNil(s.Tx(ctx, scope, func(tx *gorm.DB) error {
+		var q Quote
+		if err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Where("id = ?", id).Take(&q).Error; err != nil {
+			return notFoundOr(err, "quote")
+		}
+		if idx < 0 || idx >= len(q.Items) {
+			return NotFound("quote item")
+		}
+		if err := s.checkQuoteItemFree(ctx, scope, &q, idx); err != nil {
+			return err
+		}
+		q.Items[idx].ServiceID, q.Items[idx].RequestID = serviceID, opID
+		all := true
+		for _, it := range q.Items {
+			all = all && it.ServiceID != ""
+		}
+		if all {
+			q.Status = QuoteOrdered
+		}
+		return dbErr(tx.Model(&q).Select("items", "status", "updated_at").Updates(&q).Error)
+	}))
+}
+
+// ReleaseQuoteItem forgets the claim of operation opID on a quote item
+// (its workflow could not be started).
+func (s *Store) ReleaseQuoteItem(ctx context.Context, scope Scope, id string, idx int, opID string) error {
+	return svcErrOrNil(s.Tx(ctx, scope, func(tx *gorm.DB) error {
+		var q Quote
+		if err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Where("id = ?", id).Take(&q).Error; err != nil {
+			return notFoundOr(err, "quote")
+		}
+		if idx < 0 || idx >= len(q.Items) || q.Items[idx].RequestID != opID {
+			return nil
+		}
+		q.Items[idx].ServiceID, q.Items[idx].RequestID = "", ""
+		q.Status = QuoteOpen
+		return dbErr(tx.Model(&q).Select("items", "status", "updated_at").Updates(&q).Error)
+	}))
+}

@@ -1,0 +1,331 @@
+package models_test
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/webhooks"
+)
+
+func TestFormatsOfTheBodies(t *testing.T) {
+	t.Run("response times", func(t *testing.T) {
+		for in, want := range map[string]time.Duration{"15_minutes": 15 * time.Minute, "1_minute": time.Minute, "1_hour": time.Hour, "4_hours": 4 * time.Hour} {
+			if got, err := models.ParseResponseTime("f", in); err != nil || got != want {
+				t.Fatalf("%s: %v %v", in, got, err)
+			}
+		}
+		for _, bad := range []string{"15 minutes", "0_minutes", "15m", "1_day", "", "_hours", "2_hourss"} {
+			if _, err := models.ParseResponseTime("f", bad); models.ErrorCode(err) != models.CodeValidation {
+				t.Fatalf("%q accepted", bad)
+			}
+		}
+	})
+	t.Run("sizes", func(t *testing.T) {
+		for in, want := range map[string]int{"16GB": 16, "2TB": 2000, "500gb": 500, "1 TB": 1000} {
+			if got, err := models.ParseSizeGB("f", in); err != nil || got != want {
+				t.Fatalf("%s: %d %v", in, got, err)
+			}
+		}
+		for _, bad := range []string{"16", "16MB", "GB", "0GB", "-1GB"} {
+			if _, err := models.ParseSizeGB("f", bad); err == nil {
+				t.Fatalf("%q accepted", bad)
+			}
+		}
+	})
+	t.Run("maintenance windows", func(t *testing.T) {
+		for in, want := range map[string]time.Duration{"1_hour": time.Hour, "2_hours": 2 * time.Hour, "24_hours": 24 * time.Hour} {
+			if got, err := models.ParseWindowDuration("f", in); err != nil || got != want {
+				t.Fatalf("%s: %v %v", in, got, err)
+			}
+		}
+		for _, bad := range []string{"25_hours", "0_hours", "90_minutes", "2 hours"} {
+			if _, err := models.ParseWindowDuration("f", bad); err == nil {
+				t.Fatalf("%q accepted", bad)
+			}
+		}
+	})
+	t.Run("networks", func(t *testing.T) {
+		tests := []struct {
+			in   []string
+			bad  string
+			want []string
+		}{
+			{[]string{"10.0.0.0/8", "192.168.1.0/24", "2001:db8::/32"}, "", []string{"10.0.0.0/8", "192.168.1.0/24", "2001:db8::/32"}},
+			{[]string{"10.0.0.1/8"}, "f[0]", nil},
+			{[]string{"10.0.0.0/33"}, "f[0]", nil},
+			{[]string{"intranet"}, "f[0]", nil},
+			{[]string{"10.0.0.0/8", "10.1.0.0/16"}, "f[1]", nil},
+			{[]string{"192.168.0.0/24", "192.168.0.0/16"}, "f[1]", nil},
+		}
+		for _, tc := range tests {
+			var v models.Validator
+			got := models.CheckCIDRs(&v, "f", tc.in, 50)
+			err := v.Err()
+			if tc.bad == "" && (err != nil || !slices.Equal(got, tc.want)) {
+				t.Fatalf("%v: %v %v", tc.in, got, err)
+			}
+			if tc.bad != "" && (err == nil || !strings.Contains(err.Error(), tc.bad) && models.AsError(err).Details["fields"].([]models.FieldIssue)[0].Field != tc.bad) {
+				t.Fatalf("%v: want an issue for %s, got %v", tc.in, tc.bad, err)
+			}
+		}
+	})
+	t.Run("term discounts", func(t *testing.T) {
+		for months, pct := range map[int]int{1: 0, 11: 0, 12: 5, 23: 5, 24: 10, 35: 10, 36: 15, 60: 15} {
+			if got := models.TermDiscountPercent(months); got != pct {
+				t.Fatalf("%d months: %d %%", months, got)
+			}
+		}
+	})
+}
+
+func TestKindProfilesMatchTheCatalog(t *testing.T) {
+	s := newStore(t)
+	ctx := context.Background()
+	seen := map[string]bool{}
+	for _, p := range models.KindProfiles() {
+		if seen[p.Collection] || !strings.HasPrefix(p.Collection, "/services/") || p.Reference == "" {
+			t.Fatalf("profile %+v", p)
+		}
+		seen[p.Collection] = true
+		for _, id := range p.Offers {
+			offer, err := s.CatalogServiceByID(ctx, id)
+			if err != nil || offer.Kind != p.Kind || offer.Category != p.Category {
+				t.Fatalf("%s: offer %s: %+v %v", p.Kind, id, offer, err)
+			}
+		}
+		if _, err := models.NewKindBody("type", p.Kind); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(seen) != 9 {
+		t.Fatalf("%d kinds", len(seen))
+	}
+}
+
+func TestPricing(t *testing.T) {
+	s := newStore(t)
+	ctx := context.Background()
+	tests := []struct {
+		name    string
+		order   models.ProvisioningOrder
+		term    int
+		monthly models.Money
+		oneTime models.Money
+	}{
+		{"smallest bandwidth, standard", models.ProvisioningOrder{Kind: "internet", CatalogServiceID: "internet-fiber-dedicated", Bandwidth: "100mbps", SLA: "standard"}, 1, 29900, 50000},
+		{"third option, premium", models.ProvisioningOrder{Kind: "internet", CatalogServiceID: "internet-fiber-dedicated", Bandwidth: "1gbps", SLA: "premium"}, 1, 149500, 50000},
+		{"enterprise, 36 months", models.ProvisioningOrder{Kind: "internet", CatalogServiceID: "internet-fiber-dedicated", Bandwidth: "10gbps", SLA: "enterprise"}, 36, 304980, 50000},
+		{"network per site with dual path", models.ProvisioningOrder{Kind: "network", CatalogServiceID: "network-mpls", Bandwidth: "50mbps", SLA: "standard", Quantity: 3, Redundancy: "dual_path"}, 1, 3*45000 + 3*11250, 3 * 75000},
+		{"users and numbers", models.ProvisioningOrder{Kind: "phone_system", CatalogServiceID: "voice-cloud-pbx", SLA: "standard", Quantity: 10,
+			Numbers: []models.NumberRequest{{Type: "local", AreaCode: "512", Quantity: 3}, {Type: "toll_free", Quantity: 1}}, Features: []string{"call_recording", "auto_attendant"}}, 1, 10*1999 + 300 + 200 + 10*300, 0},
+		{"features per service", models.ProvisioningOrder{Kind: "internet", CatalogServiceID: "internet-fiber-business", Bandwidth: "50mbps", SLA: "standard", Features: []string{"ddos_protection", "ipv6"}}, 12, 17860, 50000},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := s.PriceOrder(ctx, &tc.order, tc.term)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.Monthly != tc.monthly || p.OneTime != tc.oneTime || p.Currency != "USD" || p.MonthlySubtotal-p.Discount != p.Monthly {
+				t.Fatalf("price %+v (monthly %s, want %s)", p, p.Monthly, tc.monthly)
+			}
+		})
+	}
+}
+
+func TestNumbersAndComputeInventory(t *testing.T) {
+	s := newStore(t)
+	ctx := context.Background()
+	p, _ := provisioningTenant(t, s, "Inventory")
+	scope := p.OwnScope()
+	req := models.AllocationRequest{OperationID: "prov_numbers", ServiceID: "svc_numbers"}
+	first, err := s.AllocateNumbers(ctx, scope, req, "local", "512", []int{0, 1, 2})
+	if err != nil || len(first) != 3 || first[0].Reference != "+15125550000" || first[2].Reference != "+15125550002" {
+		t.Fatalf("numbers %+v %v", first, err)
+	}
+	again, err := s.AllocateNumbers(ctx, scope, req, "local", "512", []int{0, 1, 2, 3})
+	if err != nil || len(again) != 4 || again[0].ID != first[0].ID || again[3].Reference != "+15125550003" {
+		t.Fatalf("retried %+v %v", again, err)
+	}
+	other, err := s.AllocateNumbers(ctx, scope, models.AllocationRequest{OperationID: "prov_other", ServiceID: "svc_other"}, "toll_free", "", []int{0})
+	if err != nil || !strings.HasPrefix(other[0].Reference, "+1800555") {
+		t.Fatalf("toll-free %+v %v", other, err)
+	}
+	if n, err := s.ReleaseServiceAllocations(ctx, scope, "svc_numbers", ""); err != nil || n != 4 {
+		t.Fatalf("released %d %v", n, err)
+	}
+	reused, err := s.AllocateNumbers(ctx, scope, models.AllocationRequest{OperationID: "prov_reuse", ServiceID: "svc_reuse"}, "local", "512", []int{0})
+	if err != nil || reused[0].Reference != "+15125550000" {
+		t.Fatalf("the freed number is not reused: %+v %v", reused, err)
+	}
+	if _, err := s.AllocateNumbers(ctx, scope, models.AllocationRequest{OperationID: "prov_x", ServiceID: "svc_x"}, "local", "999", []int{0}); models.ErrorCode(err) != models.CodeUnavailableAtLocation {
+		t.Fatalf("the sandbox area code exists live: %v", err)
+	}
+
+	if _, err := s.ReserveUnits(ctx, scope, models.AllocationRequest{OperationID: "prov_vm", ServiceID: "svc_vm", LocationID: "us-east-1", ServiceType: "gpu", Mbps: 300}); models.ErrorCode(err) != models.CodeUnavailableAtLocation {
+		t.Fatalf("300 GPUs reserved: %v", err)
+	}
+	for slot, region := range []string{"us-east-1", "eu-west-1"} {
+		if _, err := s.ReserveUnits(ctx, scope, models.AllocationRequest{OperationID: "prov_vm", ServiceID: "svc_vm", LocationID: region, ServiceType: "vcpu", Mbps: 64, Slot: slot}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if left, _ := s.AvailableUnits(ctx, scope, "us-east-1", "vcpu"); left != 20000-64 {
+		t.Fatalf("%d vCPUs left", left)
+	}
+	regions, _ := s.ComputeRegions(ctx, models.EnvLive)
+	sandboxRegions, _ := s.ComputeRegions(ctx, models.EnvTest)
+	if slices.Contains(regions, "sandbox-exhausted-1") || !slices.Contains(sandboxRegions, "sandbox-exhausted-1") || len(regions) != 6 {
+		t.Fatalf("regions %v / %v", regions, sandboxRegions)
+	}
+}
+
+func TestScalingCapacityReplacesTheOld(t *testing.T) {
+	s := newStore(t)
+	ctx := context.Background()
+	p, _ := provisioningTenant(t, s, "Scaler")
+	scope := p.OwnScope()
+	// Boise has 500 Mbps of fiber_business: a service holding 300 can grow to 500 only by replacing its own
+	old := models.AllocationRequest{OperationID: "prov_a", ServiceID: "svc_a", LocationID: "loc_boise_main", ServiceType: "fiber_business", Mbps: 300}
+	if _, err := s.ReserveCapacity(ctx, scope, old); err != nil {
+		t.Fatal(err)
+	}
+	grow := models.AllocationRequest{OperationID: "scl_a", ServiceID: "svc_a", LocationID: "loc_boise_main", ServiceType: "fiber_business", Mbps: 500}
+	if _, err := s.ReserveCapacity(ctx, scope, grow); models.ErrorCode(err) != models.CodeInsufficientBandwidth {
+		t.Fatalf("without Replaces: %v", err)
+	}
+	grow.Replaces = true
+	if _, err := s.ReserveCapacity(ctx, scope, grow); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := s.ReleaseServiceAllocations(ctx, scope, "svc_a", "scl_a", models.AllocCapacity); err != nil || n != 1 {
+		t.Fatalf("released %d %v", n, err)
+	}
+	if c, _ := s.Capacity(ctx, models.EnvLive, "loc_boise_main", "fiber_business"); c.AllocatedMbps != 500 {
+		t.Fatalf("%d Mbps allocated", c.AllocatedMbps)
+	}
+}
+
+func TestServiceChangeRules(t *testing.T) {
+	now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	ends := now.Add(90 * time.Minute)
+	tests := []struct {
+		svc  models.Service
+		code models.Code
+	}{
+		{models.Service{Status: models.ServiceOperational}, ""},
+		{models.Service{Status: models.ServiceDegraded}, ""},
+		{models.Service{Status: models.ServiceDown}, ""},
+		{models.Service{Status: models.ServiceMaintenance, MaintenanceEndsAt: &ends}, models.CodeServiceMaintenance},
+		{models.Service{Status: models.ServiceMaintenance}, models.CodeServiceMaintenance},
+		{models.Service{Status: models.ServiceOperational, PendingOperationID: "scl_x"}, models.CodeServiceConflict},
+		{models.Service{Status: models.ServicePending}, models.CodeInvalidStateTransition},
+		{models.Service{Status: models.ServiceProvisioning}, models.CodeInvalidStateTransition},
+		{models.Service{Status: models.ServiceDecommissioning}, models.CodeInvalidStateTransition},
+		{models.Service{Status: models.ServiceDecommissioned}, models.CodeInvalidStateTransition},
+		{models.Service{Status: models.ServiceFailed}, models.CodeInvalidStateTransition},
+	}
+	for _, tc := range tests {
+		err := models.CheckServiceChangeable(&tc.svc, now)
+		if (tc.code == "" && err != nil) || (tc.code != "" && models.ErrorCode(err) != tc.code) {
+			t.Fatalf("%+v: %v, want %s", tc.svc, err, tc.code)
+		}
+	}
+	e := models.AsError(models.CheckServiceChangeable(&tests[3].svc, now))
+	if e.Details["retry_after"] != 5400 || e.Details["maintenance_ends_at"] != "2026-11-22T11:30:00Z" {
+		t.Fatalf("details %v", e.Details)
+	}
+}
+
+func TestIncidentsMoveTheServiceAndWriteEvents(t *testing.T) {
+	s := newStore(t)
+	ctx := context.Background()
+	p, acct := provisioningTenant(t, s, "Incidents")
+	scope := p.OwnScope()
+	svc := operational(t, s, p, acct)
+	at := time.Now().UTC()
+	if inc, err := s.RaiseIncident(ctx, scope, svc.ID, models.IncidentDegraded, "jitter", map[string]any{"latency_ms": 80}, at); err != nil || inc == nil {
+		t.Fatalf("%+v %v", inc, err)
+	}
+	if inc, err := s.RaiseIncident(ctx, scope, svc.ID, models.IncidentDown, "fiber cut", nil, at.Add(time.Minute)); err != nil || inc == nil || inc.Kind != "down" {
+		t.Fatalf("%+v %v", inc, err)
+	}
+	if inc, err := s.RaiseIncident(ctx, scope, svc.ID, models.IncidentDegraded, "again", nil, at.Add(2*time.Minute)); err != nil || inc != nil {
+		t.Fatalf("a down service degraded: %+v %v", inc, err)
+	}
+	open, _ := s.OpenIncident(ctx, scope, svc.ID)
+	if open == nil || open.Kind != "down" {
+		t.Fatalf("open %+v", open)
+	}
+	if inc, err := s.ResolveIncident(ctx, scope, svc.ID, at.Add(10*time.Minute)); err != nil || inc == nil || inc.ResolvedAt == nil {
+		t.Fatalf("%+v %v", inc, err)
+	}
+	if inc, err := s.ResolveIncident(ctx, scope, svc.ID, at.Add(11*time.Minute)); err != nil || inc != nil {
+		t.Fatalf("resolved twice: %+v %v", inc, err)
+	}
+	got, _ := s.GetService(ctx, p, svc.ID)
+	evs, _ := s.EventsFor(ctx, scope, svc.ID)
+	var types []string
+	for _, ev := range evs {
+		types = append(types, ev.Type)
+		if _, known := webhooks.Canonical(ev.Type); !known {
+			t.Fatalf("%s is not a canonical event name", ev.Type)
+		}
+	}
+	want := []string{"service.provisioned", "service.status_changed", "service.performance_alert", "service.status_changed", "service.down", "service.status_changed", "service.restored"}
+	if got.Status != models.ServiceOperational || !slices.Equal(types, want) {
+		t.Fatalf("status %s, events %v", got.Status, types)
+	}
+	all, _ := s.ServiceIncidents(ctx, scope, svc.ID)
+	if len(all) != 2 || all[0].ResolvedAt == nil || all[1].ResolvedAt == nil {
+		t.Fatalf("incidents %+v", all)
+	}
+}
+
+// operational stores an operational internet service at Austin (a template order) for p.
+func operational(t *testing.T, s *models.Store, p *models.Principal, acct *models.BillingAccount) *models.Service {
+	t.Helper()
+	ctx := context.Background()
+	o, scope, err := s.PrepareTemplateOrder(ctx, p, models.TemplateInput{ServiceTemplate: "internet-dedicated-1g", AccountID: acct.ID, LocationID: "loc_austin_congress"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opID, svcID := models.NewID(models.PrefixProvisioning), models.NewID(models.PrefixService)
+	if err := s.CreateOperation(ctx, scope, models.NewOperation(opID, models.OpTypeProvisioning, svcID, p.ID, models.ProvisioningSteps(false), nil)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.EnsureService(ctx, scope, svcID, opID, o); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.TransitionService(ctx, scope, nil, svcID, models.ServiceProvisioning); err != nil {
+		t.Fatal(err)
+	}
+	svc, err := s.CompleteProvisioning(ctx, scope, opID, svcID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return svc
+}
+
+func TestConflictsOnlyForTheInternetBody(t *testing.T) {
+	s := newStore(t)
+	ctx := context.Background()
+	p, acct := provisioningTenant(t, s, "Conflicts")
+	operational(t, s, p, acct)
+	operational(t, s, p, acct) // templates add circuits
+	_, _, err := s.PrepareInternetOrder(ctx, p, models.InternetInput{AccountID: acct.ID, ServiceType: "fiber_business", Bandwidth: "100mbps", Location: austin, SLA: "standard"})
+	if models.ErrorCode(err) != models.CodeServiceConflict {
+		t.Fatalf("want SERVICE_CONFLICT, got %v", err)
+	}
+	other, err := s.CreateAccount(ctx, p, models.AccountInput{Name: "Second", Currency: "USD", BillingEmail: "b2@example.com"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.PrepareInternetOrder(ctx, p, models.InternetInput{AccountID: other.ID, ServiceType: "fiber_business", Bandwidth: "100mbps", Location: austin, SLA: "standard"}); err != nil {
+		t.Fatalf("another account: %v", err)
+	}
+}

@@ -1,0 +1,812 @@
+package models
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"time"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+)
+
+// SubscriptionStatus is a subscription's state: pending until its workflow
+// has begun, active while it bills, cancelled once it has ended (cancelled,
+// not renewed, or its service decommissioned: see EndedReason).
+type SubscriptionStatus string
+
+// Subscription states: pending → active → cancelled, or pending → cancelled.
+const (
+	SubscriptionPending   SubscriptionStatus = "pending"
+	SubscriptionActive    SubscriptionStatus = "active"
+	SubscriptionCancelled SubscriptionStatus = "cancelled"
+)
+
+// Valid reports whether s is a known subscription status.
+func (s SubscriptionStatus) Valid() bool {
+	return s == SubscriptionPending || s == SubscriptionActive || s == SubscriptionCancelled
+}
+
+// Why a subscription ended.
+const (
+	EndedCancelled      = "cancelled"
+	EndedNotRenewed     = "not_renewed"
+	EndedDecommissioned = "service_decommissioned"
+)
+
+// Billing cycles. A sandbox cycle `sandbox_<n>s` (test keys only) lasts n
+// seconds, is priced like a month, and makes every other billing delay
+// count seconds instead of days (docs/billing.md).
+const (
+	CycleMonthly   = "monthly"
+	CycleQuarterly = "quarterly"
+	CycleAnnual    = "annual"
+)
+
+var sandboxCycle = regexp.MustCompile(`^sandbox_([0-9]{1,4})s$`)
+
+// Bounds of sandbox cycles, in seconds.
+const (
+	minSandboxCycle = 1
+	maxSandboxCycle = 3600
+)
+
+// sandboxSeconds returns n of a sandbox cycle `sandbox_<n>s`, or 0.
+func sandboxSeconds(cycle string) int {
+	m := sandboxCycle.FindStringSubmatch(cycle)
+	if m == nil {
+		return 0
+	}
+	n, _ := strconv.Atoi(m[1])
+	return n
+}
+
+// IsSandboxCycle reports whether cycle is a sandbox cycle.
+func IsSandboxCycle(cycle string) bool { return sandboxSeconds(cycle) > 0 }
+
+// ValidCycle reports whether cycle may be used in env: monthly, quarterly,
+// annual, and in the sandbox also sandbox_<n>s with n from 1 to 3600.
+func ValidCycle(cycle string, env Environment) bool {
+	switch cycle {
+	case CycleMonthly, CycleQuarterly, CycleAnnual:
+		return true
+	}
+	n := sandboxSeconds(cycle)
+	return env == EnvTest && n >= minSandboxCycle && n <= maxSandboxCycle
+}
+
+// CycleMonths returns how many months of the monthly price one period of
+// cycle costs (a sandbox period costs one month).
+func CycleMonths(cycle string) int {
+	switch cycle {
+	case CycleQuarterly:
+		return 3
+	case CycleAnnual:
+		return 12
+	}
+	return 1
+}
+
+// BillingDay returns the length of a "day" of the billing delays (payment
+// terms, dunning) of cycle: a day, or a second for sandbox cycles.
+func BillingDay(cycle string) time.Duration {
+	if IsSandboxCycle(cycle) {
+		return time.Second
+	}
+	return 24 * time.Hour
+}
+
+// DunningDays are the days after a failed auto-payment on which it is
+// retried; when the last retry fails the invoice becomes overdue.
+var dunningDays = []int{1, 3, 7}
+
+// DunningSchedule returns the delays, counted from the first failed
+// attempt, of the auto-payment retries of an invoice of cycle.
+func DunningSchedule(cycle string) []time.Duration {
+	out := make([]time.Duration, len(dunningDays))
+	for i, d := range dunningDays {
+		out[i] = time.Duration(d) * BillingDay(cycle)
+	}
+	return out
+}
+
+// PaymentTerm returns how long after issue an invoice of cycle is due: the
+// last dunning retry with auto-pay, PaymentTermDays without.
+func PaymentTerm(cycle string, autoPay bool) time.Duration {
+	if autoPay {
+		return time.Duration(dunningDays[len(dunningDays)-1]) * BillingDay(cycle)
+	}
+	return PaymentTermDays * BillingDay(cycle)
+}
+
+// PeriodEnd returns the end of the period of cycle that starts at start.
+// Monthly periods end on the anchor day of the next month (the last day
+// when the month is shorter: Jan 31 → Feb 28 → Mar 31), at start's time of day.
+func PeriodEnd(start time.Time, cycle string, anchorDay int) time.Time {
+	if n := sandboxSeconds(cycle); n > 0 {
+		return start.Add(time.Duration(n) * time.Second)
+	}
+	start = start.UTC()
+	y, m, _ := start.Date()
+	first := time.Date(y, m+time.Month(CycleMonths(cycle)), 1, start.Hour(), start.Minute(), start.Second(), start.Nanosecond(), time.UTC)
+	last := first.AddDate(0, 1, -1).Day()
+	day := anchorDay
+	if day < 1 {
+		day = start.Day()
+	}
+	if day > last {
+		day = last
+	}
+	return first.AddDate(0, 0, day-1)
+}
+
+// segmentsJSON encodes segments for a map update (which bypasses the
+// column's JSON serializer).
+func segmentsJSON(segs []QuantitySegment) string {
+	raw, _ := json.Marshal(segs)
+	return string(raw)
+}
+
+// QuantitySegment says from when a quantity applies in the current period.
+type QuantitySegment struct {
+	From     time.Time `json:"from"`
+	Quantity int       `json:"quantity"`
+}
+
+// Subscription is the recurring billing of one service (sub_). Its Temporal
+// workflow (id = the subscription id) closes each period at its end: it
+// rates the period (recurring charge, metered usage, API overage), issues
+// the invoice and collects it. The row is the truth the API reads; the API
+// records changes here and signals the workflow only to wake it.
+type Subscription struct {
+	ID string `gorm:"primaryKey;size:40"`
+	Tenant
+	AccountID          string             `gorm:"size:40;not null;index"`
+	ServiceID          string             `gorm:"size:40;not null;index;uniqueIndex:idx_subscription_open_service,where:status <> 'cancelled'"`
+	Status             SubscriptionStatus `gorm:"size:20;not null;index"`
+	BillingCycle       string             `gorm:"size:20;not null"`
+	PendingCycle       string             `gorm:"size:20"`
+	AutoRenew          bool               `gorm:"not null"`
+	Quantity           int                `gorm:"not null"`
+	UnitPrice          Money              `gorm:"not null"` // per unit and month
+	Currency           string             `gorm:"size:3;not null"`
+	Description        string             `gorm:"size:300;not null"`
+	Category           string             `gorm:"size:40;not null"`
+	PaymentMethodID    string             `gorm:"size:40"`
+	AnchorDay          int                `gorm:"not null"`
+	StartDate          time.Time          `gorm:"not null"`
+	CurrentPeriodStart time.Time          `gorm:"not null"`
+	CurrentPeriodEnd   time.Time          `gorm:"not null"`
+	Segments           []QuantitySegment  `gorm:"serializer:json;type:text"`
+	CancelAt           *time.Time
+	CancelledAt        *time.Time
+	EndedReason        string `gorm:"size:40"`
+	PeriodsBilled      int    `gorm:"not null;default:0"`
+	CreatedAt          time.Time
+	UpdatedAt          time.Time
+}
+
+// CyclePrice returns the price of one full period for one unit.
+func (sub *Subscription) CyclePrice() Money {
+	return sub.UnitPrice * Money(CycleMonths(sub.BillingCycle))
+}
+
+// MonthlyRunRate returns what the subscription costs per month.
+func (sub *Subscription) MonthlyRunRate() Money { return sub.UnitPrice * Money(sub.Quantity) }
+
+// RecurringItem is one service of the recurring billing request (spec 2.3).
+type RecurringItem struct {
+	ServiceID    string
+	BillingCycle string
+	AutoRenew    *bool
+	Quantity     int
+}
+
+// RecurringInput is the recurring billing request (spec 2.3).
+type RecurringInput struct {
+	AccountID       string
+	Services        []RecurringItem
+	PaymentMethodID string
+	StartDate       *time.Time
+}
+
+// Bounds of recurring billing requests.
+const (
+	maxRecurringServices = 100
+	maxQuantity          = 10_000
+	maxStartAhead        = 365 * 24 * time.Hour
+	maxStartPast         = 24 * time.Hour
+)
+
+// billableStatuses are the service statuses a subscription may start on.
+var billableStatuses = []ServiceStatus{ServicePending, ServiceProvisioning, ServiceOperational, ServiceDegraded, ServiceDown, ServiceMaintenance}
+
+// CreateSubscriptions validates a recurring billing request and stores one
+// pending subscription per service (priced from the catalog), returning
+// them and their tenant scope; the caller starts one workflow per
+// subscription. Errors: VALIDATION_ERROR, SERVICE_CONFLICT (a service
+// already has an open subscription).
+func (s *Store) CreateSubscriptions(ctx context.Context, p *Principal, in RecurringInput) ([]Subscription, Scope, error) {
+	var v Validator
+	v.Check(len(in.Services) >= 1 && len(in.Services) <= maxRecurringServices, "services", fmt.Sprintf("must list 1 to %d services", maxRecurringServices))
+	now := s.Now()
+	start := now.Truncate(time.Second)
+	if in.StartDate != nil {
+		start = in.StartDate.UTC().Truncate(time.Second)
+		v.Check(!start.Before(now.Add(-maxStartPast)), "start_date", "must not be more than a day in the past")
+		v.Check(start.Before(now.Add(maxStartAhead)), "start_date", "must be within 365 days")
+	}
+	acct, scope, aerr := s.accountFor(ctx, p, in.AccountID, "account_id")
+	if aerr != nil {
+		if e := AsError(aerr); e.Code == CodeValidation {
+			for _, fi := range e.Details["fields"].([]FieldIssue) {
+				v.Add(fi.Field, fi.Issue)
+			}
+		} else {
+			return nil, Scope{}, aerr
+		}
+	}
+	seen := map[string]bool{}
+	for i, it := range in.Services {
+		f := fmt.Sprintf("services[%d]", i)
+		v.Check(HasPrefix(it.ServiceID, PrefixService), f+".service_id", "must be a service id (svc_...)")
+		v.Check(!seen[it.ServiceID], f+".service_id", "is listed twice")
+		seen[it.ServiceID] = true
+		if it.BillingCycle != "" {
+			v.Check(ValidCycle(it.BillingCycle, p.Environment), f+".billing_cycle", "must be monthly, quarterly or annual (sandbox keys also sandbox_<n>s, n from 1 to 3600)")
+		}
+		v.Check(it.Quantity >= 0 && it.Quantity <= maxQuantity, f+".quantity", fmt.Sprintf("must be between 1 and %d", maxQuantity))
+	}
+	if err := v.Err(); err != nil {
+		return nil, Scope{}, err
+	}
+	if in.PaymentMethodID != "" {
+		if _, err := s.ResolvePaymentMethodID(ctx, scope, acct.ID, in.PaymentMethodID, "payment_method_id"); err != nil {
+			return nil, Scope{}, err
+		}
+	}
+	subs := make([]Subscription, 0, len(in.Services))
+	for i, it := range in.Services {
+		f := fmt.Sprintf("services[%d].service_id", i)
+		svc, err := s.serviceIn(ctx, scope, it.ServiceID)
+		if ErrorCode(err) == CodeNotFound {
+			v.Add(f, fmt.Sprintf("no service %s in this organization", it.ServiceID))
+			continue
+		}
+		if err != nil {
+			return nil, Scope{}, err
+		}
+		if svc.AccountID != acct.ID {
+			v.Add(f, fmt.Sprintf("service %s is billed to another account", svc.ID))
+			continue
+		}
+		if !slices.Contains(billableStatuses, svc.Status) {
+			v.Add(f, fmt.Sprintf("service %s is %s and cannot be billed", svc.ID, svc.Status))
+			continue
+		}
+		var cs CatalogService
+		if err := s.In(ctx, SystemScope()).Where("id = ?", svc.CatalogServiceID).Take(&cs).Error; err != nil {
+			v.Add(f, fmt.Sprintf("service %s has no catalog price", svc.ID))
+			continue
+		}
+		if cs.Currency != acct.Currency {
+			v.Add("account_id", fmt.Sprintf("services are priced in %s but account %s is in %s", cs.Currency, acct.ID, acct.Currency))
+			continue
+		}
+		cycle := it.BillingCycle
+		if cycle == "" {
+			cycle = acct.BillingCycle
+		}
+		qty := it.Quantity
+		if qty == 0 {
+			qty = 1
+		}
+		autoRenew := true
+		if it.AutoRenew != nil {
+			autoRenew = *it.AutoRenew
+		}
+		desc, _ := s.serviceDescription(ctx, svc)
+		sub := Subscription{ID: NewID(PrefixSubscription), AccountID: acct.ID, ServiceID: svc.ID, Status: SubscriptionPending,
+			BillingCycle: cycle, AutoRenew: autoRenew, Quantity: qty, UnitPrice: cs.StartingPrice, Currency: cs.Currency,
+			Description: desc, Category: cs.Category, PaymentMethodID: in.PaymentMethodID, AnchorDay: start.Day(), StartDate: start,
+			CurrentPeriodStart: start, Segments: []QuantitySegment{{From: start, Quantity: qty}}}
+		sub.CurrentPeriodEnd = PeriodEnd(start, cycle, sub.AnchorDay)
+		subs = append(subs, sub)
+	}
+	if err := v.Err(); err != nil {
+		return nil, Scope{}, err
+	}
+	err := s.In(ctx, scope).Transaction(func(tx *gorm.DB) error {
+		for i := range subs {
+			var open int64
+			if err := tx.Model(&Subscription{}).Where("service_id = ? AND status <> ?", subs[i].ServiceID, SubscriptionCancelled).Count(&open).Error; err != nil {
+				return dbErr(err)
+			}
+			if open > 0 {
+				return Errorf(CodeServiceConflict, "service %s already has a subscription", subs[i].ServiceID).WithDetail("service_id", subs[i].ServiceID)
+			}
+			if err := tx.Create(&subs[i]).Error; err != nil {
+				if isUniqueViolation(err) {
+					return Errorf(CodeServiceConflict, "service %s already has a subscription", subs[i].ServiceID).WithDetail("service_id", subs[i].ServiceID)
+				}
+				return dbErr(err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, Scope{}, AsError(err)
+	}
+	return subs, scope, nil
+}
+
+// DeletePendingSubscriptions removes subscriptions whose workflow could not
+// be started (still pending).
+func (s *Store) DeletePendingSubscriptions(ctx context.Context, scope Scope, ids []string) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	return dbErr(s.In(ctx, scope).Where("id IN ? AND status = ?", ids, SubscriptionPending).Delete(&Subscription{}).Error)
+}
+
+// GetSubscription returns one subscription visible to p. Errors: NOT_FOUND.
+func (s *Store) GetSubscription(ctx context.Context, p *Principal, id string) (*Subscription, error) {
+	var sub Subscription
+	err := s.In(ctx, p.Scope()).Where("id = ?", id).Take(&sub).Error
+	return &sub, notFoundOr(err, "subscription")
+}
+
+// SubscriptionIn returns one subscription in scope. Errors: NOT_FOUND.
+func (s *Store) SubscriptionIn(ctx context.Context, scope Scope, id string) (*Subscription, error) {
+	var sub Subscription
+	err := s.In(ctx, scope).Where("id = ?", id).Take(&sub).Error
+	return &sub, notFoundOr(err, "subscription")
+}
+
+// SubscriptionFilter narrows a subscription list.
+type SubscriptionFilter struct {
+	AccountID string
+	ServiceID string
+	Status    string
+}
+
+var subscriptionSorts = SortFields{"created_at": "created_at", "status": "status"}
+
+// ListSubscriptions returns a page of the subscriptions visible to p.
+// Errors: VALIDATION_ERROR.
+func (s *Store) ListSubscriptions(ctx context.Context, p *Principal, f SubscriptionFilter, page PageRequest) ([]Subscription, int64, error) {
+	if f.Status != "" && !SubscriptionStatus(f.Status).Valid() {
+		return nil, 0, Invalid(FieldIssue{Field: "status", Issue: "must be pending, active or cancelled"})
+	}
+	q := s.In(ctx, p.Scope()).Model(&Subscription{})
+	if f.AccountID != "" {
+		q = q.Where("account_id = ?", f.AccountID)
+	}
+	if f.ServiceID != "" {
+		q = q.Where("service_id = ?", f.ServiceID)
+	}
+	if f.Status != "" {
+		q = q.Where("status = ?", f.Status)
+	}
+	out := []Subscription{}
+	total, err := Paginate(q, page, subscriptionSorts, &out)
+	return out, total, err
+}
+
+// lockSubscription reads a subscription inside tx, locking its row on PostgreSQL.
+func lockSubscription(tx *gorm.DB, id string) (*Subscription, error) {
+	var sub Subscription
+	if err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Where("id = ?", id).Take(&sub).Error; err != nil {
+		return nil, notFoundOr(err, "subscription")
+	}
+	return &sub, nil
+}
+
+// SubscriptionPatch is the body of PUT /billing/subscriptions/{id}; nil
+// fields stay as they are.
+type SubscriptionPatch struct {
+	BillingCycle *string
+	AutoRenew    *bool
+	Quantity     *int
+}
+
+// UpdateSubscription changes a subscription visible to p: a new quantity
+// applies from now and the current period is prorated between the
+// quantities; a new billing cycle applies from the next period; auto_renew
+// false ends the subscription at the end of the current period.
+// Errors: VALIDATION_ERROR, NOT_FOUND, INVALID_STATE_TRANSITION (cancelled).
+func (s *Store) UpdateSubscription(ctx context.Context, p *Principal, id string, in SubscriptionPatch) (*Subscription, error) {
+	var v Validator
+	if in.BillingCycle != nil {
+		v.Check(ValidCycle(*in.BillingCycle, p.Environment), "billing_cycle", "must be monthly, quarterly or annual (sandbox keys also sandbox_<n>s, n from 1 to 3600)")
+	}
+	if in.Quantity != nil {
+		v.Check(*in.Quantity >= 1 && *in.Quantity <= maxQuantity, "quantity", fmt.Sprintf("must be between 1 and %d", maxQuantity))
+	}
+	if err := v.Err(); err != nil {
+		return nil, err
+	}
+	sub, err := s.GetSubscription(ctx, p, id)
+	if err != nil {
+		return nil, err
+	}
+	scope := TenantScope(sub.OrganizationID, sub.Environment)
+	err = s.In(ctx, scope).Transaction(func(tx *gorm.DB) error {
+		cur, err := lockSubscription(tx, id)
+		if err != nil {
+			return err
+		}
+		if cur.Status == SubscriptionCancelled {
+			return Errorf(CodeInvalidStateTransition, "subscription %s has ended and cannot change", id).WithDetail("status", string(cur.Status))
+		}
+		updates := map[string]any{"updated_at": s.Now()}
+		if in.AutoRenew != nil {
+			updates["auto_renew"] = *in.AutoRenew
+		}
+		if in.BillingCycle != nil {
+			pending := *in.BillingCycle
+			if pending == cur.BillingCycle {
+				pending = ""
+			}
+			updates["pending_cycle"] = pending
+		}
+		if in.Quantity != nil && *in.Quantity != cur.Quantity {
+			from := s.Now().Truncate(time.Second)
+			if from.Before(cur.CurrentPeriodStart) {
+				from = cur.CurrentPeriodStart
+			}
+			segs := slices.Clone(cur.Segments)
+			for len(segs) > 0 && !segs[len(segs)-1].From.Before(from) {
+				segs = segs[:len(segs)-1]
+			}
+			segs = append(segs, QuantitySegment{From: from, Quantity: *in.Quantity})
+			updates["segments"], updates["quantity"] = segmentsJSON(segs), *in.Quantity
+		}
+		return dbErr(tx.Model(&Subscription{}).Where("id = ?", id).Updates(updates).Error)
+	})
+	if err != nil {
+		return nil, AsError(err)
+	}
+	return s.SubscriptionIn(ctx, scope, id)
+}
+
+// CancelSubscription records the cancellation of a subscription visible to
+// p: at the end of its current period, or now (the period is then billed
+// up to now); one whose first period has not started ends at its start. An
+// earlier cancellation time always wins. The workflow is
+// signalled by the caller; the row alone already makes the cancellation
+// effective at the latest at the period's end. Errors: NOT_FOUND,
+// INVALID_STATE_TRANSITION (already ended).
+func (s *Store) CancelSubscription(ctx context.Context, p *Principal, id string, atPeriodEnd bool) (*Subscription, error) {
+	sub, err := s.GetSubscription(ctx, p, id)
+	if err != nil {
+		return nil, err
+	}
+	scope := TenantScope(sub.OrganizationID, sub.Environment)
+	err = s.In(ctx, scope).Transaction(func(tx *gorm.DB) error {
+		cur, err := lockSubscription(tx, id)
+		if err != nil {
+			return err
+		}
+		if cur.Status == SubscriptionCancelled {
+			return Errorf(CodeInvalidStateTransition, "subscription %s has already ended", id).WithDetail("status", string(cur.Status))
+		}
+		now := s.Now().Truncate(time.Second)
+		at := now
+		if atPeriodEnd {
+			at = cur.CurrentPeriodEnd
+		}
+		if now.Before(cur.CurrentPeriodStart) && at.After(cur.CurrentPeriodStart) {
+			at = cur.CurrentPeriodStart // not started yet: it ends before anything is billed
+		}
+		if cur.CancelAt != nil && cur.CancelAt.Before(at) {
+			return nil
+		}
+		return dbErr(tx.Model(&Subscription{}).Where("id = ?", id).Updates(map[string]any{"cancel_at": at, "updated_at": s.Now()}).Error)
+	})
+	if err != nil {
+		return nil, AsError(err)
+	}
+	return s.SubscriptionIn(ctx, scope, id)
+}
+
+// SubscriptionEventData is the data of the subscription.* events.
+func SubscriptionEventData(sub *Subscription) map[string]any {
+	d := map[string]any{
+		"subscription": map[string]any{
+			"id": sub.ID, "status": string(sub.Status), "account_id": sub.AccountID, "service_id": sub.ServiceID,
+			"billing_cycle": sub.BillingCycle, "auto_renew": sub.AutoRenew, "quantity": sub.Quantity,
+			"unit_price": sub.UnitPrice, "currency": sub.Currency,
+			"current_period_start": Timestamp(sub.CurrentPeriodStart), "current_period_end": Timestamp(sub.CurrentPeriodEnd),
+		},
+	}
+	if sub.CancelledAt != nil {
+		d["subscription"].(map[string]any)["cancelled_at"] = Timestamp(*sub.CancelledAt)
+		d["subscription"].(map[string]any)["ended_reason"] = sub.EndedReason
+	}
+	return d
+}
+
+// BeginSubscription activates a pending subscription (writing
+// subscription.created in the same transaction) and returns it; an active
+// or ended one is returned as it is. Errors: NOT_FOUND.
+func (s *Store) BeginSubscription(ctx context.Context, scope Scope, id string) (*Subscription, error) {
+	var out *Subscription
+	err := s.In(ctx, scope).Transaction(func(tx *gorm.DB) error {
+		sub, err := lockSubscription(tx, id)
+		if err != nil {
+			return err
+		}
+		out = sub
+		if sub.Status != SubscriptionPending {
+			return nil
+		}
+		sub.Status, sub.UpdatedAt = SubscriptionActive, s.Now()
+		if err := tx.Model(&Subscription{}).Where("id = ?", id).Updates(map[string]any{"status": sub.Status, "updated_at": sub.UpdatedAt}).Error; err != nil {
+			return dbErr(err)
+		}
+		return RecordEvent(tx, NewEvent(EventSubscriptionCreated, sub.ID, SubscriptionEventData(sub)))
+	})
+	if err != nil {
+		return nil, AsError(err)
+	}
+	return out, nil
+}
+
+// serviceBillingEnd returns when a service stopped being billable: its
+// billing_ended_at when the services area records one, else when it became
+// decommissioned (or failed); nil while it is billable.
+func serviceBillingEnd(tx *gorm.DB, serviceID string) (*time.Time, error) {
+	var svc Service
+	if err := tx.Where("id = ?", serviceID).Take(&svc).Error; err != nil {
+		if ErrorCode(notFoundOr(err, "")) == CodeNotFound {
+			return nil, nil
+		}
+		return nil, dbErr(err)
+	}
+	if tx.Migrator().HasColumn(&Service{}, "billing_ended_at") {
+		var row struct{ BillingEndedAt *time.Time }
+		if err := tx.Model(&Service{}).Select("billing_ended_at").Where("id = ?", serviceID).Scan(&row).Error; err != nil {
+			return nil, dbErr(err)
+		}
+		if row.BillingEndedAt != nil {
+			t := row.BillingEndedAt.UTC()
+			return &t, nil
+		}
+	}
+	if svc.Status == ServiceDecommissioned || svc.Status == ServiceFailed {
+		t := svc.StatusChangedAt.UTC()
+		return &t, nil
+	}
+	return nil, nil
+}
+
+// recurringLines returns the recurring charge of sub for [start, end) of
+// the period [start, periodEnd): one line per quantity segment, each
+// prorated by the share of the period it covers (to the nanosecond, rounded
+// to the cent; a segment worth less than half a cent is left out).
+func recurringLines(sub *Subscription, start, periodEnd, end time.Time) []InvoiceLine {
+	segs := slices.Clone(sub.Segments)
+	if len(segs) == 0 {
+		segs = []QuantitySegment{{From: start, Quantity: sub.Quantity}}
+	}
+	sort.SliceStable(segs, func(i, j int) bool { return segs[i].From.Before(segs[j].From) })
+	full := periodEnd.Sub(start)
+	var out []InvoiceLine
+	for i, seg := range segs {
+		from := seg.From
+		if from.Before(start) {
+			from = start
+		}
+		to := end
+		if i+1 < len(segs) && segs[i+1].From.Before(to) {
+			to = segs[i+1].From
+		}
+		if !to.After(from) || seg.Quantity <= 0 {
+			continue
+		}
+		unit := sub.CyclePrice()
+		amount := mulDiv(unit*Money(seg.Quantity), int64(to.Sub(from)), int64(full))
+		if amount == 0 {
+			continue // a sliver of a period that rounds to nothing is not invoiced
+		}
+		desc := fmt.Sprintf("%s, %s %s to %s", sub.Description, sub.BillingCycle, Timestamp(from), Timestamp(to))
+		if to.Sub(from) != full {
+			desc += fmt.Sprintf(" (prorated: %.1f%% of the period)", float64(to.Sub(from))*100/float64(full))
+		}
+		f, t := from, to
+		out = append(out, InvoiceLine{Kind: LineRecurring, ServiceID: sub.ServiceID, Category: sub.Category, Description: truncateText(desc, 500),
+			Quantity: int64(seg.Quantity), UnitPrice: unit, Amount: amount, PeriodStart: &f, PeriodEnd: &t})
+	}
+	return out
+}
+
+// CloseInput closes one period of a subscription.
+type CloseInput struct {
+	SubscriptionID string
+	PeriodStart    time.Time // the period being closed (idempotency key)
+	CloseAt        time.Time // its end, or the cancellation time
+	// APIRequests are the organization's API requests of calendar months
+	// (key "2006-01") that ended before CloseAt, read from the rate
+	// limiter; months absent are not billed for overage by this close.
+	APIRequests map[string]int64
+}
+
+// CycleClose is what closing a period did.
+type CycleClose struct {
+	InvoiceID     string
+	InvoiceStatus InvoiceStatus
+	Total         Money
+	Currency      string
+	DueAt         time.Time
+	AutoPay       bool
+	Ended         bool
+	EndedReason   string
+	NextStart     time.Time
+	NextEnd       time.Time
+	Cycle         string
+}
+
+// CloseSubscriptionPeriod closes the period of a subscription that starts
+// at in.PeriodStart, in one transaction: it meters the service's usage,
+// rates the recurring charge (prorated to a cancellation or to the end of
+// the service's billing), adds metered usage and unbilled API overage,
+// issues the invoice (invoice.created) and then either starts the next
+// period (a pending cycle change takes effect) or ends the subscription
+// (subscription.cancelled). Closing the same period again returns what the
+// first close did. Errors: NOT_FOUND.
+func (s *Store) CloseSubscriptionPeriod(ctx context.Context, scope Scope, in CloseInput) (*CycleClose, error) {
+	var out *CycleClose
+	err := s.In(ctx, scope).Transaction(func(tx *gorm.DB) error {
+		sub, err := lockSubscription(tx, in.SubscriptionID)
+		if err != nil {
+			return err
+		}
+		var acct BillingAccount
+		if err := tx.Where("id = ?", sub.AccountID).Take(&acct).Error; err != nil {
+			return notFoundOr(err, "billing account")
+		}
+		autoPay := acct.AutoPay && (sub.PaymentMethodID != "" || acct.PaymentMethodID != "")
+		out = &CycleClose{Currency: sub.Currency, AutoPay: autoPay, Cycle: sub.BillingCycle}
+		if sub.Status == SubscriptionCancelled || !sub.CurrentPeriodStart.Equal(in.PeriodStart) {
+			// Closed before (a retried activity): report what happened.
+			var inv Invoice
+			err := tx.Where("subscription_id = ? AND period_start = ?", sub.ID, in.PeriodStart).Take(&inv).Error
+			if err == nil {
+				out.InvoiceID, out.InvoiceStatus, out.Total, out.DueAt = inv.ID, inv.Status, inv.Total, inv.DueDate
+			} else if ErrorCode(notFoundOr(err, "")) != CodeNotFound {
+				return dbErr(err)
+			}
+			out.Ended, out.EndedReason = sub.Status == SubscriptionCancelled, sub.EndedReason
+			out.NextStart, out.NextEnd, out.Cycle = sub.CurrentPeriodStart, sub.CurrentPeriodEnd, sub.BillingCycle
+			return nil
+		}
+		now := s.Now()
+		start, periodEnd := sub.CurrentPeriodStart, sub.CurrentPeriodEnd
+		end := in.CloseAt.UTC()
+		if end.After(periodEnd) {
+			end = periodEnd
+		}
+		reason := ""
+		if sub.CancelAt != nil && !sub.CancelAt.After(end) {
+			end, reason = *sub.CancelAt, EndedCancelled
+		}
+		billingEnd, err := serviceBillingEnd(tx, sub.ServiceID)
+		if err != nil {
+			return err
+		}
+		if billingEnd != nil && billingEnd.Before(end) {
+			end, reason = *billingEnd, EndedDecommissioned
+		}
+		if billingEnd != nil && reason == "" {
+			reason = EndedDecommissioned
+		}
+		if end.Before(start) {
+			end = start
+		}
+		if reason == "" && !sub.AutoRenew && !end.Before(periodEnd) {
+			reason = EndedNotRenewed
+		}
+
+		lines := recurringLines(sub, start, periodEnd, end)
+		if end.After(start) {
+			if err := s.meterService(ctx, tx, sub, start, end); err != nil {
+				return err
+			}
+		}
+		usageLines, claimed, err := s.unbilledUsageLines(ctx, tx, sub, &acct, end, in.APIRequests)
+		if err != nil {
+			return err
+		}
+		lines = append(lines, usageLines...)
+		if len(lines) > 0 {
+			for i := range lines {
+				lines[i].Position = i + 1
+			}
+			ps, pe := start, end
+			inv := &Invoice{ID: NewID(PrefixInvoice), AccountID: acct.ID, Source: InvoiceSourceSubscription, SubscriptionID: sub.ID,
+				PeriodStart: &ps, PeriodEnd: &pe, Currency: sub.Currency, TaxRateBP: acct.TaxRateBP, IssuedAt: now,
+				DueDate: now.Add(PaymentTerm(sub.BillingCycle, autoPay)), Lines: lines}
+			if err := s.insertInvoice(tx, scope, inv, now); err != nil {
+				return err
+			}
+			if len(claimed) > 0 {
+				if err := tx.Model(&UsageRecord{}).Where("id IN ? AND invoice_id = ?", claimed, "").Update("invoice_id", inv.ID).Error; err != nil {
+					return dbErr(err)
+				}
+			}
+			out.InvoiceID, out.InvoiceStatus, out.Total, out.DueAt = inv.ID, inv.Status, inv.Total, inv.DueDate
+		}
+		updates := map[string]any{"updated_at": now, "periods_billed": sub.PeriodsBilled + 1}
+		if reason != "" {
+			sub.Status, sub.CancelledAt, sub.EndedReason, sub.CurrentPeriodEnd = SubscriptionCancelled, &now, reason, end
+			updates["status"], updates["cancelled_at"], updates["ended_reason"], updates["current_period_end"] = sub.Status, now, reason, end
+			if err := tx.Model(&Subscription{}).Where("id = ?", sub.ID).Updates(updates).Error; err != nil {
+				return dbErr(err)
+			}
+			out.Ended, out.EndedReason = true, reason
+			return RecordEvent(tx, NewEvent(EventSubscriptionCancelled, sub.ID, SubscriptionEventData(sub)))
+		}
+		cycle := sub.BillingCycle
+		if sub.PendingCycle != "" {
+			cycle = sub.PendingCycle
+		}
+		next := PeriodEnd(periodEnd, cycle, sub.AnchorDay)
+		updates["billing_cycle"], updates["pending_cycle"] = cycle, ""
+		updates["current_period_start"], updates["current_period_end"] = periodEnd, next
+		updates["segments"] = segmentsJSON([]QuantitySegment{{From: periodEnd, Quantity: sub.Quantity}})
+		if err := tx.Model(&Subscription{}).Where("id = ?", sub.ID).Updates(updates).Error; err != nil {
+			return dbErr(err)
+		}
+		out.NextStart, out.NextEnd, out.Cycle = periodEnd, next, cycle
+		return nil
+	})
+	if err != nil {
+		return nil, AsError(err)
+	}
+	return out, nil
+}
+
+// AutoPayTarget says how to collect an invoice automatically.
+type AutoPayTarget struct {
+	Invoice *Invoice
+	Method  *PaymentMethod // nil: no usable payment method
+	Cycle   string
+}
+
+// AutoPayTargetOf returns an invoice with the payment method that auto-pay
+// charges: its subscription's, else its account's. Errors: NOT_FOUND.
+func (s *Store) AutoPayTargetOf(ctx context.Context, scope Scope, invoiceID string) (*AutoPayTarget, error) {
+	inv, err := s.InvoiceIn(ctx, scope, invoiceID)
+	if err != nil {
+		return nil, err
+	}
+	var acct BillingAccount
+	if err := s.In(ctx, scope).Where("id = ?", inv.AccountID).Take(&acct).Error; err != nil {
+		return nil, notFoundOr(err, "billing account")
+	}
+	t := &AutoPayTarget{Invoice: inv, Cycle: CycleMonthly}
+	pmID := acct.PaymentMethodID
+	if inv.SubscriptionID != "" {
+		if sub, err := s.SubscriptionIn(ctx, scope, inv.SubscriptionID); err == nil {
+			t.Cycle = sub.BillingCycle
+			if sub.PaymentMethodID != "" {
+				pmID = sub.PaymentMethodID
+			}
+		}
+	}
+	if !acct.AutoPay || pmID == "" {
+		return t, nil
+	}
+	pm, err := s.PaymentMethodIn(ctx, scope, acct.ID, pmID)
+	if err == nil {
+		t.Method = pm
+	} else if ErrorCode(err) != CodeNotFound {
+		return nil, err
+	}
+	return t, nil
+}

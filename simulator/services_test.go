@@ -1,0 +1,143 @@
+package simulator_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/simulator"
+)
+
+// liveService stores an operational service of kind named name for the provider organization in env.
+func liveService(t *testing.T, s *models.Store, env models.Environment, id, kind, name string, qty int) *models.Service {
+	t.Helper()
+	ctx := context.Background()
+	org, err := s.EnsureProviderOrganization(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	scope := models.TenantScope(org.ID, env)
+	order := &models.ProvisioningOrder{AccountID: "acct_x", Name: name, Kind: kind, ServiceType: "fiber_dedicated", CatalogServiceID: "internet-fiber-dedicated",
+		Bandwidth: "1gbps", BandwidthMbps: 1000, SLA: "standard", BillingCycle: "monthly", LocationID: "loc_austin_congress", Quantity: qty,
+		Location: models.LocationInput{Address: "100 Congress Ave", City: "Austin", State: "TX", Zip: "78701"}}
+	if _, err := s.EnsureService(ctx, scope, id, "prov_"+id, order); err != nil {
+		t.Fatal(err)
+	}
+	var svc *models.Service
+	for _, to := range []models.ServiceStatus{models.ServiceProvisioning, models.ServiceOperational} {
+		if svc, err = s.TransitionService(ctx, scope, nil, id, to); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return svc
+}
+
+func TestSampleForCarriesTraffic(t *testing.T) {
+	at := time.Date(2026, 11, 22, 15, 0, 0, 0, time.UTC)
+	link := &models.Service{ID: "svc_link", Kind: "internet", SLA: "premium", Status: models.ServiceOperational, BandwidthMbps: 1000}
+	a, b := simulator.SampleFor(link, at, time.Minute), simulator.SampleFor(link, at, time.Minute)
+	if *a != *b || a.ThroughputMbps <= 0 || a.ThroughputMbps > 1000 || a.DataMB != float64(int(a.ThroughputMbps*60/8*100+0.5))/100 || a.Calls != 0 {
+		t.Fatalf("sample %+v", a)
+	}
+	pbx := &models.Service{ID: "svc_pbx", Kind: "phone_system", SLA: "standard", Status: models.ServiceOperational, Quantity: 200}
+	if v := simulator.SampleFor(pbx, at, 10*time.Minute); v.Calls == 0 || v.CallQuality < 4 || v.CallQuality > 4.4 {
+		t.Fatalf("voice sample %+v", v)
+	}
+	down := *link
+	down.Status = models.ServiceDown
+	if d := simulator.SampleFor(&down, at, time.Minute); d.Up || d.ThroughputMbps != 0 || d.DataMB != 0 {
+		t.Fatalf("down sample %+v", d)
+	}
+}
+
+func TestMagicValuesOfTheServicesArea(t *testing.T) {
+	s := newStore(t)
+	ctx := context.Background()
+	sim := simulator.New(s, simulator.Options{})
+	t.Run("a magic name fails any step in the sandbox", func(t *testing.T) {
+		for _, step := range []string{models.StepValidate, models.StepConfigure, models.StepMigrateData} {
+			o := simulator.Order{Environment: models.EnvTest, Name: simulator.MagicFailName(step)}
+			if err := sim.InjectedFault(ctx, o, step); models.ErrorCode(err) != models.CodeProvisioningFailed {
+				t.Fatalf("%s: %v", step, err)
+			}
+			o.Environment = models.EnvLive
+			if err := sim.InjectedFault(ctx, o, step); err != nil {
+				t.Fatalf("live %s: %v", step, err)
+			}
+		}
+	})
+	t.Run("incident names flap at every measurement", func(t *testing.T) {
+		down := liveService(t, s, models.EnvTest, "svc_flap_down", "internet", simulator.MagicIncidentDown, 1)
+		slow := liveService(t, s, models.EnvTest, "svc_flap_slow", "internet", simulator.MagicIncidentDegraded, 1)
+		calm := liveService(t, s, models.EnvLive, "svc_calm", "internet", simulator.MagicIncidentDown, 1) // live: no magic
+		scope := models.TenantScope(down.OrganizationID, models.EnvTest)
+		start := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+		p := &models.Principal{OrganizationID: down.OrganizationID, Environment: models.EnvTest, Permissions: []string{"*"}}
+		want := []models.ServiceStatus{models.ServiceDown, models.ServiceOperational, models.ServiceDown}
+		for i, st := range want {
+			if _, err := sim.RecordTelemetry(ctx, start.Add(time.Duration(i)*time.Minute)); err != nil {
+				t.Fatal(err)
+			}
+			got, _ := s.GetService(ctx, p, down.ID)
+			other, _ := s.GetService(ctx, p, slow.ID)
+			if got.Status != st || (st == models.ServiceDown) != (other.Status == models.ServiceDegraded) {
+				t.Fatalf("measurement %d: %s and %s", i, got.Status, other.Status)
+			}
+		}
+		var samples []models.TelemetrySample
+		s.In(ctx, scope).Where("service_id = ?", down.ID).Order("at").Find(&samples)
+		if len(samples) != 3 || samples[0].Up || !samples[1].Up {
+			t.Fatalf("samples %+v", samples)
+		}
+		lp := &models.Principal{OrganizationID: calm.OrganizationID, Environment: models.EnvLive, Permissions: []string{"*"}}
+		if got, _ := s.GetService(ctx, lp, calm.ID); got.Status != models.ServiceOperational {
+			t.Fatalf("live service %s", got.Status)
+		}
+		incs, _ := s.ServiceIncidents(ctx, scope, down.ID)
+		if len(incs) != 2 || incs[1].ResolvedAt == nil || incs[0].ResolvedAt != nil {
+			t.Fatalf("incidents %+v", incs)
+		}
+	})
+	t.Run("deployments are derived from the operation", func(t *testing.T) {
+		items := []models.DeployItem{{Type: "virtual_machine", Name: "vm-1", Region: "us-east-1,eu-west-1", Count: 2}, {Type: "model_endpoint", Name: "m", Region: "us-east-1", Count: 1}}
+		o := simulator.Order{OperationID: "prov_deploy", Kind: models.KindCloudInfrastructure}
+		a, err := sim.Deploy(ctx, o, items)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := sim.Deploy(ctx, o, items)
+		if len(a["instances"].([]any)) != 4 || len(a["endpoints"].([]any)) != 1 || a["instances"].([]any)[3].(map[string]any)["id"] != b["instances"].([]any)[3].(map[string]any)["id"] {
+			t.Fatalf("deployment %+v", a)
+		}
+	})
+}
+
+func TestRandomIncidentsOnlyInTicks(t *testing.T) {
+	s := newStore(t)
+	ctx := context.Background()
+	svc := liveService(t, s, models.EnvLive, "svc_live", "internet", "Branch", 1)
+	sim := simulator.New(s, simulator.Options{IncidentRate: 1}) // every measurement would raise one
+	if _, err := sim.RecordTelemetry(ctx, time.Now().UTC()); err != nil {
+		t.Fatal(err)
+	}
+	p := &models.Principal{OrganizationID: svc.OrganizationID, Environment: models.EnvLive, Permissions: []string{"*"}}
+	if got, _ := s.GetService(ctx, p, svc.ID); got.Status != models.ServiceOperational {
+		t.Fatalf("RecordTelemetry raised a random incident: %s", got.Status)
+	}
+	if _, err := sim.Tick(ctx, time.Now().UTC(), time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := s.GetService(ctx, p, svc.ID)
+	if got.Status != models.ServiceDegraded && got.Status != models.ServiceDown {
+		t.Fatalf("Tick raised no incident: %s", got.Status)
+	}
+	quiet := simulator.New(s, simulator.Options{IncidentRate: -1})
+	other := liveService(t, s, models.EnvLive, "svc_quiet", "internet", "Quiet", 1)
+	if _, err := quiet.Tick(ctx, time.Now().UTC(), time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := s.GetService(ctx, p, other.ID); got.Status != models.ServiceOperational {
+		t.Fatalf("incidents disabled, yet %s", got.Status)
+	}
+}

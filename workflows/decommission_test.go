@@ -1,0 +1,283 @@
+package workflows_test
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"testing"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/simulator"
+	"github.com/telcoplatform/platform/workflows"
+)
+
+// startDecommission accepts a decommission as the API does.
+func startDecommission(t *testing.T, e *servicesEnv, env models.Environment, serviceID string, in models.DecommissionInput, now time.Time) workflows.DecommissionInput {
+	t.Helper()
+	ctx := context.Background()
+	svc, plan, scope, err := e.store.PrepareDecommission(ctx, e.principal(env), serviceID, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	scheduled := plan.Scheduled(now)
+	op := models.NewOperation(models.NewID(models.PrefixDecommission), models.OpTypeDecommission, svc.ID, "ak_x", models.DecommissionSteps(plan, scheduled), nil)
+	if err := e.store.StartServiceOperation(ctx, scope, svc.ID, op); err != nil {
+		t.Fatal(err)
+	}
+	return workflows.DecommissionInput{RequestID: op.ID, OrganizationID: scope.OrganizationID, Environment: scope.Environment, ServiceID: svc.ID,
+		Scheduled: scheduled, Plan: *plan}
+}
+
+func phoneSystem(t *testing.T, e *servicesEnv, env models.Environment, name string) workflows.ProvisioningInput {
+	t.Helper()
+	in, err := e.provision(env, &models.PhoneSystemBody{SystemType: "cloud_pbx", Users: 10, Features: []string{"voicemail_to_email"},
+		PhoneNumbers: []models.PhoneNumberOrder{{Type: "local", AreaCode: "512", Quantity: 4}, {Type: "toll_free", Quantity: 1}},
+		OrderExtras:  models.OrderExtras{Name: name, Contacts: &models.OrderContacts{Technical: "noc@example.com", Billing: "ap@example.com"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return in
+}
+
+func TestDecommissionWithMigrationAtItsDate(t *testing.T) {
+	e := newServicesEnv(t)
+	ctx := context.Background()
+	old := phoneSystem(t, e, models.EnvLive, "Old PBX")
+	dest := phoneSystem(t, e, models.EnvLive, "New PBX")
+	scope := old.Scope()
+	if got := e.active(scope, old.ServiceID); got[models.AllocPhoneNumber] != 5 {
+		t.Fatalf("allocations %v", got)
+	}
+	// traffic to migrate
+	svc := e.service(models.EnvLive, old.ServiceID)
+	if err := e.store.RecordTelemetry(ctx, scope, simulator.SampleFor(svc, time.Now().UTC(), time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+
+	wenv := e.env()
+	now := time.Now().UTC().Truncate(time.Second)
+	wenv.SetStartTime(now)
+	date := now.Add(3 * 24 * time.Hour)
+	in := startDecommission(t, e, models.EnvLive, old.ServiceID, models.DecommissionInput{Date: &date, MigrationRequired: true, Destination: dest.ServiceID,
+		Verification: true, Reason: "consolidation"}, now)
+	var waiting models.ServiceStatus
+	wenv.RegisterDelayedCallback(func() { waiting = e.service(models.EnvLive, old.ServiceID).Status }, 48*time.Hour)
+	wenv.ExecuteWorkflow(workflows.DecommissionWorkflow, in)
+	if err := wenv.GetWorkflowError(); err != nil {
+		t.Fatal(err)
+	}
+	if waiting != models.ServiceOperational || wenv.Now().Before(date) {
+		t.Fatalf("while waiting the service was %s; ended at %v, before %v", waiting, wenv.Now(), date)
+	}
+	svc = e.service(models.EnvLive, old.ServiceID)
+	op := e.operation(models.EnvLive, in.RequestID)
+	if svc.Status != models.ServiceDecommissioned || svc.BillingEndedAt == nil || svc.DecommissionedAt == nil || svc.DecommissionReason != "consolidation" ||
+		svc.PendingOperationID != "" || op.Status != models.OpCompleted || op.Result["billing_ended_at"] == nil {
+		t.Fatalf("service %+v, operation %+v", svc, op)
+	}
+	wantSteps := []string{"wait_for_date", "validate", "migrate_data", "verify_migration", "deactivate", "release_inventory", "stop_billing", "record_decommission"}
+	for i, st := range op.Steps {
+		if st.Name != wantSteps[i] || st.Status != models.StepCompleted {
+			t.Fatalf("steps %+v", op.Steps)
+		}
+	}
+	m, err := e.store.DataMigrationOf(ctx, scope, in.RequestID)
+	if err != nil || m.Status != models.MigrationVerified || m.DestinationServiceID != dest.ServiceID || m.Bytes <= 0 || m.SourceChecksum != m.DestinationChecksum {
+		t.Fatalf("migration %+v %v", m, err)
+	}
+	if got := e.active(scope, old.ServiceID); len(got) != 0 {
+		t.Fatalf("still allocated: %v", got)
+	}
+	if got := e.active(scope, dest.ServiceID); got[models.AllocPhoneNumber] != 5 {
+		t.Fatalf("the destination lost its numbers: %v", got)
+	}
+	want := []string{"service.provisioned", "service.status_changed", "service.status_changed", "service.decommissioned"}
+	if got := e.eventTypes(scope, old.ServiceID); !slices.Equal(got, want) {
+		t.Fatalf("events %v, want %v", got, want)
+	}
+	notes, _ := e.store.ServiceNotifications(ctx, scope, old.ServiceID)
+	if len(notes) != 4 || notes[2].Template != "service_decommissioned" {
+		t.Fatalf("notifications %+v", notes)
+	}
+	// the numbers it held are free again: a new order takes the lowest
+	again := phoneSystem(t, e, models.EnvLive, "Again")
+	numbers := e.service(models.EnvLive, again.ServiceID).Resources["phone_numbers"].([]any)
+	if numbers[0].(map[string]any)["number"] != "+15125550000" {
+		t.Fatalf("numbers %v", numbers)
+	}
+}
+
+func TestDecommissionVerificationFailureRollsBack(t *testing.T) {
+	e := newServicesEnv(t)
+	ctx := context.Background()
+	old := phoneSystem(t, e, models.EnvTest, "Old PBX")
+	dest := phoneSystem(t, e, models.EnvTest, "New PBX")
+	wenv := e.env()
+	in := startDecommission(t, e, models.EnvTest, old.ServiceID, models.DecommissionInput{MigrationRequired: true, Destination: dest.ServiceID,
+		Verification: true, Reason: simulator.MagicFailVerification}, time.Now())
+	wenv.ExecuteWorkflow(workflows.DecommissionWorkflow, in)
+	var appErr *temporal.ApplicationError
+	if err := wenv.GetWorkflowError(); !errors.As(err, &appErr) || appErr.Type() != string(models.CodeProvisioningFailed) {
+		t.Fatalf("want PROVISIONING_FAILED, got %v", err)
+	}
+	svc := e.service(models.EnvTest, old.ServiceID)
+	op := e.operation(models.EnvTest, in.RequestID)
+	if svc.Status != models.ServiceOperational || svc.BillingEndedAt != nil || svc.PendingOperationID != "" || op.Status != models.OpFailed ||
+		op.Error.Details["step"] != models.StepVerifyMigration || op.Error.Details["service_taken_out"] != false || op.Error.Details["sandbox"] != true {
+		t.Fatalf("service %+v, operation %+v %+v", svc, op, op.Error)
+	}
+	if m, _ := e.store.DataMigrationOf(ctx, old.Scope(), in.RequestID); m.Status != models.MigrationRolledBack {
+		t.Fatalf("migration %+v", m)
+	}
+	for _, st := range op.Steps {
+		want := map[string]models.StepStatus{"validate": models.StepCompleted, "migrate_data": models.StepCompensated, "verify_migration": models.StepFailed}[st.Name]
+		if want == "" {
+			want = models.StepSkipped
+		}
+		if st.Status != want {
+			t.Fatalf("step %s is %s, want %s", st.Name, st.Status, want)
+		}
+	}
+	if got := e.active(old.Scope(), old.ServiceID); got[models.AllocPhoneNumber] != 5 {
+		t.Fatalf("allocations %v", got)
+	}
+}
+
+func TestDecommissionCancelledWhileWaiting(t *testing.T) {
+	e := newServicesEnv(t)
+	prov := internetService(t, e, models.EnvLive, demoAccount(t, e, models.EnvLive))
+	wenv := e.env()
+	date := time.Now().UTC().Add(30 * 24 * time.Hour)
+	in := startDecommission(t, e, models.EnvLive, prov.ServiceID, models.DecommissionInput{Date: &date}, time.Now())
+	wenv.RegisterDelayedCallback(wenv.CancelWorkflow, 24*time.Hour)
+	wenv.ExecuteWorkflow(workflows.DecommissionWorkflow, in)
+	if err := wenv.GetWorkflowError(); !temporal.IsCanceledError(err) {
+		t.Fatalf("want the cancellation, got %v", err)
+	}
+	svc := e.service(models.EnvLive, prov.ServiceID)
+	op := e.operation(models.EnvLive, in.RequestID)
+	if svc.Status != models.ServiceOperational || svc.PendingOperationID != "" || op.Status != models.OpCancelled || op.Steps[0].Status != models.StepCancelled {
+		t.Fatalf("service %+v, operation %+v", svc, op)
+	}
+	if got := e.active(prov.Scope(), prov.ServiceID); got[models.AllocCapacity] != 1 || got[models.AllocIPBlock] != 1 {
+		t.Fatalf("allocations %v", got)
+	}
+}
+
+func TestProvisioningEveryKindAndCompensation(t *testing.T) {
+	e := newServicesEnv(t)
+	ctx := context.Background()
+	account := demoAccount(t, e, models.EnvTest)
+	bodies := map[string]models.KindBody{
+		"network": &models.NetworkBody{NetworkType: "sdwan", Topology: "full_mesh", Bandwidth: "100mbps",
+			Locations: []models.NetworkSite{{ID: "loc_sandbox_all"}, {ID: "loc_austin_congress"}, {ID: "loc_dallas_main"}}},
+		"contact_center": &models.ContactCenterBody{CenterType: "omnichannel", Channels: []string{"voice", "chat"}, AgentCount: 10},
+		"cloud_infrastructure": &models.CloudInfrastructureBody{DeploymentType: "single_cloud", Providers: []string{"aws"}, Regions: []string{"us-east-1"},
+			Resources: []models.CloudResource{{Type: "virtual_machine", Quantity: 2, Specifications: &models.VMSpecifications{CPU: 2, Memory: "8GB", Storage: "100GB", OS: "debian-12"}},
+				{Type: "load_balancer", Tier: "basic"}}},
+		"cloud_platform":   &models.CloudPlatformBody{Runtime: "go123", Region: "eu-west-1", Environments: []string{"production"}, InstanceSize: "small"},
+		"managed_security": &models.ManagedSecurityBody{ServiceType: "managed_soc", Coverage: "24x7x365", Services: []string{"threat_monitoring"}},
+		"security_infrastructure": &models.SecurityInfrastructureBody{InfrastructureType: "ddos_protection", Throughput: "10gbps", LocationID: "loc_sandbox_all",
+			ProtectedNetworks: []string{"10.0.0.0/8"}},
+		"ai_platform": &models.AIPlatformBody{PlatformType: "inference", Capabilities: []string{"predictive_analytics"}, ComputeTier: "gpu_high_memory",
+			Models: []models.AIModel{{Name: "forecast", Type: "forecasting", Framework: "xgboost"}}},
+	}
+	want := map[string]map[models.AllocationKind]int{
+		"network":                 {models.AllocCapacity: 3, models.AllocIPBlock: 1, models.AllocVLAN: 3},
+		"contact_center":          {models.AllocPhoneNumber: 1},
+		"cloud_infrastructure":    {models.AllocCapacity: 1, models.AllocIPBlock: 1},
+		"cloud_platform":          {models.AllocCapacity: 1},
+		"managed_security":        {},
+		"security_infrastructure": {models.AllocIPBlock: 1, models.AllocVLAN: 1},
+		"ai_platform":             {models.AllocCapacity: 1},
+	}
+	for kind, body := range bodies {
+		t.Run(kind, func(t *testing.T) {
+			in, err := e.provision(models.EnvTest, body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			svc := e.service(models.EnvTest, in.ServiceID)
+			if svc.Status != models.ServiceOperational || svc.Kind != kind || svc.CircuitID == "" || svc.MonthlyCharge <= 0 {
+				t.Fatalf("service %+v", svc)
+			}
+			got := e.active(in.Scope(), in.ServiceID)
+			for k, n := range want[kind] {
+				if got[k] != n {
+					t.Fatalf("allocations %v, want %v", got, want[kind])
+				}
+			}
+			switch kind {
+			case "cloud_infrastructure":
+				if len(svc.Resources["instances"].([]any)) != 2 || len(svc.Resources["load_balancers"].([]any)) != 1 {
+					t.Fatalf("resources %+v", svc.Resources)
+				}
+			case "network":
+				if len(svc.Resources["sites"].([]any)) != 3 {
+					t.Fatalf("resources %+v", svc.Resources)
+				}
+			case "managed_security":
+				if svc.Resources["soc"] == nil {
+					t.Fatalf("resources %+v", svc.Resources)
+				}
+			}
+		})
+	}
+	t.Run("a sandbox failure releases every slot", func(t *testing.T) {
+		body := &models.NetworkBody{NetworkType: "mpls", Topology: "hub_and_spoke", Bandwidth: "1gbps", AccountID: account,
+			Locations:   []models.NetworkSite{{ID: "loc_sandbox_all", Role: "hub"}, {ID: "loc_austin_congress", Role: "spoke"}},
+			OrderExtras: models.OrderExtras{Name: simulator.MagicFailName(models.StepRecordService), Contacts: &models.OrderContacts{Technical: "noc@example.com"}}}
+		in, err := e.provision(models.EnvTest, body)
+		var appErr *temporal.ApplicationError
+		if !errors.As(err, &appErr) || appErr.Type() != string(models.CodeProvisioningFailed) {
+			t.Fatalf("want PROVISIONING_FAILED, got %v", err)
+		}
+		allocs, _ := e.store.Allocations(ctx, in.Scope(), in.RequestID)
+		if len(allocs) != 5 {
+			t.Fatalf("allocations %+v", allocs)
+		}
+		for _, a := range allocs {
+			if a.ReleasedAt == nil {
+				t.Fatalf("%s slot %d still allocated", a.Kind, a.Slot)
+			}
+		}
+		svc := e.service(models.EnvTest, in.ServiceID)
+		notes, _ := e.store.ServiceNotifications(ctx, in.Scope(), in.ServiceID)
+		if svc.Status != models.ServiceFailed || len(notes) != 1 || notes[0].Template != "provisioning_failed" {
+			t.Fatalf("service %s, notifications %+v", svc.Status, notes)
+		}
+	})
+	t.Run("scheduled", func(t *testing.T) {
+		wenv := e.env()
+		now := time.Now().UTC().Truncate(time.Second)
+		wenv.SetStartTime(now)
+		o, scope, err := e.store.PrepareServiceOrder(ctx, e.principal(models.EnvTest), &models.ManagedSecurityBody{ServiceType: "managed_detection_response",
+			Coverage: "business_hours", Services: []string{"incident_response"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := e.store.ScheduleOrder(o, new(now.Add(5*24*time.Hour)), "2_days"); err != nil {
+			t.Fatal(err)
+		}
+		in := workflows.ProvisioningInput{RequestID: models.NewID(models.PrefixProvisioning), OrganizationID: scope.OrganizationID, Environment: scope.Environment,
+			ServiceID: models.NewID(models.PrefixService), Order: *o, Scheduled: true}
+		if err := e.store.CreateOperation(ctx, scope, models.NewOperation(in.RequestID, models.OpTypeProvisioning, in.ServiceID, "ak_x", models.ProvisioningSteps(true), nil)); err != nil {
+			t.Fatal(err)
+		}
+		var early bool
+		wenv.RegisterDelayedCallback(func() {
+			_, err := e.store.GetService(ctx, e.principal(models.EnvTest), in.ServiceID)
+			early = err == nil
+		}, 4*24*time.Hour)
+		wenv.ExecuteWorkflow(workflows.ProvisioningWorkflow, in)
+		if err := wenv.GetWorkflowError(); err != nil {
+			t.Fatal(err)
+		}
+		if early || wenv.Now().Before(*o.PreferredDate) || e.service(models.EnvTest, in.ServiceID).Status != models.ServiceOperational {
+			t.Fatalf("created before its date: %v; ended %v", early, wenv.Now())
+		}
+	})
+}

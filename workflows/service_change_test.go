@@ -1,0 +1,214 @@
+package workflows_test
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/simulator"
+	"github.com/telcoplatform/platform/workflows"
+)
+
+var austinLoc = models.LocationInput{Address: "100 Congress Ave", City: "Austin", State: "TX", Zip: "78701"}
+
+// internetService provisions a 1gbps internet service at Austin through the
+// workflow and returns its input.
+func internetService(t *testing.T, e *servicesEnv, env models.Environment, account string) workflows.ProvisioningInput {
+	t.Helper()
+	in, err := e.provision(env, &models.InternetBody{AccountID: account, ServiceType: "fiber_dedicated", Bandwidth: "1gbps", Location: austinLoc, SLA: "premium"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return in
+}
+
+func demoAccount(t *testing.T, e *servicesEnv, env models.Environment) string {
+	t.Helper()
+	var acct models.BillingAccount
+	if err := e.store.In(context.Background(), e.principal(env).OwnScope()).Order("created_at").Take(&acct).Error; err != nil {
+		t.Fatal(err)
+	}
+	return acct.ID
+}
+
+// startChange accepts a change as the API does and returns the workflow input.
+func startChange(t *testing.T, e *servicesEnv, env models.Environment, serviceID string, in models.ServiceUpdateInput) workflows.ServiceChangeInput {
+	t.Helper()
+	ctx := context.Background()
+	svc, u, scope, err := e.store.PrepareServiceUpdate(ctx, e.principal(env), serviceID, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prefix := models.PrefixModification
+	if u.Type == models.OpTypeScaling {
+		prefix = models.PrefixScaling
+	}
+	op := models.NewOperation(models.NewID(prefix), u.Type, svc.ID, "ak_x", models.UpdateSteps(u), nil)
+	if err := e.store.StartServiceOperation(ctx, scope, svc.ID, op); err != nil {
+		t.Fatal(err)
+	}
+	return workflows.ServiceChangeInput{RequestID: op.ID, OrganizationID: scope.OrganizationID, Environment: scope.Environment, ServiceID: svc.ID, Update: *u}
+}
+
+func TestScalingWaitsForTheMaintenanceWindow(t *testing.T) {
+	e := newServicesEnv(t)
+	ctx := context.Background()
+	prov := internetService(t, e, models.EnvLive, demoAccount(t, e, models.EnvLive))
+	scope := prov.Scope()
+
+	wenv := e.env()
+	now := time.Now().UTC().Truncate(time.Second)
+	wenv.SetStartTime(now)
+	start := now.Add(48 * time.Hour)
+	effective := start.Add(30 * time.Minute)
+	in := startChange(t, e, models.EnvLive, prov.ServiceID, models.ServiceUpdateInput{Scaling: &models.ScalingInput{
+		Action: "scale_up", NewBandwidth: "10gbps", EffectiveDate: &effective,
+		Window: &models.MaintenanceWindowInput{Start: &start, Duration: "2_hours"},
+	}})
+	type seen struct {
+		status    models.ServiceStatus
+		bandwidth string
+		opStatus  models.OperationStatus
+	}
+	var before, waiting, applied seen
+	look := func(s *seen) func() {
+		return func() {
+			svc := e.service(models.EnvLive, prov.ServiceID)
+			*s = seen{svc.Status, svc.Bandwidth, e.operation(models.EnvLive, in.RequestID).Status}
+		}
+	}
+	wenv.RegisterDelayedCallback(look(&before), 24*time.Hour)                 // scheduled, not yet in the window
+	wenv.RegisterDelayedCallback(look(&waiting), 48*time.Hour+10*time.Minute) // in maintenance, not yet effective
+	wenv.RegisterDelayedCallback(look(&applied), 49*time.Hour)                // applied, still in the window
+	wenv.ExecuteWorkflow(workflows.ServiceChangeWorkflow, in)
+	if err := wenv.GetWorkflowError(); err != nil {
+		t.Fatal(err)
+	}
+	if before != (seen{models.ServiceOperational, "1gbps", models.OpInProgress}) ||
+		waiting != (seen{models.ServiceMaintenance, "1gbps", models.OpInProgress}) ||
+		applied != (seen{models.ServiceMaintenance, "10gbps", models.OpInProgress}) {
+		t.Fatalf("before %+v, waiting %+v, applied %+v", before, waiting, applied)
+	}
+	if end := wenv.Now(); end.Before(start.Add(2 * time.Hour)) {
+		t.Fatalf("ended at %v, before the window's end", end)
+	}
+	svc := e.service(models.EnvLive, prov.ServiceID)
+	op := e.operation(models.EnvLive, in.RequestID)
+	if svc.Status != models.ServiceOperational || svc.Bandwidth != "10gbps" || svc.BandwidthMbps != 10000 || svc.PendingOperationID != "" ||
+		svc.MaintenanceEndsAt != nil || svc.MonthlyCharge <= prov.Order.MonthlyCharge || op.Status != models.OpCompleted || op.Progress().Percent != 100 {
+		t.Fatalf("service %+v, operation %+v", svc, op)
+	}
+	for _, st := range op.Steps {
+		if st.Status != models.StepCompleted {
+			t.Fatalf("step %s is %s", st.Name, st.Status)
+		}
+	}
+	want := []string{"service.provisioned", "service.maintenance_scheduled", "service.status_changed", "service.modified", "service.status_changed"}
+	if got := e.eventTypes(scope, prov.ServiceID); !slices.Equal(got, want) {
+		t.Fatalf("events %v, want %v", got, want)
+	}
+	// the new capacity replaced the old: only 10gbps is held at Austin
+	c, _ := e.store.Capacity(ctx, models.EnvLive, "loc_austin_congress", "fiber_dedicated")
+	if c.AllocatedMbps != 10000 {
+		t.Fatalf("%d Mbps allocated at Austin, want 10000", c.AllocatedMbps)
+	}
+	if n, _ := e.store.ServiceNotifications(ctx, scope, prov.ServiceID); len(n) != 0 {
+		t.Fatalf("notifications without contacts: %+v", n)
+	}
+}
+
+func TestScalingCancelledBeforeTheWindow(t *testing.T) {
+	e := newServicesEnv(t)
+	prov := internetService(t, e, models.EnvLive, demoAccount(t, e, models.EnvLive))
+	wenv := e.env()
+	start := time.Now().UTC().Add(72 * time.Hour)
+	in := startChange(t, e, models.EnvLive, prov.ServiceID, models.ServiceUpdateInput{Scaling: &models.ScalingInput{
+		Action: "scale_down", NewBandwidth: "500mbps", Window: &models.MaintenanceWindowInput{Start: &start, Duration: "1_hour"},
+	}})
+	wenv.RegisterDelayedCallback(wenv.CancelWorkflow, 24*time.Hour)
+	wenv.ExecuteWorkflow(workflows.ServiceChangeWorkflow, in)
+	if err := wenv.GetWorkflowError(); !temporal.IsCanceledError(err) {
+		t.Fatalf("want the cancellation, got %v", err)
+	}
+	svc := e.service(models.EnvLive, prov.ServiceID)
+	op := e.operation(models.EnvLive, in.RequestID)
+	if svc.Status != models.ServiceOperational || svc.Bandwidth != "1gbps" || svc.PendingOperationID != "" || svc.MaintenanceStartsAt != nil ||
+		op.Status != models.OpCancelled || op.Steps[0].Status != models.StepCancelled {
+		t.Fatalf("service %+v, operation %+v", svc, op)
+	}
+}
+
+func TestScalingFailureInTheWindowIsCompensated(t *testing.T) {
+	e := newServicesEnv(t)
+	ctx := context.Background()
+	prov := internetService(t, e, models.EnvTest, demoAccount(t, e, models.EnvTest))
+	scope := prov.Scope()
+	wenv := e.env()
+	start := time.Now().UTC().Add(time.Hour)
+	in := startChange(t, e, models.EnvTest, prov.ServiceID, models.ServiceUpdateInput{Scaling: &models.ScalingInput{
+		Action: "scale_up", NewBandwidth: "10gbps", Window: &models.MaintenanceWindowInput{Start: &start, Duration: "4_hours"},
+	}})
+	// the sandbox's magic name makes the network refuse the change's validate step, in the window
+	if err := e.store.In(ctx, scope).Model(&models.Service{}).Where("id = ?", prov.ServiceID).Update("name", simulator.MagicFailName(models.StepValidate)).Error; err != nil {
+		t.Fatal(err)
+	}
+	wenv.ExecuteWorkflow(workflows.ServiceChangeWorkflow, in)
+	var appErr *temporal.ApplicationError
+	if err := wenv.GetWorkflowError(); !errors.As(err, &appErr) || appErr.Type() != string(models.CodeProvisioningFailed) {
+		t.Fatalf("want PROVISIONING_FAILED, got %v", err)
+	}
+	svc := e.service(models.EnvTest, prov.ServiceID)
+	op := e.operation(models.EnvTest, in.RequestID)
+	if svc.Status != models.ServiceOperational || svc.Bandwidth != "1gbps" || svc.PendingOperationID != "" || op.Status != models.OpFailed ||
+		op.Error.Code != models.CodeProvisioningFailed || op.Error.Details["step"] != models.StepValidate || op.Error.Details["applied"] != false {
+		t.Fatalf("service %+v, operation %+v %+v", svc, op, op.Error)
+	}
+	got := e.eventTypes(scope, prov.ServiceID)
+	want := []string{"service.provisioned", "service.maintenance_scheduled", "service.status_changed", "service.status_changed"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("events %v, want %v (into maintenance and out again)", got, want)
+	}
+	if left, _ := e.store.AvailableMbps(ctx, scope, "loc_austin_congress", "fiber_dedicated"); left != 20000-1000 {
+		t.Fatalf("%d Mbps left in the sandbox at Austin", left)
+	}
+}
+
+func TestModificationAppliesAtOnce(t *testing.T) {
+	e := newServicesEnv(t)
+	ctx := context.Background()
+	pbx, err := e.provision(models.EnvLive, &models.PhoneSystemBody{SystemType: "cloud_pbx", Users: 20,
+		PhoneNumbers: []models.PhoneNumberOrder{{Type: "local", AreaCode: "512", Quantity: 3}}, OrderExtras: models.OrderExtras{Contacts: &models.OrderContacts{Technical: "noc@example.com"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	name, feats := "Reception", []string{"call_recording"}
+	in := startChange(t, e, models.EnvLive, pbx.ServiceID, models.ServiceUpdateInput{Name: &name, Features: &feats, Configuration: map[string]any{"timezone": "America/Chicago"}})
+	wenv := e.env()
+	wenv.ExecuteWorkflow(workflows.ServiceChangeWorkflow, in)
+	if err := wenv.GetWorkflowError(); err != nil {
+		t.Fatal(err)
+	}
+	svc := e.service(models.EnvLive, pbx.ServiceID)
+	op := e.operation(models.EnvLive, in.RequestID)
+	if svc.Name != "Reception" || !slices.Equal(svc.Features, feats) || svc.Configuration["timezone"] != "America/Chicago" || svc.MonthlyCharge != in.Update.MonthlyCharge ||
+		svc.PendingOperationID != "" || op.Status != models.OpCompleted || len(op.Steps) != 2 {
+		t.Fatalf("service %+v, operation %+v", svc, op)
+	}
+	if got := e.eventTypes(pbx.Scope(), pbx.ServiceID); !slices.Equal(got, []string{"service.provisioned", "service.modified"}) {
+		t.Fatalf("events %v", got)
+	}
+	notes, _ := e.store.ServiceNotifications(ctx, pbx.Scope(), pbx.ServiceID)
+	if len(notes) != 1 || notes[0].Template != "service_provisioned" || notes[0].Recipient != "noc@example.com" {
+		t.Fatalf("notifications %+v", notes)
+	}
+	numbers, _ := svc.Resources["phone_numbers"].([]any)
+	if len(numbers) != 3 || !strings.HasPrefix(numbers[0].(map[string]any)["number"].(string), "+1512555") {
+		t.Fatalf("resources %+v", svc.Resources)
+	}
+}
