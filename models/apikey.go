@@ -292,13 +292,26 @@ func (s *Store) AuthenticateAPIKey(ctx context.Context, secret string, clientIP 
 	if _, ok := ValidKeyFormat(secret); !ok {
 		return nil, Errorf(CodeInvalidAPIKey, "the API key is malformed")
 	}
-	var key APIKey
-	if err := s.In(ctx, SystemScope()).Where("hash = ?", HashSecret(secret)).Take(&key).Error; err != nil {
+	// One read on the hot path: the key with its organization's plan limits.
+	var row struct {
+		APIKey
+		Plan             Plan
+		CustomHourly     int
+		CustomBurst      int
+		CustomConcurrent int
+	}
+	err := s.In(ctx, SystemScope()).Model(&APIKey{}).
+		Select("api_keys.*, organizations.plan, organizations.custom_hourly, organizations.custom_burst, organizations.custom_concurrent").
+		Joins("JOIN organizations ON organizations.id = api_keys.organization_id").
+		Where("api_keys.hash = ?", HashSecret(secret)).Take(&row).Error
+	if err != nil {
 		if e := notFoundOr(err, "key"); ErrorCode(e) == CodeNotFound {
 			return nil, Errorf(CodeInvalidAPIKey, "the API key is not valid")
 		}
 		return nil, dbErr(err)
 	}
+	key := row.APIKey
+	org := Organization{ID: key.OrganizationID, Plan: row.Plan, CustomHourly: row.CustomHourly, CustomBurst: row.CustomBurst, CustomConcurrent: row.CustomConcurrent}
 	if key.RevokedAt != nil {
 		return nil, Errorf(CodeInvalidAPIKey, "the API key has been revoked")
 	}
@@ -316,10 +329,6 @@ func (s *Store) AuthenticateAPIKey(ctx context.Context, secret string, clientIP 
 		if !allowed {
 			return nil, Errorf(CodeIPNotAllowed, "requests from this IP address are not allowed for this key")
 		}
-	}
-	var org Organization
-	if err := s.In(ctx, SystemScope()).Select("id", "plan", "custom_hourly", "custom_burst", "custom_concurrent").Where("id = ?", key.OrganizationID).Take(&org).Error; err != nil {
-		return nil, dbErr(err)
 	}
 	return &AuthenticatedKey{
 		Key: &key,
