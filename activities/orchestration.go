@@ -265,9 +265,12 @@ func (a *Orchestration) Finish(ctx context.Context, in workflows.OrchestrationFi
 }
 
 // PrepareRun prepares the run that event in.Event starts for the trigger:
-// its operation (once per event) and its workflow input. It returns an
-// empty input when the event comes from a chain of triggered runs
-// MaxTriggerDepth deep, or the trigger is no longer active.
+// its operation (once per event: its id is models.TriggeredRunID of the
+// trigger and the event) and its workflow input. It returns an empty input
+// when the event comes from a chain of triggered runs MaxTriggerDepth deep,
+// the trigger is no longer active, or the event's run has already ended (an
+// event handed over again after its run, even once the engine has
+// forgotten the run's workflow, starts nothing).
 func (a *Orchestration) PrepareRun(ctx context.Context, in workflows.PrepareRunInput) (*workflows.OrchestrationInput, error) {
 	const what = workflows.ActivityOrchestrationPrepareRun
 	scope := in.Trigger.Scope()
@@ -282,6 +285,9 @@ func (a *Orchestration) PrepareRun(ctx context.Context, in workflows.PrepareRunI
 	}
 	if err != nil {
 		return nil, a.fail(ctx, what, err)
+	}
+	if run.Status.Terminal() {
+		return &workflows.OrchestrationInput{}, nil
 	}
 	return &workflows.OrchestrationInput{
 		Run: workflows.OrchestrationRef{RequestID: run.ID, OrganizationID: scope.OrganizationID, Environment: scope.Environment,
@@ -306,14 +312,26 @@ func (a *Orchestration) DispatchEvent(ctx context.Context, in workflows.Orchestr
 	return n, a.fail(ctx, workflows.ActivityOrchestrationDispatchEvent, err)
 }
 
+// OrchestrationEventHook returns the events dispatcher's OnEvent hook
+// (events.Options.OnEvent) that hands every outbox event to the event
+// triggers of orchestrations (DispatchOrchestrationEvent) through c.
+// Handing an event over twice starts one run.
+func OrchestrationEventHook(c client.Client, store *models.Store) func(context.Context, *models.Event) error {
+	return func(ctx context.Context, ev *models.Event) error {
+		_, err := DispatchOrchestrationEvent(ctx, c, store, ev)
+		return err
+	}
+}
+
 // DispatchOrchestrationEvent hands ev, an outbox event, to every active
 // orchestration of ev's organization and environment whose trigger is
 // event:<ev.Type>, by signalling its trigger workflow
 // (workflows.SignalOrchestrationEvent); the trigger then starts one run per
 // event (a redelivered event starts nothing new). A trigger whose workflow
-// no longer exists is deactivated. The events dispatcher calls it (or runs
-// the Orchestration.DispatchEvent activity) once per outbox event. It
-// returns how many triggers it reached.
+// no longer exists is deactivated. The events dispatcher calls it once per
+// outbox event (OrchestrationEventHook), and a workflow may run the
+// Orchestration.DispatchEvent activity instead. It returns how many
+// triggers it reached.
 // Errors: DEPENDENCY_UNAVAILABLE (no client, or Temporal unreachable).
 func DispatchOrchestrationEvent(ctx context.Context, c client.Client, store *models.Store, ev *models.Event) (int, error) {
 	scope := models.TenantScope(ev.OrganizationID, ev.Environment)

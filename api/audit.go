@@ -45,6 +45,15 @@ func withClientInfo(ctx context.Context, ip, ua string) context.Context {
 	return context.WithValue(ctx, clientInfoKey{}, clientInfo{IP: ip, UserAgent: ua})
 }
 
+// callerIP returns the client address that authenticate resolved for the
+// request (forwarded headers only from trusted proxies), or "unknown".
+func callerIP(ctx context.Context) string {
+	if ci, ok := ctx.Value(clientInfoKey{}).(clientInfo); ok && ci.IP != "" {
+		return ci.IP
+	}
+	return "unknown"
+}
+
 // audit records an authentication event; a failure to record is logged, never answered.
 func (s *Server) audit(ctx context.Context, ev models.AuditEvent) {
 	if ci, ok := ctx.Value(clientInfoKey{}).(clientInfo); ok {

@@ -2,14 +2,18 @@ package api_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"image/png"
 	"net/http"
 	"os"
 	"os/exec"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pquerna/otp/totp"
 
 	"github.com/telcoplatform/platform/auth"
 	"github.com/telcoplatform/platform/models"
@@ -124,8 +128,9 @@ func TestMFATOTPChallenge(t *testing.T) {
 	}
 	// Machine credentials are never challenged.
 	h.do("POST", "/v1/auth/api-keys", h.tenants[0].liveKey, newKey).decode(http.StatusCreated, nil)
-	// sms and email are not offered.
-	h.do("POST", "/v1/auth/mfa/verify", tok, map[string]any{"method": "sms", "code": "123456"}).wantError(http.StatusBadRequest, "VALIDATION_ERROR")
+	// No phone number pending: nothing to confirm by SMS; an e-mail code needs its challenge.
+	h.do("POST", "/v1/auth/mfa/verify", tok, map[string]any{"method": "sms", "code": "123456"}).wantError(http.StatusNotFound, "NOT_FOUND")
+	h.do("POST", "/v1/auth/mfa/verify", tok, map[string]any{"method": "email", "code": "123456"}).wantError(http.StatusBadRequest, "VALIDATION_ERROR")
 
 	// Lockout after repeated wrong codes in a row, even for a right code afterwards.
 	ch = challenge()
@@ -140,4 +145,90 @@ func TestMFATOTPChallenge(t *testing.T) {
 	if e.Error.Details["locked_until"] == nil {
 		t.Fatalf("lockout without locked_until: %+v", e.Error)
 	}
+}
+
+// outboxCode returns the 6-digit code of the newest queued message to recipient.
+func outboxCode(t *testing.T, h *harness, orgID, recipient string) string {
+	t.Helper()
+	box, err := h.store.UserInbox(context.Background(), models.TenantScope(orgID, models.EnvLive), []string{recipient}, 1)
+	if err != nil || len(box) == 0 {
+		t.Fatalf("no message to %s in the outbox (%v)", recipient, err)
+	}
+	m := regexp.MustCompile(`\b(\d{6})\b`).FindStringSubmatch(box[0].Body)
+	if m == nil || box[0].Status != "queued" {
+		t.Fatalf("message to %s without a code: %+v", recipient, box[0])
+	}
+	return m[1]
+}
+
+// TestMFACodesByEmailAndSMS answers challenges with codes sent through the
+// notification outbox: by e-mail to the user's address, and by SMS once a
+// phone number is confirmed.
+func TestMFACodesByEmailAndSMS(t *testing.T) {
+	h := newHarness(t)
+	clock := time.Now().UTC().Truncate(30 * time.Second).Add(time.Second)
+	h.store.Now = func() time.Time { return clock }
+	u := h.tokenUser(0)
+	tok := h.issue(h.srv.Tokens(), auth.Grant{Subject: u.ID, OrganizationID: u.OrganizationID, Permissions: []string{"auth:manage"}, AuthMethod: "saml"}).Token
+	newKey := map[string]any{"name": "from a user", "permissions": []string{"auth:manage"}}
+
+	// SMS needs TOTP first.
+	h.do("POST", "/v1/auth/mfa/sms/setup", tok, map[string]any{"phone_number": "+14155550123"}).wantError(http.StatusNotFound, "NOT_FOUND")
+	var setup struct {
+		Secret string `json:"secret"`
+	}
+	h.do("POST", "/v1/auth/mfa/totp/setup", tok, nil).decode(http.StatusOK, &setup)
+	code, err := totp.GenerateCode(setup.Secret, clock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.do("POST", "/v1/auth/mfa/verify", tok, map[string]any{"method": "totp", "code": code}).decode(http.StatusOK, nil)
+
+	challenge := func(wantMethods string) mfaRequired {
+		t.Helper()
+		var ch mfaRequired
+		h.do("POST", "/v1/auth/api-keys", tok, newKey).decode(http.StatusUnauthorized, &ch)
+		if strings.Join(ch.Methods, ",") != wantMethods {
+			t.Fatalf("challenge methods %v, want %s", ch.Methods, wantMethods)
+		}
+		return ch
+	}
+	ch := challenge("totp,email")
+	// An e-mail code: sent through the outbox to the user's address, masked in the answer.
+	var sent struct {
+		ChallengeID string `json:"challenge_id"`
+		Method      string `json:"method"`
+		Destination string `json:"destination"`
+	}
+	h.do("POST", "/v1/auth/mfa/challenges/"+ch.ChallengeID+"/send", tok, map[string]any{"method": "email"}).decode(http.StatusAccepted, &sent)
+	if sent.ChallengeID != ch.ChallengeID || sent.Method != "email" || strings.Contains(sent.Destination, u.Email[:3]) || !strings.HasSuffix(sent.Destination, "@"+strings.SplitN(u.Email, "@", 2)[1]) {
+		t.Fatalf("sent: %+v (user %s)", sent, u.Email)
+	}
+	// Too soon for another code; sms is not available without a phone.
+	e := h.do("POST", "/v1/auth/mfa/challenges/"+ch.ChallengeID+"/send", tok, map[string]any{"method": "email"}).wantError(http.StatusTooManyRequests, "RATE_LIMIT_EXCEEDED")
+	if e.Error.Details["retry_after"] == nil {
+		t.Fatalf("no retry_after: %+v", e.Error)
+	}
+	clock = clock.Add(models.MFACodeResendAfter)
+	h.do("POST", "/v1/auth/mfa/challenges/"+ch.ChallengeID+"/send", tok, map[string]any{"method": "sms"}).wantError(http.StatusBadRequest, "VALIDATION_ERROR")
+	h.do("POST", "/v1/auth/mfa/challenges/mfa_unknown/send", tok, map[string]any{"method": "email"}).wantError(http.StatusNotFound, "NOT_FOUND")
+	emailCode := outboxCode(t, h, u.OrganizationID, u.Email)
+	h.do("POST", "/v1/auth/mfa/verify", tok, map[string]any{"challenge_id": ch.ChallengeID, "method": "sms", "code": emailCode}).wantError(http.StatusNotFound, "NOT_FOUND")
+	h.do("POST", "/v1/auth/mfa/verify", tok, map[string]any{"challenge_id": ch.ChallengeID, "method": "email", "code": "000000"}).wantError(http.StatusBadRequest, "VALIDATION_ERROR")
+	h.do("POST", "/v1/auth/mfa/verify", tok, map[string]any{"challenge_id": ch.ChallengeID, "method": "email", "code": emailCode}).decode(http.StatusOK, nil)
+	h.do("POST", "/v1/auth/mfa/verify", tok, map[string]any{"challenge_id": ch.ChallengeID, "method": "email", "code": emailCode}).wantError(http.StatusNotFound, "NOT_FOUND")
+	h.do("POST", "/v1/auth/api-keys", tok, newKey, "X-MFA-Challenge-Id", ch.ChallengeID).decode(http.StatusCreated, nil)
+
+	// A phone number: a bad one is refused; a good one gets a confirmation code by SMS.
+	h.do("POST", "/v1/auth/mfa/sms/setup", tok, map[string]any{"phone_number": "0155 5555"}).wantError(http.StatusBadRequest, "VALIDATION_ERROR")
+	h.do("POST", "/v1/auth/mfa/sms/setup", tok, map[string]any{"phone_number": "+14155550123"}).decode(http.StatusAccepted, nil)
+	challenge("totp,email") // not confirmed yet
+	h.do("POST", "/v1/auth/mfa/verify", tok, map[string]any{"method": "sms", "code": outboxCode(t, h, u.OrganizationID, "+14155550123")}).decode(http.StatusOK, nil)
+	ch = challenge("totp,email,sms")
+	h.do("POST", "/v1/auth/mfa/challenges/"+ch.ChallengeID+"/send", tok, map[string]any{"method": "sms"}).decode(http.StatusAccepted, &sent)
+	if sent.Destination != "********0123" {
+		t.Fatalf("masked number: %q", sent.Destination)
+	}
+	h.do("POST", "/v1/auth/mfa/verify", tok, map[string]any{"challenge_id": ch.ChallengeID, "method": "sms", "code": outboxCode(t, h, u.OrganizationID, "+14155550123")}).decode(http.StatusOK, nil)
+	h.do("POST", "/v1/auth/api-keys", tok, newKey, "X-MFA-Challenge-Id", ch.ChallengeID).decode(http.StatusCreated, nil)
 }

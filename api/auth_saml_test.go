@@ -2,16 +2,12 @@ package api_test
 
 import (
 	"bytes"
-	"crypto/rand"
-	"crypto/rsa"
-	"crypto/x509"
-	"crypto/x509/pkix"
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"html"
 	"io"
-	"math/big"
 	"net"
 	"net/http"
 	"net/http/cookiejar"
@@ -19,71 +15,32 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/crewjam/saml/samlidp"
 
 	"github.com/telcoplatform/platform/api"
 	"github.com/telcoplatform/platform/config"
+	"github.com/telcoplatform/platform/testenv"
 )
 
 var samlInput = regexp.MustCompile(`<input type="hidden" name="(\w+)" value="([^"]*)"`)
 var formAction = regexp.MustCompile(`<form method="post" action="([^"]+)"`)
 
-// startIdP runs crewjam/saml's samlidp, a real SAML identity provider, on loopback.
-func startIdP(t *testing.T) string {
-	t.Helper()
-	key, err := rsa.GenerateKey(rand.Reader, 2048)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "test IdP"}, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour)}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, _ := x509.ParseCertificate(der)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	base := "http://" + ln.Addr().String()
-	u, _ := url.Parse(base)
-	idp, err := samlidp.New(samlidp.Options{URL: *u, Key: key, Certificate: cert, Store: &samlidp.MemoryStore{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: idp, ReadHeaderTimeout: 5 * time.Second}
-	go func() { _ = srv.Serve(ln) }()
-	t.Cleanup(func() { _ = srv.Close() })
-	return base
-}
-
-func put(t *testing.T, u, contentType string, body []byte) {
-	t.Helper()
-	req, _ := http.NewRequest("PUT", u, bytes.NewReader(body))
-	req.Header.Set("Content-Type", contentType)
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res.Body.Close()
-	if res.StatusCode/100 != 2 {
-		t.Fatalf("PUT %s: %d", u, res.StatusCode)
-	}
-}
-
 func TestSAMLSingleSignOn(t *testing.T) {
 	h := newHarness(t)
-	idp := startIdP(t)
+	idp := testenv.SAMLIdP(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	base := "http://" + ln.Addr().String()
 	org := h.tenants[1].org.ID
+	provider, err := h.store.EnsureProviderOrganization(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
 	cfg, err := config.Load(func(k string) string {
-		return map[string]string{"PUBLIC_BASE_URL": base, "SAML_IDP_METADATA_URL": idp + "/metadata", "SAML_DOMAINS": "sso.example.com=" + org}[k]
+		return map[string]string{"PUBLIC_BASE_URL": base, "SAML_IDP_METADATA_URL": idp.URL + "/metadata",
+			"SAML_DOMAINS":     "sso.example.com=" + org + ",staff.example.com=" + provider.ID,
+			"SAML_GROUP_ROLES": "ops=admin,noc=admin,helpdesk=agent"}[k]
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -102,21 +59,22 @@ func TestSAMLSingleSignOn(t *testing.T) {
 	if res.StatusCode != 200 || !bytes.Contains(md, []byte(`Name="email"`)) || !bytes.Contains(md, []byte(base+"/saml/acs")) {
 		t.Fatalf("SP metadata: %d %s", res.StatusCode, md)
 	}
-	put(t, idp+"/services/platform", "application/xml", md)
-	for _, u := range []map[string]any{
-		{"name": "ada", "email": "ada@sso.example.com", "password": "ada password", "common_name": "Ada Lovelace", "groups": []string{"ops"}},
-		{"name": "eve", "email": "eve@elsewhere.example", "password": "eve password"},
+	idp.AddServiceProvider(t, "platform", md)
+	for _, u := range []testenv.IdPUser{
+		{Name: "ada", Email: "ada@sso.example.com", Password: "ada password", CommonName: "Ada Lovelace", Groups: []string{"ops"}},
+		{Name: "eve", Email: "eve@elsewhere.example", Password: "eve password"},
+		{Name: "pat", Email: "pat@staff.example.com", Password: "pat password", Groups: []string{"helpdesk"}},
+		{Name: "sam", Email: "sam@staff.example.com", Password: "sam password", Groups: []string{"helpdesk", "noc"}},
 	} {
-		raw, _ := json.Marshal(u)
-		put(t, idp+"/users/"+u["name"].(string), "application/json", raw)
+		idp.AddUser(t, u)
 	}
 
 	// login drives the browser part: SP -> IdP login form -> auto-post form -> ACS.
-	login := func(user, password string) (samlResponse url.Values, acsURL string) {
+	login := func(user, password, relay string) (samlResponse url.Values, acsURL string) {
 		t.Helper()
 		jar, _ := cookiejar.New(nil)
 		browser := &http.Client{Jar: jar}
-		res, err := browser.Get(base + "/saml/sso?RelayState=portal")
+		res, err := browser.Get(base + "/saml/sso?RelayState=" + url.QueryEscape(relay))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -155,9 +113,43 @@ func TestSAMLSingleSignOn(t *testing.T) {
 		}
 		return post, html.UnescapeString(action[1])
 	}
-	acs := func(form url.Values) (int, map[string]any) {
+	// acs posts the IdP's answer like the browser's auto-post form; it
+	// answers the status, the redirect target and the session cookie, or the
+	// error body.
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	type acsAnswer struct {
+		status   int
+		location string
+		cookie   *http.Cookie
+		body     map[string]any
+	}
+	acs := func(form url.Values) acsAnswer {
 		t.Helper()
-		res, err := http.PostForm(base+"/saml/acs", form)
+		res, err := noRedirect.PostForm(base+"/saml/acs", form)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		a := acsAnswer{status: res.StatusCode, location: res.Header.Get("Location")}
+		for _, c := range res.Cookies() {
+			if c.Name == "platform_session" {
+				a.cookie = c
+			}
+		}
+		_ = json.NewDecoder(res.Body).Decode(&a.body)
+		return a
+	}
+	// session calls the session API with the cookie (and a CSRF token).
+	session := func(method, path string, cookie *http.Cookie, csrf string) (int, map[string]any) {
+		t.Helper()
+		req, _ := http.NewRequest(method, base+path, nil)
+		if cookie != nil {
+			req.AddCookie(cookie)
+		}
+		if csrf != "" {
+			req.Header.Set("X-CSRF-Token", csrf)
+		}
+		res, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -167,13 +159,29 @@ func TestSAMLSingleSignOn(t *testing.T) {
 		return res.StatusCode, body
 	}
 
-	form, action := login("ada", "ada password")
-	if action != base+"/saml/acs" || form.Get("RelayState") != "portal" {
-		t.Fatalf("IdP posts to %s with RelayState %q", action, form.Get("RelayState"))
+	form, action := login("ada", "ada password", "/portal?tab=services")
+	if action != base+"/saml/acs" || form.Get("RelayState") == "" || strings.Contains(form.Get("RelayState"), "portal") {
+		t.Fatalf("IdP posts to %s with RelayState %q (want our opaque request id, the target kept server-side)", action, form.Get("RelayState"))
 	}
-	status, tok := acs(form)
-	if status != 200 || tok["token_type"] != "Bearer" || tok["user_created"] != true || tok["relay_state"] != "portal" {
-		t.Fatalf("ACS: %d %v", status, tok)
+	first := acs(form)
+	if first.status != 303 || first.location != "/portal?tab=services" || first.cookie == nil || !first.cookie.HttpOnly || first.cookie.SameSite != http.SameSiteLaxMode {
+		t.Fatalf("ACS: %d to %q, cookie %+v %v", first.status, first.location, first.cookie, first.body)
+	}
+	st, sess := session("GET", "/v1/auth/session", first.cookie, "")
+	info, _ := sess["session"].(map[string]any)
+	if st != 200 || info["email"] != "ada@sso.example.com" || info["role"] != "customer" || info["authentication_method"] != "saml" || fmt.Sprint(info["groups"]) != "[ops]" {
+		t.Fatalf("session: %d %v", st, sess)
+	}
+	csrf, _ := info["csrf_token"].(string)
+	if st, body := session("POST", "/v1/auth/session/token", first.cookie, "not-the-token"); st != 403 {
+		t.Fatalf("token exchange with a wrong CSRF token: %d %v", st, body)
+	}
+	if st, body := session("POST", "/v1/auth/session/token", nil, csrf); st != 401 {
+		t.Fatalf("token exchange without the cookie: %d %v", st, body)
+	}
+	st, tok := session("POST", "/v1/auth/session/token", first.cookie, csrf)
+	if st != 200 || tok["token_type"] != "Bearer" || tok["access_token"] == nil || tok["user_id"] != info["user_id"] {
+		t.Fatalf("token exchange: %d %v", st, tok)
 	}
 	st, me := (&oauthEnv{base: base}).api(t, tok["access_token"].(string), "/v1/users/me")
 	p, _ := me["principal"].(map[string]any)
@@ -181,12 +189,16 @@ func TestSAMLSingleSignOn(t *testing.T) {
 	if st != 200 || p["type"] != "user" || p["organization_id"] != org || u["email"] != "ada@sso.example.com" {
 		t.Fatalf("SAML user at the API: %d %v", st, me)
 	}
+	// The API does not take the cookie as a credential.
+	if st, body := session("GET", "/v1/users/me", first.cookie, ""); st != 401 {
+		t.Fatalf("cookie at the API: %d %v", st, body)
+	}
 	// A response is accepted once.
-	if status, body := acs(form); status != 401 {
-		t.Fatalf("replayed SAML response: %d %v", status, body)
+	if a := acs(form); a.status != 401 || a.cookie != nil {
+		t.Fatalf("replayed SAML response: %d %v", a.status, a.body)
 	}
 	// A tampered response fails the signature (or decryption) check.
-	form, _ = login("ada", "ada password")
+	form, _ = login("ada", "ada password", "")
 	raw, _ := base64.StdEncoding.DecodeString(form.Get("SAMLResponse"))
 	tampered := bytes.Clone(raw)
 	if i := bytes.Index(tampered, []byte("CipherValue>")); i >= 0 { // encrypted assertion: corrupt the ciphertext
@@ -202,22 +214,51 @@ func TestSAMLSingleSignOn(t *testing.T) {
 		t.Fatal("the test did not manage to tamper with the response")
 	}
 	form.Set("SAMLResponse", base64.StdEncoding.EncodeToString(tampered))
-	if status, body := acs(form); status != 401 {
-		t.Fatalf("tampered SAML response: %d %v", status, body)
+	if a := acs(form); a.status != 401 {
+		t.Fatalf("tampered SAML response: %d %v", a.status, a.body)
 	}
-	// The second login finds the user created the first time.
-	form, _ = login("ada", "ada password")
-	if status, body := acs(form); status != 200 || body["user_created"] != false || body["user_id"] != tok["user_id"] {
-		t.Fatalf("second login: %d %v", status, body)
+	// The second login finds the user created the first time; an absolute
+	// RelayState is not honoured (the browser goes to the portal).
+	form, _ = login("ada", "ada password", "https://evil.example/steal")
+	second := acs(form)
+	if second.status != 303 || second.location != "/portal" || second.cookie == nil || second.cookie.Value == first.cookie.Value {
+		t.Fatalf("second login: %d %q %v", second.status, second.location, second.body)
+	}
+	if _, sess2 := session("GET", "/v1/auth/session", second.cookie, ""); sess2["session"].(map[string]any)["user_id"] != info["user_id"] {
+		t.Fatalf("second login is another user: %v", sess2)
+	}
+	// Signing out ends the session: no more token exchange.
+	if st, _ := session("DELETE", "/v1/auth/session", second.cookie, "wrong"); st != 403 {
+		t.Fatalf("sign-out with a wrong CSRF token: %d", st)
+	}
+	_, sess2 := session("GET", "/v1/auth/session", second.cookie, "")
+	if st, _ := session("DELETE", "/v1/auth/session", second.cookie, sess2["session"].(map[string]any)["csrf_token"].(string)); st != 204 {
+		t.Fatalf("sign-out: %d", st)
+	}
+	if st, _ := session("GET", "/v1/auth/session", second.cookie, ""); st != 401 {
+		t.Fatalf("session after sign-out: %d", st)
 	}
 	// A user outside the configured domains is not created.
-	form, _ = login("eve", "eve password")
-	if status, body := acs(form); status != 403 || fmt.Sprint(body["error"].(map[string]any)["code"]) != "ACCESS_RESTRICTED" {
-		t.Fatalf("user outside the domains: %d %v", status, body)
+	form, _ = login("eve", "eve password", "")
+	if a := acs(form); a.status != 403 || fmt.Sprint(a.body["error"].(map[string]any)["code"]) != "ACCESS_RESTRICTED" {
+		t.Fatalf("user outside the domains: %d %v", a.status, a.body)
+	}
+	// Groups map to roles, the highest wins, and staff roles go only to the
+	// provider's own users: ada's "ops" group (mapped to admin) left her a
+	// customer of her tenant above.
+	for _, c := range []struct{ user, password, role string }{{"pat", "pat password", "agent"}, {"sam", "sam password", "admin"}} {
+		form, _ := login(c.user, c.password, "")
+		a := acs(form)
+		if a.status != 303 || a.cookie == nil {
+			t.Fatalf("%s: %d %v", c.user, a.status, a.body)
+		}
+		if _, got := session("GET", "/v1/auth/session", a.cookie, ""); got["session"].(map[string]any)["role"] != c.role {
+			t.Fatalf("%s's role: %v, want %s", c.user, got, c.role)
+		}
 	}
 	// IdP-initiated responses (no InResponseTo) are refused.
 	unsolicited := strings.Replace(string(raw), "InResponseTo=", "X-InResponseTo=", 1)
-	if status, _ := acs(url.Values{"SAMLResponse": {base64.StdEncoding.EncodeToString([]byte(unsolicited))}}); status != 401 {
-		t.Fatalf("unsolicited response: %d", status)
+	if a := acs(url.Values{"SAMLResponse": {base64.StdEncoding.EncodeToString([]byte(unsolicited))}}); a.status != 401 {
+		t.Fatalf("unsolicited response: %d", a.status)
 	}
 }

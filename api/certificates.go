@@ -35,16 +35,44 @@ type CertificateItem struct {
 	Environment       string   `json:"environment"`
 	NotBefore         string   `json:"not_before"`
 	NotAfter          string   `json:"not_after"`
+	Status            string   `json:"status" enum:"active,revoked,expired,not_yet_valid" doc:"revoked and expired certificates are refused on the mutual-TLS listener"`
 	CreatedAt         string   `json:"created_at"`
+	RevokedAt         *string  `json:"revoked_at,omitempty" doc:"when the registration was revoked"`
 }
 
-// CertificateOutput is the answer of certificate registration.
+// CertificateOutput is the answer of certificate registration, reading and revocation.
 type CertificateOutput struct {
 	Status int
 	Body   struct {
 		Envelope
 		Certificate CertificateItem `json:"certificate"`
 	}
+}
+
+// CertificatesOutput is a page of registered certificates.
+type CertificatesOutput struct {
+	Body struct {
+		Envelope
+		Certificates []CertificateItem `json:"certificates"`
+		Pagination   Pagination        `json:"pagination"`
+	}
+}
+
+type certificatePath struct {
+	CertificateID string `path:"certificate_id" maxLength:"64" example:"cert_3fK9aZ"`
+}
+
+func (s *Server) certificateItem(row *models.ClientCertificate) CertificateItem {
+	return CertificateItem{ID: row.ID, Name: row.Name, FingerprintSHA256: row.FingerprintSHA256, Subject: row.Subject, Issuer: row.Issuer,
+		SerialNumber: row.SerialNumber, Permissions: nonNil(row.PermissionList()), OrganizationID: row.OrganizationID, Environment: string(row.Environment),
+		NotBefore: models.Timestamp(row.NotBefore), NotAfter: models.Timestamp(row.NotAfter), Status: row.Status(s.now()),
+		CreatedAt: models.Timestamp(row.CreatedAt), RevokedAt: optTimestamp(row.RevokedAt)}
+}
+
+func (s *Server) certificateOutput(row *models.ClientCertificate, status int) *CertificateOutput {
+	out := &CertificateOutput{Status: status}
+	out.Body.Certificate = s.certificateItem(row)
+	return out
 }
 
 func (s *Server) registerCertificates() {
@@ -73,17 +101,65 @@ func (s *Server) registerCertificates() {
 		}
 		s.audit(ctx, models.AuditEvent{EventType: models.AuditCertRegistered, OrganizationID: row.OrganizationID, UserID: principal(ctx).UserID,
 			AuthenticationMethod: "mtls", Reason: row.FingerprintSHA256})
-		out := &CertificateOutput{Status: http.StatusCreated}
-		out.Body.Certificate = CertificateItem{ID: row.ID, Name: row.Name, FingerprintSHA256: row.FingerprintSHA256, Subject: row.Subject, Issuer: row.Issuer,
-			SerialNumber: row.SerialNumber, Permissions: row.PermissionList(), OrganizationID: row.OrganizationID, Environment: string(row.Environment),
-			NotBefore: models.Timestamp(row.NotBefore), NotAfter: models.Timestamp(row.NotAfter), CreatedAt: models.Timestamp(row.CreatedAt)}
+		return s.certificateOutput(row, http.StatusCreated), nil
+	})
+	s.registerCertificateManagement()
+}
+
+// registerCertificateManagement registers the list, read and revocation of
+// registered certificates (docs/authentication.md, "Mutual TLS").
+func (s *Server) registerCertificateManagement() {
+	tags := []string{"Authentication"}
+	manage := access{permission: "auth:manage"}
+	register(s, huma.Operation{OperationID: "list-certificates", Method: http.MethodGet, Path: "/auth/certificates", Summary: "List registered client certificates",
+		Description: "The registrations of the caller's organization and environment, revoked ones included (marked), newest first. Filter `status`: active, revoked, expired, not_yet_valid; sortable by created_at, name, not_after, revoked_at.",
+		Tags:        tags,
+	}, manage, func(ctx context.Context, in *struct {
+		ListParams
+		Status string `query:"status" enum:"active,revoked,expired,not_yet_valid" doc:"only registrations in this status"`
+	}) (*CertificatesOutput, error) {
+		pr, err := in.page()
+		if err != nil {
+			return nil, err
+		}
+		rows, total, err := s.store.ListCertificates(ctx, principal(ctx), models.CertificateFilter{Status: in.Status}, pr)
+		if err != nil {
+			return nil, err
+		}
+		out := &CertificatesOutput{}
+		out.Body.Certificates = mapSlice(rows, s.certificateItem)
+		out.Body.Pagination = newPagination(pr, total)
 		return out, nil
+	})
+	register(s, huma.Operation{OperationID: "get-certificate", Method: http.MethodGet, Path: "/auth/certificates/{certificate_id}", Summary: "Get a registered client certificate",
+		Description: "Another tenant's registration is 404.", Tags: tags,
+	}, manage, func(ctx context.Context, in *certificatePath) (*CertificateOutput, error) {
+		row, err := s.store.GetCertificate(ctx, principal(ctx), in.CertificateID)
+		if err != nil {
+			return nil, err
+		}
+		return s.certificateOutput(row, http.StatusOK), nil
+	})
+	register(s, huma.Operation{OperationID: "revoke-certificate", Method: http.MethodDelete, Path: "/auth/certificates/{certificate_id}", Summary: "Revoke a registered client certificate",
+		Description: "From now on a request on the mutual-TLS listener presenting this certificate is refused (401 UNAUTHENTICATED). The registration is kept, " +
+			"with status revoked and revoked_at, for audit; revoking twice is harmless. The same certificate can be registered again afterwards.",
+		Tags: tags,
+	}, manage, func(ctx context.Context, in *certificatePath) (*CertificateOutput, error) {
+		row, revoked, err := s.store.RevokeCertificate(ctx, principal(ctx), in.CertificateID)
+		if err != nil {
+			return nil, err
+		}
+		if revoked {
+			s.audit(ctx, models.AuditEvent{EventType: models.AuditCertRevoked, OrganizationID: row.OrganizationID, UserID: principal(ctx).UserID,
+				AuthenticationMethod: "mtls", Reason: row.FingerprintSHA256})
+		}
+		return s.certificateOutput(row, http.StatusOK), nil
 	})
 }
 
 // resolveCertificate authenticates a request on the mutual-TLS listener by
 // its verified peer certificate's fingerprint; requests without one pass on.
-// Errors: UNAUTHENTICATED (unregistered or expired registration).
+// Errors: UNAUTHENTICATED (unregistered, revoked or expired registration).
 func (s *Server) resolveCertificate(c *fiber.Ctx) error {
 	state := c.Context().TLSConnectionState()
 	if state == nil || len(state.PeerCertificates) == 0 || len(state.VerifiedChains) == 0 {

@@ -27,7 +27,7 @@ type TOTPSetupOutput struct {
 // MFAVerifyBody is the body of POST /auth/mfa/verify.
 type MFAVerifyBody struct {
 	ChallengeID string `json:"challenge_id,omitempty" doc:"the challenge to satisfy; omit to confirm a new TOTP enrolment"`
-	Method      string `json:"method" enum:"totp,backup_code,sms,email" doc:"totp (a TOTP or backup code) or backup_code; sms and email are not offered yet"`
+	Method      string `json:"method" enum:"totp,backup_code,sms,email" doc:"totp (a TOTP or backup code), backup_code, email or sms (a code sent by POST /auth/mfa/challenges/{challenge_id}/send; sms without challenge_id confirms a phone number)"`
 	Code        string `json:"code" maxLength:"32"`
 }
 
@@ -75,17 +75,23 @@ func (s *Server) registerMFA() {
 		if p.Kind != models.PrincipalUser || p.UserID == "" {
 			return nil, models.Errorf(models.CodeInsufficientPermissions, "MFA is for users signed in through OAuth, the device flow or SAML")
 		}
-		switch in.Body.Method {
-		case "totp", "backup_code":
+		var verr error
+		switch m, ch := in.Body.Method, in.Body.ChallengeID; {
+		case (m == "email" || m == "sms") && ch != "":
+			verr = s.store.VerifyMFACode(ctx, p.UserID, ch, m, in.Body.Code)
+		case m == "sms":
+			verr = s.store.ConfirmPhone(ctx, p.UserID, in.Body.Code)
+		case m == "email":
+			return nil, models.Invalid(models.FieldIssue{Field: "challenge_id", Issue: "is required with method email"})
 		default:
-			return nil, models.Invalid(models.FieldIssue{Field: "method", Issue: "must be totp or backup_code (sms and email are not offered yet)"})
-		}
-		if in.Body.ChallengeID != "" {
-			if _, err := s.store.PendingMFAChallenge(ctx, p.UserID, in.Body.ChallengeID); err != nil {
-				return nil, err
+			if ch != "" {
+				if _, err := s.store.PendingMFAChallenge(ctx, p.UserID, ch); err != nil {
+					return nil, err
+				}
 			}
+			verr = s.store.VerifySecondFactor(ctx, p.UserID, in.Body.Code, auth.MatchTOTP)
 		}
-		if err := s.store.VerifySecondFactor(ctx, p.UserID, in.Body.Code, auth.MatchTOTP); err != nil {
+		if err := verr; err != nil {
 			s.audit(ctx, models.AuditEvent{EventType: models.AuditMFAFailed, Outcome: "failure", OrganizationID: p.OrganizationID, UserID: p.UserID,
 				AuthenticationMethod: in.Body.Method, SessionID: in.Body.ChallengeID, Reason: string(models.ErrorCode(err))})
 			return nil, err
@@ -93,7 +99,7 @@ func (s *Server) registerMFA() {
 		s.audit(ctx, models.AuditEvent{EventType: models.AuditMFAVerified, OrganizationID: p.OrganizationID, UserID: p.UserID, AuthenticationMethod: in.Body.Method, SessionID: in.Body.ChallengeID})
 		out := &MFAVerifyOutput{}
 		out.Body.Verified, out.Body.Enrolled = true, true
-		if in.Body.ChallengeID != "" {
+		if in.Body.ChallengeID != "" && in.Body.Method != "email" && in.Body.Method != "sms" { // codes by message verify their challenge themselves
 			if err := s.store.MarkMFAChallengeVerified(ctx, in.Body.ChallengeID); err != nil {
 				return nil, err
 			}
@@ -101,6 +107,64 @@ func (s *Server) registerMFA() {
 		}
 		return out, nil
 	})
+	register(s, huma.Operation{OperationID: "mfa-send-code", Method: http.MethodPost, Path: "/auth/mfa/challenges/{challenge_id}/send", Summary: "Send a one-time code for a challenge by e-mail or SMS",
+		Description: "Sends a 6-digit code for a pending challenge to the user's e-mail address or confirmed phone number, through the notification outbox (SMTP and the SMS provider). A new code replaces the previous one; at most 5 codes per challenge, 30 seconds apart (429 RATE_LIMIT_EXCEEDED with details.retry_after). Then POST /auth/mfa/verify with method email or sms.",
+		Tags:        tags, DefaultStatus: http.StatusAccepted,
+	}, access{}, func(ctx context.Context, in *struct {
+		ChallengeID string `path:"challenge_id" maxLength:"40"`
+		Body        struct {
+			Method string `json:"method" enum:"email,sms"`
+		}
+	}) (*MFACodeSentOutput, error) {
+		p := principal(ctx)
+		if p.Kind != models.PrincipalUser || p.UserID == "" {
+			return nil, models.Errorf(models.CodeInsufficientPermissions, "MFA is for users signed in through OAuth, the device flow or SAML")
+		}
+		u, err := s.store.DeviceUser(ctx, p.UserID)
+		if err != nil {
+			return nil, err
+		}
+		sent, err := s.store.SendMFACode(ctx, p.OwnScope(), u, in.ChallengeID, in.Body.Method, auth.NewOneTimeCode())
+		if err != nil {
+			return nil, err
+		}
+		s.audit(ctx, models.AuditEvent{EventType: models.AuditMFACodeSent, OrganizationID: p.OrganizationID, UserID: p.UserID, AuthenticationMethod: in.Body.Method, SessionID: sent.ChallengeID})
+		out := &MFACodeSentOutput{}
+		out.Body.ChallengeID, out.Body.Method, out.Body.Destination, out.Body.ExpiresAt = sent.ChallengeID, sent.Method, sent.Destination, models.Timestamp(sent.ExpiresAt)
+		return out, nil
+	})
+	register(s, huma.Operation{OperationID: "mfa-sms-setup", Method: http.MethodPost, Path: "/auth/mfa/sms/setup", Summary: "Add a phone number for SMS codes",
+		Description: "For users with a confirmed TOTP factor: stores the E.164 number and sends it a confirmation code by SMS; POST /auth/mfa/verify with method sms and that code (no challenge_id) confirms it, after which challenges offer sms.",
+		Tags:        tags, DefaultStatus: http.StatusAccepted,
+	}, access{}, func(ctx context.Context, in *struct {
+		Body struct {
+			PhoneNumber string `json:"phone_number" maxLength:"16" example:"+14155550123"`
+		}
+	}) (*MFACodeSentOutput, error) {
+		p := principal(ctx)
+		if p.Kind != models.PrincipalUser || p.UserID == "" {
+			return nil, models.Errorf(models.CodeInsufficientPermissions, "MFA is for users signed in through OAuth, the device flow or SAML")
+		}
+		if err := s.store.BeginPhoneEnrollment(ctx, p.OwnScope(), p.UserID, in.Body.PhoneNumber, auth.NewOneTimeCode()); err != nil {
+			return nil, err
+		}
+		s.audit(ctx, models.AuditEvent{EventType: models.AuditMFACodeSent, OrganizationID: p.OrganizationID, UserID: p.UserID, AuthenticationMethod: "sms", Reason: "phone confirmation"})
+		out := &MFACodeSentOutput{}
+		out.Body.Method, out.Body.Destination = "sms", models.MaskRecipient(in.Body.PhoneNumber)
+		out.Body.ExpiresAt = models.Timestamp(s.now().Add(models.MFAPhoneCodeTTL))
+		return out, nil
+	})
+}
+
+// MFACodeSentOutput says where a one-time code went.
+type MFACodeSentOutput struct {
+	Body struct {
+		Envelope
+		ChallengeID string `json:"challenge_id,omitempty"`
+		Method      string `json:"method" enum:"email,sms"`
+		Destination string `json:"destination" doc:"masked address or number"`
+		ExpiresAt   string `json:"expires_at"`
+	}
 }
 
 // mfaOperations are the operations that challenge a user with TOTP enrolled
@@ -168,9 +232,14 @@ func (s *Server) mfaChallenge(ctx huma.Context, a access, p *models.Principal) b
 		return false
 	}
 	s.audit(rctx, models.AuditEvent{EventType: models.AuditMFAChallenged, OrganizationID: p.OrganizationID, UserID: p.UserID, SessionID: ch.ID, Reason: operation})
+	methods, err := s.store.MFAMethods(rctx, p.UserID)
+	if err != nil {
+		huma.WriteErr(s.API, ctx, 0, "", err)
+		return false
+	}
 	body, _ := json.Marshal(map[string]any{
-		"error": "mfa_required", "challenge_id": ch.ID, "methods": []string{"totp"},
-		"message": "this operation needs a second factor: POST /v1/auth/mfa/verify with challenge_id, method and code, then repeat the request with X-MFA-Challenge-Id",
+		"error": "mfa_required", "challenge_id": ch.ID, "methods": methods,
+		"message": "this operation needs a second factor: POST /v1/auth/mfa/verify with challenge_id, method and code (for email or sms, first POST /v1/auth/mfa/challenges/{challenge_id}/send), then repeat the request with X-MFA-Challenge-Id",
 	})
 	ctx.SetHeader("Content-Type", "application/json")
 	ctx.SetHeader("Cache-Control", "no-store")

@@ -2,8 +2,11 @@ package api
 
 import (
 	"bytes"
+	"context"
+	"encoding/base64"
 	"fmt"
 	"net/netip"
+	"net/url"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -107,13 +110,125 @@ func (s *Server) requestContext(c *fiber.Ctx) error {
 	return c.Next()
 }
 
-// clientIP returns the caller's address (forwarded headers only from trusted proxies).
-func clientIP(c *fiber.Ctx) netip.Addr {
-	addr, err := netip.ParseAddr(c.IP())
-	if err != nil {
-		return netip.Addr{}
+// clientIP returns the caller's address. X-Forwarded-For is read only when
+// the peer is a trusted proxy (TRUSTED_PROXIES), and then from the right:
+// the first address that is not itself a trusted proxy is the client, since
+// every entry to its left was written by the client and proves nothing (a
+// proxy appends the address it received the request from). An entry that
+// cannot be read yields the invalid address, which no allow-list accepts.
+func (s *Server) clientIP(c *fiber.Ctx) netip.Addr {
+	peer, _ := netip.AddrFromSlice(c.Context().RemoteIP())
+	peer = peer.Unmap()
+	if len(s.cfg.TrustedProxies) == 0 {
+		return peer
 	}
-	return addr.Unmap()
+	isTrusted := func(a netip.Addr) bool {
+		for _, pfx := range s.trustedProxies {
+			if pfx.Contains(a) {
+				return true
+			}
+		}
+		return false
+	}
+	if !isTrusted(peer) {
+		return peer
+	}
+	var hops []string
+	for _, h := range c.Request().Header.PeekAll(fiber.HeaderXForwardedFor) {
+		hops = append(hops, strings.Split(string(h), ",")...)
+	}
+	client := peer
+	for i := len(hops) - 1; i >= 0; i-- {
+		hop := strings.TrimSpace(hops[i])
+		addr, err := netip.ParseAddr(hop)
+		if err != nil {
+			ap, perr := netip.ParseAddrPort(hop) // some proxies add the port
+			if perr != nil {
+				return netip.Addr{}
+			}
+			addr = ap.Addr()
+		}
+		client = addr.Unmap()
+		if !isTrusted(client) {
+			break
+		}
+	}
+	return client
+}
+
+// versionedPath reports whether path is under /v1 or /api/v1, where the
+// access restrictions apply (health, documents and discovery never carry them).
+func versionedPath(path string) bool {
+	return strings.HasPrefix(path, "/v1/") || strings.HasPrefix(path, "/api/v1/")
+}
+
+// origin returns where a request comes from, for the access restrictions.
+func (s *Server) origin(ip netip.Addr) models.RequestOrigin {
+	return models.RequestOrigin{IP: ip, Countries: s.cfg.GeoIP}
+}
+
+// requestOrigin returns the origin of the request of ctx (see authenticate).
+func (s *Server) requestOrigin(ctx context.Context) models.RequestOrigin {
+	ci, _ := ctx.Value(clientInfoKey{}).(clientInfo)
+	ip, _ := netip.ParseAddr(ci.IP)
+	return s.origin(ip)
+}
+
+// restrict evaluates the access restrictions that bind principal p on a
+// versioned path: its organization's access policy and, for access tokens,
+// the IP allow-lists of the client (clientID) and the user.
+// Errors: IP_NOT_ALLOWED, ACCESS_RESTRICTED, INVALID_TOKEN, INTERNAL_ERROR.
+func (s *Server) restrict(c *fiber.Ctx, p *models.Principal, clientID string, ip netip.Addr) error {
+	if !versionedPath(c.Path()) {
+		return nil
+	}
+	sub := models.AccessSubject{OrganizationID: p.OrganizationID, ClientID: clientID, UserID: p.UserID}
+	return s.store.CheckAccess(c.UserContext(), sub, s.origin(ip))
+}
+
+// oauthClientEndpoints are where OAuth clients authenticate.
+var oauthClientEndpoints = map[string]bool{"/oauth/token": true, "/oauth/introspect": true, "/oauth/revoke": true, "/oauth/device/code": true}
+
+// restrictOAuthClient refuses a request to an OAuth client endpoint from
+// outside the named client's IP allow-list or its organization's access
+// policy, with an RFC 6749 body: 403 {"error": "access_denied"}. It returns
+// false when it answered.
+func (s *Server) restrictOAuthClient(c *fiber.Ctx, ip netip.Addr) bool {
+	if c.Method() != fiber.MethodPost || !oauthClientEndpoints[c.Path()] {
+		return true
+	}
+	clientID := c.FormValue("client_id")
+	if scheme, creds, ok := strings.Cut(c.Get(fiber.HeaderAuthorization), " "); ok && strings.EqualFold(scheme, "Basic") {
+		if raw, err := base64.StdEncoding.DecodeString(strings.TrimSpace(creds)); err == nil {
+			id, _, _ := strings.Cut(string(raw), ":")
+			if unescaped, err := url.QueryUnescape(id); err == nil {
+				clientID = unescaped
+			}
+		}
+	}
+	if !models.HasPrefix(clientID, models.PrefixClient) || len(clientID) > 64 {
+		return true // unknown shape: the endpoint refuses it itself
+	}
+	err := s.store.CheckClientAccess(c.UserContext(), clientID, s.origin(ip))
+	if err == nil {
+		return true
+	}
+	code := models.ErrorCode(err)
+	method := c.FormValue("grant_type")
+	if method == "" || len(method) > 40 {
+		method = strings.TrimPrefix(c.Path(), "/oauth/")
+	}
+	s.audit(c.UserContext(), models.AuditEvent{EventType: models.AuditTokenRefused, Outcome: "failure", ClientID: clientID,
+		AuthenticationMethod: method, Reason: string(code)})
+	status, name := fiber.StatusForbidden, "access_denied"
+	if code == models.CodeInternal {
+		s.log.Error("checking an OAuth client's restrictions failed", "request_id", RequestID(c.UserContext()), "error", err)
+		status, name = fiber.StatusInternalServerError, "server_error"
+	}
+	c.Set(fiber.HeaderContentType, "application/json;charset=UTF-8")
+	c.Set(fiber.HeaderCacheControl, "no-store")
+	_ = c.Status(status).JSON(map[string]string{"error": name, "error_description": models.AsError(err).Message + " (" + string(code) + ")"})
+	return false
 }
 
 // credential returns the presented credential: Authorization Bearer or X-API-Key.
@@ -132,24 +247,42 @@ func credential(c *fiber.Ctx) (string, bool) {
 	return strings.TrimSpace(token), true
 }
 
-// authenticate resolves the presented credential, if any, into a principal.
-// Requests without a credential continue anonymously: each operation decides
-// whether it needs one (UNAUTHENTICATED). A credential that fails is answered
-// after rate limiting (see afterAuthentication), so failed attempts are
-// throttled per client IP and carry the rate-limit headers too.
+// authenticate resolves the presented credential, if any, into a principal,
+// and applies the access restrictions that bind it (IP allow-lists, time and
+// country rules; see restrict). Requests without a credential continue
+// anonymously: each operation decides whether it needs one
+// (UNAUTHENTICATED). A credential that fails is answered after rate limiting
+// (see afterAuthentication), so failed attempts are throttled per client IP
+// and carry the rate-limit headers too.
 func (s *Server) authenticate(c *fiber.Ctx) error {
-	c.SetUserContext(withClientInfo(c.UserContext(), c.IP(), c.Get(fiber.HeaderUserAgent)))
+	ip := s.clientIP(c)
+	shownIP := ""
+	if ip.IsValid() {
+		shownIP = ip.String()
+	}
+	c.SetUserContext(withClientInfo(c.UserContext(), shownIP, c.Get(fiber.HeaderUserAgent)))
 	if strings.HasPrefix(c.Path(), "/oauth/") || strings.HasPrefix(c.Path(), "/saml/") {
+		if !s.restrictOAuthClient(c, ip) {
+			return nil
+		}
 		return c.Next() // OAuth and SAML endpoints authenticate clients and IdPs themselves
 	}
 	secret, present := credential(c)
 	if !present {
+		anonymous := c.UserContext()
 		if err := s.resolveCertificate(c); err != nil { // mutual-TLS listener only
 			c.Locals(authErrorKey{}, err)
+		} else if p := models.PrincipalFrom(c.UserContext()); p != nil {
+			if err := s.restrict(c, p, "", ip); err != nil {
+				c.SetUserContext(anonymous)
+				c.Locals(authErrorKey{}, err)
+				s.audit(c.UserContext(), models.AuditEvent{EventType: models.AuditCredentialFails, Outcome: "failure", OrganizationID: p.OrganizationID,
+					AuthenticationMethod: "mtls", Reason: string(models.ErrorCode(err))})
+			}
 		}
 		return c.Next()
 	}
-	if err := s.resolveCredential(c, secret); err != nil {
+	if err := s.resolveCredential(c, secret, ip); err != nil {
 		c.Locals(authErrorKey{}, err)
 		method := "api_key"
 		if !strings.HasPrefix(secret, "sk_") {
@@ -162,19 +295,25 @@ func (s *Server) authenticate(c *fiber.Ctx) error {
 
 type authErrorKey struct{}
 
-func (s *Server) resolveCredential(c *fiber.Ctx, secret string) error {
+// resolveCredential authenticates an API key or an access token from ip and
+// applies the restrictions that bind it. Errors: those of AuthenticateAPIKey,
+// VerifySignature, resolveAccessToken and restrict.
+func (s *Server) resolveCredential(c *fiber.Ctx, secret string, ip netip.Addr) error {
 	if secret == "" {
 		return models.Errorf(models.CodeUnauthenticated, "the Authorization header must be `Bearer <credential>`")
 	}
 	if !strings.HasPrefix(secret, "sk_") {
-		return s.resolveAccessToken(c, secret)
+		return s.resolveAccessToken(c, secret, ip)
 	}
 	ctx := c.UserContext()
-	auth, err := s.store.AuthenticateAPIKey(ctx, secret, clientIP(c))
+	auth, err := s.store.AuthenticateAPIKey(ctx, secret, ip)
 	if err != nil {
 		return err
 	}
 	if err := s.store.VerifySignature(auth.Key, c.Get("X-Timestamp"), c.Get("X-Signature"), c.Method(), string(c.Request().RequestURI())); err != nil {
+		return err
+	}
+	if err := s.restrict(c, auth.Principal, "", ip); err != nil {
 		return err
 	}
 	s.keyUsage.Record(auth.Key.ID, s.now())
@@ -183,10 +322,11 @@ func (s *Server) resolveCredential(c *fiber.Ctx, secret string) error {
 }
 
 // resolveAccessToken authenticates an RS256 access token (JWT): signature by
-// kid, issuer, audience and expiry, the jti deny-list on every request, and
-// the principal's rate limits from its organization's plan.
-// Errors: INVALID_TOKEN, TOKEN_EXPIRED.
-func (s *Server) resolveAccessToken(c *fiber.Ctx, raw string) error {
+// kid, issuer, audience and expiry, the jti deny-list on every request, the
+// principal's rate limits from its organization's plan, and the
+// restrictions of its organization, client and user.
+// Errors: INVALID_TOKEN, TOKEN_EXPIRED, IP_NOT_ALLOWED, ACCESS_RESTRICTED.
+func (s *Server) resolveAccessToken(c *fiber.Ctx, raw string, ip netip.Addr) error {
 	if !auth.LooksLikeJWT(raw) {
 		return models.Errorf(models.CodeInvalidToken, "the bearer token is not a valid API key or access token")
 	}
@@ -197,6 +337,9 @@ func (s *Server) resolveAccessToken(c *fiber.Ctx, raw string) error {
 	}
 	p, err := s.tokens.Principal(ctx, claims)
 	if err != nil {
+		return err
+	}
+	if err := s.restrict(c, p, claims.ClientID, ip); err != nil {
 		return err
 	}
 	c.SetUserContext(models.WithPrincipal(ctx, p))

@@ -59,38 +59,6 @@ type ServerMetadataOutput struct {
 	}
 }
 
-// ClientBody is the body of OAuth client registration (DECISIONS 11).
-type ClientBody struct {
-	Name         string   `json:"name" maxLength:"200" doc:"shown on the sign-in page"`
-	RedirectURIs []string `json:"redirect_uris,omitempty" maxItems:"20" doc:"required for authorization_code: https, or http on localhost"`
-	GrantTypes   []string `json:"grant_types,omitempty" doc:"authorization_code, refresh_token, client_credentials, urn:ietf:params:oauth:grant-type:device_code (default: authorization_code + refresh_token)"`
-	Scopes       []string `json:"scopes" doc:"dotted permissions the client may ask for, e.g. services.read"`
-	Public       bool     `json:"public,omitempty" doc:"a public client (no secret) must use PKCE"`
-}
-
-// ClientItem is a registered OAuth client.
-type ClientItem struct {
-	ClientID       string   `json:"client_id" example:"cli_3fK9aZ"`
-	ClientSecret   string   `json:"client_secret,omitempty" doc:"shown once, on registration; absent for public clients"`
-	Name           string   `json:"name"`
-	RedirectURIs   []string `json:"redirect_uris"`
-	GrantTypes     []string `json:"grant_types"`
-	Scopes         []string `json:"scopes"`
-	Public         bool     `json:"public"`
-	OrganizationID string   `json:"organization_id"`
-	Environment    string   `json:"environment"`
-	CreatedAt      string   `json:"created_at" example:"2026-11-22T10:00:00Z"`
-}
-
-// ClientOutput is the answer of client registration.
-type ClientOutput struct {
-	Status int
-	Body   struct {
-		Envelope
-		Client ClientItem `json:"client"`
-	}
-}
-
 // Tokens returns the server's access-token service (issuing, verifying,
 // revoking JWTs and rotating their signing keys).
 func (s *Server) Tokens() *auth.Tokens { return s.tokens }
@@ -141,24 +109,7 @@ func (s *Server) registerIdentity() {
 		return out, nil
 	})
 
-	register(s, huma.Operation{
-		OperationID: "create-oauth-client", Method: http.MethodPost, Path: "/auth/clients", Summary: "Register an OAuth 2.0 client",
-		Description: "Registers a client of the caller's organization and environment. The client_secret is shown once; public clients get none and must use PKCE (S256). A client's scopes cannot exceed its creator's permissions.",
-		Tags:        tags, DefaultStatus: http.StatusCreated,
-	}, access{permission: "auth:manage"}, func(ctx context.Context, in *struct{ Body ClientBody }) (*ClientOutput, error) {
-		c, secret, err := s.store.CreateOAuthClient(ctx, principal(ctx), models.OAuthClientInput{
-			Name: in.Body.Name, RedirectURIs: in.Body.RedirectURIs, GrantTypes: in.Body.GrantTypes, Scopes: in.Body.Scopes, Public: in.Body.Public,
-		})
-		if err != nil {
-			return nil, err
-		}
-		redirects, grants, scopes := c.Lists()
-		s.audit(ctx, models.AuditEvent{EventType: models.AuditClientCreated, OrganizationID: c.OrganizationID, UserID: principal(ctx).UserID, ClientID: c.ID, Scopes: strings.Join(scopes, " ")})
-		out := &ClientOutput{Status: http.StatusCreated}
-		out.Body.Client = ClientItem{ClientID: c.ID, ClientSecret: secret, Name: c.Name, RedirectURIs: nonNil(redirects), GrantTypes: grants,
-			Scopes: scopes, Public: c.Public, OrganizationID: c.OrganizationID, Environment: string(c.Environment), CreatedAt: models.Timestamp(c.CreatedAt)}
-		return out, nil
-	})
+	s.registerClients() // /auth/clients: api/clients.go
 
 	h := &oauthHandlers{s: s, oauth: oauth, page: page, devicePage: devicePage}
 	s.App.Post("/oauth/device/code", adaptor.HTTPHandlerFunc(h.deviceCode))
@@ -227,15 +178,15 @@ func (h *oauthHandlers) authorize(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	email := r.PostFormValue("email")
-	user, err := h.s.store.CheckPassword(ctx, email, r.PostFormValue("password"))
+	user, method, err := h.signIn(r, email)
 	if err != nil {
 		h.s.auditHTTP(r, models.AuditEvent{EventType: models.AuditLoginFailed, Outcome: "failure", ClientID: ar.GetClient().GetID(), AuthenticationMethod: "password", Reason: "wrong e-mail or password"})
 		h.render(w, r, ar, http.StatusUnauthorized, "E-mail or password is wrong.", email)
 		return
 	}
 	h.s.auditHTTP(r, models.AuditEvent{EventType: models.AuditLoginSucceeded, OrganizationID: user.OrganizationID, UserID: user.ID, ClientID: ar.GetClient().GetID(),
-		AuthenticationMethod: "password", Scopes: strings.Join(ar.GetRequestedScopes(), " ")})
-	sess, err := auth.UserSession(ar.GetClient(), user, "password")
+		AuthenticationMethod: method, Scopes: strings.Join(ar.GetRequestedScopes(), " ")})
+	sess, err := auth.UserSession(ar.GetClient(), user, method)
 	if err != nil {
 		h.render(w, r, ar, http.StatusForbidden, "This application is not available to your organization.", email)
 		return
@@ -277,10 +228,42 @@ func (h *oauthHandlers) render(w http.ResponseWriter, r *http.Request, ar fosite
 	w.Header().Set("X-Frame-Options", "DENY")
 	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'")
 	w.WriteHeader(status)
-	_ = h.page.Execute(w, map[string]any{
+	data := map[string]any{
 		"ClientName": name, "Scopes": []string(ar.GetRequestedScopes()), "Error": msg, "Email": email,
 		"Action": "/oauth/authorize", "Params": params, "CSRF": token,
-	})
+	}
+	h.addSignInOptions(r, data, "/oauth/authorize?"+params.Encode())
+	_ = h.page.Execute(w, data)
+}
+
+// signIn returns the person approving a sign-in page: the user of the
+// browser's portal session (a SAML or portal sign-in) when no password is
+// typed, or the user whose e-mail and password are posted, with the
+// authentication method. Errors: UNAUTHENTICATED.
+func (h *oauthHandlers) signIn(r *http.Request, email string) (*models.User, string, error) {
+	password := r.PostFormValue("password")
+	if password == "" {
+		if c, err := r.Cookie(sessionCookie); err == nil {
+			if ps, user, err := h.s.store.PortalSessionByToken(r.Context(), c.Value); err == nil {
+				return user, ps.AuthMethod, nil
+			}
+		}
+	}
+	user, err := h.s.store.CheckPassword(r.Context(), email, password)
+	return user, "password", err
+}
+
+// addSignInOptions tells a sign-in page who is already signed in (portal
+// session) and where single sign-on starts, returning to back afterwards.
+func (h *oauthHandlers) addSignInOptions(r *http.Request, data map[string]any, back string) {
+	if c, err := r.Cookie(sessionCookie); err == nil {
+		if _, user, err := h.s.store.PortalSessionByToken(r.Context(), c.Value); err == nil {
+			data["SessionUser"] = user.Email
+		}
+	}
+	if h.s.cfg.SAMLIdPMetadataURL != "" {
+		data["SSOURL"] = "/saml/sso?RelayState=" + url.QueryEscape(back)
+	}
 }
 
 // token is the token endpoint: authorization_code (PKCE S256),
@@ -540,6 +523,7 @@ func (h *oauthHandlers) device(w http.ResponseWriter, r *http.Request) {
 				Secure: strings.HasPrefix(h.s.tokens.Issuer(), "https://"), MaxAge: int((30 * time.Minute).Seconds())})
 		}
 		data["CSRF"] = token
+		h.addSignInOptions(r, data, "/oauth/device?user_code="+url.QueryEscape(r.FormValue("user_code")))
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		w.Header().Set("Cache-Control", "no-store")
 		w.Header().Set("X-Frame-Options", "DENY")
@@ -584,7 +568,7 @@ func (h *oauthHandlers) device(w http.ResponseWriter, r *http.Request) {
 	}
 	email := r.PostFormValue("email")
 	data["Email"] = email
-	user, err := h.s.store.CheckPassword(ctx, email, r.PostFormValue("password"))
+	user, method, err := h.signIn(r, email)
 	if err != nil {
 		h.s.auditHTTP(r, models.AuditEvent{EventType: models.AuditLoginFailed, Outcome: "failure", ClientID: g.ClientID, AuthenticationMethod: "device", Reason: "wrong e-mail or password"})
 		data["Error"] = "E-mail or password is wrong."
@@ -602,7 +586,7 @@ func (h *oauthHandlers) device(w http.ResponseWriter, r *http.Request) {
 		show(http.StatusNotFound)
 		return
 	}
-	h.s.auditHTTP(r, models.AuditEvent{EventType: models.AuditLoginSucceeded, OrganizationID: user.OrganizationID, UserID: user.ID, ClientID: g.ClientID, AuthenticationMethod: "device"})
+	h.s.auditHTTP(r, models.AuditEvent{EventType: models.AuditLoginSucceeded, OrganizationID: user.OrganizationID, UserID: user.ID, ClientID: g.ClientID, AuthenticationMethod: "device", Reason: "signed in by " + method})
 	data["Done"] = "Your device is connected. You can return to it and close this page."
 	show(http.StatusOK)
 }

@@ -18,6 +18,67 @@ type OrganizationItem struct {
 	Limits     PlanLimits `json:"limits"`
 	CreatedAt  string     `json:"created_at"`
 	UpdatedAt  string     `json:"updated_at"`
+	// AccessPolicy is always present; empty lists and a null window restrict nothing.
+	AccessPolicy AccessPolicyItem `json:"access_policy"`
+}
+
+// AccessPolicyBody is an organization's access policy as sent: every rule
+// is optional, and the policy replaces the previous one as a whole
+// (docs/authentication.md, "Access restrictions").
+type AccessPolicyBody struct {
+	IPAllowList      []string              `json:"ip_allowlist,omitempty" maxItems:"100" doc:"IP addresses or CIDR ranges every request must come from" example:"[\"203.0.113.0/24\"]"`
+	AllowedCountries []string              `json:"allowed_countries,omitempty" maxItems:"300" doc:"ISO 3166-1 alpha-2 codes: requests only from these countries (an address of unknown country is refused)" example:"[\"US\",\"CA\"]"`
+	DeniedCountries  []string              `json:"denied_countries,omitempty" maxItems:"300" doc:"ISO 3166-1 alpha-2 codes: never from these countries"`
+	TimeRestrictions *TimeRestrictionsBody `json:"time_restrictions,omitempty" doc:"weekly window in which requests are allowed"`
+}
+
+// TimeRestrictionsBody is a weekly window: on days, from start (inclusive)
+// to end (exclusive), wall-clock time in timezone; an end before start is
+// an overnight window closing the next day.
+type TimeRestrictionsBody struct {
+	Timezone string   `json:"timezone,omitempty" maxLength:"64" example:"America/New_York" doc:"IANA time zone (default UTC)"`
+	Days     []string `json:"days,omitempty" maxItems:"7" example:"[\"mon\",\"tue\",\"wed\",\"thu\",\"fri\"]" doc:"mon, tue, wed, thu, fri, sat, sun: the days a window opens (default every day)"`
+	Start    string   `json:"start" maxLength:"5" example:"08:00" doc:"HH:MM, 00:00 to 23:59"`
+	End      string   `json:"end" maxLength:"5" example:"18:00" doc:"HH:MM, 00:00 to 24:00; before start: overnight"`
+}
+
+// AccessPolicyItem is an organization's access policy as answered.
+type AccessPolicyItem struct {
+	IPAllowList      []string              `json:"ip_allowlist"`
+	AllowedCountries []string              `json:"allowed_countries"`
+	DeniedCountries  []string              `json:"denied_countries"`
+	TimeRestrictions *TimeRestrictionsItem `json:"time_restrictions" doc:"null: any time"`
+}
+
+// TimeRestrictionsItem is a weekly window as answered.
+type TimeRestrictionsItem struct {
+	Timezone string   `json:"timezone" example:"America/New_York"`
+	Days     []string `json:"days" doc:"the days a window opens; empty: every day"`
+	Start    string   `json:"start" example:"08:00"`
+	End      string   `json:"end" example:"18:00"`
+}
+
+func accessPolicyItem(p *models.AccessPolicy) AccessPolicyItem {
+	out := AccessPolicyItem{IPAllowList: []string{}, AllowedCountries: []string{}, DeniedCountries: []string{}}
+	if p == nil {
+		return out
+	}
+	out.IPAllowList, out.AllowedCountries, out.DeniedCountries = nonNil(p.IPAllowList), nonNil(p.AllowedCountries), nonNil(p.DeniedCountries)
+	if tr := p.TimeRestrictions; tr != nil {
+		out.TimeRestrictions = &TimeRestrictionsItem{Timezone: tr.Timezone, Days: nonNil(tr.Days), Start: tr.Start, End: tr.End}
+	}
+	return out
+}
+
+func (b *AccessPolicyBody) policy() *models.AccessPolicy {
+	if b == nil {
+		return nil
+	}
+	p := &models.AccessPolicy{IPAllowList: b.IPAllowList, AllowedCountries: b.AllowedCountries, DeniedCountries: b.DeniedCountries}
+	if tr := b.TimeRestrictions; tr != nil {
+		p.TimeRestrictions = &models.TimeRestrictions{Timezone: tr.Timezone, Days: tr.Days, Start: tr.Start, End: tr.End}
+	}
+	return p
 }
 
 // PlanLimits are an organization's effective plan limits (0 = unlimited).
@@ -42,11 +103,11 @@ func organizationItem(o *models.Organization) OrganizationItem {
 	return OrganizationItem{ID: o.ID, Name: o.Name, Plan: string(o.Plan), CustomerID: o.CustomerID,
 		Limits: PlanLimits{HourlyLimit: l.HourlyLimit, BurstLimit: l.BurstLimit, ConcurrentLimit: l.Concurrent,
 			MonthlyIncluded: l.MonthlyIncluded, OveragePer1000: models.Money(l.OverageMicros / 10), Currency: "USD"},
-		CreatedAt: models.Timestamp(o.CreatedAt), UpdatedAt: models.Timestamp(o.UpdatedAt)}
+		CreatedAt: models.Timestamp(o.CreatedAt), UpdatedAt: models.Timestamp(o.UpdatedAt), AccessPolicy: accessPolicyItem(o.AccessPolicy)}
 }
 
-func (b OrganizationBody) input() models.OrganizationInput {
-	in := models.OrganizationInput{Name: b.Name, Plan: models.Plan(b.Plan), CustomerID: b.CustomerID}
+func (b OrganizationBody) input(origin models.RequestOrigin) models.OrganizationInput {
+	in := models.OrganizationInput{Name: b.Name, Plan: models.Plan(b.Plan), CustomerID: b.CustomerID, AccessPolicy: b.AccessPolicy.policy(), Origin: origin}
 	if c := b.CustomLimits; c != nil {
 		in.CustomLimits = &models.RateLimits{Hourly: c.Hourly, Burst: c.Burst, Concurrent: c.Concurrent}
 	}
@@ -55,10 +116,11 @@ func (b OrganizationBody) input() models.OrganizationInput {
 
 // OrganizationBody is the body of organization create and update.
 type OrganizationBody struct {
-	Name         string        `json:"name,omitempty" maxLength:"200" example:"Acme Corp"`
-	Plan         string        `json:"plan,omitempty" enum:"developer,business,enterprise,custom"`
-	CustomerID   string        `json:"customer_id,omitempty" maxLength:"40"`
-	CustomLimits *CustomLimits `json:"custom_limits,omitempty" doc:"Negotiated limits; only with plan custom"`
+	Name         string            `json:"name,omitempty" maxLength:"200" example:"Acme Corp"`
+	Plan         string            `json:"plan,omitempty" enum:"developer,business,enterprise,custom"`
+	CustomerID   string            `json:"customer_id,omitempty" maxLength:"40"`
+	CustomLimits *CustomLimits     `json:"custom_limits,omitempty" doc:"Negotiated limits; only with plan custom"`
+	AccessPolicy *AccessPolicyBody `json:"access_policy,omitempty" doc:"Replaces the access policy (IP allow-list, countries, time window) that binds every credential of the organization; {} removes it, absent keeps it"`
 }
 
 // OrganizationOutput wraps one organization.
@@ -67,6 +129,15 @@ type OrganizationOutput struct {
 	Body   struct {
 		Envelope
 		Organization OrganizationItem `json:"organization"`
+	}
+}
+
+// AccessPolicyOutput is the caller's organization's access policy.
+type AccessPolicyOutput struct {
+	Body struct {
+		Envelope
+		OrganizationID string           `json:"organization_id"`
+		AccessPolicy   AccessPolicyItem `json:"access_policy"`
 	}
 }
 
@@ -89,7 +160,7 @@ func (s *Server) registerOrganizations() {
 	tags := []string{"Administration"}
 	register(s, huma.Operation{OperationID: "create-organization", Method: http.MethodPost, Path: "/organizations", Summary: "Create an organization (tenant)", Tags: tags, DefaultStatus: http.StatusCreated},
 		access{admin: true}, func(ctx context.Context, in *struct{ Body OrganizationBody }) (*OrganizationOutput, error) {
-			org, err := s.store.CreateOrganization(ctx, principal(ctx), in.Body.input())
+			org, err := s.store.CreateOrganization(ctx, principal(ctx), in.Body.input(s.requestOrigin(ctx)))
 			if err != nil {
 				return nil, err
 			}
@@ -125,10 +196,24 @@ func (s *Server) registerOrganizations() {
 			ID   string `path:"organization_id" maxLength:"64"`
 			Body OrganizationBody
 		}) (*OrganizationOutput, error) {
-			org, err := s.store.UpdateOrganization(ctx, principal(ctx), in.ID, in.Body.input())
+			org, err := s.store.UpdateOrganization(ctx, principal(ctx), in.ID, in.Body.input(s.requestOrigin(ctx)))
 			if err != nil {
 				return nil, err
 			}
 			return organizationOutput(org, http.StatusOK), nil
+		})
+	register(s, huma.Operation{OperationID: "get-access-policy", Method: http.MethodGet, Path: "/auth/access-policy",
+		Summary:     "Get your organization's access policy",
+		Description: "The IP allow-list, country rules and time window that bind every credential of the caller's organization. Provider administrators set them with PUT /organizations/{organization_id}.",
+		Tags:        []string{"Authentication"}},
+		access{permission: "auth:manage"}, func(ctx context.Context, _ *struct{}) (*AccessPolicyOutput, error) {
+			p := principal(ctx)
+			org, err := s.store.GetOrganization(ctx, p, p.OrganizationID)
+			if err != nil {
+				return nil, err
+			}
+			out := &AccessPolicyOutput{}
+			out.Body.OrganizationID, out.Body.AccessPolicy = org.ID, accessPolicyItem(org.AccessPolicy)
+			return out, nil
 		})
 }

@@ -90,7 +90,7 @@ func (s *Server) rateLimit(c *fiber.Ctx) error {
 	if p != nil {
 		req.Key, req.OrgID, limits = "cred:"+p.ID, p.OrganizationID, p.Limits
 	} else {
-		req.Key = "ip:" + c.IP()
+		req.Key = "ip:" + callerIP(c.UserContext())
 	}
 	req.Hourly, req.Burst = limits.Hourly, limits.Burst
 	res, err := s.limiter.Allow(ctx, req)
@@ -100,9 +100,9 @@ func (s *Server) rateLimit(c *fiber.Ctx) error {
 	}
 	setRateLimitHeaders(c, res)
 	if res.NewSuspension {
-		s.log.Warn("credential suspended for excessive bursts", "credential", req.Key, "until", res.SuspendedUntil, "ip", c.IP(), "path", c.Path())
+		s.log.Warn("credential suspended for excessive bursts", "credential", req.Key, "until", res.SuspendedUntil, "ip", callerIP(c.UserContext()), "path", c.Path())
 		if p != nil {
-			if _, err := s.store.RecordSuspension(ctx, p, c.IP(), c.Path(), res.SuspendedUntil); err != nil {
+			if _, err := s.store.RecordSuspension(ctx, p, callerIP(c.UserContext()), c.Path(), res.SuspendedUntil); err != nil {
 				s.log.Error("recording a suspension failed", "error", err)
 			}
 		}

@@ -1,12 +1,15 @@
 package api_test
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"regexp"
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/telcoplatform/platform/models"
 )
 
 // rawRoutes are served by Fiber directly (documents and the explorer), not operations.
@@ -18,6 +21,8 @@ var rawRoutes = map[string]bool{
 	"POST /oauth/introspect": true, "POST /oauth/revoke": true,
 	"POST /oauth/device/code": true, "GET /oauth/device": true, "POST /oauth/device": true,
 	"GET /saml/metadata": true, "GET /saml/sso": true, "POST /saml/acs": true,
+	// The portal's server-rendered pages (docs/portal.md).
+	"GET /portal": true, "POST /portal/login": true, "POST /portal/logout": true,
 }
 
 var fiberParam = regexp.MustCompile(`:([a-zA-Z_]+)`)
@@ -111,10 +116,25 @@ func TestTenantsNeverSeeEachOther(t *testing.T) {
 	}
 	fixtures["quote_id"] = quoteFixture(t, h, a)
 	fixtures["workflow_id"] = orchestrationFixture(t, h, a)
+	var user struct {
+		User struct{ ID string } `json:"user"`
+	}
+	h.do("POST", "/v1/users", a.liveKey, map[string]any{"email": "tenancy-" + strings.ToLower(models.RandomString(6)) + "@example.com", "name": "A's user"}).decode(201, &user)
+	fixtures["user_id"] = user.User.ID
+	fixtures["client_id"] = clientFixture(t, h, a)
+	fixtures["certificate_id"] = certificateFixture(t, h, a)
+	ch, err := h.store.CreateMFAChallenge(context.Background(), user.User.ID, "POST /auth/api-keys")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fixtures["challenge_id"] = ch.ID
 	global := map[string]bool{"category": true} // the catalog is the same for every tenant
 	bodies := map[string]any{
-		"PUT /v1/organizations/{organization_id}": map[string]any{},
-		"PATCH /v1/webhooks/{webhook_id}":         map[string]any{},
+		"PUT /v1/organizations/{organization_id}":          map[string]any{},
+		"PATCH /v1/webhooks/{webhook_id}":                  map[string]any{},
+		"PATCH /v1/users/{user_id}":                        map[string]any{},
+		"PATCH /v1/auth/clients/{client_id}":               map[string]any{},
+		"POST /v1/auth/mfa/challenges/{challenge_id}/send": map[string]any{"method": "email"},
 	}
 	doc := loadOpenAPI(t, h)
 	param := regexp.MustCompile(`\{([a-z_]+)\}`)
@@ -167,13 +187,13 @@ func TestTenantsNeverSeeEachOther(t *testing.T) {
 			}
 		}
 	}
-	for _, list := range []string{"/v1/billing/accounts", "/v1/auth/api-keys", "/v1/users"} {
+	for _, list := range []string{"/v1/billing/accounts", "/v1/auth/api-keys", "/v1/users", "/v1/auth/clients", "/v1/auth/certificates"} {
 		t.Run("list "+list, func(t *testing.T) {
 			for _, k := range []string{b.liveKey, a.testKey} {
 				res := h.do("GET", list, k, nil).decode(200, nil)
 				for name, id := range fixtures {
-					if name == "organization_id" && k == a.testKey {
-						continue // A's sandbox is still organization A
+					if (name == "organization_id" || name == "user_id") && k == a.testKey {
+						continue // A's sandbox is still organization A, whose users act in both environments
 					}
 					if strings.Contains(string(res.body), id) {
 						t.Fatalf("%s shows %s to another tenant or environment", list, id)

@@ -19,19 +19,12 @@ import (
 // samlRequestTTL is how long the service provider waits for the IdP's answer.
 const samlRequestTTL = 10 * time.Minute
 
-// SAMLLoginOutput is the answer of the assertion consumer service: the
-// platform's access token for the signed-in user.
-type SAMLLoginOutput struct {
-	AccessToken string `json:"access_token"`
-	TokenType   string `json:"token_type"`
-	ExpiresIn   int    `json:"expires_in"`
-	UserID      string `json:"user_id"`
-	Created     bool   `json:"user_created"`
-	RelayState  string `json:"relay_state,omitempty"`
-}
-
 func (s *Server) registerSAML() {
 	sp := auth.NewSAML(s.store, s.cfg.PublicBaseURL, s.cfg.SAMLIdPMetadataURL)
+	policy := models.SAMLPolicy{Domains: s.cfg.SAMLDomains, GroupRoles: map[string]models.Role{}}
+	for g, r := range s.cfg.SAMLGroupRoles {
+		policy.GroupRoles[g] = models.Role(r)
+	}
 
 	// /saml/metadata: the service provider's metadata for the IdP administrator.
 	s.App.Get("/saml/metadata", func(c *fiber.Ctx) error {
@@ -46,7 +39,9 @@ func (s *Server) registerSAML() {
 		c.Set(fiber.HeaderContentType, "application/samlmetadata+xml")
 		return c.Send(raw)
 	})
-	// /saml/sso: starts an SP-initiated login (HTTP-Redirect binding to the IdP).
+	// /saml/sso: starts an SP-initiated login (HTTP-Redirect binding to the
+	// IdP). RelayState is where to go after the login: a same-site relative
+	// path, kept server-side with the request (anything else means /portal).
 	s.App.Get("/saml/sso", func(c *fiber.Ctx) error {
 		ctx := c.UserContext()
 		p, err := sp.ServiceProvider(ctx)
@@ -57,22 +52,21 @@ func (s *Server) registerSAML() {
 		if err != nil {
 			return models.Internal(err)
 		}
-		relay := c.Query("RelayState")
-		if len(relay) > 80 {
-			return models.Invalid(models.FieldIssue{Field: "RelayState", Issue: "must be at most 80 bytes (SAML bindings 3.4.3)"})
-		}
-		if err := s.store.SaveSAMLRequest(ctx, req.ID, samlRequestTTL); err != nil {
+		target := models.SafeRedirectTarget(c.Query("RelayState"), portalPath)
+		if err := s.store.SaveSAMLRequest(ctx, req.ID, target, samlRequestTTL); err != nil {
 			return err
 		}
-		u, err := req.Redirect(relay, p)
+		u, err := req.Redirect(req.ID, p) // the IdP echoes an opaque value; the target stays here
 		if err != nil {
 			return models.Internal(err)
 		}
 		return c.Redirect(u.String(), http.StatusFound)
 	})
 	// /saml/acs: verifies the IdP's response (HTTP-POST binding) to one of our
-	// requests, creates the user just in time when the domain allows it, and
-	// answers the platform's access token.
+	// requests, creates the user just in time when the domain allows it,
+	// applies the group-to-role mapping, starts a portal session (HttpOnly
+	// cookie) and sends the browser to the target kept with the request. API
+	// clients exchange the session for an access token at POST /v1/auth/session/token.
 	s.App.Post("/saml/acs", func(c *fiber.Ctx) error {
 		ctx := c.UserContext()
 		p, err := sp.ServiceProvider(ctx)
@@ -95,11 +89,11 @@ func (s *Server) registerSAML() {
 		if inResponseTo == "" {
 			return refused("IdP-initiated login is not accepted; start at /saml/sso")
 		}
-		ok, err := s.store.TakeSAMLRequest(ctx, inResponseTo)
+		pending, err := s.store.TakeSAMLRequest(ctx, inResponseTo)
 		if err != nil {
 			return err
 		}
-		if !ok {
+		if pending == nil {
 			return refused("it answers no pending request of this server (unknown, expired or already used)")
 		}
 		assertion, err := p.ParseXMLResponse(raw, []string{inResponseTo}, p.AcsURL)
@@ -110,29 +104,37 @@ func (s *Server) registerSAML() {
 			}
 			return refused("signature, audience, time or destination check failed")
 		}
-		email, name, _ := auth.AssertionIdentity(assertion)
+		email, name, groups := auth.AssertionIdentity(assertion)
 		if email == "" {
 			return refused("the assertion has no email attribute")
 		}
-		user, created, err := s.store.SAMLUser(ctx, email, name, s.cfg.SAMLDomains)
+		user, created, err := s.store.SAMLUser(ctx, models.SAMLLogin{Email: email, Name: name, Groups: groups}, policy)
 		if err != nil {
 			return err
 		}
-		issued, err := s.tokens.Issue(ctx, auth.Grant{Subject: user.ID, OrganizationID: user.OrganizationID, Permissions: samlPermissions(user.Role), AuthMethod: "saml"})
+		token, sess, err := s.store.StartPortalSession(ctx, user, "saml", groups)
 		if err != nil {
 			return err
 		}
 		s.audit(ctx, models.AuditEvent{EventType: models.AuditLoginSucceeded, OrganizationID: user.OrganizationID, UserID: user.ID, AuthenticationMethod: "saml",
-			TokenType: "access_token", SessionID: issued.JTI})
+			TokenType: "portal_session", SessionID: sessionID(sess), Reason: samlLoginReason(created, user.Role)})
+		s.setSessionCookie(c, token, sess.ExpiresAt)
 		c.Set(fiber.HeaderCacheControl, "no-store")
-		return c.JSON(SAMLLoginOutput{AccessToken: issued.Token, TokenType: "Bearer", ExpiresIn: issued.ExpiresIn, UserID: user.ID, Created: created, RelayState: c.FormValue("RelayState")})
+		return c.Redirect(models.SafeRedirectTarget(pending.RelayTarget, portalPath), http.StatusSeeOther)
 	})
 }
 
-// samlPermissions are the permissions of a SAML session: every permission
+func samlLoginReason(created bool, role models.Role) string {
+	if created {
+		return "user created just in time with role " + string(role)
+	}
+	return "role " + string(role)
+}
+
+// sessionPermissions are the permissions of a portal session (SAML or password sign-in): every permission
 // for admins; support for agents; for customers everything but
 // support:admin and "*".
-func samlPermissions(role models.Role) []string {
+func sessionPermissions(role models.Role) []string {
 	switch role {
 	case models.RoleAdmin:
 		return []string{"*"}

@@ -7,6 +7,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"reflect"
 	"strings"
 	"time"
@@ -56,6 +57,8 @@ type Server struct {
 	limits   limiterStats
 	v1       *huma.Group
 	tokens   *auth.Tokens // access tokens (JWT) and their signing keys
+	// trustedProxies are TRUSTED_PROXIES, parsed once (see clientIP).
+	trustedProxies []netip.Prefix
 }
 
 // access is what an operation requires of its caller, declared once per route.
@@ -88,6 +91,11 @@ func New(deps Deps) *Server {
 	s.tokens = auth.NewTokens(s.store, deps.Config.PublicBaseURL, s.now)
 
 	proxies := deps.Config.TrustedProxies
+	for _, cidr := range proxies {
+		if pfx, err := netip.ParsePrefix(cidr); err == nil { // config.Load has validated them
+			s.trustedProxies = append(s.trustedProxies, pfx.Masked())
+		}
+	}
 	s.App = fiber.New(fiber.Config{
 		AppName:                 "telco-platform",
 		BodyLimit:               MaxAttachmentBody + 1<<20,
@@ -145,6 +153,7 @@ func New(deps Deps) *Server {
 	s.registerMFA()
 	s.registerCertificates()
 	s.registerSAML()
+	s.registerPortal()
 	s.registerAudit()
 	s.registerInvoices()
 	s.registerPayments()

@@ -17,10 +17,19 @@ type UserItem struct {
 	Name           string `json:"name"`
 	Role           string `json:"role" enum:"customer,agent,admin"`
 	CreatedAt      string `json:"created_at"`
+	// IPAllowList is where the user's access tokens may be used from (empty: anywhere).
+	IPAllowList []string `json:"ip_allowlist"`
 }
 
 func userItem(u *models.User) UserItem {
-	return UserItem{ID: u.ID, OrganizationID: u.OrganizationID, Email: u.Email, Name: u.Name, Role: string(u.Role), CreatedAt: models.Timestamp(u.CreatedAt)}
+	return UserItem{ID: u.ID, OrganizationID: u.OrganizationID, Email: u.Email, Name: u.Name, Role: string(u.Role), CreatedAt: models.Timestamp(u.CreatedAt),
+		IPAllowList: nonNil(u.IPAllowList)}
+}
+
+// UserPatchBody is a change to a user: absent fields are kept.
+type UserPatchBody struct {
+	Name        *string   `json:"name,omitempty" maxLength:"200"`
+	IPAllowList *[]string `json:"ip_allowlist,omitempty" doc:"IP addresses or CIDR ranges (at most 100) the user's access tokens may be used from; [] removes the allow-list"`
 }
 
 // UserOutput wraps one user.
@@ -62,14 +71,16 @@ func (s *Server) registerUsers() {
 	register(s, huma.Operation{OperationID: "create-user", Method: http.MethodPost, Path: "/users", Summary: "Create a user", Tags: tags, DefaultStatus: http.StatusCreated},
 		access{permission: "auth:manage"}, func(ctx context.Context, in *struct {
 			Body struct {
-				Email          string `json:"email" maxLength:"320" format:"email"`
-				Name           string `json:"name" maxLength:"200"`
-				Role           string `json:"role,omitempty" enum:"customer,agent,admin"`
-				OrganizationID string `json:"organization_id,omitempty" maxLength:"64"`
-				Password       string `json:"password,omitempty" maxLength:"72" doc:"12 to 72 characters; omit for SAML-only users"`
+				Email          string   `json:"email" maxLength:"320" format:"email"`
+				Name           string   `json:"name" maxLength:"200"`
+				Role           string   `json:"role,omitempty" enum:"customer,agent,admin"`
+				OrganizationID string   `json:"organization_id,omitempty" maxLength:"64"`
+				Password       string   `json:"password,omitempty" maxLength:"72" doc:"12 to 72 characters; omit for SAML-only users"`
+				IPAllowList    []string `json:"ip_allowlist,omitempty" maxItems:"100" doc:"IP addresses or CIDR ranges the user's access tokens may be used from (default: anywhere)"`
 			}
 		}) (*UserOutput, error) {
-			u, err := s.store.CreateUser(ctx, principal(ctx), models.UserInput{Email: in.Body.Email, Name: in.Body.Name, Role: models.Role(in.Body.Role), OrganizationID: in.Body.OrganizationID, Password: in.Body.Password})
+			u, err := s.store.CreateUser(ctx, principal(ctx), models.UserInput{Email: in.Body.Email, Name: in.Body.Name, Role: models.Role(in.Body.Role), OrganizationID: in.Body.OrganizationID, Password: in.Body.Password,
+				IPAllowList: in.Body.IPAllowList})
 			if err != nil {
 				return nil, err
 			}
@@ -90,6 +101,21 @@ func (s *Server) registerUsers() {
 			out := &UsersOutput{}
 			out.Body.Users = mapSlice(users, userItem)
 			out.Body.Pagination = newPagination(pr, total)
+			return out, nil
+		})
+	register(s, huma.Operation{OperationID: "update-user", Method: http.MethodPatch, Path: "/users/{user_id}", Summary: "Update a user",
+		Description: "Changes a user's name or IP allow-list. Provider administrators change any user; other callers the customer users of their own organization, with a live credential (users act in both environments). An allow-list that excludes the request's own address is refused when users change their own.",
+		Tags:        tags},
+		access{permission: "auth:manage"}, func(ctx context.Context, in *struct {
+			ID   string `path:"user_id" maxLength:"64"`
+			Body UserPatchBody
+		}) (*UserOutput, error) {
+			u, err := s.store.UpdateUser(ctx, principal(ctx), in.ID, models.UserUpdate{Name: in.Body.Name, IPAllowList: in.Body.IPAllowList, Origin: s.requestOrigin(ctx)})
+			if err != nil {
+				return nil, err
+			}
+			out := &UserOutput{Status: http.StatusOK}
+			out.Body.User = userItem(u)
 			return out, nil
 		})
 	register(s, huma.Operation{OperationID: "get-me", Method: http.MethodGet, Path: "/users/me", Summary: "Who am I", Tags: tags},

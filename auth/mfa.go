@@ -2,8 +2,11 @@ package auth
 
 import (
 	"bytes"
+	"crypto/rand"
 	"encoding/base64"
+	"fmt"
 	"image/png"
+	"math/big"
 	"strings"
 	"time"
 
@@ -67,4 +70,13 @@ func MatchTOTP(secret, code string, now time.Time) (int64, bool) {
 		}
 	}
 	return 0, false
+}
+
+// NewOneTimeCode returns a random 6-digit code for e-mail and SMS verification.
+func NewOneTimeCode() string {
+	n, err := rand.Int(rand.Reader, big.NewInt(1_000_000))
+	if err != nil {
+		panic(err) // crypto/rand never fails on supported platforms
+	}
+	return fmt.Sprintf("%06d", n.Int64())
 }

@@ -14,10 +14,10 @@ import (
 
 // Kinds of stored OAuth artefacts.
 const (
-	kindCode    = "code"
-	kindPKCE    = "pkce"
-	kindAccess  = "access"
-	kindRefresh = "refresh"
+	kindCode    = models.OAuthKindCode
+	kindPKCE    = models.OAuthKindPKCE
+	kindAccess  = models.OAuthKindAccess
+	kindRefresh = models.OAuthKindRefresh
 )
 
 // formSecrets are request form fields that are never stored with a grant.

@@ -3,11 +3,16 @@
 package config
 
 import (
+	"bufio"
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"net"
+	"net/netip"
 	"net/url"
+	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -29,6 +34,8 @@ type Config struct {
 	SecretsKey          []byte        // SECRETS_KEY (32 bytes, base64 or hex)
 	BlobURL             string        // BLOB_URL
 	SMTPURL             string        // SMTP_URL
+	SMTPFrom            string        // SMTP_FROM
+	SMSURL              string        // SMS_URL
 	MTLSAddr            string        // MTLS_ADDR
 	TLSCertFile         string        // TLS_CERT_FILE
 	TLSKeyFile          string        // TLS_KEY_FILE
@@ -43,10 +50,18 @@ type Config struct {
 
 	// SAML_DOMAINS: e-mail domain -> org_ id of just-in-time SAML users.
 	SAMLDomains map[string]string
+	// SAML_GROUP_ROLES: IdP group -> role (customer, agent, admin).
+	SAMLGroupRoles map[string]string
 
 	// TemporalBackgroundTaskQueue is TEMPORAL_BACKGROUND_TASK_QUEUE: the task
 	// queue of background work (bulk jobs), polled with its own slot limits.
 	TemporalBackgroundTaskQueue string
+
+	// GeoIPFile is GEOIP_FILE: a CSV table of `cidr,country` rows that
+	// locates client addresses for the organizations' country restrictions
+	// (empty: the built-in table, DefaultGeoIP). GeoIP is that table, loaded.
+	GeoIPFile string
+	GeoIP     *GeoIP
 }
 
 // Variable documents one environment variable: its name, default and meaning.
@@ -70,15 +85,19 @@ func Variables() []Variable {
 		{"PLATFORM_DEMO_KEY", "(empty)", "when set, start-up ensures a key of the demo tenant with exactly this value"},
 		{"SECRETS_KEY", "(required by serve, worker, dev, seed, keys)", "32 bytes, base64 or hex: encrypts secrets at rest"},
 		{"BLOB_URL", "file:.data/blobs", "where attachments and reports are stored"},
-		{"SMTP_URL", "(empty: outbox only)", "smtp://host:port for e-mail notifications"},
+		{"SMTP_URL", "(empty: outbox only)", "smtp://[user:password@]host:port (STARTTLS when offered) or smtps://... for e-mail notifications; without it messages wait in the outbox and the portal shows them"},
+		{"SMTP_FROM", "Telco Platform <no-reply@localhost>", "sender address of e-mail notifications"},
+		{"SMS_URL", "(empty: outbox only)", "http(s) address of the SMS provider: each SMS is POSTed as JSON {to, body, id}"},
 		{"MTLS_ADDR", "(empty: off)", "address of the mutual-TLS listener"},
 		{"TLS_CERT_FILE", "(empty)", "server certificate (PEM) for the mutual-TLS listener"},
 		{"TLS_KEY_FILE", "(empty)", "server key (PEM) for the mutual-TLS listener"},
 		{"CLIENT_CA_FILE", "(empty)", "CA bundle (PEM) that client certificates must chain to"},
 		{"SAML_IDP_METADATA_URL", "(empty: SAML off)", "identity provider metadata for SAML single sign-on"},
+		{"SAML_GROUP_ROLES", "(empty: roles unchanged by groups)", "comma-separated group=role pairs (role customer, agent or admin): a SAML login takes the highest role its groups grant; staff roles only for the provider's own organization"},
 		{"SAML_DOMAINS", "(empty: no just-in-time users)", "comma-separated domain=org_id pairs: a SAML login of an unknown e-mail in the domain creates a user of that organization"},
 		{"WEBHOOK_ALLOW_PRIVATE", "false", "allow webhook URLs on loopback and private addresses (development, tests)"},
 		{"TRUSTED_PROXIES", "(empty)", "comma-separated CIDRs whose X-Forwarded-For is trusted"},
+		{"GEOIP_FILE", "(empty: built-in table of the documentation and loopback ranges)", "CSV of cidr,country rows (ISO 3166 alpha-2) locating client addresses for country restrictions; replaces the built-in table"},
 		{"LOG_LEVEL", "info", "debug, info, warn or error"},
 		{"LOG_FORMAT", "text", "text or json"},
 		{"SHUTDOWN_TIMEOUT", "15s", "how long a graceful shutdown waits for requests and activities"},
@@ -108,6 +127,8 @@ func Load(getenv func(string) string) (Config, error) {
 		DemoKey:            get("PLATFORM_DEMO_KEY", ""),
 		BlobURL:            get("BLOB_URL", "file:.data/blobs"),
 		SMTPURL:            get("SMTP_URL", ""),
+		SMTPFrom:           get("SMTP_FROM", "Telco Platform <no-reply@localhost>"),
+		SMSURL:             get("SMS_URL", ""),
 		MTLSAddr:           get("MTLS_ADDR", ""),
 		TLSCertFile:        get("TLS_CERT_FILE", ""),
 		TLSKeyFile:         get("TLS_KEY_FILE", ""),
@@ -175,6 +196,27 @@ func Load(getenv func(string) string) (Config, error) {
 			c.SAMLDomains[strings.ToLower(domain)] = org
 		}
 	}
+	if pairs := get("SAML_GROUP_ROLES", ""); pairs != "" {
+		c.SAMLGroupRoles = map[string]string{}
+		for _, pair := range strings.Split(pairs, ",") {
+			group, role, ok := strings.Cut(strings.TrimSpace(pair), "=")
+			if !ok || group == "" || (role != "customer" && role != "agent" && role != "admin") {
+				bad("SAML_GROUP_ROLES", fmt.Sprintf("%q is not group=role (customer, agent or admin)", pair))
+				continue
+			}
+			c.SAMLGroupRoles[group] = role
+		}
+	}
+	if c.SMTPURL != "" {
+		if u, err := url.Parse(c.SMTPURL); err != nil || (u.Scheme != "smtp" && u.Scheme != "smtps") || u.Hostname() == "" {
+			bad("SMTP_URL", "must be smtp://[user:password@]host:port or smtps://...")
+		}
+	}
+	if c.SMSURL != "" {
+		if u, err := url.Parse(c.SMSURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			bad("SMS_URL", "must be an http(s) URL")
+		}
+	}
 	if proxies := get("TRUSTED_PROXIES", ""); proxies != "" {
 		for _, p := range strings.Split(proxies, ",") {
 			p = strings.TrimSpace(p)
@@ -184,6 +226,12 @@ func Load(getenv func(string) string) (Config, error) {
 			}
 			c.TrustedProxies = append(c.TrustedProxies, p)
 		}
+	}
+	c.GeoIPFile = get("GEOIP_FILE", "")
+	if c.GeoIPFile == "" {
+		c.GeoIP = DefaultGeoIP()
+	} else if c.GeoIP, err = LoadGeoIP(c.GeoIPFile); err != nil {
+		bad("GEOIP_FILE", err.Error())
 	}
 	switch c.LogLevel {
 	case "debug", "info", "warn", "error":
@@ -236,4 +284,153 @@ func validKeyShape(k string) bool {
 		}
 	}
 	return true
+}
+
+// GeoIP maps client addresses to ISO 3166-1 alpha-2 country codes by longest
+// prefix match over a table of CIDR ranges. It is read-only once built.
+type GeoIP struct {
+	v4, v6 []geoLevel // by prefix length, longest first
+	size   int
+}
+
+type geoLevel struct {
+	bits      int
+	countries map[netip.Prefix]string
+}
+
+// defaultGeoIP is the built-in table: only the address ranges reserved for
+// documentation (RFC 5737, RFC 3849) and loopback, mapped to countries for
+// examples and tests. Real deployments set GEOIP_FILE.
+const defaultGeoIP = `cidr,country
+192.0.2.0/24,US
+198.51.100.0/24,DE
+203.0.113.0/24,JP
+2001:db8::/32,GB
+127.0.0.0/8,XL
+::1/128,XL
+`
+
+// DefaultGeoIP returns the built-in table: 192.0.2.0/24 US, 198.51.100.0/24
+// DE, 203.0.113.0/24 JP, 2001:db8::/32 GB, and loopback (127.0.0.0/8, ::1)
+// XL, a user-assigned code. Every other address has no country.
+func DefaultGeoIP() *GeoIP {
+	t, err := ParseGeoIP(strings.NewReader(defaultGeoIP))
+	if err != nil {
+		panic("config: built-in GeoIP table: " + err.Error()) // a constant: covered by the tests
+	}
+	return t
+}
+
+// LoadGeoIP reads a GeoIP table from a CSV file (see ParseGeoIP). Errors
+// name the file's line.
+func LoadGeoIP(path string) (*GeoIP, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read %s: %v", path, err)
+	}
+	defer f.Close()
+	t, err := ParseGeoIP(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", path, err)
+	}
+	return t, nil
+}
+
+// ParseGeoIP reads a GeoIP table: one `cidr,country` row per line (an
+// address alone counts as a /32 or /128), the country a two-letter code;
+// blank lines, lines starting with # and a first line `cidr,country` are
+// skipped. A range listed twice is an error; overlapping ranges are allowed
+// (the longest prefix wins). Errors name the line.
+func ParseGeoIP(r io.Reader) (*GeoIP, error) {
+	levels := map[int]map[netip.Prefix]string{} // bits (+1000 for IPv6) -> ranges
+	sc := bufio.NewScanner(r)
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") || (n == 1 && strings.EqualFold(strings.ReplaceAll(line, " ", ""), "cidr,country")) {
+			continue
+		}
+		cidr, country, ok := strings.Cut(line, ",")
+		cidr, country = strings.TrimSpace(cidr), strings.ToUpper(strings.TrimSpace(country))
+		if !ok || strings.Contains(country, ",") {
+			return nil, fmt.Errorf("line %d: want cidr,country", n)
+		}
+		pfx, err := netip.ParsePrefix(cidr)
+		if err != nil {
+			addr, aerr := netip.ParseAddr(cidr)
+			if aerr != nil {
+				return nil, fmt.Errorf("line %d: %q is not a CIDR range or an IP address", n, cidr)
+			}
+			pfx = netip.PrefixFrom(addr, addr.BitLen())
+		}
+		if len(country) != 2 || country[0] < 'A' || country[0] > 'Z' || country[1] < 'A' || country[1] > 'Z' {
+			return nil, fmt.Errorf("line %d: %q is not a two-letter country code", n, country)
+		}
+		if a := pfx.Addr(); a.Is4In6() { // ::ffff:192.0.2.0/120 is 192.0.2.0/24
+			if pfx.Bits() < 96 {
+				return nil, fmt.Errorf("line %d: %s mixes IPv4-mapped and IPv6 addresses", n, cidr)
+			}
+			pfx = netip.PrefixFrom(a.Unmap(), pfx.Bits()-96)
+		}
+		pfx = pfx.Masked()
+		key := pfx.Bits()
+		if pfx.Addr().Is6() {
+			key += 1000
+		}
+		if levels[key] == nil {
+			levels[key] = map[netip.Prefix]string{}
+		}
+		if _, dup := levels[key][pfx]; dup {
+			return nil, fmt.Errorf("line %d: %s is listed twice", n, pfx)
+		}
+		levels[key][pfx] = country
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	t := &GeoIP{}
+	for key, m := range levels {
+		l := geoLevel{bits: key % 1000, countries: m}
+		if key >= 1000 {
+			t.v6 = append(t.v6, l)
+		} else {
+			t.v4 = append(t.v4, l)
+		}
+		t.size += len(m)
+	}
+	longestFirst := func(a, b geoLevel) int { return b.bits - a.bits }
+	slices.SortFunc(t.v4, longestFirst)
+	slices.SortFunc(t.v6, longestFirst)
+	return t, nil
+}
+
+// Country returns the country code of addr ("" when no range holds it, the
+// address is invalid, or the table is nil). IPv4-mapped IPv6 addresses are
+// looked up as IPv4.
+func (t *GeoIP) Country(addr netip.Addr) string {
+	if t == nil || !addr.IsValid() {
+		return ""
+	}
+	addr = addr.Unmap()
+	levels := t.v6
+	if addr.Is4() {
+		levels = t.v4
+	}
+	for _, l := range levels {
+		pfx, err := addr.Prefix(l.bits)
+		if err != nil {
+			continue
+		}
+		if c, ok := l.countries[pfx]; ok {
+			return c
+		}
+	}
+	return ""
+}
+
+// Len returns the number of ranges in the table.
+func (t *GeoIP) Len() int {
+	if t == nil {
+		return 0
+	}
+	return t.size
 }

@@ -1,6 +1,9 @@
 package config_test
 
 import (
+	"net/netip"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -46,5 +49,69 @@ func TestRequireSecrets(t *testing.T) {
 	c, _ := config.Load(env(nil))
 	if err := c.RequireSecrets(); err == nil || !strings.Contains(err.Error(), "SECRETS_KEY") {
 		t.Fatalf("want SECRETS_KEY error, got %v", err)
+	}
+}
+
+func TestGeoIPDefaultTable(t *testing.T) {
+	c, err := config.Load(env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for ip, want := range map[string]string{
+		"192.0.2.7": "US", "198.51.100.200": "DE", "203.0.113.1": "JP", "2001:db8::1": "GB",
+		"127.0.0.1": "XL", "::1": "XL", "::ffff:192.0.2.7": "US",
+		"8.8.8.8": "", "10.1.2.3": "", "0.0.0.0": "",
+	} {
+		if got := c.GeoIP.Country(netip.MustParseAddr(ip)); got != want {
+			t.Errorf("Country(%s) = %q, want %q", ip, got, want)
+		}
+	}
+	if got := c.GeoIP.Country(netip.Addr{}); got != "" {
+		t.Errorf("Country(invalid) = %q", got)
+	}
+	if c.GeoIP.Len() != 6 {
+		t.Errorf("built-in table has %d ranges, want 6", c.GeoIP.Len())
+	}
+}
+
+func TestGeoIPFile(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		t.Helper()
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	good := write("good.csv", "cidr,country\n# comment\n\n10.0.0.0/8,fr\n10.1.0.0/16,BE\n10.1.2.3,LU\n::ffff:172.16.0.0/108,NL\n2001:db8:1::/48,ch\n")
+	c, err := config.Load(env(map[string]string{"GEOIP_FILE": good}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for ip, want := range map[string]string{
+		"10.9.9.9": "FR", "10.1.9.9": "BE", "10.1.2.3": "LU", "172.16.5.5": "NL", "2001:db8:1::5": "CH",
+		"192.0.2.7": "", // the file replaces the built-in table
+	} {
+		if got := c.GeoIP.Country(netip.MustParseAddr(ip)); got != want {
+			t.Errorf("Country(%s) = %q, want %q", ip, got, want)
+		}
+	}
+	for name, tc := range map[string]struct{ body, want string }{
+		"not a range":    {"10.0.0.0/8,FR\nnope,DE\n", "line 2"},
+		"bad country":    {"10.0.0.0/8,FRA\n", "line 1"},
+		"missing column": {"10.0.0.0/8\n", "line 1"},
+		"extra column":   {"10.0.0.0/8,FR,Paris\n", "line 1"},
+		"duplicate":      {"10.0.0.0/8,FR\n10.0.0.1/8,DE\n", "line 2"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := config.Load(env(map[string]string{"GEOIP_FILE": write(strings.ReplaceAll(name, " ", "_")+".csv", tc.body)}))
+			if err == nil || !strings.Contains(err.Error(), "GEOIP_FILE") || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("want a GEOIP_FILE error at %s, got %v", tc.want, err)
+			}
+		})
+	}
+	if _, err := config.Load(env(map[string]string{"GEOIP_FILE": filepath.Join(dir, "missing.csv")})); err == nil || !strings.Contains(err.Error(), "GEOIP_FILE") {
+		t.Fatalf("missing file: %v", err)
 	}
 }

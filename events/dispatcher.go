@@ -21,6 +21,7 @@ const (
 	DefaultPollInterval = time.Second
 	DefaultStartGrace   = 5 * time.Second
 	startTimeout        = 10 * time.Second
+	onEventTimeout      = 30 * time.Second
 )
 
 // Options configure a Dispatcher.
@@ -41,15 +42,24 @@ type Options struct {
 	// RetryDelays replaces the retry schedule of the deliveries it starts
 	// (tests only; empty means webhooks.RetryDelay).
 	RetryDelays []time.Duration
-	Logger      *slog.Logger
+	// OnEvent, when set, is called once per event in the round that
+	// dispatches it, after its deliveries are started and before it is
+	// marked dispatched (the worker hands events to the event triggers of
+	// orchestrations with it: activities.OrchestrationEventHook). An error
+	// stops the round and leaves the event undispatched, so the next round
+	// calls OnEvent again: it must be idempotent (a crash between OnEvent
+	// and the mark calls it again too).
+	OnEvent func(ctx context.Context, ev *models.Event) error
+	Logger  *slog.Logger
 }
 
 // Dispatcher hands committed outbox events to delivery. Each round it
 // takes the events not yet dispatched, oldest first; for each it writes one
 // delivery row per matching subscription (unique per event and
 // subscription), starts one workflow per row with the row's id as workflow
-// id, then marks the event dispatched; finally it starts the workflows of
-// older delivery rows that have none. Every step is idempotent, so a crash
+// id, calls Options.OnEvent (the event triggers of orchestrations), then
+// marks the event dispatched; finally it starts the workflows of older
+// delivery rows that have none. Every step is idempotent, so a crash
 // between any two of them, or two dispatchers at once, never delivers an
 // event twice to a subscription: a repeated insert keeps the existing row
 // and a repeated start finds the workflow already started.
@@ -127,9 +137,10 @@ func (d *Dispatcher) Nudge() {
 }
 
 // DispatchOnce runs one round (see Dispatcher). It stops at the first
-// event whose deliveries cannot be started, leaving it and the later ones
-// for the next round. Errors: INTERNAL_ERROR (database),
-// DEPENDENCY_UNAVAILABLE (workflow engine).
+// event whose deliveries cannot be started, or for which Options.OnEvent
+// fails, leaving it and the later ones for the next round.
+// Errors: INTERNAL_ERROR (database), DEPENDENCY_UNAVAILABLE (workflow
+// engine), or the error of OnEvent.
 func (d *Dispatcher) DispatchOnce(ctx context.Context) (Stats, error) {
 	var st Stats
 	evs, err := d.store.UndispatchedEvents(ctx, d.opts.BatchSize)
@@ -162,6 +173,9 @@ func (d *Dispatcher) DispatchOnce(ctx context.Context) (Stats, error) {
 			}
 			st.Started++
 		}
+		if err := d.onEvent(ctx, ev); err != nil {
+			return st, err
+		}
 		if err := d.store.MarkEventDispatched(ctx, ev.ID); err != nil {
 			return st, err
 		}
@@ -178,6 +192,16 @@ func (d *Dispatcher) DispatchOnce(ctx context.Context) (Stats, error) {
 		st.Resumed++
 	}
 	return st, nil
+}
+
+// onEvent calls Options.OnEvent (if any) on ev, within onEventTimeout.
+func (d *Dispatcher) onEvent(ctx context.Context, ev *models.Event) error {
+	if d.opts.OnEvent == nil {
+		return nil
+	}
+	hctx, cancel := context.WithTimeout(ctx, onEventTimeout)
+	defer cancel()
+	return d.opts.OnEvent(hctx, ev)
 }
 
 // Start starts the workflow of delivery del (workflow id = del.ID, a

@@ -385,3 +385,77 @@ func TestRedeliveriesAndTestsStartedByTheSweep(t *testing.T) {
 		t.Fatalf("started deliveries are not started again: %+v %v", st, err)
 	}
 }
+
+func TestDispatcherOnEventHook(t *testing.T) {
+	f := newDispatchFixture(t)
+	ctx := context.Background()
+	// Two events, the second one newer (rounds take the oldest first).
+	first, second := f.event(t), f.event(t)
+	if err := f.store.In(ctx, models.SystemScope()).Model(&models.Event{}).Where("id = ?", second.ID).Update("created_at", time.Now().UTC().Add(time.Second)).Error; err != nil {
+		t.Fatal(err)
+	}
+	mc := mocks.NewClient(t)
+	mc.On("ExecuteWorkflow", mock.Anything, mock.Anything, workflows.WebhookDeliveryWorkflow, mock.Anything).Return(mocks.NewWorkflowRun(t), nil)
+	outage := models.Errorf(models.CodeDependencyUnavailable, "the workflow engine is unavailable")
+	calls := map[string]int{}
+	failSecond := true
+	hook := func(hctx context.Context, ev *models.Event) error {
+		calls[ev.ID]++
+		if _, ok := hctx.Deadline(); !ok {
+			t.Error("the hook must run with a deadline")
+		}
+		// Called after the deliveries are started, before the event is marked dispatched.
+		und, _ := f.store.UndispatchedEvents(ctx, 10)
+		found := false
+		for _, u := range und {
+			found = found || u.ID == ev.ID
+		}
+		rows, _ := f.store.EnsureDeliveries(ctx, ev, nil)
+		if !found || len(rows) != 1 || rows[0].WorkflowStartedAt == nil {
+			t.Errorf("hook called on %s: undispatched %v, deliveries %+v", ev.ID, found, rows)
+		}
+		if ev.ID == second.ID && failSecond {
+			return outage
+		}
+		return nil
+	}
+	d := events.NewDispatcher(f.store, mc, events.Options{TaskQueue: "q", StartGrace: time.Hour, OnEvent: hook})
+
+	tests := []struct {
+		name       string
+		fail       bool
+		wantErr    models.Code
+		wantEvents int
+		wantCalls  map[string]int
+		left       int // events still undispatched after the round
+	}{
+		{"the hook fails on the second event: the round stops there", true, models.CodeDependencyUnavailable, 1, map[string]int{first.ID: 1, second.ID: 1}, 1},
+		{"the next round calls it again for that event only", false, "", 1, map[string]int{first.ID: 1, second.ID: 2}, 0},
+		{"dispatched events are not handed over again", false, "", 0, map[string]int{first.ID: 1, second.ID: 2}, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			failSecond = tc.fail
+			st, err := d.DispatchOnce(ctx)
+			if (tc.wantErr == "" && err != nil) || (tc.wantErr != "" && models.ErrorCode(err) != tc.wantErr) {
+				t.Fatalf("error %v, want %q", err, tc.wantErr)
+			}
+			if st.Events != tc.wantEvents {
+				t.Fatalf("stats %+v, want %d events", st, tc.wantEvents)
+			}
+			if len(calls) != len(tc.wantCalls) || calls[first.ID] != tc.wantCalls[first.ID] || calls[second.ID] != tc.wantCalls[second.ID] {
+				t.Fatalf("hook calls %v, want %v", calls, tc.wantCalls)
+			}
+			if und, _ := f.store.UndispatchedEvents(ctx, 10); len(und) != tc.left || (tc.left == 1 && und[0].ID != second.ID) {
+				t.Fatalf("undispatched %+v", und)
+			}
+		})
+	}
+	// The delivery of the event the hook refused was started once: the
+	// retried round found it started.
+	rows, _ := f.store.EnsureDeliveries(ctx, second, nil)
+	if len(rows) != 1 || rows[0].WorkflowStartedAt == nil {
+		t.Fatalf("deliveries %+v", rows)
+	}
+	mc.AssertNumberOfCalls(t, "ExecuteWorkflow", 2)
+}

@@ -66,11 +66,7 @@ func startBillingPlatform(t *testing.T) *platform {
 		t.Fatal(err)
 	}
 	t.Cleanup(w.Stop)
-	dctx, stopDispatcher := context.WithCancel(ctx)
-	dispatched := make(chan struct{})
-	d := events.NewDispatcher(store, tc, events.Options{TaskQueue: queue, PollInterval: 100 * time.Millisecond})
-	go func() { _ = d.Run(dctx); close(dispatched) }()
-	t.Cleanup(func() { stopDispatcher(); <-dispatched })
+	startDispatcher(t, store, tc, events.Options{TaskQueue: queue})
 	srv := api.New(api.Deps{Config: cfg, Store: store, Temporal: tc})
 	served := make(chan struct{})
 	go func() { _ = srv.App.Listener(ln); close(served) }()

@@ -13,18 +13,20 @@ import (
 
 	"go.temporal.io/sdk/client"
 
-	"github.com/telcoplatform/platform/activities"
 	"github.com/telcoplatform/platform/api"
 	"github.com/telcoplatform/platform/config"
+	"github.com/telcoplatform/platform/events"
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/temporalclient"
 	"github.com/telcoplatform/platform/testenv"
+	"github.com/telcoplatform/platform/webhooks"
 	"github.com/telcoplatform/platform/worker"
 	"github.com/telcoplatform/platform/workflows"
 )
 
-// bulkStack is the API and both workers (interactive and background task
-// queues) on a fresh database and Temporal dev server, with a sandbox
+// bulkStack is the API, both workers (interactive and background task
+// queues; they may deliver webhooks to loopback receivers) and the outbox
+// dispatcher on a fresh database and Temporal dev server, with a sandbox
 // tenant that has a billing account.
 type bulkStack struct {
 	t         testing.TB
@@ -72,11 +74,12 @@ func startBulkStack(t testing.TB, stepDelay string) *bulkStack {
 	}
 	base := "http://" + ln.Addr().String()
 	queue := "bulk-" + models.RandomString(8)
-	cfg, err := config.Load(env{"PUBLIC_BASE_URL": base, "TEMPORAL_ADDRESS": addr, "TEMPORAL_TASK_QUEUE": queue, "SIMULATOR_STEP_DELAY": stepDelay}.get)
+	cfg, err := config.Load(env{"PUBLIC_BASE_URL": base, "TEMPORAL_ADDRESS": addr, "TEMPORAL_TASK_QUEUE": queue, "SIMULATOR_STEP_DELAY": stepDelay,
+		"WEBHOOK_ALLOW_PRIVATE": "true"}.get)
 	if err != nil {
 		t.Fatal(err)
 	}
-	deps := worker.Deps{Store: store, SimulatorStepDelay: cfg.SimulatorStepDelay}
+	deps := worker.Deps{Store: store, SimulatorStepDelay: cfg.SimulatorStepDelay, Webhooks: webhooks.NewClient(cfg.WebhookAllowPrivate)}
 	for _, w := range []interface {
 		Start() error
 		Stop()
@@ -86,6 +89,7 @@ func startBulkStack(t testing.TB, stepDelay string) *bulkStack {
 		}
 		t.Cleanup(w.Stop)
 	}
+	startDispatcher(t, store, tc, events.Options{TaskQueue: cfg.TemporalTaskQueue, RetryDelays: testRetryDelays})
 	srv := api.New(api.Deps{Config: cfg, Store: store, Temporal: tc})
 	served := make(chan struct{})
 	go func() { _ = srv.App.Listener(ln); close(served) }()
@@ -114,6 +118,13 @@ func (s *bulkStack) newTenant(name string) (string, string) {
 	}
 	s.call("POST", "/v1/billing/accounts", issued.Secret, map[string]any{"name": "Sandbox", "currency": "USD", "billing_email": "b@example.com"}, http.StatusCreated, nil)
 	return org.ID, issued.Secret
+}
+
+// subscribe has rcv receive the service.* events of the tenant of key,
+// signed with hookSecret1.
+func (s *bulkStack) subscribe(key string, rcv *hookReceiver) {
+	s.t.Helper()
+	s.call("POST", "/v1/services/webhooks", key, map[string]any{"url": rcv.srv.URL, "events": []string{"service.*"}, "secret": hookSecret1}, http.StatusCreated, nil)
 }
 
 // call sends a request, checks the status and decodes the answer into out.
@@ -223,6 +234,8 @@ func sameTemplate(t string) func(int) string { return func(int) string { return 
 func TestBulkProvisioningEndToEnd(t *testing.T) {
 	s := startBulkStack(t, "10ms")
 	ctx := context.Background()
+	rcv := newHookReceiver(t, alwaysOK, hookSecret1)
+	s.subscribe(s.key, rcv) // before anything is provisioned
 
 	t.Run("200 items in parallel, progress rising to completion", func(t *testing.T) {
 		id := s.bulkProvision(s.key, 200, "loc_sandbox_all", map[string]any{"parallel": true, "max_concurrency": 20}, sameTemplate("internet-dedicated-1g"))
@@ -246,10 +259,24 @@ func TestBulkProvisioningEndToEnd(t *testing.T) {
 			t.Fatalf("progress was seen at %v only: it must rise while the job runs", distinct)
 		}
 		t.Logf("progress seen at %d distinct values over %d polls; %d workflow runs", len(distinct), len(seen), len(runs))
+		ids := []string{}
 		for _, it := range final.Items {
 			if it.Status != "completed" || !models.HasPrefix(it.ID, "svc") {
 				t.Fatalf("item %+v", it)
 			}
+			ids = append(ids, it.ID)
+		}
+		// One signed service.provisioned webhook per item, about its service.
+		waitFor(t, "service.provisioned of the 200 items", func() bool { return rcv.hasServiceEvents(t, "service.provisioned", ids) })
+		rcv.checkValid(t)
+		got := rcv.serviceDeliveries(t, "service.provisioned")
+		for _, id := range ids {
+			if len(got[id]) != 1 {
+				t.Fatalf("service %s received events %v", id, got[id])
+			}
+		}
+		if len(got) != 200 {
+			t.Fatalf("service.provisioned received for %d services, want 200", len(got))
 		}
 		var svc struct {
 			Service struct {
@@ -294,9 +321,28 @@ func TestBulkProvisioningEndToEnd(t *testing.T) {
 		if final.Status != "partial" || final.Progress.Failed != 3 || final.Progress.Completed != 9 || final.Error["code"] != "PROVISIONING_FAILED" {
 			t.Fatalf("final %+v %v", final.Progress, final.Error)
 		}
+		var completed, failed []string
 		for i, it := range final.Items {
 			if i%4 == 1 && (it.Status != "failed" || it.Error == nil || it.Error.Code != "PROVISIONING_FAILED" || it.Error.Details["step"] != "activate") {
 				t.Fatalf("item %d: %+v", i, it)
+			}
+			if it.Status == "completed" {
+				completed = append(completed, it.ID)
+			} else {
+				failed = append(failed, it.ID)
+			}
+		}
+		// service.provisioned for the completed items only.
+		waitFor(t, "service.provisioned of the completed items", func() bool { return rcv.hasServiceEvents(t, "service.provisioned", completed) })
+		got := rcv.serviceDeliveries(t, "service.provisioned")
+		for _, id := range completed {
+			if len(got[id]) != 1 {
+				t.Fatalf("service %s received events %v", id, got[id])
+			}
+		}
+		for _, id := range failed {
+			if len(got[id]) != 0 {
+				t.Fatalf("failed item %s received service.provisioned", id)
 			}
 		}
 		var acc struct {
@@ -328,11 +374,34 @@ func TestBulkProvisioningEndToEnd(t *testing.T) {
 			t.Fatalf("status %s, items %v", last.Status, got)
 		}
 		var svc struct {
-			Service struct{ Status string } `json:"service"`
+			Service struct {
+				Status  string
+				Pricing struct {
+					BillingEndedAt *string `json:"billing_ended_at"`
+				} `json:"pricing"`
+			} `json:"service"`
 		}
-		s.call("GET", "/v1/services/"+last.Items[0].ID, s.key, nil, http.StatusOK, &svc)
-		if svc.Service.Status != "decommissioned" {
-			t.Fatalf("rolled-back service is %s", svc.Service.Status)
+		rolledBack := last.Items[0].ID
+		s.call("GET", "/v1/services/"+rolledBack, s.key, nil, http.StatusOK, &svc)
+		if svc.Service.Status != "decommissioned" || svc.Service.Pricing.BillingEndedAt == nil {
+			t.Fatalf("rolled-back service is %+v", svc.Service)
+		}
+		// Its service.provisioned, then its service.decommissioned (reason rollback).
+		waitFor(t, "service.decommissioned of the rolled-back item", func() bool {
+			return rcv.hasServiceEvents(t, "service.decommissioned", []string{rolledBack})
+		})
+		rcv.checkValid(t)
+		if got := rcv.serviceDeliveries(t, "service.provisioned"); len(got[rolledBack]) != 1 || len(got[last.Items[1].ID]) != 0 {
+			t.Fatalf("service.provisioned of the rolled-back item %v, of the failed one %v", got[rolledBack], got[last.Items[1].ID])
+		}
+		for _, d := range rcv.received("service.decommissioned") {
+			data := d.Payload["data"].(map[string]any)
+			if data["service"].(map[string]any)["id"] != rolledBack {
+				continue
+			}
+			if data["reason"] != "rollback" || data["request_id"] != id || data["billing_ended_at"] != *svc.Service.Pricing.BillingEndedAt {
+				t.Fatalf("service.decommissioned payload %v", d.Payload)
+			}
 		}
 		left, err := s.store.AvailableMbps(ctx, models.TenantScope(s.orgID, models.EnvTest), "loc_sandbox_low_capacity", "fiber_business")
 		if err != nil || left != 100 {
@@ -437,32 +506,40 @@ func TestOrchestrationEndToEnd(t *testing.T) {
 		}
 	})
 
-	t.Run("an event trigger runs once per event", func(t *testing.T) {
+	t.Run("an event trigger runs once per event, fed by the events dispatcher", func(t *testing.T) {
+		// The earlier events (the manual DAG's service.provisioned) are
+		// handed over before the trigger listens.
+		bulkWaitFor(t, func() bool {
+			und, err := s.store.UndispatchedEvents(ctx, 1)
+			return err == nil && len(und) == 0
+		})
 		var acc struct {
 			RequestID string `json:"request_id"`
 		}
 		s.call("POST", "/v1/services/orchestration/workflows", s.key, map[string]any{
 			"name": "Tune new services", "trigger": "event:service.provisioned",
-			"steps": []any{map[string]any{"order": 1, "action": "modify_service", "parameters": map[string]any{"service_id": "${event.resource_id}", "changes": map[string]any{"monitoring": "advanced"}}}},
+			"steps": []any{map[string]any{"order": 1, "action": "modify_service", "parameters": map[string]any{"service_id": "${event.data.service.id}", "changes": map[string]any{"monitoring": "advanced"}}}},
 		}, http.StatusAccepted, &acc)
 		bulkWaitFor(t, func() bool {
 			var op bulkOperation
 			s.call("GET", "/v1/operations/"+acc.RequestID, s.key, nil, http.StatusOK, &op)
 			return op.Status == "in_progress"
 		})
-		id := s.bulkProvision(s.key, 1, "loc_sandbox_all", nil, sameTemplate("internet-business-100m"))
-		done := s.follow(id, s.key, time.Minute)
-		svcID := done[len(done)-1].Items[0].ID
-		scope := models.TenantScope(s.orgID, models.EnvTest)
-		evs, err := s.store.EventsFor(ctx, scope, svcID)
-		if err != nil || len(evs) != 1 {
-			t.Fatalf("%+v %v", evs, err)
+		// A service is provisioned; nothing else happens: the dispatcher loop
+		// (startBulkStack runs it as the worker process does) hands its
+		// service.provisioned to the trigger.
+		var prov struct {
+			RequestID string `json:"request_id"`
+			ServiceID string `json:"service_id"`
 		}
-		// The events dispatcher hands each outbox event over like this (twice here: a redelivery).
-		for range 2 {
-			if n, err := activities.DispatchOrchestrationEvent(ctx, s.temporal, s.store, &evs[0]); err != nil || n != 1 {
-				t.Fatalf("dispatched to %d triggers: %v", n, err)
-			}
+		s.call("POST", "/v1/services/provision", s.key, map[string]any{"service_template": "internet-business-100m", "location_id": "loc_sandbox_all"}, http.StatusAccepted, &prov)
+		if done := s.follow(prov.RequestID, s.key, time.Minute); done[len(done)-1].Status != "completed" {
+			t.Fatalf("provisioning %+v", done[len(done)-1])
+		}
+		scope := models.TenantScope(s.orgID, models.EnvTest)
+		evs, err := s.store.EventsFor(ctx, scope, prov.ServiceID)
+		if err != nil || len(evs) != 1 || evs[0].Type != "service.provisioned" {
+			t.Fatalf("%+v %v", evs, err)
 		}
 		runID := models.TriggeredRunID(acc.RequestID, evs[0].ID)
 		bulkWaitFor(t, func() bool {
@@ -470,21 +547,69 @@ func TestOrchestrationEndToEnd(t *testing.T) {
 			return err == nil
 		})
 		ops := s.follow(runID, s.key, time.Minute)
-		if last := ops[len(ops)-1]; last.Status != "completed" {
+		if last := ops[len(ops)-1]; last.Status != "completed" || last.Type != "orchestration" {
 			t.Fatalf("triggered run %+v", last)
 		}
 		var svc struct {
 			Service struct{ Monitoring string } `json:"service"`
 		}
-		s.call("GET", "/v1/services/"+svcID, s.key, nil, http.StatusOK, &svc)
+		s.call("GET", "/v1/services/"+prov.ServiceID, s.key, nil, http.StatusOK, &svc)
 		if svc.Service.Monitoring != "advanced" {
 			t.Fatalf("the run did not change the service: %+v", svc)
 		}
 		var trig bulkOperation
 		bulkWaitFor(t, func() bool {
 			s.call("GET", "/v1/operations/"+acc.RequestID, s.key, nil, http.StatusOK, &trig)
-			return len(trig.Items) == 1 && trig.Items[0].Status == "completed"
+			return len(trig.Items) == 1 && trig.Items[0].ID == runID && trig.Items[0].Status == "completed"
 		})
+
+		// A dispatcher that died after handing the event over, before marking
+		// it dispatched: the loop hands it over again, and nothing new runs.
+		handled := func() float64 {
+			t.Helper()
+			v, err := s.temporal.QueryWorkflow(ctx, acc.RequestID, "", workflows.QueryProgress)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var progress map[string]any
+			if err := v.Get(&progress); err != nil {
+				t.Fatal(err)
+			}
+			n, _ := progress["events_handled"].(float64)
+			return n
+		}
+		if n := handled(); n != 1 {
+			t.Fatalf("the trigger handled %v events, want 1", n)
+		}
+		if err := s.store.In(ctx, models.SystemScope()).Model(&models.Event{}).Where("id = ?", evs[0].ID).Update("dispatched_at", nil).Error; err != nil {
+			t.Fatal(err)
+		}
+		bulkWaitFor(t, func() bool { return handled() == 2 })
+		bulkWaitFor(t, func() bool {
+			und, err := s.store.UndispatchedEvents(ctx, 1000)
+			for _, ev := range und {
+				if ev.ID == evs[0].ID {
+					return false
+				}
+			}
+			return err == nil
+		})
+		var alias struct {
+			Status        string `json:"status"`
+			Items         []struct{ ID, Status string }
+			Orchestration struct {
+				Runs   int  `json:"runs"`
+				Active bool `json:"active"`
+			} `json:"orchestration"`
+		}
+		s.call("GET", "/v1/services/orchestration/workflows/"+acc.RequestID, s.key, nil, http.StatusOK, &alias)
+		if alias.Status != "in_progress" || alias.Orchestration.Runs != 1 || !alias.Orchestration.Active || len(alias.Items) != 1 || alias.Items[0].ID != runID {
+			t.Fatalf("after the event was handed over twice: %+v", alias)
+		}
+		if again := s.follow(runID, s.key, time.Minute); again[len(again)-1].Status != "completed" {
+			t.Fatalf("the run %+v", again[len(again)-1])
+		}
+
 		s.call("POST", "/v1/operations/"+acc.RequestID+"/cancel", s.key, nil, http.StatusAccepted, nil)
 		ended := s.follow(acc.RequestID, s.key, time.Minute)
 		if ended[len(ended)-1].Status != "cancelled" {

@@ -23,9 +23,11 @@ import (
 
 	"github.com/telcoplatform/platform/api"
 	"github.com/telcoplatform/platform/config"
+	"github.com/telcoplatform/platform/events"
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/temporalclient"
 	"github.com/telcoplatform/platform/testenv"
+	"github.com/telcoplatform/platform/webhooks"
 	"github.com/telcoplatform/platform/worker"
 	"github.com/telcoplatform/platform/workflows"
 )
@@ -43,9 +45,11 @@ type platform struct {
 	otherKey string // another tenant, live
 }
 
-// startPlatform starts the API and a worker (each simulated network step
-// taking stepDelay) on a fresh database and Temporal dev server.
-func startPlatform(t *testing.T, stepDelay string) *platform {
+// startPlatform starts the API, a worker (each simulated network step
+// taking stepDelay) that may deliver webhooks to loopback receivers, and
+// the outbox dispatcher, on a fresh database and Temporal dev server; extra
+// settings are added to the configuration.
+func startPlatform(t *testing.T, stepDelay string, extra ...env) *platform {
 	t.Helper()
 	ctx := context.Background()
 	addr := testenv.TemporalAddress(t, workflows.DevServerArgs()...)
@@ -79,18 +83,27 @@ func startPlatform(t *testing.T, stepDelay string) *platform {
 	}
 	base := "http://" + ln.Addr().String()
 	queue := "provisioning-" + models.RandomString(8)
-	cfg, err := config.Load(env{
+	settings := env{
 		"PUBLIC_BASE_URL": base, "TEMPORAL_ADDRESS": addr, "TEMPORAL_TASK_QUEUE": queue, "SIMULATOR_STEP_DELAY": stepDelay,
-	}.get)
+		"WEBHOOK_ALLOW_PRIVATE": "true",
+	}
+	for _, e := range extra {
+		for k, v := range e {
+			settings[k] = v
+		}
+	}
+	cfg, err := config.Load(settings.get)
 	if err != nil {
 		t.Fatal(err)
 	}
 
-	w := worker.New(tc, queue, worker.Deps{Store: store, SimulatorStepDelay: cfg.SimulatorStepDelay})
+	w := worker.New(tc, queue, worker.Deps{Store: store, SimulatorStepDelay: cfg.SimulatorStepDelay,
+		Webhooks: webhooks.NewClient(cfg.WebhookAllowPrivate)})
 	if err := w.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(w.Stop)
+	startDispatcher(t, store, tc, events.Options{TaskQueue: queue, RetryDelays: testRetryDelays})
 
 	srv := api.New(api.Deps{Config: cfg, Store: store, Temporal: tc})
 	served := make(chan struct{})

@@ -16,10 +16,13 @@ import (
 // TestServicesAreaEndToEnd provisions a service of every category through
 // its collection (and one from a quote), reads them back with their
 // telemetry, scales one into its maintenance window, and decommissions one
-// with a data migration, all against a real Temporal dev server.
+// with a data migration, all against a real Temporal dev server; a real
+// receiver subscribed to service.* gets the signed webhooks of it all.
 func TestServicesAreaEndToEnd(t *testing.T) {
 	p := startPlatform(t, "0s")
 	ctx := context.Background()
+	rcv := newHookReceiver(t, alwaysOK, hookSecret1)
+	p.subscribe("/v1/services/webhooks", p.liveKey, map[string]any{"url": rcv.srv.URL, "events": []string{"service.*"}, "secret": hookSecret1})
 	account := p.demo.Account.ID
 	bodies := map[string]map[string]any{
 		"/v1/services/connectivity/internet": {"account_id": account, "service_type": "fiber_dedicated", "bandwidth": "1gbps", "sla": "premium",
@@ -88,6 +91,29 @@ func TestServicesAreaEndToEnd(t *testing.T) {
 	if t.Failed() {
 		t.FailNow()
 	}
+
+	t.Run("service.provisioned webhooks, one per service, signed", func(t *testing.T) {
+		ids := []string{}
+		for _, id := range svcOf {
+			ids = append(ids, id)
+		}
+		waitFor(t, "service.provisioned of every service", func() bool { return rcv.hasServiceEvents(t, "service.provisioned", ids) })
+		rcv.checkValid(t)
+		got := rcv.serviceDeliveries(t, "service.provisioned")
+		for path, id := range svcOf {
+			if len(got[id]) != 1 {
+				t.Fatalf("%s: service %s received events %v", path, id, got[id])
+			}
+		}
+		if len(got) != len(svcOf) {
+			t.Fatalf("service.provisioned received for %d services, want %d: %v", len(got), len(svcOf), got)
+		}
+		for _, d := range rcv.received("service.provisioned") {
+			if svc := d.Payload["data"].(map[string]any)["service"].(map[string]any); svc["status"] != "operational" {
+				t.Fatalf("payload %v", d.Payload)
+			}
+		}
+	})
 
 	var list struct {
 		Services []struct {
@@ -212,8 +238,19 @@ func TestServicesAreaEndToEnd(t *testing.T) {
 			t.Fatalf("inventory still held: %+v", allocs)
 		}
 		evs, _ := p.store.EventsFor(ctx, scope, pbx)
-		if last := evs[len(evs)-1]; last.Type != "service.decommissioned" {
+		last := evs[len(evs)-1]
+		if last.Type != "service.decommissioned" {
 			t.Fatalf("events %+v", evs)
+		}
+		waitFor(t, "the service.decommissioned webhook", func() bool { return rcv.hasServiceEvents(t, "service.decommissioned", []string{pbx}) })
+		rcv.checkValid(t)
+		got := rcv.received("service.decommissioned")
+		if len(got) != 1 || got[0].ID != last.ID {
+			t.Fatalf("service.decommissioned deliveries %+v, want event %s", got, last.ID)
+		}
+		if data := got[0].Payload["data"].(map[string]any); data["request_id"] != acc.RequestID || data["billing_ended_at"] == nil ||
+			data["service"].(map[string]any)["status"] != "decommissioned" {
+			t.Fatalf("payload %v", got[0].Payload)
 		}
 		desc, err := p.temporal.DescribeWorkflowExecution(ctx, acc.RequestID, "")
 		if err != nil {

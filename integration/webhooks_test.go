@@ -3,18 +3,13 @@ package integration
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
-	"io"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 
@@ -27,13 +22,6 @@ import (
 	"github.com/telcoplatform/platform/webhooks"
 	"github.com/telcoplatform/platform/worker"
 	"github.com/telcoplatform/platform/workflows"
-)
-
-// Short retries and a short attempt timeout keep the test quick; the real
-// schedule is covered by the workflow tests with time skipping.
-var (
-	testRetryDelays    = []time.Duration{time.Second, time.Second, time.Second, time.Second}
-	testAttemptTimeout = 2 * time.Second
 )
 
 // webhookPlatform is the API, a worker that delivers webhooks to loopback
@@ -89,11 +77,7 @@ func startWebhookPlatform(t *testing.T, runDispatcher bool) *webhookPlatform {
 	}
 	t.Cleanup(w.Stop)
 	if runDispatcher {
-		dctx, cancel := context.WithCancel(ctx)
-		done := make(chan struct{})
-		d := events.NewDispatcher(store, tc, events.Options{TaskQueue: queue, PollInterval: 100 * time.Millisecond, RetryDelays: testRetryDelays})
-		go func() { _ = d.Run(dctx); close(done) }()
-		t.Cleanup(func() { cancel(); <-done })
+		startDispatcher(t, store, tc, events.Options{TaskQueue: queue, RetryDelays: testRetryDelays})
 	}
 	srv := api.New(api.Deps{Config: cfg, Store: store, Temporal: tc})
 	served := make(chan struct{})
@@ -119,123 +103,6 @@ func startWebhookPlatform(t *testing.T, runDispatcher bool) *webhookPlatform {
 	}
 	p.otherKey = key(other.ID)
 	return &webhookPlatform{platform: p, queue: queue}
-}
-
-// delivery is one request a receiver accepted after verifying it.
-type delivery struct {
-	ID      string // webhook-id
-	Event   string
-	Payload map[string]any
-	Sigs    int // signatures in webhook-signature
-}
-
-// hookReceiver is a real HTTP server on loopback that verifies every request
-// with the Standard Webhooks Go library against each of its secrets.
-type hookReceiver struct {
-	srv     *httptest.Server
-	mu      sync.Mutex
-	secrets []string
-	got     []delivery
-	invalid []string
-	calls   map[string]int // per event type
-	// respond decides the answer to the nth request (from 1) of an event
-	// type: a status, or 0 to hang until the sender gives up.
-	respond func(event string, n int) int
-	closing chan struct{}
-}
-
-func newHookReceiver(t *testing.T, respond func(event string, n int) int, secrets ...string) *hookReceiver {
-	t.Helper()
-	r := &hookReceiver{secrets: secrets, respond: respond, calls: map[string]int{}, closing: make(chan struct{})}
-	r.srv = httptest.NewServer(http.HandlerFunc(r.serve))
-	t.Cleanup(func() { close(r.closing); r.srv.Close() })
-	return r
-}
-
-func (r *hookReceiver) setSecrets(secrets ...string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.secrets = secrets
-}
-
-func (r *hookReceiver) serve(w http.ResponseWriter, req *http.Request) {
-	body, err := io.ReadAll(req.Body)
-	r.mu.Lock()
-	secrets := append([]string(nil), r.secrets...)
-	r.mu.Unlock()
-	problem := ""
-	if err != nil {
-		problem = err.Error()
-	}
-	for _, s := range secrets {
-		wh, err := standardwebhooks.NewWebhook(s)
-		if err == nil {
-			err = wh.Verify(body, req.Header)
-		}
-		if err != nil && problem == "" {
-			problem = "signature: " + err.Error()
-		}
-	}
-	var payload map[string]any
-	if err := json.Unmarshal(body, &payload); err != nil && problem == "" {
-		problem = "body: " + err.Error()
-	}
-	if problem != "" {
-		r.mu.Lock()
-		r.invalid = append(r.invalid, problem)
-		r.mu.Unlock()
-		http.Error(w, problem, http.StatusBadRequest)
-		return
-	}
-	event, _ := payload["event"].(string)
-	r.mu.Lock()
-	r.calls[event]++
-	n := r.calls[event]
-	r.mu.Unlock()
-	status := r.respond(event, n)
-	if status == 0 {
-		select { // hang: the sender's timeout ends the attempt
-		case <-req.Context().Done():
-		case <-r.closing:
-		}
-		return
-	}
-	if status >= 200 && status < 300 {
-		r.mu.Lock()
-		r.got = append(r.got, delivery{ID: req.Header.Get("webhook-id"), Event: event, Payload: payload,
-			Sigs: len(strings.Fields(req.Header.Get("webhook-signature")))})
-		r.mu.Unlock()
-	}
-	w.WriteHeader(status)
-	_, _ = io.WriteString(w, http.StatusText(status))
-}
-
-// received returns the accepted deliveries of an event type.
-func (r *hookReceiver) received(event string) []delivery {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var out []delivery
-	for _, d := range r.got {
-		if d.Event == event {
-			out = append(out, d)
-		}
-	}
-	return out
-}
-
-func (r *hookReceiver) total() int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return len(r.got) + len(r.invalid)
-}
-
-func (r *hookReceiver) checkValid(t *testing.T) {
-	t.Helper()
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if len(r.invalid) > 0 {
-		t.Fatalf("requests that failed verification: %v", r.invalid)
-	}
 }
 
 // waitFor polls cond until it holds, failing after a deadline.
@@ -281,18 +148,6 @@ func (p *webhookPlatform) deliveries(webhookID, eventID string) []hookDelivery {
 	return out.Deliveries
 }
 
-// subscribe creates a subscription through path and returns its id.
-func (p *webhookPlatform) subscribe(path, key string, body map[string]any) string {
-	p.t.Helper()
-	var out struct {
-		Webhook struct{ ID string } `json:"webhook"`
-	}
-	if status := p.do("POST", path, key, body, &out); status != http.StatusCreated {
-		p.t.Fatalf("subscribe through %s: %d", path, status)
-	}
-	return out.Webhook.ID
-}
-
 // provision orders an internet service and waits for the operation to complete.
 func (p *webhookPlatform) provision() string {
 	p.t.Helper()
@@ -332,8 +187,7 @@ const (
 
 func TestWebhooksEndToEnd(t *testing.T) {
 	p := startWebhookPlatform(t, true)
-	always := func(string, int) int { return http.StatusOK }
-	good := newHookReceiver(t, always, hookSecret1)
+	good := newHookReceiver(t, alwaysOK, hookSecret1)
 	// The flaky receiver fails service.provisioned twice: a 503, then no
 	// answer within the attempt timeout; the third attempt succeeds.
 	flaky := newHookReceiver(t, func(event string, n int) int {
@@ -348,7 +202,7 @@ func TestWebhooksEndToEnd(t *testing.T) {
 		}
 		return http.StatusOK
 	}, hookSecret2)
-	stranger := newHookReceiver(t, always)
+	stranger := newHookReceiver(t, alwaysOK)
 
 	sub1 := p.subscribe("/api/v1/services/webhooks", p.liveKey, map[string]any{"url": good.srv.URL + "/hooks", "events": []string{"service.provisioned"}, "secret": hookSecret1})
 	sub2 := p.subscribe("/v1/webhooks", p.liveKey, map[string]any{"url": flaky.srv.URL, "events": []string{"service.*"}, "secret": hookSecret2, "active": true})
@@ -501,7 +355,7 @@ func (c crashingTemporal) ExecuteWorkflow(ctx context.Context, opts client.Start
 func TestDispatchSurvivesACrashBetweenCommitAndDelivery(t *testing.T) {
 	p := startWebhookPlatform(t, false)
 	ctx := context.Background()
-	rcv := newHookReceiver(t, func(string, int) int { return http.StatusOK }, hookSecret1)
+	rcv := newHookReceiver(t, alwaysOK, hookSecret1)
 	sub := p.subscribe("/api/v1/services/webhooks", p.liveKey, map[string]any{"url": rcv.srv.URL, "events": []string{"service.provisioned"}, "secret": hookSecret1})
 
 	// The state change commits with its event; no dispatcher is running.

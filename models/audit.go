@@ -22,6 +22,8 @@ const (
 	AuditClientCreated   = "client.created"
 	AuditCertRegistered  = "certificate.registered"
 	AuditCredentialFails = "credential.refused"
+	AuditLogout          = "logout"
+	AuditMFACodeSent     = "mfa.code_sent"
 )
 
 // AuditEvent is one authentication event (spec section 5, Auditing):

@@ -1194,8 +1194,9 @@ func serviceEventData(svc *Service) map[string]any {
 // RetireProvisionedService ends a service that a bulk rollback undid after
 // it had been provisioned: operational (or degraded, down) →
 // decommissioning → decommissioned, with a service.decommissioned event
-// (reason: rollback), in one transaction; its network assignment is
-// cleared, its billing ends and its decommission is recorded. A service
+// (reason: rollback, billing_ended_at), in one transaction; its network
+// assignment is cleared, its billing ends (billing_ended_at, kept if already
+// set, as a decommission does) and its decommission is recorded. A service
 // already decommissioned, failed, or missing is left alone; one never
 // activated is marked failed. Errors: SERVICE_CONFLICT (another change is
 // under way), INVALID_STATE_TRANSITION (e.g. in maintenance).
@@ -1229,14 +1230,17 @@ func (s *Store) RetireProvisionedService(ctx context.Context, scope Scope, servi
 		now := s.Now()
 		updates := map[string]any{"ip_block": "", "gateway": "", "vlan_id": 0, "circuit_id": "",
 			"decommissioned_at": now, "decommission_reason": "rollback of " + opID}
-		if svc.BillingEndedAt == nil {
+		billingEnded := now
+		if moved.BillingEndedAt != nil {
+			billingEnded = moved.BillingEndedAt.UTC()
+		} else {
 			updates["billing_ended_at"] = now
 		}
 		if err := tx.Model(&Service{}).Where("id = ?", serviceID).Updates(updates).Error; err != nil {
 			return dbErr(err)
 		}
 		return RecordEvent(tx, NewEvent(eventServiceDecommissioned, serviceID, map[string]any{
-			"service": serviceEventData(moved), "reason": "rollback", "request_id": opID,
+			"service": serviceEventData(moved), "reason": "rollback", "request_id": opID, "billing_ended_at": Timestamp(billingEnded),
 		}))
 	}))
 }

@@ -419,6 +419,13 @@ func TestStatusChangesAreAppliedOnceAndReverted(t *testing.T) {
 	if back.Status != models.ServiceDecommissioned || back.IPBlock != "" || back.BillingEndedAt == nil || back.DecommissionedAt == nil || countEvents(evs, "service.decommissioned") != 1 {
 		t.Fatalf("retired: %+v", back)
 	}
+	// Billing ends as a decommission ends it, and the event says when.
+	for _, ev := range evs {
+		if ev.Type == "service.decommissioned" && (ev.Data["reason"] != "rollback" || ev.Data["request_id"] != "bulk_rb" ||
+			ev.Data["billing_ended_at"] != models.Timestamp(*back.BillingEndedAt) || !back.BillingEndedAt.Equal(*back.DecommissionedAt)) {
+			t.Fatalf("retired: billing ended %v, decommissioned %v, event %+v", back.BillingEndedAt, back.DecommissionedAt, ev)
+		}
+	}
 	if _, err := s.ServiceForChange(ctx, scope, models.ChangeSuspend, svc.ID); models.ErrorCode(err) != models.CodeInvalidStateTransition {
 		t.Fatalf("suspending a decommissioned service: %v", err)
 	}

@@ -9,13 +9,27 @@ import (
 	"gorm.io/gorm"
 )
 
+// Audit event type of certificate revocation (certificate.registered is in audit.go).
+const AuditCertRevoked = "certificate.revoked"
+
+// Statuses of a registered certificate, as answered and filtered.
+const (
+	CertificateActive  = "active"
+	CertificateRevoked = "revoked"
+	CertificateExpired = "expired"
+	CertificatePending = "not_yet_valid"
+)
+
 // ClientCertificate is a client certificate registered for mutual TLS: a
 // presented certificate is matched by the SHA-256 fingerprint of its DER.
+// A revoked registration is kept (RevokedAt set) for audit; a fingerprint
+// can have one unrevoked registration at a time, so a revoked certificate
+// can be registered again.
 type ClientCertificate struct {
 	ID string `gorm:"primaryKey;size:40" json:"id"`
 	Tenant
 	Name              string    `gorm:"size:200;not null" json:"name"`
-	FingerprintSHA256 string    `gorm:"size:64;not null;uniqueIndex" json:"fingerprint_sha256"`
+	FingerprintSHA256 string    `gorm:"size:64;not null;uniqueIndex:idx_client_certificates_active_fingerprint,where:revoked_at IS NULL" json:"fingerprint_sha256"`
 	Subject           string    `gorm:"size:500;not null" json:"subject"`
 	Issuer            string    `gorm:"size:500;not null" json:"issuer"`
 	SerialNumber      string    `gorm:"size:100;not null" json:"serial_number"`
@@ -23,6 +37,22 @@ type ClientCertificate struct {
 	NotBefore         time.Time `gorm:"not null" json:"not_before"`
 	NotAfter          time.Time `gorm:"not null" json:"not_after"`
 	CreatedAt         time.Time `json:"created_at"`
+	// RevokedAt is when the registration was revoked (nil: not revoked).
+	RevokedAt *time.Time `json:"revoked_at,omitempty"`
+}
+
+// Status returns the registration's status at now: revoked, expired,
+// not_yet_valid or active.
+func (c *ClientCertificate) Status(now time.Time) string {
+	switch {
+	case c.RevokedAt != nil:
+		return CertificateRevoked
+	case now.After(c.NotAfter):
+		return CertificateExpired
+	case now.Before(c.NotBefore):
+		return CertificatePending
+	}
+	return CertificateActive
 }
 
 // PermissionList returns the certificate's permissions.
@@ -61,12 +91,20 @@ func (s *Store) RegisterCertificate(ctx context.Context, p *Principal, c *Client
 	return c, nil
 }
 
-// CertificateByFingerprint returns the registration of a presented
-// certificate. Errors: UNAUTHENTICATED (unknown or outside its validity), INTERNAL_ERROR.
+// CertificateByFingerprint returns the unrevoked registration of a
+// presented certificate. Errors: UNAUTHENTICATED (unknown, revoked or
+// outside its validity), INTERNAL_ERROR.
 func (s *Store) CertificateByFingerprint(ctx context.Context, fingerprint string) (*ClientCertificate, *Organization, error) {
 	var c ClientCertificate
-	err := s.In(ctx, SystemScope()).Where("fingerprint_sha256 = ?", fingerprint).Take(&c).Error
+	err := s.In(ctx, SystemScope()).Where("fingerprint_sha256 = ? AND revoked_at IS NULL", fingerprint).Take(&c).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
+		var revoked int64
+		if err := s.In(ctx, SystemScope()).Model(&ClientCertificate{}).Where("fingerprint_sha256 = ?", fingerprint).Count(&revoked).Error; err != nil {
+			return nil, nil, dbErr(err)
+		}
+		if revoked > 0 {
+			return nil, nil, Errorf(CodeUnauthenticated, "the client certificate has been revoked")
+		}
 		return nil, nil, Errorf(CodeUnauthenticated, "the client certificate is not registered (POST /v1/auth/certificates)")
 	}
 	if err != nil {
@@ -81,4 +119,67 @@ func (s *Store) CertificateByFingerprint(ctx context.Context, fingerprint string
 		return nil, nil, Errorf(CodeUnauthenticated, "the client certificate's organization no longer exists")
 	}
 	return &c, &org, nil
+}
+
+// CertificateFilter narrows a certificate list: Status is "" (all),
+// active, revoked, expired or not_yet_valid.
+type CertificateFilter struct {
+	Status string
+}
+
+var certificateSorts = SortFields{"created_at": "created_at", "name": "name", "not_after": "not_after", "revoked_at": "revoked_at"}
+
+// ListCertificates returns a page of the registrations visible to p
+// (revoked ones included, marked), newest first unless sorted otherwise.
+// Errors: VALIDATION_ERROR (status, sort), INTERNAL_ERROR.
+func (s *Store) ListCertificates(ctx context.Context, p *Principal, f CertificateFilter, page PageRequest) ([]ClientCertificate, int64, error) {
+	q := s.In(ctx, p.Scope()).Model(&ClientCertificate{})
+	now := s.Now()
+	switch f.Status {
+	case "":
+	case CertificateRevoked:
+		q = q.Where("revoked_at IS NOT NULL")
+	case CertificateExpired:
+		q = q.Where("revoked_at IS NULL AND not_after < ?", now)
+	case CertificatePending:
+		q = q.Where("revoked_at IS NULL AND not_before > ?", now)
+	case CertificateActive:
+		q = q.Where("revoked_at IS NULL AND not_before <= ? AND not_after >= ?", now, now)
+	default:
+		return nil, 0, Invalid(FieldIssue{Field: "status", Issue: "must be active, revoked, expired or not_yet_valid"})
+	}
+	var rows []ClientCertificate
+	total, err := Paginate(q, page, certificateSorts, &rows)
+	return rows, total, err
+}
+
+// GetCertificate returns one registration visible to p. Errors: NOT_FOUND
+// (unknown, or another tenant's), INTERNAL_ERROR.
+func (s *Store) GetCertificate(ctx context.Context, p *Principal, id string) (*ClientCertificate, error) {
+	var c ClientCertificate
+	err := s.In(ctx, p.Scope()).Where("id = ?", id).Take(&c).Error
+	return &c, notFoundOr(err, "certificate")
+}
+
+// RevokeCertificate revokes a registration visible to p: from then on a
+// request presenting the certificate on the mutual-TLS listener is refused.
+// The row is kept with its revocation time; revoking twice is harmless
+// (the first time stays). It returns the registration and whether this
+// call revoked it. Errors: NOT_FOUND, INTERNAL_ERROR.
+func (s *Store) RevokeCertificate(ctx context.Context, p *Principal, id string) (*ClientCertificate, bool, error) {
+	c, err := s.GetCertificate(ctx, p, id)
+	if err != nil {
+		return nil, false, err
+	}
+	if c.RevokedAt != nil {
+		return c, false, nil
+	}
+	now := s.Now()
+	res := s.In(ctx, p.Scope()).Model(&ClientCertificate{}).Where("id = ? AND revoked_at IS NULL", id).Update("revoked_at", now)
+	if res.Error != nil {
+		return nil, false, dbErr(res.Error)
+	}
+	// Read back: the stored time (the database's precision) is the one answered from now on.
+	c, err = s.GetCertificate(ctx, p, id)
+	return c, err == nil && res.RowsAffected == 1, err
 }

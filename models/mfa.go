@@ -4,6 +4,8 @@ import (
 	"context"
 	"crypto/subtle"
 	"errors"
+	"fmt"
+	"regexp"
 	"strings"
 	"time"
 
@@ -51,6 +53,11 @@ type MFAChallenge struct {
 	ExpiresAt  time.Time  `gorm:"not null"`
 	CreatedAt  time.Time  `gorm:"not null"`
 	VerifiedAt *time.Time ``
+	// A one-time code sent by e-mail or SMS for this challenge (hash only).
+	CodeHash   string     `gorm:"size:64"`
+	CodeMethod string     `gorm:"size:8"`
+	CodeSentAt *time.Time ``
+	CodeSends  int        `gorm:"not null;default:0"`
 }
 
 // MFAEnrollmentOf returns a user's enrollment, or nil. Errors: INTERNAL_ERROR.
@@ -140,21 +147,8 @@ func (s *Store) VerifySecondFactor(ctx context.Context, userID, code string, mat
 			}
 			ok = res.RowsAffected == 1
 		}
-		if ok {
-			upd["failed_attempts"], upd["locked_until"] = 0, nil
-		} else {
-			upd["failed_attempts"] = e.FailedAttempts + 1
-			if e.FailedAttempts+1 >= MFAMaxFailures {
-				upd["locked_until"], upd["failed_attempts"] = now.Add(MFALockout), 0
-			}
-		}
-		if err := tx.Model(&MFAEnrollment{}).Where("user_id = ?", userID).Updates(upd).Error; err != nil {
-			return dbErr(err)
-		}
-		if !ok {
-			wrong = Invalid(FieldIssue{Field: "code", Issue: "is not a valid code (or was already used)"})
-		}
-		return nil
+		wrong, err = recordMFAAttempt(tx, &e, ok, now, upd)
+		return err
 	})
 	if err != nil {
 		return err
@@ -211,3 +205,263 @@ func constantTimeEqual(a, b string) bool {
 
 // MatchCode reports whether code equals want in constant time (TOTP matchers use it).
 func MatchCode(code, want string) bool { return constantTimeEqual(code, want) }
+
+// recordMFAAttempt writes the outcome of a code check on an enrollment
+// (locked by the caller's transaction) together with upd: a success resets
+// the failure count; the MFAMaxFailures-th failure in a row locks
+// verification for MFALockout. It returns the VALIDATION_ERROR to answer
+// for a wrong code, after the transaction commits the count.
+func recordMFAAttempt(tx *gorm.DB, e *MFAEnrollment, ok bool, now time.Time, upd map[string]any) (wrong, err error) {
+	if ok {
+		upd["failed_attempts"], upd["locked_until"] = 0, nil
+	} else {
+		upd["failed_attempts"] = e.FailedAttempts + 1
+		if e.FailedAttempts+1 >= MFAMaxFailures {
+			upd["locked_until"], upd["failed_attempts"] = now.Add(MFALockout), 0
+		}
+	}
+	if err := tx.Model(&MFAEnrollment{}).Where("user_id = ?", e.UserID).Updates(upd).Error; err != nil {
+		return nil, dbErr(err)
+	}
+	if !ok {
+		return Invalid(FieldIssue{Field: "code", Issue: "is not a valid code (or was already used)"}), nil
+	}
+	return nil, nil
+}
+
+// lockedEnrollment returns the user's enrollment locked for update, or
+// ACCESS_RESTRICTED while verification is locked. Errors: NOT_FOUND.
+func lockedEnrollment(tx *gorm.DB, userID string, now time.Time) (*MFAEnrollment, error) {
+	var e MFAEnrollment
+	if err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Where("user_id = ?", userID).Take(&e).Error; err != nil {
+		return nil, notFoundOr(err, "MFA enrollment")
+	}
+	if e.LockedUntil != nil && now.Before(*e.LockedUntil) {
+		return nil, Errorf(CodeAccessRestricted, "too many wrong codes: try again later").WithDetail("locked_until", Timestamp(*e.LockedUntil))
+	}
+	return &e, nil
+}
+
+// Out-of-band codes (e-mail and SMS): 6 digits, at most MFAMaxCodeSends per
+// challenge, MFACodeResendAfter apart; a phone confirmation code lives
+// MFAPhoneCodeTTL.
+const (
+	MFAMaxCodeSends    = 5
+	MFACodeResendAfter = 30 * time.Second
+	MFAPhoneCodeTTL    = 10 * time.Minute
+)
+
+// MFAPhone is a user's phone number for SMS codes, usable once confirmed by
+// a code sent to it.
+type MFAPhone struct {
+	UserID        string     `gorm:"primaryKey;size:40"`
+	Number        string     `gorm:"size:20;not null"`
+	Confirmed     bool       `gorm:"not null;default:false"`
+	CodeHash      string     `gorm:"size:64"`
+	CodeExpiresAt *time.Time ``
+	CreatedAt     time.Time  `gorm:"not null"`
+	ConfirmedAt   *time.Time ``
+}
+
+var e164 = regexp.MustCompile(`^\+[1-9][0-9]{6,14}$`)
+
+// ValidPhoneNumber reports whether n is an E.164 number (+ and 7 to 15 digits).
+func ValidPhoneNumber(n string) bool { return e164.MatchString(n) }
+
+// MaskRecipient hides most of an e-mail address or phone number.
+func MaskRecipient(to string) string {
+	if local, domain, ok := strings.Cut(to, "@"); ok {
+		if len(local) > 1 {
+			local = local[:1] + strings.Repeat("*", min(len(local)-1, 6))
+		}
+		return local + "@" + domain
+	}
+	if len(to) > 4 {
+		return strings.Repeat("*", len(to)-4) + to[len(to)-4:]
+	}
+	return to
+}
+
+// MFAMethods returns the second-factor methods a user can answer a challenge
+// with: totp (authenticator or backup code), email, and sms once a phone is
+// confirmed. Errors: INTERNAL_ERROR.
+func (s *Store) MFAMethods(ctx context.Context, userID string) ([]string, error) {
+	methods := []string{"totp", "email"}
+	var n int64
+	if err := s.In(ctx, SystemScope()).Model(&MFAPhone{}).Where("user_id = ? AND confirmed = ?", userID, true).Count(&n).Error; err != nil {
+		return nil, dbErr(err)
+	}
+	if n > 0 {
+		methods = append(methods, "sms")
+	}
+	return methods, nil
+}
+
+// MFACodeSent says where a one-time code went and until when it is valid.
+type MFACodeSent struct {
+	ChallengeID string
+	Method      string
+	Destination string // masked
+	ExpiresAt   time.Time
+}
+
+// SendMFACode generates a one-time code for a pending challenge of user and
+// queues it by e-mail (to the user's address) or SMS (to the confirmed
+// phone) in the notification outbox, in one transaction; a new code replaces
+// the previous one. scope is where the message is filed (the user's
+// organization). Errors: NOT_FOUND (challenge), VALIDATION_ERROR (method, no
+// confirmed phone), RATE_LIMIT_EXCEEDED (too many or too frequent sends;
+// details.retry_after), INTERNAL_ERROR.
+func (s *Store) SendMFACode(ctx context.Context, scope Scope, user *User, challengeID, method, code string) (*MFACodeSent, error) {
+	if method != ChannelEmail && method != ChannelSMS {
+		return nil, Invalid(FieldIssue{Field: "method", Issue: "must be email or sms"})
+	}
+	var sent *MFACodeSent
+	err := s.Tx(ctx, scope, func(tx *gorm.DB) error {
+		now := s.Now()
+		var c MFAChallenge
+		err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).
+			Where("id = ? AND user_id = ? AND status = ? AND expires_at > ?", challengeID, user.ID, MFAChallengeState, now).Take(&c).Error
+		if err != nil {
+			return notFoundOr(err, "MFA challenge")
+		}
+		if c.CodeSends >= MFAMaxCodeSends {
+			return Errorf(CodeRateLimitExceeded, "no more codes for this challenge: start the operation again for a new challenge")
+		}
+		if c.CodeSentAt != nil && now.Sub(*c.CodeSentAt) < MFACodeResendAfter {
+			wait := MFACodeResendAfter - now.Sub(*c.CodeSentAt)
+			return Errorf(CodeRateLimitExceeded, "a code was just sent: wait before asking for another").WithDetail("retry_after", int(wait.Seconds())+1)
+		}
+		to := user.Email
+		if method == ChannelSMS {
+			var ph MFAPhone
+			if err := tx.Where("user_id = ? AND confirmed = ?", user.ID, true).Take(&ph).Error; err != nil {
+				if errors.Is(err, gorm.ErrRecordNotFound) {
+					return Invalid(FieldIssue{Field: "method", Issue: "sms needs a confirmed phone number (POST /v1/auth/mfa/sms/setup)"})
+				}
+				return dbErr(err)
+			}
+			to = ph.Number
+		}
+		if err := tx.Model(&MFAChallenge{}).Where("id = ?", c.ID).Updates(map[string]any{
+			"code_hash": HashSecret(code), "code_method": method, "code_sent_at": now, "code_sends": c.CodeSends + 1}).Error; err != nil {
+			return dbErr(err)
+		}
+		if _, err := queueMessage(tx, s.Sealer, mfaCodeMessage(method, to, code, "to confirm a sensitive operation")); err != nil {
+			return err
+		}
+		sent = &MFACodeSent{ChallengeID: c.ID, Method: method, Destination: MaskRecipient(to), ExpiresAt: c.ExpiresAt}
+		return nil
+	})
+	return sent, err
+}
+
+func mfaCodeMessage(method, to, code, purpose string) Message {
+	body := fmt.Sprintf("Your Telco Platform verification code is %s (%s). It expires in a few minutes; never share it.", code, purpose)
+	return Message{Channel: method, Recipient: to, Template: "mfa_code", Subject: "Your verification code", Body: body}
+}
+
+// VerifyMFACode checks an e-mail or SMS code against the challenge it was
+// sent for and, when it matches, marks the challenge verified and forgets
+// the code; wrong codes count toward the same lockout as TOTP codes.
+// Errors: NOT_FOUND (challenge, or no code sent by that method),
+// VALIDATION_ERROR (wrong code), ACCESS_RESTRICTED (locked), INTERNAL_ERROR.
+func (s *Store) VerifyMFACode(ctx context.Context, userID, challengeID, method, code string) error {
+	var wrong error
+	err := s.Tx(ctx, SystemScope(), func(tx *gorm.DB) error {
+		now := s.Now()
+		e, err := lockedEnrollment(tx, userID, now)
+		if err != nil {
+			return err
+		}
+		var c MFAChallenge
+		err = tx.Where("id = ? AND user_id = ? AND status = ? AND expires_at > ? AND code_method = ? AND code_hash <> ''",
+			challengeID, userID, MFAChallengeState, now, method).Take(&c).Error
+		if err != nil {
+			return notFoundOr(err, "MFA challenge with a code sent by "+method)
+		}
+		ok := constantTimeEqual(HashSecret(strings.TrimSpace(code)), c.CodeHash)
+		if ok {
+			if err := tx.Model(&MFAChallenge{}).Where("id = ?", c.ID).
+				Updates(map[string]any{"status": "verified", "verified_at": now, "code_hash": ""}).Error; err != nil {
+				return dbErr(err)
+			}
+		}
+		wrong, err = recordMFAAttempt(tx, e, ok, now, map[string]any{})
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return wrong
+}
+
+// BeginPhoneEnrollment records an unconfirmed phone number for a user with a
+// confirmed TOTP factor and queues a confirmation code to it by SMS.
+// Errors: VALIDATION_ERROR (not E.164), NOT_FOUND (no MFA enrollment: enrol
+// TOTP first), INTERNAL_ERROR.
+func (s *Store) BeginPhoneEnrollment(ctx context.Context, scope Scope, userID, number, code string) error {
+	number = strings.TrimSpace(number)
+	if !ValidPhoneNumber(number) {
+		return Invalid(FieldIssue{Field: "phone_number", Issue: "must be an E.164 number such as +14155550123"})
+	}
+	return s.Tx(ctx, scope, func(tx *gorm.DB) error {
+		var n int64
+		if err := tx.Model(&MFAEnrollment{}).Where("user_id = ? AND confirmed = ?", userID, true).Count(&n).Error; err != nil {
+			return dbErr(err)
+		}
+		if n == 0 {
+			return NotFound("confirmed TOTP enrollment (enrol TOTP first: POST /v1/auth/mfa/totp/setup)")
+		}
+		now := s.Now()
+		exp := now.Add(MFAPhoneCodeTTL)
+		ph := MFAPhone{UserID: userID, Number: number, CodeHash: HashSecret(code), CodeExpiresAt: &exp, CreatedAt: now}
+		if err := tx.Clauses(clause.OnConflict{UpdateAll: true}).Create(&ph).Error; err != nil {
+			return dbErr(err)
+		}
+		_, err := queueMessage(tx, s.Sealer, mfaCodeMessage(ChannelSMS, number, code, "to confirm this phone number"))
+		return err
+	})
+}
+
+// ConfirmPhone confirms a user's pending phone number with the code sent to
+// it; wrong codes count toward the lockout. Errors: NOT_FOUND (no pending
+// number or code expired), VALIDATION_ERROR (wrong code), ACCESS_RESTRICTED
+// (locked), INTERNAL_ERROR.
+func (s *Store) ConfirmPhone(ctx context.Context, userID, code string) error {
+	var wrong error
+	err := s.Tx(ctx, SystemScope(), func(tx *gorm.DB) error {
+		now := s.Now()
+		e, err := lockedEnrollment(tx, userID, now)
+		if err != nil {
+			return err
+		}
+		var ph MFAPhone
+		if err := tx.Where("user_id = ? AND code_hash <> '' AND code_expires_at > ?", userID, now).Take(&ph).Error; err != nil {
+			return notFoundOr(err, "pending phone number")
+		}
+		ok := constantTimeEqual(HashSecret(strings.TrimSpace(code)), ph.CodeHash)
+		if ok {
+			if err := tx.Model(&MFAPhone{}).Where("user_id = ?", userID).
+				Updates(map[string]any{"confirmed": true, "confirmed_at": now, "code_hash": "", "code_expires_at": nil}).Error; err != nil {
+				return dbErr(err)
+			}
+		}
+		wrong, err = recordMFAAttempt(tx, e, ok, now, map[string]any{})
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return wrong
+}
+
+// MFAPhoneOf returns a user's confirmed phone number, or "". Errors: INTERNAL_ERROR.
+func (s *Store) MFAPhoneOf(ctx context.Context, userID string) (string, error) {
+	var ph MFAPhone
+	err := s.In(ctx, SystemScope()).Where("user_id = ? AND confirmed = ?", userID, true).Take(&ph).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return "", nil
+	}
+	return ph.Number, dbErr(err)
+}

@@ -140,6 +140,26 @@ func migrations() []*gormigrate.Migration {
 				return tx.Migrator().DropTable(&ServiceIncident{}, &DataMigration{}, &ContactNotification{}, &Quote{}, &NumberBlock{})
 			},
 		},
+		{
+			ID:       "202611260011_client_management",
+			Migrate:  migrateClientManagement,
+			Rollback: rollbackClientManagement,
+		},
+		{
+			ID: "202611260013_notifications_and_portal",
+			Migrate: func(tx *gorm.DB) error {
+				// new columns of the outbox, challenges and SAML requests; new tables
+				return tx.AutoMigrate(&ContactNotification{}, &MFAChallenge{}, &SAMLRequest{}, &MFAPhone{}, &PortalSession{})
+			},
+			Rollback: func(tx *gorm.DB) error {
+				return tx.Migrator().DropTable(&PortalSession{}, &MFAPhone{})
+			},
+		},
+		{
+			ID:       "202611260012_access_restrictions",
+			Migrate:  migrateAccessRestrictions,
+			Rollback: rollbackAccessRestrictions,
+		},
 	}
 }
 

@@ -24,6 +24,21 @@ const (
 
 var oauthGrantTypes = []string{GrantAuthorizationCode, GrantRefreshToken, GrantClientCredentials, GrantDeviceCode}
 
+// Kinds of stored OAuth artefacts (OAuthToken.Kind).
+const (
+	OAuthKindCode    = "code"    // an authorization code
+	OAuthKindPKCE    = "pkce"    // the PKCE challenge of an authorization code
+	OAuthKindAccess  = "access"  // an access token (JWT; its jti is kept for the deny-list)
+	OAuthKindRefresh = "refresh" // a refresh token
+)
+
+// Audit event types of client management (client.created is in audit.go).
+const (
+	AuditClientUpdated       = "client.updated"
+	AuditClientDeleted       = "client.deleted"
+	AuditClientSecretRotated = "client.secret_rotated"
+)
+
 // OAuthClient is an OAuth 2.0 client of a tenant. Its secret is stored only
 // as a bcrypt hash; public clients have none and must use PKCE.
 type OAuthClient struct {
@@ -36,6 +51,12 @@ type OAuthClient struct {
 	Scopes       string    `gorm:"type:text;not null" json:"-"` // JSON array of dotted scopes
 	Public       bool      `gorm:"not null;default:false" json:"public"`
 	CreatedAt    time.Time `json:"created_at"`
+	UpdatedAt    time.Time `json:"updated_at"`
+	// SecretRotatedAt is when the secret was last replaced (nil: never).
+	SecretRotatedAt *time.Time `json:"secret_rotated_at,omitempty"`
+	// IPAllowList, when not empty, is where the client may call from: the
+	// OAuth endpoints and every request of its access tokens (CIDR ranges).
+	IPAllowList []string `gorm:"serializer:json;type:text" json:"ip_allowlist,omitempty"`
 }
 
 // Lists returns the client's redirect URIs, grant types and scopes.
@@ -53,6 +74,7 @@ type OAuthClientInput struct {
 	GrantTypes   []string
 	Scopes       []string
 	Public       bool
+	IPAllowList  []string // IP addresses or CIDR ranges; empty: any address
 }
 
 // ScopeForPermission maps a permission (services:read) to its OAuth scope (services.read).
@@ -75,17 +97,14 @@ func validRedirectURI(raw string) bool {
 	return u.Scheme == "http" && (host == "localhost" || host == "127.0.0.1" || host == "::1")
 }
 
-// CreateOAuthClient registers a client in p's organization and environment
-// and returns it with its secret (confidential clients only; shown once).
-// The client's scopes are bounded by p's permissions. Errors:
-// VALIDATION_ERROR, INSUFFICIENT_PERMISSIONS, INTERNAL_ERROR.
-func (s *Store) CreateOAuthClient(ctx context.Context, p *Principal, in OAuthClientInput) (*OAuthClient, string, error) {
+// validateClient checks and normalises a client's settings (registration,
+// or the result of an update): name, grant types (defaulted by the caller),
+// redirect URIs and scopes. Errors: VALIDATION_ERROR.
+func validateClient(in *OAuthClientInput) error {
 	var v Validator
 	in.Name = strings.TrimSpace(in.Name)
 	v.Check(in.Name != "" && len(in.Name) <= 200, "name", "is required, at most 200 characters")
-	if len(in.GrantTypes) == 0 {
-		in.GrantTypes = []string{GrantAuthorizationCode, GrantRefreshToken}
-	}
+	v.Check(len(in.GrantTypes) > 0, "grant_types", "at least one grant type is required")
 	for _, g := range in.GrantTypes {
 		v.Check(slices.Contains(oauthGrantTypes, g), "grant_types", "unsupported grant type "+g+" (authorization_code, refresh_token, client_credentials, "+GrantDeviceCode+")")
 	}
@@ -97,41 +116,71 @@ func (s *Store) CreateOAuthClient(ctx context.Context, p *Principal, in OAuthCli
 	for _, r := range in.RedirectURIs {
 		v.Check(validRedirectURI(r), "redirect_uris", "must be absolute https URLs without fragment (http only on localhost): "+r)
 	}
+	in.RedirectURIs = uniq(in.RedirectURIs)
 	v.Check(len(in.Scopes) > 0, "scopes", "at least one scope is required (services.read, ...)")
 	for _, sc := range in.Scopes {
 		v.Check(ValidScope(sc), "scopes", "unknown scope "+sc+" (dotted permissions such as services.read)")
 	}
 	in.Scopes = uniq(in.Scopes)
-	if err := v.Err(); err != nil {
-		return nil, "", err
-	}
-	perms := make([]string, len(in.Scopes))
-	for i, sc := range in.Scopes {
+	in.IPAllowList = normalizeIPAllowList(&v, "ip_allowlist", in.IPAllowList)
+	return v.Err()
+}
+
+// scopePermissions maps dotted scopes to their permissions.
+func scopePermissions(scopes []string) []string {
+	perms := make([]string, len(scopes))
+	for i, sc := range scopes {
 		perms[i] = ScopeToPermission(sc)
 	}
-	if !p.CanGrant(perms) {
-		return nil, "", Errorf(CodeInsufficientPermissions, "a client cannot hold scopes whose permissions its creator lacks")
+	return perms
+}
+
+// encodeList stores a list as a JSON array ("[]" for nil).
+func encodeList(x []string) string {
+	if x == nil {
+		x = []string{}
 	}
-	enc := func(x []string) string {
-		if x == nil {
-			x = []string{}
-		}
-		b, _ := json.Marshal(x)
-		return string(b)
+	b, _ := json.Marshal(x)
+	return string(b)
+}
+
+// newClientSecret returns a fresh client secret and its bcrypt hash.
+// Errors: INTERNAL_ERROR.
+func newClientSecret() (secret, hash string, err error) {
+	secret = "cs_" + RandomString(48)
+	h, err := bcrypt.GenerateFromPassword([]byte(secret), bcrypt.DefaultCost)
+	if err != nil {
+		return "", "", Internal(err)
+	}
+	return secret, string(h), nil
+}
+
+// CreateOAuthClient registers a client in p's organization and environment
+// and returns it with its secret (confidential clients only; shown once).
+// The client's scopes are bounded by p's permissions. Errors:
+// VALIDATION_ERROR, INSUFFICIENT_PERMISSIONS, INTERNAL_ERROR.
+func (s *Store) CreateOAuthClient(ctx context.Context, p *Principal, in OAuthClientInput) (*OAuthClient, string, error) {
+	if len(in.GrantTypes) == 0 {
+		in.GrantTypes = []string{GrantAuthorizationCode, GrantRefreshToken}
+	}
+	if err := validateClient(&in); err != nil {
+		return nil, "", err
+	}
+	if !p.CanGrant(scopePermissions(in.Scopes)) {
+		return nil, "", Errorf(CodeInsufficientPermissions, "a client cannot hold scopes whose permissions its creator lacks")
 	}
 	c := &OAuthClient{
 		ID:     NewID(PrefixClient),
 		Tenant: Tenant{OrganizationID: p.OrganizationID, Environment: p.Environment},
-		Name:   in.Name, RedirectURIs: enc(in.RedirectURIs), GrantTypes: enc(in.GrantTypes), Scopes: enc(in.Scopes), Public: in.Public,
+		Name:   in.Name, RedirectURIs: encodeList(in.RedirectURIs), GrantTypes: encodeList(in.GrantTypes), Scopes: encodeList(in.Scopes), Public: in.Public,
 	}
+	c.IPAllowList = in.IPAllowList
 	secret := ""
 	if !in.Public {
-		secret = "cs_" + RandomString(48)
-		hash, err := bcrypt.GenerateFromPassword([]byte(secret), bcrypt.DefaultCost)
-		if err != nil {
-			return nil, "", Internal(err)
+		var err error
+		if secret, c.SecretHash, err = newClientSecret(); err != nil {
+			return nil, "", err
 		}
-		c.SecretHash = string(hash)
 	}
 	if err := s.In(ctx, p.OwnScope()).Create(c).Error; err != nil {
 		return nil, "", dbErr(err)
@@ -155,6 +204,222 @@ func (s *Store) LookupOAuthClient(ctx context.Context, id string) (*OAuthClient,
 	var c OAuthClient
 	err := s.In(ctx, SystemScope()).Where("id = ?", id).Take(&c).Error
 	return &c, notFoundOr(err, "client")
+}
+
+var clientSorts = SortFields{"created_at": "created_at", "updated_at": "updated_at", "name": "name"}
+
+// ListOAuthClients returns a page of the clients visible to p (its
+// organization and environment; provider staff see every organization of
+// their environment). Errors: VALIDATION_ERROR (sort), INTERNAL_ERROR.
+func (s *Store) ListOAuthClients(ctx context.Context, p *Principal, page PageRequest) ([]OAuthClient, int64, error) {
+	var rows []OAuthClient
+	total, err := Paginate(s.In(ctx, p.Scope()).Model(&OAuthClient{}), page, clientSorts, &rows)
+	return rows, total, err
+}
+
+// GetOAuthClient returns one client visible to p. Errors: NOT_FOUND
+// (unknown, or another tenant's), INTERNAL_ERROR.
+func (s *Store) GetOAuthClient(ctx context.Context, p *Principal, id string) (*OAuthClient, error) {
+	var c OAuthClient
+	err := s.In(ctx, p.Scope()).Where("id = ?", id).Take(&c).Error
+	return &c, notFoundOr(err, "client")
+}
+
+// OAuthClientPatch is a partial update of a client: nil fields are kept.
+// Whether a client is public cannot change.
+type OAuthClientPatch struct {
+	Name         *string
+	RedirectURIs *[]string
+	GrantTypes   *[]string
+	Scopes       *[]string
+}
+
+// UpdateOAuthClient applies a partial update to a client visible to p and
+// returns the client and the names of the fields that changed. The result
+// is validated like a registration, and p must hold every permission of
+// the resulting scopes (whoever can repoint a client's redirect URIs can
+// obtain its tokens). Taking away a scope or a grant type revokes the
+// client's access tokens at once (their jtis go on the deny-list; a later
+// refresh of a grant that used a removed scope or grant type is refused);
+// changing the redirect URIs voids the authorization codes not yet
+// exchanged; taking away the device grant voids pending device codes.
+// Errors: NOT_FOUND, VALIDATION_ERROR, INSUFFICIENT_PERMISSIONS, INTERNAL_ERROR.
+func (s *Store) UpdateOAuthClient(ctx context.Context, p *Principal, id string, patch OAuthClientPatch) (*OAuthClient, []string, error) {
+	var out OAuthClient
+	var changed []string
+	err := s.Tx(ctx, p.Scope(), func(tx *gorm.DB) error {
+		var c OAuthClient
+		if err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Where("id = ?", id).Take(&c).Error; err != nil {
+			return notFoundOr(err, "client")
+		}
+		redirects, grants, scopes := c.Lists()
+		next := OAuthClientInput{Name: c.Name, RedirectURIs: redirects, GrantTypes: grants, Scopes: scopes, Public: c.Public}
+		if patch.Name != nil {
+			next.Name = *patch.Name
+		}
+		if patch.RedirectURIs != nil {
+			next.RedirectURIs = *patch.RedirectURIs
+		}
+		if patch.GrantTypes != nil {
+			next.GrantTypes = *patch.GrantTypes
+		}
+		if patch.Scopes != nil {
+			next.Scopes = *patch.Scopes
+		}
+		if err := validateClient(&next); err != nil {
+			return err
+		}
+		if !p.CanGrant(scopePermissions(next.Scopes)) {
+			return Errorf(CodeInsufficientPermissions, "a client can only be changed by a credential that holds every permission of its scopes")
+		}
+		now := s.Now()
+		updates := map[string]any{}
+		if next.Name != c.Name {
+			updates["name"], changed = next.Name, append(changed, "name")
+		}
+		if !sameSet(next.RedirectURIs, redirects) {
+			updates["redirect_uris"], changed = encodeList(next.RedirectURIs), append(changed, "redirect_uris")
+		}
+		if !sameSet(next.GrantTypes, grants) {
+			updates["grant_types"], changed = encodeList(next.GrantTypes), append(changed, "grant_types")
+		}
+		if !sameSet(next.Scopes, scopes) {
+			updates["scopes"], changed = encodeList(next.Scopes), append(changed, "scopes")
+		}
+		if len(updates) > 0 {
+			updates["updated_at"] = now
+			if err := tx.Model(&OAuthClient{}).Where("id = ?", id).Updates(updates).Error; err != nil {
+				return dbErr(err)
+			}
+		}
+		if removesAny(scopes, next.Scopes) || removesAny(grants, next.GrantTypes) {
+			if _, err := revokeClientAccessTokens(tx, id, now, "client scopes or grant types reduced"); err != nil {
+				return err
+			}
+		}
+		if removesAny(redirects, next.RedirectURIs) || !slices.Contains(next.GrantTypes, GrantAuthorizationCode) {
+			err := tx.Where("client_id = ? AND ((kind = ? AND active = ?) OR kind = ?)", id, OAuthKindCode, true, OAuthKindPKCE).Delete(&OAuthToken{}).Error
+			if err != nil {
+				return dbErr(err)
+			}
+		}
+		if !slices.Contains(next.GrantTypes, GrantDeviceCode) {
+			if err := tx.Where("client_id = ?", id).Delete(&DeviceGrant{}).Error; err != nil {
+				return dbErr(err)
+			}
+		}
+		return dbErr(tx.Where("id = ?", id).Take(&out).Error)
+	})
+	if err != nil {
+		return nil, nil, AsError(err)
+	}
+	return &out, changed, nil
+}
+
+// RotateOAuthClientSecret replaces a confidential client's secret and
+// returns the client with the new secret (shown once). The old secret stops
+// working at once; tokens already issued stay valid (delete the client to
+// end them). p must hold every permission of the client's scopes.
+// Errors: NOT_FOUND, INVALID_STATE_TRANSITION (a public client has no
+// secret), INSUFFICIENT_PERMISSIONS, INTERNAL_ERROR.
+func (s *Store) RotateOAuthClientSecret(ctx context.Context, p *Principal, id string) (*OAuthClient, string, error) {
+	var out OAuthClient
+	secret := ""
+	err := s.Tx(ctx, p.Scope(), func(tx *gorm.DB) error {
+		var c OAuthClient
+		if err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Where("id = ?", id).Take(&c).Error; err != nil {
+			return notFoundOr(err, "client")
+		}
+		if c.Public {
+			return Errorf(CodeInvalidStateTransition, "a public client has no secret to rotate").WithDetail("public", true)
+		}
+		_, _, scopes := c.Lists()
+		if !p.CanGrant(scopePermissions(scopes)) {
+			return Errorf(CodeInsufficientPermissions, "a client's secret can only be rotated by a credential that holds every permission of its scopes")
+		}
+		var hash string
+		var err error
+		if secret, hash, err = newClientSecret(); err != nil {
+			return err
+		}
+		now := s.Now()
+		if err := tx.Model(&OAuthClient{}).Where("id = ?", id).Updates(map[string]any{"secret_hash": hash, "secret_rotated_at": now, "updated_at": now}).Error; err != nil {
+			return dbErr(err)
+		}
+		return dbErr(tx.Where("id = ?", id).Take(&out).Error)
+	})
+	if err != nil {
+		return nil, "", AsError(err)
+	}
+	return &out, secret, nil
+}
+
+// DeleteOAuthClient deletes a client visible to p and everything it was
+// given: its access tokens go on the deny-list (the API refuses them at
+// once), its authorization codes, refresh tokens and device codes are
+// deleted. It returns the deleted client and how many access tokens were
+// revoked. Errors: NOT_FOUND, INTERNAL_ERROR.
+func (s *Store) DeleteOAuthClient(ctx context.Context, p *Principal, id string) (*OAuthClient, int64, error) {
+	var c OAuthClient
+	var revoked int64
+	err := s.Tx(ctx, p.Scope(), func(tx *gorm.DB) error {
+		if err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Where("id = ?", id).Take(&c).Error; err != nil {
+			return notFoundOr(err, "client")
+		}
+		var err error
+		if revoked, err = revokeClientAccessTokens(tx, id, s.Now(), "client deleted"); err != nil {
+			return err
+		}
+		if err := tx.Where("client_id = ?", id).Delete(&OAuthToken{}).Error; err != nil {
+			return dbErr(err)
+		}
+		if err := tx.Where("client_id = ?", id).Delete(&DeviceGrant{}).Error; err != nil {
+			return dbErr(err)
+		}
+		return dbErr(tx.Where("id = ?", id).Delete(&OAuthClient{}).Error)
+	})
+	if err != nil {
+		return nil, 0, AsError(err)
+	}
+	return &c, revoked, nil
+}
+
+// revokeClientAccessTokens puts the jti of every unexpired access token of
+// a client on the deny-list and marks the tokens inactive; it returns how
+// many tokens it deny-listed. Errors: INTERNAL_ERROR.
+func revokeClientAccessTokens(tx *gorm.DB, clientID string, now time.Time, reason string) (int64, error) {
+	var rows []OAuthToken
+	err := tx.Select("jti", "subject", "expires_at").
+		Where("client_id = ? AND kind = ? AND expires_at > ? AND jti <> ''", clientID, OAuthKindAccess, now).Find(&rows).Error
+	if err != nil {
+		return 0, dbErr(err)
+	}
+	deny := make([]RevokedToken, 0, len(rows))
+	for _, r := range rows {
+		deny = append(deny, RevokedToken{JTI: r.JTI, Subject: r.Subject, ExpiresAt: r.ExpiresAt.UTC(), RevokedAt: now, Reason: reason})
+	}
+	if len(deny) > 0 {
+		if err := tx.Clauses(clause.OnConflict{DoNothing: true}).CreateInBatches(&deny, 500).Error; err != nil {
+			return 0, dbErr(err)
+		}
+	}
+	err = tx.Model(&OAuthToken{}).Where("client_id = ? AND kind = ? AND active = ?", clientID, OAuthKindAccess, true).Update("active", false).Error
+	return int64(len(deny)), dbErr(err)
+}
+
+// sameSet reports whether a and b hold the same strings, in any order.
+func sameSet(a, b []string) bool {
+	return len(a) == len(b) && !removesAny(a, b)
+}
+
+// removesAny reports whether an item of before is missing from after.
+func removesAny(before, after []string) bool {
+	for _, x := range before {
+		if !slices.Contains(after, x) {
+			return true
+		}
+	}
+	return false
 }
 
 // OAuthToken is one stored OAuth artefact keyed by kind and signature:
@@ -411,4 +676,61 @@ func (s *Store) DeviceUser(ctx context.Context, userID string) (*User, error) {
 	var u User
 	err := s.In(ctx, SystemScope()).Where("id = ?", userID).Take(&u).Error
 	return &u, notFoundOr(err, "user")
+}
+
+// migrateClientManagement brings the identity tables to client management
+// (migration 202611260011): clients get updated_at and secret_rotated_at;
+// certificates get revoked_at, and their fingerprint is unique only among
+// unrevoked registrations (a revoked certificate can be registered again).
+// It adds only these columns and index, whatever else the models gain later.
+func migrateClientManagement(tx *gorm.DB) error {
+	m := tx.Migrator()
+	for _, add := range []struct {
+		model any
+		field string
+	}{{&OAuthClient{}, "UpdatedAt"}, {&OAuthClient{}, "SecretRotatedAt"}, {&ClientCertificate{}, "RevokedAt"}} {
+		if !m.HasColumn(add.model, add.field) {
+			if err := m.AddColumn(add.model, add.field); err != nil {
+				return err
+			}
+		}
+	}
+	const oldIndex, newIndex = "idx_client_certificates_fingerprint_sha256", "idx_client_certificates_active_fingerprint"
+	if m.HasIndex(&ClientCertificate{}, oldIndex) {
+		if err := m.DropIndex(&ClientCertificate{}, oldIndex); err != nil {
+			return err
+		}
+	}
+	if !m.HasIndex(&ClientCertificate{}, newIndex) {
+		if err := m.CreateIndex(&ClientCertificate{}, newIndex); err != nil {
+			return err
+		}
+	}
+	return tx.Model(&OAuthClient{}).Where("updated_at IS NULL").Update("updated_at", gorm.Expr("created_at")).Error
+}
+
+// rollbackClientManagement undoes migrateClientManagement; revoked
+// certificate registrations are deleted (the old unique index allows one
+// row per fingerprint).
+func rollbackClientManagement(tx *gorm.DB) error {
+	m := tx.Migrator()
+	if m.HasIndex(&ClientCertificate{}, "idx_client_certificates_active_fingerprint") {
+		if err := m.DropIndex(&ClientCertificate{}, "idx_client_certificates_active_fingerprint"); err != nil {
+			return err
+		}
+	}
+	if err := tx.Where("revoked_at IS NOT NULL").Delete(&ClientCertificate{}).Error; err != nil {
+		return err
+	}
+	for _, drop := range []struct {
+		model any
+		col   string
+	}{{&ClientCertificate{}, "revoked_at"}, {&OAuthClient{}, "updated_at"}, {&OAuthClient{}, "secret_rotated_at"}} {
+		if m.HasColumn(drop.model, drop.col) {
+			if err := m.DropColumn(drop.model, drop.col); err != nil {
+				return err
+			}
+		}
+	}
+	return tx.Exec("CREATE UNIQUE INDEX IF NOT EXISTS idx_client_certificates_fingerprint_sha256 ON client_certificates (fingerprint_sha256)").Error
 }

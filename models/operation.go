@@ -403,3 +403,11 @@ func (s *Store) FinishOperation(ctx context.Context, scope Scope, id string, in 
 		return nil
 	})
 }
+
+// RecentOperations returns the newest operations in scope, newest first.
+// Errors: INTERNAL_ERROR.
+func (s *Store) RecentOperations(ctx context.Context, scope Scope, limit int) ([]Operation, error) {
+	var out []Operation
+	err := s.In(ctx, scope).Order("created_at DESC, id DESC").Limit(limit).Find(&out).Error
+	return out, dbErr(err)
+}

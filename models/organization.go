@@ -22,6 +22,9 @@ type Organization struct {
 	CustomConcurrent int       `gorm:"not null;default:0" json:"-"`
 	CreatedAt        time.Time `json:"created_at"`
 	UpdatedAt        time.Time `json:"updated_at"`
+	// AccessPolicy holds the secondary access controls that bind every
+	// credential of the organization (nil: none); see AccessPolicy.
+	AccessPolicy *AccessPolicy `gorm:"serializer:json;type:text" json:"access_policy,omitempty"`
 }
 
 // OrganizationInput is the body of create and update.
@@ -30,6 +33,12 @@ type OrganizationInput struct {
 	Plan         Plan
 	CustomerID   string
 	CustomLimits *RateLimits // custom plan only
+	// AccessPolicy replaces the organization's access policy when not nil
+	// (an empty policy removes every restriction); nil leaves it as it is.
+	AccessPolicy *AccessPolicy
+	// Origin is where the request making the change comes from: a policy
+	// that would refuse it on the caller's own organization is refused.
+	Origin RequestOrigin
 }
 
 // Limits returns the organization's plan limits, with the negotiated numbers
@@ -61,11 +70,15 @@ func (in *OrganizationInput) validate(creating bool) error {
 		v.Check(c.Burst == 0 || c.Burst >= 3, "custom_limits.burst", "must be 0 or at least 3 (the cost of a DELETE)")
 		v.Check(c.Hourly == 0 || c.Hourly >= 3, "custom_limits.hourly", "must be 0 or at least 3 (the cost of a DELETE)")
 	}
+	if in.AccessPolicy != nil {
+		in.AccessPolicy = normalizeAccessPolicy(&v, "access_policy", *in.AccessPolicy)
+	}
 	return v.Err()
 }
 
-// CreateOrganization creates a tenant. Errors: VALIDATION_ERROR,
-// INSUFFICIENT_PERMISSIONS (not an admin), SERVICE_CONFLICT (customer_id taken).
+// CreateOrganization creates a tenant, with its access policy when given.
+// Errors: VALIDATION_ERROR, INSUFFICIENT_PERMISSIONS (not an admin),
+// SERVICE_CONFLICT (customer_id taken).
 func (s *Store) CreateOrganization(ctx context.Context, p *Principal, in OrganizationInput) (*Organization, error) {
 	if !p.IsAdmin() {
 		return nil, Errorf(CodeInsufficientPermissions, "only provider administrators can create organizations")
@@ -76,6 +89,9 @@ func (s *Store) CreateOrganization(ctx context.Context, p *Principal, in Organiz
 	org := &Organization{ID: NewID(PrefixOrganization), Name: in.Name, Plan: in.Plan, CustomerID: in.CustomerID}
 	if c := in.CustomLimits; c != nil {
 		org.CustomHourly, org.CustomBurst, org.CustomConcurrent = c.Hourly, c.Burst, c.Concurrent
+	}
+	if !in.AccessPolicy.Empty() {
+		org.AccessPolicy = in.AccessPolicy
 	}
 	if org.CustomerID == "" {
 		org.CustomerID = NewID(PrefixCustomer)
@@ -113,14 +129,24 @@ func (s *Store) ListOrganizations(ctx context.Context, p *Principal, page PageRe
 
 var organizationSorts = SortFields{"created_at": "created_at", "name": "name", "plan": "plan"}
 
-// UpdateOrganization changes name, plan or customer_id. Errors: VALIDATION_ERROR,
-// INSUFFICIENT_PERMISSIONS, NOT_FOUND.
+// UpdateOrganization changes name, plan, customer_id, custom limits or the
+// access policy (replaced as a whole). A policy that would refuse the
+// address or country of the request setting it on the caller's own
+// organization is refused, so that administrators cannot lock themselves
+// out. Errors: VALIDATION_ERROR, INSUFFICIENT_PERMISSIONS, NOT_FOUND.
 func (s *Store) UpdateOrganization(ctx context.Context, p *Principal, id string, in OrganizationInput) (*Organization, error) {
 	if !p.IsAdmin() {
 		return nil, Errorf(CodeInsufficientPermissions, "only provider administrators can change organizations")
 	}
 	if err := in.validate(false); err != nil {
 		return nil, err
+	}
+	if id == p.OrganizationID {
+		var v Validator
+		checkLockout(&v, "access_policy", in.AccessPolicy, in.Origin)
+		if err := v.Err(); err != nil {
+			return nil, err
+		}
 	}
 	org, err := s.GetOrganization(ctx, p, id)
 	if err != nil {
@@ -138,6 +164,9 @@ func (s *Store) UpdateOrganization(ctx context.Context, p *Principal, id string,
 	}
 	if c := in.CustomLimits; c != nil {
 		updates["custom_hourly"], updates["custom_burst"], updates["custom_concurrent"] = c.Hourly, c.Burst, c.Concurrent
+	}
+	if in.AccessPolicy != nil {
+		updates["access_policy"] = storedPolicy(in.AccessPolicy)
 	}
 	if len(updates) > 0 {
 		err := s.In(ctx, SystemScope()).Model(org).Updates(updates).Error

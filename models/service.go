@@ -426,10 +426,11 @@ const (
 	ContactBilling   = "billing"
 )
 
-// ContactNotification is an e-mail to one of a service's contacts, written
-// to this outbox in the same transaction as the change it reports
-// (provisioned, failed, maintenance scheduled, decommissioned) and sent by
-// the mailer (SentAt).
+// ContactNotification is a message in the notification outbox: an e-mail to
+// one of a service's contacts, written in the same transaction as the change
+// it reports (provisioned, failed, maintenance scheduled, decommissioned), or
+// a one-time code to a user (MFA by e-mail or SMS, ServiceID empty). The
+// notify package sends it (SentAt); see models/notification.go.
 type ContactNotification struct {
 	ID string `gorm:"primaryKey;size:40"`
 	Tenant
@@ -441,8 +442,14 @@ type ContactNotification struct {
 	Template    string         `gorm:"size:60;not null"`
 	Subject     string         `gorm:"size:300;not null"`
 	Data        map[string]any `gorm:"serializer:json;type:text"`
-	CreatedAt   time.Time
-	SentAt      *time.Time
+	// BodySealed is a message rendered at write time and sealed at rest
+	// (one-time codes); it is wiped once the message is sent.
+	BodySealed    string     `gorm:"type:text"`
+	Attempts      int        `gorm:"not null;default:0"`
+	LastError     string     `gorm:"size:500"`
+	NextAttemptAt *time.Time `gorm:"index"`
+	CreatedAt     time.Time
+	SentAt        *time.Time `gorm:"index"`
 }
 
 // notifyContacts writes a notification for each of the service's contacts

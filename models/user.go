@@ -20,6 +20,9 @@ type User struct {
 	PasswordHash   string    `gorm:"size:100" json:"-"`
 	CreatedAt      time.Time `json:"created_at"`
 	UpdatedAt      time.Time `json:"updated_at"`
+	// IPAllowList, when not empty, is where every request made with the
+	// user's access tokens must come from (CIDR ranges).
+	IPAllowList []string `gorm:"serializer:json;type:text" json:"ip_allowlist,omitempty"`
 }
 
 // UserInput is the body of user creation.
@@ -29,6 +32,7 @@ type UserInput struct {
 	Role           Role
 	OrganizationID string
 	Password       string
+	IPAllowList    []string // IP addresses or CIDR ranges; empty: any address
 }
 
 // CreateUser creates a user. Customers create customer users in their own
@@ -46,6 +50,7 @@ func (s *Store) CreateUser(ctx context.Context, p *Principal, in UserInput) (*Us
 	}
 	v.Check(in.Role.Valid(), "role", "must be customer, agent or admin")
 	v.Check(in.Password == "" || (len(in.Password) >= 12 && len(in.Password) <= 72), "password", "must be 12 to 72 characters")
+	allow := normalizeIPAllowList(&v, "ip_allowlist", in.IPAllowList)
 	if err := v.Err(); err != nil {
 		return nil, err
 	}
@@ -58,7 +63,7 @@ func (s *Store) CreateUser(ctx context.Context, p *Principal, in UserInput) (*Us
 	if _, err := s.GetOrganization(ctx, p, in.OrganizationID); err != nil {
 		return nil, err
 	}
-	u := &User{ID: NewID(PrefixUser), OrganizationID: in.OrganizationID, Email: in.Email, Name: in.Name, Role: in.Role}
+	u := &User{ID: NewID(PrefixUser), OrganizationID: in.OrganizationID, Email: in.Email, Name: in.Name, Role: in.Role, IPAllowList: allow}
 	if in.Password != "" {
 		hash, err := bcrypt.GenerateFromPassword([]byte(in.Password), bcrypt.DefaultCost)
 		if err != nil {
@@ -73,6 +78,63 @@ func (s *Store) CreateUser(ctx context.Context, p *Principal, in UserInput) (*Us
 		return nil, dbErr(err)
 	}
 	return u, nil
+}
+
+// UserUpdate is a change to a user: nil fields are left as they are.
+type UserUpdate struct {
+	Name        *string
+	IPAllowList *[]string // replaces the allow-list; an empty list removes it
+	// Origin is where the request making the change comes from: users
+	// cannot set an allow-list that excludes the request setting it.
+	Origin RequestOrigin
+}
+
+// UpdateUser changes a user's name or IP allow-list and returns the user.
+// Provider administrators change any user; other callers (auth:manage,
+// checked by the API) change the customer users of their own organization.
+// Users act in both environments, so sandbox (test) credentials change
+// none. An allow-list that excludes the address of the request, set by
+// the user on themselves, is refused (it would lock them out).
+// Errors: VALIDATION_ERROR, INSUFFICIENT_PERMISSIONS, NOT_FOUND, INTERNAL_ERROR.
+func (s *Store) UpdateUser(ctx context.Context, p *Principal, id string, in UserUpdate) (*User, error) {
+	if p.Environment == EnvTest {
+		return nil, Errorf(CodeInsufficientPermissions, "users act in both environments: change them with a live credential")
+	}
+	var v Validator
+	updates := map[string]any{}
+	if in.Name != nil {
+		name := strings.TrimSpace(*in.Name)
+		v.Check(name != "" && len(name) <= 200, "name", "is required, at most 200 characters")
+		updates["name"] = name
+	}
+	var allow []string
+	if in.IPAllowList != nil {
+		allow = normalizeIPAllowList(&v, "ip_allowlist", *in.IPAllowList)
+		updates["ip_allow_list"] = storedList(allow)
+	}
+	if err := v.Err(); err != nil {
+		return nil, err
+	}
+	u, err := s.GetUser(ctx, p, id)
+	if err != nil {
+		return nil, err
+	}
+	if !p.IsAdmin() && (u.OrganizationID != p.OrganizationID || u.Role != RoleCustomer) {
+		return nil, Errorf(CodeInsufficientPermissions, "only provider administrators can change staff or users of other organizations")
+	}
+	if in.IPAllowList != nil && p.UserID == u.ID && checkIPAllowList(allow, in.Origin, "user") != nil {
+		ip := "unknown"
+		if in.Origin.IP.IsValid() {
+			ip = in.Origin.IP.Unmap().String()
+		}
+		return nil, Invalid(FieldIssue{Field: "ip_allowlist", Issue: "does not include the address of this request (" + ip + "): saving it would lock you out"})
+	}
+	if len(updates) > 0 {
+		if err := s.In(ctx, SystemScope()).Model(u).Updates(updates).Error; err != nil {
+			return nil, dbErr(err)
+		}
+	}
+	return s.GetUser(ctx, p, id)
 }
 
 // GetUser returns one user visible to p. Errors: NOT_FOUND.

@@ -111,6 +111,9 @@ func Register(w sdkworker.Registry, deps Deps) {
 	w.RegisterActivityWithOptions(bill.AutoPay, activity.RegisterOptions{Name: workflows.ActivityAutoPay})
 	w.RegisterActivityWithOptions(bill.MarkOverdue, activity.RegisterOptions{Name: workflows.ActivityMarkOverdue})
 	registerBulkAndOrchestration(w, deps, net)
+
+	w.RegisterWorkflowWithOptions(workflows.Housekeeping, workflow.RegisterOptions{Name: workflows.HousekeepingWorkflow})
+	w.RegisterActivityWithOptions(activities.NewHousekeeping(deps.Store, deps.Logger).Purge, activity.RegisterOptions{Name: workflows.ActivityHousekeepingPurge})
 }
 
 // registerBulkAndOrchestration registers the bulk and orchestration

@@ -34,12 +34,14 @@ import (
 	"github.com/telcoplatform/platform/config"
 	"github.com/telcoplatform/platform/events"
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/notify"
 	"github.com/telcoplatform/platform/ratelimit"
 	"github.com/telcoplatform/platform/redisconn"
 	"github.com/telcoplatform/platform/simulator"
 	"github.com/telcoplatform/platform/temporalclient"
 	"github.com/telcoplatform/platform/webhooks"
 	"github.com/telcoplatform/platform/worker"
+	"github.com/telcoplatform/platform/workflows"
 )
 
 func main() {
@@ -287,6 +289,13 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, runWorker, 
 		}
 		log.Info("worker polling", "task_queue", cfg.TemporalTaskQueue, "temporal", cfg.TemporalAddress)
 		g.Go(func() error { <-gctx.Done(); w.Stop(); return nil })
+		// Housekeeping (purging expired OAuth artefacts): one loop per
+		// namespace under a fixed id; every worker joins the running one.
+		hkCtx, hkCancel := context.WithTimeout(ctx, 30*time.Second)
+		if _, err := workflows.StartHousekeeping(hkCtx, tc, cfg.TemporalTaskQueue); err != nil {
+			log.Warn("could not start the housekeeping workflow; expired OAuth artefacts are not purged until a worker starts it", "error", err)
+		}
+		hkCancel()
 		bw := worker.NewBackground(tc, cfg.TemporalBackgroundTaskQueue, worker.Deps{Store: store, Logger: log, Southbound: sim,
 			Webhooks: webhooks.NewClient(cfg.WebhookAllowPrivate)})
 		if err := bw.Start(); err != nil {
@@ -295,9 +304,17 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, runWorker, 
 		log.Info("background worker polling", "task_queue", cfg.TemporalBackgroundTaskQueue)
 		g.Go(func() error { <-gctx.Done(); bw.Stop(); return nil })
 		g.Go(func() error { sim.RunTelemetry(gctx, time.Minute); return nil })
-		// The outbox dispatcher: hands committed events to delivery workflows.
-		dispatcher := events.NewDispatcher(store, tc, events.Options{TaskQueue: cfg.TemporalTaskQueue, Logger: log})
+		// The outbox dispatcher: hands committed events to delivery workflows
+		// and to the event triggers of orchestrations.
+		dispatcher := events.NewDispatcher(store, tc, events.Options{TaskQueue: cfg.TemporalTaskQueue, Logger: log,
+			OnEvent: activities.OrchestrationEventHook(tc, store)})
 		g.Go(func() error { return dispatcher.Run(gctx) })
+		// The notification outbox: e-mail through SMTP_URL, SMS through SMS_URL.
+		mailer, err := newNotifier(store, cfg, log)
+		if err != nil {
+			return err
+		}
+		g.Go(func() error { return mailer.Run(gctx) })
 	}
 	if runAPI {
 		var rdb redis.UniversalClient
@@ -322,4 +339,24 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, runWorker, 
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// newNotifier returns the notification outbox's dispatcher with the
+// channels the configuration enables.
+func newNotifier(store *models.Store, cfg config.Config, log *slog.Logger) (*notify.Dispatcher, error) {
+	opts := notify.Options{Logger: log}
+	if cfg.SMTPURL != "" {
+		email, err := notify.NewSMTP(cfg.SMTPURL, cfg.SMTPFrom)
+		if err != nil {
+			return nil, err
+		}
+		opts.Email = email
+	}
+	if cfg.SMSURL != "" {
+		opts.SMS = notify.NewSMSHTTP(cfg.SMSURL)
+	}
+	if opts.Email == nil && opts.SMS == nil {
+		log.Info("notifications stay in the outbox (set SMTP_URL and SMS_URL to send them); the portal shows them")
+	}
+	return notify.NewDispatcher(store, opts), nil
 }

@@ -1,0 +1,293 @@
+package api
+
+import (
+	"context"
+	"crypto/subtle"
+	"embed"
+	"html/template"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/telcoplatform/platform/auth"
+	"github.com/telcoplatform/platform/models"
+)
+
+// The portal: server-rendered pages for people who sign in with SAML single
+// sign-on or a password. A sign-in starts a portal session held in an
+// HttpOnly cookie (never readable by scripts); the API does not accept the
+// cookie as a credential, but POST /v1/auth/session/token exchanges it,
+// with the session's CSRF token, for an access token (JWT).
+const (
+	portalPath        = "/portal"
+	sessionCookie     = "platform_session"
+	portalLoginCookie = "portal_csrf"
+)
+
+//go:embed templates/portal.html
+var portalTemplates embed.FS
+
+var portalPage = template.Must(template.New("portal.html").Funcs(template.FuncMap{
+	"ts": func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") },
+}).ParseFS(portalTemplates, "templates/portal.html"))
+
+// sessionID is the audit identifier of a portal session: a prefix of its
+// token hash (the token itself is never logged).
+func sessionID(ps *models.PortalSession) string { return "ps_" + ps.TokenHash[:16] }
+
+func (s *Server) setSessionCookie(c *fiber.Ctx, token string, expires time.Time) {
+	c.Cookie(&fiber.Cookie{Name: sessionCookie, Value: token, Path: "/", Expires: expires, HTTPOnly: true,
+		Secure: strings.HasPrefix(s.cfg.PublicBaseURL, "https://"), SameSite: fiber.CookieSameSiteLaxMode})
+}
+
+func (s *Server) clearSessionCookie(c *fiber.Ctx) {
+	c.Cookie(&fiber.Cookie{Name: sessionCookie, Value: "", Path: "/", Expires: time.Unix(0, 0), HTTPOnly: true,
+		Secure: strings.HasPrefix(s.cfg.PublicBaseURL, "https://"), SameSite: fiber.CookieSameSiteLaxMode})
+}
+
+// portalView is what the portal page shows.
+type portalView struct {
+	SSO        bool
+	Error      string
+	Email      string
+	LoginCSRF  string
+	User       *models.User
+	Session    *models.PortalSession
+	Services   []models.Service
+	Total      int64
+	Inbox      []models.Inbox
+	Operations []models.Operation
+}
+
+func (s *Server) registerPortal() {
+	render := func(c *fiber.Ctx, status int, v portalView) error {
+		v.SSO = s.cfg.SAMLIdPMetadataURL != ""
+		if v.User == nil {
+			v.LoginCSRF = c.Cookies(portalLoginCookie)
+			if len(v.LoginCSRF) < 32 {
+				v.LoginCSRF = models.RandomString(32)
+				c.Cookie(&fiber.Cookie{Name: portalLoginCookie, Value: v.LoginCSRF, Path: portalPath, HTTPOnly: true, SameSite: fiber.CookieSameSiteLaxMode,
+					Secure: strings.HasPrefix(s.cfg.PublicBaseURL, "https://")})
+			}
+		}
+		var b strings.Builder
+		if err := portalPage.Execute(&b, v); err != nil {
+			return models.Internal(err)
+		}
+		c.Set(fiber.HeaderCacheControl, "no-store")
+		c.Set("X-Frame-Options", "DENY")
+		c.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; style-src 'unsafe-inline'; script-src 'unsafe-inline'; frame-ancestors 'none'")
+		c.Type("html", "utf-8")
+		return c.Status(status).SendString(b.String())
+	}
+
+	s.App.Get(portalPath, func(c *fiber.Ctx) error {
+		ctx := c.UserContext()
+		ps, user, err := s.store.PortalSessionByToken(ctx, c.Cookies(sessionCookie))
+		if err != nil {
+			if models.ErrorCode(err) == models.CodeUnauthenticated {
+				return render(c, http.StatusOK, portalView{})
+			}
+			return err
+		}
+		v, err := s.portalDashboard(ctx, ps, user)
+		if err != nil {
+			return err
+		}
+		return render(c, http.StatusOK, *v)
+	})
+	// Password sign-in (the SAML sign-in starts at /saml/sso?RelayState=/portal).
+	s.App.Post(portalPath+"/login", func(c *fiber.Ctx) error {
+		ctx := c.UserContext()
+		want := c.Cookies(portalLoginCookie)
+		if len(want) < 32 || subtle.ConstantTimeCompare([]byte(want), []byte(c.FormValue("csrf_token"))) != 1 {
+			return render(c, http.StatusForbidden, portalView{Error: "Your sign-in form expired. Please try again."})
+		}
+		email := c.FormValue("email")
+		user, err := s.store.CheckPassword(ctx, email, c.FormValue("password"))
+		if err != nil {
+			s.audit(ctx, models.AuditEvent{EventType: models.AuditLoginFailed, Outcome: "failure", AuthenticationMethod: "password", Reason: "portal: wrong e-mail or password"})
+			return render(c, http.StatusUnauthorized, portalView{Error: "E-mail or password is wrong.", Email: email})
+		}
+		token, ps, err := s.store.StartPortalSession(ctx, user, "password", nil)
+		if err != nil {
+			return err
+		}
+		s.audit(ctx, models.AuditEvent{EventType: models.AuditLoginSucceeded, OrganizationID: user.OrganizationID, UserID: user.ID,
+			AuthenticationMethod: "password", TokenType: "portal_session", SessionID: sessionID(ps)})
+		s.setSessionCookie(c, token, ps.ExpiresAt)
+		return c.Redirect(models.SafeRedirectTarget(c.FormValue("next"), portalPath), http.StatusSeeOther)
+	})
+	s.App.Post(portalPath+"/logout", func(c *fiber.Ctx) error {
+		ctx := c.UserContext()
+		token := c.Cookies(sessionCookie)
+		if ps, user, err := s.store.PortalSessionByToken(ctx, token); err == nil {
+			if subtle.ConstantTimeCompare([]byte(ps.CSRFToken), []byte(c.FormValue("csrf_token"))) != 1 {
+				return models.Errorf(models.CodeInsufficientPermissions, "the sign-out form is not from this session")
+			}
+			if err := s.store.EndPortalSession(ctx, token); err != nil {
+				return err
+			}
+			s.audit(ctx, models.AuditEvent{EventType: models.AuditLogout, OrganizationID: user.OrganizationID, UserID: user.ID, AuthenticationMethod: ps.AuthMethod, SessionID: sessionID(ps)})
+		}
+		s.clearSessionCookie(c)
+		return c.Redirect(portalPath, http.StatusSeeOther)
+	})
+
+	tags := []string{"Authentication"}
+	register(s, huma.Operation{OperationID: "get-session", Method: http.MethodGet, Path: "/auth/session", Summary: "The portal session of this browser",
+		Description: "Reads the HttpOnly `platform_session` cookie set by a SAML (or portal password) sign-in. Returns who is signed in and the session's CSRF token, which POST /auth/session/token and DELETE /auth/session require in X-CSRF-Token. 401 UNAUTHENTICATED without a live session.",
+		Tags:        tags,
+	}, access{public: true}, func(ctx context.Context, in *SessionInput) (*SessionOutput, error) {
+		ps, user, err := s.store.PortalSessionByToken(ctx, in.Session)
+		if err != nil {
+			return nil, err
+		}
+		out := &SessionOutput{}
+		out.Body.Session = sessionItem(ps, user)
+		return out, nil
+	})
+	register(s, huma.Operation{OperationID: "exchange-session-token", Method: http.MethodPost, Path: "/auth/session/token", Summary: "Exchange the portal session for an access token",
+		Description: "The token delivery of SAML single sign-on for API use: with the `platform_session` cookie and the session's CSRF token in X-CSRF-Token, answers an RS256 access token (the OAuth token response shape) for the signed-in user, valid for an hour or until the session ends, whichever is sooner. 401 UNAUTHENTICATED without a live session, 403 INSUFFICIENT_PERMISSIONS with a wrong CSRF token.",
+		Tags:        tags,
+	}, access{public: true}, func(ctx context.Context, in *SessionChangeInput) (*SessionTokenOutput, error) {
+		ps, user, err := s.sessionWithCSRF(ctx, in)
+		if err != nil {
+			return nil, err
+		}
+		ttl := min(auth.AccessTokenTTL, time.Until(ps.ExpiresAt).Truncate(time.Second))
+		issued, err := s.tokens.Issue(ctx, auth.Grant{Subject: user.ID, OrganizationID: user.OrganizationID, Permissions: sessionPermissions(user.Role), AuthMethod: ps.AuthMethod, TTL: ttl})
+		if err != nil {
+			return nil, err
+		}
+		s.audit(ctx, models.AuditEvent{EventType: models.AuditTokenIssued, OrganizationID: user.OrganizationID, UserID: user.ID, AuthenticationMethod: ps.AuthMethod,
+			TokenType: "access_token", SessionID: sessionID(ps), Scopes: strings.Join(sessionPermissions(user.Role), " ")})
+		out := &SessionTokenOutput{CacheControl: "no-store"}
+		b := &out.Body
+		b.AccessToken, b.TokenType, b.ExpiresIn, b.UserID = issued.Token, "Bearer", issued.ExpiresIn, user.ID
+		scopes := make([]string, 0)
+		for _, p := range sessionPermissions(user.Role) {
+			scopes = append(scopes, models.ScopeForPermission(p))
+		}
+		b.Scope = strings.Join(scopes, " ")
+		return out, nil
+	})
+	register(s, huma.Operation{OperationID: "end-session", Method: http.MethodDelete, Path: "/auth/session", Summary: "Sign out of the portal session",
+		Description: "Ends the session of the `platform_session` cookie (X-CSRF-Token required) and clears the cookie. Access tokens already exchanged stay valid until they expire or are revoked (POST /oauth/revoke).",
+		Tags:        tags, DefaultStatus: http.StatusNoContent,
+	}, access{public: true}, func(ctx context.Context, in *SessionChangeInput) (*SessionEndOutput, error) {
+		ps, user, err := s.sessionWithCSRF(ctx, in)
+		if err != nil {
+			return nil, err
+		}
+		if err := s.store.EndPortalSession(ctx, in.Session); err != nil {
+			return nil, err
+		}
+		s.audit(ctx, models.AuditEvent{EventType: models.AuditLogout, OrganizationID: user.OrganizationID, UserID: user.ID, AuthenticationMethod: ps.AuthMethod, SessionID: sessionID(ps)})
+		secure := ""
+		if strings.HasPrefix(s.cfg.PublicBaseURL, "https://") {
+			secure = "; Secure"
+		}
+		return &SessionEndOutput{SetCookie: sessionCookie + "=; Path=/; Max-Age=0; HttpOnly; SameSite=Lax" + secure}, nil
+	})
+}
+
+// sessionWithCSRF returns the live session of the request's cookie after
+// checking its CSRF token. Errors: UNAUTHENTICATED, INSUFFICIENT_PERMISSIONS.
+func (s *Server) sessionWithCSRF(ctx context.Context, in *SessionChangeInput) (*models.PortalSession, *models.User, error) {
+	ps, user, err := s.store.PortalSessionByToken(ctx, in.Session)
+	if err != nil {
+		return nil, nil, err
+	}
+	if subtle.ConstantTimeCompare([]byte(ps.CSRFToken), []byte(in.CSRF)) != 1 {
+		return nil, nil, models.Errorf(models.CodeInsufficientPermissions, "X-CSRF-Token does not match the session (GET /v1/auth/session returns it)")
+	}
+	return ps, user, nil
+}
+
+// portalDashboard gathers what the signed-in page shows: the user's
+// services, recent operations and the messages addressed to them.
+func (s *Server) portalDashboard(ctx context.Context, ps *models.PortalSession, user *models.User) (*portalView, error) {
+	p := &models.Principal{Kind: models.PrincipalUser, ID: user.ID, UserID: user.ID, OrganizationID: user.OrganizationID, Environment: models.EnvLive, Role: models.RoleCustomer}
+	services, total, err := s.store.ListServices(ctx, p, models.ServiceFilter{}, models.PageRequest{Limit: 20, Sort: []models.SortField{{Field: "created_at", Desc: true}}})
+	if err != nil {
+		return nil, err
+	}
+	ops, err := s.store.RecentOperations(ctx, p.OwnScope(), 10)
+	if err != nil {
+		return nil, err
+	}
+	recipients := []string{user.Email}
+	if phone, err := s.store.MFAPhoneOf(ctx, user.ID); err == nil && phone != "" {
+		recipients = append(recipients, phone)
+	}
+	inbox, err := s.store.UserInbox(ctx, p.OwnScope(), recipients, 20)
+	if err != nil {
+		return nil, err
+	}
+	return &portalView{User: user, Session: ps, Services: services, Total: total, Inbox: inbox, Operations: ops}, nil
+}
+
+// SessionInput carries the portal session cookie.
+type SessionInput struct {
+	Session string `cookie:"platform_session" doc:"the HttpOnly session cookie set by a SAML or portal sign-in"`
+}
+
+// SessionChangeInput carries the session cookie and its CSRF token.
+type SessionChangeInput struct {
+	Session string `cookie:"platform_session" doc:"the HttpOnly session cookie set by a SAML or portal sign-in"`
+	CSRF    string `header:"X-CSRF-Token" doc:"the session's csrf_token (GET /v1/auth/session)"`
+}
+
+// SessionItem describes a portal session.
+type SessionItem struct {
+	UserID         string   `json:"user_id"`
+	Email          string   `json:"email"`
+	Name           string   `json:"name"`
+	Role           string   `json:"role"`
+	OrganizationID string   `json:"organization_id"`
+	AuthMethod     string   `json:"authentication_method" enum:"saml,password"`
+	Groups         []string `json:"groups" doc:"the identity provider's groups at sign-in"`
+	CSRFToken      string   `json:"csrf_token" doc:"send as X-CSRF-Token to exchange or end the session"`
+	CreatedAt      string   `json:"created_at"`
+	ExpiresAt      string   `json:"expires_at"`
+}
+
+func sessionItem(ps *models.PortalSession, u *models.User) SessionItem {
+	groups := []string{}
+	if ps.Groups != "" {
+		groups = strings.Split(ps.Groups, ",")
+	}
+	return SessionItem{UserID: u.ID, Email: u.Email, Name: u.Name, Role: string(u.Role), OrganizationID: u.OrganizationID, AuthMethod: ps.AuthMethod,
+		Groups: groups, CSRFToken: ps.CSRFToken, CreatedAt: models.Timestamp(ps.CreatedAt), ExpiresAt: models.Timestamp(ps.ExpiresAt)}
+}
+
+// SessionOutput is the answer of GET /auth/session.
+type SessionOutput struct {
+	CacheControl string `header:"Cache-Control"`
+	Body         struct {
+		Envelope
+		Session SessionItem `json:"session"`
+	}
+}
+
+// SessionTokenOutput is the token exchange's answer (the OAuth token response shape of spec 2.6).
+type SessionTokenOutput struct {
+	CacheControl string `header:"Cache-Control"`
+	Body         struct {
+		Envelope
+		AccessToken string `json:"access_token"`
+		TokenType   string `json:"token_type" example:"Bearer"`
+		ExpiresIn   int    `json:"expires_in" example:"3600"`
+		Scope       string `json:"scope" doc:"space-separated scopes the token carries"`
+		UserID      string `json:"user_id"`
+	}
+}
+
+// SessionEndOutput clears the session cookie.
+type SessionEndOutput struct {
+	SetCookie string `header:"Set-Cookie"`
+}

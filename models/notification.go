@@ -1,0 +1,171 @@
+package models
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"gorm.io/gorm"
+)
+
+// Notification channels.
+const (
+	ChannelEmail = "email"
+	ChannelSMS   = "sms"
+)
+
+// Delivery rules of the notification outbox: a message is tried at most
+// NotificationMaxAttempts times, waiting twice as long after each failure
+// (starting at NotificationRetryBase, at most NotificationRetryMax).
+const (
+	NotificationMaxAttempts = 8
+	NotificationRetryBase   = 5 * time.Second
+	NotificationRetryMax    = 10 * time.Minute
+)
+
+// Message is a notification to queue: a rendered subject and body for one
+// recipient on one channel.
+type Message struct {
+	Channel   string // email or sms
+	Recipient string // e-mail address or E.164 phone number
+	Template  string // what the message is about, e.g. mfa_code
+	Subject   string
+	Body      string // sealed at rest, wiped after sending
+	Role      string // who the recipient is: user, technical, billing
+}
+
+// QueueMessage writes a message to the notification outbox for scope's
+// organization and environment; the notify dispatcher sends it.
+// Errors: VALIDATION_ERROR (unknown channel, no recipient), INTERNAL_ERROR.
+func (s *Store) QueueMessage(ctx context.Context, scope Scope, m Message) (*ContactNotification, error) {
+	return queueMessage(s.In(ctx, scope), s.Sealer, m)
+}
+
+func queueMessage(tx *gorm.DB, sealer *Sealer, m Message) (*ContactNotification, error) {
+	var v Validator
+	v.Check(m.Channel == ChannelEmail || m.Channel == ChannelSMS, "channel", "must be email or sms")
+	v.Check(strings.TrimSpace(m.Recipient) != "", "recipient", "is required")
+	if err := v.Err(); err != nil {
+		return nil, err
+	}
+	if sealer == nil {
+		return nil, Internal(errors.New("queued messages need SECRETS_KEY (no sealer configured)"))
+	}
+	if m.Role == "" {
+		m.Role = "user"
+	}
+	row := &ContactNotification{ID: NewID(PrefixNotification), Channel: m.Channel, Role: m.Role, Recipient: m.Recipient,
+		Template: m.Template, Subject: m.Subject, BodySealed: sealer.Seal(m.Body)}
+	if err := tx.Create(row).Error; err != nil {
+		return nil, dbErr(err)
+	}
+	return row, nil
+}
+
+// PendingNotifications returns up to limit unsent messages that are due,
+// oldest first, across every tenant (the dispatcher's view). Errors: INTERNAL_ERROR.
+func (s *Store) PendingNotifications(ctx context.Context, limit int) ([]ContactNotification, error) {
+	var out []ContactNotification
+	err := s.In(ctx, SystemScope()).
+		Where("sent_at IS NULL AND attempts < ? AND (next_attempt_at IS NULL OR next_attempt_at <= ?)", NotificationMaxAttempts, s.Now()).
+		Order("created_at, id").Limit(limit).Find(&out).Error
+	return out, dbErr(err)
+}
+
+// NotificationText returns the subject and body to send for n: the sealed
+// body of a one-time message, or a plain rendering of a contact
+// notification's template and data. Errors: INTERNAL_ERROR (unsealing).
+func (s *Store) NotificationText(n *ContactNotification) (subject, body string, err error) {
+	if n.BodySealed != "" {
+		if s.Sealer == nil {
+			return "", "", Internal(errors.New("no sealer configured"))
+		}
+		body, err := s.Sealer.Open(n.BodySealed)
+		if err != nil {
+			return "", "", Internal(err)
+		}
+		return n.Subject, body, nil
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s\n\n", n.Subject)
+	keys := make([]string, 0, len(n.Data))
+	for k := range n.Data {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		fmt.Fprintf(&b, "%s: %v\n", strings.ReplaceAll(k, "_", " "), n.Data[k])
+	}
+	if n.ServiceID != "" {
+		fmt.Fprintf(&b, "\nService: %s\n", n.ServiceID)
+	}
+	return n.Subject, b.String(), nil
+}
+
+// MarkNotificationSent records that a message was handed to its channel and
+// wipes its sealed body (a one-time code is not kept once sent).
+// Errors: INTERNAL_ERROR.
+func (s *Store) MarkNotificationSent(ctx context.Context, id string) error {
+	return dbErr(s.In(ctx, SystemScope()).Model(&ContactNotification{}).Where("id = ? AND sent_at IS NULL", id).
+		Updates(map[string]any{"sent_at": s.Now(), "body_sealed": "", "last_error": ""}).Error)
+}
+
+// MarkNotificationFailed records a failed attempt and when to try again
+// (exponential backoff); after NotificationMaxAttempts it is not tried again.
+// Errors: INTERNAL_ERROR.
+func (s *Store) MarkNotificationFailed(ctx context.Context, n *ContactNotification, cause error) error {
+	delay := NotificationRetryBase << min(n.Attempts, 16)
+	if delay > NotificationRetryMax || delay <= 0 {
+		delay = NotificationRetryMax
+	}
+	msg := cause.Error()
+	if len(msg) > 500 {
+		msg = msg[:500]
+	}
+	return dbErr(s.In(ctx, SystemScope()).Model(&ContactNotification{}).Where("id = ?", n.ID).
+		Updates(map[string]any{"attempts": n.Attempts + 1, "last_error": msg, "next_attempt_at": s.Now().Add(delay)}).Error)
+}
+
+// Inbox is what the portal shows a user of the messages addressed to them:
+// the body of a message is shown while it waits in the outbox (no mail
+// server configured), never after it was sent.
+type Inbox struct {
+	ID        string
+	Channel   string
+	Recipient string
+	Subject   string
+	Body      string
+	Status    string // queued, sent or failed
+	CreatedAt time.Time
+}
+
+// UserInbox returns the newest messages addressed to any of recipients in
+// scope, newest first. Errors: INTERNAL_ERROR.
+func (s *Store) UserInbox(ctx context.Context, scope Scope, recipients []string, limit int) ([]Inbox, error) {
+	var rows []ContactNotification
+	err := s.In(ctx, scope).Where("recipient IN ?", recipients).Order("created_at DESC, id DESC").Limit(limit).Find(&rows).Error
+	if err != nil {
+		return nil, dbErr(err)
+	}
+	out := make([]Inbox, 0, len(rows))
+	for i := range rows {
+		n := &rows[i]
+		item := Inbox{ID: n.ID, Channel: n.Channel, Recipient: n.Recipient, Subject: n.Subject, CreatedAt: n.CreatedAt, Status: "queued"}
+		switch {
+		case n.SentAt != nil:
+			item.Status = "sent"
+		case n.Attempts >= NotificationMaxAttempts:
+			item.Status = "failed"
+		}
+		if n.SentAt == nil {
+			if _, body, err := s.NotificationText(n); err == nil {
+				item.Body = body
+			}
+		}
+		out = append(out, item)
+	}
+	return out, nil
+}
