@@ -150,7 +150,7 @@ func TestMFATOTPChallenge(t *testing.T) {
 // outboxCode returns the 6-digit code of the newest queued message to recipient.
 func outboxCode(t *testing.T, h *harness, orgID, recipient string) string {
 	t.Helper()
-	box, err := h.store.UserInbox(context.Background(), models.TenantScope(orgID, models.EnvLive), []string{recipient}, 1)
+	box, err := h.store.UserInbox(context.Background(), orgID, []string{recipient}, 1)
 	if err != nil || len(box) == 0 {
 		t.Fatalf("no message to %s in the outbox (%v)", recipient, err)
 	}

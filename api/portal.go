@@ -50,16 +50,17 @@ func (s *Server) clearSessionCookie(c *fiber.Ctx) {
 
 // portalView is what the portal page shows.
 type portalView struct {
-	SSO        bool
-	Error      string
-	Email      string
-	LoginCSRF  string
-	User       *models.User
-	Session    *models.PortalSession
-	Services   []models.Service
-	Total      int64
-	Inbox      []models.Inbox
-	Operations []models.Operation
+	SSO         bool
+	Error       string
+	Email       string
+	LoginCSRF   string
+	User        *models.User
+	Session     *models.PortalSession
+	Environment models.Environment // whose services and operations are shown: live or test (the sandbox)
+	Services    []models.Service
+	Total       int64
+	Inbox       []models.Inbox
+	Operations  []models.Operation
 }
 
 func (s *Server) registerPortal() {
@@ -93,7 +94,11 @@ func (s *Server) registerPortal() {
 			}
 			return err
 		}
-		v, err := s.portalDashboard(ctx, ps, user)
+		env := models.EnvLive
+		if c.Query("env") == string(models.EnvTest) {
+			env = models.EnvTest
+		}
+		v, err := s.portalDashboard(ctx, ps, user, env)
 		if err != nil {
 			return err
 		}
@@ -208,10 +213,11 @@ func (s *Server) sessionWithCSRF(ctx context.Context, in *SessionChangeInput) (*
 	return ps, user, nil
 }
 
-// portalDashboard gathers what the signed-in page shows: the user's
-// services, recent operations and the messages addressed to them.
-func (s *Server) portalDashboard(ctx context.Context, ps *models.PortalSession, user *models.User) (*portalView, error) {
-	p := &models.Principal{Kind: models.PrincipalUser, ID: user.ID, UserID: user.ID, OrganizationID: user.OrganizationID, Environment: models.EnvLive, Role: models.RoleCustomer}
+// portalDashboard gathers what the signed-in page shows: the services and
+// recent operations of the user's organization in env (live or the
+// sandbox) and the messages addressed to the user.
+func (s *Server) portalDashboard(ctx context.Context, ps *models.PortalSession, user *models.User, env models.Environment) (*portalView, error) {
+	p := &models.Principal{Kind: models.PrincipalUser, ID: user.ID, UserID: user.ID, OrganizationID: user.OrganizationID, Environment: env, Role: models.RoleCustomer}
 	services, total, err := s.store.ListServices(ctx, p, models.ServiceFilter{}, models.PageRequest{Limit: 20, Sort: []models.SortField{{Field: "created_at", Desc: true}}})
 	if err != nil {
 		return nil, err
@@ -224,11 +230,11 @@ func (s *Server) portalDashboard(ctx context.Context, ps *models.PortalSession, 
 	if phone, err := s.store.MFAPhoneOf(ctx, user.ID); err == nil && phone != "" {
 		recipients = append(recipients, phone)
 	}
-	inbox, err := s.store.UserInbox(ctx, p.OwnScope(), recipients, 20)
+	inbox, err := s.store.UserInbox(ctx, user.OrganizationID, recipients, 20)
 	if err != nil {
 		return nil, err
 	}
-	return &portalView{User: user, Session: ps, Services: services, Total: total, Inbox: inbox, Operations: ops}, nil
+	return &portalView{User: user, Session: ps, Environment: env, Services: services, Total: total, Inbox: inbox, Operations: ops}, nil
 }
 
 // SessionInput carries the portal session cookie.

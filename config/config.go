@@ -31,6 +31,8 @@ type Config struct {
 	TemporalTaskQueue   string        // TEMPORAL_TASK_QUEUE
 	AdminKey            string        // PLATFORM_ADMIN_KEY
 	DemoKey             string        // PLATFORM_DEMO_KEY
+	DemoPassword        string        // PLATFORM_DEMO_PASSWORD
+	DevSAMLIdPAddr      string        // DEV_SAML_IDP_ADDR
 	SecretsKey          []byte        // SECRETS_KEY (32 bytes, base64 or hex)
 	BlobURL             string        // BLOB_URL
 	SMTPURL             string        // SMTP_URL
@@ -83,6 +85,8 @@ func Variables() []Variable {
 		{"TEMPORAL_BACKGROUND_TASK_QUEUE", "<TEMPORAL_TASK_QUEUE>-background", "task queue of background work (bulk jobs), polled by the worker with its own slot limits"},
 		{"PLATFORM_ADMIN_KEY", "(empty)", "when set, start-up ensures an admin API key with exactly this value"},
 		{"PLATFORM_DEMO_KEY", "(empty)", "when set, start-up ensures a key of the demo tenant with exactly this value"},
+		{"PLATFORM_DEMO_PASSWORD", "(empty)", "when set, start-up gives the seeded demo user (demo.user@demo.example) this password, for the portal and the OAuth sign-in pages"},
+		{"DEV_SAML_IDP_ADDR", "(empty: off)", "`platform dev` only: host:port where an embedded SAML identity provider (crewjam/saml's samlidp) signs in the demo user (user demo, PLATFORM_DEMO_PASSWORD); used when SAML_IDP_METADATA_URL is empty. Development only"},
 		{"SECRETS_KEY", "(required by serve, worker, dev, seed, keys)", "32 bytes, base64 or hex: encrypts secrets at rest"},
 		{"BLOB_URL", "file:.data/blobs", "where attachments and reports are stored"},
 		{"SMTP_URL", "(empty: outbox only)", "smtp://[user:password@]host:port (STARTTLS when offered) or smtps://... for e-mail notifications; without it messages wait in the outbox and the portal shows them"},
@@ -125,6 +129,8 @@ func Load(getenv func(string) string) (Config, error) {
 		TemporalTaskQueue:  get("TEMPORAL_TASK_QUEUE", "platform"),
 		AdminKey:           get("PLATFORM_ADMIN_KEY", ""),
 		DemoKey:            get("PLATFORM_DEMO_KEY", ""),
+		DemoPassword:       get("PLATFORM_DEMO_PASSWORD", ""),
+		DevSAMLIdPAddr:     get("DEV_SAML_IDP_ADDR", ""),
 		BlobURL:            get("BLOB_URL", "file:.data/blobs"),
 		SMTPURL:            get("SMTP_URL", ""),
 		SMTPFrom:           get("SMTP_FROM", "Telco Platform <no-reply@localhost>"),
@@ -146,6 +152,14 @@ func Load(getenv func(string) string) (Config, error) {
 
 	if _, _, err := net.SplitHostPort(c.HTTPAddr); err != nil {
 		bad("HTTP_ADDR", "must be host:port, e.g. :8080")
+	}
+	if c.DevSAMLIdPAddr != "" {
+		if _, _, err := net.SplitHostPort(c.DevSAMLIdPAddr); err != nil {
+			bad("DEV_SAML_IDP_ADDR", "must be host:port, e.g. 127.0.0.1:8090")
+		}
+	}
+	if c.DemoPassword != "" && len(c.DemoPassword) < 12 {
+		bad("PLATFORM_DEMO_PASSWORD", "must be at least 12 characters")
 	}
 	if c.MTLSAddr != "" {
 		if _, _, err := net.SplitHostPort(c.MTLSAddr); err != nil {

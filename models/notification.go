@@ -142,14 +142,26 @@ type Inbox struct {
 	CreatedAt time.Time
 }
 
-// UserInbox returns the newest messages addressed to any of recipients in
-// scope, newest first. Errors: INTERNAL_ERROR.
-func (s *Store) UserInbox(ctx context.Context, scope Scope, recipients []string, limit int) ([]Inbox, error) {
+// UserInbox returns the newest messages of an organization, live and
+// sandbox alike, addressed to any of recipients, newest first.
+// Errors: INTERNAL_ERROR.
+func (s *Store) UserInbox(ctx context.Context, orgID string, recipients []string, limit int) ([]Inbox, error) {
 	var rows []ContactNotification
-	err := s.In(ctx, scope).Where("recipient IN ?", recipients).Order("created_at DESC, id DESC").Limit(limit).Find(&rows).Error
-	if err != nil {
-		return nil, dbErr(err)
+	for _, env := range []Environment{EnvLive, EnvTest} {
+		var part []ContactNotification
+		err := s.In(ctx, TenantScope(orgID, env)).Where("recipient IN ?", recipients).Order("created_at DESC, id DESC").Limit(limit).Find(&part).Error
+		if err != nil {
+			return nil, dbErr(err)
+		}
+		rows = append(rows, part...)
 	}
+	slices.SortFunc(rows, func(a, b ContactNotification) int {
+		if c := b.CreatedAt.Compare(a.CreatedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(b.ID, a.ID)
+	})
+	rows = rows[:min(len(rows), limit)]
 	out := make([]Inbox, 0, len(rows))
 	for i := range rows {
 		n := &rows[i]

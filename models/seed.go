@@ -2,6 +2,7 @@ package models
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 
 	"gorm.io/gorm"
@@ -16,6 +17,8 @@ type SeedResult struct {
 	Demo     *Organization
 	Account  *BillingAccount
 	DemoUser *User
+	// DemoClient is the demo tenant's public OAuth client (DemoClientID).
+	DemoClient *OAuthClient
 }
 
 // Seed loads the reference data (catalog) and ensures the demo tenant with a
@@ -61,16 +64,55 @@ func (s *Store) Seed(ctx context.Context) (*SeedResult, error) {
 		}
 	}
 	var user User
-	err = db.Where("email = ?", "demo.user@demo.example").Take(&user).Error
+	err = db.Where("email = ?", DemoUserEmail).Take(&user).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
-		user = User{ID: NewID(PrefixUser), OrganizationID: demo.ID, Email: "demo.user@demo.example", Name: "Demo User", Role: RoleCustomer}
+		user = User{ID: NewID(PrefixUser), OrganizationID: demo.ID, Email: DemoUserEmail, Name: "Demo User", Role: RoleCustomer}
 		err = db.Create(&user).Error
 	}
 	if err != nil {
 		return nil, dbErr(err)
 	}
 	res.DemoUser = &user
+	client, err := s.ensureDemoClient(ctx, demo.ID)
+	if err != nil {
+		return nil, err
+	}
+	res.DemoClient = client
 	return res, nil
+}
+
+// DemoClientID is the seeded public OAuth client of the demo tenant.
+const DemoClientID = "cli_demo_public"
+
+// ensureDemoClient seeds the demo tenant's public OAuth client (PKCE, no
+// secret): authorization code with loopback redirects for native apps
+// (RFC 8252: any port on 127.0.0.1), refresh tokens and the device flow,
+// with every customer scope.
+func (s *Store) ensureDemoClient(ctx context.Context, orgID string) (*OAuthClient, error) {
+	db := s.In(ctx, TenantScope(orgID, EnvLive))
+	var c OAuthClient
+	err := db.Where("id = ?", DemoClientID).Take(&c).Error
+	if err == nil {
+		return &c, nil
+	}
+	if !errors.Is(err, gorm.ErrRecordNotFound) {
+		return nil, dbErr(err)
+	}
+	var scopes []string
+	for _, p := range KnownPermissions() {
+		if p != "*" && p != "support:admin" {
+			scopes = append(scopes, ScopeForPermission(p))
+		}
+	}
+	lists := func(v []string) string { raw, _ := json.Marshal(v); return string(raw) }
+	c = OAuthClient{ID: DemoClientID, Name: "Demo command-line and portal client", Public: true,
+		RedirectURIs: lists([]string{"http://127.0.0.1/callback"}),
+		GrantTypes:   lists([]string{GrantAuthorizationCode, GrantRefreshToken, GrantDeviceCode}),
+		Scopes:       lists(scopes)}
+	if err := db.Create(&c).Error; err != nil {
+		return nil, dbErr(err)
+	}
+	return &c, nil
 }
 
 // DemoOrganization returns the seeded demo tenant. Errors: NOT_FOUND when seed has not run.

@@ -163,3 +163,31 @@ func (s *Store) CheckPassword(ctx context.Context, email, password string) (*Use
 	}
 	return &u, nil
 }
+
+// DemoUserEmail is the e-mail of the demo tenant's seeded user.
+const DemoUserEmail = "demo.user@demo.example"
+
+// EnsureUserPassword gives the user with the e-mail this password unless it
+// already has it (development bootstrap: PLATFORM_DEMO_PASSWORD).
+// Errors: VALIDATION_ERROR (12 to 72 characters), NOT_FOUND, INTERNAL_ERROR.
+func (s *Store) EnsureUserPassword(ctx context.Context, email, password string) error {
+	if len(password) < 12 || len(password) > 72 {
+		return Invalid(FieldIssue{Field: "password", Issue: "must be 12 to 72 characters"})
+	}
+	if _, err := s.CheckPassword(ctx, email, password); err == nil {
+		return nil
+	}
+	hash, err := bcrypt.GenerateFromPassword([]byte(password), bcrypt.DefaultCost)
+	if err != nil {
+		return Internal(err)
+	}
+	res := s.In(ctx, SystemScope()).Model(&User{}).Where("email = ?", strings.ToLower(email)).
+		Updates(map[string]any{"password_hash": string(hash), "updated_at": s.Now()})
+	if res.Error != nil {
+		return dbErr(res.Error)
+	}
+	if res.RowsAffected == 0 {
+		return NotFound("user")
+	}
+	return nil
+}

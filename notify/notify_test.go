@@ -76,7 +76,7 @@ func TestDispatcherSendsEmailAndSMS(t *testing.T) {
 	if n, _ := d.SendDue(ctx); n != 0 {
 		t.Fatalf("a third round sent %d messages again", n)
 	}
-	box, err := store.UserInbox(ctx, scope, []string{"ada@example.test", "+14155550123"}, 10)
+	box, err := store.UserInbox(ctx, scope.OrganizationID, []string{"ada@example.test", "+14155550123"}, 10)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +115,7 @@ func TestFailedMessagesBackOffAndStop(t *testing.T) {
 		}
 		now = now.Add(models.NotificationRetryMax)
 	}
-	box, _ := store.UserInbox(ctx, scope, []string{"bob@example.test", "+14155550100"}, 10)
+	box, _ := store.UserInbox(ctx, scope.OrganizationID, []string{"bob@example.test", "+14155550100"}, 10)
 	statuses := map[string]string{}
 	for _, m := range box {
 		statuses[m.Channel] = m.Status

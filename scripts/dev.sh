@@ -14,10 +14,13 @@ random_alnum() { LC_ALL=C tr -dc 'A-Za-z0-9' </dev/urandom | head -c "$1"; }
 [ -s .data/secrets.key ] || head -c 32 /dev/urandom | base64 >.data/secrets.key
 [ -s .data/admin.key ] || echo "sk_live_$(random_alnum 56)" >.data/admin.key
 [ -s .data/demo.key ] || echo "sk_test_$(random_alnum 56)" >.data/demo.key
+[ -s .data/demo.password ] || echo "$(random_alnum 16)" >.data/demo.password
 
 export SECRETS_KEY="${SECRETS_KEY:-$(cat .data/secrets.key)}"
 export PLATFORM_ADMIN_KEY="${PLATFORM_ADMIN_KEY:-$(cat .data/admin.key)}"
 export PLATFORM_DEMO_KEY="${PLATFORM_DEMO_KEY:-$(cat .data/demo.key)}"
+export PLATFORM_DEMO_PASSWORD="${PLATFORM_DEMO_PASSWORD:-$(cat .data/demo.password)}"
+export DEV_SAML_IDP_ADDR="${DEV_SAML_IDP_ADDR:-127.0.0.1:8090}"
 export DATABASE_URL="${DATABASE_URL:-sqlite:.data/platform.db}"
 export HTTP_ADDR="${HTTP_ADDR:-:8080}"
 export TEMPORAL_ADDRESS="${TEMPORAL_ADDRESS:-127.0.0.1:7233}"
@@ -28,9 +31,9 @@ export PUBLIC_BASE_URL="${PUBLIC_BASE_URL:-http://localhost:${api_port}}"
 temporal_port="${TEMPORAL_ADDRESS##*:}"
 
 port_busy() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-for p in "$api_port" "$temporal_port" 8233; do
+for p in "$api_port" "$temporal_port" 8233 "${DEV_SAML_IDP_ADDR##*:}"; do
 	if port_busy "$p"; then
-		echo "make run: port $p is already in use (another 'make run'?). Stop it, or set HTTP_ADDR / TEMPORAL_ADDRESS." >&2
+		echo "make run: port $p is already in use (another 'make run'?). Stop it, or set HTTP_ADDR / TEMPORAL_ADDRESS / DEV_SAML_IDP_ADDR." >&2
 		exit 1
 	fi
 done
@@ -76,6 +79,9 @@ cat <<BANNER
   -----------------------------------------------------------------
   API          ${PUBLIC_BASE_URL}/v1   (also ${PUBLIC_BASE_URL}/api/v1)
   API docs     ${PUBLIC_BASE_URL}/docs   (OpenAPI: ${PUBLIC_BASE_URL}/openapi.json)
+  Portal       ${PUBLIC_BASE_URL}/portal
+               single sign-on: user "demo", password ${PLATFORM_DEMO_PASSWORD}   (development IdP at http://${DEV_SAML_IDP_ADDR})
+               or e-mail demo.user@demo.example with the same password
   Temporal UI  ${TEMPORAL_UI_URL}
   Admin key    ${PLATFORM_ADMIN_KEY}
   Demo key     ${PLATFORM_DEMO_KEY}   (demo tenant, sandbox)

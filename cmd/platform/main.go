@@ -175,7 +175,8 @@ func openStore(ctx context.Context, cfg config.Config, log *slog.Logger) (*model
 }
 
 // bootstrapKeys ensures PLATFORM_ADMIN_KEY (provider admin, `*`) and
-// PLATFORM_DEMO_KEY (demo tenant) exist with exactly their configured values.
+// PLATFORM_DEMO_KEY (demo tenant) exist with exactly their configured
+// values, and gives the demo user PLATFORM_DEMO_PASSWORD.
 func bootstrapKeys(ctx context.Context, cfg config.Config, store *models.Store, seeded *models.SeedResult) error {
 	if cfg.AdminKey != "" {
 		provider, err := store.EnsureProviderOrganization(ctx)
@@ -197,6 +198,11 @@ func bootstrapKeys(ctx context.Context, cfg config.Config, store *models.Store, 
 		}
 		if _, err := store.EnsureAPIKey(ctx, demo.Demo.ID, cfg.DemoKey, "Demo key (bootstrap)", models.RoleCustomer, []string{"*"}); err != nil {
 			return fmt.Errorf("PLATFORM_DEMO_KEY: %w", err)
+		}
+	}
+	if cfg.DemoPassword != "" {
+		if err := store.EnsureUserPassword(ctx, models.DemoUserEmail, cfg.DemoPassword); err != nil {
+			return fmt.Errorf("PLATFORM_DEMO_PASSWORD: %w (run `platform seed` first)", err)
 		}
 	}
 	return nil
@@ -251,6 +257,13 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, runWorker, 
 		if err := bootstrapKeys(ctx, cfg, store, nil); err != nil {
 			return err
 		}
+	}
+	if runAPI && runWorker && cfg.DevSAMLIdPAddr != "" && cfg.SAMLIdPMetadataURL == "" {
+		stopIdP, err := startDevIdP(ctx, &cfg, store, log)
+		if err != nil {
+			return err
+		}
+		defer stopIdP()
 	}
 	var tc client.Client
 	if runWorker {
