@@ -120,7 +120,7 @@ type keyPath struct {
 func (s *Server) registerAPIKeys() {
 	tags := []string{"Authentication: API keys"}
 	register(s, huma.Operation{OperationID: "create-api-key", Method: http.MethodPost, Path: "/auth/api-keys", Summary: "Create an API key", Tags: tags, DefaultStatus: http.StatusCreated},
-		access{permission: "auth:manage"}, func(ctx context.Context, in *struct{ Body APIKeyCreateBody }) (*APIKeyOutput, error) {
+		access{permission: "auth:manage", mfa: true}, func(ctx context.Context, in *struct{ Body APIKeyCreateBody }) (*APIKeyOutput, error) {
 			b := in.Body
 			input := models.APIKeyInput{
 				Name: b.Name, Description: b.Description, Permissions: b.Permissions, RequireSigning: b.RequireSigning,
@@ -165,7 +165,7 @@ func (s *Server) registerAPIKeys() {
 		})
 	register(s, huma.Operation{OperationID: "rotate-api-key", Method: http.MethodPost, Path: "/auth/api-keys/{key_id}/rotate", Summary: "Rotate an API key", Tags: tags,
 		Description: "Issues a new secret (and signing secret) for the key; the old secret stops working at once."},
-		access{permission: "auth:manage"}, func(ctx context.Context, in *keyPath) (*APIKeyOutput, error) {
+		access{permission: "auth:manage", mfa: true}, func(ctx context.Context, in *keyPath) (*APIKeyOutput, error) {
 			issued, err := s.store.RotateAPIKey(ctx, principal(ctx), in.ID)
 			if err != nil {
 				return nil, err

@@ -232,3 +232,34 @@ func TestMFACodesByEmailAndSMS(t *testing.T) {
 	h.do("POST", "/v1/auth/mfa/verify", tok, map[string]any{"challenge_id": ch.ChallengeID, "method": "sms", "code": outboxCode(t, h, u.OrganizationID, "+14155550123")}).decode(http.StatusOK, nil)
 	h.do("POST", "/v1/auth/api-keys", tok, newKey, "X-MFA-Challenge-Id", ch.ChallengeID).decode(http.StatusCreated, nil)
 }
+
+// TestMFAOperationsAreTheDocumentedOnes pins the operations that challenge
+// users (DECISIONS 7): everything that starts provisioning, payments and
+// payment-method changes, API-key create and rotate, certificate registration.
+func TestMFAOperationsAreTheDocumentedOnes(t *testing.T) {
+	h := newHarness(t)
+	want := []string{
+		"DELETE /v1/billing/accounts/{account_id}/payment-methods/{payment_method_id}",
+		"POST /v1/auth/api-keys",
+		"POST /v1/auth/api-keys/{key_id}/rotate",
+		"POST /v1/auth/certificates",
+		"POST /v1/billing/accounts/{account_id}/payment-methods",
+		"POST /v1/billing/payments",
+		"POST /v1/services",
+		"POST /v1/services/ai/platforms",
+		"POST /v1/services/bulk/provision",
+		"POST /v1/services/cloud/infrastructure",
+		"POST /v1/services/cloud/platforms",
+		"POST /v1/services/connectivity/internet",
+		"POST /v1/services/connectivity/networks",
+		"POST /v1/services/provision",
+		"POST /v1/services/security/infrastructure",
+		"POST /v1/services/security/managed",
+		"POST /v1/services/voice/contact-centers",
+		"POST /v1/services/voice/systems",
+	}
+	got := h.srv.MFAOperations()
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("operations with an MFA challenge:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

@@ -85,7 +85,7 @@ func registerKind[B any, PB interface {
 			"required for internet), name and contacts, and availability (bandwidth, compute, numbers), then starts provisioning. " +
 			"A 400 VALIDATION_ERROR lists every invalid field. Answers 202 with the operation to follow (docs/operations.md); " +
 			"the body is documented in docs/services.md."},
-		access{permission: "services:write"}, func(ctx context.Context, in *struct{ Body B }) (*OperationAcceptedOutput, error) {
+		access{permission: "services:write", mfa: true}, func(ctx context.Context, in *struct{ Body B }) (*OperationAcceptedOutput, error) {
 			o, scope, err := s.store.PrepareServiceOrder(ctx, principal(ctx), PB(&in.Body))
 			if err != nil {
 				return nil, err

@@ -4,7 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/danielgtaylor/huma/v2"
@@ -167,33 +167,28 @@ type MFACodeSentOutput struct {
 	}
 }
 
-// mfaOperations are the operations that challenge a user with TOTP enrolled
-// (DECISIONS 7): everything that starts provisioning, payments, API-key
-// create and rotate, and certificate registration. Paths are relative to /v1.
-var mfaOperations = []*regexp.Regexp{
-	regexp.MustCompile(`^POST /services$`),
-	regexp.MustCompile(`^POST /services/provision$`),
-	regexp.MustCompile(`^POST /services/bulk/provision$`),
-	regexp.MustCompile(`^POST /services/(connectivity|voice|cloud|security|ai)(/[^/]+)?$`),
-	regexp.MustCompile(`^POST /billing/payments$`),
-	regexp.MustCompile(`^POST /billing/.*/payments$`),
-	regexp.MustCompile(`^POST /auth/api-keys$`),
-	regexp.MustCompile(`^POST /auth/api-keys/\{key_id\}/rotate$`),
-	regexp.MustCompile(`^POST /auth/certificates$`),
-}
+// needsMFA reports whether an operation challenges users with a second
+// factor (DECISIONS 7): its access rule says so, with mfa (everything that
+// starts provisioning, API-key create and rotate, certificate registration)
+// or sensitive (payments and payment-method changes).
+func needsMFA(a access) bool { return a.mfa || a.sensitive }
 
-// needsMFA reports whether an operation challenges users with a second factor.
-func needsMFA(a access, method, path string) bool {
-	if a.mfa || a.sensitive {
-		return true
-	}
-	path = strings.TrimPrefix(strings.TrimPrefix(path, "/api"), "/v1")
-	for _, re := range mfaOperations {
-		if re.MatchString(method + " " + path) {
-			return true
+// MFAOperations returns "METHOD /v1/path" of every operation that
+// challenges users with a second factor, sorted (documentation and tests).
+func (s *Server) MFAOperations() []string {
+	var out []string
+	for path, item := range s.API.OpenAPI().Paths {
+		for _, op := range []*huma.Operation{item.Get, item.Post, item.Put, item.Patch, item.Delete} {
+			if op == nil || !strings.HasPrefix(path, "/v1/") {
+				continue
+			}
+			if a, ok := op.Metadata[accessKey].(access); ok && needsMFA(a) {
+				out = append(out, op.Method+" "+path)
+			}
 		}
 	}
-	return false
+	slices.Sort(out)
+	return out
 }
 
 // mfaChallenge is the authorize step's second-factor check: a user principal
@@ -203,7 +198,7 @@ func needsMFA(a access, method, path string) bool {
 // returns false when it has answered.
 func (s *Server) mfaChallenge(ctx huma.Context, a access, p *models.Principal) bool {
 	op := ctx.Operation()
-	if p.Kind != models.PrincipalUser || p.UserID == "" || !needsMFA(a, op.Method, op.Path) {
+	if p.Kind != models.PrincipalUser || p.UserID == "" || !needsMFA(a) {
 		return true
 	}
 	rctx := ctx.Context()

@@ -358,9 +358,9 @@ func (s *Server) registerProvisioning() {
 	}
 	register(s, huma.Operation{OperationID: "provision-service", Method: http.MethodPost, Path: "/services/provision",
 		Summary: "Provision a service (template, quote or kind)", Tags: tags, DefaultStatus: http.StatusAccepted, Description: provisionDesc},
-		access{permission: "services:write"}, provision)
+		access{permission: "services:write", mfa: true}, provision)
 	register(s, huma.Operation{OperationID: "create-service", Method: http.MethodPost, Path: "/services",
 		Summary: "Provision a service (overview path; same as POST /services/provision)", Tags: []string{"Services"}, DefaultStatus: http.StatusAccepted,
 		Description: provisionDesc},
-		access{permission: "services:write"}, provision)
+		access{permission: "services:write", mfa: true}, provision)
 }

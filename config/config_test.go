@@ -115,3 +115,17 @@ func TestGeoIPFile(t *testing.T) {
 		t.Fatalf("missing file: %v", err)
 	}
 }
+
+// TestREADMEListsEveryVariable keeps the README's configuration table in
+// step with the variables Load reads.
+func TestREADMEListsEveryVariable(t *testing.T) {
+	raw, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range config.Variables() {
+		if !strings.Contains(string(raw), "| `"+v.Name+"` |") {
+			t.Errorf("README.md's configuration table does not list %s", v.Name)
+		}
+	}
+}
