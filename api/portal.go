@@ -94,6 +94,12 @@ func (s *Server) registerPortal() {
 			}
 			return err
 		}
+		if err := s.userAccess(ctx, user); err != nil {
+			if models.ErrorCode(err) == models.CodeInternal {
+				return err
+			}
+			return render(c, http.StatusForbidden, portalView{Error: "Access from here or at this time is not allowed for your account: " + models.AsError(err).Message})
+		}
 		env := models.EnvLive
 		if c.Query("env") == string(models.EnvTest) {
 			env = models.EnvTest
@@ -116,6 +122,14 @@ func (s *Server) registerPortal() {
 		if err != nil {
 			s.audit(ctx, models.AuditEvent{EventType: models.AuditLoginFailed, Outcome: "failure", AuthenticationMethod: "password", Reason: "portal: wrong e-mail or password"})
 			return render(c, http.StatusUnauthorized, portalView{Error: "E-mail or password is wrong.", Email: email})
+		}
+		if err := s.userAccess(ctx, user); err != nil {
+			if models.ErrorCode(err) == models.CodeInternal {
+				return err
+			}
+			s.audit(ctx, models.AuditEvent{EventType: models.AuditLoginFailed, Outcome: "failure", OrganizationID: user.OrganizationID, UserID: user.ID,
+				AuthenticationMethod: "password", Reason: "portal: " + string(models.ErrorCode(err))})
+			return render(c, http.StatusForbidden, portalView{Error: "Access from here or at this time is not allowed for your account: " + models.AsError(err).Message})
 		}
 		token, ps, err := s.store.StartPortalSession(ctx, user, "password", nil)
 		if err != nil {
@@ -201,7 +215,8 @@ func (s *Server) registerPortal() {
 }
 
 // sessionWithCSRF returns the live session of the request's cookie after
-// checking its CSRF token. Errors: UNAUTHENTICATED, INSUFFICIENT_PERMISSIONS.
+// checking its CSRF token and the restrictions that bind its user.
+// Errors: UNAUTHENTICATED, INSUFFICIENT_PERMISSIONS, IP_NOT_ALLOWED, ACCESS_RESTRICTED.
 func (s *Server) sessionWithCSRF(ctx context.Context, in *SessionChangeInput) (*models.PortalSession, *models.User, error) {
 	ps, user, err := s.store.PortalSessionByToken(ctx, in.Session)
 	if err != nil {
@@ -210,7 +225,18 @@ func (s *Server) sessionWithCSRF(ctx context.Context, in *SessionChangeInput) (*
 	if subtle.ConstantTimeCompare([]byte(ps.CSRFToken), []byte(in.CSRF)) != 1 {
 		return nil, nil, models.Errorf(models.CodeInsufficientPermissions, "X-CSRF-Token does not match the session (GET /v1/auth/session returns it)")
 	}
+	if err := s.userAccess(ctx, user); err != nil {
+		return nil, nil, err
+	}
 	return ps, user, nil
+}
+
+// userAccess applies to a person signing in or using a portal session the
+// restrictions that bind their requests with a token: their IP allow-list
+// and their organization's access policy (docs/authentication.md, "Access
+// restrictions"). Errors: IP_NOT_ALLOWED, ACCESS_RESTRICTED, INTERNAL_ERROR.
+func (s *Server) userAccess(ctx context.Context, u *models.User) error {
+	return s.store.CheckAccess(ctx, models.AccessSubject{OrganizationID: u.OrganizationID, UserID: u.ID}, s.requestOrigin(ctx))
 }
 
 // portalDashboard gathers what the signed-in page shows: the services and

@@ -112,6 +112,11 @@ func (s *Server) registerSAML() {
 		if err != nil {
 			return err
 		}
+		if err := s.userAccess(ctx, user); err != nil {
+			s.audit(ctx, models.AuditEvent{EventType: models.AuditLoginFailed, Outcome: "failure", OrganizationID: user.OrganizationID, UserID: user.ID,
+				AuthenticationMethod: "saml", Reason: string(models.ErrorCode(err))})
+			return err
+		}
 		token, sess, err := s.store.StartPortalSession(ctx, user, "saml", groups)
 		if err != nil {
 			return err

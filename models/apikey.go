@@ -283,6 +283,9 @@ func (s *Store) RevokeAPIKey(ctx context.Context, p *Principal, id string) (*API
 type AuthenticatedKey struct {
 	Principal *Principal
 	Key       *APIKey
+	// Policy is the key's organization's access policy (nil: none), read
+	// with the key so that the hot path needs no second query.
+	Policy *AccessPolicy
 }
 
 // AuthenticateAPIKey resolves a presented secret to its principal.
@@ -292,16 +295,18 @@ func (s *Store) AuthenticateAPIKey(ctx context.Context, secret string, clientIP 
 	if _, ok := ValidKeyFormat(secret); !ok {
 		return nil, Errorf(CodeInvalidAPIKey, "the API key is malformed")
 	}
-	// One read on the hot path: the key with its organization's plan limits.
+	// One read on the hot path: the key with its organization's plan limits
+	// and access policy.
 	var row struct {
 		APIKey
 		Plan             Plan
 		CustomHourly     int
 		CustomBurst      int
 		CustomConcurrent int
+		AccessPolicy     *AccessPolicy `gorm:"serializer:json"`
 	}
 	err := s.In(ctx, SystemScope()).Model(&APIKey{}).
-		Select("api_keys.*, organizations.plan, organizations.custom_hourly, organizations.custom_burst, organizations.custom_concurrent").
+		Select("api_keys.*, organizations.plan, organizations.custom_hourly, organizations.custom_burst, organizations.custom_concurrent, organizations.access_policy").
 		Joins("JOIN organizations ON organizations.id = api_keys.organization_id").
 		Where("api_keys.hash = ?", HashSecret(secret)).Take(&row).Error
 	if err != nil {
@@ -331,7 +336,7 @@ func (s *Store) AuthenticateAPIKey(ctx context.Context, secret string, clientIP 
 		}
 	}
 	return &AuthenticatedKey{
-		Key: &key,
+		Key: &key, Policy: row.AccessPolicy,
 		Principal: &Principal{
 			Kind: PrincipalAPIKey, ID: key.ID, OrganizationID: key.OrganizationID, Environment: key.Environment,
 			Role: key.Role, Permissions: key.Permissions,

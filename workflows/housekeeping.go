@@ -126,5 +126,7 @@ func StartHousekeeping(ctx context.Context, c client.Client, taskQueue string) (
 		TaskQueue:                taskQueue,
 		WorkflowIDConflictPolicy: enums.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
 		WorkflowIDReusePolicy:    enums.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
+		// Operators find it in the Temporal UI with OperationType = "housekeeping".
+		TypedSearchAttributes: temporal.NewSearchAttributes(OperationTypeKey.ValueSet("housekeeping")),
 	}, HousekeepingWorkflow, HousekeepingInput{})
 }

@@ -185,7 +185,7 @@ func TestHousekeepingStopsWhenCancelled(t *testing.T) {
 // several "workers" at once on a real Temporal dev server: they all join
 // one run. Once that run is gone, the next start begins a new one.
 func TestStartHousekeepingIsIdempotent(t *testing.T) {
-	addr := testenv.TemporalAddress(t)
+	addr := testenv.TemporalAddress(t, workflows.DevServerArgs()...)
 	ctx := context.Background()
 	c, err := client.Dial(client.Options{HostPort: addr, Namespace: "default"})
 	if err != nil {
