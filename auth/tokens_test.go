@@ -137,7 +137,7 @@ func TestPrincipalOfAToken(t *testing.T) {
 				p.Environment != tc.want.Environment || p.Role != tc.want.Role || strings.Join(p.Permissions, ",") != strings.Join(tc.want.Permissions, ",") || p.Limits != tc.want.Limits {
 				t.Fatalf("principal %+v, want %+v", *p, tc.want)
 			}
-			if iss.ExpiresIn != 3600 || iss.ExpiresAt.Sub(time.Now()) > time.Hour+time.Second {
+			if iss.ExpiresIn != 3600 || time.Until(iss.ExpiresAt) > time.Hour+time.Second {
 				t.Fatalf("expires_in %d at %s", iss.ExpiresIn, iss.ExpiresAt)
 			}
 		})

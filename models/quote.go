@@ -291,7 +291,7 @@ func (s *Store) priceService(ctx context.Context, svc *Service, u *ServiceUpdate
 		switch b := body.(type) {
 		case *PhoneSystemBody:
 			for _, n := range b.PhoneNumbers {
-				o.Numbers = append(o.Numbers, NumberRequest{Type: n.Type, AreaCode: n.AreaCode, Quantity: n.Quantity})
+				o.Numbers = append(o.Numbers, NumberRequest(n))
 			}
 		case *ContactCenterBody:
 			if slices.Contains(b.Channels, "voice") {

@@ -279,8 +279,8 @@ func (s *Store) ServiceMetrics(ctx context.Context, p *Principal, serviceID stri
 	n := int(period.Length / period.Bucket)
 	series := &MetricsSeries{Service: svc, Period: period, From: from, To: to, Points: make([]MetricPoint, n)}
 	type acc struct {
-		up, lat, jit, loss, util, thr, peak, quality float64
-		upN, qualityN                                int
+		lat, jit, loss, util, thr, peak, quality float64
+		upN, qualityN                            int
 	}
 	accs := make([]acc, n)
 	for i := range series.Points {

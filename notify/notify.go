@@ -49,7 +49,7 @@ type SMTP struct {
 func NewSMTP(rawURL, from string) (*SMTP, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil || (u.Scheme != "smtp" && u.Scheme != "smtps") || u.Hostname() == "" {
-		return nil, errors.New("SMTP_URL must be smtp://[user:password@]host:port or smtps://...")
+		return nil, errors.New("SMTP_URL must be smtp://[user:password@]host:port or smtps://host:port")
 	}
 	opts := []mail.Option{mail.WithTimeout(15 * time.Second), mail.WithHELO("localhost")}
 	if p := u.Port(); p != "" {

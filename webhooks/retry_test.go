@@ -84,7 +84,7 @@ func TestRetryDelay(t *testing.T) {
 	if len(distinct) < 40 {
 		t.Fatalf("only %d distinct delays over 50 seeds", len(distinct))
 	}
-	if JitterSeed("a") == JitterSeed("b") || JitterSeed("a") != JitterSeed("a") {
+	if a, again := JitterSeed("a"), JitterSeed("a"); a == JitterSeed("b") || a != again {
 		t.Fatal("JitterSeed is not a stable hash")
 	}
 }

@@ -236,8 +236,8 @@ func bulkInput(kind models.OperationType, n int, opts models.BulkOptions, pageSi
 // runBulk runs the bulk workflow to its end, starting each run after a
 // continue-as-new in a fresh test environment (the test suite ends a
 // top-level run at continue-as-new), and returns the result, the final
-// error, the number of runs and the size of the largest continue-as-new input.
-func runBulk(t *testing.T, f *fakeBulk, in workflows.BulkInput, setup func(env *testsuite.TestWorkflowEnvironment)) (*workflows.BulkResult, error, int, int) {
+// number of runs, the size of the largest continue-as-new input and the final error.
+func runBulk(t *testing.T, f *fakeBulk, in workflows.BulkInput, setup func(env *testsuite.TestWorkflowEnvironment)) (*workflows.BulkResult, int, int, error) {
 	t.Helper()
 	runs, largest := 0, 0
 	for {
@@ -279,15 +279,15 @@ func runBulk(t *testing.T, f *fakeBulk, in workflows.BulkInput, setup func(env *
 			if gerr := env.GetWorkflowResult(&res); gerr != nil {
 				t.Fatal(gerr)
 			}
-			return &res, nil, runs, largest
+			return &res, runs, largest, nil
 		}
-		return nil, err, runs, largest
+		return nil, runs, largest, err
 	}
 }
 
 func TestBulkProvisionPartialFailure(t *testing.T) {
 	f := newFakeBulk(models.OpTypeBulkProvision, 25, 3, 17)
-	res, err, runs, _ := runBulk(t, f, bulkInput(models.OpTypeBulkProvision, 25, models.BulkOptions{Parallel: true, MaxConcurrency: 5}, 10), nil)
+	res, runs, _, err := runBulk(t, f, bulkInput(models.OpTypeBulkProvision, 25, models.BulkOptions{Parallel: true, MaxConcurrency: 5}, 10), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -318,7 +318,7 @@ func TestBulkProvisionPartialFailure(t *testing.T) {
 
 func TestBulkSequentialRollbackOnFailure(t *testing.T) {
 	f := newFakeBulk(models.OpTypeBulkProvision, 12, 4)
-	res, err, _, _ := runBulk(t, f, bulkInput(models.OpTypeBulkProvision, 12, models.BulkOptions{RollbackOnFailure: true}, 5), nil)
+	res, _, _, err := runBulk(t, f, bulkInput(models.OpTypeBulkProvision, 12, models.BulkOptions{RollbackOnFailure: true}, 5), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -347,7 +347,7 @@ func TestBulkSequentialRollbackOnFailure(t *testing.T) {
 
 func TestBulkParallelRollbackCompensatesEveryCompletedItem(t *testing.T) {
 	f := newFakeBulk(models.OpTypeBulkProvision, 40, 6)
-	res, err, _, _ := runBulk(t, f, bulkInput(models.OpTypeBulkProvision, 40, models.BulkOptions{Parallel: true, MaxConcurrency: 4, RollbackOnFailure: true}, 10), nil)
+	res, _, _, err := runBulk(t, f, bulkInput(models.OpTypeBulkProvision, 40, models.BulkOptions{Parallel: true, MaxConcurrency: 4, RollbackOnFailure: true}, 10), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -369,7 +369,7 @@ func TestBulkParallelRollbackCompensatesEveryCompletedItem(t *testing.T) {
 func TestBulkOfAThousandItemsContinuesAsNew(t *testing.T) {
 	f := newFakeBulk(models.OpTypeBulkProvision, 1000, 500)
 	f.itemTime = 10 * time.Second
-	res, err, runs, largest := runBulk(t, f, bulkInput(models.OpTypeBulkProvision, 1000, models.BulkOptions{Parallel: true, MaxConcurrency: 10}, 0), nil)
+	res, runs, largest, err := runBulk(t, f, bulkInput(models.OpTypeBulkProvision, 1000, models.BulkOptions{Parallel: true, MaxConcurrency: 10}, 0), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -402,7 +402,7 @@ func TestBulkOfAThousandItemsContinuesAsNew(t *testing.T) {
 
 func TestBulkModifyItemsRunAsServiceChanges(t *testing.T) {
 	f := newFakeBulk(models.OpTypeBulkModify, 8, 2)
-	res, err, _, _ := runBulk(t, f, bulkInput(models.OpTypeBulkModify, 8, models.BulkOptions{Parallel: true, MaxConcurrency: 3}, 0), nil)
+	res, _, _, err := runBulk(t, f, bulkInput(models.OpTypeBulkModify, 8, models.BulkOptions{Parallel: true, MaxConcurrency: 3}, 0), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -415,7 +415,7 @@ func TestBulkModifyItemsRunAsServiceChanges(t *testing.T) {
 	}
 	t.Run("rolled back by reverse changes", func(t *testing.T) {
 		f := newFakeBulk(models.OpTypeBulkModify, 6, 3)
-		res, err, _, _ := runBulk(t, f, bulkInput(models.OpTypeBulkModify, 6, models.BulkOptions{RollbackOnFailure: true}, 0), nil)
+		res, _, _, err := runBulk(t, f, bulkInput(models.OpTypeBulkModify, 6, models.BulkOptions{RollbackOnFailure: true}, 0), nil)
 		if err != nil || res.Status != models.OpRolledBack || res.RolledBack != 3 || res.Skipped != 2 {
 			t.Fatalf("result %+v, %v", res, err)
 		}
@@ -427,14 +427,14 @@ func TestBulkModifyItemsRunAsServiceChanges(t *testing.T) {
 	})
 	t.Run("status items: all fail", func(t *testing.T) {
 		f := newFakeBulk(models.OpTypeBulkStatus, 3, 0, 1, 2)
-		res, err, _, _ := runBulk(t, f, bulkInput(models.OpTypeBulkStatus, 3, models.BulkOptions{}, 0), nil)
+		res, _, _, err := runBulk(t, f, bulkInput(models.OpTypeBulkStatus, 3, models.BulkOptions{}, 0), nil)
 		if err != nil || res.Status != models.OpFailed {
 			t.Fatalf("result %+v, %v", res, err)
 		}
 	})
 	t.Run("status items: all complete", func(t *testing.T) {
 		f := newFakeBulk(models.OpTypeBulkStatus, 3)
-		res, err, _, _ := runBulk(t, f, bulkInput(models.OpTypeBulkStatus, 3, models.BulkOptions{Parallel: true}, 0), nil)
+		res, _, _, err := runBulk(t, f, bulkInput(models.OpTypeBulkStatus, 3, models.BulkOptions{Parallel: true}, 0), nil)
 		if err != nil || res.Status != models.OpCompleted || res.Completed != 3 {
 			t.Fatalf("result %+v, %v", res, err)
 		}
@@ -447,7 +447,7 @@ func TestBulkCancelled(t *testing.T) {
 			f := newFakeBulk(models.OpTypeBulkProvision, 30)
 			in := bulkInput(models.OpTypeBulkProvision, 30, models.BulkOptions{Parallel: true, MaxConcurrency: 4, RollbackOnFailure: rollback}, 0)
 			// Items take a minute each: after 150 s, 8 have completed and 4 are running.
-			res, err, runs, _ := runBulk(t, f, in, func(env *testsuite.TestWorkflowEnvironment) {
+			res, runs, _, err := runBulk(t, f, in, func(env *testsuite.TestWorkflowEnvironment) {
 				env.RegisterDelayedCallback(env.CancelWorkflow, 150*time.Second)
 			})
 			if !temporal.IsCanceledError(err) || res != nil || runs != 1 {
