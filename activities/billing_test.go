@@ -1,7 +1,6 @@
 package activities_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"sync"
@@ -49,22 +48,7 @@ type billingFixture struct {
 func newBillingFixture(t *testing.T, plan models.Plan, usage activities.APIUsage) *billingFixture {
 	t.Helper()
 	ctx := context.Background()
-	db, err := models.Open(ctx, testenv.DatabaseURL(t), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = models.Close(db) })
-	if err := models.Migrate(ctx, db); err != nil {
-		t.Fatal(err)
-	}
-	sealer, err := models.NewSealer(bytes.Repeat([]byte{5}, 32))
-	if err != nil {
-		t.Fatal(err)
-	}
-	store := models.NewStore(db, sealer)
-	if _, err := store.Seed(ctx); err != nil {
-		t.Fatal(err)
-	}
+	store, _ := testenv.SeededStore(t)
 	provider, err := store.EnsureProviderOrganization(ctx)
 	if err != nil {
 		t.Fatal(err)

@@ -25,22 +25,7 @@ type fixture struct {
 func newFixture(t *testing.T, net func(*models.Store) simulator.Southbound) *fixture {
 	t.Helper()
 	ctx := context.Background()
-	db, err := models.Open(ctx, testenv.DatabaseURL(t), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = models.Close(db) })
-	if err := models.Migrate(ctx, db); err != nil {
-		t.Fatal(err)
-	}
-	sealer, err := models.NewSealer(make([]byte, 32))
-	if err != nil {
-		t.Fatal(err)
-	}
-	store := models.NewStore(db, sealer)
-	if _, err := store.Seed(ctx); err != nil {
-		t.Fatal(err)
-	}
+	store, _ := testenv.SeededStore(t)
 	provider, err := store.EnsureProviderOrganization(ctx)
 	if err != nil {
 		t.Fatal(err)

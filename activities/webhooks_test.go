@@ -90,19 +90,7 @@ type whFixture struct {
 func newWebhookFixture(t *testing.T, allowPrivate bool) *whFixture {
 	t.Helper()
 	ctx := context.Background()
-	db, err := models.Open(ctx, testenv.DatabaseURL(t), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = models.Close(db) })
-	if err := models.Migrate(ctx, db); err != nil {
-		t.Fatal(err)
-	}
-	sealer, err := models.NewSealer(make([]byte, 32))
-	if err != nil {
-		t.Fatal(err)
-	}
-	store := models.NewStore(db, sealer)
+	store := testenv.Store(t)
 	provider, err := store.EnsureProviderOrganization(ctx)
 	if err != nil {
 		t.Fatal(err)

@@ -5,16 +5,11 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
-	"net"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/telcoplatform/platform/api"
-	"github.com/telcoplatform/platform/config"
 	"github.com/telcoplatform/platform/models"
 )
 
@@ -77,36 +72,11 @@ func mtlsClientGet(t *testing.T, base string, pool *x509.CertPool, cert testCert
 func TestCertificateListAndRevocation(t *testing.T) {
 	h := newHarness(t)
 	a, b := h.tenants[0], h.tenants[1]
+	m := newMTLS(t, h, "robot")
+	robot := m.client
 	now := time.Now()
-	ca := issueCert(t, nil, "Platform client CA", true, 0, now.Add(-time.Hour), now.Add(24*time.Hour))
-	server := issueCert(t, &ca, "127.0.0.1", false, x509.ExtKeyUsageServerAuth, now.Add(-time.Hour), now.Add(24*time.Hour))
-	robot := issueCert(t, &ca, "robot", false, x509.ExtKeyUsageClientAuth, now.Add(-time.Hour), now.Add(24*time.Hour))
-	other := issueCert(t, &ca, "other", false, x509.ExtKeyUsageClientAuth, now.Add(-time.Hour), now.Add(24*time.Hour))
-	caFile := filepath.Join(t.TempDir(), "ca.pem")
-	if err := os.WriteFile(caFile, []byte(ca.pem), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := config.Load(func(k string) string {
-		if k == "CLIENT_CA_FILE" {
-			return caFile
-		}
-		return ""
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.srv = api.New(api.Deps{Config: cfg, Store: h.store})
-	pool := x509.NewCertPool()
-	pool.AddCert(ca.cert)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		_ = h.srv.ServeMTLS(ln, &tls.Config{Certificates: []tls.Certificate{server.tls()}, ClientAuth: tls.VerifyClientCertIfGiven, ClientCAs: pool, MinVersion: tls.VersionTLS12})
-	}()
-	t.Cleanup(func() { _ = h.srv.App.Shutdown() })
-	base := "https://" + ln.Addr().String()
+	other := issueCert(t, &m.ca, "other", false, x509.ExtKeyUsageClientAuth, now.Add(-time.Hour), now.Add(24*time.Hour))
+	pool, base := m.serve(t)
 
 	register := func(cert testCert) certificateAnswer {
 		t.Helper()

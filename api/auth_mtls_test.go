@@ -61,19 +61,25 @@ func issueCert(t *testing.T, parent *testCert, cn string, isCA bool, usage x509.
 	return testCert{cert: cert, key: key, pem: string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}))}
 }
 
-func TestMutualTLS(t *testing.T) {
-	h := newHarness(t)
-	now := time.Now()
-	ca := issueCert(t, nil, "Platform client CA", true, 0, now.Add(-time.Hour), now.Add(24*time.Hour))
-	server := issueCert(t, &ca, "127.0.0.1", false, x509.ExtKeyUsageServerAuth, now.Add(-time.Hour), now.Add(24*time.Hour))
-	client := issueCert(t, &ca, "billing-robot", false, x509.ExtKeyUsageClientAuth, now.Add(-time.Hour), now.Add(24*time.Hour))
-	unregistered := issueCert(t, &ca, "stranger", false, x509.ExtKeyUsageClientAuth, now.Add(-time.Hour), now.Add(24*time.Hour))
-	expired := issueCert(t, &ca, "old", false, x509.ExtKeyUsageClientAuth, now.Add(-48*time.Hour), now.Add(-24*time.Hour))
-	otherCA := issueCert(t, nil, "Someone else's CA", true, 0, now.Add(-time.Hour), now.Add(24*time.Hour))
-	foreign := issueCert(t, &otherCA, "foreign", false, x509.ExtKeyUsageClientAuth, now.Add(-time.Hour), now.Add(24*time.Hour))
+// mtlsSetup is a client CA, a server certificate for 127.0.0.1 and a client
+// certificate it issued, with the harness's server rebuilt to trust the CA.
+type mtlsSetup struct {
+	h                  *harness
+	ca, server, client testCert
+}
 
+// newMTLS issues a client CA, a server certificate and a client certificate
+// named clientCN (valid from an hour ago for a day), writes the CA file and
+// rebuilds h's server with CLIENT_CA_FILE naming it.
+func newMTLS(t *testing.T, h *harness, clientCN string) *mtlsSetup {
+	t.Helper()
+	now := time.Now()
+	m := &mtlsSetup{h: h}
+	m.ca = issueCert(t, nil, "Platform client CA", true, 0, now.Add(-time.Hour), now.Add(24*time.Hour))
+	m.server = issueCert(t, &m.ca, "127.0.0.1", false, x509.ExtKeyUsageServerAuth, now.Add(-time.Hour), now.Add(24*time.Hour))
+	m.client = issueCert(t, &m.ca, clientCN, false, x509.ExtKeyUsageClientAuth, now.Add(-time.Hour), now.Add(24*time.Hour))
 	caFile := filepath.Join(t.TempDir(), "ca.pem")
-	if err := os.WriteFile(caFile, []byte(ca.pem), 0o600); err != nil {
+	if err := os.WriteFile(caFile, []byte(m.ca.pem), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	cfg, err := config.Load(func(k string) string {
@@ -86,6 +92,37 @@ func TestMutualTLS(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.srv = api.New(api.Deps{Config: cfg, Store: h.store})
+	return m
+}
+
+// serve runs the harness's server on a mutual-TLS loopback listener (shut
+// down when t finishes) and returns a pool holding the CA and the https://
+// base URL of the listener.
+func (m *mtlsSetup) serve(t *testing.T) (pool *x509.CertPool, base string) {
+	t.Helper()
+	pool = x509.NewCertPool()
+	pool.AddCert(m.ca.cert)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := m.h.srv
+	go func() {
+		_ = srv.ServeMTLS(ln, &tls.Config{Certificates: []tls.Certificate{m.server.tls()}, ClientAuth: tls.VerifyClientCertIfGiven, ClientCAs: pool, MinVersion: tls.VersionTLS12})
+	}()
+	t.Cleanup(func() { _ = srv.App.Shutdown() })
+	return pool, "https://" + ln.Addr().String()
+}
+
+func TestMutualTLS(t *testing.T) {
+	h := newHarness(t)
+	m := newMTLS(t, h, "billing-robot")
+	ca, server, client := m.ca, m.server, m.client
+	now := time.Now()
+	unregistered := issueCert(t, &ca, "stranger", false, x509.ExtKeyUsageClientAuth, now.Add(-time.Hour), now.Add(24*time.Hour))
+	expired := issueCert(t, &ca, "old", false, x509.ExtKeyUsageClientAuth, now.Add(-48*time.Hour), now.Add(-24*time.Hour))
+	otherCA := issueCert(t, nil, "Someone else's CA", true, 0, now.Add(-time.Hour), now.Add(24*time.Hour))
+	foreign := issueCert(t, &otherCA, "foreign", false, x509.ExtKeyUsageClientAuth, now.Add(-time.Hour), now.Add(24*time.Hour))
 
 	key := h.tenants[0].liveKey
 	var reg struct {
@@ -114,17 +151,7 @@ func TestMutualTLS(t *testing.T) {
 	h.do("POST", "/v1/auth/certificates", key, map[string]any{"certificate": client.pem, "name": "again", "permissions": []string{"services:read"}}).wantError(http.StatusConflict, "SERVICE_CONFLICT")
 
 	// The mutual-TLS listener.
-	pool := x509.NewCertPool()
-	pool.AddCert(ca.cert)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		_ = h.srv.ServeMTLS(ln, &tls.Config{Certificates: []tls.Certificate{server.tls()}, ClientAuth: tls.VerifyClientCertIfGiven, ClientCAs: pool, MinVersion: tls.VersionTLS12})
-	}()
-	t.Cleanup(func() { _ = h.srv.App.Shutdown() })
-	base := "https://" + ln.Addr().String()
+	pool, base := m.serve(t)
 	get := func(cert *testCert, bearer string) (int, map[string]any, error) {
 		tc := &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
 		if cert != nil { // always sent, even when it does not match the server's acceptable CAs

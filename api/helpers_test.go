@@ -35,23 +35,7 @@ type tenant struct {
 func newHarness(t testing.TB) *harness {
 	t.Helper()
 	ctx := context.Background()
-	db, err := models.Open(ctx, testenv.DatabaseURL(t), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = models.Close(db) })
-	if err := models.Migrate(ctx, db); err != nil {
-		t.Fatal(err)
-	}
-	sealer, err := models.NewSealer(bytes.Repeat([]byte{7}, 32))
-	if err != nil {
-		t.Fatal(err)
-	}
-	store := models.NewStore(db, sealer)
-	seeded, err := store.Seed(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	store, seeded := testenv.SeededStore(t)
 	cfg, err := config.Load(func(string) string { return "" })
 	if err != nil {
 		t.Fatal(err)

@@ -177,7 +177,7 @@ func (s *Server) registerPortal() {
 		if err != nil {
 			return nil, err
 		}
-		ttl := min(auth.AccessTokenTTL, time.Until(ps.ExpiresAt).Truncate(time.Second))
+		ttl := max(min(auth.AccessTokenTTL, ps.ExpiresAt.Sub(s.store.Now()).Truncate(time.Second)), time.Second) // never past the session
 		issued, err := s.tokens.Issue(ctx, auth.Grant{Subject: user.ID, OrganizationID: user.OrganizationID, Permissions: sessionPermissions(user.Role), AuthMethod: ps.AuthMethod, TTL: ttl})
 		if err != nil {
 			return nil, err

@@ -2,14 +2,10 @@ package api_test
 
 import (
 	"crypto/tls"
-	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
-	"net"
 	"net/http"
 	"net/url"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -380,42 +376,16 @@ func (e errorBody) raw(t *testing.T) []byte {
 func TestCertificateRestricted(t *testing.T) {
 	h := newHarness(t)
 	a := h.tenants[0]
-	now := time.Now()
-	ca := issueCert(t, nil, "Platform client CA", true, 0, now.Add(-time.Hour), now.Add(24*time.Hour))
-	server := issueCert(t, &ca, "127.0.0.1", false, x509.ExtKeyUsageServerAuth, now.Add(-time.Hour), now.Add(24*time.Hour))
-	client := issueCert(t, &ca, "robot", false, x509.ExtKeyUsageClientAuth, now.Add(-time.Hour), now.Add(24*time.Hour))
-	caFile := filepath.Join(t.TempDir(), "ca.pem")
-	if err := os.WriteFile(caFile, []byte(ca.pem), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := config.Load(func(k string) string {
-		if k == "CLIENT_CA_FILE" {
-			return caFile
-		}
-		return ""
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.srv = api.New(api.Deps{Config: cfg, Store: h.store})
-	h.do("POST", "/v1/auth/certificates", a.liveKey, map[string]any{"certificate": client.pem, "name": "robot", "permissions": []string{"services:read"}}).decode(http.StatusCreated, nil)
+	m := newMTLS(t, h, "robot")
+	h.do("POST", "/v1/auth/certificates", a.liveKey, map[string]any{"certificate": m.client.pem, "name": "robot", "permissions": []string{"services:read"}}).decode(http.StatusCreated, nil)
 
-	pool := x509.NewCertPool()
-	pool.AddCert(ca.cert)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		_ = h.srv.ServeMTLS(ln, &tls.Config{Certificates: []tls.Certificate{server.tls()}, ClientAuth: tls.VerifyClientCertIfGiven, ClientCAs: pool, MinVersion: tls.VersionTLS12})
-	}()
-	t.Cleanup(func() { _ = h.srv.App.Shutdown() })
-	cert := client.tls()
+	pool, base := m.serve(t)
+	cert := m.client.tls()
 	httpc := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12,
 		GetClientCertificate: func(*tls.CertificateRequestInfo) (*tls.Certificate, error) { return &cert, nil }}}}
 	me := func() (int, errorBody) {
 		t.Helper()
-		res, err := httpc.Get("https://" + ln.Addr().String() + "/v1/users/me")
+		res, err := httpc.Get(base + "/v1/users/me")
 		if err != nil {
 			t.Fatal(err)
 		}

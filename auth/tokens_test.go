@@ -1,7 +1,6 @@
 package auth_test
 
 import (
-	"bytes"
 	"context"
 	"strings"
 	"testing"
@@ -14,22 +13,11 @@ import (
 
 func newStore(t *testing.T, sealed bool) *models.Store {
 	t.Helper()
-	ctx := context.Background()
-	db, err := models.Open(ctx, testenv.DatabaseURL(t), nil)
-	if err != nil {
-		t.Fatal(err)
+	store := testenv.Store(t)
+	if !sealed {
+		store.Sealer = nil // as when SECRETS_KEY is not set
 	}
-	t.Cleanup(func() { _ = models.Close(db) })
-	if err := models.Migrate(ctx, db); err != nil {
-		t.Fatal(err)
-	}
-	var sealer *models.Sealer
-	if sealed {
-		if sealer, err = models.NewSealer(bytes.Repeat([]byte{9}, 32)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return models.NewStore(db, sealer)
+	return store
 }
 
 var admin = &models.Principal{Role: models.RoleAdmin, Permissions: []string{"*"}}

@@ -246,16 +246,7 @@ type dispatchFixture struct {
 func newDispatchFixture(t *testing.T) *dispatchFixture {
 	t.Helper()
 	ctx := context.Background()
-	db, err := models.Open(ctx, testenv.DatabaseURL(t), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = models.Close(db) })
-	if err := models.Migrate(ctx, db); err != nil {
-		t.Fatal(err)
-	}
-	sealer, _ := models.NewSealer(make([]byte, 32))
-	store := models.NewStore(db, sealer)
+	store := testenv.Store(t)
 	provider, err := store.EnsureProviderOrganization(ctx)
 	if err != nil {
 		t.Fatal(err)

@@ -51,23 +51,7 @@ func startBulkStack(t testing.TB, stepDelay string) *bulkStack {
 		t.Fatal(err)
 	}
 	t.Cleanup(tc.Close)
-	db, err := models.Open(ctx, testenv.DatabaseURL(t), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = models.Close(db) })
-	if err := models.Migrate(ctx, db); err != nil {
-		t.Fatal(err)
-	}
-	sealer, err := models.NewSealer(bytes.Repeat([]byte{5}, 32))
-	if err != nil {
-		t.Fatal(err)
-	}
-	store := models.NewStore(db, sealer)
-	seeded, err := store.Seed(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	store, seeded := testenv.SeededStore(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -1,7 +1,6 @@
 package integration
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"net"
@@ -40,23 +39,7 @@ func startWebhookPlatform(t *testing.T, runDispatcher bool) *webhookPlatform {
 		t.Fatal(err)
 	}
 	t.Cleanup(tc.Close)
-	db, err := models.Open(ctx, testenv.DatabaseURL(t), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = models.Close(db) })
-	if err := models.Migrate(ctx, db); err != nil {
-		t.Fatal(err)
-	}
-	sealer, err := models.NewSealer(bytes.Repeat([]byte{5}, 32))
-	if err != nil {
-		t.Fatal(err)
-	}
-	store := models.NewStore(db, sealer)
-	seeded, err := store.Seed(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	store, seeded := testenv.SeededStore(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -12,23 +12,7 @@ import (
 // newStore opens a migrated, seeded database for one test.
 func newStore(t *testing.T) *models.Store {
 	t.Helper()
-	ctx := context.Background()
-	db, err := models.Open(ctx, testenv.DatabaseURL(t), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = models.Close(db) })
-	if err := models.Migrate(ctx, db); err != nil {
-		t.Fatal(err)
-	}
-	sealer, err := models.NewSealer(make([]byte, 32))
-	if err != nil {
-		t.Fatal(err)
-	}
-	store := models.NewStore(db, sealer)
-	if _, err := store.Seed(ctx); err != nil {
-		t.Fatal(err)
-	}
+	store, _ := testenv.SeededStore(t)
 	return store
 }
 

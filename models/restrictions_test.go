@@ -405,15 +405,8 @@ func TestAccessRestrictionsStored(t *testing.T) {
 // policy with every kind of rule.
 func BenchmarkCheckAccess(b *testing.B) {
 	ctx := context.Background()
-	db, err := models.Open(ctx, testenv.DatabaseURL(b), nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = models.Close(db) })
-	if err := models.Migrate(ctx, db); err != nil {
-		b.Fatal(err)
-	}
-	s := models.NewStore(db, nil)
+	s := testenv.Store(b)
+	s.Sealer = nil // no SECRETS_KEY
 	prov, err := s.EnsureProviderOrganization(ctx)
 	if err != nil {
 		b.Fatal(err)

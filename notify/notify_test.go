@@ -12,24 +12,6 @@ import (
 	"github.com/telcoplatform/platform/testenv"
 )
 
-func newStore(t *testing.T) *models.Store {
-	t.Helper()
-	ctx := context.Background()
-	db, err := models.Open(ctx, testenv.DatabaseURL(t), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = models.Close(db) })
-	if err := models.Migrate(ctx, db); err != nil {
-		t.Fatal(err)
-	}
-	sealer, err := models.NewSealer(make([]byte, 32))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return models.NewStore(db, sealer)
-}
-
 var scope = models.TenantScope("org_notify", models.EnvLive)
 
 // TestDispatcherSendsEmailAndSMS sends a queued e-mail through a real SMTP
@@ -37,7 +19,7 @@ var scope = models.TenantScope("org_notify", models.EnvLive)
 // that the outbox records both as sent and wiped their sealed bodies.
 func TestDispatcherSendsEmailAndSMS(t *testing.T) {
 	ctx := context.Background()
-	store := newStore(t)
+	store := testenv.Store(t)
 	smtpURL, mailbox := testenv.SMTPServer(t)
 	smsURL, phone := testenv.SMSServer(t, 1)
 	email, err := notify.NewSMTP(smtpURL, "Telco Platform <no-reply@example.test>")
@@ -96,7 +78,7 @@ func (failing) Send(context.Context, notify.Message) error { return errors.New("
 // NotificationMaxAttempts; a channel without a sender leaves it queued.
 func TestFailedMessagesBackOffAndStop(t *testing.T) {
 	ctx := context.Background()
-	store := newStore(t)
+	store := testenv.Store(t)
 	now := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
 	store.Now = func() time.Time { return now }
 	if _, err := store.QueueMessage(ctx, scope, models.Message{Channel: models.ChannelEmail, Recipient: "bob@example.test", Subject: "s", Body: "b"}); err != nil {

@@ -1,7 +1,6 @@
 package payments_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"sync"
@@ -69,22 +68,7 @@ type fixture struct {
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	ctx := context.Background()
-	db, err := models.Open(ctx, testenv.DatabaseURL(t), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = models.Close(db) })
-	if err := models.Migrate(ctx, db); err != nil {
-		t.Fatal(err)
-	}
-	sealer, err := models.NewSealer(bytes.Repeat([]byte{1}, 32))
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := models.NewStore(db, sealer)
-	if _, err := s.Seed(ctx); err != nil {
-		t.Fatal(err)
-	}
+	s, _ := testenv.SeededStore(t)
 	demo, err := s.DemoOrganization(ctx)
 	if err != nil {
 		t.Fatal(err)

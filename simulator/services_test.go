@@ -7,6 +7,7 @@ import (
 
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/simulator"
+	"github.com/telcoplatform/platform/testenv"
 )
 
 // liveService stores an operational service of kind named name for the provider organization in env.
@@ -52,7 +53,7 @@ func TestSampleForCarriesTraffic(t *testing.T) {
 }
 
 func TestMagicValuesOfTheServicesArea(t *testing.T) {
-	s := newStore(t)
+	s, _ := testenv.SeededStore(t)
 	ctx := context.Background()
 	sim := simulator.New(s, simulator.Options{})
 	t.Run("a magic name fails any step in the sandbox", func(t *testing.T) {
@@ -114,7 +115,7 @@ func TestMagicValuesOfTheServicesArea(t *testing.T) {
 }
 
 func TestRandomIncidentsOnlyInTicks(t *testing.T) {
-	s := newStore(t)
+	s, _ := testenv.SeededStore(t)
 	ctx := context.Background()
 	svc := liveService(t, s, models.EnvLive, "svc_live", "internet", "Branch", 1)
 	sim := simulator.New(s, simulator.Options{IncidentRate: 1}) // every measurement would raise one

@@ -11,30 +11,8 @@ import (
 	"github.com/telcoplatform/platform/testenv"
 )
 
-func newStore(t *testing.T) *models.Store {
-	t.Helper()
-	ctx := context.Background()
-	db, err := models.Open(ctx, testenv.DatabaseURL(t), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = models.Close(db) })
-	if err := models.Migrate(ctx, db); err != nil {
-		t.Fatal(err)
-	}
-	sealer, err := models.NewSealer(make([]byte, 32))
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := models.NewStore(db, sealer)
-	if _, err := s.Seed(ctx); err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
-
 func TestInjectedFaults(t *testing.T) {
-	s := newStore(t)
+	s, _ := testenv.SeededStore(t)
 	sim := simulator.New(s, simulator.Options{})
 	ctx := context.Background()
 	tests := []struct {
@@ -67,7 +45,7 @@ func TestInjectedFaults(t *testing.T) {
 }
 
 func TestSouthboundCallsAreKeyedByOperation(t *testing.T) {
-	s := newStore(t)
+	s, _ := testenv.SeededStore(t)
 	ctx := context.Background()
 	org, err := s.EnsureProviderOrganization(ctx)
 	if err != nil {
@@ -118,7 +96,7 @@ func TestSouthboundCallsAreKeyedByOperation(t *testing.T) {
 }
 
 func TestStepDelayStopsWithTheContext(t *testing.T) {
-	s := newStore(t)
+	s, _ := testenv.SeededStore(t)
 	sim := simulator.New(s, simulator.Options{StepDelay: time.Hour})
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -149,7 +127,7 @@ func TestSamples(t *testing.T) {
 }
 
 func TestRecordTelemetry(t *testing.T) {
-	s := newStore(t)
+	s, _ := testenv.SeededStore(t)
 	ctx := context.Background()
 	org, err := s.EnsureProviderOrganization(ctx)
 	if err != nil {

@@ -6,7 +6,8 @@
 // Environment:
 //   - TEST_DATABASE_URL: a PostgreSQL server URL (for example the one exported
 //     by scripts/with-postgres.sh). When set, DatabaseURL creates a fresh
-//     database on that server; otherwise it returns an SQLite file.
+//     database on that server; otherwise it returns an SQLite file. Store
+//     and SeededStore return a migrated models.Store on such a database.
 //   - CI: when "true", a missing redis-server or bin/temporal fails the test
 //     instead of skipping it.
 package testenv

@@ -300,24 +300,7 @@ func (f *flakyNetwork) AllocateVLAN(ctx context.Context, o simulator.Order) (int
 // realEnv runs the workflow with the real activities on a real database.
 func realEnv(t *testing.T, net func(*models.Store) simulator.Southbound) (*testsuite.TestWorkflowEnvironment, *models.Store, string) {
 	t.Helper()
-	ctx := context.Background()
-	db, err := models.Open(ctx, testenv.DatabaseURL(t), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = models.Close(db) })
-	if err := models.Migrate(ctx, db); err != nil {
-		t.Fatal(err)
-	}
-	sealer, err := models.NewSealer(make([]byte, 32))
-	if err != nil {
-		t.Fatal(err)
-	}
-	store := models.NewStore(db, sealer)
-	seeded, err := store.Seed(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	store, seeded := testenv.SeededStore(t)
 	var suite testsuite.WorkflowTestSuite
 	env := suite.NewTestWorkflowEnvironment()
 	deps := worker.Deps{Store: store}

@@ -1,7 +1,6 @@
 package workflows_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -315,7 +314,7 @@ func TestSubscriptionCancellationRecordedWithoutASignal(t *testing.T) {
 // subscription is cancelled 21 days in; the invoice prorates both.
 func TestSubscriptionProrationWithTheRealActivities(t *testing.T) {
 	ctx := context.Background()
-	store := newBillingStore(t)
+	store, _ := testenv.SeededStore(t)
 	var suite testsuite.WorkflowTestSuite
 	env := suite.NewTestWorkflowEnvironment()
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -374,29 +373,6 @@ func TestSubscriptionProrationWithTheRealActivities(t *testing.T) {
 }
 
 func ptrTo[T any](v T) *T { return &v }
-
-// newBillingStore opens a migrated, seeded database for one test.
-func newBillingStore(t *testing.T) *models.Store {
-	t.Helper()
-	ctx := context.Background()
-	db, err := models.Open(ctx, testenv.DatabaseURL(t), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = models.Close(db) })
-	if err := models.Migrate(ctx, db); err != nil {
-		t.Fatal(err)
-	}
-	sealer, err := models.NewSealer(bytes.Repeat([]byte{2}, 32))
-	if err != nil {
-		t.Fatal(err)
-	}
-	store := models.NewStore(db, sealer)
-	if _, err := store.Seed(ctx); err != nil {
-		t.Fatal(err)
-	}
-	return store
-}
 
 // billingFixture returns the demo tenant (live) with a new USD account and
 // an operational 1 Gbps dedicated internet service row.
