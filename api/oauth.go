@@ -226,7 +226,18 @@ func (h *oauthHandlers) render(w http.ResponseWriter, r *http.Request, ar fosite
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("X-Frame-Options", "DENY")
-	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'")
+	// form-action governs the redirect that follows the form too: allow the
+	// client's (registered, fosite-checked) redirect URI, or browsers stop
+	// the approval before it reaches the client.
+	formAction := "'self'"
+	if u := ar.GetRedirectURI(); u != nil && u.Scheme != "" {
+		if u.Host != "" {
+			formAction += " " + u.Scheme + "://" + u.Host
+		} else {
+			formAction += " " + u.Scheme + ":" // a native app's private-use scheme (RFC 8252)
+		}
+	}
+	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; form-action "+formAction+"; frame-ancestors 'none'")
 	w.WriteHeader(status)
 	data := map[string]any{
 		"ClientName": name, "Scopes": []string(ar.GetRequestedScopes()), "Error": msg, "Email": email,

@@ -2,69 +2,19 @@ package integration
 
 import (
 	"context"
-	"net"
 	"net/http"
 	"slices"
 	"testing"
 	"time"
 
-	"github.com/telcoplatform/platform/api"
-	"github.com/telcoplatform/platform/config"
-	"github.com/telcoplatform/platform/events"
 	"github.com/telcoplatform/platform/models"
-	"github.com/telcoplatform/platform/temporalclient"
-	"github.com/telcoplatform/platform/testenv"
-	"github.com/telcoplatform/platform/webhooks"
-	"github.com/telcoplatform/platform/worker"
-	"github.com/telcoplatform/platform/workflows"
 )
 
-// startBillingPlatform starts the API, a worker that may deliver webhooks
-// to loopback receivers, and the outbox dispatcher, on a fresh database and
-// Temporal dev server (like startPlatform).
+// startBillingPlatform starts the platform with the demo tenant's sandbox
+// key, a 5 s webhook attempt timeout and the real retry schedule.
 func startBillingPlatform(t *testing.T) *platform {
 	t.Helper()
-	ctx := context.Background()
-	addr := testenv.TemporalAddress(t, workflows.DevServerArgs()...)
-	tc, err := temporalclient.Dial(ctx, temporalclient.Options{Address: addr, Namespace: "default"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(tc.Close)
-	store, seeded := testenv.SeededStore(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	base := "http://" + ln.Addr().String()
-	queue := "billing-" + models.RandomString(8)
-	cfg, err := config.Load(env{"PUBLIC_BASE_URL": base, "TEMPORAL_ADDRESS": addr, "TEMPORAL_TASK_QUEUE": queue, "SIMULATOR_STEP_DELAY": "10ms",
-		"WEBHOOK_ALLOW_PRIVATE": "true"}.get)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := worker.New(tc, queue, worker.Deps{Store: store, SimulatorStepDelay: cfg.SimulatorStepDelay,
-		Webhooks: webhooks.NewClient(cfg.WebhookAllowPrivate, webhooks.WithTimeout(5*time.Second))})
-	if err := w.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(w.Stop)
-	startDispatcher(t, store, tc, events.Options{TaskQueue: queue})
-	srv := api.New(api.Deps{Config: cfg, Store: store, Temporal: tc})
-	served := make(chan struct{})
-	go func() { _ = srv.App.Listener(ln); close(served) }()
-	t.Cleanup(func() {
-		_ = srv.App.ShutdownWithTimeout(5 * time.Second)
-		<-served
-	})
-	p := &platform{t: t, base: base, store: store, temporal: tc, http: &http.Client{Timeout: 30 * time.Second}, demo: seeded}
-	adm := &models.Principal{ID: "ak_bootstrap", OrganizationID: seeded.Provider.ID, Environment: models.EnvLive, Role: models.RoleAdmin, Permissions: []string{"*"}}
-	issued, err := store.CreateAPIKey(ctx, adm, models.APIKeyInput{Name: "billing integration", Permissions: []string{"*"}, OrganizationID: seeded.Demo.ID, Environment: models.EnvTest})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p.testKey = issued.Secret
-	return p
+	return startPlatform(t, platformOptions{queuePrefix: "billing", webhookTimeout: 5 * time.Second, realRetries: true, keys: demoTestKey})
 }
 
 type billingInvoice struct {

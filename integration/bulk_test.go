@@ -5,22 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"net"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
-	"go.temporal.io/sdk/client"
-
-	"github.com/telcoplatform/platform/api"
-	"github.com/telcoplatform/platform/config"
-	"github.com/telcoplatform/platform/events"
 	"github.com/telcoplatform/platform/models"
-	"github.com/telcoplatform/platform/temporalclient"
-	"github.com/telcoplatform/platform/testenv"
-	"github.com/telcoplatform/platform/webhooks"
-	"github.com/telcoplatform/platform/worker"
 	"github.com/telcoplatform/platform/workflows"
 )
 
@@ -29,60 +19,16 @@ import (
 // dispatcher on a fresh database and Temporal dev server, with a sandbox
 // tenant that has a billing account.
 type bulkStack struct {
-	t         testing.TB
-	base      string
-	store     *models.Store
-	temporal  client.Client
-	http      *http.Client
-	cfg       config.Config
-	orgID     string
-	key       string // the tenant's sandbox key
-	adminProv *models.Principal
+	*platform
+	orgID string
+	key   string // the tenant's sandbox key
 }
 
 // startBulkStack starts the platform with each simulated network step
 // taking stepDelay.
 func startBulkStack(t testing.TB, stepDelay string) *bulkStack {
 	t.Helper()
-	ctx := context.Background()
-	addr := testenv.TemporalAddress(t, workflows.DevServerArgs()...)
-	tc, err := temporalclient.Dial(ctx, temporalclient.Options{Address: addr, Namespace: "default"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(tc.Close)
-	store, seeded := testenv.SeededStore(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	base := "http://" + ln.Addr().String()
-	queue := "bulk-" + models.RandomString(8)
-	cfg, err := config.Load(env{"PUBLIC_BASE_URL": base, "TEMPORAL_ADDRESS": addr, "TEMPORAL_TASK_QUEUE": queue, "SIMULATOR_STEP_DELAY": stepDelay,
-		"WEBHOOK_ALLOW_PRIVATE": "true"}.get)
-	if err != nil {
-		t.Fatal(err)
-	}
-	deps := worker.Deps{Store: store, SimulatorStepDelay: cfg.SimulatorStepDelay, Webhooks: webhooks.NewClient(cfg.WebhookAllowPrivate)}
-	for _, w := range []interface {
-		Start() error
-		Stop()
-	}{worker.New(tc, cfg.TemporalTaskQueue, deps), worker.NewBackground(tc, cfg.TemporalBackgroundTaskQueue, deps)} {
-		if err := w.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(w.Stop)
-	}
-	startDispatcher(t, store, tc, events.Options{TaskQueue: cfg.TemporalTaskQueue, RetryDelays: testRetryDelays})
-	srv := api.New(api.Deps{Config: cfg, Store: store, Temporal: tc})
-	served := make(chan struct{})
-	go func() { _ = srv.App.Listener(ln); close(served) }()
-	t.Cleanup(func() {
-		_ = srv.App.ShutdownWithTimeout(5 * time.Second)
-		<-served
-	})
-	s := &bulkStack{t: t, base: base, store: store, temporal: tc, http: &http.Client{Timeout: time.Minute}, cfg: cfg,
-		adminProv: &models.Principal{ID: "ak_bootstrap", OrganizationID: seeded.Provider.ID, Environment: models.EnvLive, Role: models.RoleAdmin, Permissions: []string{"*"}}}
+	s := &bulkStack{platform: startPlatform(t, platformOptions{stepDelay: stepDelay, queuePrefix: "bulk", background: true, httpTimeout: time.Minute})}
 	s.orgID, s.key = s.newTenant("Bulk customer")
 	return s
 }
@@ -92,11 +38,11 @@ func startBulkStack(t testing.TB, stepDelay string) *bulkStack {
 func (s *bulkStack) newTenant(name string) (string, string) {
 	s.t.Helper()
 	ctx := context.Background()
-	org, err := s.store.CreateOrganization(ctx, s.adminProv, models.OrganizationInput{Name: name, Plan: models.PlanEnterprise})
+	org, err := s.store.CreateOrganization(ctx, s.admin, models.OrganizationInput{Name: name, Plan: models.PlanEnterprise})
 	if err != nil {
 		s.t.Fatal(err)
 	}
-	issued, err := s.store.CreateAPIKey(ctx, s.adminProv, models.APIKeyInput{Name: "bulk", Permissions: []string{"*"}, OrganizationID: org.ID, Environment: models.EnvTest})
+	issued, err := s.store.CreateAPIKey(ctx, s.admin, models.APIKeyInput{Name: "bulk", Permissions: []string{"*"}, OrganizationID: org.ID, Environment: models.EnvTest})
 	if err != nil {
 		s.t.Fatal(err)
 	}

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/exec"
 	"regexp"
@@ -15,6 +17,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/pquerna/otp/totp"
+	"golang.org/x/oauth2"
 
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/notify"
@@ -54,7 +57,7 @@ func TestPortalSingleSignOnEndToEnd(t *testing.T) {
 	ctx := browser(t)
 	idp := testenv.SAMLIdP(t)
 	smtpURL, mailbox := testenv.SMTPServer(t)
-	p := startPlatform(t, "10ms", env{"SAML_IDP_METADATA_URL": idp.URL + "/metadata"})
+	p := startPlatform(t, platformOptions{settings: env{"SAML_IDP_METADATA_URL": idp.URL + "/metadata"}, keys: allKeys})
 	mailer, err := notify.NewSMTP(smtpURL, "Telco Platform <no-reply@example.test>")
 	if err != nil {
 		t.Fatal(err)
@@ -171,6 +174,54 @@ func TestPortalSingleSignOnEndToEnd(t *testing.T) {
 	if err != nil || !strings.Contains(services, acc.ServiceID) || !strings.Contains(services, "operational") || !strings.Contains(operations, acc.RequestID) {
 		t.Fatalf("portal after provisioning (%v):\nservices: %s\noperations: %s", err, services, operations)
 	}
+	// An application asks for access (authorization code + PKCE with the
+	// seeded public client, golang.org/x/oauth2 on its side): the signed-in
+	// browser approves without a password, the redirect reaches the
+	// application's loopback address, and the code becomes a token.
+	received := make(chan string, 1)
+	callback := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case received <- r.URL.RawQuery:
+		default:
+		}
+		_, _ = io.WriteString(w, "<p id=done>You can close this window.</p>")
+	}))
+	defer callback.Close()
+	conf := &oauth2.Config{ClientID: models.DemoClientID, RedirectURL: callback.URL + "/callback", Scopes: []string{"services.read"},
+		Endpoint: oauth2.Endpoint{AuthURL: p.base + "/oauth/authorize", TokenURL: p.base + "/oauth/token", AuthStyle: oauth2.AuthStyleInParams}}
+	verifier := oauth2.GenerateVerifier()
+	err = chromedp.Do(step2,
+		chromedp.Navigate(conf.AuthCodeURL("state-from-the-app", oauth2.S256ChallengeOption(verifier))),
+		chromedp.WaitVisible(chromedp.CSS("#session-user")),
+		chromedp.Click(chromedp.CSS(`button[value="approve"]`)),
+		chromedp.WaitVisible(chromedp.CSS("#done")),
+	)
+	if err != nil {
+		t.Fatalf("authorization in the browser: %v; the browser is at %s", err, pageState(ctx))
+	}
+	query, _ := url.ParseQuery(<-received)
+	if query.Get("state") != "state-from-the-app" || query.Get("code") == "" {
+		t.Fatalf("redirect to the application: %v", query)
+	}
+	appToken, err := conf.Exchange(context.Background(), query.Get("code"), oauth2.VerifierOption(verifier))
+	if err != nil {
+		t.Fatalf("code exchange: %v", err)
+	}
+	var me struct {
+		Principal struct {
+			User struct {
+				Email string `json:"email"`
+			} `json:"user"`
+		} `json:"principal"`
+	}
+	if st := p.call(t, "GET", "/v1/users/me", appToken.AccessToken, nil, nil, &me); st != 200 || me.Principal.User.Email != "grace@demo.example" {
+		t.Fatalf("the application's token: %d %+v", st, me)
+	}
+	err = chromedp.Do(step2, chromedp.Navigate(p.base+"/portal"), chromedp.WaitVisible(chromedp.CSS("#sign-out")))
+	if err != nil {
+		t.Fatal(err)
+	}
+
 	// Signing out ends the session; the page offers sign-in again.
 	err = chromedp.Do(step2, chromedp.Click(chromedp.CSS("#sign-out")), chromedp.WaitVisible(chromedp.CSS("#sso")))
 	if err != nil {

@@ -6,10 +6,12 @@ package integration
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"strings"
@@ -20,6 +22,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
+	sdkworker "go.temporal.io/sdk/worker"
 
 	"github.com/telcoplatform/platform/api"
 	"github.com/telcoplatform/platform/config"
@@ -34,22 +37,49 @@ import (
 
 // platform is an API server and a worker sharing a database and a Temporal server.
 type platform struct {
-	t        *testing.T
+	t        testing.TB
 	base     string
 	store    *models.Store
 	temporal client.Client
 	http     *http.Client
+	cfg      config.Config
+	queue    string            // the worker's task queue
+	admin    *models.Principal // the provider's administrator, for the store's calls
 	demo     *models.SeedResult
 	liveKey  string // demo tenant, live
 	testKey  string // demo tenant, sandbox
 	otherKey string // another tenant, live
 }
 
-// startPlatform starts the API, a worker (each simulated network step
-// taking stepDelay) that may deliver webhooks to loopback receivers, and
-// the outbox dispatcher, on a fresh database and Temporal dev server; extra
-// settings are added to the configuration.
-func startPlatform(t *testing.T, stepDelay string, extra ...env) *platform {
+// platformOptions are what the tests' platforms differ in. The zero value
+// is the API, one worker with simulated network steps of 10 ms and the
+// outbox dispatcher with short retries, and no API key.
+type platformOptions struct {
+	stepDelay      string        // SIMULATOR_STEP_DELAY; 10ms when empty
+	settings       env           // added to the configuration
+	queuePrefix    string        // of the random task queue; "provisioning" when empty
+	webhookTimeout time.Duration // of the worker's webhook attempts; the client's default when zero
+	background     bool          // also run the worker of the background task queue
+	noDispatcher   bool          // the test runs the outbox dispatcher's rounds itself
+	realRetries    bool          // deliveries retry on the real schedule, not testRetryDelays
+	httpTimeout    time.Duration // of the test's HTTP client; 30 s when zero
+	keys           keySet        // the API keys to issue
+}
+
+// keySet says which API keys startPlatform issues, each with every permission.
+type keySet uint8
+
+const (
+	demoLiveKey  keySet = 1 << iota // platform.liveKey
+	demoTestKey                     // platform.testKey
+	otherLiveKey                    // platform.otherKey, of a tenant created for it
+	allKeys      = demoLiveKey | demoTestKey | otherLiveKey
+)
+
+// startPlatform starts the API, a worker (and, with o.background, the
+// background one) that may deliver webhooks to loopback receivers, and the
+// outbox dispatcher, on a fresh database and Temporal dev server, as o says.
+func startPlatform(t testing.TB, o platformOptions) *platform {
 	t.Helper()
 	ctx := context.Background()
 	addr := testenv.TemporalAddress(t, workflows.DevServerArgs()...)
@@ -66,28 +96,39 @@ func startPlatform(t *testing.T, stepDelay string, extra ...env) *platform {
 		t.Fatal(err)
 	}
 	base := "http://" + ln.Addr().String()
-	queue := "provisioning-" + models.RandomString(8)
+	queue := cmp.Or(o.queuePrefix, "provisioning") + "-" + models.RandomString(8)
 	settings := env{
-		"PUBLIC_BASE_URL": base, "TEMPORAL_ADDRESS": addr, "TEMPORAL_TASK_QUEUE": queue, "SIMULATOR_STEP_DELAY": stepDelay,
+		"PUBLIC_BASE_URL": base, "TEMPORAL_ADDRESS": addr, "TEMPORAL_TASK_QUEUE": queue, "SIMULATOR_STEP_DELAY": cmp.Or(o.stepDelay, "10ms"),
 		"WEBHOOK_ALLOW_PRIVATE": "true",
 	}
-	for _, e := range extra {
-		for k, v := range e {
-			settings[k] = v
-		}
-	}
+	maps.Copy(settings, o.settings)
 	cfg, err := config.Load(settings.get)
 	if err != nil {
 		t.Fatal(err)
 	}
 
-	w := worker.New(tc, queue, worker.Deps{Store: store, SimulatorStepDelay: cfg.SimulatorStepDelay,
-		Webhooks: webhooks.NewClient(cfg.WebhookAllowPrivate)})
-	if err := w.Start(); err != nil {
-		t.Fatal(err)
+	var hookOpts []webhooks.Option
+	if o.webhookTimeout != 0 {
+		hookOpts = append(hookOpts, webhooks.WithTimeout(o.webhookTimeout))
 	}
-	t.Cleanup(w.Stop)
-	startDispatcher(t, store, tc, events.Options{TaskQueue: queue, RetryDelays: testRetryDelays})
+	deps := worker.Deps{Store: store, SimulatorStepDelay: cfg.SimulatorStepDelay, Webhooks: webhooks.NewClient(cfg.WebhookAllowPrivate, hookOpts...)}
+	workers := []sdkworker.Worker{worker.New(tc, queue, deps)}
+	if o.background {
+		workers = append(workers, worker.NewBackground(tc, cfg.TemporalBackgroundTaskQueue, deps))
+	}
+	for _, w := range workers {
+		if err := w.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(w.Stop)
+	}
+	if !o.noDispatcher {
+		opts := events.Options{TaskQueue: queue}
+		if !o.realRetries {
+			opts.RetryDelays = testRetryDelays
+		}
+		startDispatcher(t, store, tc, opts)
+	}
 
 	srv := api.New(api.Deps{Config: cfg, Store: store, Temporal: tc})
 	served := make(chan struct{})
@@ -97,22 +138,34 @@ func startPlatform(t *testing.T, stepDelay string, extra ...env) *platform {
 		<-served
 	})
 
-	p := &platform{t: t, base: base, store: store, temporal: tc, http: &http.Client{Timeout: 30 * time.Second}, demo: seeded}
-	adm := &models.Principal{ID: "ak_bootstrap", OrganizationID: seeded.Provider.ID, Environment: models.EnvLive, Role: models.RoleAdmin, Permissions: []string{"*"}}
-	key := func(org string, env models.Environment) string {
-		issued, err := store.CreateAPIKey(ctx, adm, models.APIKeyInput{Name: "integration", Permissions: []string{"*"}, OrganizationID: org, Environment: env})
+	p := &platform{t: t, base: base, store: store, temporal: tc, http: &http.Client{Timeout: cmp.Or(o.httpTimeout, 30*time.Second)},
+		cfg: cfg, queue: queue, demo: seeded,
+		admin: &models.Principal{ID: "ak_bootstrap", OrganizationID: seeded.Provider.ID, Environment: models.EnvLive, Role: models.RoleAdmin, Permissions: []string{"*"}}}
+	if o.keys&demoLiveKey != 0 {
+		p.liveKey = p.newKey(seeded.Demo.ID, models.EnvLive)
+	}
+	if o.keys&demoTestKey != 0 {
+		p.testKey = p.newKey(seeded.Demo.ID, models.EnvTest)
+	}
+	if o.keys&otherLiveKey != 0 {
+		other, err := store.CreateOrganization(ctx, p.admin, models.OrganizationInput{Name: "Other", Plan: models.PlanBusiness})
 		if err != nil {
 			t.Fatal(err)
 		}
-		return issued.Secret
+		p.otherKey = p.newKey(other.ID, models.EnvLive)
 	}
-	p.liveKey, p.testKey = key(seeded.Demo.ID, models.EnvLive), key(seeded.Demo.ID, models.EnvTest)
-	other, err := store.CreateOrganization(ctx, adm, models.OrganizationInput{Name: "Other", Plan: models.PlanBusiness})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p.otherKey = key(other.ID, models.EnvLive)
 	return p
+}
+
+// newKey issues an API key of an organization, with every permission.
+func (p *platform) newKey(org string, env models.Environment) string {
+	p.t.Helper()
+	issued, err := p.store.CreateAPIKey(context.Background(), p.admin,
+		models.APIKeyInput{Name: "integration", Permissions: []string{"*"}, OrganizationID: org, Environment: env})
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	return issued.Secret
 }
 
 // env is a test environment for config.Load.
@@ -260,7 +313,7 @@ func (p *platform) stream(ctx context.Context, url, key string) ([]operation, er
 }
 
 func TestProvisioningEndToEnd(t *testing.T) {
-	p := startPlatform(t, "10ms")
+	p := startPlatform(t, platformOptions{keys: allKeys})
 	ctx := context.Background()
 
 	t.Run("internet service followed by polling and by SSE, then its status", func(t *testing.T) {

@@ -19,7 +19,7 @@ import (
 // with a data migration, all against a real Temporal dev server; a real
 // receiver subscribed to service.* gets the signed webhooks of it all.
 func TestServicesAreaEndToEnd(t *testing.T) {
-	p := startPlatform(t, "0s")
+	p := startPlatform(t, platformOptions{stepDelay: "0s", keys: allKeys})
 	ctx := context.Background()
 	rcv := newHookReceiver(t, alwaysOK, hookSecret1)
 	p.subscribe("/v1/services/webhooks", p.liveKey, map[string]any{"url": rcv.srv.URL, "events": []string{"service.*"}, "secret": hookSecret1})

@@ -3,7 +3,6 @@ package integration
 import (
 	"context"
 	"errors"
-	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -12,80 +11,16 @@ import (
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 
-	"github.com/telcoplatform/platform/api"
-	"github.com/telcoplatform/platform/config"
 	"github.com/telcoplatform/platform/events"
-	"github.com/telcoplatform/platform/models"
-	"github.com/telcoplatform/platform/temporalclient"
-	"github.com/telcoplatform/platform/testenv"
-	"github.com/telcoplatform/platform/webhooks"
-	"github.com/telcoplatform/platform/worker"
-	"github.com/telcoplatform/platform/workflows"
 )
 
-// webhookPlatform is the API, a worker that delivers webhooks to loopback
-// receivers (WEBHOOK_ALLOW_PRIVATE) and, optionally, the outbox dispatcher.
-type webhookPlatform struct {
-	*platform
-	queue string
-}
-
-func startWebhookPlatform(t *testing.T, runDispatcher bool) *webhookPlatform {
+// startWebhookPlatform starts the platform with a short webhook attempt
+// timeout and, when runDispatcher, the outbox dispatcher; the demo tenant
+// has a live key and another tenant too.
+func startWebhookPlatform(t *testing.T, runDispatcher bool) *platform {
 	t.Helper()
-	ctx := context.Background()
-	addr := testenv.TemporalAddress(t, workflows.DevServerArgs()...)
-	tc, err := temporalclient.Dial(ctx, temporalclient.Options{Address: addr, Namespace: "default"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(tc.Close)
-	store, seeded := testenv.SeededStore(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	base := "http://" + ln.Addr().String()
-	queue := "webhooks-" + models.RandomString(8)
-	cfg, err := config.Load(env{
-		"PUBLIC_BASE_URL": base, "TEMPORAL_ADDRESS": addr, "TEMPORAL_TASK_QUEUE": queue, "SIMULATOR_STEP_DELAY": "10ms",
-		"WEBHOOK_ALLOW_PRIVATE": "true",
-	}.get)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := worker.New(tc, queue, worker.Deps{Store: store, SimulatorStepDelay: cfg.SimulatorStepDelay,
-		Webhooks: webhooks.NewClient(cfg.WebhookAllowPrivate, webhooks.WithTimeout(testAttemptTimeout))})
-	if err := w.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(w.Stop)
-	if runDispatcher {
-		startDispatcher(t, store, tc, events.Options{TaskQueue: queue, RetryDelays: testRetryDelays})
-	}
-	srv := api.New(api.Deps{Config: cfg, Store: store, Temporal: tc})
-	served := make(chan struct{})
-	go func() { _ = srv.App.Listener(ln); close(served) }()
-	t.Cleanup(func() {
-		_ = srv.App.ShutdownWithTimeout(5 * time.Second)
-		<-served
-	})
-
-	p := &platform{t: t, base: base, store: store, temporal: tc, http: &http.Client{Timeout: 30 * time.Second}, demo: seeded}
-	adm := &models.Principal{ID: "ak_bootstrap", OrganizationID: seeded.Provider.ID, Environment: models.EnvLive, Role: models.RoleAdmin, Permissions: []string{"*"}}
-	key := func(org string) string {
-		issued, err := store.CreateAPIKey(ctx, adm, models.APIKeyInput{Name: "integration", Permissions: []string{"*"}, OrganizationID: org, Environment: models.EnvLive})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return issued.Secret
-	}
-	p.liveKey = key(seeded.Demo.ID)
-	other, err := store.CreateOrganization(ctx, adm, models.OrganizationInput{Name: "Other", Plan: models.PlanBusiness})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p.otherKey = key(other.ID)
-	return &webhookPlatform{platform: p, queue: queue}
+	return startPlatform(t, platformOptions{queuePrefix: "webhooks", webhookTimeout: testAttemptTimeout, noDispatcher: !runDispatcher,
+		keys: demoLiveKey | otherLiveKey})
 }
 
 // waitFor polls cond until it holds, failing after a deadline.
@@ -120,7 +55,7 @@ type hookDelivery struct {
 }
 
 // deliveries lists a subscription's deliveries of one event.
-func (p *webhookPlatform) deliveries(webhookID, eventID string) []hookDelivery {
+func (p *platform) deliveries(webhookID, eventID string) []hookDelivery {
 	p.t.Helper()
 	var out struct {
 		Deliveries []hookDelivery `json:"deliveries"`
@@ -132,7 +67,7 @@ func (p *webhookPlatform) deliveries(webhookID, eventID string) []hookDelivery {
 }
 
 // provision orders an internet service and waits for the operation to complete.
-func (p *webhookPlatform) provision() string {
+func (p *platform) provision() string {
 	p.t.Helper()
 	body := map[string]any{
 		"account_id": p.demo.Account.ID, "service_type": "fiber_dedicated", "bandwidth": "1gbps", "sla": "premium",
@@ -149,7 +84,7 @@ func (p *webhookPlatform) provision() string {
 }
 
 // provisionedEvent returns the service.provisioned event of a service.
-func (p *webhookPlatform) provisionedEvent(serviceID string) (id string, dispatched bool) {
+func (p *platform) provisionedEvent(serviceID string) (id string, dispatched bool) {
 	p.t.Helper()
 	var out struct {
 		Events []struct {
