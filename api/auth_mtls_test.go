@@ -14,6 +14,7 @@ import (
 	"math/big"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"testing"
@@ -198,5 +199,60 @@ func TestMutualTLS(t *testing.T) {
 		if _, _, err := get(c, ""); err == nil {
 			t.Fatalf("%s certificate was accepted by the TLS handshake", name)
 		}
+	}
+}
+
+// TestForwardedClientCertificate authenticates a registered certificate
+// that a TLS-terminating proxy forwards in X-Client-Cert: honoured only from
+// TRUSTED_PROXIES, and verified again against the client CA.
+func TestForwardedClientCertificate(t *testing.T) {
+	h := newHarness(t)
+	m := newMTLS(t, h, "edge robot")
+	h.do("POST", "/v1/auth/certificates", h.tenants[0].liveKey, map[string]any{"certificate": m.client.pem, "name": "behind the proxy", "permissions": []string{"services:read"}}).decode(http.StatusCreated, nil)
+	forwarded := url.QueryEscape(m.client.pem)
+
+	// From a peer that is not a trusted proxy the header means nothing.
+	h.do("GET", "/v1/users/me", "", nil, api.ForwardedCertHeader, forwarded).wantError(http.StatusUnauthorized, "UNAUTHENTICATED")
+
+	// The test requests come from 0.0.0.0: make it the trusted proxy.
+	caFile := filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(caFile, []byte(m.ca.pem), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(func(k string) string {
+		return map[string]string{"CLIENT_CA_FILE": caFile, "TRUSTED_PROXIES": "0.0.0.0/32"}[k]
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.srv = api.New(api.Deps{Config: cfg, Store: h.store})
+	var me struct {
+		Principal struct {
+			Type           string `json:"type"`
+			OrganizationID string `json:"organization_id"`
+		} `json:"principal"`
+	}
+	h.do("GET", "/v1/users/me", "", nil, api.ForwardedCertHeader, forwarded).decode(http.StatusOK, &me)
+	if me.Principal.Type != "certificate" || me.Principal.OrganizationID != h.tenants[0].org.ID {
+		t.Fatalf("principal of a forwarded certificate: %+v", me.Principal)
+	}
+	now := time.Now()
+	unregistered := issueCert(t, &m.ca, "stranger", false, x509.ExtKeyUsageClientAuth, now.Add(-time.Hour), now.Add(time.Hour))
+	otherCA := issueCert(t, nil, "someone else's CA", true, 0, now.Add(-time.Hour), now.Add(time.Hour))
+	foreign := issueCert(t, &otherCA, "edge robot", false, x509.ExtKeyUsageClientAuth, now.Add(-time.Hour), now.Add(time.Hour))
+	for name, header := range map[string]string{
+		"unregistered":    url.QueryEscape(unregistered.pem),
+		"another CA's":    url.QueryEscape(foreign.pem),
+		"not escaped PEM": "%zz",
+		"not a cert":      url.QueryEscape("-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n"),
+	} {
+		t.Run(name, func(t *testing.T) {
+			h.do("GET", "/v1/users/me", "", nil, api.ForwardedCertHeader, header).wantError(http.StatusUnauthorized, "UNAUTHENTICATED")
+		})
+	}
+	// An API key in the same request wins; the header is not looked at.
+	h.do("GET", "/v1/users/me", h.tenants[1].liveKey, nil, api.ForwardedCertHeader, forwarded).decode(http.StatusOK, &me)
+	if me.Principal.Type != "api_key" || me.Principal.OrganizationID != h.tenants[1].org.ID {
+		t.Fatalf("a key with a forwarded certificate: %+v", me.Principal)
 	}
 }

@@ -76,14 +76,14 @@ func (s *Server) certificateOutput(row *models.ClientCertificate, status int) *C
 }
 
 func (s *Server) registerCertificates() {
-	var pool *x509.CertPool
 	if s.cfg.ClientCAFile != "" {
 		p, err := auth.LoadCAPool(s.cfg.ClientCAFile)
 		if err != nil {
 			s.log.Error("client CA bundle unreadable: certificate registration is off", "error", err)
 		}
-		pool = p
+		s.clientCAs = p
 	}
+	pool := s.clientCAs
 	register(s, huma.Operation{OperationID: "register-certificate", Method: http.MethodPost, Path: "/auth/certificates", Summary: "Register a client certificate for mutual TLS",
 		Description: "The certificate must be valid now, for client authentication, and issued by the platform's client CA (CLIENT_CA_FILE). Requests on the mutual-TLS listener that present it act in the registrant's organization and environment with its permissions.",
 		Tags:        []string{"Authentication"}, DefaultStatus: http.StatusCreated,
@@ -161,12 +161,21 @@ func (s *Server) registerCertificateManagement() {
 // its verified peer certificate's fingerprint; requests without one pass on.
 // Errors: UNAUTHENTICATED (unregistered, revoked or expired registration).
 func (s *Server) resolveCertificate(c *fiber.Ctx) error {
-	state := c.Context().TLSConnectionState()
-	if state == nil || len(state.PeerCertificates) == 0 || len(state.VerifiedChains) == 0 {
+	var presented *x509.Certificate
+	if state := c.Context().TLSConnectionState(); state != nil && len(state.PeerCertificates) > 0 && len(state.VerifiedChains) > 0 {
+		presented = state.PeerCertificates[0]
+	} else if fwd := c.Get(ForwardedCertHeader); fwd != "" && s.fromTrustedProxy(c) {
+		cert, err := auth.ParseForwardedCertificate(fwd, s.clientCAs, s.now())
+		if err != nil {
+			return err
+		}
+		presented = cert
+	}
+	if presented == nil {
 		return nil
 	}
 	ctx := c.UserContext()
-	reg, org, err := s.store.CertificateByFingerprint(ctx, auth.Fingerprint(state.PeerCertificates[0]))
+	reg, org, err := s.store.CertificateByFingerprint(ctx, auth.Fingerprint(presented))
 	if err != nil {
 		return err
 	}
@@ -175,6 +184,13 @@ func (s *Server) resolveCertificate(c *fiber.Ctx) error {
 	c.SetUserContext(models.WithPrincipal(ctx, p))
 	return nil
 }
+
+// ForwardedCertHeader carries the client certificate that a TLS-terminating
+// proxy verified, as URL-escaped PEM (nginx: `proxy_set_header X-Client-Cert
+// $ssl_client_escaped_cert;`). It is read only from TRUSTED_PROXIES, and the
+// certificate is verified again against CLIENT_CA_FILE; from anyone else the
+// header is ignored.
+const ForwardedCertHeader = "X-Client-Cert"
 
 // ServeMTLS serves the API on ln with mutual TLS (client certificates
 // verified against CLIENT_CA_FILE when given) until the app shuts down.

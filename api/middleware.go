@@ -116,6 +116,21 @@ func (s *Server) requestContext(c *fiber.Ctx) error {
 // every entry to its left was written by the client and proves nothing (a
 // proxy appends the address it received the request from). An entry that
 // cannot be read yields the invalid address, which no allow-list accepts.
+// fromTrustedProxy reports whether the connection's peer is one of TRUSTED_PROXIES.
+func (s *Server) fromTrustedProxy(c *fiber.Ctx) bool {
+	peer, ok := netip.AddrFromSlice(c.Context().RemoteIP())
+	if !ok {
+		return false
+	}
+	peer = peer.Unmap()
+	for _, pfx := range s.trustedProxies {
+		if pfx.Contains(peer) {
+			return true
+		}
+	}
+	return false
+}
+
 func (s *Server) clientIP(c *fiber.Ctx) netip.Addr {
 	peer, _ := netip.AddrFromSlice(c.Context().RemoteIP())
 	peer = peer.Unmap()

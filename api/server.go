@@ -5,6 +5,7 @@ package api
 
 import (
 	"context"
+	"crypto/x509"
 	"log/slog"
 	"net/http"
 	"net/netip"
@@ -59,6 +60,9 @@ type Server struct {
 	tokens   *auth.Tokens // access tokens (JWT) and their signing keys
 	// trustedProxies are TRUSTED_PROXIES, parsed once (see clientIP).
 	trustedProxies []netip.Prefix
+	// clientCAs are CLIENT_CA_FILE's CAs: registered and forwarded client
+	// certificates must chain to them (nil: mutual TLS is off).
+	clientCAs *x509.CertPool
 }
 
 // access is what an operation requires of its caller, declared once per route.

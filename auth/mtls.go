@@ -7,7 +7,9 @@ import (
 	"encoding/hex"
 	"encoding/pem"
 	"fmt"
+	"net/url"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/telcoplatform/platform/models"
@@ -79,6 +81,22 @@ func ParseClientCertificate(pemText string, pool *x509.CertPool, now time.Time) 
 	}
 	if _, err := cert.Verify(x509.VerifyOptions{Roots: pool, CurrentTime: now, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}); err != nil {
 		return nil, bad("does not chain to the platform's client CA (or is not for client authentication)")
+	}
+	return cert, nil
+}
+
+// ParseForwardedCertificate parses the client certificate a TLS-terminating
+// proxy forwarded (URL-escaped PEM) and checks it like a registration: a
+// client certificate valid now that chains to the pool.
+// Errors: UNAUTHENTICATED (unreadable, expired, foreign or mutual TLS off).
+func ParseForwardedCertificate(header string, pool *x509.CertPool, now time.Time) (*x509.Certificate, error) {
+	pemText, err := url.QueryUnescape(header)
+	if err != nil || len(pemText) > 20000 {
+		return nil, models.Errorf(models.CodeUnauthenticated, "the forwarded client certificate is not URL-escaped PEM")
+	}
+	cert, err := ParseClientCertificate(pemText, pool, now)
+	if err != nil {
+		return nil, models.Errorf(models.CodeUnauthenticated, "the forwarded client certificate is not acceptable: %s", strings.TrimPrefix(models.AsError(err).Message, "certificate: "))
 	}
 	return cert, nil
 }
