@@ -28,6 +28,7 @@ type ClientPatchBody struct {
 	RedirectURIs *[]string `json:"redirect_uris,omitempty" maxItems:"20" doc:"replaces the list; https, or http on localhost; changing it voids codes not yet exchanged"`
 	GrantTypes   *[]string `json:"grant_types,omitempty" maxItems:"4" doc:"replaces the list; removing one revokes the client's access tokens"`
 	Scopes       *[]string `json:"scopes,omitempty" maxItems:"50" doc:"replaces the list; removing one revokes the client's access tokens"`
+	IPAllowList  *[]string `json:"ip_allowlist,omitempty" maxItems:"100" doc:"replaces the list of IP addresses or CIDR ranges the client may call from; [] removes it"`
 }
 
 // ClientItem is a registered OAuth client. The secret appears only in the
@@ -161,7 +162,7 @@ func (s *Server) registerClients() {
 	}) (*ClientOutput, error) {
 		b := in.Body
 		c, changed, err := s.store.UpdateOAuthClient(ctx, principal(ctx), in.ClientID, models.OAuthClientPatch{
-			Name: b.Name, RedirectURIs: b.RedirectURIs, GrantTypes: b.GrantTypes, Scopes: b.Scopes,
+			Name: b.Name, RedirectURIs: b.RedirectURIs, GrantTypes: b.GrantTypes, Scopes: b.Scopes, IPAllowList: b.IPAllowList,
 		})
 		if err != nil {
 			return nil, err

@@ -285,6 +285,24 @@ func TestClientIPAllowList(t *testing.T) {
 	userTok := h.issue(h.srv.Tokens(), auth.Grant{Subject: u.ID, OrganizationID: a.org.ID, Permissions: []string{"services:read"}, ClientID: reg.Client.ClientID, AuthMethod: "password"})
 	h.do("GET", "/v1/users/me", userTok.Token, nil, "X-Forwarded-For", "192.0.2.200").decode(http.StatusOK, nil)
 	h.do("GET", "/v1/users/me", userTok.Token, nil, "X-Forwarded-For", "203.0.113.1").wantError(http.StatusForbidden, "IP_NOT_ALLOWED")
+	// The allow-list can be changed (PATCH) and removed ([]): then the token works from anywhere.
+	var patched struct {
+		Client struct {
+			IPAllowList []string `json:"ip_allowlist"`
+		} `json:"client"`
+	}
+	h.do("PATCH", "/v1/auth/clients/"+reg.Client.ClientID, a.liveKey, map[string]any{"ip_allowlist": []string{"203.0.113.0/24", "bad"}}).wantError(http.StatusBadRequest, "VALIDATION_ERROR")
+	h.do("PATCH", "/v1/auth/clients/"+reg.Client.ClientID, a.liveKey, map[string]any{"ip_allowlist": []string{"203.0.113.0/24"}}).decode(http.StatusOK, &patched)
+	if !slices.Equal(patched.Client.IPAllowList, []string{"203.0.113.0/24"}) {
+		t.Fatalf("patched %+v", patched.Client)
+	}
+	h.do("GET", "/v1/users/me", userTok.Token, nil, "X-Forwarded-For", "203.0.113.1").decode(http.StatusOK, nil)
+	h.do("GET", "/v1/users/me", userTok.Token, nil, "X-Forwarded-For", "192.0.2.200").wantError(http.StatusForbidden, "IP_NOT_ALLOWED")
+	h.do("PATCH", "/v1/auth/clients/"+reg.Client.ClientID, a.liveKey, map[string]any{"ip_allowlist": []string{}}).decode(http.StatusOK, &patched)
+	if len(patched.Client.IPAllowList) != 0 {
+		t.Fatalf("after removing the allow-list: %+v", patched.Client)
+	}
+	h.do("GET", "/v1/users/me", userTok.Token, nil, "X-Forwarded-For", "198.51.100.7").decode(http.StatusOK, nil)
 	// A token whose client no longer exists is refused.
 	ghost := h.issue(h.srv.Tokens(), auth.Grant{Subject: u.ID, OrganizationID: a.org.ID, Permissions: []string{"services:read"}, ClientID: "cli_gone", AuthMethod: "password"})
 	h.do("GET", "/v1/users/me", ghost.Token, nil, "X-Forwarded-For", "192.0.2.5").wantError(http.StatusUnauthorized, "INVALID_TOKEN")

@@ -232,6 +232,7 @@ type OAuthClientPatch struct {
 	RedirectURIs *[]string
 	GrantTypes   *[]string
 	Scopes       *[]string
+	IPAllowList  *[]string // [] removes the allow-list
 }
 
 // UpdateOAuthClient applies a partial update to a client visible to p and
@@ -253,7 +254,7 @@ func (s *Store) UpdateOAuthClient(ctx context.Context, p *Principal, id string, 
 			return notFoundOr(err, "client")
 		}
 		redirects, grants, scopes := c.Lists()
-		next := OAuthClientInput{Name: c.Name, RedirectURIs: redirects, GrantTypes: grants, Scopes: scopes, Public: c.Public}
+		next := OAuthClientInput{Name: c.Name, RedirectURIs: redirects, GrantTypes: grants, Scopes: scopes, Public: c.Public, IPAllowList: c.IPAllowList}
 		if patch.Name != nil {
 			next.Name = *patch.Name
 		}
@@ -265,6 +266,9 @@ func (s *Store) UpdateOAuthClient(ctx context.Context, p *Principal, id string, 
 		}
 		if patch.Scopes != nil {
 			next.Scopes = *patch.Scopes
+		}
+		if patch.IPAllowList != nil {
+			next.IPAllowList = *patch.IPAllowList
 		}
 		if err := validateClient(&next); err != nil {
 			return err
@@ -285,6 +289,9 @@ func (s *Store) UpdateOAuthClient(ctx context.Context, p *Principal, id string, 
 		}
 		if !sameSet(next.Scopes, scopes) {
 			updates["scopes"], changed = encodeList(next.Scopes), append(changed, "scopes")
+		}
+		if !sameSet(next.IPAllowList, c.IPAllowList) {
+			updates["ip_allow_list"], changed = encodeList(next.IPAllowList), append(changed, "ip_allowlist")
 		}
 		if len(updates) > 0 {
 			updates["updated_at"] = now
