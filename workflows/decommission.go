@@ -1,10 +1,6 @@
 package workflows
 
 import (
-	"errors"
-	"fmt"
-
-	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/telcoplatform/platform/models"
@@ -81,34 +77,19 @@ type DecommissionResult struct {
 func Decommission(ctx workflow.Context, in DecommissionInput) (*DecommissionResult, error) {
 	log := workflow.GetLogger(ctx)
 	plan := in.Plan
-	progress := ProvisioningProgress{Phase: PhaseStarting, Completed: []string{}}
-	if err := workflow.SetQueryHandler(ctx, QueryProgress, func() (ProvisioningProgress, error) { return progress, nil }); err != nil {
+	s, err := newSaga(ctx, in.RequestID, in)
+	if err != nil {
 		return nil, err
 	}
 	actx := workflow.WithActivityOptions(ctx, StepActivityOptions())
-	var (
-		comps     []compensation
-		step      string
-		committed bool
-		result    DecommissionResult
-	)
-	run := func(c workflow.Context, name, activity, undo, label string, out any) error {
-		step, progress.CurrentStep = name, name
-		if undo != "" {
-			comps = append(comps, compensation{step: name, activity: undo, label: label})
-		}
-		if err := workflow.ExecuteActivity(c, activity, in).Get(c, out); err != nil {
-			return err
-		}
-		progress.Completed = append(progress.Completed, name)
-		return nil
-	}
-	err := func() error {
+	var result DecommissionResult
+	err = func() error {
 		if err := workflow.ExecuteActivity(actx, ActivityDecomBegin, in).Get(actx, nil); err != nil {
 			return err
 		}
 		if in.Scheduled {
-			step, progress.Phase, progress.CurrentStep, progress.ScheduledFor = models.StepWaitForDate, PhaseScheduled, models.StepWaitForDate, plan.Date
+			s.begin(models.StepWaitForDate)
+			s.progress.Phase, s.progress.ScheduledFor = PhaseScheduled, plan.Date
 			if err := workflow.ExecuteActivity(actx, ActivityDecomMarkStep, DecomStepInput{Input: in, Step: models.StepWaitForDate}).Get(actx, nil); err != nil {
 				return err
 			}
@@ -119,24 +100,24 @@ func Decommission(ctx workflow.Context, in DecommissionInput) (*DecommissionResu
 			if err := workflow.ExecuteActivity(actx, ActivityDecomMarkStep, DecomStepInput{Input: in, Step: models.StepWaitForDate, Done: true}).Get(actx, nil); err != nil {
 				return err
 			}
-			progress.Completed = append(progress.Completed, models.StepWaitForDate)
+			s.complete(models.StepWaitForDate)
 		}
-		progress.Phase = PhaseRunning
-		if err := run(actx, models.StepValidate, ActivityDecomValidate, "", "", nil); err != nil {
+		s.progress.Phase = PhaseRunning
+		if err := s.run(actx, models.StepValidate, ActivityDecomValidate, nil); err != nil {
 			return err
 		}
 		if plan.Migrate {
-			if err := run(actx, models.StepMigrateData, ActivityDecomMigrateData, ActivityDecomRollbackMigration, "rollback_migration", nil); err != nil {
+			if err := s.runWithCompensation(actx, models.StepMigrateData, ActivityDecomMigrateData, ActivityDecomRollbackMigration, "rollback_migration"); err != nil {
 				return err
 			}
 			if plan.Verify {
-				if err := run(actx, models.StepVerifyMigration, ActivityDecomVerifyMigration, "", "", nil); err != nil {
+				if err := s.run(actx, models.StepVerifyMigration, ActivityDecomVerifyMigration, nil); err != nil {
 					return err
 				}
 			}
 		}
 		// The point of no return: from here the service is taken out, whatever happens.
-		committed = true
+		s.commit()
 		dctx, _ := workflow.NewDisconnectedContext(ctx)
 		dctx = workflow.WithActivityOptions(dctx, CompensationActivityOptions())
 		for _, st := range []struct{ name, activity string }{
@@ -144,54 +125,25 @@ func Decommission(ctx workflow.Context, in DecommissionInput) (*DecommissionResu
 			{models.StepReleaseInventory, ActivityDecomReleaseInventory},
 			{models.StepStopBilling, ActivityDecomStopBilling},
 		} {
-			if err := run(dctx, st.name, st.activity, "", "", nil); err != nil {
+			if err := s.run(dctx, st.name, st.activity, nil); err != nil {
 				return err
 			}
 		}
-		return run(dctx, models.StepRecordDecommission, ActivityDecomRecord, "", "", &result)
+		return s.run(dctx, models.StepRecordDecommission, ActivityDecomRecord, &result)
 	}()
 	if err == nil {
-		progress.Phase, progress.CurrentStep = PhaseDone, ""
+		s.done()
 		log.Info("service decommissioned", "request_id", in.RequestID, "service_id", in.ServiceID)
 		return &result, nil
 	}
-
-	cancelled := !committed && (temporal.IsCanceledError(err) || errors.Is(ctx.Err(), workflow.ErrCanceled))
-	log.Warn("decommission did not complete", "request_id", in.RequestID, "step", step, "cancelled", cancelled, "error", err)
-	progress.Phase = PhaseCompensating
-	dctx, _ := workflow.NewDisconnectedContext(ctx)
-	dctx = workflow.WithActivityOptions(dctx, CompensationActivityOptions())
-	fin := DecomFinishInput{Input: in, FailedStep: step, Compensated: []string{}, CompensationErrors: []string{}}
-	for i := len(comps) - 1; i >= 0; i-- {
-		c := comps[i]
-		if cerr := workflow.ExecuteActivity(dctx, c.activity, in).Get(dctx, nil); cerr != nil {
-			fin.CompensationErrors = append(fin.CompensationErrors, fmt.Sprintf("%s: %s", c.label, reasonOf(cerr).message))
-			continue
-		}
-		fin.Compensated = append(fin.Compensated, c.step)
-	}
-	r := reasonOf(err)
-	if cancelled {
-		fin.Status = models.OpCancelled
-	} else {
-		fin.Status = models.OpFailed
-		details := map[string]any{"step": step, "reason_code": string(r.code), "compensated": len(fin.CompensationErrors) == 0, "service_taken_out": committed}
-		for k, v := range r.details {
-			if _, taken := details[k]; !taken {
-				details[k] = v
-			}
-		}
-		if len(fin.CompensationErrors) > 0 {
-			details["compensation_errors"] = fin.CompensationErrors
-		}
-		fin.Error = &models.OperationError{Code: models.CodeProvisioningFailed, Message: fmt.Sprintf("%s failed: %s", step, r.message), Details: details}
-	}
-	if ferr := workflow.ExecuteActivity(dctx, ActivityDecomFinish, fin).Get(dctx, nil); ferr != nil {
-		log.Error("recording the end of the decommission failed", "request_id", in.RequestID, "error", ferr)
-	}
-	progress.Phase, progress.CurrentStep = PhaseDone, ""
-	if cancelled {
-		return nil, err
-	}
-	return nil, temporal.NewNonRetryableApplicationError(fin.Error.Message, string(models.CodeProvisioningFailed), err, fin.Error.Details)
+	return nil, s.fail(ctx, err, sagaEnding{
+		finish: ActivityDecomFinish,
+		input: func(o sagaOutcome) any {
+			return DecomFinishInput{Input: in, Status: o.Status, FailedStep: o.FailedStep, Error: o.Error,
+				Compensated: o.Compensated, CompensationErrors: o.CompensationErrors}
+		},
+		details:         map[string]any{"service_taken_out": s.committed},
+		logFailed:       "decommission did not complete",
+		logFinishFailed: "recording the end of the decommission failed",
+	})
 }

@@ -2,7 +2,6 @@ package workflows
 
 import (
 	"errors"
-	"fmt"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -115,26 +114,6 @@ func CompensationActivityOptions() workflow.ActivityOptions {
 	}
 }
 
-// compensation undoes one step.
-type compensation struct {
-	step     string
-	activity string
-	label    string
-}
-
-// compensationLabel names a compensation activity in the operation's result.
-func compensationLabel(activity string) string {
-	switch activity {
-	case ActivityReleaseCapacity:
-		return "release_capacity"
-	case ActivityReleaseNetwork:
-		return "release_network"
-	case ActivityDeactivate:
-		return "deactivate"
-	}
-	return activity
-}
-
 // Provisioning provisions one service: validate → reserve capacity →
 // configure → activate → record the service (status operational), after
 // waiting for the order's preferred date when it has one. If a step fails,
@@ -145,39 +124,20 @@ func compensationLabel(activity string) string {
 // application error, or the cancellation.
 func Provisioning(ctx workflow.Context, in ProvisioningInput) (*ProvisioningResult, error) {
 	log := workflow.GetLogger(ctx)
-	progress := ProvisioningProgress{Phase: PhaseStarting, Completed: []string{}}
-	if err := workflow.SetQueryHandler(ctx, QueryProgress, func() (ProvisioningProgress, error) { return progress, nil }); err != nil {
+	s, err := newSaga(ctx, in.RequestID, in)
+	if err != nil {
 		return nil, err
 	}
 	actx := workflow.WithActivityOptions(ctx, StepActivityOptions())
 
-	var (
-		comps  []compensation
-		step   string
-		result ProvisioningResult
-	)
-	run := func(name, activity string, undo string, out any) error {
-		step, progress.CurrentStep = name, name
-		if undo != "" {
-			// Registered before the step runs: compensations are idempotent and
-			// release whatever the step managed to allocate, even when it failed
-			// half-way or was cancelled.
-			comps = append(comps, compensation{step: name, activity: undo, label: compensationLabel(undo)})
-		}
-		if err := workflow.ExecuteActivity(actx, activity, in).Get(actx, out); err != nil {
-			return err
-		}
-		progress.Completed = append(progress.Completed, name)
-		return nil
-	}
-
-	err := func() error {
+	var result ProvisioningResult
+	err = func() error {
 		if err := workflow.ExecuteActivity(actx, ActivityBegin, in).Get(actx, nil); err != nil {
 			return err
 		}
 		if in.Scheduled {
-			step, progress.Phase, progress.CurrentStep = models.StepSchedule, PhaseScheduled, models.StepSchedule
-			progress.ScheduledFor = in.Order.PreferredDate
+			s.begin(models.StepSchedule)
+			s.progress.Phase, s.progress.ScheduledFor = PhaseScheduled, in.Order.PreferredDate
 			if err := workflow.ExecuteActivity(actx, ActivityMarkStep, StepInput{Input: in, Step: models.StepSchedule}).Get(actx, nil); err != nil {
 				return err
 			}
@@ -192,74 +152,39 @@ func Provisioning(ctx workflow.Context, in ProvisioningInput) (*ProvisioningResu
 			if err := workflow.ExecuteActivity(actx, ActivityMarkStep, StepInput{Input: in, Step: models.StepSchedule, Done: true}).Get(actx, nil); err != nil {
 				return err
 			}
-			progress.Completed = append(progress.Completed, models.StepSchedule)
+			s.complete(models.StepSchedule)
 		}
-		progress.Phase = PhaseRunning
-		if err := run(models.StepValidate, ActivityValidate, "", nil); err != nil {
+		s.progress.Phase = PhaseRunning
+		if err := s.run(actx, models.StepValidate, ActivityValidate, nil); err != nil {
 			return err
 		}
-		if err := run(models.StepReserveCapacity, ActivityReserveCapacity, ActivityReleaseCapacity, nil); err != nil {
+		if err := s.runWithCompensation(actx, models.StepReserveCapacity, ActivityReserveCapacity, ActivityReleaseCapacity, "release_capacity"); err != nil {
 			return err
 		}
-		if err := run(models.StepConfigure, ActivityConfigure, ActivityReleaseNetwork, nil); err != nil {
+		if err := s.runWithCompensation(actx, models.StepConfigure, ActivityConfigure, ActivityReleaseNetwork, "release_network"); err != nil {
 			return err
 		}
-		if err := run(models.StepActivate, ActivityActivate, ActivityDeactivate, nil); err != nil {
+		if err := s.runWithCompensation(actx, models.StepActivate, ActivityActivate, ActivityDeactivate, "deactivate"); err != nil {
 			return err
 		}
-		return run(models.StepRecordService, ActivityRecordService, "", &result)
+		return s.run(actx, models.StepRecordService, ActivityRecordService, &result)
 	}()
 	if err == nil {
-		progress.Phase, progress.CurrentStep = PhaseDone, ""
+		s.done()
 		log.Info("service provisioned", "request_id", in.RequestID, "service_id", result.ServiceID)
 		return &result, nil
 	}
-
-	cancelled := temporal.IsCanceledError(err) || errors.Is(ctx.Err(), workflow.ErrCanceled)
-	log.Warn("provisioning did not complete; compensating", "request_id", in.RequestID, "step", step, "cancelled", cancelled, "error", err)
-	progress.Phase = PhaseCompensating
-	dctx, _ := workflow.NewDisconnectedContext(ctx)
-	dctx = workflow.WithActivityOptions(dctx, CompensationActivityOptions())
-	fin := FinishInput{Input: in, FailedStep: step, Compensated: []string{}, Compensations: []string{}, CompensationErrors: []string{}}
-	for i := len(comps) - 1; i >= 0; i-- {
-		c := comps[i]
-		if cerr := workflow.ExecuteActivity(dctx, c.activity, in).Get(dctx, nil); cerr != nil {
-			log.Error("compensation failed", "request_id", in.RequestID, "step", c.step, "error", cerr)
-			fin.CompensationErrors = append(fin.CompensationErrors, fmt.Sprintf("%s: %s", c.label, reasonOf(cerr).message))
-			continue
-		}
-		fin.Compensated = append(fin.Compensated, c.step)
-		fin.Compensations = append(fin.Compensations, c.label)
-	}
-	r := reasonOf(err)
-	switch {
-	case cancelled && len(fin.CompensationErrors) == 0:
-		fin.Status = models.OpCancelled
-	case cancelled:
-		fin.Status = models.OpCancelled
-		fin.Error = &models.OperationError{Code: models.CodeProvisioningFailed, Message: "the operation was cancelled but releasing its resources failed",
-			Details: map[string]any{"step": step, "compensated": false, "compensation_errors": fin.CompensationErrors}}
-	default:
-		fin.Status = models.OpFailed
-		details := map[string]any{"step": step, "reason_code": string(r.code), "compensated": len(fin.CompensationErrors) == 0}
-		for k, v := range r.details {
-			if _, taken := details[k]; !taken {
-				details[k] = v
-			}
-		}
-		if len(fin.CompensationErrors) > 0 {
-			details["compensation_errors"] = fin.CompensationErrors
-		}
-		fin.Error = &models.OperationError{Code: models.CodeProvisioningFailed, Message: fmt.Sprintf("%s failed: %s", step, r.message), Details: details}
-	}
-	if ferr := workflow.ExecuteActivity(dctx, ActivityFinish, fin).Get(dctx, nil); ferr != nil {
-		log.Error("recording the end of the operation failed", "request_id", in.RequestID, "error", ferr)
-	}
-	progress.Phase, progress.CurrentStep = PhaseDone, ""
-	if cancelled {
-		return nil, err
-	}
-	return nil, temporal.NewNonRetryableApplicationError(fin.Error.Message, string(models.CodeProvisioningFailed), err, fin.Error.Details)
+	return nil, s.fail(ctx, err, sagaEnding{
+		finish: ActivityFinish,
+		input: func(o sagaOutcome) any {
+			return FinishInput{Input: in, Status: o.Status, FailedStep: o.FailedStep, Error: o.Error,
+				Compensated: o.Compensated, Compensations: o.Compensations, CompensationErrors: o.CompensationErrors}
+		},
+		cancelledButNotReleased: "the operation was cancelled but releasing its resources failed",
+		logFailed:               "provisioning did not complete; compensating",
+		logCompensationFailed:   "compensation failed",
+		logFinishFailed:         "recording the end of the operation failed",
+	})
 }
 
 type reason struct {

@@ -1,11 +1,8 @@
 package workflows
 
 import (
-	"errors"
-	"fmt"
 	"time"
 
-	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/telcoplatform/platform/models"
@@ -93,37 +90,22 @@ func sleepUntil(ctx workflow.Context, t *time.Time) error {
 func ServiceChange(ctx workflow.Context, in ServiceChangeInput) (*ServiceChangeResult, error) {
 	log := workflow.GetLogger(ctx)
 	u := in.Update
-	progress := ProvisioningProgress{Phase: PhaseStarting, Completed: []string{}}
-	if err := workflow.SetQueryHandler(ctx, QueryProgress, func() (ProvisioningProgress, error) { return progress, nil }); err != nil {
+	s, err := newSaga(ctx, in.RequestID, in)
+	if err != nil {
 		return nil, err
 	}
 	actx := workflow.WithActivityOptions(ctx, StepActivityOptions())
-	var (
-		comps   []compensation
-		step    string
-		applied bool
-	)
-	run := func(c workflow.Context, name, activity, undo string) error {
-		step, progress.CurrentStep = name, name
-		if undo != "" {
-			comps = append(comps, compensation{step: name, activity: undo, label: "release_capacity"})
-		}
-		if err := workflow.ExecuteActivity(c, activity, in).Get(c, nil); err != nil {
-			return err
-		}
-		progress.Completed = append(progress.Completed, name)
-		return nil
-	}
 	mark := func(c workflow.Context, name string, done bool) error {
 		return workflow.ExecuteActivity(c, ActivityChangeMarkStep, ChangeStepInput{Input: in, Step: name, Done: done}).Get(c, nil)
 	}
 
-	err := func() error {
+	err = func() error {
 		if err := workflow.ExecuteActivity(actx, ActivityChangeBegin, in).Get(actx, nil); err != nil {
 			return err
 		}
 		if u.Windowed() {
-			step, progress.Phase, progress.CurrentStep, progress.ScheduledFor = models.StepWaitForWindow, PhaseScheduled, models.StepWaitForWindow, u.WindowStart
+			s.begin(models.StepWaitForWindow)
+			s.progress.Phase, s.progress.ScheduledFor = PhaseScheduled, u.WindowStart
 			if err := mark(actx, models.StepWaitForWindow, false); err != nil {
 				return err
 			}
@@ -134,35 +116,35 @@ func ServiceChange(ctx workflow.Context, in ServiceChangeInput) (*ServiceChangeR
 			if err := mark(actx, models.StepWaitForWindow, true); err != nil {
 				return err
 			}
-			progress.Completed = append(progress.Completed, models.StepWaitForWindow)
-			progress.Phase = PhaseRunning
-			if err := run(actx, models.StepStartMaintenance, ActivityChangeStartMaintenance, ""); err != nil {
+			s.complete(models.StepWaitForWindow)
+			s.progress.Phase = PhaseRunning
+			if err := s.run(actx, models.StepStartMaintenance, ActivityChangeStartMaintenance, nil); err != nil {
 				return err
 			}
 			if err := sleepUntil(ctx, u.ApplyAt); err != nil {
 				return err
 			}
 		}
-		progress.Phase = PhaseRunning
-		if err := run(actx, models.StepValidate, ActivityChangeValidate, ""); err != nil {
+		s.progress.Phase = PhaseRunning
+		if err := s.run(actx, models.StepValidate, ActivityChangeValidate, nil); err != nil {
 			return err
 		}
 		if len(u.Capacity) > 0 {
-			if err := run(actx, models.StepReserveCapacity, ActivityChangeReserveCapacity, ActivityChangeReleaseCapacity); err != nil {
+			if err := s.runWithCompensation(actx, models.StepReserveCapacity, ActivityChangeReserveCapacity, ActivityChangeReleaseCapacity, "release_capacity"); err != nil {
 				return err
 			}
 		}
-		if err := run(actx, models.StepApply, ActivityChangeApply, ""); err != nil {
+		if err := s.run(actx, models.StepApply, ActivityChangeApply, nil); err != nil {
 			return err
 		}
-		applied = true
+		s.commit()
 		return nil
 	}()
 	if err == nil && u.Windowed() {
 		// Applied: the rest is no longer cancelled.
 		dctx, _ := workflow.NewDisconnectedContext(ctx)
 		dactx := workflow.WithActivityOptions(dctx, CompensationActivityOptions())
-		step, progress.CurrentStep = models.StepEndMaintenance, models.StepEndMaintenance
+		s.begin(models.StepEndMaintenance)
 		err = func() error {
 			if err := mark(dactx, models.StepEndMaintenance, false); err != nil {
 				return err
@@ -170,54 +152,21 @@ func ServiceChange(ctx workflow.Context, in ServiceChangeInput) (*ServiceChangeR
 			if err := sleepUntil(dctx, u.WindowEnd); err != nil {
 				return err
 			}
-			if err := workflow.ExecuteActivity(dactx, ActivityChangeEndMaintenance, in).Get(dactx, nil); err != nil {
-				return err
-			}
-			progress.Completed = append(progress.Completed, models.StepEndMaintenance)
-			return nil
+			return s.run(dactx, models.StepEndMaintenance, ActivityChangeEndMaintenance, nil)
 		}()
 	}
 	if err == nil {
-		progress.Phase, progress.CurrentStep = PhaseDone, ""
+		s.done()
 		return &ServiceChangeResult{ServiceID: in.ServiceID, Status: "completed"}, nil
 	}
-
-	cancelled := !applied && (temporal.IsCanceledError(err) || errors.Is(ctx.Err(), workflow.ErrCanceled))
-	log.Warn("service change did not complete", "request_id", in.RequestID, "step", step, "cancelled", cancelled, "error", err)
-	progress.Phase = PhaseCompensating
-	dctx, _ := workflow.NewDisconnectedContext(ctx)
-	dctx = workflow.WithActivityOptions(dctx, CompensationActivityOptions())
-	fin := ChangeFinishInput{Input: in, FailedStep: step, Compensated: []string{}, CompensationErrors: []string{}}
-	for i := len(comps) - 1; i >= 0; i-- {
-		c := comps[i]
-		if cerr := workflow.ExecuteActivity(dctx, c.activity, in).Get(dctx, nil); cerr != nil {
-			fin.CompensationErrors = append(fin.CompensationErrors, fmt.Sprintf("%s: %s", c.label, reasonOf(cerr).message))
-			continue
-		}
-		fin.Compensated = append(fin.Compensated, c.step)
-	}
-	r := reasonOf(err)
-	if cancelled {
-		fin.Status = models.OpCancelled
-	} else {
-		fin.Status = models.OpFailed
-		details := map[string]any{"step": step, "reason_code": string(r.code), "compensated": len(fin.CompensationErrors) == 0, "applied": applied}
-		for k, v := range r.details {
-			if _, taken := details[k]; !taken {
-				details[k] = v
-			}
-		}
-		if len(fin.CompensationErrors) > 0 {
-			details["compensation_errors"] = fin.CompensationErrors
-		}
-		fin.Error = &models.OperationError{Code: models.CodeProvisioningFailed, Message: fmt.Sprintf("%s failed: %s", step, r.message), Details: details}
-	}
-	if ferr := workflow.ExecuteActivity(dctx, ActivityChangeFinish, fin).Get(dctx, nil); ferr != nil {
-		log.Error("recording the end of the change failed", "request_id", in.RequestID, "error", ferr)
-	}
-	progress.Phase, progress.CurrentStep = PhaseDone, ""
-	if cancelled {
-		return nil, err
-	}
-	return nil, temporal.NewNonRetryableApplicationError(fin.Error.Message, string(models.CodeProvisioningFailed), err, fin.Error.Details)
+	return nil, s.fail(ctx, err, sagaEnding{
+		finish: ActivityChangeFinish,
+		input: func(o sagaOutcome) any {
+			return ChangeFinishInput{Input: in, Status: o.Status, FailedStep: o.FailedStep, Error: o.Error,
+				Compensated: o.Compensated, CompensationErrors: o.CompensationErrors}
+		},
+		details:         map[string]any{"applied": s.committed},
+		logFailed:       "service change did not complete",
+		logFinishFailed: "recording the end of the change failed",
+	})
 }

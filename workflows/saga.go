@@ -1,0 +1,180 @@
+package workflows
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/telcoplatform/platform/models"
+)
+
+// compensation undoes one step.
+type compensation struct {
+	step     string
+	activity string
+	label    string
+}
+
+// saga runs the steps of an operation and remembers how to undo them. A
+// step that allocates something registers its compensation before it runs;
+// when a step fails or the workflow is cancelled, fail runs the
+// compensations in reverse order and records the end of the operation. The
+// saga also holds the operation's live progress, which QueryProgress
+// reports.
+//
+// Every step and compensation activity is called with the same argument,
+// the workflow's input.
+type saga struct {
+	in        any    // the argument of every step and compensation activity
+	requestID string // the operation, for the logs
+	progress  ProvisioningProgress
+	step      string         // the step running, or the last one started
+	comps     []compensation // in the order their steps started
+	committed bool           // past the point of no return: no longer cancelled
+}
+
+// newSaga starts the saga of the operation requestID, whose activities take
+// in, and answers QueryProgress with its progress.
+func newSaga(ctx workflow.Context, requestID string, in any) (*saga, error) {
+	s := &saga{in: in, requestID: requestID, progress: ProvisioningProgress{Phase: PhaseStarting, Completed: []string{}}}
+	if err := workflow.SetQueryHandler(ctx, QueryProgress, func() (ProvisioningProgress, error) { return s.progress, nil }); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// begin makes name the current step (the one a failure is reported at).
+func (s *saga) begin(name string) {
+	s.step, s.progress.CurrentStep = name, name
+}
+
+// complete records that the step name has completed.
+func (s *saga) complete(name string) {
+	s.progress.Completed = append(s.progress.Completed, name)
+}
+
+// done reports the saga over, whichever way it ended.
+func (s *saga) done() {
+	s.progress.Phase, s.progress.CurrentStep = PhaseDone, ""
+}
+
+// commit marks the point of no return: a failure after it is never reported
+// as a cancellation.
+func (s *saga) commit() {
+	s.committed = true
+}
+
+// run runs the step name: it makes it the current step, executes activity
+// on ctx with the saga's input, decoding its result into out (nil for none),
+// and records it completed when it succeeds.
+func (s *saga) run(ctx workflow.Context, name, activity string, out any) error {
+	s.begin(name)
+	if err := workflow.ExecuteActivity(ctx, activity, s.in).Get(ctx, out); err != nil {
+		return err
+	}
+	s.complete(name)
+	return nil
+}
+
+// runWithCompensation runs the step name like run, after registering undo,
+// reported as label, as its compensation. The compensation is registered
+// before the step runs: compensations are idempotent and release whatever
+// the step managed to allocate, even when it failed half-way or was
+// cancelled.
+func (s *saga) runWithCompensation(ctx workflow.Context, name, activity, undo, label string) error {
+	s.comps = append(s.comps, compensation{step: name, activity: undo, label: label})
+	return s.run(ctx, name, activity, nil)
+}
+
+// sagaOutcome is how an operation that did not complete ended: what its
+// finish activity records.
+type sagaOutcome struct {
+	Status             models.OperationStatus
+	FailedStep         string
+	Error              *models.OperationError // nil for a cancellation, unless sagaEnding.cancelledButNotReleased says otherwise
+	Compensated        []string               // steps whose compensation ran
+	Compensations      []string               // labels of the compensations that ran, in order
+	CompensationErrors []string
+}
+
+// sagaEnding is what a workflow does differently when its saga fails.
+type sagaEnding struct {
+	// finish is the activity that records the end of the operation, and
+	// input builds its argument from the outcome.
+	finish string
+	input  func(sagaOutcome) any
+	// details are the workflow's own keys in the details of the
+	// PROVISIONING_FAILED error; the failure's details do not override them.
+	details map[string]any
+	// cancelledButNotReleased, when set, is the message of the error a
+	// cancellation records when one of its compensations failed. When
+	// empty, a cancellation records no error.
+	cancelledButNotReleased string
+	// The log messages: the failure (a warning), a failed compensation (an
+	// error; not logged when empty) and a failed finish activity (an error).
+	logFailed, logCompensationFailed, logFinishFailed string
+}
+
+// fail ends a saga whose step failed with err, or that was cancelled: it
+// runs the compensations registered so far in reverse order on a
+// disconnected context (so that they survive the cancellation), with
+// CompensationActivityOptions, then the finish activity, with the operation
+// failed (error PROVISIONING_FAILED, whose details name the step, the
+// reason and whether everything was released) or cancelled. A failed
+// compensation does not stop the others. ctx is the workflow's context. It
+// returns what the workflow returns: the cancellation, or a non-retryable
+// PROVISIONING_FAILED application error.
+func (s *saga) fail(ctx workflow.Context, err error, end sagaEnding) error {
+	log := workflow.GetLogger(ctx)
+	cancelled := !s.committed && (temporal.IsCanceledError(err) || errors.Is(ctx.Err(), workflow.ErrCanceled))
+	log.Warn(end.logFailed, "request_id", s.requestID, "step", s.step, "cancelled", cancelled, "error", err)
+	s.progress.Phase = PhaseCompensating
+	dctx, _ := workflow.NewDisconnectedContext(ctx)
+	dctx = workflow.WithActivityOptions(dctx, CompensationActivityOptions())
+	out := sagaOutcome{FailedStep: s.step, Compensated: []string{}, Compensations: []string{}, CompensationErrors: []string{}}
+	for i := len(s.comps) - 1; i >= 0; i-- {
+		c := s.comps[i]
+		if cerr := workflow.ExecuteActivity(dctx, c.activity, s.in).Get(dctx, nil); cerr != nil {
+			if end.logCompensationFailed != "" {
+				log.Error(end.logCompensationFailed, "request_id", s.requestID, "step", c.step, "error", cerr)
+			}
+			out.CompensationErrors = append(out.CompensationErrors, fmt.Sprintf("%s: %s", c.label, reasonOf(cerr).message))
+			continue
+		}
+		out.Compensated = append(out.Compensated, c.step)
+		out.Compensations = append(out.Compensations, c.label)
+	}
+	switch {
+	case cancelled:
+		out.Status = models.OpCancelled
+		if end.cancelledButNotReleased != "" && len(out.CompensationErrors) > 0 {
+			out.Error = &models.OperationError{Code: models.CodeProvisioningFailed, Message: end.cancelledButNotReleased,
+				Details: map[string]any{"step": s.step, "compensated": false, "compensation_errors": out.CompensationErrors}}
+		}
+	default:
+		out.Status = models.OpFailed
+		r := reasonOf(err)
+		details := map[string]any{"step": s.step, "reason_code": string(r.code), "compensated": len(out.CompensationErrors) == 0}
+		maps.Copy(details, end.details)
+		for k, v := range r.details {
+			if _, taken := details[k]; !taken {
+				details[k] = v
+			}
+		}
+		if len(out.CompensationErrors) > 0 {
+			details["compensation_errors"] = out.CompensationErrors
+		}
+		out.Error = &models.OperationError{Code: models.CodeProvisioningFailed, Message: fmt.Sprintf("%s failed: %s", s.step, r.message), Details: details}
+	}
+	if ferr := workflow.ExecuteActivity(dctx, end.finish, end.input(out)).Get(dctx, nil); ferr != nil {
+		log.Error(end.logFinishFailed, "request_id", s.requestID, "error", ferr)
+	}
+	s.done()
+	if cancelled {
+		return err
+	}
+	return temporal.NewNonRetryableApplicationError(out.Error.Message, string(models.CodeProvisioningFailed), err, out.Error.Details)
+}
