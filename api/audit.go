@@ -71,7 +71,7 @@ func (s *Server) audit(ctx context.Context, ev models.AuditEvent) {
 
 // auditHTTP records an event of a raw net/http handler (OAuth, device pages).
 func (s *Server) auditHTTP(r *http.Request, ev models.AuditEvent) {
-	if ev.IPAddress == "" {
+	if ev.IPAddress == "" && callerIP(r.Context()) == "unknown" { // authenticate resolved none (trusted proxies)
 		if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
 			ev.IPAddress = host
 		}

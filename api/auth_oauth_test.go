@@ -516,3 +516,58 @@ func (e *oauthEnv) approveDevice(t *testing.T, pageURL, action string, wantStatu
 		t.Fatalf("device page %s: %d, want %d: %s", action, res.StatusCode, wantStatus, body)
 	}
 }
+
+// TestSignInPagesApplyRestrictions refuses the sign-in of a user whose IP
+// allow-list excludes the browser, on the authorization page, and records
+// the refusal with the browser's address.
+func TestSignInPagesApplyRestrictions(t *testing.T) {
+	e := newOAuthEnv(t)
+	h := e.h
+	h.do("PATCH", "/v1/users/"+e.user.ID, h.adminKey, map[string]any{"ip_allowlist": []string{"203.0.113.0/24"}}).decode(http.StatusOK, nil)
+	conf := e.config()
+	jar, _ := cookiejar.New(nil)
+	browser := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	res, err := browser.Get(conf.AuthCodeURL("s-123456789", oauth2.S256ChallengeOption(oauth2.GenerateVerifier())))
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	form := url.Values{}
+	for _, m := range hiddenInput.FindAllStringSubmatch(string(page), -1) {
+		form.Add(html.UnescapeString(m[1]), html.UnescapeString(m[2]))
+	}
+	form.Set("email", e.user.Email)
+	form.Set("password", e.password)
+	form.Set("action", "approve")
+	res, err = browser.PostForm(e.base+"/oauth/authorize", form)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ = io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != http.StatusForbidden || !strings.Contains(string(page), "not allowed") {
+		t.Fatalf("sign-in outside the user's allow-list: %d %s", res.StatusCode, page)
+	}
+	var events struct {
+		Events []struct {
+			EventType string `json:"event_type"`
+			UserID    string `json:"user_id"`
+			IPAddress string `json:"ip_address"`
+			Reason    string `json:"reason"`
+		} `json:"audit_events"`
+	}
+	h.do("GET", "/v1/auth/audit-events?event_type=login.failed", h.adminKey, nil).decode(http.StatusOK, &events)
+	found := false
+	for _, ev := range events.Events {
+		if ev.UserID == e.user.ID && ev.Reason == "IP_NOT_ALLOWED" && ev.IPAddress == "127.0.0.1" {
+			found = true
+		}
+	}
+	if !found {
+		t.Fatalf("no login.failed event with the browser's address: %+v", events.Events)
+	}
+	// With the allow-list removed, the same sign-in goes through.
+	h.do("PATCH", "/v1/users/"+e.user.ID, h.adminKey, map[string]any{"ip_allowlist": []string{}}).decode(http.StatusOK, nil)
+	e.authorize(t, conf, oauth2.GenerateVerifier())
+}

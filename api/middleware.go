@@ -276,6 +276,9 @@ func (s *Server) authenticate(c *fiber.Ctx) error {
 		shownIP = ip.String()
 	}
 	c.SetUserContext(withClientInfo(c.UserContext(), shownIP, c.Get(fiber.HeaderUserAgent)))
+	// The net/http handlers of /oauth/* see the request's fasthttp context:
+	// give them the same client information (audit events, restrictions).
+	c.Context().SetUserValue(clientInfoKey{}, clientInfo{IP: shownIP, UserAgent: c.Get(fiber.HeaderUserAgent)})
 	if strings.HasPrefix(c.Path(), "/oauth/") || strings.HasPrefix(c.Path(), "/saml/") {
 		if !s.restrictOAuthClient(c, ip) {
 			return nil

@@ -184,6 +184,9 @@ func (h *oauthHandlers) authorize(w http.ResponseWriter, r *http.Request) {
 		h.render(w, r, ar, http.StatusUnauthorized, "E-mail or password is wrong.", email)
 		return
 	}
+	if h.refuseRestricted(r, user, method, ar.GetClient().GetID(), func(status int, msg string) { h.render(w, r, ar, status, msg, email) }) {
+		return
+	}
 	h.s.auditHTTP(r, models.AuditEvent{EventType: models.AuditLoginSucceeded, OrganizationID: user.OrganizationID, UserID: user.ID, ClientID: ar.GetClient().GetID(),
 		AuthenticationMethod: method, Scopes: strings.Join(ar.GetRequestedScopes(), " ")})
 	sess, err := auth.UserSession(ar.GetClient(), user, method)
@@ -262,6 +265,25 @@ func (h *oauthHandlers) signIn(r *http.Request, email string) (*models.User, str
 	}
 	user, err := h.s.store.CheckPassword(r.Context(), email, password)
 	return user, "password", err
+}
+
+// refuseRestricted answers a sign-in page for a person whose IP allow-list
+// or organization policy refuses this request (403 with the reason on the
+// page), and reports whether it did.
+func (h *oauthHandlers) refuseRestricted(r *http.Request, user *models.User, method, clientID string, show func(status int, msg string)) bool {
+	err := h.s.userAccess(r.Context(), user)
+	if err == nil {
+		return false
+	}
+	if models.ErrorCode(err) == models.CodeInternal {
+		h.s.log.Error("checking a user's restrictions failed", "error", err)
+		show(http.StatusInternalServerError, "Something went wrong. Please try again.")
+		return true
+	}
+	h.s.auditHTTP(r, models.AuditEvent{EventType: models.AuditLoginFailed, Outcome: "failure", OrganizationID: user.OrganizationID, UserID: user.ID,
+		ClientID: clientID, AuthenticationMethod: method, Reason: string(models.ErrorCode(err))})
+	show(http.StatusForbidden, "Access from here or at this time is not allowed for your account: "+models.AsError(err).Message)
+	return true
 }
 
 // addSignInOptions tells a sign-in page who is already signed in (portal
@@ -584,6 +606,9 @@ func (h *oauthHandlers) device(w http.ResponseWriter, r *http.Request) {
 		h.s.auditHTTP(r, models.AuditEvent{EventType: models.AuditLoginFailed, Outcome: "failure", ClientID: g.ClientID, AuthenticationMethod: "device", Reason: "wrong e-mail or password"})
 		data["Error"] = "E-mail or password is wrong."
 		show(http.StatusUnauthorized)
+		return
+	}
+	if h.refuseRestricted(r, user, "device", g.ClientID, func(status int, msg string) { data["Error"] = msg; show(status) }) {
 		return
 	}
 	c, err := h.s.store.LookupOAuthClient(ctx, g.ClientID)
