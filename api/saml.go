@@ -5,7 +5,6 @@ import (
 	"encoding/xml"
 	"errors"
 	"net/http"
-	"slices"
 	"time"
 
 	"github.com/beevik/etree"
@@ -134,23 +133,4 @@ func samlLoginReason(created bool, role models.Role) string {
 		return "user created just in time with role " + string(role)
 	}
 	return "role " + string(role)
-}
-
-// sessionPermissions are the permissions of a portal session (SAML or password sign-in): every permission
-// for admins; support for agents; for customers everything but
-// support:admin and "*".
-func sessionPermissions(role models.Role) []string {
-	switch role {
-	case models.RoleAdmin:
-		return []string{"*"}
-	case models.RoleAgent:
-		return []string{"support:read", "support:create", "support:write", "services:read", "billing:read"}
-	}
-	var out []string
-	for _, p := range models.KnownPermissions() {
-		if !slices.Contains([]string{"*", "support:admin"}, p) {
-			out = append(out, p)
-		}
-	}
-	return out
 }

@@ -124,6 +124,26 @@ func (p *Principal) CanGrant(perms []string) bool {
 	return true
 }
 
+// RolePermissions returns the permissions of a person's own session (a
+// portal or SAML sign-in and its token exchange): every permission for
+// admins; the support permissions plus services:read and billing:read for
+// agents; everything but support:admin and "*" for customers.
+func RolePermissions(role Role) []string {
+	switch role {
+	case RoleAdmin:
+		return []string{"*"}
+	case RoleAgent:
+		return []string{"support:read", "support:create", "support:write", "services:read", "billing:read"}
+	}
+	var out []string
+	for _, p := range knownPermissions {
+		if p != "*" && p != "support:admin" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
 // ScopeToPermission maps an OAuth scope (services.read) to a permission (services:read).
 func ScopeToPermission(scope string) string { return strings.Replace(scope, ".", ":", 1) }
 
