@@ -96,6 +96,22 @@ var hiddenInput = regexp.MustCompile(`<input type="hidden" name="([^"]+)" value=
 // returns the redirect the server answers with.
 func (e *oauthEnv) signIn(t *testing.T, authURL, email, password, action string) *url.URL {
 	t.Helper()
+	res, body, _ := e.submitSignIn(t, authURL, email, password, action)
+	if res.StatusCode/100 != 3 {
+		t.Fatalf("sign-in answered %d: %s", res.StatusCode, body)
+	}
+	loc, err := url.Parse(res.Header.Get("Location"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return loc
+}
+
+// submitSignIn opens the sign-in page of authURL in a new browser (a cookie
+// jar, redirects not followed), fills in and posts its form, and returns the
+// answer (body read), its body and the form it posted.
+func (e *oauthEnv) submitSignIn(t *testing.T, authURL, email, password, action string) (*http.Response, []byte, url.Values) {
+	t.Helper()
 	jar, _ := cookiejar.New(nil)
 	browser := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	res, err := browser.Get(authURL)
@@ -120,14 +136,7 @@ func (e *oauthEnv) signIn(t *testing.T, authURL, email, password, action string)
 	}
 	body, _ := io.ReadAll(res.Body)
 	res.Body.Close()
-	if res.StatusCode/100 != 3 {
-		t.Fatalf("sign-in answered %d: %s", res.StatusCode, body)
-	}
-	loc, err := url.Parse(res.Header.Get("Location"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return loc
+	return res, body, form
 }
 
 // authorize runs the authorization-code flow up to the code.
@@ -227,27 +236,8 @@ func TestOAuthAuthorizationCodeWithPKCE(t *testing.T) {
 	}
 
 	// Wrong password: the page again, no redirect; deny: access_denied to the client.
-	jar, _ := cookiejar.New(nil)
-	browser := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	authURL := conf.AuthCodeURL("state-"+models.RandomString(8), oauth2.S256ChallengeOption(verifier))
-	res, err := browser.Get(authURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	page, _ := io.ReadAll(res.Body)
-	res.Body.Close()
-	form := url.Values{}
-	for _, m := range hiddenInput.FindAllStringSubmatch(string(page), -1) {
-		form.Add(html.UnescapeString(m[1]), html.UnescapeString(m[2]))
-	}
-	form.Set("email", e.user.Email)
-	form.Set("password", "wrong password!")
-	form.Set("action", "approve")
-	res, err = browser.PostForm(e.base+"/oauth/authorize", form)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res.Body.Close()
+	res, _, form := e.submitSignIn(t, authURL, e.user.Email, "wrong password!", "approve")
 	if res.StatusCode != http.StatusUnauthorized {
 		t.Fatalf("wrong password answered %d", res.StatusCode)
 	}
@@ -525,27 +515,7 @@ func TestSignInPagesApplyRestrictions(t *testing.T) {
 	h := e.h
 	h.do("PATCH", "/v1/users/"+e.user.ID, h.adminKey, map[string]any{"ip_allowlist": []string{"203.0.113.0/24"}}).decode(http.StatusOK, nil)
 	conf := e.config()
-	jar, _ := cookiejar.New(nil)
-	browser := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	res, err := browser.Get(conf.AuthCodeURL("s-123456789", oauth2.S256ChallengeOption(oauth2.GenerateVerifier())))
-	if err != nil {
-		t.Fatal(err)
-	}
-	page, _ := io.ReadAll(res.Body)
-	res.Body.Close()
-	form := url.Values{}
-	for _, m := range hiddenInput.FindAllStringSubmatch(string(page), -1) {
-		form.Add(html.UnescapeString(m[1]), html.UnescapeString(m[2]))
-	}
-	form.Set("email", e.user.Email)
-	form.Set("password", e.password)
-	form.Set("action", "approve")
-	res, err = browser.PostForm(e.base+"/oauth/authorize", form)
-	if err != nil {
-		t.Fatal(err)
-	}
-	page, _ = io.ReadAll(res.Body)
-	res.Body.Close()
+	res, page, _ := e.submitSignIn(t, conf.AuthCodeURL("s-123456789", oauth2.S256ChallengeOption(oauth2.GenerateVerifier())), e.user.Email, e.password, "approve")
 	if res.StatusCode != http.StatusForbidden || !strings.Contains(string(page), "not allowed") {
 		t.Fatalf("sign-in outside the user's allow-list: %d %s", res.StatusCode, page)
 	}
