@@ -110,42 +110,36 @@ func (s *Server) requestContext(c *fiber.Ctx) error {
 	return c.Next()
 }
 
-// clientIP returns the caller's address. X-Forwarded-For is read only when
-// the peer is a trusted proxy (TRUSTED_PROXIES), and then from the right:
-// the first address that is not itself a trusted proxy is the client, since
-// every entry to its left was written by the client and proves nothing (a
-// proxy appends the address it received the request from). An entry that
-// cannot be read yields the invalid address, which no allow-list accepts.
-// fromTrustedProxy reports whether the connection's peer is one of TRUSTED_PROXIES.
-func (s *Server) fromTrustedProxy(c *fiber.Ctx) bool {
-	peer, ok := netip.AddrFromSlice(c.Context().RemoteIP())
-	if !ok {
-		return false
-	}
-	peer = peer.Unmap()
+// isTrustedProxy reports whether a is one of TRUSTED_PROXIES.
+func (s *Server) isTrustedProxy(a netip.Addr) bool {
 	for _, pfx := range s.trustedProxies {
-		if pfx.Contains(peer) {
+		if pfx.Contains(a) {
 			return true
 		}
 	}
 	return false
 }
 
-func (s *Server) clientIP(c *fiber.Ctx) netip.Addr {
+// peerAddr returns the address of the connection's peer.
+func peerAddr(c *fiber.Ctx) netip.Addr {
 	peer, _ := netip.AddrFromSlice(c.Context().RemoteIP())
-	peer = peer.Unmap()
-	if len(s.cfg.TrustedProxies) == 0 {
-		return peer
-	}
-	isTrusted := func(a netip.Addr) bool {
-		for _, pfx := range s.trustedProxies {
-			if pfx.Contains(a) {
-				return true
-			}
-		}
-		return false
-	}
-	if !isTrusted(peer) {
+	return peer.Unmap()
+}
+
+// fromTrustedProxy reports whether the connection's peer is one of TRUSTED_PROXIES.
+func (s *Server) fromTrustedProxy(c *fiber.Ctx) bool { return s.isTrustedProxy(peerAddr(c)) }
+
+// clientIP returns the caller's address. X-Forwarded-For is read only when
+// the peer is a trusted proxy (TRUSTED_PROXIES), and then from the right:
+// the first address that is not itself a trusted proxy is the client, since
+// every entry to its left was written by the client and proves nothing (a
+// proxy appends the address it received the request from). An entry that
+// cannot be read yields the invalid address, which no allow-list accepts.
+// This is the one place the client address is decided (Fiber's own proxy
+// handling is not used).
+func (s *Server) clientIP(c *fiber.Ctx) netip.Addr {
+	peer := peerAddr(c)
+	if !s.isTrustedProxy(peer) {
 		return peer
 	}
 	var hops []string
@@ -164,7 +158,7 @@ func (s *Server) clientIP(c *fiber.Ctx) netip.Addr {
 			addr = ap.Addr()
 		}
 		client = addr.Unmap()
-		if !isTrusted(client) {
+		if !s.isTrustedProxy(client) {
 			break
 		}
 	}

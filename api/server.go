@@ -94,25 +94,21 @@ func New(deps Deps) *Server {
 	s.keyUsage = models.NewKeyUsage(s.store)
 	s.tokens = auth.NewTokens(s.store, deps.Config.PublicBaseURL, s.now)
 
-	proxies := deps.Config.TrustedProxies
-	for _, cidr := range proxies {
+	for _, cidr := range deps.Config.TrustedProxies {
 		if pfx, err := netip.ParsePrefix(cidr); err == nil { // config.Load has validated them
 			s.trustedProxies = append(s.trustedProxies, pfx.Masked())
 		}
 	}
 	s.App = fiber.New(fiber.Config{
-		AppName:                 "telco-platform",
-		BodyLimit:               MaxAttachmentBody + 1<<20,
-		ErrorHandler:            s.fiberErrorHandler,
-		DisableStartupMessage:   true,
-		ReadTimeout:             60 * time.Second,
-		WriteTimeout:            0, // Server-Sent Events stay open
-		IdleTimeout:             120 * time.Second,
-		ProxyHeader:             proxyHeader(proxies),
-		EnableTrustedProxyCheck: len(proxies) > 0,
-		TrustedProxies:          proxies,
-		EnableIPValidation:      true,
-		JSONEncoder:             jsonMarshal,
+		AppName:               "telco-platform",
+		BodyLimit:             MaxAttachmentBody + 1<<20,
+		ErrorHandler:          s.fiberErrorHandler,
+		DisableStartupMessage: true,
+		ReadTimeout:           60 * time.Second,
+		WriteTimeout:          0, // Server-Sent Events stay open
+		IdleTimeout:           120 * time.Second,
+		EnableIPValidation:    true,
+		JSONEncoder:           jsonMarshal,
 	})
 	s.App.Use(s.recoverPanics, s.requestContext, s.authenticate, s.rateLimit, s.idempotency, s.conditionalGet)
 
@@ -165,13 +161,6 @@ func New(deps Deps) *Server {
 	s.registerBudgets()
 	s.registerSubscriptions()
 	return s
-}
-
-func proxyHeader(proxies []string) string {
-	if len(proxies) == 0 {
-		return ""
-	}
-	return fiber.HeaderXForwardedFor
 }
 
 // Run serves until ctx ends, flushing key usage in the background, then
