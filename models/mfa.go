@@ -367,6 +367,27 @@ func mfaCodeMessage(method, to, code, purpose string) Message {
 // Errors: NOT_FOUND (challenge, or no code sent by that method),
 // VALIDATION_ERROR (wrong code), ACCESS_RESTRICTED (locked), INTERNAL_ERROR.
 func (s *Store) VerifyMFACode(ctx context.Context, userID, challengeID, method, code string) error {
+	return s.checkOneTimeCode(ctx, userID, code, func(tx *gorm.DB, now time.Time) (string, func() error, error) {
+		var c MFAChallenge
+		err := tx.Where("id = ? AND user_id = ? AND status = ? AND expires_at > ? AND code_method = ? AND code_hash <> ''",
+			challengeID, userID, MFAChallengeState, now, method).Take(&c).Error
+		if err != nil {
+			return "", nil, notFoundOr(err, "MFA challenge with a code sent by "+method)
+		}
+		return c.CodeHash, func() error {
+			return dbErr(tx.Model(&MFAChallenge{}).Where("id = ?", c.ID).
+				Updates(map[string]any{"status": "verified", "verified_at": now, "code_hash": ""}).Error)
+		}, nil
+	})
+}
+
+// checkOneTimeCode checks a code sent by e-mail or SMS in one transaction:
+// the user's enrollment is locked (and refused while locked out), find
+// returns the stored hash to compare with and what to do on a match, and
+// the outcome counts toward the lockout like a TOTP code.
+// Errors: those of find, VALIDATION_ERROR (wrong code), ACCESS_RESTRICTED,
+// NOT_FOUND (no enrollment), INTERNAL_ERROR.
+func (s *Store) checkOneTimeCode(ctx context.Context, userID, code string, find func(tx *gorm.DB, now time.Time) (hash string, onMatch func() error, err error)) error {
 	var wrong error
 	err := s.Tx(ctx, SystemScope(), func(tx *gorm.DB) error {
 		now := s.Now()
@@ -374,17 +395,14 @@ func (s *Store) VerifyMFACode(ctx context.Context, userID, challengeID, method, 
 		if err != nil {
 			return err
 		}
-		var c MFAChallenge
-		err = tx.Where("id = ? AND user_id = ? AND status = ? AND expires_at > ? AND code_method = ? AND code_hash <> ''",
-			challengeID, userID, MFAChallengeState, now, method).Take(&c).Error
+		hash, onMatch, err := find(tx, now)
 		if err != nil {
-			return notFoundOr(err, "MFA challenge with a code sent by "+method)
+			return err
 		}
-		ok := constantTimeEqual(HashSecret(strings.TrimSpace(code)), c.CodeHash)
+		ok := constantTimeEqual(HashSecret(strings.TrimSpace(code)), hash)
 		if ok {
-			if err := tx.Model(&MFAChallenge{}).Where("id = ?", c.ID).
-				Updates(map[string]any{"status": "verified", "verified_at": now, "code_hash": ""}).Error; err != nil {
-				return dbErr(err)
+			if err := onMatch(); err != nil {
+				return err
 			}
 		}
 		wrong, err = recordMFAAttempt(tx, e, ok, now, map[string]any{})
@@ -429,31 +447,16 @@ func (s *Store) BeginPhoneEnrollment(ctx context.Context, scope Scope, userID, n
 // number or code expired), VALIDATION_ERROR (wrong code), ACCESS_RESTRICTED
 // (locked), INTERNAL_ERROR.
 func (s *Store) ConfirmPhone(ctx context.Context, userID, code string) error {
-	var wrong error
-	err := s.Tx(ctx, SystemScope(), func(tx *gorm.DB) error {
-		now := s.Now()
-		e, err := lockedEnrollment(tx, userID, now)
-		if err != nil {
-			return err
-		}
+	return s.checkOneTimeCode(ctx, userID, code, func(tx *gorm.DB, now time.Time) (string, func() error, error) {
 		var ph MFAPhone
 		if err := tx.Where("user_id = ? AND code_hash <> '' AND code_expires_at > ?", userID, now).Take(&ph).Error; err != nil {
-			return notFoundOr(err, "pending phone number")
+			return "", nil, notFoundOr(err, "pending phone number")
 		}
-		ok := constantTimeEqual(HashSecret(strings.TrimSpace(code)), ph.CodeHash)
-		if ok {
-			if err := tx.Model(&MFAPhone{}).Where("user_id = ?", userID).
-				Updates(map[string]any{"confirmed": true, "confirmed_at": now, "code_hash": "", "code_expires_at": nil}).Error; err != nil {
-				return dbErr(err)
-			}
-		}
-		wrong, err = recordMFAAttempt(tx, e, ok, now, map[string]any{})
-		return err
+		return ph.CodeHash, func() error {
+			return dbErr(tx.Model(&MFAPhone{}).Where("user_id = ?", userID).
+				Updates(map[string]any{"confirmed": true, "confirmed_at": now, "code_hash": "", "code_expires_at": nil}).Error)
+		}, nil
 	})
-	if err != nil {
-		return err
-	}
-	return wrong
 }
 
 // MFAPhoneOf returns a user's confirmed phone number, or "". Errors: INTERNAL_ERROR.
