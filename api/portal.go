@@ -165,7 +165,7 @@ func (s *Server) registerPortal() {
 		if err != nil {
 			return nil, err
 		}
-		out := &SessionOutput{}
+		out := &SessionOutput{CacheControl: "no-store"} // it carries the CSRF token
 		out.Body.Session = sessionItem(ps, user)
 		return out, nil
 	})
