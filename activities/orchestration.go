@@ -64,11 +64,24 @@ func (a *Orchestration) MarkStep(ctx context.Context, in workflows.Orchestration
 }
 
 // orchPrincipal is the principal a run acts as: a customer of the run's
-// organization and environment with every permission (the orchestration's
-// creator needed services:write to create it).
+// organization and environment with its creator's permissions, never more
+// (runs that carry none act with services:read and services:write, what
+// creating an orchestration requires).
 func orchPrincipal(run workflows.OrchestrationRef) *models.Principal {
+	perms := run.Permissions
+	if perms == nil {
+		perms = []string{"services:read", "services:write"}
+	}
 	return &models.Principal{Kind: models.PrincipalAPIKey, ID: run.CreatedBy, OrganizationID: run.OrganizationID,
-		Environment: run.Environment, Role: models.RoleCustomer, Permissions: []string{"*"}}
+		Environment: run.Environment, Role: models.RoleCustomer, Permissions: perms}
+}
+
+// stepPrincipal returns the principal a step acts as, refusing a step whose
+// action needs a permission the orchestration's creator did not hold.
+// Errors: INSUFFICIENT_PERMISSIONS.
+func stepPrincipal(in workflows.OrchestrationStepInput) (*models.Principal, error) {
+	p := orchPrincipal(in.Run)
+	return p, models.StepPrincipalCan(p, in.Step)
 }
 
 func orchString(params map[string]any, name string) string {
@@ -104,6 +117,9 @@ func orchStepError(step models.OrchestrationStep, err error) error {
 // SERVICE_UNAVAILABLE_AT_LOCATION, INSUFFICIENT_BANDWIDTH.
 func (a *Orchestration) PrepareProvision(ctx context.Context, in workflows.OrchestrationStepInput) (*workflows.ProvisioningInput, error) {
 	const what = workflows.ActivityOrchestrationPrepareProvision
+	if _, err := stepPrincipal(in); err != nil {
+		return nil, a.fail(ctx, what, err)
+	}
 	c := orchStrings(in.Parameters, "customizations")
 	tin := models.TemplateInput{ServiceTemplate: orchString(in.Parameters, "template"), AccountID: orchString(in.Parameters, "account_id"),
 		Bandwidth: c["bandwidth"], Redundancy: c["redundancy"], Monitoring: c["monitoring"]}
@@ -133,6 +149,9 @@ func (a *Orchestration) PrepareProvision(ctx context.Context, in workflows.Orche
 // Errors: NOT_FOUND, SERVICE_CONFLICT, SERVICE_MAINTENANCE, INVALID_STATE_TRANSITION.
 func (a *Orchestration) ChangeService(ctx context.Context, in workflows.OrchestrationStepInput) (map[string]any, error) {
 	const what = workflows.ActivityOrchestrationChangeService
+	if _, err := stepPrincipal(in); err != nil {
+		return nil, a.fail(ctx, what, err)
+	}
 	req := models.ChangeRequest{Key: models.ChangeKey(in.Run.RequestID, in.Step.Order), OperationID: in.Run.RequestID,
 		ServiceID: orchString(in.Parameters, "service_id"), Kind: models.ChangeResume}
 	if in.Step.Action == models.ActionSuspendService {
@@ -152,6 +171,9 @@ func (a *Orchestration) ChangeService(ctx context.Context, in workflows.Orchestr
 // INVALID_STATE_TRANSITION, SERVICE_CONFLICT, INSUFFICIENT_BANDWIDTH.
 func (a *Orchestration) PrepareChange(ctx context.Context, in workflows.OrchestrationStepInput) (*workflows.ChangeStart, error) {
 	const what = workflows.ActivityOrchestrationPrepareChange
+	if _, err := stepPrincipal(in); err != nil {
+		return nil, a.fail(ctx, what, err)
+	}
 	upd, _, err := models.StepUpdateInput(in.Step.Action, in.Parameters)
 	if err != nil {
 		return nil, a.fail(ctx, what, orchStepError(in.Step, err))
@@ -179,6 +201,9 @@ func (a *Orchestration) PrepareChange(ctx context.Context, in workflows.Orchestr
 // SERVICE_UNAVAILABLE_AT_LOCATION, INSUFFICIENT_BANDWIDTH.
 func (a *Orchestration) CheckAvailability(ctx context.Context, in workflows.OrchestrationStepInput) (map[string]any, error) {
 	const what = workflows.ActivityOrchestrationAvailability
+	if _, err := stepPrincipal(in); err != nil {
+		return nil, a.fail(ctx, what, err)
+	}
 	id, loc, err := models.ParseLocation("location", orchString(in.Parameters, "location"))
 	if err != nil {
 		return nil, a.fail(ctx, what, orchStepError(in.Step, err))
@@ -223,6 +248,9 @@ func (a *Orchestration) CheckAvailability(ctx context.Context, in workflows.Orch
 // Errors: NOT_FOUND (service_id), VALIDATION_ERROR.
 func (a *Orchestration) Notify(ctx context.Context, in workflows.OrchestrationStepInput) (map[string]any, error) {
 	const what = workflows.ActivityOrchestrationNotify
+	if _, err := stepPrincipal(in); err != nil {
+		return nil, a.fail(ctx, what, err)
+	}
 	scope := in.Run.Scope()
 	typ, msg := orchString(in.Parameters, "event"), orchString(in.Parameters, "message")
 	data := map[string]any{
@@ -291,7 +319,7 @@ func (a *Orchestration) PrepareRun(ctx context.Context, in workflows.PrepareRunI
 	}
 	return &workflows.OrchestrationInput{
 		Run: workflows.OrchestrationRef{RequestID: run.ID, OrganizationID: scope.OrganizationID, Environment: scope.Environment,
-			DefinitionID: def.ID, TriggerID: def.ID, Depth: depth + 1, CreatedBy: def.CreatedBy},
+			DefinitionID: def.ID, TriggerID: def.ID, Depth: depth + 1, CreatedBy: def.CreatedBy, Permissions: def.CreatorPermissions},
 		Steps: def.Steps, Event: in.Event.Map(),
 	}, nil
 }

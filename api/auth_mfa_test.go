@@ -219,9 +219,22 @@ func TestMFACodesByEmailAndSMS(t *testing.T) {
 	h.do("POST", "/v1/auth/mfa/verify", tok, map[string]any{"challenge_id": ch.ChallengeID, "method": "email", "code": emailCode}).wantError(http.StatusNotFound, "NOT_FOUND")
 	h.do("POST", "/v1/auth/api-keys", tok, newKey, "X-MFA-Challenge-Id", ch.ChallengeID).decode(http.StatusCreated, nil)
 
-	// A phone number: a bad one is refused; a good one gets a confirmation code by SMS.
-	h.do("POST", "/v1/auth/mfa/sms/setup", tok, map[string]any{"phone_number": "0155 5555"}).wantError(http.StatusBadRequest, "VALIDATION_ERROR")
-	h.do("POST", "/v1/auth/mfa/sms/setup", tok, map[string]any{"phone_number": "+14155550123"}).decode(http.StatusAccepted, nil)
+	// A phone number: adding one is challenged with the existing factor; a
+	// bad one is refused; a good one gets a confirmation code by SMS.
+	phone := func(number string) *response {
+		t.Helper()
+		var pc mfaRequired
+		h.do("POST", "/v1/auth/mfa/sms/setup", tok, map[string]any{"phone_number": number}).decode(http.StatusUnauthorized, &pc)
+		clock = clock.Add(30 * time.Second) // a fresh TOTP code
+		code, err := totp.GenerateCode(setup.Secret, clock)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h.do("POST", "/v1/auth/mfa/verify", tok, map[string]any{"challenge_id": pc.ChallengeID, "method": "totp", "code": code}).decode(http.StatusOK, nil)
+		return h.do("POST", "/v1/auth/mfa/sms/setup", tok, map[string]any{"phone_number": number}, "X-MFA-Challenge-Id", pc.ChallengeID)
+	}
+	phone("0155 5555").wantError(http.StatusBadRequest, "VALIDATION_ERROR")
+	phone("+14155550123").decode(http.StatusAccepted, nil)
 	challenge("totp,email") // not confirmed yet
 	h.do("POST", "/v1/auth/mfa/verify", tok, map[string]any{"method": "sms", "code": outboxCode(t, h, u.OrganizationID, "+14155550123")}).decode(http.StatusOK, nil)
 	ch = challenge("totp,email,sms")
@@ -240,11 +253,18 @@ func TestMFAOperationsAreTheDocumentedOnes(t *testing.T) {
 	h := newHarness(t)
 	want := []string{
 		"DELETE /v1/billing/accounts/{account_id}/payment-methods/{payment_method_id}",
+		"PATCH /v1/auth/clients/{client_id}",
+		"PATCH /v1/users/{user_id}",
 		"POST /v1/auth/api-keys",
 		"POST /v1/auth/api-keys/{key_id}/rotate",
 		"POST /v1/auth/certificates",
+		"POST /v1/auth/clients",
+		"POST /v1/auth/clients/{client_id}/rotate-secret",
+		"POST /v1/auth/mfa/sms/setup",
 		"POST /v1/billing/accounts/{account_id}/payment-methods",
+		"POST /v1/billing/invoices/{invoice_id}/cancel",
 		"POST /v1/billing/payments",
+		"POST /v1/operations/{request_id}/retry",
 		"POST /v1/services",
 		"POST /v1/services/ai/platforms",
 		"POST /v1/services/bulk/provision",
@@ -252,11 +272,13 @@ func TestMFAOperationsAreTheDocumentedOnes(t *testing.T) {
 		"POST /v1/services/cloud/platforms",
 		"POST /v1/services/connectivity/internet",
 		"POST /v1/services/connectivity/networks",
+		"POST /v1/services/orchestration/workflows",
 		"POST /v1/services/provision",
 		"POST /v1/services/security/infrastructure",
 		"POST /v1/services/security/managed",
 		"POST /v1/services/voice/contact-centers",
 		"POST /v1/services/voice/systems",
+		"POST /v1/users",
 	}
 	got := h.srv.MFAOperations()
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {

@@ -174,12 +174,19 @@ func TestBillingAccountsAndPaymentMethods(t *testing.T) {
 				BillingContact struct{ Name, Email string } `json:"billing_contact"`
 			} `json:"account"`
 		}
-		h.do("POST", "/v1/billing/accounts", a.liveKey, map[string]any{"name": "Taxed", "currency": "USD", "billing_email": "ap@example.com",
-			"billing_contact_name": "Accounts Payable", "tax_rate": 8.25}).decode(201, &out)
+		// The tax rate is the provider's to set: a customer is refused, provider billing staff set it.
+		e := h.do("POST", "/v1/billing/accounts", a.liveKey, map[string]any{"name": "Taxed", "currency": "USD", "billing_email": "ap@example.com",
+			"billing_contact_name": "Accounts Payable", "tax_rate": 0}).wantError(403, "INSUFFICIENT_PERMISSIONS")
+		if e.Error.Details["field"] != "tax_rate" {
+			t.Fatalf("details %+v", e.Error.Details)
+		}
+		h.do("PUT", acctPath+"/preferences", a.liveKey, map[string]any{"tax_rate": 0}).wantError(403, "INSUFFICIENT_PERMISSIONS")
+		h.do("POST", "/v1/billing/accounts", h.adminKey, map[string]any{"name": "Taxed", "currency": "USD", "billing_email": "ap@example.com",
+			"billing_contact_name": "Accounts Payable", "tax_rate": 8.25, "organization_id": a.org.ID}).decode(201, &out)
 		if out.Account.TaxRate != 8.25 || out.Account.BillingContact.Name != "Accounts Payable" || out.Account.BillingContact.Email != "ap@example.com" {
 			t.Fatalf("account %+v", out.Account)
 		}
-		h.do("POST", "/v1/billing/accounts", a.liveKey, map[string]any{"name": "x", "currency": "USD", "billing_email": "ap@example.com", "tax_rate": 120}).wantError(400, "VALIDATION_ERROR")
+		h.do("POST", "/v1/billing/accounts", h.adminKey, map[string]any{"name": "x", "currency": "USD", "billing_email": "ap@example.com", "tax_rate": 120, "organization_id": a.org.ID}).wantError(400, "VALIDATION_ERROR")
 	})
 
 	var visa, mc pmAnswer
@@ -307,7 +314,7 @@ func TestInvoicesEndpoints(t *testing.T) {
 	h := newHarness(t)
 	a, b := h.tenants[0], h.tenants[1]
 	svc := mustService(t, h, a)
-	h.do("PUT", "/v1/billing/accounts/"+a.account.ID+"/preferences", a.liveKey, map[string]any{"tax_rate": 8.25}).decode(200, nil)
+	h.do("PUT", "/v1/billing/accounts/"+a.account.ID+"/preferences", h.adminKey, map[string]any{"tax_rate": 8.25}).decode(200, nil)
 
 	var created invoiceAnswer
 	t.Run("POST creates lines, totals, tax and due date, and invoice.created", func(t *testing.T) {
@@ -404,24 +411,30 @@ func TestInvoicesEndpoints(t *testing.T) {
 		}
 		h.do("GET", "/api/v1/billing/invoices?limit=200", a.liveKey, nil).decode(200, nil)
 	})
-	t.Run("cancel: open invoices only", func(t *testing.T) {
+	t.Run("cancel: provider staff only, open invoices only", func(t *testing.T) {
 		inv := newInvoice(t, h, a, svc, 1, 20)
-		h.do("POST", "/v1/billing/invoices/"+inv.ID+"/cancel", b.liveKey, nil).wantError(404, "NOT_FOUND")
+		// A customer, even with every permission, cannot void the provider's invoice; neither can another tenant.
+		for _, key := range []string{a.liveKey, b.liveKey} {
+			h.do("POST", "/v1/billing/invoices/"+inv.ID+"/cancel", key, nil).wantError(403, "INSUFFICIENT_PERMISSIONS")
+		}
 		var out invoiceAnswer
-		h.do("POST", "/v1/billing/invoices/"+inv.ID+"/cancel", a.liveKey, nil).decode(200, &out)
+		h.do("POST", "/v1/billing/invoices/"+inv.ID+"/cancel", h.adminKey, map[string]any{"reason": "billed twice"}).decode(200, &out)
 		if out.Invoice.Status != "cancelled" || out.Invoice.AmountDue != 0 {
 			t.Fatalf("cancelled %+v", out.Invoice)
 		}
-		h.do("POST", "/v1/billing/invoices/"+inv.ID+"/cancel", a.liveKey, nil).wantError(409, "INVALID_STATE_TRANSITION")
+		if got := eventTypes(t, h, a, inv.ID); !slices.Contains(got, "invoice.cancelled") {
+			t.Fatalf("events %v", got)
+		}
+		h.do("POST", "/v1/billing/invoices/"+inv.ID+"/cancel", h.adminKey, nil).wantError(409, "INVALID_STATE_TRANSITION")
 		paid := newInvoice(t, h, a, svc, 1, 20)
 		h.do("POST", "/v1/billing/payments", a.liveKey, map[string]any{"invoice_id": paid.ID, "amount": 21.65, "payment_method": card("tok_visa")}).decode(201, nil)
-		e := h.do("POST", "/v1/billing/invoices/"+paid.ID+"/cancel", a.liveKey, nil).wantError(409, "INVALID_STATE_TRANSITION")
+		e := h.do("POST", "/v1/billing/invoices/"+paid.ID+"/cancel", h.adminKey, nil).wantError(409, "INVALID_STATE_TRANSITION")
 		if e.Error.Details["from"] != "paid" {
 			t.Fatalf("details %+v", e.Error.Details)
 		}
 		partly := newInvoice(t, h, a, svc, 1, 20)
 		h.do("POST", "/v1/billing/payments", a.liveKey, map[string]any{"invoice_id": partly.ID, "amount": 1, "payment_method": card("tok_visa")}).decode(201, nil)
-		h.do("POST", "/v1/billing/invoices/"+partly.ID+"/cancel", a.liveKey, nil).wantError(409, "INVALID_STATE_TRANSITION")
+		h.do("POST", "/v1/billing/invoices/"+partly.ID+"/cancel", h.adminKey, nil).wantError(409, "INVALID_STATE_TRANSITION")
 		h.do("POST", "/v1/billing/payments", a.liveKey, map[string]any{"invoice_id": inv.ID, "amount": 1, "payment_method": card("tok_visa")}).wantError(409, "INVALID_STATE_TRANSITION")
 	})
 }
@@ -761,7 +774,7 @@ func TestUsageCostAnalysisAndAnalytics(t *testing.T) {
 			c.YearToDate < 349 || c.Trends.MonthlyGrowth != nil || len(c.Months) != 12 || c.Months[11].Total != 349 {
 			t.Fatalf("cost analysis %+v", c)
 		}
-		h.do("POST", "/v1/billing/invoices/"+manual.ID+"/cancel", a.liveKey, nil).decode(200, nil)
+		h.do("POST", "/v1/billing/invoices/"+manual.ID+"/cancel", h.adminKey, nil).decode(200, nil)
 		h.do("GET", "/api/v1/billing/cost-analysis", a.liveKey, nil).decode(200, &c)
 		if c.CurrentMonth.Total != 299 {
 			t.Fatalf("a cancelled invoice still counts: %+v", c.CurrentMonth)

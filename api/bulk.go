@@ -299,8 +299,8 @@ func (s *Server) registerBulk() {
 			"that did not complete (failed, rolled_back, skipped, cancelled), in their order, with the same orchestration options unless the body " +
 			"gives others. Provisioning items are validated again and get new service ids. The new operation's result and input carry `retry_of`; " +
 			"the retried one's result gets `retried_by`, and a second retry of it is 409 INVALID_STATE_TRANSITION. " +
-			"Other operation types are 400; a running or completed one is 409. " + accepted},
-		access{permission: "services:write"}, func(ctx context.Context, in *struct {
+			"Other operation types are 400; a running or completed one is 409. Like the provisioning it repeats, it challenges users with a second factor. " + accepted},
+		access{permission: "services:write", mfa: true}, func(ctx context.Context, in *struct {
 			RequestID string `path:"request_id" maxLength:"64" example:"bulk_3fK9aZ"`
 			Body      *BulkRetryBody
 		}) (*BulkAcceptedOutput, error) {

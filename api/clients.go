@@ -103,12 +103,15 @@ func (s *Server) auditClient(ctx context.Context, eventType string, c *models.OA
 func (s *Server) registerClients() {
 	tags := []string{"Authentication"}
 	manage := access{permission: "auth:manage"}
+	// Creating a client, changing its grants or scopes and rotating its
+	// secret mint a machine credential: users are challenged, as for API keys.
+	manageMFA := access{permission: "auth:manage", mfa: true}
 
 	register(s, huma.Operation{
 		OperationID: "create-oauth-client", Method: http.MethodPost, Path: "/auth/clients", Summary: "Register an OAuth 2.0 client",
 		Description: "Registers a client of the caller's organization and environment. The client_secret is shown once; public clients get none and must use PKCE (S256). A client's scopes cannot exceed its creator's permissions.",
 		Tags:        tags, DefaultStatus: http.StatusCreated,
-	}, manage, func(ctx context.Context, in *struct{ Body ClientBody }) (*ClientOutput, error) {
+	}, manageMFA, func(ctx context.Context, in *struct{ Body ClientBody }) (*ClientOutput, error) {
 		c, secret, err := s.store.CreateOAuthClient(ctx, principal(ctx), models.OAuthClientInput{
 			Name: in.Body.Name, RedirectURIs: in.Body.RedirectURIs, GrantTypes: in.Body.GrantTypes, Scopes: in.Body.Scopes, Public: in.Body.Public,
 			IPAllowList: in.Body.IPAllowList,
@@ -156,7 +159,7 @@ func (s *Server) registerClients() {
 			"and the caller must hold every permission of the resulting scopes. Removing a scope or a grant type revokes the client's access tokens at once; " +
 			"changing redirect_uris voids the authorization codes not yet exchanged. `public` cannot change.",
 		Tags: tags,
-	}, manage, func(ctx context.Context, in *struct {
+	}, manageMFA, func(ctx context.Context, in *struct {
 		ClientID string `path:"client_id" maxLength:"64" example:"cli_3fK9aZ"`
 		Body     ClientPatchBody
 	}) (*ClientOutput, error) {
@@ -192,7 +195,7 @@ func (s *Server) registerClients() {
 		Description: "Issues a new client_secret (shown once in this answer); the old secret stops working at once. Tokens issued before stay valid " +
 			"until they expire (delete the client to end them). A public client has no secret: 409 INVALID_STATE_TRANSITION.",
 		Tags: tags,
-	}, manage, func(ctx context.Context, in *clientPath) (*ClientOutput, error) {
+	}, manageMFA, func(ctx context.Context, in *clientPath) (*ClientOutput, error) {
 		c, secret, err := s.store.RotateOAuthClientSecret(ctx, principal(ctx), in.ClientID)
 		if err != nil {
 			return nil, err

@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
@@ -190,17 +191,36 @@ func (s *Server) registerInvoices() {
 			out.Body.Invoice = invoiceItem(inv)
 			return out, nil
 		})
-	register(s, huma.Operation{OperationID: "cancel-invoice", Method: http.MethodPost, Path: "/billing/invoices/{invoice_id}/cancel", Summary: "Cancel an invoice", Tags: tags,
-		Description: "Only an open invoice without payments can be cancelled; a paid, cancelled or partly paid invoice is 409 INVALID_STATE_TRANSITION."},
-		access{permission: "billing:write"}, func(ctx context.Context, in *invoicePath) (*InvoiceOutput, error) {
-			inv, err := s.store.CancelInvoice(ctx, principal(ctx), in.ID)
+	register(s, huma.Operation{OperationID: "cancel-invoice", Method: http.MethodPost, Path: "/billing/invoices/{invoice_id}/cancel", Summary: "Cancel (void) an invoice", Tags: tags,
+		Description: "Provider staff only (permission billing:admin; administrators hold it), challenged with a second factor for users, and audited (invoice.voided). " +
+			"Only an open invoice without payments can be cancelled; a paid, cancelled or partly paid invoice is 409 INVALID_STATE_TRANSITION. " +
+			"Cancelling resolves the invoice's open dispute and writes invoice.cancelled. Customers dispute an invoice instead: POST /billing/invoices/{invoice_id}/disputes."},
+		access{permission: models.PermissionBillingAdmin, mfa: true}, func(ctx context.Context, in *struct {
+			ID   string `path:"invoice_id" maxLength:"64" example:"inv_3fK9aZ"`
+			Body *struct {
+				Reason string `json:"reason,omitempty" maxLength:"500" doc:"why the invoice is voided (kept in the event, the audit trail and the resolved dispute)"`
+			}
+		}) (*InvoiceOutput, error) {
+			reason := ""
+			if in.Body != nil {
+				reason = in.Body.Reason
+			}
+			p := principal(ctx)
+			inv, err := s.store.CancelInvoice(ctx, p, in.ID, reason)
 			if err != nil {
 				return nil, err
 			}
+			ev := models.AuditEvent{EventType: models.AuditInvoiceVoided, OrganizationID: inv.OrganizationID, UserID: p.UserID,
+				SessionID: inv.ID, Reason: strings.TrimSpace("by " + p.ID + ": " + reason)}
+			if p.Kind == models.PrincipalClient {
+				ev.ClientID = p.ID
+			}
+			s.audit(ctx, ev)
 			out := &InvoiceOutput{Status: http.StatusOK}
 			out.Body.Invoice = invoiceItem(inv)
 			return out, nil
 		})
+	s.registerDisputes(tags)
 }
 
 // watchDueDate starts the InvoiceDue workflow of a manual invoice about to

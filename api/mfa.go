@@ -134,9 +134,9 @@ func (s *Server) registerMFA() {
 		return out, nil
 	})
 	register(s, huma.Operation{OperationID: "mfa-sms-setup", Method: http.MethodPost, Path: "/auth/mfa/sms/setup", Summary: "Add a phone number for SMS codes",
-		Description: "For users with a confirmed TOTP factor: stores the E.164 number and sends it a confirmation code by SMS; POST /auth/mfa/verify with method sms and that code (no challenge_id) confirms it, after which challenges offer sms.",
+		Description: "For users with a confirmed TOTP factor, and challenged with an existing factor (changing a second factor needs one): stores the E.164 number as pending and sends it a confirmation code by SMS; POST /auth/mfa/verify with method sms and that code (no challenge_id) confirms it, after which challenges offer sms. A confirmed number keeps receiving codes until the new one is confirmed.",
 		Tags:        tags, DefaultStatus: http.StatusAccepted,
-	}, access{}, func(ctx context.Context, in *struct {
+	}, access{mfa: true}, func(ctx context.Context, in *struct {
 		Body struct {
 			PhoneNumber string `json:"phone_number" maxLength:"16" example:"+14155550123"`
 		}

@@ -113,7 +113,7 @@ func (s *Server) orchestrationStream(c *fiber.Ctx) error {
 // (manual) or its trigger (event), on the interactive task queue.
 func (s *Server) startOrchestration(ctx context.Context, scope models.Scope, def *models.OrchestrationDefinition, createdBy string) error {
 	ref := workflows.OrchestrationRef{RequestID: def.ID, OrganizationID: scope.OrganizationID, Environment: scope.Environment,
-		DefinitionID: def.ID, CreatedBy: createdBy}
+		DefinitionID: def.ID, CreatedBy: createdBy, Permissions: def.CreatorPermissions}
 	opType, wf := models.OpTypeOrchestration, workflows.OrchestrationWorkflow
 	var arg any = workflows.OrchestrationInput{Run: ref, Steps: def.Steps}
 	if def.EventType != "" {
@@ -155,8 +155,9 @@ func (s *Server) registerOrchestration() {
 			"per step (`<order>:<action>`), independent steps run in parallel, a failed step skips the steps depending on it, and the result " +
 			"lists which ran, failed and were skipped. trigger event:<name> starts a standing operation (type orchestration_trigger) that runs " +
 			"the steps each time that event occurs in the organization; each run is an operation listed in its items; cancelling it " +
-			"(POST /v1/operations/{request_id}/cancel) deactivates it. Answers 202 with the operation. See docs/bulk-and-orchestration.md."},
-		access{permission: "services:write"}, func(ctx context.Context, in *struct{ Body OrchestrationBody }) (*OrchestrationAcceptedOutput, error) {
+			"(POST /v1/operations/{request_id}/cancel) deactivates it. Steps act with the creator's permissions, never more; since steps can provision, " +
+			"users are challenged with a second factor. Answers 202 with the operation. See docs/bulk-and-orchestration.md."},
+		access{permission: "services:write", mfa: true}, func(ctx context.Context, in *struct{ Body OrchestrationBody }) (*OrchestrationAcceptedOutput, error) {
 			p := principal(ctx)
 			oin := models.OrchestrationInput{Name: in.Body.Name, Trigger: in.Body.Trigger}
 			for _, st := range in.Body.Steps {

@@ -178,17 +178,17 @@ func (s *Server) registerPortal() {
 			return nil, err
 		}
 		ttl := max(min(auth.AccessTokenTTL, ps.ExpiresAt.Sub(s.store.Now()).Truncate(time.Second)), time.Second) // never past the session
-		issued, err := s.tokens.Issue(ctx, auth.Grant{Subject: user.ID, OrganizationID: user.OrganizationID, Permissions: models.RolePermissions(user.Role), AuthMethod: ps.AuthMethod, TTL: ttl})
+		issued, err := s.tokens.Issue(ctx, auth.Grant{Subject: user.ID, OrganizationID: user.OrganizationID, Permissions: user.SessionPermissions(), AuthMethod: ps.AuthMethod, TTL: ttl})
 		if err != nil {
 			return nil, err
 		}
 		s.audit(ctx, models.AuditEvent{EventType: models.AuditTokenIssued, OrganizationID: user.OrganizationID, UserID: user.ID, AuthenticationMethod: ps.AuthMethod,
-			TokenType: "access_token", SessionID: sessionID(ps), Scopes: strings.Join(models.RolePermissions(user.Role), " ")})
+			TokenType: "access_token", SessionID: sessionID(ps), Scopes: strings.Join(user.SessionPermissions(), " ")})
 		out := &SessionTokenOutput{CacheControl: "no-store"}
 		b := &out.Body
 		b.AccessToken, b.TokenType, b.ExpiresIn, b.UserID = issued.Token, "Bearer", issued.ExpiresIn, user.ID
 		scopes := make([]string, 0)
-		for _, p := range models.RolePermissions(user.Role) {
+		for _, p := range user.SessionPermissions() {
 			scopes = append(scopes, models.ScopeForPermission(p))
 		}
 		b.Scope = strings.Join(scopes, " ")

@@ -135,6 +135,7 @@ func TestTenantsNeverSeeEachOther(t *testing.T) {
 		"PATCH /v1/users/{user_id}":                        map[string]any{},
 		"PATCH /v1/auth/clients/{client_id}":               map[string]any{},
 		"POST /v1/auth/mfa/challenges/{challenge_id}/send": map[string]any{"method": "email"},
+		"POST /v1/billing/invoices/{invoice_id}/disputes":  map[string]any{"reason": "other", "description": "probe"},
 	}
 	doc := loadOpenAPI(t, h)
 	param := regexp.MustCompile(`\{([a-z_]+)\}`)

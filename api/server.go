@@ -200,6 +200,9 @@ func register[I, O any](s *Server, op huma.Operation, a access, h func(context.C
 		if a.admin {
 			desc += "; provider administrators only"
 		}
+		if needsMFA(a) {
+			desc += "; users with a second factor are challenged (401 mfa_required, then X-MFA-Challenge-Id)"
+		}
 		op.Description = strings.TrimSpace(op.Description + "\n\n" + desc + ".")
 	}
 	if op.MaxBodyBytes == 0 {

@@ -74,6 +74,17 @@ func oneOf(v string, allowed []string) bool {
 	return false
 }
 
+// checkTaxRateSetter refuses a tax rate from anyone but provider billing
+// staff: the provider applies tax, customers do not choose it.
+// Errors: INSUFFICIENT_PERMISSIONS.
+func checkTaxRateSetter(p *Principal, rate *Money) error {
+	if rate == nil || CanAdministerBilling(p) {
+		return nil
+	}
+	return Errorf(CodeInsufficientPermissions, "tax_rate is set by the provider's billing staff (permission %s); leave it out", PermissionBillingAdmin).
+		WithDetail("field", "tax_rate").WithDetail("required_permission", PermissionBillingAdmin)
+}
+
 // CreateAccount creates a billing account in the caller's organization (or,
 // for staff, in organization_id). Errors: VALIDATION_ERROR, NOT_FOUND (organization).
 func (s *Store) CreateAccount(ctx context.Context, p *Principal, in AccountInput) (*BillingAccount, error) {
@@ -89,6 +100,9 @@ func (s *Store) CreateAccount(ctx context.Context, p *Principal, in AccountInput
 		v.Check(*in.TaxRate >= 0 && *in.TaxRate <= maxTaxRate, "tax_rate", "must be a percentage between 0 and 100")
 	}
 	if err := v.Err(); err != nil {
+		return nil, err
+	}
+	if err := checkTaxRateSetter(p, in.TaxRate); err != nil {
 		return nil, err
 	}
 	scope := p.OwnScope()
@@ -246,6 +260,9 @@ func (s *Store) UpdatePreferences(ctx context.Context, p *Principal, id string, 
 		updates["tax_rate_bp"] = int(*in.TaxRate)
 	}
 	if err := v.Err(); err != nil {
+		return nil, err
+	}
+	if err := checkTaxRateSetter(p, in.TaxRate); err != nil {
 		return nil, err
 	}
 	acct, err := s.GetAccount(ctx, p, id)

@@ -197,7 +197,9 @@ func (s *Store) CreateAPIKey(ctx context.Context, p *Principal, in APIKeyInput) 
 }
 
 // EnsureAPIKey makes sure a key with exactly secret exists (bootstrap of
-// PLATFORM_ADMIN_KEY and the demo key); it is created once and reused.
+// PLATFORM_ADMIN_KEY and the demo key); it is created once and reused. A
+// key that was revoked stays revoked: start-up never brings it back.
+// Errors: VALIDATION_ERROR, INVALID_STATE_TRANSITION (revoked), INTERNAL_ERROR.
 func (s *Store) EnsureAPIKey(ctx context.Context, orgID string, secret, name string, role Role, perms []string) (*APIKey, error) {
 	env, ok := ValidKeyFormat(secret)
 	if !ok {
@@ -207,7 +209,10 @@ func (s *Store) EnsureAPIKey(ctx context.Context, orgID string, secret, name str
 	var key APIKey
 	err := db.Where("hash = ?", HashSecret(secret)).Take(&key).Error
 	if err == nil {
-		key.RevokedAt, key.Role, key.Permissions, key.OrganizationID = nil, role, perms, orgID
+		if key.RevokedAt != nil {
+			return nil, Errorf(CodeInvalidStateTransition, "the key %s... was revoked on %s and is not brought back: configure a new key", secret[:12], key.RevokedAt.UTC().Format(time.RFC3339))
+		}
+		key.Role, key.Permissions, key.OrganizationID = role, perms, orgID
 		return &key, dbErr(db.Save(&key).Error)
 	}
 	if !errors.Is(err, gorm.ErrRecordNotFound) {
@@ -263,11 +268,17 @@ func (s *Store) RotateAPIKey(ctx context.Context, p *Principal, id string) (*Iss
 	return issued, nil
 }
 
-// RevokeAPIKey revokes a key; revoking twice is harmless. Errors: NOT_FOUND.
+// RevokeAPIKey revokes a key; revoking twice is harmless. Like rotation,
+// it needs a credential holding every permission of the key (a weaker
+// credential cannot take a stronger one out of service).
+// Errors: NOT_FOUND, INSUFFICIENT_PERMISSIONS.
 func (s *Store) RevokeAPIKey(ctx context.Context, p *Principal, id string) (*APIKey, error) {
 	key, err := s.GetAPIKey(ctx, p, id)
 	if err != nil {
 		return nil, err
+	}
+	if !p.CanGrant(key.Permissions) {
+		return nil, Errorf(CodeInsufficientPermissions, "a key can only be revoked by a credential that holds every permission of it")
 	}
 	if key.RevokedAt == nil {
 		now := s.Now()

@@ -24,6 +24,9 @@ const (
 	AuditCredentialFails = "credential.refused"
 	AuditLogout          = "logout"
 	AuditMFACodeSent     = "mfa.code_sent"
+	// AuditInvoiceVoided records provider staff cancelling an invoice
+	// (session_id holds the invoice id, reason the staff member's reason).
+	AuditInvoiceVoided = "invoice.voided"
 )
 
 // AuditEvent is one authentication event (spec section 5, Auditing):

@@ -306,7 +306,8 @@ func TestInvoicePaymentLifecycle(t *testing.T) {
 			t.Fatalf("payment %s events %v", id, got)
 		}
 	}
-	if _, err := s.CancelInvoice(ctx, p, inv.ID); models.ErrorCode(err) != models.CodeInvalidStateTransition {
+	staff := &models.Principal{ID: "ak_staff", OrganizationID: "org_provider", Environment: scope.Environment, Role: models.RoleAdmin, Permissions: []string{"*"}}
+	if _, err := s.CancelInvoice(ctx, staff, inv.ID, ""); models.ErrorCode(err) != models.CodeInvalidStateTransition {
 		t.Fatalf("cancelling a paid invoice: %v", err)
 	}
 	if got, err := s.MarkInvoiceOverdue(ctx, scope, inv.ID); err != nil || got.Status != models.InvoicePaid {

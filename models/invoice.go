@@ -512,10 +512,17 @@ func lockInvoice(tx *gorm.DB, id string) (*Invoice, error) {
 	return &inv, nil
 }
 
-// CancelInvoice cancels an open invoice visible to p that has received no
-// payment. Errors: NOT_FOUND, INVALID_STATE_TRANSITION (paid, cancelled, or
-// partly paid: details.amount_paid), DUPLICATE_PAYMENT never.
-func (s *Store) CancelInvoice(ctx context.Context, p *Principal, id string) (*Invoice, error) {
+// CancelInvoice cancels (voids) an open invoice that has received no
+// payment. Voiding is a provider-staff operation (CanAdministerBilling): a
+// customer disputes instead (DisputeInvoice). The invoice's open dispute is
+// resolved with reason, and invoice.cancelled is written in the same
+// transaction. Errors: INSUFFICIENT_PERMISSIONS, NOT_FOUND,
+// INVALID_STATE_TRANSITION (paid, cancelled, or partly paid: details.amount_paid).
+func (s *Store) CancelInvoice(ctx context.Context, p *Principal, id, reason string) (*Invoice, error) {
+	if !CanAdministerBilling(p) {
+		return nil, Errorf(CodeInsufficientPermissions, "cancelling an invoice is for provider staff with %s: dispute it instead (POST /v1/billing/invoices/%s/disputes)", PermissionBillingAdmin, id).
+			WithDetail("required_permission", PermissionBillingAdmin)
+	}
 	inv, err := s.GetInvoice(ctx, p, id)
 	if err != nil {
 		return nil, err
@@ -538,7 +545,22 @@ func (s *Store) CancelInvoice(ctx context.Context, p *Principal, id string) (*In
 				WithDetail("from", string(cur.Status)).WithDetail("to", string(InvoiceCancelled)).WithDetail("amount_paid", cur.AmountPaid)
 		}
 		now := s.Now()
-		return dbErr(tx.Model(&Invoice{}).Where("id = ?", id).Updates(map[string]any{"status": InvoiceCancelled, "cancelled_at": now, "updated_at": now}).Error)
+		if err := tx.Model(&Invoice{}).Where("id = ?", id).Updates(map[string]any{"status": InvoiceCancelled, "cancelled_at": now, "updated_at": now}).Error; err != nil {
+			return dbErr(err)
+		}
+		resolution := "invoice cancelled"
+		if reason != "" {
+			resolution += ": " + reason
+		}
+		if err := tx.Model(&InvoiceDispute{}).Where("invoice_id = ? AND status = ?", id, DisputeOpen).
+			Updates(map[string]any{"status": DisputeResolved, "resolution": resolution, "resolved_at": now, "updated_at": now}).Error; err != nil {
+			return dbErr(err)
+		}
+		cur.Status, cur.CancelledAt = InvoiceCancelled, &now
+		data := InvoiceEventData(cur)
+		data["reason"] = reason
+		data["cancelled_by"] = p.ID
+		return RecordEvent(tx, NewEvent(EventInvoiceCancelled, id, data))
 	})
 	if err != nil {
 		return nil, AsError(err)

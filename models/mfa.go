@@ -254,9 +254,12 @@ const (
 // MFAPhone is a user's phone number for SMS codes, usable once confirmed by
 // a code sent to it.
 type MFAPhone struct {
-	UserID        string     `gorm:"primaryKey;size:40"`
-	Number        string     `gorm:"size:20;not null"`
-	Confirmed     bool       `gorm:"not null;default:false"`
+	UserID    string `gorm:"primaryKey;size:40"`
+	Number    string `gorm:"size:20;not null"`
+	Confirmed bool   `gorm:"not null;default:false"`
+	// PendingNumber is a number waiting for its confirmation code; a
+	// confirmed Number keeps receiving codes until it is confirmed.
+	PendingNumber string     `gorm:"size:20"`
 	CodeHash      string     `gorm:"size:64"`
 	CodeExpiresAt *time.Time ``
 	CreatedAt     time.Time  `gorm:"not null"`
@@ -415,7 +418,9 @@ func (s *Store) checkOneTimeCode(ctx context.Context, userID, code string, find 
 }
 
 // BeginPhoneEnrollment records an unconfirmed phone number for a user with a
-// confirmed TOTP factor and queues a confirmation code to it by SMS.
+// confirmed TOTP factor and queues a confirmation code to it by SMS. A
+// confirmed number is not replaced until the new one is confirmed
+// (ConfirmPhone); the API challenges the change with an existing factor.
 // Errors: VALIDATION_ERROR (not E.164), NOT_FOUND (no MFA enrollment: enrol
 // TOTP first), INTERNAL_ERROR.
 func (s *Store) BeginPhoneEnrollment(ctx context.Context, scope Scope, userID, number, code string) error {
@@ -433,11 +438,24 @@ func (s *Store) BeginPhoneEnrollment(ctx context.Context, scope Scope, userID, n
 		}
 		now := s.Now()
 		exp := now.Add(MFAPhoneCodeTTL)
-		ph := MFAPhone{UserID: userID, Number: number, CodeHash: HashSecret(code), CodeExpiresAt: &exp, CreatedAt: now}
-		if err := tx.Clauses(clause.OnConflict{UpdateAll: true}).Create(&ph).Error; err != nil {
+		var cur MFAPhone
+		err := tx.Where("user_id = ?", userID).Take(&cur).Error
+		switch {
+		case err == nil && cur.Confirmed:
+			// The confirmed number stays the factor until the new one is confirmed.
+			if err := tx.Model(&MFAPhone{}).Where("user_id = ?", userID).
+				Updates(map[string]any{"pending_number": number, "code_hash": HashSecret(code), "code_expires_at": exp}).Error; err != nil {
+				return dbErr(err)
+			}
+		case err == nil || errors.Is(err, gorm.ErrRecordNotFound):
+			ph := MFAPhone{UserID: userID, Number: number, PendingNumber: number, CodeHash: HashSecret(code), CodeExpiresAt: &exp, CreatedAt: now}
+			if err := tx.Clauses(clause.OnConflict{UpdateAll: true}).Create(&ph).Error; err != nil {
+				return dbErr(err)
+			}
+		default:
 			return dbErr(err)
 		}
-		_, err := queueMessage(tx, s.Sealer, mfaCodeMessage(ChannelSMS, number, code, "to confirm this phone number"))
+		_, err = queueMessage(tx, s.Sealer, mfaCodeMessage(ChannelSMS, number, code, "to confirm this phone number"))
 		return err
 	})
 }
@@ -452,9 +470,13 @@ func (s *Store) ConfirmPhone(ctx context.Context, userID, code string) error {
 		if err := tx.Where("user_id = ? AND code_hash <> '' AND code_expires_at > ?", userID, now).Take(&ph).Error; err != nil {
 			return "", nil, notFoundOr(err, "pending phone number")
 		}
+		number := ph.Number
+		if ph.PendingNumber != "" {
+			number = ph.PendingNumber
+		}
 		return ph.CodeHash, func() error {
 			return dbErr(tx.Model(&MFAPhone{}).Where("user_id = ?", userID).
-				Updates(map[string]any{"confirmed": true, "confirmed_at": now, "code_hash": "", "code_expires_at": nil}).Error)
+				Updates(map[string]any{"number": number, "pending_number": "", "confirmed": true, "confirmed_at": now, "code_hash": "", "code_expires_at": nil}).Error)
 		}, nil
 	})
 }

@@ -160,6 +160,36 @@ func migrations() []*gormigrate.Migration {
 			Migrate:  migrateAccessRestrictions,
 			Rollback: rollbackAccessRestrictions,
 		},
+		{
+			ID: "202611260040_security_review",
+			Migrate: func(tx *gorm.DB) error {
+				// users.permissions: what a user's sessions may carry below its
+				// role; mfa_phones.pending_number: a number awaiting confirmation
+				for _, c := range []struct {
+					model any
+					field string
+				}{{&User{}, "Permissions"}, {&MFAPhone{}, "PendingNumber"}, {&OrchestrationDefinition{}, "CreatorPermissions"}} {
+					if !tx.Migrator().HasColumn(c.model, c.field) {
+						if err := tx.Migrator().AddColumn(c.model, c.field); err != nil {
+							return err
+						}
+					}
+				}
+				return tx.AutoMigrate(&InvoiceDispute{})
+			},
+			Rollback: func(tx *gorm.DB) error {
+				if err := tx.Migrator().DropTable(&InvoiceDispute{}); err != nil {
+					return err
+				}
+				if err := tx.Migrator().DropColumn(&OrchestrationDefinition{}, "CreatorPermissions"); err != nil {
+					return err
+				}
+				if err := tx.Migrator().DropColumn(&MFAPhone{}, "PendingNumber"); err != nil {
+					return err
+				}
+				return tx.Migrator().DropColumn(&User{}, "Permissions")
+			},
+		},
 	}
 }
 

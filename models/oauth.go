@@ -373,6 +373,9 @@ func (s *Store) DeleteOAuthClient(ctx context.Context, p *Principal, id string) 
 		if err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Where("id = ?", id).Take(&c).Error; err != nil {
 			return notFoundOr(err, "client")
 		}
+		if _, _, scopes := c.Lists(); !p.CanGrant(scopePermissions(scopes)) {
+			return Errorf(CodeInsufficientPermissions, "a client can only be deleted by a credential that holds every permission of its scopes")
+		}
 		var err error
 		if revoked, err = revokeClientAccessTokens(tx, id, s.Now(), "client deleted"); err != nil {
 			return err

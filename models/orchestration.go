@@ -64,12 +64,29 @@ type ParamSpec struct {
 	Fields   []string // object: the keys it may hold
 }
 
-// ActionSpec describes an orchestration action: its parameters and the
-// outputs that later steps may reference as ${steps.<order>.<output>}.
+// StepPrincipalCan reports whether p may run a step of action (its
+// ActionSpec's permission). Errors: INSUFFICIENT_PERMISSIONS, VALIDATION_ERROR (unknown action).
+func StepPrincipalCan(p *Principal, step OrchestrationStep) error {
+	spec, ok := LookupAction(step.Action)
+	if !ok {
+		return Errorf(CodeValidation, "step %d: unknown action %q", step.Order, step.Action)
+	}
+	if spec.Permission != "" && !p.Can(spec.Permission) {
+		return Errorf(CodeInsufficientPermissions, "step %d (%s) needs permission %s, which the orchestration's creator did not hold", step.Order, step.Action, spec.Permission).
+			WithDetail("required_permission", spec.Permission)
+	}
+	return nil
+}
+
+// ActionSpec describes an orchestration action: its parameters, the
+// outputs that later steps may reference as ${steps.<order>.<output>}, and
+// the permission a step of it needs (checked against the creator's
+// permissions when the orchestration is created and again when the step runs).
 type ActionSpec struct {
-	Name    string
-	Params  []ParamSpec
-	Outputs []string
+	Name       string
+	Params     []ParamSpec
+	Outputs    []string
+	Permission string // "" for none (wait)
 }
 
 // OrchestrationActions returns every action a step may name.
@@ -80,11 +97,11 @@ func OrchestrationActions() []ActionSpec {
 			{Name: "location", Kind: "string", Required: true},
 			{Name: "customizations", Kind: "object", Fields: []string{"bandwidth", "redundancy", "monitoring"}},
 			{Name: "account_id", Kind: "string"},
-		}, []string{"service_id", "request_id", "status"}},
+		}, []string{"service_id", "request_id", "status"}, "services:write"},
 		{ActionModifyService, []ParamSpec{
 			{Name: "service_id", Kind: "string", Required: true},
 			{Name: "changes", Kind: "object", Required: true, Fields: []string{"name", "sla", "bandwidth", "redundancy", "monitoring"}},
-		}, []string{"service_id", "request_id", "status"}},
+		}, []string{"service_id", "request_id", "status"}, "services:write"},
 		{ActionScaleService, []ParamSpec{
 			{Name: "service_id", Kind: "string", Required: true},
 			{Name: "scaling_action", Kind: "string", Required: true},
@@ -92,20 +109,20 @@ func OrchestrationActions() []ActionSpec {
 			{Name: "new_quantity", Kind: "integer"},
 			{Name: "effective_date", Kind: "string"},
 			{Name: "maintenance_window", Kind: "object", Fields: []string{"start", "duration"}},
-		}, []string{"service_id", "request_id", "status"}},
-		{ActionSuspendService, []ParamSpec{{Name: "service_id", Kind: "string", Required: true}}, []string{"service_id", "status"}},
-		{ActionResumeService, []ParamSpec{{Name: "service_id", Kind: "string", Required: true}}, []string{"service_id", "status"}},
+		}, []string{"service_id", "request_id", "status"}, "services:write"},
+		{ActionSuspendService, []ParamSpec{{Name: "service_id", Kind: "string", Required: true}}, []string{"service_id", "status"}, "services:write"},
+		{ActionResumeService, []ParamSpec{{Name: "service_id", Kind: "string", Required: true}}, []string{"service_id", "status"}, "services:write"},
 		{ActionRunAvailabilityCheck, []ParamSpec{
 			{Name: "location", Kind: "string", Required: true},
 			{Name: "service_types", Kind: "string_list"},
 			{Name: "bandwidth", Kind: "string"},
-		}, []string{"location_id", "available", "service_types"}},
+		}, []string{"location_id", "available", "service_types"}, "services:read"},
 		{ActionNotify, []ParamSpec{
 			{Name: "event", Kind: "string", Required: true},
 			{Name: "message", Kind: "string", Required: true},
 			{Name: "service_id", Kind: "string"},
-		}, []string{"event_id", "event"}},
-		{ActionWait, []ParamSpec{{Name: "duration", Kind: "duration"}, {Name: "until", Kind: "string"}}, []string{"until"}},
+		}, []string{"event_id", "event"}, "services:write"},
+		{ActionWait, []ParamSpec{{Name: "duration", Kind: "duration"}, {Name: "until", Kind: "string"}}, []string{"until"}, ""},
 	}
 }
 
@@ -133,7 +150,7 @@ func triggerEvents() []string {
 	return []string{
 		"service.provisioned", "service.modified", "service.down", "service.restored", "service.performance_alert",
 		"service.maintenance_scheduled", "service.decommissioned", "service.status_changed",
-		"invoice.created", "invoice.paid", "invoice.overdue", "payment.successful", "payment.failed",
+		"invoice.created", "invoice.paid", "invoice.overdue", "invoice.cancelled", "invoice.disputed", "payment.successful", "payment.failed",
 		"subscription.created", "subscription.cancelled", "usage.threshold",
 		"ticket.created", "ticket.updated", "ticket.resolved", "ticket.escalated", "comment.added", "sla.breach",
 	}
@@ -193,8 +210,11 @@ type OrchestrationDefinition struct {
 	Active    bool                `gorm:"not null;default:false;index"`
 	Runs      int                 `gorm:"not null;default:0"`
 	CreatedBy string              `gorm:"size:40"`
-	CreatedAt time.Time
-	UpdatedAt time.Time
+	// CreatorPermissions are the creator's permissions at creation: every
+	// run's steps act with them, never more.
+	CreatorPermissions []string `gorm:"serializer:json;type:text"`
+	CreatedAt          time.Time
+	UpdatedAt          time.Time
 }
 
 // OrchestrationInput is an orchestration as a client sends it.
@@ -286,7 +306,11 @@ func hasRef(v any) bool {
 // Errors: VALIDATION_ERROR (fields named steps[i]...).
 func (s *Store) ValidateOrchestration(ctx context.Context, p *Principal, in OrchestrationInput) (*OrchestrationDefinition, error) {
 	var v Validator
-	def := &OrchestrationDefinition{Name: strings.TrimSpace(in.Name), Trigger: strings.TrimSpace(in.Trigger)}
+	def := &OrchestrationDefinition{Name: strings.TrimSpace(in.Name), Trigger: strings.TrimSpace(in.Trigger),
+		CreatorPermissions: slices.Clone(p.Permissions)}
+	if def.CreatorPermissions == nil {
+		def.CreatorPermissions = []string{}
+	}
 	if def.Trigger == "" {
 		def.Trigger = TriggerManual
 	}
@@ -314,8 +338,11 @@ func (s *Store) ValidateOrchestration(ctx context.Context, p *Principal, in Orch
 		} else {
 			index[st.Order] = i
 		}
-		if _, ok := LookupAction(st.Action); !ok {
+		if spec, ok := LookupAction(st.Action); !ok {
 			v.Add(f+".action", fmt.Sprintf("unknown action %q: use one of %s", st.Action, strings.Join(actionNames(), ", ")))
+		} else if spec.Permission != "" && !p.Can(spec.Permission) {
+			return nil, Errorf(CodeInsufficientPermissions, "step %d (%s) needs permission %s, which this credential lacks", st.Order, st.Action, spec.Permission).
+				WithDetail("required_permission", spec.Permission)
 		}
 	}
 	for i, st := range in.Steps {

@@ -31,6 +31,8 @@ const (
 	FailureCardDeclined      = "card_declined"
 	FailureProcessingError   = "processing_error"
 	FailureNoPaymentMethod   = "no_payment_method"
+	// FailureInvoiceDisputed: auto-pay skipped an invoice with an open dispute.
+	FailureInvoiceDisputed = "invoice_disputed"
 )
 
 // Payment sources.

@@ -32,7 +32,7 @@ const (
 
 // Permissions known to the platform (DECISIONS 7); "*" grants all of them.
 var knownPermissions = []string{
-	"services:read", "services:write", "billing:read", "billing:write",
+	"services:read", "services:write", "billing:read", "billing:write", "billing:admin",
 	"support:read", "support:create", "support:write", "support:admin",
 	"webhooks:manage", "auth:manage", "analytics:read", "*",
 }
@@ -127,7 +127,8 @@ func (p *Principal) CanGrant(perms []string) bool {
 // RolePermissions returns the permissions of a person's own session (a
 // portal or SAML sign-in and its token exchange): every permission for
 // admins; the support permissions plus services:read and billing:read for
-// agents; everything but support:admin and "*" for customers.
+// agents; everything but the staff permissions (support:admin,
+// billing:admin) and "*" for customers.
 func RolePermissions(role Role) []string {
 	switch role {
 	case RoleAdmin:
@@ -137,7 +138,7 @@ func RolePermissions(role Role) []string {
 	}
 	var out []string
 	for _, p := range knownPermissions {
-		if p != "*" && p != "support:admin" {
+		if p != "*" && p != "support:admin" && p != PermissionBillingAdmin {
 			out = append(out, p)
 		}
 	}

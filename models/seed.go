@@ -99,10 +99,8 @@ func (s *Store) ensureDemoClient(ctx context.Context, orgID string) (*OAuthClien
 		return nil, dbErr(err)
 	}
 	var scopes []string
-	for _, p := range KnownPermissions() {
-		if p != "*" && p != "support:admin" {
-			scopes = append(scopes, ScopeForPermission(p))
-		}
+	for _, p := range RolePermissions(RoleCustomer) {
+		scopes = append(scopes, ScopeForPermission(p))
 	}
 	lists := func(v []string) string { raw, _ := json.Marshal(v); return string(raw) }
 	c = OAuthClient{ID: DemoClientID, Name: "Demo command-line and portal client", Public: true,

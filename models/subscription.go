@@ -776,6 +776,9 @@ type AutoPayTarget struct {
 	Invoice *Invoice
 	Method  *PaymentMethod // nil: no usable payment method
 	Cycle   string
+	// Disputed is true while the invoice has an open dispute: auto-pay
+	// does not charge a disputed invoice.
+	Disputed bool
 }
 
 // AutoPayTargetOf returns an invoice with the payment method that auto-pay
@@ -790,6 +793,9 @@ func (s *Store) AutoPayTargetOf(ctx context.Context, scope Scope, invoiceID stri
 		return nil, notFoundOr(err, "billing account")
 	}
 	t := &AutoPayTarget{Invoice: inv, Cycle: CycleMonthly}
+	if t.Disputed, err = openDispute(s.In(ctx, scope), inv.ID); err != nil {
+		return nil, err
+	}
 	pmID := acct.PaymentMethodID
 	if inv.SubscriptionID != "" {
 		if sub, err := s.SubscriptionIn(ctx, scope, inv.SubscriptionID); err == nil {

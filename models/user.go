@@ -2,7 +2,10 @@ package models
 
 import (
 	"context"
+	"encoding/json"
 	"net/mail"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -23,6 +26,43 @@ type User struct {
 	// IPAllowList, when not empty, is where every request made with the
 	// user's access tokens must come from (CIDR ranges).
 	IPAllowList []string `gorm:"serializer:json;type:text" json:"ip_allowlist,omitempty"`
+	// Permissions, when not nil, narrows what the user's sessions and tokens
+	// carry below the role's permissions (see SessionPermissions); users
+	// created through the API always have it, so a creator never hands out
+	// more than it holds. Nil (SAML just-in-time users, seeds): the role's.
+	Permissions []string `gorm:"serializer:json;type:text" json:"permissions,omitempty"`
+}
+
+// SessionPermissions returns what a person's own session (portal, SAML,
+// OAuth or device sign-in) may carry: the role's permissions
+// (RolePermissions), narrowed by the user's own list when it has one.
+func (u *User) SessionPermissions() []string {
+	role := RolePermissions(u.Role)
+	if u.Permissions == nil {
+		return role
+	}
+	holder := &Principal{Permissions: role}
+	out := []string{}
+	for _, perm := range u.Permissions {
+		if holder.Can(perm) {
+			out = append(out, perm)
+		}
+	}
+	return out
+}
+
+// validUserPermissions checks a user's permission list against its role:
+// each must be known and part of the role's own permissions.
+func validUserPermissions(v *Validator, field string, role Role, perms []string) {
+	holder := &Principal{Permissions: RolePermissions(role)}
+	for i, perm := range perms {
+		switch {
+		case !ValidPermission(perm):
+			v.Add(field+"["+strconv.Itoa(i)+"]", "unknown permission "+strconv.Quote(perm))
+		case !holder.Can(perm):
+			v.Add(field+"["+strconv.Itoa(i)+"]", "is not among the permissions of role "+string(role))
+		}
+	}
 }
 
 // UserInput is the body of user creation.
@@ -33,12 +73,22 @@ type UserInput struct {
 	OrganizationID string
 	Password       string
 	IPAllowList    []string // IP addresses or CIDR ranges; empty: any address
+	// Permissions are what the user's sessions may carry; nil: every
+	// permission of the role. The creator must hold each of them.
+	Permissions []string
 }
 
 // CreateUser creates a user. Customers create customer users in their own
-// organization; admins create anyone anywhere. Errors: VALIDATION_ERROR,
+// organization; admins create anyone anywhere. A user is a credential of
+// its own, so the rule of keys and clients applies: the creator must hold
+// every permission the user's sessions will carry (in.Permissions, by
+// default all of the role's), and since people act in both environments a
+// test-mode (sandbox) credential creates none. Errors: VALIDATION_ERROR,
 // INSUFFICIENT_PERMISSIONS, NOT_FOUND (organization), SERVICE_CONFLICT (email taken).
 func (s *Store) CreateUser(ctx context.Context, p *Principal, in UserInput) (*User, error) {
+	if p.Environment == EnvTest {
+		return nil, Errorf(CodeInsufficientPermissions, "users act in both environments: create them with a live credential")
+	}
 	var v Validator
 	in.Email = strings.ToLower(strings.TrimSpace(in.Email))
 	addr, err := mail.ParseAddress(in.Email)
@@ -51,8 +101,19 @@ func (s *Store) CreateUser(ctx context.Context, p *Principal, in UserInput) (*Us
 	v.Check(in.Role.Valid(), "role", "must be customer, agent or admin")
 	v.Check(in.Password == "" || (len(in.Password) >= 12 && len(in.Password) <= 72), "password", "must be 12 to 72 characters")
 	allow := normalizeIPAllowList(&v, "ip_allowlist", in.IPAllowList)
+	granted := in.Permissions // nil: the role's, following later role changes
+	if in.Role.Valid() {
+		if granted == nil {
+			granted = RolePermissions(in.Role)
+		}
+		validUserPermissions(&v, "permissions", in.Role, granted)
+	}
 	if err := v.Err(); err != nil {
 		return nil, err
+	}
+	if !p.CanGrant(granted) {
+		return nil, Errorf(CodeInsufficientPermissions, "a user cannot hold permissions that its creator lacks: list in permissions only what this credential holds").
+			WithDetail("requested_permissions", granted).WithDetail("held_permissions", p.Permissions)
 	}
 	if in.OrganizationID == "" {
 		in.OrganizationID = p.OrganizationID
@@ -63,7 +124,8 @@ func (s *Store) CreateUser(ctx context.Context, p *Principal, in UserInput) (*Us
 	if _, err := s.GetOrganization(ctx, p, in.OrganizationID); err != nil {
 		return nil, err
 	}
-	u := &User{ID: NewID(PrefixUser), OrganizationID: in.OrganizationID, Email: in.Email, Name: in.Name, Role: in.Role, IPAllowList: allow}
+	u := &User{ID: NewID(PrefixUser), OrganizationID: in.OrganizationID, Email: in.Email, Name: in.Name, Role: in.Role, IPAllowList: allow,
+		Permissions: slices.Clone(in.Permissions)}
 	if in.Password != "" {
 		hash, err := bcrypt.GenerateFromPassword([]byte(in.Password), bcrypt.DefaultCost)
 		if err != nil {
@@ -84,17 +146,25 @@ func (s *Store) CreateUser(ctx context.Context, p *Principal, in UserInput) (*Us
 type UserUpdate struct {
 	Name        *string
 	IPAllowList *[]string // replaces the allow-list; an empty list removes it
+	// Role changes the user's role (provider administrators only; staff
+	// roles exist only in the provider's organization).
+	Role *Role
+	// Permissions replaces the user's own permission list; an empty list
+	// leaves the user no permission. The caller must hold each of them.
+	Permissions *[]string
 	// Origin is where the request making the change comes from: users
 	// cannot set an allow-list that excludes the request setting it.
 	Origin RequestOrigin
 }
 
-// UpdateUser changes a user's name or IP allow-list and returns the user.
-// Provider administrators change any user; other callers (auth:manage,
-// checked by the API) change the customer users of their own organization.
-// Users act in both environments, so sandbox (test) credentials change
-// none. An allow-list that excludes the address of the request, set by
-// the user on themselves, is refused (it would lock them out).
+// UpdateUser changes a user's name, IP allow-list, role or permissions and
+// returns the user. Provider administrators change any user; other callers
+// (auth:manage, checked by the API) change the customer users of their own
+// organization. Users act in both environments, so sandbox (test)
+// credentials change none. A caller changes only users whose permissions it
+// could grant itself, and grants only permissions it holds. An allow-list
+// that excludes the address of the request, set by the user on themselves,
+// is refused (it would lock them out).
 // Errors: VALIDATION_ERROR, INSUFFICIENT_PERMISSIONS, NOT_FOUND, INTERNAL_ERROR.
 func (s *Store) UpdateUser(ctx context.Context, p *Principal, id string, in UserUpdate) (*User, error) {
 	if p.Environment == EnvTest {
@@ -112,6 +182,9 @@ func (s *Store) UpdateUser(ctx context.Context, p *Principal, id string, in User
 		allow = normalizeIPAllowList(&v, "ip_allowlist", *in.IPAllowList)
 		updates["ip_allow_list"] = storedList(allow)
 	}
+	if in.Role != nil {
+		v.Check(in.Role.Valid(), "role", "must be customer, agent or admin")
+	}
 	if err := v.Err(); err != nil {
 		return nil, err
 	}
@@ -121,6 +194,52 @@ func (s *Store) UpdateUser(ctx context.Context, p *Principal, id string, in User
 	}
 	if !p.IsAdmin() && (u.OrganizationID != p.OrganizationID || u.Role != RoleCustomer) {
 		return nil, Errorf(CodeInsufficientPermissions, "only provider administrators can change staff or users of other organizations")
+	}
+	if p.UserID != u.ID && !p.CanGrant(u.SessionPermissions()) { // restricting oneself is never an escalation
+		return nil, Errorf(CodeInsufficientPermissions, "this user holds permissions that the caller lacks: only a credential holding all of them can change it").
+			WithDetail("user_permissions", u.SessionPermissions())
+	}
+	role := u.Role
+	if in.Role != nil && *in.Role != u.Role {
+		if !p.IsAdmin() {
+			return nil, Errorf(CodeInsufficientPermissions, "only provider administrators can change a user's role")
+		}
+		if *in.Role != RoleCustomer {
+			org, err := s.GetOrganization(ctx, p, u.OrganizationID)
+			if err != nil {
+				return nil, err
+			}
+			if !org.Provider {
+				return nil, Invalid(FieldIssue{Field: "role", Issue: "staff roles exist only in the provider's organization"})
+			}
+		}
+		role = *in.Role
+		updates["role"] = role
+	}
+	granted := u.Permissions
+	if in.Permissions != nil {
+		granted = slices.Clone(*in.Permissions)
+		if granted == nil {
+			granted = []string{}
+		}
+	}
+	if in.Permissions != nil || role != u.Role {
+		check := granted
+		if check == nil {
+			check = RolePermissions(role)
+		}
+		validUserPermissions(&v, "permissions", role, check)
+		if err := v.Err(); err != nil {
+			return nil, err
+		}
+		if !p.CanGrant(check) {
+			return nil, Errorf(CodeInsufficientPermissions, "a user cannot hold permissions that the caller lacks").
+				WithDetail("requested_permissions", check).WithDetail("held_permissions", p.Permissions)
+		}
+		if in.Permissions != nil {
+			b, _ := json.Marshal(granted) // "[]" for none: NULL would mean the role's
+			updates["permissions"] = string(b)
+		}
 	}
 	if in.IPAllowList != nil && p.UserID == u.ID && checkIPAllowList(allow, in.Origin, "user") != nil {
 		ip := "unknown"

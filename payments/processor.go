@@ -183,6 +183,9 @@ func (pr *Processor) AutoPay(ctx context.Context, scope models.Scope, invoiceID 
 		if !t.Invoice.Status.Open() {
 			return &AutoPayResult{Settled: true, Paid: t.Invoice.Status == models.InvoicePaid}, nil
 		}
+		if t.Disputed {
+			return &AutoPayResult{FailureCode: models.FailureInvoiceDisputed}, nil
+		}
 		if t.Method == nil {
 			return &AutoPayResult{FailureCode: models.FailureNoPaymentMethod}, nil
 		}

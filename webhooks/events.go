@@ -41,6 +41,8 @@ const (
 	EventInvoiceCreated        = "invoice.created"
 	EventInvoicePaid           = "invoice.paid"
 	EventInvoiceOverdue        = "invoice.overdue"
+	EventInvoiceCancelled      = "invoice.cancelled"
+	EventInvoiceDisputed       = "invoice.disputed"
 	EventPaymentSuccessful     = "payment.successful"
 	EventPaymentFailed         = "payment.failed"
 	EventSubscriptionCreated   = "subscription.created"
@@ -72,12 +74,12 @@ const PatternAll = "*"
 
 // subscribable returns the canonical subscribable names, grouped by area. It
 // returns an array (a value), so the catalogue is constant, not shared state.
-func subscribable() [22]string {
-	return [22]string{
+func subscribable() [24]string {
+	return [24]string{
 		EventServiceProvisioned, EventServiceModified, EventServiceDown, EventServiceRestored,
 		EventServicePerformanceAlert, EventServiceMaintenanceScheduled, EventServiceDecommissioned,
 		EventServiceStatusChanged,
-		EventInvoiceCreated, EventInvoicePaid, EventInvoiceOverdue, EventPaymentSuccessful,
+		EventInvoiceCreated, EventInvoicePaid, EventInvoiceOverdue, EventInvoiceCancelled, EventInvoiceDisputed, EventPaymentSuccessful,
 		EventPaymentFailed, EventSubscriptionCreated, EventSubscriptionCancelled, EventUsageThreshold,
 		EventTicketCreated, EventTicketUpdated, EventTicketResolved, EventTicketEscalated,
 		EventCommentAdded, EventSLABreach,

@@ -55,6 +55,11 @@ type OrchestrationRef struct {
 	// Depth counts the triggered runs that led to this one (0 for a manual run).
 	Depth     int    `json:"depth"`
 	CreatedBy string `json:"created_by"`
+	// Permissions are the creator's permissions when it created the
+	// orchestration: the steps act with them, never more (nil in runs
+	// started before they were recorded: services:read and services:write,
+	// what creating an orchestration requires).
+	Permissions []string `json:"permissions"`
 }
 
 // Scope returns the tenant scope of the run.

@@ -102,7 +102,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		if err != nil {
 			return fmt.Errorf("seed: %w", err)
 		}
-		if err := bootstrapKeys(ctx, cfg, store, res); err != nil {
+		if err := bootstrapKeys(ctx, log, cfg, store, res); err != nil {
 			return err
 		}
 		log.Info("seeded", "demo_organization", res.Demo.ID, "demo_account", res.Account.ID)
@@ -176,15 +176,20 @@ func openStore(ctx context.Context, cfg config.Config, log *slog.Logger) (*model
 
 // bootstrapKeys ensures PLATFORM_ADMIN_KEY (provider admin, `*`) and
 // PLATFORM_DEMO_KEY (demo tenant) exist with exactly their configured
-// values, and gives the demo user PLATFORM_DEMO_PASSWORD.
-func bootstrapKeys(ctx context.Context, cfg config.Config, store *models.Store, seeded *models.SeedResult) error {
+// values, and gives the demo user PLATFORM_DEMO_PASSWORD. A configured key
+// that was revoked is not brought back: it is logged, stays revoked, and
+// the platform starts without it.
+func bootstrapKeys(ctx context.Context, log *slog.Logger, cfg config.Config, store *models.Store, seeded *models.SeedResult) error {
 	if cfg.AdminKey != "" {
 		provider, err := store.EnsureProviderOrganization(ctx)
 		if err != nil {
 			return err
 		}
 		if _, err := store.EnsureAPIKey(ctx, provider.ID, cfg.AdminKey, "Platform admin (bootstrap)", models.RoleAdmin, []string{"*"}); err != nil {
-			return fmt.Errorf("PLATFORM_ADMIN_KEY: %w", err)
+			if models.ErrorCode(err) != models.CodeInvalidStateTransition {
+				return fmt.Errorf("PLATFORM_ADMIN_KEY: %w", err)
+			}
+			log.Error("PLATFORM_ADMIN_KEY is revoked and stays revoked: configure a new key (or delete .data/ in development)", "error", err.Error())
 		}
 	}
 	if cfg.DemoKey != "" {
@@ -197,7 +202,10 @@ func bootstrapKeys(ctx context.Context, cfg config.Config, store *models.Store, 
 			demo = &models.SeedResult{Demo: org}
 		}
 		if _, err := store.EnsureAPIKey(ctx, demo.Demo.ID, cfg.DemoKey, "Demo key (bootstrap)", models.RoleCustomer, []string{"*"}); err != nil {
-			return fmt.Errorf("PLATFORM_DEMO_KEY: %w", err)
+			if models.ErrorCode(err) != models.CodeInvalidStateTransition {
+				return fmt.Errorf("PLATFORM_DEMO_KEY: %w", err)
+			}
+			log.Error("PLATFORM_DEMO_KEY is revoked and stays revoked: configure a new key", "error", err.Error())
 		}
 	}
 	if cfg.DemoPassword != "" {
@@ -254,7 +262,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, runWorker, 
 	}
 	defer closeDB()
 	if runAPI {
-		if err := bootstrapKeys(ctx, cfg, store, nil); err != nil {
+		if err := bootstrapKeys(ctx, log, cfg, store, nil); err != nil {
 			return err
 		}
 	}
