@@ -25,8 +25,10 @@ import (
 	"github.com/telcoplatform/platform/ratelimit"
 )
 
-// Body size limits (DECISIONS 2): JSON bodies 1 MiB; bodies with inline
-// attachments up to 15 MiB on the operations that accept them.
+// Body size limits: JSON bodies 1 MiB on every route; bodies with inline
+// attachments up to 15 MiB on the operations registered with that
+// MaxBodyBytes (see limitBody). The server-wide ceiling only bounds what is
+// read before a route's own limit applies.
 const (
 	MaxJSONBody       = 1 << 20
 	MaxAttachmentBody = 15 << 20
@@ -63,6 +65,9 @@ type Server struct {
 	// clientCAs are CLIENT_CA_FILE's CAs: registered and forwarded client
 	// certificates must chain to them (nil: mutual TLS is off).
 	clientCAs *x509.CertPool
+	// largeBodies are the routes registered with a body limit above
+	// MaxJSONBody (attachments); filled while registering, read-only after New.
+	largeBodies []largeBodyRoute
 }
 
 // access is what an operation requires of its caller, declared once per route.
@@ -110,7 +115,7 @@ func New(deps Deps) *Server {
 		EnableIPValidation:    true,
 		JSONEncoder:           jsonMarshal,
 	})
-	s.App.Use(s.recoverPanics, s.requestContext, s.authenticate, s.rateLimit, s.idempotency, s.conditionalGet)
+	s.App.Use(s.recoverPanics, s.requestContext, s.limitBody, s.authenticate, s.rateLimit, s.idempotency, s.conditionalGet)
 
 	cfg := huma.DefaultConfig("Telecom & IT Services Platform API", LatestVersion)
 	cfg.CreateHooks = nil
@@ -204,6 +209,9 @@ func register[I, O any](s *Server, op huma.Operation, a access, h func(context.C
 	}
 	if op.MaxBodyBytes == 0 {
 		op.MaxBodyBytes = MaxJSONBody
+	}
+	if op.MaxBodyBytes > MaxJSONBody {
+		s.allowLargeBody(op.Method, op.Path, op.MaxBodyBytes)
 	}
 	huma.Register(s.v1, op, h)
 }
