@@ -1,7 +1,6 @@
 package api
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
 	"fmt"
@@ -405,56 +404,6 @@ func (s *Server) conditionalGet(c *fiber.Ctx) error {
 			c.Response().Header.Del(fiber.HeaderContentLength)
 			return nil
 		}
-	}
-	return nil
-}
-
-// idempotency replays the first answer to a POST that carries an
-// Idempotency-Key (DECISIONS 6), scoped to organization, environment, method
-// and path. 401, 403, 429 and 5xx answers are not stored.
-func (s *Server) idempotency(c *fiber.Ctx) error {
-	key := c.Get("Idempotency-Key")
-	if c.Method() != fiber.MethodPost || key == "" {
-		return c.Next()
-	}
-	p := models.PrincipalFrom(c.UserContext())
-	if p == nil {
-		return c.Next() // the operation answers 401 itself
-	}
-	if len(key) > 255 || strings.ContainsFunc(key, func(r rune) bool { return r < 0x21 || r > 0x7e }) {
-		return models.Invalid(models.FieldIssue{Field: "Idempotency-Key", Issue: "must be 1 to 255 printable ASCII characters"})
-	}
-	// /v1/x and /api/v1/x are one endpoint: a retry on either mount replays.
-	path := strings.TrimPrefix(c.Path(), "/api")
-	sc := models.IdempotencyScope{OrganizationID: p.OrganizationID, Environment: p.Environment, Method: c.Method(), Path: path, Key: key}
-	ctx := c.UserContext()
-	stored, err := s.store.BeginIdempotent(ctx, sc, models.BodyHash(c.Body()))
-	if err != nil {
-		return err
-	}
-	if stored != nil {
-		c.Set("Idempotent-Replayed", "true")
-		if stored.Location != "" {
-			c.Set(fiber.HeaderLocation, stored.Location)
-		}
-		if stored.ContentType != "" {
-			c.Set(fiber.HeaderContentType, stored.ContentType)
-		}
-		c.Status(stored.Status)
-		return c.Send(stored.Body)
-	}
-	if err := s.runNext(c); err != nil {
-		_ = s.store.ReleaseIdempotent(ctx, sc)
-		return err
-	}
-	status := c.Response().StatusCode()
-	if status == fiber.StatusUnauthorized || status == fiber.StatusForbidden || status == fiber.StatusTooManyRequests || status >= 500 {
-		return s.store.ReleaseIdempotent(ctx, sc)
-	}
-	body := bytes.Clone(c.Response().Body())
-	location := string(c.Response().Header.Peek(fiber.HeaderLocation))
-	if err := s.store.CompleteIdempotent(ctx, sc, status, string(c.Response().Header.ContentType()), location, body); err != nil {
-		s.log.Error("storing an idempotent answer failed", "request_id", RequestID(ctx), "error", err)
 	}
 	return nil
 }

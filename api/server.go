@@ -115,7 +115,7 @@ func New(deps Deps) *Server {
 		EnableIPValidation:    true,
 		JSONEncoder:           jsonMarshal,
 	})
-	s.App.Use(s.recoverPanics, s.requestContext, s.limitBody, s.authenticate, s.rateLimit, s.idempotency, s.conditionalGet)
+	s.App.Use(s.recoverPanics, s.requestContext, s.limitBody, s.authenticate, s.rateLimit, s.conditionalGet)
 
 	cfg := huma.DefaultConfig("Telecom & IT Services Platform API", LatestVersion)
 	cfg.CreateHooks = nil
@@ -132,7 +132,7 @@ func New(deps Deps) *Server {
 	cfg.Transformers = []huma.Transformer{s.envelopeTransformer}
 	cfg.Components.Schemas.RegisterTypeAlias(reflect.TypeFor[models.Money](), reflect.TypeFor[float64]()) // 2-decimal amounts
 	s.API = humafiber.New(s.App, cfg)
-	s.API.UseMiddleware(s.authorize)
+	s.API.UseMiddleware(s.authorize, s.idempotent) // a stored answer is replayed only to an authorised caller
 	s.v1 = huma.NewGroup(s.API, "/v1", "/api/v1")
 
 	s.registerHealth()

@@ -160,7 +160,44 @@ func migrations() []*gormigrate.Migration {
 			Migrate:  migrateAccessRestrictions,
 			Rollback: rollbackAccessRestrictions,
 		},
+		{
+			ID:       "202611260020_idempotency_sealed_answers",
+			Migrate:  migrateSealedIdempotency,
+			Rollback: rollbackSealedIdempotency,
+		},
 	}
+}
+
+// migrateSealedIdempotency replaces the clear body of stored idempotent
+// answers by a sealed one. Stored answers are dropped: their keys were
+// scoped without the credential, and their bodies may hold secrets in clear.
+func migrateSealedIdempotency(tx *gorm.DB) error {
+	if err := tx.Where("1 = 1").Delete(&IdempotencyRecord{}).Error; err != nil {
+		return err
+	}
+	if err := tx.AutoMigrate(&IdempotencyRecord{}); err != nil {
+		return err
+	}
+	if tx.Migrator().HasColumn(&IdempotencyRecord{}, "body") {
+		return tx.Migrator().DropColumn(&IdempotencyRecord{}, "body")
+	}
+	return nil
+}
+
+// rollbackSealedIdempotency restores the clear body column (empty: stored
+// answers are dropped again).
+func rollbackSealedIdempotency(tx *gorm.DB) error {
+	if err := tx.Where("1 = 1").Delete(&IdempotencyRecord{}).Error; err != nil {
+		return err
+	}
+	blob := "BYTEA"
+	if IsSQLite(tx) {
+		blob = "BLOB"
+	}
+	if err := tx.Exec("ALTER TABLE idempotency_records ADD COLUMN body " + blob).Error; err != nil {
+		return err
+	}
+	return tx.Migrator().DropColumn(&IdempotencyRecord{}, "body_sealed")
 }
 
 // migrationLockID is the PostgreSQL advisory lock that serialises migrations.
