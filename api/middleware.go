@@ -307,8 +307,9 @@ func (s *Server) authenticate(c *fiber.Ctx) error {
 type authErrorKey struct{}
 
 // resolveCredential authenticates an API key or an access token from ip and
-// applies the restrictions that bind it. Errors: those of AuthenticateAPIKey,
-// VerifySignature, resolveAccessToken and restrict.
+// applies the restrictions that bind it. A signing key's signature is
+// accepted once (see replayGuard). Errors: those of AuthenticateAPIKey,
+// VerifySignature, replayGuard.claim, resolveAccessToken and restrict.
 func (s *Server) resolveCredential(c *fiber.Ctx, secret string, ip netip.Addr) error {
 	if secret == "" {
 		return models.Errorf(models.CodeUnauthenticated, "the Authorization header must be `Bearer <credential>`")
@@ -321,8 +322,15 @@ func (s *Server) resolveCredential(c *fiber.Ctx, secret string, ip netip.Addr) e
 	if err != nil {
 		return err
 	}
-	if err := s.store.VerifySignature(auth.Key, c.Get("X-Timestamp"), c.Get("X-Signature"), c.Method(), string(c.Request().RequestURI())); err != nil {
+	sig, err := s.store.VerifySignature(auth.Key, models.SignedRequest{Timestamp: c.Get("X-Timestamp"), Signature: c.Get("X-Signature"),
+		Nonce: c.Get("X-Nonce"), Method: c.Method(), RawPath: string(c.Request().RequestURI()), Body: c.Request().Body()})
+	if err != nil {
 		return err
+	}
+	if sig != nil {
+		if err := s.replays.claim(ctx, auth.Key.ID, sig); err != nil {
+			return err
+		}
 	}
 	if versionedPath(c.Path()) { // the organization's policy came with the key: no second read
 		if err := auth.Policy.Check(s.store.Now(), s.origin(ip)); err != nil {

@@ -60,6 +60,7 @@ type Server struct {
 	limits   limiterStats
 	v1       *huma.Group
 	tokens   *auth.Tokens // access tokens (JWT) and their signing keys
+	replays  *replayGuard // request signatures already accepted
 	// trustedProxies are TRUSTED_PROXIES, parsed once (see clientIP).
 	trustedProxies []netip.Prefix
 	// clientCAs are CLIENT_CA_FILE's CAs: registered and forwarded client
@@ -98,6 +99,7 @@ func New(deps Deps) *Server {
 	}
 	s.keyUsage = models.NewKeyUsage(s.store)
 	s.tokens = auth.NewTokens(s.store, deps.Config.PublicBaseURL, s.now)
+	s.replays = newReplayGuard(s.redis, s.now)
 
 	for _, cidr := range deps.Config.TrustedProxies {
 		if pfx, err := netip.ParsePrefix(cidr); err == nil { // config.Load has validated them
