@@ -339,6 +339,11 @@ func (s *Server) resolveCredential(c *fiber.Ctx, secret string, ip netip.Addr) e
 	}
 	s.keyUsage.Record(auth.Key.ID, s.now())
 	c.SetUserContext(models.WithPrincipal(ctx, auth.Principal))
+	secret = strings.Clone(secret) // Fiber reuses its buffers after the handler
+	setCredentialCheck(c, func(ctx context.Context) error {
+		_, err := s.store.AuthenticateAPIKey(ctx, secret, ip)
+		return err
+	})
 	return nil
 }
 
@@ -364,6 +369,15 @@ func (s *Server) resolveAccessToken(c *fiber.Ctx, raw string, ip netip.Addr) err
 		return err
 	}
 	c.SetUserContext(models.WithPrincipal(ctx, p))
+	raw = strings.Clone(raw)
+	setCredentialCheck(c, func(ctx context.Context) error {
+		claims, err := s.tokens.Verify(ctx, raw) // expiry and the deny-list
+		if err != nil {
+			return err
+		}
+		_, err = s.tokens.Principal(ctx, claims)
+		return err
+	})
 	return nil
 }
 

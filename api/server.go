@@ -43,6 +43,7 @@ type Deps struct {
 	Limiter  *ratelimit.Limiter    // nil: no rate limiting (handler tests)
 	Logger   *slog.Logger
 	Now      func() time.Time
+	Streams  StreamOptions // event streams: credential re-check interval and per-tenant cap
 }
 
 // Server is the HTTP API: the Fiber app and the huma API on it.
@@ -61,6 +62,9 @@ type Server struct {
 	v1       *huma.Group
 	tokens   *auth.Tokens // access tokens (JWT) and their signing keys
 	replays  *replayGuard // request signatures already accepted
+	streams  StreamOptions
+	// openStreams counts open event streams when the limiter cannot.
+	openStreams *localStreams
 	// trustedProxies are TRUSTED_PROXIES, parsed once (see clientIP).
 	trustedProxies []netip.Prefix
 	// clientCAs are CLIENT_CA_FILE's CAs: registered and forwarded client
@@ -90,6 +94,7 @@ func New(deps Deps) *Server {
 	s := &Server{
 		cfg: deps.Config, store: deps.Store, temporal: deps.Temporal, redis: deps.Redis,
 		log: deps.Logger, now: deps.Now, limiter: deps.Limiter,
+		streams: deps.Streams.withDefaults(), openStreams: &localStreams{open: map[string]int{}},
 	}
 	if s.log == nil {
 		s.log = slog.Default()
