@@ -5,6 +5,7 @@ import (
 
 	"github.com/go-gormigrate/gormigrate/v2"
 	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
 )
 
 // migrations is the ordered list of schema versions. Never edit a released
@@ -194,7 +195,7 @@ func rollbackSealedIdempotency(tx *gorm.DB) error {
 	if IsSQLite(tx) {
 		blob = "BLOB"
 	}
-	if err := tx.Exec("ALTER TABLE idempotency_records ADD COLUMN body " + blob).Error; err != nil {
+	if err := tx.Exec("ALTER TABLE ? ADD COLUMN ? "+blob, clause.Table{Name: "idempotency_records"}, clause.Column{Name: "body"}).Error; err != nil {
 		return err
 	}
 	return tx.Migrator().DropColumn(&IdempotencyRecord{}, "body_sealed")
