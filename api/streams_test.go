@@ -14,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/telcoplatform/platform/api"
+	"github.com/telcoplatform/platform/auth"
 	"github.com/telcoplatform/platform/config"
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/ratelimit"
@@ -144,6 +145,27 @@ func TestStreamsPerTenantCap(t *testing.T) {
 	}
 	if res, _ := openStream(t, base, "/v1/operations/"+otherOp, other.liveKey); res.StatusCode != 200 {
 		t.Fatalf("another tenant's stream: %d", res.StatusCode)
+	}
+}
+
+// TestStreamEndsWhenItsTokenIsRevoked: an access token's stream ends, with
+// an error event, within the re-check interval after the token is revoked.
+func TestStreamEndsWhenItsTokenIsRevoked(t *testing.T) {
+	h := newHarness(t)
+	h.streamServer(nil, 0)
+	base := h.listen(t)
+	op := h.runningOperation(t)
+	u := h.tokenUser(0)
+	tok := h.issue(h.srv.Tokens(), auth.Grant{Subject: u.ID, OrganizationID: u.OrganizationID, Permissions: []string{"services:read"}, AuthMethod: "password"})
+	res, r := openStream(t, base, "/v1/operations/"+op, tok.Token)
+	if res.StatusCode != 200 {
+		t.Fatalf("status %d", res.StatusCode)
+	}
+	if err := h.srv.Tokens().Revoke(context.Background(), tok.Token, "test"); err != nil {
+		t.Fatal(err)
+	}
+	if rest := readUntilEOF(t, r, 3*time.Second); !strings.Contains(rest, "event: error") || !strings.Contains(rest, "INVALID_TOKEN") {
+		t.Fatalf("the stream did not end with an error event: %q", rest)
 	}
 }
 
