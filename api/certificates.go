@@ -175,10 +175,15 @@ func (s *Server) resolveCertificate(c *fiber.Ctx) error {
 		return nil
 	}
 	ctx := c.UserContext()
-	reg, org, err := s.store.CertificateByFingerprint(ctx, auth.Fingerprint(presented))
+	fingerprint := auth.Fingerprint(presented)
+	reg, org, err := s.store.CertificateByFingerprint(ctx, fingerprint)
 	if err != nil {
 		return err
 	}
+	setCredentialCheck(c, func(ctx context.Context) error {
+		_, _, err := s.store.CertificateByFingerprint(ctx, fingerprint) // revoked or expired
+		return err
+	})
 	p := &models.Principal{Kind: models.PrincipalCertificate, ID: reg.ID, OrganizationID: reg.OrganizationID, Environment: reg.Environment,
 		Role: models.RoleCustomer, Permissions: reg.PermissionList(), Limits: models.EffectiveLimits(org, 0, 0)}
 	c.SetUserContext(models.WithPrincipal(ctx, p))

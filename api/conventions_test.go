@@ -3,6 +3,7 @@ package api_test
 import (
 	"context"
 	"net/http"
+	"net/netip"
 	"strings"
 	"testing"
 
@@ -224,9 +225,14 @@ func TestIdempotencyKeys(t *testing.T) {
 		}
 	})
 	t.Run("in flight", func(t *testing.T) {
-		p := models.Principal{OrganizationID: h.tenants[0].org.ID, Environment: models.EnvLive}
+		ak, err := h.store.AuthenticateAPIKey(context.Background(), key, netip.Addr{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := ak.Principal
 		raw := []byte(`{"name":"Busy","currency":"USD","billing_email":"busy@example.com"}`)
-		sc := models.IdempotencyScope{OrganizationID: p.OrganizationID, Environment: p.Environment, Method: "POST", Path: "/v1/billing/accounts", Key: "k-busy"}
+		sc := models.IdempotencyScope{PrincipalKind: p.Kind, PrincipalID: p.ID, OrganizationID: p.OrganizationID, Environment: p.Environment,
+			Method: "POST", Path: "/v1/billing/accounts", Key: "k-busy"}
 		if _, err := h.store.BeginIdempotent(context.Background(), sc, models.BodyHash(raw)); err != nil {
 			t.Fatal(err)
 		}

@@ -34,6 +34,7 @@ var statusOf = map[models.Code]int{
 	models.CodeServiceConflict:         http.StatusConflict,
 	models.CodeInvalidStateTransition:  http.StatusConflict,
 	models.CodeIdempotencyKeyInUse:     http.StatusConflict,
+	models.CodeResourceLimit:           http.StatusConflict,
 	models.CodePayloadTooLarge:         http.StatusRequestEntityTooLarge,
 	models.CodeUnsupportedMediaType:    http.StatusUnsupportedMediaType,
 	models.CodeUnavailableAtLocation:   http.StatusUnprocessableEntity,

@@ -1,7 +1,6 @@
 package api
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
 	"fmt"
@@ -308,8 +307,9 @@ func (s *Server) authenticate(c *fiber.Ctx) error {
 type authErrorKey struct{}
 
 // resolveCredential authenticates an API key or an access token from ip and
-// applies the restrictions that bind it. Errors: those of AuthenticateAPIKey,
-// VerifySignature, resolveAccessToken and restrict.
+// applies the restrictions that bind it. A signing key's signature is
+// accepted once (see replayGuard). Errors: those of AuthenticateAPIKey,
+// VerifySignature, replayGuard.claim, resolveAccessToken and restrict.
 func (s *Server) resolveCredential(c *fiber.Ctx, secret string, ip netip.Addr) error {
 	if secret == "" {
 		return models.Errorf(models.CodeUnauthenticated, "the Authorization header must be `Bearer <credential>`")
@@ -322,8 +322,15 @@ func (s *Server) resolveCredential(c *fiber.Ctx, secret string, ip netip.Addr) e
 	if err != nil {
 		return err
 	}
-	if err := s.store.VerifySignature(auth.Key, c.Get("X-Timestamp"), c.Get("X-Signature"), c.Method(), string(c.Request().RequestURI())); err != nil {
+	sig, err := s.store.VerifySignature(auth.Key, models.SignedRequest{Timestamp: c.Get("X-Timestamp"), Signature: c.Get("X-Signature"),
+		Nonce: c.Get("X-Nonce"), Method: c.Method(), RawPath: string(c.Request().RequestURI()), Body: c.Request().Body()})
+	if err != nil {
 		return err
+	}
+	if sig != nil {
+		if err := s.replays.claim(ctx, auth.Key.ID, sig); err != nil {
+			return err
+		}
 	}
 	if versionedPath(c.Path()) { // the organization's policy came with the key: no second read
 		if err := auth.Policy.Check(s.store.Now(), s.origin(ip)); err != nil {
@@ -332,6 +339,11 @@ func (s *Server) resolveCredential(c *fiber.Ctx, secret string, ip netip.Addr) e
 	}
 	s.keyUsage.Record(auth.Key.ID, s.now())
 	c.SetUserContext(models.WithPrincipal(ctx, auth.Principal))
+	secret = strings.Clone(secret) // Fiber reuses its buffers after the handler
+	setCredentialCheck(c, func(ctx context.Context) error {
+		_, err := s.store.AuthenticateAPIKey(ctx, secret, ip)
+		return err
+	})
 	return nil
 }
 
@@ -357,6 +369,15 @@ func (s *Server) resolveAccessToken(c *fiber.Ctx, raw string, ip netip.Addr) err
 		return err
 	}
 	c.SetUserContext(models.WithPrincipal(ctx, p))
+	raw = strings.Clone(raw)
+	setCredentialCheck(c, func(ctx context.Context) error {
+		claims, err := s.tokens.Verify(ctx, raw) // expiry and the deny-list
+		if err != nil {
+			return err
+		}
+		_, err = s.tokens.Principal(ctx, claims)
+		return err
+	})
 	return nil
 }
 
@@ -405,56 +426,6 @@ func (s *Server) conditionalGet(c *fiber.Ctx) error {
 			c.Response().Header.Del(fiber.HeaderContentLength)
 			return nil
 		}
-	}
-	return nil
-}
-
-// idempotency replays the first answer to a POST that carries an
-// Idempotency-Key (DECISIONS 6), scoped to organization, environment, method
-// and path. 401, 403, 429 and 5xx answers are not stored.
-func (s *Server) idempotency(c *fiber.Ctx) error {
-	key := c.Get("Idempotency-Key")
-	if c.Method() != fiber.MethodPost || key == "" {
-		return c.Next()
-	}
-	p := models.PrincipalFrom(c.UserContext())
-	if p == nil {
-		return c.Next() // the operation answers 401 itself
-	}
-	if len(key) > 255 || strings.ContainsFunc(key, func(r rune) bool { return r < 0x21 || r > 0x7e }) {
-		return models.Invalid(models.FieldIssue{Field: "Idempotency-Key", Issue: "must be 1 to 255 printable ASCII characters"})
-	}
-	// /v1/x and /api/v1/x are one endpoint: a retry on either mount replays.
-	path := strings.TrimPrefix(c.Path(), "/api")
-	sc := models.IdempotencyScope{OrganizationID: p.OrganizationID, Environment: p.Environment, Method: c.Method(), Path: path, Key: key}
-	ctx := c.UserContext()
-	stored, err := s.store.BeginIdempotent(ctx, sc, models.BodyHash(c.Body()))
-	if err != nil {
-		return err
-	}
-	if stored != nil {
-		c.Set("Idempotent-Replayed", "true")
-		if stored.Location != "" {
-			c.Set(fiber.HeaderLocation, stored.Location)
-		}
-		if stored.ContentType != "" {
-			c.Set(fiber.HeaderContentType, stored.ContentType)
-		}
-		c.Status(stored.Status)
-		return c.Send(stored.Body)
-	}
-	if err := s.runNext(c); err != nil {
-		_ = s.store.ReleaseIdempotent(ctx, sc)
-		return err
-	}
-	status := c.Response().StatusCode()
-	if status == fiber.StatusUnauthorized || status == fiber.StatusForbidden || status == fiber.StatusTooManyRequests || status >= 500 {
-		return s.store.ReleaseIdempotent(ctx, sc)
-	}
-	body := bytes.Clone(c.Response().Body())
-	location := string(c.Response().Header.Peek(fiber.HeaderLocation))
-	if err := s.store.CompleteIdempotent(ctx, sc, status, string(c.Response().Header.ContentType()), location, body); err != nil {
-		s.log.Error("storing an idempotent answer failed", "request_id", RequestID(ctx), "error", err)
 	}
 	return nil
 }

@@ -206,26 +206,39 @@ func (s *Server) operationStream(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	c.Set(fiber.HeaderContentType, "text/event-stream")
-	c.Set(fiber.HeaderCacheControl, "no-cache")
-	c.Set(fiber.HeaderConnection, "keep-alive")
-	c.Set("X-Accel-Buffering", "no")
-	c.Status(http.StatusOK)
+	if c.Context().IsHead() { // headers only: no stream is opened
+		streamHeaders(c)
+		return nil
+	}
+	lease, err := s.openStream(c, p)
+	if err != nil {
+		return err
+	}
+	streamHeaders(c)
 	principal := *p
 	c.Context().SetBodyStreamWriter(func(w *bufio.Writer) {
-		s.streamOperation(ctx, w, &principal, id, op)
+		s.streamOperation(ctx, w, lease, &principal, id, op)
 	})
 	return nil
 }
 
 // streamOperation writes the operation's changes to w until it ends, the
-// client goes away (a failed flush) or sseMaxDuration passes.
-func (s *Server) streamOperation(ctx context.Context, w *bufio.Writer, p *models.Principal, id string, op *models.Operation) {
+// client goes away (a failed flush), sseMaxDuration passes or the caller's
+// credential is no longer valid (checked every StreamOptions.Recheck; an
+// `error` event then ends the stream). The lease's slots are freed at the end.
+func (s *Server) streamOperation(ctx context.Context, w *bufio.Writer, lease *streamLease, p *models.Principal, id string, op *models.Operation) {
+	defer lease.close()
 	defer func() {
 		if r := recover(); r != nil {
 			s.log.Error("panic in an operation stream", "request_id", RequestID(ctx), "operation", id, "panic", r)
 		}
 	}()
+	endWith := func(err error) {
+		e := models.AsError(err)
+		body, _ := jsonMarshal(map[string]any{"error": ErrorDetail{Code: e.Code, Message: e.Message, RequestID: RequestID(ctx)}})
+		_, _ = fmt.Fprintf(w, "event: error\ndata: %s\n\n", body)
+		_ = w.Flush()
+	}
 	ctx, cancel := context.WithTimeout(ctx, sseMaxDuration)
 	defer cancel()
 	if _, err := fmt.Fprint(w, "retry: 2000\n\n"); err != nil || w.Flush() != nil {
@@ -259,12 +272,13 @@ func (s *Server) streamOperation(ctx context.Context, w *bufio.Writer, p *models
 			return
 		case <-time.After(ssePollInterval):
 		}
+		if err := lease.verify(ctx, s.streamSlotTTL()); err != nil {
+			endWith(err)
+			return
+		}
 		next, err := s.store.GetOperation(ctx, p, id)
 		if err != nil {
-			e := models.AsError(err)
-			body, _ := jsonMarshal(map[string]any{"error": ErrorDetail{Code: e.Code, Message: e.Message, RequestID: RequestID(ctx)}})
-			_, _ = fmt.Fprintf(w, "event: error\ndata: %s\n\n", body)
-			_ = w.Flush()
+			endWith(err)
 			return
 		}
 		op = next

@@ -99,13 +99,17 @@ func (s *Server) orchestrationStream(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	c.Set(fiber.HeaderContentType, "text/event-stream")
-	c.Set(fiber.HeaderCacheControl, "no-cache")
-	c.Set(fiber.HeaderConnection, "keep-alive")
-	c.Set("X-Accel-Buffering", "no")
-	c.Status(http.StatusOK)
+	if c.Context().IsHead() { // headers only: no stream is opened
+		streamHeaders(c)
+		return nil
+	}
+	lease, err := s.openStream(c, p)
+	if err != nil {
+		return err
+	}
+	streamHeaders(c)
 	caller := *p
-	c.Context().SetBodyStreamWriter(func(w *bufio.Writer) { s.streamOperation(ctx, w, &caller, id, op) })
+	c.Context().SetBodyStreamWriter(func(w *bufio.Writer) { s.streamOperation(ctx, w, lease, &caller, id, op) })
 	return nil
 }
 

@@ -78,7 +78,8 @@ type limiterStats struct {
 // rateLimit applies the credential's (or the client IP's) limits in one
 // round trip to Redis, sets the X-RateLimit-* headers on every answer,
 // answers 429 when a bucket is empty, caps concurrent requests per
-// organization, and fails open when Redis is unreachable.
+// organization (an event stream counts until it ends), and fails open when
+// Redis is unreachable.
 func (s *Server) rateLimit(c *fiber.Ctx) error {
 	if s.limiter == nil || exemptFromLimits(c.Path()) {
 		return s.afterAuthentication(c)
@@ -116,12 +117,16 @@ func (s *Server) rateLimit(c *fiber.Ctx) error {
 	if p == nil || limits.Concurrent <= 0 {
 		return c.Next()
 	}
-	release, ok, err := s.limiter.Acquire(ctx, "conc:"+p.OrganizationID+":"+string(p.Environment), limits.Concurrent, 0)
+	slot, ok, err := s.limiter.AcquireSlot(ctx, "conc:"+p.OrganizationID+":"+string(p.Environment), limits.Concurrent, 0)
 	if err != nil {
 		s.limiterFailedOpen(ctx, err)
 		return c.Next()
 	}
-	defer release() // runs when the handler returns, fails, panics or the client goes away
+	// Freed when the handler returns, fails or panics; an event stream takes
+	// it over and frees it when the stream ends (see openStream).
+	held := &heldSlot{slot: slot}
+	c.Locals(heldSlotKey{}, held)
+	defer held.release()
 	if !ok {
 		return models.Errorf(models.CodeConcurrencyLimit, "too many requests in flight for this organization (limit %d); retry shortly", limits.Concurrent).
 			WithDetail("limit", limits.Concurrent).WithDetail("retry_after", 1)

@@ -379,3 +379,31 @@ func TestEventEndpoints(t *testing.T) {
 		}
 	})
 }
+
+// TestWebhookSubscriptionCap: an organization holds at most 50
+// subscriptions per environment, every area together; the 51st is 409
+// RESOURCE_LIMIT_EXCEEDED, deleting one makes room, and the other
+// environment and other tenants are not affected.
+func TestWebhookSubscriptionCap(t *testing.T) {
+	h := newHarness(t)
+	a := h.tenants[0]
+	paths := []string{"/v1/webhooks", "/v1/services/webhooks"}
+	var first webhookAnswer
+	for i := 0; i < models.MaxWebhooksPerTenant; i++ {
+		res := h.do("POST", paths[i%2], a.liveKey, map[string]any{"url": publicHook, "events": []string{"service.provisioned"}})
+		if i == 0 {
+			res.decode(201, &first)
+		} else {
+			res.decode(201, nil)
+		}
+	}
+	e := h.do("POST", "/v1/billing/webhooks", a.liveKey, map[string]any{"url": publicHook, "events": []string{"invoice.*"}}).wantError(409, "RESOURCE_LIMIT_EXCEEDED")
+	if e.Error.Details["limit"] != float64(models.MaxWebhooksPerTenant) || e.Error.Details["resource"] != "webhook_subscriptions" {
+		t.Fatalf("details %+v", e.Error.Details)
+	}
+	h.do("POST", "/v1/webhooks", a.testKey, map[string]any{"url": publicHook, "events": []string{"service.provisioned"}}).decode(201, nil)
+	h.do("POST", "/v1/webhooks", h.tenants[1].liveKey, map[string]any{"url": publicHook, "events": []string{"service.provisioned"}}).decode(201, nil)
+	h.do("DELETE", "/v1/webhooks/"+first.Webhook.ID, a.liveKey, nil).decode(204, nil)
+	h.do("POST", "/v1/webhooks", a.liveKey, map[string]any{"url": publicHook, "events": []string{"service.provisioned"}}).decode(201, nil)
+	h.do("POST", "/v1/webhooks", a.liveKey, map[string]any{"url": publicHook, "events": []string{"service.provisioned"}}).wantError(409, "RESOURCE_LIMIT_EXCEEDED")
+}

@@ -1,17 +1,14 @@
 package models
 
 import (
-	"errors"
-
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/base64"
-	"gorm.io/gorm"
+	"errors"
 	"net/netip"
 	"strconv"
 	"strings"
 	"time"
+
+	"gorm.io/gorm"
 )
 
 // API key format (spec 5.1, DECISIONS 7): sk_live_ or sk_test_ and 56 base62 characters.
@@ -354,42 +351,4 @@ func (s *Store) AuthenticateAPIKey(ctx context.Context, secret string, clientIP 
 			Limits: EffectiveLimits(&org, key.RequestsPerMinute, key.BurstLimit),
 		},
 	}, nil
-}
-
-// VerifySignature checks a signed request of a key that requires signing:
-// X-Signature = base64 HMAC-SHA256(signing secret, timestamp + METHOD + path
-// as sent, query included); timestamps more than 5 minutes off are refused.
-// Errors: INVALID_SIGNATURE.
-func (s *Store) VerifySignature(key *APIKey, timestamp, signature, method, rawPath string) error {
-	if key.SigningSecret == "" {
-		return nil
-	}
-	if timestamp == "" || signature == "" {
-		return Errorf(CodeInvalidSignature, "this key requires signed requests: send X-Timestamp and X-Signature")
-	}
-	ts, err := strconv.ParseInt(timestamp, 10, 64)
-	if err != nil {
-		return Errorf(CodeInvalidSignature, "X-Timestamp must be Unix seconds")
-	}
-	skew := s.Now().Sub(time.Unix(ts, 0))
-	if skew > signatureMaxSkew || skew < -signatureMaxSkew {
-		return Errorf(CodeInvalidSignature, "X-Timestamp is more than 5 minutes away from the server's clock")
-	}
-	secret, err := s.Sealer.Open(key.SigningSecret)
-	if err != nil {
-		return Internal(err)
-	}
-	want := SignRequest(secret, timestamp, method, rawPath)
-	got, err := base64.StdEncoding.DecodeString(signature)
-	if err != nil || !hmac.Equal(got, want) {
-		return Errorf(CodeInvalidSignature, "X-Signature does not match the request")
-	}
-	return nil
-}
-
-// SignRequest returns the raw HMAC-SHA256 of timestamp + METHOD + path (clients send it base64-encoded).
-func SignRequest(secret, timestamp, method, rawPath string) []byte {
-	mac := hmac.New(sha256.New, []byte(secret))
-	mac.Write([]byte(timestamp + strings.ToUpper(method) + rawPath))
-	return mac.Sum(nil)
 }

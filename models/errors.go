@@ -28,6 +28,7 @@ const (
 	CodeServiceConflict         Code = "SERVICE_CONFLICT"
 	CodeInvalidStateTransition  Code = "INVALID_STATE_TRANSITION"
 	CodeIdempotencyKeyInUse     Code = "IDEMPOTENCY_KEY_IN_USE"
+	CodeResourceLimit           Code = "RESOURCE_LIMIT_EXCEEDED"
 	CodePayloadTooLarge         Code = "PAYLOAD_TOO_LARGE"
 	CodeUnsupportedMediaType    Code = "UNSUPPORTED_MEDIA_TYPE"
 	CodeUnavailableAtLocation   Code = "SERVICE_UNAVAILABLE_AT_LOCATION"

@@ -17,7 +17,9 @@ const (
 )
 
 // IdempotencyRecord remembers the first answer to a POST with an
-// Idempotency-Key, in the database so every API instance sees it.
+// Idempotency-Key, in the database so every API instance sees it. The
+// answer's body is stored only sealed with the store's Sealer (answers may
+// carry secrets shown once: API keys, client secrets, signing secrets).
 type IdempotencyRecord struct {
 	ScopeKey    string `gorm:"primaryKey;size:64"`
 	RequestHash string `gorm:"size:64;not null"`
@@ -25,14 +27,26 @@ type IdempotencyRecord struct {
 	Status      int
 	ContentType string `gorm:"size:100"`
 	Location    string `gorm:"size:2000"`
-	Body        []byte
+	BodySealed  string `gorm:"type:text"`
 	LockedUntil time.Time
 	ExpiresAt   time.Time `gorm:"index"`
 	CreatedAt   time.Time
 }
 
-// IdempotencyScope identifies a key: organization, environment, method and path.
+// IdempotentAnswer is a stored answer, opened, ready to replay.
+type IdempotentAnswer struct {
+	Status      int
+	ContentType string
+	Location    string
+	Body        []byte
+}
+
+// IdempotencyScope identifies a key: the credential that sent it (its kind
+// and id, so that another credential of the same organization never sees
+// the answer), organization, environment, method and path.
 type IdempotencyScope struct {
+	PrincipalKind  PrincipalKind
+	PrincipalID    string
 	OrganizationID string
 	Environment    Environment
 	Method         string
@@ -41,7 +55,8 @@ type IdempotencyScope struct {
 }
 
 func (sc IdempotencyScope) hash() string {
-	sum := sha256.Sum256([]byte(sc.OrganizationID + "\x00" + string(sc.Environment) + "\x00" + sc.Method + "\x00" + sc.Path + "\x00" + sc.Key))
+	sum := sha256.Sum256([]byte(string(sc.PrincipalKind) + "\x00" + sc.PrincipalID + "\x00" + sc.OrganizationID + "\x00" +
+		string(sc.Environment) + "\x00" + sc.Method + "\x00" + sc.Path + "\x00" + sc.Key))
 	return hex.EncodeToString(sum[:])
 }
 
@@ -51,12 +66,13 @@ func BodyHash(body []byte) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// BeginIdempotent claims a key for a request. It returns the stored record to
+// BeginIdempotent claims a key for a request. It returns the stored answer to
 // replay when the same request already completed, or nil when the caller
 // should process the request (and then Complete or Release the key).
 // Errors: IDEMPOTENCY_KEY_IN_USE (same key still in flight),
-// IDEMPOTENCY_KEY_MISMATCH (same key, different body).
-func (s *Store) BeginIdempotent(ctx context.Context, sc IdempotencyScope, bodyHash string) (*IdempotencyRecord, error) {
+// IDEMPOTENCY_KEY_MISMATCH (same key, different body), INTERNAL_ERROR (an
+// answer that cannot be opened with this SECRETS_KEY).
+func (s *Store) BeginIdempotent(ctx context.Context, sc IdempotencyScope, bodyHash string) (*IdempotentAnswer, error) {
 	now := s.Now()
 	db := s.In(ctx, SystemScope())
 	rec := IdempotencyRecord{ScopeKey: sc.hash(), RequestHash: bodyHash, LockedUntil: now.Add(idempotencyLock), ExpiresAt: now.Add(IdempotencyTTL)}
@@ -80,7 +96,7 @@ func (s *Store) BeginIdempotent(ctx context.Context, sc IdempotencyScope, bodyHa
 			// An expired answer or an abandoned claim: take it over atomically.
 			res := db.Model(&IdempotencyRecord{}).
 				Where("scope_key = ? AND expires_at = ? AND locked_until = ?", existing.ScopeKey, existing.ExpiresAt, existing.LockedUntil).
-				Updates(map[string]any{"request_hash": bodyHash, "done": false, "status": 0, "body": nil, "content_type": "", "location": "",
+				Updates(map[string]any{"request_hash": bodyHash, "done": false, "status": 0, "body_sealed": "", "content_type": "", "location": "",
 					"locked_until": rec.LockedUntil, "expires_at": rec.ExpiresAt})
 			if res.Error != nil {
 				return nil, dbErr(res.Error)
@@ -96,15 +112,41 @@ func (s *Store) BeginIdempotent(ctx context.Context, sc IdempotencyScope, bodyHa
 		if !existing.Done {
 			return nil, Errorf(CodeIdempotencyKeyInUse, "a request with this Idempotency-Key is still being processed")
 		}
-		return &existing, nil
+		return s.openAnswer(&existing)
 	}
 	return nil, Errorf(CodeIdempotencyKeyInUse, "a request with this Idempotency-Key is still being processed")
 }
 
-// CompleteIdempotent stores the answer to replay for the key.
-func (s *Store) CompleteIdempotent(ctx context.Context, sc IdempotencyScope, status int, contentType, location string, body []byte) error {
+// openAnswer decrypts a stored answer. Errors: INTERNAL_ERROR.
+func (s *Store) openAnswer(rec *IdempotencyRecord) (*IdempotentAnswer, error) {
+	a := &IdempotentAnswer{Status: rec.Status, ContentType: rec.ContentType, Location: rec.Location}
+	if rec.BodySealed == "" {
+		return a, nil
+	}
+	if s.Sealer == nil {
+		return nil, Internal(errors.New("stored idempotent answers need SECRETS_KEY (no sealer configured)"))
+	}
+	body, err := s.Sealer.Open(rec.BodySealed)
+	if err != nil {
+		return nil, Internal(err)
+	}
+	a.Body = []byte(body)
+	return a, nil
+}
+
+// CompleteIdempotent stores the answer to replay for the key, its body
+// sealed. Without a sealer nothing is stored: the key is released and a
+// retry is processed afresh. Errors: INTERNAL_ERROR.
+func (s *Store) CompleteIdempotent(ctx context.Context, sc IdempotencyScope, a IdempotentAnswer) error {
+	if s.Sealer == nil {
+		return s.ReleaseIdempotent(ctx, sc)
+	}
+	sealed := ""
+	if len(a.Body) > 0 {
+		sealed = s.Sealer.Seal(string(a.Body))
+	}
 	return dbErr(s.In(ctx, SystemScope()).Model(&IdempotencyRecord{}).Where("scope_key = ?", sc.hash()).Updates(map[string]any{
-		"done": true, "status": status, "content_type": contentType, "location": location, "body": body,
+		"done": true, "status": a.Status, "content_type": a.ContentType, "location": a.Location, "body_sealed": sealed,
 	}).Error)
 }
 

@@ -5,6 +5,7 @@ import (
 
 	"github.com/go-gormigrate/gormigrate/v2"
 	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
 )
 
 // migrations is the ordered list of schema versions. Never edit a released
@@ -161,6 +162,11 @@ func migrations() []*gormigrate.Migration {
 			Rollback: rollbackAccessRestrictions,
 		},
 		{
+			ID:       "202611260020_idempotency_sealed_answers",
+			Migrate:  migrateSealedIdempotency,
+			Rollback: rollbackSealedIdempotency,
+		},
+		{
 			ID: "202611260040_security_review",
 			Migrate: func(tx *gorm.DB) error {
 				// users.permissions: what a user's sessions may carry below its
@@ -191,6 +197,38 @@ func migrations() []*gormigrate.Migration {
 			},
 		},
 	}
+}
+
+// migrateSealedIdempotency replaces the clear body of stored idempotent
+// answers by a sealed one. Stored answers are dropped: their keys were
+// scoped without the credential, and their bodies may hold secrets in clear.
+func migrateSealedIdempotency(tx *gorm.DB) error {
+	if err := tx.Where("1 = 1").Delete(&IdempotencyRecord{}).Error; err != nil {
+		return err
+	}
+	if err := tx.AutoMigrate(&IdempotencyRecord{}); err != nil {
+		return err
+	}
+	if tx.Migrator().HasColumn(&IdempotencyRecord{}, "body") {
+		return tx.Migrator().DropColumn(&IdempotencyRecord{}, "body")
+	}
+	return nil
+}
+
+// rollbackSealedIdempotency restores the clear body column (empty: stored
+// answers are dropped again).
+func rollbackSealedIdempotency(tx *gorm.DB) error {
+	if err := tx.Where("1 = 1").Delete(&IdempotencyRecord{}).Error; err != nil {
+		return err
+	}
+	blob := "BYTEA"
+	if IsSQLite(tx) {
+		blob = "BLOB"
+	}
+	if err := tx.Exec("ALTER TABLE ? ADD COLUMN ? "+blob, clause.Table{Name: "idempotency_records"}, clause.Column{Name: "body"}).Error; err != nil {
+		return err
+	}
+	return tx.Migrator().DropColumn(&IdempotencyRecord{}, "body_sealed")
 }
 
 // migrationLockID is the PostgreSQL advisory lock that serialises migrations.

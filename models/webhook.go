@@ -35,6 +35,9 @@ const (
 	MaxWebhookEvents      = 50
 	MaxWebhookCustomerIDs = 100
 	MaxWebhookDescription = 500
+	// MaxWebhooksPerTenant caps the subscriptions of one organization and
+	// environment (every area together).
+	MaxWebhooksPerTenant = 50
 )
 
 // WebhookSubscription is a subscriber URL and the events it receives (wh_).
@@ -194,8 +197,11 @@ func checkFilters(v *Validator, f WebhookFilters) {
 
 // CreateWebhook stores a subscription for p's own organization and
 // environment, sealing its secret. Only provider staff may subscribe across
-// organizations. Errors: VALIDATION_ERROR (filters, description),
-// INSUFFICIENT_PERMISSIONS (all_organizations by a customer), INTERNAL_ERROR.
+// organizations. An organization holds at most MaxWebhooksPerTenant
+// subscriptions per environment: creations are serialised on the
+// organization's row, so concurrent ones cannot pass the cap together.
+// Errors: VALIDATION_ERROR (filters, description), INSUFFICIENT_PERMISSIONS
+// (all_organizations by a customer), RESOURCE_LIMIT_EXCEEDED, INTERNAL_ERROR.
 func (s *Store) CreateWebhook(ctx context.Context, p *Principal, spec WebhookSpec) (*WebhookSubscription, error) {
 	var v Validator
 	checkFilters(&v, WebhookFilters{CustomerIDs: spec.CustomerIDs, Priorities: spec.Priorities})
@@ -214,8 +220,22 @@ func (s *Store) CreateWebhook(ctx context.Context, p *Principal, spec WebhookSpe
 		CustomerIDs: spec.CustomerIDs, Priorities: spec.Priorities, Active: spec.Active, AllOrganizations: spec.AllOrganizations,
 		Secret: s.Sealer.Seal(spec.Secret), CreatedBy: p.ID,
 	}
-	if err := s.In(ctx, p.OwnScope()).Create(sub).Error; err != nil {
-		return nil, dbErr(err)
+	err := s.Tx(ctx, p.OwnScope(), func(tx *gorm.DB) error {
+		if err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Where("id = ?", p.OrganizationID).Take(&Organization{}).Error; err != nil {
+			return notFoundOr(err, "organization")
+		}
+		var n int64
+		if err := tx.Model(&WebhookSubscription{}).Count(&n).Error; err != nil {
+			return dbErr(err)
+		}
+		if n >= MaxWebhooksPerTenant {
+			return Errorf(CodeResourceLimit, "this organization already has %d webhook subscriptions in this environment, the most it may hold; delete one first", n).
+				WithDetail("resource", "webhook_subscriptions").WithDetail("limit", MaxWebhooksPerTenant)
+		}
+		return dbErr(tx.Create(sub).Error)
+	})
+	if err != nil {
+		return nil, AsError(err)
 	}
 	return sub, nil
 }

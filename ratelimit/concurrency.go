@@ -19,31 +19,80 @@ const DefaultSlotTTL = time.Minute
 //go:embed acquire.lua
 var acquireScriptSrc string
 
-// Acquire takes one of limit concurrency slots of key for at most ttl
+//go:embed renew.lua
+var renewScriptSrc string
+
+// Slot is a concurrency slot taken by AcquireSlot. Its methods are safe on a
+// nil Slot (no slot was needed) and from several goroutines.
+type Slot struct {
+	l     *Limiter
+	ctx   context.Context
+	slots string
+	token string
+	once  sync.Once
+}
+
+// Release frees the slot with a context of its own, so it works after the
+// acquiring context is done; if Redis cannot be reached then, the slot
+// expires after its TTL. Calling it again does nothing.
+func (s *Slot) Release() {
+	if s == nil {
+		return
+	}
+	s.once.Do(func() {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(s.ctx), s.l.timeout)
+		defer cancel()
+		// An error leaves the slot to expire after its TTL.
+		_ = s.l.client.ZRem(rctx, s.slots, s.token).Err()
+	})
+}
+
+// Renew extends the slot's life to ttl from now (DefaultSlotTTL if ttl <= 0),
+// for holders that keep it longer than one TTL (long-lived streams). held is
+// false when the slot had already expired: it is no longer counted.
+func (s *Slot) Renew(ctx context.Context, ttl time.Duration) (held bool, err error) {
+	if s == nil {
+		return true, nil
+	}
+	if ttl <= 0 {
+		ttl = DefaultSlotTTL
+	}
+	runCtx, cancel := context.WithTimeout(ctx, s.l.timeout)
+	defer cancel()
+	n, err := s.l.renew.Run(runCtx, s.l.client, []string{s.slots}, s.token, ttl.Milliseconds()).Int64()
+	if err != nil {
+		return false, classify(err)
+	}
+	return n == 1, nil
+}
+
+// Acquire takes one of limit concurrency slots of key for at most ttl; see
+// AcquireSlot. release is never nil and is safe to call any number of times,
+// also when ok is false or err is not nil (then it does nothing).
+func (l *Limiter) Acquire(ctx context.Context, key string, limit int, ttl time.Duration) (release func(), ok bool, err error) {
+	slot, ok, err := l.AcquireSlot(ctx, key, limit, ttl)
+	return slot.Release, ok, err
+}
+
+// AcquireSlot takes one of limit concurrency slots of key for at most ttl
 // (DefaultSlotTTL if ttl <= 0). Expired slots are dropped first, so slots of
 // crashed instances free themselves after ttl. limit <= 0 means unlimited:
-// ok is true and Redis is not asked.
-//
-// release is never nil and is safe to call any number of times, also when
-// ok is false or err is not nil (then it does nothing). It frees the slot
-// with a context of its own, so it works after ctx is done; if Redis cannot
-// be reached then, the slot expires after ttl. On error (wrapping
+// ok is true, the slot is nil and Redis is not asked. On error (wrapping
 // ErrUnavailable when Redis cannot be reached) ok is false: the caller
 // decides whether to fail open.
-func (l *Limiter) Acquire(ctx context.Context, key string, limit int, ttl time.Duration) (release func(), ok bool, err error) {
-	noop := func() {}
+func (l *Limiter) AcquireSlot(ctx context.Context, key string, limit int, ttl time.Duration) (slot *Slot, ok bool, err error) {
 	if key == "" {
-		return noop, false, errors.New("ratelimit: empty key")
+		return nil, false, errors.New("ratelimit: empty key")
 	}
 	if limit <= 0 {
-		return noop, true, nil
+		return nil, true, nil
 	}
 	if ttl <= 0 {
 		ttl = DefaultSlotTTL
 	}
 	token, err := newToken()
 	if err != nil {
-		return noop, false, fmt.Errorf("ratelimit: slot token: %w", err)
+		return nil, false, fmt.Errorf("ratelimit: slot token: %w", err)
 	}
 	slots := credentialPrefix(key) + "conc"
 
@@ -51,24 +100,15 @@ func (l *Limiter) Acquire(ctx context.Context, key string, limit int, ttl time.D
 	defer cancel()
 	res, err := l.acquire.Run(runCtx, l.client, []string{slots}, limit, token, ttl.Milliseconds()).Int64Slice()
 	if err != nil {
-		return noop, false, classify(err)
+		return nil, false, classify(err)
 	}
 	if len(res) != 2 {
-		return noop, false, fmt.Errorf("ratelimit: acquire script returned %d values", len(res))
+		return nil, false, fmt.Errorf("ratelimit: acquire script returned %d values", len(res))
 	}
 	if res[0] != 1 {
-		return noop, false, nil
+		return nil, false, nil
 	}
-	var once sync.Once
-	release = func() {
-		once.Do(func() {
-			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.timeout)
-			defer cancel()
-			// An error leaves the slot to expire after ttl.
-			_ = l.client.ZRem(rctx, slots, token).Err()
-		})
-	}
-	return release, true, nil
+	return &Slot{l: l, ctx: ctx, slots: slots, token: token}, true, nil
 }
 
 // InFlight returns how many concurrency slots of key are taken and not

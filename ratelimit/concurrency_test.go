@@ -234,3 +234,32 @@ func TestAcquireSlotOfCrashedHolderExpires(t *testing.T) {
 		t.Fatal("slot set outlived its last slot")
 	}
 }
+
+// TestSlotRenew: a renewed slot outlives its first TTL; a slot that expired
+// is not renewed (it no longer counts).
+func TestSlotRenew(t *testing.T) {
+	clock, l := newClockServer(t, time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC))
+	ctx := context.Background()
+	slot, ok, err := l.AcquireSlot(ctx, "ak_stream", 1, 30*time.Second)
+	if err != nil || !ok || slot == nil {
+		t.Fatalf("ok=%v err=%v", ok, err)
+	}
+	clock.advance(20 * time.Second)
+	if held, err := slot.Renew(ctx, 30*time.Second); err != nil || !held {
+		t.Fatalf("renew: held=%v err=%v", held, err)
+	}
+	clock.advance(20 * time.Second) // 40 s after acquiring: past the first TTL
+	if _, ok, _ := l.Acquire(ctx, "ak_stream", 1, 0); ok {
+		t.Fatal("a renewed slot was freed at its first TTL")
+	}
+	clock.advance(11 * time.Second)
+	if held, err := slot.Renew(ctx, 30*time.Second); err != nil || held {
+		t.Fatalf("an expired slot was renewed: held=%v err=%v", held, err)
+	}
+	slot.Release()
+	var none *Slot
+	none.Release()
+	if held, err := none.Renew(ctx, 0); !held || err != nil {
+		t.Fatal("a nil slot must be a no-op")
+	}
+}

@@ -182,6 +182,7 @@ type Limiter struct {
 	client  redis.UniversalClient
 	allow   *redis.Script
 	acquire *redis.Script
+	renew   *redis.Script
 	timeout time.Duration
 }
 
@@ -205,6 +206,7 @@ func New(client redis.UniversalClient, opts ...Option) *Limiter {
 		client:  client,
 		allow:   redis.NewScript(allowScriptSrc),
 		acquire: redis.NewScript(acquireScriptSrc),
+		renew:   redis.NewScript(renewScriptSrc),
 		timeout: DefaultTimeout,
 	}
 	for _, o := range opts {
