@@ -180,8 +180,9 @@ func (h *oauthHandlers) authorize(w http.ResponseWriter, r *http.Request) {
 	email := r.PostFormValue("email")
 	user, method, err := h.signIn(r, email)
 	if err != nil {
-		h.s.auditHTTP(r, models.AuditEvent{EventType: models.AuditLoginFailed, Outcome: "failure", ClientID: ar.GetClient().GetID(), AuthenticationMethod: "password", Reason: "wrong e-mail or password"})
-		h.render(w, r, ar, http.StatusUnauthorized, "E-mail or password is wrong.", email)
+		reason, msg := passwordRefusal(err)
+		h.s.auditHTTP(r, models.AuditEvent{EventType: models.AuditLoginFailed, Outcome: "failure", ClientID: ar.GetClient().GetID(), AuthenticationMethod: "password", Reason: reason})
+		h.render(w, r, ar, http.StatusUnauthorized, msg, email)
 		return
 	}
 	if h.refuseRestricted(r, user, method, ar.GetClient().GetID(), func(status int, msg string) { h.render(w, r, ar, status, msg, email) }) {
@@ -650,8 +651,9 @@ func (h *oauthHandlers) device(w http.ResponseWriter, r *http.Request) {
 	data["Email"] = email
 	user, method, err := h.signIn(r, email)
 	if err != nil {
-		h.s.auditHTTP(r, models.AuditEvent{EventType: models.AuditLoginFailed, Outcome: "failure", ClientID: g.ClientID, AuthenticationMethod: "device", Reason: "wrong e-mail or password"})
-		data["Error"] = "E-mail or password is wrong."
+		reason, msg := passwordRefusal(err)
+		h.s.auditHTTP(r, models.AuditEvent{EventType: models.AuditLoginFailed, Outcome: "failure", ClientID: g.ClientID, AuthenticationMethod: "device", Reason: reason})
+		data["Error"] = msg
 		show(http.StatusUnauthorized)
 		return
 	}

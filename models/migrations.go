@@ -160,6 +160,11 @@ func migrations() []*gormigrate.Migration {
 			Migrate:  migrateAccessRestrictions,
 			Rollback: rollbackAccessRestrictions,
 		},
+		{
+			ID:       "202611260030_password_lockout",
+			Migrate:  migratePasswordLockout,
+			Rollback: rollbackPasswordLockout,
+		},
 	}
 }
 
