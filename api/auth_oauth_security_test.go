@@ -57,7 +57,7 @@ func TestOAuthUserTokensCappedByRole(t *testing.T) {
 		"scopes":      []string{"services.read", "services.write"},
 	}).decode(http.StatusCreated, &reg)
 	conf := &oauth2.Config{ClientID: reg.Client.ClientID, ClientSecret: reg.Client.ClientSecret, RedirectURL: e.client.Redirect,
-		Scopes: []string{"services.read", "services.write"},
+		Scopes:   []string{"services.read", "services.write"},
 		Endpoint: oauth2.Endpoint{AuthURL: e.base + "/oauth/authorize", TokenURL: e.base + "/oauth/token", AuthStyle: oauth2.AuthStyleInHeader}}
 	e.user = agent
 
