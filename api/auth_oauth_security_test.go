@@ -3,7 +3,11 @@ package api_test
 import (
 	"context"
 	"fmt"
+	"html"
+	"io"
 	"net/http"
+	"net/http/cookiejar"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -166,5 +170,57 @@ func TestOAuthExchangesAreAtomic(t *testing.T) {
 	}
 	if n := parallel(8, func() error { _, err := refresh(second.RefreshToken); return err }); n != 1 {
 		t.Fatalf("%d parallel refreshes with one refresh token succeeded, want 1", n)
+	}
+}
+
+// TestDeviceDenyNeedsASignedInUser posts "deny" for a pending user code
+// from a browser with the page's CSRF token but no sign-in: it is refused
+// and the device can still be approved.
+func TestDeviceDenyNeedsASignedInUser(t *testing.T) {
+	e := newOAuthEnv(t)
+	ctx := context.Background()
+	var reg struct {
+		Client struct {
+			ClientID string `json:"client_id"`
+		} `json:"client"`
+	}
+	e.h.do("POST", "/v1/auth/clients", e.h.tenants[0].liveKey, map[string]any{
+		"name": "TV app", "public": true, "scopes": []string{"services.read"},
+		"grant_types": []string{"urn:ietf:params:oauth:grant-type:device_code"},
+	}).decode(http.StatusCreated, &reg)
+	conf := &oauth2.Config{ClientID: reg.Client.ClientID, Scopes: []string{"services.read"}, Endpoint: oauth2.Endpoint{
+		DeviceAuthURL: e.base + "/oauth/device/code", TokenURL: e.base + "/oauth/token", AuthStyle: oauth2.AuthStyleInParams}}
+	da, err := conf.DeviceAuth(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	jar, _ := cookiejar.New(nil)
+	browser := &http.Client{Jar: jar}
+	res, err := browser.Get(da.VerificationURIComplete)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	form := url.Values{}
+	for _, m := range hiddenInput.FindAllStringSubmatch(string(page), -1) {
+		form.Add(html.UnescapeString(m[1]), html.UnescapeString(m[2]))
+	}
+	if form.Get("csrf_token") == "" {
+		t.Fatalf("device page without a CSRF token: %s", page)
+	}
+	form.Set("user_code", da.UserCode)
+	form.Set("action", "deny")
+	res, err = browser.PostForm(e.base+"/oauth/device", form)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("anonymous deny answered %d, want 401", res.StatusCode)
+	}
+	e.approveDevice(t, da.VerificationURIComplete, "approve", http.StatusOK)
+	if _, err := conf.DeviceAccessToken(ctx, da); err != nil {
+		t.Fatalf("the device after an anonymous deny: %v", err)
 	}
 }

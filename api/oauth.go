@@ -637,16 +637,8 @@ func (h *oauthHandlers) device(w http.ResponseWriter, r *http.Request) {
 		show(http.StatusNotFound)
 		return
 	}
-	if r.PostFormValue("action") != "approve" {
-		if err := h.s.store.DecideDeviceGrant(ctx, userCode, "", false); err != nil {
-			data["Error"] = "This code is unknown or has expired."
-			show(http.StatusNotFound)
-			return
-		}
-		data["Done"] = "The device was denied. You can close this page."
-		show(http.StatusOK)
-		return
-	}
+	// Approving and denying both need a signed-in person of the client's
+	// organization: an anonymous visitor who knows a user code cannot deny it.
 	email := r.PostFormValue("email")
 	data["Email"] = email
 	user, method, err := h.signIn(r, email)
@@ -664,6 +656,18 @@ func (h *oauthHandlers) device(w http.ResponseWriter, r *http.Request) {
 	if err != nil || c.OrganizationID != user.OrganizationID {
 		data["Error"] = "This device's application is not available to your organization."
 		show(http.StatusForbidden)
+		return
+	}
+	if r.PostFormValue("action") != "approve" {
+		if err := h.s.store.DecideDeviceGrant(ctx, userCode, "", false); err != nil {
+			data["Error"] = "This code is unknown or has expired."
+			show(http.StatusNotFound)
+			return
+		}
+		h.s.auditHTTP(r, models.AuditEvent{EventType: models.AuditLoginSucceeded, OrganizationID: user.OrganizationID, UserID: user.ID, ClientID: g.ClientID,
+			AuthenticationMethod: "device", Reason: "device denied; signed in by " + method})
+		data["Done"] = "The device was denied. You can close this page."
+		show(http.StatusOK)
 		return
 	}
 	if _, _, clientScopes := c.Lists(); len(g.ScopeList()) > 0 && len(models.UserTokenScopes(g.ScopeList(), clientScopes, user.Role)) == 0 {
