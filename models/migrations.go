@@ -161,9 +161,9 @@ func migrations() []*gormigrate.Migration {
 			Rollback: rollbackAccessRestrictions,
 		},
 		{
-			ID:       "202611260030_password_lockout",
-			Migrate:  migratePasswordLockout,
-			Rollback: rollbackPasswordLockout,
+			ID:       "202611260030_sign_in_protection",
+			Migrate:  migrateSignInProtection,
+			Rollback: rollbackSignInProtection,
 		},
 	}
 }

@@ -131,13 +131,25 @@ func RetryAfter(err error) int {
 	return 0
 }
 
-// migratePasswordLockout adds the users' lockout columns (migration
-// 202611260030), only these, whatever else the model gains later.
-func migratePasswordLockout(tx *gorm.DB) error {
+// addedColumn is a column a migration adds: the model, its field and its name.
+type addedColumn struct {
+	model         any
+	field, column string
+}
+
+// signInProtectionColumns returns the columns of migration 202611260030:
+// the users' password lockout and the SAML requests' browser binding.
+func signInProtectionColumns() []addedColumn {
+	return []addedColumn{{&User{}, "FailedLogins", "failed_logins"}, {&User{}, "LockedUntil", "locked_until"}, {&SAMLRequest{}, "BrowserHash", "browser_hash"}}
+}
+
+// migrateSignInProtection adds the columns of signInProtectionColumns
+// (migration 202611260030), only these, whatever else the models gain later.
+func migrateSignInProtection(tx *gorm.DB) error {
 	m := tx.Migrator()
-	for _, field := range []string{"FailedLogins", "LockedUntil"} {
-		if !m.HasColumn(&User{}, field) {
-			if err := m.AddColumn(&User{}, field); err != nil {
+	for _, c := range signInProtectionColumns() {
+		if !m.HasColumn(c.model, c.field) {
+			if err := m.AddColumn(c.model, c.field); err != nil {
 				return err
 			}
 		}
@@ -145,12 +157,12 @@ func migratePasswordLockout(tx *gorm.DB) error {
 	return nil
 }
 
-// rollbackPasswordLockout drops the columns migratePasswordLockout added.
-func rollbackPasswordLockout(tx *gorm.DB) error {
+// rollbackSignInProtection drops the columns migrateSignInProtection added.
+func rollbackSignInProtection(tx *gorm.DB) error {
 	m := tx.Migrator()
-	for _, col := range []string{"failed_logins", "locked_until"} {
-		if m.HasColumn(&User{}, col) {
-			if err := m.DropColumn(&User{}, col); err != nil {
+	for _, c := range signInProtectionColumns() {
+		if m.HasColumn(c.model, c.column) {
+			if err := m.DropColumn(c.model, c.column); err != nil {
 				return err
 			}
 		}
