@@ -18,6 +18,7 @@ import (
 
 	"github.com/telcoplatform/platform/api"
 	"github.com/telcoplatform/platform/config"
+	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/testenv"
 )
 
@@ -69,7 +70,10 @@ func TestSAMLSingleSignOn(t *testing.T) {
 		idp.AddUser(t, u)
 	}
 
-	// login drives the browser part: SP -> IdP login form -> auto-post form -> ACS.
+	// login drives the browser part: SP -> IdP login form -> auto-post form
+	// -> ACS. The browser's cookies are kept by the response's RelayState
+	// (the request id), for acs to post like that browser.
+	jars := map[string]http.CookieJar{}
 	login := func(user, password, relay string) (samlResponse url.Values, acsURL string) {
 		t.Helper()
 		jar, _ := cookiejar.New(nil)
@@ -105,20 +109,22 @@ func TestSAMLSingleSignOn(t *testing.T) {
 		if post.Get("SAMLResponse") == "" || action == nil {
 			t.Fatalf("IdP answer without SAMLResponse: %s", page)
 		}
+		jars[post.Get("RelayState")] = jar
 		return post, html.UnescapeString(action[1])
 	}
-	// acs posts the IdP's answer like the browser's auto-post form; it
-	// answers the status, the redirect target and the session cookie, or the
-	// error body.
-	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	// acsIn posts the IdP's answer like the auto-post form in the browser
+	// of jar (nil: a browser without cookies); it answers the status, the
+	// redirect target and the session cookie, or the error body. acs posts
+	// from the browser that started the sign-in.
 	type acsAnswer struct {
 		status   int
 		location string
 		cookie   *http.Cookie
 		body     map[string]any
 	}
-	acs := func(form url.Values) acsAnswer {
+	acsIn := func(jar http.CookieJar, form url.Values) acsAnswer {
 		t.Helper()
+		noRedirect := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 		res, err := noRedirect.PostForm(base+"/saml/acs", form)
 		if err != nil {
 			t.Fatal(err)
@@ -132,6 +138,10 @@ func TestSAMLSingleSignOn(t *testing.T) {
 		}
 		_ = json.NewDecoder(res.Body).Decode(&a.body)
 		return a
+	}
+	acs := func(form url.Values) acsAnswer {
+		t.Helper()
+		return acsIn(jars[form.Get("RelayState")], form)
 	}
 	// session calls the session API with the cookie (and a CSRF token).
 	session := func(method, path string, cookie *http.Cookie, csrf string) (int, map[string]any) {
@@ -254,5 +264,73 @@ func TestSAMLSingleSignOn(t *testing.T) {
 	unsolicited := strings.Replace(string(raw), "InResponseTo=", "X-InResponseTo=", 1)
 	if a := acs(url.Values{"SAMLResponse": {base64.StdEncoding.EncodeToString([]byte(unsolicited))}}); a.status != 401 {
 		t.Fatalf("unsolicited response: %d", a.status)
+	}
+
+	t.Run("a response is accepted only in the browser that started the sign-in", func(t *testing.T) {
+		form, _ := login("ada", "ada password", "")
+		other, _ := login("ada", "ada password", "") // the attacker's own, finished sign-in
+		for name, jar := range map[string]http.CookieJar{"no cookie": nil, "another sign-in's cookie": jars[other.Get("RelayState")]} {
+			if a := acsIn(jar, form); a.status != 401 || a.cookie != nil {
+				t.Fatalf("%s: %d %v", name, a.status, a.body)
+			}
+		}
+		if a := acs(form); a.status != 303 || a.cookie == nil { // the refusals did not spend the request
+			t.Fatalf("the starting browser after refusals elsewhere: %d %v", a.status, a.body)
+		}
+	})
+	t.Run("a forged response does not spend the request", func(t *testing.T) {
+		form, _ := login("ada", "ada password", "")
+		raw, _ := base64.StdEncoding.DecodeString(form.Get("SAMLResponse"))
+		forged := url.Values{"RelayState": {form.Get("RelayState")}, "SAMLResponse": {base64.StdEncoding.EncodeToString(
+			bytes.Replace(raw, []byte("<saml:Issuer"), []byte("<saml:Issuer Forged=\"1\""), 1))}}
+		if bytes.Equal([]byte(forged.Get("SAMLResponse")), []byte(form.Get("SAMLResponse"))) {
+			t.Fatal("the test did not manage to forge the response")
+		}
+		if a := acs(forged); a.status != 401 {
+			t.Fatalf("forged response: %d %v", a.status, a.body)
+		}
+		if a := acs(form); a.status != 303 || a.cookie == nil {
+			t.Fatalf("the real response after a forged one: %d %v", a.status, a.body)
+		}
+	})
+	t.Run("existing users only of the trusted domain's organization, never provider staff", func(t *testing.T) {
+		admin := &models.Principal{Role: models.RoleAdmin, Permissions: []string{"*"}}
+		for _, u := range []models.UserInput{
+			{Email: "boss@sso.example.com", Name: "Provider admin", Role: models.RoleAdmin, OrganizationID: provider.ID},
+			{Email: "tina@sso.example.com", Name: "Other tenant", OrganizationID: h.tenants[0].org.ID},
+			{Email: "tom@tenant-a.example", Name: "Untrusted domain", OrganizationID: h.tenants[0].org.ID},
+		} {
+			if _, err := h.store.CreateUser(context.Background(), admin, u); err != nil {
+				t.Fatal(err)
+			}
+			name := strings.SplitN(u.Email, "@", 2)[0]
+			idp.AddUser(t, testenv.IdPUser{Name: name, Email: u.Email, Password: name + " password", Groups: []string{"ops"}})
+			form, _ := login(name, name+" password", "")
+			if a := acs(form); a.status != 403 || a.cookie != nil || fmt.Sprint(a.body["error"].(map[string]any)["code"]) != "ACCESS_RESTRICTED" {
+				t.Fatalf("%s signed in through the IdP: %d %v", u.Email, a.status, a.body)
+			}
+		}
+	})
+}
+
+// TestSAMLMetadataErrorsAreNotAnswered points SAML at an identity provider
+// that cannot be reached: the anonymous answer is a generic 503, without
+// the address or the network error.
+func TestSAMLMetadataErrorsAreNotAnswered(t *testing.T) {
+	h := newHarness(t)
+	marker := "idp-" + strings.ToLower(models.RandomString(12))
+	cfg, err := config.Load(func(k string) string {
+		return map[string]string{"SAML_IDP_METADATA_URL": "http://127.0.0.1:1/" + marker}[k]
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.srv = api.New(api.Deps{Config: cfg, Store: h.store})
+	for _, path := range []string{"/saml/sso", "/saml/metadata"} {
+		res := h.do("GET", path, "", nil)
+		res.wantError(http.StatusServiceUnavailable, "DEPENDENCY_UNAVAILABLE")
+		if body := string(res.body); strings.Contains(body, marker) || strings.Contains(body, "127.0.0.1") || strings.Contains(body, "refused") {
+			t.Fatalf("%s answers the fetch error: %s", path, body)
+		}
 	}
 }

@@ -180,8 +180,9 @@ func (h *oauthHandlers) authorize(w http.ResponseWriter, r *http.Request) {
 	email := r.PostFormValue("email")
 	user, method, err := h.signIn(r, email)
 	if err != nil {
-		h.s.auditHTTP(r, models.AuditEvent{EventType: models.AuditLoginFailed, Outcome: "failure", ClientID: ar.GetClient().GetID(), AuthenticationMethod: "password", Reason: "wrong e-mail or password"})
-		h.render(w, r, ar, http.StatusUnauthorized, "E-mail or password is wrong.", email)
+		reason, msg := passwordRefusal(err)
+		h.s.auditHTTP(r, models.AuditEvent{EventType: models.AuditLoginFailed, Outcome: "failure", ClientID: ar.GetClient().GetID(), AuthenticationMethod: "password", Reason: reason})
+		h.render(w, r, ar, http.StatusUnauthorized, msg, email)
 		return
 	}
 	if h.refuseRestricted(r, user, method, ar.GetClient().GetID(), func(status int, msg string) { h.render(w, r, ar, status, msg, email) }) {
@@ -194,7 +195,12 @@ func (h *oauthHandlers) authorize(w http.ResponseWriter, r *http.Request) {
 		h.render(w, r, ar, http.StatusForbidden, "This application is not available to your organization.", email)
 		return
 	}
-	for _, scope := range ar.GetRequestedScopes() {
+	scopes := models.UserTokenScopes(ar.GetRequestedScopes(), ar.GetClient().GetScopes(), user.SessionPermissions())
+	if len(scopes) == 0 && len(ar.GetRequestedScopes()) > 0 {
+		h.render(w, r, ar, http.StatusForbidden, "Your role does not allow any of the permissions this application asks for.", email)
+		return
+	}
+	for _, scope := range scopes {
 		ar.GrantScope(scope)
 	}
 	resp, err := p.NewAuthorizeResponse(ctx, ar, sess)
@@ -322,6 +328,11 @@ func (h *oauthHandlers) token(w http.ResponseWriter, r *http.Request) {
 		p.WriteAccessError(ctx, w, ar, err)
 		return
 	}
+	if err := h.capUserScopes(ctx, ar); err != nil {
+		h.auditTokenRefused(r, err)
+		p.WriteAccessError(ctx, w, ar, err)
+		return
+	}
 	if ar.GetGrantTypes().ExactOne(models.GrantClientCredentials) {
 		sess, ok := auth.ClientSession(ar.GetClient())
 		if !ok {
@@ -338,6 +349,9 @@ func (h *oauthHandlers) token(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	resp, err := p.NewAccessResponse(ctx, ar)
+	if errors.Is(err, auth.ErrSpent) { // a parallel exchange of the same code or refresh token won
+		err = fosite.ErrInvalidGrant.WithHint("The authorization code or refresh token was already used.")
+	}
 	if err != nil {
 		h.auditTokenRefused(r, err)
 		p.WriteAccessError(ctx, w, ar, err)
@@ -355,6 +369,35 @@ func (h *oauthHandlers) token(w http.ResponseWriter, r *http.Request) {
 	}
 	h.s.auditHTTP(r, ev)
 	p.WriteAccessResponse(ctx, w, ar, resp)
+}
+
+// capUserScopes applies the person's current role to an authorization-code
+// exchange or a refresh (models.UserTokenScopes): the new tokens never
+// carry what the role does not permit, even if it changed since sign-in.
+// Client-credentials requests are left alone.
+func (h *oauthHandlers) capUserScopes(ctx context.Context, ar fosite.AccessRequester) error {
+	sess, ok := ar.GetSession().(*auth.Session)
+	if !ok || sess.UserID == "" {
+		return nil
+	}
+	req, ok := ar.(*fosite.AccessRequest)
+	if !ok {
+		return fosite.ErrServerError.WithDebug("unexpected access request type")
+	}
+	user, err := h.s.store.DeviceUser(ctx, sess.UserID)
+	if models.ErrorCode(err) == models.CodeNotFound || (err == nil && user.OrganizationID != sess.OrganizationID) {
+		return fosite.ErrInvalidGrant.WithHint("The user of this grant no longer exists or has moved.")
+	}
+	if err != nil {
+		return fosite.ErrServerError.WithWrap(err)
+	}
+	granted := req.GetGrantedScopes()
+	capped := models.UserTokenScopes(granted, req.GetClient().GetScopes(), user.SessionPermissions())
+	if len(capped) == 0 && len(granted) > 0 {
+		return fosite.ErrInvalidScope.WithHint("None of the grant's scopes is allowed for the user's role.")
+	}
+	req.GrantedScope = fosite.Arguments(capped)
+	return nil
 }
 
 // introspect answers RFC 7662 for an authenticated client.
@@ -527,7 +570,12 @@ func (h *oauthHandlers) deviceToken(w http.ResponseWriter, r *http.Request) {
 		oauthError(w, http.StatusBadRequest, models.PollInvalid, "the approving user belongs to another organization")
 		return
 	}
-	toks, err := h.oauth.IssueTokens(ctx, client, sess, g.ScopeList())
+	scopes := models.UserTokenScopes(g.ScopeList(), client.GetScopes(), user.SessionPermissions())
+	if len(scopes) == 0 && len(g.ScopeList()) > 0 {
+		oauthError(w, http.StatusBadRequest, "invalid_scope", "none of the requested scopes is allowed for the approving user's role")
+		return
+	}
+	toks, err := h.oauth.IssueTokens(ctx, client, sess, scopes)
 	if err != nil {
 		oauthError(w, http.StatusInternalServerError, "server_error", "tokens could not be issued")
 		return
@@ -589,22 +637,15 @@ func (h *oauthHandlers) device(w http.ResponseWriter, r *http.Request) {
 		show(http.StatusNotFound)
 		return
 	}
-	if r.PostFormValue("action") != "approve" {
-		if err := h.s.store.DecideDeviceGrant(ctx, userCode, "", false); err != nil {
-			data["Error"] = "This code is unknown or has expired."
-			show(http.StatusNotFound)
-			return
-		}
-		data["Done"] = "The device was denied. You can close this page."
-		show(http.StatusOK)
-		return
-	}
+	// Approving and denying both need a signed-in person of the client's
+	// organization: an anonymous visitor who knows a user code cannot deny it.
 	email := r.PostFormValue("email")
 	data["Email"] = email
 	user, method, err := h.signIn(r, email)
 	if err != nil {
-		h.s.auditHTTP(r, models.AuditEvent{EventType: models.AuditLoginFailed, Outcome: "failure", ClientID: g.ClientID, AuthenticationMethod: "device", Reason: "wrong e-mail or password"})
-		data["Error"] = "E-mail or password is wrong."
+		reason, msg := passwordRefusal(err)
+		h.s.auditHTTP(r, models.AuditEvent{EventType: models.AuditLoginFailed, Outcome: "failure", ClientID: g.ClientID, AuthenticationMethod: "device", Reason: reason})
+		data["Error"] = msg
 		show(http.StatusUnauthorized)
 		return
 	}
@@ -614,6 +655,23 @@ func (h *oauthHandlers) device(w http.ResponseWriter, r *http.Request) {
 	c, err := h.s.store.LookupOAuthClient(ctx, g.ClientID)
 	if err != nil || c.OrganizationID != user.OrganizationID {
 		data["Error"] = "This device's application is not available to your organization."
+		show(http.StatusForbidden)
+		return
+	}
+	if r.PostFormValue("action") != "approve" {
+		if err := h.s.store.DecideDeviceGrant(ctx, userCode, "", false); err != nil {
+			data["Error"] = "This code is unknown or has expired."
+			show(http.StatusNotFound)
+			return
+		}
+		h.s.auditHTTP(r, models.AuditEvent{EventType: models.AuditLoginSucceeded, OrganizationID: user.OrganizationID, UserID: user.ID, ClientID: g.ClientID,
+			AuthenticationMethod: "device", Reason: "device denied; signed in by " + method})
+		data["Done"] = "The device was denied. You can close this page."
+		show(http.StatusOK)
+		return
+	}
+	if _, _, clientScopes := c.Lists(); len(g.ScopeList()) > 0 && len(models.UserTokenScopes(g.ScopeList(), clientScopes, user.SessionPermissions())) == 0 {
+		data["Error"] = "Your role does not allow any of the permissions this device asks for."
 		show(http.StatusForbidden)
 		return
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/subtle"
 	"embed"
+	"fmt"
 	"html/template"
 	"net/http"
 	"strings"
@@ -120,8 +121,9 @@ func (s *Server) registerPortal() {
 		email := c.FormValue("email")
 		user, err := s.store.CheckPassword(ctx, email, c.FormValue("password"))
 		if err != nil {
-			s.audit(ctx, models.AuditEvent{EventType: models.AuditLoginFailed, Outcome: "failure", AuthenticationMethod: "password", Reason: "portal: wrong e-mail or password"})
-			return render(c, http.StatusUnauthorized, portalView{Error: "E-mail or password is wrong.", Email: email})
+			reason, msg := passwordRefusal(err)
+			s.audit(ctx, models.AuditEvent{EventType: models.AuditLoginFailed, Outcome: "failure", AuthenticationMethod: "password", Reason: "portal: " + reason})
+			return render(c, http.StatusUnauthorized, portalView{Error: msg, Email: email})
 		}
 		if err := s.userAccess(ctx, user); err != nil {
 			if models.ErrorCode(err) == models.CodeInternal {
@@ -212,6 +214,17 @@ func (s *Server) registerPortal() {
 		}
 		return &SessionEndOutput{SetCookie: sessionCookie + "=; Path=/; Max-Age=0; HttpOnly; SameSite=Lax" + secure}, nil
 	})
+}
+
+// passwordRefusal returns the audit reason and the page's message of a
+// refused password sign-in: one message whatever the cause (unknown e-mail,
+// wrong password), plus when to try again if the account is locked.
+func passwordRefusal(err error) (reason, message string) {
+	if n := models.RetryAfter(err); n > 0 {
+		return "account locked after repeated wrong passwords",
+			fmt.Sprintf("E-mail or password is wrong. Too many failed attempts: try again in %d minute(s).", (n+59)/60)
+	}
+	return "wrong e-mail or password", "E-mail or password is wrong."
 }
 
 // sessionWithCSRF returns the live session of the request's cookie after

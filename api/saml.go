@@ -5,6 +5,7 @@ import (
 	"encoding/xml"
 	"errors"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/beevik/etree"
@@ -17,6 +18,28 @@ import (
 
 // samlRequestTTL is how long the service provider waits for the IdP's answer.
 const samlRequestTTL = 10 * time.Minute
+
+// samlBrowserCookie binds a sign-in to the browser that started it: a random
+// value set at /saml/sso, whose hash is kept with the request and checked at
+// /saml/acs (no login CSRF: a response obtained in another browser is refused).
+const samlBrowserCookie = "saml_request"
+
+// samlCookie returns the binding cookie (maxAge 0 with an empty value clears
+// it). The IdP's answer reaches /saml/acs as a cross-site POST, which
+// browsers send SameSite=Lax cookies with only in narrow cases, so: behind
+// https, SameSite=None; Secure; on plain http (development), where None
+// needs Secure, no SameSite attribute (the browser's default: Firefox sends
+// it, Chromium sends it on a top-level POST within two minutes).
+func (s *Server) samlCookie(value string, maxAge time.Duration) *fiber.Cookie {
+	c := &fiber.Cookie{Name: samlBrowserCookie, Value: value, Path: "/saml", HTTPOnly: true, MaxAge: int(maxAge.Seconds()), SameSite: fiber.CookieSameSiteDisabled}
+	if maxAge <= 0 {
+		c.MaxAge, c.Expires = 0, time.Unix(0, 0)
+	}
+	if strings.HasPrefix(s.cfg.PublicBaseURL, "https://") {
+		c.Secure, c.SameSite = true, fiber.CookieSameSiteNoneMode
+	}
+	return c
+}
 
 func (s *Server) registerSAML() {
 	sp := auth.NewSAML(s.store, s.cfg.PublicBaseURL, s.cfg.SAMLIdPMetadataURL)
@@ -52,9 +75,11 @@ func (s *Server) registerSAML() {
 			return models.Internal(err)
 		}
 		target := models.SafeRedirectTarget(c.Query("RelayState"), portalPath)
-		if err := s.store.SaveSAMLRequest(ctx, req.ID, target, samlRequestTTL); err != nil {
+		browser := models.RandomString(32)
+		if err := s.store.SaveSAMLRequest(ctx, req.ID, target, browser, samlRequestTTL); err != nil {
 			return err
 		}
+		c.Cookie(s.samlCookie(browser, samlRequestTTL))
 		u, err := req.Redirect(req.ID, p) // the IdP echoes an opaque value; the target stays here
 		if err != nil {
 			return models.Internal(err)
@@ -62,7 +87,9 @@ func (s *Server) registerSAML() {
 		return c.Redirect(u.String(), http.StatusFound)
 	})
 	// /saml/acs: verifies the IdP's response (HTTP-POST binding) to one of our
-	// requests, creates the user just in time when the domain allows it,
+	// requests, started in this browser (its cookie), spends the request only
+	// once the signature is verified, creates the user just in time when the
+	// domain allows it,
 	// applies the group-to-role mapping, starts a portal session (HttpOnly
 	// cookie) and sends the browser to the target kept with the request. API
 	// clients exchange the session for an access token at POST /v1/auth/session/token.
@@ -88,21 +115,31 @@ func (s *Server) registerSAML() {
 		if inResponseTo == "" {
 			return refused("IdP-initiated login is not accepted; start at /saml/sso")
 		}
-		pending, err := s.store.TakeSAMLRequest(ctx, inResponseTo)
+		pending, err := s.store.PendingSAMLRequest(ctx, inResponseTo)
 		if err != nil {
 			return err
 		}
 		if pending == nil {
 			return refused("it answers no pending request of this server (unknown, expired or already used)")
 		}
+		if !pending.BoundTo(c.Cookies(samlBrowserCookie)) {
+			return refused("it answers a sign-in started in another browser")
+		}
 		assertion, err := p.ParseXMLResponse(raw, []string{inResponseTo}, p.AcsURL)
-		if err != nil {
+		if err != nil { // the request stays pending: a forged response cannot spend it
 			var ire *saml.InvalidResponseError
 			if errors.As(err, &ire) {
 				s.log.Warn("SAML response refused", "reason", ire.PrivateErr)
 			}
 			return refused("signature, audience, time or destination check failed")
 		}
+		if pending, err = s.store.TakeSAMLRequest(ctx, inResponseTo); err != nil {
+			return err
+		}
+		if pending == nil {
+			return refused("it answers no pending request of this server (unknown, expired or already used)")
+		}
+		c.Cookie(s.samlCookie("", 0))
 		email, name, groups := auth.AssertionIdentity(assertion)
 		if email == "" {
 			return refused("the assertion has no email attribute")

@@ -13,6 +13,7 @@ import (
 	"errors"
 	"math/big"
 	"sync"
+	"time"
 
 	"github.com/telcoplatform/platform/models"
 )
@@ -23,15 +24,24 @@ const RSAKeyBits = 2048
 // KeyPrefix starts every signing key id (the JWT header's kid).
 const KeyPrefix = "rsa"
 
+// UnknownKeyReloadInterval is how often, at most, tokens naming a kid the
+// ring does not know make it reload the keys from the database: a flood of
+// forged kids costs one query per interval, not one per request.
+const UnknownKeyReloadInterval = 30 * time.Second
+
 // KeyRing hands out the current signing key and the public keys by kid. Keys
 // live in the database (private parts sealed); the ring caches them and
-// reloads when it meets a kid it does not know (another instance rotated).
+// reloads when it meets a kid it does not know (another instance rotated),
+// at most once per UnknownKeyReloadInterval.
 type KeyRing struct {
 	store *models.Store
+	now   func() time.Time
 
 	mu     sync.Mutex
 	signer *signingKey
 	public map[string]*rsa.PublicKey
+	// unknownReload is when an unknown kid last reloaded the keys.
+	unknownReload time.Time
 }
 
 type signingKey struct {
@@ -39,9 +49,13 @@ type signingKey struct {
 	key *rsa.PrivateKey
 }
 
-// NewKeyRing returns a key ring on store. No key is created until one is needed.
-func NewKeyRing(store *models.Store) *KeyRing {
-	return &KeyRing{store: store, public: map[string]*rsa.PublicKey{}}
+// NewKeyRing returns a key ring on store; now is the clock (nil: the system
+// clock). No key is created until one is needed.
+func NewKeyRing(store *models.Store, now func() time.Time) *KeyRing {
+	if now == nil {
+		now = func() time.Time { return time.Now().UTC() }
+	}
+	return &KeyRing{store: store, now: now, public: map[string]*rsa.PublicKey{}}
 }
 
 // signingKey returns the newest active key, creating the first one if the
@@ -84,13 +98,19 @@ func (r *KeyRing) RetireKey(ctx context.Context, kid string) error {
 }
 
 // PublicKey returns the published key with the kid, reloading from the
-// database once when it is unknown. Errors: INVALID_TOKEN (unknown kid), INTERNAL_ERROR.
+// database when it is unknown, unless an unknown kid already did in the last
+// UnknownKeyReloadInterval. Errors: INVALID_TOKEN (unknown kid), INTERNAL_ERROR.
 func (r *KeyRing) PublicKey(ctx context.Context, kid string) (*rsa.PublicKey, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if k, ok := r.public[kid]; ok {
 		return k, nil
 	}
+	now := r.now()
+	if !r.unknownReload.IsZero() && now.Sub(r.unknownReload) < UnknownKeyReloadInterval {
+		return nil, models.Errorf(models.CodeInvalidToken, "the access token was signed by an unknown key")
+	}
+	r.unknownReload = now
 	if err := r.loadLocked(ctx); err != nil {
 		return nil, err
 	}

@@ -46,7 +46,8 @@ func (s *SAML) Enabled() bool { return s.metadataURL != "" }
 
 // ServiceProvider returns the configured service provider.
 // Errors: DEPENDENCY_UNAVAILABLE (SAML off, or the IdP metadata cannot be
-// fetched), INTERNAL_ERROR.
+// fetched: a generic message, the reason only in the error's cause for the
+// log), INTERNAL_ERROR.
 func (s *SAML) ServiceProvider(ctx context.Context) (*saml.ServiceProvider, error) {
 	if !s.Enabled() {
 		return nil, models.Errorf(models.CodeDependencyUnavailable, "SAML single sign-on is not configured (SAML_IDP_METADATA_URL)")
@@ -70,7 +71,10 @@ func (s *SAML) ServiceProvider(ctx context.Context) (*saml.ServiceProvider, erro
 	}
 	md, err := samlsp.FetchMetadata(ctx, s.client, *mdURL)
 	if err != nil {
-		return nil, models.Errorf(models.CodeDependencyUnavailable, "the identity provider's metadata cannot be fetched").WithDetail("reason", err.Error())
+		// The reason (addresses, network errors) is logged with the cause, never answered.
+		e := models.Errorf(models.CodeDependencyUnavailable, "single sign-on is unavailable right now: try again later")
+		e.Cause = err
+		return nil, e
 	}
 	base, _ := url.Parse(s.base)
 	metadata, acs := *base, *base

@@ -183,9 +183,22 @@ func (s *Storage) GetAuthorizeCodeSession(ctx context.Context, code string, sess
 	return req, nil
 }
 
-// InvalidateAuthorizeCodeSession marks a code used.
+// ErrSpent says that an authorization code or refresh token was spent by a
+// parallel request between its check and its use: the token endpoint
+// answers invalid_grant.
+var ErrSpent = errors.New("the authorization code or refresh token was already used")
+
+// InvalidateAuthorizeCodeSession spends a code, once: of parallel exchanges
+// of the same code only the first gets past this (ErrSpent for the others).
 func (s *Storage) InvalidateAuthorizeCodeSession(ctx context.Context, code string) error {
-	return s.store.DeactivateOAuthToken(ctx, kindCode, code)
+	spent, err := s.store.SpendOAuthToken(ctx, kindCode, code)
+	if err != nil {
+		return err
+	}
+	if !spent {
+		return ErrSpent
+	}
+	return nil
 }
 
 // CreatePKCERequestSession stores the PKCE challenge of a code.
@@ -260,10 +273,19 @@ func (s *Storage) DeleteRefreshTokenSession(ctx context.Context, signature strin
 	return s.store.DeactivateOAuthToken(ctx, kindRefresh, signature)
 }
 
-// RotateRefreshToken retires the used refresh token of a grant; the new one
-// is created right after by fosite.
-func (s *Storage) RotateRefreshToken(ctx context.Context, requestID, signature string) error {
-	return s.store.DeactivateOAuthToken(ctx, kindRefresh, signature)
+// RotateRefreshToken spends the used refresh token of a grant, once, and
+// revokes the access token issued with it; the new pair is created right
+// after by fosite. Of parallel refreshes with the same token only the first
+// gets past this (ErrSpent, reported as inactive, for the others).
+func (s *Storage) RotateRefreshToken(ctx context.Context, _, signature string) error {
+	spent, err := s.store.RotateRefreshToken(ctx, signature)
+	if err != nil {
+		return err
+	}
+	if !spent {
+		return errors.Join(fosite.ErrInactiveToken, ErrSpent)
+	}
+	return nil
 }
 
 // RevokeRefreshToken revokes every refresh token of a grant (its family).

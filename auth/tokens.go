@@ -54,7 +54,7 @@ func NewTokens(store *models.Store, publicBaseURL string, now func() time.Time) 
 		now = func() time.Time { return time.Now().UTC() }
 	}
 	base := strings.TrimRight(publicBaseURL, "/")
-	return &Tokens{store: store, keys: NewKeyRing(store), issuer: base, audience: base + "/v1", now: now}
+	return &Tokens{store: store, keys: NewKeyRing(store, now), issuer: base, audience: base + "/v1", now: now}
 }
 
 // Keys returns the signing key ring (JWKS, rotation).

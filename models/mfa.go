@@ -361,7 +361,7 @@ func (s *Store) SendMFACode(ctx context.Context, scope Scope, user *User, challe
 
 func mfaCodeMessage(method, to, code, purpose string) Message {
 	body := fmt.Sprintf("Your Telco Platform verification code is %s (%s). It expires in a few minutes; never share it.", code, purpose)
-	return Message{Channel: method, Recipient: to, Template: "mfa_code", Subject: "Your verification code", Body: body}
+	return Message{Channel: method, Recipient: to, Template: TemplateMFACode, Subject: "Your verification code", Body: body}
 }
 
 // VerifyMFACode checks an e-mail or SMS code against the challenge it was

@@ -167,6 +167,11 @@ func migrations() []*gormigrate.Migration {
 			Rollback: rollbackSealedIdempotency,
 		},
 		{
+			ID:       "202611260030_sign_in_protection",
+			Migrate:  migrateSignInProtection,
+			Rollback: rollbackSignInProtection,
+		},
+		{
 			ID: "202611260040_security_review",
 			Migrate: func(tx *gorm.DB) error {
 				// users.permissions: what a user's sessions may carry below its

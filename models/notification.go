@@ -129,17 +129,24 @@ func (s *Store) MarkNotificationFailed(ctx context.Context, n *ContactNotificati
 		Updates(map[string]any{"attempts": n.Attempts + 1, "last_error": msg, "next_attempt_at": s.Now().Add(delay)}).Error)
 }
 
+// TemplateMFACode marks a message that carries a one-time verification code.
+const TemplateMFACode = "mfa_code"
+
 // Inbox is what the portal shows a user of the messages addressed to them:
 // the body of a message is shown while it waits in the outbox (no mail
-// server configured), never after it was sent.
+// server configured), never after it was sent. A one-time code is never
+// shown at all: it protects the very session that would read it, so the
+// inbox says only that a code was sent, when, and to a masked address.
 type Inbox struct {
 	ID        string
 	Channel   string
-	Recipient string
+	Recipient string // masked for a one-time code
 	Subject   string
 	Body      string
-	Status    string // queued, sent or failed
-	CreatedAt time.Time
+	// CodeHidden says the message carries a one-time code, not shown.
+	CodeHidden bool
+	Status     string // queued, sent or failed
+	CreatedAt  time.Time
 }
 
 // UserInbox returns the newest messages of an organization, live and
@@ -172,7 +179,9 @@ func (s *Store) UserInbox(ctx context.Context, orgID string, recipients []string
 		case n.Attempts >= NotificationMaxAttempts:
 			item.Status = "failed"
 		}
-		if n.SentAt == nil {
+		if n.Template == TemplateMFACode {
+			item.Recipient, item.CodeHidden = MaskRecipient(n.Recipient), true
+		} else if n.SentAt == nil {
 			if _, body, err := s.NotificationText(n); err == nil {
 				item.Body = body
 			}

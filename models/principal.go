@@ -145,6 +145,23 @@ func RolePermissions(role Role) []string {
 	return out
 }
 
+// UserTokenScopes returns the scopes an OAuth token of a person may carry:
+// those requested that the client holds and the person may hold
+// (userPermissions: User.SessionPermissions, the rule of their own
+// session), in the order asked, without repeats. The authorization code,
+// the device flow and every refresh apply it, so a token never gives a
+// person more than their own session would, whatever the client may hold.
+func UserTokenScopes(requested, clientScopes, userPermissions []string) []string {
+	allowed := &Principal{Permissions: userPermissions}
+	out := []string{}
+	for _, sc := range requested {
+		if ValidScope(sc) && slices.Contains(clientScopes, sc) && allowed.Can(ScopeToPermission(sc)) && !slices.Contains(out, sc) {
+			out = append(out, sc)
+		}
+	}
+	return out
+}
+
 // ScopeToPermission maps an OAuth scope (services.read) to a permission (services:read).
 func ScopeToPermission(scope string) string { return strings.Replace(scope, ".", ":", 1) }
 

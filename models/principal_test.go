@@ -36,3 +36,24 @@ func TestRolePermissions(t *testing.T) {
 		})
 	}
 }
+
+// TestUserTokenScopes caps a person's OAuth scopes by what was asked, what
+// the client holds and what the person's role permits.
+func TestUserTokenScopes(t *testing.T) {
+	client := []string{"services.read", "services.write", "billing.read", "support.admin"}
+	tests := []struct {
+		role      models.Role
+		requested []string
+		want      []string
+	}{
+		{models.RoleAgent, []string{"services.read", "services.write"}, []string{"services.read"}},
+		{models.RoleAgent, []string{"services.write"}, []string{}},
+		{models.RoleCustomer, []string{"services.write", "support.admin", "webhooks.manage"}, []string{"services.write"}},
+		{models.RoleAdmin, []string{"support.admin", "services.write", "services.write", "auth.manage"}, []string{"support.admin", "services.write"}},
+	}
+	for _, tc := range tests {
+		if got := models.UserTokenScopes(tc.requested, client, models.RolePermissions(tc.role)); !slices.Equal(got, tc.want) {
+			t.Errorf("%s asking %v: %v, want %v", tc.role, tc.requested, got, tc.want)
+		}
+	}
+}

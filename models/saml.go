@@ -11,23 +11,50 @@ import (
 )
 
 // SAMLRequest is an AuthnRequest the service provider sent: a response is
-// accepted only InResponseTo one of these, once, before it expires.
+// accepted only InResponseTo one of these, once, before it expires, and
+// only from the browser that started it.
 type SAMLRequest struct {
 	ID        string    `gorm:"primaryKey;size:100"`
 	ExpiresAt time.Time `gorm:"not null;index"`
 	// RelayTarget is where the browser goes after the login: a same-site
 	// relative path kept here, never sent to the IdP.
 	RelayTarget string `gorm:"type:text"`
+	// BrowserHash is the hash of the random value of the cookie set in the
+	// browser that started the sign-in (the value itself is not stored).
+	BrowserHash string `gorm:"size:64"`
+}
+
+// BoundTo reports whether browserValue (the starting browser's cookie) is
+// the one the request was started with.
+func (r *SAMLRequest) BoundTo(browserValue string) bool {
+	return browserValue != "" && r.BrowserHash != "" && constantTimeEqual(HashSecret(browserValue), r.BrowserHash)
 }
 
 // SaveSAMLRequest records an AuthnRequest id with the relative path to
-// return to. Errors: INTERNAL_ERROR.
-func (s *Store) SaveSAMLRequest(ctx context.Context, id, relayTarget string, ttl time.Duration) error {
-	return dbErr(s.In(ctx, SystemScope()).Create(&SAMLRequest{ID: id, ExpiresAt: s.Now().Add(ttl), RelayTarget: relayTarget}).Error)
+// return to and the value of the cookie that binds it to the starting
+// browser. Errors: INTERNAL_ERROR.
+func (s *Store) SaveSAMLRequest(ctx context.Context, id, relayTarget, browserValue string, ttl time.Duration) error {
+	return dbErr(s.In(ctx, SystemScope()).Create(&SAMLRequest{ID: id, ExpiresAt: s.Now().Add(ttl), RelayTarget: relayTarget, BrowserHash: HashSecret(browserValue)}).Error)
+}
+
+// PendingSAMLRequest returns an unexpired, unspent AuthnRequest without
+// spending it; nil when there is none. Errors: INTERNAL_ERROR.
+func (s *Store) PendingSAMLRequest(ctx context.Context, id string) (*SAMLRequest, error) {
+	var req SAMLRequest
+	err := s.In(ctx, SystemScope()).Where("id = ? AND expires_at > ?", id, s.Now()).Take(&req).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, dbErr(err)
+	}
+	return &req, nil
 }
 
 // TakeSAMLRequest spends an unexpired AuthnRequest id and returns it; nil
-// when there is none (unknown, expired or already used). Errors: INTERNAL_ERROR.
+// when there is none (unknown, expired or already used). Call it only once
+// the response's signature is verified, so that a forged response cannot
+// spend a legitimate request. Errors: INTERNAL_ERROR.
 func (s *Store) TakeSAMLRequest(ctx context.Context, id string) (*SAMLRequest, error) {
 	var req SAMLRequest
 	err := s.Tx(ctx, SystemScope(), func(tx *gorm.DB) error {
@@ -114,14 +141,23 @@ func RoleForGroups(groups []string, mapping map[string]Role, provider bool) Role
 	return role
 }
 
-// SAMLUser returns the user of a SAML login, creating one in the
-// organization that the policy maps the e-mail's domain to (just in time).
-// When the policy maps groups to roles, the user's role follows the groups
-// of every login (RoleForGroups). It reports whether the user was created.
-// Errors: ACCESS_RESTRICTED (unknown user outside a configured domain),
-// INTERNAL_ERROR.
+// SAMLUser returns the user of a SAML login. The identity provider is
+// trusted only for the e-mail domains of the policy, each for one
+// organization: an existing user is matched only when their e-mail's domain
+// is trusted and they belong to that domain's organization (so a tenant's
+// IdP can never sign in another organization's user, nor provider staff);
+// an unknown e-mail of a trusted domain becomes a user of its organization
+// (just in time). When the policy maps groups to roles, the user's role
+// follows the groups of every login (RoleForGroups). It reports whether the
+// user was created. Errors: ACCESS_RESTRICTED (domain not trusted, or the
+// account belongs to another organization), INTERNAL_ERROR.
 func (s *Store) SAMLUser(ctx context.Context, login SAMLLogin, policy SAMLPolicy) (*User, bool, error) {
 	email := strings.ToLower(strings.TrimSpace(login.Email))
+	_, domain, _ := strings.Cut(email, "@")
+	orgID, trusted := policy.Domains[domain]
+	if !trusted {
+		return nil, false, Errorf(CodeAccessRestricted, "single sign-on is not enabled for %s's domain", email)
+	}
 	db := s.In(ctx, SystemScope())
 	provider := func(orgID string) (bool, error) {
 		var org Organization
@@ -133,6 +169,9 @@ func (s *Store) SAMLUser(ctx context.Context, login SAMLLogin, policy SAMLPolicy
 	var u User
 	err := db.Where("email = ?", email).Take(&u).Error
 	if err == nil {
+		if u.OrganizationID != orgID {
+			return nil, false, Errorf(CodeAccessRestricted, "the account %s cannot sign in through this identity provider: it belongs to another organization than the one single sign-on serves for its domain", email)
+		}
 		if len(policy.GroupRoles) == 0 {
 			return &u, false, nil
 		}
@@ -150,11 +189,6 @@ func (s *Store) SAMLUser(ctx context.Context, login SAMLLogin, policy SAMLPolicy
 	}
 	if !errors.Is(err, gorm.ErrRecordNotFound) {
 		return nil, false, dbErr(err)
-	}
-	_, domain, _ := strings.Cut(email, "@")
-	orgID, ok := policy.Domains[domain]
-	if !ok {
-		return nil, false, Errorf(CodeAccessRestricted, "no account for %s and its domain is not enabled for single sign-on", email)
 	}
 	name := login.Name
 	if strings.TrimSpace(name) == "" {

@@ -14,6 +14,9 @@ type Store struct {
 	DB     *gorm.DB
 	Sealer *Sealer
 	Now    func() time.Time
+	// ComparePassword compares a password with its bcrypt hash (nil:
+	// bcrypt.CompareHashAndPassword); tests count the comparisons with it.
+	ComparePassword func(hash, password []byte) error
 }
 
 // NewStore returns a Store on db that seals secrets with sealer.

@@ -31,6 +31,10 @@ type User struct {
 	// created through the API always have it, so a creator never hands out
 	// more than it holds. Nil (SAML just-in-time users, seeds): the role's.
 	Permissions []string `gorm:"serializer:json;type:text" json:"permissions,omitempty"`
+	// FailedLogins counts wrong passwords in a row; LockedUntil is when the
+	// account takes a password again after too many (see CheckPassword).
+	FailedLogins int        `gorm:"not null;default:0" json:"-"`
+	LockedUntil  *time.Time `json:"-"`
 }
 
 // SessionPermissions returns what a person's own session (portal, SAML,
@@ -272,17 +276,6 @@ func (s *Store) ListUsers(ctx context.Context, p *Principal, page PageRequest) (
 
 var userSorts = SortFields{"created_at": "created_at", "email": "email", "name": "name"}
 
-// CheckPassword returns the user with the e-mail if password matches.
-// Errors: UNAUTHENTICATED (unknown e-mail or wrong password, indistinguishable).
-func (s *Store) CheckPassword(ctx context.Context, email, password string) (*User, error) {
-	var u User
-	err := s.In(ctx, SystemScope()).Where("email = ?", strings.ToLower(strings.TrimSpace(email))).Take(&u).Error
-	if err != nil || u.PasswordHash == "" || bcrypt.CompareHashAndPassword([]byte(u.PasswordHash), []byte(password)) != nil {
-		return nil, Errorf(CodeUnauthenticated, "e-mail or password is wrong")
-	}
-	return &u, nil
-}
-
 // DemoUserEmail is the e-mail of the demo tenant's seeded user.
 const DemoUserEmail = "demo.user@demo.example"
 
@@ -293,7 +286,9 @@ func (s *Store) EnsureUserPassword(ctx context.Context, email, password string) 
 	if len(password) < 12 || len(password) > 72 {
 		return Invalid(FieldIssue{Field: "password", Issue: "must be 12 to 72 characters"})
 	}
-	if _, err := s.CheckPassword(ctx, email, password); err == nil {
+	var u User
+	if err := s.In(ctx, SystemScope()).Where("email = ?", strings.ToLower(email)).Take(&u).Error; err == nil &&
+		u.PasswordHash != "" && s.comparePassword(u.PasswordHash, password) == nil {
 		return nil
 	}
 	hash, err := bcrypt.GenerateFromPassword([]byte(password), bcrypt.DefaultCost)

@@ -377,7 +377,7 @@ func newNotifier(store *models.Store, cfg config.Config, log *slog.Logger) (*not
 		opts.SMS = notify.NewSMSHTTP(cfg.SMSURL)
 	}
 	if opts.Email == nil && opts.SMS == nil {
-		log.Info("notifications stay in the outbox (set SMTP_URL and SMS_URL to send them); the portal shows them")
+		log.Info("notifications stay in the outbox (set SMTP_URL and SMS_URL to send them); the portal shows them, verification codes excepted")
 	}
 	return notify.NewDispatcher(store, opts), nil
 }
