@@ -171,7 +171,7 @@ func (r *KeyRing) loadLocked(ctx context.Context) error {
 	r.public = public
 	r.signer = nil
 	if len(rows) > 0 { // newest first
-		priv, err := r.openPrivate(rows[0].PrivateSealed)
+		priv, err := r.openPrivate(rows[0].ID, rows[0].PrivateSealed)
 		if err != nil {
 			return err
 		}
@@ -196,10 +196,11 @@ func (r *KeyRing) createLocked(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", models.Internal(err)
 	}
+	kid := models.NewID(KeyPrefix)
 	row := &models.SigningKey{
-		ID:            models.NewID(KeyPrefix),
+		ID:            kid,
 		Algorithm:     "RS256",
-		PrivateSealed: r.store.Sealer.Seal(string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}))),
+		PrivateSealed: r.store.Sealer.Seal(models.BindSigningKey(kid), string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}))),
 		PublicPEM:     string(pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pubDER})),
 		CreatedAt:     r.store.Now(),
 	}
@@ -211,11 +212,11 @@ func (r *KeyRing) createLocked(ctx context.Context) (string, error) {
 	return row.ID, nil
 }
 
-func (r *KeyRing) openPrivate(sealed string) (*rsa.PrivateKey, error) {
+func (r *KeyRing) openPrivate(kid, sealed string) (*rsa.PrivateKey, error) {
 	if r.store.Sealer == nil {
 		return nil, models.Internal(errors.New("signing keys need SECRETS_KEY (no sealer configured)"))
 	}
-	plain, err := r.store.Sealer.Open(sealed)
+	plain, err := r.store.Sealer.Open(models.BindSigningKey(kid), sealed)
 	if err != nil {
 		return nil, models.Internal(err)
 	}

@@ -34,6 +34,9 @@ type Config struct {
 	DemoPassword        string        // PLATFORM_DEMO_PASSWORD
 	DevSAMLIdPAddr      string        // DEV_SAML_IDP_ADDR
 	SecretsKey          []byte        // SECRETS_KEY (32 bytes, base64 or hex)
+	// SecretsKeyPrevious are SECRETS_KEY_PREVIOUS: keys that sealed values
+	// may still be under after a rotation (opened, never used to seal).
+	SecretsKeyPrevious [][]byte
 	BlobURL             string        // BLOB_URL
 	SMTPURL             string        // SMTP_URL
 	SMTPFrom            string        // SMTP_FROM
@@ -87,7 +90,8 @@ func Variables() []Variable {
 		{"PLATFORM_DEMO_KEY", "(empty)", "when set, start-up ensures a key of the demo tenant with exactly this value"},
 		{"PLATFORM_DEMO_PASSWORD", "(empty)", "when set, start-up gives the seeded demo user (demo.user@demo.example) this password, for the portal and the OAuth sign-in pages"},
 		{"DEV_SAML_IDP_ADDR", "(empty: off)", "`platform dev` only: host:port where an embedded SAML identity provider (crewjam/saml's samlidp) signs in the demo user (user demo, PLATFORM_DEMO_PASSWORD); used when SAML_IDP_METADATA_URL is empty. Development only"},
-		{"SECRETS_KEY", "(required by serve, worker, dev, seed, keys)", "32 bytes, base64 or hex: encrypts secrets at rest"},
+		{"SECRETS_KEY", "(required by serve, worker, dev, seed, keys, rekey)", "32 bytes, base64 or hex: encrypts secrets at rest"},
+		{"SECRETS_KEY_PREVIOUS", "(empty)", "comma-separated previous SECRETS_KEY values after a rotation: values sealed under them still open; `platform rekey` re-seals them under SECRETS_KEY"},
 		{"BLOB_URL", "file:.data/blobs", "where attachments and reports are stored"},
 		{"SMTP_URL", "(empty: outbox only)", "smtp://[user:password@]host:port (STARTTLS when offered) or smtps://... for e-mail notifications; without it messages wait in the outbox and the portal shows them"},
 		{"SMTP_FROM", "Telco Platform <no-reply@localhost>", "sender address of e-mail notifications"},
@@ -188,6 +192,17 @@ func Load(getenv func(string) string) (Config, error) {
 			bad("SECRETS_KEY", err.Error())
 		}
 		c.SecretsKey = key
+	}
+	for _, raw := range strings.Split(getenv("SECRETS_KEY_PREVIOUS"), ",") {
+		if strings.TrimSpace(raw) == "" {
+			continue
+		}
+		key, err := decodeKey(strings.TrimSpace(raw))
+		if err != nil {
+			bad("SECRETS_KEY_PREVIOUS", err.Error())
+			continue
+		}
+		c.SecretsKeyPrevious = append(c.SecretsKeyPrevious, key)
 	}
 	var err error
 	if c.WebhookAllowPrivate, err = strconv.ParseBool(get("WEBHOOK_ALLOW_PRIVATE", "false")); err != nil {

@@ -102,6 +102,10 @@ func startPlatform(t testing.TB, o platformOptions) *platform {
 		"WEBHOOK_ALLOW_PRIVATE": "true",
 	}
 	maps.Copy(settings, o.settings)
+	if settings["SAML_IDP_METADATA_URL"] != "" && settings["SAML_DOMAINS"] == "" {
+		// The IdP is trusted for the demo tenant's domain, as `make run` configures it.
+		settings["SAML_DOMAINS"] = "demo.example=" + seeded.Demo.ID
+	}
 	cfg, err := config.Load(settings.get)
 	if err != nil {
 		t.Fatal(err)

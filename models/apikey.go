@@ -185,7 +185,7 @@ func (s *Store) CreateAPIKey(ctx context.Context, p *Principal, in APIKeyInput) 
 	issued := &IssuedKey{Key: key, Secret: secret}
 	if in.RequireSigning {
 		issued.SigningSecret = "ss_" + RandomString(40)
-		key.SigningSecret = s.Sealer.Seal(issued.SigningSecret)
+		key.SigningSecret = s.Sealer.Seal(BindAPIKey(key.ID), issued.SigningSecret)
 	}
 	if err := s.In(ctx, TenantScope(orgID, env)).Create(key).Error; err != nil {
 		return nil, dbErr(err)
@@ -256,7 +256,7 @@ func (s *Store) RotateAPIKey(ctx context.Context, p *Principal, id string) (*Iss
 	updates := map[string]any{"hash": HashSecret(secret), "display_prefix": secret[:12]}
 	if key.SigningSecret != "" {
 		issued.SigningSecret = "ss_" + RandomString(40)
-		updates["signing_secret"] = s.Sealer.Seal(issued.SigningSecret)
+		updates["signing_secret"] = s.Sealer.Seal(BindAPIKey(key.ID), issued.SigningSecret)
 	}
 	if err := s.In(ctx, p.Scope()).Model(key).Updates(updates).Error; err != nil {
 		return nil, dbErr(err)

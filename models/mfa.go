@@ -89,7 +89,7 @@ func (s *Store) BeginTOTPEnrollment(ctx context.Context, userID, secret string, 
 		if err := tx.Where("user_id = ?", userID).Delete(&MFABackupCode{}).Error; err != nil {
 			return dbErr(err)
 		}
-		e := MFAEnrollment{UserID: userID, SecretSealed: s.Sealer.Seal(secret), CreatedAt: s.Now()}
+		e := MFAEnrollment{UserID: userID, SecretSealed: s.Sealer.Seal(bindMFA(userID), secret), CreatedAt: s.Now()}
 		if err := tx.Clauses(clause.OnConflict{UpdateAll: true}).Create(&e).Error; err != nil {
 			return dbErr(err)
 		}
@@ -127,7 +127,7 @@ func (s *Store) VerifySecondFactor(ctx context.Context, userID, code string, mat
 		if e.LockedUntil != nil && now.Before(*e.LockedUntil) {
 			return Errorf(CodeAccessRestricted, "too many wrong codes: try again later").WithDetail("locked_until", Timestamp(*e.LockedUntil))
 		}
-		secret, err := s.Sealer.Open(e.SecretSealed)
+		secret, err := s.Sealer.Open(bindMFA(e.UserID), e.SecretSealed)
 		if err != nil {
 			return Internal(err)
 		}

@@ -57,8 +57,9 @@ func queueMessage(tx *gorm.DB, sealer *Sealer, m Message) (*ContactNotification,
 	if m.Role == "" {
 		m.Role = "user"
 	}
-	row := &ContactNotification{ID: NewID(PrefixNotification), Channel: m.Channel, Role: m.Role, Recipient: m.Recipient,
-		Template: m.Template, Subject: m.Subject, BodySealed: sealer.Seal(m.Body)}
+	id := NewID(PrefixNotification)
+	row := &ContactNotification{ID: id, Channel: m.Channel, Role: m.Role, Recipient: m.Recipient,
+		Template: m.Template, Subject: m.Subject, BodySealed: sealer.Seal(bindNotification(id), m.Body)}
 	if err := tx.Create(row).Error; err != nil {
 		return nil, dbErr(err)
 	}
@@ -83,7 +84,7 @@ func (s *Store) NotificationText(n *ContactNotification) (subject, body string, 
 		if s.Sealer == nil {
 			return "", "", Internal(errors.New("no sealer configured"))
 		}
-		body, err := s.Sealer.Open(n.BodySealed)
+		body, err := s.Sealer.Open(bindNotification(n.ID), n.BodySealed)
 		if err != nil {
 			return "", "", Internal(err)
 		}

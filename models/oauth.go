@@ -504,7 +504,7 @@ func (s *Store) EnsureServerSecret(ctx context.Context, name string) (string, er
 		return "", Internal(errors.New("server secrets need SECRETS_KEY (no sealer configured)"))
 	}
 	db := s.In(ctx, SystemScope())
-	row := ServerSecret{Name: name, Sealed: s.Sealer.Seal(RandomString(48)), CreatedAt: s.Now()}
+	row := ServerSecret{Name: name, Sealed: s.Sealer.Seal(bindServerSecret(name), RandomString(48)), CreatedAt: s.Now()}
 	if err := db.Clauses(clause.OnConflict{DoNothing: true}).Create(&row).Error; err != nil {
 		return "", dbErr(err)
 	}
@@ -512,7 +512,7 @@ func (s *Store) EnsureServerSecret(ctx context.Context, name string) (string, er
 	if err := db.Where("name = ?", name).Take(&stored).Error; err != nil {
 		return "", dbErr(err)
 	}
-	plain, err := s.Sealer.Open(stored.Sealed)
+	plain, err := s.Sealer.Open(bindServerSecret(name), stored.Sealed)
 	if err != nil {
 		return "", Internal(err)
 	}

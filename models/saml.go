@@ -91,7 +91,7 @@ func (s *Store) EnsureServerSecretWith(ctx context.Context, name string, gen fun
 		if gerr != nil {
 			return "", Internal(gerr)
 		}
-		row := ServerSecret{Name: name, Sealed: s.Sealer.Seal(value), CreatedAt: s.Now()}
+		row := ServerSecret{Name: name, Sealed: s.Sealer.Seal(bindServerSecret(name), value), CreatedAt: s.Now()}
 		if err := db.Clauses(clause.OnConflict{DoNothing: true}).Create(&row).Error; err != nil {
 			return "", dbErr(err)
 		}
@@ -100,7 +100,7 @@ func (s *Store) EnsureServerSecretWith(ctx context.Context, name string, gen fun
 	if err != nil {
 		return "", dbErr(err)
 	}
-	plain, err := s.Sealer.Open(stored.Sealed)
+	plain, err := s.Sealer.Open(bindServerSecret(name), stored.Sealed)
 	if err != nil {
 		return "", Internal(err)
 	}

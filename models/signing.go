@@ -75,7 +75,7 @@ func (s *Store) VerifySignature(key *APIKey, r SignedRequest) (*VerifiedSignatur
 		strings.ContainsFunc(r.Nonce, func(c rune) bool { return c < 0x21 || c > 0x7e })) {
 		return nil, Errorf(CodeInvalidSignature, "v2 signatures need X-Nonce: 1 to 128 printable ASCII characters, new for every request")
 	}
-	secret, err := s.Sealer.Open(key.SigningSecret)
+	secret, err := s.Sealer.Open(BindAPIKey(key.ID), key.SigningSecret)
 	if err != nil {
 		return nil, Internal(err)
 	}

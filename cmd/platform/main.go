@@ -62,6 +62,7 @@ commands:
   migrate      bring the database schema up to date
   seed         load the catalog, reference data and the demo tenant
   keys create  issue an API key (flags: -org, -env, -name, -permissions, -role)
+  rekey        re-seal every stored secret under SECRETS_KEY (after a key rotation)
   config       list every configuration variable with its default
 `
 
@@ -109,6 +110,18 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return nil
 	case "keys":
 		return keysCommand(ctx, cfg, log, args[1:], stdout)
+	case "rekey":
+		store, closeDB, err := openStore(ctx, cfg, log)
+		if err != nil {
+			return err
+		}
+		defer closeDB()
+		n, err := store.RekeySecrets(ctx)
+		if err != nil {
+			return fmt.Errorf("rekey: %w", err)
+		}
+		fmt.Fprintf(stdout, "re-sealed %d secrets under key %s\n", n, store.Sealer.KeyID())
+		return nil
 	case "serve":
 		return serve(ctx, cfg, log, false, true)
 	case "worker":
@@ -163,7 +176,7 @@ func openStore(ctx context.Context, cfg config.Config, log *slog.Logger) (*model
 	if err := cfg.RequireSecrets(); err != nil {
 		return nil, nil, err
 	}
-	sealer, err := models.NewSealer(cfg.SecretsKey)
+	sealer, err := models.NewSealer(cfg.SecretsKey, cfg.SecretsKeyPrevious...)
 	if err != nil {
 		return nil, nil, fmt.Errorf("SECRETS_KEY: %w", err)
 	}
