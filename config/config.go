@@ -21,22 +21,22 @@ import (
 // Config is every setting of the platform. Load builds it; nothing reads the
 // environment anywhere else.
 type Config struct {
-	HTTPAddr            string        // HTTP_ADDR
-	PublicBaseURL       string        // PUBLIC_BASE_URL
-	DatabaseURL         string        // DATABASE_URL
-	RedisURL            string        // REDIS_URL (empty: embedded)
-	TemporalAddress     string        // TEMPORAL_ADDRESS
-	TemporalNamespace   string        // TEMPORAL_NAMESPACE
-	TemporalUIURL       string        // TEMPORAL_UI_URL
-	TemporalTaskQueue   string        // TEMPORAL_TASK_QUEUE
-	AdminKey            string        // PLATFORM_ADMIN_KEY
-	DemoKey             string        // PLATFORM_DEMO_KEY
-	DemoPassword        string        // PLATFORM_DEMO_PASSWORD
-	DevSAMLIdPAddr      string        // DEV_SAML_IDP_ADDR
-	SecretsKey          []byte        // SECRETS_KEY (32 bytes, base64 or hex)
+	HTTPAddr          string // HTTP_ADDR
+	PublicBaseURL     string // PUBLIC_BASE_URL
+	DatabaseURL       string // DATABASE_URL
+	RedisURL          string // REDIS_URL (empty: embedded)
+	TemporalAddress   string // TEMPORAL_ADDRESS
+	TemporalNamespace string // TEMPORAL_NAMESPACE
+	TemporalUIURL     string // TEMPORAL_UI_URL
+	TemporalTaskQueue string // TEMPORAL_TASK_QUEUE
+	AdminKey          string // PLATFORM_ADMIN_KEY
+	DemoKey           string // PLATFORM_DEMO_KEY
+	DemoPassword      string // PLATFORM_DEMO_PASSWORD
+	DevSAMLIdPAddr    string // DEV_SAML_IDP_ADDR
+	SecretsKey        []byte // SECRETS_KEY (32 bytes, base64 or hex)
 	// SecretsKeyPrevious are SECRETS_KEY_PREVIOUS: keys that sealed values
 	// may still be under after a rotation (opened, never used to seal).
-	SecretsKeyPrevious [][]byte
+	SecretsKeyPrevious  [][]byte
 	BlobURL             string        // BLOB_URL
 	SMTPURL             string        // SMTP_URL
 	SMTPFrom            string        // SMTP_FROM
