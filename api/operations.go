@@ -190,8 +190,20 @@ func acceptsEventStream(accept string) bool {
 // operationStream serves `Accept: text/event-stream` on an operation's path:
 // the document as an `operation` event whenever it changes, until a terminal
 // status. Other requests pass to the JSON operation registered after it.
-// Values are copied out of the Fiber context before the stream writer runs.
 func (s *Server) operationStream(c *fiber.Ctx) error {
+	return s.serveOperationStream(c, "request_id", func(ctx context.Context, p *models.Principal, id string) (*models.Operation, error) {
+		return s.store.GetOperation(ctx, p, id)
+	})
+}
+
+// serveOperationStream is the one way an operation's stream opens: for an
+// `Accept: text/event-stream` request with a credential, it reads the
+// operation named by the path parameter param (load), answers HEAD with the
+// headers alone, and otherwise takes a stream lease (concurrency slot,
+// per-tenant cap, credential re-checks) and streams until the operation
+// ends. Values are copied out of the Fiber context before the stream writer
+// runs. Other requests pass to the JSON operation registered after it.
+func (s *Server) serveOperationStream(c *fiber.Ctx, param string, load func(context.Context, *models.Principal, string) (*models.Operation, error)) error {
 	if !acceptsEventStream(c.Get(fiber.HeaderAccept)) {
 		return c.Next()
 	}
@@ -199,10 +211,9 @@ func (s *Server) operationStream(c *fiber.Ctx) error {
 	if p == nil {
 		return models.Errorf(models.CodeUnauthenticated, "this endpoint needs a credential: send Authorization: Bearer <API key> or X-API-Key")
 	}
-	id := strings.Clone(c.Params("request_id"))
-	info := requestInfoFrom(c.UserContext())
-	ctx := withRequestInfo(context.Background(), info)
-	op, err := s.store.GetOperation(ctx, p, id)
+	id := strings.Clone(c.Params(param))
+	ctx := withRequestInfo(context.Background(), requestInfoFrom(c.UserContext()))
+	op, err := load(ctx, p, id)
 	if err != nil {
 		return err
 	}
@@ -215,10 +226,8 @@ func (s *Server) operationStream(c *fiber.Ctx) error {
 		return err
 	}
 	streamHeaders(c)
-	principal := *p
-	c.Context().SetBodyStreamWriter(func(w *bufio.Writer) {
-		s.streamOperation(ctx, w, lease, &principal, id, op)
-	})
+	caller := *p
+	c.Context().SetBodyStreamWriter(func(w *bufio.Writer) { s.streamOperation(ctx, w, lease, &caller, id, op) })
 	return nil
 }
 

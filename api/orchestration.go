@@ -1,10 +1,8 @@
 package api
 
 import (
-	"bufio"
 	"context"
 	"net/http"
-	"strings"
 
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/gofiber/fiber/v2"
@@ -86,31 +84,10 @@ func orchestrationInfo(def *models.OrchestrationDefinition) OrchestrationInfo {
 // GET /services/orchestration/workflows/{workflow_id} like the operation's
 // own stream; other requests pass to the JSON operation registered after it.
 func (s *Server) orchestrationStream(c *fiber.Ctx) error {
-	if !acceptsEventStream(c.Get(fiber.HeaderAccept)) {
-		return c.Next()
-	}
-	p := models.PrincipalFrom(c.UserContext())
-	if p == nil {
-		return models.Errorf(models.CodeUnauthenticated, "this endpoint needs a credential: send Authorization: Bearer <API key> or X-API-Key")
-	}
-	id := strings.Clone(c.Params("workflow_id"))
-	ctx := withRequestInfo(context.Background(), requestInfoFrom(c.UserContext()))
-	op, _, err := s.store.GetOrchestration(ctx, p, id)
-	if err != nil {
-		return err
-	}
-	if c.Context().IsHead() { // headers only: no stream is opened
-		streamHeaders(c)
-		return nil
-	}
-	lease, err := s.openStream(c, p)
-	if err != nil {
-		return err
-	}
-	streamHeaders(c)
-	caller := *p
-	c.Context().SetBodyStreamWriter(func(w *bufio.Writer) { s.streamOperation(ctx, w, lease, &caller, id, op) })
-	return nil
+	return s.serveOperationStream(c, "workflow_id", func(ctx context.Context, p *models.Principal, id string) (*models.Operation, error) {
+		op, _, err := s.store.GetOrchestration(ctx, p, id)
+		return op, err
+	})
 }
 
 // startOrchestration starts the workflow of a stored orchestration: its run
