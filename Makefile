@@ -2,8 +2,9 @@
 # `make test` runs every test (SQLite, then PostgreSQL when its binaries exist).
 GO ?= go
 STATICCHECK_VERSION ?= v0.8.2
+WORKFLOWCHECK_VERSION ?= v0.6.0
 
-.PHONY: run build test test-sqlite test-postgres lint bench temporal clean
+.PHONY: run build test test-sqlite test-postgres lint workflowcheck bench temporal clean
 
 run: build temporal
 	@bash scripts/dev.sh
@@ -29,6 +30,11 @@ lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
+	@$(MAKE) --no-print-directory workflowcheck
+
+# Temporal's static determinism checker over every workflow (and what it calls).
+workflowcheck:
+	$(GO) run go.temporal.io/sdk/contrib/tools/workflowcheck@$(WORKFLOWCHECK_VERSION) ./workflows/...
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...

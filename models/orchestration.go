@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"sort"
@@ -732,9 +733,12 @@ func ResolveParameters(params map[string]any, outputs map[int]map[string]any, ev
 			}
 			return out
 		case map[string]any:
+			// Keys in order: the first unresolved reference named in the
+			// error is the same on every run (workflows replay this).
 			out := make(map[string]any, len(x))
-			for k, e := range x {
-				out[k] = resolve(e)
+			keys := slices.Sorted(maps.Keys(x)) //workflowcheck:ignore
+			for _, k := range keys {
+				out[k] = resolve(x[k])
 			}
 			return out
 		}

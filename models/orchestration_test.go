@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -285,5 +286,21 @@ func TestOrchestrationsAndTriggers(t *testing.T) {
 	}
 	if err := s.DeleteOrchestration(ctx, scope, "wf_manual"); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestResolveParametersNamesTheSameReferenceEveryTime: workflows replay
+// ResolveParameters, so with several unresolved references the error names
+// the same one on every run (keys are walked in order, not in map order).
+func TestResolveParametersNamesTheSameReferenceEveryTime(t *testing.T) {
+	params := map[string]any{}
+	for _, k := range []string{"a", "b", "c", "d", "e", "f", "g", "h"} {
+		params[k] = "${steps." + strconv.Itoa(int(k[0]-'a'+1)) + ".service_id}"
+	}
+	for range 50 {
+		_, err := models.ResolveParameters(params, map[int]map[string]any{}, nil)
+		if err == nil || !strings.Contains(err.Error(), "${steps.1.service_id}") {
+			t.Fatalf("error %v does not name the first key's reference", err)
+		}
 	}
 }

@@ -158,7 +158,9 @@ func (s *saga) fail(ctx workflow.Context, err error, end sagaEnding) error {
 		out.Status = models.OpFailed
 		r := reasonOf(err)
 		details := map[string]any{"step": s.step, "reason_code": string(r.code), "compensated": len(out.CompensationErrors) == 0}
-		maps.Copy(details, end.details)
+		// Copying between maps gives the same map in any iteration order.
+		maps.Copy(details, end.details) //workflowcheck:ignore
+		//workflowcheck:ignore
 		for k, v := range r.details {
 			if _, taken := details[k]; !taken {
 				details[k] = v
