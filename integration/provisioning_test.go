@@ -88,6 +88,7 @@ func startPlatform(t testing.TB, o platformOptions) *platform {
 		t.Fatal(err)
 	}
 	t.Cleanup(tc.Close)
+	t.Cleanup(func() { recordHistories(t, tc) }) // after the workers stop, before the client closes
 
 	store, seeded := testenv.SeededStore(t)
 

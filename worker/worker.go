@@ -40,14 +40,35 @@ type Deps struct {
 	APIUsage activities.APIUsage
 }
 
+// WorkflowRegistry is where workflows are registered: a worker, or a
+// workflow replayer (which runs no activity).
+type WorkflowRegistry interface {
+	RegisterWorkflowWithOptions(w any, options workflow.RegisterOptions)
+}
+
+// RegisterWorkflows registers every workflow of the platform under its
+// name: the one list shared by workers and the replay tests.
+func RegisterWorkflows(w WorkflowRegistry) {
+	w.RegisterWorkflowWithOptions(workflows.Provisioning, workflow.RegisterOptions{Name: workflows.ProvisioningWorkflow})
+	w.RegisterWorkflowWithOptions(workflows.ServiceChange, workflow.RegisterOptions{Name: workflows.ServiceChangeWorkflow})
+	w.RegisterWorkflowWithOptions(workflows.Decommission, workflow.RegisterOptions{Name: workflows.DecommissionWorkflow})
+	w.RegisterWorkflowWithOptions(workflows.WebhookDelivery, workflow.RegisterOptions{Name: workflows.WebhookDeliveryWorkflow})
+	w.RegisterWorkflowWithOptions(workflows.Subscription, workflow.RegisterOptions{Name: workflows.SubscriptionWorkflow})
+	w.RegisterWorkflowWithOptions(workflows.InvoiceDue, workflow.RegisterOptions{Name: workflows.InvoiceDueWorkflow})
+	w.RegisterWorkflowWithOptions(workflows.Housekeeping, workflow.RegisterOptions{Name: workflows.HousekeepingWorkflow})
+	w.RegisterWorkflowWithOptions(workflows.Bulk, workflow.RegisterOptions{Name: workflows.BulkWorkflow})
+	w.RegisterWorkflowWithOptions(workflows.Orchestration, workflow.RegisterOptions{Name: workflows.OrchestrationWorkflow})
+	w.RegisterWorkflowWithOptions(workflows.OrchestrationTrigger, workflow.RegisterOptions{Name: workflows.OrchestrationTriggerWorkflow})
+}
+
 // Register registers every workflow and activity of the platform on w.
 func Register(w sdkworker.Registry, deps Deps) {
+	RegisterWorkflows(w)
 	net := deps.Southbound
 	if net == nil {
 		net = simulator.New(deps.Store, simulator.Options{StepDelay: deps.SimulatorStepDelay, Logger: deps.Logger})
 	}
 
-	w.RegisterWorkflowWithOptions(workflows.Provisioning, workflow.RegisterOptions{Name: workflows.ProvisioningWorkflow})
 	prov := activities.NewProvisioning(deps.Store, net, deps.Logger)
 	for name, fn := range map[string]any{
 		workflows.ActivityBegin:           prov.Begin,
@@ -65,8 +86,6 @@ func Register(w sdkworker.Registry, deps Deps) {
 		w.RegisterActivityWithOptions(fn, activity.RegisterOptions{Name: name})
 	}
 
-	w.RegisterWorkflowWithOptions(workflows.ServiceChange, workflow.RegisterOptions{Name: workflows.ServiceChangeWorkflow})
-	w.RegisterWorkflowWithOptions(workflows.Decommission, workflow.RegisterOptions{Name: workflows.DecommissionWorkflow})
 	svcs := activities.NewServices(deps.Store, net, deps.Logger)
 	for name, fn := range map[string]any{
 		workflows.ActivityChangeBegin:            svcs.ChangeBegin,
@@ -93,7 +112,6 @@ func Register(w sdkworker.Registry, deps Deps) {
 		w.RegisterActivityWithOptions(fn, activity.RegisterOptions{Name: name})
 	}
 
-	w.RegisterWorkflowWithOptions(workflows.WebhookDelivery, workflow.RegisterOptions{Name: workflows.WebhookDeliveryWorkflow})
 	whClient := deps.Webhooks
 	if whClient == nil {
 		whClient = webhooks.NewClient(false)
@@ -103,8 +121,6 @@ func Register(w sdkworker.Registry, deps Deps) {
 	w.RegisterActivityWithOptions(wh.Attempt, activity.RegisterOptions{Name: workflows.ActivityWebhookAttempt})
 	w.RegisterActivityWithOptions(wh.Finish, activity.RegisterOptions{Name: workflows.ActivityWebhookFinish})
 
-	w.RegisterWorkflowWithOptions(workflows.Subscription, workflow.RegisterOptions{Name: workflows.SubscriptionWorkflow})
-	w.RegisterWorkflowWithOptions(workflows.InvoiceDue, workflow.RegisterOptions{Name: workflows.InvoiceDueWorkflow})
 	bill := activities.NewBilling(deps.Store, deps.Payments, deps.APIUsage, deps.Logger)
 	w.RegisterActivityWithOptions(bill.BeginSubscription, activity.RegisterOptions{Name: workflows.ActivityBeginSubscription})
 	w.RegisterActivityWithOptions(bill.ClosePeriod, activity.RegisterOptions{Name: workflows.ActivityClosePeriod})
@@ -112,14 +128,12 @@ func Register(w sdkworker.Registry, deps Deps) {
 	w.RegisterActivityWithOptions(bill.MarkOverdue, activity.RegisterOptions{Name: workflows.ActivityMarkOverdue})
 	registerBulkAndOrchestration(w, deps, net)
 
-	w.RegisterWorkflowWithOptions(workflows.Housekeeping, workflow.RegisterOptions{Name: workflows.HousekeepingWorkflow})
 	w.RegisterActivityWithOptions(activities.NewHousekeeping(deps.Store, deps.Logger).Purge, activity.RegisterOptions{Name: workflows.ActivityHousekeepingPurge})
 }
 
 // registerBulkAndOrchestration registers the bulk and orchestration
 // workflows and activities (docs/bulk-and-orchestration.md).
 func registerBulkAndOrchestration(w sdkworker.Registry, deps Deps, net simulator.Southbound) {
-	w.RegisterWorkflowWithOptions(workflows.Bulk, workflow.RegisterOptions{Name: workflows.BulkWorkflow})
 	bulk := activities.NewBulk(deps.Store, net, deps.Logger)
 	for name, fn := range map[string]any{
 		workflows.ActivityBulkBegin:         bulk.Begin,
@@ -133,8 +147,6 @@ func registerBulkAndOrchestration(w sdkworker.Registry, deps Deps, net simulator
 	} {
 		w.RegisterActivityWithOptions(fn, activity.RegisterOptions{Name: name})
 	}
-	w.RegisterWorkflowWithOptions(workflows.Orchestration, workflow.RegisterOptions{Name: workflows.OrchestrationWorkflow})
-	w.RegisterWorkflowWithOptions(workflows.OrchestrationTrigger, workflow.RegisterOptions{Name: workflows.OrchestrationTriggerWorkflow})
 	orch := activities.NewOrchestration(deps.Store, net, deps.Temporal, deps.Logger)
 	for name, fn := range map[string]any{
 		workflows.ActivityOrchestrationBegin:            orch.Begin,
