@@ -331,18 +331,22 @@ func (s *Store) fillAgents(ctx context.Context, ts []*Ticket) {
 	}
 }
 
-// TicketHistory returns the changes of a ticket visible to p, oldest
-// first; customers do not see internal entries. Errors: NOT_FOUND.
-func (s *Store) TicketHistory(ctx context.Context, p *models.Principal, ticketID string) ([]HistoryEntry, error) {
+// TicketHistory returns a page of the changes of a ticket visible to p,
+// oldest first; customers do not see internal entries. Errors: NOT_FOUND,
+// VALIDATION_ERROR (sort).
+func (s *Store) TicketHistory(ctx context.Context, p *models.Principal, ticketID string, page models.PageRequest) ([]HistoryEntry, int64, error) {
 	t, err := s.GetTicket(ctx, p, ticketID)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	q := s.core.In(ctx, models.TenantScope(t.OrganizationID, t.Environment)).Where("ticket_id = ?", t.ID)
+	q := s.core.In(ctx, models.TenantScope(t.OrganizationID, t.Environment)).Model(&HistoryEntry{}).Where("ticket_id = ?", t.ID)
 	if !isStaff(p) {
 		q = q.Where("internal = ?", false)
 	}
+	if len(page.Sort) == 0 {
+		page.Sort = []models.SortField{{Field: "created_at"}}
+	}
 	var out []HistoryEntry
-	err = q.Order("created_at, id").Find(&out).Error
-	return out, dbErr(err)
+	total, err := models.Paginate(q, page, models.SortFields{"created_at": "created_at"}, &out)
+	return out, total, err
 }
