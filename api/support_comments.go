@@ -85,7 +85,7 @@ func (s *Server) registerSupportComments(tags []string) {
 			"(409 INVALID_STATE_TRANSITION); a customer's comment on a resolved ticket reopens it. Attachments are not accepted yet.",
 		Tags: tags, DefaultStatus: http.StatusCreated},
 		access{permission: support.PermissionCreate}, func(ctx context.Context, in *struct {
-			ticketPath
+			TicketPath
 			Body CommentBody
 		}) (*CommentOutput, error) {
 			b := in.Body
@@ -101,7 +101,7 @@ func (s *Server) registerSupportComments(tags []string) {
 	register(s, huma.Operation{OperationID: "list-support-comments", Method: http.MethodGet, Path: "/support/tickets/{ticket_id}/comments", Summary: "List a ticket's comments",
 		Description: "Oldest first. Customers see customer-visible comments only; provider staff see internal ones too.", Tags: tags},
 		access{permission: support.PermissionRead}, func(ctx context.Context, in *struct {
-			ticketPath
+			TicketPath
 			ListParams
 		}) (*CommentsOutput, error) {
 			pr, err := in.page()

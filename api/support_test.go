@@ -220,3 +220,229 @@ func TestSupportTicketValidation(t *testing.T) {
 	h.do("GET", "/v1/support/tickets/"+tk.Ticket.ID, h.tenants[1].liveKey, nil).decode(200, nil)
 	h.do("GET", "/v1/support/tickets/"+tk.Ticket.ID, h.tenants[0].liveKey, nil).wantError(404, "NOT_FOUND")
 }
+
+func TestSupportTicketLifecycleAndHistory(t *testing.T) {
+	h := newHarness(t)
+	a := h.tenants[0]
+	staff, agentID := staffKey(t, h)
+	tk := newTicket(t, h, a.liveKey, nil)
+	path := "/v1/support/tickets/" + tk.Ticket.ID
+	// Customers cannot set staff fields nor move a ticket along the staff's side of the table.
+	h.do("PUT", path, a.liveKey, map[string]any{"assigned_to": agentID}).wantError(403, "INSUFFICIENT_PERMISSIONS")
+	h.do("PUT", path, a.liveKey, map[string]any{"internal_notes": "x"}).wantError(403, "INSUFFICIENT_PERMISSIONS")
+	h.do("PUT", path, a.liveKey, map[string]any{"status": "in_progress"}).wantError(403, "INSUFFICIENT_PERMISSIONS")
+	// Validation of the update body.
+	wantFields(t, h.do("PUT", path, staff, map[string]any{"status": "done", "priority": "urgent", "assigned_to": "usr_nobody", "estimated_resolution": "tomorrow"}),
+		"status", "priority", "assigned_to", "estimated_resolution")
+	var up ticketAnswer
+	h.do("PUT", path, staff, map[string]any{"status": "in_progress", "assigned_to": agentID, "internal_notes": "router at site is flapping",
+		"estimated_resolution": "2030-01-01T12:00:00Z", "metadata": map[string]any{"vendor_ticket": "V-1"}}).decode(200, &up)
+	if up.Ticket.Status != "in_progress" || up.Ticket.AssignedTo["agent_id"] != agentID || up.Ticket.InternalNotes == "" {
+		t.Fatalf("update %+v", up.Ticket)
+	}
+	var seen ticketAnswer
+	h.do("GET", path, a.liveKey, nil).decode(200, &seen)
+	if seen.Ticket.InternalNotes != "" || strings.Contains(string(h.do("GET", path, a.liveKey, nil).body), "flapping") {
+		t.Fatal("a customer sees internal notes")
+	}
+	// Raising the priority to critical escalates (PATCH is the same handler).
+	h.do("PATCH", path, a.liveKey, map[string]any{"priority": "critical"}).decode(200, &up)
+	if !up.Ticket.SLA.Escalated || up.Ticket.SLA.EscalationLevel != 1 || !strings.Contains(up.Ticket.SLA.EscalationReason, "critical") || up.Ticket.Status != "in_progress" {
+		t.Fatalf("escalation %+v", up.Ticket.SLA)
+	}
+	// Illegal move: in_progress -> open.
+	e := h.do("PUT", path, staff, map[string]any{"status": "open"}).wantError(409, "INVALID_STATE_TRANSITION")
+	if e.Error.Details["from"] != "in_progress" || e.Error.Details["to"] != "open" || e.Error.Details["allowed"] == nil {
+		t.Fatalf("details %v", e.Error.Details)
+	}
+	h.do("PUT", path, staff, map[string]any{"status": "resolved", "customer_update": "Replaced the router.", "metadata": map[string]any{"root_cause": "faulty router"}}).decode(200, &up)
+	if up.Ticket.Status != "resolved" {
+		t.Fatalf("status %s", up.Ticket.Status)
+	}
+	evs, err := h.store.EventsFor(context.Background(), models.TenantScope(a.org.ID, models.EnvLive), tk.Ticket.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var types []string
+	for _, ev := range evs {
+		types = append(types, ev.Type)
+	}
+	want := "ticket.created,ticket.updated,ticket.updated,ticket.escalated,comment.added,ticket.updated,ticket.resolved"
+	if strings.Join(types, ",") != want {
+		t.Fatalf("events %v, want %s", types, want)
+	}
+	var hist struct {
+		History []struct {
+			Field    string                `json:"field"`
+			OldValue string                `json:"old_value"`
+			NewValue string                `json:"new_value"`
+			Actor    struct{ Type string } `json:"actor"`
+		} `json:"history"`
+	}
+	h.do("GET", path+"/history", staff, nil).decode(200, &hist)
+	fields := map[string]bool{}
+	for _, e := range hist.History {
+		fields[e.Field] = true
+	}
+	for _, f := range []string{"status", "assigned_to", "internal_notes", "priority", "escalation_reason", "estimated_resolution", "vendor_ticket", "root_cause"} {
+		if !fields[f] {
+			t.Fatalf("history lacks %s: %+v", f, hist.History)
+		}
+	}
+	h.do("GET", path+"/history", a.liveKey, nil).decode(200, &hist)
+	for _, e := range hist.History {
+		if e.Field == "internal_notes" {
+			t.Fatal("a customer sees the internal notes' history")
+		}
+	}
+	h.do("GET", path+"/history", h.tenants[1].liveKey, nil).wantError(404, "NOT_FOUND")
+	// Closed is terminal.
+	h.do("PUT", path, a.liveKey, map[string]any{"status": "closed"}).decode(200, &up)
+	h.do("PUT", path, staff, map[string]any{"status": "in_progress"}).wantError(409, "INVALID_STATE_TRANSITION")
+	h.do("POST", path+"/comments", a.liveKey, map[string]any{"content": "hello?"}).wantError(409, "INVALID_STATE_TRANSITION")
+}
+
+func TestSupportTicketComments(t *testing.T) {
+	h := newHarness(t)
+	a := h.tenants[0]
+	staff, _ := staffKey(t, h)
+	tk := newTicket(t, h, a.liveKey, nil)
+	path := "/v1/support/tickets/" + tk.Ticket.ID
+	var c struct {
+		Comment struct {
+			ID          string `json:"id"`
+			TicketID    string `json:"ticket_id"`
+			Visibility  string `json:"visibility"`
+			Author      struct{ Type, ID string }
+			Attachments []any `json:"attachments"`
+		} `json:"comment"`
+	}
+	h.do("POST", path+"/comments", a.liveKey, map[string]any{"content": "Still down.", "type": "customer_update", "visibility": "customer",
+		"author": map[string]any{"type": "agent", "id": "usr_fake", "name": "Not me"}}).decode(201, &c)
+	if !strings.HasPrefix(c.Comment.ID, "cmt_") || c.Comment.Author.Type != "customer" || c.Comment.Author.ID == "usr_fake" || c.Comment.Attachments == nil {
+		t.Fatalf("comment %+v", c.Comment)
+	}
+	h.do("POST", path+"/comments", a.liveKey, map[string]any{"content": "psst", "visibility": "internal"}).wantError(403, "INSUFFICIENT_PERMISSIONS")
+	wantFields(t, h.do("POST", path+"/comments", a.liveKey, map[string]any{"content": "", "type": "shout", "visibility": "everyone"}), "content", "type", "visibility")
+	h.do("POST", path+"/comments", staff, map[string]any{"content": "Suspect the CPE.", "visibility": "internal", "type": "internal_note"}).decode(201, &c)
+	h.do("POST", path+"/comments", staff, map[string]any{"content": "Looking into it."}).decode(201, &c)
+	var list struct {
+		Comments []struct{ Content, Visibility string } `json:"comments"`
+	}
+	h.do("GET", path+"/comments", a.liveKey, nil).decode(200, &list)
+	if len(list.Comments) != 2 || list.Comments[0].Content != "Still down." {
+		t.Fatalf("customer sees %+v", list.Comments)
+	}
+	h.do("GET", path+"/comments", staff, nil).decode(200, &list)
+	if len(list.Comments) != 3 {
+		t.Fatalf("staff sees %+v", list.Comments)
+	}
+	h.do("GET", path+"/comments", h.tenants[1].liveKey, nil).wantError(404, "NOT_FOUND")
+	h.do("POST", path+"/comments", a.testKey, map[string]any{"content": "x"}).wantError(404, "NOT_FOUND")
+	// A customer's comment reopens a resolved ticket.
+	h.do("PUT", path, staff, map[string]any{"status": "resolved"}).decode(200, nil)
+	h.do("POST", path+"/comments", a.liveKey, map[string]any{"content": "It is back."}).decode(201, nil)
+	var got ticketAnswer
+	h.do("GET", path, a.liveKey, nil).decode(200, &got)
+	if got.Ticket.Status != "open" {
+		t.Fatalf("status after a customer's comment on a resolved ticket: %s", got.Ticket.Status)
+	}
+	evs, err := h.store.EventsFor(context.Background(), models.TenantScope(a.org.ID, models.EnvLive), tk.Ticket.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	comments := 0
+	for _, ev := range evs {
+		if ev.Type == "comment.added" {
+			comments++
+			if ev.Data["comment"] == nil || ev.Data["ticket"] == nil {
+				t.Fatalf("comment.added data %v", ev.Data)
+			}
+			if cm := ev.Data["comment"].(map[string]any); cm["visibility"] == "internal" && cm["content"] != nil {
+				t.Fatal("comment.added carries an internal comment's content")
+			}
+		}
+	}
+	if comments != 4 {
+		t.Fatalf("%d comment.added events, want 4", comments)
+	}
+}
+
+func TestSupportTicketListAndFilters(t *testing.T) {
+	h := newHarness(t)
+	a, b := h.tenants[0], h.tenants[1]
+	staff, agentID := staffKey(t, h)
+	t1 := newTicket(t, h, a.liveKey, nil)
+	t2 := newTicket(t, h, a.liveKey, map[string]any{"category": "voice", "subcategory": "call_quality", "priority": "low"})
+	newTicket(t, h, b.liveKey, nil)
+	sandbox := newTicket(t, h, a.testKey, nil)
+	h.do("PUT", "/v1/support/tickets/"+t2.Ticket.ID, staff, map[string]any{"assigned_to": agentID, "status": "in_progress"}).decode(200, nil)
+	type listAnswer struct {
+		Tickets []struct {
+			ID        string `json:"id"`
+			SLAStatus *struct {
+				ResponseMet   bool   `json:"response_met"`
+				ResolutionDue string `json:"resolution_due"`
+				TimeRemaining string `json:"time_remaining"`
+			} `json:"sla_status"`
+		} `json:"tickets"`
+		Pagination struct {
+			Total int64 `json:"total"`
+			Page  int   `json:"page"`
+			Limit int   `json:"limit"`
+			Pages int   `json:"pages"`
+		} `json:"pagination"`
+	}
+	ids := func(path, key string) []string {
+		var l listAnswer
+		h.do("GET", path, key, nil).decode(200, &l)
+		var out []string
+		for _, it := range l.Tickets {
+			if it.SLAStatus == nil || it.SLAStatus.ResolutionDue == "" || it.SLAStatus.TimeRemaining == "" {
+				t.Fatalf("list item without sla_status: %+v", it)
+			}
+			out = append(out, it.ID)
+		}
+		return out
+	}
+	if got := ids("/v1/support/tickets", a.liveKey); len(got) != 2 || got[0] != t2.Ticket.ID || got[1] != t1.Ticket.ID {
+		t.Fatalf("A lists %v", got)
+	}
+	if got := ids("/v1/support/tickets", a.testKey); len(got) != 1 || got[0] != sandbox.Ticket.ID {
+		t.Fatalf("A's sandbox lists %v", got)
+	}
+	if got := ids("/v1/support/tickets", staff); len(got) != 3 {
+		t.Fatalf("staff lists %v", got)
+	}
+	if got := ids("/v1/support/tickets?customer_id="+a.org.CustomerID, staff); len(got) != 2 {
+		t.Fatalf("staff filter by customer %v", got)
+	}
+	if got := ids("/v1/support/tickets?customer_id="+a.org.CustomerID, b.liveKey); len(got) != 0 {
+		t.Fatalf("B sees A's tickets: %v", got)
+	}
+	for q, want := range map[string]string{
+		"status=in_progress":     t2.Ticket.ID,
+		"status=open,escalated":  t1.Ticket.ID,
+		"priority=low":           t2.Ticket.ID,
+		"priority=high,critical": t1.Ticket.ID,
+		"category=voice":         t2.Ticket.ID,
+		"assigned_to=" + agentID: t2.Ticket.ID,
+	} {
+		if got := ids("/v1/support/tickets?"+q, a.liveKey); len(got) != 1 || got[0] != want {
+			t.Fatalf("%s: %v", q, got)
+		}
+	}
+	if got := ids("/v1/support/tickets?created_after=2000-01-01T00:00:00Z", a.liveKey); len(got) != 2 {
+		t.Fatalf("created_after: %v", got)
+	}
+	if got := ids("/v1/support/tickets?created_after=2100-01-01T00:00:00Z", a.liveKey); len(got) != 0 {
+		t.Fatalf("created_after future: %v", got)
+	}
+	var l listAnswer
+	h.do("GET", "/v1/support/tickets?limit=1&page=2", a.liveKey, nil).decode(200, &l)
+	if l.Pagination.Total != 2 || l.Pagination.Page != 2 || l.Pagination.Limit != 1 || l.Pagination.Pages != 2 || len(l.Tickets) != 1 || l.Tickets[0].ID != t1.Ticket.ID {
+		t.Fatalf("pagination %+v %+v", l.Pagination, l.Tickets)
+	}
+	wantFields(t, h.do("GET", "/v1/support/tickets?status=done&priority=urgent&created_after=yesterday", a.liveKey, nil), "status", "priority", "created_after")
+	h.do("GET", "/v1/support/tickets?sort=colour:asc", a.liveKey, nil).wantError(400, "VALIDATION_ERROR")
+}

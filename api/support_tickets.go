@@ -223,8 +223,8 @@ func (b *TicketUpdateBody) input() support.UpdateInput {
 	return in
 }
 
-// ticketPath names a ticket in the path.
-type ticketPath struct {
+// TicketPath names a ticket in the path.
+type TicketPath struct {
 	ID string `path:"ticket_id" maxLength:"64" example:"tkt_3fK9aZ"`
 }
 
@@ -298,7 +298,7 @@ func (s *Server) registerSupportTickets(tags []string) {
 			return out, nil
 		})
 	register(s, huma.Operation{OperationID: "get-support-ticket", Method: http.MethodGet, Path: "/support/tickets/{ticket_id}", Summary: "Get a support ticket", Tags: tags},
-		access{permission: support.PermissionRead}, func(ctx context.Context, in *ticketPath) (*TicketOutput, error) {
+		access{permission: support.PermissionRead}, func(ctx context.Context, in *TicketPath) (*TicketOutput, error) {
 			p := principal(ctx)
 			t, err := s.support.GetTicket(ctx, p, in.ID)
 			if err != nil {
@@ -309,7 +309,7 @@ func (s *Server) registerSupportTickets(tags []string) {
 			return out, nil
 		})
 	update := func(ctx context.Context, in *struct {
-		ticketPath
+		TicketPath
 		Body TicketUpdateBody
 	}) (*TicketOutput, error) {
 		p := principal(ctx)
@@ -332,7 +332,7 @@ func (s *Server) registerSupportTickets(tags []string) {
 	register(s, huma.Operation{OperationID: "list-support-ticket-history", Method: http.MethodGet, Path: "/support/tickets/{ticket_id}/history", Summary: "A ticket's history",
 		Description: "Every status and field change of the ticket, oldest first (customers do not see changes of internal notes).", Tags: tags},
 		access{permission: support.PermissionRead}, func(ctx context.Context, in *struct {
-			ticketPath
+			TicketPath
 			ListParams
 		}) (*TicketHistoryOutput, error) {
 			pr, err := in.page()
