@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"gorm.io/gorm"
+
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/support"
 	"github.com/telcoplatform/platform/testenv"
@@ -141,6 +143,24 @@ func TestSeedIsIdempotentAndNumbersAreUnique(t *testing.T) {
 				t.Fatalf("number %s given twice", num)
 			}
 			seen[num] = true
+		}
+	}
+}
+
+// TestTablesMatchTheMigration checks that every column of the domain types
+// exists in the tables migration 202611260070 created.
+func TestTablesMatchTheMigration(t *testing.T) {
+	store := testenv.Store(t)
+	m := store.DB.Migrator()
+	for _, model := range []any{&support.Category{}, &support.Subcategory{}, &support.SLATarget{}, &support.Ticket{}, &support.HistoryEntry{}, &support.Comment{}} {
+		stmt := &gorm.Statement{DB: store.DB}
+		if err := stmt.Parse(model); err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range stmt.Schema.Fields {
+			if f.DBName != "" && !m.HasColumn(model, f.DBName) {
+				t.Errorf("%s has no column %s", stmt.Schema.Table, f.DBName)
+			}
 		}
 	}
 }
