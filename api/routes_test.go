@@ -128,12 +128,14 @@ func TestTenantsNeverSeeEachOther(t *testing.T) {
 		t.Fatal(err)
 	}
 	fixtures["challenge_id"] = ch.ID
+	fixtures["ticket_id"] = newTicket(t, h, a.liveKey, nil).Ticket.ID
 	global := map[string]bool{"category": true} // the catalog is the same for every tenant
 	bodies := map[string]any{
 		"PUT /v1/organizations/{organization_id}":          map[string]any{},
 		"PATCH /v1/webhooks/{webhook_id}":                  map[string]any{},
 		"PATCH /v1/users/{user_id}":                        map[string]any{},
 		"PATCH /v1/auth/clients/{client_id}":               map[string]any{},
+		"PATCH /v1/support/tickets/{ticket_id}":            map[string]any{},
 		"POST /v1/auth/mfa/challenges/{challenge_id}/send": map[string]any{"method": "email"},
 		"POST /v1/billing/invoices/{invoice_id}/disputes":  map[string]any{"reason": "other", "description": "probe"},
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/telcoplatform/platform/auth"
 	"github.com/telcoplatform/platform/config"
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/support"
 	"github.com/telcoplatform/platform/ratelimit"
 )
 
@@ -52,6 +53,7 @@ type Server struct {
 	API      huma.API
 	cfg      config.Config
 	store    *models.Store
+	support  *support.Store // the support area's domain, on store
 	temporal client.Client
 	redis    redis.UniversalClient
 	log      *slog.Logger
@@ -102,6 +104,7 @@ func New(deps Deps) *Server {
 	if s.now == nil {
 		s.now = func() time.Time { return time.Now().UTC() }
 	}
+	s.support = support.NewStore(s.store)
 	s.keyUsage = models.NewKeyUsage(s.store)
 	s.tokens = auth.NewTokens(s.store, deps.Config.PublicBaseURL, s.now)
 	s.replays = newReplayGuard(s.redis, s.now)
@@ -172,6 +175,7 @@ func New(deps Deps) *Server {
 	s.registerUsage()
 	s.registerBudgets()
 	s.registerSubscriptions()
+	s.registerSupport()
 	return s
 }
 

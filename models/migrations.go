@@ -201,6 +201,11 @@ func migrations() []*gormigrate.Migration {
 				return tx.Migrator().DropColumn(&User{}, "Permissions")
 			},
 		},
+		{
+			ID:       "202611260070_support_tickets",
+			Migrate:  migrateSupportV1,
+			Rollback: rollbackSupportV1,
+		},
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/support"
 )
 
 // Store returns a models.Store on a fresh, migrated database private to t
@@ -31,13 +32,17 @@ func Store(t testing.TB) *models.Store {
 }
 
 // SeededStore returns a Store after models.Store.Seed (catalog, provider and
-// demo tenant), and what Seed returned.
+// demo tenant) and the support seed (categories and SLA targets), and what
+// models.Store.Seed returned.
 func SeededStore(t testing.TB) (*models.Store, *models.SeedResult) {
 	t.Helper()
 	store := Store(t)
 	seeded, err := store.Seed(context.Background())
 	if err != nil {
 		t.Fatalf("testenv: seed database: %v", err)
+	}
+	if err := support.NewStore(store).Seed(context.Background()); err != nil {
+		t.Fatalf("testenv: seed support categories: %v", err)
 	}
 	return store, seeded
 }

@@ -34,6 +34,7 @@ import (
 	"github.com/telcoplatform/platform/config"
 	"github.com/telcoplatform/platform/events"
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/support"
 	"github.com/telcoplatform/platform/notify"
 	"github.com/telcoplatform/platform/ratelimit"
 	"github.com/telcoplatform/platform/redisconn"
@@ -102,6 +103,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		res, err := store.Seed(ctx)
 		if err != nil {
 			return fmt.Errorf("seed: %w", err)
+		}
+		if err := support.NewStore(store).Seed(ctx); err != nil {
+			return err
 		}
 		if err := bootstrapKeys(ctx, log, cfg, store, res); err != nil {
 			return err

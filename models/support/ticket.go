@@ -1,0 +1,352 @@
+package support
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/telcoplatform/platform/models"
+)
+
+// Contact is who the provider talks to about a ticket.
+type Contact struct {
+	Name  string `json:"name,omitempty"`
+	Email string `json:"email,omitempty"`
+	Phone string `json:"phone,omitempty"`
+	Role  string `json:"role,omitempty"`
+}
+
+// Location is where the problem is.
+type Location struct {
+	SiteID   string `json:"site_id,omitempty"`
+	Address  string `json:"address,omitempty"`
+	Timezone string `json:"timezone,omitempty"`
+}
+
+// Ticket is a customer's support request. It belongs to one organization
+// and environment (a sandbox key sees sandbox tickets only), keeps the SLA
+// policy it was opened under (targets and due times), its escalation state
+// and, in TicketHistory, every change made to it.
+type Ticket struct {
+	ID string `gorm:"primaryKey;size:40"`
+	models.Tenant
+	Number          string         `gorm:"size:20;not null;uniqueIndex"`
+	Title           string         `gorm:"size:200;not null"`
+	Description     string         `gorm:"type:text"`
+	CustomerID      string         `gorm:"size:40;not null;index"`
+	Status          string         `gorm:"size:16;not null;index"`
+	Priority        string         `gorm:"size:16;not null;index"`
+	Severity        string         `gorm:"size:32"`
+	Category        string         `gorm:"size:40;not null;index"`
+	Subcategory     string         `gorm:"size:40"`
+	ServiceAffected string         `gorm:"size:64"`
+	Contact         Contact        `gorm:"serializer:json;type:text"`
+	Location        Location       `gorm:"serializer:json;type:text"`
+	Metadata        map[string]any `gorm:"serializer:json;type:text"`
+	AssignedTo      string         `gorm:"size:40;index"`
+	// The SLA policy: targets in minutes (from the category and priority),
+	// and the due times computed from them.
+	SLAResponseMinutes   int        `gorm:"not null"`
+	SLAResolutionMinutes int        `gorm:"not null"`
+	ResponseDue          time.Time  `gorm:"not null"`
+	ResolutionDue        time.Time  `gorm:"not null"`
+	RespondedAt          *time.Time ``
+	Escalated            bool       `gorm:"not null;default:false"`
+	EscalationLevel      int        `gorm:"not null;default:0"`
+	EscalationReason     string     `gorm:"size:500"`
+	EscalatedAt          *time.Time ``
+	EstimatedResolution  *time.Time ``
+	InternalNotes        string     `gorm:"type:text"` // staff only
+	RootCause            string     `gorm:"size:2000"`
+	VendorTicket         string     `gorm:"size:100"`
+	CreatedBy            string     `gorm:"size:40;not null"`
+	ResolvedAt           *time.Time ``
+	ClosedAt             *time.Time ``
+	CreatedAt            time.Time  `gorm:"not null;index"`
+	UpdatedAt            time.Time  `gorm:"not null"`
+
+	// Agent is the assigned agent (filled by Get and List when assigned).
+	Agent *models.User `gorm:"-"`
+}
+
+// TableName is the tickets table.
+func (Ticket) TableName() string { return "support_tickets" }
+
+// ResponseMet reports whether the first response came within its target
+// (false while there is none).
+func (t *Ticket) ResponseMet() bool {
+	return t.RespondedAt != nil && !t.RespondedAt.After(t.ResponseDue)
+}
+
+// TimeRemaining is the time left until the resolution is due, in whole
+// minutes: negative when overdue, zero once resolved or closed.
+func (t *Ticket) TimeRemaining(now time.Time) time.Duration {
+	if t.Status == StatusResolved || t.Status == StatusClosed {
+		return 0
+	}
+	return t.ResolutionDue.Sub(now).Truncate(time.Minute)
+}
+
+// EventData is the data of every ticket event: data.ticket.
+func (t *Ticket) EventData() map[string]any {
+	return map[string]any{"ticket": map[string]any{
+		"id": t.ID, "number": t.Number, "title": t.Title, "status": t.Status, "priority": t.Priority,
+		"escalation_level": t.EscalationLevel, "escalation_reason": t.EscalationReason, "customer_id": t.CustomerID,
+	}}
+}
+
+// HistoryEntry is one change of a ticket: a field, its old and new value,
+// who changed it and when. Entries marked internal (internal notes) are
+// shown to provider staff only.
+type HistoryEntry struct {
+	ID string `gorm:"primaryKey;size:40"`
+	models.Tenant
+	TicketID  string    `gorm:"size:40;not null;index"`
+	Field     string    `gorm:"size:40;not null"`
+	OldValue  string    `gorm:"type:text"`
+	NewValue  string    `gorm:"type:text"`
+	ActorID   string    `gorm:"size:40;not null"`
+	ActorType string    `gorm:"size:16;not null"`
+	Internal  bool      `gorm:"not null;default:false"`
+	CreatedAt time.Time `gorm:"not null;index"`
+}
+
+// TableName is the ticket history table.
+func (HistoryEntry) TableName() string { return "support_ticket_history" }
+
+// counter is the row that numbers tickets (one sequence for the platform).
+type counter struct {
+	Name  string `gorm:"primaryKey;size:40"`
+	Value int64  `gorm:"not null;default:0"`
+}
+
+func (counter) TableName() string { return "support_counters" }
+
+const ticketCounter = "ticket_number"
+
+// nextNumber takes the next ticket number inside tx. The UPDATE locks the
+// counter row until tx ends (PostgreSQL row lock; SQLite's one writer), so
+// concurrent creations never get the same number.
+func nextNumber(tx *gorm.DB) (string, error) {
+	res := tx.Model(&counter{}).Where("name = ?", ticketCounter).Update("value", gorm.Expr("value + 1"))
+	if res.Error != nil {
+		return "", dbErr(res.Error)
+	}
+	if res.RowsAffected == 0 {
+		if err := tx.Create(&counter{Name: ticketCounter, Value: 1}).Error; err != nil {
+			return "", dbErr(err)
+		}
+	}
+	var c counter
+	if err := tx.Where("name = ?", ticketCounter).Take(&c).Error; err != nil {
+		return "", dbErr(err)
+	}
+	return fmt.Sprintf("TKT-%06d", c.Value), nil
+}
+
+// CreateTicket opens a ticket for p after validating in (see Validate),
+// with the SLA targets of its category and priority, and writes
+// ticket.created in the same transaction. Customers open tickets for their
+// own organization; provider staff name the customer with customer_id.
+// Errors: VALIDATION_ERROR.
+func (s *Store) CreateTicket(ctx context.Context, p *models.Principal, in TicketInput) (*Ticket, error) {
+	cats, err := s.ListCategories(ctx)
+	if err != nil {
+		return nil, err
+	}
+	in.normalise()
+	v := in.Validate(cats)
+	org, orgErr := s.customerOrganization(ctx, p, in.CustomerID)
+	if orgErr != nil {
+		v.Add("customer_id", orgErr.Error())
+	}
+	if err := v.Err(); err != nil {
+		return nil, err
+	}
+	cat := categoryByID(cats, in.Category)
+	if in.Priority == "" {
+		in.Priority = cat.DefaultPriority
+	}
+	target, ok := cat.Target(in.Priority)
+	if !ok {
+		target = SLATarget{ResponseMinutes: DefaultSLATargets()[in.Priority][0], ResolutionMinutes: DefaultSLATargets()[in.Priority][1]}
+	}
+	now := s.now()
+	t := &Ticket{
+		ID: models.NewID(models.PrefixTicket), Title: in.Title, Description: in.Description, CustomerID: org.CustomerID,
+		Status: StatusOpen, Priority: in.Priority, Severity: in.Severity, Category: in.Category, Subcategory: in.Subcategory,
+		ServiceAffected: in.ServiceAffected, Contact: in.Contact, Location: in.Location, Metadata: in.Metadata,
+		SLAResponseMinutes: target.ResponseMinutes, SLAResolutionMinutes: target.ResolutionMinutes,
+		ResponseDue:   now.Add(time.Duration(target.ResponseMinutes) * time.Minute),
+		ResolutionDue: now.Add(time.Duration(target.ResolutionMinutes) * time.Minute),
+		CreatedBy:     actorID(p), CreatedAt: now, UpdatedAt: now,
+	}
+	err = s.core.Tx(ctx, models.TenantScope(org.ID, p.Environment), func(tx *gorm.DB) error {
+		num, err := nextNumber(tx)
+		if err != nil {
+			return err
+		}
+		t.Number = num
+		if err := tx.Create(t).Error; err != nil {
+			return dbErr(err)
+		}
+		h := &HistoryEntry{ID: models.NewID(PrefixHistory), TicketID: t.ID, Field: "status", NewValue: StatusOpen,
+			ActorID: actorID(p), ActorType: actorType(p), CreatedAt: now}
+		if err := tx.Create(h).Error; err != nil {
+			return dbErr(err)
+		}
+		return models.RecordEvent(tx, models.NewEvent(EventTicketCreated, t.ID, t.EventData()))
+	})
+	if err != nil {
+		return nil, models.AsError(err)
+	}
+	return t, nil
+}
+
+// customerOrganization returns the organization a new ticket belongs to:
+// the caller's own for customers (a customer_id, if given, must be theirs);
+// the organization of customer_id for provider staff, who must give one.
+func (s *Store) customerOrganization(ctx context.Context, p *models.Principal, customerID string) (*models.Organization, error) {
+	db := s.core.In(ctx, models.SystemScope())
+	var org models.Organization
+	if !isStaff(p) {
+		if err := db.Where("id = ?", p.OrganizationID).Take(&org).Error; err != nil {
+			return nil, errors.New("the caller's organization was not found")
+		}
+		if customerID != "" && customerID != org.CustomerID {
+			return nil, errors.New("names no customer the caller may open tickets for")
+		}
+		return &org, nil
+	}
+	if customerID == "" {
+		return nil, errors.New("is required when provider staff open a ticket")
+	}
+	err := db.Where("customer_id = ? AND provider = ?", customerID, false).Take(&org).Error
+	if err != nil {
+		return nil, errors.New("names no customer")
+	}
+	return &org, nil
+}
+
+// GetTicket returns one ticket visible to p, with its assigned agent.
+// Errors: NOT_FOUND.
+func (s *Store) GetTicket(ctx context.Context, p *models.Principal, id string) (*Ticket, error) {
+	var t Ticket
+	err := s.core.In(ctx, p.Scope()).Where("id = ?", id).Take(&t).Error
+	if err != nil {
+		return nil, notFoundOr(err, "ticket")
+	}
+	s.fillAgents(ctx, []*Ticket{&t})
+	return &t, nil
+}
+
+// TicketFilter narrows a list of tickets; empty fields do not filter.
+type TicketFilter struct {
+	CustomerID   string
+	Status       []string
+	Priority     []string
+	Category     string
+	AssignedTo   string
+	CreatedAfter string // RFC 3339
+}
+
+// ticketSorts are the fields a ticket list sorts by.
+var ticketSorts = models.SortFields{"created_at": "created_at", "updated_at": "updated_at", "priority": "priority", "status": "status", "number": "number"}
+
+// ListTickets returns a page of the tickets visible to p that f selects,
+// newest first by default. Errors: VALIDATION_ERROR.
+func (s *Store) ListTickets(ctx context.Context, p *models.Principal, f TicketFilter, page models.PageRequest) ([]Ticket, int64, error) {
+	var v models.Validator
+	for _, st := range f.Status {
+		v.Check(validStatus(st), "status", "must be one of "+joinList(Statuses()))
+	}
+	for _, pr := range f.Priority {
+		v.Check(priorityRank(pr) >= 0, "priority", "must be one of "+joinList(Priorities()))
+	}
+	var after time.Time
+	if f.CreatedAfter != "" {
+		var err error
+		after, err = time.Parse(time.RFC3339, f.CreatedAfter)
+		v.Check(err == nil, "created_after", "must be an RFC 3339 timestamp")
+	}
+	if err := v.Err(); err != nil {
+		return nil, 0, err
+	}
+	q := s.core.In(ctx, p.Scope()).Model(&Ticket{})
+	if f.CustomerID != "" {
+		q = q.Where("customer_id = ?", f.CustomerID)
+	}
+	if len(f.Status) > 0 {
+		q = q.Where("status IN ?", f.Status)
+	}
+	if len(f.Priority) > 0 {
+		q = q.Where("priority IN ?", f.Priority)
+	}
+	if f.Category != "" {
+		q = q.Where("category = ?", f.Category)
+	}
+	if f.AssignedTo != "" {
+		q = q.Where("assigned_to = ?", f.AssignedTo)
+	}
+	if !after.IsZero() {
+		q = q.Where("created_at > ?", after.UTC())
+	}
+	var out []Ticket
+	total, err := models.Paginate(q, page, ticketSorts, &out)
+	if err != nil {
+		return nil, 0, err
+	}
+	ptrs := make([]*Ticket, len(out))
+	for i := range out {
+		ptrs[i] = &out[i]
+	}
+	s.fillAgents(ctx, ptrs)
+	return out, total, nil
+}
+
+// fillAgents loads the assigned agent of each ticket.
+func (s *Store) fillAgents(ctx context.Context, ts []*Ticket) {
+	var ids []string
+	for _, t := range ts {
+		if t.AssignedTo != "" {
+			ids = append(ids, t.AssignedTo)
+		}
+	}
+	if len(ids) == 0 {
+		return
+	}
+	var users []models.User
+	if err := s.core.In(ctx, models.SystemScope()).Where("id IN ?", ids).Find(&users).Error; err != nil {
+		return
+	}
+	for _, t := range ts {
+		for i := range users {
+			if users[i].ID == t.AssignedTo {
+				t.Agent = &users[i]
+			}
+		}
+	}
+}
+
+// TicketHistory returns a page of the changes of a ticket visible to p,
+// oldest first; customers do not see internal entries. Errors: NOT_FOUND,
+// VALIDATION_ERROR (sort).
+func (s *Store) TicketHistory(ctx context.Context, p *models.Principal, ticketID string, page models.PageRequest) ([]HistoryEntry, int64, error) {
+	t, err := s.GetTicket(ctx, p, ticketID)
+	if err != nil {
+		return nil, 0, err
+	}
+	q := s.core.In(ctx, models.TenantScope(t.OrganizationID, t.Environment)).Model(&HistoryEntry{}).Where("ticket_id = ?", t.ID)
+	if !isStaff(p) {
+		q = q.Where("internal = ?", false)
+	}
+	if len(page.Sort) == 0 {
+		page.Sort = []models.SortField{{Field: "created_at"}}
+	}
+	var out []HistoryEntry
+	total, err := models.Paginate(q, page, models.SortFields{"created_at": "created_at"}, &out)
+	return out, total, err
+}

@@ -1,0 +1,321 @@
+package support
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+
+	"github.com/telcoplatform/platform/models"
+)
+
+// UpdateInput is the body of a ticket update; nil fields are left as they
+// are. AssignedTo "" unassigns the ticket.
+type UpdateInput struct {
+	Status              *string
+	Priority            *string
+	AssignedTo          *string
+	EstimatedResolution *string // RFC 3339
+	InternalNotes       *string
+	CustomerUpdate      *string
+	RootCause           *string
+	EscalationLevel     *int
+	VendorTicket        *string
+}
+
+// staffFields lists the fields of in that only provider staff may set.
+func (in *UpdateInput) staffFields() []string {
+	var out []string
+	add := func(set bool, name string) {
+		if set {
+			out = append(out, name)
+		}
+	}
+	add(in.AssignedTo != nil, "assigned_to")
+	add(in.EstimatedResolution != nil, "estimated_resolution")
+	add(in.InternalNotes != nil, "internal_notes")
+	add(in.RootCause != nil, "metadata.root_cause")
+	add(in.EscalationLevel != nil, "metadata.escalation_level")
+	add(in.VendorTicket != nil, "metadata.vendor_ticket")
+	return out
+}
+
+// UpdateResult is an updated ticket and what the update did.
+type UpdateResult struct {
+	Ticket *Ticket
+	// Changed lists the fields that changed (history entries written).
+	Changed []string
+	// Comment is the customer-visible comment made of customer_update.
+	Comment *Comment
+	// Events are the names of the events written.
+	Events []string
+}
+
+// UpdateTicket applies in to a ticket visible to p. Customers may change
+// the status (reopen a resolved ticket, or close it), the priority and add
+// a customer_update; the other fields are provider staff's. Every change is
+// appended to the history; raising the priority to critical escalates the
+// ticket (sla.escalated, escalation_reason, ticket.escalated); the update
+// writes ticket.updated, plus ticket.resolved when it resolves the ticket.
+// Errors: NOT_FOUND, INSUFFICIENT_PERMISSIONS, VALIDATION_ERROR,
+// INVALID_STATE_TRANSITION.
+func (s *Store) UpdateTicket(ctx context.Context, p *models.Principal, id string, in UpdateInput) (*UpdateResult, error) {
+	cur, err := s.GetTicket(ctx, p, id)
+	if err != nil {
+		return nil, err
+	}
+	staff := isStaff(p)
+	if !staff {
+		if f := in.staffFields(); len(f) > 0 {
+			return nil, models.Errorf(models.CodeInsufficientPermissions, "only provider staff may set %s", strings.Join(f, ", ")).WithDetail("fields", f)
+		}
+	}
+	agent, eta, err := s.validateUpdate(ctx, p, &in)
+	if err != nil {
+		return nil, err
+	}
+	res := &UpdateResult{}
+	now := s.now()
+	err = s.core.Tx(ctx, models.TenantScope(cur.OrganizationID, cur.Environment), func(tx *gorm.DB) error {
+		var t Ticket
+		if err := tx.Clauses(lockForUpdate(tx)...).Where("id = ?", cur.ID).Take(&t).Error; err != nil {
+			return notFoundOr(err, "ticket")
+		}
+		c := &change{tx: tx, t: &t, p: p, now: now}
+		if in.Status != nil && *in.Status != t.Status {
+			if !staff && !(*in.Status == StatusClosed || (*in.Status == StatusOpen && t.Status == StatusResolved)) {
+				return models.Errorf(models.CodeInsufficientPermissions, "customers may only reopen a resolved ticket or close a ticket; other status changes are provider staff's").
+					WithDetail("allowed", customerStatuses)
+			}
+			if err := c.setStatus(*in.Status); err != nil {
+				return err
+			}
+		}
+		if in.Priority != nil && *in.Priority != t.Priority {
+			old := t.Priority
+			c.set("priority", old, *in.Priority, false, func() { t.Priority = *in.Priority })
+			if *in.Priority == PriorityCritical && priorityRank(old) < priorityRank(PriorityCritical) {
+				c.escalate(fmt.Sprintf("priority upgraded from %s to critical", old), 1)
+			}
+		}
+		if in.AssignedTo != nil && *in.AssignedTo != t.AssignedTo {
+			c.set("assigned_to", t.AssignedTo, *in.AssignedTo, false, func() { t.AssignedTo = *in.AssignedTo })
+			t.Agent = agent
+		}
+		if eta != nil {
+			old := ""
+			if t.EstimatedResolution != nil {
+				old = models.Timestamp(*t.EstimatedResolution)
+			}
+			if e := eta.UTC(); old != models.Timestamp(e) {
+				c.set("estimated_resolution", old, models.Timestamp(e), false, func() { t.EstimatedResolution = &e })
+			}
+		}
+		if in.InternalNotes != nil && *in.InternalNotes != t.InternalNotes {
+			c.set("internal_notes", t.InternalNotes, *in.InternalNotes, true, func() { t.InternalNotes = *in.InternalNotes })
+		}
+		if in.RootCause != nil && *in.RootCause != t.RootCause {
+			c.set("root_cause", t.RootCause, *in.RootCause, false, func() { t.RootCause = *in.RootCause })
+		}
+		if in.VendorTicket != nil && *in.VendorTicket != t.VendorTicket {
+			c.set("vendor_ticket", t.VendorTicket, *in.VendorTicket, false, func() { t.VendorTicket = *in.VendorTicket })
+		}
+		if in.EscalationLevel != nil && *in.EscalationLevel != t.EscalationLevel {
+			lvl := *in.EscalationLevel
+			if lvl > t.EscalationLevel {
+				c.escalate(fmt.Sprintf("escalation level raised to %d", lvl), lvl)
+			} else {
+				c.set("escalation_level", strconv.Itoa(t.EscalationLevel), strconv.Itoa(lvl), false, func() { t.EscalationLevel = lvl })
+			}
+		}
+		if in.CustomerUpdate != nil && strings.TrimSpace(*in.CustomerUpdate) != "" {
+			cm, err := s.newComment(ctx, p, &t, CommentInput{Content: *in.CustomerUpdate, Type: CommentCustomerUpdate, Visibility: VisibilityCustomer}, now)
+			if err != nil {
+				return err
+			}
+			if err := tx.Create(cm).Error; err != nil {
+				return dbErr(err)
+			}
+			if err := models.RecordEvent(tx, models.NewEvent(EventCommentAdded, t.ID, cm.EventData(&t))); err != nil {
+				return err
+			}
+			res.Comment = cm
+			if staff && t.RespondedAt == nil {
+				t.RespondedAt = &now
+			}
+			c.changed = append(c.changed, "customer_update")
+		}
+		if len(c.changed) == 0 {
+			res.Ticket = &t
+			return nil
+		}
+		if err := c.flush(); err != nil {
+			return err
+		}
+		res.Ticket, res.Changed, res.Events = &t, c.changed, c.events
+		return nil
+	})
+	if err != nil {
+		return nil, models.AsError(err)
+	}
+	if res.Ticket.Agent == nil {
+		s.fillAgents(ctx, []*Ticket{res.Ticket})
+	}
+	return res, nil
+}
+
+// validateUpdate checks the values of in; it returns the agent named by
+// assigned_to and the parsed estimated_resolution.
+func (s *Store) validateUpdate(ctx context.Context, p *models.Principal, in *UpdateInput) (*models.User, *time.Time, error) {
+	var v models.Validator
+	if in.Status != nil {
+		v.Check(validStatus(*in.Status), "status", "must be one of "+joinList(Statuses()))
+	}
+	if in.Priority != nil {
+		v.Check(priorityRank(*in.Priority) >= 0, "priority", "must be one of "+joinList(Priorities()))
+	}
+	var agent *models.User
+	if in.AssignedTo != nil && *in.AssignedTo != "" {
+		var u models.User
+		err := s.core.In(ctx, models.SystemScope()).Where("id = ? AND role IN ?", *in.AssignedTo, []models.Role{models.RoleAgent, models.RoleAdmin}).Take(&u).Error
+		if err != nil {
+			v.Add("assigned_to", "must be the id (usr_) of a provider agent, or empty to unassign")
+		} else {
+			agent = &u
+		}
+	}
+	var eta *time.Time
+	if in.EstimatedResolution != nil {
+		t, err := time.Parse(time.RFC3339, *in.EstimatedResolution)
+		if err != nil {
+			v.Add("estimated_resolution", "must be an RFC 3339 timestamp such as 2026-12-01T17:00:00Z")
+		} else {
+			eta = &t
+		}
+	}
+	if in.InternalNotes != nil {
+		checkLen(&v, "internal_notes", *in.InternalNotes, MaxInternalNotes)
+	}
+	if in.CustomerUpdate != nil {
+		checkLen(&v, "customer_update", *in.CustomerUpdate, MaxComment)
+	}
+	if in.RootCause != nil {
+		checkLen(&v, "metadata.root_cause", *in.RootCause, MaxRootCause)
+	}
+	if in.VendorTicket != nil {
+		checkLen(&v, "metadata.vendor_ticket", *in.VendorTicket, MaxVendorTicket)
+	}
+	if in.EscalationLevel != nil {
+		v.Check(*in.EscalationLevel >= 0 && *in.EscalationLevel <= MaxEscalationStep, "metadata.escalation_level", "must be between 0 and "+itoa(MaxEscalationStep))
+	}
+	return agent, eta, v.Err()
+}
+
+// lockForUpdate locks the row read on PostgreSQL (SQLite has one writer).
+func lockForUpdate(tx *gorm.DB) []clause.Expression {
+	if models.IsSQLite(tx) {
+		return nil
+	}
+	return []clause.Expression{clause.Locking{Strength: "UPDATE"}}
+}
+
+// change collects the changes made to a ticket in one transaction.
+type change struct {
+	tx      *gorm.DB
+	t       *Ticket
+	p       *models.Principal
+	now     time.Time
+	changed []string
+	history []HistoryEntry
+	events  []string
+}
+
+// set applies one field change and records it in the history.
+func (c *change) set(field, old, new string, internal bool, apply func()) {
+	apply()
+	c.changed = append(c.changed, field)
+	c.history = append(c.history, HistoryEntry{ID: models.NewID(PrefixHistory), TicketID: c.t.ID, Field: field, OldValue: old, NewValue: new,
+		ActorID: actorID(c.p), ActorType: actorType(c.p), Internal: internal, CreatedAt: c.now})
+}
+
+// setStatus moves the ticket along the transition table.
+func (c *change) setStatus(to string) error {
+	t := c.t
+	if err := checkTransition(t.ID, t.Status, to); err != nil {
+		return err
+	}
+	from := t.Status
+	c.set("status", from, to, false, func() { t.Status = to })
+	switch to {
+	case StatusResolved:
+		t.ResolvedAt = &c.now
+		c.events = append(c.events, EventTicketResolved)
+	case StatusClosed:
+		t.ClosedAt = &c.now
+	case StatusOpen, StatusInProgress:
+		if from == StatusResolved {
+			t.ResolvedAt = nil
+		}
+	case StatusEscalated:
+		c.escalate("status set to escalated", 1)
+	}
+	if isStaff(c.p) && from == StatusOpen && t.RespondedAt == nil {
+		t.RespondedAt = &c.now
+	}
+	return nil
+}
+
+// escalate marks the ticket escalated with reason, at level at least
+// minLevel, and writes ticket.escalated.
+func (c *change) escalate(reason string, minLevel int) {
+	t := c.t
+	old := strconv.Itoa(t.EscalationLevel)
+	if minLevel > t.EscalationLevel {
+		c.set("escalation_level", old, strconv.Itoa(minLevel), false, func() { t.EscalationLevel = minLevel })
+	}
+	c.set("escalation_reason", t.EscalationReason, reason, false, func() { t.EscalationReason = reason })
+	t.Escalated, t.EscalatedAt = true, &c.now
+	if !containsString(c.events, EventTicketEscalated) {
+		c.events = append(c.events, EventTicketEscalated)
+	}
+}
+
+// flush saves the ticket, its history entries and its events.
+func (c *change) flush() error {
+	c.t.UpdatedAt = c.now
+	if err := c.tx.Model(c.t).Select("*").Omit("id", "created_at", "number", "organization_id", "environment", "created_by").Updates(c.t).Error; err != nil {
+		return dbErr(err)
+	}
+	if len(c.history) > 0 {
+		if err := c.tx.Create(&c.history).Error; err != nil {
+			return dbErr(err)
+		}
+	}
+	data := c.t.EventData()
+	data["changes"] = c.changed
+	if err := models.RecordEvent(c.tx, models.NewEvent(EventTicketUpdated, c.t.ID, data)); err != nil {
+		return err
+	}
+	events := []string{EventTicketUpdated}
+	for _, name := range c.events {
+		if err := models.RecordEvent(c.tx, models.NewEvent(name, c.t.ID, c.t.EventData())); err != nil {
+			return err
+		}
+		events = append(events, name)
+	}
+	c.events = events
+	return nil
+}
+
+func containsString(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
