@@ -34,6 +34,7 @@ var statusOf = map[models.Code]int{
 	models.CodeServiceConflict:         http.StatusConflict,
 	models.CodeInvalidStateTransition:  http.StatusConflict,
 	models.CodeIdempotencyKeyInUse:     http.StatusConflict,
+	models.CodeAlreadyExists:           http.StatusConflict,
 	models.CodeResourceLimit:           http.StatusConflict,
 	models.CodePayloadTooLarge:         http.StatusRequestEntityTooLarge,
 	models.CodeUnsupportedMediaType:    http.StatusUnsupportedMediaType,
@@ -60,7 +61,7 @@ func HTTPStatus(code models.Code) int {
 type ErrorDetail struct {
 	Code      models.Code    `json:"code" example:"VALIDATION_ERROR"`
 	Message   string         `json:"message" example:"name: is required"`
-	Details   map[string]any `json:"details,omitempty"`
+	Details   map[string]any `json:"details" doc:"Details of the error; an empty object when there are none"`
 	RequestID string         `json:"request_id" example:"req_3fK9aZ"`
 }
 
@@ -100,7 +101,11 @@ func newErrorBody(ctx context.Context, log *slog.Logger, err error) *ErrorBody {
 	if status >= 500 && log != nil {
 		log.ErrorContext(ctx, "request failed", "request_id", info.RequestID, "code", e.Code, "error", err)
 	}
-	body := &ErrorBody{status: status, Error: ErrorDetail{Code: e.Code, Message: e.Message, Details: e.Details, RequestID: info.RequestID}}
+	details := e.Details
+	if details == nil {
+		details = map[string]any{}
+	}
+	body := &ErrorBody{status: status, Error: ErrorDetail{Code: e.Code, Message: e.Message, Details: details, RequestID: info.RequestID}}
 	if ra, ok := e.Details["retry_after"]; ok && (status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable) {
 		body.headers = map[string]string{"Retry-After": toString(ra)}
 	}

@@ -177,7 +177,7 @@ func (s *Store) RemovePaymentMethod(ctx context.Context, p *Principal, accountID
 			used = append(used, "subscription "+sub.ID)
 		}
 		if len(used) > 0 {
-			return Errorf(CodeServiceConflict, "payment method %s is in use: %s; change that first", id, strings.Join(used, ", ")).WithDetail("used_by", used)
+			return Errorf(CodeInvalidStateTransition, "payment method %s is in use: %s; change that first", id, strings.Join(used, ", ")).WithDetail("used_by", used)
 		}
 		now := s.Now()
 		if err := tx.Model(&PaymentMethod{}).Where("id = ?", id).Updates(map[string]any{"removed_at": now, "updated_at": now}).Error; err != nil {
