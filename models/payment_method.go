@@ -153,7 +153,7 @@ func (s *Store) PaymentMethodIn(ctx context.Context, scope Scope, accountID, id 
 // RemovePaymentMethod detaches a payment method from an account visible to
 // p. The row is kept (payments name it) but can no longer be used. A method
 // that auto-pay or an active subscription relies on cannot be removed.
-// Errors: NOT_FOUND, SERVICE_CONFLICT (details.used_by).
+// Errors: NOT_FOUND, INVALID_STATE_TRANSITION (details.used_by).
 func (s *Store) RemovePaymentMethod(ctx context.Context, p *Principal, accountID, id string) error {
 	acct, err := s.GetAccount(ctx, p, accountID)
 	if err != nil {
