@@ -235,6 +235,14 @@ func validationFromHuma(msg string, errs []error) *models.Error {
 // wrong methods, oversized bodies, panics, middleware failures) in the
 // documented shape.
 func (s *Server) fiberErrorHandler(c *fiber.Ctx, err error) error {
+	if requestInfoFrom(c.UserContext()).RequestID == "" {
+		// Refused before any middleware ran (a body above the server's
+		// ceiling): give the answer the request id, version and rate-limit
+		// headers that every answer carries.
+		_ = s.startRequest(c)
+		s.setClientInfo(c)
+		s.countAnonymously(c)
+	}
 	var fe *fiber.Error
 	if errors.As(err, &fe) {
 		switch fe.Code {
@@ -245,7 +253,7 @@ func (s *Server) fiberErrorHandler(c *fiber.Ctx, err error) error {
 			c.Set(fiber.HeaderAllow, strings.Join(allow, ", "))
 			err = models.Errorf(models.CodeMethodNotAllowed, "%s is not allowed here; allowed: %s", c.Method(), strings.Join(allow, ", "))
 		case fiber.StatusRequestEntityTooLarge:
-			err = models.Errorf(models.CodePayloadTooLarge, "the request body is too large")
+			err = bodyTooLarge(s.bodyLimit(c.Method(), c.Path()))
 		case fiber.StatusUnsupportedMediaType:
 			err = models.Errorf(models.CodeUnsupportedMediaType, "send the body as application/json")
 		case fiber.StatusBadRequest:

@@ -2,8 +2,10 @@ package api
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -16,8 +18,23 @@ import (
 	"github.com/telcoplatform/platform/ratelimit"
 )
 
-// anonymousLimits apply per client IP to requests without a valid credential.
-var anonymousLimits = models.RateLimits{Hourly: 1000, Burst: 100}
+// Default anonymous limits, per client address, of requests without a valid
+// credential (ANONYMOUS_HOURLY_LIMIT and ANONYMOUS_BURST_LIMIT change them).
+const (
+	defaultAnonymousHourly = 1000
+	defaultAnonymousBurst  = 100
+)
+
+// anonymousLimits returns the configured per-address limits.
+func anonymousLimits(hourly, burst int) models.RateLimits {
+	if hourly <= 0 {
+		hourly = defaultAnonymousHourly
+	}
+	if burst <= 0 {
+		burst = min(defaultAnonymousBurst, hourly)
+	}
+	return models.RateLimits{Hourly: hourly, Burst: burst}
+}
 
 // exemptFromLimits are the unversioned operational paths (DECISIONS 8).
 func exemptFromLimits(path string) bool {
@@ -87,10 +104,13 @@ func (s *Server) rateLimit(c *fiber.Ctx) error {
 	ctx := c.UserContext()
 	p := models.PrincipalFrom(ctx)
 	req := ratelimit.Request{Cost: ratelimit.Cost(c.Method()), Group: EndpointGroup(c.Method(), c.Path())}
-	limits := anonymousLimits
-	if p != nil {
+	limits := s.anonymous
+	switch client, clientLimits, ok := s.oauthClientBudget(c); {
+	case p != nil:
 		req.Key, req.OrgID, limits = "cred:"+p.ID, p.OrganizationID, p.Limits
-	} else {
+	case ok:
+		req.Key, req.OrgID, limits = "cred:"+client.ID, client.OrganizationID, clientLimits
+	default:
 		req.Key = "ip:" + callerIP(c.UserContext())
 	}
 	req.Hourly, req.Burst = limits.Hourly, limits.Burst
@@ -132,6 +152,58 @@ func (s *Server) rateLimit(c *fiber.Ctx) error {
 			WithDetail("limit", limits.Concurrent).WithDetail("retry_after", 1)
 	}
 	return c.Next()
+}
+
+// oauthClientBudget returns the OAuth client that authenticates with its
+// secret (HTTP Basic or client_id and client_secret in the form) on a POST
+// to an OAuth client endpoint, with its organization's limits: such requests
+// count against the client, not against the address's anonymous budget.
+// Anything else (no or wrong credentials, public clients, early refusals)
+// is false.
+func (s *Server) oauthClientBudget(c *fiber.Ctx) (*models.OAuthClient, models.RateLimits, bool) {
+	if c.Method() != fiber.MethodPost || !oauthClientEndpoints[c.Path()] || earlyRefusal(c) != nil {
+		return nil, models.RateLimits{}, false
+	}
+	id, secret := c.FormValue("client_id"), c.FormValue("client_secret")
+	if scheme, creds, ok := strings.Cut(c.Get(fiber.HeaderAuthorization), " "); ok && strings.EqualFold(scheme, "Basic") {
+		raw, err := base64.StdEncoding.DecodeString(strings.TrimSpace(creds))
+		if err != nil {
+			return nil, models.RateLimits{}, false
+		}
+		rawID, rawSecret, _ := strings.Cut(string(raw), ":")
+		if id, err = url.QueryUnescape(rawID); err != nil {
+			return nil, models.RateLimits{}, false
+		}
+		if secret, err = url.QueryUnescape(rawSecret); err != nil {
+			return nil, models.RateLimits{}, false
+		}
+	}
+	if id == "" || secret == "" {
+		return nil, models.RateLimits{}, false
+	}
+	client, limits, err := s.store.ClientRateLimits(c.UserContext(), id, secret)
+	if err != nil {
+		return nil, models.RateLimits{}, false
+	}
+	return client, limits, true
+}
+
+// countAnonymously spends the request from the caller address's anonymous
+// budget and sets the X-RateLimit-* headers, for answers given before the
+// middleware ran (a body above the server's ceiling). Limiter failures are
+// ignored: the answer is an error anyway.
+func (s *Server) countAnonymously(c *fiber.Ctx) {
+	if s.limiter == nil || exemptFromLimits(c.Path()) {
+		return
+	}
+	ctx := c.UserContext()
+	req := ratelimit.Request{Cost: ratelimit.Cost(c.Method()), Key: "ip:" + callerIP(ctx), Hourly: s.anonymous.Hourly, Burst: s.anonymous.Burst}
+	res, err := s.limiter.Allow(ctx, req)
+	if err != nil {
+		s.limiterFailedOpen(ctx, err)
+		return
+	}
+	setRateLimitHeaders(c, res)
 }
 
 func setRateLimitHeaders(c *fiber.Ctx, r ratelimit.Result) {

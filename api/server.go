@@ -59,6 +59,9 @@ type Server struct {
 	keyUsage *models.KeyUsage
 	limiter  *ratelimit.Limiter
 	limits   limiterStats
+	// anonymous are the per-address limits of requests without a valid
+	// credential (ANONYMOUS_HOURLY_LIMIT, ANONYMOUS_BURST_LIMIT).
+	anonymous models.RateLimits
 	v1       *huma.Group
 	tokens   *auth.Tokens // access tokens (JWT) and their signing keys
 	replays  *replayGuard // request signatures already accepted
@@ -102,6 +105,7 @@ func New(deps Deps) *Server {
 	if s.now == nil {
 		s.now = func() time.Time { return time.Now().UTC() }
 	}
+	s.anonymous = anonymousLimits(deps.Config.AnonymousHourly, deps.Config.AnonymousBurst)
 	s.keyUsage = models.NewKeyUsage(s.store)
 	s.tokens = auth.NewTokens(s.store, deps.Config.PublicBaseURL, s.now)
 	s.replays = newReplayGuard(s.redis, s.now)
