@@ -62,10 +62,10 @@ type Server struct {
 	// anonymous are the per-address limits of requests without a valid
 	// credential (ANONYMOUS_HOURLY_LIMIT, ANONYMOUS_BURST_LIMIT).
 	anonymous models.RateLimits
-	v1       *huma.Group
-	tokens   *auth.Tokens // access tokens (JWT) and their signing keys
-	replays  *replayGuard // request signatures already accepted
-	streams  StreamOptions
+	v1        *huma.Group
+	tokens    *auth.Tokens // access tokens (JWT) and their signing keys
+	replays   *replayGuard // request signatures already accepted
+	streams   StreamOptions
 	// openStreams counts open event streams when the limiter cannot.
 	openStreams *localStreams
 	// trustedProxies are TRUSTED_PROXIES, parsed once (see clientIP).
