@@ -255,22 +255,28 @@ type RateLimitUsage struct {
 	Body struct {
 		Envelope
 		CurrentUsage struct {
-			RequestsThisHour int64 `json:"requests_this_hour"`
-			HourlyLimit      int   `json:"hourly_limit"`
-			BurstUsed        int   `json:"burst_used"`
-			BurstLimit       int   `json:"burst_limit"`
+			RequestsThisHour int64 `json:"requests_this_hour" doc:"Requests admitted this hour (a count of requests, not cost units)"`
+			UnitsThisHour    int64 `json:"units_this_hour" doc:"Cost units spent this hour (GET 1, POST and PUT 2, DELETE 3)"`
+			HourlyLimitUnits *int  `json:"hourly_limit_units" nullable:"true" doc:"Hourly limit in cost units; null when unlimited"`
+			HourlyLimit      int   `json:"hourly_limit" doc:"Deprecated: hourly_limit_units (0 when unlimited)"`
+			BurstUsed        int   `json:"burst_used" doc:"Cost units used in the burst window"`
+			BurstLimit       int   `json:"burst_limit" doc:"Burst limit in cost units per 60 s (0 when unlimited)"`
 		} `json:"current_usage"`
-		UsageHistory []struct {
-			Hour       string  `json:"hour"`
-			Requests   int64   `json:"requests"`
-			Percentage float64 `json:"percentage"`
-		} `json:"usage_history"`
+		UsageHistory []UsageHour `json:"usage_history"`
 		ProjectedUsage struct {
 			EndOfHour int64  `json:"end_of_hour"`
 			RiskLevel string `json:"risk_level" enum:"low,medium,high,critical"`
 		} `json:"projected_usage"`
 		MonthlyUsage MonthlyUsage `json:"monthly_usage"`
 	}
+}
+
+// UsageHour is one hour of a credential's use.
+type UsageHour struct {
+	Hour       string  `json:"hour"`
+	Requests   int64   `json:"requests" doc:"Requests admitted in the hour"`
+	Units      int64   `json:"units" doc:"Cost units spent in the hour"`
+	Percentage float64 `json:"percentage" doc:"Units as a percentage of the hourly limit (0 when unlimited)"`
 }
 
 // MonthlyUsage is the organization's API use this calendar month, for overage billing.
@@ -340,18 +346,19 @@ func (s *Server) registerRateLimits() {
 			}
 			out := &RateLimitUsage{}
 			b := &out.Body
-			b.CurrentUsage.RequestsThisHour, b.CurrentUsage.HourlyLimit = cur.HourRequests, p.Limits.Hourly
+			b.CurrentUsage.RequestsThisHour, b.CurrentUsage.UnitsThisHour, b.CurrentUsage.HourlyLimit = cur.HourRequests, cur.HourUnits, p.Limits.Hourly
+			if p.Limits.Hourly > 0 {
+				limit := p.Limits.Hourly
+				b.CurrentUsage.HourlyLimitUnits = &limit
+			}
 			b.CurrentUsage.BurstUsed, b.CurrentUsage.BurstLimit = cur.BurstUsed(), p.Limits.Burst
+			b.UsageHistory = []UsageHour{}
 			for _, h := range hist {
 				pct := 0.0
 				if p.Limits.Hourly > 0 {
 					pct = float64(h.Units) * 100 / float64(p.Limits.Hourly)
 				}
-				b.UsageHistory = append(b.UsageHistory, struct {
-					Hour       string  `json:"hour"`
-					Requests   int64   `json:"requests"`
-					Percentage float64 `json:"percentage"`
-				}{models.Timestamp(h.Hour), h.Requests, float64(int(pct*100)) / 100})
+				b.UsageHistory = append(b.UsageHistory, UsageHour{Hour: models.Timestamp(h.Hour), Requests: h.Requests, Units: h.Units, Percentage: float64(int(pct*100)) / 100})
 			}
 			now := cur.Now
 			if now.IsZero() {
