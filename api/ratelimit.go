@@ -262,7 +262,7 @@ type RateLimitUsage struct {
 			BurstUsed        int   `json:"burst_used" doc:"Cost units used in the burst window"`
 			BurstLimit       int   `json:"burst_limit" doc:"Burst limit in cost units per 60 s (0 when unlimited)"`
 		} `json:"current_usage"`
-		UsageHistory []UsageHour `json:"usage_history"`
+		UsageHistory   []UsageHour `json:"usage_history"`
 		ProjectedUsage struct {
 			EndOfHour int64  `json:"end_of_hour"`
 			RiskLevel string `json:"risk_level" enum:"low,medium,high,critical"`
