@@ -3,6 +3,7 @@ package api_test
 import (
 	"encoding/json"
 	"net/http"
+	"strings"
 	"testing"
 )
 
@@ -45,5 +46,29 @@ func TestConflictCodes(t *testing.T) {
 			h.do("POST", tc.path, h.adminKey, tc.body).decode(http.StatusCreated, nil)
 			h.do("POST", tc.path, h.adminKey, tc.body).wantError(http.StatusConflict, "ALREADY_EXISTS")
 		})
+	}
+}
+
+// TestUnauthorizedChallengesAndRootRedirect: 401 answers carry a Bearer
+// challenge with the realm (error="invalid_token" for a refused token);
+// GET / redirects to the explorer.
+func TestUnauthorizedChallengesAndRootRedirect(t *testing.T) {
+	h := newHarness(t)
+	tests := []struct {
+		key, want string
+	}{
+		{"", `Bearer realm="http://localhost:8080"`},
+		{"not.a.token", `Bearer realm="http://localhost:8080", error="invalid_token"`},
+		{"sk_live_" + strings.Repeat("x", 56), `Bearer realm="http://localhost:8080", error="invalid_token"`},
+	}
+	for _, tc := range tests {
+		res := h.do("GET", "/v1/services", tc.key, nil)
+		if res.status != http.StatusUnauthorized || res.header.Get("WWW-Authenticate") != tc.want {
+			t.Errorf("key %q: %d, WWW-Authenticate %q, want %q", tc.key, res.status, res.header.Get("WWW-Authenticate"), tc.want)
+		}
+	}
+	res := h.do("GET", "/", "", nil)
+	if res.status != http.StatusFound || res.header.Get("Location") != "/docs" {
+		t.Fatalf("GET /: %d, Location %q", res.status, res.header.Get("Location"))
 	}
 }

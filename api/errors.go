@@ -109,7 +109,22 @@ func newErrorBody(ctx context.Context, log *slog.Logger, err error) *ErrorBody {
 	if ra, ok := e.Details["retry_after"]; ok && (status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable) {
 		body.headers = map[string]string{"Retry-After": toString(ra)}
 	}
+	if status == http.StatusUnauthorized {
+		body.headers = map[string]string{"WWW-Authenticate": bearerChallenge(info.Realm, e.Code)}
+	}
 	return body
+}
+
+// bearerChallenge is the WWW-Authenticate header of a 401 (RFC 6750 section
+// 3): the realm, and error="invalid_token" when a credential was presented
+// and refused.
+func bearerChallenge(realm string, code models.Code) string {
+	ch := `Bearer realm="` + strings.ReplaceAll(realm, `"`, "") + `"`
+	switch code {
+	case models.CodeInvalidToken, models.CodeTokenExpired, models.CodeInvalidAPIKey, models.CodeInvalidSignature:
+		ch += `, error="invalid_token"`
+	}
+	return ch
 }
 
 // init installs humaError as huma's error constructor. huma.NewErrorWithContext
