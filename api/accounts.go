@@ -162,6 +162,7 @@ type PaymentMethodsOutput struct {
 	Body struct {
 		Envelope
 		PaymentMethods []PaymentMethodItem `json:"payment_methods"`
+		Pagination     Pagination          `json:"pagination"`
 	}
 }
 
@@ -269,7 +270,14 @@ func (s *Server) registerAccounts() {
 		})
 	register(s, huma.Operation{OperationID: "list-payment-methods", Method: http.MethodGet, Path: "/billing/accounts/{account_id}/payment-methods",
 		Summary: "List payment methods", Tags: tags},
-		access{permission: "billing:read"}, func(ctx context.Context, in *accountPath) (*PaymentMethodsOutput, error) {
+		access{permission: "billing:read"}, func(ctx context.Context, in *struct {
+			ID string `path:"account_id" maxLength:"64" example:"acct_3fK9aZ"`
+			ListParams
+		}) (*PaymentMethodsOutput, error) {
+			pr, err := in.page()
+			if err != nil {
+				return nil, err
+			}
 			acct, err := s.store.GetAccount(ctx, principal(ctx), in.ID)
 			if err != nil {
 				return nil, err
@@ -278,13 +286,15 @@ func (s *Server) registerAccounts() {
 			if err != nil {
 				return nil, err
 			}
+			page, pg := pageOf(pms, pr)
 			out := &PaymentMethodsOutput{}
-			out.Body.PaymentMethods = mapSlice(pms, func(pm *models.PaymentMethod) PaymentMethodItem { return paymentMethodItem(pm, acct.PaymentMethodID) })
+			out.Body.PaymentMethods = mapSlice(page, func(pm *models.PaymentMethod) PaymentMethodItem { return paymentMethodItem(pm, acct.PaymentMethodID) })
+			out.Body.Pagination = pg
 			return out, nil
 		})
 	register(s, huma.Operation{OperationID: "delete-payment-method", Method: http.MethodDelete, Path: "/billing/accounts/{account_id}/payment-methods/{payment_method_id}",
 		Summary: "Remove a payment method", Tags: tags, DefaultStatus: http.StatusNoContent,
-		Description: "A method that auto_pay or an active subscription uses is 409 SERVICE_CONFLICT until that changes."},
+		Description: "A method that auto_pay or an active subscription uses is 409 INVALID_STATE_TRANSITION until that changes."},
 		access{permission: "billing:write", sensitive: true}, func(ctx context.Context, in *struct {
 			ID              string `path:"account_id" maxLength:"64" example:"acct_3fK9aZ"`
 			PaymentMethodID string `path:"payment_method_id" maxLength:"64" example:"pm_3fK9aZ"`

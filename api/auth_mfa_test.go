@@ -78,7 +78,7 @@ func TestMFATOTPChallenge(t *testing.T) {
 	h.do("POST", "/v1/auth/mfa/verify", tok, map[string]any{"method": "totp", "code": code}).decode(http.StatusOK, nil)
 	h.do("POST", "/v1/auth/mfa/verify", tok, map[string]any{"method": "totp", "code": code}).wantError(http.StatusBadRequest, "VALIDATION_ERROR")
 	// Enrolled: setting up again is a conflict.
-	h.do("POST", "/v1/auth/mfa/totp/setup", tok, nil).wantError(http.StatusConflict, "SERVICE_CONFLICT")
+	h.do("POST", "/v1/auth/mfa/totp/setup", tok, nil).wantError(http.StatusConflict, "INVALID_STATE_TRANSITION")
 
 	challenge := func() mfaRequired {
 		t.Helper()

@@ -149,7 +149,7 @@ func TestMutualTLS(t *testing.T) {
 			h.do("POST", "/v1/auth/certificates", key, body).wantError(http.StatusBadRequest, "VALIDATION_ERROR")
 		})
 	}
-	h.do("POST", "/v1/auth/certificates", key, map[string]any{"certificate": client.pem, "name": "again", "permissions": []string{"services:read"}}).wantError(http.StatusConflict, "SERVICE_CONFLICT")
+	h.do("POST", "/v1/auth/certificates", key, map[string]any{"certificate": client.pem, "name": "again", "permissions": []string{"services:read"}}).wantError(http.StatusConflict, "ALREADY_EXISTS")
 
 	// The mutual-TLS listener.
 	pool, base := m.serve(t)

@@ -273,7 +273,7 @@ func TestBillingAccountsAndPaymentMethods(t *testing.T) {
 
 	t.Run("DELETE a payment method", func(t *testing.T) {
 		del := acctPath + "/payment-methods/" + visa.PaymentMethod.ID
-		h.do("DELETE", del, a.liveKey, nil).wantError(409, "SERVICE_CONFLICT") // auto_pay uses it
+		h.do("DELETE", del, a.liveKey, nil).wantError(409, "INVALID_STATE_TRANSITION") // auto_pay uses it
 		h.do("PUT", acctPath+"/preferences", a.liveKey, map[string]any{"auto_pay": false}).decode(200, nil)
 		h.do("DELETE", del, b.liveKey, nil).wantError(404, "NOT_FOUND")
 		if res := h.do("DELETE", del, a.liveKey, nil); res.status != 204 {
@@ -941,7 +941,7 @@ func TestRecurringBillingEndpoints(t *testing.T) {
 		}
 	})
 	t.Run("POST errors", func(t *testing.T) {
-		h.do("POST", "/api/v1/billing/recurring", a.liveKey, map[string]any{"account_id": a.account.ID, "services": []map[string]any{{"service_id": svc1}}}).wantError(409, "SERVICE_CONFLICT")
+		h.do("POST", "/api/v1/billing/recurring", a.liveKey, map[string]any{"account_id": a.account.ID, "services": []map[string]any{{"service_id": svc1}}}).wantError(409, "ALREADY_EXISTS")
 		for name, body := range map[string]map[string]any{
 			"no services":         {"account_id": a.account.ID},
 			"no account":          {"services": []map[string]any{{"service_id": svc1}}},

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
@@ -46,11 +47,24 @@ func (s *Server) bodyLimit(method, path string) int64 {
 // The declared Content-Length is compared first; a chunked body by the bytes
 // received. Only the routes that take attachments accept more than
 // MaxJSONBody.
+// The refusal is answered after rate limiting (see refuseEarly), without
+// authenticating the credential.
 func (s *Server) limitBody(c *fiber.Ctx) error {
 	limit := s.bodyLimit(c.Method(), c.Path())
 	if int64(c.Request().Header.ContentLength()) > limit || int64(len(c.Request().Body())) > limit {
-		return models.Errorf(models.CodePayloadTooLarge, "the request body is too large (at most %d bytes on this endpoint)", limit).
-			WithDetail("max_bytes", limit)
+		refuseEarly(c, bodyTooLarge(limit))
 	}
 	return c.Next()
+}
+
+// bodyTooLarge is the 413 PAYLOAD_TOO_LARGE of a body above limit bytes:
+// the message states the limit, details.limit_bytes (and max_bytes, its
+// older name) give it in bytes.
+func bodyTooLarge(limit int64) error {
+	size := fmt.Sprintf("%d bytes", limit)
+	if limit%(1<<20) == 0 {
+		size = fmt.Sprintf("%d MiB (%d bytes)", limit>>20, limit)
+	}
+	return models.Errorf(models.CodePayloadTooLarge, "the request body is too large: this endpoint accepts at most %s", size).
+		WithDetail("limit_bytes", limit).WithDetail("max_bytes", limit)
 }

@@ -87,10 +87,10 @@ func (s *Server) registerBudgets() {
 			if err != nil {
 				return nil, err
 			}
-			page := all[min(pr.Offset, len(all)):min(pr.Offset+pr.Limit, len(all))]
+			page, pg := pageOf(all, pr)
 			out := &BudgetsOutput{}
 			out.Body.Budgets = mapSlice(page, budgetItem)
-			out.Body.Pagination = newPagination(pr, int64(len(all)))
+			out.Body.Pagination = pg
 			return out, nil
 		})
 }

@@ -10,6 +10,7 @@ import (
 // model) at /openapi.json and /openapi.yaml, the 3.1 original at
 // /openapi-3.1.json, and an explorer whose assets ship with the binary at /docs.
 func (s *Server) registerDocs() {
+	s.App.Get("/", func(c *fiber.Ctx) error { return c.Redirect("/docs", fiber.StatusFound) })
 	document := func(contentType string, render func() ([]byte, error)) fiber.Handler {
 		return func(c *fiber.Ctx) error {
 			b, err := render()

@@ -35,6 +35,7 @@ type requestInfo struct {
 	RequestID string
 	Version   string
 	Logger    *slog.Logger
+	Realm     string // PUBLIC_BASE_URL, the realm of 401 challenges
 }
 
 // loggerFrom returns the server's logger carried by a request context.

@@ -34,6 +34,7 @@ var statusOf = map[models.Code]int{
 	models.CodeServiceConflict:         http.StatusConflict,
 	models.CodeInvalidStateTransition:  http.StatusConflict,
 	models.CodeIdempotencyKeyInUse:     http.StatusConflict,
+	models.CodeAlreadyExists:           http.StatusConflict,
 	models.CodeResourceLimit:           http.StatusConflict,
 	models.CodePayloadTooLarge:         http.StatusRequestEntityTooLarge,
 	models.CodeUnsupportedMediaType:    http.StatusUnsupportedMediaType,
@@ -60,7 +61,7 @@ func HTTPStatus(code models.Code) int {
 type ErrorDetail struct {
 	Code      models.Code    `json:"code" example:"VALIDATION_ERROR"`
 	Message   string         `json:"message" example:"name: is required"`
-	Details   map[string]any `json:"details,omitempty"`
+	Details   map[string]any `json:"details" doc:"Details of the error; an empty object when there are none"`
 	RequestID string         `json:"request_id" example:"req_3fK9aZ"`
 }
 
@@ -100,11 +101,30 @@ func newErrorBody(ctx context.Context, log *slog.Logger, err error) *ErrorBody {
 	if status >= 500 && log != nil {
 		log.ErrorContext(ctx, "request failed", "request_id", info.RequestID, "code", e.Code, "error", err)
 	}
-	body := &ErrorBody{status: status, Error: ErrorDetail{Code: e.Code, Message: e.Message, Details: e.Details, RequestID: info.RequestID}}
+	details := e.Details
+	if details == nil {
+		details = map[string]any{}
+	}
+	body := &ErrorBody{status: status, Error: ErrorDetail{Code: e.Code, Message: e.Message, Details: details, RequestID: info.RequestID}}
 	if ra, ok := e.Details["retry_after"]; ok && (status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable) {
 		body.headers = map[string]string{"Retry-After": toString(ra)}
 	}
+	if status == http.StatusUnauthorized {
+		body.headers = map[string]string{"WWW-Authenticate": bearerChallenge(info.Realm, e.Code)}
+	}
 	return body
+}
+
+// bearerChallenge is the WWW-Authenticate header of a 401 (RFC 6750 section
+// 3): the realm, and error="invalid_token" when a credential was presented
+// and refused.
+func bearerChallenge(realm string, code models.Code) string {
+	ch := `Bearer realm="` + strings.ReplaceAll(realm, `"`, "") + `"`
+	switch code {
+	case models.CodeInvalidToken, models.CodeTokenExpired, models.CodeInvalidAPIKey, models.CodeInvalidSignature:
+		ch += `, error="invalid_token"`
+	}
+	return ch
 }
 
 // init installs humaError as huma's error constructor. huma.NewErrorWithContext
@@ -230,6 +250,14 @@ func validationFromHuma(msg string, errs []error) *models.Error {
 // wrong methods, oversized bodies, panics, middleware failures) in the
 // documented shape.
 func (s *Server) fiberErrorHandler(c *fiber.Ctx, err error) error {
+	if requestInfoFrom(c.UserContext()).RequestID == "" {
+		// Refused before any middleware ran (a body above the server's
+		// ceiling): give the answer the request id, version and rate-limit
+		// headers that every answer carries.
+		_ = s.startRequest(c)
+		s.setClientInfo(c)
+		s.countAnonymously(c)
+	}
 	var fe *fiber.Error
 	if errors.As(err, &fe) {
 		switch fe.Code {
@@ -240,7 +268,7 @@ func (s *Server) fiberErrorHandler(c *fiber.Ctx, err error) error {
 			c.Set(fiber.HeaderAllow, strings.Join(allow, ", "))
 			err = models.Errorf(models.CodeMethodNotAllowed, "%s is not allowed here; allowed: %s", c.Method(), strings.Join(allow, ", "))
 		case fiber.StatusRequestEntityTooLarge:
-			err = models.Errorf(models.CodePayloadTooLarge, "the request body is too large")
+			err = bodyTooLarge(s.bodyLimit(c.Method(), c.Path()))
 		case fiber.StatusUnsupportedMediaType:
 			err = models.Errorf(models.CodeUnsupportedMediaType, "send the body as application/json")
 		case fiber.StatusBadRequest:

@@ -17,17 +17,29 @@ func (p ListParams) page() (models.PageRequest, error) {
 	return models.ParsePage(models.ListQuery{Limit: p.Limit, PerPage: p.PerPage, Offset: p.Offset, Page: p.Page, Cursor: p.Cursor, Sort: p.Sort})
 }
 
-// Pagination describes a page of a list.
+// Pagination describes a page of a list. Every field is always sent:
+// next_cursor is null on the last page. Build it with newPagination (or
+// pageOf), never field by field.
 type Pagination struct {
-	Page       int    `json:"page"`
-	PerPage    int    `json:"per_page"`
-	Total      int64  `json:"total"`
-	Pages      int    `json:"pages"`
-	NextCursor string `json:"next_cursor,omitempty"`
+	Page       int     `json:"page" doc:"1-based number of this page"`
+	PerPage    int     `json:"per_page" doc:"Items per page (the limit)"`
+	Total      int64   `json:"total" doc:"Items in the whole list"`
+	Pages      int     `json:"pages" doc:"Number of pages"`
+	NextCursor *string `json:"next_cursor" nullable:"true" doc:"Cursor of the next page (pass as cursor); null on the last page"`
 }
 
+// newPagination describes the page pr of a list of total items.
 func newPagination(pr models.PageRequest, total int64) Pagination {
-	return Pagination{Page: pr.PageNumber(), PerPage: pr.Limit, Total: total, Pages: pr.Pages(total), NextCursor: pr.NextCursor(total)}
+	pg := Pagination{Page: pr.PageNumber(), PerPage: pr.Limit, Total: total, Pages: pr.Pages(total)}
+	if next := pr.NextCursor(total); next != "" {
+		pg.NextCursor = &next
+	}
+	return pg
+}
+
+// pageOf cuts the page pr out of a list held in memory and describes it.
+func pageOf[T any](all []T, pr models.PageRequest) ([]T, Pagination) {
+	return all[min(pr.Offset, len(all)):min(pr.Offset+pr.Limit, len(all))], newPagination(pr, int64(len(all)))
 }
 
 // mapSlice converts a slice of models into answer items.

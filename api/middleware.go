@@ -87,11 +87,23 @@ func (s *Server) recoverPanics(c *fiber.Ctx) (err error) {
 
 // requestContext sets the request id and the API version, echoes them in
 // headers and carries them in the request's context. HEAD is served as GET
-// (the server sends the headers without the body).
+// (the server sends the headers without the body). An unsupported version is
+// refused after rate limiting (see refuseEarly), so the refusal carries the
+// X-RateLimit-* headers too.
 func (s *Server) requestContext(c *fiber.Ctx) error {
 	if c.Method() == fiber.MethodHead {
 		c.Method(fiber.MethodGet)
 	}
+	if err := s.startRequest(c); err != nil {
+		refuseEarly(c, err)
+	}
+	return c.Next()
+}
+
+// startRequest sets the request id and the served API version in headers
+// and in the request's context. Errors: UNSUPPORTED_API_VERSION (the latest
+// version is set meanwhile, for the error answer).
+func (s *Server) startRequest(c *fiber.Ctx) error {
 	id := c.Get("X-Request-Id")
 	if !validRequestID(id) {
 		id = models.NewID(models.PrefixRequest)
@@ -102,11 +114,27 @@ func (s *Server) requestContext(c *fiber.Ctx) error {
 		version = LatestVersion
 	}
 	c.Set("API-Version", version)
-	c.SetUserContext(withRequestInfo(c.UserContext(), requestInfo{RequestID: id, Version: version, Logger: s.log}))
-	if verr != nil {
-		return verr
+	c.SetUserContext(withRequestInfo(c.UserContext(), requestInfo{RequestID: id, Version: version, Logger: s.log, Realm: s.cfg.PublicBaseURL}))
+	return verr
+}
+
+type earlyRefusalKey struct{}
+
+// refuseEarly records that the request is refused before authentication
+// (an unsupported API version, an oversized body). The refusal is answered
+// by rateLimit, after the caller address's anonymous budget has been
+// counted, so it carries the X-RateLimit-* headers like every answer. The
+// first refusal wins.
+func refuseEarly(c *fiber.Ctx, err error) {
+	if earlyRefusal(c) == nil {
+		c.Locals(earlyRefusalKey{}, err)
 	}
-	return c.Next()
+}
+
+// earlyRefusal returns the refusal recorded by refuseEarly, if any.
+func earlyRefusal(c *fiber.Ctx) error {
+	err, _ := c.Locals(earlyRefusalKey{}).(error)
+	return err
 }
 
 // isTrustedProxy reports whether a is one of TRUSTED_PROXIES.
@@ -263,15 +291,10 @@ func credential(c *fiber.Ctx) (string, bool) {
 // (see afterAuthentication), so failed attempts are throttled per client IP
 // and carry the rate-limit headers too.
 func (s *Server) authenticate(c *fiber.Ctx) error {
-	ip := s.clientIP(c)
-	shownIP := ""
-	if ip.IsValid() {
-		shownIP = ip.String()
+	ip := s.setClientInfo(c)
+	if earlyRefusal(c) != nil {
+		return c.Next() // refused before any work: counted against the address
 	}
-	c.SetUserContext(withClientInfo(c.UserContext(), shownIP, c.Get(fiber.HeaderUserAgent)))
-	// The net/http handlers of /oauth/* see the request's fasthttp context:
-	// give them the same client information (audit events, restrictions).
-	c.Context().SetUserValue(clientInfoKey{}, clientInfo{IP: shownIP, UserAgent: c.Get(fiber.HeaderUserAgent)})
 	if strings.HasPrefix(c.Path(), "/oauth/") || strings.HasPrefix(c.Path(), "/saml/") {
 		if !s.restrictOAuthClient(c, ip) {
 			return nil
@@ -302,6 +325,21 @@ func (s *Server) authenticate(c *fiber.Ctx) error {
 		s.audit(c.UserContext(), models.AuditEvent{EventType: models.AuditCredentialFails, Outcome: "failure", AuthenticationMethod: method, Reason: string(models.ErrorCode(err))})
 	}
 	return c.Next()
+}
+
+// setClientInfo records the caller's address and user agent in the
+// request's context and returns the address.
+func (s *Server) setClientInfo(c *fiber.Ctx) netip.Addr {
+	ip := s.clientIP(c)
+	shownIP := ""
+	if ip.IsValid() {
+		shownIP = ip.String()
+	}
+	c.SetUserContext(withClientInfo(c.UserContext(), shownIP, c.Get(fiber.HeaderUserAgent)))
+	// The net/http handlers of /oauth/* see the request's fasthttp context:
+	// give them the same client information (audit events, restrictions).
+	c.Context().SetUserValue(clientInfoKey{}, clientInfo{IP: shownIP, UserAgent: c.Get(fiber.HeaderUserAgent)})
+	return ip
 }
 
 type authErrorKey struct{}
@@ -381,8 +419,12 @@ func (s *Server) resolveAccessToken(c *fiber.Ctx, raw string, ip netip.Addr) err
 	return nil
 }
 
-// authenticationError returns the failure of the presented credential, if any.
+// authenticationError returns the early refusal of the request (see
+// refuseEarly) or the failure of the presented credential, if any.
 func authenticationError(c *fiber.Ctx) error {
+	if err := earlyRefusal(c); err != nil {
+		return err
+	}
 	err, _ := c.Locals(authErrorKey{}).(error)
 	return err
 }

@@ -322,9 +322,18 @@ func (h *oauthHandlers) token(w http.ResponseWriter, r *http.Request) {
 		p.WriteAccessError(ctx, w, fosite.NewAccessRequest(&auth.Session{}), fosite.ErrUnsupportedGrantType.WithHintf("grant_type %q is not supported.", grant))
 		return
 	}
+	if _, _, basic := r.BasicAuth(); !basic && r.PostFormValue("client_id") == "" {
+		h.auditTokenRefused(r, fosite.ErrInvalidClient)
+		h.invalidClient(w, "the client must identify itself (HTTP Basic, or client_id in the form) and authenticate as it was registered")
+		return
+	}
 	ar, err := p.NewAccessRequest(ctx, r, &auth.Session{})
 	if err != nil {
 		h.auditTokenRefused(r, err)
+		if errors.Is(err, fosite.ErrInvalidClient) {
+			h.invalidClient(w, "client authentication failed")
+			return
+		}
 		p.WriteAccessError(ctx, w, ar, err)
 		return
 	}
@@ -407,8 +416,24 @@ func (h *oauthHandlers) introspect(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	bearer := strings.HasPrefix(strings.ToLower(r.Header.Get("Authorization")), "bearer ")
+	if !bearer {
+		if _, _, basic := r.BasicAuth(); !basic {
+			id, secret := r.PostFormValue("client_id"), r.PostFormValue("client_secret")
+			if id == "" || secret == "" {
+				h.invalidClient(w, "the client must authenticate (HTTP Basic, or client_id and client_secret in the form)")
+				return
+			}
+			// client_secret_post: the introspector reads HTTP Basic only.
+			r.SetBasicAuth(url.QueryEscape(id), url.QueryEscape(secret))
+		}
+	}
 	ir, err := p.NewIntrospectionRequest(ctx, r, &auth.Session{})
 	if err != nil {
+		if errors.Is(err, fosite.ErrRequestUnauthorized) && !errors.Is(err, fosite.ErrInactiveToken) && !bearer {
+			h.invalidClient(w, "client authentication failed")
+			return
+		}
 		p.WriteIntrospectionError(ctx, w, err)
 		return
 	}
@@ -423,17 +448,33 @@ func (h *oauthHandlers) revoke(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	err := p.NewRevocationRequest(ctx, r)
 	client, _, _ := r.BasicAuth()
 	if client == "" {
 		client = r.PostFormValue("client_id")
 	}
+	if client == "" {
+		h.invalidClient(w, "the client must authenticate (HTTP Basic, or client_id and client_secret in the form)")
+		return
+	}
+	err := p.NewRevocationRequest(ctx, r)
 	ev := models.AuditEvent{EventType: models.AuditTokenRevoked, ClientID: clip(client, 40), TokenType: r.PostFormValue("token_type_hint")}
 	if err != nil {
 		ev.Outcome, ev.Reason = "failure", oauthErrorName(err)
 	}
 	h.s.auditHTTP(r, ev)
+	if errors.Is(err, fosite.ErrInvalidClient) {
+		h.invalidClient(w, "client authentication failed")
+		return
+	}
 	p.WriteRevocationResponse(ctx, w, err)
+}
+
+// invalidClient answers a failed or missing client authentication as RFC
+// 6749 section 5.2 requires: 401 invalid_client with a WWW-Authenticate
+// challenge for HTTP Basic.
+func (h *oauthHandlers) invalidClient(w http.ResponseWriter, description string) {
+	w.Header().Set("WWW-Authenticate", `Basic realm="`+h.s.tokens.Issuer()+`"`)
+	oauthError(w, http.StatusUnauthorized, "invalid_client", description)
 }
 
 // auditTokenRefused records a refused token request.
@@ -490,6 +531,11 @@ func (h *oauthHandlers) deviceCode(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	client, err := h.oauth.AuthenticateClient(ctx, r)
 	if err != nil {
+		var rfc *fosite.RFC6749Error
+		if errors.As(err, &rfc) && rfc.CodeField < 500 {
+			h.invalidClient(w, "client authentication failed: "+rfc.GetDescription())
+			return
+		}
 		clientError(w, err)
 		return
 	}

@@ -244,7 +244,7 @@ func (s *Server) streamOperation(ctx context.Context, w *bufio.Writer, lease *st
 	}()
 	endWith := func(err error) {
 		e := models.AsError(err)
-		body, _ := jsonMarshal(map[string]any{"error": ErrorDetail{Code: e.Code, Message: e.Message, RequestID: RequestID(ctx)}})
+		body, _ := jsonMarshal(map[string]any{"error": ErrorDetail{Code: e.Code, Message: e.Message, Details: map[string]any{}, RequestID: RequestID(ctx)}})
 		_, _ = fmt.Fprintf(w, "event: error\ndata: %s\n\n", body)
 		_ = w.Flush()
 	}

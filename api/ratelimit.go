@@ -2,8 +2,10 @@ package api
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -16,8 +18,23 @@ import (
 	"github.com/telcoplatform/platform/ratelimit"
 )
 
-// anonymousLimits apply per client IP to requests without a valid credential.
-var anonymousLimits = models.RateLimits{Hourly: 1000, Burst: 100}
+// Default anonymous limits, per client address, of requests without a valid
+// credential (ANONYMOUS_HOURLY_LIMIT and ANONYMOUS_BURST_LIMIT change them).
+const (
+	defaultAnonymousHourly = 1000
+	defaultAnonymousBurst  = 100
+)
+
+// anonymousLimits returns the configured per-address limits.
+func anonymousLimits(hourly, burst int) models.RateLimits {
+	if hourly <= 0 {
+		hourly = defaultAnonymousHourly
+	}
+	if burst <= 0 {
+		burst = min(defaultAnonymousBurst, hourly)
+	}
+	return models.RateLimits{Hourly: hourly, Burst: burst}
+}
 
 // exemptFromLimits are the unversioned operational paths (DECISIONS 8).
 func exemptFromLimits(path string) bool {
@@ -87,10 +104,13 @@ func (s *Server) rateLimit(c *fiber.Ctx) error {
 	ctx := c.UserContext()
 	p := models.PrincipalFrom(ctx)
 	req := ratelimit.Request{Cost: ratelimit.Cost(c.Method()), Group: EndpointGroup(c.Method(), c.Path())}
-	limits := anonymousLimits
-	if p != nil {
+	limits := s.anonymous
+	switch client, clientLimits, ok := s.oauthClientBudget(c); {
+	case p != nil:
 		req.Key, req.OrgID, limits = "cred:"+p.ID, p.OrganizationID, p.Limits
-	} else {
+	case ok:
+		req.Key, req.OrgID, limits = "cred:"+client.ID, client.OrganizationID, clientLimits
+	default:
 		req.Key = "ip:" + callerIP(c.UserContext())
 	}
 	req.Hourly, req.Burst = limits.Hourly, limits.Burst
@@ -132,6 +152,58 @@ func (s *Server) rateLimit(c *fiber.Ctx) error {
 			WithDetail("limit", limits.Concurrent).WithDetail("retry_after", 1)
 	}
 	return c.Next()
+}
+
+// oauthClientBudget returns the OAuth client that authenticates with its
+// secret (HTTP Basic or client_id and client_secret in the form) on a POST
+// to an OAuth client endpoint, with its organization's limits: such requests
+// count against the client, not against the address's anonymous budget.
+// Anything else (no or wrong credentials, public clients, early refusals)
+// is false.
+func (s *Server) oauthClientBudget(c *fiber.Ctx) (*models.OAuthClient, models.RateLimits, bool) {
+	if c.Method() != fiber.MethodPost || !oauthClientEndpoints[c.Path()] || earlyRefusal(c) != nil {
+		return nil, models.RateLimits{}, false
+	}
+	id, secret := c.FormValue("client_id"), c.FormValue("client_secret")
+	if scheme, creds, ok := strings.Cut(c.Get(fiber.HeaderAuthorization), " "); ok && strings.EqualFold(scheme, "Basic") {
+		raw, err := base64.StdEncoding.DecodeString(strings.TrimSpace(creds))
+		if err != nil {
+			return nil, models.RateLimits{}, false
+		}
+		rawID, rawSecret, _ := strings.Cut(string(raw), ":")
+		if id, err = url.QueryUnescape(rawID); err != nil {
+			return nil, models.RateLimits{}, false
+		}
+		if secret, err = url.QueryUnescape(rawSecret); err != nil {
+			return nil, models.RateLimits{}, false
+		}
+	}
+	if id == "" || secret == "" {
+		return nil, models.RateLimits{}, false
+	}
+	client, limits, err := s.store.ClientRateLimits(c.UserContext(), id, secret)
+	if err != nil {
+		return nil, models.RateLimits{}, false
+	}
+	return client, limits, true
+}
+
+// countAnonymously spends the request from the caller address's anonymous
+// budget and sets the X-RateLimit-* headers, for answers given before the
+// middleware ran (a body above the server's ceiling). Limiter failures are
+// ignored: the answer is an error anyway.
+func (s *Server) countAnonymously(c *fiber.Ctx) {
+	if s.limiter == nil || exemptFromLimits(c.Path()) {
+		return
+	}
+	ctx := c.UserContext()
+	req := ratelimit.Request{Cost: ratelimit.Cost(c.Method()), Key: "ip:" + callerIP(ctx), Hourly: s.anonymous.Hourly, Burst: s.anonymous.Burst}
+	res, err := s.limiter.Allow(ctx, req)
+	if err != nil {
+		s.limiterFailedOpen(ctx, err)
+		return
+	}
+	setRateLimitHeaders(c, res)
 }
 
 func setRateLimitHeaders(c *fiber.Ctx, r ratelimit.Result) {
@@ -183,22 +255,28 @@ type RateLimitUsage struct {
 	Body struct {
 		Envelope
 		CurrentUsage struct {
-			RequestsThisHour int64 `json:"requests_this_hour"`
-			HourlyLimit      int   `json:"hourly_limit"`
-			BurstUsed        int   `json:"burst_used"`
-			BurstLimit       int   `json:"burst_limit"`
+			RequestsThisHour int64 `json:"requests_this_hour" doc:"Requests admitted this hour (a count of requests, not cost units)"`
+			UnitsThisHour    int64 `json:"units_this_hour" doc:"Cost units spent this hour (GET 1, POST and PUT 2, DELETE 3)"`
+			HourlyLimitUnits *int  `json:"hourly_limit_units" nullable:"true" doc:"Hourly limit in cost units; null when unlimited"`
+			HourlyLimit      int   `json:"hourly_limit" doc:"Deprecated: hourly_limit_units (0 when unlimited)"`
+			BurstUsed        int   `json:"burst_used" doc:"Cost units used in the burst window"`
+			BurstLimit       int   `json:"burst_limit" doc:"Burst limit in cost units per 60 s (0 when unlimited)"`
 		} `json:"current_usage"`
-		UsageHistory []struct {
-			Hour       string  `json:"hour"`
-			Requests   int64   `json:"requests"`
-			Percentage float64 `json:"percentage"`
-		} `json:"usage_history"`
+		UsageHistory   []UsageHour `json:"usage_history"`
 		ProjectedUsage struct {
 			EndOfHour int64  `json:"end_of_hour"`
 			RiskLevel string `json:"risk_level" enum:"low,medium,high,critical"`
 		} `json:"projected_usage"`
 		MonthlyUsage MonthlyUsage `json:"monthly_usage"`
 	}
+}
+
+// UsageHour is one hour of a credential's use.
+type UsageHour struct {
+	Hour       string  `json:"hour"`
+	Requests   int64   `json:"requests" doc:"Requests admitted in the hour"`
+	Units      int64   `json:"units" doc:"Cost units spent in the hour"`
+	Percentage float64 `json:"percentage" doc:"Units as a percentage of the hourly limit (0 when unlimited)"`
 }
 
 // MonthlyUsage is the organization's API use this calendar month, for overage billing.
@@ -268,18 +346,19 @@ func (s *Server) registerRateLimits() {
 			}
 			out := &RateLimitUsage{}
 			b := &out.Body
-			b.CurrentUsage.RequestsThisHour, b.CurrentUsage.HourlyLimit = cur.HourRequests, p.Limits.Hourly
+			b.CurrentUsage.RequestsThisHour, b.CurrentUsage.UnitsThisHour, b.CurrentUsage.HourlyLimit = cur.HourRequests, cur.HourUnits, p.Limits.Hourly
+			if p.Limits.Hourly > 0 {
+				limit := p.Limits.Hourly
+				b.CurrentUsage.HourlyLimitUnits = &limit
+			}
 			b.CurrentUsage.BurstUsed, b.CurrentUsage.BurstLimit = cur.BurstUsed(), p.Limits.Burst
+			b.UsageHistory = []UsageHour{}
 			for _, h := range hist {
 				pct := 0.0
 				if p.Limits.Hourly > 0 {
 					pct = float64(h.Units) * 100 / float64(p.Limits.Hourly)
 				}
-				b.UsageHistory = append(b.UsageHistory, struct {
-					Hour       string  `json:"hour"`
-					Requests   int64   `json:"requests"`
-					Percentage float64 `json:"percentage"`
-				}{models.Timestamp(h.Hour), h.Requests, float64(int(pct*100)) / 100})
+				b.UsageHistory = append(b.UsageHistory, UsageHour{Hour: models.Timestamp(h.Hour), Requests: h.Requests, Units: h.Units, Percentage: float64(int(pct*100)) / 100})
 			}
 			now := cur.Now
 			if now.IsZero() {

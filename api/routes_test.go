@@ -15,7 +15,7 @@ import (
 // rawRoutes are served by Fiber directly (documents and the explorer), not operations.
 var rawRoutes = map[string]bool{
 	"GET /openapi.json": true, "GET /openapi.yaml": true, "GET /openapi-3.1.json": true,
-	"GET /docs": true, "GET /docs/*": true,
+	"GET /": true, "GET /docs": true, "GET /docs/*": true,
 	// OAuth 2.0 endpoints (RFC 6749/7009/7662 bodies, documented in docs/authentication.md).
 	"GET /oauth/authorize": true, "POST /oauth/authorize": true, "POST /oauth/token": true,
 	"POST /oauth/introspect": true, "POST /oauth/revoke": true,

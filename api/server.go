@@ -61,10 +61,13 @@ type Server struct {
 	keyUsage *models.KeyUsage
 	limiter  *ratelimit.Limiter
 	limits   limiterStats
-	v1       *huma.Group
-	tokens   *auth.Tokens // access tokens (JWT) and their signing keys
-	replays  *replayGuard // request signatures already accepted
-	streams  StreamOptions
+	// anonymous are the per-address limits of requests without a valid
+	// credential (ANONYMOUS_HOURLY_LIMIT, ANONYMOUS_BURST_LIMIT).
+	anonymous models.RateLimits
+	v1        *huma.Group
+	tokens    *auth.Tokens // access tokens (JWT) and their signing keys
+	replays   *replayGuard // request signatures already accepted
+	streams   StreamOptions
 	// openStreams counts open event streams when the limiter cannot.
 	openStreams *localStreams
 	// trustedProxies are TRUSTED_PROXIES, parsed once (see clientIP).
@@ -105,6 +108,7 @@ func New(deps Deps) *Server {
 		s.now = func() time.Time { return time.Now().UTC() }
 	}
 	s.support = support.NewStore(s.store)
+	s.anonymous = anonymousLimits(deps.Config.AnonymousHourly, deps.Config.AnonymousBurst)
 	s.keyUsage = models.NewKeyUsage(s.store)
 	s.tokens = auth.NewTokens(s.store, deps.Config.PublicBaseURL, s.now)
 	s.replays = newReplayGuard(s.redis, s.now)

@@ -178,13 +178,11 @@ type TicketOutput struct {
 	}
 }
 
-// TicketPagination is the pagination of ticket lists.
+// TicketPagination is the pagination of ticket lists: the platform's
+// standard object plus `limit`, the name ticket lists use for per_page.
 type TicketPagination struct {
-	Total      int64  `json:"total"`
-	Page       int    `json:"page"`
-	Limit      int    `json:"limit"`
-	Pages      int    `json:"pages"`
-	NextCursor string `json:"next_cursor,omitempty"`
+	Pagination
+	Limit int `json:"limit" doc:"Items per page (same as per_page)"`
 }
 
 // TicketsOutput is a page of tickets.
@@ -294,7 +292,7 @@ func (s *Server) registerSupportTickets(tags []string) {
 			for i := range rows {
 				out.Body.Tickets[i] = s.ticketListItem(p, &rows[i])
 			}
-			out.Body.Pagination = TicketPagination{Total: total, Page: pr.PageNumber(), Limit: pr.Limit, Pages: pr.Pages(total), NextCursor: pr.NextCursor(total)}
+			out.Body.Pagination = TicketPagination{Pagination: newPagination(pr, total), Limit: pr.Limit}
 			return out, nil
 		})
 	register(s, huma.Operation{OperationID: "get-support-ticket", Method: http.MethodGet, Path: "/support/tickets/{ticket_id}", Summary: "Get a support ticket", Tags: tags},

@@ -2,6 +2,7 @@ package auth
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"slices"
 	"strings"
@@ -35,6 +36,26 @@ type Claims struct {
 	Scope          string         `json:"scope,omitempty"`
 	ClientID       string         `json:"client_id,omitempty"`
 	AuthMethod     string         `json:"auth_method,omitempty"` // password, device, saml, client_credentials
+}
+
+// MarshalJSON writes the claims with a single audience as a JSON string
+// (`"aud": "https://api.example.com/v1"`) rather than a one-element array;
+// several audiences stay an array. Parsing accepts both forms.
+func (c Claims) MarshalJSON() ([]byte, error) {
+	type plain Claims // no MarshalJSON: no recursion
+	var aud any
+	switch len(c.Audience) {
+	case 0:
+	case 1:
+		aud = c.Audience[0]
+	default:
+		aud = []string(c.Audience)
+	}
+	// The outer aud is shallower than the embedded one, so it wins.
+	return json.Marshal(struct {
+		plain
+		Audience any `json:"aud,omitempty"`
+	}{plain(c), aud})
 }
 
 // Tokens issues and verifies the platform's RS256 access tokens:

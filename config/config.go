@@ -52,6 +52,8 @@ type Config struct {
 	LogFormat           string        // LOG_FORMAT (text|json)
 	ShutdownTimeout     time.Duration // SHUTDOWN_TIMEOUT
 	SimulatorStepDelay  time.Duration // SIMULATOR_STEP_DELAY
+	AnonymousHourly     int           // ANONYMOUS_HOURLY_LIMIT (cost units per client address per hour)
+	AnonymousBurst      int           // ANONYMOUS_BURST_LIMIT (cost units per client address per burst window)
 
 	// SAML_DOMAINS: e-mail domain -> org_ id of just-in-time SAML users.
 	SAMLDomains map[string]string
@@ -110,6 +112,8 @@ func Variables() []Variable {
 		{"LOG_FORMAT", "text", "text or json"},
 		{"SHUTDOWN_TIMEOUT", "15s", "how long a graceful shutdown waits for requests and activities"},
 		{"SIMULATOR_STEP_DELAY", "2s", "time each simulated network step takes"},
+		{"ANONYMOUS_HOURLY_LIMIT", "1000", "hourly limit, in cost units, of requests without a valid credential, per client address"},
+		{"ANONYMOUS_BURST_LIMIT", "100", "burst limit, in cost units, of requests without a valid credential, per client address"},
 	}
 }
 
@@ -213,6 +217,14 @@ func Load(getenv func(string) string) (Config, error) {
 	}
 	if c.SimulatorStepDelay, err = time.ParseDuration(get("SIMULATOR_STEP_DELAY", "2s")); err != nil || c.SimulatorStepDelay < 0 {
 		bad("SIMULATOR_STEP_DELAY", "must be a duration such as 2s or 0s")
+	}
+	if c.AnonymousHourly, err = strconv.Atoi(get("ANONYMOUS_HOURLY_LIMIT", "1000")); err != nil || c.AnonymousHourly <= 0 {
+		bad("ANONYMOUS_HOURLY_LIMIT", "must be a positive whole number of cost units per hour")
+	}
+	if c.AnonymousBurst, err = strconv.Atoi(get("ANONYMOUS_BURST_LIMIT", "100")); err != nil || c.AnonymousBurst <= 0 {
+		bad("ANONYMOUS_BURST_LIMIT", "must be a positive whole number of cost units")
+	} else if c.AnonymousHourly > 0 && c.AnonymousBurst > c.AnonymousHourly {
+		bad("ANONYMOUS_BURST_LIMIT", "must not exceed ANONYMOUS_HOURLY_LIMIT")
 	}
 	if domains := get("SAML_DOMAINS", ""); domains != "" {
 		c.SAMLDomains = map[string]string{}

@@ -84,7 +84,7 @@ func (s *Store) RegisterCertificate(ctx context.Context, p *Principal, c *Client
 	c.Permissions = string(raw)
 	if err := s.In(ctx, p.OwnScope()).Create(c).Error; err != nil {
 		if isUniqueViolation(err) {
-			return nil, Errorf(CodeServiceConflict, "this certificate is already registered")
+			return nil, Errorf(CodeAlreadyExists, "this certificate is already registered")
 		}
 		return nil, dbErr(err)
 	}

@@ -32,7 +32,7 @@ func TestCertificateRevocationAndReRegistration(t *testing.T) {
 	}
 	first := reg()
 	if _, err := s.RegisterCertificate(ctx, p, &models.ClientCertificate{Name: "dup", FingerprintSHA256: "ab12", Subject: "CN=robot", Issuer: "CN=ca",
-		SerialNumber: "1", NotBefore: now.Add(-time.Hour), NotAfter: now.Add(time.Hour)}, []string{"services:read"}); models.ErrorCode(err) != models.CodeServiceConflict {
+		SerialNumber: "1", NotBefore: now.Add(-time.Hour), NotAfter: now.Add(time.Hour)}, []string{"services:read"}); models.ErrorCode(err) != models.CodeAlreadyExists {
 		t.Fatalf("second active registration: %v", err)
 	}
 	revoked, changed, err := s.RevokeCertificate(ctx, p, first.ID)

@@ -28,6 +28,7 @@ const (
 	CodeServiceConflict         Code = "SERVICE_CONFLICT"
 	CodeInvalidStateTransition  Code = "INVALID_STATE_TRANSITION"
 	CodeIdempotencyKeyInUse     Code = "IDEMPOTENCY_KEY_IN_USE"
+	CodeAlreadyExists           Code = "ALREADY_EXISTS"
 	CodeResourceLimit           Code = "RESOURCE_LIMIT_EXCEEDED"
 	CodePayloadTooLarge         Code = "PAYLOAD_TOO_LARGE"
 	CodeUnsupportedMediaType    Code = "UNSUPPORTED_MEDIA_TYPE"

@@ -100,18 +100,28 @@ var (
 // gbps in lowercase (spec 2.1), e.g. "500mbps" or "1gbps", into Mbit/s.
 // Errors: VALIDATION_ERROR naming field.
 func ParseBandwidth(field, s string) (int, error) {
+	n, issue := checkBandwidth(s)
+	if issue != "" {
+		return 0, Invalid(FieldIssue{Field: field, Issue: issue})
+	}
+	return n, nil
+}
+
+// checkBandwidth parses a bandwidth into Mbit/s, or says what is wrong with
+// it: its form, or its range (1mbps to 400gbps).
+func checkBandwidth(s string) (int, string) {
 	m := bandwidthPattern.FindStringSubmatch(s)
 	if m == nil {
-		return 0, Invalid(FieldIssue{Field: field, Issue: "must be a number followed by mbps or gbps in lowercase, e.g. 500mbps or 1gbps"})
+		return 0, "must be a number followed by mbps or gbps in lowercase, e.g. 500mbps or 1gbps"
 	}
 	n, _ := strconv.Atoi(m[1])
 	if m[2] == "gbps" {
 		n *= 1000
 	}
 	if n > 400_000 {
-		return 0, Invalid(FieldIssue{Field: field, Issue: "must be at most 400gbps"})
+		return 0, fmt.Sprintf("%s is out of the supported range: bandwidth goes from 1mbps to 400gbps", s)
 	}
-	return n, nil
+	return n, ""
 }
 
 // FormatBandwidth returns mbps written the way the API writes bandwidth:
@@ -355,9 +365,9 @@ func (s *Store) CheckAvailability(ctx context.Context, scope Scope, q Availabili
 	}
 	requested := 0
 	if q.Bandwidth != "" {
-		mbps, err := ParseBandwidth("bandwidth_requirements", q.Bandwidth)
-		if err != nil {
-			v.Add("bandwidth_requirements", "must be a number followed by mbps or gbps in lowercase, e.g. 500mbps or 1gbps")
+		mbps, issue := checkBandwidth(q.Bandwidth)
+		if issue != "" {
+			v.Add("bandwidth_requirements", issue)
 		}
 		requested = mbps
 	}

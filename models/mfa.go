@@ -81,7 +81,7 @@ func (s *Store) BeginTOTPEnrollment(ctx context.Context, userID, secret string, 
 		var cur MFAEnrollment
 		err := tx.Where("user_id = ?", userID).Take(&cur).Error
 		if err == nil && cur.Confirmed {
-			return Errorf(CodeServiceConflict, "TOTP is already enrolled for this user")
+			return Errorf(CodeInvalidStateTransition, "TOTP is already enrolled for this user")
 		}
 		if err != nil && !errors.Is(err, gorm.ErrRecordNotFound) {
 			return dbErr(err)

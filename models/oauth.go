@@ -744,3 +744,32 @@ func rollbackClientManagement(tx *gorm.DB) error {
 	}
 	return tx.Exec("CREATE UNIQUE INDEX IF NOT EXISTS idx_client_certificates_fingerprint_sha256 ON client_certificates (fingerprint_sha256)").Error
 }
+
+// ClientRateLimits authenticates an OAuth client by its secret and returns
+// the rate limits of its organization's plan, which its requests to the
+// OAuth endpoints count against (not the caller address's anonymous
+// budget). Public clients have no secret and are not authenticated here.
+// Errors: INVALID_TOKEN (unknown client, public client, wrong secret),
+// INTERNAL_ERROR.
+func (s *Store) ClientRateLimits(ctx context.Context, clientID, secret string) (*OAuthClient, RateLimits, error) {
+	refused := Errorf(CodeInvalidToken, "client authentication failed")
+	if !HasPrefix(clientID, PrefixClient) || len(clientID) > 40 || secret == "" || len(secret) > 200 {
+		return nil, RateLimits{}, refused
+	}
+	c, err := s.LookupOAuthClient(ctx, clientID)
+	if err != nil {
+		if ErrorCode(err) == CodeNotFound {
+			return nil, RateLimits{}, refused
+		}
+		return nil, RateLimits{}, err
+	}
+	if c.Public || c.SecretHash == "" || s.comparePassword(c.SecretHash, secret) != nil {
+		return nil, RateLimits{}, refused
+	}
+	var org Organization
+	if err := s.In(ctx, SystemScope()).Where("id = ?", c.OrganizationID).Take(&org).Error; err != nil {
+		return nil, RateLimits{}, dbErr(err)
+	}
+	l := org.Limits()
+	return c, RateLimits{Hourly: l.HourlyLimit, Burst: l.BurstLimit, Concurrent: l.Concurrent}, nil
+}

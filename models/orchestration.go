@@ -498,8 +498,8 @@ func (s *Store) checkStepParameters(ctx context.Context, p *Principal, v *Valida
 		}
 		c := obj("customizations")
 		if b := c["bandwidth"]; b != "" {
-			_, err := ParseBandwidth("bandwidth", b)
-			v.Check(err == nil, f+".customizations.bandwidth", "must be a number followed by mbps or gbps in lowercase, e.g. 1gbps")
+			_, issue := checkBandwidth(b)
+			v.Check(issue == "", f+".customizations.bandwidth", issue)
 		}
 		if r := c["redundancy"]; r != "" {
 			v.Check(slices.Contains(redundancyValues, r), f+".customizations.redundancy", "must be one of "+strings.Join(redundancyValues, ", "))
@@ -563,8 +563,8 @@ func (s *Store) checkStepParameters(ctx context.Context, p *Principal, v *Valida
 			}
 		}
 		if b, ok := str("bandwidth"); ok && b != "" {
-			_, err := ParseBandwidth("bandwidth", b)
-			v.Check(err == nil, f+".bandwidth", "must be a number followed by mbps or gbps in lowercase, e.g. 1gbps")
+			_, issue := checkBandwidth(b)
+			v.Check(issue == "", f+".bandwidth", issue)
 		}
 	case ActionNotify:
 		if e, ok := str("event"); ok {

@@ -332,9 +332,9 @@ func (s *Store) checkOrderFields(ctx context.Context, v *Validator, o *Provision
 	bwField := orDefault(prof.Bandwidth, "bandwidth")
 	mbps := 0
 	if prof.Bandwidth != "" {
-		n, err := ParseBandwidth(bwField, o.Bandwidth)
-		if err != nil {
-			v.Add(bwField, "must be a number followed by mbps or gbps in lowercase, e.g. 500mbps or 1gbps")
+		n, issue := checkBandwidth(o.Bandwidth)
+		if issue != "" {
+			v.Add(bwField, issue)
 		}
 		mbps = n
 		o.BandwidthMbps = n

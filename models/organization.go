@@ -98,7 +98,7 @@ func (s *Store) CreateOrganization(ctx context.Context, p *Principal, in Organiz
 	}
 	if err := s.In(ctx, SystemScope()).Create(org).Error; err != nil {
 		if isUniqueViolation(err) {
-			return nil, Errorf(CodeServiceConflict, "customer_id %s already belongs to another organization", in.CustomerID)
+			return nil, Errorf(CodeAlreadyExists, "customer_id %s already belongs to another organization", in.CustomerID)
 		}
 		return nil, dbErr(err)
 	}
@@ -171,7 +171,7 @@ func (s *Store) UpdateOrganization(ctx context.Context, p *Principal, id string,
 	if len(updates) > 0 {
 		err := s.In(ctx, SystemScope()).Model(org).Updates(updates).Error
 		if isUniqueViolation(err) {
-			return nil, Errorf(CodeServiceConflict, "customer_id %s already belongs to another organization", in.CustomerID)
+			return nil, Errorf(CodeAlreadyExists, "customer_id %s already belongs to another organization", in.CustomerID)
 		}
 		if err != nil {
 			return nil, dbErr(err)

@@ -153,7 +153,7 @@ func (s *Store) PaymentMethodIn(ctx context.Context, scope Scope, accountID, id 
 // RemovePaymentMethod detaches a payment method from an account visible to
 // p. The row is kept (payments name it) but can no longer be used. A method
 // that auto-pay or an active subscription relies on cannot be removed.
-// Errors: NOT_FOUND, SERVICE_CONFLICT (details.used_by).
+// Errors: NOT_FOUND, INVALID_STATE_TRANSITION (details.used_by).
 func (s *Store) RemovePaymentMethod(ctx context.Context, p *Principal, accountID, id string) error {
 	acct, err := s.GetAccount(ctx, p, accountID)
 	if err != nil {
@@ -177,7 +177,7 @@ func (s *Store) RemovePaymentMethod(ctx context.Context, p *Principal, accountID
 			used = append(used, "subscription "+sub.ID)
 		}
 		if len(used) > 0 {
-			return Errorf(CodeServiceConflict, "payment method %s is in use: %s; change that first", id, strings.Join(used, ", ")).WithDetail("used_by", used)
+			return Errorf(CodeInvalidStateTransition, "payment method %s is in use: %s; change that first", id, strings.Join(used, ", ")).WithDetail("used_by", used)
 		}
 		now := s.Now()
 		if err := tx.Model(&PaymentMethod{}).Where("id = ?", id).Updates(map[string]any{"removed_at": now, "updated_at": now}).Error; err != nil {

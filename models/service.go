@@ -961,9 +961,9 @@ func (s *Store) validateUpdate(ctx context.Context, scope Scope, svc *Service, i
 		if in.Scaling != nil {
 			field = "new_bandwidth"
 		}
-		mbps, err := ParseBandwidth(field, newBandwidth)
-		if err != nil {
-			v.Add(field, "must be a number followed by mbps or gbps in lowercase, e.g. 500mbps or 1gbps")
+		mbps, issue := checkBandwidth(newBandwidth)
+		if issue != "" {
+			v.Add(field, issue)
 		} else if len(offer.BandwidthOptions) > 0 && !slices.Contains(offer.BandwidthOptions, newBandwidth) {
 			v.Add(field, fmt.Sprintf("%s offers %s", offer.Name, strings.Join(offer.BandwidthOptions, ", ")))
 		} else {

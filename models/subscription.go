@@ -327,11 +327,11 @@ func (s *Store) CreateSubscriptions(ctx context.Context, p *Principal, in Recurr
 				return dbErr(err)
 			}
 			if open > 0 {
-				return Errorf(CodeServiceConflict, "service %s already has a subscription", subs[i].ServiceID).WithDetail("service_id", subs[i].ServiceID)
+				return Errorf(CodeAlreadyExists, "service %s already has a subscription", subs[i].ServiceID).WithDetail("service_id", subs[i].ServiceID)
 			}
 			if err := tx.Create(&subs[i]).Error; err != nil {
 				if isUniqueViolation(err) {
-					return Errorf(CodeServiceConflict, "service %s already has a subscription", subs[i].ServiceID).WithDetail("service_id", subs[i].ServiceID)
+					return Errorf(CodeAlreadyExists, "service %s already has a subscription", subs[i].ServiceID).WithDetail("service_id", subs[i].ServiceID)
 				}
 				return dbErr(err)
 			}

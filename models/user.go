@@ -139,7 +139,7 @@ func (s *Store) CreateUser(ctx context.Context, p *Principal, in UserInput) (*Us
 	}
 	if err := s.In(ctx, SystemScope()).Create(u).Error; err != nil {
 		if isUniqueViolation(err) {
-			return nil, Errorf(CodeServiceConflict, "a user with e-mail %s already exists", in.Email)
+			return nil, Errorf(CodeAlreadyExists, "a user with e-mail %s already exists", in.Email)
 		}
 		return nil, dbErr(err)
 	}

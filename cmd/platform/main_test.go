@@ -39,6 +39,9 @@ func TestCommands(t *testing.T) {
 	}{
 		{"no command", nil, "usage", "no command"},
 		{"unknown command", []string{"fly"}, "usage", "unknown command"},
+		{"help", []string{"help"}, "usage", ""},
+		{"-h", []string{"-h"}, "usage", ""},
+		{"--help", []string{"--help"}, "usage", ""},
 		{"config lists every variable", []string{"config"}, "SECRETS_KEY", ""},
 		{"migrate", []string{"migrate"}, "", ""},
 		{"seed", []string{"seed"}, "", ""},
