@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/netip"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
 
@@ -137,7 +138,7 @@ func New(deps Deps) *Server {
 	cfg.DocsPath = ""
 	cfg.SchemasPath = ""
 	cfg.Info.Description = "Discover, quote, provision, scale and decommission connectivity, voice, cloud, security and AI services; " +
-		"billing, support, webhooks and authentication. Every path is served under /v1 and /api/v1. See docs/api.md for the conventions."
+		"billing, support, webhooks and authentication. Every path is listed under /v1 and is served under /api/v1 as well (the same operations). See docs/api.md for the conventions."
 	cfg.Servers = []*huma.Server{{URL: deps.Config.PublicBaseURL}}
 	cfg.Components.SecuritySchemes = map[string]*huma.SecurityScheme{
 		"bearer": {Type: "http", Scheme: "bearer", Description: "API key (sk_live_... / sk_test_...) or OAuth 2.0 access token"},
@@ -148,6 +149,18 @@ func New(deps Deps) *Server {
 	s.API = humafiber.New(s.App, cfg)
 	s.API.UseMiddleware(s.authorize, s.idempotent) // a stored answer is replayed only to an authorised caller
 	s.v1 = huma.NewGroup(s.API, "/v1", "/api/v1")
+	// One mount in the OpenAPI document and the explorer: /api/v1 serves the
+	// same operations (its copies are routed, not documented), and
+	// operations keep their own ids and tags.
+	s.v1.UseModifier(func(o *huma.Operation, next func(*huma.Operation)) {
+		o.Tags = slices.DeleteFunc(slices.Clone(o.Tags), func(t string) bool { return t == "v1" || t == "api-v1" })
+		if id, ok := strings.CutPrefix(o.OperationID, "api-v1-"); ok {
+			o.OperationID, o.Hidden = id, true
+		} else {
+			o.OperationID = strings.TrimPrefix(o.OperationID, "v1-")
+		}
+		next(o)
+	})
 
 	s.registerHealth()
 	s.registerDocs()

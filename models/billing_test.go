@@ -414,7 +414,7 @@ func TestSubscriptionPeriodsProrationAndCancellation(t *testing.T) {
 		!sub.CurrentPeriodEnd.Equal(time.Date(2026, 2, 28, 10, 0, 0, 0, time.UTC)) {
 		t.Fatalf("subscription %+v", sub)
 	}
-	if _, _, err := s.CreateSubscriptions(ctx, p, models.RecurringInput{AccountID: acct.ID, Services: []models.RecurringItem{{ServiceID: svc.ID}}}); models.ErrorCode(err) != models.CodeServiceConflict {
+	if _, _, err := s.CreateSubscriptions(ctx, p, models.RecurringInput{AccountID: acct.ID, Services: []models.RecurringItem{{ServiceID: svc.ID}}}); models.ErrorCode(err) != models.CodeAlreadyExists {
 		t.Fatalf("a second subscription of the service: %v", err)
 	}
 	for range 2 {
@@ -626,7 +626,7 @@ func TestAutoPayTargetAndOverdue(t *testing.T) {
 	if tgt, err = s.AutoPayTargetOf(ctx, scope, inv.ID); err != nil || tgt.Method == nil || tgt.Method.ID != pm.ID {
 		t.Fatalf("with auto_pay: %+v %v", tgt, err)
 	}
-	if err := s.RemovePaymentMethod(ctx, p, acct.ID, pm.ID); models.ErrorCode(err) != models.CodeServiceConflict {
+	if err := s.RemovePaymentMethod(ctx, p, acct.ID, pm.ID); models.ErrorCode(err) != models.CodeInvalidStateTransition {
 		t.Fatalf("removing the auto_pay method: %v", err)
 	}
 	for range 2 {
