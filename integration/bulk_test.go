@@ -468,10 +468,10 @@ func TestOrchestrationEndToEnd(t *testing.T) {
 		}
 		scope := models.TenantScope(s.orgID, models.EnvTest)
 		evs, err := s.store.EventsFor(ctx, scope, prov.ServiceID)
-		if err != nil || len(evs) != 1 || evs[0].Type != "service.provisioned" {
+		if err != nil || len(evs) != 3 || evs[2].Type != "service.provisioned" {
 			t.Fatalf("%+v %v", evs, err)
 		}
-		runID := models.TriggeredRunID(acc.RequestID, evs[0].ID)
+		runID := models.TriggeredRunID(acc.RequestID, evs[2].ID)
 		bulkWaitFor(t, func() bool {
 			_, err := s.store.OperationIn(ctx, scope, runID)
 			return err == nil

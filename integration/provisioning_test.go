@@ -423,7 +423,9 @@ func TestProvisioningEndToEnd(t *testing.T) {
 			}
 		}
 		scope := models.TenantScope(p.demo.Demo.ID, models.EnvLive)
-		if evs, err := p.store.EventsFor(ctx, scope, acc.ServiceID); err != nil || len(evs) != 1 || evs[0].Type != "service.provisioned" {
+		// Every status move (pending → provisioning → operational), then service.provisioned.
+		if evs, err := p.store.EventsFor(ctx, scope, acc.ServiceID); err != nil || len(evs) != 3 || evs[0].Type != "service.status_changed" ||
+			evs[1].Type != "service.status_changed" || evs[1].Data["to"] != "operational" || evs[2].Type != "service.provisioned" {
 			t.Fatalf("outbox: %+v %v", evs, err)
 		}
 		var e struct {
