@@ -5,7 +5,7 @@
 //	platform worker       the Temporal worker (workflows and activities)
 //	platform dev          API and worker in one process (embedded defaults)
 //	platform migrate      bring the database schema up to date
-//	platform seed         load reference data and the demo tenant
+//	platform seed         load reference data and the demo tenant (with sandbox demo data)
 //	platform keys create  issue an API key from the command line
 //	platform config       list every configuration variable
 package main
@@ -60,7 +60,7 @@ commands:
   worker       run the Temporal worker
   dev          run the API and the worker in one process
   migrate      bring the database schema up to date
-  seed         load the catalog, reference data and the demo tenant
+  seed         load the catalog, reference data and the demo tenant, whose sandbox gets demo services, telemetry and invoices
   keys create  issue an API key (flags: -org, -env, -name, -permissions, -role)
   rekey        re-seal every stored secret under SECRETS_KEY (after a key rotation)
   config       list every configuration variable with its default
@@ -103,10 +103,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		if err != nil {
 			return fmt.Errorf("seed: %w", err)
 		}
+		demoData, err := store.SeedDemoData(ctx, res)
+		if err != nil {
+			return fmt.Errorf("seed demo data: %w", err)
+		}
 		if err := bootstrapKeys(ctx, log, cfg, store, res); err != nil {
 			return err
 		}
-		log.Info("seeded", "demo_organization", res.Demo.ID, "demo_account", res.Account.ID)
+		log.Info("seeded", "demo_organization", res.Demo.ID, "demo_account", res.Account.ID,
+			"demo_sandbox_services", len(demoData.Services), "demo_sandbox_invoices", len(demoData.Invoices))
 		return nil
 	case "keys":
 		return keysCommand(ctx, cfg, log, args[1:], stdout)
