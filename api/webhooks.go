@@ -24,7 +24,7 @@ func (f *WebhookFiltersBody) filters() *models.WebhookFilters {
 	return &models.WebhookFilters{CustomerIDs: f.CustomerIDs, Priorities: f.Priorities}
 }
 
-// WebhookCreateBody is the body of every subscription POST (spec 2.5). Its
+// WebhookCreateBody is the body of every subscription POST. Its
 // required fields are marked required:"false" for huma so that the domain
 // validation reports every missing or invalid field by name.
 type WebhookCreateBody struct {
