@@ -79,9 +79,15 @@ var (
 	reSpaces = regexp.MustCompile(`\s+`)
 )
 
-// volatileKeys are fields whose values are measurements: only their
-// presence is compared.
-var volatileKeys = []string{"latency_ms", "bandwidth_utilization", "packet_loss", "jitter_ms"}
+// measured reports whether the field key is a measurement, whose value
+// varies between runs: only its presence is compared.
+func measured(key string) bool {
+	switch key {
+	case "latency_ms", "bandwidth_utilization", "packet_loss", "jitter_ms":
+		return true
+	}
+	return false
+}
 
 func normalizeOutput(s, base string) string {
 	s = strings.ReplaceAll(s, base, "http://localhost:8080")
@@ -100,7 +106,7 @@ func pairs(s string) map[string]bool {
 		if strings.HasPrefix(v, "[") {
 			v = reSpaces.ReplaceAllString(v, "")
 		}
-		if slices.Contains(volatileKeys, m[1]) {
+		if measured(m[1]) {
 			v = "<measured>"
 		}
 		out[m[1]+"="+v] = true
