@@ -147,7 +147,7 @@ func (a *Provisioning) Validate(ctx context.Context, in workflows.ProvisioningIn
 		if err := a.net.CheckFeasibility(ctx, order(in)); err != nil {
 			return err
 		}
-		_, err := a.store.TransitionService(ctx, scope, nil, in.ServiceID, models.ServiceProvisioning)
+		_, err := a.store.MoveService(ctx, scope, in.ServiceID, models.ServiceProvisioning, "provisioning", in.RequestID)
 		return err
 	})
 }
@@ -340,7 +340,11 @@ func (a *Provisioning) Finish(ctx context.Context, in workflows.FinishInput) err
 		result["compensation_errors"] = in.CompensationErrors
 	}
 	// The service first, so that whoever sees the operation ended sees the service failed.
-	if err := a.store.FailService(ctx, scope, in.Input.ServiceID); err != nil {
+	reason := "provisioning_failed"
+	if in.Status == models.OpCancelled {
+		reason = "provisioning_cancelled"
+	}
+	if err := a.store.FailService(ctx, scope, in.Input.ServiceID, reason, in.Input.RequestID); err != nil {
 		return a.temporalError(ctx, in.Input, "finish", err)
 	}
 	if in.Status == models.OpFailed && in.Error != nil {

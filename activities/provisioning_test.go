@@ -3,6 +3,7 @@ package activities_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 
 	"go.temporal.io/sdk/temporal"
@@ -141,8 +142,22 @@ func TestStepsAreIdempotent(t *testing.T) {
 	if op.Status != models.OpCompleted || op.RunID == "" || op.Progress().Completed != 5 {
 		t.Fatalf("operation: %+v", op)
 	}
-	if evs, _ := f.store.EventsFor(ctx, in.Scope(), in.ServiceID); len(evs) != 1 {
-		t.Fatalf("events: %d", len(evs))
+	// Every status move is reported once, however often the steps ran:
+	// pending → provisioning, provisioning → operational, then service.provisioned.
+	evs, _ := f.store.EventsFor(ctx, in.Scope(), in.ServiceID)
+	type move struct{ typ, from, to string }
+	var got []move
+	for _, ev := range evs {
+		from, _ := ev.Data["from"].(string)
+		to, _ := ev.Data["to"].(string)
+		got = append(got, move{ev.Type, from, to})
+		if ev.Type == "service.status_changed" && ev.Data["request_id"] != in.RequestID {
+			t.Fatalf("status change without its request id: %+v", ev.Data)
+		}
+	}
+	want := []move{{"service.status_changed", "pending", "provisioning"}, {"service.status_changed", "provisioning", "operational"}, {"service.provisioned", "", ""}}
+	if !slices.Equal(got, want) {
+		t.Fatalf("events: %+v", got)
 	}
 }
 
@@ -177,6 +192,12 @@ func TestFailureAndCompensation(t *testing.T) {
 	op, _ := f.store.GetOperation(ctx, p, in.RequestID)
 	if svc.Status != models.ServiceFailed || svc.IPBlock != "" || op.Status != models.OpFailed || op.Error.Code != models.CodeProvisioningFailed {
 		t.Fatalf("service %s (%s), operation %s", svc.Status, svc.IPBlock, op.Status)
+	}
+	// The failure is a status move too, reported once however often Finish ran.
+	evs, _ := f.store.EventsFor(ctx, in.Scope(), in.ServiceID)
+	if len(evs) != 2 || evs[1].Type != "service.status_changed" || evs[1].Data["from"] != "provisioning" || evs[1].Data["to"] != "failed" ||
+		evs[1].Data["reason"] != "provisioning_failed" || evs[1].Data["request_id"] != in.RequestID {
+		t.Fatalf("events: %+v", evs)
 	}
 }
 

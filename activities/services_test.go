@@ -62,7 +62,7 @@ func TestChangeActivitiesAreIdempotent(t *testing.T) {
 	got, _ := f.store.GetService(ctx, p, svc.ID)
 	done, _ := f.store.GetOperation(ctx, p, op.ID)
 	evs, _ := f.store.EventsFor(ctx, scope, svc.ID)
-	if c.AllocatedMbps != 10000 || got.Bandwidth != "10gbps" || got.PendingOperationID != "" || done.Status != models.OpCompleted || len(evs) != 2 || evs[1].Type != "service.modified" {
+	if c.AllocatedMbps != 10000 || got.Bandwidth != "10gbps" || got.PendingOperationID != "" || done.Status != models.OpCompleted || len(evs) != 4 || evs[3].Type != "service.modified" {
 		t.Fatalf("allocated %d, service %+v, operation %s, %d events", c.AllocatedMbps, got, done.Status, len(evs))
 	}
 }
@@ -95,7 +95,7 @@ func TestDecommissionActivitiesAreIdempotent(t *testing.T) {
 	c, _ := f.store.Capacity(ctx, models.EnvLive, "loc_austin_congress", "fiber_dedicated")
 	evs, _ := f.store.EventsFor(ctx, scope, svc.ID)
 	if got.Status != models.ServiceDecommissioned || got.BillingEndedAt == nil || got.IPBlock != "" || done.Status != models.OpCompleted ||
-		len(allocs) != 0 || c.AllocatedMbps != 0 || len(evs) != 4 || evs[3].Type != "service.decommissioned" {
+		len(allocs) != 0 || c.AllocatedMbps != 0 || len(evs) != 6 || evs[5].Type != "service.decommissioned" {
 		t.Fatalf("service %+v, operation %s, %d allocations, %d Mbps, events %d", got, done.Status, len(allocs), c.AllocatedMbps, len(evs))
 	}
 }

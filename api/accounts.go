@@ -49,7 +49,7 @@ type AccountDetailItem struct {
 	OpenInvoices   int64               `json:"open_invoices"`
 }
 
-// Preferences are an account's billing preferences (spec 2.3).
+// Preferences are an account's billing preferences.
 type Preferences struct {
 	BillingCycle    string `json:"billing_cycle" example:"monthly"`
 	AutoPay         bool   `json:"auto_pay"`
@@ -58,7 +58,7 @@ type Preferences struct {
 	Currency        string `json:"currency" example:"USD"`
 }
 
-// AddressBody is a billing address (spec 2.3).
+// AddressBody is a billing address.
 type AddressBody struct {
 	Street  string `json:"street" maxLength:"200"`
 	City    string `json:"city" maxLength:"100"`
@@ -74,7 +74,7 @@ func (a *AddressBody) input() *models.BillingAddress {
 	return &models.BillingAddress{Street: a.Street, City: a.City, State: a.State, Zip: a.Zip, Country: a.Country}
 }
 
-// PaymentMethodBody is a card to charge (spec 2.3): its token, never its number.
+// PaymentMethodBody is a card to charge: its token, never its number.
 type PaymentMethodBody struct {
 	Type           string       `json:"type,omitempty" maxLength:"20" example:"credit_card" doc:"credit_card (the default) or debit_card"`
 	CardToken      string       `json:"card_token" required:"false" maxLength:"80" example:"tok_visa" doc:"Required: the token of the payment form (test tokens in docs/billing.md)"`

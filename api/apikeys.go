@@ -10,19 +10,19 @@ import (
 	"github.com/telcoplatform/platform/models"
 )
 
-// KeyRateLimit is a key's own limits (spec 2.6); they can only lower the plan's.
+// KeyRateLimit is a key's own limits; they can only lower the plan's.
 type KeyRateLimit struct {
 	RequestsPerMinute int `json:"requests_per_minute" minimum:"0" maximum:"1000000"`
 	BurstLimit        int `json:"burst_limit" minimum:"0" maximum:"1000000"`
 }
 
-// KeyRestrictions are a key's IP allow-list and expiry (spec 2.6).
+// KeyRestrictions are a key's IP allow-list and expiry.
 type KeyRestrictions struct {
 	IPWhitelist []string   `json:"ip_whitelist,omitempty" maxItems:"100" example:"[\"203.0.113.0/24\"]"`
 	ExpiresAt   *time.Time `json:"expires_at,omitempty"`
 }
 
-// APIKeyItem is an API key as answered (spec 2.6). Key and signing_secret
+// APIKeyItem is an API key as answered. Key and signing_secret
 // appear only in the answers to create and rotate.
 type APIKeyItem struct {
 	ID             string          `json:"id" example:"ak_3fK9aZ"`

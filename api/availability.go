@@ -22,7 +22,7 @@ func (l LocationBody) input() models.LocationInput {
 	return models.LocationInput{Address: l.Address, City: l.City, State: l.State, Zip: l.Zip}
 }
 
-// AvailabilityCheckBody is the availability check request (spec 2.2).
+// AvailabilityCheckBody is the availability check request.
 type AvailabilityCheckBody struct {
 	Location              LocationBody `json:"location" required:"false" doc:"Required"`
 	ServiceTypes          []string     `json:"service_types,omitempty" maxItems:"20" example:"[\"fiber_dedicated\",\"fiber_business\"]" doc:"Service types of interest; every type offered at the location when omitted"`

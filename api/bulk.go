@@ -13,7 +13,7 @@ import (
 	"github.com/telcoplatform/platform/workflows"
 )
 
-// BulkOrchestrationBody is the `orchestration` object of a bulk request (spec 2.2).
+// BulkOrchestrationBody is the `orchestration` object of a bulk request.
 type BulkOrchestrationBody struct {
 	Parallel          bool `json:"parallel,omitempty" doc:"Run items concurrently, at most max_concurrency at a time; false (the default) runs them one after another, in order"`
 	RollbackOnFailure bool `json:"rollback_on_failure,omitempty" doc:"When an item fails, start no further items and undo every completed one; the operation ends rolled_back"`
@@ -41,7 +41,7 @@ type BulkProvisionItemBody struct {
 	Customizations *BulkCustomizations `json:"customizations,omitempty"`
 }
 
-// BulkProvisionBody is the bulk provisioning request (spec 2.2), plus the
+// BulkProvisionBody is the bulk provisioning request, plus the
 // billing account, which the specification leaves out.
 type BulkProvisionBody struct {
 	Services      []BulkProvisionItemBody `json:"services" required:"false" maxItems:"1000" doc:"Required: 1 to 1,000 services"`

@@ -16,7 +16,7 @@ type CatalogPricing struct {
 	Currency      string       `json:"currency" example:"USD"`
 }
 
-// CatalogServiceItem is one offer of the catalog (spec 2.2).
+// CatalogServiceItem is one offer of the catalog.
 type CatalogServiceItem struct {
 	ID               string         `json:"id" example:"internet-fiber-dedicated"`
 	Name             string         `json:"name"`
@@ -35,7 +35,7 @@ type CatalogCategoryItem struct {
 	Services    []CatalogServiceItem `json:"services"`
 }
 
-// CatalogOutput is the catalog response (spec 2.2).
+// CatalogOutput is the catalog response.
 type CatalogOutput struct {
 	Body struct {
 		Envelope

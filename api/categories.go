@@ -41,23 +41,23 @@ func strPtr(s string) *string {
 func kindText(prof models.KindProfile) string {
 	switch prof.Kind {
 	case models.KindInternet:
-		return "the internet service body (spec 2.1); a second internet service of the same billing account at the same location is 409 SERVICE_CONFLICT"
+		return "the internet service body; a second internet service of the same billing account at the same location is 409 SERVICE_CONFLICT"
 	case models.KindNetwork:
-		return "the network deployment body (spec 2.1): network_type, topology (hub_and_spoke needs exactly one hub), locations (serviceable location ids), bandwidth per site, redundancy"
+		return "the network deployment body: network_type, topology (hub_and_spoke needs exactly one hub), locations (serviceable location ids), bandwidth per site, redundancy"
 	case models.KindPhoneSystem:
-		return "the phone system body (spec 2.1): system_type, features, users, phone_numbers (local by area code, or toll_free; assigned from the number blocks), integrations"
+		return "the phone system body: system_type, features, users, phone_numbers (local by area code, or toll_free; assigned from the number blocks), integrations"
 	case models.KindContactCenter:
-		return "the contact center body (spec 2.1): center_type, channels, agent_count, features, ai_features"
+		return "the contact center body: center_type, channels, agent_count, features, ai_features"
 	case models.KindCloudInfrastructure:
-		return "the cloud infrastructure body (spec 2.1): deployment_type, providers, regions, resources (virtual machines and load balancers), auto_scaling (min_instances <= max_instances)"
+		return "the cloud infrastructure body: deployment_type, providers, regions, resources (virtual machines and load balancers), auto_scaling (min_instances <= max_instances)"
 	case models.KindCloudPlatform:
-		return "a body of our design (the specification shows none): runtime, region, environments, instance_size, instances, custom_domains, database"
+		return "its create body: runtime, region, environments, instance_size, instances, custom_domains, database"
 	case models.KindManagedSecurity:
-		return "the managed security body (spec 2.1): service_type, coverage, services, threat_intelligence, compliance_frameworks, response_time (<n>_minutes, <n>_hour, <n>_hours)"
+		return "the managed security body: service_type, coverage, services, threat_intelligence, compliance_frameworks, response_time (<n>_minutes, <n>_hour, <n>_hours)"
 	case models.KindSecurityInfrastructure:
-		return "a body of our design (the specification shows none): infrastructure_type, throughput, location or location_id, high_availability, features, protected_networks (CIDR)"
+		return "its create body: infrastructure_type, throughput, location or location_id, high_availability, features, protected_networks (CIDR)"
 	case models.KindAIPlatform:
-		return "the AI platform body (spec 2.1): platform_type, capabilities, compute_tier, data_sources, models"
+		return "the AI platform body: platform_type, capabilities, compute_tier, data_sources, models"
 	}
 	return "its create body"
 }

@@ -15,7 +15,7 @@ import (
 	"github.com/telcoplatform/platform/models"
 )
 
-// CertificateBody is the certificate registration body (spec 2.6).
+// CertificateBody is the certificate registration body.
 type CertificateBody struct {
 	Certificate string   `json:"certificate" maxLength:"20000" doc:"one PEM CERTIFICATE block, issued by the platform's client CA"`
 	Name        string   `json:"name" maxLength:"200"`

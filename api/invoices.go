@@ -80,7 +80,7 @@ type InvoiceOutput struct {
 	}
 }
 
-// InvoicesOutput is the invoice list response (spec 2.3).
+// InvoicesOutput is the invoice list response.
 type InvoicesOutput struct {
 	Body struct {
 		Envelope
@@ -90,14 +90,14 @@ type InvoicesOutput struct {
 	}
 }
 
-// InvoiceLineBody is one service of the invoice create body (spec 2.3).
+// InvoiceLineBody is one service of the invoice create body.
 type InvoiceLineBody struct {
 	ServiceID string       `json:"service_id" maxLength:"64" example:"svc_3fK9aZ"`
 	Quantity  int64        `json:"quantity" example:"1"`
 	UnitPrice models.Money `json:"unit_price" example:"299.00"`
 }
 
-// InvoiceBody is the invoice create body (spec 2.3).
+// InvoiceBody is the invoice create body.
 type InvoiceBody struct {
 	AccountID string            `json:"account_id" maxLength:"64" example:"acct_3fK9aZ"`
 	Services  []InvoiceLineBody `json:"services" maxItems:"100"`

@@ -13,7 +13,7 @@ import (
 	"github.com/telcoplatform/platform/models"
 )
 
-// TOTPSetupOutput is the answer of TOTP enrolment (spec 2.6).
+// TOTPSetupOutput is the answer of TOTP enrolment.
 type TOTPSetupOutput struct {
 	Body struct {
 		Envelope

@@ -14,7 +14,7 @@ import (
 	"github.com/telcoplatform/platform/workflows"
 )
 
-// OrchestrationStepBody is one step of an orchestration (spec 2.2).
+// OrchestrationStepBody is one step of an orchestration.
 type OrchestrationStepBody struct {
 	Order      int            `json:"order" required:"false" example:"1" doc:"Required: a positive integer, unique in the workflow"`
 	Action     string         `json:"action" required:"false" maxLength:"60" example:"provision_service" doc:"Required: provision_service, modify_service, scale_service, suspend_service, resume_service, run_availability_check, notify or wait"`
@@ -22,7 +22,7 @@ type OrchestrationStepBody struct {
 	DependsOn  []int          `json:"depends_on,omitempty" maxItems:"50" example:"[1]" doc:"Orders of the steps that must complete first"`
 }
 
-// OrchestrationBody is the workflow create request (spec 2.2).
+// OrchestrationBody is the workflow create request.
 type OrchestrationBody struct {
 	Name    string                  `json:"name" required:"false" maxLength:"200" example:"Branch roll-out" doc:"Required"`
 	Trigger string                  `json:"trigger,omitempty" maxLength:"80" example:"manual" doc:"manual (the default): run now; event:<event name> (e.g. event:service.provisioned): run each time that event occurs in the organization"`

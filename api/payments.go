@@ -65,7 +65,7 @@ type PaymentsOutput struct {
 	}
 }
 
-// PaymentBody is the payment request (spec 2.3); payment_method_id pays
+// PaymentBody is the payment request; payment_method_id pays
 // with a saved method instead of a card.
 type PaymentBody struct {
 	InvoiceID       string             `json:"invoice_id" required:"false" maxLength:"64" example:"inv_3fK9aZ" doc:"Required"`

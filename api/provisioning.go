@@ -20,26 +20,26 @@ import (
 // workflowStartTimeout bounds the call that starts a workflow.
 const workflowStartTimeout = 10 * time.Second
 
-// ProvisionCustomizations override a template's defaults (spec 2.2).
+// ProvisionCustomizations override a template's defaults.
 type ProvisionCustomizations struct {
 	Bandwidth  string `json:"bandwidth,omitempty" maxLength:"20" example:"1gbps"`
 	Redundancy string `json:"redundancy,omitempty" maxLength:"20" example:"dual_path" doc:"none, dual_path or diverse_path"`
 	Monitoring string `json:"monitoring,omitempty" maxLength:"20" example:"advanced" doc:"basic, standard or advanced"`
 }
 
-// DeploymentSchedule says when to deploy (spec 2.2).
+// DeploymentSchedule says when to deploy.
 type DeploymentSchedule struct {
 	PreferredDate *time.Time `json:"preferred_date,omitempty" doc:"Provisioning starts at this time (within 365 days)"`
 	Flexibility   string     `json:"flexibility,omitempty" maxLength:"10" example:"3_days"`
 }
 
-// ProvisionContacts are the order's contacts (spec 2.2).
+// ProvisionContacts are the order's contacts.
 type ProvisionContacts struct {
 	Technical string `json:"technical,omitempty" maxLength:"320" format:"email"`
 	Billing   string `json:"billing,omitempty" maxLength:"320" format:"email"`
 }
 
-// ProvisionBody is the provisioning request (spec 2.2), plus the account and
+// ProvisionBody is the provisioning request, plus the account and
 // the location, which the specification leaves out, and two more sources
 // of an order besides a template: a quote (quote_id) or a kind with its
 // create body (type and configuration).
@@ -344,7 +344,7 @@ func (s *Server) registerProvisioning() {
 			})
 			return out, nil
 		})
-	provisionDesc := "Validates the provisioning request (spec 2.2) and starts provisioning, at deployment_schedule.preferred_date " +
+	provisionDesc := "Validates the provisioning request and starts provisioning, at deployment_schedule.preferred_date " +
 		"when it is in the future. The order comes from exactly one of: service_template (with customizations, plus account_id, " +
 		"default the organization's oldest billing account, and location or location_id); quote_id (a service of a quote, at " +
 		"its prices; quote_item picks it); or type with configuration (any kind's create body, docs/services.md). Contacts are " +

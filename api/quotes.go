@@ -10,13 +10,13 @@ import (
 	"github.com/telcoplatform/platform/models"
 )
 
-// BillingPreferencesBody is the quote request's billing_preferences (spec 2.2).
+// BillingPreferencesBody is the quote request's billing_preferences.
 type BillingPreferencesBody struct {
 	Cycle string `json:"cycle,omitempty" maxLength:"20" example:"monthly" doc:"monthly (default), quarterly or annual"`
 	Term  string `json:"term,omitempty" maxLength:"20" example:"36_months" doc:"<n>_months, 1 to 60 (default 1): 5 % off recurring charges from 12 months, 10 % from 24, 15 % from 36"`
 }
 
-// QuoteBody is the quote request (spec 2.2), plus the billing account.
+// QuoteBody is the quote request, plus the billing account.
 type QuoteBody struct {
 	Services           []map[string]any        `json:"services" required:"false" maxItems:"50" doc:"Required: 1 to 50 services, each {type, ...} where type is a kind (internet, network, phone_system, contact_center, cloud_infrastructure, cloud_platform, managed_security, security_infrastructure, ai_platform), a service type or a catalog offer id, and the other fields are the kind's create body; shorthand: bandwidth, location (a location id or \"address, city, ST zip\"), users, features, quantity"`
 	BillingPreferences *BillingPreferencesBody `json:"billing_preferences,omitempty"`
@@ -122,7 +122,7 @@ func (s *Server) registerQuotes() {
 	tags := []string{"Services: quotes"}
 	register(s, huma.Operation{OperationID: "create-quote", Method: http.MethodPost, Path: "/services/quotes",
 		Summary: "Quote services", Tags: tags, DefaultStatus: http.StatusCreated,
-		Description: "Prices the services of the quote request (spec 2.2) from the catalog: the offer's starting price, doubled for each " +
+		Description: "Prices the services of the quote request from the catalog: the offer's starting price, doubled for each " +
 			"step up its bandwidth options, times the SLA tier (premium 125 %, enterprise 150 %) and the units, plus the kind's add-ons " +
 			"and one-time setup fee; the term discount applies to recurring charges. Each service is validated as its kind's create " +
 			"body; fields it still lacks to be provisioned are listed in missing_for_provisioning. Where a location is given, " +

@@ -250,7 +250,7 @@ func (s *Server) limiterFailedOpen(ctx context.Context, err error) {
 	}
 }
 
-// RateLimitUsage is the answer of GET /monitoring/rate-limits (spec 4.4).
+// RateLimitUsage is the answer of GET /monitoring/rate-limits.
 type RateLimitUsage struct {
 	Body struct {
 		Envelope

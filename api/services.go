@@ -124,7 +124,7 @@ type ServiceOutput struct {
 	}
 }
 
-// PerformanceMetricsItem are a service's recent performance (spec 2.2).
+// PerformanceMetricsItem are a service's recent performance.
 type PerformanceMetricsItem struct {
 	LatencyMs            float64 `json:"latency_ms" example:"12.5"`
 	BandwidthUtilization float64 `json:"bandwidth_utilization" example:"45.2" doc:"Percent of the service's bandwidth in use"`
@@ -132,14 +132,14 @@ type PerformanceMetricsItem struct {
 	JitterMs             float64 `json:"jitter_ms" example:"1.2"`
 }
 
-// HealthChecksItem are a service's health checks (spec 2.2).
+// HealthChecksItem are a service's health checks.
 type HealthChecksItem struct {
 	Connectivity string `json:"connectivity" enum:"healthy,degraded,unhealthy,unknown"`
 	Performance  string `json:"performance" enum:"healthy,degraded,unhealthy,unknown"`
 	Security     string `json:"security" enum:"healthy,warning,unknown"`
 }
 
-// ServiceStatusOutput is the status response (spec 2.2), computed from the
+// ServiceStatusOutput is the status response, computed from the
 // service's telemetry.
 type ServiceStatusOutput struct {
 	Body struct {
@@ -248,13 +248,13 @@ type FeaturesBody struct {
 	Features []string `json:"features" required:"false" maxItems:"20" doc:"Required: the service's features after the change (the kind's, docs/services.md); [] removes all"`
 }
 
-// MaintenanceWindowBody is the scale request's maintenance_window (spec 2.2).
+// MaintenanceWindowBody is the scale request's maintenance_window.
 type MaintenanceWindowBody struct {
 	Start    *time.Time `json:"start,omitempty" doc:"Required with maintenance_window: when it starts (RFC 3339; past means now)"`
 	Duration string     `json:"duration,omitempty" maxLength:"20" example:"2_hours" doc:"Required with maintenance_window: <n>_hours, 1 to 24"`
 }
 
-// ScaleBody is the scale request (spec 2.2), plus new_quantity for the
+// ScaleBody is the scale request, plus new_quantity for the
 // kinds that scale in users or agents.
 type ScaleBody struct {
 	ScalingAction     string                 `json:"scaling_action" required:"false" maxLength:"20" example:"scale_up" doc:"Required: scale_up or scale_down"`
@@ -264,14 +264,14 @@ type ScaleBody struct {
 	MaintenanceWindow *MaintenanceWindowBody `json:"maintenance_window,omitempty" doc:"Default: one hour from effective_date (or now)"`
 }
 
-// DataMigrationBody is the decommission request's data_migration (spec 2.2).
+// DataMigrationBody is the decommission request's data_migration.
 type DataMigrationBody struct {
 	Required     bool   `json:"required,omitempty"`
 	Destination  string `json:"destination,omitempty" maxLength:"64" example:"svc_3fK9aZ" doc:"The service that receives the data: same organization and kind, in service"`
 	Verification bool   `json:"verification,omitempty" doc:"Verify the copy (checksums) before the service is taken out"`
 }
 
-// DecommissionBody is the decommission request (spec 2.2).
+// DecommissionBody is the decommission request.
 type DecommissionBody struct {
 	DecommissionDate *time.Time         `json:"decommission_date,omitempty" doc:"When to take the service out (within 365 days); now when omitted or past"`
 	DataMigration    *DataMigrationBody `json:"data_migration,omitempty"`
@@ -340,7 +340,7 @@ type ServiceHealthOutput struct {
 	}
 }
 
-// UsageMetricsItem is the analytics response's usage_metrics (spec 2.2).
+// UsageMetricsItem is the analytics response's usage_metrics.
 type UsageMetricsItem struct {
 	TotalDataTransferred string   `json:"total_data_transferred" example:"1.25 TB"`
 	PeakBandwidthUsage   string   `json:"peak_bandwidth_usage" example:"850 Mbps"`
@@ -350,7 +350,7 @@ type UsageMetricsItem struct {
 	UptimePercentage     *float64 `json:"uptime_percentage"`
 }
 
-// CostAnalysisItem is the analytics response's cost_analysis (spec 2.2).
+// CostAnalysisItem is the analytics response's cost_analysis.
 type CostAnalysisItem struct {
 	TotalCost             models.Money `json:"total_cost" doc:"The monthly charge prorated over the days of the period the service was billed"`
 	CostPerGB             models.Money `json:"cost_per_gb"`
@@ -359,13 +359,13 @@ type CostAnalysisItem struct {
 	RecommendedBandwidth  string       `json:"recommended_bandwidth,omitempty"`
 }
 
-// TrendsItem is the analytics response's trends (spec 2.2), in percent.
+// TrendsItem is the analytics response's trends, in percent.
 type TrendsItem struct {
 	UsageGrowth            float64 `json:"usage_growth" doc:"Data transferred in the period's second half against its first, percent"`
 	PerformanceImprovement float64 `json:"performance_improvement" doc:"Latency drop of the second half against the first, percent"`
 }
 
-// ServiceAnalyticsOutput is the analytics response (spec 2.2).
+// ServiceAnalyticsOutput is the analytics response.
 type ServiceAnalyticsOutput struct {
 	Body struct {
 		Envelope
@@ -546,7 +546,7 @@ func (s *Server) registerServices() {
 		})
 	register(s, huma.Operation{OperationID: "get-service-analytics", Method: http.MethodGet, Path: "/services/{service_id}/analytics",
 		Summary: "Service analytics", Tags: []string{"Services: analytics"},
-		Description: "The analytics response (spec 2.2) over `period` (default last_30_days): usage, cost (prorated charges, per GB, " +
+		Description: "The analytics response over `period` (default last_30_days): usage, cost (prorated charges, per GB, " +
 			"the saving of a smaller bandwidth) and trends (second half of the period against the first), computed from telemetry and price."},
 		access{permission: "services:read"}, func(ctx context.Context, in *struct {
 			ServicePath
@@ -636,7 +636,7 @@ func (s *Server) registerServices() {
 		})
 	register(s, huma.Operation{OperationID: "scale-service", Method: http.MethodPut, Path: "/services/{service_id}/scaling",
 		Summary: "Scale a service", Tags: tags, DefaultStatus: http.StatusAccepted,
-		Description: "The scale request (spec 2.2): a scaling operation (scl_) that records the maintenance window " +
+		Description: "The scale request: a scaling operation (scl_) that records the maintenance window " +
 			"(service.maintenance_scheduled), waits for it with a durable timer, puts the service in maintenance, applies the new " +
 			"bandwidth (or number of users or agents) at the effective date (service.modified) and ends the maintenance at the " +
 			"window's end. 422 INSUFFICIENT_BANDWIDTH when the sites cannot carry the new bandwidth." + changeErrors},
@@ -656,7 +656,7 @@ func (s *Server) registerServices() {
 		"VLANs, numbers, compute), stops its billing (billing_ended_at) and records it decommissioned (service.decommissioned)."
 	register(s, huma.Operation{OperationID: "decommission-service", Method: http.MethodPost, Path: "/services/{service_id}/decommission",
 		Summary: "Decommission a service", Tags: tags, DefaultStatus: http.StatusAccepted,
-		Description: "The decommission request (spec 2.2): " + decomDesc + changeErrors},
+		Description: "The decommission request: " + decomDesc + changeErrors},
 		access{permission: "services:write"}, func(ctx context.Context, in *struct {
 			ServicePath
 			Body DecommissionBody

@@ -331,7 +331,7 @@ func TestServiceChanges(t *testing.T) {
 		for _, ev := range evs {
 			types = append(types, ev.Type)
 		}
-		if strings.Join(types, ",") != "service.provisioned,service.maintenance_scheduled,service.status_changed,service.status_changed" {
+		if strings.Join(types, ",") != "service.status_changed,service.provisioned,service.maintenance_scheduled,service.status_changed,service.status_changed" {
 			t.Fatalf("events %v", types)
 		}
 	})

@@ -88,7 +88,7 @@ type SubscriptionsOutput struct {
 	}
 }
 
-// RecurringServiceBody is one service of the recurring billing request (spec 2.3).
+// RecurringServiceBody is one service of the recurring billing request.
 type RecurringServiceBody struct {
 	ServiceID    string `json:"service_id" maxLength:"64" example:"svc_3fK9aZ"`
 	BillingCycle string `json:"billing_cycle,omitempty" maxLength:"20" example:"monthly" doc:"monthly, quarterly or annual (default: the account's billing_cycle); sandbox keys also sandbox_<n>s"`
@@ -96,7 +96,7 @@ type RecurringServiceBody struct {
 	Quantity     int    `json:"quantity,omitempty" doc:"Units billed (users, agents, sites...), default 1"`
 }
 
-// RecurringBody is the recurring billing request (spec 2.3).
+// RecurringBody is the recurring billing request.
 type RecurringBody struct {
 	AccountID       string                 `json:"account_id" required:"false" maxLength:"64" doc:"Required"`
 	Services        []RecurringServiceBody `json:"services" required:"false" maxItems:"100" doc:"Required: one subscription is created per service"`

@@ -11,7 +11,7 @@ import (
 	"github.com/telcoplatform/platform/models"
 )
 
-// TotalUsage is the usage response's total_usage (spec 2.3).
+// TotalUsage is the usage response's total_usage.
 type TotalUsage struct {
 	VoiceMinutes   int64 `json:"voice_minutes"`
 	DataGB         int64 `json:"data_gb"`
@@ -31,7 +31,7 @@ type UsageCharge struct {
 	Amount      models.Money `json:"amount"`
 }
 
-// ServiceUsageItem is one service of the usage response (spec 2.3); the
+// ServiceUsageItem is one service of the usage response; the
 // platform's own API requests appear as service_id "api".
 type ServiceUsageItem struct {
 	ServiceID   string             `json:"service_id" example:"svc_3fK9aZ"`
@@ -55,7 +55,7 @@ type CostEstimateItem struct {
 	DaysInMonth         int          `json:"days_in_month"`
 }
 
-// UsageOutput is the usage response (spec 2.3).
+// UsageOutput is the usage response.
 type UsageOutput struct {
 	Body struct {
 		Envelope
@@ -93,19 +93,19 @@ type MonthCostItem struct {
 	Total models.Money `json:"total"`
 }
 
-// CostTrends are the cost analysis trends (spec 2.3).
+// CostTrends are the cost analysis trends.
 type CostTrends struct {
 	MonthlyGrowth           *float64     `json:"monthly_growth" doc:"Percent change from last month; null when last month had no charges"`
 	CostOptimizationSavings models.Money `json:"cost_optimization_savings" doc:"Monthly price of subscriptions whose service was idle (under 5% average utilisation) over the last 30 days"`
 }
 
-// CurrentMonthCost is the cost analysis current_month (spec 2.3).
+// CurrentMonthCost is the cost analysis current_month.
 type CurrentMonthCost struct {
 	Total     models.Money  `json:"total"`
 	Breakdown CostBreakdown `json:"breakdown"`
 }
 
-// CostAnalysisOutput is the cost analysis response (spec 2.3).
+// CostAnalysisOutput is the cost analysis response.
 type CostAnalysisOutput struct {
 	Body struct {
 		Envelope

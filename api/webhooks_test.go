@@ -293,16 +293,17 @@ func TestEventEndpoints(t *testing.T) {
 		Events     []eventAnswer       `json:"events"`
 		Pagination struct{ Total int } `json:"pagination"`
 	}
-	h.do("GET", "/v1/events", a.liveKey, nil).decode(200, &list)
+	// The provisioning wrote service.status_changed (provisioning → operational) and service.provisioned.
+	h.do("GET", "/v1/events?type=service.provisioned", a.liveKey, nil).decode(200, &list)
 	if len(list.Events) != 1 || list.Events[0].Type != "service.provisioned" || list.Events[0].ResourceID != serviceID ||
 		list.Events[0].Data["service"].(map[string]any)["id"] != serviceID {
 		t.Fatalf("%+v", list)
 	}
 	evID := list.Events[0].ID
 	for query, want := range map[string]int{
-		"type=service.provisioned": 1, "type=service.*": 1, "type=invoice.*": 0, "type=invoice.generated": 0, "type=*": 1,
-		"resource_id=" + serviceID: 1, "resource_id=svc_other": 0,
-		"created_after=2000-01-01T00:00:00Z": 1, "created_before=2000-01-01T00:00:00Z": 0,
+		"type=service.provisioned": 1, "type=service.status_changed": 1, "type=service.*": 2, "type=invoice.*": 0, "type=invoice.generated": 0, "type=*": 2,
+		"resource_id=" + serviceID: 2, "resource_id=svc_other": 0,
+		"created_after=2000-01-01T00:00:00Z": 2, "created_before=2000-01-01T00:00:00Z": 0,
 		"created_after=" + time.Now().UTC().Add(time.Hour).Format(time.RFC3339): 0,
 	} {
 		h.do("GET", "/v1/events?"+query, a.liveKey, nil).decode(200, &list)
@@ -329,7 +330,7 @@ func TestEventEndpoints(t *testing.T) {
 			return key.APIKey.Key
 		}
 		h.do("GET", "/v1/events", keyWith("services:read"), nil).decode(200, &list)
-		if list.Pagination.Total != 1 {
+		if list.Pagination.Total != 2 {
 			t.Fatalf("services:read sees service events: %d", list.Pagination.Total)
 		}
 		billingOnly := keyWith("billing:read")

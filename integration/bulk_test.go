@@ -431,7 +431,8 @@ func TestOrchestrationEndToEnd(t *testing.T) {
 			t.Fatalf("alias %+v, service %q", alias, svcID)
 		}
 		evs, err := s.store.EventsFor(ctx, models.TenantScope(s.orgID, models.EnvTest), svcID)
-		if err != nil || len(evs) != 2 || evs[1].Type != "service.maintenance_scheduled" || evs[1].Data["message"] != "welcome" {
+		// the provisioning's status moves, service.provisioned, then the notify step's event
+		if err != nil || len(evs) != 4 || evs[3].Type != "service.maintenance_scheduled" || evs[3].Data["message"] != "welcome" {
 			t.Fatalf("outbox %+v %v", evs, err)
 		}
 	})
@@ -468,10 +469,10 @@ func TestOrchestrationEndToEnd(t *testing.T) {
 		}
 		scope := models.TenantScope(s.orgID, models.EnvTest)
 		evs, err := s.store.EventsFor(ctx, scope, prov.ServiceID)
-		if err != nil || len(evs) != 1 || evs[0].Type != "service.provisioned" {
+		if err != nil || len(evs) != 3 || evs[2].Type != "service.provisioned" {
 			t.Fatalf("%+v %v", evs, err)
 		}
-		runID := models.TriggeredRunID(acc.RequestID, evs[0].ID)
+		runID := models.TriggeredRunID(acc.RequestID, evs[2].ID)
 		bulkWaitFor(t, func() bool {
 			_, err := s.store.OperationIn(ctx, scope, runID)
 			return err == nil
@@ -511,14 +512,14 @@ func TestOrchestrationEndToEnd(t *testing.T) {
 		if n := handled(); n != 1 {
 			t.Fatalf("the trigger handled %v events, want 1", n)
 		}
-		if err := s.store.In(ctx, models.SystemScope()).Model(&models.Event{}).Where("id = ?", evs[0].ID).Update("dispatched_at", nil).Error; err != nil {
+		if err := s.store.In(ctx, models.SystemScope()).Model(&models.Event{}).Where("id = ?", evs[2].ID).Update("dispatched_at", nil).Error; err != nil {
 			t.Fatal(err)
 		}
 		bulkWaitFor(t, func() bool { return handled() == 2 })
 		bulkWaitFor(t, func() bool {
 			und, err := s.store.UndispatchedEvents(ctx, 1000)
 			for _, ev := range und {
-				if ev.ID == evs[0].ID {
+				if ev.ID == evs[2].ID {
 					return false
 				}
 			}

@@ -43,8 +43,9 @@ type platform struct {
 	temporal client.Client
 	http     *http.Client
 	cfg      config.Config
-	queue    string            // the worker's task queue
-	admin    *models.Principal // the provider's administrator, for the store's calls
+	queue    string             // the worker's task queue
+	workers  []sdkworker.Worker // the workers started, the interactive one first
+	admin    *models.Principal  // the provider's administrator, for the store's calls
 	demo     *models.SeedResult
 	liveKey  string // demo tenant, live
 	testKey  string // demo tenant, sandbox
@@ -64,6 +65,7 @@ type platformOptions struct {
 	realRetries    bool          // deliveries retry on the real schedule, not testRetryDelays
 	httpTimeout    time.Duration // of the test's HTTP client; 30 s when zero
 	keys           keySet        // the API keys to issue
+	stopTimeout    time.Duration // the workers' stop timeout (SHUTDOWN_TIMEOUT); zero when empty
 }
 
 // keySet says which API keys startPlatform issues, each with every permission.
@@ -116,7 +118,8 @@ func startPlatform(t testing.TB, o platformOptions) *platform {
 	if o.webhookTimeout != 0 {
 		hookOpts = append(hookOpts, webhooks.WithTimeout(o.webhookTimeout))
 	}
-	deps := worker.Deps{Store: store, SimulatorStepDelay: cfg.SimulatorStepDelay, Webhooks: webhooks.NewClient(cfg.WebhookAllowPrivate, hookOpts...)}
+	deps := worker.Deps{Store: store, SimulatorStepDelay: cfg.SimulatorStepDelay, Webhooks: webhooks.NewClient(cfg.WebhookAllowPrivate, hookOpts...),
+		StopTimeout: o.stopTimeout}
 	workers := []sdkworker.Worker{worker.New(tc, queue, deps)}
 	if o.background {
 		workers = append(workers, worker.NewBackground(tc, cfg.TemporalBackgroundTaskQueue, deps))
@@ -144,7 +147,7 @@ func startPlatform(t testing.TB, o platformOptions) *platform {
 	})
 
 	p := &platform{t: t, base: base, store: store, temporal: tc, http: &http.Client{Timeout: cmp.Or(o.httpTimeout, 30*time.Second)},
-		cfg: cfg, queue: queue, demo: seeded,
+		cfg: cfg, queue: queue, workers: workers, demo: seeded,
 		admin: &models.Principal{ID: "ak_bootstrap", OrganizationID: seeded.Provider.ID, Environment: models.EnvLive, Role: models.RoleAdmin, Permissions: []string{"*"}}}
 	if o.keys&demoLiveKey != 0 {
 		p.liveKey = p.newKey(seeded.Demo.ID, models.EnvLive)
@@ -424,7 +427,9 @@ func TestProvisioningEndToEnd(t *testing.T) {
 			}
 		}
 		scope := models.TenantScope(p.demo.Demo.ID, models.EnvLive)
-		if evs, err := p.store.EventsFor(ctx, scope, acc.ServiceID); err != nil || len(evs) != 1 || evs[0].Type != "service.provisioned" {
+		// Every status move (pending → provisioning → operational), then service.provisioned.
+		if evs, err := p.store.EventsFor(ctx, scope, acc.ServiceID); err != nil || len(evs) != 3 || evs[0].Type != "service.status_changed" ||
+			evs[1].Type != "service.status_changed" || evs[1].Data["to"] != "operational" || evs[2].Type != "service.provisioned" {
 			t.Fatalf("outbox: %+v %v", evs, err)
 		}
 		var e struct {

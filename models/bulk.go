@@ -1212,18 +1212,18 @@ func (s *Store) RetireProvisionedService(ctx context.Context, scope Scope, servi
 	case ServiceDecommissioned, ServiceFailed:
 		return nil
 	case ServicePending, ServiceProvisioning:
-		return s.FailService(ctx, scope, serviceID)
+		return s.FailService(ctx, scope, serviceID, "rollback", opID)
 	}
 	if svc.PendingOperationID != "" {
 		return Errorf(CodeServiceConflict, "operation %s is changing service %s: it cannot be rolled back now", svc.PendingOperationID, svc.ID)
 	}
 	return asErrorOrNil(s.Tx(ctx, scope, func(tx *gorm.DB) error {
 		if svc.Status != ServiceDecommissioning {
-			if _, err := s.TransitionService(ctx, scope, tx, serviceID, ServiceDecommissioning); err != nil {
+			if _, err := s.moveService(ctx, scope, tx, serviceID, ServiceDecommissioning, "rollback", opID); err != nil {
 				return err
 			}
 		}
-		moved, err := s.TransitionService(ctx, scope, tx, serviceID, ServiceDecommissioned)
+		moved, err := s.moveService(ctx, scope, tx, serviceID, ServiceDecommissioned, "rollback", opID)
 		if err != nil {
 			return err
 		}

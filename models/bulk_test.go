@@ -340,8 +340,9 @@ func TestStatusChangesAreAppliedOnceAndReverted(t *testing.T) {
 		}
 	}
 	evs, _ := s.EventsFor(ctx, scope, svc.ID)
-	if n := countEvents(evs, "service.status_changed"); n != 1 {
-		t.Fatalf("%d service.status_changed events, want 1 for one change applied twice", n)
+	// one for the provisioning (provisioning → operational), one for the suspension
+	if n := countEvents(evs, "service.status_changed"); n != 2 {
+		t.Fatalf("%d service.status_changed events, want 2 (provisioned, then one change applied twice)", n)
 	}
 	last := evs[len(evs)-1]
 	if last.Data["from"] != "operational" || last.Data["to"] != "maintenance" || last.Data["reason"] != "suspend" || last.Data["request_id"] != "bulk_y" {
@@ -364,14 +365,14 @@ func TestStatusChangesAreAppliedOnceAndReverted(t *testing.T) {
 		t.Fatalf("suspension not reverted: %s", back.Status)
 	}
 	evs, _ = s.EventsFor(ctx, scope, svc.ID)
-	if n := countEvents(evs, "service.status_changed"); n != 2 {
-		t.Fatalf("%d service.status_changed events, want 2", n)
+	if n := countEvents(evs, "service.status_changed"); n != 3 {
+		t.Fatalf("%d service.status_changed events, want 3 (provisioned, suspended, reverted)", n)
 	}
 	// Resuming a running service changes nothing (and writes no event).
 	if got, err := s.ApplyServiceChange(ctx, scope, models.ChangeRequest{Key: "k3", OperationID: "bulk_r", ServiceID: svc.ID, Kind: models.ChangeResume}); err != nil || got.Status != models.ServiceOperational {
 		t.Fatalf("resuming a running service: %v", err)
 	}
-	if evs, _ := s.EventsFor(ctx, scope, svc.ID); countEvents(evs, "service.status_changed") != 2 {
+	if evs, _ := s.EventsFor(ctx, scope, svc.ID); countEvents(evs, "service.status_changed") != 3 {
 		t.Fatal("a no-op resume wrote an event")
 	}
 

@@ -503,9 +503,14 @@ func TestCompleteProvisioningWritesTheOutboxEvent(t *testing.T) {
 		}
 	}
 	evs, err := s.EventsFor(ctx, scope, "svc_outbox")
-	if err != nil || len(evs) != 1 || evs[0].Type != models.EventServiceProvisioned || evs[0].DispatchedAt != nil || !models.HasPrefix(evs[0].ID, "evt") ||
-		evs[0].OrganizationID != p.OrganizationID || evs[0].Data["request_id"] != "prov_outbox" {
+	// The status move is reported as service.status_changed, then service.provisioned, both in the outbox.
+	if err != nil || len(evs) != 2 || evs[0].Type != "service.status_changed" || evs[0].Data["from"] != "provisioning" ||
+		evs[0].Data["to"] != "operational" || evs[0].Data["reason"] != "provisioned" || evs[0].Data["request_id"] != "prov_outbox" {
 		t.Fatalf("events: %+v %v", evs, err)
+	}
+	if ev := evs[1]; ev.Type != models.EventServiceProvisioned || ev.DispatchedAt != nil || !models.HasPrefix(ev.ID, "evt") ||
+		ev.OrganizationID != p.OrganizationID || ev.Data["request_id"] != "prov_outbox" {
+		t.Fatalf("events: %+v", evs)
 	}
 	op, _ := s.GetOperation(ctx, p, "prov_outbox")
 	if op.Status != models.OpCompleted || op.Result["service_id"] != "svc_outbox" || op.Progress().Percent != 100 {

@@ -270,9 +270,10 @@ func (s *Store) SetServiceNetwork(ctx context.Context, scope Scope, id string, n
 }
 
 // FailService moves a service that has not become operational to failed
-// (compensation of a provisioning); a service already failed, or missing,
-// is left as it is.
-func (s *Store) FailService(ctx context.Context, scope Scope, id string) error {
+// (compensation of a provisioning), writing service.status_changed (reason,
+// request_id opID) in the same transaction; a service already failed, or
+// missing, is left as it is.
+func (s *Store) FailService(ctx context.Context, scope Scope, id, reason, opID string) error {
 	svc, err := s.serviceIn(ctx, scope, id)
 	if ErrorCode(err) == CodeNotFound {
 		return nil
@@ -283,17 +284,35 @@ func (s *Store) FailService(ctx context.Context, scope Scope, id string) error {
 	if svc.Status != ServicePending && svc.Status != ServiceProvisioning {
 		return nil
 	}
-	_, err = s.TransitionService(ctx, scope, nil, id, ServiceFailed)
+	_, err = s.MoveService(ctx, scope, id, ServiceFailed, reason, opID)
 	var me *Error
 	if errors.As(err, &me) && me.Code == CodeServiceConflict {
-		return s.FailService(ctx, scope, id)
+		return s.FailService(ctx, scope, id, reason, opID)
 	}
 	return err
 }
 
+// MoveService moves a service to status to and writes service.status_changed
+// (data: service, from, to, reason, request_id opID) to the outbox, in one
+// transaction. Moving to its current status changes nothing.
+// Errors: NOT_FOUND, INVALID_STATE_TRANSITION, SERVICE_CONFLICT.
+func (s *Store) MoveService(ctx context.Context, scope Scope, id string, to ServiceStatus, reason, opID string) (*Service, error) {
+	var out *Service
+	err := s.Tx(ctx, scope, func(tx *gorm.DB) error {
+		moved, err := s.moveService(ctx, scope, tx, id, to, reason, opID)
+		out = moved
+		return err
+	})
+	if err != nil {
+		return nil, AsError(err)
+	}
+	return out, nil
+}
+
 // CompleteProvisioning is the state change that ends a provisioning, in one
-// transaction: the service becomes operational, a service.provisioned event
-// is written to the outbox, and the operation completes with the service as
+// transaction: the service becomes operational, service.status_changed
+// (provisioning → operational, reason provisioned) and service.provisioned
+// events are written to the outbox, and the operation completes with the service as
 // its result. Calling it again after it committed changes nothing.
 // Errors: NOT_FOUND, INVALID_STATE_TRANSITION.
 func (s *Store) CompleteProvisioning(ctx context.Context, scope Scope, opID, serviceID string) (*Service, error) {
@@ -314,7 +333,7 @@ func (s *Store) CompleteProvisioning(ctx context.Context, scope Scope, opID, ser
 		if op.Status.Terminal() {
 			return errTerminal(&op)
 		}
-		svc, err := s.TransitionService(ctx, scope, tx, serviceID, ServiceOperational)
+		svc, err := s.moveService(ctx, scope, tx, serviceID, ServiceOperational, "provisioned", opID)
 		if err != nil {
 			return err
 		}
@@ -381,20 +400,10 @@ func serviceSummary(svc *Service) map[string]any {
 	}
 }
 
-// liveOrLeaving reports whether a service in status st is delivered or
-// being taken out: its status changes are reported as service.status_changed
-// (the changes of a provisioning are reported as service.provisioned).
-func liveOrLeaving(st ServiceStatus) bool {
-	switch st {
-	case ServiceOperational, ServiceDegraded, ServiceDown, ServiceMaintenance, ServiceDecommissioning:
-		return true
-	}
-	return false
-}
-
-// moveService moves a service to status to inside tx and, when it was
-// delivered, writes service.status_changed (data: service, from, to,
-// reason, request_id). Moving to its current status changes nothing.
+// moveService moves a service to status to inside tx and writes
+// service.status_changed (data: service, from, to, reason, request_id):
+// every move of a service's lifecycle is reported, those of a provisioning
+// included. Moving to its current status changes nothing.
 // Errors: NOT_FOUND, INVALID_STATE_TRANSITION.
 func (s *Store) moveService(ctx context.Context, scope Scope, tx *gorm.DB, id string, to ServiceStatus, reason, opID string) (*Service, error) {
 	var before Service
@@ -408,14 +417,12 @@ func (s *Store) moveService(ctx context.Context, scope Scope, tx *gorm.DB, id st
 	if err != nil {
 		return nil, err
 	}
-	if liveOrLeaving(before.Status) {
-		data := map[string]any{"service": serviceSummary(moved), "from": string(before.Status), "to": string(to), "reason": reason}
-		if opID != "" {
-			data["request_id"] = opID
-		}
-		if err := RecordEvent(tx, NewEvent(svcEventStatusChanged, id, data)); err != nil {
-			return nil, err
-		}
+	data := map[string]any{"service": serviceSummary(moved), "from": string(before.Status), "to": string(to), "reason": reason}
+	if opID != "" {
+		data["request_id"] = opID
+	}
+	if err := RecordEvent(tx, NewEvent(svcEventStatusChanged, id, data)); err != nil {
+		return nil, err
 	}
 	return moved, nil
 }

@@ -276,7 +276,7 @@ func TestIncidentsMoveTheServiceAndWriteEvents(t *testing.T) {
 			t.Fatalf("%s is not a canonical event name", ev.Type)
 		}
 	}
-	want := []string{"service.provisioned", "service.status_changed", "service.performance_alert", "service.status_changed", "service.down", "service.status_changed", "service.restored"}
+	want := []string{"service.status_changed", "service.provisioned", "service.status_changed", "service.performance_alert", "service.status_changed", "service.down", "service.status_changed", "service.restored"}
 	if got.Status != models.ServiceOperational || !slices.Equal(types, want) {
 		t.Fatalf("status %s, events %v", got.Status, types)
 	}

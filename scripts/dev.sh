@@ -3,6 +3,10 @@
 # Starts the Temporal dev server (with its Web UI), migrates and seeds the
 # SQLite database, and runs the API and the worker in one process with an
 # embedded Redis. Ctrl-C stops everything. Data lives under .data/.
+# The API listens on loopback only (HTTP_ADDR=127.0.0.1:8080): the banner prints
+# an admin key and the demo password. HTTP_ADDR=0.0.0.0:8080 exposes it.
+# Ports: HTTP_ADDR (API), TEMPORAL_ADDRESS (Temporal), TEMPORAL_UI_PORT
+# (Temporal Web UI), DEV_SAML_IDP_ADDR (development IdP).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -22,18 +26,26 @@ export PLATFORM_DEMO_KEY="${PLATFORM_DEMO_KEY:-$(cat .data/demo.key)}"
 export PLATFORM_DEMO_PASSWORD="${PLATFORM_DEMO_PASSWORD:-$(cat .data/demo.password)}"
 export DEV_SAML_IDP_ADDR="${DEV_SAML_IDP_ADDR:-127.0.0.1:8090}"
 export DATABASE_URL="${DATABASE_URL:-sqlite:.data/platform.db}"
-export HTTP_ADDR="${HTTP_ADDR:-:8080}"
+export HTTP_ADDR="${HTTP_ADDR:-127.0.0.1:8080}"
 export TEMPORAL_ADDRESS="${TEMPORAL_ADDRESS:-127.0.0.1:7233}"
-export TEMPORAL_UI_URL="${TEMPORAL_UI_URL:-http://localhost:8233}"
+TEMPORAL_UI_PORT="${TEMPORAL_UI_PORT:-8233}"
+export TEMPORAL_UI_URL="${TEMPORAL_UI_URL:-http://localhost:${TEMPORAL_UI_PORT}}"
 export WEBHOOK_ALLOW_PRIVATE="${WEBHOOK_ALLOW_PRIVATE:-true}"
 api_port="${HTTP_ADDR##*:}"
+api_host="${HTTP_ADDR%:*}"
+case "$api_host" in "" | 0.0.0.0 | "[::]") api_host=127.0.0.1 ;; esac
 export PUBLIC_BASE_URL="${PUBLIC_BASE_URL:-http://localhost:${api_port}}"
 temporal_port="${TEMPORAL_ADDRESS##*:}"
 
 port_busy() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-for p in "$api_port" "$temporal_port" 8233 "${DEV_SAML_IDP_ADDR##*:}"; do
+# Each port with the setting that moves it.
+for entry in "$api_port HTTP_ADDR" "$temporal_port TEMPORAL_ADDRESS" "$TEMPORAL_UI_PORT TEMPORAL_UI_PORT" "${DEV_SAML_IDP_ADDR##*:} DEV_SAML_IDP_ADDR"; do
+	p="${entry%% *}" setting="${entry#* }"
 	if port_busy "$p"; then
-		echo "make run: port $p is already in use (another 'make run'?). Stop it, or set HTTP_ADDR / TEMPORAL_ADDRESS / DEV_SAML_IDP_ADDR." >&2
+		echo "make run: port $p ($setting) is already in use (another 'make run'?). Stop it, or move it with $setting." >&2
+		echo "  The settings that move ports: HTTP_ADDR=127.0.0.1:8080 (API), TEMPORAL_ADDRESS=127.0.0.1:7233 (Temporal)," >&2
+		echo "  TEMPORAL_UI_PORT=8233 (Temporal Web UI), DEV_SAML_IDP_ADDR=127.0.0.1:8090 (development IdP)," >&2
+		echo "  e.g. HTTP_ADDR=127.0.0.1:18080 TEMPORAL_ADDRESS=127.0.0.1:17233 TEMPORAL_UI_PORT=18233 DEV_SAML_IDP_ADDR=127.0.0.1:18090 make run" >&2
 		exit 1
 	fi
 done
@@ -58,7 +70,7 @@ for sa in OrganizationId Environment OperationType ResourceId; do
 done
 bin/temporal server start-dev \
 	--db-filename .data/temporal.db --sqlite-pragma journal_mode=wal \
-	--ip 127.0.0.1 --port "$temporal_port" --ui-port 8233 --log-level error \
+	--ip 127.0.0.1 --port "$temporal_port" --ui-port "$TEMPORAL_UI_PORT" --log-level error \
 	"${search_attributes[@]}" >.data/temporal.log 2>&1 &
 temporal_pid=$!
 
@@ -73,9 +85,31 @@ done
 
 bin/platform seed
 
+bin/platform dev &
+platform_pid=$!
+trap 'kill -INT "$platform_pid" 2>/dev/null; wait "$platform_pid" 2>/dev/null; exit 130' INT TERM
+
+# The banner once the API answers GET /readyz with 200.
+ready=""
+for _ in $(seq 1 600); do
+	if ! kill -0 "$platform_pid" 2>/dev/null; then
+		wait "$platform_pid" || true
+		echo "make run: the platform stopped before it was ready (see its log above)." >&2
+		exit 1
+	fi
+	if [ "$(curl -s -o /dev/null -w '%{http_code}' "http://${api_host}:${api_port}/readyz" 2>/dev/null)" = "200" ]; then
+		ready=1
+		break
+	fi
+	sleep 0.2
+done
+if [ -z "$ready" ]; then
+	echo "make run: the API did not become ready within 2 minutes; GET /readyz explains why." >&2
+fi
+
 cat <<BANNER
 
-  Telecom & IT services platform is starting
+  Telecom & IT services platform is ready
   -----------------------------------------------------------------
   API          ${PUBLIC_BASE_URL}/v1   (also ${PUBLIC_BASE_URL}/api/v1)
   API docs     ${PUBLIC_BASE_URL}/docs   (OpenAPI: ${PUBLIC_BASE_URL}/openapi.json)
@@ -92,7 +126,4 @@ cat <<BANNER
 
 BANNER
 
-bin/platform dev &
-platform_pid=$!
-trap 'kill -INT "$platform_pid" 2>/dev/null; wait "$platform_pid" 2>/dev/null; exit 130' INT TERM
 wait "$platform_pid"

@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"go.temporal.io/sdk/activity"
 	"gorm.io/gorm"
 
 	"github.com/telcoplatform/platform/models"
@@ -168,18 +169,35 @@ func New(store *models.Store, opts Options) *Simulator {
 
 var _ Southbound = (*Simulator)(nil)
 
+// HeartbeatInterval is how often a network call made by a Temporal activity
+// records a heartbeat while it waits (the SDK batches them to its heartbeat
+// timeout), so that a step whose worker stopped is retried elsewhere soon.
+const HeartbeatInterval = time.Second
+
 // wait takes the configured step time, or returns early with ctx's error.
+// Called from an activity, it heartbeats every HeartbeatInterval meanwhile.
 func (s *Simulator) wait(ctx context.Context) error {
 	if s.delay <= 0 {
 		return ctx.Err()
 	}
 	t := time.NewTimer(s.delay)
 	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
+	var beat <-chan time.Time
+	if activity.IsActivity(ctx) {
+		activity.RecordHeartbeat(ctx)
+		tick := time.NewTicker(HeartbeatInterval)
+		defer tick.Stop()
+		beat = tick.C
+	}
+	for {
+		select {
+		case <-t.C:
+			return nil
+		case <-beat:
+			activity.RecordHeartbeat(ctx)
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
 }
 

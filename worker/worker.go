@@ -38,6 +38,11 @@ type Deps struct {
 	// APIUsage reads the organizations' monthly API requests for overage
 	// billing (a *ratelimit.Limiter); nil means API overage is not billed.
 	APIUsage activities.APIUsage
+	// StopTimeout is how long Stop waits for running activities before it
+	// cancels them (SHUTDOWN_TIMEOUT); zero means it does not wait. An
+	// activity stopped this way is retried by another worker once its
+	// heartbeat times out (workflows.StepHeartbeatTimeout).
+	StopTimeout time.Duration
 }
 
 // WorkflowRegistry is where workflows are registered: a worker, or a
@@ -183,24 +188,33 @@ func BackgroundOptions() sdkworker.Options {
 	}
 }
 
+// Options returns the options of the interactive worker: the default slot
+// limits and the stop timeout of deps.
+func Options(deps Deps) sdkworker.Options {
+	return sdkworker.Options{WorkerStopTimeout: deps.StopTimeout}
+}
+
 // NewBackground returns a worker polling the background task queue (bulk
 // jobs: workflows.BackgroundTaskQueue) with everything registered and the
-// slot limits of BackgroundOptions.
+// slot limits of BackgroundOptions and the stop timeout of deps.
 func NewBackground(c client.Client, taskQueue string, deps Deps) sdkworker.Worker {
 	if deps.Temporal == nil {
 		deps.Temporal = c
 	}
-	w := sdkworker.New(c, taskQueue, BackgroundOptions())
+	opts := BackgroundOptions()
+	opts.WorkerStopTimeout = deps.StopTimeout
+	w := sdkworker.New(c, taskQueue, opts)
 	Register(w, deps)
 	return w
 }
 
-// New returns a worker polling taskQueue with everything registered.
+// New returns a worker polling taskQueue with everything registered and the
+// options of Options(deps).
 func New(c client.Client, taskQueue string, deps Deps) sdkworker.Worker {
 	if deps.Temporal == nil {
 		deps.Temporal = c
 	}
-	w := sdkworker.New(c, taskQueue, sdkworker.Options{})
+	w := sdkworker.New(c, taskQueue, Options(deps))
 	Register(w, deps)
 	return w
 }

@@ -94,7 +94,7 @@ func TestDecommissionWithMigrationAtItsDate(t *testing.T) {
 	if got := e.active(scope, dest.ServiceID); got[models.AllocPhoneNumber] != 5 {
 		t.Fatalf("the destination lost its numbers: %v", got)
 	}
-	want := []string{"service.provisioned", "service.status_changed", "service.status_changed", "service.decommissioned"}
+	want := []string{"service.status_changed", "service.status_changed", "service.provisioned", "service.status_changed", "service.status_changed", "service.decommissioned"}
 	if got := e.eventTypes(scope, old.ServiceID); !slices.Equal(got, want) {
 		t.Fatalf("events %v, want %v", got, want)
 	}

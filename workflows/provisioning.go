@@ -89,13 +89,22 @@ type ProvisioningProgress struct {
 	ScheduledFor *time.Time `json:"scheduled_for,omitempty"`
 }
 
+// StepHeartbeatTimeout is the heartbeat timeout of the steps and
+// compensations: the network calls heartbeat while they wait, so a step
+// whose worker stopped or died is retried by another worker after this
+// long instead of after its start-to-close timeout.
+const StepHeartbeatTimeout = 15 * time.Second
+
 // StepActivityOptions are the options of the provisioning steps: retried with
 // backoff (activities are idempotent and mark business failures
-// non-retryable), and waited for on cancellation so that compensation runs
-// after the step has really stopped.
+// non-retryable), heartbeating (StepHeartbeatTimeout), and waited for on
+// cancellation so that compensation runs after the step has really stopped.
+// Activity options are not workflow commands: changing them needs no
+// workflow.GetVersion.
 func StepActivityOptions() workflow.ActivityOptions {
 	return workflow.ActivityOptions{
 		StartToCloseTimeout: 5 * time.Minute,
+		HeartbeatTimeout:    StepHeartbeatTimeout,
 		RetryPolicy: &temporal.RetryPolicy{
 			InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 30 * time.Second, MaximumAttempts: 5,
 		},
@@ -104,10 +113,12 @@ func StepActivityOptions() workflow.ActivityOptions {
 }
 
 // CompensationActivityOptions are the options of compensations and of the
-// final bookkeeping: retried longer, because they must happen.
+// final bookkeeping: retried longer, because they must happen; heartbeating
+// as the steps do.
 func CompensationActivityOptions() workflow.ActivityOptions {
 	return workflow.ActivityOptions{
 		StartToCloseTimeout: 5 * time.Minute,
+		HeartbeatTimeout:    StepHeartbeatTimeout,
 		RetryPolicy: &temporal.RetryPolicy{
 			InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: time.Minute, MaximumAttempts: 20,
 		},

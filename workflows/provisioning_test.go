@@ -401,8 +401,15 @@ func TestProvisioningSandboxFailureReleasesEverything(t *testing.T) {
 					t.Fatalf("step %s is %s", st.Name, st.Status)
 				}
 			}
-			if evs, _ := store.EventsFor(ctx, in.Scope(), in.ServiceID); len(evs) != 0 {
-				t.Fatalf("a failed provisioning wrote %d events", len(evs))
+			// Only its status moves: no service.provisioned, and the last one is to failed.
+			evs, _ := store.EventsFor(ctx, in.Scope(), in.ServiceID)
+			for _, ev := range evs {
+				if ev.Type != "service.status_changed" {
+					t.Fatalf("a failed provisioning wrote %s", ev.Type)
+				}
+			}
+			if len(evs) == 0 || evs[len(evs)-1].Data["to"] != "failed" || evs[len(evs)-1].Data["reason"] != "provisioning_failed" {
+				t.Fatalf("a failed provisioning wrote %+v", evs)
 			}
 		})
 	}

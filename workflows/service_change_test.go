@@ -109,7 +109,7 @@ func TestScalingWaitsForTheMaintenanceWindow(t *testing.T) {
 			t.Fatalf("step %s is %s", st.Name, st.Status)
 		}
 	}
-	want := []string{"service.provisioned", "service.maintenance_scheduled", "service.status_changed", "service.modified", "service.status_changed"}
+	want := []string{"service.status_changed", "service.status_changed", "service.provisioned", "service.maintenance_scheduled", "service.status_changed", "service.modified", "service.status_changed"}
 	if got := e.eventTypes(scope, prov.ServiceID); !slices.Equal(got, want) {
 		t.Fatalf("events %v, want %v", got, want)
 	}
@@ -170,7 +170,7 @@ func TestScalingFailureInTheWindowIsCompensated(t *testing.T) {
 		t.Fatalf("service %+v, operation %+v %+v", svc, op, op.Error)
 	}
 	got := e.eventTypes(scope, prov.ServiceID)
-	want := []string{"service.provisioned", "service.maintenance_scheduled", "service.status_changed", "service.status_changed"}
+	want := []string{"service.status_changed", "service.status_changed", "service.provisioned", "service.maintenance_scheduled", "service.status_changed", "service.status_changed"}
 	if !slices.Equal(got, want) {
 		t.Fatalf("events %v, want %v (into maintenance and out again)", got, want)
 	}
@@ -200,7 +200,7 @@ func TestModificationAppliesAtOnce(t *testing.T) {
 		svc.PendingOperationID != "" || op.Status != models.OpCompleted || len(op.Steps) != 2 {
 		t.Fatalf("service %+v, operation %+v", svc, op)
 	}
-	if got := e.eventTypes(pbx.Scope(), pbx.ServiceID); !slices.Equal(got, []string{"service.provisioned", "service.modified"}) {
+	if got := e.eventTypes(pbx.Scope(), pbx.ServiceID); !slices.Equal(got, []string{"service.status_changed", "service.status_changed", "service.provisioned", "service.modified"}) {
 		t.Fatalf("events %v", got)
 	}
 	notes, _ := e.store.ServiceNotifications(ctx, pbx.Scope(), pbx.ServiceID)

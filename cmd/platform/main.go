@@ -5,7 +5,7 @@
 //	platform worker       the Temporal worker (workflows and activities)
 //	platform dev          API and worker in one process (embedded defaults)
 //	platform migrate      bring the database schema up to date
-//	platform seed         load reference data and the demo tenant
+//	platform seed         load reference data and the demo tenant (with sandbox demo data)
 //	platform keys create  issue an API key from the command line
 //	platform config       list every configuration variable
 package main
@@ -61,7 +61,7 @@ commands:
   worker       run the Temporal worker
   dev          run the API and the worker in one process
   migrate      bring the database schema up to date
-  seed         load the catalog, reference data and the demo tenant
+  seed         load the catalog, reference data and the demo tenant, whose sandbox gets demo services, telemetry and invoices
   keys create  issue an API key (flags: -org, -env, -name, -permissions, -role)
   rekey        re-seal every stored secret under SECRETS_KEY (after a key rotation)
   config       list every configuration variable with its default
@@ -112,10 +112,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		if err := support.NewStore(store).Seed(ctx); err != nil {
 			return err
 		}
+		demoData, err := store.SeedDemoData(ctx, res)
+		if err != nil {
+			return fmt.Errorf("seed demo data: %w", err)
+		}
 		if err := bootstrapKeys(ctx, log, cfg, store, res); err != nil {
 			return err
 		}
-		log.Info("seeded", "demo_organization", res.Demo.ID, "demo_account", res.Account.ID)
+		log.Info("seeded", "demo_organization", res.Demo.ID, "demo_account", res.Account.ID,
+			"demo_sandbox_services", len(demoData.Services), "demo_sandbox_invoices", len(demoData.Invoices))
 		return nil
 	case "keys":
 		return keysCommand(ctx, cfg, log, args[1:], stdout)
@@ -326,7 +331,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, runWorker, 
 			apiUsage = ratelimit.New(wrdb)
 		}
 		w := worker.New(tc, cfg.TemporalTaskQueue, worker.Deps{Store: store, Logger: log, Southbound: sim,
-			Webhooks: webhooks.NewClient(cfg.WebhookAllowPrivate), APIUsage: apiUsage})
+			Webhooks: webhooks.NewClient(cfg.WebhookAllowPrivate), APIUsage: apiUsage, StopTimeout: cfg.ShutdownTimeout})
 		if err := w.Start(); err != nil {
 			return fmt.Errorf("start worker: %w", err)
 		}
@@ -340,7 +345,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, runWorker, 
 		}
 		hkCancel()
 		bw := worker.NewBackground(tc, cfg.TemporalBackgroundTaskQueue, worker.Deps{Store: store, Logger: log, Southbound: sim,
-			Webhooks: webhooks.NewClient(cfg.WebhookAllowPrivate)})
+			Webhooks: webhooks.NewClient(cfg.WebhookAllowPrivate), StopTimeout: cfg.ShutdownTimeout})
 		if err := bw.Start(); err != nil {
 			return fmt.Errorf("start background worker: %w", err)
 		}
