@@ -116,11 +116,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		if err != nil {
 			return fmt.Errorf("seed demo data: %w", err)
 		}
+		demoTickets, err := support.NewStore(store).SeedDemoTickets(ctx, res.Demo.ID)
+		if err != nil {
+			return fmt.Errorf("seed demo tickets: %w", err)
+		}
 		if err := bootstrapKeys(ctx, log, cfg, store, res); err != nil {
 			return err
 		}
 		log.Info("seeded", "demo_organization", res.Demo.ID, "demo_account", res.Account.ID,
-			"demo_sandbox_services", len(demoData.Services), "demo_sandbox_invoices", len(demoData.Invoices))
+			"demo_sandbox_services", len(demoData.Services), "demo_sandbox_invoices", len(demoData.Invoices), "demo_sandbox_tickets", demoTickets)
 		return nil
 	case "keys":
 		return keysCommand(ctx, cfg, log, args[1:], stdout)

@@ -164,3 +164,21 @@ func TestTablesMatchTheMigration(t *testing.T) {
 		}
 	}
 }
+
+// TestSeedDemoTickets: the demo tenant's sandbox gets its tickets once;
+// seeding again adds nothing, and the live environment stays empty.
+func TestSeedDemoTickets(t *testing.T) {
+	ctx := context.Background()
+	core, seeded := testenv.SeededStore(t)
+	s := support.NewStore(core)
+	for range 2 {
+		n, err := s.SeedDemoTickets(ctx, seeded.Demo.ID)
+		if err != nil || n != 2 {
+			t.Fatalf("demo tickets: %d, %v", n, err)
+		}
+	}
+	live := &models.Principal{OrganizationID: seeded.Demo.ID, Environment: models.EnvLive, Role: models.RoleCustomer, Permissions: []string{"*"}}
+	if _, total, err := s.ListTickets(ctx, live, support.TicketFilter{}, models.PageRequest{Limit: 10}); err != nil || total != 0 {
+		t.Fatalf("live tickets: %d, %v", total, err)
+	}
+}
