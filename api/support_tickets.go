@@ -237,10 +237,12 @@ type TicketListParams struct {
 	ListParams
 }
 
-// registerSupport registers the support area: categories, tickets, comments.
+// registerSupport registers the support area: categories, ticket search,
+// tickets, comments.
 func (s *Server) registerSupport() {
 	tags := []string{"Support"}
 	s.registerSupportCategories(tags)
+	s.registerSupportSearch(tags) // fixed /support/tickets/search before /support/tickets/{ticket_id}
 	s.registerSupportTickets(tags)
 	s.registerSupportComments(tags)
 }
@@ -274,7 +276,7 @@ func (s *Server) registerSupportTickets(tags []string) {
 		})
 	register(s, huma.Operation{OperationID: "list-support-tickets", Method: http.MethodGet, Path: "/support/tickets", Summary: "List support tickets",
 		Description: "The caller's organization's tickets (provider staff: every organization's), newest first, each with its sla_status. " +
-			"Sortable by created_at, updated_at, priority, status, number.", Tags: tags},
+			"Sortable by created_at, updated_at, priority (by rank), status (in lifecycle order), number.", Tags: tags},
 		access{permission: support.PermissionRead}, func(ctx context.Context, in *TicketListParams) (*TicketsOutput, error) {
 			pr, err := in.page()
 			if err != nil {
