@@ -238,13 +238,14 @@ type TicketListParams struct {
 }
 
 // registerSupport registers the support area: categories, ticket search,
-// tickets, comments.
+// tickets, comments, routing rules.
 func (s *Server) registerSupport() {
 	tags := []string{"Support"}
 	s.registerSupportCategories(tags)
 	s.registerSupportSearch(tags) // fixed /support/tickets/search before /support/tickets/{ticket_id}
 	s.registerSupportTickets(tags)
 	s.registerSupportComments(tags)
+	s.registerSupportRouting(tags)
 }
 
 // registerSupportTickets registers ticket creation, reading, listing,
@@ -363,7 +364,7 @@ type TicketHistoryItem struct {
 
 // ActorItem is who made a change or wrote a comment.
 type ActorItem struct {
-	Type  string `json:"type" enum:"customer,agent"`
+	Type  string `json:"type" enum:"customer,agent,system" doc:"system: the platform itself (id: the routing rule that assigned a new ticket)"`
 	ID    string `json:"id"`
 	Name  string `json:"name,omitempty"`
 	Email string `json:"email,omitempty"`

@@ -151,8 +151,10 @@ func nextNumber(tx *gorm.DB) (string, error) {
 
 // CreateTicket opens a ticket for p after validating in (see Validate),
 // with the SLA targets of its category and priority, and writes
-// ticket.created in the same transaction. Customers open tickets for their
-// own organization; provider staff name the customer with customer_id.
+// ticket.created in the same transaction. The first matching routing rule
+// (see route) assigns it, recorded in its history. Customers open tickets
+// for their own organization; provider staff name the customer with
+// customer_id.
 // Errors: VALIDATION_ERROR.
 func (s *Store) CreateTicket(ctx context.Context, p *models.Principal, in TicketInput) (*Ticket, error) {
 	cats, err := s.ListCategories(ctx)
@@ -186,6 +188,13 @@ func (s *Store) CreateTicket(ctx context.Context, p *models.Principal, in Ticket
 		ResolutionDue: now.Add(time.Duration(target.ResolutionMinutes) * time.Minute),
 		CreatedBy:     actorID(p), CreatedAt: now, UpdatedAt: now,
 	}
+	rule, agent, err := s.route(ctx, t, string(org.Plan))
+	if err != nil {
+		return nil, err
+	}
+	if rule != nil {
+		t.AssignedTo, t.Agent = agent.ID, agent
+	}
 	err = s.core.Tx(ctx, models.TenantScope(org.ID, p.Environment), func(tx *gorm.DB) error {
 		num, err := nextNumber(tx)
 		if err != nil {
@@ -199,6 +208,11 @@ func (s *Store) CreateTicket(ctx context.Context, p *models.Principal, in Ticket
 			ActorID: actorID(p), ActorType: actorType(p), CreatedAt: now}
 		if err := tx.Create(h).Error; err != nil {
 			return dbErr(err)
+		}
+		if rule != nil {
+			if err := assignByRule(tx, t, rule); err != nil {
+				return err
+			}
 		}
 		return models.RecordEvent(tx, models.NewEvent(EventTicketCreated, t.ID, t.EventData()))
 	})
