@@ -206,7 +206,8 @@ func TestTenantsNeverSeeEachOther(t *testing.T) {
 			}
 		}
 	}
-	for _, list := range []string{"/v1/billing/accounts", "/v1/auth/api-keys", "/v1/users", "/v1/auth/clients", "/v1/auth/certificates"} {
+	for _, list := range []string{"/v1/billing/accounts", "/v1/auth/api-keys", "/v1/users", "/v1/auth/clients", "/v1/auth/certificates",
+		"/v1/support/tickets", "/v1/support/tickets/search?q=packet"} {
 		t.Run("list "+list, func(t *testing.T) {
 			for _, k := range []string{b.liveKey, a.testKey} {
 				res := h.do("GET", list, k, nil).decode(200, nil)
