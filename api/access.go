@@ -54,6 +54,8 @@ func (a access) describe() string {
 		return "admin, " + a.permission
 	case a.admin:
 		return "admin"
+	case a.staff && a.permission != "":
+		return "staff, " + a.permission
 	case a.permission != "":
 		return a.permission
 	}

@@ -141,6 +141,9 @@ func TestTenantsNeverSeeEachOther(t *testing.T) {
 	}
 	fixtures["challenge_id"] = ch.ID
 	fixtures["ticket_id"] = newTicket(t, h, a.liveKey, nil).Ticket.ID
+	_, agentID := staffKey(t, h)
+	// Routing rules are the provider's: customers of every tenant get 403.
+	fixtures["rule_id"] = newRule(t, h, map[string]any{"rule_name": "tenancy probe", "actions": map[string]any{"assign_to": agentID}}).RoutingRule.ID
 	global := map[string]bool{"category": true} // the catalog is the same for every tenant
 	bodies := map[string]any{
 		"PUT /v1/organizations/{organization_id}":          map[string]any{},
@@ -148,6 +151,7 @@ func TestTenantsNeverSeeEachOther(t *testing.T) {
 		"PATCH /v1/users/{user_id}":                        map[string]any{},
 		"PATCH /v1/auth/clients/{client_id}":               map[string]any{},
 		"PATCH /v1/support/tickets/{ticket_id}":            map[string]any{},
+		"PATCH /v1/support/routing-rules/{rule_id}":        map[string]any{},
 		"POST /v1/auth/mfa/challenges/{challenge_id}/send": map[string]any{"method": "email"},
 		"POST /v1/billing/invoices/{invoice_id}/disputes":  map[string]any{"reason": "other", "description": "probe"},
 	}
@@ -202,7 +206,8 @@ func TestTenantsNeverSeeEachOther(t *testing.T) {
 			}
 		}
 	}
-	for _, list := range []string{"/v1/billing/accounts", "/v1/auth/api-keys", "/v1/users", "/v1/auth/clients", "/v1/auth/certificates"} {
+	for _, list := range []string{"/v1/billing/accounts", "/v1/auth/api-keys", "/v1/users", "/v1/auth/clients", "/v1/auth/certificates",
+		"/v1/support/tickets", "/v1/support/tickets/search?q=packet"} {
 		t.Run("list "+list, func(t *testing.T) {
 			for _, k := range []string{b.liveKey, a.testKey} {
 				res := h.do("GET", list, k, nil).decode(200, nil)

@@ -86,6 +86,7 @@ type access struct {
 	public     bool   // no credential needed
 	permission string // e.g. "services:read"; "" with admin for admin-only routes
 	admin      bool   // provider administrators only
+	staff      bool   // provider staff (agents and administrators) only
 	// sensitive marks operations that need extra verification (spec 5.1:
 	// payments and payment-method changes): the hook where the identity
 	// area's MFA challenge is enforced for user principals (DECISIONS 7).
@@ -232,6 +233,8 @@ func register[I, O any](s *Server, op huma.Operation, a access, h func(context.C
 		}
 		if a.admin {
 			desc += "; provider administrators only"
+		} else if a.staff {
+			desc += "; provider staff only"
 		}
 		if needsMFA(a) {
 			desc += "; users with a second factor are challenged (401 mfa_required, then X-MFA-Challenge-Id)"
@@ -275,6 +278,10 @@ func (s *Server) authorize(ctx huma.Context, next func(huma.Context)) {
 	}
 	if a.admin && !p.IsAdmin() {
 		huma.WriteErr(s.API, ctx, 0, "", models.Errorf(models.CodeInsufficientPermissions, "this endpoint is for provider administrators"))
+		return
+	}
+	if a.staff && !p.IsStaff() {
+		huma.WriteErr(s.API, ctx, 0, "", models.Errorf(models.CodeInsufficientPermissions, "this endpoint is for provider staff"))
 		return
 	}
 	if a.permission != "" && !p.Can(a.permission) {

@@ -237,12 +237,15 @@ type TicketListParams struct {
 	ListParams
 }
 
-// registerSupport registers the support area: categories, tickets, comments.
+// registerSupport registers the support area: categories, ticket search,
+// tickets, comments, routing rules.
 func (s *Server) registerSupport() {
 	tags := []string{"Support"}
 	s.registerSupportCategories(tags)
+	s.registerSupportSearch(tags) // fixed /support/tickets/search before /support/tickets/{ticket_id}
 	s.registerSupportTickets(tags)
 	s.registerSupportComments(tags)
+	s.registerSupportRouting(tags)
 }
 
 // registerSupportTickets registers ticket creation, reading, listing,
@@ -274,7 +277,7 @@ func (s *Server) registerSupportTickets(tags []string) {
 		})
 	register(s, huma.Operation{OperationID: "list-support-tickets", Method: http.MethodGet, Path: "/support/tickets", Summary: "List support tickets",
 		Description: "The caller's organization's tickets (provider staff: every organization's), newest first, each with its sla_status. " +
-			"Sortable by created_at, updated_at, priority, status, number.", Tags: tags},
+			"Sortable by created_at, updated_at, priority (by rank), status (in lifecycle order), number.", Tags: tags},
 		access{permission: support.PermissionRead}, func(ctx context.Context, in *TicketListParams) (*TicketsOutput, error) {
 			pr, err := in.page()
 			if err != nil {
@@ -361,7 +364,7 @@ type TicketHistoryItem struct {
 
 // ActorItem is who made a change or wrote a comment.
 type ActorItem struct {
-	Type  string `json:"type" enum:"customer,agent"`
+	Type  string `json:"type" enum:"customer,agent,system" doc:"system: the platform itself (id: the routing rule that assigned a new ticket)"`
 	ID    string `json:"id"`
 	Name  string `json:"name,omitempty"`
 	Email string `json:"email,omitempty"`

@@ -206,6 +206,11 @@ func migrations() []*gormigrate.Migration {
 			Migrate:  migrateSupportV1,
 			Rollback: rollbackSupportV1,
 		},
+		{
+			ID:       "202611260080_support_routing_rules",
+			Migrate:  migrateSupportRoutingV2,
+			Rollback: rollbackSupportRoutingV2,
+		},
 	}
 }
 

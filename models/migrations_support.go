@@ -153,3 +153,32 @@ func rollbackSupportV1(tx *gorm.DB) error {
 	}
 	return nil
 }
+
+// supportRoutingRuleV2 is the routing rules table as migration
+// 202611260080 creates it (frozen, like the tables above).
+type supportRoutingRuleV2 struct {
+	ID                   string    `gorm:"primaryKey;size:40"`
+	Name                 string    `gorm:"size:200;not null"`
+	Category             string    `gorm:"size:40"`
+	Priorities           string    `gorm:"type:text"`
+	Keywords             string    `gorm:"type:text"`
+	CustomerTier         string    `gorm:"size:20"`
+	AssignTo             string    `gorm:"size:40"`
+	Notify               string    `gorm:"type:text"`
+	EscalateAfterMinutes int       `gorm:"not null;default:0"`
+	AutoUpdateMinutes    int       `gorm:"not null;default:0"`
+	Active               bool      `gorm:"not null;default:false;index"`
+	CreatedBy            string    `gorm:"size:40;not null"`
+	CreatedAt            time.Time `gorm:"not null;index"`
+	UpdatedAt            time.Time `gorm:"not null"`
+}
+
+func (supportRoutingRuleV2) TableName() string { return "support_routing_rules" }
+
+// migrateSupportRoutingV2 creates the routing rules table.
+func migrateSupportRoutingV2(tx *gorm.DB) error { return tx.AutoMigrate(&supportRoutingRuleV2{}) }
+
+// rollbackSupportRoutingV2 drops the routing rules table.
+func rollbackSupportRoutingV2(tx *gorm.DB) error {
+	return tx.Migrator().DropTable(&supportRoutingRuleV2{})
+}

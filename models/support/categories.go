@@ -51,7 +51,7 @@ type Subcategory struct {
 	ID         string `gorm:"primaryKey;size:40"`
 	Name       string `gorm:"size:200;not null"`
 	// AutoAssign and EscalationThreshold are the optional routing hints of
-	// the category answer (routing itself is not built yet).
+	// the category answer (routing rules, in RoutingRule, do not read them).
 	AutoAssign          string `gorm:"size:100"`
 	EscalationThreshold string `gorm:"size:20"`
 	Position            int    `gorm:"not null;default:0"`

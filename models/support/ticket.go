@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"gorm.io/gorm"
 
@@ -149,8 +151,10 @@ func nextNumber(tx *gorm.DB) (string, error) {
 
 // CreateTicket opens a ticket for p after validating in (see Validate),
 // with the SLA targets of its category and priority, and writes
-// ticket.created in the same transaction. Customers open tickets for their
-// own organization; provider staff name the customer with customer_id.
+// ticket.created in the same transaction. The first matching routing rule
+// (see route) assigns it, recorded in its history. Customers open tickets
+// for their own organization; provider staff name the customer with
+// customer_id.
 // Errors: VALIDATION_ERROR.
 func (s *Store) CreateTicket(ctx context.Context, p *models.Principal, in TicketInput) (*Ticket, error) {
 	cats, err := s.ListCategories(ctx)
@@ -184,6 +188,13 @@ func (s *Store) CreateTicket(ctx context.Context, p *models.Principal, in Ticket
 		ResolutionDue: now.Add(time.Duration(target.ResolutionMinutes) * time.Minute),
 		CreatedBy:     actorID(p), CreatedAt: now, UpdatedAt: now,
 	}
+	rule, agent, err := s.route(ctx, t, string(org.Plan))
+	if err != nil {
+		return nil, err
+	}
+	if rule != nil {
+		t.AssignedTo, t.Agent = agent.ID, agent
+	}
 	err = s.core.Tx(ctx, models.TenantScope(org.ID, p.Environment), func(tx *gorm.DB) error {
 		num, err := nextNumber(tx)
 		if err != nil {
@@ -197,6 +208,11 @@ func (s *Store) CreateTicket(ctx context.Context, p *models.Principal, in Ticket
 			ActorID: actorID(p), ActorType: actorType(p), CreatedAt: now}
 		if err := tx.Create(h).Error; err != nil {
 			return dbErr(err)
+		}
+		if rule != nil {
+			if err := assignByRule(tx, t, rule); err != nil {
+				return err
+			}
 		}
 		return models.RecordEvent(tx, models.NewEvent(EventTicketCreated, t.ID, t.EventData()))
 	})
@@ -251,15 +267,58 @@ type TicketFilter struct {
 	Category     string
 	AssignedTo   string
 	CreatedAfter string // RFC 3339
+	// Query is a keyword search over title and description (see
+	// SearchTickets); the list does not offer it.
+	Query string
 }
 
-// ticketSorts are the fields a ticket list sorts by.
-var ticketSorts = models.SortFields{"created_at": "created_at", "updated_at": "updated_at", "priority": "priority", "status": "status", "number": "number"}
+// ticketSorts are the fields a ticket list sorts by: priority sorts by
+// rank (low < medium < high < critical) and status in lifecycle order
+// (open, in_progress, pending, escalated, resolved, closed).
+var ticketSorts = models.SortFields{"created_at": "created_at", "updated_at": "updated_at",
+	"priority": rankExpr("priority", Priorities()), "status": rankExpr("status", Statuses()), "number": "number"}
+
+// rankExpr is a CASE expression giving each of values its index in col's
+// order (unknown values first).
+func rankExpr(col string, values []string) string {
+	var b strings.Builder
+	b.WriteString("CASE " + col)
+	for i, v := range values {
+		fmt.Fprintf(&b, " WHEN '%s' THEN %d", v, i)
+	}
+	b.WriteString(" ELSE -1 END")
+	return b.String()
+}
 
 // ListTickets returns a page of the tickets visible to p that f selects,
 // newest first by default. Errors: VALIDATION_ERROR.
 func (s *Store) ListTickets(ctx context.Context, p *models.Principal, f TicketFilter, page models.PageRequest) ([]Ticket, int64, error) {
-	var v models.Validator
+	q, err := s.ticketQuery(ctx, p, f, &models.Validator{})
+	if err != nil {
+		return nil, 0, err
+	}
+	return s.pageTickets(ctx, q, page)
+}
+
+// pageTickets loads the page of q, with the tickets' agents.
+func (s *Store) pageTickets(ctx context.Context, q *gorm.DB, page models.PageRequest) ([]Ticket, int64, error) {
+	var out []Ticket
+	total, err := models.Paginate(q, page, ticketSorts, &out)
+	if err != nil {
+		return nil, 0, err
+	}
+	ptrs := make([]*Ticket, len(out))
+	for i := range out {
+		ptrs[i] = &out[i]
+	}
+	s.fillAgents(ctx, ptrs)
+	return out, total, nil
+}
+
+// ticketQuery validates f and returns the query of the tickets visible to
+// p that it selects. Issues are added to v (which may hold others).
+// Errors: VALIDATION_ERROR.
+func (s *Store) ticketQuery(ctx context.Context, p *models.Principal, f TicketFilter, v *models.Validator) (*gorm.DB, error) {
 	for _, st := range f.Status {
 		v.Check(validStatus(st), "status", "must be one of "+joinList(Statuses()))
 	}
@@ -272,8 +331,11 @@ func (s *Store) ListTickets(ctx context.Context, p *models.Principal, f TicketFi
 		after, err = time.Parse(time.RFC3339, f.CreatedAfter)
 		v.Check(err == nil, "created_after", "must be an RFC 3339 timestamp")
 	}
+	words := keywords(f.Query)
+	v.Check(utf8.RuneCountInString(f.Query) <= MaxQuery, "query", "must be at most "+itoa(MaxQuery)+" characters")
+	v.Check(len(words) <= MaxQueryWords, "query", "must have at most "+itoa(MaxQueryWords)+" words")
 	if err := v.Err(); err != nil {
-		return nil, 0, err
+		return nil, err
 	}
 	q := s.core.In(ctx, p.Scope()).Model(&Ticket{})
 	if f.CustomerID != "" {
@@ -294,17 +356,11 @@ func (s *Store) ListTickets(ctx context.Context, p *models.Principal, f TicketFi
 	if !after.IsZero() {
 		q = q.Where("created_at > ?", after.UTC())
 	}
-	var out []Ticket
-	total, err := models.Paginate(q, page, ticketSorts, &out)
-	if err != nil {
-		return nil, 0, err
+	for _, w := range words {
+		pat := likePattern(w)
+		q = q.Where(`(LOWER(title) LIKE ? ESCAPE '\' OR LOWER(description) LIKE ? ESCAPE '\')`, pat, pat)
 	}
-	ptrs := make([]*Ticket, len(out))
-	for i := range out {
-		ptrs[i] = &out[i]
-	}
-	s.fillAgents(ctx, ptrs)
-	return out, total, nil
+	return q, nil
 }
 
 // fillAgents loads the assigned agent of each ticket.
