@@ -211,6 +211,11 @@ func migrations() []*gormigrate.Migration {
 			Migrate:  migrateSupportRoutingV2,
 			Rollback: rollbackSupportRoutingV2,
 		},
+		{
+			ID:       "202611260090_support_knowledge_feedback",
+			Migrate:  migrateSupportKnowledgeV3,
+			Rollback: rollbackSupportKnowledgeV3,
+		},
 	}
 }
 

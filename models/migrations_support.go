@@ -182,3 +182,49 @@ func migrateSupportRoutingV2(tx *gorm.DB) error { return tx.AutoMigrate(&support
 func rollbackSupportRoutingV2(tx *gorm.DB) error {
 	return tx.Migrator().DropTable(&supportRoutingRuleV2{})
 }
+
+// supportArticleV3 is the knowledge base articles table as migration
+// 202611260090 creates it (frozen, like the tables above).
+type supportArticleV3 struct {
+	ID          string     `gorm:"primaryKey;size:40"`
+	Title       string     `gorm:"size:200;not null"`
+	Body        string     `gorm:"type:text;not null"`
+	Category    string     `gorm:"size:40;not null;index"`
+	Tags        string     `gorm:"type:text"`
+	Status      string     `gorm:"size:16;not null;index"`
+	CreatedBy   string     `gorm:"size:40;not null"`
+	UpdatedBy   string     `gorm:"size:40;not null"`
+	PublishedAt *time.Time ``
+	CreatedAt   time.Time  `gorm:"not null;index"`
+	UpdatedAt   time.Time  `gorm:"not null;index"`
+}
+
+func (supportArticleV3) TableName() string { return "support_articles" }
+
+// supportFeedbackV3 is the ticket feedback table as migration
+// 202611260090 creates it: one row per ticket (unique ticket_id).
+type supportFeedbackV3 struct {
+	ID string `gorm:"primaryKey;size:40"`
+	Tenant
+	TicketID   string    `gorm:"size:40;not null;uniqueIndex"`
+	CustomerID string    `gorm:"size:40;not null;index"`
+	Rating     int       `gorm:"not null"`
+	Comment    string    `gorm:"size:2000"`
+	CreatedBy  string    `gorm:"size:40;not null"`
+	CreatedAt  time.Time `gorm:"not null;index"`
+}
+
+func (supportFeedbackV3) TableName() string { return "support_feedback" }
+
+// migrateSupportKnowledgeV3 creates the knowledge base and feedback tables.
+func migrateSupportKnowledgeV3(tx *gorm.DB) error {
+	return tx.AutoMigrate(&supportArticleV3{}, &supportFeedbackV3{})
+}
+
+// rollbackSupportKnowledgeV3 drops the knowledge base and feedback tables.
+func rollbackSupportKnowledgeV3(tx *gorm.DB) error {
+	if err := tx.Migrator().DropTable(&supportFeedbackV3{}); err != nil {
+		return err
+	}
+	return tx.Migrator().DropTable(&supportArticleV3{})
+}

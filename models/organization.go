@@ -195,6 +195,10 @@ func (s *Store) EnsureProviderOrganization(ctx context.Context) (*Organization, 
 	return &org, dbErr(db.Create(&org).Error)
 }
 
+// IsUniqueViolation reports whether err is a unique-constraint violation,
+// on SQLite or PostgreSQL.
+func IsUniqueViolation(err error) bool { return isUniqueViolation(err) }
+
 func isUniqueViolation(err error) bool {
 	if err == nil {
 		return false
