@@ -144,7 +144,10 @@ func TestTenantsNeverSeeEachOther(t *testing.T) {
 	_, agentID := staffKey(t, h)
 	// Routing rules are the provider's: customers of every tenant get 403.
 	fixtures["rule_id"] = newRule(t, h, map[string]any{"rule_name": "tenancy probe", "actions": map[string]any{"assign_to": agentID}}).RoutingRule.ID
-	global := map[string]bool{"category": true} // the catalog is the same for every tenant
+	// The catalog and the knowledge base are the same for every tenant (a
+	// published article is every tenant's; drafts are staff-only, tested
+	// in TestSupportKnowledgeLifecycleAndPermissions).
+	global := map[string]bool{"category": true, "article_id": true}
 	bodies := map[string]any{
 		"PUT /v1/organizations/{organization_id}":          map[string]any{},
 		"PATCH /v1/webhooks/{webhook_id}":                  map[string]any{},

@@ -238,7 +238,7 @@ type TicketListParams struct {
 }
 
 // registerSupport registers the support area: categories, ticket search,
-// tickets, comments, routing rules.
+// tickets, comments, routing rules, knowledge base and feedback.
 func (s *Server) registerSupport() {
 	tags := []string{"Support"}
 	s.registerSupportCategories(tags)
@@ -246,6 +246,7 @@ func (s *Server) registerSupport() {
 	s.registerSupportTickets(tags)
 	s.registerSupportComments(tags)
 	s.registerSupportRouting(tags)
+	s.registerSupportKnowledge(tags)
 }
 
 // registerSupportTickets registers ticket creation, reading, listing,
