@@ -74,24 +74,12 @@ func (s *Store) SubmitFeedback(ctx context.Context, p *models.Principal, in Feed
 	}
 	f := &Feedback{ID: models.NewID(PrefixFeedback), TicketID: t.ID, CustomerID: t.CustomerID, Rating: in.Rating, Comment: in.Comment,
 		CreatedBy: actorID(p), CreatedAt: s.now()}
-	err = s.core.Tx(ctx, models.TenantScope(t.OrganizationID, t.Environment), func(tx *gorm.DB) error {
-		var n int64
-		if err := tx.Model(&Feedback{}).Where("ticket_id = ?", t.ID).Count(&n).Error; err != nil {
-			return dbErr(err)
+	// The unique index on ticket_id decides between concurrent submissions.
+	if err := s.core.In(ctx, models.TenantScope(t.OrganizationID, t.Environment)).Create(f).Error; err != nil {
+		if models.IsUniqueViolation(err) {
+			return nil, feedbackExists(t.ID)
 		}
-		if n > 0 {
-			return feedbackExists(t.ID)
-		}
-		if err := tx.Create(f).Error; err != nil {
-			if models.IsUniqueViolation(err) {
-				return feedbackExists(t.ID)
-			}
-			return dbErr(err)
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, models.AsError(err)
+		return nil, dbErr(err)
 	}
 	return f, nil
 }

@@ -148,11 +148,12 @@ func TestSeedIsIdempotentAndNumbersAreUnique(t *testing.T) {
 }
 
 // TestTablesMatchTheMigration checks that every column of the domain types
-// exists in the tables migrations 202611260070 and 202611260080 created.
+// exists in the tables migrations 202611260070, 202611260080 and 202611260090
+// created.
 func TestTablesMatchTheMigration(t *testing.T) {
 	store := testenv.Store(t)
 	m := store.DB.Migrator()
-	for _, model := range []any{&support.Category{}, &support.Subcategory{}, &support.SLATarget{}, &support.Ticket{}, &support.HistoryEntry{}, &support.Comment{}, &support.RoutingRule{}} {
+	for _, model := range []any{&support.Category{}, &support.Subcategory{}, &support.SLATarget{}, &support.Ticket{}, &support.HistoryEntry{}, &support.Comment{}, &support.RoutingRule{}, &support.Article{}, &support.Feedback{}} {
 		stmt := &gorm.Statement{DB: store.DB}
 		if err := stmt.Parse(model); err != nil {
 			t.Fatal(err)
