@@ -211,6 +211,11 @@ func migrations() []*gormigrate.Migration {
 			Migrate:  migrateSupportRoutingV2,
 			Rollback: rollbackSupportRoutingV2,
 		},
+		{
+			ID:       "202611260100_support_ticket_notifications",
+			Migrate:  migrateSupportNotificationsV3,
+			Rollback: rollbackSupportNotificationsV3,
+		},
 	}
 }
 
