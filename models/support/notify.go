@@ -52,15 +52,15 @@ var variableName = regexp.MustCompile(`^[a-z][a-z0-9_]{0,39}$`)
 type TicketNotification struct {
 	ID string `gorm:"primaryKey;size:40"`
 	models.Tenant
-	TicketID      string `gorm:"size:40;not null;index"`
-	Channel       string `gorm:"size:10;not null"`
-	Recipient     string `gorm:"size:320;not null"`
-	RecipientName string `gorm:"size:200"`
-	Role          string `gorm:"size:40"`
-	Template      string `gorm:"size:60;not null"`
-	Subject       string `gorm:"size:300"`
-	Trigger       string `gorm:"size:40;not null"`
-	CreatedBy     string `gorm:"size:40;not null"`
+	TicketID      string    `gorm:"size:40;not null;index"`
+	Channel       string    `gorm:"size:10;not null"`
+	Recipient     string    `gorm:"size:320;not null"`
+	RecipientName string    `gorm:"size:200"`
+	Role          string    `gorm:"size:40"`
+	Template      string    `gorm:"size:60;not null"`
+	Subject       string    `gorm:"size:300"`
+	Trigger       string    `gorm:"size:40;not null"`
+	CreatedBy     string    `gorm:"size:40;not null"`
 	CreatedAt     time.Time `gorm:"not null;index"`
 
 	// Delivery is the outbox row (filled by ListTicketNotifications; nil
