@@ -246,6 +246,7 @@ func (s *Server) registerSupport() {
 	s.registerSupportTickets(tags)
 	s.registerSupportComments(tags)
 	s.registerSupportRouting(tags)
+	s.registerSupportNotifications(tags)
 }
 
 // registerSupportTickets registers ticket creation, reading, listing,
