@@ -176,13 +176,21 @@ func TestSupportAutomaticNotifications(t *testing.T) {
 	if _, body := outboxBody(t, h, comments.Notifications[0].ID); !strings.Contains(body, "Replacing the &lt;card&gt; now.") {
 		t.Fatalf("comment body %s", body)
 	}
-	// Resolution.
-	h.do("PUT", path, staff, map[string]any{"status": "resolved", "metadata": map[string]any{"root_cause": "faulty line card"}}).decode(200, nil)
+	// A staff customer_update through PUT is an update too.
+	h.do("PUT", path, staff, map[string]any{"customer_update": "Crew dispatched."}).decode(200, nil)
+	if n := ticketNotifications(t, h, staff, tk.Ticket.ID, "comment_added"); len(n.Notifications) != 2 {
+		t.Fatalf("customer_update messages %+v", n)
+	}
+	// Resolution: one message, carrying the customer_update of the same request.
+	h.do("PUT", path, staff, map[string]any{"status": "resolved", "customer_update": "Card replaced.", "metadata": map[string]any{"root_cause": "faulty line card"}}).decode(200, nil)
+	if n := ticketNotifications(t, h, staff, tk.Ticket.ID, "comment_added"); len(n.Notifications) != 2 {
+		t.Fatalf("a resolution also sent an update %+v", n)
+	}
 	resolved := ticketNotifications(t, h, staff, tk.Ticket.ID, "ticket_resolved")
 	if len(resolved.Notifications) != 1 || resolved.Notifications[0].Template != "ticket_resolved" {
 		t.Fatalf("resolution %+v", resolved)
 	}
-	if _, body := outboxBody(t, h, resolved.Notifications[0].ID); !strings.Contains(body, "is resolved") || !strings.Contains(body, "faulty line card") {
+	if _, body := outboxBody(t, h, resolved.Notifications[0].ID); !strings.Contains(body, "is resolved") || !strings.Contains(body, "faulty line card") || !strings.Contains(body, "Card replaced.") {
 		t.Fatalf("resolution body %s", body)
 	}
 	// Without a contact e-mail nothing is sent.
