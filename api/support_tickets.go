@@ -247,6 +247,7 @@ func (s *Server) registerSupport() {
 	s.registerSupportComments(tags)
 	s.registerSupportRouting(tags)
 	s.registerSupportKnowledge(tags)
+	s.registerSupportNotifications(tags)
 }
 
 // registerSupportTickets registers ticket creation, reading, listing,

@@ -216,6 +216,11 @@ func migrations() []*gormigrate.Migration {
 			Migrate:  migrateSupportKnowledgeV3,
 			Rollback: rollbackSupportKnowledgeV3,
 		},
+		{
+			ID:       "202611260100_support_ticket_notifications",
+			Migrate:  migrateSupportNotificationsV3,
+			Rollback: rollbackSupportNotificationsV3,
+		},
 	}
 }
 

@@ -228,3 +228,33 @@ func rollbackSupportKnowledgeV3(tx *gorm.DB) error {
 	}
 	return tx.Migrator().DropTable(&supportArticleV3{})
 }
+
+// supportTicketNotificationV3 is the support_ticket_notifications table as
+// migration 202611260100 creates it: one row per message a ticket sent
+// (its id is the outbox row's id).
+type supportTicketNotificationV3 struct {
+	ID string `gorm:"primaryKey;size:40"`
+	Tenant
+	TicketID      string    `gorm:"size:40;not null;index"`
+	Channel       string    `gorm:"size:10;not null"`
+	Recipient     string    `gorm:"size:320;not null"`
+	RecipientName string    `gorm:"size:200"`
+	Role          string    `gorm:"size:40"`
+	Template      string    `gorm:"size:60;not null"`
+	Subject       string    `gorm:"size:300"`
+	Trigger       string    `gorm:"size:40;not null"`
+	CreatedBy     string    `gorm:"size:40;not null"`
+	CreatedAt     time.Time `gorm:"not null;index"`
+}
+
+func (supportTicketNotificationV3) TableName() string { return "support_ticket_notifications" }
+
+// migrateSupportNotificationsV3 creates the ticket notifications table.
+func migrateSupportNotificationsV3(tx *gorm.DB) error {
+	return tx.AutoMigrate(&supportTicketNotificationV3{})
+}
+
+// rollbackSupportNotificationsV3 drops the ticket notifications table.
+func rollbackSupportNotificationsV3(tx *gorm.DB) error {
+	return tx.Migrator().DropTable(&supportTicketNotificationV3{})
+}

@@ -44,6 +44,37 @@ func (s *Store) QueueMessage(ctx context.Context, scope Scope, m Message) (*Cont
 	return queueMessage(s.In(ctx, scope), s.Sealer, m)
 }
 
+// QueueMessageIn writes a message to the notification outbox inside tx, a
+// transaction scoped to the tenant the message belongs to, so that it is
+// sent only if what it reports is committed. Errors: VALIDATION_ERROR,
+// INTERNAL_ERROR (no sealer configured, database).
+func (s *Store) QueueMessageIn(tx *gorm.DB, m Message) (*ContactNotification, error) {
+	return queueMessage(tx, s.Sealer, m)
+}
+
+// HTMLBodyPrefix starts a message body rendered from an HTML template: the
+// e-mail sender sends such a body as text/html, any other as text/plain.
+const HTMLBodyPrefix = "<!DOCTYPE html>"
+
+// Notification statuses of an outbox row.
+const (
+	NotificationQueued = "queued"
+	NotificationSent   = "sent"
+	NotificationFailed = "failed"
+)
+
+// DeliveryStatus is queued while the message waits (or is retried), sent
+// once handed to its channel, failed after NotificationMaxAttempts.
+func (n *ContactNotification) DeliveryStatus() string {
+	switch {
+	case n.SentAt != nil:
+		return NotificationSent
+	case n.Attempts >= NotificationMaxAttempts:
+		return NotificationFailed
+	}
+	return NotificationQueued
+}
+
 func queueMessage(tx *gorm.DB, sealer *Sealer, m Message) (*ContactNotification, error) {
 	var v Validator
 	v.Check(m.Channel == ChannelEmail || m.Channel == ChannelSMS, "channel", "must be email or sms")
@@ -173,13 +204,7 @@ func (s *Store) UserInbox(ctx context.Context, orgID string, recipients []string
 	out := make([]Inbox, 0, len(rows))
 	for i := range rows {
 		n := &rows[i]
-		item := Inbox{ID: n.ID, Channel: n.Channel, Recipient: n.Recipient, Subject: n.Subject, CreatedAt: n.CreatedAt, Status: "queued"}
-		switch {
-		case n.SentAt != nil:
-			item.Status = "sent"
-		case n.Attempts >= NotificationMaxAttempts:
-			item.Status = "failed"
-		}
+		item := Inbox{ID: n.ID, Channel: n.Channel, Recipient: n.Recipient, Subject: n.Subject, CreatedAt: n.CreatedAt, Status: n.DeliveryStatus()}
 		if n.Template == TemplateMFACode {
 			item.Recipient, item.CodeHidden = MaskRecipient(n.Recipient), true
 		} else if n.SentAt == nil {

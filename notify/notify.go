@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	mail "github.com/wneessen/go-mail"
@@ -83,7 +84,11 @@ func (s *SMTP) Send(ctx context.Context, m Message) error {
 	msg.Subject(m.Subject)
 	msg.SetMessageIDWithValue(m.ID + "@telco-platform")
 	msg.SetDate()
-	msg.SetBodyString(mail.TypeTextPlain, m.Body)
+	kind := mail.TypeTextPlain
+	if strings.HasPrefix(m.Body, models.HTMLBodyPrefix) {
+		kind = mail.TypeTextHTML // a body rendered from an HTML template
+	}
+	msg.SetBodyString(kind, m.Body)
 	c, err := mail.NewClient(s.host, s.opts...)
 	if err != nil {
 		return err

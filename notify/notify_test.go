@@ -114,3 +114,39 @@ func TestSMTPURLIsValidated(t *testing.T) {
 		}
 	}
 }
+
+// TestHTMLBodiesAreSentAsHTML sends a body rendered from an HTML template
+// (it starts with models.HTMLBodyPrefix) as text/html, any other as text/plain.
+func TestHTMLBodiesAreSentAsHTML(t *testing.T) {
+	ctx := context.Background()
+	store := testenv.Store(t)
+	smtpURL, mailbox := testenv.SMTPServer(t)
+	email, err := notify.NewSMTP(smtpURL, "Telco Platform <no-reply@example.test>")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := notify.NewDispatcher(store, notify.Options{Email: email})
+	for _, body := range []string{models.HTMLBodyPrefix + "\n<html><body><p>TKT-000001</p></body></html>", "plain text"} {
+		if _, err := store.QueueMessage(ctx, scope, models.Message{Channel: models.ChannelEmail, Recipient: "ada@example.test", Template: "support_ticket_update", Subject: "s", Body: body}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, err := d.SendDue(ctx); err != nil || n != 2 {
+		t.Fatalf("sent %d (%v)", n, err)
+	}
+	if !mailbox.WaitFor(5*time.Second, func(b *testenv.Mailbox) bool { return len(b.Mails()) == 2 }) {
+		t.Fatal("the SMTP server did not receive both")
+	}
+	html, plain := 0, 0
+	for _, m := range mailbox.Mails() {
+		switch {
+		case strings.Contains(m.Data, "text/html") && strings.Contains(m.Data, "TKT-000001"):
+			html++
+		case strings.Contains(m.Data, "text/plain") && strings.Contains(m.Data, "plain text"):
+			plain++
+		}
+	}
+	if html != 1 || plain != 1 {
+		t.Fatalf("content types: %d html, %d plain: %+v", html, plain, mailbox.Mails())
+	}
+}

@@ -119,7 +119,8 @@ type CommentResult struct {
 // staff's; a closed ticket takes no comments; a customer's comment on a
 // resolved ticket reopens it (status open, ticket.updated); a provider
 // staff's customer-visible comment is the ticket's first response if there
-// was none. Errors: NOT_FOUND, VALIDATION_ERROR, INSUFFICIENT_PERMISSIONS,
+// was none, and is sent to the ticket's contact e-mail (template
+// ticket_update) in the same transaction. Errors: NOT_FOUND, VALIDATION_ERROR, INSUFFICIENT_PERMISSIONS,
 // INVALID_STATE_TRANSITION.
 func (s *Store) AddComment(ctx context.Context, p *models.Principal, ticketID string, in CommentInput) (*CommentResult, error) {
 	cur, err := s.GetTicket(ctx, p, ticketID)
@@ -163,7 +164,13 @@ func (s *Store) AddComment(ctx context.Context, p *models.Principal, ticketID st
 			}
 		}
 		res.Ticket = &t
-		return models.RecordEvent(tx, models.NewEvent(EventCommentAdded, t.ID, c.EventData(&t)))
+		if err := models.RecordEvent(tx, models.NewEvent(EventCommentAdded, t.ID, c.EventData(&t))); err != nil {
+			return err
+		}
+		if isStaff(p) && c.Visibility == VisibilityCustomer {
+			return s.notifyContact(tx, &t, TriggerComment, p, c)
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, models.AsError(err)

@@ -154,7 +154,8 @@ func nextNumber(tx *gorm.DB) (string, error) {
 // ticket.created in the same transaction. The first matching routing rule
 // (see route) assigns it, recorded in its history. Customers open tickets
 // for their own organization; provider staff name the customer with
-// customer_id.
+// customer_id. The contact e-mail, when set, is told in the same
+// transaction (template ticket_created).
 // Errors: VALIDATION_ERROR.
 func (s *Store) CreateTicket(ctx context.Context, p *models.Principal, in TicketInput) (*Ticket, error) {
 	cats, err := s.ListCategories(ctx)
@@ -214,7 +215,10 @@ func (s *Store) CreateTicket(ctx context.Context, p *models.Principal, in Ticket
 				return err
 			}
 		}
-		return models.RecordEvent(tx, models.NewEvent(EventTicketCreated, t.ID, t.EventData()))
+		if err := models.RecordEvent(tx, models.NewEvent(EventTicketCreated, t.ID, t.EventData())); err != nil {
+			return err
+		}
+		return s.notifyContact(tx, t, TriggerTicketCreated, p, nil)
 	})
 	if err != nil {
 		return nil, models.AsError(err)

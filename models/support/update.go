@@ -61,6 +61,8 @@ type UpdateResult struct {
 // appended to the history; raising the priority to critical escalates the
 // ticket (sla.escalated, escalation_reason, ticket.escalated); the update
 // writes ticket.updated, plus ticket.resolved when it resolves the ticket.
+// The ticket's contact e-mail is told of a resolution (ticket_resolved) and
+// of a staff customer_update (ticket_update) in the same transaction.
 // Errors: NOT_FOUND, INSUFFICIENT_PERMISSIONS, VALIDATION_ERROR,
 // INVALID_STATE_TRANSITION.
 func (s *Store) UpdateTicket(ctx context.Context, p *models.Principal, id string, in UpdateInput) (*UpdateResult, error) {
@@ -147,6 +149,11 @@ func (s *Store) UpdateTicket(ctx context.Context, p *models.Principal, id string
 			if staff && t.RespondedAt == nil {
 				t.RespondedAt = &now
 			}
+			if staff && !containsString(c.events, EventTicketResolved) { // a resolution's message carries the update itself
+				if err := s.notifyContact(tx, &t, TriggerComment, p, cm); err != nil {
+					return err
+				}
+			}
 			c.changed = append(c.changed, "customer_update")
 		}
 		if len(c.changed) == 0 {
@@ -155,6 +162,11 @@ func (s *Store) UpdateTicket(ctx context.Context, p *models.Principal, id string
 		}
 		if err := c.flush(); err != nil {
 			return err
+		}
+		if containsString(c.events, EventTicketResolved) {
+			if err := s.notifyContact(tx, &t, TriggerResolved, p, res.Comment); err != nil {
+				return err
+			}
 		}
 		res.Ticket, res.Changed, res.Events = &t, c.changed, c.events
 		return nil
