@@ -195,7 +195,7 @@ func (s *Server) registerInvoices() {
 		Description: "Provider staff only (permission billing:admin; administrators hold it), challenged with a second factor for users, and audited (invoice.voided). " +
 			"Only an open invoice without payments can be cancelled; a paid, cancelled or partly paid invoice is 409 INVALID_STATE_TRANSITION. " +
 			"Cancelling resolves the invoice's open dispute and writes invoice.cancelled. Customers dispute an invoice instead: POST /billing/invoices/{invoice_id}/disputes."},
-		access{permission: models.PermissionBillingAdmin, mfa: true}, func(ctx context.Context, in *struct {
+		access{permission: models.PermissionBillingAdmin, staff: true, mfa: true}, func(ctx context.Context, in *struct {
 			ID   string `path:"invoice_id" maxLength:"64" example:"inv_3fK9aZ"`
 			Body *struct {
 				Reason string `json:"reason,omitempty" maxLength:"500" doc:"why the invoice is voided (kept in the event, the audit trail and the resolved dispute)"`
