@@ -79,13 +79,7 @@ func (s *Server) registerSupportSearch(tags []string) {
 		if err != nil {
 			return nil, err
 		}
-		out := &TicketsOutput{}
-		out.Body.Tickets = make([]TicketItem, len(rows))
-		for i := range rows {
-			out.Body.Tickets[i] = s.ticketListItem(p, &rows[i])
-		}
-		out.Body.Pagination = TicketPagination{Pagination: newPagination(pr, total), Limit: pr.Limit}
-		return out, nil
+		return s.ticketsOutput(p, rows, pr, total), nil
 	}
 	doc := "Searches the caller's organization's tickets (provider staff: every organization's): filters on status and priority lists, " +
 		"created_after, category, assigned_to and customer_id; keywords over title and description (every word must appear, in any case); " +

@@ -292,13 +292,7 @@ func (s *Server) registerSupportTickets(tags []string) {
 			if err != nil {
 				return nil, err
 			}
-			out := &TicketsOutput{}
-			out.Body.Tickets = make([]TicketItem, len(rows))
-			for i := range rows {
-				out.Body.Tickets[i] = s.ticketListItem(p, &rows[i])
-			}
-			out.Body.Pagination = TicketPagination{Pagination: newPagination(pr, total), Limit: pr.Limit}
-			return out, nil
+			return s.ticketsOutput(p, rows, pr, total), nil
 		})
 	register(s, huma.Operation{OperationID: "get-support-ticket", Method: http.MethodGet, Path: "/support/tickets/{ticket_id}", Summary: "Get a support ticket", Tags: tags},
 		access{permission: support.PermissionRead}, func(ctx context.Context, in *TicketPath) (*TicketOutput, error) {
@@ -384,4 +378,16 @@ type TicketHistoryOutput struct {
 		History    []TicketHistoryItem `json:"history"`
 		Pagination Pagination          `json:"pagination"`
 	}
+}
+
+// ticketsOutput is the answer of the ticket list and the ticket search: a
+// page of tickets as p may see them, with their pagination.
+func (s *Server) ticketsOutput(p *models.Principal, rows []support.Ticket, pr models.PageRequest, total int64) *TicketsOutput {
+	out := &TicketsOutput{}
+	out.Body.Tickets = make([]TicketItem, len(rows))
+	for i := range rows {
+		out.Body.Tickets[i] = s.ticketListItem(p, &rows[i])
+	}
+	out.Body.Pagination = TicketPagination{Pagination: newPagination(pr, total), Limit: pr.Limit}
+	return out
 }
