@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/seed"
 )
 
 // TestDemoDataSeed: seeding the demo data twice gives the same counts, and
@@ -15,22 +16,22 @@ import (
 func TestDemoDataSeed(t *testing.T) {
 	h := newHarness(t)
 	ctx := context.Background()
-	seeded, err := h.store.Seed(ctx)
+	seeded, err := seed.NewStore(h.store).Seed(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var counts []map[string]int64
 	for range 2 {
-		if _, err := h.store.SeedDemoData(ctx, seeded); err != nil {
+		if _, err := seed.NewStore(h.store).SeedDemoData(ctx, seeded); err != nil {
 			t.Fatal(err)
 		}
-		c, err := h.store.DemoDataCounts(ctx)
+		c, err := seed.NewStore(h.store).DemoDataCounts(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
 		counts = append(counts, c)
 	}
-	want := map[string]int64{"services": 3, "telemetry": 3 * models.DemoTelemetryDays * 24, "invoices": 2, "payments": 1}
+	want := map[string]int64{"services": 3, "telemetry": 3 * seed.DemoTelemetryDays * 24, "invoices": 2, "payments": 1}
 	for k, n := range want {
 		if counts[0][k] != n {
 			t.Fatalf("first seeding: %s = %d, want %d (%v)", k, counts[0][k], n, counts[0])
@@ -73,7 +74,7 @@ func TestDemoDataSeed(t *testing.T) {
 	for _, inv := range invs.Invoices {
 		statuses[inv.ID] = inv.Status
 	}
-	if invs.TotalCount != 2 || statuses[models.DemoInvoicePaid] != "paid" || statuses[models.DemoInvoiceUnpaid] != "pending" {
+	if invs.TotalCount != 2 || statuses[seed.DemoInvoicePaid] != "paid" || statuses[seed.DemoInvoiceUnpaid] != "pending" {
 		t.Fatalf("invoices %+v", invs)
 	}
 	// The live environment of the demo tenant stays empty.

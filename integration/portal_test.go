@@ -20,6 +20,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/seed"
 	"github.com/telcoplatform/platform/notify"
 	"github.com/telcoplatform/platform/testenv"
 )
@@ -187,7 +188,7 @@ func TestPortalSingleSignOnEndToEnd(t *testing.T) {
 		_, _ = io.WriteString(w, "<p id=done>You can close this window.</p>")
 	}))
 	defer callback.Close()
-	conf := &oauth2.Config{ClientID: models.DemoClientID, RedirectURL: callback.URL + "/callback", Scopes: []string{"services.read"},
+	conf := &oauth2.Config{ClientID: seed.DemoClientID, RedirectURL: callback.URL + "/callback", Scopes: []string{"services.read"},
 		Endpoint: oauth2.Endpoint{AuthURL: p.base + "/oauth/authorize", TokenURL: p.base + "/oauth/token", AuthStyle: oauth2.AuthStyleInParams}}
 	verifier := oauth2.GenerateVerifier()
 	err = chromedp.Do(step2,

@@ -28,6 +28,7 @@ import (
 	"github.com/telcoplatform/platform/config"
 	"github.com/telcoplatform/platform/events"
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/seed"
 	"github.com/telcoplatform/platform/temporalclient"
 	"github.com/telcoplatform/platform/testenv"
 	"github.com/telcoplatform/platform/webhooks"
@@ -46,7 +47,7 @@ type platform struct {
 	queue    string             // the worker's task queue
 	workers  []sdkworker.Worker // the workers started, the interactive one first
 	admin    *models.Principal  // the provider's administrator, for the store's calls
-	demo     *models.SeedResult
+	demo     *seed.SeedResult
 	liveKey  string // demo tenant, live
 	testKey  string // demo tenant, sandbox
 	otherKey string // another tenant, live

@@ -123,7 +123,7 @@ func (s *Store) CreateAccount(ctx context.Context, p *Principal, in AccountInput
 		acct.TaxRateBP = int(*in.TaxRate)
 	}
 	if err := s.In(ctx, scope).Create(acct).Error; err != nil {
-		return nil, dbErr(err)
+		return nil, DBErr(err)
 	}
 	return acct, nil
 }
@@ -133,7 +133,7 @@ func (s *Store) CreateAccount(ctx context.Context, p *Principal, in AccountInput
 func (s *Store) GetAccount(ctx context.Context, p *Principal, id string) (*BillingAccount, error) {
 	var a BillingAccount
 	if err := s.In(ctx, p.Scope()).Where("id = ?", id).Take(&a).Error; err != nil {
-		return nil, notFoundOr(err, "billing account")
+		return nil, NotFoundOr(err, "billing account")
 	}
 	return &a, s.fillBalances(ctx, p.Scope(), &a)
 }
@@ -171,7 +171,7 @@ func (s *Store) fillBalances(ctx context.Context, scope Scope, accts ...*Billing
 	err := s.In(ctx, scope).Model(&Invoice{}).Select("account_id, SUM(total - amount_paid) AS due").
 		Where("account_id IN ? AND status IN ?", ids, []InvoiceStatus{InvoicePending, InvoiceOverdue}).Group("account_id").Scan(&rows).Error
 	if err != nil {
-		return dbErr(err)
+		return DBErr(err)
 	}
 	for _, r := range rows {
 		for _, a := range accts {
@@ -209,7 +209,7 @@ func (s *Store) GetAccountDetail(ctx context.Context, p *Principal, id string) (
 	}
 	var org Organization
 	if err := s.In(ctx, SystemScope()).Where("id = ?", a.OrganizationID).Take(&org).Error; err != nil {
-		return nil, notFoundOr(err, "organization")
+		return nil, NotFoundOr(err, "organization")
 	}
 	d.Plan, d.PlanLimits = org.Plan, org.Limits()
 	var row struct {
@@ -220,7 +220,7 @@ func (s *Store) GetAccountDetail(ctx context.Context, p *Principal, id string) (
 		Select("COALESCE(SUM(CASE WHEN status = ? THEN total - amount_paid ELSE 0 END), 0) AS overdue, COUNT(*) AS open", InvoiceOverdue).
 		Where("account_id = ? AND status IN ?", a.ID, []InvoiceStatus{InvoicePending, InvoiceOverdue}).Scan(&row).Error
 	if err != nil {
-		return nil, dbErr(err)
+		return nil, DBErr(err)
 	}
 	d.OverdueAmount, d.OpenInvoices = Money(row.Overdue), row.Open
 	return d, nil
@@ -278,10 +278,10 @@ func (s *Store) UpdatePreferences(ctx context.Context, p *Principal, id string, 
 	if c, ok := updates["currency"].(string); ok && c != acct.Currency {
 		var n, m int64
 		if err := s.In(ctx, scope).Model(&Invoice{}).Where("account_id = ?", acct.ID).Count(&n).Error; err != nil {
-			return nil, dbErr(err)
+			return nil, DBErr(err)
 		}
 		if err := s.In(ctx, scope).Model(&Subscription{}).Where("account_id = ?", acct.ID).Count(&m).Error; err != nil {
-			return nil, dbErr(err)
+			return nil, DBErr(err)
 		}
 		if n+m > 0 {
 			return nil, Invalid(FieldIssue{Field: "currency", Issue: "cannot change once the account has invoices or subscriptions"})
@@ -299,7 +299,7 @@ func (s *Store) UpdatePreferences(ctx context.Context, p *Principal, id string, 
 	}
 	if len(updates) > 0 {
 		if err := s.In(ctx, scope).Model(&BillingAccount{}).Where("id = ?", acct.ID).Updates(updates).Error; err != nil {
-			return nil, dbErr(err)
+			return nil, DBErr(err)
 		}
 	}
 	return s.GetAccount(ctx, p, id)

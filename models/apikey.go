@@ -188,7 +188,7 @@ func (s *Store) CreateAPIKey(ctx context.Context, p *Principal, in APIKeyInput) 
 		key.SigningSecret = s.Sealer.Seal(BindAPIKey(key.ID), issued.SigningSecret)
 	}
 	if err := s.In(ctx, TenantScope(orgID, env)).Create(key).Error; err != nil {
-		return nil, dbErr(err)
+		return nil, DBErr(err)
 	}
 	return issued, nil
 }
@@ -210,23 +210,23 @@ func (s *Store) EnsureAPIKey(ctx context.Context, orgID string, secret, name str
 			return nil, Errorf(CodeInvalidStateTransition, "the key %s... was revoked on %s and is not brought back: configure a new key", secret[:12], key.RevokedAt.UTC().Format(time.RFC3339))
 		}
 		key.Role, key.Permissions, key.OrganizationID = role, perms, orgID
-		return &key, dbErr(db.Save(&key).Error)
+		return &key, DBErr(db.Save(&key).Error)
 	}
 	if !errors.Is(err, gorm.ErrRecordNotFound) {
-		return nil, dbErr(err)
+		return nil, DBErr(err)
 	}
 	key = APIKey{
 		ID: NewID(PrefixAPIKey), Tenant: Tenant{OrganizationID: orgID, Environment: env}, Name: name,
 		DisplayPrefix: secret[:12], Hash: HashSecret(secret), Role: role, Permissions: perms, CreatedBy: "bootstrap",
 	}
-	return &key, dbErr(s.In(ctx, TenantScope(orgID, env)).Create(&key).Error)
+	return &key, DBErr(s.In(ctx, TenantScope(orgID, env)).Create(&key).Error)
 }
 
 // GetAPIKey returns one key visible to p. Errors: NOT_FOUND.
 func (s *Store) GetAPIKey(ctx context.Context, p *Principal, id string) (*APIKey, error) {
 	var k APIKey
 	err := s.In(ctx, p.Scope()).Where("id = ?", id).Take(&k).Error
-	return &k, notFoundOr(err, "API key")
+	return &k, NotFoundOr(err, "API key")
 }
 
 // ListAPIKeys returns a page of the keys visible to p (revoked keys included, marked).
@@ -259,7 +259,7 @@ func (s *Store) RotateAPIKey(ctx context.Context, p *Principal, id string) (*Iss
 		updates["signing_secret"] = s.Sealer.Seal(BindAPIKey(key.ID), issued.SigningSecret)
 	}
 	if err := s.In(ctx, p.Scope()).Model(key).Updates(updates).Error; err != nil {
-		return nil, dbErr(err)
+		return nil, DBErr(err)
 	}
 	key.Hash, key.DisplayPrefix = updates["hash"].(string), secret[:12]
 	return issued, nil
@@ -280,7 +280,7 @@ func (s *Store) RevokeAPIKey(ctx context.Context, p *Principal, id string) (*API
 	if key.RevokedAt == nil {
 		now := s.Now()
 		if err := s.In(ctx, p.Scope()).Model(key).Update("revoked_at", now).Error; err != nil {
-			return nil, dbErr(err)
+			return nil, DBErr(err)
 		}
 		key.RevokedAt = &now
 	}
@@ -318,10 +318,10 @@ func (s *Store) AuthenticateAPIKey(ctx context.Context, secret string, clientIP 
 		Joins("JOIN organizations ON organizations.id = api_keys.organization_id").
 		Where("api_keys.hash = ?", HashSecret(secret)).Take(&row).Error
 	if err != nil {
-		if e := notFoundOr(err, "key"); ErrorCode(e) == CodeNotFound {
+		if e := NotFoundOr(err, "key"); ErrorCode(e) == CodeNotFound {
 			return nil, Errorf(CodeInvalidAPIKey, "the API key is not valid")
 		}
-		return nil, dbErr(err)
+		return nil, DBErr(err)
 	}
 	key := row.APIKey
 	org := Organization{ID: key.OrganizationID, Plan: row.Plan, CustomHourly: row.CustomHourly, CustomBurst: row.CustomBurst, CustomConcurrent: row.CustomConcurrent}

@@ -60,7 +60,7 @@ func (u *KeyUsage) Flush(ctx context.Context) error {
 				u.pending[rid] = cur
 			}
 			u.mu.Unlock()
-			return dbErr(err)
+			return DBErr(err)
 		}
 		delete(batch, id)
 	}

@@ -63,7 +63,7 @@ func (s *Store) RecordAudit(ctx context.Context, ev AuditEvent) error {
 	if len(ev.Reason) > 300 {
 		ev.Reason = ev.Reason[:300]
 	}
-	return dbErr(s.In(ctx, SystemScope()).Create(&ev).Error)
+	return DBErr(s.In(ctx, SystemScope()).Create(&ev).Error)
 }
 
 // AuditFilter narrows the audit list.

@@ -113,7 +113,7 @@ func (s *Store) CreateBudget(ctx context.Context, p *Principal, in BudgetInput) 
 	b := &Budget{ID: NewID(PrefixBudget), AccountID: acct.ID, Amount: in.Amount, Currency: acct.Currency, Period: in.Period, Thresholds: th}
 	err := s.In(ctx, scope).Transaction(func(tx *gorm.DB) error {
 		if err := tx.Create(b).Error; err != nil {
-			return dbErr(err)
+			return DBErr(err)
 		}
 		return s.evaluateBudgets(tx, acct.ID, s.Now())
 	})
@@ -138,7 +138,7 @@ func spendOf(db *gorm.DB, accountID string, from, to time.Time) (Money, error) {
 	var row struct{ Sum int64 }
 	err := db.Model(&Invoice{}).Select("COALESCE(SUM(total), 0) AS sum").
 		Where("account_id = ? AND status <> ? AND issued_at >= ? AND issued_at < ?", accountID, InvoiceCancelled, from, to).Scan(&row).Error
-	return Money(row.Sum), dbErr(err)
+	return Money(row.Sum), DBErr(err)
 }
 
 func percentOf(spent, amount Money) float64 {
@@ -154,7 +154,7 @@ func percentOf(spent, amount Money) float64 {
 func (s *Store) evaluateBudgets(tx *gorm.DB, accountID string, now time.Time) error {
 	var budgets []Budget
 	if err := tx.Where("account_id = ?", accountID).Find(&budgets).Error; err != nil {
-		return dbErr(err)
+		return DBErr(err)
 	}
 	for _, b := range budgets {
 		from, to := BudgetPeriod(b.Period, now)
@@ -176,7 +176,7 @@ func (s *Store) evaluateBudgets(tx *gorm.DB, accountID string, now time.Time) er
 			alert.OrganizationID, alert.Environment = b.OrganizationID, b.Environment
 			res := tx.Clauses(clause.OnConflict{DoNothing: true}).Create(alert)
 			if res.Error != nil {
-				return dbErr(res.Error)
+				return DBErr(res.Error)
 			}
 			if res.RowsAffected == 1 {
 				if err := RecordEvent(tx, ev); err != nil {
@@ -198,7 +198,7 @@ func (s *Store) budgetStatuses(ctx context.Context, scope Scope, currency string
 		q = q.Where("currency = ?", currency)
 	}
 	if err := q.Find(&budgets).Error; err != nil {
-		return nil, dbErr(err)
+		return nil, DBErr(err)
 	}
 	out := make([]BudgetStatus, 0, len(budgets))
 	for _, b := range budgets {
@@ -210,7 +210,7 @@ func (s *Store) budgetStatuses(ctx context.Context, scope Scope, currency string
 		st := BudgetStatus{Budget: b, PeriodStart: from, PeriodEnd: to, Spent: spent, PercentUsed: percentOf(spent, b.Amount), Crossed: []int{}}
 		var alerts []BudgetAlert
 		if err := db.Where("budget_id = ? AND period_start = ?", b.ID, from).Order("threshold").Find(&alerts).Error; err != nil {
-			return nil, dbErr(err)
+			return nil, DBErr(err)
 		}
 		for _, a := range alerts {
 			st.Crossed = append(st.Crossed, a.Threshold)

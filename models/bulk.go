@@ -382,7 +382,7 @@ func (s *Store) servicesForBulk(ctx context.Context, p *Principal, v *Validator,
 	for start := 0; start < len(ids); start += 500 {
 		var batch []Service
 		if err := s.In(ctx, p.Scope()).Where("id IN ?", ids[start:min(start+500, len(ids))]).Find(&batch).Error; err != nil {
-			return nil, Scope{}, dbErr(err)
+			return nil, Scope{}, DBErr(err)
 		}
 		for _, svc := range batch {
 			byID[svc.ID] = svc
@@ -613,7 +613,7 @@ func (s *Store) BulkServiceStatuses(ctx context.Context, p *Principal, ids []str
 		err := s.In(ctx, p.Scope()).Select("id", "organization_id", "environment", "status", "status_changed_at").
 			Where("id IN ?", ids[start:min(start+500, len(ids))]).Find(&batch).Error
 		if err != nil {
-			return nil, dbErr(err)
+			return nil, DBErr(err)
 		}
 		for _, svc := range batch {
 			byID[svc.ID] = svc
@@ -671,7 +671,7 @@ func (s *Store) CreateBulkOperation(ctx context.Context, plan *BulkPlan, id, cre
 		return tx.CreateInBatches(items, 200).Error
 	})
 	if err != nil {
-		return nil, dbErr(err)
+		return nil, DBErr(err)
 	}
 	return op, nil
 }
@@ -697,7 +697,7 @@ func (s *Store) BulkItems(ctx context.Context, scope Scope, opID string, from, l
 	}
 	var items []BulkItem
 	err = s.In(ctx, scope).Where("operation_id = ? AND position IN ?", opID, positions).Order("position").Find(&items).Error
-	return items, next, dbErr(err)
+	return items, next, DBErr(err)
 }
 
 // EnsureChildOperations creates, once, the provisioning operation (pending)
@@ -715,7 +715,7 @@ func (s *Store) EnsureChildOperations(ctx context.Context, scope Scope, createdB
 	if len(ops) == 0 {
 		return nil
 	}
-	return dbErr(s.In(ctx, scope).Clauses(clause.OnConflict{DoNothing: true}).CreateInBatches(ops, 100).Error)
+	return DBErr(s.In(ctx, scope).Clauses(clause.OnConflict{DoNothing: true}).CreateInBatches(ops, 100).Error)
 }
 
 // ItemUpdate is a new status of one bulk item.
@@ -930,7 +930,7 @@ func (s *Store) PrepareBulkRetry(ctx context.Context, p *Principal, opID string,
 		err := s.In(ctx, scope).Where("operation_id = ? AND position IN ?", op.ID, positions[start:min(start+500, len(positions))]).
 			Order("position").Find(&batch).Error
 		if err != nil {
-			return nil, dbErr(err)
+			return nil, DBErr(err)
 		}
 		items = append(items, batch...)
 	}
@@ -1091,17 +1091,17 @@ func (s *Store) ApplyServiceChange(ctx context.Context, scope Scope, req ChangeR
 		if err == nil {
 			var svc Service
 			if err := tx.Where("id = ?", done.ServiceID).Take(&svc).Error; err != nil {
-				return notFoundOr(err, "service")
+				return NotFoundOr(err, "service")
 			}
 			out = &svc
 			return nil
 		}
 		if !errors.Is(err, gorm.ErrRecordNotFound) {
-			return dbErr(err)
+			return DBErr(err)
 		}
 		var svc Service
 		if err := tx.Where("id = ?", req.ServiceID).Take(&svc).Error; err != nil {
-			return notFoundOr(err, "service")
+			return NotFoundOr(err, "service")
 		}
 		to, err := ServiceChangeTarget(req.Kind, &svc, s.Now())
 		if err != nil {
@@ -1123,7 +1123,7 @@ func (s *Store) ApplyServiceChange(ctx context.Context, scope Scope, req ChangeR
 		rec := &ServiceChange{Key: req.Key, ServiceID: svc.ID, OperationID: req.OperationID, Kind: req.Kind,
 			Before: ServiceSnapshot{Status: before}, After: ServiceSnapshot{Status: svc.Status}, AppliedAt: s.Now()}
 		if err := tx.Create(rec).Error; err != nil {
-			return dbErr(err)
+			return DBErr(err)
 		}
 		out = &svc
 		return nil
@@ -1147,7 +1147,7 @@ func (s *Store) RevertServiceChange(ctx context.Context, scope Scope, key string
 			return nil
 		}
 		if err != nil {
-			return dbErr(err)
+			return DBErr(err)
 		}
 		if rec.RevertedAt != nil {
 			return nil
@@ -1155,7 +1155,7 @@ func (s *Store) RevertServiceChange(ctx context.Context, scope Scope, key string
 		if rec.Before.Status != rec.After.Status {
 			var svc Service
 			if err := tx.Where("id = ?", rec.ServiceID).Take(&svc).Error; err != nil {
-				return notFoundOr(err, "service")
+				return NotFoundOr(err, "service")
 			}
 			if svc.Status != rec.After.Status || svc.PendingOperationID != "" {
 				return Errorf(CodeServiceConflict, "service %s moved on (%s) since the change: it cannot be undone", svc.ID, svc.Status)
@@ -1170,7 +1170,7 @@ func (s *Store) RevertServiceChange(ctx context.Context, scope Scope, key string
 				return err
 			}
 		}
-		return dbErr(tx.Model(&ServiceChange{}).Where("change_key = ?", key).Update("reverted_at", s.Now()).Error)
+		return DBErr(tx.Model(&ServiceChange{}).Where("change_key = ?", key).Update("reverted_at", s.Now()).Error)
 	}))
 }
 
@@ -1237,7 +1237,7 @@ func (s *Store) RetireProvisionedService(ctx context.Context, scope Scope, servi
 			updates["billing_ended_at"] = now
 		}
 		if err := tx.Model(&Service{}).Where("id = ?", serviceID).Updates(updates).Error; err != nil {
-			return dbErr(err)
+			return DBErr(err)
 		}
 		return RecordEvent(tx, NewEvent(eventServiceDecommissioned, serviceID, map[string]any{
 			"service": serviceEventData(moved), "reason": "rollback", "request_id": opID, "billing_ended_at": Timestamp(billingEnded),
@@ -1253,7 +1253,7 @@ func (s *Store) CancelPendingOperations(ctx context.Context, scope Scope, ids []
 		var pending []string
 		err := s.In(ctx, scope).Model(&Operation{}).Where("id IN ? AND status = ?", ids[start:min(start+500, len(ids))], OpPending).Pluck("id", &pending).Error
 		if err != nil {
-			return dbErr(err)
+			return DBErr(err)
 		}
 		for _, id := range pending {
 			_, err := s.FinishOperation(ctx, scope, id, FinishInput{Status: OpCancelled, Result: map[string]any{"reason": "the bulk operation ended before this item started"}})
@@ -1269,7 +1269,7 @@ func (s *Store) CancelPendingOperations(ctx context.Context, scope Scope, ids []
 // started: the operation (still pending) and its items, and, for a retry,
 // the mark it left on the retried operation.
 func (s *Store) DeleteBulkOperation(ctx context.Context, scope Scope, id, retryOf string) error {
-	return dbErr(s.Tx(ctx, scope, func(tx *gorm.DB) error {
+	return DBErr(s.Tx(ctx, scope, func(tx *gorm.DB) error {
 		if err := tx.Where("operation_id = ?", id).Delete(&BulkItem{}).Error; err != nil {
 			return err
 		}

@@ -3,11 +3,7 @@ package models
 import (
 	"context"
 	_ "embed"
-	"encoding/json"
 	"fmt"
-
-	"gorm.io/gorm"
-	"gorm.io/gorm/clause"
 )
 
 // CatalogCategory is one of the catalog's categories (connectivity, voice, cloud, security, ai).
@@ -45,11 +41,11 @@ func (s *Store) Catalog(ctx context.Context) ([]CatalogEntry, error) {
 	db := s.In(ctx, SystemScope())
 	var cats []CatalogCategory
 	if err := db.Order("position").Find(&cats).Error; err != nil {
-		return nil, dbErr(err)
+		return nil, DBErr(err)
 	}
 	var svcs []CatalogService
 	if err := db.Order("position").Find(&svcs).Error; err != nil {
-		return nil, dbErr(err)
+		return nil, DBErr(err)
 	}
 	out := make([]CatalogEntry, len(cats))
 	idx := map[string]int{}
@@ -70,11 +66,11 @@ func (s *Store) CatalogCategoryEntry(ctx context.Context, name string) (*Catalog
 	db := s.In(ctx, SystemScope())
 	var cat CatalogCategory
 	if err := db.Where("name = ?", name).Take(&cat).Error; err != nil {
-		return nil, notFoundOr(err, fmt.Sprintf("catalog category %q", name))
+		return nil, NotFoundOr(err, fmt.Sprintf("catalog category %q", name))
 	}
 	entry := &CatalogEntry{Category: cat, Services: []CatalogService{}}
 	if err := db.Where("category = ?", name).Order("position").Find(&entry.Services).Error; err != nil {
-		return nil, dbErr(err)
+		return nil, DBErr(err)
 	}
 	return entry, nil
 }
@@ -83,38 +79,5 @@ func (s *Store) CatalogCategoryEntry(ctx context.Context, name string) (*Catalog
 func (s *Store) CatalogServiceByID(ctx context.Context, id string) (*CatalogService, error) {
 	var svc CatalogService
 	err := s.In(ctx, SystemScope()).Where("id = ?", id).Take(&svc).Error
-	return &svc, notFoundOr(err, fmt.Sprintf("catalog service %q", id))
-}
-
-//go:embed seed/catalog.json
-var catalogSeed []byte
-
-type catalogSeedFile struct {
-	Categories []struct {
-		CatalogCategory
-		Services []CatalogService `json:"services"`
-	} `json:"categories"`
-}
-
-// SeedCatalog inserts or updates the catalog from seed/catalog.json.
-func SeedCatalog(ctx context.Context, db *gorm.DB) error {
-	var file catalogSeedFile
-	if err := json.Unmarshal(catalogSeed, &file); err != nil {
-		return fmt.Errorf("catalog seed: %w", err)
-	}
-	tx := Scoped(ctx, db, SystemScope())
-	for i, c := range file.Categories {
-		cat := c.CatalogCategory
-		cat.Position = i
-		if err := tx.Clauses(clause.OnConflict{UpdateAll: true}).Create(&cat).Error; err != nil {
-			return err
-		}
-		for j, svc := range c.Services {
-			svc.Category, svc.Position = cat.Name, j
-			if err := tx.Clauses(clause.OnConflict{UpdateAll: true}).Create(&svc).Error; err != nil {
-				return err
-			}
-		}
-	}
-	return nil
+	return &svc, NotFoundOr(err, fmt.Sprintf("catalog service %q", id))
 }

@@ -86,7 +86,7 @@ func (s *Store) RegisterCertificate(ctx context.Context, p *Principal, c *Client
 		if isUniqueViolation(err) {
 			return nil, Errorf(CodeAlreadyExists, "this certificate is already registered")
 		}
-		return nil, dbErr(err)
+		return nil, DBErr(err)
 	}
 	return c, nil
 }
@@ -100,7 +100,7 @@ func (s *Store) CertificateByFingerprint(ctx context.Context, fingerprint string
 	if errors.Is(err, gorm.ErrRecordNotFound) {
 		var revoked int64
 		if err := s.In(ctx, SystemScope()).Model(&ClientCertificate{}).Where("fingerprint_sha256 = ?", fingerprint).Count(&revoked).Error; err != nil {
-			return nil, nil, dbErr(err)
+			return nil, nil, DBErr(err)
 		}
 		if revoked > 0 {
 			return nil, nil, Errorf(CodeUnauthenticated, "the client certificate has been revoked")
@@ -108,7 +108,7 @@ func (s *Store) CertificateByFingerprint(ctx context.Context, fingerprint string
 		return nil, nil, Errorf(CodeUnauthenticated, "the client certificate is not registered (POST /v1/auth/certificates)")
 	}
 	if err != nil {
-		return nil, nil, dbErr(err)
+		return nil, nil, DBErr(err)
 	}
 	now := s.Now()
 	if now.Before(c.NotBefore) || now.After(c.NotAfter) {
@@ -158,7 +158,7 @@ func (s *Store) ListCertificates(ctx context.Context, p *Principal, f Certificat
 func (s *Store) GetCertificate(ctx context.Context, p *Principal, id string) (*ClientCertificate, error) {
 	var c ClientCertificate
 	err := s.In(ctx, p.Scope()).Where("id = ?", id).Take(&c).Error
-	return &c, notFoundOr(err, "certificate")
+	return &c, NotFoundOr(err, "certificate")
 }
 
 // RevokeCertificate revokes a registration visible to p: from then on a
@@ -177,7 +177,7 @@ func (s *Store) RevokeCertificate(ctx context.Context, p *Principal, id string) 
 	now := s.Now()
 	res := s.In(ctx, p.Scope()).Model(&ClientCertificate{}).Where("id = ? AND revoked_at IS NULL", id).Update("revoked_at", now)
 	if res.Error != nil {
-		return nil, false, dbErr(res.Error)
+		return nil, false, DBErr(res.Error)
 	}
 	// Read back: the stored time (the database's precision) is the one answered from now on.
 	c, err = s.GetCertificate(ctx, p, id)

@@ -89,13 +89,13 @@ func (s *Store) DisputeInvoice(ctx context.Context, p *Principal, invoiceID stri
 		}
 		var open int64
 		if err := tx.Model(&InvoiceDispute{}).Where("invoice_id = ? AND status = ?", inv.ID, DisputeOpen).Count(&open).Error; err != nil {
-			return dbErr(err)
+			return DBErr(err)
 		}
 		if open > 0 {
 			return Errorf(CodeInvalidStateTransition, "invoice %s already has an open dispute", inv.ID)
 		}
 		if err := tx.Create(d).Error; err != nil {
-			return dbErr(err)
+			return DBErr(err)
 		}
 		data := InvoiceEventData(cur)
 		data["dispute"] = map[string]any{"id": d.ID, "reason": d.Reason, "description": d.Description, "status": d.Status}
@@ -129,7 +129,7 @@ func openDispute(tx *gorm.DB, invoiceID string) (bool, error) {
 	if errors.Is(err, gorm.ErrRecordNotFound) {
 		return false, nil
 	}
-	return err == nil, dbErr(err)
+	return err == nil, DBErr(err)
 }
 
 // CanAdministerBilling reports whether p may act on the provider's side of

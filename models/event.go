@@ -37,14 +37,14 @@ func NewEvent(typ, resourceID string, data map[string]any) *Event {
 // RecordEvent writes ev inside tx, the transaction of the state change it
 // reports (tx carries the tenant scope, which stamps the event).
 func RecordEvent(tx *gorm.DB, ev *Event) error {
-	return dbErr(tx.Create(ev).Error)
+	return DBErr(tx.Create(ev).Error)
 }
 
 // EventsFor returns the events about resourceID in scope, oldest first.
 func (s *Store) EventsFor(ctx context.Context, scope Scope, resourceID string) ([]Event, error) {
 	var out []Event
 	err := s.In(ctx, scope).Where("resource_id = ?", resourceID).Order("created_at, id").Find(&out).Error
-	return out, dbErr(err)
+	return out, DBErr(err)
 }
 
 // ProvisionedData is the data of a service.provisioned event.
@@ -128,7 +128,7 @@ func (s *Store) ListEvents(ctx context.Context, p *Principal, f EventFilter, pag
 func (s *Store) GetEvent(ctx context.Context, p *Principal, id string, readable []string) (*Event, error) {
 	var ev Event
 	err := s.eventsQuery(ctx, p, EventFilter{Readable: readable}).Where("id = ?", id).Take(&ev).Error
-	return &ev, notFoundOr(err, "event")
+	return &ev, NotFoundOr(err, "event")
 }
 
 // EventByID returns any tenant's event (delivery activities).
@@ -136,5 +136,5 @@ func (s *Store) GetEvent(ctx context.Context, p *Principal, id string, readable 
 func (s *Store) EventByID(ctx context.Context, id string) (*Event, error) {
 	var ev Event
 	err := s.In(ctx, SystemScope()).Where("id = ?", id).Take(&ev).Error
-	return &ev, notFoundOr(err, "event")
+	return &ev, NotFoundOr(err, "event")
 }

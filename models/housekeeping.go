@@ -76,7 +76,7 @@ func (s *Store) PurgeExpired(ctx context.Context, now time.Time) (PurgeCounts, e
 	} {
 		res := db.Where(step.where, step.args...).Delete(step.model)
 		if res.Error != nil {
-			return out, dbErr(res.Error)
+			return out, DBErr(res.Error)
 		}
 		*step.count = res.RowsAffected
 	}

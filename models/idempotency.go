@@ -82,14 +82,14 @@ func (s *Store) BeginIdempotent(ctx context.Context, sc IdempotencyScope, bodyHa
 			return nil, nil
 		}
 		if !isUniqueViolation(err) {
-			return nil, dbErr(err)
+			return nil, DBErr(err)
 		}
 		var existing IdempotencyRecord
 		if err := db.Where("scope_key = ?", rec.ScopeKey).Take(&existing).Error; err != nil {
 			if errors.Is(err, gorm.ErrRecordNotFound) {
 				continue // released meanwhile: try to claim again
 			}
-			return nil, dbErr(err)
+			return nil, DBErr(err)
 		}
 		stale := existing.ExpiresAt.Before(now) || (!existing.Done && existing.LockedUntil.Before(now))
 		if stale {
@@ -99,7 +99,7 @@ func (s *Store) BeginIdempotent(ctx context.Context, sc IdempotencyScope, bodyHa
 				Updates(map[string]any{"request_hash": bodyHash, "done": false, "status": 0, "body_sealed": "", "content_type": "", "location": "",
 					"locked_until": rec.LockedUntil, "expires_at": rec.ExpiresAt})
 			if res.Error != nil {
-				return nil, dbErr(res.Error)
+				return nil, DBErr(res.Error)
 			}
 			if res.RowsAffected == 1 {
 				return nil, nil
@@ -145,18 +145,18 @@ func (s *Store) CompleteIdempotent(ctx context.Context, sc IdempotencyScope, a I
 	if len(a.Body) > 0 {
 		sealed = s.Sealer.Seal(bindIdempotency(sc.hash()), string(a.Body))
 	}
-	return dbErr(s.In(ctx, SystemScope()).Model(&IdempotencyRecord{}).Where("scope_key = ?", sc.hash()).Updates(map[string]any{
+	return DBErr(s.In(ctx, SystemScope()).Model(&IdempotencyRecord{}).Where("scope_key = ?", sc.hash()).Updates(map[string]any{
 		"done": true, "status": a.Status, "content_type": a.ContentType, "location": a.Location, "body_sealed": sealed,
 	}).Error)
 }
 
 // ReleaseIdempotent forgets the key so a retry is processed afresh (answers 401, 403, 429 and 5xx).
 func (s *Store) ReleaseIdempotent(ctx context.Context, sc IdempotencyScope) error {
-	return dbErr(s.In(ctx, SystemScope()).Where("scope_key = ?", sc.hash()).Delete(&IdempotencyRecord{}).Error)
+	return DBErr(s.In(ctx, SystemScope()).Where("scope_key = ?", sc.hash()).Delete(&IdempotencyRecord{}).Error)
 }
 
 // PurgeIdempotency deletes expired records and returns how many.
 func (s *Store) PurgeIdempotency(ctx context.Context) (int64, error) {
 	res := s.In(ctx, SystemScope()).Where("expires_at < ?", s.Now()).Delete(&IdempotencyRecord{})
-	return res.RowsAffected, dbErr(res.Error)
+	return res.RowsAffected, DBErr(res.Error)
 }

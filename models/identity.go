@@ -34,7 +34,7 @@ type RevokedToken struct {
 // SaveSigningKey stores a new signing key. Its private part must already be
 // sealed by the caller. Errors: INTERNAL_ERROR.
 func (s *Store) SaveSigningKey(ctx context.Context, k *SigningKey) error {
-	return dbErr(s.In(ctx, SystemScope()).Create(k).Error)
+	return DBErr(s.In(ctx, SystemScope()).Create(k).Error)
 }
 
 // ActiveSigningKeys returns the keys that are not retired, newest first.
@@ -42,7 +42,7 @@ func (s *Store) SaveSigningKey(ctx context.Context, k *SigningKey) error {
 func (s *Store) ActiveSigningKeys(ctx context.Context) ([]SigningKey, error) {
 	var keys []SigningKey
 	err := s.In(ctx, SystemScope()).Where("retired_at IS NULL").Order("created_at DESC").Order("id").Find(&keys).Error
-	return keys, dbErr(err)
+	return keys, DBErr(err)
 }
 
 // RetireSigningKey stops publishing a key: tokens it signed stop verifying.
@@ -50,7 +50,7 @@ func (s *Store) ActiveSigningKeys(ctx context.Context) ([]SigningKey, error) {
 func (s *Store) RetireSigningKey(ctx context.Context, kid string) error {
 	res := s.In(ctx, SystemScope()).Model(&SigningKey{}).Where("id = ? AND retired_at IS NULL", kid).Update("retired_at", s.Now())
 	if res.Error != nil {
-		return dbErr(res.Error)
+		return DBErr(res.Error)
 	}
 	if res.RowsAffected == 0 {
 		return NotFound("signing key")
@@ -65,7 +65,7 @@ func (s *Store) RevokeTokenID(ctx context.Context, jti, subject string, expiresA
 		return Invalid(FieldIssue{Field: "jti", Issue: "must be 1 to 64 characters"})
 	}
 	row := RevokedToken{JTI: jti, Subject: subject, ExpiresAt: expiresAt.UTC(), RevokedAt: s.Now(), Reason: reason}
-	return dbErr(s.In(ctx, SystemScope()).Clauses(clause.OnConflict{DoNothing: true}).Create(&row).Error)
+	return DBErr(s.In(ctx, SystemScope()).Clauses(clause.OnConflict{DoNothing: true}).Create(&row).Error)
 }
 
 // TokenRevoked reports whether a jti is on the deny-list. Errors: INTERNAL_ERROR.
@@ -76,7 +76,7 @@ func (s *Store) TokenRevoked(ctx context.Context, jti string) (bool, error) {
 		return false, nil
 	}
 	if err != nil {
-		return false, dbErr(err)
+		return false, DBErr(err)
 	}
 	return true, nil
 }
@@ -85,7 +85,7 @@ func (s *Store) TokenRevoked(ctx context.Context, jti string) (bool, error) {
 // anyway and returns how many were removed. Errors: INTERNAL_ERROR.
 func (s *Store) PurgeRevokedTokens(ctx context.Context, now time.Time) (int64, error) {
 	res := s.In(ctx, SystemScope()).Where("expires_at < ?", now.UTC()).Delete(&RevokedToken{})
-	return res.RowsAffected, dbErr(res.Error)
+	return res.RowsAffected, DBErr(res.Error)
 }
 
 // TokenSubject is what an access token's subject resolves to at the API: its
@@ -104,7 +104,7 @@ func (s *Store) ResolveTokenSubject(ctx context.Context, orgID, subject string) 
 		if errors.Is(err, gorm.ErrRecordNotFound) {
 			return nil, Errorf(CodeInvalidToken, "the access token's organization no longer exists")
 		}
-		return nil, dbErr(err)
+		return nil, DBErr(err)
 	}
 	out := &TokenSubject{Organization: &org}
 	if HasPrefix(subject, PrefixUser) {
@@ -113,7 +113,7 @@ func (s *Store) ResolveTokenSubject(ctx context.Context, orgID, subject string) 
 			if errors.Is(err, gorm.ErrRecordNotFound) {
 				return nil, Errorf(CodeInvalidToken, "the access token's user no longer exists")
 			}
-			return nil, dbErr(err)
+			return nil, DBErr(err)
 		}
 		if u.OrganizationID != org.ID {
 			return nil, Errorf(CodeInvalidToken, "the access token's user does not belong to its organization")

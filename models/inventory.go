@@ -158,7 +158,7 @@ func (s *Store) allocate(ctx context.Context, scope Scope, opID string, kind All
 			continue
 		}
 		if err != nil {
-			return nil, dbErr(err)
+			return nil, DBErr(err)
 		}
 		return out, nil
 	}
@@ -394,7 +394,7 @@ func (s *Store) releaseWhere(ctx context.Context, scope Scope, kinds []Allocatio
 		released = n
 		return err
 	})
-	return released, dbErr(err)
+	return released, DBErr(err)
 }
 
 // releaseWhereTx releases, inside tx, the active allocations that match
@@ -435,14 +435,14 @@ func (s *Store) releaseWhereTx(tx *gorm.DB, kinds []AllocationKind, where string
 func (s *Store) ServiceAllocations(ctx context.Context, scope Scope, serviceID string) ([]InventoryAllocation, error) {
 	var out []InventoryAllocation
 	err := s.In(ctx, scope).Where("service_id = ? AND released_at IS NULL", serviceID).Order("id").Find(&out).Error
-	return out, dbErr(err)
+	return out, DBErr(err)
 }
 
 // Allocations returns every allocation (active or released) of an operation.
 func (s *Store) Allocations(ctx context.Context, scope Scope, opID string) ([]InventoryAllocation, error) {
 	var out []InventoryAllocation
 	err := s.In(ctx, scope).Where("operation_id = ?", opID).Order("id").Find(&out).Error
-	return out, dbErr(err)
+	return out, DBErr(err)
 }
 
 // Capacity returns a location's capacity row for a service type in env (in
@@ -451,7 +451,7 @@ func (s *Store) Allocations(ctx context.Context, scope Scope, opID string) ([]In
 func (s *Store) Capacity(ctx context.Context, env Environment, locationID, serviceType string) (*LocationCapacity, error) {
 	var c LocationCapacity
 	err := s.In(ctx, SystemScope()).Where("location_id = ? AND service_type = ? AND environment = ?", locationID, serviceType, env).Take(&c).Error
-	return &c, notFoundOr(err, "location capacity")
+	return &c, NotFoundOr(err, "location capacity")
 }
 
 // AvailableMbps returns the bandwidth left at a location for a service type
@@ -474,7 +474,7 @@ func (s *Store) availableOf(ctx context.Context, scope Scope, c *LocationCapacit
 	}
 	held, err := heldMbps(s.In(ctx, TenantScope(scope.OrganizationID, EnvTest)), c.LocationID, c.ServiceType)
 	if err != nil {
-		return 0, dbErr(err)
+		return 0, DBErr(err)
 	}
 	return max(c.CapacityMbps-held, 0), nil
 }
@@ -512,7 +512,7 @@ func (s *Store) ComputeRegions(ctx context.Context, env Environment) ([]string, 
 	err := s.In(ctx, SystemScope()).Model(&LocationCapacity{}).
 		Where("environment = ? AND service_type IN ?", env, []string{PoolVCPU, PoolGPU}).
 		Distinct("location_id").Order("location_id").Pluck("location_id", &out).Error
-	return out, dbErr(err)
+	return out, DBErr(err)
 }
 
 // AvailableUnits returns the units of a compute pool left in a region as
@@ -609,7 +609,7 @@ func (s *Store) numberBlocks(ctx context.Context, env Environment, typ, areaCode
 	}
 	var out []NumberBlock
 	err := q.Order("position").Find(&out).Error
-	return out, dbErr(err)
+	return out, DBErr(err)
 }
 
 // numbersUsed counts the active number allocations in the blocks, as scope
@@ -641,7 +641,7 @@ func (s *Store) checkNumbersAvailable(ctx context.Context, scope Scope, typ, are
 	used := 0
 	if len(ids) > 0 {
 		if used, err = s.numbersUsed(ctx, s.DB, scope, ids); err != nil {
-			return dbErr(err)
+			return DBErr(err)
 		}
 	}
 	if left := max(size-used, 0); qty > left {
@@ -649,7 +649,7 @@ func (s *Store) checkNumbersAvailable(ctx context.Context, scope Scope, typ, are
 		err := s.In(ctx, SystemScope()).Model(&NumberBlock{}).Where("type = ? AND (sandbox_only = ? OR ? = ?)", typ, false, string(scope.Environment), string(EnvTest)).
 			Distinct("area_code").Order("area_code").Pluck("area_code", &codes).Error
 		if err != nil {
-			return dbErr(err)
+			return DBErr(err)
 		}
 		what := "toll-free numbers"
 		if typ == "local" {
@@ -747,7 +747,7 @@ func (s *Store) AllocateNumbers(ctx context.Context, scope Scope, req Allocation
 			continue
 		}
 		if err != nil {
-			return nil, dbErr(err)
+			return nil, DBErr(err)
 		}
 		return out, nil
 	}

@@ -165,14 +165,14 @@ func nextSequence(tx *gorm.DB, org string, env Environment, name string) (int64,
 	id := org + ":" + string(env) + ":" + name
 	row := BillingSequence{ID: id, Tenant: Tenant{OrganizationID: org, Environment: env}}
 	if err := tx.Clauses(clause.OnConflict{DoNothing: true}).Create(&row).Error; err != nil {
-		return 0, dbErr(err)
+		return 0, DBErr(err)
 	}
 	if err := tx.Model(&BillingSequence{}).Where("id = ?", id).UpdateColumn("value", gorm.Expr("value + 1")).Error; err != nil {
-		return 0, dbErr(err)
+		return 0, DBErr(err)
 	}
 	var got BillingSequence
 	if err := tx.Where("id = ?", id).Take(&got).Error; err != nil {
-		return 0, dbErr(err)
+		return 0, DBErr(err)
 	}
 	return got.Value, nil
 }
@@ -236,10 +236,10 @@ func (s *Store) accountFor(ctx context.Context, p *Principal, id, field string) 
 	}
 	var a BillingAccount
 	if err := s.In(ctx, p.Scope()).Where("id = ?", id).Take(&a).Error; err != nil {
-		if ErrorCode(notFoundOr(err, "")) == CodeNotFound {
+		if ErrorCode(NotFoundOr(err, "")) == CodeNotFound {
 			return nil, Scope{}, Invalid(FieldIssue{Field: field, Issue: fmt.Sprintf("no billing account %s in this organization", id)})
 		}
-		return nil, Scope{}, dbErr(err)
+		return nil, Scope{}, DBErr(err)
 	}
 	return &a, TenantScope(a.OrganizationID, a.Environment), nil
 }
@@ -355,7 +355,7 @@ func (s *Store) insertInvoice(tx *gorm.DB, scope Scope, inv *Invoice, now time.T
 	}
 	lines := inv.Lines
 	if err := tx.Create(inv).Error; err != nil {
-		return dbErr(err)
+		return DBErr(err)
 	}
 	inv.Lines = lines
 	for i := range inv.Lines {
@@ -364,7 +364,7 @@ func (s *Store) insertInvoice(tx *gorm.DB, scope Scope, inv *Invoice, now time.T
 	}
 	if len(inv.Lines) > 0 {
 		if err := tx.Create(&inv.Lines).Error; err != nil {
-			return dbErr(err)
+			return DBErr(err)
 		}
 	}
 	if err := RecordEvent(tx, NewEvent(EventInvoiceCreated, inv.ID, InvoiceEventData(inv))); err != nil {
@@ -420,7 +420,7 @@ func (s *Store) LoadInvoiceLines(ctx context.Context, scope Scope, invs ...*Invo
 	}
 	var lines []InvoiceLine
 	if err := s.In(ctx, scope).Where("invoice_id IN ?", ids).Order("invoice_id, position").Find(&lines).Error; err != nil {
-		return dbErr(err)
+		return DBErr(err)
 	}
 	for _, l := range lines {
 		byID[l.InvoiceID].Lines = append(byID[l.InvoiceID].Lines, l)
@@ -432,7 +432,7 @@ func (s *Store) LoadInvoiceLines(ctx context.Context, scope Scope, invs ...*Invo
 func (s *Store) GetInvoice(ctx context.Context, p *Principal, id string) (*Invoice, error) {
 	var inv Invoice
 	if err := s.In(ctx, p.Scope()).Where("id = ?", id).Take(&inv).Error; err != nil {
-		return nil, notFoundOr(err, "invoice")
+		return nil, NotFoundOr(err, "invoice")
 	}
 	return &inv, s.LoadInvoiceLines(ctx, p.Scope(), &inv)
 }
@@ -441,7 +441,7 @@ func (s *Store) GetInvoice(ctx context.Context, p *Principal, id string) (*Invoi
 func (s *Store) InvoiceIn(ctx context.Context, scope Scope, id string) (*Invoice, error) {
 	var inv Invoice
 	if err := s.In(ctx, scope).Where("id = ?", id).Take(&inv).Error; err != nil {
-		return nil, notFoundOr(err, "invoice")
+		return nil, NotFoundOr(err, "invoice")
 	}
 	return &inv, s.LoadInvoiceLines(ctx, scope, &inv)
 }
@@ -489,11 +489,11 @@ func (s *Store) ListInvoices(ctx context.Context, p *Principal, f InvoiceFilter)
 	}
 	var total int64
 	if err := q.Session(&gorm.Session{}).Count(&total).Error; err != nil {
-		return nil, 0, dbErr(err)
+		return nil, 0, DBErr(err)
 	}
 	var out []Invoice
 	if err := q.Session(&gorm.Session{}).Order("issued_at DESC, id").Limit(f.Limit).Offset(f.Offset).Find(&out).Error; err != nil {
-		return nil, 0, dbErr(err)
+		return nil, 0, DBErr(err)
 	}
 	ptrs := make([]*Invoice, len(out))
 	for i := range out {
@@ -507,7 +507,7 @@ func (s *Store) ListInvoices(ctx context.Context, p *Principal, f InvoiceFilter)
 func lockInvoice(tx *gorm.DB, id string) (*Invoice, error) {
 	var inv Invoice
 	if err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Where("id = ?", id).Take(&inv).Error; err != nil {
-		return nil, notFoundOr(err, "invoice")
+		return nil, NotFoundOr(err, "invoice")
 	}
 	return &inv, nil
 }
@@ -538,7 +538,7 @@ func (s *Store) CancelInvoice(ctx context.Context, p *Principal, id, reason stri
 		}
 		var processing int64
 		if err := tx.Model(&Payment{}).Where("invoice_id = ? AND status = ?", id, PaymentProcessing).Count(&processing).Error; err != nil {
-			return dbErr(err)
+			return DBErr(err)
 		}
 		if cur.AmountPaid > 0 || processing > 0 {
 			return Errorf(CodeInvalidStateTransition, "invoice %s has payments and cannot be cancelled", id).
@@ -546,7 +546,7 @@ func (s *Store) CancelInvoice(ctx context.Context, p *Principal, id, reason stri
 		}
 		now := s.Now()
 		if err := tx.Model(&Invoice{}).Where("id = ?", id).Updates(map[string]any{"status": InvoiceCancelled, "cancelled_at": now, "updated_at": now}).Error; err != nil {
-			return dbErr(err)
+			return DBErr(err)
 		}
 		resolution := "invoice cancelled"
 		if reason != "" {
@@ -554,7 +554,7 @@ func (s *Store) CancelInvoice(ctx context.Context, p *Principal, id, reason stri
 		}
 		if err := tx.Model(&InvoiceDispute{}).Where("invoice_id = ? AND status = ?", id, DisputeOpen).
 			Updates(map[string]any{"status": DisputeResolved, "resolution": resolution, "resolved_at": now, "updated_at": now}).Error; err != nil {
-			return dbErr(err)
+			return DBErr(err)
 		}
 		cur.Status, cur.CancelledAt = InvoiceCancelled, &now
 		data := InvoiceEventData(cur)
@@ -584,7 +584,7 @@ func (s *Store) MarkInvoiceOverdue(ctx context.Context, scope Scope, id string) 
 		}
 		now := s.Now()
 		if err := tx.Model(&Invoice{}).Where("id = ?", id).Updates(map[string]any{"status": InvoiceOverdue, "overdue_at": now, "updated_at": now}).Error; err != nil {
-			return dbErr(err)
+			return DBErr(err)
 		}
 		inv.Status, inv.OverdueAt = InvoiceOverdue, &now
 		return RecordEvent(tx, NewEvent(EventInvoiceOverdue, inv.ID, InvoiceEventData(inv)))

@@ -162,9 +162,9 @@ var addressWords = map[string]string{
 	"north": "n", "south": "s", "east": "e", "west": "w", "square": "sq", "terrace": "ter", "way": "way",
 }
 
-// locationMatchKey returns the key under which a location is matched: the
+// LocationMatchKey returns the key under which a location is matched: the
 // normalised address, city and state and the 5-digit ZIP code.
-func locationMatchKey(in LocationInput) string {
+func LocationMatchKey(in LocationInput) string {
 	norm := func(s string) string {
 		s = strings.ToLower(s)
 		s = strings.NewReplacer(".", " ", ",", " ", "#", " ").Replace(s)
@@ -183,7 +183,7 @@ func locationMatchKey(in LocationInput) string {
 	return norm(in.Address) + "|" + norm(in.City) + "|" + strings.ToUpper(strings.TrimSpace(in.State)) + "|" + zip
 }
 
-func (l *ServiceableLocation) input() LocationInput {
+func (l *ServiceableLocation) Input() LocationInput {
 	return LocationInput{Address: l.Address, City: l.City, State: l.State, Zip: l.Zip}
 }
 
@@ -208,12 +208,12 @@ func (s *Store) FindLocation(ctx context.Context, env Environment, in LocationIn
 		return nil, err
 	}
 	var loc ServiceableLocation
-	err := s.In(ctx, SystemScope()).Where("match_key = ?", locationMatchKey(in)).Take(&loc).Error
+	err := s.In(ctx, SystemScope()).Where("match_key = ?", LocationMatchKey(in)).Take(&loc).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) || (err == nil && !loc.visibleIn(env)) {
 		return nil, notServiceable(in)
 	}
 	if err != nil {
-		return nil, dbErr(err)
+		return nil, DBErr(err)
 	}
 	return &loc, nil
 }
@@ -227,7 +227,7 @@ func (s *Store) LocationByID(ctx context.Context, env Environment, field, id str
 		return nil, Invalid(FieldIssue{Field: field, Issue: fmt.Sprintf("no serviceable location %q", id)})
 	}
 	if err != nil {
-		return nil, dbErr(err)
+		return nil, DBErr(err)
 	}
 	return &loc, nil
 }
@@ -306,7 +306,7 @@ func (r *AvailabilityReport) Require(name string) error {
 		return nil
 	case !a.Offered:
 		return Errorf(CodeUnavailableAtLocation, "%s is not offered at %s, %s", name, r.Location.Address, r.Location.City).
-			WithDetail("service_type", name).WithDetail("location", r.Location.input()).
+			WithDetail("service_type", name).WithDetail("location", r.Location.Input()).
 			WithDetail("location_id", r.Location.ID).WithDetail("alternatives", r.Alternatives(name))
 	default:
 		return Errorf(CodeInsufficientBandwidth, "%s at %s, %s has %s left; %s was requested", name, r.Location.Address, r.Location.City,
@@ -342,7 +342,7 @@ func (r *AvailabilityReport) Check() error {
 			WithDetail("requested", FormatBandwidth(r.RequestedMbps)).WithDetail("alternatives", r.Alternatives(names...))
 	}
 	return Errorf(CodeUnavailableAtLocation, "none of %s is offered at %s, %s", strings.Join(names, ", "), r.Location.Address, r.Location.City).
-		WithDetail("service_type", names[0]).WithDetail("service_types", names).WithDetail("location", r.Location.input()).
+		WithDetail("service_type", names[0]).WithDetail("service_types", names).WithDetail("location", r.Location.Input()).
 		WithDetail("location_id", r.Location.ID).WithDetail("alternatives", r.Alternatives(names...))
 }
 
@@ -387,11 +387,11 @@ func (s *Store) CheckAvailability(ctx context.Context, scope Scope, q Availabili
 	db := s.In(ctx, SystemScope())
 	var caps []LocationCapacity
 	if err := db.Where("location_id = ? AND environment = ?", loc.ID, env).Find(&caps).Error; err != nil {
-		return nil, dbErr(err)
+		return nil, DBErr(err)
 	}
 	var offers []CatalogService
 	if err := db.Find(&offers).Error; err != nil {
-		return nil, dbErr(err)
+		return nil, DBErr(err)
 	}
 	catalog := map[string]CatalogService{}
 	for _, o := range offers {
@@ -439,7 +439,7 @@ func (s *Store) CheckAvailability(ctx context.Context, scope Scope, q Availabili
 		}
 	}
 	if len(report.Services) == 0 {
-		return nil, notServiceable(loc.input())
+		return nil, notServiceable(loc.Input())
 	}
 	return report, nil
 }

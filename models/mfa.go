@@ -67,7 +67,7 @@ func (s *Store) MFAEnrollmentOf(ctx context.Context, userID string) (*MFAEnrollm
 	if errors.Is(err, gorm.ErrRecordNotFound) {
 		return nil, nil
 	}
-	return &e, dbErr(err)
+	return &e, DBErr(err)
 }
 
 // BeginTOTPEnrollment stores a new, unconfirmed TOTP secret and backup codes
@@ -84,18 +84,18 @@ func (s *Store) BeginTOTPEnrollment(ctx context.Context, userID, secret string, 
 			return Errorf(CodeInvalidStateTransition, "TOTP is already enrolled for this user")
 		}
 		if err != nil && !errors.Is(err, gorm.ErrRecordNotFound) {
-			return dbErr(err)
+			return DBErr(err)
 		}
 		if err := tx.Where("user_id = ?", userID).Delete(&MFABackupCode{}).Error; err != nil {
-			return dbErr(err)
+			return DBErr(err)
 		}
 		e := MFAEnrollment{UserID: userID, SecretSealed: s.Sealer.Seal(bindMFA(userID), secret), CreatedAt: s.Now()}
 		if err := tx.Clauses(clause.OnConflict{UpdateAll: true}).Create(&e).Error; err != nil {
-			return dbErr(err)
+			return DBErr(err)
 		}
 		for _, c := range backupCodes {
 			if err := tx.Create(&MFABackupCode{CodeHash: HashSecret(NormalizeBackupCode(c)), UserID: userID}).Error; err != nil {
-				return dbErr(err)
+				return DBErr(err)
 			}
 		}
 		return nil
@@ -121,7 +121,7 @@ func (s *Store) VerifySecondFactor(ctx context.Context, userID, code string, mat
 	err := s.Tx(ctx, SystemScope(), func(tx *gorm.DB) error {
 		var e MFAEnrollment
 		if err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Where("user_id = ?", userID).Take(&e).Error; err != nil {
-			return notFoundOr(err, "MFA enrollment")
+			return NotFoundOr(err, "MFA enrollment")
 		}
 		now := s.Now()
 		if e.LockedUntil != nil && now.Before(*e.LockedUntil) {
@@ -143,7 +143,7 @@ func (s *Store) VerifySecondFactor(ctx context.Context, userID, code string, mat
 		} else if e.Confirmed && len(code) > 6 {
 			res := tx.Model(&MFABackupCode{}).Where("code_hash = ? AND user_id = ? AND used_at IS NULL", HashSecret(NormalizeBackupCode(code)), userID).Update("used_at", now)
 			if res.Error != nil {
-				return dbErr(res.Error)
+				return DBErr(res.Error)
 			}
 			ok = res.RowsAffected == 1
 		}
@@ -160,7 +160,7 @@ func (s *Store) VerifySecondFactor(ctx context.Context, userID, code string, mat
 func (s *Store) CreateMFAChallenge(ctx context.Context, userID, operation string) (*MFAChallenge, error) {
 	now := s.Now()
 	c := &MFAChallenge{ID: NewID(PrefixMFA), UserID: userID, Operation: operation, Status: MFAChallengeState, ExpiresAt: now.Add(MFAChallengeTTL), CreatedAt: now}
-	return c, dbErr(s.In(ctx, SystemScope()).Create(c).Error)
+	return c, DBErr(s.In(ctx, SystemScope()).Create(c).Error)
 }
 
 // PendingMFAChallenge returns a user's pending, unexpired challenge.
@@ -168,7 +168,7 @@ func (s *Store) CreateMFAChallenge(ctx context.Context, userID, operation string
 func (s *Store) PendingMFAChallenge(ctx context.Context, userID, id string) (*MFAChallenge, error) {
 	var c MFAChallenge
 	err := s.In(ctx, SystemScope()).Where("id = ? AND user_id = ? AND status = ? AND expires_at > ?", id, userID, MFAChallengeState, s.Now()).Take(&c).Error
-	return &c, notFoundOr(err, "MFA challenge")
+	return &c, NotFoundOr(err, "MFA challenge")
 }
 
 // MarkMFAChallengeVerified records that the challenge's code was verified.
@@ -177,7 +177,7 @@ func (s *Store) MarkMFAChallengeVerified(ctx context.Context, id string) error {
 	res := s.In(ctx, SystemScope()).Model(&MFAChallenge{}).Where("id = ? AND status = ?", id, MFAChallengeState).
 		Updates(map[string]any{"status": "verified", "verified_at": s.Now()})
 	if res.Error != nil {
-		return dbErr(res.Error)
+		return DBErr(res.Error)
 	}
 	if res.RowsAffected == 0 {
 		return NotFound("MFA challenge")
@@ -193,7 +193,7 @@ func (s *Store) ConsumeMFAChallenge(ctx context.Context, userID, id, operation s
 		Where("id = ? AND user_id = ? AND operation = ? AND status = ? AND expires_at > ?", id, userID, operation, "verified", s.Now()).
 		Update("status", "used")
 	if res.Error != nil {
-		return false, dbErr(res.Error)
+		return false, DBErr(res.Error)
 	}
 	return res.RowsAffected == 1, nil
 }
@@ -221,7 +221,7 @@ func recordMFAAttempt(tx *gorm.DB, e *MFAEnrollment, ok bool, now time.Time, upd
 		}
 	}
 	if err := tx.Model(&MFAEnrollment{}).Where("user_id = ?", e.UserID).Updates(upd).Error; err != nil {
-		return nil, dbErr(err)
+		return nil, DBErr(err)
 	}
 	if !ok {
 		return Invalid(FieldIssue{Field: "code", Issue: "is not a valid code (or was already used)"}), nil
@@ -234,7 +234,7 @@ func recordMFAAttempt(tx *gorm.DB, e *MFAEnrollment, ok bool, now time.Time, upd
 func lockedEnrollment(tx *gorm.DB, userID string, now time.Time) (*MFAEnrollment, error) {
 	var e MFAEnrollment
 	if err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Where("user_id = ?", userID).Take(&e).Error; err != nil {
-		return nil, notFoundOr(err, "MFA enrollment")
+		return nil, NotFoundOr(err, "MFA enrollment")
 	}
 	if e.LockedUntil != nil && now.Before(*e.LockedUntil) {
 		return nil, Errorf(CodeAccessRestricted, "too many wrong codes: try again later").WithDetail("locked_until", Timestamp(*e.LockedUntil))
@@ -292,7 +292,7 @@ func (s *Store) MFAMethods(ctx context.Context, userID string) ([]string, error)
 	methods := []string{"totp", "email"}
 	var n int64
 	if err := s.In(ctx, SystemScope()).Model(&MFAPhone{}).Where("user_id = ? AND confirmed = ?", userID, true).Count(&n).Error; err != nil {
-		return nil, dbErr(err)
+		return nil, DBErr(err)
 	}
 	if n > 0 {
 		methods = append(methods, "sms")
@@ -326,7 +326,7 @@ func (s *Store) SendMFACode(ctx context.Context, scope Scope, user *User, challe
 		err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).
 			Where("id = ? AND user_id = ? AND status = ? AND expires_at > ?", challengeID, user.ID, MFAChallengeState, now).Take(&c).Error
 		if err != nil {
-			return notFoundOr(err, "MFA challenge")
+			return NotFoundOr(err, "MFA challenge")
 		}
 		if c.CodeSends >= MFAMaxCodeSends {
 			return Errorf(CodeRateLimitExceeded, "no more codes for this challenge: start the operation again for a new challenge")
@@ -342,13 +342,13 @@ func (s *Store) SendMFACode(ctx context.Context, scope Scope, user *User, challe
 				if errors.Is(err, gorm.ErrRecordNotFound) {
 					return Invalid(FieldIssue{Field: "method", Issue: "sms needs a confirmed phone number (POST /v1/auth/mfa/sms/setup)"})
 				}
-				return dbErr(err)
+				return DBErr(err)
 			}
 			to = ph.Number
 		}
 		if err := tx.Model(&MFAChallenge{}).Where("id = ?", c.ID).Updates(map[string]any{
 			"code_hash": HashSecret(code), "code_method": method, "code_sent_at": now, "code_sends": c.CodeSends + 1}).Error; err != nil {
-			return dbErr(err)
+			return DBErr(err)
 		}
 		if _, err := queueMessage(tx, s.Sealer, mfaCodeMessage(method, to, code, "to confirm a sensitive operation")); err != nil {
 			return err
@@ -375,10 +375,10 @@ func (s *Store) VerifyMFACode(ctx context.Context, userID, challengeID, method, 
 		err := tx.Where("id = ? AND user_id = ? AND status = ? AND expires_at > ? AND code_method = ? AND code_hash <> ''",
 			challengeID, userID, MFAChallengeState, now, method).Take(&c).Error
 		if err != nil {
-			return "", nil, notFoundOr(err, "MFA challenge with a code sent by "+method)
+			return "", nil, NotFoundOr(err, "MFA challenge with a code sent by "+method)
 		}
 		return c.CodeHash, func() error {
-			return dbErr(tx.Model(&MFAChallenge{}).Where("id = ?", c.ID).
+			return DBErr(tx.Model(&MFAChallenge{}).Where("id = ?", c.ID).
 				Updates(map[string]any{"status": "verified", "verified_at": now, "code_hash": ""}).Error)
 		}, nil
 	})
@@ -431,7 +431,7 @@ func (s *Store) BeginPhoneEnrollment(ctx context.Context, scope Scope, userID, n
 	return s.Tx(ctx, scope, func(tx *gorm.DB) error {
 		var n int64
 		if err := tx.Model(&MFAEnrollment{}).Where("user_id = ? AND confirmed = ?", userID, true).Count(&n).Error; err != nil {
-			return dbErr(err)
+			return DBErr(err)
 		}
 		if n == 0 {
 			return NotFound("confirmed TOTP enrollment (enrol TOTP first: POST /v1/auth/mfa/totp/setup)")
@@ -445,15 +445,15 @@ func (s *Store) BeginPhoneEnrollment(ctx context.Context, scope Scope, userID, n
 			// The confirmed number stays the factor until the new one is confirmed.
 			if err := tx.Model(&MFAPhone{}).Where("user_id = ?", userID).
 				Updates(map[string]any{"pending_number": number, "code_hash": HashSecret(code), "code_expires_at": exp}).Error; err != nil {
-				return dbErr(err)
+				return DBErr(err)
 			}
 		case err == nil || errors.Is(err, gorm.ErrRecordNotFound):
 			ph := MFAPhone{UserID: userID, Number: number, PendingNumber: number, CodeHash: HashSecret(code), CodeExpiresAt: &exp, CreatedAt: now}
 			if err := tx.Clauses(clause.OnConflict{UpdateAll: true}).Create(&ph).Error; err != nil {
-				return dbErr(err)
+				return DBErr(err)
 			}
 		default:
-			return dbErr(err)
+			return DBErr(err)
 		}
 		_, err = queueMessage(tx, s.Sealer, mfaCodeMessage(ChannelSMS, number, code, "to confirm this phone number"))
 		return err
@@ -468,14 +468,14 @@ func (s *Store) ConfirmPhone(ctx context.Context, userID, code string) error {
 	return s.checkOneTimeCode(ctx, userID, code, func(tx *gorm.DB, now time.Time) (string, func() error, error) {
 		var ph MFAPhone
 		if err := tx.Where("user_id = ? AND code_hash <> '' AND code_expires_at > ?", userID, now).Take(&ph).Error; err != nil {
-			return "", nil, notFoundOr(err, "pending phone number")
+			return "", nil, NotFoundOr(err, "pending phone number")
 		}
 		number := ph.Number
 		if ph.PendingNumber != "" {
 			number = ph.PendingNumber
 		}
 		return ph.CodeHash, func() error {
-			return dbErr(tx.Model(&MFAPhone{}).Where("user_id = ?", userID).
+			return DBErr(tx.Model(&MFAPhone{}).Where("user_id = ?", userID).
 				Updates(map[string]any{"number": number, "pending_number": "", "confirmed": true, "confirmed_at": now, "code_hash": "", "code_expires_at": nil}).Error)
 		}, nil
 	})
@@ -488,5 +488,5 @@ func (s *Store) MFAPhoneOf(ctx context.Context, userID string) (string, error) {
 	if errors.Is(err, gorm.ErrRecordNotFound) {
 		return "", nil
 	}
-	return ph.Number, dbErr(err)
+	return ph.Number, DBErr(err)
 }

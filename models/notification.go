@@ -92,7 +92,7 @@ func queueMessage(tx *gorm.DB, sealer *Sealer, m Message) (*ContactNotification,
 	row := &ContactNotification{ID: id, Channel: m.Channel, Role: m.Role, Recipient: m.Recipient,
 		Template: m.Template, Subject: m.Subject, BodySealed: sealer.Seal(bindNotification(id), m.Body)}
 	if err := tx.Create(row).Error; err != nil {
-		return nil, dbErr(err)
+		return nil, DBErr(err)
 	}
 	return row, nil
 }
@@ -104,7 +104,7 @@ func (s *Store) PendingNotifications(ctx context.Context, limit int) ([]ContactN
 	err := s.In(ctx, SystemScope()).
 		Where("sent_at IS NULL AND attempts < ? AND (next_attempt_at IS NULL OR next_attempt_at <= ?)", NotificationMaxAttempts, s.Now()).
 		Order("created_at, id").Limit(limit).Find(&out).Error
-	return out, dbErr(err)
+	return out, DBErr(err)
 }
 
 // NotificationText returns the subject and body to send for n: the sealed
@@ -141,7 +141,7 @@ func (s *Store) NotificationText(n *ContactNotification) (subject, body string, 
 // wipes its sealed body (a one-time code is not kept once sent).
 // Errors: INTERNAL_ERROR.
 func (s *Store) MarkNotificationSent(ctx context.Context, id string) error {
-	return dbErr(s.In(ctx, SystemScope()).Model(&ContactNotification{}).Where("id = ? AND sent_at IS NULL", id).
+	return DBErr(s.In(ctx, SystemScope()).Model(&ContactNotification{}).Where("id = ? AND sent_at IS NULL", id).
 		Updates(map[string]any{"sent_at": s.Now(), "body_sealed": "", "last_error": ""}).Error)
 }
 
@@ -157,7 +157,7 @@ func (s *Store) MarkNotificationFailed(ctx context.Context, n *ContactNotificati
 	if len(msg) > 500 {
 		msg = msg[:500]
 	}
-	return dbErr(s.In(ctx, SystemScope()).Model(&ContactNotification{}).Where("id = ?", n.ID).
+	return DBErr(s.In(ctx, SystemScope()).Model(&ContactNotification{}).Where("id = ?", n.ID).
 		Updates(map[string]any{"attempts": n.Attempts + 1, "last_error": msg, "next_attempt_at": s.Now().Add(delay)}).Error)
 }
 
@@ -190,7 +190,7 @@ func (s *Store) UserInbox(ctx context.Context, orgID string, recipients []string
 		var part []ContactNotification
 		err := s.In(ctx, TenantScope(orgID, env)).Where("recipient IN ?", recipients).Order("created_at DESC, id DESC").Limit(limit).Find(&part).Error
 		if err != nil {
-			return nil, dbErr(err)
+			return nil, DBErr(err)
 		}
 		rows = append(rows, part...)
 	}

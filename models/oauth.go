@@ -183,7 +183,7 @@ func (s *Store) CreateOAuthClient(ctx context.Context, p *Principal, in OAuthCli
 		}
 	}
 	if err := s.In(ctx, p.OwnScope()).Create(c).Error; err != nil {
-		return nil, "", dbErr(err)
+		return nil, "", DBErr(err)
 	}
 	return c, secret, nil
 }
@@ -203,7 +203,7 @@ func uniq(xs []string) []string {
 func (s *Store) LookupOAuthClient(ctx context.Context, id string) (*OAuthClient, error) {
 	var c OAuthClient
 	err := s.In(ctx, SystemScope()).Where("id = ?", id).Take(&c).Error
-	return &c, notFoundOr(err, "client")
+	return &c, NotFoundOr(err, "client")
 }
 
 var clientSorts = SortFields{"created_at": "created_at", "updated_at": "updated_at", "name": "name"}
@@ -222,7 +222,7 @@ func (s *Store) ListOAuthClients(ctx context.Context, p *Principal, page PageReq
 func (s *Store) GetOAuthClient(ctx context.Context, p *Principal, id string) (*OAuthClient, error) {
 	var c OAuthClient
 	err := s.In(ctx, p.Scope()).Where("id = ?", id).Take(&c).Error
-	return &c, notFoundOr(err, "client")
+	return &c, NotFoundOr(err, "client")
 }
 
 // OAuthClientPatch is a partial update of a client: nil fields are kept.
@@ -251,7 +251,7 @@ func (s *Store) UpdateOAuthClient(ctx context.Context, p *Principal, id string, 
 	err := s.Tx(ctx, p.Scope(), func(tx *gorm.DB) error {
 		var c OAuthClient
 		if err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Where("id = ?", id).Take(&c).Error; err != nil {
-			return notFoundOr(err, "client")
+			return NotFoundOr(err, "client")
 		}
 		redirects, grants, scopes := c.Lists()
 		next := OAuthClientInput{Name: c.Name, RedirectURIs: redirects, GrantTypes: grants, Scopes: scopes, Public: c.Public, IPAllowList: c.IPAllowList}
@@ -296,7 +296,7 @@ func (s *Store) UpdateOAuthClient(ctx context.Context, p *Principal, id string, 
 		if len(updates) > 0 {
 			updates["updated_at"] = now
 			if err := tx.Model(&OAuthClient{}).Where("id = ?", id).Updates(updates).Error; err != nil {
-				return dbErr(err)
+				return DBErr(err)
 			}
 		}
 		if removesAny(scopes, next.Scopes) || removesAny(grants, next.GrantTypes) {
@@ -307,15 +307,15 @@ func (s *Store) UpdateOAuthClient(ctx context.Context, p *Principal, id string, 
 		if removesAny(redirects, next.RedirectURIs) || !slices.Contains(next.GrantTypes, GrantAuthorizationCode) {
 			err := tx.Where("client_id = ? AND ((kind = ? AND active = ?) OR kind = ?)", id, OAuthKindCode, true, OAuthKindPKCE).Delete(&OAuthToken{}).Error
 			if err != nil {
-				return dbErr(err)
+				return DBErr(err)
 			}
 		}
 		if !slices.Contains(next.GrantTypes, GrantDeviceCode) {
 			if err := tx.Where("client_id = ?", id).Delete(&DeviceGrant{}).Error; err != nil {
-				return dbErr(err)
+				return DBErr(err)
 			}
 		}
-		return dbErr(tx.Where("id = ?", id).Take(&out).Error)
+		return DBErr(tx.Where("id = ?", id).Take(&out).Error)
 	})
 	if err != nil {
 		return nil, nil, AsError(err)
@@ -335,7 +335,7 @@ func (s *Store) RotateOAuthClientSecret(ctx context.Context, p *Principal, id st
 	err := s.Tx(ctx, p.Scope(), func(tx *gorm.DB) error {
 		var c OAuthClient
 		if err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Where("id = ?", id).Take(&c).Error; err != nil {
-			return notFoundOr(err, "client")
+			return NotFoundOr(err, "client")
 		}
 		if c.Public {
 			return Errorf(CodeInvalidStateTransition, "a public client has no secret to rotate").WithDetail("public", true)
@@ -351,9 +351,9 @@ func (s *Store) RotateOAuthClientSecret(ctx context.Context, p *Principal, id st
 		}
 		now := s.Now()
 		if err := tx.Model(&OAuthClient{}).Where("id = ?", id).Updates(map[string]any{"secret_hash": hash, "secret_rotated_at": now, "updated_at": now}).Error; err != nil {
-			return dbErr(err)
+			return DBErr(err)
 		}
-		return dbErr(tx.Where("id = ?", id).Take(&out).Error)
+		return DBErr(tx.Where("id = ?", id).Take(&out).Error)
 	})
 	if err != nil {
 		return nil, "", AsError(err)
@@ -371,7 +371,7 @@ func (s *Store) DeleteOAuthClient(ctx context.Context, p *Principal, id string) 
 	var revoked int64
 	err := s.Tx(ctx, p.Scope(), func(tx *gorm.DB) error {
 		if err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Where("id = ?", id).Take(&c).Error; err != nil {
-			return notFoundOr(err, "client")
+			return NotFoundOr(err, "client")
 		}
 		if _, _, scopes := c.Lists(); !p.CanGrant(scopePermissions(scopes)) {
 			return Errorf(CodeInsufficientPermissions, "a client can only be deleted by a credential that holds every permission of its scopes")
@@ -381,12 +381,12 @@ func (s *Store) DeleteOAuthClient(ctx context.Context, p *Principal, id string) 
 			return err
 		}
 		if err := tx.Where("client_id = ?", id).Delete(&OAuthToken{}).Error; err != nil {
-			return dbErr(err)
+			return DBErr(err)
 		}
 		if err := tx.Where("client_id = ?", id).Delete(&DeviceGrant{}).Error; err != nil {
-			return dbErr(err)
+			return DBErr(err)
 		}
-		return dbErr(tx.Where("id = ?", id).Delete(&OAuthClient{}).Error)
+		return DBErr(tx.Where("id = ?", id).Delete(&OAuthClient{}).Error)
 	})
 	if err != nil {
 		return nil, 0, AsError(err)
@@ -402,7 +402,7 @@ func revokeClientAccessTokens(tx *gorm.DB, clientID string, now time.Time, reaso
 	err := tx.Select("jti", "subject", "expires_at").
 		Where("client_id = ? AND kind = ? AND expires_at > ? AND jti <> ''", clientID, OAuthKindAccess, now).Find(&rows).Error
 	if err != nil {
-		return 0, dbErr(err)
+		return 0, DBErr(err)
 	}
 	deny := make([]RevokedToken, 0, len(rows))
 	for _, r := range rows {
@@ -410,11 +410,11 @@ func revokeClientAccessTokens(tx *gorm.DB, clientID string, now time.Time, reaso
 	}
 	if len(deny) > 0 {
 		if err := tx.Clauses(clause.OnConflict{DoNothing: true}).CreateInBatches(&deny, 500).Error; err != nil {
-			return 0, dbErr(err)
+			return 0, DBErr(err)
 		}
 	}
 	err = tx.Model(&OAuthToken{}).Where("client_id = ? AND kind = ? AND active = ?", clientID, OAuthKindAccess, true).Update("active", false).Error
-	return int64(len(deny)), dbErr(err)
+	return int64(len(deny)), DBErr(err)
 }
 
 // sameSet reports whether a and b hold the same strings, in any order.
@@ -451,7 +451,7 @@ type OAuthToken struct {
 
 // SaveOAuthToken stores an OAuth artefact. Errors: INTERNAL_ERROR.
 func (s *Store) SaveOAuthToken(ctx context.Context, t *OAuthToken) error {
-	return dbErr(s.In(ctx, SystemScope()).Clauses(clause.OnConflict{UpdateAll: true}).Create(t).Error)
+	return DBErr(s.In(ctx, SystemScope()).Clauses(clause.OnConflict{UpdateAll: true}).Create(t).Error)
 }
 
 // GetOAuthToken returns the artefact of a kind by signature. Errors: NOT_FOUND.
@@ -461,12 +461,12 @@ func (s *Store) GetOAuthToken(ctx context.Context, kind, signature string) (*OAu
 	if errors.Is(err, gorm.ErrRecordNotFound) {
 		return nil, NotFound("token")
 	}
-	return &t, dbErr(err)
+	return &t, DBErr(err)
 }
 
 // DeleteOAuthToken removes an artefact (no error when absent). Errors: INTERNAL_ERROR.
 func (s *Store) DeleteOAuthToken(ctx context.Context, kind, signature string) error {
-	return dbErr(s.In(ctx, SystemScope()).Where("kind = ? AND signature = ?", kind, signature).Delete(&OAuthToken{}).Error)
+	return DBErr(s.In(ctx, SystemScope()).Where("kind = ? AND signature = ?", kind, signature).Delete(&OAuthToken{}).Error)
 }
 
 // DeactivateOAuthTokens marks every artefact of a kind and request inactive
@@ -475,18 +475,18 @@ func (s *Store) DeactivateOAuthTokens(ctx context.Context, kind, requestID strin
 	var rows []OAuthToken
 	db := s.In(ctx, SystemScope())
 	if err := db.Where("kind = ? AND request_id = ? AND active = ?", kind, requestID, true).Find(&rows).Error; err != nil {
-		return nil, dbErr(err)
+		return nil, DBErr(err)
 	}
 	if len(rows) == 0 {
 		return nil, nil
 	}
 	err := db.Model(&OAuthToken{}).Where("kind = ? AND request_id = ?", kind, requestID).Update("active", false).Error
-	return rows, dbErr(err)
+	return rows, DBErr(err)
 }
 
 // DeactivateOAuthToken marks one artefact inactive. Errors: INTERNAL_ERROR.
 func (s *Store) DeactivateOAuthToken(ctx context.Context, kind, signature string) error {
-	return dbErr(s.In(ctx, SystemScope()).Model(&OAuthToken{}).Where("kind = ? AND signature = ?", kind, signature).Update("active", false).Error)
+	return DBErr(s.In(ctx, SystemScope()).Model(&OAuthToken{}).Where("kind = ? AND signature = ?", kind, signature).Update("active", false).Error)
 }
 
 // ServerSecret is a sealed secret the server generates for itself (the
@@ -506,11 +506,11 @@ func (s *Store) EnsureServerSecret(ctx context.Context, name string) (string, er
 	db := s.In(ctx, SystemScope())
 	row := ServerSecret{Name: name, Sealed: s.Sealer.Seal(bindServerSecret(name), RandomString(48)), CreatedAt: s.Now()}
 	if err := db.Clauses(clause.OnConflict{DoNothing: true}).Create(&row).Error; err != nil {
-		return "", dbErr(err)
+		return "", DBErr(err)
 	}
 	var stored ServerSecret
 	if err := db.Where("name = ?", name).Take(&stored).Error; err != nil {
-		return "", dbErr(err)
+		return "", DBErr(err)
 	}
 	plain, err := s.Sealer.Open(bindServerSecret(name), stored.Sealed)
 	if err != nil {
@@ -601,7 +601,7 @@ func (s *Store) CreateDeviceGrant(ctx context.Context, clientID string, scopes [
 			return deviceCode, g, nil
 		}
 		if !isUniqueViolation(err) {
-			return "", nil, dbErr(err)
+			return "", nil, DBErr(err)
 		}
 	}
 	return "", nil, Internal(errors.New("no free user code"))
@@ -612,7 +612,7 @@ func (s *Store) CreateDeviceGrant(ctx context.Context, clientID string, scopes [
 func (s *Store) PendingDeviceGrant(ctx context.Context, userCode string) (*DeviceGrant, error) {
 	var g DeviceGrant
 	err := s.In(ctx, SystemScope()).Where("user_code = ? AND status = ? AND expires_at > ?", NormalizeUserCode(userCode), DevicePending, s.Now()).Take(&g).Error
-	return &g, notFoundOr(err, "device code")
+	return &g, NotFoundOr(err, "device code")
 }
 
 // DecideDeviceGrant approves (for userID) or denies a pending grant.
@@ -625,7 +625,7 @@ func (s *Store) DecideDeviceGrant(ctx context.Context, userCode, userID string, 
 	res := s.In(ctx, SystemScope()).Model(&DeviceGrant{}).
 		Where("user_code = ? AND status = ? AND expires_at > ?", NormalizeUserCode(userCode), DevicePending, s.Now()).Updates(upd)
 	if res.Error != nil {
-		return dbErr(res.Error)
+		return DBErr(res.Error)
 	}
 	if res.RowsAffected == 0 {
 		return NotFound("device code")
@@ -646,7 +646,7 @@ func (s *Store) PollDeviceGrant(ctx context.Context, deviceCode, clientID string
 		return nil, PollInvalid, nil
 	}
 	if err != nil {
-		return nil, "", dbErr(err)
+		return nil, "", DBErr(err)
 	}
 	now := s.Now()
 	if !now.Before(g.ExpiresAt) {
@@ -659,7 +659,7 @@ func (s *Store) PollDeviceGrant(ctx context.Context, deviceCode, clientID string
 		outcome = PollSlowDown
 	}
 	if err := db.Model(&DeviceGrant{}).Where("device_code_hash = ?", g.DeviceCodeHash).Updates(upd).Error; err != nil {
-		return nil, "", dbErr(err)
+		return nil, "", DBErr(err)
 	}
 	if outcome != "" {
 		return &g, outcome, nil
@@ -672,7 +672,7 @@ func (s *Store) PollDeviceGrant(ctx context.Context, deviceCode, clientID string
 	case DeviceApproved:
 		res := db.Model(&DeviceGrant{}).Where("device_code_hash = ? AND status = ?", g.DeviceCodeHash, DeviceApproved).Update("status", DeviceConsumed)
 		if res.Error != nil {
-			return nil, "", dbErr(res.Error)
+			return nil, "", DBErr(res.Error)
 		}
 		if res.RowsAffected == 1 {
 			return &g, "", nil
@@ -685,64 +685,7 @@ func (s *Store) PollDeviceGrant(ctx context.Context, deviceCode, clientID string
 func (s *Store) DeviceUser(ctx context.Context, userID string) (*User, error) {
 	var u User
 	err := s.In(ctx, SystemScope()).Where("id = ?", userID).Take(&u).Error
-	return &u, notFoundOr(err, "user")
-}
-
-// migrateClientManagement brings the identity tables to client management
-// (migration 202611260011): clients get updated_at and secret_rotated_at;
-// certificates get revoked_at, and their fingerprint is unique only among
-// unrevoked registrations (a revoked certificate can be registered again).
-// It adds only these columns and index, whatever else the models gain later.
-func migrateClientManagement(tx *gorm.DB) error {
-	m := tx.Migrator()
-	for _, add := range []struct {
-		model any
-		field string
-	}{{&OAuthClient{}, "UpdatedAt"}, {&OAuthClient{}, "SecretRotatedAt"}, {&ClientCertificate{}, "RevokedAt"}} {
-		if !m.HasColumn(add.model, add.field) {
-			if err := m.AddColumn(add.model, add.field); err != nil {
-				return err
-			}
-		}
-	}
-	const oldIndex, newIndex = "idx_client_certificates_fingerprint_sha256", "idx_client_certificates_active_fingerprint"
-	if m.HasIndex(&ClientCertificate{}, oldIndex) {
-		if err := m.DropIndex(&ClientCertificate{}, oldIndex); err != nil {
-			return err
-		}
-	}
-	if !m.HasIndex(&ClientCertificate{}, newIndex) {
-		if err := m.CreateIndex(&ClientCertificate{}, newIndex); err != nil {
-			return err
-		}
-	}
-	return tx.Model(&OAuthClient{}).Where("updated_at IS NULL").Update("updated_at", gorm.Expr("created_at")).Error
-}
-
-// rollbackClientManagement undoes migrateClientManagement; revoked
-// certificate registrations are deleted (the old unique index allows one
-// row per fingerprint).
-func rollbackClientManagement(tx *gorm.DB) error {
-	m := tx.Migrator()
-	if m.HasIndex(&ClientCertificate{}, "idx_client_certificates_active_fingerprint") {
-		if err := m.DropIndex(&ClientCertificate{}, "idx_client_certificates_active_fingerprint"); err != nil {
-			return err
-		}
-	}
-	if err := tx.Where("revoked_at IS NOT NULL").Delete(&ClientCertificate{}).Error; err != nil {
-		return err
-	}
-	for _, drop := range []struct {
-		model any
-		col   string
-	}{{&ClientCertificate{}, "revoked_at"}, {&OAuthClient{}, "updated_at"}, {&OAuthClient{}, "secret_rotated_at"}} {
-		if m.HasColumn(drop.model, drop.col) {
-			if err := m.DropColumn(drop.model, drop.col); err != nil {
-				return err
-			}
-		}
-	}
-	return tx.Exec("CREATE UNIQUE INDEX IF NOT EXISTS idx_client_certificates_fingerprint_sha256 ON client_certificates (fingerprint_sha256)").Error
+	return &u, NotFoundOr(err, "user")
 }
 
 // ClientRateLimits authenticates an OAuth client by its secret and returns
@@ -768,7 +711,7 @@ func (s *Store) ClientRateLimits(ctx context.Context, clientID, secret string) (
 	}
 	var org Organization
 	if err := s.In(ctx, SystemScope()).Where("id = ?", c.OrganizationID).Take(&org).Error; err != nil {
-		return nil, RateLimits{}, dbErr(err)
+		return nil, RateLimits{}, DBErr(err)
 	}
 	l := org.Limits()
 	return c, RateLimits{Hourly: l.HourlyLimit, Burst: l.BurstLimit, Concurrent: l.Concurrent}, nil

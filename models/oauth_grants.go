@@ -16,7 +16,7 @@ func (s *Store) SpendOAuthToken(ctx context.Context, kind, signature string) (bo
 	res := s.In(ctx, SystemScope()).Model(&OAuthToken{}).
 		Where("kind = ? AND signature = ? AND active = ?", kind, signature, true).Update("active", false)
 	if res.Error != nil {
-		return false, dbErr(res.Error)
+		return false, DBErr(res.Error)
 	}
 	return res.RowsAffected == 1, nil
 }
@@ -41,7 +41,7 @@ func (s *Store) RotateRefreshToken(ctx context.Context, signature string) (bool,
 		return revokeAccessTokenTx(tx, rt.AccessSignature, s.Now(), "refreshed")
 	})
 	if err != nil {
-		return false, dbErr(err)
+		return false, DBErr(err)
 	}
 	return spent, nil
 }

@@ -176,12 +176,12 @@ func NewOperation(id string, t OperationType, resourceID, createdBy string, step
 
 // CreateOperation stores a new operation in scope.
 func (s *Store) CreateOperation(ctx context.Context, scope Scope, op *Operation) error {
-	return dbErr(s.In(ctx, scope).Create(op).Error)
+	return DBErr(s.In(ctx, scope).Create(op).Error)
 }
 
 // DeleteOperation removes an operation whose workflow could not be started.
 func (s *Store) DeleteOperation(ctx context.Context, scope Scope, id string) error {
-	return dbErr(s.In(ctx, scope).Where("id = ? AND status = ?", id, OpPending).Delete(&Operation{}).Error)
+	return DBErr(s.In(ctx, scope).Where("id = ? AND status = ?", id, OpPending).Delete(&Operation{}).Error)
 }
 
 // GetOperation returns one operation visible to p; another tenant's
@@ -202,7 +202,7 @@ func (s *Store) GetOperation(ctx context.Context, p *Principal, id string) (*Ope
 func (s *Store) OperationIn(ctx context.Context, scope Scope, id string) (*Operation, error) {
 	var op Operation
 	err := s.In(ctx, scope).Where("id = ?", id).Take(&op).Error
-	return &op, notFoundOr(err, "operation")
+	return &op, NotFoundOr(err, "operation")
 }
 
 // CheckCancellable returns nil when p may cancel op now. Errors:
@@ -226,7 +226,7 @@ func (s *Store) updateOperation(ctx context.Context, scope Scope, tx *gorm.DB, i
 	run := func(tx *gorm.DB) error {
 		var op Operation
 		if err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Where("id = ?", id).Take(&op).Error; err != nil {
-			return notFoundOr(err, "operation")
+			return NotFoundOr(err, "operation")
 		}
 		if err := fn(&op); err != nil {
 			return err
@@ -250,7 +250,7 @@ func (s *Store) updateOperation(ctx context.Context, scope Scope, tx *gorm.DB, i
 		if errors.As(err, &me) {
 			return nil, me
 		}
-		return nil, dbErr(err)
+		return nil, DBErr(err)
 	}
 	return out, nil
 }
@@ -337,7 +337,7 @@ func (s *Store) completeStep(ctx context.Context, scope Scope, tx *gorm.DB, id, 
 func (s *Store) CompleteOperationTx(ctx context.Context, tx *gorm.DB, id, lastStep string, result map[string]any) error {
 	var op Operation
 	if err := tx.Where("id = ?", id).Take(&op).Error; err != nil {
-		return notFoundOr(err, "operation")
+		return NotFoundOr(err, "operation")
 	}
 	if op.Status == OpCompleted {
 		return nil
@@ -409,5 +409,5 @@ func (s *Store) FinishOperation(ctx context.Context, scope Scope, id string, in 
 func (s *Store) RecentOperations(ctx context.Context, scope Scope, limit int) ([]Operation, error) {
 	var out []Operation
 	err := s.In(ctx, scope).Order("created_at DESC, id DESC").Limit(limit).Find(&out).Error
-	return out, dbErr(err)
+	return out, DBErr(err)
 }

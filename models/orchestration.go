@@ -791,7 +791,7 @@ func (s *Store) CreateOrchestration(ctx context.Context, scope Scope, def *Orche
 		return tx.Create(op).Error
 	})
 	if err != nil {
-		return nil, dbErr(err)
+		return nil, DBErr(err)
 	}
 	return op, nil
 }
@@ -800,7 +800,7 @@ func (s *Store) CreateOrchestration(ctx context.Context, scope Scope, def *Orche
 func (s *Store) OrchestrationIn(ctx context.Context, scope Scope, id string) (*OrchestrationDefinition, error) {
 	var def OrchestrationDefinition
 	err := s.In(ctx, scope).Where("id = ?", id).Take(&def).Error
-	return &def, notFoundOr(err, "orchestration workflow")
+	return &def, NotFoundOr(err, "orchestration workflow")
 }
 
 // GetOrchestration returns an orchestration operation visible to p (a run,
@@ -831,7 +831,7 @@ func (s *Store) GetOrchestration(ctx context.Context, p *Principal, id string) (
 func (s *Store) OrchestrationsTriggeredBy(ctx context.Context, scope Scope, eventType string) ([]OrchestrationDefinition, error) {
 	var out []OrchestrationDefinition
 	err := s.In(ctx, scope).Where("event_type = ? AND active = ?", eventType, true).Order("created_at, id").Find(&out).Error
-	return out, dbErr(err)
+	return out, DBErr(err)
 }
 
 // TriggerEvent is the event that starts a triggered run, as its steps see it
@@ -884,7 +884,7 @@ func (s *Store) EventTriggerDepth(ctx context.Context, scope Scope, data map[str
 // RecordEventOnce writes ev to the outbox in scope unless an event with its
 // id exists (an activity's retry with a derived id).
 func (s *Store) RecordEventOnce(ctx context.Context, scope Scope, ev *Event) error {
-	return dbErr(s.In(ctx, scope).Clauses(clause.OnConflict{DoNothing: true}).Create(ev).Error)
+	return DBErr(s.In(ctx, scope).Clauses(clause.OnConflict{DoNothing: true}).Create(ev).Error)
 }
 
 // TriggeredRunID returns the request id of the run that event evtID starts
@@ -907,7 +907,7 @@ func (s *Store) PrepareTriggeredRun(ctx context.Context, scope Scope, defID stri
 	)
 	err := s.Tx(ctx, scope, func(tx *gorm.DB) error {
 		if err := tx.Where("id = ?", defID).Take(&def).Error; err != nil {
-			return notFoundOr(err, "orchestration workflow")
+			return NotFoundOr(err, "orchestration workflow")
 		}
 		var existing Operation
 		err := tx.Where("id = ?", runID).Take(&existing).Error
@@ -977,7 +977,7 @@ func (s *Store) FinishTrigger(ctx context.Context, scope Scope, id string) error
 	var def OrchestrationDefinition
 	err := s.Tx(ctx, scope, func(tx *gorm.DB) error {
 		if err := tx.Where("id = ?", id).Take(&def).Error; err != nil {
-			return notFoundOr(err, "orchestration workflow")
+			return NotFoundOr(err, "orchestration workflow")
 		}
 		return tx.Model(&OrchestrationDefinition{}).Where("id = ?", id).Update("active", false).Error
 	})
@@ -994,7 +994,7 @@ func (s *Store) FinishTrigger(ctx context.Context, scope Scope, id string) error
 // DeactivateOrchestration marks an orchestration inactive (its trigger's
 // workflow is gone), so that no event is sent to it again.
 func (s *Store) DeactivateOrchestration(ctx context.Context, scope Scope, id string) error {
-	return dbErr(s.In(ctx, scope).Model(&OrchestrationDefinition{}).Where("id = ?", id).Update("active", false).Error)
+	return DBErr(s.In(ctx, scope).Model(&OrchestrationDefinition{}).Where("id = ?", id).Update("active", false).Error)
 }
 
 // StepOutcome is how one step of a run ended.
@@ -1101,7 +1101,7 @@ func nonNil(s []string) []string {
 func (s *Store) EnsureOperation(ctx context.Context, scope Scope, op *Operation) (*Operation, error) {
 	db := s.In(ctx, scope)
 	if err := db.Clauses(clause.OnConflict{DoNothing: true}).Create(op).Error; err != nil {
-		return nil, dbErr(err)
+		return nil, DBErr(err)
 	}
 	return s.OperationIn(ctx, scope, op.ID)
 }
@@ -1109,7 +1109,7 @@ func (s *Store) EnsureOperation(ctx context.Context, scope Scope, op *Operation)
 // DeleteOrchestration removes an orchestration whose workflow could not be
 // started: its definition and its operation (still pending).
 func (s *Store) DeleteOrchestration(ctx context.Context, scope Scope, id string) error {
-	return dbErr(s.Tx(ctx, scope, func(tx *gorm.DB) error {
+	return DBErr(s.Tx(ctx, scope, func(tx *gorm.DB) error {
 		if err := tx.Where("id = ? AND status = ?", id, OpPending).Delete(&Operation{}).Error; err != nil {
 			return err
 		}

@@ -305,7 +305,7 @@ func (s *Store) defaultAccount(ctx context.Context, p *Principal, o *Provisionin
 		return Invalid(FieldIssue{Field: "account_id", Issue: "is required: the organization has no billing account yet"})
 	}
 	if err != nil {
-		return dbErr(err)
+		return DBErr(err)
 	}
 	o.AccountID = acct.ID
 	return nil
@@ -431,7 +431,7 @@ func (s *Store) completeOrder(ctx context.Context, p *Principal, o *Provisioning
 		return nil, Scope{}, Invalid(FieldIssue{Field: "account_id", Issue: fmt.Sprintf("no billing account %s in this organization", o.AccountID)})
 	}
 	if err != nil {
-		return nil, Scope{}, dbErr(err)
+		return nil, Scope{}, DBErr(err)
 	}
 	scope := TenantScope(acct.OrganizationID, p.Environment)
 	if err := s.checkOrderAvailability(ctx, scope, o); err != nil {
@@ -463,7 +463,7 @@ func (s *Store) checkAvailability(ctx context.Context, scope Scope, o *Provision
 		return err
 	}
 	o.LocationID = report.Location.ID
-	o.Location = report.Location.input()
+	o.Location = report.Location.Input()
 	return nil
 }
 
@@ -485,7 +485,7 @@ func (s *Store) checkOrderAvailability(ctx context.Context, scope Scope, o *Prov
 				return AsError(err).WithDetail("site", i)
 			}
 			if i == 0 {
-				o.LocationID, o.Location = report.Location.ID, report.Location.input()
+				o.LocationID, o.Location = report.Location.ID, report.Location.Input()
 			}
 		}
 	case prof.Capacity:
@@ -497,7 +497,7 @@ func (s *Store) checkOrderAvailability(ctx context.Context, scope Scope, o *Prov
 		if err != nil {
 			return err
 		}
-		o.LocationID, o.Location = loc.ID, loc.input()
+		o.LocationID, o.Location = loc.ID, loc.Input()
 	}
 	need := map[[2]string]int{}
 	for _, c := range o.Compute {
@@ -564,7 +564,7 @@ func (s *Store) checkServiceConflict(ctx context.Context, scope Scope, o *Provis
 	}
 	err := q.Order("created_at, id").Limit(1).Find(&existing).Error
 	if err != nil {
-		return dbErr(err)
+		return DBErr(err)
 	}
 	if existing.ID == "" {
 		return nil
@@ -614,7 +614,7 @@ func (s *Store) ValidateOrderFor(ctx context.Context, scope Scope, serviceID str
 		return Invalid(FieldIssue{Field: "account_id", Issue: fmt.Sprintf("no billing account %s in this organization", o.AccountID)})
 	}
 	if err != nil {
-		return dbErr(err)
+		return DBErr(err)
 	}
 	if err := s.checkOrderAvailability(ctx, scope, o); err != nil {
 		return err

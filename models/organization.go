@@ -100,7 +100,7 @@ func (s *Store) CreateOrganization(ctx context.Context, p *Principal, in Organiz
 		if isUniqueViolation(err) {
 			return nil, Errorf(CodeAlreadyExists, "customer_id %s already belongs to another organization", in.CustomerID)
 		}
-		return nil, dbErr(err)
+		return nil, DBErr(err)
 	}
 	return org, nil
 }
@@ -113,7 +113,7 @@ func (s *Store) GetOrganization(ctx context.Context, p *Principal, id string) (*
 	}
 	var org Organization
 	err := s.In(ctx, SystemScope()).Where("id = ?", id).Take(&org).Error
-	return &org, notFoundOr(err, "organization")
+	return &org, NotFoundOr(err, "organization")
 }
 
 // ListOrganizations returns a page of organizations: staff see all, others their own.
@@ -174,7 +174,7 @@ func (s *Store) UpdateOrganization(ctx context.Context, p *Principal, id string,
 			return nil, Errorf(CodeAlreadyExists, "customer_id %s already belongs to another organization", in.CustomerID)
 		}
 		if err != nil {
-			return nil, dbErr(err)
+			return nil, DBErr(err)
 		}
 	}
 	return s.GetOrganization(ctx, p, id)
@@ -189,10 +189,10 @@ func (s *Store) EnsureProviderOrganization(ctx context.Context) (*Organization, 
 		return &org, nil
 	}
 	if err != gorm.ErrRecordNotFound {
-		return nil, dbErr(err)
+		return nil, DBErr(err)
 	}
 	org = Organization{ID: NewID(PrefixOrganization), Name: "Platform operator", Plan: PlanCustom, CustomerID: NewID(PrefixCustomer), Provider: true}
-	return &org, dbErr(db.Create(&org).Error)
+	return &org, DBErr(db.Create(&org).Error)
 }
 
 // IsUniqueViolation reports whether err is a unique-constraint violation,

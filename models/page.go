@@ -124,7 +124,7 @@ type SortFields map[string]string
 func Paginate(q *gorm.DB, pr PageRequest, allowed SortFields, dest any) (int64, error) {
 	var total int64
 	if err := q.Session(&gorm.Session{}).Count(&total).Error; err != nil {
-		return 0, dbErr(err)
+		return 0, DBErr(err)
 	}
 	ordered := q.Session(&gorm.Session{})
 	if len(pr.Sort) == 0 {
@@ -150,7 +150,7 @@ func Paginate(q *gorm.DB, pr PageRequest, allowed SortFields, dest any) (int64, 
 	}
 	ordered = ordered.Order("id ASC")
 	if err := ordered.Limit(pr.Limit).Offset(pr.Offset).Find(dest).Error; err != nil {
-		return 0, dbErr(err)
+		return 0, DBErr(err)
 	}
 	return total, nil
 }

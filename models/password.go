@@ -64,7 +64,7 @@ func (s *Store) CheckPassword(ctx context.Context, email, password string) (*Use
 	var u User
 	err := s.In(ctx, SystemScope()).Where("email = ?", strings.ToLower(strings.TrimSpace(email))).Take(&u).Error
 	if err != nil && !errors.Is(err, gorm.ErrRecordNotFound) {
-		return nil, dbErr(err)
+		return nil, DBErr(err)
 	}
 	known := err == nil && u.PasswordHash != ""
 	hash := dummyPasswordHash
@@ -83,7 +83,7 @@ func (s *Store) CheckPassword(ctx context.Context, email, password string) (*Use
 	if matches {
 		if u.FailedLogins > 0 || u.LockedUntil != nil {
 			if err := db.Model(&User{}).Where("id = ?", u.ID).UpdateColumns(map[string]any{"failed_logins": 0, "locked_until": nil}).Error; err != nil {
-				return nil, dbErr(err)
+				return nil, DBErr(err)
 			}
 			u.FailedLogins, u.LockedUntil = 0, nil
 		}
@@ -106,7 +106,7 @@ func (s *Store) CheckPassword(ctx context.Context, email, password string) (*Use
 		return nil
 	})
 	if err != nil {
-		return nil, dbErr(err)
+		return nil, DBErr(err)
 	}
 	if until != nil {
 		return nil, lockedOut(*until, now)
@@ -129,43 +129,4 @@ func RetryAfter(err error) int {
 		}
 	}
 	return 0
-}
-
-// addedColumn is a column a migration adds: the model, its field and its name.
-type addedColumn struct {
-	model         any
-	field, column string
-}
-
-// signInProtectionColumns returns the columns of migration 202611260030:
-// the users' password lockout and the SAML requests' browser binding.
-func signInProtectionColumns() []addedColumn {
-	return []addedColumn{{&User{}, "FailedLogins", "failed_logins"}, {&User{}, "LockedUntil", "locked_until"}, {&SAMLRequest{}, "BrowserHash", "browser_hash"}}
-}
-
-// migrateSignInProtection adds the columns of signInProtectionColumns
-// (migration 202611260030), only these, whatever else the models gain later.
-func migrateSignInProtection(tx *gorm.DB) error {
-	m := tx.Migrator()
-	for _, c := range signInProtectionColumns() {
-		if !m.HasColumn(c.model, c.field) {
-			if err := m.AddColumn(c.model, c.field); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-// rollbackSignInProtection drops the columns migrateSignInProtection added.
-func rollbackSignInProtection(tx *gorm.DB) error {
-	m := tx.Migrator()
-	for _, c := range signInProtectionColumns() {
-		if m.HasColumn(c.model, c.column) {
-			if err := m.DropColumn(c.model, c.column); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
 }

@@ -119,7 +119,7 @@ func (s *Store) BeginPayment(ctx context.Context, scope Scope, in PaymentStart) 
 		}
 		var processing struct{ Sum int64 }
 		if err := tx.Model(&Payment{}).Select("COALESCE(SUM(amount), 0) AS sum").Where("invoice_id = ? AND status = ?", inv.ID, PaymentProcessing).Scan(&processing).Error; err != nil {
-			return dbErr(err)
+			return DBErr(err)
 		}
 		due := inv.AmountDue()
 		if in.Amount > due-Money(processing.Sum) {
@@ -135,7 +135,7 @@ func (s *Store) BeginPayment(ctx context.Context, scope Scope, in PaymentStart) 
 		if pay.ID == "" {
 			pay.ID = NewID(PrefixPayment)
 		}
-		return dbErr(tx.Create(pay).Error)
+		return DBErr(tx.Create(pay).Error)
 	})
 	if err != nil {
 		return nil, AsError(err)
@@ -153,7 +153,7 @@ func (s *Store) FinishPayment(ctx context.Context, scope Scope, paymentID string
 	var inv *Invoice
 	err := s.In(ctx, scope).Transaction(func(tx *gorm.DB) error {
 		if err := tx.Where("id = ?", paymentID).Take(&pay).Error; err != nil {
-			return notFoundOr(err, "payment")
+			return NotFoundOr(err, "payment")
 		}
 		var err error
 		if inv, err = lockInvoice(tx, pay.InvoiceID); err != nil {
@@ -170,13 +170,13 @@ func (s *Store) FinishPayment(ctx context.Context, scope Scope, paymentID string
 				pay.Details = map[string]any{"available_cents": int64(*out.Available)}
 			}
 			if err := tx.Model(&Payment{}).Where("id = ?", pay.ID).Select("status", "failure_code", "failure_message", "details", "processed_at", "updated_at").Updates(&pay).Error; err != nil {
-				return dbErr(err)
+				return DBErr(err)
 			}
 			return RecordEvent(tx, NewEvent(EventPaymentFailed, pay.ID, PaymentEventData(&pay, inv)))
 		}
 		pay.Status, pay.TransactionID = PaymentSuccessful, out.TransactionID
 		if err := tx.Model(&Payment{}).Where("id = ?", pay.ID).Select("status", "transaction_id", "processed_at", "updated_at").Updates(&pay).Error; err != nil {
-			return dbErr(err)
+			return DBErr(err)
 		}
 		inv.AmountPaid += pay.Amount
 		updates := map[string]any{"amount_paid": inv.AmountPaid, "updated_at": now}
@@ -189,7 +189,7 @@ func (s *Store) FinishPayment(ctx context.Context, scope Scope, paymentID string
 			updates["status"], updates["paid_at"] = InvoicePaid, now
 		}
 		if err := tx.Model(&Invoice{}).Where("id = ?", inv.ID).Updates(updates).Error; err != nil {
-			return dbErr(err)
+			return DBErr(err)
 		}
 		if err := RecordEvent(tx, NewEvent(EventPaymentSuccessful, pay.ID, PaymentEventData(&pay, inv))); err != nil {
 			return err
@@ -264,7 +264,7 @@ func PaymentError(p *Payment, field string) error {
 func (s *Store) GetPayment(ctx context.Context, p *Principal, id string) (*Payment, error) {
 	var pay Payment
 	err := s.In(ctx, p.Scope()).Where("id = ?", id).Take(&pay).Error
-	return &pay, notFoundOr(err, "payment")
+	return &pay, NotFoundOr(err, "payment")
 }
 
 // PaymentFilter narrows the payment history.
@@ -315,5 +315,5 @@ func (s *Store) ListPayments(ctx context.Context, p *Principal, f PaymentFilter,
 func (s *Store) PaymentIn(ctx context.Context, scope Scope, id string) (*Payment, error) {
 	var pay Payment
 	err := s.In(ctx, scope).Where("id = ?", id).Take(&pay).Error
-	return &pay, notFoundOr(err, "payment")
+	return &pay, NotFoundOr(err, "payment")
 }

@@ -123,7 +123,7 @@ func NewPaymentMethod(acct *BillingAccount, in PaymentMethodInput, card Card, at
 
 // SavePaymentMethod stores pm in the tenant of its account.
 func (s *Store) SavePaymentMethod(ctx context.Context, pm *PaymentMethod) error {
-	return dbErr(s.In(ctx, TenantScope(pm.OrganizationID, pm.Environment)).Create(pm).Error)
+	return DBErr(s.In(ctx, TenantScope(pm.OrganizationID, pm.Environment)).Create(pm).Error)
 }
 
 // ListPaymentMethods returns the attached payment methods of an account
@@ -139,7 +139,7 @@ func (s *Store) ListPaymentMethods(ctx context.Context, p *Principal, accountID 
 func (s *Store) attachedMethods(ctx context.Context, scope Scope, accountID string) ([]PaymentMethod, error) {
 	out := []PaymentMethod{}
 	err := s.In(ctx, scope).Where("account_id = ? AND attached = ? AND removed_at IS NULL", accountID, true).Order("created_at, id").Find(&out).Error
-	return out, dbErr(err)
+	return out, DBErr(err)
 }
 
 // PaymentMethodIn returns a payment method of account accountID that has
@@ -147,7 +147,7 @@ func (s *Store) attachedMethods(ctx context.Context, scope Scope, accountID stri
 func (s *Store) PaymentMethodIn(ctx context.Context, scope Scope, accountID, id string) (*PaymentMethod, error) {
 	var pm PaymentMethod
 	err := s.In(ctx, scope).Where("id = ? AND account_id = ? AND removed_at IS NULL", id, accountID).Take(&pm).Error
-	return &pm, notFoundOr(err, "payment method")
+	return &pm, NotFoundOr(err, "payment method")
 }
 
 // RemovePaymentMethod detaches a payment method from an account visible to
@@ -163,7 +163,7 @@ func (s *Store) RemovePaymentMethod(ctx context.Context, p *Principal, accountID
 	return AsErrorOrNil(s.In(ctx, scope).Transaction(func(tx *gorm.DB) error {
 		var pm PaymentMethod
 		if err := tx.Where("id = ? AND account_id = ? AND attached = ? AND removed_at IS NULL", id, acct.ID, true).Take(&pm).Error; err != nil {
-			return notFoundOr(err, "payment method")
+			return NotFoundOr(err, "payment method")
 		}
 		var used []string
 		if acct.PaymentMethodID == id && acct.AutoPay {
@@ -171,7 +171,7 @@ func (s *Store) RemovePaymentMethod(ctx context.Context, p *Principal, accountID
 		}
 		var subs []Subscription
 		if err := tx.Where("payment_method_id = ? AND status IN ?", id, []SubscriptionStatus{SubscriptionPending, SubscriptionActive}).Find(&subs).Error; err != nil {
-			return dbErr(err)
+			return DBErr(err)
 		}
 		for _, sub := range subs {
 			used = append(used, "subscription "+sub.ID)
@@ -181,10 +181,10 @@ func (s *Store) RemovePaymentMethod(ctx context.Context, p *Principal, accountID
 		}
 		now := s.Now()
 		if err := tx.Model(&PaymentMethod{}).Where("id = ?", id).Updates(map[string]any{"removed_at": now, "updated_at": now}).Error; err != nil {
-			return dbErr(err)
+			return DBErr(err)
 		}
 		if acct.PaymentMethodID == id {
-			return dbErr(tx.Model(&BillingAccount{}).Where("id = ?", acct.ID).Update("payment_method_id", "").Error)
+			return DBErr(tx.Model(&BillingAccount{}).Where("id = ?", acct.ID).Update("payment_method_id", "").Error)
 		}
 		return nil
 	}))
@@ -217,5 +217,5 @@ func (s *Store) ResolvePaymentMethodID(ctx context.Context, scope Scope, account
 func (s *Store) AnyPaymentMethodIn(ctx context.Context, scope Scope, id string) (*PaymentMethod, error) {
 	var pm PaymentMethod
 	err := s.In(ctx, scope).Where("id = ?", id).Take(&pm).Error
-	return &pm, notFoundOr(err, "payment method")
+	return &pm, NotFoundOr(err, "payment method")
 }

@@ -40,7 +40,7 @@ func (s *Store) StartPortalSession(ctx context.Context, u *User, method string, 
 		ps.Groups = ps.Groups[:1000]
 	}
 	if err := s.In(ctx, SystemScope()).Create(ps).Error; err != nil {
-		return "", nil, dbErr(err)
+		return "", nil, DBErr(err)
 	}
 	return token, ps, nil
 }
@@ -58,14 +58,14 @@ func (s *Store) PortalSessionByToken(ctx context.Context, token string) (*Portal
 		return nil, nil, Errorf(CodeUnauthenticated, "the portal session has expired or ended: sign in again at /portal")
 	}
 	if err != nil {
-		return nil, nil, dbErr(err)
+		return nil, nil, DBErr(err)
 	}
 	var u User
 	if err := db.Where("id = ?", ps.UserID).Take(&u).Error; err != nil {
 		if errors.Is(err, gorm.ErrRecordNotFound) {
 			return nil, nil, Errorf(CodeUnauthenticated, "the session's user no longer exists")
 		}
-		return nil, nil, dbErr(err)
+		return nil, nil, DBErr(err)
 	}
 	return &ps, &u, nil
 }
@@ -73,7 +73,7 @@ func (s *Store) PortalSessionByToken(ctx context.Context, token string) (*Portal
 // EndPortalSession ends the session of a cookie token (sign-out); ending an
 // unknown or ended session is not an error. Errors: INTERNAL_ERROR.
 func (s *Store) EndPortalSession(ctx context.Context, token string) error {
-	return dbErr(s.In(ctx, SystemScope()).Model(&PortalSession{}).Where("token_hash = ? AND ended_at IS NULL", HashSecret(token)).
+	return DBErr(s.In(ctx, SystemScope()).Model(&PortalSession{}).Where("token_hash = ? AND ended_at IS NULL", HashSecret(token)).
 		Update("ended_at", s.Now()).Error)
 }
 

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/seed"
 )
 
 // provisioningTenant creates an organization with a live billing account and
@@ -595,7 +596,7 @@ func TestSeedProvisioningIsIdempotent(t *testing.T) {
 	if _, err := s.ReserveCapacity(ctx, p.OwnScope(), models.AllocationRequest{OperationID: "op", LocationID: "loc_austin_congress", ServiceType: "mpls", Mbps: 100}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Seed(ctx); err != nil {
+	if _, err := seed.NewStore(s).Seed(ctx); err != nil {
 		t.Fatal(err)
 	}
 	c, err := s.Capacity(ctx, models.EnvLive, "loc_austin_congress", "mpls")

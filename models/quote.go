@@ -490,7 +490,7 @@ func (s *Store) quoteItemBody(ctx context.Context, env Environment, field string
 			if err != nil {
 				return nil, nil, 0, nil, err
 			}
-			in := l.input()
+			in := l.Input()
 			spec["location"] = map[string]any{"address": in.Address, "city": in.City, "state": in.State, "zip": in.Zip}
 		case kind == KindInternet || kind == KindSecurityInfrastructure:
 			spec["location"] = map[string]any{"address": postal.Address, "city": postal.City, "state": postal.State, "zip": postal.Zip}
@@ -599,7 +599,7 @@ func (s *Store) CreateQuote(ctx context.Context, p *Principal, in QuoteInput) (*
 		return nil, Invalid(FieldIssue{Field: "account_id", Issue: fmt.Sprintf("no billing account %s in this organization", holder.AccountID)})
 	}
 	if err != nil {
-		return nil, dbErr(err)
+		return nil, DBErr(err)
 	}
 	scope := TenantScope(acct.OrganizationID, p.Environment)
 	now := s.Now()
@@ -632,7 +632,7 @@ func (s *Store) CreateQuote(ctx context.Context, p *Principal, in QuoteInput) (*
 	q.CycleTotal = q.MonthlyTotal * Money(qtCycleMonths(cycle))
 	q.TermTotal = q.MonthlyTotal*Money(term) + q.OneTimeTotal
 	if err := s.In(ctx, scope).Create(q).Error; err != nil {
-		return nil, dbErr(err)
+		return nil, DBErr(err)
 	}
 	return q, nil
 }
@@ -696,7 +696,7 @@ func svcStrings(s []string) []string {
 func (s *Store) GetQuote(ctx context.Context, p *Principal, id string) (*Quote, error) {
 	var q Quote
 	err := s.In(ctx, p.Scope()).Where("id = ?", id).Take(&q).Error
-	return &q, notFoundOr(err, "quote")
+	return &q, NotFoundOr(err, "quote")
 }
 
 // QuoteOrderInput provisions one service of a quote (POST
@@ -813,7 +813,7 @@ func (s *Store) checkQuoteItemFree(ctx context.Context, scope Scope, q *Quote, i
 			return nil
 		}
 		if err != nil {
-			return dbErr(err)
+			return DBErr(err)
 		}
 	} else if err != nil {
 		return err
@@ -832,7 +832,7 @@ func (s *Store) ClaimQuoteItem(ctx context.Context, scope Scope, id string, idx 
 	return svcErrOrNil(s.Tx(ctx, scope, func(tx *gorm.DB) error {
 		var q Quote
 		if err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Where("id = ?", id).Take(&q).Error; err != nil {
-			return notFoundOr(err, "quote")
+			return NotFoundOr(err, "quote")
 		}
 		if idx < 0 || idx >= len(q.Items) {
 			return NotFound("quote item")
@@ -848,7 +848,7 @@ func (s *Store) ClaimQuoteItem(ctx context.Context, scope Scope, id string, idx 
 		if all {
 			q.Status = QuoteOrdered
 		}
-		return dbErr(tx.Model(&q).Select("items", "status", "updated_at").Updates(&q).Error)
+		return DBErr(tx.Model(&q).Select("items", "status", "updated_at").Updates(&q).Error)
 	}))
 }
 
@@ -858,13 +858,13 @@ func (s *Store) ReleaseQuoteItem(ctx context.Context, scope Scope, id string, id
 	return svcErrOrNil(s.Tx(ctx, scope, func(tx *gorm.DB) error {
 		var q Quote
 		if err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Where("id = ?", id).Take(&q).Error; err != nil {
-			return notFoundOr(err, "quote")
+			return NotFoundOr(err, "quote")
 		}
 		if idx < 0 || idx >= len(q.Items) || q.Items[idx].RequestID != opID {
 			return nil
 		}
 		q.Items[idx].ServiceID, q.Items[idx].RequestID = "", ""
 		q.Status = QuoteOpen
-		return dbErr(tx.Model(&q).Select("items", "status", "updated_at").Updates(&q).Error)
+		return DBErr(tx.Model(&q).Select("items", "status", "updated_at").Updates(&q).Error)
 	}))
 }

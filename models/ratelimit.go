@@ -20,7 +20,7 @@ type RateLimitSuspension struct {
 // RecordSuspension stores a suspension of p's credential.
 func (s *Store) RecordSuspension(ctx context.Context, p *Principal, clientIP, path string, until time.Time) (*RateLimitSuspension, error) {
 	row := &RateLimitSuspension{ID: NewID("rls"), CredentialID: p.ID, ClientIP: clientIP, Path: path, SuspendedUntil: until}
-	return row, dbErr(s.In(ctx, p.OwnScope()).Create(row).Error)
+	return row, DBErr(s.In(ctx, p.OwnScope()).Create(row).Error)
 }
 
 // ListSuspensions returns a page of suspensions visible to p (staff: every

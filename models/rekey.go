@@ -52,7 +52,7 @@ func (s *Store) RekeySecrets(ctx context.Context) (int, error) {
 				Where(c.idCol+" > ? AND "+c.col+" IS NOT NULL AND "+c.col+" <> ''", last).
 				Order(c.idCol).Limit(500).Scan(&rows).Error
 			if err != nil {
-				return total, dbErr(err)
+				return total, DBErr(err)
 			}
 			if len(rows) == 0 {
 				break
@@ -69,7 +69,7 @@ func (s *Store) RekeySecrets(ctx context.Context) (int, error) {
 				res := db.Model(c.model).Where(c.idCol+" = ? AND "+c.col+" = ?", r.ID, r.Sealed).
 					Update(c.col, s.Sealer.Seal(c.bindTo(r.ID), plain))
 				if res.Error != nil {
-					return total, dbErr(res.Error)
+					return total, DBErr(res.Error)
 				}
 				total += int(res.RowsAffected)
 			}

@@ -34,7 +34,7 @@ func (r *SAMLRequest) BoundTo(browserValue string) bool {
 // return to and the value of the cookie that binds it to the starting
 // browser. Errors: INTERNAL_ERROR.
 func (s *Store) SaveSAMLRequest(ctx context.Context, id, relayTarget, browserValue string, ttl time.Duration) error {
-	return dbErr(s.In(ctx, SystemScope()).Create(&SAMLRequest{ID: id, ExpiresAt: s.Now().Add(ttl), RelayTarget: relayTarget, BrowserHash: HashSecret(browserValue)}).Error)
+	return DBErr(s.In(ctx, SystemScope()).Create(&SAMLRequest{ID: id, ExpiresAt: s.Now().Add(ttl), RelayTarget: relayTarget, BrowserHash: HashSecret(browserValue)}).Error)
 }
 
 // PendingSAMLRequest returns an unexpired, unspent AuthnRequest without
@@ -46,7 +46,7 @@ func (s *Store) PendingSAMLRequest(ctx context.Context, id string) (*SAMLRequest
 		return nil, nil
 	}
 	if err != nil {
-		return nil, dbErr(err)
+		return nil, DBErr(err)
 	}
 	return &req, nil
 }
@@ -71,7 +71,7 @@ func (s *Store) TakeSAMLRequest(ctx context.Context, id string) (*SAMLRequest, e
 		return nil, nil
 	}
 	if err != nil {
-		return nil, dbErr(err)
+		return nil, DBErr(err)
 	}
 	return &req, nil
 }
@@ -93,12 +93,12 @@ func (s *Store) EnsureServerSecretWith(ctx context.Context, name string, gen fun
 		}
 		row := ServerSecret{Name: name, Sealed: s.Sealer.Seal(bindServerSecret(name), value), CreatedAt: s.Now()}
 		if err := db.Clauses(clause.OnConflict{DoNothing: true}).Create(&row).Error; err != nil {
-			return "", dbErr(err)
+			return "", DBErr(err)
 		}
 		err = db.Where("name = ?", name).Take(&stored).Error
 	}
 	if err != nil {
-		return "", dbErr(err)
+		return "", DBErr(err)
 	}
 	plain, err := s.Sealer.Open(bindServerSecret(name), stored.Sealed)
 	if err != nil {
@@ -162,7 +162,7 @@ func (s *Store) SAMLUser(ctx context.Context, login SAMLLogin, policy SAMLPolicy
 	provider := func(orgID string) (bool, error) {
 		var org Organization
 		if err := db.Where("id = ?", orgID).Take(&org).Error; err != nil {
-			return false, notFoundOr(err, "organization")
+			return false, NotFoundOr(err, "organization")
 		}
 		return org.Provider, nil
 	}
@@ -181,14 +181,14 @@ func (s *Store) SAMLUser(ctx context.Context, login SAMLLogin, policy SAMLPolicy
 		}
 		if role := RoleForGroups(login.Groups, policy.GroupRoles, isProvider); role != u.Role {
 			if err := db.Model(&User{}).Where("id = ?", u.ID).Updates(map[string]any{"role": role, "updated_at": s.Now()}).Error; err != nil {
-				return nil, false, dbErr(err)
+				return nil, false, DBErr(err)
 			}
 			u.Role = role
 		}
 		return &u, false, nil
 	}
 	if !errors.Is(err, gorm.ErrRecordNotFound) {
-		return nil, false, dbErr(err)
+		return nil, false, DBErr(err)
 	}
 	name := login.Name
 	if strings.TrimSpace(name) == "" {

@@ -177,11 +177,11 @@ func (s *Store) EnsureService(ctx context.Context, scope Scope, id, opID string,
 	delete(svc.Spec, "_missing")
 	db := s.In(ctx, scope)
 	if err := db.Clauses(clause.OnConflict{DoNothing: true}).Create(svc).Error; err != nil {
-		return nil, dbErr(err)
+		return nil, DBErr(err)
 	}
 	var got Service
 	if err := db.Where("id = ?", id).Take(&got).Error; err != nil {
-		return nil, notFoundOr(err, "service")
+		return nil, NotFoundOr(err, "service")
 	}
 	return &got, nil
 }
@@ -194,7 +194,7 @@ func (s *Store) GetService(ctx context.Context, p *Principal, id string) (*Servi
 func (s *Store) serviceIn(ctx context.Context, scope Scope, id string) (*Service, error) {
 	var svc Service
 	err := s.In(ctx, scope).Where("id = ?", id).Take(&svc).Error
-	return &svc, notFoundOr(err, "service")
+	return &svc, NotFoundOr(err, "service")
 }
 
 // TransitionService moves a service to status to, inside tx when tx is not
@@ -207,7 +207,7 @@ func (s *Store) TransitionService(ctx context.Context, scope Scope, tx *gorm.DB,
 	}
 	var svc Service
 	if err := db.Where("id = ?", id).Take(&svc).Error; err != nil {
-		return nil, notFoundOr(err, "service")
+		return nil, NotFoundOr(err, "service")
 	}
 	if svc.Status == to {
 		return &svc, nil
@@ -222,7 +222,7 @@ func (s *Store) TransitionService(ctx context.Context, scope Scope, tx *gorm.DB,
 	}
 	res := db.Model(&Service{}).Where("id = ? AND status = ?", id, svc.Status).Updates(updates)
 	if res.Error != nil {
-		return nil, dbErr(res.Error)
+		return nil, DBErr(res.Error)
 	}
 	if res.RowsAffected == 0 {
 		return nil, Errorf(CodeServiceConflict, "the service changed status concurrently; retry")
@@ -261,7 +261,7 @@ func (s *Store) SetServiceNetwork(ctx context.Context, scope Scope, id string, n
 	}
 	res := s.In(ctx, scope).Model(&Service{}).Where("id = ?", id).Updates(updates)
 	if res.Error != nil {
-		return dbErr(res.Error)
+		return DBErr(res.Error)
 	}
 	if res.RowsAffected == 0 {
 		return NotFound("service")
@@ -320,12 +320,12 @@ func (s *Store) CompleteProvisioning(ctx context.Context, scope Scope, opID, ser
 	err := s.In(ctx, scope).Transaction(func(tx *gorm.DB) error {
 		var op Operation
 		if err := tx.Where("id = ?", opID).Take(&op).Error; err != nil {
-			return notFoundOr(err, "operation")
+			return NotFoundOr(err, "operation")
 		}
 		if op.Status == OpCompleted {
 			var svc Service
 			if err := tx.Where("id = ?", serviceID).Take(&svc).Error; err != nil {
-				return notFoundOr(err, "service")
+				return NotFoundOr(err, "service")
 			}
 			out = &svc
 			return nil
@@ -361,7 +361,7 @@ func (s *Store) CompleteProvisioning(ctx context.Context, scope Scope, opID, ser
 // resources were released (compensation). A missing service is ignored.
 func (s *Store) ClearServiceNetwork(ctx context.Context, scope Scope, id string) error {
 	updates := map[string]any{"ip_block": "", "gateway": "", "vlan_id": 0, "circuit_id": ""}
-	return dbErr(s.In(ctx, scope).Model(&Service{}).Where("id = ?", id).Updates(updates).Error)
+	return DBErr(s.In(ctx, scope).Model(&Service{}).Where("id = ?", id).Updates(updates).Error)
 }
 
 // Operation types of the services area besides provisioning (DECISIONS 5).
@@ -408,7 +408,7 @@ func serviceSummary(svc *Service) map[string]any {
 func (s *Store) moveService(ctx context.Context, scope Scope, tx *gorm.DB, id string, to ServiceStatus, reason, opID string) (*Service, error) {
 	var before Service
 	if err := tx.Where("id = ?", id).Take(&before).Error; err != nil {
-		return nil, notFoundOr(err, "service")
+		return nil, NotFoundOr(err, "service")
 	}
 	if before.Status == to {
 		return &before, nil
@@ -473,7 +473,7 @@ func notifyContacts(tx *gorm.DB, svc *Service, opID, template, subject string, d
 		}
 		var n int64
 		if err := tx.Model(&ContactNotification{}).Where("service_id = ? AND operation_id = ? AND template = ? AND recipient = ?", svc.ID, opID, template, to).Count(&n).Error; err != nil {
-			return dbErr(err)
+			return DBErr(err)
 		}
 		if n > 0 {
 			continue
@@ -481,7 +481,7 @@ func notifyContacts(tx *gorm.DB, svc *Service, opID, template, subject string, d
 		row := &ContactNotification{ID: NewID(PrefixNotification), ServiceID: svc.ID, OperationID: opID, Channel: "email", Role: role,
 			Recipient: to, Template: template, Subject: subject, Data: data}
 		if err := tx.Create(row).Error; err != nil {
-			return dbErr(err)
+			return DBErr(err)
 		}
 	}
 	return nil
@@ -491,7 +491,7 @@ func notifyContacts(tx *gorm.DB, svc *Service, opID, template, subject string, d
 func (s *Store) ServiceNotifications(ctx context.Context, scope Scope, serviceID string) ([]ContactNotification, error) {
 	var out []ContactNotification
 	err := s.In(ctx, scope).Where("service_id = ?", serviceID).Order("created_at, id").Find(&out).Error
-	return out, dbErr(err)
+	return out, DBErr(err)
 }
 
 // NotifyProvisioningFailed tells a failed provisioning's contacts (once).
@@ -503,7 +503,7 @@ func (s *Store) NotifyProvisioningFailed(ctx context.Context, scope Scope, servi
 			return nil
 		}
 		if err != nil {
-			return dbErr(err)
+			return DBErr(err)
 		}
 		return notifyContacts(tx, &svc, opID, "provisioning_failed", fmt.Sprintf("Provisioning of %s failed", svc.Name),
 			map[string]any{"service_id": svc.ID, "request_id": opID, "reason": reason}, ContactTechnical)
@@ -516,7 +516,7 @@ func (s *Store) SetServiceResources(ctx context.Context, scope Scope, id string,
 	return s.Tx(ctx, scope, func(tx *gorm.DB) error {
 		var svc Service
 		if err := tx.Where("id = ?", id).Take(&svc).Error; err != nil {
-			return notFoundOr(err, "service")
+			return NotFoundOr(err, "service")
 		}
 		if svc.Resources == nil {
 			svc.Resources = map[string]any{}
@@ -524,7 +524,7 @@ func (s *Store) SetServiceResources(ctx context.Context, scope Scope, id string,
 		for k, v := range resources {
 			svc.Resources[k] = v
 		}
-		return dbErr(tx.Model(&svc).Select("resources").Updates(&svc).Error)
+		return DBErr(tx.Model(&svc).Select("resources").Updates(&svc).Error)
 	})
 }
 
@@ -694,7 +694,7 @@ func (s *Store) StartServiceOperation(ctx context.Context, scope Scope, serviceI
 	return svcErrOrNil(s.Tx(ctx, scope, func(tx *gorm.DB) error {
 		var svc Service
 		if err := tx.Where("id = ?", serviceID).Take(&svc).Error; err != nil {
-			return notFoundOr(err, "service")
+			return NotFoundOr(err, "service")
 		}
 		if err := CheckServiceChangeable(&svc, s.Now()); err != nil {
 			return err
@@ -702,12 +702,12 @@ func (s *Store) StartServiceOperation(ctx context.Context, scope Scope, serviceI
 		res := tx.Model(&Service{}).Where("id = ? AND status = ? AND (pending_operation_id = '' OR pending_operation_id IS NULL)", serviceID, svc.Status).
 			Update("pending_operation_id", op.ID)
 		if res.Error != nil {
-			return dbErr(res.Error)
+			return DBErr(res.Error)
 		}
 		if res.RowsAffected == 0 {
 			return Errorf(CodeServiceConflict, "service %s changed concurrently; retry", serviceID)
 		}
-		return dbErr(tx.Create(op).Error)
+		return DBErr(tx.Create(op).Error)
 	}))
 }
 
@@ -716,9 +716,9 @@ func (s *Store) StartServiceOperation(ctx context.Context, scope Scope, serviceI
 func (s *Store) AbandonServiceOperation(ctx context.Context, scope Scope, serviceID, opID string) error {
 	return svcErrOrNil(s.Tx(ctx, scope, func(tx *gorm.DB) error {
 		if err := tx.Model(&Service{}).Where("id = ? AND pending_operation_id = ?", serviceID, opID).Update("pending_operation_id", "").Error; err != nil {
-			return dbErr(err)
+			return DBErr(err)
 		}
-		return dbErr(tx.Where("id = ? AND status = ?", opID, OpPending).Delete(&Operation{}).Error)
+		return DBErr(tx.Where("id = ? AND status = ?", opID, OpPending).Delete(&Operation{}).Error)
 	}))
 }
 
@@ -1096,7 +1096,7 @@ func (s *Store) CheckUpdateCapacity(ctx context.Context, scope Scope, svc *Servi
 		}
 		held, err := heldByService(s.In(ctx, scope), svc.ID, "", c.LocationID, c.Pool)
 		if err != nil {
-			return dbErr(err)
+			return DBErr(err)
 		}
 		if free := left + held; c.Amount > free {
 			return Errorf(CodeInsufficientBandwidth, "%s at location %s has %s for this service; %s was requested", c.Pool, c.LocationID,
@@ -1125,14 +1125,14 @@ func (s *Store) ScheduleMaintenance(ctx context.Context, scope Scope, serviceID,
 	return svcErrOrNil(s.Tx(ctx, scope, func(tx *gorm.DB) error {
 		var svc Service
 		if err := tx.Where("id = ?", serviceID).Take(&svc).Error; err != nil {
-			return notFoundOr(err, "service")
+			return NotFoundOr(err, "service")
 		}
 		if svc.MaintenanceStartsAt != nil && svc.MaintenanceStartsAt.Equal(*u.WindowStart) && svc.PendingOperationID == opID {
 			return nil
 		}
 		svc.MaintenanceStartsAt, svc.MaintenanceEndsAt = u.WindowStart, u.WindowEnd
 		if err := tx.Model(&svc).Select("maintenance_starts_at", "maintenance_ends_at").Updates(&svc).Error; err != nil {
-			return dbErr(err)
+			return DBErr(err)
 		}
 		window := map[string]any{"start": Timestamp(*u.WindowStart), "end": Timestamp(*u.WindowEnd)}
 		data := map[string]any{"service": serviceSummary(&svc), "maintenance_window": window, "changes": u.Changes, "request_id": opID}
@@ -1169,7 +1169,7 @@ func (s *Store) ApplyServiceUpdate(ctx context.Context, scope Scope, serviceID, 
 	err := s.Tx(ctx, scope, func(tx *gorm.DB) error {
 		var svc Service
 		if err := tx.Where("id = ?", serviceID).Take(&svc).Error; err != nil {
-			return notFoundOr(err, "service")
+			return NotFoundOr(err, "service")
 		}
 		if svc.LastChangeID != opID {
 			if !svc.Live() {
@@ -1216,11 +1216,11 @@ func (s *Store) ApplyServiceUpdate(ctx context.Context, scope Scope, serviceID, 
 				}
 			}
 			if err := tx.Model(&svc).Select(cols).Updates(&svc).Error; err != nil {
-				return dbErr(err)
+				return DBErr(err)
 			}
 			if len(u.Capacity) > 0 {
 				if _, err := s.releaseWhereTx(tx, []AllocationKind{AllocCapacity}, "service_id = ? AND operation_id <> ?", svc.ID, opID); err != nil {
-					return dbErr(err)
+					return DBErr(err)
 				}
 			}
 			if err := RecordEvent(tx, NewEvent(svcEventModified, svc.ID, map[string]any{
@@ -1234,7 +1234,7 @@ func (s *Store) ApplyServiceUpdate(ctx context.Context, scope Scope, serviceID, 
 				return err
 			}
 			if err := tx.Model(&Service{}).Where("id = ? AND pending_operation_id = ?", svc.ID, opID).Update("pending_operation_id", "").Error; err != nil {
-				return dbErr(err)
+				return DBErr(err)
 			}
 		}
 		out = &svc
@@ -1255,7 +1255,7 @@ func (s *Store) LeaveMaintenance(ctx context.Context, scope Scope, serviceID, op
 	return svcErrOrNil(s.Tx(ctx, scope, func(tx *gorm.DB) error {
 		var svc Service
 		if err := tx.Where("id = ?", serviceID).Take(&svc).Error; err != nil {
-			return notFoundOr(err, "service")
+			return NotFoundOr(err, "service")
 		}
 		if svc.Status == ServiceMaintenance && svc.PendingOperationID == opID {
 			if _, err := s.moveService(ctx, scope, tx, serviceID, ServiceOperational, "maintenance_ended", opID); err != nil {
@@ -1264,7 +1264,7 @@ func (s *Store) LeaveMaintenance(ctx context.Context, scope Scope, serviceID, op
 		}
 		if svc.PendingOperationID == opID {
 			if err := tx.Model(&Service{}).Where("id = ?", serviceID).Updates(map[string]any{"maintenance_starts_at": nil, "maintenance_ends_at": nil}).Error; err != nil {
-				return dbErr(err)
+				return DBErr(err)
 			}
 		}
 		if complete {
@@ -1272,7 +1272,7 @@ func (s *Store) LeaveMaintenance(ctx context.Context, scope Scope, serviceID, op
 				return err
 			}
 			if err := tx.Model(&Service{}).Where("id = ? AND pending_operation_id = ?", serviceID, opID).Update("pending_operation_id", "").Error; err != nil {
-				return dbErr(err)
+				return DBErr(err)
 			}
 		}
 		return nil
@@ -1289,7 +1289,7 @@ func (s *Store) EndServiceOperation(ctx context.Context, scope Scope, serviceID,
 		return err
 	}
 	if err := s.In(ctx, scope).Model(&Service{}).Where("id = ? AND pending_operation_id = ?", serviceID, opID).Update("pending_operation_id", "").Error; err != nil {
-		return dbErr(err)
+		return DBErr(err)
 	}
 	_, err := s.FinishOperation(ctx, scope, opID, fin)
 	return err
@@ -1458,14 +1458,14 @@ func (s *Store) StopBilling(ctx context.Context, scope Scope, serviceID string) 
 	err := s.Tx(ctx, scope, func(tx *gorm.DB) error {
 		var svc Service
 		if err := tx.Where("id = ?", serviceID).Take(&svc).Error; err != nil {
-			return notFoundOr(err, "service")
+			return NotFoundOr(err, "service")
 		}
 		if svc.BillingEndedAt != nil {
 			at = svc.BillingEndedAt.UTC()
 			return nil
 		}
 		at = s.Now()
-		return dbErr(tx.Model(&Service{}).Where("id = ?", serviceID).Update("billing_ended_at", at).Error)
+		return DBErr(tx.Model(&Service{}).Where("id = ?", serviceID).Update("billing_ended_at", at).Error)
 	})
 	return at, svcErrOrNil(err)
 }
@@ -1481,12 +1481,12 @@ func (s *Store) CompleteDecommission(ctx context.Context, scope Scope, opID stri
 	err := s.Tx(ctx, scope, func(tx *gorm.DB) error {
 		var op Operation
 		if err := tx.Where("id = ?", opID).Take(&op).Error; err != nil {
-			return notFoundOr(err, "operation")
+			return NotFoundOr(err, "operation")
 		}
 		if op.Status == OpCompleted {
 			var svc Service
 			if err := tx.Where("id = ?", d.ServiceID).Take(&svc).Error; err != nil {
-				return notFoundOr(err, "service")
+				return NotFoundOr(err, "service")
 			}
 			out = &svc
 			return nil
@@ -1502,7 +1502,7 @@ func (s *Store) CompleteDecommission(ctx context.Context, scope Scope, opID stri
 		svc.DecommissionedAt, svc.DecommissionReason, svc.PendingOperationID = &now, d.Reason, ""
 		svc.IPBlock, svc.Gateway, svc.VLANID, svc.CircuitID = "", "", 0, ""
 		if err := tx.Model(svc).Select("decommissioned_at", "decommission_reason", "pending_operation_id", "ip_block", "gateway", "vlan_id", "circuit_id").Updates(svc).Error; err != nil {
-			return dbErr(err)
+			return DBErr(err)
 		}
 		data := map[string]any{"service": serviceSummary(svc), "reason": d.Reason, "request_id": opID}
 		if svc.BillingEndedAt != nil {
@@ -1569,7 +1569,7 @@ type DataMigration struct {
 func (s *Store) RecordMigration(ctx context.Context, scope Scope, m *DataMigration) (*DataMigration, error) {
 	db := s.In(ctx, scope)
 	if err := db.Clauses(clause.OnConflict{DoNothing: true}).Create(m).Error; err != nil {
-		return nil, dbErr(err)
+		return nil, DBErr(err)
 	}
 	return s.DataMigrationOf(ctx, scope, m.OperationID)
 }
@@ -1578,7 +1578,7 @@ func (s *Store) RecordMigration(ctx context.Context, scope Scope, m *DataMigrati
 func (s *Store) DataMigrationOf(ctx context.Context, scope Scope, opID string) (*DataMigration, error) {
 	var m DataMigration
 	err := s.In(ctx, scope).Where("operation_id = ?", opID).Take(&m).Error
-	return &m, notFoundOr(err, "data migration")
+	return &m, NotFoundOr(err, "data migration")
 }
 
 // SetMigrationStatus records a migration's verification (verified or
@@ -1594,7 +1594,7 @@ func (s *Store) SetMigrationStatus(ctx context.Context, scope Scope, opID, statu
 	}
 	res := s.In(ctx, scope).Model(&DataMigration{}).Where("operation_id = ?", opID).Updates(updates)
 	if res.Error != nil {
-		return dbErr(res.Error)
+		return DBErr(res.Error)
 	}
 	if res.RowsAffected == 0 {
 		return NotFound("data migration")

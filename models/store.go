@@ -34,9 +34,9 @@ func (s *Store) Tx(ctx context.Context, scope Scope, fn func(tx *gorm.DB) error)
 	return s.In(ctx, scope).Transaction(fn)
 }
 
-// notFoundOr maps gorm's record-not-found to NOT_FOUND for what, and any
+// NotFoundOr maps gorm's record-not-found to NOT_FOUND for what, and any
 // other failure to an internal error.
-func notFoundOr(err error, what string) error {
+func NotFoundOr(err error, what string) error {
 	if err == nil {
 		return nil
 	}
@@ -51,7 +51,7 @@ func notFoundOr(err error, what string) error {
 }
 
 // dbErr wraps a database failure as an internal error (nil stays nil).
-func dbErr(err error) error {
+func DBErr(err error) error {
 	if err == nil {
 		return nil
 	}

@@ -324,7 +324,7 @@ func (s *Store) CreateSubscriptions(ctx context.Context, p *Principal, in Recurr
 		for i := range subs {
 			var open int64
 			if err := tx.Model(&Subscription{}).Where("service_id = ? AND status <> ?", subs[i].ServiceID, SubscriptionCancelled).Count(&open).Error; err != nil {
-				return dbErr(err)
+				return DBErr(err)
 			}
 			if open > 0 {
 				return Errorf(CodeAlreadyExists, "service %s already has a subscription", subs[i].ServiceID).WithDetail("service_id", subs[i].ServiceID)
@@ -333,7 +333,7 @@ func (s *Store) CreateSubscriptions(ctx context.Context, p *Principal, in Recurr
 				if isUniqueViolation(err) {
 					return Errorf(CodeAlreadyExists, "service %s already has a subscription", subs[i].ServiceID).WithDetail("service_id", subs[i].ServiceID)
 				}
-				return dbErr(err)
+				return DBErr(err)
 			}
 		}
 		return nil
@@ -350,21 +350,21 @@ func (s *Store) DeletePendingSubscriptions(ctx context.Context, scope Scope, ids
 	if len(ids) == 0 {
 		return nil
 	}
-	return dbErr(s.In(ctx, scope).Where("id IN ? AND status = ?", ids, SubscriptionPending).Delete(&Subscription{}).Error)
+	return DBErr(s.In(ctx, scope).Where("id IN ? AND status = ?", ids, SubscriptionPending).Delete(&Subscription{}).Error)
 }
 
 // GetSubscription returns one subscription visible to p. Errors: NOT_FOUND.
 func (s *Store) GetSubscription(ctx context.Context, p *Principal, id string) (*Subscription, error) {
 	var sub Subscription
 	err := s.In(ctx, p.Scope()).Where("id = ?", id).Take(&sub).Error
-	return &sub, notFoundOr(err, "subscription")
+	return &sub, NotFoundOr(err, "subscription")
 }
 
 // SubscriptionIn returns one subscription in scope. Errors: NOT_FOUND.
 func (s *Store) SubscriptionIn(ctx context.Context, scope Scope, id string) (*Subscription, error) {
 	var sub Subscription
 	err := s.In(ctx, scope).Where("id = ?", id).Take(&sub).Error
-	return &sub, notFoundOr(err, "subscription")
+	return &sub, NotFoundOr(err, "subscription")
 }
 
 // SubscriptionFilter narrows a subscription list.
@@ -401,7 +401,7 @@ func (s *Store) ListSubscriptions(ctx context.Context, p *Principal, f Subscript
 func lockSubscription(tx *gorm.DB, id string) (*Subscription, error) {
 	var sub Subscription
 	if err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Where("id = ?", id).Take(&sub).Error; err != nil {
-		return nil, notFoundOr(err, "subscription")
+		return nil, NotFoundOr(err, "subscription")
 	}
 	return &sub, nil
 }
@@ -466,7 +466,7 @@ func (s *Store) UpdateSubscription(ctx context.Context, p *Principal, id string,
 			segs = append(segs, QuantitySegment{From: from, Quantity: *in.Quantity})
 			updates["segments"], updates["quantity"] = segmentsJSON(segs), *in.Quantity
 		}
-		return dbErr(tx.Model(&Subscription{}).Where("id = ?", id).Updates(updates).Error)
+		return DBErr(tx.Model(&Subscription{}).Where("id = ?", id).Updates(updates).Error)
 	})
 	if err != nil {
 		return nil, AsError(err)
@@ -506,7 +506,7 @@ func (s *Store) CancelSubscription(ctx context.Context, p *Principal, id string,
 		if cur.CancelAt != nil && cur.CancelAt.Before(at) {
 			return nil
 		}
-		return dbErr(tx.Model(&Subscription{}).Where("id = ?", id).Updates(map[string]any{"cancel_at": at, "updated_at": s.Now()}).Error)
+		return DBErr(tx.Model(&Subscription{}).Where("id = ?", id).Updates(map[string]any{"cancel_at": at, "updated_at": s.Now()}).Error)
 	})
 	if err != nil {
 		return nil, AsError(err)
@@ -547,7 +547,7 @@ func (s *Store) BeginSubscription(ctx context.Context, scope Scope, id string) (
 		}
 		sub.Status, sub.UpdatedAt = SubscriptionActive, s.Now()
 		if err := tx.Model(&Subscription{}).Where("id = ?", id).Updates(map[string]any{"status": sub.Status, "updated_at": sub.UpdatedAt}).Error; err != nil {
-			return dbErr(err)
+			return DBErr(err)
 		}
 		return RecordEvent(tx, NewEvent(EventSubscriptionCreated, sub.ID, SubscriptionEventData(sub)))
 	})
@@ -563,15 +563,15 @@ func (s *Store) BeginSubscription(ctx context.Context, scope Scope, id string) (
 func serviceBillingEnd(tx *gorm.DB, serviceID string) (*time.Time, error) {
 	var svc Service
 	if err := tx.Where("id = ?", serviceID).Take(&svc).Error; err != nil {
-		if ErrorCode(notFoundOr(err, "")) == CodeNotFound {
+		if ErrorCode(NotFoundOr(err, "")) == CodeNotFound {
 			return nil, nil
 		}
-		return nil, dbErr(err)
+		return nil, DBErr(err)
 	}
 	if tx.Migrator().HasColumn(&Service{}, "billing_ended_at") {
 		var row struct{ BillingEndedAt *time.Time }
 		if err := tx.Model(&Service{}).Select("billing_ended_at").Where("id = ?", serviceID).Scan(&row).Error; err != nil {
-			return nil, dbErr(err)
+			return nil, DBErr(err)
 		}
 		if row.BillingEndedAt != nil {
 			t := row.BillingEndedAt.UTC()
@@ -668,7 +668,7 @@ func (s *Store) CloseSubscriptionPeriod(ctx context.Context, scope Scope, in Clo
 		}
 		var acct BillingAccount
 		if err := tx.Where("id = ?", sub.AccountID).Take(&acct).Error; err != nil {
-			return notFoundOr(err, "billing account")
+			return NotFoundOr(err, "billing account")
 		}
 		autoPay := acct.AutoPay && (sub.PaymentMethodID != "" || acct.PaymentMethodID != "")
 		out = &CycleClose{Currency: sub.Currency, AutoPay: autoPay, Cycle: sub.BillingCycle}
@@ -678,8 +678,8 @@ func (s *Store) CloseSubscriptionPeriod(ctx context.Context, scope Scope, in Clo
 			err := tx.Where("subscription_id = ? AND period_start = ?", sub.ID, in.PeriodStart).Take(&inv).Error
 			if err == nil {
 				out.InvoiceID, out.InvoiceStatus, out.Total, out.DueAt = inv.ID, inv.Status, inv.Total, inv.DueDate
-			} else if ErrorCode(notFoundOr(err, "")) != CodeNotFound {
-				return dbErr(err)
+			} else if ErrorCode(NotFoundOr(err, "")) != CodeNotFound {
+				return DBErr(err)
 			}
 			out.Ended, out.EndedReason = sub.Status == SubscriptionCancelled, sub.EndedReason
 			out.NextStart, out.NextEnd, out.Cycle = sub.CurrentPeriodStart, sub.CurrentPeriodEnd, sub.BillingCycle
@@ -736,7 +736,7 @@ func (s *Store) CloseSubscriptionPeriod(ctx context.Context, scope Scope, in Clo
 			}
 			if len(claimed) > 0 {
 				if err := tx.Model(&UsageRecord{}).Where("id IN ? AND invoice_id = ?", claimed, "").Update("invoice_id", inv.ID).Error; err != nil {
-					return dbErr(err)
+					return DBErr(err)
 				}
 			}
 			out.InvoiceID, out.InvoiceStatus, out.Total, out.DueAt = inv.ID, inv.Status, inv.Total, inv.DueDate
@@ -746,7 +746,7 @@ func (s *Store) CloseSubscriptionPeriod(ctx context.Context, scope Scope, in Clo
 			sub.Status, sub.CancelledAt, sub.EndedReason, sub.CurrentPeriodEnd = SubscriptionCancelled, &now, reason, end
 			updates["status"], updates["cancelled_at"], updates["ended_reason"], updates["current_period_end"] = sub.Status, now, reason, end
 			if err := tx.Model(&Subscription{}).Where("id = ?", sub.ID).Updates(updates).Error; err != nil {
-				return dbErr(err)
+				return DBErr(err)
 			}
 			out.Ended, out.EndedReason = true, reason
 			return RecordEvent(tx, NewEvent(EventSubscriptionCancelled, sub.ID, SubscriptionEventData(sub)))
@@ -760,7 +760,7 @@ func (s *Store) CloseSubscriptionPeriod(ctx context.Context, scope Scope, in Clo
 		updates["current_period_start"], updates["current_period_end"] = periodEnd, next
 		updates["segments"] = segmentsJSON([]QuantitySegment{{From: periodEnd, Quantity: sub.Quantity}})
 		if err := tx.Model(&Subscription{}).Where("id = ?", sub.ID).Updates(updates).Error; err != nil {
-			return dbErr(err)
+			return DBErr(err)
 		}
 		out.NextStart, out.NextEnd, out.Cycle = periodEnd, next, cycle
 		return nil
@@ -790,7 +790,7 @@ func (s *Store) AutoPayTargetOf(ctx context.Context, scope Scope, invoiceID stri
 	}
 	var acct BillingAccount
 	if err := s.In(ctx, scope).Where("id = ?", inv.AccountID).Take(&acct).Error; err != nil {
-		return nil, notFoundOr(err, "billing account")
+		return nil, NotFoundOr(err, "billing account")
 	}
 	t := &AutoPayTarget{Invoice: inv, Cycle: CycleMonthly}
 	if t.Disputed, err = openDispute(s.In(ctx, scope), inv.ID); err != nil {

@@ -35,14 +35,14 @@ func (s *Store) RecordTelemetry(ctx context.Context, scope Scope, samples ...*Te
 	if len(samples) == 0 {
 		return nil
 	}
-	return dbErr(s.In(ctx, scope).Create(samples).Error)
+	return DBErr(s.In(ctx, scope).Create(samples).Error)
 }
 
 // HasTelemetry reports whether the service has any sample.
 func (s *Store) HasTelemetry(ctx context.Context, scope Scope, serviceID string) (bool, error) {
 	var n int64
 	err := s.In(ctx, scope).Model(&TelemetrySample{}).Where("service_id = ?", serviceID).Limit(1).Count(&n).Error
-	return n > 0, dbErr(err)
+	return n > 0, DBErr(err)
 }
 
 // Windows over which the status response is computed.
@@ -103,7 +103,8 @@ type ServiceStatusReport struct {
 	Samples          int
 }
 
-func round2(v float64) float64 { return math.Round(v*100) / 100 }
+// Round2 rounds v to two decimals.
+func Round2(v float64) float64 { return math.Round(v*100) / 100 }
 
 // StatusReport computes the status report of a service visible to p at
 // time now. A service that never became operational (pending, provisioning,
@@ -121,14 +122,14 @@ func (s *Store) StatusReport(ctx context.Context, p *Principal, serviceID string
 	db := s.In(ctx, scope)
 	var samples []TelemetrySample
 	if err := db.Where("service_id = ? AND at > ? AND at <= ?", serviceID, now.Add(-UptimeWindow), now).Order("at").Find(&samples).Error; err != nil {
-		return nil, dbErr(err)
+		return nil, DBErr(err)
 	}
 	r := &ServiceStatusReport{Service: svc, Connectivity: HealthUnknown, Performance: HealthUnknown, Security: HealthUnknown, Samples: len(samples)}
 	targets := SLATargets(svc.SLA)
 	var lastIncident TelemetrySample
 	if err := db.Where("service_id = ? AND at <= ? AND (up = ? OR packet_loss_pct > ?)", serviceID, now, false, targets.PacketLossPct).
 		Order("at DESC").Limit(1).Find(&lastIncident).Error; err != nil {
-		return nil, dbErr(err)
+		return nil, DBErr(err)
 	}
 	if lastIncident.ID != 0 {
 		t := lastIncident.At.UTC()
@@ -143,7 +144,7 @@ func (s *Store) StatusReport(ctx context.Context, p *Principal, serviceID string
 			up++
 		}
 	}
-	uptime := round2(float64(up) * 100 / float64(len(samples)))
+	uptime := Round2(float64(up) * 100 / float64(len(samples)))
 	r.UptimePercentage = &uptime
 
 	latest := samples[len(samples)-1]
@@ -165,7 +166,7 @@ func (s *Store) StatusReport(ctx context.Context, p *Principal, serviceID string
 			m.BandwidthUtilization += smp.UtilizationPct
 		}
 		n := float64(len(recent))
-		m = PerformanceMetrics{LatencyMs: round2(m.LatencyMs / n), JitterMs: round2(m.JitterMs / n), PacketLoss: round2(m.PacketLoss / n), BandwidthUtilization: round2(m.BandwidthUtilization / n)}
+		m = PerformanceMetrics{LatencyMs: Round2(m.LatencyMs / n), JitterMs: Round2(m.JitterMs / n), PacketLoss: Round2(m.PacketLoss / n), BandwidthUtilization: Round2(m.BandwidthUtilization / n)}
 		r.Metrics = &m
 	}
 
@@ -258,7 +259,7 @@ type MetricsSeries struct {
 	Points  []MetricPoint
 }
 
-func svcRound(v float64) *float64 { r := round2(v); return &r }
+func svcRound(v float64) *float64 { r := Round2(v); return &r }
 
 // Metrics returns the time series of a service visible to p over period,
 // ending at now: one point per bucket, oldest first, including empty
@@ -274,7 +275,7 @@ func (s *Store) ServiceMetrics(ctx context.Context, p *Principal, serviceID stri
 	err = s.In(ctx, TenantScope(svc.OrganizationID, svc.Environment)).
 		Where("service_id = ? AND at >= ? AND at < ?", serviceID, from, to).Order("at").Find(&samples).Error
 	if err != nil {
-		return nil, dbErr(err)
+		return nil, DBErr(err)
 	}
 	n := int(period.Length / period.Bucket)
 	series := &MetricsSeries{Service: svc, Period: period, From: from, To: to, Points: make([]MetricPoint, n)}
@@ -313,7 +314,7 @@ func (s *Store) ServiceMetrics(ctx context.Context, p *Principal, serviceID stri
 	}
 	for i := range series.Points {
 		pt, a := &series.Points[i], accs[i]
-		pt.DataTransferredMB = round2(pt.DataTransferredMB)
+		pt.DataTransferredMB = Round2(pt.DataTransferredMB)
 		if pt.Samples > 0 {
 			pt.UptimePercentage = svcRound(float64(a.upN) * 100 / float64(pt.Samples))
 		}
@@ -391,7 +392,7 @@ func (s *Store) ServiceHealthReport(ctx context.Context, p *Principal, serviceID
 	scope := TenantScope(svc.OrganizationID, svc.Environment)
 	var latest TelemetrySample
 	if err := s.In(ctx, scope).Where("service_id = ? AND at <= ?", serviceID, now).Order("at DESC").Limit(1).Find(&latest).Error; err != nil {
-		return nil, dbErr(err)
+		return nil, DBErr(err)
 	}
 	if latest.ID != 0 {
 		t := latest.At.UTC()
@@ -415,7 +416,7 @@ func (s *Store) ServiceHealthReport(ctx context.Context, p *Principal, serviceID
 	var alerts int64
 	if err := s.In(ctx, scope).Model(&TelemetrySample{}).Where("service_id = ? AND at > ? AND at <= ?", serviceID, now.Add(-SecurityWindow), now).
 		Select("COALESCE(SUM(security_alerts), 0)").Scan(&alerts).Error; err != nil {
-		return nil, dbErr(err)
+		return nil, DBErr(err)
 	}
 	sec.Observed["security_alerts_24h"] = alerts
 	if r.UptimePercentage != nil {
@@ -436,11 +437,11 @@ func (s *Store) ServiceHealthReport(ctx context.Context, p *Principal, serviceID
 		}
 		if err := s.In(ctx, scope).Model(&TelemetrySample{}).Where("service_id = ? AND at > ? AND at <= ? AND calls > 0", serviceID, now.Add(-PerformanceWindow), now).
 			Select("COALESCE(AVG(call_quality), 0) AS quality, COALESCE(SUM(calls), 0) AS calls").Scan(&q).Error; err != nil {
-			return nil, dbErr(err)
+			return nil, DBErr(err)
 		}
 		cq := HealthCheck{Name: "call_quality", Status: HealthUnknown, Target: map[string]any{"mos_min": 3.6}}
 		if q.Calls > 0 {
-			cq.Observed = map[string]any{"mos": round2(q.Quality), "calls_last_hour": q.Calls}
+			cq.Observed = map[string]any{"mos": Round2(q.Quality), "calls_last_hour": q.Calls}
 			cq.Status = HealthHealthy
 			if q.Quality < 3.6 {
 				cq.Status = HealthDegraded
@@ -511,7 +512,7 @@ func (s *Store) svcTelemetryTotals(ctx context.Context, db *gorm.DB, from, to ti
 			COALESCE(MAX(throughput_mbps), 0) AS peak, COALESCE(AVG(CASE WHEN up THEN latency_ms END), 0) AS latency,
 			COALESCE(SUM(calls), 0) AS calls, COALESCE(AVG(CASE WHEN calls > 0 THEN call_quality END), 0) AS quality`).
 		Scan(&t).Error
-	return t, dbErr(err)
+	return t, DBErr(err)
 }
 
 // Analytics returns the analytics of a service visible to p over period
@@ -542,16 +543,16 @@ func (s *Store) ServiceAnalyticsFor(ctx context.Context, p *Principal, serviceID
 	if err != nil {
 		return nil, err
 	}
-	a := &ServiceAnalytics{Service: svc, Period: period, From: from, To: to, DataTransferredMB: round2(all.Data), PeakThroughputMbps: round2(all.Peak),
-		AverageLatencyMs: round2(all.Latency), TotalCalls: all.Calls, CallQuality: round2(all.Quality), Samples: all.Samples, Currency: orDefault(svc.Currency, "USD")}
+	a := &ServiceAnalytics{Service: svc, Period: period, From: from, To: to, DataTransferredMB: Round2(all.Data), PeakThroughputMbps: Round2(all.Peak),
+		AverageLatencyMs: Round2(all.Latency), TotalCalls: all.Calls, CallQuality: Round2(all.Quality), Samples: all.Samples, Currency: orDefault(svc.Currency, "USD")}
 	if all.Samples > 0 {
 		a.UptimePercentage = svcRound(float64(all.UpN) * 100 / float64(all.Samples))
 	}
 	if first.Data > 0 {
-		a.UsageGrowth = round2((second.Data - first.Data) * 100 / first.Data)
+		a.UsageGrowth = Round2((second.Data - first.Data) * 100 / first.Data)
 	}
 	if first.Latency > 0 && second.Latency > 0 {
-		a.PerformanceImprove = round2((first.Latency - second.Latency) * 100 / first.Latency)
+		a.PerformanceImprove = Round2((first.Latency - second.Latency) * 100 / first.Latency)
 	}
 	a.TotalCost = svcBilledCost(svc, from, to)
 	if gb := all.Data / 1000; gb > 0 {
@@ -653,7 +654,7 @@ func (s *Store) SummarizeServices(ctx context.Context, p *Principal, period Metr
 		N      int64
 	}
 	if err := s.In(ctx, scope).Model(&Service{}).Select("status, kind, COUNT(*) AS n").Group("status, kind").Scan(&groups).Error; err != nil {
-		return nil, dbErr(err)
+		return nil, DBErr(err)
 	}
 	for _, g := range groups {
 		sum.Total += g.N
@@ -666,7 +667,7 @@ func (s *Store) SummarizeServices(ctx context.Context, p *Principal, period Metr
 	}
 	if err := s.In(ctx, scope).Model(&Service{}).Where("status IN ? AND billing_ended_at IS NULL", svcMonitoredStatuses()).
 		Select("COALESCE(SUM(monthly_charge), 0) AS total, COALESCE(MAX(currency), '') AS currency").Scan(&money).Error; err != nil {
-		return nil, dbErr(err)
+		return nil, DBErr(err)
 	}
 	sum.MonthlyRecurring = Money(money.Total)
 	sum.Currency = orDefault(money.Currency, "USD")
@@ -677,12 +678,12 @@ func (s *Store) SummarizeServices(ctx context.Context, p *Principal, period Metr
 	if t.Samples > 0 {
 		sum.UptimePercentage = svcRound(float64(t.UpN) * 100 / float64(t.Samples))
 	}
-	sum.AverageLatencyMs, sum.DataTransferredMB, sum.TotalCalls = round2(t.Latency), round2(t.Data), t.Calls
+	sum.AverageLatencyMs, sum.DataTransferredMB, sum.TotalCalls = Round2(t.Latency), Round2(t.Data), t.Calls
 	if err := s.In(ctx, scope).Model(&ServiceIncident{}).Where("started_at > ? AND started_at <= ?", from, to).Count(&sum.Incidents).Error; err != nil {
-		return nil, dbErr(err)
+		return nil, DBErr(err)
 	}
 	if err := s.In(ctx, scope).Model(&ServiceIncident{}).Where("resolved_at IS NULL").Count(&sum.OpenIncidents).Error; err != nil {
-		return nil, dbErr(err)
+		return nil, DBErr(err)
 	}
 	return sum, nil
 }
@@ -697,7 +698,7 @@ func svcMonitoredStatuses() []ServiceStatus {
 func (s *Store) MonitoredServices(ctx context.Context) ([]Service, error) {
 	var out []Service
 	err := s.In(ctx, SystemScope()).Where("status IN ?", svcMonitoredStatuses()).Order("id").Find(&out).Error
-	return out, dbErr(err)
+	return out, DBErr(err)
 }
 
 // ---------------------------------------------------------------------------
@@ -727,7 +728,7 @@ func (s *Store) OpenIncident(ctx context.Context, scope Scope, serviceID string)
 	var inc ServiceIncident
 	err := s.In(ctx, scope).Where("service_id = ? AND resolved_at IS NULL", serviceID).Order("started_at DESC").Limit(1).Find(&inc).Error
 	if err != nil {
-		return nil, dbErr(err)
+		return nil, DBErr(err)
 	}
 	if inc.ID == "" {
 		return nil, nil
@@ -739,7 +740,7 @@ func (s *Store) OpenIncident(ctx context.Context, scope Scope, serviceID string)
 func (s *Store) ServiceIncidents(ctx context.Context, scope Scope, serviceID string) ([]ServiceIncident, error) {
 	var out []ServiceIncident
 	err := s.In(ctx, scope).Where("service_id = ?", serviceID).Order("started_at DESC, id").Find(&out).Error
-	return out, dbErr(err)
+	return out, DBErr(err)
 }
 
 // RaiseIncident records that the network sees the service down or degraded
@@ -758,7 +759,7 @@ func (s *Store) RaiseIncident(ctx context.Context, scope Scope, serviceID, kind,
 	err := s.Tx(ctx, scope, func(tx *gorm.DB) error {
 		var svc Service
 		if err := tx.Where("id = ?", serviceID).Take(&svc).Error; err != nil {
-			return notFoundOr(err, "service")
+			return NotFoundOr(err, "service")
 		}
 		if svc.Status != ServiceOperational && !(svc.Status == ServiceDegraded && to == ServiceDown) {
 			return nil
@@ -769,18 +770,18 @@ func (s *Store) RaiseIncident(ctx context.Context, scope Scope, serviceID, kind,
 		}
 		var open ServiceIncident
 		if err := tx.Where("service_id = ? AND resolved_at IS NULL", serviceID).Limit(1).Find(&open).Error; err != nil {
-			return dbErr(err)
+			return DBErr(err)
 		}
 		inc := &open
 		if open.ID == "" || open.Kind != kind {
 			if open.ID != "" {
 				if err := tx.Model(&ServiceIncident{}).Where("id = ?", open.ID).Update("resolved_at", at.UTC()).Error; err != nil {
-					return dbErr(err)
+					return DBErr(err)
 				}
 			}
 			inc = &ServiceIncident{ID: NewID(PrefixIncident), ServiceID: serviceID, Kind: kind, Cause: cause, Metrics: metrics, StartedAt: at.UTC()}
 			if err := tx.Create(inc).Error; err != nil {
-				return dbErr(err)
+				return DBErr(err)
 			}
 		}
 		typ := svcEventDown
@@ -809,19 +810,19 @@ func (s *Store) ResolveIncident(ctx context.Context, scope Scope, serviceID stri
 	err := s.Tx(ctx, scope, func(tx *gorm.DB) error {
 		var inc ServiceIncident
 		if err := tx.Where("service_id = ? AND resolved_at IS NULL", serviceID).Order("started_at DESC").Limit(1).Find(&inc).Error; err != nil {
-			return dbErr(err)
+			return DBErr(err)
 		}
 		if inc.ID == "" {
 			return nil
 		}
 		when := at.UTC()
 		if err := tx.Model(&ServiceIncident{}).Where("service_id = ? AND resolved_at IS NULL", serviceID).Update("resolved_at", when).Error; err != nil {
-			return dbErr(err)
+			return DBErr(err)
 		}
 		inc.ResolvedAt = &when
 		var svc Service
 		if err := tx.Where("id = ?", serviceID).Take(&svc).Error; err != nil {
-			return notFoundOr(err, "service")
+			return NotFoundOr(err, "service")
 		}
 		if svc.Status == ServiceDown || svc.Status == ServiceDegraded {
 			moved, err := s.moveService(ctx, scope, tx, serviceID, ServiceOperational, "incident resolved", "")

@@ -40,7 +40,7 @@ func (s *Store) Template(ctx context.Context, env Environment, id string) (*Prov
 		return nil, Invalid(FieldIssue{Field: "service_template", Issue: fmt.Sprintf("no provisioning template %q; see GET /v1/services/provision/templates", id)})
 	}
 	if err != nil {
-		return nil, dbErr(err)
+		return nil, DBErr(err)
 	}
 	return &t, nil
 }
@@ -53,5 +53,5 @@ func (s *Store) Templates(ctx context.Context, env Environment) ([]ProvisioningT
 		q = q.Where("sandbox_only = ?", false)
 	}
 	err := q.Find(&out).Error
-	return out, dbErr(err)
+	return out, DBErr(err)
 }

@@ -81,14 +81,14 @@ func measureData(db *gorm.DB, svc *Service, from, to time.Time) (gb float64, ok 
 	}
 	if err := db.Model(&TelemetrySample{}).Select("AVG(CASE WHEN up THEN utilization_pct ELSE 0 END) AS avg, COUNT(*) AS n").
 		Where("service_id = ? AND at >= ? AND at < ?", svc.ID, from, to).Scan(&agg).Error; err != nil {
-		return 0, false, dbErr(err)
+		return 0, false, DBErr(err)
 	}
 	if agg.N > 0 && agg.Avg != nil {
 		return dataGB(*agg.Avg, svc.BandwidthMbps, from, to), true, nil
 	}
 	var last TelemetrySample
 	if err := db.Where("service_id = ? AND at < ?", svc.ID, to).Order("at DESC").Limit(1).Find(&last).Error; err != nil {
-		return 0, false, dbErr(err)
+		return 0, false, DBErr(err)
 	}
 	if last.ID == 0 {
 		return 0, false, nil
@@ -105,7 +105,7 @@ func measureData(db *gorm.DB, svc *Service, from, to time.Time) (gb float64, ok 
 func (s *Store) meterService(ctx context.Context, tx *gorm.DB, sub *Subscription, from, to time.Time) error {
 	var svc Service
 	if err := tx.Where("id = ?", sub.ServiceID).Take(&svc).Error; err != nil {
-		return notFoundOr(err, "service")
+		return NotFoundOr(err, "service")
 	}
 	gb, ok, err := measureData(tx, &svc, from, to)
 	if err != nil || !ok {
@@ -114,7 +114,7 @@ func (s *Store) meterService(ctx context.Context, tx *gorm.DB, sub *Subscription
 	rec := &UsageRecord{RecordKey: fmt.Sprintf("%s:%s:%s:%s", sub.OrganizationID, sub.ID, MetricDataGB, from.UTC().Format(time.RFC3339)),
 		AccountID: sub.AccountID, ServiceID: svc.ID, SubscriptionID: sub.ID, ServiceType: svc.Kind, Category: sub.Category,
 		Metric: MetricDataGB, Quantity: gb, Unit: metricUnits[MetricDataGB], PeriodStart: from, PeriodEnd: to, Currency: sub.Currency}
-	return dbErr(tx.Clauses(clause.OnConflict{DoNothing: true}).Create(rec).Error)
+	return DBErr(tx.Clauses(clause.OnConflict{DoNothing: true}).Create(rec).Error)
 }
 
 // MonthKey returns the calendar month (UTC) of t as "2006-01".
@@ -145,7 +145,7 @@ func (s *Store) unbilledUsageLines(ctx context.Context, tx *gorm.DB, sub *Subscr
 	var claimed []uint64
 	var recs []UsageRecord
 	if err := tx.Where("service_id = ? AND invoice_id = ? AND cost > 0 AND period_end <= ?", sub.ServiceID, "", end).Order("period_start").Find(&recs).Error; err != nil {
-		return nil, nil, dbErr(err)
+		return nil, nil, DBErr(err)
 	}
 	for _, r := range recs {
 		ps, pe := r.PeriodStart, r.PeriodEnd
@@ -158,7 +158,7 @@ func (s *Store) unbilledUsageLines(ctx context.Context, tx *gorm.DB, sub *Subscr
 	}
 	var org Organization
 	if err := s.In(ctx, SystemScope()).Where("id = ?", sub.OrganizationID).Take(&org).Error; err != nil {
-		return nil, nil, notFoundOr(err, "organization")
+		return nil, nil, NotFoundOr(err, "organization")
 	}
 	limits := org.Limits()
 	months := make([]string, 0, len(apiRequests))
@@ -178,11 +178,11 @@ func (s *Store) unbilledUsageLines(ctx context.Context, tx *gorm.DB, sub *Subscr
 			Cost: OverageCents(limits.OverageCharge(requests)), Currency: "USD"}
 		rec.OrganizationID, rec.Environment = sub.OrganizationID, sub.Environment
 		if err := tx.Clauses(clause.OnConflict{DoNothing: true}).Create(rec).Error; err != nil {
-			return nil, nil, dbErr(err)
+			return nil, nil, DBErr(err)
 		}
 		var stored UsageRecord
 		if err := tx.Where("record_key = ?", rec.RecordKey).Take(&stored).Error; err != nil {
-			return nil, nil, dbErr(err)
+			return nil, nil, DBErr(err)
 		}
 		if stored.InvoiceID != "" || stored.Cost <= 0 {
 			continue
@@ -289,7 +289,7 @@ func (s *Store) billingCurrency(ctx context.Context, p *Principal, requested str
 	var a BillingAccount
 	err := s.In(ctx, p.OwnScope()).Order("created_at, id").Limit(1).Find(&a).Error
 	if err != nil {
-		return "", dbErr(err)
+		return "", DBErr(err)
 	}
 	if a.ID == "" {
 		return "USD", nil
@@ -308,7 +308,7 @@ func serviceTypeMatches(filter, kind, category string) bool {
 func (s *Store) KnownServiceTypes(ctx context.Context) ([]string, error) {
 	var cs []CatalogService
 	if err := s.In(ctx, SystemScope()).Find(&cs).Error; err != nil {
-		return nil, dbErr(err)
+		return nil, DBErr(err)
 	}
 	seen := map[string]bool{ServiceTypeAPI: true}
 	for _, c := range cs {
@@ -345,7 +345,7 @@ func (s *Store) charges(ctx context.Context, scope Scope, currency string, from,
 		Joins("JOIN invoices ON invoices.id = invoice_lines.invoice_id").
 		Where("invoices.status <> ? AND invoices.currency = ? AND invoices.issued_at >= ? AND invoices.issued_at < ?", InvoiceCancelled, currency, from, to).
 		Order("invoices.issued_at, invoice_lines.invoice_id, invoice_lines.position").Scan(&rows).Error
-	return rows, dbErr(err)
+	return rows, DBErr(err)
 }
 
 // Usage returns the usage report of spec 2.3 for p: usage from the usage
@@ -395,7 +395,7 @@ func (s *Store) Usage(ctx context.Context, p *Principal, q UsageQuery) (*UsageRe
 
 	var recs []UsageRecord
 	if err := db.Where("period_start >= ? AND period_start < ?", from, to).Order("period_start, id").Find(&recs).Error; err != nil {
-		return nil, dbErr(err)
+		return nil, DBErr(err)
 	}
 	apiFromRecords := map[string]int64{}
 	for _, rec := range recs {
@@ -413,7 +413,7 @@ func (s *Store) Usage(ctx context.Context, p *Principal, q UsageQuery) (*UsageRe
 	// Open periods: measured so far, and the recurring charge accrued.
 	var subs []Subscription
 	if err := db.Where("status = ? AND currency = ?", SubscriptionActive, currency).Find(&subs).Error; err != nil {
-		return nil, dbErr(err)
+		return nil, DBErr(err)
 	}
 	for i := range subs {
 		sub := &subs[i]
@@ -550,7 +550,7 @@ func (s *Store) estimateMonth(ctx context.Context, p *Principal, currency string
 	db := s.In(ctx, p.Scope())
 	var subs []Subscription
 	if err := db.Where("status = ? AND currency = ?", SubscriptionActive, currency).Find(&subs).Error; err != nil {
-		return e, dbErr(err)
+		return e, DBErr(err)
 	}
 	for i := range subs {
 		e.RecurringRunRate += subs[i].MonthlyRunRate()
@@ -571,7 +571,7 @@ func (s *Store) estimateMonth(ctx context.Context, p *Principal, currency string
 	var pendingUsage struct{ Sum int64 }
 	if err := db.Model(&UsageRecord{}).Select("COALESCE(SUM(cost), 0) AS sum").
 		Where("invoice_id = ? AND metric <> ? AND currency = ? AND period_start >= ?", "", MetricAPICalls, currency, m).Scan(&pendingUsage).Error; err != nil {
-		return e, dbErr(err)
+		return e, DBErr(err)
 	}
 	usage += Money(pendingUsage.Sum)
 	month := int64(next.Sub(m) / time.Second)
@@ -666,7 +666,7 @@ func (s *Store) Costs(ctx context.Context, p *Principal, currency string, now ti
 	db := s.In(ctx, p.Scope())
 	var subs []Subscription
 	if err := db.Where("status = ? AND currency = ?", SubscriptionActive, currency).Find(&subs).Error; err != nil {
-		return nil, dbErr(err)
+		return nil, DBErr(err)
 	}
 	c.IdleSubscriptions = []string{}
 	if len(subs) > 0 {
@@ -680,7 +680,7 @@ func (s *Store) Costs(ctx context.Context, p *Principal, currency string, now ti
 		}
 		if err := db.Model(&TelemetrySample{}).Select("service_id, AVG(CASE WHEN up THEN utilization_pct ELSE 0 END) AS avg").
 			Where("service_id IN ? AND at > ?", ids, now.Add(-UptimeWindow)).Group("service_id").Scan(&util).Error; err != nil {
-			return nil, dbErr(err)
+			return nil, DBErr(err)
 		}
 		for _, u := range util {
 			if u.Avg >= IdleUtilizationPct {
@@ -733,7 +733,7 @@ func (s *Store) Analytics(ctx context.Context, p *Principal, currency string, no
 	}
 	if err := db.Model(&Invoice{}).Select("status, COUNT(*) AS n, COALESCE(SUM(total - amount_paid), 0) AS due").
 		Where("currency = ?", currency).Group("status").Scan(&byStatus).Error; err != nil {
-		return nil, dbErr(err)
+		return nil, DBErr(err)
 	}
 	for _, r := range byStatus {
 		a.InvoiceCounts[r.Status] = r.N
@@ -753,7 +753,7 @@ func (s *Store) Analytics(ctx context.Context, p *Principal, currency string, no
 	}
 	if err := db.Model(&Payment{}).Select("status, COUNT(*) AS n, COALESCE(SUM(amount), 0) AS sum").
 		Where("currency = ? AND created_at >= ?", currency, m).Group("status").Scan(&pays).Error; err != nil {
-		return nil, dbErr(err)
+		return nil, DBErr(err)
 	}
 	for _, r := range pays {
 		switch PaymentStatus(r.Status) {
@@ -765,7 +765,7 @@ func (s *Store) Analytics(ctx context.Context, p *Principal, currency string, no
 	}
 	var subs []Subscription
 	if err := db.Where("status = ? AND currency = ?", SubscriptionActive, currency).Find(&subs).Error; err != nil {
-		return nil, dbErr(err)
+		return nil, DBErr(err)
 	}
 	a.ActiveSubs = int64(len(subs))
 	for i := range subs {

@@ -141,7 +141,7 @@ func (s *Store) CreateUser(ctx context.Context, p *Principal, in UserInput) (*Us
 		if isUniqueViolation(err) {
 			return nil, Errorf(CodeAlreadyExists, "a user with e-mail %s already exists", in.Email)
 		}
-		return nil, dbErr(err)
+		return nil, DBErr(err)
 	}
 	return u, nil
 }
@@ -254,7 +254,7 @@ func (s *Store) UpdateUser(ctx context.Context, p *Principal, id string, in User
 	}
 	if len(updates) > 0 {
 		if err := s.In(ctx, SystemScope()).Model(u).Updates(updates).Error; err != nil {
-			return nil, dbErr(err)
+			return nil, DBErr(err)
 		}
 	}
 	return s.GetUser(ctx, p, id)
@@ -264,7 +264,7 @@ func (s *Store) UpdateUser(ctx context.Context, p *Principal, id string, in User
 func (s *Store) GetUser(ctx context.Context, p *Principal, id string) (*User, error) {
 	var u User
 	err := s.In(ctx, p.Scope()).Where("id = ?", id).Take(&u).Error
-	return &u, notFoundOr(err, "user")
+	return &u, NotFoundOr(err, "user")
 }
 
 // ListUsers returns a page of the users visible to p.
@@ -298,7 +298,7 @@ func (s *Store) EnsureUserPassword(ctx context.Context, email, password string) 
 	res := s.In(ctx, SystemScope()).Model(&User{}).Where("email = ?", strings.ToLower(email)).
 		Updates(map[string]any{"password_hash": string(hash), "updated_at": s.Now()})
 	if res.Error != nil {
-		return dbErr(res.Error)
+		return DBErr(res.Error)
 	}
 	if res.RowsAffected == 0 {
 		return NotFound("user")

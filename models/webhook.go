@@ -223,17 +223,17 @@ func (s *Store) CreateWebhook(ctx context.Context, p *Principal, spec WebhookSpe
 	}
 	err := s.Tx(ctx, p.OwnScope(), func(tx *gorm.DB) error {
 		if err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Where("id = ?", p.OrganizationID).Take(&Organization{}).Error; err != nil {
-			return notFoundOr(err, "organization")
+			return NotFoundOr(err, "organization")
 		}
 		var n int64
 		if err := tx.Model(&WebhookSubscription{}).Count(&n).Error; err != nil {
-			return dbErr(err)
+			return DBErr(err)
 		}
 		if n >= MaxWebhooksPerTenant {
 			return Errorf(CodeResourceLimit, "this organization already has %d webhook subscriptions in this environment, the most it may hold; delete one first", n).
 				WithDetail("resource", "webhook_subscriptions").WithDetail("limit", MaxWebhooksPerTenant)
 		}
-		return dbErr(tx.Create(sub).Error)
+		return DBErr(tx.Create(sub).Error)
 	})
 	if err != nil {
 		return nil, AsError(err)
@@ -250,7 +250,7 @@ func (s *Store) GetWebhook(ctx context.Context, p *Principal, id string) (*Webho
 func (s *Store) WebhookIn(ctx context.Context, scope Scope, id string) (*WebhookSubscription, error) {
 	var sub WebhookSubscription
 	err := s.In(ctx, scope).Where("id = ?", id).Take(&sub).Error
-	return &sub, notFoundOr(err, "webhook")
+	return &sub, NotFoundOr(err, "webhook")
 }
 
 // WebhookListFilter narrows a list of subscriptions.
@@ -293,7 +293,7 @@ func (s *Store) UpdateWebhook(ctx context.Context, p *Principal, id string, patc
 	err := s.Tx(ctx, p.Scope(), func(tx *gorm.DB) error {
 		var sub WebhookSubscription
 		if err := tx.Where("id = ?", id).Take(&sub).Error; err != nil {
-			return notFoundOr(err, "webhook")
+			return NotFoundOr(err, "webhook")
 		}
 		updates := map[string]any{"updated_at": s.Now()}
 		if patch.URL != nil {
@@ -312,7 +312,7 @@ func (s *Store) UpdateWebhook(ctx context.Context, p *Principal, id string, patc
 			updates["active"], sub.Active = *patch.Active, *patch.Active
 		}
 		if err := tx.Model(&WebhookSubscription{}).Where("id = ?", id).Updates(updates).Error; err != nil {
-			return dbErr(err)
+			return DBErr(err)
 		}
 		if !sub.Active {
 			return s.cancelPending(tx, id, "the subscription was paused")
@@ -340,7 +340,7 @@ func (s *Store) cancelPending(tx *gorm.DB, subID, reason string) error {
 	now := s.Now()
 	err := tx.Model(&WebhookDelivery{}).Where("subscription_id = ? AND status = ?", subID, DeliveryPending).
 		Updates(map[string]any{"status": DeliveryCancelled, "status_reason": reason, "next_attempt_at": nil, "completed_at": now, "updated_at": now}).Error
-	return dbErr(err)
+	return DBErr(err)
 }
 
 // DeleteWebhook removes a subscription and cancels its pending deliveries;
@@ -349,7 +349,7 @@ func (s *Store) DeleteWebhook(ctx context.Context, p *Principal, id string) erro
 	return webhookErr(s.Tx(ctx, p.Scope(), func(tx *gorm.DB) error {
 		res := tx.Where("id = ?", id).Delete(&WebhookSubscription{})
 		if res.Error != nil {
-			return dbErr(res.Error)
+			return DBErr(res.Error)
 		}
 		if res.RowsAffected == 0 {
 			return NotFound("webhook")
@@ -369,10 +369,10 @@ func (s *Store) RotateWebhookSecret(ctx context.Context, p *Principal, id, secre
 	err := s.Tx(ctx, p.Scope(), func(tx *gorm.DB) error {
 		var sub WebhookSubscription
 		if err := tx.Where("id = ?", id).Take(&sub).Error; err != nil {
-			return notFoundOr(err, "webhook")
+			return NotFoundOr(err, "webhook")
 		}
 		now := s.Now()
-		return dbErr(tx.Model(&WebhookSubscription{}).Where("id = ?", id).Updates(map[string]any{
+		return DBErr(tx.Model(&WebhookSubscription{}).Where("id = ?", id).Updates(map[string]any{
 			"secret": s.Sealer.Seal(bindWebhook(sub.ID), secret), "previous_secret": sub.Secret, "secret_rotated_at": now, "updated_at": now,
 		}).Error)
 	})
@@ -409,7 +409,7 @@ func (s *Store) CandidateSubscriptions(ctx context.Context, ev *Event) ([]Webhoo
 	err := s.In(ctx, SystemScope()).Where("environment = ? AND active = ? AND created_at <= ?", ev.Environment, true, ev.CreatedAt).
 		Where("organization_id = ? OR all_organizations = ?", ev.OrganizationID, true).
 		Order("created_at, id").Find(&subs).Error
-	return subs, dbErr(err)
+	return subs, DBErr(err)
 }
 
 // newDelivery returns a pending delivery of ev to sub.
@@ -427,12 +427,12 @@ func (s *Store) EnsureDeliveries(ctx context.Context, ev *Event, subs []WebhookS
 	db := s.In(ctx, SystemScope())
 	for i := range subs {
 		if err := db.Clauses(clause.OnConflict{DoNothing: true}).Create(newDelivery(ev, &subs[i], 1, DeliveryForEvent)).Error; err != nil {
-			return nil, dbErr(err)
+			return nil, DBErr(err)
 		}
 	}
 	var out []WebhookDelivery
 	err := db.Where("event_id = ? AND generation = ? AND reason = ?", ev.ID, 1, DeliveryForEvent).Order("created_at, id").Find(&out).Error
-	return out, dbErr(err)
+	return out, DBErr(err)
 }
 
 // UndispatchedEvents returns up to limit events not yet handed to
@@ -440,13 +440,13 @@ func (s *Store) EnsureDeliveries(ctx context.Context, ev *Event, subs []WebhookS
 func (s *Store) UndispatchedEvents(ctx context.Context, limit int) ([]Event, error) {
 	var out []Event
 	err := s.In(ctx, SystemScope()).Where("dispatched_at IS NULL").Order("created_at, id").Limit(limit).Find(&out).Error
-	return out, dbErr(err)
+	return out, DBErr(err)
 }
 
 // MarkEventDispatched records that every delivery of event id was handed to
 // the workflow engine.
 func (s *Store) MarkEventDispatched(ctx context.Context, id string) error {
-	return dbErr(s.In(ctx, SystemScope()).Model(&Event{}).Where("id = ? AND dispatched_at IS NULL", id).Update("dispatched_at", s.Now()).Error)
+	return DBErr(s.In(ctx, SystemScope()).Model(&Event{}).Where("id = ? AND dispatched_at IS NULL", id).Update("dispatched_at", s.Now()).Error)
 }
 
 // UnstartedDeliveries returns up to limit pending deliveries created before
@@ -455,12 +455,12 @@ func (s *Store) UnstartedDeliveries(ctx context.Context, before time.Time, limit
 	var out []WebhookDelivery
 	err := s.In(ctx, SystemScope()).Where("workflow_started_at IS NULL AND status = ? AND created_at < ?", DeliveryPending, before).
 		Order("created_at, id").Limit(limit).Find(&out).Error
-	return out, dbErr(err)
+	return out, DBErr(err)
 }
 
 // MarkDeliveryStarted records that the delivery's workflow exists.
 func (s *Store) MarkDeliveryStarted(ctx context.Context, id string) error {
-	return dbErr(s.In(ctx, SystemScope()).Model(&WebhookDelivery{}).Where("id = ? AND workflow_started_at IS NULL", id).
+	return DBErr(s.In(ctx, SystemScope()).Model(&WebhookDelivery{}).Where("id = ? AND workflow_started_at IS NULL", id).
 		Update("workflow_started_at", s.Now()).Error)
 }
 
@@ -468,7 +468,7 @@ func (s *Store) MarkDeliveryStarted(ctx context.Context, id string) error {
 func (s *Store) DeliveryIn(ctx context.Context, scope Scope, id string) (*WebhookDelivery, error) {
 	var d WebhookDelivery
 	err := s.In(ctx, scope).Where("id = ?", id).Take(&d).Error
-	return &d, notFoundOr(err, "delivery")
+	return &d, NotFoundOr(err, "delivery")
 }
 
 // DeliveryReady reports whether d may make its first attempt: an event
@@ -485,14 +485,14 @@ func (s *Store) DeliveryReady(ctx context.Context, scope Scope, d *WebhookDelive
 			d.SubscriptionID, d.ResourceID, DeliveryForEvent, DeliveryPending, d.ID).
 		Where("event_created_at < ? OR (event_created_at = ? AND event_id < ?)", d.EventCreatedAt, d.EventCreatedAt, d.EventID).
 		Count(&n).Error
-	return n == 0, dbErr(err)
+	return n == 0, DBErr(err)
 }
 
 // AttemptOf returns attempt number n of a delivery, or nil when it was not made.
 func (s *Store) AttemptOf(ctx context.Context, scope Scope, deliveryID string, n int) (*WebhookAttempt, error) {
 	var out []WebhookAttempt
 	if err := s.In(ctx, scope).Where("delivery_id = ? AND number = ?", deliveryID, n).Limit(1).Find(&out).Error; err != nil {
-		return nil, dbErr(err)
+		return nil, DBErr(err)
 	}
 	if len(out) == 0 {
 		return nil, nil
@@ -510,12 +510,12 @@ func (s *Store) RecordDeliveryAttempt(ctx context.Context, scope Scope, a *Webho
 	var out WebhookDelivery
 	err := s.Tx(ctx, scope, func(tx *gorm.DB) error {
 		if err := tx.Where("id = ?", a.DeliveryID).Take(&out).Error; err != nil {
-			return notFoundOr(err, "delivery")
+			return NotFoundOr(err, "delivery")
 		}
 		a.Tenant = out.Tenant
 		res := tx.Clauses(clause.OnConflict{DoNothing: true}).Create(a)
 		if res.Error != nil {
-			return dbErr(res.Error)
+			return DBErr(res.Error)
 		}
 		if res.RowsAffected == 0 {
 			return nil
@@ -526,18 +526,18 @@ func (s *Store) RecordDeliveryAttempt(ctx context.Context, scope Scope, a *Webho
 			updates["attempts"] = a.Number
 		}
 		if err := tx.Model(&WebhookDelivery{}).Where("id = ?", a.DeliveryID).Updates(updates).Error; err != nil {
-			return dbErr(err)
+			return DBErr(err)
 		}
 		if a.Success {
 			if err := tx.Model(&WebhookDelivery{}).Where("id = ? AND status = ?", a.DeliveryID, DeliveryPending).
 				Updates(map[string]any{"status": DeliverySucceeded, "next_attempt_at": nil, "completed_at": now}).Error; err != nil {
-				return dbErr(err)
+				return DBErr(err)
 			}
 		}
 		// A fresh value: scanning into out would keep fields that are now NULL.
 		var fresh WebhookDelivery
 		if err := tx.Where("id = ?", a.DeliveryID).Take(&fresh).Error; err != nil {
-			return dbErr(err)
+			return DBErr(err)
 		}
 		out = fresh
 		return nil
@@ -552,7 +552,7 @@ func (s *Store) RecordDeliveryAttempt(ctx context.Context, scope Scope, a *Webho
 // and a reason; a delivery that already ended is left as it is.
 func (s *Store) FinishDelivery(ctx context.Context, scope Scope, id string, status DeliveryStatus, reason string) error {
 	now := s.Now()
-	return dbErr(s.In(ctx, scope).Model(&WebhookDelivery{}).Where("id = ? AND status = ?", id, DeliveryPending).
+	return DBErr(s.In(ctx, scope).Model(&WebhookDelivery{}).Where("id = ? AND status = ?", id, DeliveryPending).
 		Updates(map[string]any{"status": status, "status_reason": truncate(reason, 200), "next_attempt_at": nil, "completed_at": now, "updated_at": now}).Error)
 }
 
@@ -604,7 +604,7 @@ func (s *Store) attemptsOf(ctx context.Context, scope Scope, ds []WebhookDeliver
 	}
 	var atts []WebhookAttempt
 	if err := s.In(ctx, scope).Where("delivery_id IN ?", ids).Order("delivery_id, number").Find(&atts).Error; err != nil {
-		return nil, dbErr(err)
+		return nil, DBErr(err)
 	}
 	for _, a := range atts {
 		out[a.DeliveryID] = append(out[a.DeliveryID], a)
@@ -617,7 +617,7 @@ func (s *Store) attemptsOf(ctx context.Context, scope Scope, ds []WebhookDeliver
 func (s *Store) DeliveriesOfEvent(ctx context.Context, p *Principal, eventID string) ([]WebhookDelivery, map[string][]WebhookAttempt, error) {
 	var ds []WebhookDelivery
 	if err := s.In(ctx, p.Scope()).Where("event_id = ?", eventID).Order("created_at, id").Find(&ds).Error; err != nil {
-		return nil, nil, dbErr(err)
+		return nil, nil, DBErr(err)
 	}
 	atts, err := s.attemptsOf(ctx, p.Scope(), ds)
 	return ds, atts, err
@@ -629,7 +629,7 @@ func (s *Store) MatchedSubscriptionIDs(ctx context.Context, p *Principal, eventI
 	var ids []string
 	err := s.In(ctx, p.Scope()).Model(&WebhookDelivery{}).Where("event_id = ? AND reason = ?", eventID, DeliveryForEvent).
 		Order("created_at, id").Pluck("subscription_id", &ids).Error
-	return ids, dbErr(err)
+	return ids, DBErr(err)
 }
 
 // CreateRedeliveries writes a new delivery of ev to each of subs, each with
@@ -643,11 +643,11 @@ func (s *Store) CreateRedeliveries(ctx context.Context, p *Principal, ev *Event,
 			var maxGen int
 			if err := tx.Model(&WebhookDelivery{}).Where("event_id = ? AND subscription_id = ?", ev.ID, subs[i].ID).
 				Select("COALESCE(MAX(generation), 0)").Scan(&maxGen).Error; err != nil {
-				return dbErr(err)
+				return DBErr(err)
 			}
 			d := newDelivery(ev, &subs[i], max(maxGen, 1)+1, DeliveryRedelivery)
 			if err := tx.Create(d).Error; err != nil {
-				return dbErr(err)
+				return DBErr(err)
 			}
 			out = append(out, *d)
 		}
@@ -672,7 +672,7 @@ func (s *Store) CreateTestDelivery(ctx context.Context, sub *WebhookSubscription
 		if err := RecordEvent(tx, ev); err != nil {
 			return err
 		}
-		return dbErr(tx.Create(d).Error)
+		return DBErr(tx.Create(d).Error)
 	})
 	if err != nil {
 		return nil, nil, AsError(err)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/seed"
 	"github.com/telcoplatform/platform/payments"
 	"github.com/telcoplatform/platform/testenv"
 )
@@ -69,7 +70,7 @@ func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	ctx := context.Background()
 	s, _ := testenv.SeededStore(t)
-	demo, err := s.DemoOrganization(ctx)
+	demo, err := seed.NewStore(s).DemoOrganization(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/migrate"
+	"github.com/telcoplatform/platform/models/seed"
 	"github.com/telcoplatform/platform/models/support"
 )
 
@@ -21,7 +23,7 @@ func Store(t testing.TB) *models.Store {
 		t.Fatalf("testenv: open database: %v", err)
 	}
 	t.Cleanup(func() { _ = models.Close(db) })
-	if err := models.Migrate(ctx, db); err != nil {
+	if err := migrate.Run(ctx, db); err != nil {
 		t.Fatalf("testenv: migrate database: %v", err)
 	}
 	sealer, err := models.NewSealer(bytes.Repeat([]byte{7}, 32))
@@ -34,10 +36,10 @@ func Store(t testing.TB) *models.Store {
 // SeededStore returns a Store after models.Store.Seed (catalog, provider and
 // demo tenant) and the support seed (categories and SLA targets), and what
 // models.Store.Seed returned.
-func SeededStore(t testing.TB) (*models.Store, *models.SeedResult) {
+func SeededStore(t testing.TB) (*models.Store, *seed.SeedResult) {
 	t.Helper()
 	store := Store(t)
-	seeded, err := store.Seed(context.Background())
+	seeded, err := seed.NewStore(store).Seed(context.Background())
 	if err != nil {
 		t.Fatalf("testenv: seed database: %v", err)
 	}

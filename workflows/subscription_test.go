@@ -19,6 +19,7 @@ import (
 
 	"github.com/telcoplatform/platform/activities"
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/seed"
 	"github.com/telcoplatform/platform/testenv"
 	"github.com/telcoplatform/platform/workflows"
 )
@@ -379,7 +380,7 @@ func ptrTo[T any](v T) *T { return &v }
 func billingFixture(t *testing.T, store *models.Store) (*models.Principal, *models.BillingAccount, string) {
 	t.Helper()
 	ctx := context.Background()
-	demo, err := store.DemoOrganization(ctx)
+	demo, err := seed.NewStore(store).DemoOrganization(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/telcoplatform/platform/config"
 	"github.com/telcoplatform/platform/devidp"
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/seed"
 )
 
 // devIdPUser is the demo user's name at the development identity provider.
@@ -33,7 +34,7 @@ func startDevIdP(ctx context.Context, cfg *config.Config, store *models.Store, l
 	stop := func() { _ = idp.Close() }
 	base := idp.URL
 
-	demo, err := store.DemoOrganization(ctx)
+	demo, err := seed.NewStore(store).DemoOrganization(ctx)
 	if err != nil {
 		stop()
 		return nil, fmt.Errorf("DEV_SAML_IDP_ADDR needs the demo tenant: run `platform seed` first")

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/telcoplatform/platform/config"
+	"github.com/telcoplatform/platform/models/seed"
 )
 
 // TestDevIdP starts the development identity provider as `platform dev`
@@ -28,10 +29,10 @@ func TestDevIdP(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer closeDB()
-	if _, err := store.Seed(ctx); err != nil {
+	if _, err := seed.NewStore(store).Seed(ctx); err != nil {
 		t.Fatal(err)
 	}
-	demo, err := store.DemoOrganization(ctx)
+	demo, err := seed.NewStore(store).DemoOrganization(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

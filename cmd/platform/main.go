@@ -34,6 +34,8 @@ import (
 	"github.com/telcoplatform/platform/config"
 	"github.com/telcoplatform/platform/events"
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/migrate"
+	"github.com/telcoplatform/platform/models/seed"
 	"github.com/telcoplatform/platform/models/support"
 	"github.com/telcoplatform/platform/notify"
 	"github.com/telcoplatform/platform/ratelimit"
@@ -105,14 +107,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 			return err
 		}
 		defer closeDB()
-		res, err := store.Seed(ctx)
+		res, err := seed.NewStore(store).Seed(ctx)
 		if err != nil {
 			return fmt.Errorf("seed: %w", err)
 		}
 		if err := support.NewStore(store).Seed(ctx); err != nil {
 			return err
 		}
-		demoData, err := store.SeedDemoData(ctx, res)
+		demoData, err := seed.NewStore(store).SeedDemoData(ctx, res)
 		if err != nil {
 			return fmt.Errorf("seed demo data: %w", err)
 		}
@@ -175,7 +177,7 @@ func openDB(ctx context.Context, cfg config.Config, log *slog.Logger) (*gorm.DB,
 	if err != nil {
 		return nil, fmt.Errorf("DATABASE_URL: %w", err)
 	}
-	if err := models.Migrate(ctx, db); err != nil {
+	if err := migrate.Run(ctx, db); err != nil {
 		_ = models.Close(db)
 		return nil, fmt.Errorf("migrate: %w", err)
 	}
@@ -210,7 +212,7 @@ func openStore(ctx context.Context, cfg config.Config, log *slog.Logger) (*model
 // values, and gives the demo user PLATFORM_DEMO_PASSWORD. A configured key
 // that was revoked is not brought back: it is logged, stays revoked, and
 // the platform starts without it.
-func bootstrapKeys(ctx context.Context, log *slog.Logger, cfg config.Config, store *models.Store, seeded *models.SeedResult) error {
+func bootstrapKeys(ctx context.Context, log *slog.Logger, cfg config.Config, store *models.Store, seeded *seed.SeedResult) error {
 	if cfg.AdminKey != "" {
 		provider, err := store.EnsureProviderOrganization(ctx)
 		if err != nil {
@@ -226,11 +228,11 @@ func bootstrapKeys(ctx context.Context, log *slog.Logger, cfg config.Config, sto
 	if cfg.DemoKey != "" {
 		demo := seeded
 		if demo == nil {
-			org, err := store.DemoOrganization(ctx)
+			org, err := seed.NewStore(store).DemoOrganization(ctx)
 			if err != nil {
 				return fmt.Errorf("PLATFORM_DEMO_KEY needs the demo tenant: run `platform seed` first")
 			}
-			demo = &models.SeedResult{Demo: org}
+			demo = &seed.SeedResult{Demo: org}
 		}
 		if _, err := store.EnsureAPIKey(ctx, demo.Demo.ID, cfg.DemoKey, "Demo key (bootstrap)", models.RoleCustomer, []string{"*"}); err != nil {
 			if models.ErrorCode(err) != models.CodeInvalidStateTransition {

@@ -1,4 +1,4 @@
-package models
+package seed
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"errors"
 
 	"gorm.io/gorm"
+
+	"github.com/telcoplatform/platform/models"
 )
 
 // DemoOrganizationName is the name of the tenant that `platform seed` creates.
@@ -13,12 +15,12 @@ const DemoOrganizationName = "Demo Telecom Customer"
 
 // SeedResult says what Seed ensured.
 type SeedResult struct {
-	Provider *Organization
-	Demo     *Organization
-	Account  *BillingAccount
-	DemoUser *User
+	Provider *models.Organization
+	Demo     *models.Organization
+	Account  *models.BillingAccount
+	DemoUser *models.User
 	// DemoClient is the demo tenant's public OAuth client (DemoClientID).
-	DemoClient *OAuthClient
+	DemoClient *models.OAuthClient
 }
 
 // Seed loads the reference data (catalog) and ensures the demo tenant with a
@@ -30,47 +32,47 @@ func (s *Store) Seed(ctx context.Context) (*SeedResult, error) {
 	if err := SeedProvisioning(ctx, s.DB); err != nil {
 		return nil, err
 	}
-	if err := SeedServiceInventory(ctx, s.DB); err != nil {
+	if err := models.SeedServiceInventory(ctx, s.DB); err != nil {
 		return nil, err
 	}
 	provider, err := s.EnsureProviderOrganization(ctx)
 	if err != nil {
 		return nil, err
 	}
-	db := s.In(ctx, SystemScope())
-	var demo Organization
+	db := s.In(ctx, models.SystemScope())
+	var demo models.Organization
 	err = db.Where("name = ? AND provider = ?", DemoOrganizationName, false).Take(&demo).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
-		demo = Organization{ID: NewID(PrefixOrganization), Name: DemoOrganizationName, Plan: PlanBusiness, CustomerID: NewID(PrefixCustomer)}
+		demo = models.Organization{ID: models.NewID(models.PrefixOrganization), Name: DemoOrganizationName, Plan: models.PlanBusiness, CustomerID: models.NewID(models.PrefixCustomer)}
 		err = db.Create(&demo).Error
 	}
 	if err != nil {
-		return nil, dbErr(err)
+		return nil, models.DBErr(err)
 	}
 	res := &SeedResult{Provider: provider, Demo: &demo}
-	for _, env := range []Environment{EnvLive, EnvTest} {
-		var acct BillingAccount
-		scoped := s.In(ctx, TenantScope(demo.ID, env))
+	for _, env := range []models.Environment{models.EnvLive, models.EnvTest} {
+		var acct models.BillingAccount
+		scoped := s.In(ctx, models.TenantScope(demo.ID, env))
 		err := scoped.Order("created_at").Take(&acct).Error
 		if errors.Is(err, gorm.ErrRecordNotFound) {
-			acct = BillingAccount{ID: NewID(PrefixAccount), Name: "Demo main account", Currency: "USD", BillingEmail: "billing@demo.example", BillingCycle: "monthly", InvoiceDelivery: "email"}
+			acct = models.BillingAccount{ID: models.NewID(models.PrefixAccount), Name: "Demo main account", Currency: "USD", BillingEmail: "billing@demo.example", BillingCycle: "monthly", InvoiceDelivery: "email"}
 			err = scoped.Create(&acct).Error
 		}
 		if err != nil {
-			return nil, dbErr(err)
+			return nil, models.DBErr(err)
 		}
-		if env == EnvLive {
+		if env == models.EnvLive {
 			res.Account = &acct
 		}
 	}
-	var user User
-	err = db.Where("email = ?", DemoUserEmail).Take(&user).Error
+	var user models.User
+	err = db.Where("email = ?", models.DemoUserEmail).Take(&user).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
-		user = User{ID: NewID(PrefixUser), OrganizationID: demo.ID, Email: DemoUserEmail, Name: "Demo User", Role: RoleCustomer}
+		user = models.User{ID: models.NewID(models.PrefixUser), OrganizationID: demo.ID, Email: models.DemoUserEmail, Name: "Demo User", Role: models.RoleCustomer}
 		err = db.Create(&user).Error
 	}
 	if err != nil {
-		return nil, dbErr(err)
+		return nil, models.DBErr(err)
 	}
 	res.DemoUser = &user
 	client, err := s.ensureDemoClient(ctx, demo.ID)
@@ -88,34 +90,34 @@ const DemoClientID = "cli_demo_public"
 // secret): authorization code with loopback redirects for native apps
 // (RFC 8252: any port on 127.0.0.1), refresh tokens and the device flow,
 // with every customer scope.
-func (s *Store) ensureDemoClient(ctx context.Context, orgID string) (*OAuthClient, error) {
-	db := s.In(ctx, TenantScope(orgID, EnvLive))
-	var c OAuthClient
+func (s *Store) ensureDemoClient(ctx context.Context, orgID string) (*models.OAuthClient, error) {
+	db := s.In(ctx, models.TenantScope(orgID, models.EnvLive))
+	var c models.OAuthClient
 	err := db.Where("id = ?", DemoClientID).Take(&c).Error
 	if err == nil {
 		return &c, nil
 	}
 	if !errors.Is(err, gorm.ErrRecordNotFound) {
-		return nil, dbErr(err)
+		return nil, models.DBErr(err)
 	}
 	var scopes []string
-	for _, p := range RolePermissions(RoleCustomer) {
-		scopes = append(scopes, ScopeForPermission(p))
+	for _, p := range models.RolePermissions(models.RoleCustomer) {
+		scopes = append(scopes, models.ScopeForPermission(p))
 	}
 	lists := func(v []string) string { raw, _ := json.Marshal(v); return string(raw) }
-	c = OAuthClient{ID: DemoClientID, Name: "Demo command-line and portal client", Public: true,
+	c = models.OAuthClient{ID: DemoClientID, Name: "Demo command-line and portal client", Public: true,
 		RedirectURIs: lists([]string{"http://127.0.0.1/callback"}),
-		GrantTypes:   lists([]string{GrantAuthorizationCode, GrantRefreshToken, GrantDeviceCode}),
+		GrantTypes:   lists([]string{models.GrantAuthorizationCode, models.GrantRefreshToken, models.GrantDeviceCode}),
 		Scopes:       lists(scopes)}
 	if err := db.Create(&c).Error; err != nil {
-		return nil, dbErr(err)
+		return nil, models.DBErr(err)
 	}
 	return &c, nil
 }
 
 // DemoOrganization returns the seeded demo tenant. Errors: NOT_FOUND when seed has not run.
-func (s *Store) DemoOrganization(ctx context.Context) (*Organization, error) {
-	var demo Organization
-	err := s.In(ctx, SystemScope()).Where("name = ? AND provider = ?", DemoOrganizationName, false).Take(&demo).Error
-	return &demo, notFoundOr(err, "demo organization")
+func (s *Store) DemoOrganization(ctx context.Context) (*models.Organization, error) {
+	var demo models.Organization
+	err := s.In(ctx, models.SystemScope()).Where("name = ? AND provider = ?", DemoOrganizationName, false).Take(&demo).Error
+	return &demo, models.NotFoundOr(err, "demo organization")
 }

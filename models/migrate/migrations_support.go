@@ -1,9 +1,11 @@
-package models
+package migrate
 
 import (
 	"time"
 
 	"gorm.io/gorm"
+
+	"github.com/telcoplatform/platform/models"
 )
 
 // The support area's tables as migration 202611260070 creates them. The
@@ -52,7 +54,7 @@ func (supportCounterV1) TableName() string { return "support_counters" }
 
 type supportTicketV1 struct {
 	ID string `gorm:"primaryKey;size:40"`
-	Tenant
+	models.Tenant
 	Number               string     `gorm:"size:20;not null;uniqueIndex"`
 	Title                string     `gorm:"size:200;not null"`
 	Description          string     `gorm:"type:text"`
@@ -91,7 +93,7 @@ func (supportTicketV1) TableName() string { return "support_tickets" }
 
 type supportTicketHistoryV1 struct {
 	ID string `gorm:"primaryKey;size:40"`
-	Tenant
+	models.Tenant
 	TicketID  string    `gorm:"size:40;not null;index"`
 	Field     string    `gorm:"size:40;not null"`
 	OldValue  string    `gorm:"type:text"`
@@ -106,7 +108,7 @@ func (supportTicketHistoryV1) TableName() string { return "support_ticket_histor
 
 type supportCommentV1 struct {
 	ID string `gorm:"primaryKey;size:40"`
-	Tenant
+	models.Tenant
 	TicketID    string    `gorm:"size:40;not null;index"`
 	Content     string    `gorm:"type:text;not null"`
 	Type        string    `gorm:"size:32;not null"`
@@ -205,7 +207,7 @@ func (supportArticleV3) TableName() string { return "support_articles" }
 // 202611260090 creates it: one row per ticket (unique ticket_id).
 type supportFeedbackV3 struct {
 	ID string `gorm:"primaryKey;size:40"`
-	Tenant
+	models.Tenant
 	TicketID   string    `gorm:"size:40;not null;uniqueIndex"`
 	CustomerID string    `gorm:"size:40;not null;index"`
 	Rating     int       `gorm:"not null"`
@@ -234,7 +236,7 @@ func rollbackSupportKnowledgeV3(tx *gorm.DB) error {
 // (its id is the outbox row's id).
 type supportTicketNotificationV3 struct {
 	ID string `gorm:"primaryKey;size:40"`
-	Tenant
+	models.Tenant
 	TicketID      string    `gorm:"size:40;not null;index"`
 	Channel       string    `gorm:"size:10;not null"`
 	Recipient     string    `gorm:"size:320;not null"`

@@ -1,4 +1,4 @@
-package models
+package seed
 
 import (
 	"context"
@@ -9,23 +9,25 @@ import (
 
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
+
+	"github.com/telcoplatform/platform/models"
 )
 
-//go:embed seed/locations.json
+//go:embed locations.json
 var locationsSeed []byte
 
-//go:embed seed/templates.json
+//go:embed templates.json
 var templatesSeed []byte
 
 type locationSeedFile struct {
 	Locations []struct {
-		ServiceableLocation
+		models.ServiceableLocation
 		CapacityMbps map[string]int `json:"capacity_mbps"`
 	} `json:"locations"`
 }
 
 type templateSeedFile struct {
-	Templates []ProvisioningTemplate `json:"templates"`
+	Templates []models.ProvisioningTemplate `json:"templates"`
 }
 
 // SeedProvisioning inserts or updates the serviceable locations with their
@@ -43,40 +45,40 @@ func SeedProvisioning(ctx context.Context, db *gorm.DB) error {
 	if err := json.Unmarshal(templatesSeed, &tpls); err != nil {
 		return fmt.Errorf("templates seed: %w", err)
 	}
-	tx := Scoped(ctx, db, SystemScope())
+	tx := models.Scoped(ctx, db, models.SystemScope())
 	return tx.Transaction(func(tx *gorm.DB) error {
 		for _, l := range locs.Locations {
 			loc := l.ServiceableLocation
-			if !HasPrefix(loc.ID, PrefixLocation) {
-				return fmt.Errorf("locations seed: id %q must start with %s_", loc.ID, PrefixLocation)
+			if !models.HasPrefix(loc.ID, models.PrefixLocation) {
+				return fmt.Errorf("locations seed: id %q must start with %s_", loc.ID, models.PrefixLocation)
 			}
-			in := loc.input().Normalize()
-			var v Validator
+			in := loc.Input().Normalize()
+			var v models.Validator
 			in.Validate(&v, loc.ID)
 			if err := v.Err(); err != nil {
 				return fmt.Errorf("locations seed: %w", err)
 			}
-			if loc.FailAtStep != "" && !slices.Contains(ProvisioningSteps(false), loc.FailAtStep) {
+			if loc.FailAtStep != "" && !slices.Contains(models.ProvisioningSteps(false), loc.FailAtStep) {
 				return fmt.Errorf("locations seed: %s: unknown fail_at_step %q", loc.ID, loc.FailAtStep)
 			}
 			loc.Address, loc.City, loc.State, loc.Zip = in.Address, in.City, in.State, in.Zip
-			loc.MatchKey = locationMatchKey(in)
+			loc.MatchKey = models.LocationMatchKey(in)
 			if err := tx.Clauses(clause.OnConflict{
 				Columns:   []clause.Column{{Name: "id"}},
 				DoUpdates: clause.AssignmentColumns([]string{"address", "city", "state", "zip", "match_key", "sandbox_only", "fail_at_step", "updated_at"}),
 			}).Create(&loc).Error; err != nil {
 				return err
 			}
-			envs := []Environment{EnvLive, EnvTest}
+			envs := []models.Environment{models.EnvLive, models.EnvTest}
 			if loc.SandboxOnly {
-				envs = []Environment{EnvTest}
+				envs = []models.Environment{models.EnvTest}
 			}
 			for st, mbps := range l.CapacityMbps {
-				if _, ok := LookupServiceType(st); !ok || mbps <= 0 {
+				if _, ok := models.LookupServiceType(st); !ok || mbps <= 0 {
 					return fmt.Errorf("locations seed: %s: bad capacity %q: %d", loc.ID, st, mbps)
 				}
 				for _, env := range envs {
-					c := LocationCapacity{LocationID: loc.ID, ServiceType: st, Environment: env, CapacityMbps: mbps}
+					c := models.LocationCapacity{LocationID: loc.ID, ServiceType: st, Environment: env, CapacityMbps: mbps}
 					if err := tx.Clauses(clause.OnConflict{
 						Columns:   []clause.Column{{Name: "location_id"}, {Name: "service_type"}, {Name: "environment"}},
 						DoUpdates: clause.AssignmentColumns([]string{"capacity_mbps", "updated_at"}),
@@ -87,18 +89,18 @@ func SeedProvisioning(ctx context.Context, db *gorm.DB) error {
 			}
 		}
 		for i, t := range tpls.Templates {
-			st, ok := LookupServiceType(t.ServiceType)
+			st, ok := models.LookupServiceType(t.ServiceType)
 			if !ok || st.CatalogServiceID != t.CatalogServiceID {
 				return fmt.Errorf("templates seed: %s: service type %q does not sell catalog service %q", t.ID, t.ServiceType, t.CatalogServiceID)
 			}
-			var offer CatalogService
+			var offer models.CatalogService
 			if err := tx.Where("id = ?", t.CatalogServiceID).Take(&offer).Error; err != nil {
 				return fmt.Errorf("templates seed: %s: catalog service %q: %w", t.ID, t.CatalogServiceID, err)
 			}
 			if !slices.Contains(offer.BandwidthOptions, t.DefaultBandwidth) || !slices.Contains(offer.SLAOptions, t.DefaultSLA) {
 				return fmt.Errorf("templates seed: %s: default bandwidth or SLA not offered by %s", t.ID, offer.ID)
 			}
-			if t.FailAtStep != "" && !slices.Contains(ProvisioningSteps(false), t.FailAtStep) {
+			if t.FailAtStep != "" && !slices.Contains(models.ProvisioningSteps(false), t.FailAtStep) {
 				return fmt.Errorf("templates seed: %s: unknown fail_at_step %q", t.ID, t.FailAtStep)
 			}
 			t.Position = i
@@ -108,4 +110,37 @@ func SeedProvisioning(ctx context.Context, db *gorm.DB) error {
 		}
 		return nil
 	})
+}
+
+//go:embed catalog.json
+var catalogSeed []byte
+
+type catalogSeedFile struct {
+	Categories []struct {
+		models.CatalogCategory
+		Services []models.CatalogService `json:"services"`
+	} `json:"categories"`
+}
+
+// SeedCatalog inserts or updates the catalog from seed/catalog.json.
+func SeedCatalog(ctx context.Context, db *gorm.DB) error {
+	var file catalogSeedFile
+	if err := json.Unmarshal(catalogSeed, &file); err != nil {
+		return fmt.Errorf("catalog seed: %w", err)
+	}
+	tx := models.Scoped(ctx, db, models.SystemScope())
+	for i, c := range file.Categories {
+		cat := c.CatalogCategory
+		cat.Position = i
+		if err := tx.Clauses(clause.OnConflict{UpdateAll: true}).Create(&cat).Error; err != nil {
+			return err
+		}
+		for j, svc := range c.Services {
+			svc.Category, svc.Position = cat.Name, j
+			if err := tx.Clauses(clause.OnConflict{UpdateAll: true}).Create(&svc).Error; err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }

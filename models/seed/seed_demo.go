@@ -1,4 +1,4 @@
-package models
+package seed
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"gorm.io/gorm/clause"
+
+	"github.com/telcoplatform/platform/models"
 )
 
 // DemoTelemetryDays is how many days of hourly telemetry SeedDemoData gives
@@ -18,7 +20,7 @@ type demoService struct {
 	ID, Name, Kind, ServiceType, CatalogID, Bandwidth, SLA, LocationID string
 	Address, City, State, Zip                                          string
 	BandwidthMbps                                                      int
-	Monthly, OneTime                                                   Money
+	Monthly, OneTime                                                   models.Money
 	ActiveDays                                                         int
 	BaseLatencyMs                                                      float64
 }
@@ -26,13 +28,13 @@ type demoService struct {
 // demoServices are the demo sandbox's running services.
 func demoServices() []demoService {
 	return []demoService{
-		{ID: "svc_demoFiberAustin", Name: "Austin HQ dedicated fiber", Kind: KindInternet, ServiceType: "fiber_dedicated",
+		{ID: "svc_demoFiberAustin", Name: "Austin HQ dedicated fiber", Kind: models.KindInternet, ServiceType: "fiber_dedicated",
 			CatalogID: "internet-fiber-dedicated", Bandwidth: "1gbps", BandwidthMbps: 1000, SLA: "premium", LocationID: "loc_austin_congress",
 			Address: "100 Congress Ave", City: "Austin", State: "TX", Zip: "78701", Monthly: 1299_00, OneTime: 500_00, ActiveDays: 75, BaseLatencyMs: 6},
-		{ID: "svc_demoFiberDallas", Name: "Dallas branch business fiber", Kind: KindInternet, ServiceType: "fiber_business",
+		{ID: "svc_demoFiberDallas", Name: "Dallas branch business fiber", Kind: models.KindInternet, ServiceType: "fiber_business",
 			CatalogID: "internet-fiber-business", Bandwidth: "500mbps", BandwidthMbps: 500, SLA: "standard", LocationID: "loc_dallas_main",
 			Address: "1500 Main St", City: "Dallas", State: "TX", Zip: "75201", Monthly: 399_00, OneTime: 0, ActiveDays: 45, BaseLatencyMs: 11},
-		{ID: "svc_demoSdwanDallas", Name: "Dallas branch SD-WAN", Kind: KindNetwork, ServiceType: "sdwan",
+		{ID: "svc_demoSdwanDallas", Name: "Dallas branch SD-WAN", Kind: models.KindNetwork, ServiceType: "sdwan",
 			CatalogID: "network-sdwan", Bandwidth: "200mbps", BandwidthMbps: 200, SLA: "standard", LocationID: "loc_dallas_main",
 			Address: "1500 Main St", City: "Dallas", State: "TX", Zip: "75201", Monthly: 249_00, OneTime: 150_00, ActiveDays: 40, BaseLatencyMs: 18},
 	}
@@ -59,24 +61,24 @@ type DemoData struct {
 // fixed identifiers, and telemetry is written only for a service that has
 // none). Run it after Seed, with what Seed returned.
 func (s *Store) SeedDemoData(ctx context.Context, seeded *SeedResult) (*DemoData, error) {
-	scope := TenantScope(seeded.Demo.ID, EnvTest)
+	scope := models.TenantScope(seeded.Demo.ID, models.EnvTest)
 	db := s.In(ctx, scope)
-	var acct BillingAccount
+	var acct models.BillingAccount
 	if err := db.Order("created_at").Take(&acct).Error; err != nil {
-		return nil, notFoundOr(err, "demo sandbox billing account")
+		return nil, models.NotFoundOr(err, "demo sandbox billing account")
 	}
 	now := s.Now().UTC().Truncate(time.Hour)
 	out := &DemoData{}
 	for _, d := range demoServices() {
 		activated := now.Add(-time.Duration(d.ActiveDays) * 24 * time.Hour)
-		svc := &Service{ID: d.ID, AccountID: acct.ID, Name: d.Name, Kind: d.Kind, ServiceType: d.ServiceType, CatalogServiceID: d.CatalogID,
-			Status: ServiceOperational, Bandwidth: d.Bandwidth, BandwidthMbps: d.BandwidthMbps, SLA: d.SLA, BillingCycle: "monthly",
+		svc := &models.Service{ID: d.ID, AccountID: acct.ID, Name: d.Name, Kind: d.Kind, ServiceType: d.ServiceType, CatalogServiceID: d.CatalogID,
+			Status: models.ServiceOperational, Bandwidth: d.Bandwidth, BandwidthMbps: d.BandwidthMbps, SLA: d.SLA, BillingCycle: "monthly",
 			LocationID: d.LocationID, Address: d.Address, City: d.City, State: d.State, Zip: d.Zip, Redundancy: "none", Monitoring: "standard",
 			ActivatedAt: &activated, StatusChangedAt: activated, Spec: map[string]any{"bandwidth": d.Bandwidth, "service_type": d.ServiceType, "sla": d.SLA},
 			Features: []string{}, Configuration: map[string]any{}, Resources: map[string]any{}, Quantity: 1,
 			MonthlyCharge: d.Monthly, OneTimeCharge: d.OneTime, Currency: acct.Currency, TermMonths: 12}
 		if err := db.Clauses(clause.OnConflict{DoNothing: true}).Create(svc).Error; err != nil {
-			return nil, dbErr(err)
+			return nil, models.DBErr(err)
 		}
 		has, err := s.HasTelemetry(ctx, scope, d.ID)
 		if err != nil {
@@ -89,15 +91,15 @@ func (s *Store) SeedDemoData(ctx context.Context, seeded *SeedResult) (*DemoData
 		}
 		out.Services = append(out.Services, d.ID)
 	}
-	p := &Principal{ID: "seed", OrganizationID: seeded.Demo.ID, Environment: EnvTest, Role: RoleCustomer, Permissions: []string{"*"}}
-	var lines []InvoiceLineInput
+	p := &models.Principal{ID: "seed", OrganizationID: seeded.Demo.ID, Environment: models.EnvTest, Role: models.RoleCustomer, Permissions: []string{"*"}}
+	var lines []models.InvoiceLineInput
 	for _, d := range demoServices() {
-		lines = append(lines, InvoiceLineInput{ServiceID: d.ID, Quantity: 1, UnitPrice: d.Monthly})
+		lines = append(lines, models.InvoiceLineInput{ServiceID: d.ID, Quantity: 1, UnitPrice: d.Monthly})
 	}
 	for _, id := range []string{DemoInvoicePaid, DemoInvoiceUnpaid} {
 		_, err := s.InvoiceIn(ctx, scope, id)
-		if ErrorCode(err) == CodeNotFound {
-			_, err = s.CreateInvoice(ctx, p, InvoiceInput{ID: id, AccountID: acct.ID, Lines: lines, Notes: "Demo invoice: monthly charges of the demo services"})
+		if models.ErrorCode(err) == models.CodeNotFound {
+			_, err = s.CreateInvoice(ctx, p, models.InvoiceInput{ID: id, AccountID: acct.ID, Lines: lines, Notes: "Demo invoice: monthly charges of the demo services"})
 		}
 		if err != nil {
 			return nil, err
@@ -111,46 +113,46 @@ func (s *Store) SeedDemoData(ctx context.Context, seeded *SeedResult) (*DemoData
 }
 
 // payDemoInvoice pays DemoInvoicePaid in full, once.
-func (s *Store) payDemoInvoice(ctx context.Context, scope Scope) error {
+func (s *Store) payDemoInvoice(ctx context.Context, scope models.Scope) error {
 	inv, err := s.InvoiceIn(ctx, scope, DemoInvoicePaid)
 	if err != nil {
 		return err
 	}
-	if inv.Status != InvoicePending {
+	if inv.Status != models.InvoicePending {
 		return nil
 	}
 	pay, err := s.PaymentIn(ctx, scope, demoPaymentID)
-	if ErrorCode(err) == CodeNotFound {
-		pay, err = s.BeginPayment(ctx, scope, PaymentStart{ID: demoPaymentID, Invoice: inv.ID, Amount: inv.AmountDue(), Source: PaymentSourceAPI,
-			Method: &PaymentMethod{Type: "card", Brand: "visa", Last4: "4242"}})
+	if models.ErrorCode(err) == models.CodeNotFound {
+		pay, err = s.BeginPayment(ctx, scope, models.PaymentStart{ID: demoPaymentID, Invoice: inv.ID, Amount: inv.AmountDue(), Source: models.PaymentSourceAPI,
+			Method: &models.PaymentMethod{Type: "card", Brand: "visa", Last4: "4242"}})
 	}
 	if err != nil {
 		return err
 	}
-	_, _, err = s.FinishPayment(ctx, scope, pay.ID, PaymentOutcome{Succeeded: true, TransactionID: "txn_demo_seed"})
+	_, _, err = s.FinishPayment(ctx, scope, pay.ID, models.PaymentOutcome{Succeeded: true, TransactionID: "txn_demo_seed"})
 	return err
 }
 
 // demoTelemetry returns hourly samples of d over the DemoTelemetryDays
 // before now: a daily traffic curve with a little noise, the same for every
 // seeding of the same hour (a generator seeded by the service id).
-func demoTelemetry(d demoService, now time.Time) []*TelemetrySample {
+func demoTelemetry(d demoService, now time.Time) []*models.TelemetrySample {
 	var seed uint64
 	for _, c := range d.ID {
 		seed = seed*31 + uint64(c)
 	}
 	rng := rand.New(rand.NewPCG(seed, 2026))
 	hours := DemoTelemetryDays * 24
-	out := make([]*TelemetrySample, 0, hours)
+	out := make([]*models.TelemetrySample, 0, hours)
 	for h := hours; h > 0; h-- {
 		at := now.Add(-time.Duration(h) * time.Hour)
 		daily := 0.5 - 0.5*math.Cos(2*math.Pi*float64(at.Hour()-4)/24) // 0 at 04:00, 1 at 16:00
 		util := 15 + 55*daily + rng.Float64()*8
 		throughput := float64(d.BandwidthMbps) * util / 100
-		out = append(out, &TelemetrySample{ServiceID: d.ID, At: at, Up: true,
-			LatencyMs: round2(d.BaseLatencyMs + 2*daily + rng.Float64()*1.5), JitterMs: round2(0.6 + rng.Float64()*0.8),
-			PacketLossPct: round2(rng.Float64() * 0.03), UtilizationPct: round2(util), ThroughputMbps: round2(throughput),
-			DataMB: round2(throughput * 3600 / 8)})
+		out = append(out, &models.TelemetrySample{ServiceID: d.ID, At: at, Up: true,
+			LatencyMs: models.Round2(d.BaseLatencyMs + 2*daily + rng.Float64()*1.5), JitterMs: models.Round2(0.6 + rng.Float64()*0.8),
+			PacketLossPct: models.Round2(rng.Float64() * 0.03), UtilizationPct: models.Round2(util), ThroughputMbps: models.Round2(throughput),
+			DataMB: models.Round2(throughput * 3600 / 8)})
 	}
 	return out
 }
@@ -163,12 +165,12 @@ func (s *Store) DemoDataCounts(ctx context.Context) (map[string]int64, error) {
 	if err != nil {
 		return nil, err
 	}
-	scope := TenantScope(demo.ID, EnvTest)
+	scope := models.TenantScope(demo.ID, models.EnvTest)
 	out := map[string]int64{}
-	for name, m := range map[string]any{"services": &Service{}, "telemetry": &TelemetrySample{}, "invoices": &Invoice{}, "payments": &Payment{}, "events": &Event{}} {
+	for name, m := range map[string]any{"services": &models.Service{}, "telemetry": &models.TelemetrySample{}, "invoices": &models.Invoice{}, "payments": &models.Payment{}, "events": &models.Event{}} {
 		var n int64
 		if err := s.In(ctx, scope).Model(m).Count(&n).Error; err != nil {
-			return nil, dbErr(err)
+			return nil, models.DBErr(err)
 		}
 		out[name] = n
 	}

@@ -1,0 +1,12 @@
+package seed
+
+import "github.com/telcoplatform/platform/models"
+
+// Store is the seed domain's store: the core store (database, clock, sealer,
+// tenancy scopes) with the seeding of the catalog, the provisioning data, the platform's organizations and the demo sandbox as methods.
+type Store struct {
+	*models.Store
+}
+
+// NewStore returns the seed store on core.
+func NewStore(core *models.Store) *Store { return &Store{Store: core} }
