@@ -9,6 +9,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/automation"
 	"github.com/telcoplatform/platform/simulator"
 	"github.com/telcoplatform/platform/workflows"
 )
@@ -18,9 +19,10 @@ import (
 // items are written in batches (Record); each item's work is idempotent,
 // keyed by the operation and the item's position.
 type Bulk struct {
-	store *models.Store
-	net   simulator.Southbound
-	log   *slog.Logger
+	store      *models.Store
+	automation *automation.Store
+	net        simulator.Southbound
+	log        *slog.Logger
 }
 
 // NewBulk returns the bulk activities over store and the southbound net.
@@ -28,7 +30,7 @@ func NewBulk(store *models.Store, net simulator.Southbound, log *slog.Logger) *B
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Bulk{store: store, net: net, log: log}
+	return &Bulk{store: store, automation: automation.NewStore(store), net: net, log: log}
 }
 
 // bulkAppError converts err for Temporal: an application error whose
@@ -80,36 +82,36 @@ func bulkServiceOrder(svc *models.Service) simulator.Order {
 // network and records it (models.ApplyServiceChange): a suspension turns
 // the circuit down, a resumption turns it up. Applying the same key again
 // changes nothing.
-func bulkChangeService(ctx context.Context, store *models.Store, net simulator.Southbound, scope models.Scope, req models.ChangeRequest) (*models.Service, error) {
-	svc, err := store.ServiceForChange(ctx, scope, req.Kind, req.ServiceID)
+func bulkChangeService(ctx context.Context, store *models.Store, net simulator.Southbound, scope models.Scope, req automation.ChangeRequest) (*models.Service, error) {
+	svc, err := automation.NewStore(store).ServiceForChange(ctx, scope, req.Kind, req.ServiceID)
 	if err != nil {
 		return nil, err
 	}
 	o := bulkServiceOrder(svc)
 	switch req.Kind {
-	case models.ChangeSuspend:
+	case automation.ChangeSuspend:
 		if svc.Status != models.ServiceMaintenance {
 			if err := net.Deactivate(ctx, o); err != nil {
 				return nil, err
 			}
 		}
-	case models.ChangeResume:
+	case automation.ChangeResume:
 		if svc.Status != models.ServiceOperational {
 			if _, err := net.Activate(ctx, o); err != nil {
 				return nil, err
 			}
 		}
 	}
-	return store.ApplyServiceChange(ctx, scope, req)
+	return automation.NewStore(store).ApplyServiceChange(ctx, scope, req)
 }
 
 // bulkRevertService undoes the status change recorded under key, turning
 // the circuit up or down again.
 func bulkRevertService(ctx context.Context, store *models.Store, net simulator.Southbound, scope models.Scope, kind, key, serviceID string) error {
-	svc, err := store.ServiceForChange(ctx, scope, map[string]string{models.ChangeSuspend: models.ChangeResume, models.ChangeResume: models.ChangeSuspend}[kind], serviceID)
+	svc, err := automation.NewStore(store).ServiceForChange(ctx, scope, map[string]string{automation.ChangeSuspend: automation.ChangeResume, automation.ChangeResume: automation.ChangeSuspend}[kind], serviceID)
 	if err == nil {
 		o := bulkServiceOrder(svc)
-		if kind == models.ChangeSuspend {
+		if kind == automation.ChangeSuspend {
 			_, err = net.Activate(ctx, o)
 		} else {
 			err = net.Deactivate(ctx, o)
@@ -120,11 +122,11 @@ func bulkRevertService(ctx context.Context, store *models.Store, net simulator.S
 	} else if models.ErrorCode(err) != models.CodeInvalidStateTransition {
 		return err
 	}
-	return store.RevertServiceChange(ctx, scope, key)
+	return automation.NewStore(store).RevertServiceChange(ctx, scope, key)
 }
 
 // changeStart returns a prepared change as the workflow starts it.
-func changeStart(scope models.Scope, c *models.ChangeOperation) *workflows.ChangeStart {
+func changeStart(scope models.Scope, c *automation.ChangeOperation) *workflows.ChangeStart {
 	if c.Noop {
 		return &workflows.ChangeStart{Noop: true}
 	}
@@ -137,11 +139,11 @@ func changeStart(scope models.Scope, c *models.ChangeOperation) *workflows.Chang
 // bulkChangeID returns the id of the change operation of bulk item position
 // of opID (its rollback's when rollback), derived so that a retry finds it.
 func bulkChangeID(opID string, position int, rollback bool) string {
-	seed := models.ChangeKey(opID, position)
+	seed := automation.ChangeKey(opID, position)
 	if rollback {
 		seed += "#rollback"
 	}
-	return models.DerivedID(models.PrefixModification, seed)
+	return automation.DerivedID(models.PrefixModification, seed)
 }
 
 // Begin marks the operation in progress and records the current run's id
@@ -158,14 +160,14 @@ func (a *Bulk) Begin(ctx context.Context, ref workflows.BulkRef) error {
 // operations (once), so that their workflows can start. Errors: NOT_FOUND.
 func (a *Bulk) Load(ctx context.Context, in workflows.BulkLoadInput) (*workflows.BulkPage, error) {
 	scope := in.Bulk.Scope()
-	items, next, err := a.store.BulkItems(ctx, scope, in.Bulk.RequestID, in.From, in.Limit, in.Statuses...)
+	items, next, err := a.automation.BulkItems(ctx, scope, in.Bulk.RequestID, in.From, in.Limit, in.Statuses...)
 	if err != nil {
 		return nil, bulkAppError(ctx, a.log, workflows.ActivityBulkLoad, err)
 	}
 	if in.Bulk.Type == models.OpTypeBulkProvision {
 		for _, s := range in.Statuses {
-			if s == models.ItemPending {
-				if err := a.store.EnsureChildOperations(ctx, scope, in.Bulk.CreatedBy, items); err != nil {
+			if s == automation.ItemPending {
+				if err := a.automation.EnsureChildOperations(ctx, scope, in.Bulk.CreatedBy, items); err != nil {
 					return nil, bulkAppError(ctx, a.log, workflows.ActivityBulkLoad, err)
 				}
 			}
@@ -181,7 +183,7 @@ func (a *Bulk) Load(ctx context.Context, in workflows.BulkLoadInput) (*workflows
 // Record writes new item statuses to the operation.
 // Errors: NOT_FOUND, INVALID_STATE_TRANSITION (the operation has ended).
 func (a *Bulk) Record(ctx context.Context, in workflows.BulkRecordInput) error {
-	_, err := a.store.RecordBulkItems(ctx, in.Bulk.Scope(), in.Bulk.RequestID, in.Updates)
+	_, err := a.automation.RecordBulkItems(ctx, in.Bulk.Scope(), in.Bulk.RequestID, in.Updates)
 	return bulkAppError(ctx, a.log, workflows.ActivityBulkRecord, err)
 }
 
@@ -192,7 +194,7 @@ func (a *Bulk) Apply(ctx context.Context, in workflows.BulkItemInput) error {
 	if in.Bulk.Type != models.OpTypeBulkStatus {
 		return temporal.NewNonRetryableApplicationError("only bulk status items are applied by this activity", string(models.CodeValidation), nil)
 	}
-	req := models.ChangeRequest{Key: models.ChangeKey(in.Bulk.RequestID, in.Item.Position), OperationID: in.Bulk.RequestID,
+	req := automation.ChangeRequest{Key: automation.ChangeKey(in.Bulk.RequestID, in.Item.Position), OperationID: in.Bulk.RequestID,
 		ServiceID: in.Item.ServiceID, Kind: in.Item.Action}
 	_, err := bulkChangeService(ctx, a.store, a.net, in.Bulk.Scope(), req)
 	return bulkAppError(ctx, a.log, workflows.ActivityBulkApply, err)
@@ -208,7 +210,7 @@ func (a *Bulk) PrepareChange(ctx context.Context, in workflows.BulkItemInput) (*
 		return nil, temporal.NewNonRetryableApplicationError("the item has no changes", string(models.CodeValidation), nil)
 	}
 	scope := in.Bulk.Scope()
-	c, err := a.store.PrepareChangeOperation(ctx, scope, in.Bulk.CreatedBy, bulkChangeID(in.Bulk.RequestID, in.Item.Position, false), in.Item.ServiceID,
+	c, err := a.automation.PrepareChangeOperation(ctx, scope, in.Bulk.CreatedBy, bulkChangeID(in.Bulk.RequestID, in.Item.Position, false), in.Item.ServiceID,
 		in.Item.Changes.UpdateInput(), map[string]any{"bulk_request_id": in.Bulk.RequestID, "position": in.Item.Position})
 	if err != nil {
 		return nil, bulkAppError(ctx, a.log, workflows.ActivityBulkPrepareChange, err)
@@ -221,14 +223,14 @@ func (a *Bulk) PrepareChange(ctx context.Context, in workflows.BulkItemInput) (*
 // when the item changed nothing. Errors: as PrepareChange.
 func (a *Bulk) PrepareRevert(ctx context.Context, in workflows.BulkItemInput) (*workflows.ChangeStart, error) {
 	scope := in.Bulk.Scope()
-	back, ok, err := a.store.ReverseChange(ctx, scope, bulkChangeID(in.Bulk.RequestID, in.Item.Position, false))
+	back, ok, err := a.automation.ReverseChange(ctx, scope, bulkChangeID(in.Bulk.RequestID, in.Item.Position, false))
 	if err != nil && models.ErrorCode(err) != models.CodeNotFound {
 		return nil, bulkAppError(ctx, a.log, workflows.ActivityBulkPrepareRevert, err)
 	}
 	if !ok {
 		return &workflows.ChangeStart{Noop: true}, nil
 	}
-	c, err := a.store.PrepareChangeOperation(ctx, scope, in.Bulk.CreatedBy, bulkChangeID(in.Bulk.RequestID, in.Item.Position, true), in.Item.ServiceID,
+	c, err := a.automation.PrepareChangeOperation(ctx, scope, in.Bulk.CreatedBy, bulkChangeID(in.Bulk.RequestID, in.Item.Position, true), in.Item.ServiceID,
 		back, map[string]any{"bulk_request_id": in.Bulk.RequestID, "position": in.Item.Position, "rollback": true})
 	if err != nil {
 		return nil, bulkAppError(ctx, a.log, workflows.ActivityBulkPrepareRevert, err)
@@ -249,7 +251,7 @@ func (a *Bulk) Rollback(ctx context.Context, in workflows.BulkItemInput) error {
 	case models.OpTypeBulkProvision:
 		err = bulkRollbackProvisioned(ctx, a.store, a.net, scope, in.Bulk.RequestID, in.Item.ServiceID, in.Item.ChildID, in.Item.Order)
 	case models.OpTypeBulkStatus:
-		err = bulkRevertService(ctx, a.store, a.net, scope, in.Item.Action, models.ChangeKey(in.Bulk.RequestID, in.Item.Position), in.Item.ServiceID)
+		err = bulkRevertService(ctx, a.store, a.net, scope, in.Item.Action, automation.ChangeKey(in.Bulk.RequestID, in.Item.Position), in.Item.ServiceID)
 	default:
 		return temporal.NewNonRetryableApplicationError("a modification is rolled back by PrepareRevert", string(models.CodeValidation), nil)
 	}
@@ -271,19 +273,19 @@ func bulkRollbackProvisioned(ctx context.Context, store *models.Store, net simul
 	if err := net.Release(ctx, order); err != nil {
 		return err
 	}
-	return store.RetireProvisionedService(ctx, scope, serviceID, opID)
+	return automation.NewStore(store).RetireProvisionedService(ctx, scope, serviceID, opID)
 }
 
 // Finish ends the operation from its items (models.FinishBulk) and cancels
 // the provisioning operations of items that never started.
 func (a *Bulk) Finish(ctx context.Context, in workflows.BulkFinishInput) (*workflows.BulkResult, error) {
 	scope := in.Bulk.Scope()
-	op, err := a.store.FinishBulk(ctx, scope, in.Bulk.RequestID, in.Finish)
+	op, err := a.automation.FinishBulk(ctx, scope, in.Bulk.RequestID, in.Finish)
 	if err != nil {
 		return nil, bulkAppError(ctx, a.log, workflows.ActivityBulkFinish, err)
 	}
 	if in.Bulk.Type == models.OpTypeBulkProvision {
-		items, _, err := a.store.BulkItems(ctx, scope, in.Bulk.RequestID, 0, len(op.Items), models.ItemSkipped, models.ItemCancelled)
+		items, _, err := a.automation.BulkItems(ctx, scope, in.Bulk.RequestID, 0, len(op.Items), automation.ItemSkipped, automation.ItemCancelled)
 		if err != nil {
 			return nil, bulkAppError(ctx, a.log, workflows.ActivityBulkFinish, err)
 		}
@@ -291,11 +293,11 @@ func (a *Bulk) Finish(ctx context.Context, in workflows.BulkFinishInput) (*workf
 		for _, it := range items {
 			ids = append(ids, it.ChildID)
 		}
-		if err := a.store.CancelPendingOperations(ctx, scope, ids); err != nil {
+		if err := a.automation.CancelPendingOperations(ctx, scope, ids); err != nil {
 			return nil, bulkAppError(ctx, a.log, workflows.ActivityBulkFinish, err)
 		}
 	}
-	o := models.CountItems(op.Items)
+	o := automation.CountItems(op.Items)
 	return &workflows.BulkResult{Status: op.Status, Total: o.Total, Completed: o.Completed, Failed: o.Failed,
 		RolledBack: o.RolledBack, Skipped: o.Skipped, Cancelled: o.Cancelled}, nil
 }

@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/automation"
 	"github.com/telcoplatform/platform/simulator"
 	"github.com/telcoplatform/platform/workflows"
 )
@@ -21,10 +22,11 @@ import (
 // names: the store, the southbound and (to hand events to triggers) a
 // Temporal client, which may be nil where no events are dispatched.
 type Orchestration struct {
-	store    *models.Store
-	net      simulator.Southbound
-	temporal client.Client
-	log      *slog.Logger
+	store      *models.Store
+	automation *automation.Store
+	net        simulator.Southbound
+	temporal   client.Client
+	log        *slog.Logger
 }
 
 // NewOrchestration returns the orchestration activities.
@@ -32,7 +34,7 @@ func NewOrchestration(store *models.Store, net simulator.Southbound, c client.Cl
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Orchestration{store: store, net: net, temporal: c, log: log}
+	return &Orchestration{store: store, automation: automation.NewStore(store), net: net, temporal: c, log: log}
 }
 
 func (a *Orchestration) fail(ctx context.Context, what string, err error) error {
@@ -58,7 +60,7 @@ func (a *Orchestration) MarkStep(ctx context.Context, in workflows.Orchestration
 	case workflows.MarkCompleted:
 		err = a.store.CompleteStep(ctx, scope, in.Run.RequestID, in.Step)
 	default:
-		err = a.store.FailStep(ctx, scope, in.Run.RequestID, in.Step, in.Error)
+		err = a.automation.FailStep(ctx, scope, in.Run.RequestID, in.Step, in.Error)
 	}
 	return a.fail(ctx, workflows.ActivityOrchestrationMarkStep, err)
 }
@@ -81,7 +83,7 @@ func orchPrincipal(run workflows.OrchestrationRef) *models.Principal {
 // Errors: INSUFFICIENT_PERMISSIONS.
 func stepPrincipal(in workflows.OrchestrationStepInput) (*models.Principal, error) {
 	p := orchPrincipal(in.Run)
-	return p, models.StepPrincipalCan(p, in.Step)
+	return p, automation.StepPrincipalCan(p, in.Step)
 }
 
 func orchString(params map[string]any, name string) string {
@@ -101,7 +103,7 @@ func orchStrings(params map[string]any, name string) map[string]string {
 }
 
 // orchStepError names the step's parameter in a validation error.
-func orchStepError(step models.OrchestrationStep, err error) error {
+func orchStepError(step automation.OrchestrationStep, err error) error {
 	e := models.AsError(err)
 	if e.Code == models.CodeValidation {
 		return models.Errorf(models.CodeValidation, "step %d (%s): %s", step.Order, step.Action, e.Message)
@@ -123,7 +125,7 @@ func (a *Orchestration) PrepareProvision(ctx context.Context, in workflows.Orche
 	c := orchStrings(in.Parameters, "customizations")
 	tin := models.TemplateInput{ServiceTemplate: orchString(in.Parameters, "template"), AccountID: orchString(in.Parameters, "account_id"),
 		Bandwidth: c["bandwidth"], Redundancy: c["redundancy"], Monitoring: c["monitoring"]}
-	id, loc, err := models.ParseLocation("location", orchString(in.Parameters, "location"))
+	id, loc, err := automation.ParseLocation("location", orchString(in.Parameters, "location"))
 	if err != nil {
 		return nil, a.fail(ctx, what, orchStepError(in.Step, err))
 	}
@@ -133,11 +135,11 @@ func (a *Orchestration) PrepareProvision(ctx context.Context, in workflows.Orche
 		return nil, a.fail(ctx, what, orchStepError(in.Step, err))
 	}
 	seed := fmt.Sprintf("%s#%d", in.Run.RequestID, in.Step.Order)
-	childID, svcID := models.DerivedID(models.PrefixProvisioning, seed), models.DerivedID(models.PrefixService, seed)
+	childID, svcID := automation.DerivedID(models.PrefixProvisioning, seed), automation.DerivedID(models.PrefixService, seed)
 	op := models.NewOperation(childID, models.OpTypeProvisioning, svcID, in.Run.CreatedBy, models.ProvisioningSteps(false), map[string]any{
 		"orchestration_request_id": in.Run.RequestID, "step": in.Step.Order, "trigger_depth": in.Run.Depth,
 	})
-	if _, err := a.store.EnsureOperation(ctx, scope, op); err != nil {
+	if _, err := a.automation.EnsureOperation(ctx, scope, op); err != nil {
 		return nil, a.fail(ctx, what, err)
 	}
 	return &workflows.ProvisioningInput{RequestID: childID, OrganizationID: scope.OrganizationID, Environment: scope.Environment,
@@ -152,10 +154,10 @@ func (a *Orchestration) ChangeService(ctx context.Context, in workflows.Orchestr
 	if _, err := stepPrincipal(in); err != nil {
 		return nil, a.fail(ctx, what, err)
 	}
-	req := models.ChangeRequest{Key: models.ChangeKey(in.Run.RequestID, in.Step.Order), OperationID: in.Run.RequestID,
-		ServiceID: orchString(in.Parameters, "service_id"), Kind: models.ChangeResume}
-	if in.Step.Action == models.ActionSuspendService {
-		req.Kind = models.ChangeSuspend
+	req := automation.ChangeRequest{Key: automation.ChangeKey(in.Run.RequestID, in.Step.Order), OperationID: in.Run.RequestID,
+		ServiceID: orchString(in.Parameters, "service_id"), Kind: automation.ChangeResume}
+	if in.Step.Action == automation.ActionSuspendService {
+		req.Kind = automation.ChangeSuspend
 	}
 	svc, err := bulkChangeService(ctx, a.store, a.net, in.Run.Scope(), req)
 	if err != nil {
@@ -174,17 +176,17 @@ func (a *Orchestration) PrepareChange(ctx context.Context, in workflows.Orchestr
 	if _, err := stepPrincipal(in); err != nil {
 		return nil, a.fail(ctx, what, err)
 	}
-	upd, _, err := models.StepUpdateInput(in.Step.Action, in.Parameters)
+	upd, _, err := automation.StepUpdateInput(in.Step.Action, in.Parameters)
 	if err != nil {
 		return nil, a.fail(ctx, what, orchStepError(in.Step, err))
 	}
 	prefix := models.PrefixModification
-	if in.Step.Action == models.ActionScaleService {
+	if in.Step.Action == automation.ActionScaleService {
 		prefix = models.PrefixScaling
 	}
 	scope := in.Run.Scope()
-	id := models.DerivedID(prefix, fmt.Sprintf("%s#%d", in.Run.RequestID, in.Step.Order))
-	c, err := a.store.PrepareChangeOperation(ctx, scope, in.Run.CreatedBy, id, orchString(in.Parameters, "service_id"), upd,
+	id := automation.DerivedID(prefix, fmt.Sprintf("%s#%d", in.Run.RequestID, in.Step.Order))
+	c, err := a.automation.PrepareChangeOperation(ctx, scope, in.Run.CreatedBy, id, orchString(in.Parameters, "service_id"), upd,
 		map[string]any{"orchestration_request_id": in.Run.RequestID, "step": in.Step.Order, "trigger_depth": in.Run.Depth})
 	if err != nil {
 		return nil, a.fail(ctx, what, orchStepError(in.Step, err))
@@ -204,7 +206,7 @@ func (a *Orchestration) CheckAvailability(ctx context.Context, in workflows.Orch
 	if _, err := stepPrincipal(in); err != nil {
 		return nil, a.fail(ctx, what, err)
 	}
-	id, loc, err := models.ParseLocation("location", orchString(in.Parameters, "location"))
+	id, loc, err := automation.ParseLocation("location", orchString(in.Parameters, "location"))
 	if err != nil {
 		return nil, a.fail(ctx, what, orchStepError(in.Step, err))
 	}
@@ -268,8 +270,8 @@ func (a *Orchestration) Notify(ctx context.Context, in workflows.OrchestrationSt
 		data["service"] = map[string]any{"id": svc.ID, "status": string(svc.Status), "type": svc.Kind, "service_type": svc.ServiceType, "name": svc.Name}
 	}
 	ev := models.NewEvent(typ, resource, data)
-	ev.ID = models.DerivedID(models.PrefixEvent, fmt.Sprintf("%s#%d", in.Run.RequestID, in.Step.Order))
-	if err := a.store.RecordEventOnce(ctx, scope, ev); err != nil {
+	ev.ID = automation.DerivedID(models.PrefixEvent, fmt.Sprintf("%s#%d", in.Run.RequestID, in.Step.Order))
+	if err := a.automation.RecordEventOnce(ctx, scope, ev); err != nil {
 		return nil, a.fail(ctx, what, err)
 	}
 	return map[string]any{"event_id": ev.ID, "event": typ}, nil
@@ -280,12 +282,12 @@ func (a *Orchestration) Notify(ctx context.Context, in workflows.OrchestrationSt
 func (a *Orchestration) Finish(ctx context.Context, in workflows.OrchestrationFinishInput) error {
 	const what = workflows.ActivityOrchestrationFinish
 	scope := in.Run.Scope()
-	op, err := a.store.FinishOrchestration(ctx, scope, in.Run.RequestID, in.Cancelled, in.Outcomes)
+	op, err := a.automation.FinishOrchestration(ctx, scope, in.Run.RequestID, in.Cancelled, in.Outcomes)
 	if err != nil {
 		return a.fail(ctx, what, err)
 	}
 	if in.Run.TriggerID != "" {
-		if err := a.store.RecordTriggerRun(ctx, scope, in.Run.TriggerID, in.Run.RequestID, op.Status, op.Error); err != nil {
+		if err := a.automation.RecordTriggerRun(ctx, scope, in.Run.TriggerID, in.Run.RequestID, op.Status, op.Error); err != nil {
 			return a.fail(ctx, what, err)
 		}
 	}
@@ -302,12 +304,12 @@ func (a *Orchestration) Finish(ctx context.Context, in workflows.OrchestrationFi
 func (a *Orchestration) PrepareRun(ctx context.Context, in workflows.PrepareRunInput) (*workflows.OrchestrationInput, error) {
 	const what = workflows.ActivityOrchestrationPrepareRun
 	scope := in.Trigger.Scope()
-	depth := a.store.EventTriggerDepth(ctx, scope, in.Event.Data)
-	if depth >= models.MaxTriggerDepth {
+	depth := a.automation.EventTriggerDepth(ctx, scope, in.Event.Data)
+	if depth >= automation.MaxTriggerDepth {
 		a.log.WarnContext(ctx, "event not run: too deep a chain of triggered orchestrations", "trigger", in.Trigger.RequestID, "event", in.Event.ID, "depth", depth)
 		return &workflows.OrchestrationInput{}, nil
 	}
-	run, def, err := a.store.PrepareTriggeredRun(ctx, scope, in.Trigger.RequestID, in.Event, depth+1)
+	run, def, err := a.automation.PrepareTriggeredRun(ctx, scope, in.Trigger.RequestID, in.Event, depth+1)
 	if models.ErrorCode(err) == models.CodeInvalidStateTransition {
 		return &workflows.OrchestrationInput{}, nil
 	}
@@ -327,7 +329,7 @@ func (a *Orchestration) PrepareRun(ctx context.Context, in workflows.PrepareRunI
 // FinishTrigger ends an event trigger that was cancelled: the orchestration
 // becomes inactive and its operation cancelled.
 func (a *Orchestration) FinishTrigger(ctx context.Context, ref workflows.OrchestrationRef) error {
-	return a.fail(ctx, workflows.ActivityOrchestrationFinishTrigger, a.store.FinishTrigger(ctx, ref.Scope(), ref.RequestID))
+	return a.fail(ctx, workflows.ActivityOrchestrationFinishTrigger, a.automation.FinishTrigger(ctx, ref.Scope(), ref.RequestID))
 }
 
 // DispatchEvent hands an outbox event to the event triggers of its
@@ -363,21 +365,21 @@ func OrchestrationEventHook(c client.Client, store *models.Store) func(context.C
 // Errors: DEPENDENCY_UNAVAILABLE (no client, or Temporal unreachable).
 func DispatchOrchestrationEvent(ctx context.Context, c client.Client, store *models.Store, ev *models.Event) (int, error) {
 	scope := models.TenantScope(ev.OrganizationID, ev.Environment)
-	defs, err := store.OrchestrationsTriggeredBy(ctx, scope, ev.Type)
+	defs, err := automation.NewStore(store).OrchestrationsTriggeredBy(ctx, scope, ev.Type)
 	if err != nil || len(defs) == 0 {
 		return 0, err
 	}
 	if c == nil {
 		return 0, models.Errorf(models.CodeDependencyUnavailable, "no workflow engine is configured to run triggered orchestrations")
 	}
-	payload := models.TriggerEvent{ID: ev.ID, Type: ev.Type, ResourceID: ev.ResourceID, Data: ev.Data}
+	payload := automation.TriggerEvent{ID: ev.ID, Type: ev.Type, ResourceID: ev.ResourceID, Data: ev.Data}
 	sent := 0
 	for _, def := range defs {
 		err := c.SignalWorkflow(ctx, def.ID, "", workflows.SignalOrchestrationEvent, payload)
 		var nf *serviceerror.NotFound
 		switch {
 		case errors.As(err, &nf):
-			if derr := store.DeactivateOrchestration(ctx, scope, def.ID); derr != nil {
+			if derr := automation.NewStore(store).DeactivateOrchestration(ctx, scope, def.ID); derr != nil {
 				return sent, derr
 			}
 		case err != nil:

@@ -8,6 +8,7 @@ import (
 
 	"github.com/telcoplatform/platform/activities"
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/automation"
 	"github.com/telcoplatform/platform/simulator"
 	"github.com/telcoplatform/platform/workflows"
 )
@@ -24,7 +25,7 @@ func TestOrchestrationStepsActWithTheCreatorsPermissions(t *testing.T) {
 	notify := func(id string, perms []string) error {
 		in := workflows.OrchestrationStepInput{
 			Run:        workflows.OrchestrationRef{RequestID: id, OrganizationID: f.org, Environment: models.EnvLive, DefinitionID: id, CreatedBy: "ak_creator", Permissions: perms},
-			Step:       models.OrchestrationStep{Order: 1, Action: models.ActionNotify},
+			Step:       automation.OrchestrationStep{Order: 1, Action: automation.ActionNotify},
 			Parameters: map[string]any{"event": "service.modified", "message": "hello"},
 		}
 		_, err := env.ExecuteActivity(orch.Notify, in)

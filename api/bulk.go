@@ -10,6 +10,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/automation"
 	"github.com/telcoplatform/platform/workflows"
 )
 
@@ -20,11 +21,11 @@ type BulkOrchestrationBody struct {
 	MaxConcurrency    int  `json:"max_concurrency,omitempty" minimum:"0" maximum:"50" example:"10" doc:"Items in flight at once when parallel (default 10, at most 50)"`
 }
 
-func (b *BulkOrchestrationBody) options() models.BulkOptions {
+func (b *BulkOrchestrationBody) options() automation.BulkOptions {
 	if b == nil {
-		return models.BulkOptions{}
+		return automation.BulkOptions{}
 	}
-	return models.BulkOptions{Parallel: b.Parallel, RollbackOnFailure: b.RollbackOnFailure, MaxConcurrency: b.MaxConcurrency}
+	return automation.BulkOptions{Parallel: b.Parallel, RollbackOnFailure: b.RollbackOnFailure, MaxConcurrency: b.MaxConcurrency}
 }
 
 // BulkCustomizations override an item's template defaults.
@@ -58,11 +59,11 @@ type ServiceChangesBody struct {
 	Monitoring string `json:"monitoring,omitempty" maxLength:"20" example:"advanced" doc:"basic, standard or advanced"`
 }
 
-func (b *ServiceChangesBody) changes() models.ServiceChanges {
+func (b *ServiceChangesBody) changes() automation.ServiceChanges {
 	if b == nil {
-		return models.ServiceChanges{}
+		return automation.ServiceChanges{}
 	}
-	return models.ServiceChanges{Name: b.Name, SLA: b.SLA, Bandwidth: b.Bandwidth, Redundancy: b.Redundancy, Monitoring: b.Monitoring}
+	return automation.ServiceChanges{Name: b.Name, SLA: b.SLA, Bandwidth: b.Bandwidth, Redundancy: b.Redundancy, Monitoring: b.Monitoring}
 }
 
 // BulkModifyItemBody is one service of a bulk modification.
@@ -147,13 +148,13 @@ func (s *Server) backgroundQueue() string {
 // workflow on the background task queue under the operation's id; if the
 // workflow cannot be started, the operation is removed and the answer is
 // DEPENDENCY_UNAVAILABLE.
-func (s *Server) startBulk(ctx context.Context, plan *models.BulkPlan) (*BulkAccepted, error) {
+func (s *Server) startBulk(ctx context.Context, plan *automation.BulkPlan) (*BulkAccepted, error) {
 	if s.temporal == nil {
 		return nil, models.Errorf(models.CodeDependencyUnavailable, "bulk operations are unavailable: no workflow engine is configured")
 	}
 	p := principal(ctx)
 	id := models.NewID(models.PrefixBulk)
-	op, err := s.store.CreateBulkOperation(ctx, plan, id, p.ID)
+	op, err := s.automation.CreateBulkOperation(ctx, plan, id, p.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -174,7 +175,7 @@ func (s *Server) startBulk(ctx context.Context, plan *models.BulkPlan) (*BulkAcc
 	startCtx, cancel := context.WithTimeout(ctx, workflowStartTimeout)
 	defer cancel()
 	if _, err := s.temporal.ExecuteWorkflow(startCtx, opts, workflows.BulkWorkflow, in); err != nil {
-		if derr := s.store.DeleteBulkOperation(context.WithoutCancel(ctx), plan.Scope, id, plan.RetryOf); derr != nil {
+		if derr := s.automation.DeleteBulkOperation(context.WithoutCancel(ctx), plan.Scope, id, plan.RetryOf); derr != nil {
 			s.log.ErrorContext(ctx, "removing a bulk operation that did not start failed", "request_id", id, "error", derr)
 		}
 		e := models.Errorf(models.CodeDependencyUnavailable, "the workflow engine is unavailable; retry later").WithDetail("retry_after", 5)
@@ -205,15 +206,15 @@ func (s *Server) registerBulk() {
 			"(400 with fields `services[i]...`, or 422 with `details.items`). " + accepted},
 		access{permission: "services:write", mfa: true}, func(ctx context.Context, in *struct{ Body BulkProvisionBody }) (*BulkAcceptedOutput, error) {
 			b := in.Body
-			bin := models.BulkProvisionInput{AccountID: b.AccountID, Options: b.Orchestration.options()}
+			bin := automation.BulkProvisionInput{AccountID: b.AccountID, Options: b.Orchestration.options()}
 			for _, it := range b.Services {
-				item := models.BulkProvisionItem{Template: it.Template, Location: it.Location}
+				item := automation.BulkProvisionItem{Template: it.Template, Location: it.Location}
 				if c := it.Customizations; c != nil {
 					item.Bandwidth, item.Redundancy, item.Monitoring = c.Bandwidth, c.Redundancy, c.Monitoring
 				}
 				bin.Items = append(bin.Items, item)
 			}
-			plan, err := s.store.PrepareBulkProvision(ctx, principal(ctx), bin)
+			plan, err := s.automation.PrepareBulkProvision(ctx, principal(ctx), bin)
 			if err != nil {
 				return nil, err
 			}
@@ -231,11 +232,11 @@ func (s *Server) registerBulk() {
 			"SERVICE_MAINTENANCE; another change under way: SERVICE_CONFLICT; not delivered: INVALID_STATE_TRANSITION) fails as an item. " + accepted},
 		access{permission: "services:write"}, func(ctx context.Context, in *struct{ Body BulkModifyBody }) (*BulkAcceptedOutput, error) {
 			b := in.Body
-			bin := models.BulkModifyInput{Changes: b.Changes.changes(), Options: b.Orchestration.options()}
+			bin := automation.BulkModifyInput{Changes: b.Changes.changes(), Options: b.Orchestration.options()}
 			for _, it := range b.Services {
-				bin.Items = append(bin.Items, models.BulkModifyItem{ServiceID: it.ServiceID, Changes: it.Changes.changes()})
+				bin.Items = append(bin.Items, automation.BulkModifyItem{ServiceID: it.ServiceID, Changes: it.Changes.changes()})
 			}
-			plan, err := s.store.PrepareBulkModify(ctx, principal(ctx), bin)
+			plan, err := s.automation.PrepareBulkModify(ctx, principal(ctx), bin)
 			if err != nil {
 				return nil, err
 			}
@@ -260,12 +261,12 @@ func (s *Server) registerBulk() {
 				if b.Orchestration != nil {
 					return nil, models.Invalid(models.FieldIssue{Field: "orchestration", Issue: "applies only with an action"})
 				}
-				entries, err := s.store.BulkServiceStatuses(ctx, p, b.ServiceIDs)
+				entries, err := s.automation.BulkServiceStatuses(ctx, p, b.ServiceIDs)
 				if err != nil {
 					return nil, err
 				}
 				out := &BulkStatusOutput{Status: http.StatusOK}
-				out.Body.Services = mapSlice(entries, func(e *models.ServiceStatusEntry) BulkServiceStatusItem {
+				out.Body.Services = mapSlice(entries, func(e *automation.ServiceStatusEntry) BulkServiceStatusItem {
 					item := BulkServiceStatusItem{ServiceID: e.ServiceID}
 					if !e.Found {
 						item.Error = &OperationErrorItem{Code: string(models.CodeNotFound), Message: "service not found"}
@@ -281,7 +282,7 @@ func (s *Server) registerBulk() {
 				return nil, models.Errorf(models.CodeInsufficientPermissions, "changing services' status needs permission services:write").
 					WithDetail("required_permission", "services:write")
 			}
-			plan, err := s.store.PrepareBulkStatus(ctx, p, models.BulkStatusInput{ServiceIDs: b.ServiceIDs, Action: b.Action, Options: b.Orchestration.options()})
+			plan, err := s.automation.PrepareBulkStatus(ctx, p, automation.BulkStatusInput{ServiceIDs: b.ServiceIDs, Action: b.Action, Options: b.Orchestration.options()})
 			if err != nil {
 				return nil, err
 			}
@@ -304,12 +305,12 @@ func (s *Server) registerBulk() {
 			RequestID string `path:"request_id" maxLength:"64" example:"bulk_3fK9aZ"`
 			Body      *BulkRetryBody
 		}) (*BulkAcceptedOutput, error) {
-			var opts *models.BulkOptions
+			var opts *automation.BulkOptions
 			if in.Body != nil && in.Body.Orchestration != nil {
 				o := in.Body.Orchestration.options()
 				opts = &o
 			}
-			plan, err := s.store.PrepareBulkRetry(ctx, principal(ctx), in.RequestID, opts)
+			plan, err := s.automation.PrepareBulkRetry(ctx, principal(ctx), in.RequestID, opts)
 			if err != nil {
 				return nil, err
 			}

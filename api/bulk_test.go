@@ -14,6 +14,7 @@ import (
 	"github.com/telcoplatform/platform/api"
 	"github.com/telcoplatform/platform/config"
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/automation"
 	"github.com/telcoplatform/platform/simulator"
 	"github.com/telcoplatform/platform/workflows"
 )
@@ -152,7 +153,7 @@ func TestBulkProvision(t *testing.T) {
 	h.do("GET", "/v1/operations/"+acc.RequestID, h.tenants[1].testKey, nil).wantError(404, "NOT_FOUND")
 
 	t.Run("invalid requests", func(t *testing.T) {
-		many := make([]any, models.MaxBulkItems+1)
+		many := make([]any, automation.MaxBulkItems+1)
 		for i := range many {
 			many[i] = services[0]
 		}
@@ -301,32 +302,32 @@ func finishedBulk(t *testing.T, h *harness, tn tenant, n int, failed ...int) str
 	if _, err := h.store.CreateAccount(ctx, p, models.AccountInput{Name: "Sandbox", Currency: "USD", BillingEmail: "b@example.com"}); err != nil {
 		t.Fatal(err)
 	}
-	items := make([]models.BulkProvisionItem, n)
+	items := make([]automation.BulkProvisionItem, n)
 	for i := range items {
-		items[i] = models.BulkProvisionItem{Template: "internet-dedicated-1g", Location: "loc_sandbox_all"}
+		items[i] = automation.BulkProvisionItem{Template: "internet-dedicated-1g", Location: "loc_sandbox_all"}
 	}
-	plan, err := h.store.PrepareBulkProvision(ctx, p, models.BulkProvisionInput{Items: items})
+	plan, err := automation.NewStore(h.store).PrepareBulkProvision(ctx, p, automation.BulkProvisionInput{Items: items})
 	if err != nil {
 		t.Fatal(err)
 	}
 	id := models.NewID(models.PrefixBulk)
-	if _, err := h.store.CreateBulkOperation(ctx, plan, id, p.ID); err != nil {
+	if _, err := automation.NewStore(h.store).CreateBulkOperation(ctx, plan, id, p.ID); err != nil {
 		t.Fatal(err)
 	}
-	var updates []models.ItemUpdate
+	var updates []automation.ItemUpdate
 	for i := range n {
-		u := models.ItemUpdate{Position: i, Status: models.ItemCompleted}
+		u := automation.ItemUpdate{Position: i, Status: automation.ItemCompleted}
 		for _, f := range failed {
 			if f == i {
-				u = models.ItemUpdate{Position: i, Status: models.ItemFailed, Error: &models.OperationError{Code: models.CodeProvisioningFailed, Message: "activate failed"}}
+				u = automation.ItemUpdate{Position: i, Status: automation.ItemFailed, Error: &models.OperationError{Code: models.CodeProvisioningFailed, Message: "activate failed"}}
 			}
 		}
 		updates = append(updates, u)
 	}
-	if _, err := h.store.RecordBulkItems(ctx, plan.Scope, id, updates); err != nil {
+	if _, err := automation.NewStore(h.store).RecordBulkItems(ctx, plan.Scope, id, updates); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.store.FinishBulk(ctx, plan.Scope, id, models.BulkFinish{}); err != nil {
+	if _, err := automation.NewStore(h.store).FinishBulk(ctx, plan.Scope, id, automation.BulkFinish{}); err != nil {
 		t.Fatal(err)
 	}
 	return id

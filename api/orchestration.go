@@ -11,6 +11,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/automation"
 	"github.com/telcoplatform/platform/workflows"
 )
 
@@ -71,10 +72,10 @@ type orchestrationPath struct {
 	WorkflowID string `path:"workflow_id" maxLength:"64" example:"wf_3fK9aZ"`
 }
 
-func orchestrationInfo(def *models.OrchestrationDefinition) OrchestrationInfo {
+func orchestrationInfo(def *automation.OrchestrationDefinition) OrchestrationInfo {
 	return OrchestrationInfo{ID: def.ID, Name: def.Name, Trigger: def.Trigger, Active: def.Active, Runs: def.Runs,
 		CreatedAt: models.Timestamp(def.CreatedAt),
-		Steps: mapSlice(def.Steps, func(st *models.OrchestrationStep) OrchestrationStepBody {
+		Steps: mapSlice(def.Steps, func(st *automation.OrchestrationStep) OrchestrationStepBody {
 			return OrchestrationStepBody{Order: st.Order, Action: st.Action, Parameters: st.Parameters, DependsOn: st.DependsOn}
 		}),
 	}
@@ -85,20 +86,20 @@ func orchestrationInfo(def *models.OrchestrationDefinition) OrchestrationInfo {
 // own stream; other requests pass to the JSON operation registered after it.
 func (s *Server) orchestrationStream(c *fiber.Ctx) error {
 	return s.serveOperationStream(c, "workflow_id", func(ctx context.Context, p *models.Principal, id string) (*models.Operation, error) {
-		op, _, err := s.store.GetOrchestration(ctx, p, id)
+		op, _, err := s.automation.GetOrchestration(ctx, p, id)
 		return op, err
 	})
 }
 
 // startOrchestration starts the workflow of a stored orchestration: its run
 // (manual) or its trigger (event), on the interactive task queue.
-func (s *Server) startOrchestration(ctx context.Context, scope models.Scope, def *models.OrchestrationDefinition, createdBy string) error {
+func (s *Server) startOrchestration(ctx context.Context, scope models.Scope, def *automation.OrchestrationDefinition, createdBy string) error {
 	ref := workflows.OrchestrationRef{RequestID: def.ID, OrganizationID: scope.OrganizationID, Environment: scope.Environment,
 		DefinitionID: def.ID, CreatedBy: createdBy, Permissions: def.CreatorPermissions}
-	opType, wf := models.OpTypeOrchestration, workflows.OrchestrationWorkflow
+	opType, wf := automation.OpTypeOrchestration, workflows.OrchestrationWorkflow
 	var arg any = workflows.OrchestrationInput{Run: ref, Steps: def.Steps}
 	if def.EventType != "" {
-		opType, wf = models.OpTypeOrchestrationTrigger, workflows.OrchestrationTriggerWorkflow
+		opType, wf = automation.OpTypeOrchestrationTrigger, workflows.OrchestrationTriggerWorkflow
 		arg = workflows.OrchestrationTriggerInput{Trigger: ref, EventType: def.EventType}
 	}
 	opts := client.StartWorkflowOptions{
@@ -140,11 +141,11 @@ func (s *Server) registerOrchestration() {
 			"users are challenged with a second factor. Answers 202 with the operation. See docs/bulk-and-orchestration.md."},
 		access{permission: "services:write", mfa: true}, func(ctx context.Context, in *struct{ Body OrchestrationBody }) (*OrchestrationAcceptedOutput, error) {
 			p := principal(ctx)
-			oin := models.OrchestrationInput{Name: in.Body.Name, Trigger: in.Body.Trigger}
+			oin := automation.OrchestrationInput{Name: in.Body.Name, Trigger: in.Body.Trigger}
 			for _, st := range in.Body.Steps {
-				oin.Steps = append(oin.Steps, models.OrchestrationStep{Order: st.Order, Action: st.Action, Parameters: st.Parameters, DependsOn: st.DependsOn})
+				oin.Steps = append(oin.Steps, automation.OrchestrationStep{Order: st.Order, Action: st.Action, Parameters: st.Parameters, DependsOn: st.DependsOn})
 			}
-			def, err := s.store.ValidateOrchestration(ctx, p, oin)
+			def, err := s.automation.ValidateOrchestration(ctx, p, oin)
 			if err != nil {
 				return nil, err
 			}
@@ -153,12 +154,12 @@ func (s *Server) registerOrchestration() {
 			}
 			scope := p.OwnScope()
 			id := models.NewID(models.PrefixWorkflow)
-			op, err := s.store.CreateOrchestration(ctx, scope, def, id, p.ID)
+			op, err := s.automation.CreateOrchestration(ctx, scope, def, id, p.ID)
 			if err != nil {
 				return nil, err
 			}
 			if err := s.startOrchestration(ctx, scope, def, p.ID); err != nil {
-				if derr := s.store.DeleteOrchestration(context.WithoutCancel(ctx), scope, id); derr != nil {
+				if derr := s.automation.DeleteOrchestration(context.WithoutCancel(ctx), scope, id); derr != nil {
 					s.log.ErrorContext(ctx, "removing an orchestration that did not start failed", "request_id", id, "error", derr)
 				}
 				e := models.Errorf(models.CodeDependencyUnavailable, "the workflow engine is unavailable; retry later").WithDetail("retry_after", 5)
@@ -177,7 +178,7 @@ func (s *Server) registerOrchestration() {
 			"and each step's outputs; an event trigger: its runs as items) plus `orchestration`, its definition. " +
 			"With `Accept: text/event-stream` the operation is streamed as Server-Sent Events, as GET /v1/operations/{request_id}."},
 		access{}, func(ctx context.Context, in *orchestrationPath) (*OrchestrationOutput, error) {
-			op, def, err := s.store.GetOrchestration(ctx, principal(ctx), in.WorkflowID)
+			op, def, err := s.automation.GetOrchestration(ctx, principal(ctx), in.WorkflowID)
 			if err != nil {
 				return nil, err
 			}

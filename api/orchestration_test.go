@@ -9,6 +9,7 @@ import (
 	"go.temporal.io/api/serviceerror"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/automation"
 	"github.com/telcoplatform/platform/workflows"
 )
 
@@ -18,14 +19,14 @@ func orchestrationFixture(t testing.TB, h *harness, tn tenant) string {
 	t.Helper()
 	ctx := context.Background()
 	p := &models.Principal{Kind: models.PrincipalAPIKey, ID: "ak_fixture", OrganizationID: tn.org.ID, Environment: models.EnvLive, Role: models.RoleCustomer, Permissions: []string{"*"}}
-	def, err := h.store.ValidateOrchestration(ctx, p, models.OrchestrationInput{Name: "Fixture", Steps: []models.OrchestrationStep{
-		{Order: 1, Action: models.ActionWait, Parameters: map[string]any{"duration": "1m"}},
+	def, err := automation.NewStore(h.store).ValidateOrchestration(ctx, p, automation.OrchestrationInput{Name: "Fixture", Steps: []automation.OrchestrationStep{
+		{Order: 1, Action: automation.ActionWait, Parameters: map[string]any{"duration": "1m"}},
 	}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	id := models.NewID(models.PrefixWorkflow)
-	if _, err := h.store.CreateOrchestration(ctx, p.OwnScope(), def, id, p.ID); err != nil {
+	if _, err := automation.NewStore(h.store).CreateOrchestration(ctx, p.OwnScope(), def, id, p.ID); err != nil {
 		t.Fatal(err)
 	}
 	return id
@@ -117,7 +118,7 @@ func TestOrchestrationWorkflows(t *testing.T) {
 	t.Run("server-sent events", func(t *testing.T) {
 		id := orchestrationFixture(t, h, a)
 		scope := models.TenantScope(a.org.ID, models.EnvLive)
-		if _, err := h.store.FinishOrchestration(context.Background(), scope, id, true, nil); err != nil {
+		if _, err := automation.NewStore(h.store).FinishOrchestration(context.Background(), scope, id, true, nil); err != nil {
 			t.Fatal(err)
 		}
 		res := h.do("GET", "/v1/services/orchestration/workflows/"+id, a.liveKey, nil, "Accept", "text/event-stream")
@@ -149,7 +150,7 @@ func TestOrchestrationWorkflows(t *testing.T) {
 		if doc.Type != "orchestration_trigger" || !doc.Orchestration.Active || len(doc.Items) != 0 || len(doc.Steps) != 0 {
 			t.Fatalf("trigger %+v", doc)
 		}
-		defs, err := h.store.OrchestrationsTriggeredBy(context.Background(), models.TenantScope(a.org.ID, models.EnvLive), "service.provisioned")
+		defs, err := automation.NewStore(h.store).OrchestrationsTriggeredBy(context.Background(), models.TenantScope(a.org.ID, models.EnvLive), "service.provisioned")
 		if err != nil || len(defs) != 1 || defs[0].ID != acc.RequestID {
 			t.Fatalf("%+v %v", defs, err)
 		}

@@ -23,6 +23,7 @@ import (
 	"github.com/telcoplatform/platform/auth"
 	"github.com/telcoplatform/platform/config"
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/automation"
 	"github.com/telcoplatform/platform/models/support"
 	"github.com/telcoplatform/platform/ratelimit"
 )
@@ -50,18 +51,19 @@ type Deps struct {
 
 // Server is the HTTP API: the Fiber app and the huma API on it.
 type Server struct {
-	App      *fiber.App
-	API      huma.API
-	cfg      config.Config
-	store    *models.Store
-	support  *support.Store // the support area's domain, on store
-	temporal client.Client
-	redis    redis.UniversalClient
-	log      *slog.Logger
-	now      func() time.Time
-	keyUsage *models.KeyUsage
-	limiter  *ratelimit.Limiter
-	limits   limiterStats
+	App        *fiber.App
+	API        huma.API
+	cfg        config.Config
+	store      *models.Store
+	automation *automation.Store // bulk operations and orchestrations
+	support    *support.Store    // the support area's domain, on store
+	temporal   client.Client
+	redis      redis.UniversalClient
+	log        *slog.Logger
+	now        func() time.Time
+	keyUsage   *models.KeyUsage
+	limiter    *ratelimit.Limiter
+	limits     limiterStats
 	// anonymous are the per-address limits of requests without a valid
 	// credential (ANONYMOUS_HOURLY_LIMIT, ANONYMOUS_BURST_LIMIT).
 	anonymous models.RateLimits
@@ -110,6 +112,7 @@ func New(deps Deps) *Server {
 		s.now = func() time.Time { return time.Now().UTC() }
 	}
 	s.support = support.NewStore(s.store)
+	s.automation = automation.NewStore(s.store)
 	s.anonymous = anonymousLimits(deps.Config.AnonymousHourly, deps.Config.AnonymousBurst)
 	s.keyUsage = models.NewKeyUsage(s.store)
 	s.tokens = auth.NewTokens(s.store, deps.Config.PublicBaseURL, s.now)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/automation"
 	"github.com/telcoplatform/platform/workflows"
 )
 
@@ -472,7 +473,7 @@ func TestOrchestrationEndToEnd(t *testing.T) {
 		if err != nil || len(evs) != 3 || evs[2].Type != "service.provisioned" {
 			t.Fatalf("%+v %v", evs, err)
 		}
-		runID := models.TriggeredRunID(acc.RequestID, evs[2].ID)
+		runID := automation.TriggeredRunID(acc.RequestID, evs[2].ID)
 		bulkWaitFor(t, func() bool {
 			_, err := s.store.OperationIn(ctx, scope, runID)
 			return err == nil
@@ -546,7 +547,7 @@ func TestOrchestrationEndToEnd(t *testing.T) {
 		if ended[len(ended)-1].Status != "cancelled" {
 			t.Fatalf("trigger %+v", ended[len(ended)-1])
 		}
-		if defs, _ := s.store.OrchestrationsTriggeredBy(ctx, scope, "service.provisioned"); len(defs) != 0 {
+		if defs, _ := automation.NewStore(s.store).OrchestrationsTriggeredBy(ctx, scope, "service.provisioned"); len(defs) != 0 {
 			t.Fatal("a cancelled trigger still listens")
 		}
 	})

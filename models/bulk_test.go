@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/automation"
 )
 
 // bulkTenant creates an organization with a billing account and returns a
@@ -82,7 +83,7 @@ func TestParseLocation(t *testing.T) {
 		{"loc_bad id", "", "", true},
 	}
 	for _, tc := range tests {
-		id, loc, err := models.ParseLocation("location", tc.in)
+		id, loc, err := automation.ParseLocation("location", tc.in)
 		if (err != nil) != tc.wantErr {
 			t.Errorf("ParseLocation(%q): %v", tc.in, err)
 			continue
@@ -102,25 +103,25 @@ func TestParseLocation(t *testing.T) {
 func TestBulkStatusFromItems(t *testing.T) {
 	tests := []struct {
 		name string
-		o    models.BulkOutcome
-		fin  models.BulkFinish
+		o    automation.BulkOutcome
+		fin  automation.BulkFinish
 		want models.OperationStatus
 	}{
-		{"all completed", models.BulkOutcome{Total: 3, Completed: 3}, models.BulkFinish{}, models.OpCompleted},
-		{"some failed", models.BulkOutcome{Total: 3, Completed: 2, Failed: 1}, models.BulkFinish{}, models.OpPartial},
-		{"some skipped", models.BulkOutcome{Total: 3, Completed: 2, Skipped: 1}, models.BulkFinish{}, models.OpPartial},
-		{"all failed", models.BulkOutcome{Total: 3, Failed: 3}, models.BulkFinish{}, models.OpFailed},
-		{"rolled back", models.BulkOutcome{Total: 3, RolledBack: 2, Failed: 1}, models.BulkFinish{RolledBack: true}, models.OpRolledBack},
-		{"rollback failed", models.BulkOutcome{Total: 3, Completed: 1, RollbackFailed: 1, RolledBack: 1, Failed: 1}, models.BulkFinish{RolledBack: true}, models.OpFailed},
-		{"cancelled", models.BulkOutcome{Total: 3, Completed: 1, Cancelled: 2}, models.BulkFinish{Cancelled: true}, models.OpCancelled},
+		{"all completed", automation.BulkOutcome{Total: 3, Completed: 3}, automation.BulkFinish{}, models.OpCompleted},
+		{"some failed", automation.BulkOutcome{Total: 3, Completed: 2, Failed: 1}, automation.BulkFinish{}, models.OpPartial},
+		{"some skipped", automation.BulkOutcome{Total: 3, Completed: 2, Skipped: 1}, automation.BulkFinish{}, models.OpPartial},
+		{"all failed", automation.BulkOutcome{Total: 3, Failed: 3}, automation.BulkFinish{}, models.OpFailed},
+		{"rolled back", automation.BulkOutcome{Total: 3, RolledBack: 2, Failed: 1}, automation.BulkFinish{RolledBack: true}, models.OpRolledBack},
+		{"rollback failed", automation.BulkOutcome{Total: 3, Completed: 1, RollbackFailed: 1, RolledBack: 1, Failed: 1}, automation.BulkFinish{RolledBack: true}, models.OpFailed},
+		{"cancelled", automation.BulkOutcome{Total: 3, Completed: 1, Cancelled: 2}, automation.BulkFinish{Cancelled: true}, models.OpCancelled},
 	}
 	for _, tc := range tests {
-		if got := models.BulkStatus(tc.o, tc.fin); got != tc.want {
+		if got := automation.BulkStatus(tc.o, tc.fin); got != tc.want {
 			t.Errorf("%s: %s, want %s", tc.name, got, tc.want)
 		}
 	}
-	if (models.BulkOptions{}).Window() != 1 || (models.BulkOptions{Parallel: true}).Window() != models.DefaultBulkConcurrency ||
-		(models.BulkOptions{Parallel: true, MaxConcurrency: 7}).Window() != 7 {
+	if (automation.BulkOptions{}).Window() != 1 || (automation.BulkOptions{Parallel: true}).Window() != automation.DefaultBulkConcurrency ||
+		(automation.BulkOptions{Parallel: true, MaxConcurrency: 7}).Window() != 7 {
 		t.Fatal("Window")
 	}
 }
@@ -129,12 +130,12 @@ func TestPrepareBulkProvision(t *testing.T) {
 	s := newStore(t)
 	ctx := context.Background()
 	p, acct := bulkTenant(t, s, "Bulk", models.EnvTest)
-	ok := []models.BulkProvisionItem{
+	ok := []automation.BulkProvisionItem{
 		{Template: "internet-dedicated-1g", Location: "loc_sandbox_all"},
 		{Template: "internet-business-100m", Location: "100 Congress Ave, Austin, TX 78701", Monitoring: "advanced"},
 		{Template: "sandbox-fail-activate", Location: "loc_sandbox_all"},
 	}
-	plan, err := s.PrepareBulkProvision(ctx, p, models.BulkProvisionInput{Items: ok, Options: models.BulkOptions{Parallel: true}})
+	plan, err := automation.NewStore(s).PrepareBulkProvision(ctx, p, automation.BulkProvisionInput{Items: ok, Options: automation.BulkOptions{Parallel: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +152,7 @@ func TestPrepareBulkProvision(t *testing.T) {
 	}
 
 	t.Run("invalid items name their fields", func(t *testing.T) {
-		_, err := s.PrepareBulkProvision(ctx, p, models.BulkProvisionInput{Items: []models.BulkProvisionItem{
+		_, err := automation.NewStore(s).PrepareBulkProvision(ctx, p, automation.BulkProvisionInput{Items: []automation.BulkProvisionItem{
 			ok[0], {Template: "nope", Location: "loc_sandbox_all"}, {Template: "internet-dedicated-1g", Location: "Austin"},
 			{Template: "internet-dedicated-1g", Location: "loc_sandbox_all", Redundancy: "triple"},
 		}})
@@ -163,7 +164,7 @@ func TestPrepareBulkProvision(t *testing.T) {
 		}
 	})
 	t.Run("unserviceable items are 422 with every failing item", func(t *testing.T) {
-		_, err := s.PrepareBulkProvision(ctx, p, models.BulkProvisionInput{Items: []models.BulkProvisionItem{
+		_, err := automation.NewStore(s).PrepareBulkProvision(ctx, p, automation.BulkProvisionInput{Items: []automation.BulkProvisionItem{
 			ok[0], {Template: "internet-dedicated-1g", Location: "9 Nowhere Rd, Testville, CA 94999"},
 			{Template: "internet-dedicated-1g", Location: "loc_sandbox_business_only"},
 		}})
@@ -174,20 +175,23 @@ func TestPrepareBulkProvision(t *testing.T) {
 		}
 	})
 	t.Run("bounds", func(t *testing.T) {
-		many := make([]models.BulkProvisionItem, models.MaxBulkItems+1)
+		many := make([]automation.BulkProvisionItem, automation.MaxBulkItems+1)
 		for i := range many {
 			many[i] = ok[0]
 		}
 		if f := fieldsOf(t, func() error {
-			_, err := s.PrepareBulkProvision(ctx, p, models.BulkProvisionInput{Items: many})
+			_, err := automation.NewStore(s).PrepareBulkProvision(ctx, p, automation.BulkProvisionInput{Items: many})
 			return err
 		}()); f["services"] == "" {
 			t.Fatalf("1,001 items: %v", f)
 		}
-		if f := fieldsOf(t, func() error { _, err := s.PrepareBulkProvision(ctx, p, models.BulkProvisionInput{}); return err }()); f["services"] == "" {
+		if f := fieldsOf(t, func() error {
+			_, err := automation.NewStore(s).PrepareBulkProvision(ctx, p, automation.BulkProvisionInput{})
+			return err
+		}()); f["services"] == "" {
 			t.Fatalf("no items: %v", f)
 		}
-		_, err := s.PrepareBulkProvision(ctx, p, models.BulkProvisionInput{Items: ok[:1], Options: models.BulkOptions{Parallel: true, MaxConcurrency: 99}})
+		_, err := automation.NewStore(s).PrepareBulkProvision(ctx, p, automation.BulkProvisionInput{Items: ok[:1], Options: automation.BulkOptions{Parallel: true, MaxConcurrency: 99}})
 		if f := fieldsOf(t, err); f["orchestration.max_concurrency"] == "" {
 			t.Fatalf("max_concurrency: %v", f)
 		}
@@ -198,15 +202,15 @@ func TestBulkOperationLifecycleAndRetry(t *testing.T) {
 	s := newStore(t)
 	ctx := context.Background()
 	p, _ := bulkTenant(t, s, "Bulk", models.EnvTest)
-	items := make([]models.BulkProvisionItem, 5)
+	items := make([]automation.BulkProvisionItem, 5)
 	for i := range items {
-		items[i] = models.BulkProvisionItem{Template: "internet-dedicated-1g", Location: "loc_sandbox_all"}
+		items[i] = automation.BulkProvisionItem{Template: "internet-dedicated-1g", Location: "loc_sandbox_all"}
 	}
-	plan, err := s.PrepareBulkProvision(ctx, p, models.BulkProvisionInput{Items: items, Options: models.BulkOptions{Parallel: true, MaxConcurrency: 3}})
+	plan, err := automation.NewStore(s).PrepareBulkProvision(ctx, p, automation.BulkProvisionInput{Items: items, Options: automation.BulkOptions{Parallel: true, MaxConcurrency: 3}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	op, err := s.CreateBulkOperation(ctx, plan, "bulk_lifecycle", p.ID)
+	op, err := automation.NewStore(s).CreateBulkOperation(ctx, plan, "bulk_lifecycle", p.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,12 +218,12 @@ func TestBulkOperationLifecycleAndRetry(t *testing.T) {
 	if op.Status != models.OpPending || len(op.Items) != 5 || op.Items[2].ID != plan.Items[2].ServiceID || op.Progress().Total != 5 {
 		t.Fatalf("operation %+v", op)
 	}
-	page, next, err := s.BulkItems(ctx, scope, "bulk_lifecycle", 0, 2, models.ItemPending)
+	page, next, err := automation.NewStore(s).BulkItems(ctx, scope, "bulk_lifecycle", 0, 2, automation.ItemPending)
 	if err != nil || len(page) != 2 || next != 2 || page[1].Position != 1 || page[1].Order == nil {
 		t.Fatalf("page %+v next %d %v", page, next, err)
 	}
 	for range 2 {
-		if err := s.EnsureChildOperations(ctx, scope, p.ID, page); err != nil {
+		if err := automation.NewStore(s).EnsureChildOperations(ctx, scope, p.ID, page); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -228,27 +232,27 @@ func TestBulkOperationLifecycleAndRetry(t *testing.T) {
 		t.Fatalf("child %+v %v", child, err)
 	}
 	fail := &models.OperationError{Code: models.CodeProvisioningFailed, Message: "activate failed"}
-	_, err = s.RecordBulkItems(ctx, scope, "bulk_lifecycle", []models.ItemUpdate{
-		{Position: 0, Status: models.ItemInProgress}, {Position: 1, Status: models.ItemInProgress},
-		{Position: 0, Status: models.ItemCompleted}, {Position: 1, Status: models.ItemFailed, Error: fail},
-		{Position: 0, Status: models.ItemInProgress}, // a late start never moves an ended item back
-		{Position: 9, Status: models.ItemCompleted},  // out of range: ignored
+	_, err = automation.NewStore(s).RecordBulkItems(ctx, scope, "bulk_lifecycle", []automation.ItemUpdate{
+		{Position: 0, Status: automation.ItemInProgress}, {Position: 1, Status: automation.ItemInProgress},
+		{Position: 0, Status: automation.ItemCompleted}, {Position: 1, Status: automation.ItemFailed, Error: fail},
+		{Position: 0, Status: automation.ItemInProgress}, // a late start never moves an ended item back
+		{Position: 9, Status: automation.ItemCompleted},  // out of range: ignored
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := s.BulkItems(ctx, scope, "bulk_lifecycle", 0, 10, models.ItemCompleted); err != nil {
+	if _, _, err := automation.NewStore(s).BulkItems(ctx, scope, "bulk_lifecycle", 0, 10, automation.ItemCompleted); err != nil {
 		t.Fatal(err)
 	}
 	got, _ := s.OperationIn(ctx, scope, "bulk_lifecycle")
-	if got.Status != models.OpInProgress || got.Items[0].Status != models.ItemCompleted || got.Items[1].Status != models.ItemFailed {
+	if got.Status != models.OpInProgress || got.Items[0].Status != automation.ItemCompleted || got.Items[1].Status != automation.ItemFailed {
 		t.Fatalf("items %+v", got.Items)
 	}
 	if pr := got.Progress(); pr.Completed != 1 || pr.Failed != 1 || pr.Percent != 20 {
 		t.Fatalf("progress %+v", pr)
 	}
 	for range 2 {
-		fin, err := s.FinishBulk(ctx, scope, "bulk_lifecycle", models.BulkFinish{})
+		fin, err := automation.NewStore(s).FinishBulk(ctx, scope, "bulk_lifecycle", automation.BulkFinish{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -257,16 +261,16 @@ func TestBulkOperationLifecycleAndRetry(t *testing.T) {
 			t.Fatalf("finished %+v %+v", fin, fin.Error)
 		}
 	}
-	all, _, _ := s.BulkItems(ctx, scope, "bulk_lifecycle", 0, 5)
-	if err := s.EnsureChildOperations(ctx, scope, p.ID, all); err != nil {
+	all, _, _ := automation.NewStore(s).BulkItems(ctx, scope, "bulk_lifecycle", 0, 5)
+	if err := automation.NewStore(s).EnsureChildOperations(ctx, scope, p.ID, all); err != nil {
 		t.Fatal(err)
 	}
-	skipped, _, _ := s.BulkItems(ctx, scope, "bulk_lifecycle", 0, 5, models.ItemSkipped)
+	skipped, _, _ := automation.NewStore(s).BulkItems(ctx, scope, "bulk_lifecycle", 0, 5, automation.ItemSkipped)
 	ids := []string{}
 	for _, it := range skipped {
 		ids = append(ids, it.ChildID)
 	}
-	if err := s.CancelPendingOperations(ctx, scope, ids); err != nil {
+	if err := automation.NewStore(s).CancelPendingOperations(ctx, scope, ids); err != nil {
 		t.Fatal(err)
 	}
 	for _, it := range all {
@@ -276,7 +280,7 @@ func TestBulkOperationLifecycleAndRetry(t *testing.T) {
 		}
 	}
 
-	retry, err := s.PrepareBulkRetry(ctx, p, "bulk_lifecycle", nil)
+	retry, err := automation.NewStore(s).PrepareBulkRetry(ctx, p, "bulk_lifecycle", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -284,7 +288,7 @@ func TestBulkOperationLifecycleAndRetry(t *testing.T) {
 		retry.Items[0].ServiceID == plan.Items[1].ServiceID {
 		t.Fatalf("retry plan %+v", retry)
 	}
-	again, err := s.CreateBulkOperation(ctx, retry, "bulk_retry", p.ID)
+	again, err := automation.NewStore(s).CreateBulkOperation(ctx, retry, "bulk_retry", p.ID)
 	if err != nil || again.Input["retry_of"] != "bulk_lifecycle" {
 		t.Fatalf("%+v %v", again, err)
 	}
@@ -292,13 +296,13 @@ func TestBulkOperationLifecycleAndRetry(t *testing.T) {
 	if orig.Result["retried_by"] != "bulk_retry" {
 		t.Fatalf("retried_by %v", orig.Result)
 	}
-	if _, err := s.PrepareBulkRetry(ctx, p, "bulk_lifecycle", nil); models.ErrorCode(err) != models.CodeInvalidStateTransition {
+	if _, err := automation.NewStore(s).PrepareBulkRetry(ctx, p, "bulk_lifecycle", nil); models.ErrorCode(err) != models.CodeInvalidStateTransition {
 		t.Fatalf("second retry: %v", err)
 	}
-	if _, err := s.CreateBulkOperation(ctx, retry, "bulk_retry2", p.ID); models.ErrorCode(err) != models.CodeInvalidStateTransition {
+	if _, err := automation.NewStore(s).CreateBulkOperation(ctx, retry, "bulk_retry2", p.ID); models.ErrorCode(err) != models.CodeInvalidStateTransition {
 		t.Fatalf("a racing second retry: %v", err)
 	}
-	if err := s.DeleteBulkOperation(ctx, scope, "bulk_retry", "bulk_lifecycle"); err != nil {
+	if err := automation.NewStore(s).DeleteBulkOperation(ctx, scope, "bulk_retry", "bulk_lifecycle"); err != nil {
 		t.Fatal(err)
 	}
 	if orig, _ := s.OperationIn(ctx, scope, "bulk_lifecycle"); orig.Result["retried_by"] != nil {
@@ -308,18 +312,18 @@ func TestBulkOperationLifecycleAndRetry(t *testing.T) {
 		t.Fatalf("deleted retry: %v", err)
 	}
 	t.Run("what cannot be retried", func(t *testing.T) {
-		if _, err := s.PrepareBulkRetry(ctx, p, page[0].ChildID, nil); models.ErrorCode(err) != models.CodeValidation {
+		if _, err := automation.NewStore(s).PrepareBulkRetry(ctx, p, page[0].ChildID, nil); models.ErrorCode(err) != models.CodeValidation {
 			t.Fatalf("a provisioning operation: %v", err)
 		}
-		plan2, _ := s.PrepareBulkProvision(ctx, p, models.BulkProvisionInput{Items: items[:1]})
-		if _, err := s.CreateBulkOperation(ctx, plan2, "bulk_running", p.ID); err != nil {
+		plan2, _ := automation.NewStore(s).PrepareBulkProvision(ctx, p, automation.BulkProvisionInput{Items: items[:1]})
+		if _, err := automation.NewStore(s).CreateBulkOperation(ctx, plan2, "bulk_running", p.ID); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.PrepareBulkRetry(ctx, p, "bulk_running", nil); models.ErrorCode(err) != models.CodeInvalidStateTransition {
+		if _, err := automation.NewStore(s).PrepareBulkRetry(ctx, p, "bulk_running", nil); models.ErrorCode(err) != models.CodeInvalidStateTransition {
 			t.Fatalf("a running operation: %v", err)
 		}
 		other, _ := bulkTenant(t, s, "Other", models.EnvTest)
-		if _, err := s.PrepareBulkRetry(ctx, other, "bulk_lifecycle", nil); models.ErrorCode(err) != models.CodeNotFound {
+		if _, err := automation.NewStore(s).PrepareBulkRetry(ctx, other, "bulk_lifecycle", nil); models.ErrorCode(err) != models.CodeNotFound {
 			t.Fatalf("another tenant: %v", err)
 		}
 	})
@@ -332,9 +336,9 @@ func TestStatusChangesAreAppliedOnceAndReverted(t *testing.T) {
 	scope := p.OwnScope()
 	svc := runningService(t, s, p, "loc_austin_congress")
 
-	suspend := models.ChangeRequest{Key: models.ChangeKey("bulk_y", 0), OperationID: "bulk_y", ServiceID: svc.ID, Kind: models.ChangeSuspend}
+	suspend := automation.ChangeRequest{Key: automation.ChangeKey("bulk_y", 0), OperationID: "bulk_y", ServiceID: svc.ID, Kind: automation.ChangeSuspend}
 	for range 2 {
-		got, err := s.ApplyServiceChange(ctx, scope, suspend)
+		got, err := automation.NewStore(s).ApplyServiceChange(ctx, scope, suspend)
 		if err != nil || got.Status != models.ServiceMaintenance {
 			t.Fatalf("suspend: %+v %v", got, err)
 		}
@@ -349,14 +353,14 @@ func TestStatusChangesAreAppliedOnceAndReverted(t *testing.T) {
 		t.Fatalf("event %+v", last.Data)
 	}
 	// A suspended service cannot be changed (the services area's rule).
-	if _, _, _, err := s.PrepareServiceUpdate(ctx, p, svc.ID, models.ServiceChanges{Name: "x"}.UpdateInput()); models.ErrorCode(err) != models.CodeServiceMaintenance {
+	if _, _, _, err := s.PrepareServiceUpdate(ctx, p, svc.ID, automation.ServiceChanges{Name: "x"}.UpdateInput()); models.ErrorCode(err) != models.CodeServiceMaintenance {
 		t.Fatalf("modifying a suspended service: %v", err)
 	}
-	if _, err := s.ServiceForChange(ctx, scope, models.ChangeResume, svc.ID); err != nil {
+	if _, err := automation.NewStore(s).ServiceForChange(ctx, scope, automation.ChangeResume, svc.ID); err != nil {
 		t.Fatal(err)
 	}
 	for range 2 {
-		if err := s.RevertServiceChange(ctx, scope, suspend.Key); err != nil {
+		if err := automation.NewStore(s).RevertServiceChange(ctx, scope, suspend.Key); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -369,7 +373,7 @@ func TestStatusChangesAreAppliedOnceAndReverted(t *testing.T) {
 		t.Fatalf("%d service.status_changed events, want 3 (provisioned, suspended, reverted)", n)
 	}
 	// Resuming a running service changes nothing (and writes no event).
-	if got, err := s.ApplyServiceChange(ctx, scope, models.ChangeRequest{Key: "k3", OperationID: "bulk_r", ServiceID: svc.ID, Kind: models.ChangeResume}); err != nil || got.Status != models.ServiceOperational {
+	if got, err := automation.NewStore(s).ApplyServiceChange(ctx, scope, automation.ChangeRequest{Key: "k3", OperationID: "bulk_r", ServiceID: svc.ID, Kind: automation.ChangeResume}); err != nil || got.Status != models.ServiceOperational {
 		t.Fatalf("resuming a running service: %v", err)
 	}
 	if evs, _ := s.EventsFor(ctx, scope, svc.ID); countEvents(evs, "service.status_changed") != 3 {
@@ -377,7 +381,7 @@ func TestStatusChangesAreAppliedOnceAndReverted(t *testing.T) {
 	}
 
 	t.Run("a modification runs as the services area's change", func(t *testing.T) {
-		c, err := s.PrepareChangeOperation(ctx, scope, p.ID, "mod_bulkitem0", svc.ID, models.ServiceChanges{SLA: "enterprise", Monitoring: "advanced"}.UpdateInput(), map[string]any{"bulk_request_id": "bulk_m"})
+		c, err := automation.NewStore(s).PrepareChangeOperation(ctx, scope, p.ID, "mod_bulkitem0", svc.ID, automation.ServiceChanges{SLA: "enterprise", Monitoring: "advanced"}.UpdateInput(), map[string]any{"bulk_request_id": "bulk_m"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -385,34 +389,34 @@ func TestStatusChangesAreAppliedOnceAndReverted(t *testing.T) {
 			c.Operation.Input["bulk_request_id"] != "bulk_m" {
 			t.Fatalf("change %+v", c)
 		}
-		again, err := s.PrepareChangeOperation(ctx, scope, p.ID, "mod_bulkitem0", svc.ID, models.ServiceChanges{SLA: "enterprise"}.UpdateInput(), nil)
+		again, err := automation.NewStore(s).PrepareChangeOperation(ctx, scope, p.ID, "mod_bulkitem0", svc.ID, automation.ServiceChanges{SLA: "enterprise"}.UpdateInput(), nil)
 		if err != nil || again.Operation.ID != "mod_bulkitem0" || again.Update.SLA == nil {
 			t.Fatalf("a retry must find the operation: %+v %v", again, err)
 		}
 		// The change claims the service: nothing else changes it meanwhile.
-		if _, err := s.ApplyServiceChange(ctx, scope, models.ChangeRequest{Key: "k4", OperationID: "bulk_s", ServiceID: svc.ID, Kind: models.ChangeSuspend}); models.ErrorCode(err) != models.CodeServiceConflict {
+		if _, err := automation.NewStore(s).ApplyServiceChange(ctx, scope, automation.ChangeRequest{Key: "k4", OperationID: "bulk_s", ServiceID: svc.ID, Kind: automation.ChangeSuspend}); models.ErrorCode(err) != models.CodeServiceConflict {
 			t.Fatalf("suspending a service under change: %v", err)
 		}
 		if _, err := s.ApplyServiceUpdate(ctx, scope, svc.ID, "mod_bulkitem0", c.Update, true); err != nil {
 			t.Fatal(err)
 		}
-		back, ok, err := s.ReverseChange(ctx, scope, "mod_bulkitem0")
+		back, ok, err := automation.NewStore(s).ReverseChange(ctx, scope, "mod_bulkitem0")
 		if err != nil || !ok || back.SLA == nil || *back.SLA != svc.SLA || back.Configuration["monitoring"] != svc.Monitoring {
 			t.Fatalf("reverse %+v %v %v", back, ok, err)
 		}
-		noop, err := s.PrepareChangeOperation(ctx, scope, p.ID, "mod_bulkitem1", svc.ID, models.ServiceChanges{SLA: "enterprise"}.UpdateInput(), nil)
+		noop, err := automation.NewStore(s).PrepareChangeOperation(ctx, scope, p.ID, "mod_bulkitem1", svc.ID, automation.ServiceChanges{SLA: "enterprise"}.UpdateInput(), nil)
 		if err != nil || !noop.Noop {
 			t.Fatalf("a change to the current values: %+v %v", noop, err)
 		}
-		if _, ok, _ := s.ReverseChange(ctx, scope, "mod_never"); ok {
+		if _, ok, _ := automation.NewStore(s).ReverseChange(ctx, scope, "mod_never"); ok {
 			t.Fatal("nothing to reverse for an unknown change")
 		}
 	})
 
-	if err := s.RetireProvisionedService(ctx, scope, svc.ID, "bulk_rb"); err != nil {
+	if err := automation.NewStore(s).RetireProvisionedService(ctx, scope, svc.ID, "bulk_rb"); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.RetireProvisionedService(ctx, scope, svc.ID, "bulk_rb"); err != nil {
+	if err := automation.NewStore(s).RetireProvisionedService(ctx, scope, svc.ID, "bulk_rb"); err != nil {
 		t.Fatal(err)
 	}
 	back, _ = s.GetService(ctx, p, svc.ID)
@@ -427,7 +431,7 @@ func TestStatusChangesAreAppliedOnceAndReverted(t *testing.T) {
 			t.Fatalf("retired: billing ended %v, decommissioned %v, event %+v", back.BillingEndedAt, back.DecommissionedAt, ev)
 		}
 	}
-	if _, err := s.ServiceForChange(ctx, scope, models.ChangeSuspend, svc.ID); models.ErrorCode(err) != models.CodeInvalidStateTransition {
+	if _, err := automation.NewStore(s).ServiceForChange(ctx, scope, automation.ChangeSuspend, svc.ID); models.ErrorCode(err) != models.CodeInvalidStateTransition {
 		t.Fatalf("suspending a decommissioned service: %v", err)
 	}
 }
@@ -450,9 +454,9 @@ func TestPrepareBulkModifyAndStatus(t *testing.T) {
 	a1, a2 := runningService(t, s, p, "loc_austin_congress"), runningService(t, s, p, "loc_austin_congress")
 	b1 := runningService(t, s, other, "loc_austin_congress")
 
-	plan, err := s.PrepareBulkModify(ctx, p, models.BulkModifyInput{
-		Items:   []models.BulkModifyItem{{ServiceID: a1.ID}, {ServiceID: a2.ID, Changes: models.ServiceChanges{SLA: "enterprise"}}},
-		Changes: models.ServiceChanges{Monitoring: "advanced", SLA: "standard"},
+	plan, err := automation.NewStore(s).PrepareBulkModify(ctx, p, automation.BulkModifyInput{
+		Items:   []automation.BulkModifyItem{{ServiceID: a1.ID}, {ServiceID: a2.ID, Changes: automation.ServiceChanges{SLA: "enterprise"}}},
+		Changes: automation.ServiceChanges{Monitoring: "advanced", SLA: "standard"},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -460,9 +464,9 @@ func TestPrepareBulkModifyAndStatus(t *testing.T) {
 	if c := plan.Items[1].Changes; c.SLA != "enterprise" || c.Monitoring != "advanced" || plan.Items[0].Changes.SLA != "standard" {
 		t.Fatalf("merged changes %+v %+v", plan.Items[0].Changes, c)
 	}
-	_, err = s.PrepareBulkModify(ctx, p, models.BulkModifyInput{Items: []models.BulkModifyItem{
-		{ServiceID: a1.ID, Changes: models.ServiceChanges{SLA: "gold"}}, {ServiceID: a1.ID, Changes: models.ServiceChanges{Name: "x"}},
-		{ServiceID: b1.ID, Changes: models.ServiceChanges{Name: "x"}}, {ServiceID: a2.ID},
+	_, err = automation.NewStore(s).PrepareBulkModify(ctx, p, automation.BulkModifyInput{Items: []automation.BulkModifyItem{
+		{ServiceID: a1.ID, Changes: automation.ServiceChanges{SLA: "gold"}}, {ServiceID: a1.ID, Changes: automation.ServiceChanges{Name: "x"}},
+		{ServiceID: b1.ID, Changes: automation.ServiceChanges{Name: "x"}}, {ServiceID: a2.ID},
 	}})
 	f := fieldsOf(t, err)
 	for _, want := range []string{"services[0].changes.sla", "services[1].service_id", "services[2].service_id", "services[3].changes"} {
@@ -474,22 +478,22 @@ func TestPrepareBulkModifyAndStatus(t *testing.T) {
 		t.Fatal("the error reveals another tenant")
 	}
 
-	st, err := s.PrepareBulkStatus(ctx, p, models.BulkStatusInput{ServiceIDs: []string{a1.ID, a2.ID}, Action: models.ActionSuspend})
-	if err != nil || len(st.Items) != 2 || st.Items[1].Action != models.ActionSuspend || st.Type != models.OpTypeBulkStatus {
+	st, err := automation.NewStore(s).PrepareBulkStatus(ctx, p, automation.BulkStatusInput{ServiceIDs: []string{a1.ID, a2.ID}, Action: automation.ActionSuspend})
+	if err != nil || len(st.Items) != 2 || st.Items[1].Action != automation.ActionSuspend || st.Type != models.OpTypeBulkStatus {
 		t.Fatalf("%+v %v", st, err)
 	}
 	if f := fieldsOf(t, func() error {
-		_, err := s.PrepareBulkStatus(ctx, p, models.BulkStatusInput{ServiceIDs: []string{a1.ID}, Action: "reboot"})
+		_, err := automation.NewStore(s).PrepareBulkStatus(ctx, p, automation.BulkStatusInput{ServiceIDs: []string{a1.ID}, Action: "reboot"})
 		return err
 	}()); f["action"] == "" {
 		t.Fatalf("bad action: %v", f)
 	}
-	entries, err := s.BulkServiceStatuses(ctx, p, []string{a1.ID, b1.ID, "svc_nope"})
+	entries, err := automation.NewStore(s).BulkServiceStatuses(ctx, p, []string{a1.ID, b1.ID, "svc_nope"})
 	if err != nil || !entries[0].Found || entries[0].Status != models.ServiceOperational || entries[1].Found || entries[2].Found {
 		t.Fatalf("%+v %v", entries, err)
 	}
-	ids := slices.Repeat([]string{a1.ID}, models.MaxBulkItems+1)
-	if f := fieldsOf(t, func() error { _, err := s.BulkServiceStatuses(ctx, p, ids); return err }()); f["service_ids"] == "" {
+	ids := slices.Repeat([]string{a1.ID}, automation.MaxBulkItems+1)
+	if f := fieldsOf(t, func() error { _, err := automation.NewStore(s).BulkServiceStatuses(ctx, p, ids); return err }()); f["service_ids"] == "" {
 		t.Fatalf("too many ids: %v", f)
 	}
 }

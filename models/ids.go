@@ -36,7 +36,7 @@ const (
 	PrefixOperationUnknown = "op"
 )
 
-const base62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+const Base62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 
 // RandomString returns n random base62 characters from crypto/rand.
 func RandomString(n int) string {
@@ -52,7 +52,7 @@ func RandomString(n int) string {
 			if b >= 248 {
 				continue
 			}
-			out[i] = base62[int(b)%62]
+			out[i] = Base62[int(b)%62]
 			i++
 			if i == n {
 				break
@@ -74,7 +74,7 @@ func HasPrefix(id, prefix string) bool {
 		return false
 	}
 	for _, c := range rest {
-		if !strings.ContainsRune(base62, c) && c != '-' && c != '_' {
+		if !strings.ContainsRune(Base62, c) && c != '-' && c != '_' {
 			return false
 		}
 	}

@@ -276,7 +276,7 @@ func (s *Store) ValidateInvoice(ctx context.Context, p *Principal, in InvoiceInp
 		return nil, Scope{}, err
 	}
 	for i, l := range in.Lines {
-		svc, err := s.serviceIn(ctx, scope, l.ServiceID)
+		svc, err := s.ServiceIn(ctx, scope, l.ServiceID)
 		if ErrorCode(err) == CodeNotFound {
 			v.Add(fmt.Sprintf("services[%d].service_id", i), fmt.Sprintf("no service %s in this organization", l.ServiceID))
 			continue
@@ -315,7 +315,7 @@ func (s *Store) CreateInvoice(ctx context.Context, p *Principal, in InvoiceInput
 		IssuedAt: now, DueDate: due, Notes: strings.TrimSpace(in.Notes)}
 	err = s.In(ctx, scope).Transaction(func(tx *gorm.DB) error {
 		for i, l := range in.Lines {
-			svc, err := s.serviceIn(ctx, scope, l.ServiceID)
+			svc, err := s.ServiceIn(ctx, scope, l.ServiceID)
 			if err != nil {
 				return err
 			}

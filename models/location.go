@@ -79,8 +79,8 @@ func LookupServiceType(name string) (ServiceTypeInfo, bool) {
 	return ServiceTypeInfo{}, false
 }
 
-// serviceTypeNames returns the names of the service types of kind ("" for all).
-func serviceTypeNames(kind string) []string {
+// ServiceTypeNames returns the names of the service types of kind ("" for all).
+func ServiceTypeNames(kind string) []string {
 	var out []string
 	for _, st := range serviceTypes {
 		if kind == "" || st.Kind == kind {
@@ -100,16 +100,16 @@ var (
 // gbps in lowercase (spec 2.1), e.g. "500mbps" or "1gbps", into Mbit/s.
 // Errors: VALIDATION_ERROR naming field.
 func ParseBandwidth(field, s string) (int, error) {
-	n, issue := checkBandwidth(s)
+	n, issue := CheckBandwidth(s)
 	if issue != "" {
 		return 0, Invalid(FieldIssue{Field: field, Issue: issue})
 	}
 	return n, nil
 }
 
-// checkBandwidth parses a bandwidth into Mbit/s, or says what is wrong with
+// CheckBandwidth parses a bandwidth into Mbit/s, or says what is wrong with
 // it: its form, or its range (1mbps to 400gbps).
-func checkBandwidth(s string) (int, string) {
+func CheckBandwidth(s string) (int, string) {
 	m := bandwidthPattern.FindStringSubmatch(s)
 	if m == nil {
 		return 0, "must be a number followed by mbps or gbps in lowercase, e.g. 500mbps or 1gbps"
@@ -361,11 +361,11 @@ func (s *Store) CheckAvailability(ctx context.Context, scope Scope, q Availabili
 	v.Check(len(q.ServiceTypes) <= 20, "service_types", "must list at most 20 service types")
 	for i, name := range q.ServiceTypes {
 		_, ok := LookupServiceType(name)
-		v.Check(ok, fmt.Sprintf("service_types[%d]", i), "must be one of "+strings.Join(serviceTypeNames(""), ", "))
+		v.Check(ok, fmt.Sprintf("service_types[%d]", i), "must be one of "+strings.Join(ServiceTypeNames(""), ", "))
 	}
 	requested := 0
 	if q.Bandwidth != "" {
-		mbps, issue := checkBandwidth(q.Bandwidth)
+		mbps, issue := CheckBandwidth(q.Bandwidth)
 		if issue != "" {
 			v.Add("bandwidth_requirements", issue)
 		}

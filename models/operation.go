@@ -219,9 +219,9 @@ func CheckCancellable(p *Principal, op *Operation) error {
 	return nil
 }
 
-// updateOperation applies fn to the operation in one transaction (the row
+// UpdateOperation applies fn to the operation in one transaction (the row
 // locked on PostgreSQL) and saves it.
-func (s *Store) updateOperation(ctx context.Context, scope Scope, tx *gorm.DB, id string, fn func(op *Operation) error) (*Operation, error) {
+func (s *Store) UpdateOperation(ctx context.Context, scope Scope, tx *gorm.DB, id string, fn func(op *Operation) error) (*Operation, error) {
 	var out *Operation
 	run := func(tx *gorm.DB) error {
 		var op Operation
@@ -255,7 +255,7 @@ func (s *Store) updateOperation(ctx context.Context, scope Scope, tx *gorm.DB, i
 	return out, nil
 }
 
-func (op *Operation) step(name string) *OperationStep {
+func (op *Operation) Step(name string) *OperationStep {
 	for i := range op.Steps {
 		if op.Steps[i].Name == name {
 			return &op.Steps[i]
@@ -265,7 +265,7 @@ func (op *Operation) step(name string) *OperationStep {
 	return &op.Steps[len(op.Steps)-1]
 }
 
-func errTerminal(op *Operation) error {
+func ErrTerminal(op *Operation) error {
 	return Errorf(CodeInvalidStateTransition, "operation %s is already %s", op.ID, op.Status).WithDetail("status", string(op.Status))
 }
 
@@ -273,9 +273,9 @@ func errTerminal(op *Operation) error {
 // run id. Calling it again is harmless. Errors: NOT_FOUND,
 // INVALID_STATE_TRANSITION (the operation has ended).
 func (s *Store) BeginOperation(ctx context.Context, scope Scope, id, runID string) (*Operation, error) {
-	return s.updateOperation(ctx, scope, nil, id, func(op *Operation) error {
+	return s.UpdateOperation(ctx, scope, nil, id, func(op *Operation) error {
 		if op.Status.Terminal() {
-			return errTerminal(op)
+			return ErrTerminal(op)
 		}
 		op.Status, op.RunID = OpInProgress, runID
 		return nil
@@ -285,11 +285,11 @@ func (s *Store) BeginOperation(ctx context.Context, scope Scope, id, runID strin
 // StartStep marks a step in progress (again, after a retry). Errors:
 // NOT_FOUND, INVALID_STATE_TRANSITION (the operation has ended).
 func (s *Store) StartStep(ctx context.Context, scope Scope, id, step string) error {
-	_, err := s.updateOperation(ctx, scope, nil, id, func(op *Operation) error {
+	_, err := s.UpdateOperation(ctx, scope, nil, id, func(op *Operation) error {
 		if op.Status.Terminal() {
-			return errTerminal(op)
+			return ErrTerminal(op)
 		}
-		st := op.step(step)
+		st := op.Step(step)
 		if st.Status == StepCompleted {
 			return nil
 		}
@@ -311,11 +311,11 @@ func (s *Store) CompleteStep(ctx context.Context, scope Scope, id, step string) 
 }
 
 func (s *Store) completeStep(ctx context.Context, scope Scope, tx *gorm.DB, id, step string, extra func(op *Operation)) (*Operation, error) {
-	return s.updateOperation(ctx, scope, tx, id, func(op *Operation) error {
+	return s.UpdateOperation(ctx, scope, tx, id, func(op *Operation) error {
 		if op.Status.Terminal() {
-			return errTerminal(op)
+			return ErrTerminal(op)
 		}
-		st := op.step(step)
+		st := op.Step(step)
 		now := s.Now()
 		if st.StartedAt == nil {
 			st.StartedAt = &now
@@ -367,12 +367,12 @@ func (s *Store) FinishOperation(ctx context.Context, scope Scope, id string, in 
 	if !in.Status.Terminal() || in.Status == OpCompleted {
 		return nil, Invalid(FieldIssue{Field: "status", Issue: fmt.Sprintf("%q does not end an operation that did not complete", in.Status)})
 	}
-	return s.updateOperation(ctx, scope, nil, id, func(op *Operation) error {
+	return s.UpdateOperation(ctx, scope, nil, id, func(op *Operation) error {
 		if op.Status == in.Status {
 			return nil
 		}
 		if op.Status.Terminal() {
-			return errTerminal(op)
+			return ErrTerminal(op)
 		}
 		now := s.Now()
 		for i := range op.Steps {
@@ -410,4 +410,17 @@ func (s *Store) RecentOperations(ctx context.Context, scope Scope, limit int) ([
 	var out []Operation
 	err := s.In(ctx, scope).Order("created_at DESC, id DESC").Limit(limit).Find(&out).Error
 	return out, DBErr(err)
+}
+
+// Bulk operation types (DECISIONS 5): one parent workflow per operation, one
+// item per service.
+const (
+	OpTypeBulkProvision OperationType = "bulk_provision"
+	OpTypeBulkModify    OperationType = "bulk_modify"
+	OpTypeBulkStatus    OperationType = "bulk_status"
+)
+
+// IsBulk reports whether operations of type t are bulk operations (with items).
+func (t OperationType) IsBulk() bool {
+	return t == OpTypeBulkProvision || t == OpTypeBulkModify || t == OpTypeBulkStatus
 }

@@ -28,8 +28,8 @@ const (
 var (
 	slaValues        = []string{"standard", "premium", "enterprise"}
 	orderCycles      = []string{"monthly"}
-	redundancyValues = []string{"none", "dual_path", "diverse_path"}
-	monitoringValues = []string{"basic", "standard", "advanced"}
+	RedundancyValues = []string{"none", "dual_path", "diverse_path"}
+	MonitoringValues = []string{"basic", "standard", "advanced"}
 	flexPattern      = regexp.MustCompile(`^([0-9]{1,2})_days?$`)
 )
 
@@ -263,9 +263,9 @@ func (s *Store) PrepareTemplateOrder(ctx context.Context, p *Principal, in Templ
 	st, _ := LookupServiceType(tpl.ServiceType)
 	o := &ProvisioningOrder{
 		Source: OrderFromTemplate, TemplateID: tpl.ID, AccountID: strings.TrimSpace(in.AccountID), ServiceType: tpl.ServiceType,
-		Kind: st.Kind, Bandwidth: orDefault(strings.TrimSpace(in.Bandwidth), tpl.DefaultBandwidth), SLA: tpl.DefaultSLA,
-		BillingCycle: "monthly", Redundancy: orDefault(strings.TrimSpace(in.Redundancy), tpl.Redundancy),
-		Monitoring: orDefault(strings.TrimSpace(in.Monitoring), tpl.Monitoring), PreferredDate: in.PreferredDate,
+		Kind: st.Kind, Bandwidth: OrDefault(strings.TrimSpace(in.Bandwidth), tpl.DefaultBandwidth), SLA: tpl.DefaultSLA,
+		BillingCycle: "monthly", Redundancy: OrDefault(strings.TrimSpace(in.Redundancy), tpl.Redundancy),
+		Monitoring: OrDefault(strings.TrimSpace(in.Monitoring), tpl.Monitoring), PreferredDate: in.PreferredDate,
 		Flexibility: strings.TrimSpace(in.Flexibility), TechnicalContact: strings.TrimSpace(in.TechnicalContact),
 		BillingContact: strings.TrimSpace(in.BillingContact), LocationID: strings.TrimSpace(in.LocationID), Quantity: 1,
 	}
@@ -311,7 +311,7 @@ func (s *Store) defaultAccount(ctx context.Context, p *Principal, o *Provisionin
 	return nil
 }
 
-func orDefault(v, def string) string {
+func OrDefault(v, def string) string {
 	if v == "" {
 		return def
 	}
@@ -329,10 +329,10 @@ func (s *Store) checkOrderFields(ctx context.Context, v *Validator, o *Provision
 		o.Kind, o.CatalogServiceID = st.Kind, st.CatalogServiceID
 	}
 	prof := o.Profile()
-	bwField := orDefault(prof.Bandwidth, "bandwidth")
+	bwField := OrDefault(prof.Bandwidth, "bandwidth")
 	mbps := 0
 	if prof.Bandwidth != "" {
-		n, issue := checkBandwidth(o.Bandwidth)
+		n, issue := CheckBandwidth(o.Bandwidth)
 		if issue != "" {
 			v.Add(bwField, issue)
 		}
@@ -343,8 +343,8 @@ func (s *Store) checkOrderFields(ctx context.Context, v *Validator, o *Provision
 		v.Check(slices.Contains(slaValues, o.SLA), "sla", "must be one of standard, premium, enterprise")
 	}
 	v.Check(slices.Contains(orderCycles, o.BillingCycle), "billing_cycle", "must be monthly")
-	v.Check(slices.Contains(redundancyValues, o.Redundancy), "customizations.redundancy", "must be one of "+strings.Join(redundancyValues, ", "))
-	v.Check(slices.Contains(monitoringValues, o.Monitoring), "customizations.monitoring", "must be one of "+strings.Join(monitoringValues, ", "))
+	v.Check(slices.Contains(RedundancyValues, o.Redundancy), "customizations.redundancy", "must be one of "+strings.Join(RedundancyValues, ", "))
+	v.Check(slices.Contains(MonitoringValues, o.Monitoring), "customizations.monitoring", "must be one of "+strings.Join(MonitoringValues, ", "))
 	if o.AccountID != "" {
 		v.Check(HasPrefix(o.AccountID, PrefixAccount), "account_id", "must be a billing account id (acct_...)")
 	}
@@ -588,7 +588,7 @@ func (s *Store) ValidateOrderFor(ctx context.Context, scope Scope, serviceID str
 	prof := o.Profile()
 	if prof.Capacity {
 		if _, ok := LookupServiceType(o.ServiceType); !ok {
-			v.Add("service_type", "must be one of "+strings.Join(serviceTypeNames(""), ", "))
+			v.Add("service_type", "must be one of "+strings.Join(ServiceTypeNames(""), ", "))
 		}
 	} else if _, ok := LookupKind(o.Kind); !ok {
 		v.Add("kind", "is not a known kind of service")
@@ -1013,14 +1013,14 @@ func (b *InternetBody) prepare(p *orderPrep, o *ProvisioningOrder) error {
 	b.OrderExtras.apply(o)
 	o.AccountID, o.ServiceType = strings.TrimSpace(b.AccountID), strings.TrimSpace(b.ServiceType)
 	o.Bandwidth, o.SLA = strings.TrimSpace(b.Bandwidth), strings.TrimSpace(b.SLA)
-	o.BillingCycle = orDefault(strings.TrimSpace(b.BillingCycle), "monthly")
+	o.BillingCycle = OrDefault(strings.TrimSpace(b.BillingCycle), "monthly")
 	o.Location = b.Location.Normalize()
 	if !p.quote {
 		p.v.Check(o.AccountID != "", "account_id", "is required")
 	}
 	if st, ok := LookupServiceType(o.ServiceType); !ok || st.Kind != KindInternet {
 		if p.required(o.ServiceType != "", "service_type") {
-			p.v.Add("service_type", "must be one of "+strings.Join(serviceTypeNames(KindInternet), ", "))
+			p.v.Add("service_type", "must be one of "+strings.Join(ServiceTypeNames(KindInternet), ", "))
 		} else {
 			o.ServiceType = "fiber_dedicated"
 		}
@@ -1092,7 +1092,7 @@ func (b *NetworkBody) prepare(p *orderPrep, o *ProvisioningOrder) error {
 	o.ServiceType = strings.TrimSpace(b.NetworkType)
 	if st, ok := LookupServiceType(o.ServiceType); !ok || st.Kind != KindNetwork {
 		if p.required(o.ServiceType != "", "network_type") {
-			v.Add("network_type", "must be one of "+strings.Join(serviceTypeNames(KindNetwork), ", "))
+			v.Add("network_type", "must be one of "+strings.Join(ServiceTypeNames(KindNetwork), ", "))
 		} else {
 			o.ServiceType = "mpls"
 		}
@@ -1664,7 +1664,7 @@ func (b *ManagedSecurityBody) prepare(p *orderPrep, o *ProvisioningOrder) error 
 				continue
 			}
 			if x.name == "critical" {
-				v.Check(d >= floor, f, fmt.Sprintf("must be at least %s with %s coverage", svcHumanDuration(floor), orDefault(coverage, "this")))
+				v.Check(d >= floor, f, fmt.Sprintf("must be at least %s with %s coverage", svcHumanDuration(floor), OrDefault(coverage, "this")))
 			}
 			v.Check(d <= 72*time.Hour, f, "must be at most 72_hours")
 			v.Check(d >= prev, f, "must not be shorter than the target of a more severe level")

@@ -133,7 +133,7 @@ func priceLine(desc string, qty int, unit string, unitPrice Money) PriceLine {
 // features, load balancers, models...) and its one-time setup fee; then the
 // term discount on recurring charges. Errors: NOT_FOUND (unknown offer).
 func (s *Store) PriceOrder(ctx context.Context, o *ProvisioningOrder, termMonths int) (*Price, error) {
-	offer, err := s.CatalogServiceByID(ctx, orDefault(o.CatalogServiceID, o.Profile().Offers[0]))
+	offer, err := s.CatalogServiceByID(ctx, OrDefault(o.CatalogServiceID, o.Profile().Offers[0]))
 	if err != nil {
 		return nil, err
 	}
@@ -154,7 +154,7 @@ func (s *Store) PriceOrder(ctx context.Context, o *ProvisioningOrder, termMonths
 	if o.Bandwidth != "" {
 		desc += " " + o.Bandwidth
 	}
-	desc += ", " + orDefault(o.SLA, "standard") + " SLA"
+	desc += ", " + OrDefault(o.SLA, "standard") + " SLA"
 	var lines []PriceLine
 	switch b := body.(type) {
 	case *CloudInfrastructureBody:
@@ -177,7 +177,7 @@ func (s *Store) PriceOrder(ctx context.Context, o *ProvisioningOrder, termMonths
 		}
 	case *CloudPlatformBody:
 		size := max(InstanceSizeVCPUs(b.InstanceSize), 1)
-		lines = append(lines, priceLine(fmt.Sprintf("%s, %s instances", desc, orDefault(b.InstanceSize, "small")), qty, offer.Unit, unit*Money(size)))
+		lines = append(lines, priceLine(fmt.Sprintf("%s, %s instances", desc, OrDefault(b.InstanceSize, "small")), qty, offer.Unit, unit*Money(size)))
 		if b.Database != nil {
 			lines = append(lines, priceLine("Managed "+b.Database.Engine+" database", 1, "month", priceDatabase))
 		}
@@ -203,7 +203,7 @@ func (s *Store) PriceOrder(ctx context.Context, o *ProvisioningOrder, termMonths
 			case "gpu_high_memory":
 				factor = 5
 			}
-			lines = append(lines, priceLine("Model endpoints ("+orDefault(b.ComputeTier, "cpu_standard")+")", n, "model/month", priceModel*factor))
+			lines = append(lines, priceLine("Model endpoints ("+OrDefault(b.ComputeTier, "cpu_standard")+")", n, "model/month", priceModel*factor))
 		}
 	default:
 		lines = append(lines, priceLine(desc, qty, offer.Unit, unit))
@@ -567,7 +567,7 @@ func qtPrefixFields(err error, prefix string) error {
 func (s *Store) CreateQuote(ctx context.Context, p *Principal, in QuoteInput) (*Quote, error) {
 	var v Validator
 	v.Check(len(in.Services) >= 1 && len(in.Services) <= 50, "services", "must list 1 to 50 services")
-	cycle := orDefault(strings.TrimSpace(in.Cycle), "monthly")
+	cycle := OrDefault(strings.TrimSpace(in.Cycle), "monthly")
 	v.Check(slices.Contains(billingCycles, cycle), "billing_preferences.cycle", "must be monthly, quarterly or annual")
 	term := 1
 	if t := strings.TrimSpace(in.Term); t != "" {
@@ -805,7 +805,7 @@ func (s *Store) checkQuoteItemFree(ctx context.Context, scope Scope, q *Quote, i
 	if item.ServiceID == "" {
 		return nil
 	}
-	svc, err := s.serviceIn(ctx, scope, item.ServiceID)
+	svc, err := s.ServiceIn(ctx, scope, item.ServiceID)
 	if ErrorCode(err) == CodeNotFound {
 		var op Operation
 		err := s.In(ctx, scope).Where("id = ?", item.RequestID).Take(&op).Error

@@ -188,10 +188,10 @@ func (s *Store) EnsureService(ctx context.Context, scope Scope, id, opID string,
 
 // GetService returns one service visible to p. Errors: NOT_FOUND.
 func (s *Store) GetService(ctx context.Context, p *Principal, id string) (*Service, error) {
-	return s.serviceIn(ctx, p.Scope(), id)
+	return s.ServiceIn(ctx, p.Scope(), id)
 }
 
-func (s *Store) serviceIn(ctx context.Context, scope Scope, id string) (*Service, error) {
+func (s *Store) ServiceIn(ctx context.Context, scope Scope, id string) (*Service, error) {
 	var svc Service
 	err := s.In(ctx, scope).Where("id = ?", id).Take(&svc).Error
 	return &svc, NotFoundOr(err, "service")
@@ -274,7 +274,7 @@ func (s *Store) SetServiceNetwork(ctx context.Context, scope Scope, id string, n
 // request_id opID) in the same transaction; a service already failed, or
 // missing, is left as it is.
 func (s *Store) FailService(ctx context.Context, scope Scope, id, reason, opID string) error {
-	svc, err := s.serviceIn(ctx, scope, id)
+	svc, err := s.ServiceIn(ctx, scope, id)
 	if ErrorCode(err) == CodeNotFound {
 		return nil
 	}
@@ -299,7 +299,7 @@ func (s *Store) FailService(ctx context.Context, scope Scope, id, reason, opID s
 func (s *Store) MoveService(ctx context.Context, scope Scope, id string, to ServiceStatus, reason, opID string) (*Service, error) {
 	var out *Service
 	err := s.Tx(ctx, scope, func(tx *gorm.DB) error {
-		moved, err := s.moveService(ctx, scope, tx, id, to, reason, opID)
+		moved, err := s.MoveServiceTx(ctx, scope, tx, id, to, reason, opID)
 		out = moved
 		return err
 	})
@@ -331,9 +331,9 @@ func (s *Store) CompleteProvisioning(ctx context.Context, scope Scope, opID, ser
 			return nil
 		}
 		if op.Status.Terminal() {
-			return errTerminal(&op)
+			return ErrTerminal(&op)
 		}
-		svc, err := s.moveService(ctx, scope, tx, serviceID, ServiceOperational, "provisioned", opID)
+		svc, err := s.MoveServiceTx(ctx, scope, tx, serviceID, ServiceOperational, "provisioned", opID)
 		if err != nil {
 			return err
 		}
@@ -400,12 +400,12 @@ func serviceSummary(svc *Service) map[string]any {
 	}
 }
 
-// moveService moves a service to status to inside tx and writes
+// MoveServiceTx moves a service to status to inside tx and writes
 // service.status_changed (data: service, from, to, reason, request_id):
 // every move of a service's lifecycle is reported, those of a provisioning
 // included. Moving to its current status changes nothing.
 // Errors: NOT_FOUND, INVALID_STATE_TRANSITION.
-func (s *Store) moveService(ctx context.Context, scope Scope, tx *gorm.DB, id string, to ServiceStatus, reason, opID string) (*Service, error) {
+func (s *Store) MoveServiceTx(ctx context.Context, scope Scope, tx *gorm.DB, id string, to ServiceStatus, reason, opID string) (*Service, error) {
 	var before Service
 	if err := tx.Where("id = ?", id).Take(&before).Error; err != nil {
 		return nil, NotFoundOr(err, "service")
@@ -650,7 +650,7 @@ func (s *Store) ServiceOfKind(ctx context.Context, p *Principal, kind, id string
 	}
 	if svc.Kind != kind {
 		prof, _ := LookupKind(kind)
-		return nil, NotFound(orDefault(prof.Title, "service"))
+		return nil, NotFound(OrDefault(prof.Title, "service"))
 	}
 	return svc, nil
 }
@@ -968,7 +968,7 @@ func (s *Store) validateUpdate(ctx context.Context, scope Scope, svc *Service, i
 		if in.Scaling != nil {
 			field = "new_bandwidth"
 		}
-		mbps, issue := checkBandwidth(newBandwidth)
+		mbps, issue := CheckBandwidth(newBandwidth)
 		if issue != "" {
 			v.Add(field, issue)
 		} else if len(offer.BandwidthOptions) > 0 && !slices.Contains(offer.BandwidthOptions, newBandwidth) {
@@ -983,7 +983,7 @@ func (s *Store) validateUpdate(ctx context.Context, scope Scope, svc *Service, i
 				}
 			}
 			u.Bandwidth, u.BandwidthMbps = newBandwidth, mbps
-			change(orDefault(prof.Bandwidth, "bandwidth"), svc.Bandwidth, newBandwidth)
+			change(OrDefault(prof.Bandwidth, "bandwidth"), svc.Bandwidth, newBandwidth)
 		}
 	}
 	if err := v.Err(); err != nil {
@@ -1152,7 +1152,7 @@ func (s *Store) ScheduleMaintenance(ctx context.Context, scope Scope, serviceID,
 // Errors: NOT_FOUND, INVALID_STATE_TRANSITION.
 func (s *Store) EnterMaintenance(ctx context.Context, scope Scope, serviceID, opID string) error {
 	return svcErrOrNil(s.Tx(ctx, scope, func(tx *gorm.DB) error {
-		_, err := s.moveService(ctx, scope, tx, serviceID, ServiceMaintenance, "scheduled_maintenance", opID)
+		_, err := s.MoveServiceTx(ctx, scope, tx, serviceID, ServiceMaintenance, "scheduled_maintenance", opID)
 		return err
 	}))
 }
@@ -1258,7 +1258,7 @@ func (s *Store) LeaveMaintenance(ctx context.Context, scope Scope, serviceID, op
 			return NotFoundOr(err, "service")
 		}
 		if svc.Status == ServiceMaintenance && svc.PendingOperationID == opID {
-			if _, err := s.moveService(ctx, scope, tx, serviceID, ServiceOperational, "maintenance_ended", opID); err != nil {
+			if _, err := s.MoveServiceTx(ctx, scope, tx, serviceID, ServiceOperational, "maintenance_ended", opID); err != nil {
 				return err
 			}
 		}
@@ -1395,7 +1395,7 @@ func (s *Store) PrepareDecommission(ctx context.Context, p *Principal, id string
 // a delivered service of the same tenant and kind.
 // Errors: VALIDATION_ERROR (field data_migration.destination).
 func (s *Store) checkMigrationDestination(ctx context.Context, scope Scope, src *Service, destID string) error {
-	dest, err := s.serviceIn(ctx, scope, destID)
+	dest, err := s.ServiceIn(ctx, scope, destID)
 	if ErrorCode(err) == CodeNotFound {
 		return Invalid(FieldIssue{Field: "data_migration.destination", Issue: fmt.Sprintf("no service %s in this organization", destID)})
 	}
@@ -1418,7 +1418,7 @@ func (s *Store) checkMigrationDestination(ctx context.Context, scope Scope, src 
 // can still receive the data. Errors: NOT_FOUND, VALIDATION_ERROR,
 // SERVICE_MAINTENANCE, INVALID_STATE_TRANSITION, SERVICE_CONFLICT.
 func (s *Store) ValidateDecommission(ctx context.Context, scope Scope, opID string, d *DecommissionPlan) error {
-	svc, err := s.serviceIn(ctx, scope, d.ServiceID)
+	svc, err := s.ServiceIn(ctx, scope, d.ServiceID)
 	if err != nil {
 		return err
 	}
@@ -1444,7 +1444,7 @@ func (s *Store) ValidateDecommission(ctx context.Context, scope Scope, opID stri
 func (s *Store) BeginDecommissioning(ctx context.Context, scope Scope, serviceID, opID, reason string) (*Service, error) {
 	var out *Service
 	err := s.Tx(ctx, scope, func(tx *gorm.DB) error {
-		moved, err := s.moveService(ctx, scope, tx, serviceID, ServiceDecommissioning, orDefault(reason, "decommission"), opID)
+		moved, err := s.MoveServiceTx(ctx, scope, tx, serviceID, ServiceDecommissioning, OrDefault(reason, "decommission"), opID)
 		out = moved
 		return err
 	})
@@ -1492,9 +1492,9 @@ func (s *Store) CompleteDecommission(ctx context.Context, scope Scope, opID stri
 			return nil
 		}
 		if op.Status.Terminal() {
-			return errTerminal(&op)
+			return ErrTerminal(&op)
 		}
-		svc, err := s.moveService(ctx, scope, tx, d.ServiceID, ServiceDecommissioned, orDefault(d.Reason, "decommission"), opID)
+		svc, err := s.MoveServiceTx(ctx, scope, tx, d.ServiceID, ServiceDecommissioned, OrDefault(d.Reason, "decommission"), opID)
 		if err != nil {
 			return err
 		}
@@ -1631,17 +1631,17 @@ func serviceSettings(kind string) map[string]settingRule {
 	}
 	connectivity := map[string]settingRule{
 		"qos_profile":     {Type: "enum", Values: []string{"standard", "voice_priority", "bulk_data"}, Doc: "traffic class priorities"},
-		"monitoring":      {Type: "enum", Values: monitoringValues, Doc: "monitoring level (also the service's monitoring)"},
+		"monitoring":      {Type: "enum", Values: MonitoringValues, Doc: "monitoring level (also the service's monitoring)"},
 		"routed_prefixes": {Type: "cidrs", Max: 20, Doc: "customer networks routed to the service, CIDR notation, not overlapping"},
 	}
 	own := map[string]map[string]settingRule{
 		KindInternet: {
 			"dns_servers": {Type: "ips", Max: 4, Doc: "resolvers handed out to the customer's equipment"},
-			"redundancy":  {Type: "enum", Values: redundancyValues, Doc: "access redundancy (also the service's redundancy)"},
+			"redundancy":  {Type: "enum", Values: RedundancyValues, Doc: "access redundancy (also the service's redundancy)"},
 		},
 		KindNetwork: {
 			"encryption": {Type: "bool", Doc: "encrypt traffic between sites"},
-			"redundancy": {Type: "enum", Values: redundancyValues, Doc: "access redundancy at every site"},
+			"redundancy": {Type: "enum", Values: RedundancyValues, Doc: "access redundancy at every site"},
 		},
 		KindPhoneSystem: {
 			"voicemail_email":          {Type: "email", Doc: "where voicemail is sent when voicemail_to_email is on"},

@@ -272,7 +272,7 @@ func (s *Store) CreateSubscriptions(ctx context.Context, p *Principal, in Recurr
 	subs := make([]Subscription, 0, len(in.Services))
 	for i, it := range in.Services {
 		f := fmt.Sprintf("services[%d].service_id", i)
-		svc, err := s.serviceIn(ctx, scope, it.ServiceID)
+		svc, err := s.ServiceIn(ctx, scope, it.ServiceID)
 		if ErrorCode(err) == CodeNotFound {
 			v.Add(f, fmt.Sprintf("no service %s in this organization", it.ServiceID))
 			continue

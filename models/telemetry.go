@@ -544,7 +544,7 @@ func (s *Store) ServiceAnalyticsFor(ctx context.Context, p *Principal, serviceID
 		return nil, err
 	}
 	a := &ServiceAnalytics{Service: svc, Period: period, From: from, To: to, DataTransferredMB: Round2(all.Data), PeakThroughputMbps: Round2(all.Peak),
-		AverageLatencyMs: Round2(all.Latency), TotalCalls: all.Calls, CallQuality: Round2(all.Quality), Samples: all.Samples, Currency: orDefault(svc.Currency, "USD")}
+		AverageLatencyMs: Round2(all.Latency), TotalCalls: all.Calls, CallQuality: Round2(all.Quality), Samples: all.Samples, Currency: OrDefault(svc.Currency, "USD")}
 	if all.Samples > 0 {
 		a.UptimePercentage = svcRound(float64(all.UpN) * 100 / float64(all.Samples))
 	}
@@ -670,7 +670,7 @@ func (s *Store) SummarizeServices(ctx context.Context, p *Principal, period Metr
 		return nil, DBErr(err)
 	}
 	sum.MonthlyRecurring = Money(money.Total)
-	sum.Currency = orDefault(money.Currency, "USD")
+	sum.Currency = OrDefault(money.Currency, "USD")
 	t, err := s.svcTelemetryTotals(ctx, s.In(ctx, scope), from, to)
 	if err != nil {
 		return nil, err
@@ -764,7 +764,7 @@ func (s *Store) RaiseIncident(ctx context.Context, scope Scope, serviceID, kind,
 		if svc.Status != ServiceOperational && !(svc.Status == ServiceDegraded && to == ServiceDown) {
 			return nil
 		}
-		moved, err := s.moveService(ctx, scope, tx, serviceID, to, "incident: "+cause, "")
+		moved, err := s.MoveServiceTx(ctx, scope, tx, serviceID, to, "incident: "+cause, "")
 		if err != nil {
 			return err
 		}
@@ -825,7 +825,7 @@ func (s *Store) ResolveIncident(ctx context.Context, scope Scope, serviceID stri
 			return NotFoundOr(err, "service")
 		}
 		if svc.Status == ServiceDown || svc.Status == ServiceDegraded {
-			moved, err := s.moveService(ctx, scope, tx, serviceID, ServiceOperational, "incident resolved", "")
+			moved, err := s.MoveServiceTx(ctx, scope, tx, serviceID, ServiceOperational, "incident resolved", "")
 			if err != nil {
 				return err
 			}

@@ -10,6 +10,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/automation"
 )
 
 // BulkWorkflow is the registered name of the bulk workflow (bulk provision,
@@ -79,21 +80,21 @@ type BulkState struct {
 
 // BulkInput is the one argument of the bulk workflow.
 type BulkInput struct {
-	Bulk     BulkRef            `json:"bulk"`
-	Total    int                `json:"total"`
-	Options  models.BulkOptions `json:"options"`
-	PageSize int                `json:"page_size"` // 0: DefaultBulkPageSize
-	State    BulkState          `json:"state"`
+	Bulk     BulkRef                `json:"bulk"`
+	Total    int                    `json:"total"`
+	Options  automation.BulkOptions `json:"options"`
+	PageSize int                    `json:"page_size"` // 0: DefaultBulkPageSize
+	State    BulkState              `json:"state"`
 }
 
 // BulkWorkItem is one item as the workflow runs it.
 type BulkWorkItem struct {
-	Position  int                       `json:"position"`
-	ServiceID string                    `json:"service_id"`
-	ChildID   string                    `json:"child_id,omitempty"`
-	Order     *models.ProvisioningOrder `json:"order,omitempty"`
-	Changes   *models.ServiceChanges    `json:"changes,omitempty"`
-	Action    string                    `json:"action,omitempty"`
+	Position  int                        `json:"position"`
+	ServiceID string                     `json:"service_id"`
+	ChildID   string                     `json:"child_id,omitempty"`
+	Order     *models.ProvisioningOrder  `json:"order,omitempty"`
+	Changes   *automation.ServiceChanges `json:"changes,omitempty"`
+	Action    string                     `json:"action,omitempty"`
 }
 
 // BulkLoadInput asks for the next page of items in one of statuses.
@@ -118,14 +119,14 @@ type BulkItemInput struct {
 
 // BulkRecordInput carries new item statuses to the operation.
 type BulkRecordInput struct {
-	Bulk    BulkRef             `json:"bulk"`
-	Updates []models.ItemUpdate `json:"updates"`
+	Bulk    BulkRef                 `json:"bulk"`
+	Updates []automation.ItemUpdate `json:"updates"`
 }
 
 // BulkFinishInput ends the operation.
 type BulkFinishInput struct {
-	Bulk   BulkRef           `json:"bulk"`
-	Finish models.BulkFinish `json:"finish"`
+	Bulk   BulkRef               `json:"bulk"`
+	Finish automation.BulkFinish `json:"finish"`
 }
 
 // BulkResult is what a bulk workflow returns: the operation's final status
@@ -231,16 +232,16 @@ func itemError(err error) *models.OperationError {
 type recorder struct {
 	ctx     workflow.Context
 	ref     BulkRef
-	buf     []models.ItemUpdate
+	buf     []automation.ItemUpdate
 	ended   int
 	every   int
 	last    time.Time
 	flushes int
 }
 
-func (r *recorder) add(u models.ItemUpdate) {
+func (r *recorder) add(u automation.ItemUpdate) {
 	r.buf = append(r.buf, u)
-	if models.ItemTerminal(u.Status) {
+	if automation.ItemTerminal(u.Status) {
 		r.ended++
 	}
 	if r.ended >= r.every {
@@ -362,7 +363,7 @@ func Bulk(ctx workflow.Context, in BulkInput) (*BulkResult, error) {
 		}
 		switch st.Phase {
 		case BulkPhaseRun:
-			page, err := load(models.ItemPending)
+			page, err := load(automation.ItemPending)
 			if err != nil {
 				return nil, err
 			}
@@ -378,7 +379,7 @@ func Bulk(ctx workflow.Context, in BulkInput) (*BulkResult, error) {
 				return cancelled() || st.Stopped || suggested
 			}
 			start := func(it BulkWorkItem) workflow.Future {
-				rec.add(models.ItemUpdate{Position: it.Position, Status: models.ItemInProgress})
+				rec.add(automation.ItemUpdate{Position: it.Position, Status: automation.ItemInProgress})
 				switch in.Bulk.Type {
 				case models.OpTypeBulkProvision:
 					cctx := workflow.WithChildOptions(ctx, ChildOperationOptions(in.Bulk, it.ChildID, it.ServiceID, models.OpTypeProvisioning))
@@ -393,14 +394,14 @@ func Bulk(ctx workflow.Context, in BulkInput) (*BulkResult, error) {
 				return workflow.ExecuteActivity(actx, ActivityBulkApply, BulkItemInput{Bulk: in.Bulk, Item: it})
 			}
 			done := func(it BulkWorkItem, err error) {
-				u := models.ItemUpdate{Position: it.Position, Status: models.ItemCompleted}
+				u := automation.ItemUpdate{Position: it.Position, Status: automation.ItemCompleted}
 				switch {
 				case err == nil:
 					st.Completed++
 				case temporal.IsCanceledError(err) || errors.Is(err, workflow.ErrCanceled):
-					u.Status = models.ItemCancelled
+					u.Status = automation.ItemCancelled
 				default:
-					u.Status, u.Error = models.ItemFailed, itemError(err)
+					u.Status, u.Error = automation.ItemFailed, itemError(err)
 					st.Failed++
 					if in.Options.RollbackOnFailure {
 						st.Stopped = true
@@ -417,7 +418,7 @@ func Bulk(ctx workflow.Context, in BulkInput) (*BulkResult, error) {
 			rec.flush()
 			pages++
 		case BulkPhaseRollback:
-			page, err := load(models.ItemCompleted)
+			page, err := load(automation.ItemCompleted)
 			if err != nil {
 				return nil, err
 			}
@@ -437,11 +438,11 @@ func Bulk(ctx workflow.Context, in BulkInput) (*BulkResult, error) {
 				if err != nil {
 					e := itemError(err)
 					e.Message = "rollback failed: " + e.Message
-					rec.add(models.ItemUpdate{Position: it.Position, Status: models.ItemCompleted, Error: e})
+					rec.add(automation.ItemUpdate{Position: it.Position, Status: automation.ItemCompleted, Error: e})
 					return
 				}
 				st.RolledBack++
-				rec.add(models.ItemUpdate{Position: it.Position, Status: models.ItemRolledBack})
+				rec.add(automation.ItemUpdate{Position: it.Position, Status: automation.ItemRolledBack})
 			}
 			runWindow(dctx, page.Items, width, func() bool { return false }, start, rec.tick, done, &inFlight)
 			st.Next = page.Next
@@ -449,7 +450,7 @@ func Bulk(ctx workflow.Context, in BulkInput) (*BulkResult, error) {
 			pages++
 		case BulkPhaseFinish:
 			rec.flush()
-			fin := models.BulkFinish{Cancelled: cancelled(), RolledBack: st.Stopped || (cancelled() && in.Options.RollbackOnFailure)}
+			fin := automation.BulkFinish{Cancelled: cancelled(), RolledBack: st.Stopped || (cancelled() && in.Options.RollbackOnFailure)}
 			var res BulkResult
 			if err := workflow.ExecuteActivity(dctx, ActivityBulkFinish, BulkFinishInput{Bulk: in.Bulk, Finish: fin}).Get(dctx, &res); err != nil {
 				return nil, err

@@ -16,6 +16,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/automation"
 	"github.com/telcoplatform/platform/workflows"
 )
 
@@ -36,7 +37,7 @@ type fakeBulk struct {
 	rollbacks   []int
 	records     int
 	loads       []workflows.BulkLoadInput
-	finish      *models.BulkFinish
+	finish      *automation.BulkFinish
 	startsByRun map[int]int
 	run         int // the run being executed (set by runBulk)
 }
@@ -44,13 +45,13 @@ type fakeBulk struct {
 func newFakeBulk(kind models.OperationType, n int, fail ...int) *fakeBulk {
 	f := &fakeBulk{kind: kind, fail: map[int]bool{}, itemTime: time.Minute, startsByRun: map[int]int{}}
 	for i := 0; i < n; i++ {
-		f.items = append(f.items, models.OperationItem{ID: fmt.Sprintf("svc_%04d", i), Status: models.ItemPending})
+		f.items = append(f.items, models.OperationItem{ID: fmt.Sprintf("svc_%04d", i), Status: automation.ItemPending})
 		w := workflows.BulkWorkItem{Position: i, ServiceID: fmt.Sprintf("svc_%04d", i)}
 		if kind == models.OpTypeBulkProvision {
 			w.ChildID = fmt.Sprintf("prov_%04d", i)
 			w.Order = &models.ProvisioningOrder{ServiceType: "fiber_dedicated", LocationID: "loc_sandbox_all", BandwidthMbps: 100}
 		} else {
-			w.Changes = &models.ServiceChanges{SLA: "enterprise"}
+			w.Changes = &automation.ServiceChanges{SLA: "enterprise"}
 		}
 		f.work = append(f.work, w)
 	}
@@ -119,7 +120,7 @@ func (f *fakeBulk) record(_ context.Context, in workflows.BulkRecordInput) error
 	f.records++
 	for _, u := range in.Updates {
 		it := &f.items[u.Position]
-		if models.ItemTerminal(it.Status) && !models.ItemTerminal(u.Status) {
+		if automation.ItemTerminal(it.Status) && !automation.ItemTerminal(u.Status) {
 			continue
 		}
 		it.Status, it.Error = u.Status, u.Error
@@ -184,17 +185,17 @@ func (f *fakeBulk) finishOp(_ context.Context, in workflows.BulkFinishInput) (*w
 	defer f.mu.Unlock()
 	fin := in.Finish
 	f.finish = &fin
-	left := models.ItemSkipped
+	left := automation.ItemSkipped
 	if fin.Cancelled {
-		left = models.ItemCancelled
+		left = automation.ItemCancelled
 	}
 	for i := range f.items {
-		if !models.ItemTerminal(f.items[i].Status) {
+		if !automation.ItemTerminal(f.items[i].Status) {
 			f.items[i].Status = left
 		}
 	}
-	o := models.CountItems(f.items)
-	return &workflows.BulkResult{Status: models.BulkStatus(o, fin), Total: o.Total, Completed: o.Completed, Failed: o.Failed,
+	o := automation.CountItems(f.items)
+	return &workflows.BulkResult{Status: automation.BulkStatus(o, fin), Total: o.Total, Completed: o.Completed, Failed: o.Failed,
 		RolledBack: o.RolledBack, Skipped: o.Skipped, Cancelled: o.Cancelled}, nil
 }
 
@@ -226,7 +227,7 @@ func (f *fakeBulk) env(t *testing.T) *testsuite.TestWorkflowEnvironment {
 	return env
 }
 
-func bulkInput(kind models.OperationType, n int, opts models.BulkOptions, pageSize int) workflows.BulkInput {
+func bulkInput(kind models.OperationType, n int, opts automation.BulkOptions, pageSize int) workflows.BulkInput {
 	return workflows.BulkInput{
 		Bulk:  workflows.BulkRef{RequestID: "bulk_test", OrganizationID: "org_test", Environment: models.EnvTest, Type: kind, CreatedBy: "ak_test"},
 		Total: n, Options: opts, PageSize: pageSize,
@@ -287,7 +288,7 @@ func runBulk(t *testing.T, f *fakeBulk, in workflows.BulkInput, setup func(env *
 
 func TestBulkProvisionPartialFailure(t *testing.T) {
 	f := newFakeBulk(models.OpTypeBulkProvision, 25, 3, 17)
-	res, runs, _, err := runBulk(t, f, bulkInput(models.OpTypeBulkProvision, 25, models.BulkOptions{Parallel: true, MaxConcurrency: 5}, 10), nil)
+	res, runs, _, err := runBulk(t, f, bulkInput(models.OpTypeBulkProvision, 25, automation.BulkOptions{Parallel: true, MaxConcurrency: 5}, 10), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -298,7 +299,7 @@ func TestBulkProvisionPartialFailure(t *testing.T) {
 		t.Fatalf("%d runs, want 3 (pages of 10)", runs)
 	}
 	st := f.statuses()
-	if !slices.Equal(st[models.ItemFailed], []int{3, 17}) || len(st[models.ItemCompleted]) != 23 {
+	if !slices.Equal(st[automation.ItemFailed], []int{3, 17}) || len(st[automation.ItemCompleted]) != 23 {
 		t.Fatalf("item statuses %v", st)
 	}
 	e := f.items[17].Error
@@ -318,7 +319,7 @@ func TestBulkProvisionPartialFailure(t *testing.T) {
 
 func TestBulkSequentialRollbackOnFailure(t *testing.T) {
 	f := newFakeBulk(models.OpTypeBulkProvision, 12, 4)
-	res, _, _, err := runBulk(t, f, bulkInput(models.OpTypeBulkProvision, 12, models.BulkOptions{RollbackOnFailure: true}, 5), nil)
+	res, _, _, err := runBulk(t, f, bulkInput(models.OpTypeBulkProvision, 12, automation.BulkOptions{RollbackOnFailure: true}, 5), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -337,7 +338,7 @@ func TestBulkSequentialRollbackOnFailure(t *testing.T) {
 		t.Fatalf("rolled back %v, want every completed item", f.rollbacks)
 	}
 	st := f.statuses()
-	if !slices.Equal(st[models.ItemRolledBack], []int{0, 1, 2, 3}) || !slices.Equal(st[models.ItemFailed], []int{4}) || len(st[models.ItemSkipped]) != 7 {
+	if !slices.Equal(st[automation.ItemRolledBack], []int{0, 1, 2, 3}) || !slices.Equal(st[automation.ItemFailed], []int{4}) || len(st[automation.ItemSkipped]) != 7 {
 		t.Fatalf("statuses %v", st)
 	}
 	if !f.finish.RolledBack {
@@ -347,18 +348,18 @@ func TestBulkSequentialRollbackOnFailure(t *testing.T) {
 
 func TestBulkParallelRollbackCompensatesEveryCompletedItem(t *testing.T) {
 	f := newFakeBulk(models.OpTypeBulkProvision, 40, 6)
-	res, _, _, err := runBulk(t, f, bulkInput(models.OpTypeBulkProvision, 40, models.BulkOptions{Parallel: true, MaxConcurrency: 4, RollbackOnFailure: true}, 10), nil)
+	res, _, _, err := runBulk(t, f, bulkInput(models.OpTypeBulkProvision, 40, automation.BulkOptions{Parallel: true, MaxConcurrency: 4, RollbackOnFailure: true}, 10), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	st := f.statuses()
-	if res.Status != models.OpRolledBack || !slices.Equal(st[models.ItemFailed], []int{6}) || len(st[models.ItemCompleted]) != 0 {
+	if res.Status != models.OpRolledBack || !slices.Equal(st[automation.ItemFailed], []int{6}) || len(st[automation.ItemCompleted]) != 0 {
 		t.Fatalf("result %+v, statuses %v", res, st)
 	}
 	// Every item that completed was rolled back; none started once the failure was seen.
 	rolled := slices.Clone(f.rollbacks)
 	slices.Sort(rolled)
-	if !slices.Equal(rolled, st[models.ItemRolledBack]) || len(rolled) != len(f.started)-1 || len(st[models.ItemSkipped]) != 40-len(f.started) {
+	if !slices.Equal(rolled, st[automation.ItemRolledBack]) || len(rolled) != len(f.started)-1 || len(st[automation.ItemSkipped]) != 40-len(f.started) {
 		t.Fatalf("rolled back %v, started %v, statuses %v", f.rollbacks, f.started, st)
 	}
 	if len(f.started) > 12 {
@@ -369,7 +370,7 @@ func TestBulkParallelRollbackCompensatesEveryCompletedItem(t *testing.T) {
 func TestBulkOfAThousandItemsContinuesAsNew(t *testing.T) {
 	f := newFakeBulk(models.OpTypeBulkProvision, 1000, 500)
 	f.itemTime = 10 * time.Second
-	res, runs, largest, err := runBulk(t, f, bulkInput(models.OpTypeBulkProvision, 1000, models.BulkOptions{Parallel: true, MaxConcurrency: 10}, 0), nil)
+	res, runs, largest, err := runBulk(t, f, bulkInput(models.OpTypeBulkProvision, 1000, automation.BulkOptions{Parallel: true, MaxConcurrency: 10}, 0), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -402,7 +403,7 @@ func TestBulkOfAThousandItemsContinuesAsNew(t *testing.T) {
 
 func TestBulkModifyItemsRunAsServiceChanges(t *testing.T) {
 	f := newFakeBulk(models.OpTypeBulkModify, 8, 2)
-	res, _, _, err := runBulk(t, f, bulkInput(models.OpTypeBulkModify, 8, models.BulkOptions{Parallel: true, MaxConcurrency: 3}, 0), nil)
+	res, _, _, err := runBulk(t, f, bulkInput(models.OpTypeBulkModify, 8, automation.BulkOptions{Parallel: true, MaxConcurrency: 3}, 0), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -415,7 +416,7 @@ func TestBulkModifyItemsRunAsServiceChanges(t *testing.T) {
 	}
 	t.Run("rolled back by reverse changes", func(t *testing.T) {
 		f := newFakeBulk(models.OpTypeBulkModify, 6, 3)
-		res, _, _, err := runBulk(t, f, bulkInput(models.OpTypeBulkModify, 6, models.BulkOptions{RollbackOnFailure: true}, 0), nil)
+		res, _, _, err := runBulk(t, f, bulkInput(models.OpTypeBulkModify, 6, automation.BulkOptions{RollbackOnFailure: true}, 0), nil)
 		if err != nil || res.Status != models.OpRolledBack || res.RolledBack != 3 || res.Skipped != 2 {
 			t.Fatalf("result %+v, %v", res, err)
 		}
@@ -427,14 +428,14 @@ func TestBulkModifyItemsRunAsServiceChanges(t *testing.T) {
 	})
 	t.Run("status items: all fail", func(t *testing.T) {
 		f := newFakeBulk(models.OpTypeBulkStatus, 3, 0, 1, 2)
-		res, _, _, err := runBulk(t, f, bulkInput(models.OpTypeBulkStatus, 3, models.BulkOptions{}, 0), nil)
+		res, _, _, err := runBulk(t, f, bulkInput(models.OpTypeBulkStatus, 3, automation.BulkOptions{}, 0), nil)
 		if err != nil || res.Status != models.OpFailed {
 			t.Fatalf("result %+v, %v", res, err)
 		}
 	})
 	t.Run("status items: all complete", func(t *testing.T) {
 		f := newFakeBulk(models.OpTypeBulkStatus, 3)
-		res, _, _, err := runBulk(t, f, bulkInput(models.OpTypeBulkStatus, 3, models.BulkOptions{Parallel: true}, 0), nil)
+		res, _, _, err := runBulk(t, f, bulkInput(models.OpTypeBulkStatus, 3, automation.BulkOptions{Parallel: true}, 0), nil)
 		if err != nil || res.Status != models.OpCompleted || res.Completed != 3 {
 			t.Fatalf("result %+v, %v", res, err)
 		}
@@ -445,7 +446,7 @@ func TestBulkCancelled(t *testing.T) {
 	for _, rollback := range []bool{false, true} {
 		t.Run(fmt.Sprintf("rollback_on_failure=%v", rollback), func(t *testing.T) {
 			f := newFakeBulk(models.OpTypeBulkProvision, 30)
-			in := bulkInput(models.OpTypeBulkProvision, 30, models.BulkOptions{Parallel: true, MaxConcurrency: 4, RollbackOnFailure: rollback}, 0)
+			in := bulkInput(models.OpTypeBulkProvision, 30, automation.BulkOptions{Parallel: true, MaxConcurrency: 4, RollbackOnFailure: rollback}, 0)
 			// Items take a minute each: after 150 s, 8 have completed and 4 are running.
 			res, runs, _, err := runBulk(t, f, in, func(env *testsuite.TestWorkflowEnvironment) {
 				env.RegisterDelayedCallback(env.CancelWorkflow, 150*time.Second)
@@ -454,14 +455,14 @@ func TestBulkCancelled(t *testing.T) {
 				t.Fatalf("want the cancellation, got %v (%d runs)", err, runs)
 			}
 			st := f.statuses()
-			if len(st[models.ItemCancelled]) != 22 || f.finish == nil || !f.finish.Cancelled {
+			if len(st[automation.ItemCancelled]) != 22 || f.finish == nil || !f.finish.Cancelled {
 				t.Fatalf("statuses %v, finish %+v", st, f.finish)
 			}
 			if rollback {
-				if len(st[models.ItemRolledBack]) != 8 || len(f.rollbacks) != 8 || !f.finish.RolledBack {
+				if len(st[automation.ItemRolledBack]) != 8 || len(f.rollbacks) != 8 || !f.finish.RolledBack {
 					t.Fatalf("rollback on cancel: statuses %v, rollbacks %v", st, f.rollbacks)
 				}
-			} else if len(st[models.ItemCompleted]) != 8 || len(f.rollbacks) != 0 {
+			} else if len(st[automation.ItemCompleted]) != 8 || len(f.rollbacks) != 0 {
 				t.Fatalf("statuses %v, rollbacks %v", st, f.rollbacks)
 			}
 		})

@@ -10,6 +10,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/automation"
 )
 
 // Registered names of the orchestration workflows: a run of an
@@ -73,17 +74,17 @@ func (r OrchestrationRef) bulkRef() BulkRef {
 
 // OrchestrationInput is the one argument of the orchestration workflow.
 type OrchestrationInput struct {
-	Run   OrchestrationRef           `json:"run"`
-	Steps []models.OrchestrationStep `json:"steps"`
+	Run   OrchestrationRef               `json:"run"`
+	Steps []automation.OrchestrationStep `json:"steps"`
 	// Event is the triggering event ({id, type, resource_id, data}); nil for a manual run.
 	Event map[string]any `json:"event,omitempty"`
 }
 
 // OrchestrationStepInput is a step to run, its references resolved.
 type OrchestrationStepInput struct {
-	Run        OrchestrationRef         `json:"run"`
-	Step       models.OrchestrationStep `json:"step"`
-	Parameters map[string]any           `json:"parameters"`
+	Run        OrchestrationRef             `json:"run"`
+	Step       automation.OrchestrationStep `json:"step"`
+	Parameters map[string]any               `json:"parameters"`
 }
 
 // Marks of OrchestrationMarkInput.
@@ -103,9 +104,9 @@ type OrchestrationMarkInput struct {
 
 // OrchestrationFinishInput ends a run.
 type OrchestrationFinishInput struct {
-	Run       OrchestrationRef     `json:"run"`
-	Cancelled bool                 `json:"cancelled"`
-	Outcomes  []models.StepOutcome `json:"outcomes"`
+	Run       OrchestrationRef         `json:"run"`
+	Cancelled bool                     `json:"cancelled"`
+	Outcomes  []automation.StepOutcome `json:"outcomes"`
 }
 
 // OrchestrationResult is what a run returns: its final status and which steps ran.
@@ -134,15 +135,15 @@ type OrchestrationTriggerInput struct {
 
 // PrepareRunInput asks for the run that an event starts.
 type PrepareRunInput struct {
-	Trigger OrchestrationRef    `json:"trigger"`
-	Event   models.TriggerEvent `json:"event"`
+	Trigger OrchestrationRef        `json:"trigger"`
+	Event   automation.TriggerEvent `json:"event"`
 }
 
 // OrchestrationEventInput is an outbox event handed to event triggers.
 type OrchestrationEventInput struct {
-	OrganizationID string              `json:"organization_id"`
-	Environment    models.Environment  `json:"environment"`
-	Event          models.TriggerEvent `json:"event"`
+	OrganizationID string                  `json:"organization_id"`
+	Environment    models.Environment      `json:"environment"`
+	Event          automation.TriggerEvent `json:"event"`
 }
 
 type stepDone struct {
@@ -165,12 +166,12 @@ type stepDone struct {
 func Orchestration(ctx workflow.Context, in OrchestrationInput) (*OrchestrationResult, error) {
 	log := workflow.GetLogger(ctx)
 	status := map[int]models.StepStatus{}
-	byOrder := map[int]models.OrchestrationStep{}
+	byOrder := map[int]automation.OrchestrationStep{}
 	for _, st := range in.Steps {
 		status[st.Order], byOrder[st.Order] = models.StepPending, st
 	}
 	outputs := map[int]map[string]any{}
-	outcomes := []models.StepOutcome{}
+	outcomes := []automation.StepOutcome{}
 	phase := PhaseRunning
 	list := func(want models.StepStatus) []int {
 		out := []int{}
@@ -198,8 +199,8 @@ func Orchestration(ctx workflow.Context, in OrchestrationInput) (*OrchestrationR
 		d, _ := workflow.NewDisconnectedContext(ctx)
 		return workflow.WithActivityOptions(d, BookkeepingActivityOptions())
 	}
-	mark := func(ctx workflow.Context, step models.OrchestrationStep, m string, e *models.OperationError) {
-		err := workflow.ExecuteActivity(ctx, ActivityOrchestrationMarkStep, OrchestrationMarkInput{Run: in.Run, Step: models.StepName(step), Mark: m, Error: e}).Get(ctx, nil)
+	mark := func(ctx workflow.Context, step automation.OrchestrationStep, m string, e *models.OperationError) {
+		err := workflow.ExecuteActivity(ctx, ActivityOrchestrationMarkStep, OrchestrationMarkInput{Run: in.Run, Step: automation.StepName(step), Mark: m, Error: e}).Get(ctx, nil)
 		if err != nil {
 			log.Error("recording a step failed", "request_id", in.Run.RequestID, "step", step.Order, "error", err)
 		}
@@ -230,7 +231,7 @@ func Orchestration(ctx workflow.Context, in OrchestrationInput) (*OrchestrationR
 					status[st.Order] = models.StepInProgress
 					running++
 					step := st
-					params, rerr := models.ResolveParameters(step.Parameters, outputs, in.Event)
+					params, rerr := automation.ResolveParameters(step.Parameters, outputs, in.Event)
 					workflow.Go(ctx, func(gctx workflow.Context) {
 						gd := bookkeeping(gctx)
 						mark(gd, step, MarkStarted, nil)
@@ -247,7 +248,7 @@ func Orchestration(ctx workflow.Context, in OrchestrationInput) (*OrchestrationR
 		if running == 0 {
 			// Steps skipped because a dependency failed may unblock nothing
 			// else; loop until no pending step can change.
-			if ctx.Err() == nil && slices.ContainsFunc(in.Steps, func(st models.OrchestrationStep) bool {
+			if ctx.Err() == nil && slices.ContainsFunc(in.Steps, func(st automation.OrchestrationStep) bool {
 				return status[st.Order] == models.StepPending && dependsOnEnded(st, status)
 			}) {
 				continue
@@ -261,15 +262,15 @@ func Orchestration(ctx workflow.Context, in OrchestrationInput) (*OrchestrationR
 		switch {
 		case d.err == nil:
 			status[d.order], outputs[d.order] = models.StepCompleted, d.output
-			outcomes = append(outcomes, models.StepOutcome{Order: d.order, Status: models.StepCompleted, Output: d.output})
+			outcomes = append(outcomes, automation.StepOutcome{Order: d.order, Status: models.StepCompleted, Output: d.output})
 			mark(dctx, step, MarkCompleted, nil)
 		case ctx.Err() != nil && (temporal.IsCanceledError(d.err) || errors.Is(d.err, workflow.ErrCanceled)):
 			status[d.order] = models.StepCancelled
-			outcomes = append(outcomes, models.StepOutcome{Order: d.order, Status: models.StepCancelled})
+			outcomes = append(outcomes, automation.StepOutcome{Order: d.order, Status: models.StepCancelled})
 		default:
 			e := itemError(d.err)
 			status[d.order] = models.StepFailed
-			outcomes = append(outcomes, models.StepOutcome{Order: d.order, Status: models.StepFailed, Error: e})
+			outcomes = append(outcomes, automation.StepOutcome{Order: d.order, Status: models.StepFailed, Error: e})
 			mark(dctx, step, MarkFailed, e)
 			log.Warn("orchestration step failed", "request_id", in.Run.RequestID, "step", d.order, "error", d.err)
 		}
@@ -298,7 +299,7 @@ func Orchestration(ctx workflow.Context, in OrchestrationInput) (*OrchestrationR
 
 // dependsOnEnded reports whether a pending step waits on a dependency that
 // can no longer complete.
-func dependsOnEnded(st models.OrchestrationStep, status map[int]models.StepStatus) bool {
+func dependsOnEnded(st automation.OrchestrationStep, status map[int]models.StepStatus) bool {
 	for _, d := range st.DependsOn {
 		switch status[d] {
 		case models.StepFailed, models.StepSkipped, models.StepCancelled:
@@ -309,12 +310,12 @@ func dependsOnEnded(st models.OrchestrationStep, status map[int]models.StepStatu
 }
 
 // runStep performs one step's action and returns its outputs.
-func runStep(ctx workflow.Context, run OrchestrationRef, step models.OrchestrationStep, params map[string]any) (map[string]any, error) {
+func runStep(ctx workflow.Context, run OrchestrationRef, step automation.OrchestrationStep, params map[string]any) (map[string]any, error) {
 	actx := workflow.WithActivityOptions(ctx, StepActivityOptions())
 	in := OrchestrationStepInput{Run: run, Step: step, Parameters: params}
 	var out map[string]any
 	switch step.Action {
-	case models.ActionProvisionService:
+	case automation.ActionProvisionService:
 		var pin ProvisioningInput
 		if err := workflow.ExecuteActivity(actx, ActivityOrchestrationPrepareProvision, in).Get(actx, &pin); err != nil {
 			return nil, err
@@ -325,7 +326,7 @@ func runStep(ctx workflow.Context, run OrchestrationRef, step models.Orchestrati
 			return nil, err
 		}
 		return map[string]any{"service_id": pin.ServiceID, "request_id": pin.RequestID, "status": res.Status}, nil
-	case models.ActionModifyService, models.ActionScaleService:
+	case automation.ActionModifyService, automation.ActionScaleService:
 		cs, err := runChange(ctx, run.bulkRef(), ActivityOrchestrationPrepareChange, in)
 		if err != nil {
 			return nil, err
@@ -335,19 +336,19 @@ func runStep(ctx workflow.Context, run OrchestrationRef, step models.Orchestrati
 			out["status"] = "applied"
 		}
 		return out, nil
-	case models.ActionSuspendService, models.ActionResumeService:
+	case automation.ActionSuspendService, automation.ActionResumeService:
 		err := workflow.ExecuteActivity(actx, ActivityOrchestrationChangeService, in).Get(actx, &out)
 		return out, err
-	case models.ActionRunAvailabilityCheck:
+	case automation.ActionRunAvailabilityCheck:
 		err := workflow.ExecuteActivity(actx, ActivityOrchestrationAvailability, in).Get(actx, &out)
 		return out, err
-	case models.ActionNotify:
+	case automation.ActionNotify:
 		err := workflow.ExecuteActivity(actx, ActivityOrchestrationNotify, in).Get(actx, &out)
 		return out, err
-	case models.ActionWait:
+	case automation.ActionWait:
 		var until time.Time
 		if d, ok := params["duration"].(string); ok {
-			wait, err := models.ParseWait(d)
+			wait, err := automation.ParseWait(d)
 			if err != nil {
 				return nil, temporal.NewNonRetryableApplicationError("wait: duration "+err.Error(), string(models.CodeValidation), nil)
 			}
@@ -393,7 +394,7 @@ func OrchestrationTrigger(ctx workflow.Context, in OrchestrationTriggerInput) er
 		return err
 	}
 	events := workflow.GetSignalChannel(ctx, SignalOrchestrationEvent)
-	handle := func(ev models.TriggerEvent) {
+	handle := func(ev automation.TriggerEvent) {
 		handled++
 		if ev.Type != in.EventType {
 			return
@@ -414,7 +415,7 @@ func OrchestrationTrigger(ctx workflow.Context, in OrchestrationTriggerInput) er
 			TypedSearchAttributes: temporal.NewSearchAttributes(
 				OrganizationIDKey.ValueSet(run.Run.OrganizationID),
 				EnvironmentKey.ValueSet(string(run.Run.Environment)),
-				OperationTypeKey.ValueSet(string(models.OpTypeOrchestration)),
+				OperationTypeKey.ValueSet(string(automation.OpTypeOrchestration)),
 				ResourceIDKey.ValueSet(run.Run.DefinitionID),
 			),
 		})
@@ -427,7 +428,7 @@ func OrchestrationTrigger(ctx workflow.Context, in OrchestrationTriggerInput) er
 		}
 	}
 	for {
-		var ev models.TriggerEvent
+		var ev automation.TriggerEvent
 		cancelled := false
 		sel := workflow.NewSelector(ctx)
 		sel.AddReceive(events, func(c workflow.ReceiveChannel, _ bool) { c.Receive(ctx, &ev) })

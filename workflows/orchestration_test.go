@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/automation"
 	"github.com/telcoplatform/platform/workflows"
 )
 
@@ -120,18 +121,18 @@ func (f *fakeOrchestration) register(t *testing.T) *testsuite.TestWorkflowEnviro
 	return env
 }
 
-func orchestrationInput(steps ...models.OrchestrationStep) workflows.OrchestrationInput {
+func orchestrationInput(steps ...automation.OrchestrationStep) workflows.OrchestrationInput {
 	return workflows.OrchestrationInput{
 		Run:   workflows.OrchestrationRef{RequestID: "wf_test", OrganizationID: "org_test", Environment: models.EnvTest, DefinitionID: "wf_test", CreatedBy: "ak_test"},
 		Steps: steps,
 	}
 }
 
-func step(order int, action string, params map[string]any, deps ...int) models.OrchestrationStep {
+func step(order int, action string, params map[string]any, deps ...int) automation.OrchestrationStep {
 	if params == nil {
 		params = map[string]any{}
 	}
-	return models.OrchestrationStep{Order: order, Action: action, Parameters: params, DependsOn: deps}
+	return automation.OrchestrationStep{Order: order, Action: action, Parameters: params, DependsOn: deps}
 }
 
 func outcomeStatuses(in *workflows.OrchestrationFinishInput) map[int]models.StepStatus {
@@ -146,12 +147,12 @@ func TestOrchestrationRunsTheDAGInOrderAndInParallel(t *testing.T) {
 	f := newFakeOrchestration()
 	env := f.register(t)
 	in := orchestrationInput(
-		step(1, models.ActionRunAvailabilityCheck, map[string]any{"location": "loc_sandbox_all"}),
-		step(2, models.ActionProvisionService, map[string]any{"template": "internet-dedicated-1g", "location": "${steps.1.location_id}"}, 1),
-		step(3, models.ActionProvisionService, map[string]any{"template": "internet-business-100m", "location": "loc_sandbox_all"}, 1),
-		step(4, models.ActionNotify, map[string]any{"event": "service.status_changed", "message": "ready: ${steps.2.service_id} and ${steps.3.service_id}"}, 2, 3),
-		step(5, models.ActionWait, map[string]any{"duration": "30m"}),
-		step(6, models.ActionModifyService, map[string]any{"service_id": "${steps.2.service_id}", "changes": map[string]any{"sla": "enterprise"}}, 4, 5),
+		step(1, automation.ActionRunAvailabilityCheck, map[string]any{"location": "loc_sandbox_all"}),
+		step(2, automation.ActionProvisionService, map[string]any{"template": "internet-dedicated-1g", "location": "${steps.1.location_id}"}, 1),
+		step(3, automation.ActionProvisionService, map[string]any{"template": "internet-business-100m", "location": "loc_sandbox_all"}, 1),
+		step(4, automation.ActionNotify, map[string]any{"event": "service.status_changed", "message": "ready: ${steps.2.service_id} and ${steps.3.service_id}"}, 2, 3),
+		step(5, automation.ActionWait, map[string]any{"duration": "30m"}),
+		step(6, automation.ActionModifyService, map[string]any{"service_id": "${steps.2.service_id}", "changes": map[string]any{"sla": "enterprise"}}, 4, 5),
 	)
 	env.ExecuteWorkflow(workflows.OrchestrationWorkflow, in)
 	if err := env.GetWorkflowError(); err != nil {
@@ -200,12 +201,12 @@ func TestOrchestrationFailureSkipsDependantsOnly(t *testing.T) {
 	f := newFakeOrchestration(2)
 	env := f.register(t)
 	in := orchestrationInput(
-		step(1, models.ActionRunAvailabilityCheck, map[string]any{"location": "loc_sandbox_all"}),
-		step(2, models.ActionRunAvailabilityCheck, map[string]any{"location": "loc_sandbox_low_capacity"}, 1),
-		step(3, models.ActionProvisionService, map[string]any{"template": "t", "location": "loc_sandbox_low_capacity"}, 2),
-		step(4, models.ActionNotify, map[string]any{"event": "service.status_changed", "message": "m"}, 3),
-		step(5, models.ActionNotify, map[string]any{"event": "service.status_changed", "message": "m"}, 1),
-		step(6, models.ActionWait, map[string]any{"duration": "1m"}, 5, 4),
+		step(1, automation.ActionRunAvailabilityCheck, map[string]any{"location": "loc_sandbox_all"}),
+		step(2, automation.ActionRunAvailabilityCheck, map[string]any{"location": "loc_sandbox_low_capacity"}, 1),
+		step(3, automation.ActionProvisionService, map[string]any{"template": "t", "location": "loc_sandbox_low_capacity"}, 2),
+		step(4, automation.ActionNotify, map[string]any{"event": "service.status_changed", "message": "m"}, 3),
+		step(5, automation.ActionNotify, map[string]any{"event": "service.status_changed", "message": "m"}, 1),
+		step(6, automation.ActionWait, map[string]any{"duration": "1m"}, 5, 4),
 	)
 	env.ExecuteWorkflow(workflows.OrchestrationWorkflow, in)
 	if err := env.GetWorkflowError(); err != nil {
@@ -242,8 +243,8 @@ func TestOrchestrationWaitIsADurableTimer(t *testing.T) {
 	env := f.register(t)
 	until := env.Now().Add(72 * time.Hour).UTC().Format(time.RFC3339)
 	env.ExecuteWorkflow(workflows.OrchestrationWorkflow, orchestrationInput(
-		step(1, models.ActionWait, map[string]any{"until": until}),
-		step(2, models.ActionWait, map[string]any{"duration": "2h"}, 1),
+		step(1, automation.ActionWait, map[string]any{"until": until}),
+		step(2, automation.ActionWait, map[string]any{"duration": "2h"}, 1),
 	))
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatal(err)
@@ -258,9 +259,9 @@ func TestOrchestrationCancelled(t *testing.T) {
 	env := f.register(t)
 	env.RegisterDelayedCallback(env.CancelWorkflow, 5*time.Minute)
 	env.ExecuteWorkflow(workflows.OrchestrationWorkflow, orchestrationInput(
-		step(1, models.ActionProvisionService, map[string]any{"template": "t", "location": "loc_sandbox_all"}),
-		step(2, models.ActionWait, map[string]any{"duration": "1h"}),
-		step(3, models.ActionNotify, map[string]any{"event": "service.status_changed", "message": "m"}, 1, 2),
+		step(1, automation.ActionProvisionService, map[string]any{"template": "t", "location": "loc_sandbox_all"}),
+		step(2, automation.ActionWait, map[string]any{"duration": "1h"}),
+		step(3, automation.ActionNotify, map[string]any{"event": "service.status_changed", "message": "m"}, 1, 2),
 	))
 	if err := env.GetWorkflowError(); !temporal.IsCanceledError(err) {
 		t.Fatalf("want the cancellation, got %v", err)
@@ -300,7 +301,7 @@ func TestOrchestrationTriggerStartsOneRunPerEvent(t *testing.T) {
 		if in.Event.ID == "evt_deep" {
 			return &workflows.OrchestrationInput{}, nil
 		}
-		id := models.TriggeredRunID(in.Trigger.RequestID, in.Event.ID)
+		id := automation.TriggeredRunID(in.Trigger.RequestID, in.Event.ID)
 		f.triggered = append(f.triggered, id)
 		return &workflows.OrchestrationInput{Run: workflows.OrchestrationRef{RequestID: id, OrganizationID: in.Trigger.OrganizationID,
 			Environment: in.Trigger.Environment, DefinitionID: in.Trigger.RequestID, TriggerID: in.Trigger.RequestID, Depth: 1},
@@ -313,14 +314,14 @@ func TestOrchestrationTriggerStartsOneRunPerEvent(t *testing.T) {
 		return nil
 	}, activity.RegisterOptions{Name: workflows.ActivityOrchestrationFinishTrigger})
 
-	send := func(at time.Duration, ev models.TriggerEvent) {
+	send := func(at time.Duration, ev automation.TriggerEvent) {
 		env.RegisterDelayedCallback(func() { env.SignalWorkflow(workflows.SignalOrchestrationEvent, ev) }, at)
 	}
-	send(time.Minute, models.TriggerEvent{ID: "evt_1", Type: "service.provisioned", ResourceID: "svc_1"})
-	send(2*time.Minute, models.TriggerEvent{ID: "evt_2", Type: "service.modified", ResourceID: "svc_1"})
-	send(3*time.Minute, models.TriggerEvent{ID: "evt_1", Type: "service.provisioned", ResourceID: "svc_1"}) // redelivered
-	send(4*time.Minute, models.TriggerEvent{ID: "evt_3", Type: "service.provisioned", ResourceID: "svc_2"})
-	send(5*time.Minute, models.TriggerEvent{ID: "evt_deep", Type: "service.provisioned", ResourceID: "svc_3"})
+	send(time.Minute, automation.TriggerEvent{ID: "evt_1", Type: "service.provisioned", ResourceID: "svc_1"})
+	send(2*time.Minute, automation.TriggerEvent{ID: "evt_2", Type: "service.modified", ResourceID: "svc_1"})
+	send(3*time.Minute, automation.TriggerEvent{ID: "evt_1", Type: "service.provisioned", ResourceID: "svc_1"}) // redelivered
+	send(4*time.Minute, automation.TriggerEvent{ID: "evt_3", Type: "service.provisioned", ResourceID: "svc_2"})
+	send(5*time.Minute, automation.TriggerEvent{ID: "evt_deep", Type: "service.provisioned", ResourceID: "svc_3"})
 	env.RegisterDelayedCallback(env.CancelWorkflow, 10*time.Minute)
 	env.ExecuteWorkflow(workflows.OrchestrationTriggerWorkflow, workflows.OrchestrationTriggerInput{
 		Trigger:   workflows.OrchestrationRef{RequestID: "wf_trigger", OrganizationID: "org_test", Environment: models.EnvLive, DefinitionID: "wf_trigger"},
@@ -335,7 +336,7 @@ func TestOrchestrationTriggerStartsOneRunPerEvent(t *testing.T) {
 	// evt_1 twice and evt_3: two distinct runs, each started once; the other type and the too-deep event start nothing.
 	runsMu.Lock()
 	defer runsMu.Unlock()
-	if len(runs) != 2 || runs[models.TriggeredRunID("wf_trigger", "evt_1")] != 1 || runs[models.TriggeredRunID("wf_trigger", "evt_3")] != 1 {
+	if len(runs) != 2 || runs[automation.TriggeredRunID("wf_trigger", "evt_1")] != 1 || runs[automation.TriggeredRunID("wf_trigger", "evt_3")] != 1 {
 		t.Fatalf("runs %v (prepared %v)", runs, f.triggered)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"gorm.io/gorm/clause"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/automation"
 )
 
 // migrations is the ordered list of schema versions. Never edit a released
@@ -96,10 +97,10 @@ func migrations() []*gormigrate.Migration {
 		{
 			ID: "202611220008_bulk_orchestration",
 			Migrate: func(tx *gorm.DB) error {
-				return tx.AutoMigrate(&models.BulkItem{}, &models.ServiceChange{}, &models.OrchestrationDefinition{})
+				return tx.AutoMigrate(&automation.BulkItem{}, &automation.ServiceChange{}, &automation.OrchestrationDefinition{})
 			},
 			Rollback: func(tx *gorm.DB) error {
-				return tx.Migrator().DropTable(&models.OrchestrationDefinition{}, &models.ServiceChange{}, &models.BulkItem{})
+				return tx.Migrator().DropTable(&automation.OrchestrationDefinition{}, &automation.ServiceChange{}, &automation.BulkItem{})
 			},
 		},
 		{
@@ -183,7 +184,7 @@ func migrations() []*gormigrate.Migration {
 				for _, c := range []struct {
 					model any
 					field string
-				}{{&models.User{}, "Permissions"}, {&models.MFAPhone{}, "PendingNumber"}, {&models.OrchestrationDefinition{}, "CreatorPermissions"}} {
+				}{{&models.User{}, "Permissions"}, {&models.MFAPhone{}, "PendingNumber"}, {&automation.OrchestrationDefinition{}, "CreatorPermissions"}} {
 					if !tx.Migrator().HasColumn(c.model, c.field) {
 						if err := tx.Migrator().AddColumn(c.model, c.field); err != nil {
 							return err
@@ -196,7 +197,7 @@ func migrations() []*gormigrate.Migration {
 				if err := tx.Migrator().DropTable(&models.InvoiceDispute{}); err != nil {
 					return err
 				}
-				if err := tx.Migrator().DropColumn(&models.OrchestrationDefinition{}, "CreatorPermissions"); err != nil {
+				if err := tx.Migrator().DropColumn(&automation.OrchestrationDefinition{}, "CreatorPermissions"); err != nil {
 					return err
 				}
 				if err := tx.Migrator().DropColumn(&models.MFAPhone{}, "PendingNumber"); err != nil {

@@ -1,4 +1,4 @@
-package models
+package automation
 
 import (
 	"context"
@@ -11,20 +11,9 @@ import (
 
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
-)
 
-// Bulk operation types (DECISIONS 5): one parent workflow per operation, one
-// item per service.
-const (
-	OpTypeBulkProvision OperationType = "bulk_provision"
-	OpTypeBulkModify    OperationType = "bulk_modify"
-	OpTypeBulkStatus    OperationType = "bulk_status"
+	"github.com/telcoplatform/platform/models"
 )
-
-// IsBulk reports whether operations of type t are bulk operations (with items).
-func (t OperationType) IsBulk() bool {
-	return t == OpTypeBulkProvision || t == OpTypeBulkModify || t == OpTypeBulkStatus
-}
 
 // Bounds of bulk requests (DECISIONS 2: at most 1,000 items).
 const (
@@ -78,7 +67,7 @@ func (o BulkOptions) Window() int {
 	return min(o.MaxConcurrency, MaxBulkConcurrency)
 }
 
-func (o BulkOptions) validate(v *Validator) {
+func (o BulkOptions) validate(v *models.Validator) {
 	v.Check(o.MaxConcurrency >= 0 && o.MaxConcurrency <= MaxBulkConcurrency, "orchestration.max_concurrency",
 		fmt.Sprintf("must be from 1 to %d", MaxBulkConcurrency))
 }
@@ -100,15 +89,15 @@ func (c ServiceChanges) Empty() bool { return c == ServiceChanges{} }
 
 // merged returns c with the fields it leaves empty taken from def.
 func (c ServiceChanges) merged(def ServiceChanges) ServiceChanges {
-	pick := func(v, d string) string { return orDefault(strings.TrimSpace(v), strings.TrimSpace(d)) }
+	pick := func(v, d string) string { return models.OrDefault(strings.TrimSpace(v), strings.TrimSpace(d)) }
 	return ServiceChanges{Name: pick(c.Name, def.Name), SLA: pick(c.SLA, def.SLA), Bandwidth: pick(c.Bandwidth, def.Bandwidth),
 		Redundancy: pick(c.Redundancy, def.Redundancy), Monitoring: pick(c.Monitoring, def.Monitoring)}
 }
 
 // UpdateInput returns c as a change of a service (PrepareServiceUpdate):
 // monitoring and redundancy are settings of its configuration.
-func (c ServiceChanges) UpdateInput() ServiceUpdateInput {
-	var in ServiceUpdateInput
+func (c ServiceChanges) UpdateInput() models.ServiceUpdateInput {
+	var in models.ServiceUpdateInput
 	opt := func(v string) *string {
 		if v == "" {
 			return nil
@@ -131,11 +120,11 @@ func (c ServiceChanges) UpdateInput() ServiceUpdateInput {
 // noChange reports whether err is PrepareServiceUpdate's answer to a change
 // that changes nothing (every field already has the value asked for).
 func noChange(err error) bool {
-	e := AsError(err)
-	if e.Code != CodeValidation {
+	e := models.AsError(err)
+	if e.Code != models.CodeValidation {
 		return false
 	}
-	fields, _ := e.Details["fields"].([]FieldIssue)
+	fields, _ := e.Details["fields"].([]models.FieldIssue)
 	return len(fields) == 1 && fields[0].Field == "(body)"
 }
 
@@ -144,13 +133,13 @@ func noChange(err error) bool {
 type BulkItem struct {
 	OperationID string `gorm:"primaryKey;size:64"`
 	Position    int    `gorm:"primaryKey;autoIncrement:false"`
-	Tenant
-	ServiceID string             `gorm:"size:40;not null;index"`
-	ChildID   string             `gorm:"size:64"` // bulk provision: the item's provisioning request id (prov_)
-	Spec      map[string]any     `gorm:"serializer:json;type:text"`
-	Order     *ProvisioningOrder `gorm:"serializer:json;type:text"`
-	Changes   *ServiceChanges    `gorm:"serializer:json;type:text"`
-	Action    string             `gorm:"size:20"`
+	models.Tenant
+	ServiceID string                    `gorm:"size:40;not null;index"`
+	ChildID   string                    `gorm:"size:64"` // bulk provision: the item's provisioning request id (prov_)
+	Spec      map[string]any            `gorm:"serializer:json;type:text"`
+	Order     *models.ProvisioningOrder `gorm:"serializer:json;type:text"`
+	Changes   *ServiceChanges           `gorm:"serializer:json;type:text"`
+	Action    string                    `gorm:"size:20"`
 	// SourcePosition is, for a retry, the item's position in the retried operation.
 	SourcePosition *int
 	CreatedAt      time.Time
@@ -164,8 +153,8 @@ func ChangeKey(opID string, n int) string { return fmt.Sprintf("%s#%d", opID, n)
 
 // BulkPlan is a validated bulk request, ready to be stored and run.
 type BulkPlan struct {
-	Type    OperationType
-	Scope   Scope
+	Type    models.OperationType
+	Scope   models.Scope
 	Options BulkOptions
 	Items   []BulkItem
 	RetryOf string
@@ -205,11 +194,11 @@ type BulkProvisionInput struct {
 
 // ParseLocation reads a location string: a location id (loc_...) or a postal
 // location written "address, city, ST zip". Errors: VALIDATION_ERROR under field.
-func ParseLocation(field, s string) (id string, loc *LocationInput, err error) {
+func ParseLocation(field, s string) (id string, loc *models.LocationInput, err error) {
 	s = strings.TrimSpace(s)
-	if strings.HasPrefix(s, PrefixLocation+"_") {
-		if !HasPrefix(s, PrefixLocation) {
-			return "", nil, Invalid(FieldIssue{Field: field, Issue: "is not a location id"})
+	if strings.HasPrefix(s, models.PrefixLocation+"_") {
+		if !models.HasPrefix(s, models.PrefixLocation) {
+			return "", nil, models.Invalid(models.FieldIssue{Field: field, Issue: "is not a location id"})
 		}
 		return s, nil, nil
 	}
@@ -217,8 +206,8 @@ func ParseLocation(field, s string) (id string, loc *LocationInput, err error) {
 	if len(parts) >= 3 {
 		last := strings.Fields(parts[len(parts)-1])
 		if len(last) == 2 {
-			in := LocationInput{Address: strings.Join(parts[:len(parts)-2], ","), City: parts[len(parts)-2], State: last[0], Zip: last[1]}
-			var v Validator
+			in := models.LocationInput{Address: strings.Join(parts[:len(parts)-2], ","), City: parts[len(parts)-2], State: last[0], Zip: last[1]}
+			var v models.Validator
 			in.Validate(&v, field)
 			if err := v.Err(); err != nil {
 				return "", nil, err
@@ -227,7 +216,7 @@ func ParseLocation(field, s string) (id string, loc *LocationInput, err error) {
 			return "", &n, nil
 		}
 	}
-	return "", nil, Invalid(FieldIssue{Field: field, Issue: `must be a location id (loc_...) or "address, city, ST zip", e.g. "100 Congress Ave, Austin, TX 78701"`})
+	return "", nil, models.Invalid(models.FieldIssue{Field: field, Issue: `must be a location id (loc_...) or "address, city, ST zip", e.g. "100 Congress Ave, Austin, TX 78701"`})
 }
 
 // bulkField maps a field of a single order's validation to its place in item i.
@@ -249,7 +238,7 @@ func bulkField(i int, field string) string {
 // itemFailure is one item that cannot be accepted, for details.items.
 type itemFailure struct {
 	Index   int            `json:"index"`
-	Code    Code           `json:"code"`
+	Code    models.Code    `json:"code"`
 	Message string         `json:"message"`
 	Details map[string]any `json:"details,omitempty"`
 }
@@ -260,15 +249,15 @@ const maxReportedFailures = 100
 // bulkRefusal turns per-item failures into one error: VALIDATION_ERROR with
 // every field issue when any item is invalid; otherwise the first failing
 // item's code (a 422 one) with details.items listing every failing item.
-func bulkRefusal(issues []FieldIssue, failures []itemFailure) error {
+func bulkRefusal(issues []models.FieldIssue, failures []itemFailure) error {
 	if len(issues) > 0 {
-		return Invalid(issues...)
+		return models.Invalid(issues...)
 	}
 	if len(failures) == 0 {
 		return nil
 	}
 	first := failures[0]
-	e := Errorf(first.Code, "services[%d]: %s", first.Index, first.Message)
+	e := models.Errorf(first.Code, "services[%d]: %s", first.Index, first.Message)
 	for k, v := range first.Details {
 		e.WithDetail(k, v)
 	}
@@ -278,18 +267,18 @@ func bulkRefusal(issues []FieldIssue, failures []itemFailure) error {
 
 // collectItemError files err of item i as field issues or an item failure;
 // it returns err when it is neither (an internal failure).
-func collectItemError(err error, i int, issues *[]FieldIssue, failures *[]itemFailure) error {
-	e := AsError(err)
+func collectItemError(err error, i int, issues *[]models.FieldIssue, failures *[]itemFailure) error {
+	e := models.AsError(err)
 	switch e.Code {
-	case CodeValidation:
-		fields, _ := e.Details["fields"].([]FieldIssue)
+	case models.CodeValidation:
+		fields, _ := e.Details["fields"].([]models.FieldIssue)
 		for _, f := range fields {
-			*issues = append(*issues, FieldIssue{Field: bulkField(i, f.Field), Issue: f.Issue})
+			*issues = append(*issues, models.FieldIssue{Field: bulkField(i, f.Field), Issue: f.Issue})
 		}
 		if len(fields) == 0 {
-			*issues = append(*issues, FieldIssue{Field: fmt.Sprintf("services[%d]", i), Issue: e.Message})
+			*issues = append(*issues, models.FieldIssue{Field: fmt.Sprintf("services[%d]", i), Issue: e.Message})
 		}
-	case CodeUnavailableAtLocation, CodeInsufficientBandwidth, CodeLocationNotServiceable:
+	case models.CodeUnavailableAtLocation, models.CodeInsufficientBandwidth, models.CodeLocationNotServiceable:
 		*failures = append(*failures, itemFailure{Index: i, Code: e.Code, Message: e.Message, Details: e.Details})
 	default:
 		return err
@@ -307,26 +296,26 @@ func collectItemError(err error, i int, issues *[]FieldIssue, failures *[]itemFa
 // cannot be served the first one's LOCATION_NOT_SERVICEABLE,
 // SERVICE_UNAVAILABLE_AT_LOCATION or INSUFFICIENT_BANDWIDTH with
 // details.index and details.items (every failing item).
-func (s *Store) PrepareBulkProvision(ctx context.Context, p *Principal, in BulkProvisionInput) (*BulkPlan, error) {
-	var v Validator
+func (s *Store) PrepareBulkProvision(ctx context.Context, p *models.Principal, in BulkProvisionInput) (*BulkPlan, error) {
+	var v models.Validator
 	v.Check(len(in.Items) > 0, "services", "must list at least one service")
 	v.Check(len(in.Items) <= MaxBulkItems, "services", fmt.Sprintf("must list at most %d services", MaxBulkItems))
 	in.Options.validate(&v)
 	if err := v.Err(); err != nil {
 		return nil, err
 	}
-	plan := &BulkPlan{Type: OpTypeBulkProvision, Options: in.Options}
+	plan := &BulkPlan{Type: models.OpTypeBulkProvision, Options: in.Options}
 	var (
-		issues   []FieldIssue
+		issues   []models.FieldIssue
 		failures []itemFailure
 	)
 	accountID := strings.TrimSpace(in.AccountID)
 	for i, item := range in.Items {
-		tin := TemplateInput{ServiceTemplate: item.Template, Bandwidth: item.Bandwidth, Redundancy: item.Redundancy,
+		tin := models.TemplateInput{ServiceTemplate: item.Template, Bandwidth: item.Bandwidth, Redundancy: item.Redundancy,
 			Monitoring: item.Monitoring, AccountID: accountID}
 		id, loc, err := ParseLocation(fmt.Sprintf("services[%d].location", i), item.Location)
 		if err != nil {
-			issues = append(issues, AsError(err).Details["fields"].([]FieldIssue)...)
+			issues = append(issues, models.AsError(err).Details["fields"].([]models.FieldIssue)...)
 			continue
 		}
 		tin.LocationID, tin.Location = id, loc
@@ -344,7 +333,7 @@ func (s *Store) PrepareBulkProvision(ctx context.Context, p *Principal, in BulkP
 			plan.Scope = scope
 		}
 		plan.Items = append(plan.Items, BulkItem{
-			Position: i, ServiceID: NewID(PrefixService), ChildID: NewID(PrefixProvisioning), Order: o, Spec: item.spec(),
+			Position: i, ServiceID: models.NewID(models.PrefixService), ChildID: models.NewID(models.PrefixProvisioning), Order: o, Spec: item.spec(),
 		})
 	}
 	if err := bulkRefusal(issues, failures); err != nil {
@@ -372,25 +361,25 @@ type BulkModifyInput struct {
 // that they exist, are not repeated and belong to one organization; it
 // records the issues in v (field(i) names each bad id) and returns the
 // services by position (absent for bad ids) and the organization's scope.
-func (s *Store) servicesForBulk(ctx context.Context, p *Principal, v *Validator, ids []string, field func(i int) string, listField string) (map[int]Service, Scope, error) {
+func (s *Store) servicesForBulk(ctx context.Context, p *models.Principal, v *models.Validator, ids []string, field func(i int) string, listField string) (map[int]models.Service, models.Scope, error) {
 	v.Check(len(ids) > 0, listField, "must list at least one service")
 	v.Check(len(ids) <= MaxBulkItems, listField, fmt.Sprintf("must list at most %d services", MaxBulkItems))
 	if len(ids) == 0 || len(ids) > MaxBulkItems {
-		return nil, Scope{}, nil
+		return nil, models.Scope{}, nil
 	}
-	byID := map[string]Service{}
+	byID := map[string]models.Service{}
 	for start := 0; start < len(ids); start += 500 {
-		var batch []Service
+		var batch []models.Service
 		if err := s.In(ctx, p.Scope()).Where("id IN ?", ids[start:min(start+500, len(ids))]).Find(&batch).Error; err != nil {
-			return nil, Scope{}, DBErr(err)
+			return nil, models.Scope{}, models.DBErr(err)
 		}
 		for _, svc := range batch {
 			byID[svc.ID] = svc
 		}
 	}
-	out := map[int]Service{}
+	out := map[int]models.Service{}
 	seen := map[string]bool{}
-	var scope Scope
+	var scope models.Scope
 	for i, id := range ids {
 		svc, ok := byID[id]
 		switch {
@@ -403,7 +392,7 @@ func (s *Store) servicesForBulk(ctx context.Context, p *Principal, v *Validator,
 		default:
 			seen[id] = true
 			if scope.OrganizationID == "" {
-				scope = TenantScope(svc.OrganizationID, p.Environment)
+				scope = models.TenantScope(svc.OrganizationID, p.Environment)
 			}
 			out[i] = svc
 		}
@@ -418,8 +407,8 @@ func (s *Store) servicesForBulk(ctx context.Context, p *Principal, v *Validator,
 // redundancy settings of its kind). Whether a service can be changed now
 // (its status, another change under way, capacity) is decided per item when
 // the operation runs. Errors: VALIDATION_ERROR (fields services[i]...).
-func (s *Store) PrepareBulkModify(ctx context.Context, p *Principal, in BulkModifyInput) (*BulkPlan, error) {
-	var v Validator
+func (s *Store) PrepareBulkModify(ctx context.Context, p *models.Principal, in BulkModifyInput) (*BulkPlan, error) {
+	var v models.Validator
 	in.Options.validate(&v)
 	ids := make([]string, len(in.Items))
 	for i, it := range in.Items {
@@ -429,7 +418,7 @@ func (s *Store) PrepareBulkModify(ctx context.Context, p *Principal, in BulkModi
 	if err != nil {
 		return nil, err
 	}
-	plan := &BulkPlan{Type: OpTypeBulkModify, Scope: scope, Options: in.Options, Input: map[string]any{}}
+	plan := &BulkPlan{Type: models.OpTypeBulkModify, Scope: scope, Options: in.Options, Input: map[string]any{}}
 	for i, it := range in.Items {
 		ch := it.Changes.merged(in.Changes)
 		prefix := fmt.Sprintf("services[%d].changes", i)
@@ -442,12 +431,12 @@ func (s *Store) PrepareBulkModify(ctx context.Context, p *Principal, in BulkModi
 			continue
 		}
 		if _, _, _, err := s.PrepareServiceUpdate(ctx, p, svc.ID, ch.UpdateInput()); err != nil && !noChange(err) {
-			e := AsError(err)
-			if e.Code == CodeValidation {
-				for _, f := range e.Details["fields"].([]FieldIssue) {
+			e := models.AsError(err)
+			if e.Code == models.CodeValidation {
+				for _, f := range e.Details["fields"].([]models.FieldIssue) {
 					v.Add(prefix+"."+strings.TrimPrefix(f.Field, "configuration."), f.Issue)
 				}
-			} else if e.Code == CodeInternal {
+			} else if e.Code == models.CodeInternal {
 				return nil, err
 			}
 		}
@@ -463,8 +452,8 @@ func (s *Store) PrepareBulkModify(ctx context.Context, p *Principal, in BulkModi
 // ChangeOperation is a change of one service ready to run as the services
 // area's ServiceChange workflow, or Noop when it changes nothing.
 type ChangeOperation struct {
-	Operation *Operation
-	Update    *ServiceUpdate
+	Operation *models.Operation
+	Update    *models.ServiceUpdate
 	Noop      bool
 }
 
@@ -475,18 +464,18 @@ type ChangeOperation struct {
 // a retry finds it). input adds fields to the operation's input.
 // Errors: NOT_FOUND, VALIDATION_ERROR, SERVICE_MAINTENANCE,
 // INVALID_STATE_TRANSITION, SERVICE_CONFLICT, INSUFFICIENT_BANDWIDTH.
-func (s *Store) PrepareChangeOperation(ctx context.Context, scope Scope, createdBy, opID, serviceID string, in ServiceUpdateInput, input map[string]any) (*ChangeOperation, error) {
+func (s *Store) PrepareChangeOperation(ctx context.Context, scope models.Scope, createdBy, opID, serviceID string, in models.ServiceUpdateInput, input map[string]any) (*ChangeOperation, error) {
 	if op, err := s.OperationIn(ctx, scope, opID); err == nil {
-		var u ServiceUpdate
+		var u models.ServiceUpdate
 		if err := remarshal(op.Input["update"], &u); err != nil {
-			return nil, Internal(err)
+			return nil, models.Internal(err)
 		}
 		return &ChangeOperation{Operation: op, Update: &u}, nil
-	} else if ErrorCode(err) != CodeNotFound {
+	} else if models.ErrorCode(err) != models.CodeNotFound {
 		return nil, err
 	}
-	p := &Principal{Kind: PrincipalAPIKey, ID: createdBy, OrganizationID: scope.OrganizationID, Environment: scope.Environment,
-		Role: RoleCustomer, Permissions: []string{"*"}}
+	p := &models.Principal{Kind: models.PrincipalAPIKey, ID: createdBy, OrganizationID: scope.OrganizationID, Environment: scope.Environment,
+		Role: models.RoleCustomer, Permissions: []string{"*"}}
 	svc, u, svcScope, err := s.PrepareServiceUpdate(ctx, p, serviceID, in)
 	if noChange(err) {
 		return &ChangeOperation{Noop: true}, nil
@@ -500,9 +489,9 @@ func (s *Store) PrepareChangeOperation(ctx context.Context, scope Scope, created
 	}
 	var m map[string]any
 	if err := remarshal(opInput, &m); err != nil {
-		return nil, Internal(err)
+		return nil, models.Internal(err)
 	}
-	op := NewOperation(opID, u.Type, svc.ID, createdBy, UpdateSteps(u), m)
+	op := models.NewOperation(opID, u.Type, svc.ID, createdBy, models.UpdateSteps(u), m)
 	if err := s.StartServiceOperation(ctx, svcScope, svc.ID, op); err != nil {
 		if existing, gerr := s.OperationIn(ctx, scope, opID); gerr == nil {
 			return &ChangeOperation{Operation: existing, Update: u}, nil // a concurrent retry created it
@@ -516,10 +505,10 @@ func (s *Store) PrepareChangeOperation(ctx context.Context, scope Scope, created
 // operation opID (its recorded changes, back to their previous values), and
 // false when there is nothing to undo (it never completed).
 // Errors: NOT_FOUND.
-func (s *Store) ReverseChange(ctx context.Context, scope Scope, opID string) (ServiceUpdateInput, bool, error) {
-	var in ServiceUpdateInput
+func (s *Store) ReverseChange(ctx context.Context, scope models.Scope, opID string) (models.ServiceUpdateInput, bool, error) {
+	var in models.ServiceUpdateInput
 	op, err := s.OperationIn(ctx, scope, opID)
-	if err != nil || op.Status != OpCompleted {
+	if err != nil || op.Status != models.OpCompleted {
 		return in, false, err
 	}
 	changes, _ := op.Input["changes"].(map[string]any)
@@ -569,8 +558,8 @@ type BulkStatusInput struct {
 // (operational, degraded or down → maintenance) or resume (maintenance →
 // operational). Whether each service can make the move is decided per item
 // when the operation runs. Errors: VALIDATION_ERROR.
-func (s *Store) PrepareBulkStatus(ctx context.Context, p *Principal, in BulkStatusInput) (*BulkPlan, error) {
-	var v Validator
+func (s *Store) PrepareBulkStatus(ctx context.Context, p *models.Principal, in BulkStatusInput) (*BulkPlan, error) {
+	var v models.Validator
 	v.Check(in.Action == ActionSuspend || in.Action == ActionResume, "action", "must be suspend or resume (or absent, to read the statuses)")
 	in.Options.validate(&v)
 	svcs, scope, err := s.servicesForBulk(ctx, p, &v, in.ServiceIDs, func(i int) string { return fmt.Sprintf("service_ids[%d]", i) }, "service_ids")
@@ -580,7 +569,7 @@ func (s *Store) PrepareBulkStatus(ctx context.Context, p *Principal, in BulkStat
 	if err := v.Err(); err != nil {
 		return nil, err
 	}
-	plan := &BulkPlan{Type: OpTypeBulkStatus, Scope: scope, Options: in.Options, Input: map[string]any{"action": in.Action}}
+	plan := &BulkPlan{Type: models.OpTypeBulkStatus, Scope: scope, Options: in.Options, Input: map[string]any{"action": in.Action}}
 	for i := range in.ServiceIDs {
 		svc := svcs[i]
 		plan.Items = append(plan.Items, BulkItem{Position: i, ServiceID: svc.ID, Action: in.Action,
@@ -593,27 +582,27 @@ func (s *Store) PrepareBulkStatus(ctx context.Context, p *Principal, in BulkStat
 type ServiceStatusEntry struct {
 	ServiceID       string
 	Found           bool
-	Status          ServiceStatus
+	Status          models.ServiceStatus
 	StatusChangedAt time.Time
 }
 
 // BulkServiceStatuses returns the status of each service named (at most
 // 1,000), in order; services that p cannot see are reported not found, the
 // same as ids that do not exist. Errors: VALIDATION_ERROR.
-func (s *Store) BulkServiceStatuses(ctx context.Context, p *Principal, ids []string) ([]ServiceStatusEntry, error) {
-	var v Validator
+func (s *Store) BulkServiceStatuses(ctx context.Context, p *models.Principal, ids []string) ([]ServiceStatusEntry, error) {
+	var v models.Validator
 	v.Check(len(ids) > 0, "service_ids", "must list at least one service")
 	v.Check(len(ids) <= MaxBulkItems, "service_ids", fmt.Sprintf("must list at most %d services", MaxBulkItems))
 	if err := v.Err(); err != nil {
 		return nil, err
 	}
-	byID := map[string]Service{}
+	byID := map[string]models.Service{}
 	for start := 0; start < len(ids); start += 500 {
-		var batch []Service
+		var batch []models.Service
 		err := s.In(ctx, p.Scope()).Select("id", "organization_id", "environment", "status", "status_changed_at").
 			Where("id IN ?", ids[start:min(start+500, len(ids))]).Find(&batch).Error
 		if err != nil {
-			return nil, DBErr(err)
+			return nil, models.DBErr(err)
 		}
 		for _, svc := range batch {
 			byID[svc.ID] = svc
@@ -632,7 +621,7 @@ func (s *Store) BulkServiceStatuses(ctx context.Context, p *Principal, ids []str
 // it also records the new operation on the retried one (result.retried_by),
 // refusing a second retry of the same operation.
 // Errors: INVALID_STATE_TRANSITION (already retried), NOT_FOUND.
-func (s *Store) CreateBulkOperation(ctx context.Context, plan *BulkPlan, id, createdBy string) (*Operation, error) {
+func (s *Store) CreateBulkOperation(ctx context.Context, plan *BulkPlan, id, createdBy string) (*models.Operation, error) {
 	input := map[string]any{"orchestration": plan.Options, "total": len(plan.Items)}
 	for k, val := range plan.Input {
 		input[k] = val
@@ -640,20 +629,20 @@ func (s *Store) CreateBulkOperation(ctx context.Context, plan *BulkPlan, id, cre
 	if plan.RetryOf != "" {
 		input["retry_of"] = plan.RetryOf
 	}
-	op := NewOperation(id, plan.Type, "", createdBy, nil, input)
-	op.Steps = []OperationStep{}
-	op.Items = make([]OperationItem, len(plan.Items))
+	op := models.NewOperation(id, plan.Type, "", createdBy, nil, input)
+	op.Steps = []models.OperationStep{}
+	op.Items = make([]models.OperationItem, len(plan.Items))
 	items := make([]BulkItem, len(plan.Items))
 	for i, it := range plan.Items {
 		it.OperationID, it.Position = id, i
 		items[i] = it
-		op.Items[i] = OperationItem{ID: it.ServiceID, Status: ItemPending}
+		op.Items[i] = models.OperationItem{ID: it.ServiceID, Status: ItemPending}
 	}
 	err := s.Tx(ctx, plan.Scope, func(tx *gorm.DB) error {
 		if plan.RetryOf != "" {
-			_, err := s.updateOperation(ctx, plan.Scope, tx, plan.RetryOf, func(orig *Operation) error {
+			_, err := s.UpdateOperation(ctx, plan.Scope, tx, plan.RetryOf, func(orig *models.Operation) error {
 				if by, ok := orig.Result["retried_by"].(string); ok && by != "" {
-					return Errorf(CodeInvalidStateTransition, "operation %s was already retried by %s", orig.ID, by).WithDetail("retried_by", by)
+					return models.Errorf(models.CodeInvalidStateTransition, "operation %s was already retried by %s", orig.ID, by).WithDetail("retried_by", by)
 				}
 				if orig.Result == nil {
 					orig.Result = map[string]any{}
@@ -671,7 +660,7 @@ func (s *Store) CreateBulkOperation(ctx context.Context, plan *BulkPlan, id, cre
 		return tx.CreateInBatches(items, 200).Error
 	})
 	if err != nil {
-		return nil, DBErr(err)
+		return nil, models.DBErr(err)
 	}
 	return op, nil
 }
@@ -680,7 +669,7 @@ func (s *Store) CreateBulkOperation(ctx context.Context, plan *BulkPlan, id, cre
 // whose status (in the operation's items) is one of statuses (any when
 // none), in position order, and the position after the last one examined.
 // Errors: NOT_FOUND.
-func (s *Store) BulkItems(ctx context.Context, scope Scope, opID string, from, limit int, statuses ...string) ([]BulkItem, int, error) {
+func (s *Store) BulkItems(ctx context.Context, scope models.Scope, opID string, from, limit int, statuses ...string) ([]BulkItem, int, error) {
 	op, err := s.OperationIn(ctx, scope, opID)
 	if err != nil {
 		return nil, from, err
@@ -697,43 +686,43 @@ func (s *Store) BulkItems(ctx context.Context, scope Scope, opID string, from, l
 	}
 	var items []BulkItem
 	err = s.In(ctx, scope).Where("operation_id = ? AND position IN ?", opID, positions).Order("position").Find(&items).Error
-	return items, next, DBErr(err)
+	return items, next, models.DBErr(err)
 }
 
 // EnsureChildOperations creates, once, the provisioning operation (pending)
 // that each bulk provisioning item runs as, so that the item's Provisioning
 // workflow can start. Calling it again changes nothing.
-func (s *Store) EnsureChildOperations(ctx context.Context, scope Scope, createdBy string, items []BulkItem) error {
-	ops := make([]*Operation, 0, len(items))
+func (s *Store) EnsureChildOperations(ctx context.Context, scope models.Scope, createdBy string, items []BulkItem) error {
+	ops := make([]*models.Operation, 0, len(items))
 	for _, it := range items {
 		if it.ChildID == "" || it.Order == nil {
 			continue
 		}
-		ops = append(ops, NewOperation(it.ChildID, OpTypeProvisioning, it.ServiceID, createdBy, ProvisioningSteps(false),
+		ops = append(ops, models.NewOperation(it.ChildID, models.OpTypeProvisioning, it.ServiceID, createdBy, models.ProvisioningSteps(false),
 			map[string]any{"bulk_request_id": it.OperationID, "position": it.Position}))
 	}
 	if len(ops) == 0 {
 		return nil
 	}
-	return DBErr(s.In(ctx, scope).Clauses(clause.OnConflict{DoNothing: true}).CreateInBatches(ops, 100).Error)
+	return models.DBErr(s.In(ctx, scope).Clauses(clause.OnConflict{DoNothing: true}).CreateInBatches(ops, 100).Error)
 }
 
 // ItemUpdate is a new status of one bulk item.
 type ItemUpdate struct {
-	Position int             `json:"position"`
-	Status   string          `json:"status"`
-	Error    *OperationError `json:"error,omitempty"`
+	Position int                    `json:"position"`
+	Status   string                 `json:"status"`
+	Error    *models.OperationError `json:"error,omitempty"`
 }
 
 // RecordBulkItems applies updates to the operation's items in one write. An
 // update never moves an item that has ended back to pending or in_progress.
 // Errors: NOT_FOUND, INVALID_STATE_TRANSITION (the operation has ended).
-func (s *Store) RecordBulkItems(ctx context.Context, scope Scope, opID string, updates []ItemUpdate) (*Operation, error) {
-	return s.updateOperation(ctx, scope, nil, opID, func(op *Operation) error {
+func (s *Store) RecordBulkItems(ctx context.Context, scope models.Scope, opID string, updates []ItemUpdate) (*models.Operation, error) {
+	return s.UpdateOperation(ctx, scope, nil, opID, func(op *models.Operation) error {
 		if op.Status.Terminal() {
-			return errTerminal(op)
+			return models.ErrTerminal(op)
 		}
-		op.Status = OpInProgress
+		op.Status = models.OpInProgress
 		for _, u := range updates {
 			if u.Position < 0 || u.Position >= len(op.Items) {
 				continue
@@ -762,7 +751,7 @@ type BulkOutcome struct {
 }
 
 // CountItems counts items by status.
-func CountItems(items []OperationItem) BulkOutcome {
+func CountItems(items []models.OperationItem) BulkOutcome {
 	o := BulkOutcome{Total: len(items)}
 	for _, it := range items {
 		switch it.Status {
@@ -790,33 +779,33 @@ func CountItems(items []OperationItem) BulkOutcome {
 // as o: cancelled when it was cancelled; rolled_back when a rollback undid
 // every completed item (failed when some could not be undone); otherwise
 // completed when every item completed, failed when none did, partial between.
-func BulkStatus(o BulkOutcome, fin BulkFinish) OperationStatus {
+func BulkStatus(o BulkOutcome, fin BulkFinish) models.OperationStatus {
 	switch {
 	case fin.Cancelled:
-		return OpCancelled
+		return models.OpCancelled
 	case fin.RolledBack && o.RollbackFailed > 0:
-		return OpFailed
+		return models.OpFailed
 	case fin.RolledBack:
-		return OpRolledBack
+		return models.OpRolledBack
 	case o.Completed == o.Total:
-		return OpCompleted
+		return models.OpCompleted
 	case o.Completed == 0:
-		return OpFailed
+		return models.OpFailed
 	}
-	return OpPartial
+	return models.OpPartial
 }
 
 // bulkFailureCode is the code of a bulk operation's error.
-func bulkFailureCode(t OperationType, items []OperationItem) Code {
-	if t == OpTypeBulkProvision {
-		return CodeProvisioningFailed
+func bulkFailureCode(t models.OperationType, items []models.OperationItem) models.Code {
+	if t == models.OpTypeBulkProvision {
+		return models.CodeProvisioningFailed
 	}
 	for _, it := range items {
 		if it.Status == ItemFailed && it.Error != nil {
 			return it.Error.Code
 		}
 	}
-	return CodeServiceConflict
+	return models.CodeServiceConflict
 }
 
 // FinishBulk ends a bulk operation: items that never ended become skipped
@@ -825,8 +814,8 @@ func bulkFailureCode(t OperationType, items []OperationItem) Code {
 // failed, partial or rolled_back) summarises the failures; the first failed
 // item is in details. Finishing it again is harmless.
 // Errors: NOT_FOUND, INVALID_STATE_TRANSITION (it ended otherwise).
-func (s *Store) FinishBulk(ctx context.Context, scope Scope, opID string, fin BulkFinish) (*Operation, error) {
-	return s.updateOperation(ctx, scope, nil, opID, func(op *Operation) error {
+func (s *Store) FinishBulk(ctx context.Context, scope models.Scope, opID string, fin BulkFinish) (*models.Operation, error) {
+	return s.UpdateOperation(ctx, scope, nil, opID, func(op *models.Operation) error {
 		if op.Status.Terminal() {
 			return nil
 		}
@@ -854,12 +843,12 @@ func (s *Store) FinishBulk(ctx context.Context, scope Scope, opID string, fin Bu
 		if retry, ok := op.Input["retry_of"]; ok {
 			result["retry_of"] = retry
 		}
-		if op.Status != OpCompleted && o.Completed < o.Total {
+		if op.Status != models.OpCompleted && o.Completed < o.Total {
 			result["retry_url"] = "/v1/operations/" + op.ID + "/retry"
 		}
 		op.Result = result
 		op.Error = nil
-		if op.Status == OpFailed || op.Status == OpPartial || op.Status == OpRolledBack {
+		if op.Status == models.OpFailed || op.Status == models.OpPartial || op.Status == models.OpRolledBack {
 			first := -1
 			for i, it := range op.Items {
 				if it.Status == ItemFailed || (it.Status == ItemCompleted && it.Error != nil) {
@@ -883,14 +872,14 @@ func (s *Store) FinishBulk(ctx context.Context, scope Scope, opID string, fin Bu
 					msg += fmt.Sprintf("; the first (services[%d]): %s", first, e.Message)
 				}
 			}
-			op.Error = &OperationError{Code: bulkFailureCode(op.Type, op.Items), Message: msg, Details: details}
+			op.Error = &models.OperationError{Code: bulkFailureCode(op.Type, op.Items), Message: msg, Details: details}
 		}
 		return nil
 	})
 }
 
 // retryableStatuses are the final statuses of a bulk operation that retry accepts.
-var retryableStatuses = []OperationStatus{OpPartial, OpFailed, OpRolledBack, OpCancelled}
+var retryableStatuses = []models.OperationStatus{models.OpPartial, models.OpFailed, models.OpRolledBack, models.OpCancelled}
 
 // PrepareBulkRetry plans a new bulk operation that runs again the items of
 // bulk operation opID that did not complete (failed, rolled_back, skipped or
@@ -899,20 +888,20 @@ var retryableStatuses = []OperationStatus{OpPartial, OpFailed, OpRolledBack, OpC
 // gets a new service id. Errors: NOT_FOUND, INSUFFICIENT_PERMISSIONS,
 // VALIDATION_ERROR (not a bulk operation), INVALID_STATE_TRANSITION (still
 // running, completed, or already retried), and PrepareBulkProvision's 422 codes.
-func (s *Store) PrepareBulkRetry(ctx context.Context, p *Principal, opID string, options *BulkOptions) (*BulkPlan, error) {
+func (s *Store) PrepareBulkRetry(ctx context.Context, p *models.Principal, opID string, options *BulkOptions) (*BulkPlan, error) {
 	op, err := s.GetOperation(ctx, p, opID)
 	if err != nil {
 		return nil, err
 	}
 	if !op.Type.IsBulk() {
-		return nil, Invalid(FieldIssue{Field: "request_id", Issue: fmt.Sprintf("only bulk operations can be retried; %s is a %s operation", op.ID, op.Type)})
+		return nil, models.Invalid(models.FieldIssue{Field: "request_id", Issue: fmt.Sprintf("only bulk operations can be retried; %s is a %s operation", op.ID, op.Type)})
 	}
 	if !slices.Contains(retryableStatuses, op.Status) {
-		return nil, Errorf(CodeInvalidStateTransition, "operation %s is %s: only a partial, failed, rolled_back or cancelled bulk operation can be retried", op.ID, op.Status).
+		return nil, models.Errorf(models.CodeInvalidStateTransition, "operation %s is %s: only a partial, failed, rolled_back or cancelled bulk operation can be retried", op.ID, op.Status).
 			WithDetail("status", string(op.Status))
 	}
 	if by, ok := op.Result["retried_by"].(string); ok && by != "" {
-		return nil, Errorf(CodeInvalidStateTransition, "operation %s was already retried by %s", op.ID, by).WithDetail("retried_by", by)
+		return nil, models.Errorf(models.CodeInvalidStateTransition, "operation %s was already retried by %s", op.ID, by).WithDetail("retried_by", by)
 	}
 	var positions []int
 	for i, it := range op.Items {
@@ -921,16 +910,16 @@ func (s *Store) PrepareBulkRetry(ctx context.Context, p *Principal, opID string,
 		}
 	}
 	if len(positions) == 0 {
-		return nil, Errorf(CodeInvalidStateTransition, "every item of operation %s completed: nothing to retry", op.ID)
+		return nil, models.Errorf(models.CodeInvalidStateTransition, "every item of operation %s completed: nothing to retry", op.ID)
 	}
-	scope := TenantScope(op.OrganizationID, op.Environment)
+	scope := models.TenantScope(op.OrganizationID, op.Environment)
 	var items []BulkItem
 	for start := 0; start < len(positions); start += 500 {
 		var batch []BulkItem
 		err := s.In(ctx, scope).Where("operation_id = ? AND position IN ?", op.ID, positions[start:min(start+500, len(positions))]).
 			Order("position").Find(&batch).Error
 		if err != nil {
-			return nil, DBErr(err)
+			return nil, models.DBErr(err)
 		}
 		items = append(items, batch...)
 	}
@@ -940,14 +929,14 @@ func (s *Store) PrepareBulkRetry(ctx context.Context, p *Principal, opID string,
 	}
 	var plan *BulkPlan
 	switch op.Type {
-	case OpTypeBulkProvision:
+	case models.OpTypeBulkProvision:
 		in := BulkProvisionInput{Options: opts}
 		in.AccountID, _ = op.Input["account_id"].(string)
 		for _, it := range items {
 			in.Items = append(in.Items, provisionItemFromSpec(it.Spec))
 		}
 		plan, err = s.PrepareBulkProvision(ctx, p, in)
-	case OpTypeBulkModify:
+	case models.OpTypeBulkModify:
 		in := BulkModifyInput{Options: opts}
 		for _, it := range items {
 			var ch ServiceChanges
@@ -990,7 +979,7 @@ func bulkOptionsFrom(input map[string]any) BulkOptions {
 
 // ServiceSnapshot is what a status change touches.
 type ServiceSnapshot struct {
-	Status ServiceStatus `json:"status"`
+	Status models.ServiceStatus `json:"status"`
 }
 
 // Kinds of status change (bulk status and the suspend_service and
@@ -1006,7 +995,7 @@ const (
 // its activity runs, and can be undone (rollback_on_failure).
 type ServiceChange struct {
 	Key string `gorm:"primaryKey;column:change_key;size:100"`
-	Tenant
+	models.Tenant
 	ServiceID   string          `gorm:"size:40;not null;index"`
 	OperationID string          `gorm:"size:64;not null;index"`
 	Kind        string          `gorm:"size:20;not null"`
@@ -1037,38 +1026,38 @@ type ChangeRequest struct {
 // Errors: SERVICE_CONFLICT (another change of the service is under way),
 // SERVICE_MAINTENANCE (resuming a service in a scheduled maintenance
 // window), INVALID_STATE_TRANSITION, VALIDATION_ERROR (unknown kind).
-func ServiceChangeTarget(kind string, svc *Service, now time.Time) (ServiceStatus, error) {
+func ServiceChangeTarget(kind string, svc *models.Service, now time.Time) (models.ServiceStatus, error) {
 	if svc.PendingOperationID != "" {
-		return "", Errorf(CodeServiceConflict, "operation %s is already changing service %s; wait for it to end, or cancel it", svc.PendingOperationID, svc.ID).
+		return "", models.Errorf(models.CodeServiceConflict, "operation %s is already changing service %s; wait for it to end, or cancel it", svc.PendingOperationID, svc.ID).
 			WithDetail("operation_id", svc.PendingOperationID)
 	}
 	switch kind {
 	case ChangeSuspend:
-		if svc.Status == ServiceMaintenance {
+		if svc.Status == models.ServiceMaintenance {
 			return svc.Status, nil
 		}
-		return ServiceMaintenance, CheckServiceTransition(svc.Status, ServiceMaintenance)
+		return models.ServiceMaintenance, models.CheckServiceTransition(svc.Status, models.ServiceMaintenance)
 	case ChangeResume:
 		switch {
-		case svc.Status == ServiceOperational:
+		case svc.Status == models.ServiceOperational:
 			return svc.Status, nil
-		case svc.Status != ServiceMaintenance:
-			return "", Errorf(CodeInvalidStateTransition, "only a suspended service (status maintenance) can be resumed; this one is %s", svc.Status).
-				WithDetail("from", string(svc.Status)).WithDetail("to", string(ServiceOperational))
+		case svc.Status != models.ServiceMaintenance:
+			return "", models.Errorf(models.CodeInvalidStateTransition, "only a suspended service (status maintenance) can be resumed; this one is %s", svc.Status).
+				WithDetail("from", string(svc.Status)).WithDetail("to", string(models.ServiceOperational))
 		case svc.MaintenanceEndsAt != nil && svc.MaintenanceEndsAt.After(now):
-			return "", Errorf(CodeServiceMaintenance, "service %s is in a scheduled maintenance window until %s", svc.ID, Timestamp(*svc.MaintenanceEndsAt)).
+			return "", models.Errorf(models.CodeServiceMaintenance, "service %s is in a scheduled maintenance window until %s", svc.ID, models.Timestamp(*svc.MaintenanceEndsAt)).
 				WithDetail("retry_after", max(1, int(svc.MaintenanceEndsAt.Sub(now).Seconds())))
 		}
-		return ServiceOperational, nil
+		return models.ServiceOperational, nil
 	}
-	return "", Invalid(FieldIssue{Field: "action", Issue: fmt.Sprintf("unknown change %q", kind)})
+	return "", models.Invalid(models.FieldIssue{Field: "action", Issue: fmt.Sprintf("unknown change %q", kind)})
 }
 
 // ServiceForChange returns the service a status change would act on, after
 // checking that the change is allowed now. Errors: NOT_FOUND, and those of
 // ServiceChangeTarget.
-func (s *Store) ServiceForChange(ctx context.Context, scope Scope, kind, serviceID string) (*Service, error) {
-	svc, err := s.serviceIn(ctx, scope, serviceID)
+func (s *Store) ServiceForChange(ctx context.Context, scope models.Scope, kind, serviceID string) (*models.Service, error) {
+	svc, err := s.ServiceIn(ctx, scope, serviceID)
 	if err != nil {
 		return nil, err
 	}
@@ -1083,25 +1072,25 @@ func (s *Store) ServiceForChange(ctx context.Context, scope Scope, kind, service
 // writes service.status_changed (data: service, from, to, reason: suspend
 // or resume, request_id) to the outbox. Applying the same key again returns
 // the service as it is. Errors: NOT_FOUND, and those of ServiceChangeTarget.
-func (s *Store) ApplyServiceChange(ctx context.Context, scope Scope, req ChangeRequest) (*Service, error) {
-	var out *Service
+func (s *Store) ApplyServiceChange(ctx context.Context, scope models.Scope, req ChangeRequest) (*models.Service, error) {
+	var out *models.Service
 	err := s.Tx(ctx, scope, func(tx *gorm.DB) error {
 		var done ServiceChange
 		err := tx.Where("change_key = ?", req.Key).Take(&done).Error
 		if err == nil {
-			var svc Service
+			var svc models.Service
 			if err := tx.Where("id = ?", done.ServiceID).Take(&svc).Error; err != nil {
-				return NotFoundOr(err, "service")
+				return models.NotFoundOr(err, "service")
 			}
 			out = &svc
 			return nil
 		}
 		if !errors.Is(err, gorm.ErrRecordNotFound) {
-			return DBErr(err)
+			return models.DBErr(err)
 		}
-		var svc Service
+		var svc models.Service
 		if err := tx.Where("id = ?", req.ServiceID).Take(&svc).Error; err != nil {
-			return NotFoundOr(err, "service")
+			return models.NotFoundOr(err, "service")
 		}
 		to, err := ServiceChangeTarget(req.Kind, &svc, s.Now())
 		if err != nil {
@@ -1114,7 +1103,7 @@ func (s *Store) ApplyServiceChange(ctx context.Context, scope Scope, req ChangeR
 				return err
 			}
 			svc = *moved
-			if err := RecordEvent(tx, NewEvent(eventServiceStatusChanged, svc.ID, map[string]any{
+			if err := models.RecordEvent(tx, models.NewEvent(eventServiceStatusChanged, svc.ID, map[string]any{
 				"service": serviceEventData(&svc), "from": string(before), "to": string(to), "reason": req.Kind, "request_id": req.OperationID,
 			})); err != nil {
 				return err
@@ -1123,13 +1112,13 @@ func (s *Store) ApplyServiceChange(ctx context.Context, scope Scope, req ChangeR
 		rec := &ServiceChange{Key: req.Key, ServiceID: svc.ID, OperationID: req.OperationID, Kind: req.Kind,
 			Before: ServiceSnapshot{Status: before}, After: ServiceSnapshot{Status: svc.Status}, AppliedAt: s.Now()}
 		if err := tx.Create(rec).Error; err != nil {
-			return DBErr(err)
+			return models.DBErr(err)
 		}
 		out = &svc
 		return nil
 	})
 	if err != nil {
-		return nil, AsError(err)
+		return nil, models.AsError(err)
 	}
 	return out, nil
 }
@@ -1139,7 +1128,7 @@ func (s *Store) ApplyServiceChange(ctx context.Context, scope Scope, req ChangeR
 // A change that was never made, changed nothing, or was undone already is
 // left alone. Errors: SERVICE_CONFLICT (the service left the status the
 // change gave it, or another change is under way), INVALID_STATE_TRANSITION.
-func (s *Store) RevertServiceChange(ctx context.Context, scope Scope, key string) error {
+func (s *Store) RevertServiceChange(ctx context.Context, scope models.Scope, key string) error {
 	return asErrorOrNil(s.Tx(ctx, scope, func(tx *gorm.DB) error {
 		var rec ServiceChange
 		err := tx.Where("change_key = ?", key).Take(&rec).Error
@@ -1147,30 +1136,30 @@ func (s *Store) RevertServiceChange(ctx context.Context, scope Scope, key string
 			return nil
 		}
 		if err != nil {
-			return DBErr(err)
+			return models.DBErr(err)
 		}
 		if rec.RevertedAt != nil {
 			return nil
 		}
 		if rec.Before.Status != rec.After.Status {
-			var svc Service
+			var svc models.Service
 			if err := tx.Where("id = ?", rec.ServiceID).Take(&svc).Error; err != nil {
-				return NotFoundOr(err, "service")
+				return models.NotFoundOr(err, "service")
 			}
 			if svc.Status != rec.After.Status || svc.PendingOperationID != "" {
-				return Errorf(CodeServiceConflict, "service %s moved on (%s) since the change: it cannot be undone", svc.ID, svc.Status)
+				return models.Errorf(models.CodeServiceConflict, "service %s moved on (%s) since the change: it cannot be undone", svc.ID, svc.Status)
 			}
 			moved, err := s.TransitionService(ctx, scope, tx, svc.ID, rec.Before.Status)
 			if err != nil {
 				return err
 			}
-			if err := RecordEvent(tx, NewEvent(eventServiceStatusChanged, svc.ID, map[string]any{
+			if err := models.RecordEvent(tx, models.NewEvent(eventServiceStatusChanged, svc.ID, map[string]any{
 				"service": serviceEventData(moved), "from": string(rec.After.Status), "to": string(rec.Before.Status), "reason": "rollback", "request_id": rec.OperationID,
 			})); err != nil {
 				return err
 			}
 		}
-		return DBErr(tx.Model(&ServiceChange{}).Where("change_key = ?", key).Update("reverted_at", s.Now()).Error)
+		return models.DBErr(tx.Model(&ServiceChange{}).Where("change_key = ?", key).Update("reverted_at", s.Now()).Error)
 	}))
 }
 
@@ -1179,12 +1168,12 @@ func asErrorOrNil(err error) error {
 	if err == nil {
 		return nil
 	}
-	return AsError(err)
+	return models.AsError(err)
 }
 
 // serviceEventData is the `service` object of the events written here, the
 // same summary as the services area's events.
-func serviceEventData(svc *Service) map[string]any {
+func serviceEventData(svc *models.Service) map[string]any {
 	return map[string]any{
 		"id": svc.ID, "name": svc.Name, "status": string(svc.Status), "type": svc.Kind, "service_type": svc.ServiceType,
 		"account_id": svc.AccountID, "bandwidth": svc.Bandwidth, "sla": svc.SLA, "location_id": svc.LocationID, "quantity": svc.Quantity,
@@ -1200,30 +1189,30 @@ func serviceEventData(svc *Service) map[string]any {
 // already decommissioned, failed, or missing is left alone; one never
 // activated is marked failed. Errors: SERVICE_CONFLICT (another change is
 // under way), INVALID_STATE_TRANSITION (e.g. in maintenance).
-func (s *Store) RetireProvisionedService(ctx context.Context, scope Scope, serviceID, opID string) error {
-	svc, err := s.serviceIn(ctx, scope, serviceID)
-	if ErrorCode(err) == CodeNotFound {
+func (s *Store) RetireProvisionedService(ctx context.Context, scope models.Scope, serviceID, opID string) error {
+	svc, err := s.ServiceIn(ctx, scope, serviceID)
+	if models.ErrorCode(err) == models.CodeNotFound {
 		return nil
 	}
 	if err != nil {
 		return err
 	}
 	switch svc.Status {
-	case ServiceDecommissioned, ServiceFailed:
+	case models.ServiceDecommissioned, models.ServiceFailed:
 		return nil
-	case ServicePending, ServiceProvisioning:
+	case models.ServicePending, models.ServiceProvisioning:
 		return s.FailService(ctx, scope, serviceID, "rollback", opID)
 	}
 	if svc.PendingOperationID != "" {
-		return Errorf(CodeServiceConflict, "operation %s is changing service %s: it cannot be rolled back now", svc.PendingOperationID, svc.ID)
+		return models.Errorf(models.CodeServiceConflict, "operation %s is changing service %s: it cannot be rolled back now", svc.PendingOperationID, svc.ID)
 	}
 	return asErrorOrNil(s.Tx(ctx, scope, func(tx *gorm.DB) error {
-		if svc.Status != ServiceDecommissioning {
-			if _, err := s.moveService(ctx, scope, tx, serviceID, ServiceDecommissioning, "rollback", opID); err != nil {
+		if svc.Status != models.ServiceDecommissioning {
+			if _, err := s.MoveServiceTx(ctx, scope, tx, serviceID, models.ServiceDecommissioning, "rollback", opID); err != nil {
 				return err
 			}
 		}
-		moved, err := s.moveService(ctx, scope, tx, serviceID, ServiceDecommissioned, "rollback", opID)
+		moved, err := s.MoveServiceTx(ctx, scope, tx, serviceID, models.ServiceDecommissioned, "rollback", opID)
 		if err != nil {
 			return err
 		}
@@ -1236,11 +1225,11 @@ func (s *Store) RetireProvisionedService(ctx context.Context, scope Scope, servi
 		} else {
 			updates["billing_ended_at"] = now
 		}
-		if err := tx.Model(&Service{}).Where("id = ?", serviceID).Updates(updates).Error; err != nil {
-			return DBErr(err)
+		if err := tx.Model(&models.Service{}).Where("id = ?", serviceID).Updates(updates).Error; err != nil {
+			return models.DBErr(err)
 		}
-		return RecordEvent(tx, NewEvent(eventServiceDecommissioned, serviceID, map[string]any{
-			"service": serviceEventData(moved), "reason": "rollback", "request_id": opID, "billing_ended_at": Timestamp(billingEnded),
+		return models.RecordEvent(tx, models.NewEvent(eventServiceDecommissioned, serviceID, map[string]any{
+			"service": serviceEventData(moved), "reason": "rollback", "request_id": opID, "billing_ended_at": models.Timestamp(billingEnded),
 		}))
 	}))
 }
@@ -1248,16 +1237,16 @@ func (s *Store) RetireProvisionedService(ctx context.Context, scope Scope, servi
 // CancelPendingOperations ends as cancelled the provisioning operations of
 // ids that never started (still pending): bulk items that were skipped or
 // cancelled before their workflow ran. Others are left alone.
-func (s *Store) CancelPendingOperations(ctx context.Context, scope Scope, ids []string) error {
+func (s *Store) CancelPendingOperations(ctx context.Context, scope models.Scope, ids []string) error {
 	for start := 0; start < len(ids); start += 500 {
 		var pending []string
-		err := s.In(ctx, scope).Model(&Operation{}).Where("id IN ? AND status = ?", ids[start:min(start+500, len(ids))], OpPending).Pluck("id", &pending).Error
+		err := s.In(ctx, scope).Model(&models.Operation{}).Where("id IN ? AND status = ?", ids[start:min(start+500, len(ids))], models.OpPending).Pluck("id", &pending).Error
 		if err != nil {
-			return DBErr(err)
+			return models.DBErr(err)
 		}
 		for _, id := range pending {
-			_, err := s.FinishOperation(ctx, scope, id, FinishInput{Status: OpCancelled, Result: map[string]any{"reason": "the bulk operation ended before this item started"}})
-			if err != nil && ErrorCode(err) != CodeInvalidStateTransition {
+			_, err := s.FinishOperation(ctx, scope, id, models.FinishInput{Status: models.OpCancelled, Result: map[string]any{"reason": "the bulk operation ended before this item started"}})
+			if err != nil && models.ErrorCode(err) != models.CodeInvalidStateTransition {
 				return err
 			}
 		}
@@ -1268,18 +1257,18 @@ func (s *Store) CancelPendingOperations(ctx context.Context, scope Scope, ids []
 // DeleteBulkOperation removes a bulk operation whose workflow could not be
 // started: the operation (still pending) and its items, and, for a retry,
 // the mark it left on the retried operation.
-func (s *Store) DeleteBulkOperation(ctx context.Context, scope Scope, id, retryOf string) error {
-	return DBErr(s.Tx(ctx, scope, func(tx *gorm.DB) error {
+func (s *Store) DeleteBulkOperation(ctx context.Context, scope models.Scope, id, retryOf string) error {
+	return models.DBErr(s.Tx(ctx, scope, func(tx *gorm.DB) error {
 		if err := tx.Where("operation_id = ?", id).Delete(&BulkItem{}).Error; err != nil {
 			return err
 		}
-		if err := tx.Where("id = ? AND status = ?", id, OpPending).Delete(&Operation{}).Error; err != nil {
+		if err := tx.Where("id = ? AND status = ?", id, models.OpPending).Delete(&models.Operation{}).Error; err != nil {
 			return err
 		}
 		if retryOf == "" {
 			return nil
 		}
-		_, err := s.updateOperation(ctx, scope, tx, retryOf, func(orig *Operation) error {
+		_, err := s.UpdateOperation(ctx, scope, tx, retryOf, func(orig *models.Operation) error {
 			if by, _ := orig.Result["retried_by"].(string); by == id {
 				delete(orig.Result, "retried_by")
 			}

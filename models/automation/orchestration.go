@@ -1,4 +1,4 @@
-package models
+package automation
 
 import (
 	"context"
@@ -15,13 +15,15 @@ import (
 
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
+
+	"github.com/telcoplatform/platform/models"
 )
 
 // Orchestration operation types: a run of an orchestration's steps, and the
 // standing operation of an event-triggered orchestration (its items are its runs).
 const (
-	OpTypeOrchestration        OperationType = "orchestration"
-	OpTypeOrchestrationTrigger OperationType = "orchestration_trigger"
+	OpTypeOrchestration        models.OperationType = "orchestration"
+	OpTypeOrchestrationTrigger models.OperationType = "orchestration_trigger"
 )
 
 // Triggers (DECISIONS 5): manual runs the steps at once; event:<name> runs
@@ -67,13 +69,13 @@ type ParamSpec struct {
 
 // StepPrincipalCan reports whether p may run a step of action (its
 // ActionSpec's permission). Errors: INSUFFICIENT_PERMISSIONS, VALIDATION_ERROR (unknown action).
-func StepPrincipalCan(p *Principal, step OrchestrationStep) error {
+func StepPrincipalCan(p *models.Principal, step OrchestrationStep) error {
 	spec, ok := LookupAction(step.Action)
 	if !ok {
-		return Errorf(CodeValidation, "step %d: unknown action %q", step.Order, step.Action)
+		return models.Errorf(models.CodeValidation, "step %d: unknown action %q", step.Order, step.Action)
 	}
 	if spec.Permission != "" && !p.Can(spec.Permission) {
-		return Errorf(CodeInsufficientPermissions, "step %d (%s) needs permission %s, which the orchestration's creator did not hold", step.Order, step.Action, spec.Permission).
+		return models.Errorf(models.CodeInsufficientPermissions, "step %d (%s) needs permission %s, which the orchestration's creator did not hold", step.Order, step.Action, spec.Permission).
 			WithDetail("required_permission", spec.Permission)
 	}
 	return nil
@@ -181,9 +183,9 @@ func ParseTrigger(trigger string) (string, error) {
 		if slices.Contains(triggerEvents(), name) {
 			return name, nil
 		}
-		return "", Invalid(FieldIssue{Field: "trigger", Issue: fmt.Sprintf("unknown event %q: event:<name> takes a canonical event name such as event:service.provisioned", name)})
+		return "", models.Invalid(models.FieldIssue{Field: "trigger", Issue: fmt.Sprintf("unknown event %q: event:<name> takes a canonical event name such as event:service.provisioned", name)})
 	}
-	return "", Invalid(FieldIssue{Field: "trigger", Issue: `must be "manual" or "event:<event name>", e.g. event:service.provisioned`})
+	return "", models.Invalid(models.FieldIssue{Field: "trigger", Issue: `must be "manual" or "event:<event name>", e.g. event:service.provisioned`})
 }
 
 // OrchestrationStep is one step of an orchestration (spec 2.2).
@@ -203,7 +205,7 @@ func StepName(st OrchestrationStep) string { return strconv.Itoa(st.Order) + ":"
 // are operations of their own.
 type OrchestrationDefinition struct {
 	ID string `gorm:"primaryKey;size:64"`
-	Tenant
+	models.Tenant
 	Name      string              `gorm:"size:200;not null"`
 	Trigger   string              `gorm:"size:80;not null"`
 	EventType string              `gorm:"size:60;index"`
@@ -305,8 +307,8 @@ func hasRef(v any) bool {
 // event trigger. Literal template, location and service ids are checked
 // against the catalog and the caller's services.
 // Errors: VALIDATION_ERROR (fields named steps[i]...).
-func (s *Store) ValidateOrchestration(ctx context.Context, p *Principal, in OrchestrationInput) (*OrchestrationDefinition, error) {
-	var v Validator
+func (s *Store) ValidateOrchestration(ctx context.Context, p *models.Principal, in OrchestrationInput) (*OrchestrationDefinition, error) {
+	var v models.Validator
 	def := &OrchestrationDefinition{Name: strings.TrimSpace(in.Name), Trigger: strings.TrimSpace(in.Trigger),
 		CreatorPermissions: slices.Clone(p.Permissions)}
 	if def.CreatorPermissions == nil {
@@ -318,7 +320,7 @@ func (s *Store) ValidateOrchestration(ctx context.Context, p *Principal, in Orch
 	v.Check(def.Name != "" && len(def.Name) <= 200, "name", "is required, at most 200 characters")
 	eventType, err := ParseTrigger(def.Trigger)
 	if err != nil {
-		v.Add("trigger", AsError(err).Details["fields"].([]FieldIssue)[0].Issue)
+		v.Add("trigger", models.AsError(err).Details["fields"].([]models.FieldIssue)[0].Issue)
 	}
 	def.EventType = eventType
 	if eventType != "" {
@@ -342,7 +344,7 @@ func (s *Store) ValidateOrchestration(ctx context.Context, p *Principal, in Orch
 		if spec, ok := LookupAction(st.Action); !ok {
 			v.Add(f+".action", fmt.Sprintf("unknown action %q: use one of %s", st.Action, strings.Join(actionNames(), ", ")))
 		} else if spec.Permission != "" && !p.Can(spec.Permission) {
-			return nil, Errorf(CodeInsufficientPermissions, "step %d (%s) needs permission %s, which this credential lacks", st.Order, st.Action, spec.Permission).
+			return nil, models.Errorf(models.CodeInsufficientPermissions, "step %d (%s) needs permission %s, which this credential lacks", st.Order, st.Action, spec.Permission).
 				WithDetail("required_permission", spec.Permission)
 		}
 	}
@@ -369,7 +371,7 @@ func (s *Store) ValidateOrchestration(ctx context.Context, p *Principal, in Orch
 		for i, o := range cycle {
 			parts[i] = strconv.Itoa(o)
 		}
-		return nil, Invalid(FieldIssue{Field: "steps", Issue: "the dependencies form a cycle: " + strings.Join(parts, " → ")})
+		return nil, models.Invalid(models.FieldIssue{Field: "steps", Issue: "the dependencies form a cycle: " + strings.Join(parts, " → ")})
 	}
 	ancestors := Ancestors(in.Steps)
 	steps := make([]OrchestrationStep, len(in.Steps))
@@ -411,7 +413,7 @@ func (s *Store) ValidateOrchestration(ctx context.Context, p *Principal, in Orch
 
 // checkStepParameters records the issues of one step's parameters under
 // field f. Values holding references are checked when the step runs.
-func (s *Store) checkStepParameters(ctx context.Context, p *Principal, v *Validator, f string, st OrchestrationStep) error {
+func (s *Store) checkStepParameters(ctx context.Context, p *models.Principal, v *models.Validator, f string, st OrchestrationStep) error {
 	spec, _ := LookupAction(st.Action)
 	known := map[string]ParamSpec{}
 	for _, ps := range spec.Params {
@@ -478,7 +480,7 @@ func (s *Store) checkStepParameters(ctx context.Context, p *Principal, v *Valida
 	case ActionProvisionService:
 		if t, ok := str("template"); ok {
 			if _, err := s.Template(ctx, env, t); err != nil {
-				if ErrorCode(err) != CodeValidation {
+				if models.ErrorCode(err) != models.CodeValidation {
 					return err
 				}
 				v.Add(f+".template", fmt.Sprintf("no provisioning template %q", t))
@@ -486,10 +488,10 @@ func (s *Store) checkStepParameters(ctx context.Context, p *Principal, v *Valida
 		}
 		if loc, ok := str("location"); ok {
 			if id, _, err := ParseLocation(f+".location", loc); err != nil {
-				v.Add(f+".location", AsError(err).Details["fields"].([]FieldIssue)[0].Issue)
+				v.Add(f+".location", models.AsError(err).Details["fields"].([]models.FieldIssue)[0].Issue)
 			} else if id != "" {
 				if _, err := s.LocationByID(ctx, env, f+".location", id); err != nil {
-					if ErrorCode(err) != CodeValidation {
+					if models.ErrorCode(err) != models.CodeValidation {
 						return err
 					}
 					v.Add(f+".location", fmt.Sprintf("no serviceable location %q", id))
@@ -498,23 +500,23 @@ func (s *Store) checkStepParameters(ctx context.Context, p *Principal, v *Valida
 		}
 		c := obj("customizations")
 		if b := c["bandwidth"]; b != "" {
-			_, issue := checkBandwidth(b)
+			_, issue := models.CheckBandwidth(b)
 			v.Check(issue == "", f+".customizations.bandwidth", issue)
 		}
 		if r := c["redundancy"]; r != "" {
-			v.Check(slices.Contains(redundancyValues, r), f+".customizations.redundancy", "must be one of "+strings.Join(redundancyValues, ", "))
+			v.Check(slices.Contains(models.RedundancyValues, r), f+".customizations.redundancy", "must be one of "+strings.Join(models.RedundancyValues, ", "))
 		}
 		if m := c["monitoring"]; m != "" {
-			v.Check(slices.Contains(monitoringValues, m), f+".customizations.monitoring", "must be one of "+strings.Join(monitoringValues, ", "))
+			v.Check(slices.Contains(models.MonitoringValues, m), f+".customizations.monitoring", "must be one of "+strings.Join(models.MonitoringValues, ", "))
 		}
 		if a, ok := str("account_id"); ok && a != "" {
-			v.Check(HasPrefix(a, PrefixAccount), f+".account_id", "must be a billing account id (acct_...)")
+			v.Check(models.HasPrefix(a, models.PrefixAccount), f+".account_id", "must be a billing account id (acct_...)")
 		}
 	case ActionModifyService, ActionScaleService, ActionSuspendService, ActionResumeService:
 		id, literal := str("service_id")
 		if literal {
-			if _, err := s.serviceIn(ctx, p.Scope(), id); err != nil {
-				if ErrorCode(err) != CodeNotFound {
+			if _, err := s.ServiceIn(ctx, p.Scope(), id); err != nil {
+				if models.ErrorCode(err) != models.CodeNotFound {
 					return err
 				}
 				v.Add(f+".service_id", fmt.Sprintf("no service %q", id))
@@ -526,7 +528,7 @@ func (s *Store) checkStepParameters(ctx context.Context, p *Principal, v *Valida
 		}
 		in, complete, err := StepUpdateInput(st.Action, st.Parameters)
 		if err != nil {
-			for _, fi := range AsError(err).Details["fields"].([]FieldIssue) {
+			for _, fi := range models.AsError(err).Details["fields"].([]models.FieldIssue) {
 				v.Add(f+"."+fi.Field, fi.Issue)
 			}
 			break
@@ -535,35 +537,35 @@ func (s *Store) checkStepParameters(ctx context.Context, p *Principal, v *Valida
 			break // checked when the step runs
 		}
 		if _, _, _, err := s.PrepareServiceUpdate(ctx, p, id, in); err != nil && !noChange(err) {
-			e := AsError(err)
-			if e.Code == CodeValidation {
+			e := models.AsError(err)
+			if e.Code == models.CodeValidation {
 				prefix := f + ".changes."
 				if st.Action == ActionScaleService {
 					prefix = f + "."
 				}
-				for _, fi := range e.Details["fields"].([]FieldIssue) {
+				for _, fi := range e.Details["fields"].([]models.FieldIssue) {
 					v.Add(prefix+strings.TrimPrefix(fi.Field, "configuration."), fi.Issue)
 				}
-			} else if e.Code == CodeInternal {
+			} else if e.Code == models.CodeInternal {
 				return err
 			}
 		}
 	case ActionRunAvailabilityCheck:
 		if loc, ok := str("location"); ok {
 			if _, _, err := ParseLocation(f+".location", loc); err != nil {
-				v.Add(f+".location", AsError(err).Details["fields"].([]FieldIssue)[0].Issue)
+				v.Add(f+".location", models.AsError(err).Details["fields"].([]models.FieldIssue)[0].Issue)
 			}
 		}
 		if list, ok := st.Parameters["service_types"].([]any); ok {
 			for j, e := range list {
 				if name, isStr := e.(string); isStr && !hasRef(name) {
-					_, known := LookupServiceType(name)
-					v.Check(known, fmt.Sprintf("%s.service_types[%d]", f, j), "must be one of "+strings.Join(serviceTypeNames(""), ", "))
+					_, known := models.LookupServiceType(name)
+					v.Check(known, fmt.Sprintf("%s.service_types[%d]", f, j), "must be one of "+strings.Join(models.ServiceTypeNames(""), ", "))
 				}
 			}
 		}
 		if b, ok := str("bandwidth"); ok && b != "" {
-			_, issue := checkBandwidth(b)
+			_, issue := models.CheckBandwidth(b)
 			v.Check(issue == "", f+".bandwidth", issue)
 		}
 	case ActionNotify:
@@ -712,14 +714,14 @@ func ResolveParameters(params map[string]any, outputs map[int]map[string]any, ev
 			if m := refPattern.FindStringSubmatch(x); m != nil && m[0] == x {
 				val, ok := lookup(m[1])
 				if !ok && firstErr == nil {
-					firstErr = Invalid(FieldIssue{Field: "parameters", Issue: fmt.Sprintf("${%s} has no value", m[1])})
+					firstErr = models.Invalid(models.FieldIssue{Field: "parameters", Issue: fmt.Sprintf("${%s} has no value", m[1])})
 				}
 				return val
 			}
 			return refPattern.ReplaceAllStringFunc(x, func(ref string) string {
 				val, ok := lookup(ref[2 : len(ref)-1])
 				if !ok && firstErr == nil {
-					firstErr = Invalid(FieldIssue{Field: "parameters", Issue: fmt.Sprintf("%s has no value", ref)})
+					firstErr = models.Invalid(models.FieldIssue{Field: "parameters", Issue: fmt.Sprintf("%s has no value", ref)})
 				}
 				if val == nil {
 					return ""
@@ -755,7 +757,7 @@ func DerivedID(prefix, seed string) string {
 	sum := sha256.Sum256([]byte(seed))
 	out := make([]byte, 20)
 	for i := range out {
-		out[i] = base62[int(sum[i])%62]
+		out[i] = models.Base62[int(sum[i])%62]
 	}
 	return prefix + "_" + string(out)
 }
@@ -774,15 +776,15 @@ func orchestrationSteps(def *OrchestrationDefinition) []string {
 // trigger the run (type orchestration, one step per step), for an event
 // trigger the standing operation (type orchestration_trigger, whose items
 // will be its runs). The definition of an event trigger is active.
-func (s *Store) CreateOrchestration(ctx context.Context, scope Scope, def *OrchestrationDefinition, id, createdBy string) (*Operation, error) {
+func (s *Store) CreateOrchestration(ctx context.Context, scope models.Scope, def *OrchestrationDefinition, id, createdBy string) (*models.Operation, error) {
 	def.ID, def.CreatedBy, def.Active = id, createdBy, def.EventType != ""
 	input := map[string]any{"name": def.Name, "trigger": def.Trigger, "steps": def.Steps}
-	var op *Operation
+	var op *models.Operation
 	if def.EventType == "" {
-		op = NewOperation(id, OpTypeOrchestration, id, createdBy, orchestrationSteps(def), input)
+		op = models.NewOperation(id, OpTypeOrchestration, id, createdBy, orchestrationSteps(def), input)
 	} else {
-		op = NewOperation(id, OpTypeOrchestrationTrigger, id, createdBy, nil, input)
-		op.Steps = []OperationStep{}
+		op = models.NewOperation(id, OpTypeOrchestrationTrigger, id, createdBy, nil, input)
+		op.Steps = []models.OperationStep{}
 	}
 	err := s.Tx(ctx, scope, func(tx *gorm.DB) error {
 		if err := tx.Create(def).Error; err != nil {
@@ -791,35 +793,35 @@ func (s *Store) CreateOrchestration(ctx context.Context, scope Scope, def *Orche
 		return tx.Create(op).Error
 	})
 	if err != nil {
-		return nil, DBErr(err)
+		return nil, models.DBErr(err)
 	}
 	return op, nil
 }
 
 // OrchestrationIn returns the orchestration id in scope. Errors: NOT_FOUND.
-func (s *Store) OrchestrationIn(ctx context.Context, scope Scope, id string) (*OrchestrationDefinition, error) {
+func (s *Store) OrchestrationIn(ctx context.Context, scope models.Scope, id string) (*OrchestrationDefinition, error) {
 	var def OrchestrationDefinition
 	err := s.In(ctx, scope).Where("id = ?", id).Take(&def).Error
-	return &def, NotFoundOr(err, "orchestration workflow")
+	return &def, models.NotFoundOr(err, "orchestration workflow")
 }
 
 // GetOrchestration returns an orchestration operation visible to p (a run,
 // or an event trigger's standing operation) and its definition.
 // Errors: NOT_FOUND (also for operations that are not orchestrations),
 // INSUFFICIENT_PERMISSIONS.
-func (s *Store) GetOrchestration(ctx context.Context, p *Principal, id string) (*Operation, *OrchestrationDefinition, error) {
+func (s *Store) GetOrchestration(ctx context.Context, p *models.Principal, id string) (*models.Operation, *OrchestrationDefinition, error) {
 	op, err := s.GetOperation(ctx, p, id)
 	if err != nil {
 		return nil, nil, err
 	}
 	if op.Type != OpTypeOrchestration && op.Type != OpTypeOrchestrationTrigger {
-		return nil, nil, NotFound("orchestration workflow")
+		return nil, nil, models.NotFound("orchestration workflow")
 	}
 	defID := op.ID
 	if d, ok := op.Input["definition_id"].(string); ok && d != "" {
 		defID = d
 	}
-	def, err := s.OrchestrationIn(ctx, TenantScope(op.OrganizationID, op.Environment), defID)
+	def, err := s.OrchestrationIn(ctx, models.TenantScope(op.OrganizationID, op.Environment), defID)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -828,10 +830,10 @@ func (s *Store) GetOrchestration(ctx context.Context, p *Principal, id string) (
 
 // OrchestrationsTriggeredBy returns the active orchestrations of scope (an
 // organization and environment) whose trigger is event:<eventType>, oldest first.
-func (s *Store) OrchestrationsTriggeredBy(ctx context.Context, scope Scope, eventType string) ([]OrchestrationDefinition, error) {
+func (s *Store) OrchestrationsTriggeredBy(ctx context.Context, scope models.Scope, eventType string) ([]OrchestrationDefinition, error) {
 	var out []OrchestrationDefinition
 	err := s.In(ctx, scope).Where("event_type = ? AND active = ?", eventType, true).Order("created_at, id").Find(&out).Error
-	return out, DBErr(err)
+	return out, models.DBErr(err)
 }
 
 // TriggerEvent is the event that starts a triggered run, as its steps see it
@@ -866,7 +868,7 @@ func TriggerDepth(data map[string]any) int {
 // steps), or that of the operation named by its data.request_id (a run, or
 // a provisioning started by one, records trigger_depth in its input); 0 for
 // events of anything else.
-func (s *Store) EventTriggerDepth(ctx context.Context, scope Scope, data map[string]any) int {
+func (s *Store) EventTriggerDepth(ctx context.Context, scope models.Scope, data map[string]any) int {
 	depth := TriggerDepth(data)
 	if id, ok := data["request_id"].(string); ok && id != "" {
 		if op, err := s.OperationIn(ctx, scope, id); err == nil {
@@ -883,14 +885,14 @@ func (s *Store) EventTriggerDepth(ctx context.Context, scope Scope, data map[str
 
 // RecordEventOnce writes ev to the outbox in scope unless an event with its
 // id exists (an activity's retry with a derived id).
-func (s *Store) RecordEventOnce(ctx context.Context, scope Scope, ev *Event) error {
-	return DBErr(s.In(ctx, scope).Clauses(clause.OnConflict{DoNothing: true}).Create(ev).Error)
+func (s *Store) RecordEventOnce(ctx context.Context, scope models.Scope, ev *models.Event) error {
+	return models.DBErr(s.In(ctx, scope).Clauses(clause.OnConflict{DoNothing: true}).Create(ev).Error)
 }
 
 // TriggeredRunID returns the request id of the run that event evtID starts
 // for orchestration defID: the same event always gives the same run.
 func TriggeredRunID(defID, evtID string) string {
-	return DerivedID(PrefixWorkflow, defID+"/"+evtID)
+	return DerivedID(models.PrefixWorkflow, defID+"/"+evtID)
 }
 
 // PrepareTriggeredRun creates, once, the operation of the run of
@@ -899,17 +901,17 @@ func TriggeredRunID(defID, evtID string) string {
 // lists it first in the trigger's items (keeping the latest 100) and counts
 // it on the definition. It returns the run's operation and the definition.
 // Errors: NOT_FOUND, INVALID_STATE_TRANSITION (the trigger is no longer active).
-func (s *Store) PrepareTriggeredRun(ctx context.Context, scope Scope, defID string, ev TriggerEvent, depth int) (*Operation, *OrchestrationDefinition, error) {
+func (s *Store) PrepareTriggeredRun(ctx context.Context, scope models.Scope, defID string, ev TriggerEvent, depth int) (*models.Operation, *OrchestrationDefinition, error) {
 	runID := TriggeredRunID(defID, ev.ID)
 	var (
-		run *Operation
+		run *models.Operation
 		def OrchestrationDefinition
 	)
 	err := s.Tx(ctx, scope, func(tx *gorm.DB) error {
 		if err := tx.Where("id = ?", defID).Take(&def).Error; err != nil {
-			return NotFoundOr(err, "orchestration workflow")
+			return models.NotFoundOr(err, "orchestration workflow")
 		}
-		var existing Operation
+		var existing models.Operation
 		err := tx.Where("id = ?", runID).Take(&existing).Error
 		if err == nil {
 			run = &existing
@@ -919,9 +921,9 @@ func (s *Store) PrepareTriggeredRun(ctx context.Context, scope Scope, defID stri
 			return err
 		}
 		if !def.Active {
-			return Errorf(CodeInvalidStateTransition, "orchestration %s is no longer active", defID)
+			return models.Errorf(models.CodeInvalidStateTransition, "orchestration %s is no longer active", defID)
 		}
-		run = NewOperation(runID, OpTypeOrchestration, defID, def.CreatedBy, orchestrationSteps(&def), map[string]any{
+		run = models.NewOperation(runID, OpTypeOrchestration, defID, def.CreatedBy, orchestrationSteps(&def), map[string]any{
 			"definition_id": defID, "name": def.Name, "trigger": def.Trigger, "steps": def.Steps, "event": ev.Map(), "trigger_depth": depth,
 		})
 		if err := tx.Create(run).Error; err != nil {
@@ -930,12 +932,12 @@ func (s *Store) PrepareTriggeredRun(ctx context.Context, scope Scope, defID stri
 		if err := tx.Model(&OrchestrationDefinition{}).Where("id = ?", defID).Update("runs", gorm.Expr("runs + 1")).Error; err != nil {
 			return err
 		}
-		_, err = s.updateOperation(ctx, scope, tx, defID, func(op *Operation) error {
+		_, err = s.UpdateOperation(ctx, scope, tx, defID, func(op *models.Operation) error {
 			if op.Status.Terminal() {
-				return errTerminal(op)
+				return models.ErrTerminal(op)
 			}
-			op.Status = OpInProgress
-			op.Items = append([]OperationItem{{ID: runID, Status: string(OpPending)}}, op.Items...)
+			op.Status = models.OpInProgress
+			op.Items = append([]models.OperationItem{{ID: runID, Status: string(models.OpPending)}}, op.Items...)
 			if len(op.Items) > MaxTriggerRunsListed {
 				op.Items = op.Items[:MaxTriggerRunsListed]
 			}
@@ -944,7 +946,7 @@ func (s *Store) PrepareTriggeredRun(ctx context.Context, scope Scope, defID stri
 		return err
 	})
 	if err != nil {
-		return nil, nil, AsError(err)
+		return nil, nil, models.AsError(err)
 	}
 	return run, &def, nil
 }
@@ -952,8 +954,8 @@ func (s *Store) PrepareTriggeredRun(ctx context.Context, scope Scope, defID stri
 // RecordTriggerRun sets the status (and error) of run runID in the items of
 // event trigger triggerID. A trigger that has ended, or no longer lists the
 // run, is left alone.
-func (s *Store) RecordTriggerRun(ctx context.Context, scope Scope, triggerID, runID string, status OperationStatus, e *OperationError) error {
-	_, err := s.updateOperation(ctx, scope, nil, triggerID, func(op *Operation) error {
+func (s *Store) RecordTriggerRun(ctx context.Context, scope models.Scope, triggerID, runID string, status models.OperationStatus, e *models.OperationError) error {
+	_, err := s.UpdateOperation(ctx, scope, nil, triggerID, func(op *models.Operation) error {
 		if op.Status.Terminal() {
 			return nil
 		}
@@ -964,7 +966,7 @@ func (s *Store) RecordTriggerRun(ctx context.Context, scope Scope, triggerID, ru
 		}
 		return nil
 	})
-	if ErrorCode(err) == CodeNotFound {
+	if models.ErrorCode(err) == models.CodeNotFound {
 		return nil
 	}
 	return err
@@ -973,19 +975,19 @@ func (s *Store) RecordTriggerRun(ctx context.Context, scope Scope, triggerID, ru
 // FinishTrigger ends an event trigger (it was cancelled): its definition
 // becomes inactive and its operation cancelled, with the number of runs it
 // started as result. Calling it again is harmless.
-func (s *Store) FinishTrigger(ctx context.Context, scope Scope, id string) error {
+func (s *Store) FinishTrigger(ctx context.Context, scope models.Scope, id string) error {
 	var def OrchestrationDefinition
 	err := s.Tx(ctx, scope, func(tx *gorm.DB) error {
 		if err := tx.Where("id = ?", id).Take(&def).Error; err != nil {
-			return NotFoundOr(err, "orchestration workflow")
+			return models.NotFoundOr(err, "orchestration workflow")
 		}
 		return tx.Model(&OrchestrationDefinition{}).Where("id = ?", id).Update("active", false).Error
 	})
 	if err != nil {
-		return AsError(err)
+		return models.AsError(err)
 	}
-	_, err = s.FinishOperation(ctx, scope, id, FinishInput{Status: OpCancelled, Result: map[string]any{"runs": def.Runs, "active": false}})
-	if ErrorCode(err) == CodeInvalidStateTransition {
+	_, err = s.FinishOperation(ctx, scope, id, models.FinishInput{Status: models.OpCancelled, Result: map[string]any{"runs": def.Runs, "active": false}})
+	if models.ErrorCode(err) == models.CodeInvalidStateTransition {
 		return nil
 	}
 	return err
@@ -993,31 +995,31 @@ func (s *Store) FinishTrigger(ctx context.Context, scope Scope, id string) error
 
 // DeactivateOrchestration marks an orchestration inactive (its trigger's
 // workflow is gone), so that no event is sent to it again.
-func (s *Store) DeactivateOrchestration(ctx context.Context, scope Scope, id string) error {
-	return DBErr(s.In(ctx, scope).Model(&OrchestrationDefinition{}).Where("id = ?", id).Update("active", false).Error)
+func (s *Store) DeactivateOrchestration(ctx context.Context, scope models.Scope, id string) error {
+	return models.DBErr(s.In(ctx, scope).Model(&OrchestrationDefinition{}).Where("id = ?", id).Update("active", false).Error)
 }
 
 // StepOutcome is how one step of a run ended.
 type StepOutcome struct {
-	Order  int             `json:"order"`
-	Status StepStatus      `json:"status"`
-	Output map[string]any  `json:"output,omitempty"`
-	Error  *OperationError `json:"error,omitempty"`
+	Order  int                    `json:"order"`
+	Status models.StepStatus      `json:"status"`
+	Output map[string]any         `json:"output,omitempty"`
+	Error  *models.OperationError `json:"error,omitempty"`
 }
 
 // FailStep marks a step failed with e. Errors: NOT_FOUND,
 // INVALID_STATE_TRANSITION (the operation has ended).
-func (s *Store) FailStep(ctx context.Context, scope Scope, id, step string, e *OperationError) error {
-	_, err := s.updateOperation(ctx, scope, nil, id, func(op *Operation) error {
+func (s *Store) FailStep(ctx context.Context, scope models.Scope, id, step string, e *models.OperationError) error {
+	_, err := s.UpdateOperation(ctx, scope, nil, id, func(op *models.Operation) error {
 		if op.Status.Terminal() {
-			return errTerminal(op)
+			return models.ErrTerminal(op)
 		}
-		st := op.step(step)
+		st := op.Step(step)
 		now := s.Now()
 		if st.StartedAt == nil {
 			st.StartedAt = &now
 		}
-		st.Status, st.FinishedAt, st.Error = StepFailed, &now, e
+		st.Status, st.FinishedAt, st.Error = models.StepFailed, &now, e
 		return nil
 	})
 	return err
@@ -1029,8 +1031,8 @@ func (s *Store) FailStep(ctx context.Context, scope Scope, id, step string, e *O
 // steps that ran (completed), failed and were skipped, and each step's
 // outputs by order. Finishing it again is harmless.
 // Errors: NOT_FOUND, INVALID_STATE_TRANSITION (it ended otherwise).
-func (s *Store) FinishOrchestration(ctx context.Context, scope Scope, id string, cancelled bool, outcomes []StepOutcome) (*Operation, error) {
-	return s.updateOperation(ctx, scope, nil, id, func(op *Operation) error {
+func (s *Store) FinishOrchestration(ctx context.Context, scope models.Scope, id string, cancelled bool, outcomes []StepOutcome) (*models.Operation, error) {
+	return s.UpdateOperation(ctx, scope, nil, id, func(op *models.Operation) error {
 		if op.Status.Terminal() {
 			return nil
 		}
@@ -1039,19 +1041,19 @@ func (s *Store) FinishOrchestration(ctx context.Context, scope Scope, id string,
 		for i := range op.Steps {
 			st := &op.Steps[i]
 			switch st.Status {
-			case StepPending:
-				st.Status = StepSkipped
-			case StepInProgress:
-				st.Status, st.FinishedAt = StepCancelled, &now
+			case models.StepPending:
+				st.Status = models.StepSkipped
+			case models.StepInProgress:
+				st.Status, st.FinishedAt = models.StepCancelled, &now
 			}
 			switch st.Status {
-			case StepCompleted:
+			case models.StepCompleted:
 				ran = append(ran, st.Name)
-			case StepFailed:
+			case models.StepFailed:
 				failed = append(failed, st.Name)
-			case StepSkipped:
+			case models.StepSkipped:
 				skipped = append(skipped, st.Name)
-			case StepCancelled:
+			case models.StepCancelled:
 				stopped = append(stopped, st.Name)
 			}
 		}
@@ -1065,15 +1067,15 @@ func (s *Store) FinishOrchestration(ctx context.Context, scope Scope, id string,
 		op.Error = nil
 		switch {
 		case cancelled:
-			op.Status = OpCancelled
+			op.Status = models.OpCancelled
 		case len(failed) == 0 && len(skipped) == 0 && len(stopped) == 0:
-			op.Status = OpCompleted
+			op.Status = models.OpCompleted
 		default:
-			op.Status = OpFailed
+			op.Status = models.OpFailed
 			details := map[string]any{"failed_steps": nonNil(failed), "skipped_steps": nonNil(skipped)}
-			code, msg := CodeProvisioningFailed, "the orchestration did not complete"
+			code, msg := models.CodeProvisioningFailed, "the orchestration did not complete"
 			for _, st := range op.Steps {
-				if st.Status == StepFailed && st.Error != nil {
+				if st.Status == models.StepFailed && st.Error != nil {
 					code, msg = st.Error.Code, fmt.Sprintf("step %s failed: %s", st.Name, st.Error.Message)
 					details["first_failed_step"] = st.Name
 					break
@@ -1082,7 +1084,7 @@ func (s *Store) FinishOrchestration(ctx context.Context, scope Scope, id string,
 			if len(skipped) > 0 {
 				msg += fmt.Sprintf("; %d dependent steps were skipped", len(skipped))
 			}
-			op.Error = &OperationError{Code: code, Message: msg, Details: details}
+			op.Error = &models.OperationError{Code: code, Message: msg, Details: details}
 		}
 		op.FinishedAt = &now
 		return nil
@@ -1098,19 +1100,19 @@ func nonNil(s []string) []string {
 
 // EnsureOperation creates op in scope unless an operation with its id
 // exists (an activity's retry); either way it returns the stored one.
-func (s *Store) EnsureOperation(ctx context.Context, scope Scope, op *Operation) (*Operation, error) {
+func (s *Store) EnsureOperation(ctx context.Context, scope models.Scope, op *models.Operation) (*models.Operation, error) {
 	db := s.In(ctx, scope)
 	if err := db.Clauses(clause.OnConflict{DoNothing: true}).Create(op).Error; err != nil {
-		return nil, DBErr(err)
+		return nil, models.DBErr(err)
 	}
 	return s.OperationIn(ctx, scope, op.ID)
 }
 
 // DeleteOrchestration removes an orchestration whose workflow could not be
 // started: its definition and its operation (still pending).
-func (s *Store) DeleteOrchestration(ctx context.Context, scope Scope, id string) error {
-	return DBErr(s.Tx(ctx, scope, func(tx *gorm.DB) error {
-		if err := tx.Where("id = ? AND status = ?", id, OpPending).Delete(&Operation{}).Error; err != nil {
+func (s *Store) DeleteOrchestration(ctx context.Context, scope models.Scope, id string) error {
+	return models.DBErr(s.Tx(ctx, scope, func(tx *gorm.DB) error {
+		if err := tx.Where("id = ? AND status = ?", id, models.OpPending).Delete(&models.Operation{}).Error; err != nil {
 			return err
 		}
 		return tx.Where("id = ?", id).Delete(&OrchestrationDefinition{}).Error
@@ -1121,7 +1123,7 @@ func (s *Store) DeleteOrchestration(ctx context.Context, scope Scope, id string)
 // scale_service step's (resolved) parameters ask for, and whether every
 // value is known (no reference left). Errors: VALIDATION_ERROR (fields
 // relative to the step's parameters).
-func StepUpdateInput(action string, params map[string]any) (ServiceUpdateInput, bool, error) {
+func StepUpdateInput(action string, params map[string]any) (models.ServiceUpdateInput, bool, error) {
 	complete := true
 	str := func(v any) string {
 		sv, _ := v.(string)
@@ -1134,12 +1136,12 @@ func StepUpdateInput(action string, params map[string]any) (ServiceUpdateInput, 
 		c, _ := params["changes"].(map[string]any)
 		ch := ServiceChanges{Name: str(c["name"]), SLA: str(c["sla"]), Bandwidth: str(c["bandwidth"]), Redundancy: str(c["redundancy"]), Monitoring: str(c["monitoring"])}
 		if ch.Empty() {
-			return ServiceUpdateInput{}, false, Invalid(FieldIssue{Field: "changes", Issue: "must change at least one of name, sla, bandwidth, redundancy, monitoring"})
+			return models.ServiceUpdateInput{}, false, models.Invalid(models.FieldIssue{Field: "changes", Issue: "must change at least one of name, sla, bandwidth, redundancy, monitoring"})
 		}
 		return ch.UpdateInput(), complete, nil
 	}
-	var v Validator
-	sc := &ScalingInput{Action: str(params["scaling_action"]), NewBandwidth: str(params["new_bandwidth"])}
+	var v models.Validator
+	sc := &models.ScalingInput{Action: str(params["scaling_action"]), NewBandwidth: str(params["new_bandwidth"])}
 	switch n := params["new_quantity"].(type) {
 	case float64:
 		sc.NewQuantity = int(n)
@@ -1152,7 +1154,7 @@ func StepUpdateInput(action string, params map[string]any) (ServiceUpdateInput, 
 		sc.EffectiveDate = &t
 	}
 	if w, ok := params["maintenance_window"].(map[string]any); ok {
-		sc.Window = &MaintenanceWindowInput{Duration: str(w["duration"])}
+		sc.Window = &models.MaintenanceWindowInput{Duration: str(w["duration"])}
 		if st := str(w["start"]); st != "" && !hasRef(st) {
 			t, err := time.Parse(time.RFC3339, st)
 			v.Check(err == nil, "maintenance_window.start", "must be an RFC 3339 time")
@@ -1160,7 +1162,7 @@ func StepUpdateInput(action string, params map[string]any) (ServiceUpdateInput, 
 		}
 	}
 	if err := v.Err(); err != nil {
-		return ServiceUpdateInput{}, false, err
+		return models.ServiceUpdateInput{}, false, err
 	}
-	return ServiceUpdateInput{Scaling: sc}, complete, nil
+	return models.ServiceUpdateInput{Scaling: sc}, complete, nil
 }

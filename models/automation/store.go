@@ -1,0 +1,12 @@
+package automation
+
+import "github.com/telcoplatform/platform/models"
+
+// Store is the automation domain's store: the core store (database, clock, sealer,
+// tenancy scopes) with bulk operations and orchestrations as methods.
+type Store struct {
+	*models.Store
+}
+
+// NewStore returns the automation store on core.
+func NewStore(core *models.Store) *Store { return &Store{Store: core} }
