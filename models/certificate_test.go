@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/migrate"
 )
 
 // TestCertificateRevocationAndReRegistration revokes a registration (kept,
@@ -92,7 +93,7 @@ func TestClientManagementMigrationUpgradesOldSchema(t *testing.T) {
 			t.Fatalf("downgrade step %d: %v", i, err)
 		}
 	}
-	if err := models.Migrate(ctx, s.DB); err != nil {
+	if err := migrate.Run(ctx, s.DB); err != nil {
 		t.Fatal(err)
 	}
 	if m.HasIndex(&models.ClientCertificate{}, "idx_client_certificates_fingerprint_sha256") {

@@ -7,6 +7,7 @@ import (
 	"gorm.io/gorm/clause"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/migrate"
 	"github.com/telcoplatform/platform/testenv"
 )
 
@@ -34,7 +35,7 @@ func TestIdempotencyMigrationDropsClearAnswers(t *testing.T) {
 			t.Fatalf("%s: %v", q, err)
 		}
 	}
-	if err := models.Migrate(ctx, store.DB); err != nil {
+	if err := migrate.Run(ctx, store.DB); err != nil {
 		t.Fatal(err)
 	}
 	var n int64

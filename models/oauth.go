@@ -688,63 +688,6 @@ func (s *Store) DeviceUser(ctx context.Context, userID string) (*User, error) {
 	return &u, notFoundOr(err, "user")
 }
 
-// migrateClientManagement brings the identity tables to client management
-// (migration 202611260011): clients get updated_at and secret_rotated_at;
-// certificates get revoked_at, and their fingerprint is unique only among
-// unrevoked registrations (a revoked certificate can be registered again).
-// It adds only these columns and index, whatever else the models gain later.
-func migrateClientManagement(tx *gorm.DB) error {
-	m := tx.Migrator()
-	for _, add := range []struct {
-		model any
-		field string
-	}{{&OAuthClient{}, "UpdatedAt"}, {&OAuthClient{}, "SecretRotatedAt"}, {&ClientCertificate{}, "RevokedAt"}} {
-		if !m.HasColumn(add.model, add.field) {
-			if err := m.AddColumn(add.model, add.field); err != nil {
-				return err
-			}
-		}
-	}
-	const oldIndex, newIndex = "idx_client_certificates_fingerprint_sha256", "idx_client_certificates_active_fingerprint"
-	if m.HasIndex(&ClientCertificate{}, oldIndex) {
-		if err := m.DropIndex(&ClientCertificate{}, oldIndex); err != nil {
-			return err
-		}
-	}
-	if !m.HasIndex(&ClientCertificate{}, newIndex) {
-		if err := m.CreateIndex(&ClientCertificate{}, newIndex); err != nil {
-			return err
-		}
-	}
-	return tx.Model(&OAuthClient{}).Where("updated_at IS NULL").Update("updated_at", gorm.Expr("created_at")).Error
-}
-
-// rollbackClientManagement undoes migrateClientManagement; revoked
-// certificate registrations are deleted (the old unique index allows one
-// row per fingerprint).
-func rollbackClientManagement(tx *gorm.DB) error {
-	m := tx.Migrator()
-	if m.HasIndex(&ClientCertificate{}, "idx_client_certificates_active_fingerprint") {
-		if err := m.DropIndex(&ClientCertificate{}, "idx_client_certificates_active_fingerprint"); err != nil {
-			return err
-		}
-	}
-	if err := tx.Where("revoked_at IS NOT NULL").Delete(&ClientCertificate{}).Error; err != nil {
-		return err
-	}
-	for _, drop := range []struct {
-		model any
-		col   string
-	}{{&ClientCertificate{}, "revoked_at"}, {&OAuthClient{}, "updated_at"}, {&OAuthClient{}, "secret_rotated_at"}} {
-		if m.HasColumn(drop.model, drop.col) {
-			if err := m.DropColumn(drop.model, drop.col); err != nil {
-				return err
-			}
-		}
-	}
-	return tx.Exec("CREATE UNIQUE INDEX IF NOT EXISTS idx_client_certificates_fingerprint_sha256 ON client_certificates (fingerprint_sha256)").Error
-}
-
 // ClientRateLimits authenticates an OAuth client by its secret and returns
 // the rate limits of its organization's plan, which its requests to the
 // OAuth endpoints count against (not the caller address's anonymous

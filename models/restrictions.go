@@ -513,35 +513,3 @@ func (s *Store) CheckClientAccess(ctx context.Context, clientID string, origin R
 	}
 	return row.AccessPolicy.Check(s.Now(), origin)
 }
-
-// accessRestrictionColumns are the columns of migration 202611260012.
-var accessRestrictionColumns = []struct {
-	model any
-	field string
-}{{&Organization{}, "AccessPolicy"}, {&User{}, "IPAllowList"}, {&OAuthClient{}, "IPAllowList"}}
-
-// migrateAccessRestrictions adds the organizations' access policy and the
-// IP allow-lists of users and OAuth clients (migration 202611260012). Tables
-// created by earlier migrations from today's models already have them.
-func migrateAccessRestrictions(tx *gorm.DB) error {
-	for _, c := range accessRestrictionColumns {
-		if !tx.Migrator().HasColumn(c.model, c.field) {
-			if err := tx.Migrator().AddColumn(c.model, c.field); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-// rollbackAccessRestrictions drops the columns of migrateAccessRestrictions.
-func rollbackAccessRestrictions(tx *gorm.DB) error {
-	for _, c := range accessRestrictionColumns {
-		if tx.Migrator().HasColumn(c.model, c.field) {
-			if err := tx.Migrator().DropColumn(c.model, c.field); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}

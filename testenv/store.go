@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/migrate"
 	"github.com/telcoplatform/platform/models/support"
 )
 
@@ -21,7 +22,7 @@ func Store(t testing.TB) *models.Store {
 		t.Fatalf("testenv: open database: %v", err)
 	}
 	t.Cleanup(func() { _ = models.Close(db) })
-	if err := models.Migrate(ctx, db); err != nil {
+	if err := migrate.Run(ctx, db); err != nil {
 		t.Fatalf("testenv: migrate database: %v", err)
 	}
 	sealer, err := models.NewSealer(bytes.Repeat([]byte{7}, 32))

@@ -34,6 +34,7 @@ import (
 	"github.com/telcoplatform/platform/config"
 	"github.com/telcoplatform/platform/events"
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/migrate"
 	"github.com/telcoplatform/platform/models/support"
 	"github.com/telcoplatform/platform/notify"
 	"github.com/telcoplatform/platform/ratelimit"
@@ -175,7 +176,7 @@ func openDB(ctx context.Context, cfg config.Config, log *slog.Logger) (*gorm.DB,
 	if err != nil {
 		return nil, fmt.Errorf("DATABASE_URL: %w", err)
 	}
-	if err := models.Migrate(ctx, db); err != nil {
+	if err := migrate.Run(ctx, db); err != nil {
 		_ = models.Close(db)
 		return nil, fmt.Errorf("migrate: %w", err)
 	}
