@@ -1,13 +1,15 @@
 package migrate
 
 import (
-	"gorm.io/gorm"
 	"time"
+
+	"gorm.io/gorm"
 )
 
 // Migration 202611220001_tenancy_and_keys: organizations, users, billing
 // accounts, API keys and idempotency records, as the first release had them.
 
+// organizationV0001 is the organizations table as migration 0001 migrates it.
 type organizationV0001 struct {
 	ID         string `gorm:"primaryKey;size:40"`
 	Name       string `gorm:"size:200;not null"`
@@ -20,6 +22,7 @@ type organizationV0001 struct {
 
 func (organizationV0001) TableName() string { return "organizations" }
 
+// userV0001 is the users table as migration 0001 migrates it.
 type userV0001 struct {
 	ID             string `gorm:"primaryKey;size:40"`
 	OrganizationID string `gorm:"size:40;not null;index"`
@@ -33,6 +36,7 @@ type userV0001 struct {
 
 func (userV0001) TableName() string { return "users" }
 
+// billingAccountV0001 is the billing_accounts table as migration 0001 migrates it.
 type billingAccountV0001 struct {
 	ID              string `gorm:"primaryKey;size:40"`
 	OrganizationID  string `gorm:"size:40;not null;index"`
@@ -51,6 +55,7 @@ type billingAccountV0001 struct {
 
 func (billingAccountV0001) TableName() string { return "billing_accounts" }
 
+// apiKeyV0001 is the api_keys table as migration 0001 migrates it.
 type apiKeyV0001 struct {
 	ID                string `gorm:"primaryKey;size:40"`
 	OrganizationID    string `gorm:"size:40;not null;index"`
@@ -76,6 +81,7 @@ type apiKeyV0001 struct {
 
 func (apiKeyV0001) TableName() string { return "api_keys" }
 
+// idempotencyRecordV0001 is the idempotency_records table as migration 0001 migrates it.
 type idempotencyRecordV0001 struct {
 	ScopeKey    string `gorm:"primaryKey;size:64"`
 	RequestHash string `gorm:"size:64;not null"`

@@ -6,6 +6,7 @@ import (
 
 // Migration 202611220002_catalog: the service catalog.
 
+// catalogCategoryV0002 is the catalog_categories table as migration 0002 migrates it.
 type catalogCategoryV0002 struct {
 	Name        string `gorm:"primaryKey;size:40"`
 	Title       string `gorm:"size:200;not null"`
@@ -15,6 +16,7 @@ type catalogCategoryV0002 struct {
 
 func (catalogCategoryV0002) TableName() string { return "catalog_categories" }
 
+// catalogServiceV0002 is the catalog_services table as migration 0002 migrates it.
 type catalogServiceV0002 struct {
 	ID               string `gorm:"primaryKey;size:60"`
 	Category         string `gorm:"size:40;not null;index"`

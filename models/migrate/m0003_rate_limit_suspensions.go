@@ -1,13 +1,15 @@
 package migrate
 
 import (
-	"gorm.io/gorm"
 	"time"
+
+	"gorm.io/gorm"
 )
 
 // Migration 202611220003_rate_limit_suspensions: credentials suspended for
 // exceeding their rate limits.
 
+// rateLimitSuspensionV0003 is the rate_limit_suspensions table as migration 0003 migrates it.
 type rateLimitSuspensionV0003 struct {
 	ID             string    `gorm:"primaryKey;size:40"`
 	OrganizationID string    `gorm:"size:40;not null;index"`

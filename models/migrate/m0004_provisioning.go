@@ -1,14 +1,16 @@
 package migrate
 
 import (
-	"gorm.io/gorm"
 	"time"
+
+	"gorm.io/gorm"
 )
 
 // Migration 202611220004_provisioning: serviceable locations and their
 // capacity, provisioning templates, inventory allocations, services,
 // operations, telemetry and the event outbox.
 
+// serviceableLocationV0004 is the serviceable_locations table as migration 0004 migrates it.
 type serviceableLocationV0004 struct {
 	ID          string `gorm:"primaryKey;size:60"`
 	Address     string `gorm:"size:200;not null"`
@@ -24,6 +26,7 @@ type serviceableLocationV0004 struct {
 
 func (serviceableLocationV0004) TableName() string { return "serviceable_locations" }
 
+// locationCapacityV0004 is the location_capacities table as migration 0004 migrates it.
 type locationCapacityV0004 struct {
 	LocationID    string `gorm:"primaryKey;size:60"`
 	ServiceType   string `gorm:"primaryKey;size:40"`
@@ -35,6 +38,7 @@ type locationCapacityV0004 struct {
 
 func (locationCapacityV0004) TableName() string { return "location_capacities" }
 
+// provisioningTemplateV0004 is the provisioning_templates table as migration 0004 migrates it.
 type provisioningTemplateV0004 struct {
 	ID               string `gorm:"primaryKey;size:60"`
 	Name             string `gorm:"size:200;not null"`
@@ -52,6 +56,7 @@ type provisioningTemplateV0004 struct {
 
 func (provisioningTemplateV0004) TableName() string { return "provisioning_templates" }
 
+// inventoryAllocationV0004 is the inventory_allocations table as migration 0004 migrates it.
 type inventoryAllocationV0004 struct {
 	ID             uint64  `gorm:"primaryKey;autoIncrement"`
 	OrganizationID string  `gorm:"size:40;not null;index"`
@@ -73,6 +78,7 @@ type inventoryAllocationV0004 struct {
 
 func (inventoryAllocationV0004) TableName() string { return "inventory_allocations" }
 
+// serviceV0004 is the services table as migration 0004 migrates it.
 type serviceV0004 struct {
 	ID               string `gorm:"primaryKey;size:40"`
 	OrganizationID   string `gorm:"size:40;not null;index"`
@@ -110,6 +116,7 @@ type serviceV0004 struct {
 
 func (serviceV0004) TableName() string { return "services" }
 
+// operationV0004 is the operations table as migration 0004 migrates it.
 type operationV0004 struct {
 	ID             string `gorm:"primaryKey;size:64"`
 	OrganizationID string `gorm:"size:40;not null;index"`
@@ -131,6 +138,7 @@ type operationV0004 struct {
 
 func (operationV0004) TableName() string { return "operations" }
 
+// telemetrySampleV0004 is the telemetry_samples table as migration 0004 migrates it.
 type telemetrySampleV0004 struct {
 	ID             uint64    `gorm:"primaryKey;autoIncrement"`
 	OrganizationID string    `gorm:"size:40;not null;index"`
@@ -147,6 +155,7 @@ type telemetrySampleV0004 struct {
 
 func (telemetrySampleV0004) TableName() string { return "telemetry_samples" }
 
+// eventV0004 is the events table as migration 0004 migrates it.
 type eventV0004 struct {
 	ID             string     `gorm:"primaryKey;size:40"`
 	OrganizationID string     `gorm:"size:40;not null;index"`

@@ -1,13 +1,15 @@
 package migrate
 
 import (
-	"gorm.io/gorm"
 	"time"
+
+	"gorm.io/gorm"
 )
 
 // Migration 202611220006_events_webhooks: webhook subscriptions, deliveries
 // and delivery attempts.
 
+// webhookSubscriptionV0006 is the webhook_subscriptions table as migration 0006 migrates it.
 type webhookSubscriptionV0006 struct {
 	ID               string `gorm:"primaryKey;size:40"`
 	OrganizationID   string `gorm:"size:40;not null;index"`
@@ -30,6 +32,7 @@ type webhookSubscriptionV0006 struct {
 
 func (webhookSubscriptionV0006) TableName() string { return "webhook_subscriptions" }
 
+// webhookDeliveryV0006 is the webhook_deliveries table as migration 0006 migrates it.
 type webhookDeliveryV0006 struct {
 	ID                string    `gorm:"primaryKey;size:40"`
 	OrganizationID    string    `gorm:"size:40;not null;index"`
@@ -55,6 +58,7 @@ type webhookDeliveryV0006 struct {
 
 func (webhookDeliveryV0006) TableName() string { return "webhook_deliveries" }
 
+// webhookAttemptV0006 is the webhook_attempts table as migration 0006 migrates it.
 type webhookAttemptV0006 struct {
 	DeliveryID     string    `gorm:"primaryKey;size:40;autoIncrement:false"`
 	Number         int       `gorm:"primaryKey;autoIncrement:false"`

@@ -1,8 +1,9 @@
 package migrate
 
 import (
-	"gorm.io/gorm"
 	"time"
+
+	"gorm.io/gorm"
 )
 
 // Migration 202611220007_services_area: services gain their specification,
@@ -11,6 +12,7 @@ import (
 // gains throughput, data and call metrics; number blocks, quotes, the
 // contact notification outbox, data migrations and service incidents.
 
+// serviceV0007 is the services table as migration 0007 migrates it.
 type serviceV0007 struct {
 	ID                  string `gorm:"primaryKey;size:40"`
 	OrganizationID      string `gorm:"size:40;not null;index"`
@@ -65,6 +67,7 @@ type serviceV0007 struct {
 
 func (serviceV0007) TableName() string { return "services" }
 
+// inventoryAllocationV0007 is the inventory_allocations table as migration 0007 migrates it.
 type inventoryAllocationV0007 struct {
 	ID             uint64  `gorm:"primaryKey;autoIncrement"`
 	OrganizationID string  `gorm:"size:40;not null;index"`
@@ -88,6 +91,7 @@ type inventoryAllocationV0007 struct {
 
 func (inventoryAllocationV0007) TableName() string { return "inventory_allocations" }
 
+// telemetrySampleV0007 is the telemetry_samples table as migration 0007 migrates it.
 type telemetrySampleV0007 struct {
 	ID             uint64    `gorm:"primaryKey;autoIncrement"`
 	OrganizationID string    `gorm:"size:40;not null;index"`
@@ -108,6 +112,7 @@ type telemetrySampleV0007 struct {
 
 func (telemetrySampleV0007) TableName() string { return "telemetry_samples" }
 
+// numberBlockV0007 is the number_blocks table as migration 0007 migrates it.
 type numberBlockV0007 struct {
 	ID          string `gorm:"primaryKey;size:40"`
 	Type        string `gorm:"size:10;not null;index"`
@@ -120,6 +125,7 @@ type numberBlockV0007 struct {
 
 func (numberBlockV0007) TableName() string { return "number_blocks" }
 
+// quoteV0007 is the quotes table as migration 0007 migrates it.
 type quoteV0007 struct {
 	ID              string    `gorm:"primaryKey;size:40"`
 	OrganizationID  string    `gorm:"size:40;not null;index"`
@@ -145,6 +151,7 @@ type quoteV0007 struct {
 
 func (quoteV0007) TableName() string { return "quotes" }
 
+// contactNotificationV0007 is the contact_notifications table as migration 0007 migrates it.
 type contactNotificationV0007 struct {
 	ID             string `gorm:"primaryKey;size:40"`
 	OrganizationID string `gorm:"size:40;not null;index"`
@@ -163,6 +170,7 @@ type contactNotificationV0007 struct {
 
 func (contactNotificationV0007) TableName() string { return "contact_notifications" }
 
+// dataMigrationV0007 is the data_migrations table as migration 0007 migrates it.
 type dataMigrationV0007 struct {
 	OperationID          string `gorm:"primaryKey;size:64"`
 	OrganizationID       string `gorm:"size:40;not null;index"`
@@ -181,6 +189,7 @@ type dataMigrationV0007 struct {
 
 func (dataMigrationV0007) TableName() string { return "data_migrations" }
 
+// serviceIncidentV0007 is the service_incidents table as migration 0007 migrates it.
 type serviceIncidentV0007 struct {
 	ID             string     `gorm:"primaryKey;size:40"`
 	OrganizationID string     `gorm:"size:40;not null;index"`

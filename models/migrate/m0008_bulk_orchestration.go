@@ -1,13 +1,15 @@
 package migrate
 
 import (
-	"gorm.io/gorm"
 	"time"
+
+	"gorm.io/gorm"
 )
 
 // Migration 202611220008_bulk_orchestration: bulk operation items, service
 // changes and orchestration definitions.
 
+// bulkItemV0008 is the bulk_items table as migration 0008 migrates it.
 type bulkItemV0008 struct {
 	OperationID    string `gorm:"primaryKey;size:64"`
 	Position       int    `gorm:"primaryKey;autoIncrement:false"`
@@ -25,6 +27,7 @@ type bulkItemV0008 struct {
 
 func (bulkItemV0008) TableName() string { return "bulk_items" }
 
+// serviceChangeV0008 is the service_changes table as migration 0008 migrates it.
 type serviceChangeV0008 struct {
 	Key            string `gorm:"primaryKey;column:change_key;size:100"`
 	OrganizationID string `gorm:"size:40;not null;index"`
@@ -40,6 +43,7 @@ type serviceChangeV0008 struct {
 
 func (serviceChangeV0008) TableName() string { return "service_changes" }
 
+// orchestrationDefinitionV0008 is the orchestration_definitions table as migration 0008 migrates it.
 type orchestrationDefinitionV0008 struct {
 	ID             string `gorm:"primaryKey;size:64"`
 	OrganizationID string `gorm:"size:40;not null;index"`

@@ -1,8 +1,9 @@
 package migrate
 
 import (
-	"gorm.io/gorm"
 	"time"
+
+	"gorm.io/gorm"
 )
 
 // Migration 202611220009_billing: the billing accounts' contact name and tax
@@ -18,6 +19,7 @@ type billingAccountV0009 struct {
 
 func (billingAccountV0009) TableName() string { return "billing_accounts" }
 
+// paymentMethodV0009 is the payment_methods table as migration 0009 migrates it.
 type paymentMethodV0009 struct {
 	ID             string `gorm:"primaryKey;size:40"`
 	OrganizationID string `gorm:"size:40;not null;index"`
@@ -38,6 +40,7 @@ type paymentMethodV0009 struct {
 
 func (paymentMethodV0009) TableName() string { return "payment_methods" }
 
+// billingSequenceV0009 is the billing_sequences table as migration 0009 migrates it.
 type billingSequenceV0009 struct {
 	ID             string `gorm:"primaryKey;size:120"`
 	OrganizationID string `gorm:"size:40;not null;index"`
@@ -47,6 +50,7 @@ type billingSequenceV0009 struct {
 
 func (billingSequenceV0009) TableName() string { return "billing_sequences" }
 
+// invoiceV0009 is the invoices table as migration 0009 migrates it.
 type invoiceV0009 struct {
 	ID             string     `gorm:"primaryKey;size:40"`
 	OrganizationID string     `gorm:"size:40;not null;index"`
@@ -76,6 +80,7 @@ type invoiceV0009 struct {
 
 func (invoiceV0009) TableName() string { return "invoices" }
 
+// invoiceLineV0009 is the invoice_lines table as migration 0009 migrates it.
 type invoiceLineV0009 struct {
 	ID             uint64 `gorm:"primaryKey;autoIncrement"`
 	OrganizationID string `gorm:"size:40;not null;index"`
@@ -95,6 +100,7 @@ type invoiceLineV0009 struct {
 
 func (invoiceLineV0009) TableName() string { return "invoice_lines" }
 
+// paymentV0009 is the payments table as migration 0009 migrates it.
 type paymentV0009 struct {
 	ID              string `gorm:"primaryKey;size:40"`
 	OrganizationID  string `gorm:"size:40;not null;index"`
@@ -120,6 +126,7 @@ type paymentV0009 struct {
 
 func (paymentV0009) TableName() string { return "payments" }
 
+// subscriptionV0009 is the subscriptions table as migration 0009 migrates it.
 type subscriptionV0009 struct {
 	ID                 string    `gorm:"primaryKey;size:40"`
 	OrganizationID     string    `gorm:"size:40;not null;index"`
@@ -151,6 +158,7 @@ type subscriptionV0009 struct {
 
 func (subscriptionV0009) TableName() string { return "subscriptions" }
 
+// usageRecordV0009 is the usage_records table as migration 0009 migrates it.
 type usageRecordV0009 struct {
 	ID             uint64    `gorm:"primaryKey;autoIncrement"`
 	OrganizationID string    `gorm:"size:40;not null;index"`
@@ -174,6 +182,7 @@ type usageRecordV0009 struct {
 
 func (usageRecordV0009) TableName() string { return "usage_records" }
 
+// budgetV0009 is the budgets table as migration 0009 migrates it.
 type budgetV0009 struct {
 	ID             string `gorm:"primaryKey;size:40"`
 	OrganizationID string `gorm:"size:40;not null;index"`
@@ -189,6 +198,7 @@ type budgetV0009 struct {
 
 func (budgetV0009) TableName() string { return "budgets" }
 
+// budgetAlertV0009 is the budget_alerts table as migration 0009 migrates it.
 type budgetAlertV0009 struct {
 	ID             uint64    `gorm:"primaryKey;autoIncrement"`
 	OrganizationID string    `gorm:"size:40;not null;index"`

@@ -1,14 +1,16 @@
 package migrate
 
 import (
-	"gorm.io/gorm"
 	"time"
+
+	"gorm.io/gorm"
 )
 
 // Migration 202611220010_identity: signing keys, revoked tokens, server
 // secrets, OAuth clients and tokens, device grants, second factors, client
 // certificates, SAML requests and the audit log.
 
+// signingKeyV0010 is the signing_keys table as migration 0010 migrates it.
 type signingKeyV0010 struct {
 	ID            string     `gorm:"primaryKey;size:40"`
 	Algorithm     string     `gorm:"size:10;not null"`
@@ -20,6 +22,7 @@ type signingKeyV0010 struct {
 
 func (signingKeyV0010) TableName() string { return "signing_keys" }
 
+// revokedTokenV0010 is the revoked_tokens table as migration 0010 migrates it.
 type revokedTokenV0010 struct {
 	JTI       string    `gorm:"primaryKey;size:64"`
 	Subject   string    `gorm:"size:40;not null"`
@@ -30,6 +33,7 @@ type revokedTokenV0010 struct {
 
 func (revokedTokenV0010) TableName() string { return "revoked_tokens" }
 
+// serverSecretV0010 is the server_secrets table as migration 0010 migrates it.
 type serverSecretV0010 struct {
 	Name      string    `gorm:"primaryKey;size:40"`
 	Sealed    string    `gorm:"type:text;not null"`
@@ -38,6 +42,7 @@ type serverSecretV0010 struct {
 
 func (serverSecretV0010) TableName() string { return "server_secrets" }
 
+// oauthClientV0010 is the o_auth_clients table as migration 0010 migrates it.
 type oauthClientV0010 struct {
 	ID             string `gorm:"primaryKey;size:40"`
 	OrganizationID string `gorm:"size:40;not null;index"`
@@ -53,6 +58,7 @@ type oauthClientV0010 struct {
 
 func (oauthClientV0010) TableName() string { return "o_auth_clients" }
 
+// oauthTokenV0010 is the o_auth_tokens table as migration 0010 migrates it.
 type oauthTokenV0010 struct {
 	Kind            string    `gorm:"primaryKey;size:16"`
 	Signature       string    `gorm:"primaryKey;size:512"`
@@ -69,6 +75,7 @@ type oauthTokenV0010 struct {
 
 func (oauthTokenV0010) TableName() string { return "o_auth_tokens" }
 
+// deviceGrantV0010 is the device_grants table as migration 0010 migrates it.
 type deviceGrantV0010 struct {
 	DeviceCodeHash string `gorm:"primaryKey;size:64"`
 	UserCode       string `gorm:"size:16;not null;uniqueIndex"`
@@ -84,6 +91,7 @@ type deviceGrantV0010 struct {
 
 func (deviceGrantV0010) TableName() string { return "device_grants" }
 
+// mfaEnrollmentV0010 is the mfa_enrollments table as migration 0010 migrates it.
 type mfaEnrollmentV0010 struct {
 	UserID         string `gorm:"primaryKey;size:40"`
 	SecretSealed   string `gorm:"type:text;not null"`
@@ -97,6 +105,7 @@ type mfaEnrollmentV0010 struct {
 
 func (mfaEnrollmentV0010) TableName() string { return "mfa_enrollments" }
 
+// mfaBackupCodeV0010 is the mfa_backup_codes table as migration 0010 migrates it.
 type mfaBackupCodeV0010 struct {
 	CodeHash string `gorm:"primaryKey;size:64"`
 	UserID   string `gorm:"size:40;not null;index"`
@@ -105,6 +114,7 @@ type mfaBackupCodeV0010 struct {
 
 func (mfaBackupCodeV0010) TableName() string { return "mfa_backup_codes" }
 
+// mfaChallengeV0010 is the mfa_challenges table as migration 0010 migrates it.
 type mfaChallengeV0010 struct {
 	ID         string    `gorm:"primaryKey;size:40"`
 	UserID     string    `gorm:"size:40;not null;index"`
@@ -117,6 +127,7 @@ type mfaChallengeV0010 struct {
 
 func (mfaChallengeV0010) TableName() string { return "mfa_challenges" }
 
+// clientCertificateV0010 is the client_certificates table as migration 0010 migrates it.
 type clientCertificateV0010 struct {
 	ID                string    `gorm:"primaryKey;size:40"`
 	OrganizationID    string    `gorm:"size:40;not null;index"`
@@ -134,6 +145,7 @@ type clientCertificateV0010 struct {
 
 func (clientCertificateV0010) TableName() string { return "client_certificates" }
 
+// samlRequestV0010 is the saml_requests table as migration 0010 migrates it.
 type samlRequestV0010 struct {
 	ID        string    `gorm:"primaryKey;size:100"`
 	ExpiresAt time.Time `gorm:"not null;index"`
@@ -141,6 +153,7 @@ type samlRequestV0010 struct {
 
 func (samlRequestV0010) TableName() string { return "saml_requests" }
 
+// auditEventV0010 is the audit_events table as migration 0010 migrates it.
 type auditEventV0010 struct {
 	ID                   string    `gorm:"primaryKey;size:40"`
 	CreatedAt            time.Time `gorm:"not null;index"`

@@ -1,8 +1,9 @@
 package migrate
 
 import (
-	"gorm.io/gorm"
 	"time"
+
+	"gorm.io/gorm"
 )
 
 // Migration 202611260011_client_management: OAuth clients get updated_at and

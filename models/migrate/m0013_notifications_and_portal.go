@@ -1,8 +1,9 @@
 package migrate
 
 import (
-	"gorm.io/gorm"
 	"time"
+
+	"gorm.io/gorm"
 )
 
 // Migration 202611260013_notifications_and_portal: the notification outbox
@@ -10,6 +11,7 @@ import (
 // codes sent by e-mail or SMS, SAML requests keep their relay target; second
 // factor phones and portal sessions.
 
+// contactNotificationV0013 is the contact_notifications table as migration 0013 migrates it.
 type contactNotificationV0013 struct {
 	ID             string     `gorm:"primaryKey;size:40"`
 	OrganizationID string     `gorm:"size:40;not null;index"`
@@ -32,6 +34,7 @@ type contactNotificationV0013 struct {
 
 func (contactNotificationV0013) TableName() string { return "contact_notifications" }
 
+// mfaChallengeV0013 is the mfa_challenges table as migration 0013 migrates it.
 type mfaChallengeV0013 struct {
 	ID         string    `gorm:"primaryKey;size:40"`
 	UserID     string    `gorm:"size:40;not null;index"`
@@ -48,6 +51,7 @@ type mfaChallengeV0013 struct {
 
 func (mfaChallengeV0013) TableName() string { return "mfa_challenges" }
 
+// samlRequestV0013 is the saml_requests table as migration 0013 migrates it.
 type samlRequestV0013 struct {
 	ID          string    `gorm:"primaryKey;size:100"`
 	ExpiresAt   time.Time `gorm:"not null;index"`
@@ -56,6 +60,7 @@ type samlRequestV0013 struct {
 
 func (samlRequestV0013) TableName() string { return "saml_requests" }
 
+// mfaPhoneV0013 is the mfa_phones table as migration 0013 migrates it.
 type mfaPhoneV0013 struct {
 	UserID        string `gorm:"primaryKey;size:40"`
 	Number        string `gorm:"size:20;not null"`
@@ -68,6 +73,7 @@ type mfaPhoneV0013 struct {
 
 func (mfaPhoneV0013) TableName() string { return "mfa_phones" }
 
+// portalSessionV0013 is the portal_sessions table as migration 0013 migrates it.
 type portalSessionV0013 struct {
 	TokenHash      string    `gorm:"primaryKey;size:64"`
 	UserID         string    `gorm:"size:40;not null;index"`

@@ -1,15 +1,17 @@
 package migrate
 
 import (
+	"time"
+
 	"github.com/telcoplatform/platform/models"
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
-	"time"
 )
 
 // Migration 202611260020_idempotency_sealed_answers: stored idempotent
 // answers are sealed (body_sealed replaces the clear body).
 
+// idempotencyRecordV0020 is the idempotency_records table as migration 0020 migrates it.
 type idempotencyRecordV0020 struct {
 	ScopeKey    string `gorm:"primaryKey;size:64"`
 	RequestHash string `gorm:"size:64;not null"`

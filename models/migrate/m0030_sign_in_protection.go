@@ -1,8 +1,9 @@
 package migrate
 
 import (
-	"gorm.io/gorm"
 	"time"
+
+	"gorm.io/gorm"
 )
 
 // Migration 202611260030_sign_in_protection (recorded as

@@ -1,8 +1,9 @@
 package migrate
 
 import (
-	"gorm.io/gorm"
 	"time"
+
+	"gorm.io/gorm"
 )
 
 // Migration 202611260040_security_review: users.permissions (what a user's
@@ -32,6 +33,7 @@ type orchestrationDefinitionV0040 struct {
 
 func (orchestrationDefinitionV0040) TableName() string { return "orchestration_definitions" }
 
+// invoiceDisputeV0040 is the invoice_disputes table as migration 0040 migrates it.
 type invoiceDisputeV0040 struct {
 	ID             string    `gorm:"primaryKey;size:40"`
 	OrganizationID string    `gorm:"size:40;not null;index"`
