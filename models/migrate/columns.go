@@ -1,6 +1,10 @@
 package migrate
 
-import "gorm.io/gorm"
+import (
+	"github.com/telcoplatform/platform/models"
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+)
 
 // addColumns adds the columns of model's fields that the table does not have
 // yet (a migration that adds columns can meet a table that already has some).
@@ -17,14 +21,24 @@ func addColumns(tx *gorm.DB, model any, fields ...string) error {
 	return nil
 }
 
-// dropColumns drops the columns of model's fields that the table has.
+// dropColumns drops the columns of model's fields that the table has, with
+// ALTER TABLE ... DROP COLUMN on both databases. (GORM's SQLite migrator
+// drops a column by rebuilding the table, which loses the table's other
+// indexes; SQLite drops an unindexed column in place since 3.35.)
 func dropColumns(tx *gorm.DB, model any, fields ...string) error {
-	m := tx.Migrator()
-	for _, f := range fields {
-		if !m.HasColumn(model, f) {
+	stmt := &gorm.Statement{DB: tx}
+	if err := stmt.Parse(model); err != nil {
+		return err
+	}
+	for _, name := range fields {
+		f := stmt.Schema.LookUpField(name)
+		if f == nil {
+			return models.Errorf(models.CodeInternal, "migration: %s has no field %s", stmt.Schema.Name, name)
+		}
+		if !tx.Migrator().HasColumn(model, f.DBName) {
 			continue
 		}
-		if err := m.DropColumn(model, f); err != nil {
+		if err := tx.Exec("ALTER TABLE ? DROP COLUMN ?", clause.Table{Name: stmt.Schema.Table}, clause.Column{Name: f.DBName}).Error; err != nil {
 			return err
 		}
 	}

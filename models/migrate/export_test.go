@@ -20,3 +20,8 @@ func IDs() []string {
 func RunTo(ctx context.Context, db *gorm.DB, id string) error {
 	return run(ctx, db, func(m *gormigrate.Gormigrate) error { return m.MigrateTo(id) })
 }
+
+// RollbackTo undoes the migrations after id, newest first.
+func RollbackTo(ctx context.Context, db *gorm.DB, id string) error {
+	return run(ctx, db, func(m *gormigrate.Gormigrate) error { return m.RollbackTo(id) })
+}

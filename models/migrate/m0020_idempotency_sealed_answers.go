@@ -56,5 +56,5 @@ func rollbackSealedIdempotency(tx *gorm.DB) error {
 	if err := tx.Exec("ALTER TABLE ? ADD COLUMN ? "+blob, clause.Table{Name: "idempotency_records"}, clause.Column{Name: "body"}).Error; err != nil {
 		return err
 	}
-	return tx.Migrator().DropColumn(&idempotencyRecordV0020{}, "body_sealed")
+	return dropColumns(tx, &idempotencyRecordV0020{}, "BodySealed")
 }
