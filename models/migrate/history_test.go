@@ -49,6 +49,7 @@ func sorted(ids []string) []string {
 // stored answer is gone (migration 202611260020 drops answers stored in
 // clear).
 func TestUpgradeFromTheFirstMigration(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	ids := migrate.IDs()
 	fresh := freshSchema(t)
@@ -153,6 +154,7 @@ func blobType(db *gorm.DB) string {
 // middle and the last but one), then migrates it to the newest version: its
 // schema must be the schema of a database migrated in one go.
 func TestEveryStopUpgradesToTheSameSchema(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	ids := migrate.IDs()
 	fresh := freshSchema(t)
@@ -162,6 +164,7 @@ func TestEveryStopUpgradesToTheSameSchema(t *testing.T) {
 	}
 	for _, stop := range stops {
 		t.Run(stop, func(t *testing.T) {
+			t.Parallel()
 			db := openDB(t)
 			if err := migrate.RunTo(ctx, db, stop); err != nil {
 				t.Fatal(err)
@@ -183,6 +186,7 @@ func TestEveryStopUpgradesToTheSameSchema(t *testing.T) {
 // only to the first migration; migrated again, the schema of a database
 // migrated in one go (a rollback that loses an index fails here).
 func TestRollbackToTheFirstMigration(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	ids := migrate.IDs()
 	fresh := freshSchema(t)

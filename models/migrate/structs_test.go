@@ -66,6 +66,7 @@ func parsed(t *testing.T, db *gorm.DB) map[string]*schema.Schema {
 // that every table the migrations create is described by a domain type of
 // the list. A field added to a type without a migration fails here.
 func TestDomainTypesHaveTheirColumns(t *testing.T) {
+	t.Parallel()
 	db := openDB(t)
 	if err := migrate.Run(context.Background(), db); err != nil {
 		t.Fatal(err)
@@ -120,6 +121,7 @@ func TestDomainTypesHaveTheirColumns(t *testing.T) {
 // index, default...) without a migration fails here, and so does a
 // migration that leaves a table different from its type.
 func TestDomainTypesMatchTheMigrations(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	migrated := openDB(t)
 	if err := migrate.Run(ctx, migrated); err != nil {
