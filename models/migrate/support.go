@@ -4,14 +4,12 @@ import (
 	"time"
 
 	"gorm.io/gorm"
-
-	"github.com/telcoplatform/platform/models"
 )
 
-// The support area's tables as migration 202611260070 creates them. The
-// domain types live in package models/support (which imports this
-// package), so the migration keeps its own frozen copy of each table: a
-// later change to a domain type needs a new migration, never an edit here.
+// The support area's tables as migration 202611260070 creates them. Like
+// every migration, it keeps its own frozen copy of each table (the tenant
+// columns spelled out): a later change to a domain type needs a new
+// migration, never an edit here.
 
 type supportCategoryV1 struct {
 	ID              string    `gorm:"primaryKey;size:40"`
@@ -53,8 +51,9 @@ type supportCounterV1 struct {
 func (supportCounterV1) TableName() string { return "support_counters" }
 
 type supportTicketV1 struct {
-	ID string `gorm:"primaryKey;size:40"`
-	models.Tenant
+	ID                   string     `gorm:"primaryKey;size:40"`
+	OrganizationID       string     `gorm:"size:40;not null;index"`
+	Environment          string     `gorm:"size:8;not null;index"`
 	Number               string     `gorm:"size:20;not null;uniqueIndex"`
 	Title                string     `gorm:"size:200;not null"`
 	Description          string     `gorm:"type:text"`
@@ -92,33 +91,35 @@ type supportTicketV1 struct {
 func (supportTicketV1) TableName() string { return "support_tickets" }
 
 type supportTicketHistoryV1 struct {
-	ID string `gorm:"primaryKey;size:40"`
-	models.Tenant
-	TicketID  string    `gorm:"size:40;not null;index"`
-	Field     string    `gorm:"size:40;not null"`
-	OldValue  string    `gorm:"type:text"`
-	NewValue  string    `gorm:"type:text"`
-	ActorID   string    `gorm:"size:40;not null"`
-	ActorType string    `gorm:"size:16;not null"`
-	Internal  bool      `gorm:"not null;default:false"`
-	CreatedAt time.Time `gorm:"not null;index"`
+	ID             string    `gorm:"primaryKey;size:40"`
+	OrganizationID string    `gorm:"size:40;not null;index"`
+	Environment    string    `gorm:"size:8;not null;index"`
+	TicketID       string    `gorm:"size:40;not null;index"`
+	Field          string    `gorm:"size:40;not null"`
+	OldValue       string    `gorm:"type:text"`
+	NewValue       string    `gorm:"type:text"`
+	ActorID        string    `gorm:"size:40;not null"`
+	ActorType      string    `gorm:"size:16;not null"`
+	Internal       bool      `gorm:"not null;default:false"`
+	CreatedAt      time.Time `gorm:"not null;index"`
 }
 
 func (supportTicketHistoryV1) TableName() string { return "support_ticket_history" }
 
 type supportCommentV1 struct {
-	ID string `gorm:"primaryKey;size:40"`
-	models.Tenant
-	TicketID    string    `gorm:"size:40;not null;index"`
-	Content     string    `gorm:"type:text;not null"`
-	Type        string    `gorm:"size:32;not null"`
-	Visibility  string    `gorm:"size:16;not null"`
-	AuthorType  string    `gorm:"size:16;not null"`
-	AuthorID    string    `gorm:"size:40;not null"`
-	AuthorName  string    `gorm:"size:200"`
-	AuthorEmail string    `gorm:"size:320"`
-	Metadata    string    `gorm:"type:text"`
-	CreatedAt   time.Time `gorm:"not null;index"`
+	ID             string    `gorm:"primaryKey;size:40"`
+	OrganizationID string    `gorm:"size:40;not null;index"`
+	Environment    string    `gorm:"size:8;not null;index"`
+	TicketID       string    `gorm:"size:40;not null;index"`
+	Content        string    `gorm:"type:text;not null"`
+	Type           string    `gorm:"size:32;not null"`
+	Visibility     string    `gorm:"size:16;not null"`
+	AuthorType     string    `gorm:"size:16;not null"`
+	AuthorID       string    `gorm:"size:40;not null"`
+	AuthorName     string    `gorm:"size:200"`
+	AuthorEmail    string    `gorm:"size:320"`
+	Metadata       string    `gorm:"type:text"`
+	CreatedAt      time.Time `gorm:"not null;index"`
 }
 
 func (supportCommentV1) TableName() string { return "support_comments" }
@@ -206,14 +207,15 @@ func (supportArticleV3) TableName() string { return "support_articles" }
 // supportFeedbackV3 is the ticket feedback table as migration
 // 202611260090 creates it: one row per ticket (unique ticket_id).
 type supportFeedbackV3 struct {
-	ID string `gorm:"primaryKey;size:40"`
-	models.Tenant
-	TicketID   string    `gorm:"size:40;not null;uniqueIndex"`
-	CustomerID string    `gorm:"size:40;not null;index"`
-	Rating     int       `gorm:"not null"`
-	Comment    string    `gorm:"size:2000"`
-	CreatedBy  string    `gorm:"size:40;not null"`
-	CreatedAt  time.Time `gorm:"not null;index"`
+	ID             string    `gorm:"primaryKey;size:40"`
+	OrganizationID string    `gorm:"size:40;not null;index"`
+	Environment    string    `gorm:"size:8;not null;index"`
+	TicketID       string    `gorm:"size:40;not null;uniqueIndex"`
+	CustomerID     string    `gorm:"size:40;not null;index"`
+	Rating         int       `gorm:"not null"`
+	Comment        string    `gorm:"size:2000"`
+	CreatedBy      string    `gorm:"size:40;not null"`
+	CreatedAt      time.Time `gorm:"not null;index"`
 }
 
 func (supportFeedbackV3) TableName() string { return "support_feedback" }
@@ -235,18 +237,19 @@ func rollbackSupportKnowledgeV3(tx *gorm.DB) error {
 // migration 202611260100 creates it: one row per message a ticket sent
 // (its id is the outbox row's id).
 type supportTicketNotificationV3 struct {
-	ID string `gorm:"primaryKey;size:40"`
-	models.Tenant
-	TicketID      string    `gorm:"size:40;not null;index"`
-	Channel       string    `gorm:"size:10;not null"`
-	Recipient     string    `gorm:"size:320;not null"`
-	RecipientName string    `gorm:"size:200"`
-	Role          string    `gorm:"size:40"`
-	Template      string    `gorm:"size:60;not null"`
-	Subject       string    `gorm:"size:300"`
-	Trigger       string    `gorm:"size:40;not null"`
-	CreatedBy     string    `gorm:"size:40;not null"`
-	CreatedAt     time.Time `gorm:"not null;index"`
+	ID             string    `gorm:"primaryKey;size:40"`
+	OrganizationID string    `gorm:"size:40;not null;index"`
+	Environment    string    `gorm:"size:8;not null;index"`
+	TicketID       string    `gorm:"size:40;not null;index"`
+	Channel        string    `gorm:"size:10;not null"`
+	Recipient      string    `gorm:"size:320;not null"`
+	RecipientName  string    `gorm:"size:200"`
+	Role           string    `gorm:"size:40"`
+	Template       string    `gorm:"size:60;not null"`
+	Subject        string    `gorm:"size:300"`
+	Trigger        string    `gorm:"size:40;not null"`
+	CreatedBy      string    `gorm:"size:40;not null"`
+	CreatedAt      time.Time `gorm:"not null;index"`
 }
 
 func (supportTicketNotificationV3) TableName() string { return "support_ticket_notifications" }
