@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -15,20 +16,6 @@ import (
 // BulkWorkflow is the registered name of the bulk workflow (bulk provision,
 // bulk modify and bulk status changes).
 const BulkWorkflow = "Bulk"
-
-// Registered names of the bulk activities (activities.Bulk).
-const (
-	ActivityBulkBegin  = "Bulk.Begin"
-	ActivityBulkLoad   = "Bulk.Load"
-	ActivityBulkRecord = "Bulk.Record"
-	ActivityBulkApply  = "Bulk.Apply"
-	// ActivityBulkPrepareChange and ActivityBulkPrepareRevert prepare the
-	// ServiceChange child workflow of a bulk modification item (and of its rollback).
-	ActivityBulkPrepareChange = "Bulk.PrepareChange"
-	ActivityBulkPrepareRevert = "Bulk.PrepareRevert"
-	ActivityBulkRollback      = "Bulk.Rollback"
-	ActivityBulkFinish        = "Bulk.Finish"
-)
 
 // BackgroundTaskQueue returns the background task queue that goes with the
 // interactive queue taskQueue (spec 8: bulk jobs and reports are background
@@ -191,12 +178,13 @@ type ChangeStart struct {
 	Input ServiceChangeInput   `json:"input"`
 }
 
-// runChange prepares a change with activity (its argument arg) and runs it
-// as a child ServiceChange workflow, returning what was prepared.
-func runChange(ctx workflow.Context, ref BulkRef, activity string, arg any) (*ChangeStart, error) {
+// runChange prepares a change with the activity prepare (its argument arg)
+// and runs it as a child ServiceChange workflow, returning what was
+// prepared.
+func runChange[I, In any](ctx workflow.Context, ref BulkRef, prepare func(I, context.Context, In) (*ChangeStart, error), arg In) (*ChangeStart, error) {
 	actx := workflow.WithActivityOptions(ctx, StepActivityOptions())
 	var cs ChangeStart
-	if err := workflow.ExecuteActivity(actx, activity, arg).Get(actx, &cs); err != nil {
+	if err := call(actx, prepare, arg).Get(actx, &cs); err != nil {
 		return nil, err
 	}
 	if cs.Noop {
@@ -208,10 +196,10 @@ func runChange(ctx workflow.Context, ref BulkRef, activity string, arg any) (*Ch
 
 // changeFuture runs runChange in its own coroutine (one per item in flight)
 // and returns a future that is ready when it ends.
-func changeFuture(ctx workflow.Context, ref BulkRef, activity string, arg any) workflow.Future {
+func changeFuture[I, In any](ctx workflow.Context, ref BulkRef, prepare func(I, context.Context, In) (*ChangeStart, error), arg In) workflow.Future {
 	f, set := workflow.NewFuture(ctx)
 	workflow.Go(ctx, func(gctx workflow.Context) {
-		_, err := runChange(gctx, ref, activity, arg)
+		_, err := runChange(gctx, ref, prepare, arg)
 		set.Set(nil, err)
 	})
 	return f
@@ -260,7 +248,7 @@ func (r *recorder) flush() {
 	if len(r.buf) == 0 {
 		return
 	}
-	err := workflow.ExecuteActivity(r.ctx, ActivityBulkRecord, BulkRecordInput{Bulk: r.ref, Updates: r.buf}).Get(r.ctx, nil)
+	err := execute(r.ctx, BulkActivities.Record, BulkRecordInput{Bulk: r.ref, Updates: r.buf}).Get(r.ctx, nil)
 	if err != nil {
 		workflow.GetLogger(r.ctx).Error("recording bulk items failed", "request_id", r.ref.RequestID, "error", err)
 	}
@@ -331,7 +319,7 @@ func Bulk(ctx workflow.Context, in BulkInput) (*BulkResult, error) {
 	}
 	dctx, _ := workflow.NewDisconnectedContext(ctx)
 	dctx = workflow.WithActivityOptions(dctx, BookkeepingActivityOptions())
-	if err := workflow.ExecuteActivity(dctx, ActivityBulkBegin, in.Bulk).Get(dctx, nil); err != nil {
+	if err := execute(dctx, BulkActivities.Begin, in.Bulk).Get(dctx, nil); err != nil {
 		return nil, err
 	}
 	// The first filled window is written at once (last is the zero time).
@@ -341,7 +329,7 @@ func Bulk(ctx workflow.Context, in BulkInput) (*BulkResult, error) {
 
 	load := func(statuses ...string) (*BulkPage, error) {
 		var page BulkPage
-		err := workflow.ExecuteActivity(dctx, ActivityBulkLoad, BulkLoadInput{Bulk: in.Bulk, From: st.Next, Limit: in.PageSize, Statuses: statuses}).Get(dctx, &page)
+		err := call(dctx, BulkActivities.Load, BulkLoadInput{Bulk: in.Bulk, From: st.Next, Limit: in.PageSize, Statuses: statuses}).Get(dctx, &page)
 		return &page, err
 	}
 
@@ -387,10 +375,10 @@ func Bulk(ctx workflow.Context, in BulkInput) (*BulkResult, error) {
 						ServiceID: it.ServiceID, Order: *it.Order,
 					})
 				case models.OpTypeBulkModify:
-					return changeFuture(ctx, in.Bulk, ActivityBulkPrepareChange, BulkItemInput{Bulk: in.Bulk, Item: it})
+					return changeFuture(ctx, in.Bulk, BulkActivities.PrepareChange, BulkItemInput{Bulk: in.Bulk, Item: it})
 				}
 				actx := workflow.WithActivityOptions(ctx, StepActivityOptions())
-				return workflow.ExecuteActivity(actx, ActivityBulkApply, BulkItemInput{Bulk: in.Bulk, Item: it})
+				return execute(actx, BulkActivities.Apply, BulkItemInput{Bulk: in.Bulk, Item: it})
 			}
 			done := func(it BulkWorkItem, err error) {
 				u := models.ItemUpdate{Position: it.Position, Status: models.ItemCompleted}
@@ -429,9 +417,9 @@ func Bulk(ctx workflow.Context, in BulkInput) (*BulkResult, error) {
 			cctx := workflow.WithActivityOptions(dctx, CompensationActivityOptions())
 			start := func(it BulkWorkItem) workflow.Future {
 				if in.Bulk.Type == models.OpTypeBulkModify {
-					return changeFuture(cctx, in.Bulk, ActivityBulkPrepareRevert, BulkItemInput{Bulk: in.Bulk, Item: it})
+					return changeFuture(cctx, in.Bulk, BulkActivities.PrepareRevert, BulkItemInput{Bulk: in.Bulk, Item: it})
 				}
-				return workflow.ExecuteActivity(cctx, ActivityBulkRollback, BulkItemInput{Bulk: in.Bulk, Item: it})
+				return execute(cctx, BulkActivities.Rollback, BulkItemInput{Bulk: in.Bulk, Item: it})
 			}
 			done := func(it BulkWorkItem, err error) {
 				if err != nil {
@@ -451,7 +439,7 @@ func Bulk(ctx workflow.Context, in BulkInput) (*BulkResult, error) {
 			rec.flush()
 			fin := models.BulkFinish{Cancelled: cancelled(), RolledBack: st.Stopped || (cancelled() && in.Options.RollbackOnFailure)}
 			var res BulkResult
-			if err := workflow.ExecuteActivity(dctx, ActivityBulkFinish, BulkFinishInput{Bulk: in.Bulk, Finish: fin}).Get(dctx, &res); err != nil {
+			if err := call(dctx, BulkActivities.Finish, BulkFinishInput{Bulk: in.Bulk, Finish: fin}).Get(dctx, &res); err != nil {
 				return nil, err
 			}
 			log.Info("bulk operation ended", "request_id", in.Bulk.RequestID, "status", res.Status, "runs", st.Runs)

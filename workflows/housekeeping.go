@@ -12,12 +12,9 @@ import (
 	"github.com/telcoplatform/platform/models"
 )
 
-// Registered names of the housekeeping workflow and its activity
-// (activities.Housekeeping).
-const (
-	HousekeepingWorkflow      = "Housekeeping"
-	ActivityHousekeepingPurge = "Housekeeping.Purge"
-)
+// HousekeepingWorkflow is the registered name of the housekeeping workflow
+// (its activity: HousekeepingActivities).
+const HousekeepingWorkflow = "Housekeeping"
 
 // HousekeepingWorkflowID is the fixed id of the one housekeeping workflow of
 // a namespace: every worker starts it at start-up and joins the running one.
@@ -94,7 +91,7 @@ func Housekeeping(ctx workflow.Context, in HousekeepingInput) error {
 	for i := 0; i < perRun; i++ {
 		status.Iteration = i
 		var counts models.PurgeCounts
-		err := workflow.ExecuteActivity(actx, ActivityHousekeepingPurge, HousekeepingPurgeInput{Run: in.Runs, Iteration: i}).Get(ctx, &counts)
+		err := call(actx, HousekeepingActivities.Purge, HousekeepingPurgeInput{Run: in.Runs, Iteration: i}).Get(ctx, &counts)
 		if err != nil {
 			if temporal.IsCanceledError(err) {
 				return err

@@ -13,21 +13,6 @@ import (
 // ProvisioningWorkflow is the registered name of the provisioning workflow.
 const ProvisioningWorkflow = "Provisioning"
 
-// Registered names of the provisioning activities (activities.Provisioning).
-const (
-	ActivityBegin           = "Provisioning.Begin"
-	ActivityMarkStep        = "Provisioning.MarkStep"
-	ActivityValidate        = "Provisioning.Validate"
-	ActivityReserveCapacity = "Provisioning.ReserveCapacity"
-	ActivityConfigure       = "Provisioning.Configure"
-	ActivityActivate        = "Provisioning.Activate"
-	ActivityRecordService   = "Provisioning.RecordService"
-	ActivityReleaseCapacity = "Provisioning.ReleaseCapacity"
-	ActivityReleaseNetwork  = "Provisioning.ReleaseNetwork"
-	ActivityDeactivate      = "Provisioning.Deactivate"
-	ActivityFinish          = "Provisioning.Finish"
-)
-
 // QueryProgress is the query that returns a running provisioning's ProvisioningProgress.
 const QueryProgress = "progress"
 
@@ -143,13 +128,13 @@ func Provisioning(ctx workflow.Context, in ProvisioningInput) (*ProvisioningResu
 
 	var result ProvisioningResult
 	err = func() error {
-		if err := workflow.ExecuteActivity(actx, ActivityBegin, in).Get(actx, nil); err != nil {
+		if err := execute(actx, ProvisioningActivities.Begin, in).Get(actx, nil); err != nil {
 			return err
 		}
 		if in.Scheduled {
 			s.begin(models.StepSchedule)
 			s.progress.Phase, s.progress.ScheduledFor = PhaseScheduled, in.Order.PreferredDate
-			if err := workflow.ExecuteActivity(actx, ActivityMarkStep, StepInput{Input: in, Step: models.StepSchedule}).Get(actx, nil); err != nil {
+			if err := execute(actx, ProvisioningActivities.MarkStep, StepInput{Input: in, Step: models.StepSchedule}).Get(actx, nil); err != nil {
 				return err
 			}
 			if in.Order.PreferredDate != nil {
@@ -160,25 +145,25 @@ func Provisioning(ctx workflow.Context, in ProvisioningInput) (*ProvisioningResu
 					}
 				}
 			}
-			if err := workflow.ExecuteActivity(actx, ActivityMarkStep, StepInput{Input: in, Step: models.StepSchedule, Done: true}).Get(actx, nil); err != nil {
+			if err := execute(actx, ProvisioningActivities.MarkStep, StepInput{Input: in, Step: models.StepSchedule, Done: true}).Get(actx, nil); err != nil {
 				return err
 			}
 			s.complete(models.StepSchedule)
 		}
 		s.progress.Phase = PhaseRunning
-		if err := s.run(actx, models.StepValidate, ActivityValidate, nil); err != nil {
+		if err := s.run(actx, models.StepValidate, ActivityName(ProvisioningActivities.Validate), nil); err != nil {
 			return err
 		}
-		if err := s.runWithCompensation(actx, models.StepReserveCapacity, ActivityReserveCapacity, ActivityReleaseCapacity, "release_capacity"); err != nil {
+		if err := s.runWithCompensation(actx, models.StepReserveCapacity, ActivityName(ProvisioningActivities.ReserveCapacity), ActivityName(ProvisioningActivities.ReleaseCapacity), "release_capacity"); err != nil {
 			return err
 		}
-		if err := s.runWithCompensation(actx, models.StepConfigure, ActivityConfigure, ActivityReleaseNetwork, "release_network"); err != nil {
+		if err := s.runWithCompensation(actx, models.StepConfigure, ActivityName(ProvisioningActivities.Configure), ActivityName(ProvisioningActivities.ReleaseNetwork), "release_network"); err != nil {
 			return err
 		}
-		if err := s.runWithCompensation(actx, models.StepActivate, ActivityActivate, ActivityDeactivate, "deactivate"); err != nil {
+		if err := s.runWithCompensation(actx, models.StepActivate, ActivityName(ProvisioningActivities.Activate), ActivityName(ProvisioningActivities.Deactivate), "deactivate"); err != nil {
 			return err
 		}
-		return s.run(actx, models.StepRecordService, ActivityRecordService, &result)
+		return s.run(actx, models.StepRecordService, ActivityName(ProvisioningActivities.RecordService), &result)
 	}()
 	if err == nil {
 		s.done()
@@ -186,7 +171,7 @@ func Provisioning(ctx workflow.Context, in ProvisioningInput) (*ProvisioningResu
 		return &result, nil
 	}
 	return nil, s.fail(ctx, err, sagaEnding{
-		finish: ActivityFinish,
+		finish: ActivityName(ProvisioningActivities.Finish),
 		input: func(o sagaOutcome) any {
 			return FinishInput{Input: in, Status: o.Status, FailedStep: o.FailedStep, Error: o.Error,
 				Compensated: o.Compensated, Compensations: o.Compensations, CompensationErrors: o.CompensationErrors}
