@@ -208,8 +208,8 @@ func changeFuture[I, In any](ctx workflow.Context, ref BulkRef, prepare func(I, 
 // itemError returns the error of a failed item from the error its child
 // workflow or activity ended with.
 func itemError(err error) *models.OperationError {
-	r := reasonOf(err)
-	return &models.OperationError{Code: r.code, Message: r.message, Details: r.details}
+	e := ErrorOf(err)
+	return &models.OperationError{Code: e.Code, Message: e.Message, Details: e.Details}
 }
 
 // recorder buffers item updates and writes them to the operation in

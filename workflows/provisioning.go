@@ -1,7 +1,6 @@
 package workflows
 
 import (
-	"errors"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -181,37 +180,4 @@ func Provisioning(ctx workflow.Context, in ProvisioningInput) (*ProvisioningResu
 		logCompensationFailed:   "compensation failed",
 		logFinishFailed:         "recording the end of the operation failed",
 	})
-}
-
-type reason struct {
-	code    models.Code
-	message string
-	details map[string]any
-}
-
-// reasonOf extracts the code, client-safe message and details that an
-// activity put in its application error.
-func reasonOf(err error) reason {
-	var appErr *temporal.ApplicationError
-	if errors.As(err, &appErr) {
-		r := reason{code: models.Code(appErr.Type()), message: appErr.Message()}
-		if appErr.HasDetails() {
-			var d map[string]any
-			if appErr.Details(&d) == nil {
-				r.details = d
-			}
-		}
-		if r.code == "" {
-			r.code = models.CodeInternal
-		}
-		return r
-	}
-	var timeoutErr *temporal.TimeoutError
-	if errors.As(err, &timeoutErr) {
-		return reason{code: models.CodeDependencyUnavailable, message: "the network did not answer in time"}
-	}
-	if temporal.IsCanceledError(err) {
-		return reason{code: models.CodeProvisioningFailed, message: "cancelled"}
-	}
-	return reason{code: models.CodeInternal, message: "an internal error occurred"}
 }

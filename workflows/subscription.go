@@ -1,7 +1,6 @@
 package workflows
 
 import (
-	"errors"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -160,8 +159,7 @@ func earliest(a *time.Time, b *time.Time) *time.Time {
 
 // hasCode reports whether an activity failed with the error code.
 func hasCode(err error, code models.Code) bool {
-	var appErr *temporal.ApplicationError
-	return errors.As(err, &appErr) && appErr.Type() == string(code)
+	return err != nil && ErrorOf(err).Code == code
 }
 
 // Subscription bills one subscription, one period per run: it activates
