@@ -160,12 +160,7 @@ func ChildOperationOptions(ref BulkRef, childID, resourceID string, opType model
 		ParentClosePolicy:     enums.PARENT_CLOSE_POLICY_REQUEST_CANCEL,
 		WaitForCancellation:   true,
 		WorkflowIDReusePolicy: enums.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
-		TypedSearchAttributes: temporal.NewSearchAttributes(
-			OrganizationIDKey.ValueSet(ref.OrganizationID),
-			EnvironmentKey.ValueSet(string(ref.Environment)),
-			OperationTypeKey.ValueSet(string(opType)),
-			ResourceIDKey.ValueSet(resourceID),
-		),
+		TypedSearchAttributes: searchAttributes(ref.OrganizationID, ref.Environment, string(opType), resourceID),
 	}
 }
 

@@ -394,12 +394,7 @@ func OrchestrationTrigger(ctx workflow.Context, in OrchestrationTriggerInput) er
 			WorkflowID:            run.Run.RequestID,
 			ParentClosePolicy:     enums.PARENT_CLOSE_POLICY_ABANDON,
 			WorkflowIDReusePolicy: enums.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
-			TypedSearchAttributes: temporal.NewSearchAttributes(
-				OrganizationIDKey.ValueSet(run.Run.OrganizationID),
-				EnvironmentKey.ValueSet(string(run.Run.Environment)),
-				OperationTypeKey.ValueSet(string(models.OpTypeOrchestration)),
-				ResourceIDKey.ValueSet(run.Run.DefinitionID),
-			),
+			TypedSearchAttributes: searchAttributes(run.Run.OrganizationID, run.Run.Environment, string(models.OpTypeOrchestration), run.Run.DefinitionID),
 		})
 		child := workflow.ExecuteChildWorkflow(cctx, OrchestrationWorkflow, run)
 		if err := child.GetChildWorkflowExecution().Get(cctx, nil); err != nil {
