@@ -2,11 +2,8 @@ package activities
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"time"
-
-	"go.temporal.io/sdk/temporal"
 
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/payments"
@@ -20,7 +17,8 @@ type APIUsage interface {
 }
 
 // Billing holds the dependencies of the billing activities, registered by
-// worker.Register under the workflows.Activity* billing names. Each is
+// worker.RegisterActivities under the names "Billing.<Method>"
+// (workflows.BillingActivities). Each is
 // idempotent: closing a period, paying an attempt or marking an invoice
 // overdue twice does it once.
 type Billing struct {
@@ -39,26 +37,10 @@ func NewBilling(store *models.Store, gw payments.Gateway, usage APIUsage, log *s
 	return &Billing{store: store, pay: payments.NewProcessor(store, gw, log), usage: usage, log: log}
 }
 
-// billingError converts err for Temporal like temporalError does for
-// provisioning: the code is the error type, business failures are not retried.
+// billingError converts err for Temporal (ApplicationError, RetryByCode)
+// and logs it with the activity's name, what, and the id it was about.
 func (a *Billing) billingError(ctx context.Context, what, id string, err error) error {
-	if err == nil {
-		return nil
-	}
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return err
-	}
-	var appErr *temporal.ApplicationError
-	if errors.As(err, &appErr) {
-		return err
-	}
-	e := models.AsError(err)
-	if retryable(e.Code) {
-		a.log.WarnContext(ctx, "billing activity failed; it will be retried", "activity", what, "id", id, "error", err)
-		return temporal.NewApplicationError(e.Message, string(e.Code))
-	}
-	a.log.InfoContext(ctx, "billing activity failed", "activity", what, "id", id, "code", e.Code, "message", e.Message)
-	return temporal.NewNonRetryableApplicationError(e.Message, string(e.Code), nil)
+	return failed(ctx, a.log, err, "activity", what, "id", id)
 }
 
 // BeginSubscription activates a pending subscription (subscription.created)

@@ -73,10 +73,8 @@ func newBillingFixture(t *testing.T, plan models.Plan, usage activities.APIUsage
 	bill := activities.NewBilling(store, nil, usage, nil)
 	var suite testsuite.WorkflowTestSuite
 	env := suite.NewTestActivityEnvironment()
-	env.RegisterActivityWithOptions(bill.BeginSubscription, activity.RegisterOptions{Name: workflows.ActivityBeginSubscription})
-	env.RegisterActivityWithOptions(bill.ClosePeriod, activity.RegisterOptions{Name: workflows.ActivityClosePeriod})
-	env.RegisterActivityWithOptions(bill.AutoPay, activity.RegisterOptions{Name: workflows.ActivityAutoPay})
-	env.RegisterActivityWithOptions(bill.MarkOverdue, activity.RegisterOptions{Name: workflows.ActivityMarkOverdue})
+	// Registered like the worker does: the struct under its group's prefix.
+	env.RegisterActivityWithOptions(bill, activity.RegisterOptions{Name: workflows.ActivityPrefix[workflows.BillingActivities]()})
 	return &billingFixture{store: store, env: env, p: p, acct: acct, svc: svc.ID}
 }
 
@@ -93,7 +91,7 @@ func TestBillingActivitiesCloseAndCollect(t *testing.T) {
 	usage := &fakeUsage{counts: map[string]int64{}}
 	f := newBillingFixture(t, models.PlanDeveloper, usage)
 	in := f.subscribe(t)
-	v, err := f.env.ExecuteActivity(workflows.ActivityBeginSubscription, in)
+	v, err := f.env.ExecuteActivity(workflows.ActivityName(workflows.BillingActivities.BeginSubscription), in)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +105,7 @@ func TestBillingActivitiesCloseAndCollect(t *testing.T) {
 	cin := workflows.ClosePeriodInput{SubscriptionID: in.SubscriptionID, OrganizationID: in.OrganizationID, Environment: in.Environment, PeriodStart: st.PeriodStart, CloseAt: closeAt}
 	var res workflows.ClosePeriodResult
 	for range 2 { // retried: one invoice
-		v, err = f.env.ExecuteActivity(workflows.ActivityClosePeriod, cin)
+		v, err = f.env.ExecuteActivity(workflows.ActivityName(workflows.BillingActivities.ClosePeriod), cin)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -122,7 +120,7 @@ func TestBillingActivitiesCloseAndCollect(t *testing.T) {
 		t.Fatalf("months read %v", usage.read)
 	}
 	inv := workflows.InvoiceActionInput{InvoiceID: res.InvoiceID, OrganizationID: in.OrganizationID, Environment: in.Environment, Attempt: 1}
-	v, err = f.env.ExecuteActivity(workflows.ActivityAutoPay, inv)
+	v, err = f.env.ExecuteActivity(workflows.ActivityName(workflows.BillingActivities.AutoPay), inv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,14 +138,14 @@ func TestBillingActivitiesCloseAndCollect(t *testing.T) {
 		t.Fatal(err)
 	}
 	inv.Attempt = 2
-	v, err = f.env.ExecuteActivity(workflows.ActivityAutoPay, inv)
+	v, err = f.env.ExecuteActivity(workflows.ActivityName(workflows.BillingActivities.AutoPay), inv)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := v.Get(&out); err != nil || !out.Settled || !out.Paid || out.PaymentID != payments.AutoPayID(res.InvoiceID, 2) {
 		t.Fatalf("auto-pay: %+v %v", out, err)
 	}
-	if _, err := f.env.ExecuteActivity(workflows.ActivityMarkOverdue, inv); err != nil {
+	if _, err := f.env.ExecuteActivity(workflows.ActivityName(workflows.BillingActivities.MarkOverdue), inv); err != nil {
 		t.Fatal(err)
 	}
 	got, err := f.store.InvoiceIn(context.Background(), f.p.OwnScope(), res.InvoiceID)
@@ -160,20 +158,20 @@ func TestBillingActivitiesFailures(t *testing.T) {
 	usage := &fakeUsage{err: errors.New("redis down")}
 	f := newBillingFixture(t, models.PlanDeveloper, usage)
 	missing := workflows.SubscriptionInput{SubscriptionID: "sub_missing", OrganizationID: f.p.OrganizationID, Environment: models.EnvLive}
-	_, err := f.env.ExecuteActivity(workflows.ActivityBeginSubscription, missing)
+	_, err := f.env.ExecuteActivity(workflows.ActivityName(workflows.BillingActivities.BeginSubscription), missing)
 	var appErr *temporal.ApplicationError
 	if !errors.As(err, &appErr) || appErr.Type() != string(models.CodeNotFound) || !appErr.NonRetryable() {
 		t.Fatalf("a missing subscription is a non-retryable NOT_FOUND: %v", err)
 	}
 	// Counters that cannot be read do not stop the close: the overage waits for a later one.
 	in := f.subscribe(t)
-	v, err := f.env.ExecuteActivity(workflows.ActivityBeginSubscription, in)
+	v, err := f.env.ExecuteActivity(workflows.ActivityName(workflows.BillingActivities.BeginSubscription), in)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var st workflows.SubscriptionState
 	_ = v.Get(&st)
-	v, err = f.env.ExecuteActivity(workflows.ActivityClosePeriod, workflows.ClosePeriodInput{SubscriptionID: in.SubscriptionID, OrganizationID: in.OrganizationID,
+	v, err = f.env.ExecuteActivity(workflows.ActivityName(workflows.BillingActivities.ClosePeriod), workflows.ClosePeriodInput{SubscriptionID: in.SubscriptionID, OrganizationID: in.OrganizationID,
 		Environment: in.Environment, PeriodStart: st.PeriodStart, CloseAt: st.PeriodEnd})
 	if err != nil {
 		t.Fatal(err)
@@ -182,7 +180,7 @@ func TestBillingActivitiesFailures(t *testing.T) {
 	if err := v.Get(&res); err != nil || res.Total != 8900 {
 		t.Fatalf("close %+v %v", res, err)
 	}
-	_, err = f.env.ExecuteActivity(workflows.ActivityMarkOverdue, workflows.InvoiceActionInput{InvoiceID: "inv_missing", OrganizationID: in.OrganizationID, Environment: in.Environment})
+	_, err = f.env.ExecuteActivity(workflows.ActivityName(workflows.BillingActivities.MarkOverdue), workflows.InvoiceActionInput{InvoiceID: "inv_missing", OrganizationID: in.OrganizationID, Environment: in.Environment})
 	if !errors.As(err, &appErr) || appErr.Type() != string(models.CodeNotFound) {
 		t.Fatalf("missing invoice: %v", err)
 	}

@@ -2,7 +2,6 @@ package activities
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 
 	"go.temporal.io/sdk/activity"
@@ -15,7 +14,8 @@ import (
 )
 
 // Bulk holds the dependencies of the bulk activities, registered by
-// worker.Register under the workflows.ActivityBulk* names. The operation's
+// worker.RegisterActivities under the names "Bulk.<Method>"
+// (workflows.BulkActivities). The operation's
 // items are written in batches (Record); each item's work is idempotent,
 // keyed by the operation and the item's position.
 type Bulk struct {
@@ -33,40 +33,10 @@ func NewBulk(store *models.Store, net simulator.Southbound, log *slog.Logger) *B
 	return &Bulk{store: store, automation: automation.NewStore(store), net: net, log: log}
 }
 
-// bulkAppError converts err for Temporal: an application error whose
-// type is the error code and whose message is client-safe; failures that a
-// retry cannot fix are not retried. Cancellations pass through.
+// bulkAppError converts err for Temporal (ApplicationError, RetryByCode)
+// and logs it with the activity's name, what.
 func bulkAppError(ctx context.Context, log *slog.Logger, what string, err error) error {
-	if err == nil {
-		return nil
-	}
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return err
-	}
-	var appErr *temporal.ApplicationError
-	if errors.As(err, &appErr) {
-		return err
-	}
-	e := models.AsError(err)
-	var details []any
-	if e.Details != nil {
-		details = append(details, e.Details)
-	}
-	if bulkRetryable(e.Code) {
-		log.WarnContext(ctx, "activity failed; it will be retried", "activity", what, "error", err)
-		return temporal.NewApplicationErrorWithOptions(e.Message, string(e.Code), temporal.ApplicationErrorOptions{Details: details})
-	}
-	log.InfoContext(ctx, "activity failed", "activity", what, "code", e.Code, "message", e.Message)
-	return temporal.NewNonRetryableApplicationError(e.Message, string(e.Code), nil, details...)
-}
-
-// bulkRetryable reports whether a failure with code may pass if the activity is tried again.
-func bulkRetryable(code models.Code) bool {
-	switch code {
-	case models.CodeInternal, models.CodeDependencyUnavailable, models.CodeServiceConflict:
-		return true
-	}
-	return false
+	return failed(ctx, log, err, "activity", what)
 }
 
 // bulkServiceOrder is what the network needs to act on an existing service:
@@ -152,7 +122,7 @@ func bulkChangeID(opID string, position int, rollback bool) string {
 func (a *Bulk) Begin(ctx context.Context, ref workflows.BulkRef) error {
 	runID := activity.GetInfo(ctx).WorkflowExecution.RunID
 	_, err := a.store.BeginOperation(ctx, ref.Scope(), ref.RequestID, runID)
-	return bulkAppError(ctx, a.log, workflows.ActivityBulkBegin, err)
+	return bulkAppError(ctx, a.log, workflows.ActivityName(workflows.BulkActivities.Begin), err)
 }
 
 // Load returns the next page of items in one of the statuses asked; for
@@ -162,13 +132,13 @@ func (a *Bulk) Load(ctx context.Context, in workflows.BulkLoadInput) (*workflows
 	scope := in.Bulk.Scope()
 	items, next, err := a.automation.BulkItems(ctx, scope, in.Bulk.RequestID, in.From, in.Limit, in.Statuses...)
 	if err != nil {
-		return nil, bulkAppError(ctx, a.log, workflows.ActivityBulkLoad, err)
+		return nil, bulkAppError(ctx, a.log, workflows.ActivityName(workflows.BulkActivities.Load), err)
 	}
 	if in.Bulk.Type == models.OpTypeBulkProvision {
 		for _, s := range in.Statuses {
 			if s == automation.ItemPending {
 				if err := a.automation.EnsureChildOperations(ctx, scope, in.Bulk.CreatedBy, items); err != nil {
-					return nil, bulkAppError(ctx, a.log, workflows.ActivityBulkLoad, err)
+					return nil, bulkAppError(ctx, a.log, workflows.ActivityName(workflows.BulkActivities.Load), err)
 				}
 			}
 		}
@@ -184,7 +154,7 @@ func (a *Bulk) Load(ctx context.Context, in workflows.BulkLoadInput) (*workflows
 // Errors: NOT_FOUND, INVALID_STATE_TRANSITION (the operation has ended).
 func (a *Bulk) Record(ctx context.Context, in workflows.BulkRecordInput) error {
 	_, err := a.automation.RecordBulkItems(ctx, in.Bulk.Scope(), in.Bulk.RequestID, in.Updates)
-	return bulkAppError(ctx, a.log, workflows.ActivityBulkRecord, err)
+	return bulkAppError(ctx, a.log, workflows.ActivityName(workflows.BulkActivities.Record), err)
 }
 
 // Apply performs one bulk status item: a suspension or a resumption (once
@@ -197,7 +167,7 @@ func (a *Bulk) Apply(ctx context.Context, in workflows.BulkItemInput) error {
 	req := automation.ChangeRequest{Key: automation.ChangeKey(in.Bulk.RequestID, in.Item.Position), OperationID: in.Bulk.RequestID,
 		ServiceID: in.Item.ServiceID, Kind: in.Item.Action}
 	_, err := bulkChangeService(ctx, a.store, a.net, in.Bulk.Scope(), req)
-	return bulkAppError(ctx, a.log, workflows.ActivityBulkApply, err)
+	return bulkAppError(ctx, a.log, workflows.ActivityName(workflows.BulkActivities.Apply), err)
 }
 
 // PrepareChange prepares the change of a bulk modification item: its
@@ -213,7 +183,7 @@ func (a *Bulk) PrepareChange(ctx context.Context, in workflows.BulkItemInput) (*
 	c, err := a.automation.PrepareChangeOperation(ctx, scope, in.Bulk.CreatedBy, bulkChangeID(in.Bulk.RequestID, in.Item.Position, false), in.Item.ServiceID,
 		in.Item.Changes.UpdateInput(), map[string]any{"bulk_request_id": in.Bulk.RequestID, "position": in.Item.Position})
 	if err != nil {
-		return nil, bulkAppError(ctx, a.log, workflows.ActivityBulkPrepareChange, err)
+		return nil, bulkAppError(ctx, a.log, workflows.ActivityName(workflows.BulkActivities.PrepareChange), err)
 	}
 	return changeStart(scope, c), nil
 }
@@ -225,7 +195,7 @@ func (a *Bulk) PrepareRevert(ctx context.Context, in workflows.BulkItemInput) (*
 	scope := in.Bulk.Scope()
 	back, ok, err := a.automation.ReverseChange(ctx, scope, bulkChangeID(in.Bulk.RequestID, in.Item.Position, false))
 	if err != nil && models.ErrorCode(err) != models.CodeNotFound {
-		return nil, bulkAppError(ctx, a.log, workflows.ActivityBulkPrepareRevert, err)
+		return nil, bulkAppError(ctx, a.log, workflows.ActivityName(workflows.BulkActivities.PrepareRevert), err)
 	}
 	if !ok {
 		return &workflows.ChangeStart{Noop: true}, nil
@@ -233,7 +203,7 @@ func (a *Bulk) PrepareRevert(ctx context.Context, in workflows.BulkItemInput) (*
 	c, err := a.automation.PrepareChangeOperation(ctx, scope, in.Bulk.CreatedBy, bulkChangeID(in.Bulk.RequestID, in.Item.Position, true), in.Item.ServiceID,
 		back, map[string]any{"bulk_request_id": in.Bulk.RequestID, "position": in.Item.Position, "rollback": true})
 	if err != nil {
-		return nil, bulkAppError(ctx, a.log, workflows.ActivityBulkPrepareRevert, err)
+		return nil, bulkAppError(ctx, a.log, workflows.ActivityName(workflows.BulkActivities.PrepareRevert), err)
 	}
 	return changeStart(scope, c), nil
 }
@@ -255,7 +225,7 @@ func (a *Bulk) Rollback(ctx context.Context, in workflows.BulkItemInput) error {
 	default:
 		return temporal.NewNonRetryableApplicationError("a modification is rolled back by PrepareRevert", string(models.CodeValidation), nil)
 	}
-	return bulkAppError(ctx, a.log, workflows.ActivityBulkRollback, err)
+	return bulkAppError(ctx, a.log, workflows.ActivityName(workflows.BulkActivities.Rollback), err)
 }
 
 // bulkRollbackProvisioned undoes the provisioning childID of service serviceID.
@@ -282,19 +252,19 @@ func (a *Bulk) Finish(ctx context.Context, in workflows.BulkFinishInput) (*workf
 	scope := in.Bulk.Scope()
 	op, err := a.automation.FinishBulk(ctx, scope, in.Bulk.RequestID, in.Finish)
 	if err != nil {
-		return nil, bulkAppError(ctx, a.log, workflows.ActivityBulkFinish, err)
+		return nil, bulkAppError(ctx, a.log, workflows.ActivityName(workflows.BulkActivities.Finish), err)
 	}
 	if in.Bulk.Type == models.OpTypeBulkProvision {
 		items, _, err := a.automation.BulkItems(ctx, scope, in.Bulk.RequestID, 0, len(op.Items), automation.ItemSkipped, automation.ItemCancelled)
 		if err != nil {
-			return nil, bulkAppError(ctx, a.log, workflows.ActivityBulkFinish, err)
+			return nil, bulkAppError(ctx, a.log, workflows.ActivityName(workflows.BulkActivities.Finish), err)
 		}
 		ids := make([]string, 0, len(items))
 		for _, it := range items {
 			ids = append(ids, it.ChildID)
 		}
 		if err := a.automation.CancelPendingOperations(ctx, scope, ids); err != nil {
-			return nil, bulkAppError(ctx, a.log, workflows.ActivityBulkFinish, err)
+			return nil, bulkAppError(ctx, a.log, workflows.ActivityName(workflows.BulkActivities.Finish), err)
 		}
 	}
 	o := automation.CountItems(op.Items)

@@ -9,7 +9,8 @@ import (
 )
 
 // Housekeeping holds the dependencies of the housekeeping activity,
-// registered by worker.Register under workflows.ActivityHousekeepingPurge.
+// registered by worker.RegisterActivities as "Housekeeping.Purge"
+// (workflows.HousekeepingActivities).
 type Housekeeping struct {
 	store *models.Store
 	log   *slog.Logger

@@ -41,10 +41,10 @@ func TestHousekeepingPurgeIsIdempotent(t *testing.T) {
 	var suite testsuite.WorkflowTestSuite
 	env := suite.NewTestActivityEnvironment()
 	hk := activities.NewHousekeeping(f.store, nil)
-	env.RegisterActivityWithOptions(hk.Purge, activity.RegisterOptions{Name: workflows.ActivityHousekeepingPurge})
+	env.RegisterActivityWithOptions(hk, activity.RegisterOptions{Name: workflows.ActivityPrefix[workflows.HousekeepingActivities]()})
 	purge := func() models.PurgeCounts {
 		t.Helper()
-		v, err := env.ExecuteActivity(workflows.ActivityHousekeepingPurge, workflows.HousekeepingPurgeInput{Run: 0, Iteration: 0})
+		v, err := env.ExecuteActivity(workflows.ActivityName(workflows.HousekeepingActivities.Purge), workflows.HousekeepingPurgeInput{Run: 0, Iteration: 0})
 		if err != nil {
 			t.Fatal(err)
 		}

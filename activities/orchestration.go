@@ -18,8 +18,8 @@ import (
 )
 
 // Orchestration holds the dependencies of the orchestration activities,
-// registered by worker.Register under the workflows.ActivityOrchestration*
-// names: the store, the southbound and (to hand events to triggers) a
+// registered by worker.RegisterActivities under the names
+// "Orchestration.<Method>" (workflows.OrchestrationActivities): the store, the southbound and (to hand events to triggers) a
 // Temporal client, which may be nil where no events are dispatched.
 type Orchestration struct {
 	store      *models.Store
@@ -46,7 +46,7 @@ func (a *Orchestration) fail(ctx context.Context, what string, err error) error 
 func (a *Orchestration) Begin(ctx context.Context, ref workflows.OrchestrationRef) error {
 	runID := activity.GetInfo(ctx).WorkflowExecution.RunID
 	_, err := a.store.BeginOperation(ctx, ref.Scope(), ref.RequestID, runID)
-	return a.fail(ctx, workflows.ActivityOrchestrationBegin, err)
+	return a.fail(ctx, workflows.ActivityName(workflows.OrchestrationActivities.Begin), err)
 }
 
 // MarkStep records a step's start, completion or failure on the run's operation.
@@ -62,7 +62,7 @@ func (a *Orchestration) MarkStep(ctx context.Context, in workflows.Orchestration
 	default:
 		err = a.automation.FailStep(ctx, scope, in.Run.RequestID, in.Step, in.Error)
 	}
-	return a.fail(ctx, workflows.ActivityOrchestrationMarkStep, err)
+	return a.fail(ctx, workflows.ActivityName(workflows.OrchestrationActivities.MarkStep), err)
 }
 
 // orchPrincipal is the principal a run acts as: a customer of the run's
@@ -118,7 +118,7 @@ func orchStepError(step automation.OrchestrationStep, err error) error {
 // Errors: VALIDATION_ERROR, LOCATION_NOT_SERVICEABLE,
 // SERVICE_UNAVAILABLE_AT_LOCATION, INSUFFICIENT_BANDWIDTH.
 func (a *Orchestration) PrepareProvision(ctx context.Context, in workflows.OrchestrationStepInput) (*workflows.ProvisioningInput, error) {
-	const what = workflows.ActivityOrchestrationPrepareProvision
+	what := workflows.ActivityName(workflows.OrchestrationActivities.PrepareProvision)
 	if _, err := stepPrincipal(in); err != nil {
 		return nil, a.fail(ctx, what, err)
 	}
@@ -150,7 +150,7 @@ func (a *Orchestration) PrepareProvision(ctx context.Context, in workflows.Orche
 // per step) and returns the service's id and status.
 // Errors: NOT_FOUND, SERVICE_CONFLICT, SERVICE_MAINTENANCE, INVALID_STATE_TRANSITION.
 func (a *Orchestration) ChangeService(ctx context.Context, in workflows.OrchestrationStepInput) (map[string]any, error) {
-	const what = workflows.ActivityOrchestrationChangeService
+	what := workflows.ActivityName(workflows.OrchestrationActivities.ChangeService)
 	if _, err := stepPrincipal(in); err != nil {
 		return nil, a.fail(ctx, what, err)
 	}
@@ -172,7 +172,7 @@ func (a *Orchestration) ChangeService(ctx context.Context, in workflows.Orchestr
 // changes nothing. Errors: NOT_FOUND, VALIDATION_ERROR, SERVICE_MAINTENANCE,
 // INVALID_STATE_TRANSITION, SERVICE_CONFLICT, INSUFFICIENT_BANDWIDTH.
 func (a *Orchestration) PrepareChange(ctx context.Context, in workflows.OrchestrationStepInput) (*workflows.ChangeStart, error) {
-	const what = workflows.ActivityOrchestrationPrepareChange
+	what := workflows.ActivityName(workflows.OrchestrationActivities.PrepareChange)
 	if _, err := stepPrincipal(in); err != nil {
 		return nil, a.fail(ctx, what, err)
 	}
@@ -202,7 +202,7 @@ func (a *Orchestration) PrepareChange(ctx context.Context, in workflows.Orchestr
 // Errors: VALIDATION_ERROR, LOCATION_NOT_SERVICEABLE,
 // SERVICE_UNAVAILABLE_AT_LOCATION, INSUFFICIENT_BANDWIDTH.
 func (a *Orchestration) CheckAvailability(ctx context.Context, in workflows.OrchestrationStepInput) (map[string]any, error) {
-	const what = workflows.ActivityOrchestrationAvailability
+	what := workflows.ActivityName(workflows.OrchestrationActivities.CheckAvailability)
 	if _, err := stepPrincipal(in); err != nil {
 		return nil, a.fail(ctx, what, err)
 	}
@@ -249,7 +249,7 @@ func (a *Orchestration) CheckAvailability(ctx context.Context, in workflows.Orch
 // and the run (data.orchestration: workflow_id, request_id, step, depth).
 // Errors: NOT_FOUND (service_id), VALIDATION_ERROR.
 func (a *Orchestration) Notify(ctx context.Context, in workflows.OrchestrationStepInput) (map[string]any, error) {
-	const what = workflows.ActivityOrchestrationNotify
+	what := workflows.ActivityName(workflows.OrchestrationActivities.Notify)
 	if _, err := stepPrincipal(in); err != nil {
 		return nil, a.fail(ctx, what, err)
 	}
@@ -280,7 +280,7 @@ func (a *Orchestration) Notify(ctx context.Context, in workflows.OrchestrationSt
 // Finish ends the run (models.FinishOrchestration) and, for a triggered
 // run, records its outcome in the trigger's items.
 func (a *Orchestration) Finish(ctx context.Context, in workflows.OrchestrationFinishInput) error {
-	const what = workflows.ActivityOrchestrationFinish
+	what := workflows.ActivityName(workflows.OrchestrationActivities.Finish)
 	scope := in.Run.Scope()
 	op, err := a.automation.FinishOrchestration(ctx, scope, in.Run.RequestID, in.Cancelled, in.Outcomes)
 	if err != nil {
@@ -302,7 +302,7 @@ func (a *Orchestration) Finish(ctx context.Context, in workflows.OrchestrationFi
 // event handed over again after its run, even once the engine has
 // forgotten the run's workflow, starts nothing).
 func (a *Orchestration) PrepareRun(ctx context.Context, in workflows.PrepareRunInput) (*workflows.OrchestrationInput, error) {
-	const what = workflows.ActivityOrchestrationPrepareRun
+	what := workflows.ActivityName(workflows.OrchestrationActivities.PrepareRun)
 	scope := in.Trigger.Scope()
 	depth := a.automation.EventTriggerDepth(ctx, scope, in.Event.Data)
 	if depth >= automation.MaxTriggerDepth {
@@ -329,7 +329,7 @@ func (a *Orchestration) PrepareRun(ctx context.Context, in workflows.PrepareRunI
 // FinishTrigger ends an event trigger that was cancelled: the orchestration
 // becomes inactive and its operation cancelled.
 func (a *Orchestration) FinishTrigger(ctx context.Context, ref workflows.OrchestrationRef) error {
-	return a.fail(ctx, workflows.ActivityOrchestrationFinishTrigger, a.automation.FinishTrigger(ctx, ref.Scope(), ref.RequestID))
+	return a.fail(ctx, workflows.ActivityName(workflows.OrchestrationActivities.FinishTrigger), a.automation.FinishTrigger(ctx, ref.Scope(), ref.RequestID))
 }
 
 // DispatchEvent hands an outbox event to the event triggers of its
@@ -339,7 +339,7 @@ func (a *Orchestration) DispatchEvent(ctx context.Context, in workflows.Orchestr
 	ev := &models.Event{ID: in.Event.ID, Type: in.Event.Type, ResourceID: in.Event.ResourceID, Data: in.Event.Data,
 		Tenant: models.Tenant{OrganizationID: in.OrganizationID, Environment: in.Environment}}
 	n, err := DispatchOrchestrationEvent(ctx, a.temporal, a.store, ev)
-	return n, a.fail(ctx, workflows.ActivityOrchestrationDispatchEvent, err)
+	return n, a.fail(ctx, workflows.ActivityName(workflows.OrchestrationActivities.DispatchEvent), err)
 }
 
 // OrchestrationEventHook returns the events dispatcher's OnEvent hook

@@ -6,11 +6,9 @@ package activities
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 
 	"go.temporal.io/sdk/activity"
-	"go.temporal.io/sdk/temporal"
 
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/simulator"
@@ -18,8 +16,8 @@ import (
 )
 
 // Provisioning holds the dependencies of the provisioning activities. Its
-// methods are registered by worker.Register under the workflows.Activity*
-// names. Each step activity records its step on the operation row (started,
+// methods are registered by worker.RegisterActivities under the names
+// "Provisioning.<Method>" (workflows.ProvisioningActivities). Each step activity records its step on the operation row (started,
 // completed); the workflow records failures through Finish.
 type Provisioning struct {
 	store *models.Store
@@ -58,45 +56,15 @@ func at(o simulator.Order, r models.ResourceRequest) simulator.Order {
 // isCompute reports whether a capacity pool is a compute pool of a region.
 func isCompute(pool string) bool { return pool == models.PoolVCPU || pool == models.PoolGPU }
 
-// retryableCodes are failures that may pass if the activity is tried again.
-func retryable(code models.Code) bool {
-	switch code {
-	case models.CodeInternal, models.CodeDependencyUnavailable, models.CodeServiceConflict:
-		return true
-	}
-	return false
-}
-
-// temporalError converts err for Temporal: an application error whose type
-// is the error code and whose message is client-safe (internal causes are
-// logged here, never carried); business failures are not retried.
+// temporalError converts err for Temporal (ApplicationError, RetryByCode)
+// and logs it with the operation's request id and step.
 func (a *Provisioning) temporalError(ctx context.Context, in workflows.ProvisioningInput, step string, err error) error {
 	return appError(ctx, a.log, in.RequestID, step, err)
 }
 
 // appError converts err for Temporal (see Provisioning.temporalError).
 func appError(ctx context.Context, log *slog.Logger, requestID, step string, err error) error {
-	if err == nil {
-		return nil
-	}
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return err
-	}
-	var appErr *temporal.ApplicationError
-	if errors.As(err, &appErr) {
-		return err
-	}
-	e := models.AsError(err)
-	var details []any
-	if e.Details != nil {
-		details = append(details, e.Details)
-	}
-	if retryable(e.Code) {
-		log.WarnContext(ctx, "activity failed; it will be retried", "request_id", requestID, "step", step, "error", err)
-		return temporal.NewApplicationErrorWithOptions(e.Message, string(e.Code), temporal.ApplicationErrorOptions{Details: details})
-	}
-	log.InfoContext(ctx, "activity failed", "request_id", requestID, "step", step, "code", e.Code, "message", e.Message)
-	return temporal.NewNonRetryableApplicationError(e.Message, string(e.Code), nil, details...)
+	return failed(ctx, log, err, "request_id", requestID, "step", step)
 }
 
 // step runs fn as the step name of the operation, recording it on the row.

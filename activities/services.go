@@ -12,8 +12,9 @@ import (
 )
 
 // Services holds the dependencies of the activities that change and
-// decommission services. Its methods are registered by worker.Register under
-// the workflows.ActivityChange* and workflows.ActivityDecom* names. Every
+// decommission services. Its methods are registered by worker.RegisterActivities
+// through its two views, ServiceChange ("ServiceChange.<Method>") and
+// Decommission ("Decommission.<Method>"). Every
 // activity is idempotent: run again, it finds what its first run did.
 type Services struct {
 	store *models.Store

@@ -2,11 +2,8 @@ package activities
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"time"
-
-	"go.temporal.io/sdk/temporal"
 
 	"github.com/telcoplatform/platform/events"
 	"github.com/telcoplatform/platform/models"
@@ -15,7 +12,8 @@ import (
 )
 
 // Webhooks holds the dependencies of the delivery activities, registered by
-// worker.Register under the workflows.ActivityWebhook* names. Every
+// worker.RegisterActivities under the names "Webhooks.<Method>"
+// (workflows.WebhooksActivities). Every
 // attempt is stored once under its number, so a retried activity never
 // records (nor, once recorded, sends) an attempt twice.
 type Webhooks struct {
@@ -34,14 +32,11 @@ func NewWebhooks(store *models.Store, client *webhooks.Client, log *slog.Logger)
 	return &Webhooks{store: store, client: client, log: log, now: func() time.Time { return time.Now().UTC() }}
 }
 
-// activityError converts a store failure for Temporal: retried unless it
-// is a context error (the activity was cancelled or timed out).
+// activityError converts a store failure for Temporal: ApplicationError
+// with RetryAll (retried unless it is a context error: the activity was
+// cancelled or timed out).
 func activityError(err error) error {
-	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return err
-	}
-	e := models.AsError(err)
-	return temporal.NewApplicationError(e.Message, string(e.Code))
+	return ApplicationError(err, RetryAll)
 }
 
 // Prepare says whether a delivery may make its first attempt (the ordering

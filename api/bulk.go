@@ -5,9 +5,6 @@ import (
 	"net/http"
 
 	"github.com/danielgtaylor/huma/v2"
-	"go.temporal.io/api/enums/v1"
-	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/temporal"
 
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/automation"
@@ -132,16 +129,10 @@ type BulkStatusOutput struct {
 	}
 }
 
-// backgroundQueue is the task queue of bulk jobs (spec 8: background priority).
-func (s *Server) backgroundQueue() string {
-	if s.cfg.TemporalBackgroundTaskQueue != "" {
-		return s.cfg.TemporalBackgroundTaskQueue
-	}
-	q := s.cfg.TemporalTaskQueue
-	if q == "" {
-		q = workflows.TaskQueue
-	}
-	return workflows.BackgroundTaskQueue(q)
+// taskQueues are the configured task queues, by priority (spec 8: bulk
+// jobs are background priority).
+func (s *Server) taskQueues() workflows.TaskQueues {
+	return workflows.TaskQueues{Interactive: s.cfg.TemporalTaskQueue, Background: s.cfg.TemporalBackgroundTaskQueue}
 }
 
 // startBulk stores a planned bulk operation (pending) and starts its
@@ -159,18 +150,8 @@ func (s *Server) startBulk(ctx context.Context, plan *automation.BulkPlan) (*Bul
 		return nil, err
 	}
 	ref := workflows.BulkRef{RequestID: id, OrganizationID: plan.Scope.OrganizationID, Environment: plan.Scope.Environment, Type: plan.Type, CreatedBy: p.ID}
-	opts := client.StartWorkflowOptions{
-		ID:                                       id,
-		TaskQueue:                                s.backgroundQueue(),
-		WorkflowIDReusePolicy:                    enums.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
-		WorkflowExecutionErrorWhenAlreadyStarted: true,
-		TypedSearchAttributes: temporal.NewSearchAttributes(
-			workflows.OrganizationIDKey.ValueSet(ref.OrganizationID),
-			workflows.EnvironmentKey.ValueSet(string(ref.Environment)),
-			workflows.OperationTypeKey.ValueSet(string(plan.Type)),
-			workflows.ResourceIDKey.ValueSet(id),
-		),
-	}
+	opts := workflows.StartOptions(s.taskQueues(), workflows.Start{ID: id, Priority: workflows.Background,
+		OrganizationID: ref.OrganizationID, Environment: ref.Environment, OperationType: string(plan.Type), ResourceID: id})
 	in := workflows.BulkInput{Bulk: ref, Total: len(plan.Items), Options: plan.Options}
 	startCtx, cancel := context.WithTimeout(ctx, workflowStartTimeout)
 	defer cancel()

@@ -7,9 +7,6 @@ import (
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
-	"go.temporal.io/api/enums/v1"
-	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/temporal"
 
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/workflows"
@@ -237,17 +234,8 @@ func (s *Server) watchDueDate(ctx context.Context, scope models.Scope, mi models
 	if mi.DueDate != nil {
 		due = mi.DueDate.UTC()
 	}
-	opts := client.StartWorkflowOptions{
-		ID: mi.ID, TaskQueue: s.taskQueue(),
-		WorkflowIDReusePolicy:                    enums.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
-		WorkflowExecutionErrorWhenAlreadyStarted: true,
-		TypedSearchAttributes: temporal.NewSearchAttributes(
-			workflows.OrganizationIDKey.ValueSet(scope.OrganizationID),
-			workflows.EnvironmentKey.ValueSet(string(scope.Environment)),
-			workflows.OperationTypeKey.ValueSet(workflows.OperationTypeInvoice),
-			workflows.ResourceIDKey.ValueSet(mi.ID),
-		),
-	}
+	opts := workflows.StartOptions(s.taskQueues(), workflows.Start{ID: mi.ID, Priority: workflows.Interactive,
+		OrganizationID: scope.OrganizationID, Environment: scope.Environment, OperationType: workflows.OperationTypeInvoice, ResourceID: mi.ID})
 	startCtx, cancel := context.WithTimeout(ctx, workflowStartTimeout)
 	defer cancel()
 	in := workflows.InvoiceDueInput{InvoiceID: mi.ID, OrganizationID: scope.OrganizationID, Environment: scope.Environment, DueAt: due}

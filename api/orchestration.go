@@ -6,9 +6,6 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/gofiber/fiber/v2"
-	"go.temporal.io/api/enums/v1"
-	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/temporal"
 
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/automation"
@@ -102,21 +99,8 @@ func (s *Server) startOrchestration(ctx context.Context, scope models.Scope, def
 		opType, wf = automation.OpTypeOrchestrationTrigger, workflows.OrchestrationTriggerWorkflow
 		arg = workflows.OrchestrationTriggerInput{Trigger: ref, EventType: def.EventType}
 	}
-	opts := client.StartWorkflowOptions{
-		ID:                                       def.ID,
-		TaskQueue:                                s.cfg.TemporalTaskQueue,
-		WorkflowIDReusePolicy:                    enums.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
-		WorkflowExecutionErrorWhenAlreadyStarted: true,
-		TypedSearchAttributes: temporal.NewSearchAttributes(
-			workflows.OrganizationIDKey.ValueSet(scope.OrganizationID),
-			workflows.EnvironmentKey.ValueSet(string(scope.Environment)),
-			workflows.OperationTypeKey.ValueSet(string(opType)),
-			workflows.ResourceIDKey.ValueSet(def.ID),
-		),
-	}
-	if opts.TaskQueue == "" {
-		opts.TaskQueue = workflows.TaskQueue
-	}
+	opts := workflows.StartOptions(s.taskQueues(), workflows.Start{ID: def.ID, Priority: workflows.Interactive,
+		OrganizationID: scope.OrganizationID, Environment: scope.Environment, OperationType: string(opType), ResourceID: def.ID})
 	startCtx, cancel := context.WithTimeout(ctx, workflowStartTimeout)
 	defer cancel()
 	_, err := s.temporal.ExecuteWorkflow(startCtx, opts, wf, arg)

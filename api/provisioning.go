@@ -9,9 +9,6 @@ import (
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
-	"go.temporal.io/api/enums/v1"
-	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/temporal"
 
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/workflows"
@@ -117,12 +114,7 @@ type TemplatesOutput struct {
 
 func (s *Server) statusURL(id string) string { return s.cfg.PublicBaseURL + "/v1/operations/" + id }
 
-func (s *Server) taskQueue() string {
-	if s.cfg.TemporalTaskQueue != "" {
-		return s.cfg.TemporalTaskQueue
-	}
-	return workflows.TaskQueue
-}
+func (s *Server) taskQueue() string { return s.taskQueues().For(workflows.Interactive) }
 
 // operationStart is an operation to store and the workflow that runs it.
 type operationStart struct {
@@ -146,18 +138,8 @@ func (s *Server) startOperation(ctx context.Context, st operationStart) (*Operat
 	if err := st.store(ctx); err != nil {
 		return nil, err
 	}
-	opts := client.StartWorkflowOptions{
-		ID:                                       st.op.ID,
-		TaskQueue:                                s.taskQueue(),
-		WorkflowIDReusePolicy:                    enums.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
-		WorkflowExecutionErrorWhenAlreadyStarted: true,
-		TypedSearchAttributes: temporal.NewSearchAttributes(
-			workflows.OrganizationIDKey.ValueSet(st.scope.OrganizationID),
-			workflows.EnvironmentKey.ValueSet(string(st.scope.Environment)),
-			workflows.OperationTypeKey.ValueSet(string(st.op.Type)),
-			workflows.ResourceIDKey.ValueSet(st.serviceID),
-		),
-	}
+	opts := workflows.StartOptions(s.taskQueues(), workflows.Start{ID: st.op.ID, Priority: workflows.Interactive,
+		OrganizationID: st.scope.OrganizationID, Environment: st.scope.Environment, OperationType: string(st.op.Type), ResourceID: st.serviceID})
 	startCtx, cancel := context.WithTimeout(ctx, workflowStartTimeout)
 	defer cancel()
 	if _, err := s.temporal.ExecuteWorkflow(startCtx, opts, st.workflow, st.input); err != nil {

@@ -7,10 +7,7 @@ import (
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
-	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
-	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/temporal"
 
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/workflows"
@@ -132,17 +129,8 @@ func (s *Server) startSubscriptions(ctx context.Context, scope models.Scope, sub
 		return e
 	}
 	for _, sub := range subs {
-		opts := client.StartWorkflowOptions{
-			ID: sub.ID, TaskQueue: s.taskQueue(),
-			WorkflowIDReusePolicy:                    enums.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
-			WorkflowExecutionErrorWhenAlreadyStarted: true,
-			TypedSearchAttributes: temporal.NewSearchAttributes(
-				workflows.OrganizationIDKey.ValueSet(scope.OrganizationID),
-				workflows.EnvironmentKey.ValueSet(string(scope.Environment)),
-				workflows.OperationTypeKey.ValueSet(workflows.OperationTypeSubscription),
-				workflows.ResourceIDKey.ValueSet(sub.ServiceID),
-			),
-		}
+		opts := workflows.StartOptions(s.taskQueues(), workflows.Start{ID: sub.ID, Priority: workflows.Interactive,
+			OrganizationID: scope.OrganizationID, Environment: scope.Environment, OperationType: workflows.OperationTypeSubscription, ResourceID: sub.ServiceID})
 		in := workflows.SubscriptionInput{SubscriptionID: sub.ID, OrganizationID: scope.OrganizationID, Environment: scope.Environment}
 		startCtx, cancel := context.WithTimeout(ctx, workflowStartTimeout)
 		_, err := s.temporal.ExecuteWorkflow(startCtx, opts, workflows.SubscriptionWorkflow, in)

@@ -6,10 +6,8 @@ import (
 	"log/slog"
 	"time"
 
-	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/temporal"
 
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/workflows"
@@ -212,18 +210,8 @@ func (d *Dispatcher) Start(ctx context.Context, del *models.WebhookDelivery) err
 	if d.tc == nil {
 		return models.Errorf(models.CodeDependencyUnavailable, "no workflow engine is configured")
 	}
-	opts := client.StartWorkflowOptions{
-		ID:                                       del.ID,
-		TaskQueue:                                d.opts.TaskQueue,
-		WorkflowIDReusePolicy:                    enums.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
-		WorkflowExecutionErrorWhenAlreadyStarted: true,
-		TypedSearchAttributes: temporal.NewSearchAttributes(
-			workflows.OrganizationIDKey.ValueSet(del.OrganizationID),
-			workflows.EnvironmentKey.ValueSet(string(del.Environment)),
-			workflows.OperationTypeKey.ValueSet(workflows.OperationTypeWebhookDelivery),
-			workflows.ResourceIDKey.ValueSet(del.ResourceID),
-		),
-	}
+	opts := workflows.StartOptions(workflows.TaskQueues{Interactive: d.opts.TaskQueue}, workflows.Start{ID: del.ID, Priority: workflows.Interactive,
+		OrganizationID: del.OrganizationID, Environment: del.Environment, OperationType: workflows.OperationTypeWebhookDelivery, ResourceID: del.ResourceID})
 	in := workflows.WebhookDeliveryInput{
 		DeliveryID: del.ID, OrganizationID: del.OrganizationID, Environment: del.Environment, RetryDelays: d.opts.RetryDelays,
 	}

@@ -146,7 +146,7 @@ func validateAttempts(t *testing.T, p *platform, op *operation) int {
 		if a := ev.GetActivityTaskScheduledEventAttributes(); a != nil {
 			scheduled[ev.GetEventId()] = a.GetActivityType().GetName()
 		}
-		if a := ev.GetActivityTaskStartedEventAttributes(); a != nil && scheduled[a.GetScheduledEventId()] == workflows.ActivityValidate {
+		if a := ev.GetActivityTaskStartedEventAttributes(); a != nil && scheduled[a.GetScheduledEventId()] == workflows.ActivityName(workflows.ProvisioningActivities.Validate) {
 			attempts = int(a.GetAttempt())
 		}
 	}

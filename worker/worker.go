@@ -66,108 +66,58 @@ func RegisterWorkflows(w WorkflowRegistry) {
 	w.RegisterWorkflowWithOptions(workflows.OrchestrationTrigger, workflow.RegisterOptions{Name: workflows.OrchestrationTriggerWorkflow})
 }
 
+// ActivityRegistry is where activities are registered: a worker, or a
+// test workflow environment.
+type ActivityRegistry interface {
+	RegisterActivityWithOptions(a any, options activity.RegisterOptions)
+}
+
+// Registry is where both workflows and activities are registered.
+type Registry interface {
+	WorkflowRegistry
+	ActivityRegistry
+}
+
 // Register registers every workflow and activity of the platform on w.
-func Register(w sdkworker.Registry, deps Deps) {
+func Register(w Registry, deps Deps) {
 	RegisterWorkflows(w)
+	RegisterActivities(w, deps)
+}
+
+// RegisterActivities registers every activity of the platform, built over
+// deps: the one list of activities, shared by workers and tests. Each
+// struct is registered whole under the prefix of the workflows interface
+// it implements (workflows.ActivityPrefix: "Provisioning." for
+// workflows.ProvisioningActivities), so its activities are named
+// "<Group>.<Method>", the names the workflows schedule
+// (workflows.ActivityName). registerGroup's type parameter makes the
+// compiler check that the struct implements the interface.
+func RegisterActivities(w ActivityRegistry, deps Deps) {
 	net := deps.Southbound
 	if net == nil {
 		net = simulator.New(deps.Store, simulator.Options{StepDelay: deps.SimulatorStepDelay, Logger: deps.Logger})
 	}
-
-	prov := activities.NewProvisioning(deps.Store, net, deps.Logger)
-	for name, fn := range map[string]any{
-		workflows.ActivityBegin:           prov.Begin,
-		workflows.ActivityMarkStep:        prov.MarkStep,
-		workflows.ActivityValidate:        prov.Validate,
-		workflows.ActivityReserveCapacity: prov.ReserveCapacity,
-		workflows.ActivityConfigure:       prov.Configure,
-		workflows.ActivityActivate:        prov.Activate,
-		workflows.ActivityRecordService:   prov.RecordService,
-		workflows.ActivityReleaseCapacity: prov.ReleaseCapacity,
-		workflows.ActivityReleaseNetwork:  prov.ReleaseNetwork,
-		workflows.ActivityDeactivate:      prov.Deactivate,
-		workflows.ActivityFinish:          prov.Finish,
-	} {
-		w.RegisterActivityWithOptions(fn, activity.RegisterOptions{Name: name})
-	}
-
-	svcs := activities.NewServices(deps.Store, net, deps.Logger)
-	for name, fn := range map[string]any{
-		workflows.ActivityChangeBegin:            svcs.ChangeBegin,
-		workflows.ActivityChangeMarkStep:         svcs.ChangeMarkStep,
-		workflows.ActivityChangeStartMaintenance: svcs.ChangeStartMaintenance,
-		workflows.ActivityChangeValidate:         svcs.ChangeValidate,
-		workflows.ActivityChangeReserveCapacity:  svcs.ChangeReserveCapacity,
-		workflows.ActivityChangeApply:            svcs.ChangeApply,
-		workflows.ActivityChangeEndMaintenance:   svcs.ChangeEndMaintenance,
-		workflows.ActivityChangeReleaseCapacity:  svcs.ChangeReleaseCapacity,
-		workflows.ActivityChangeFinish:           svcs.ChangeFinish,
-		workflows.ActivityDecomBegin:             svcs.DecomBegin,
-		workflows.ActivityDecomMarkStep:          svcs.DecomMarkStep,
-		workflows.ActivityDecomValidate:          svcs.DecomValidate,
-		workflows.ActivityDecomMigrateData:       svcs.DecomMigrateData,
-		workflows.ActivityDecomVerifyMigration:   svcs.DecomVerifyMigration,
-		workflows.ActivityDecomRollbackMigration: svcs.DecomRollbackMigration,
-		workflows.ActivityDecomDeactivate:        svcs.DecomDeactivate,
-		workflows.ActivityDecomReleaseInventory:  svcs.DecomReleaseInventory,
-		workflows.ActivityDecomStopBilling:       svcs.DecomStopBilling,
-		workflows.ActivityDecomRecord:            svcs.DecomRecord,
-		workflows.ActivityDecomFinish:            svcs.DecomFinish,
-	} {
-		w.RegisterActivityWithOptions(fn, activity.RegisterOptions{Name: name})
-	}
-
 	whClient := deps.Webhooks
 	if whClient == nil {
 		whClient = webhooks.NewClient(false)
 	}
-	wh := activities.NewWebhooks(deps.Store, whClient, deps.Logger)
-	w.RegisterActivityWithOptions(wh.Prepare, activity.RegisterOptions{Name: workflows.ActivityWebhookPrepare})
-	w.RegisterActivityWithOptions(wh.Attempt, activity.RegisterOptions{Name: workflows.ActivityWebhookAttempt})
-	w.RegisterActivityWithOptions(wh.Finish, activity.RegisterOptions{Name: workflows.ActivityWebhookFinish})
+	svcs := activities.NewServices(deps.Store, net, deps.Logger)
 
-	bill := activities.NewBilling(deps.Store, deps.Payments, deps.APIUsage, deps.Logger)
-	w.RegisterActivityWithOptions(bill.BeginSubscription, activity.RegisterOptions{Name: workflows.ActivityBeginSubscription})
-	w.RegisterActivityWithOptions(bill.ClosePeriod, activity.RegisterOptions{Name: workflows.ActivityClosePeriod})
-	w.RegisterActivityWithOptions(bill.AutoPay, activity.RegisterOptions{Name: workflows.ActivityAutoPay})
-	w.RegisterActivityWithOptions(bill.MarkOverdue, activity.RegisterOptions{Name: workflows.ActivityMarkOverdue})
-	registerBulkAndOrchestration(w, deps, net)
-
-	w.RegisterActivityWithOptions(activities.NewHousekeeping(deps.Store, deps.Logger).Purge, activity.RegisterOptions{Name: workflows.ActivityHousekeepingPurge})
+	registerGroup[workflows.ProvisioningActivities](w, activities.NewProvisioning(deps.Store, net, deps.Logger))
+	registerGroup[workflows.ServiceChangeActivities](w, activities.NewServiceChange(svcs))
+	registerGroup[workflows.DecommissionActivities](w, activities.NewDecommission(svcs))
+	registerGroup[workflows.WebhooksActivities](w, activities.NewWebhooks(deps.Store, whClient, deps.Logger))
+	registerGroup[workflows.BillingActivities](w, activities.NewBilling(deps.Store, deps.Payments, deps.APIUsage, deps.Logger))
+	registerGroup[workflows.BulkActivities](w, activities.NewBulk(deps.Store, net, deps.Logger))
+	registerGroup[workflows.OrchestrationActivities](w, activities.NewOrchestration(deps.Store, net, deps.Temporal, deps.Logger))
+	registerGroup[workflows.HousekeepingActivities](w, activities.NewHousekeeping(deps.Store, deps.Logger))
 }
 
-// registerBulkAndOrchestration registers the bulk and orchestration
-// workflows and activities (docs/bulk-and-orchestration.md).
-func registerBulkAndOrchestration(w sdkworker.Registry, deps Deps, net simulator.Southbound) {
-	bulk := activities.NewBulk(deps.Store, net, deps.Logger)
-	for name, fn := range map[string]any{
-		workflows.ActivityBulkBegin:         bulk.Begin,
-		workflows.ActivityBulkLoad:          bulk.Load,
-		workflows.ActivityBulkRecord:        bulk.Record,
-		workflows.ActivityBulkApply:         bulk.Apply,
-		workflows.ActivityBulkPrepareChange: bulk.PrepareChange,
-		workflows.ActivityBulkPrepareRevert: bulk.PrepareRevert,
-		workflows.ActivityBulkRollback:      bulk.Rollback,
-		workflows.ActivityBulkFinish:        bulk.Finish,
-	} {
-		w.RegisterActivityWithOptions(fn, activity.RegisterOptions{Name: name})
-	}
-	orch := activities.NewOrchestration(deps.Store, net, deps.Temporal, deps.Logger)
-	for name, fn := range map[string]any{
-		workflows.ActivityOrchestrationBegin:            orch.Begin,
-		workflows.ActivityOrchestrationMarkStep:         orch.MarkStep,
-		workflows.ActivityOrchestrationPrepareProvision: orch.PrepareProvision,
-		workflows.ActivityOrchestrationChangeService:    orch.ChangeService,
-		workflows.ActivityOrchestrationPrepareChange:    orch.PrepareChange,
-		workflows.ActivityOrchestrationAvailability:     orch.CheckAvailability,
-		workflows.ActivityOrchestrationNotify:           orch.Notify,
-		workflows.ActivityOrchestrationFinish:           orch.Finish,
-		workflows.ActivityOrchestrationPrepareRun:       orch.PrepareRun,
-		workflows.ActivityOrchestrationFinishTrigger:    orch.FinishTrigger,
-		workflows.ActivityOrchestrationDispatchEvent:    orch.DispatchEvent,
-	} {
-		w.RegisterActivityWithOptions(fn, activity.RegisterOptions{Name: name})
-	}
+// registerGroup registers every exported method of impl, the struct that
+// implements the activity interface I, as an activity named
+// workflows.ActivityPrefix[I]() + the method's name.
+func registerGroup[I any](w ActivityRegistry, impl I) {
+	w.RegisterActivityWithOptions(impl, activity.RegisterOptions{Name: workflows.ActivityPrefix[I]()})
 }
 
 // Slot limits of the background task queue (spec 8: bulk jobs and reports

@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -16,20 +17,6 @@ import (
 // BulkWorkflow is the registered name of the bulk workflow (bulk provision,
 // bulk modify and bulk status changes).
 const BulkWorkflow = "Bulk"
-
-// Registered names of the bulk activities (activities.Bulk).
-const (
-	ActivityBulkBegin  = "Bulk.Begin"
-	ActivityBulkLoad   = "Bulk.Load"
-	ActivityBulkRecord = "Bulk.Record"
-	ActivityBulkApply  = "Bulk.Apply"
-	// ActivityBulkPrepareChange and ActivityBulkPrepareRevert prepare the
-	// ServiceChange child workflow of a bulk modification item (and of its rollback).
-	ActivityBulkPrepareChange = "Bulk.PrepareChange"
-	ActivityBulkPrepareRevert = "Bulk.PrepareRevert"
-	ActivityBulkRollback      = "Bulk.Rollback"
-	ActivityBulkFinish        = "Bulk.Finish"
-)
 
 // BackgroundTaskQueue returns the background task queue that goes with the
 // interactive queue taskQueue (spec 8: bulk jobs and reports are background
@@ -174,12 +161,7 @@ func ChildOperationOptions(ref BulkRef, childID, resourceID string, opType model
 		ParentClosePolicy:     enums.PARENT_CLOSE_POLICY_REQUEST_CANCEL,
 		WaitForCancellation:   true,
 		WorkflowIDReusePolicy: enums.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
-		TypedSearchAttributes: temporal.NewSearchAttributes(
-			OrganizationIDKey.ValueSet(ref.OrganizationID),
-			EnvironmentKey.ValueSet(string(ref.Environment)),
-			OperationTypeKey.ValueSet(string(opType)),
-			ResourceIDKey.ValueSet(resourceID),
-		),
+		TypedSearchAttributes: searchAttributes(ref.OrganizationID, ref.Environment, string(opType), resourceID),
 	}
 }
 
@@ -192,12 +174,13 @@ type ChangeStart struct {
 	Input ServiceChangeInput   `json:"input"`
 }
 
-// runChange prepares a change with activity (its argument arg) and runs it
-// as a child ServiceChange workflow, returning what was prepared.
-func runChange(ctx workflow.Context, ref BulkRef, activity string, arg any) (*ChangeStart, error) {
+// runChange prepares a change with the activity prepare (its argument arg)
+// and runs it as a child ServiceChange workflow, returning what was
+// prepared.
+func runChange[I, In any](ctx workflow.Context, ref BulkRef, prepare func(I, context.Context, In) (*ChangeStart, error), arg In) (*ChangeStart, error) {
 	actx := workflow.WithActivityOptions(ctx, StepActivityOptions())
 	var cs ChangeStart
-	if err := workflow.ExecuteActivity(actx, activity, arg).Get(actx, &cs); err != nil {
+	if err := call(actx, prepare, arg).Get(actx, &cs); err != nil {
 		return nil, err
 	}
 	if cs.Noop {
@@ -209,10 +192,10 @@ func runChange(ctx workflow.Context, ref BulkRef, activity string, arg any) (*Ch
 
 // changeFuture runs runChange in its own coroutine (one per item in flight)
 // and returns a future that is ready when it ends.
-func changeFuture(ctx workflow.Context, ref BulkRef, activity string, arg any) workflow.Future {
+func changeFuture[I, In any](ctx workflow.Context, ref BulkRef, prepare func(I, context.Context, In) (*ChangeStart, error), arg In) workflow.Future {
 	f, set := workflow.NewFuture(ctx)
 	workflow.Go(ctx, func(gctx workflow.Context) {
-		_, err := runChange(gctx, ref, activity, arg)
+		_, err := runChange(gctx, ref, prepare, arg)
 		set.Set(nil, err)
 	})
 	return f
@@ -221,8 +204,8 @@ func changeFuture(ctx workflow.Context, ref BulkRef, activity string, arg any) w
 // itemError returns the error of a failed item from the error its child
 // workflow or activity ended with.
 func itemError(err error) *models.OperationError {
-	r := reasonOf(err)
-	return &models.OperationError{Code: r.code, Message: r.message, Details: r.details}
+	e := ErrorOf(err)
+	return &models.OperationError{Code: e.Code, Message: e.Message, Details: e.Details}
 }
 
 // recorder buffers item updates and writes them to the operation in
@@ -261,7 +244,7 @@ func (r *recorder) flush() {
 	if len(r.buf) == 0 {
 		return
 	}
-	err := workflow.ExecuteActivity(r.ctx, ActivityBulkRecord, BulkRecordInput{Bulk: r.ref, Updates: r.buf}).Get(r.ctx, nil)
+	err := execute(r.ctx, BulkActivities.Record, BulkRecordInput{Bulk: r.ref, Updates: r.buf}).Get(r.ctx, nil)
 	if err != nil {
 		workflow.GetLogger(r.ctx).Error("recording bulk items failed", "request_id", r.ref.RequestID, "error", err)
 	}
@@ -332,7 +315,7 @@ func Bulk(ctx workflow.Context, in BulkInput) (*BulkResult, error) {
 	}
 	dctx, _ := workflow.NewDisconnectedContext(ctx)
 	dctx = workflow.WithActivityOptions(dctx, BookkeepingActivityOptions())
-	if err := workflow.ExecuteActivity(dctx, ActivityBulkBegin, in.Bulk).Get(dctx, nil); err != nil {
+	if err := execute(dctx, BulkActivities.Begin, in.Bulk).Get(dctx, nil); err != nil {
 		return nil, err
 	}
 	// The first filled window is written at once (last is the zero time).
@@ -342,7 +325,7 @@ func Bulk(ctx workflow.Context, in BulkInput) (*BulkResult, error) {
 
 	load := func(statuses ...string) (*BulkPage, error) {
 		var page BulkPage
-		err := workflow.ExecuteActivity(dctx, ActivityBulkLoad, BulkLoadInput{Bulk: in.Bulk, From: st.Next, Limit: in.PageSize, Statuses: statuses}).Get(dctx, &page)
+		err := call(dctx, BulkActivities.Load, BulkLoadInput{Bulk: in.Bulk, From: st.Next, Limit: in.PageSize, Statuses: statuses}).Get(dctx, &page)
 		return &page, err
 	}
 
@@ -388,10 +371,10 @@ func Bulk(ctx workflow.Context, in BulkInput) (*BulkResult, error) {
 						ServiceID: it.ServiceID, Order: *it.Order,
 					})
 				case models.OpTypeBulkModify:
-					return changeFuture(ctx, in.Bulk, ActivityBulkPrepareChange, BulkItemInput{Bulk: in.Bulk, Item: it})
+					return changeFuture(ctx, in.Bulk, BulkActivities.PrepareChange, BulkItemInput{Bulk: in.Bulk, Item: it})
 				}
 				actx := workflow.WithActivityOptions(ctx, StepActivityOptions())
-				return workflow.ExecuteActivity(actx, ActivityBulkApply, BulkItemInput{Bulk: in.Bulk, Item: it})
+				return execute(actx, BulkActivities.Apply, BulkItemInput{Bulk: in.Bulk, Item: it})
 			}
 			done := func(it BulkWorkItem, err error) {
 				u := automation.ItemUpdate{Position: it.Position, Status: automation.ItemCompleted}
@@ -430,9 +413,9 @@ func Bulk(ctx workflow.Context, in BulkInput) (*BulkResult, error) {
 			cctx := workflow.WithActivityOptions(dctx, CompensationActivityOptions())
 			start := func(it BulkWorkItem) workflow.Future {
 				if in.Bulk.Type == models.OpTypeBulkModify {
-					return changeFuture(cctx, in.Bulk, ActivityBulkPrepareRevert, BulkItemInput{Bulk: in.Bulk, Item: it})
+					return changeFuture(cctx, in.Bulk, BulkActivities.PrepareRevert, BulkItemInput{Bulk: in.Bulk, Item: it})
 				}
-				return workflow.ExecuteActivity(cctx, ActivityBulkRollback, BulkItemInput{Bulk: in.Bulk, Item: it})
+				return execute(cctx, BulkActivities.Rollback, BulkItemInput{Bulk: in.Bulk, Item: it})
 			}
 			done := func(it BulkWorkItem, err error) {
 				if err != nil {
@@ -452,7 +435,7 @@ func Bulk(ctx workflow.Context, in BulkInput) (*BulkResult, error) {
 			rec.flush()
 			fin := automation.BulkFinish{Cancelled: cancelled(), RolledBack: st.Stopped || (cancelled() && in.Options.RollbackOnFailure)}
 			var res BulkResult
-			if err := workflow.ExecuteActivity(dctx, ActivityBulkFinish, BulkFinishInput{Bulk: in.Bulk, Finish: fin}).Get(dctx, &res); err != nil {
+			if err := call(dctx, BulkActivities.Finish, BulkFinishInput{Bulk: in.Bulk, Finish: fin}).Get(dctx, &res); err != nil {
 				return nil, err
 			}
 			log.Info("bulk operation ended", "request_id", in.Bulk.RequestID, "status", res.Status, "runs", st.Runs)

@@ -9,21 +9,6 @@ import (
 // DecommissionWorkflow is the registered name of the decommission workflow.
 const DecommissionWorkflow = "Decommission"
 
-// Registered names of the decommission activities (activities.Services).
-const (
-	ActivityDecomBegin             = "Decommission.Begin"
-	ActivityDecomMarkStep          = "Decommission.MarkStep"
-	ActivityDecomValidate          = "Decommission.Validate"
-	ActivityDecomMigrateData       = "Decommission.MigrateData"
-	ActivityDecomVerifyMigration   = "Decommission.VerifyMigration"
-	ActivityDecomRollbackMigration = "Decommission.RollbackMigration"
-	ActivityDecomDeactivate        = "Decommission.Deactivate"
-	ActivityDecomReleaseInventory  = "Decommission.ReleaseInventory"
-	ActivityDecomStopBilling       = "Decommission.StopBilling"
-	ActivityDecomRecord            = "Decommission.Record"
-	ActivityDecomFinish            = "Decommission.Finish"
-)
-
 // DecommissionInput is the one argument of the decommission workflow and of
 // its activities: the operation (request id = workflow id, dec_), its
 // tenant and the validated plan.
@@ -84,34 +69,34 @@ func Decommission(ctx workflow.Context, in DecommissionInput) (*DecommissionResu
 	actx := workflow.WithActivityOptions(ctx, StepActivityOptions())
 	var result DecommissionResult
 	err = func() error {
-		if err := workflow.ExecuteActivity(actx, ActivityDecomBegin, in).Get(actx, nil); err != nil {
+		if err := execute(actx, DecommissionActivities.Begin, in).Get(actx, nil); err != nil {
 			return err
 		}
 		if in.Scheduled {
 			s.begin(models.StepWaitForDate)
 			s.progress.Phase, s.progress.ScheduledFor = PhaseScheduled, plan.Date
-			if err := workflow.ExecuteActivity(actx, ActivityDecomMarkStep, DecomStepInput{Input: in, Step: models.StepWaitForDate}).Get(actx, nil); err != nil {
+			if err := execute(actx, DecommissionActivities.MarkStep, DecomStepInput{Input: in, Step: models.StepWaitForDate}).Get(actx, nil); err != nil {
 				return err
 			}
 			log.Info("waiting for the decommission date", "request_id", in.RequestID, "until", plan.Date)
 			if err := sleepUntil(ctx, plan.Date); err != nil {
 				return err
 			}
-			if err := workflow.ExecuteActivity(actx, ActivityDecomMarkStep, DecomStepInput{Input: in, Step: models.StepWaitForDate, Done: true}).Get(actx, nil); err != nil {
+			if err := execute(actx, DecommissionActivities.MarkStep, DecomStepInput{Input: in, Step: models.StepWaitForDate, Done: true}).Get(actx, nil); err != nil {
 				return err
 			}
 			s.complete(models.StepWaitForDate)
 		}
 		s.progress.Phase = PhaseRunning
-		if err := s.run(actx, models.StepValidate, ActivityDecomValidate, nil); err != nil {
+		if err := s.run(actx, models.StepValidate, ActivityName(DecommissionActivities.Validate), nil); err != nil {
 			return err
 		}
 		if plan.Migrate {
-			if err := s.runWithCompensation(actx, models.StepMigrateData, ActivityDecomMigrateData, ActivityDecomRollbackMigration, "rollback_migration"); err != nil {
+			if err := s.runWithCompensation(actx, models.StepMigrateData, ActivityName(DecommissionActivities.MigrateData), ActivityName(DecommissionActivities.RollbackMigration), "rollback_migration"); err != nil {
 				return err
 			}
 			if plan.Verify {
-				if err := s.run(actx, models.StepVerifyMigration, ActivityDecomVerifyMigration, nil); err != nil {
+				if err := s.run(actx, models.StepVerifyMigration, ActivityName(DecommissionActivities.VerifyMigration), nil); err != nil {
 					return err
 				}
 			}
@@ -121,15 +106,15 @@ func Decommission(ctx workflow.Context, in DecommissionInput) (*DecommissionResu
 		dctx, _ := workflow.NewDisconnectedContext(ctx)
 		dctx = workflow.WithActivityOptions(dctx, CompensationActivityOptions())
 		for _, st := range []struct{ name, activity string }{
-			{models.StepDeactivate, ActivityDecomDeactivate},
-			{models.StepReleaseInventory, ActivityDecomReleaseInventory},
-			{models.StepStopBilling, ActivityDecomStopBilling},
+			{models.StepDeactivate, ActivityName(DecommissionActivities.Deactivate)},
+			{models.StepReleaseInventory, ActivityName(DecommissionActivities.ReleaseInventory)},
+			{models.StepStopBilling, ActivityName(DecommissionActivities.StopBilling)},
 		} {
 			if err := s.run(dctx, st.name, st.activity, nil); err != nil {
 				return err
 			}
 		}
-		return s.run(dctx, models.StepRecordDecommission, ActivityDecomRecord, &result)
+		return s.run(dctx, models.StepRecordDecommission, ActivityName(DecommissionActivities.Record), &result)
 	}()
 	if err == nil {
 		s.done()
@@ -137,7 +122,7 @@ func Decommission(ctx workflow.Context, in DecommissionInput) (*DecommissionResu
 		return &result, nil
 	}
 	return nil, s.fail(ctx, err, sagaEnding{
-		finish: ActivityDecomFinish,
+		finish: ActivityName(DecommissionActivities.Finish),
 		input: func(o sagaOutcome) any {
 			return DecomFinishInput{Input: in, Status: o.Status, FailedStep: o.FailedStep, Error: o.Error,
 				Compensated: o.Compensated, CompensationErrors: o.CompensationErrors}

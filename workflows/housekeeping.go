@@ -4,7 +4,6 @@ import (
 	"context"
 	"time"
 
-	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
@@ -12,12 +11,9 @@ import (
 	"github.com/telcoplatform/platform/models"
 )
 
-// Registered names of the housekeeping workflow and its activity
-// (activities.Housekeeping).
-const (
-	HousekeepingWorkflow      = "Housekeeping"
-	ActivityHousekeepingPurge = "Housekeeping.Purge"
-)
+// HousekeepingWorkflow is the registered name of the housekeeping workflow
+// (its activity: HousekeepingActivities).
+const HousekeepingWorkflow = "Housekeeping"
 
 // HousekeepingWorkflowID is the fixed id of the one housekeeping workflow of
 // a namespace: every worker starts it at start-up and joins the running one.
@@ -94,7 +90,7 @@ func Housekeeping(ctx workflow.Context, in HousekeepingInput) error {
 	for i := 0; i < perRun; i++ {
 		status.Iteration = i
 		var counts models.PurgeCounts
-		err := workflow.ExecuteActivity(actx, ActivityHousekeepingPurge, HousekeepingPurgeInput{Run: in.Runs, Iteration: i}).Get(ctx, &counts)
+		err := call(actx, HousekeepingActivities.Purge, HousekeepingPurgeInput{Run: in.Runs, Iteration: i}).Get(ctx, &counts)
 		if err != nil {
 			if temporal.IsCanceledError(err) {
 				return err
@@ -121,12 +117,8 @@ func Housekeeping(ctx workflow.Context, in HousekeepingInput) error {
 // loop runs. A finished or failed loop is started afresh. It is called by
 // the worker process, never by a workflow. Errors: the Temporal client's.
 func StartHousekeeping(ctx context.Context, c client.Client, taskQueue string) (client.WorkflowRun, error) {
-	return c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-		ID:                       HousekeepingWorkflowID,
-		TaskQueue:                taskQueue,
-		WorkflowIDConflictPolicy: enums.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
-		WorkflowIDReusePolicy:    enums.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
-		// Operators find it in the Temporal UI with OperationType = "housekeeping".
-		TypedSearchAttributes: temporal.NewSearchAttributes(OperationTypeKey.ValueSet("housekeeping")),
-	}, HousekeepingWorkflow, HousekeepingInput{})
+	// Operators find it in the Temporal UI with OperationType = "housekeeping".
+	opts := StartOptions(TaskQueues{Interactive: taskQueue}, Start{ID: HousekeepingWorkflowID, Priority: Interactive,
+		OperationType: "housekeeping", Singleton: true})
+	return c.ExecuteWorkflow(ctx, opts, HousekeepingWorkflow, HousekeepingInput{})
 }

@@ -48,9 +48,9 @@ func housekeepingEnv(t *testing.T, purge func(i int) (models.PurgeCounts, error)
 	env.RegisterWorkflowWithOptions(workflows.Housekeeping, workflow.RegisterOptions{Name: workflows.HousekeepingWorkflow})
 	env.RegisterActivityWithOptions(func(context.Context, workflows.HousekeepingPurgeInput) (models.PurgeCounts, error) {
 		return models.PurgeCounts{}, nil
-	}, activity.RegisterOptions{Name: workflows.ActivityHousekeepingPurge})
+	}, activity.RegisterOptions{Name: workflows.ActivityName(workflows.HousekeepingActivities.Purge)})
 	log := &purgeLog{}
-	env.OnActivity(workflows.ActivityHousekeepingPurge, mock.Anything, mock.Anything).Return(
+	env.OnActivity(workflows.ActivityName(workflows.HousekeepingActivities.Purge), mock.Anything, mock.Anything).Return(
 		func(_ context.Context, in workflows.HousekeepingPurgeInput) (models.PurgeCounts, error) {
 			return purge(log.record(in, env.Now()))
 		})
@@ -199,7 +199,7 @@ func TestStartHousekeepingIsIdempotent(t *testing.T) {
 	w.RegisterActivityWithOptions(func(context.Context, workflows.HousekeepingPurgeInput) (models.PurgeCounts, error) {
 		purged <- struct{}{}
 		return models.PurgeCounts{}, nil
-	}, activity.RegisterOptions{Name: workflows.ActivityHousekeepingPurge})
+	}, activity.RegisterOptions{Name: workflows.ActivityName(workflows.HousekeepingActivities.Purge)})
 	if err := w.Start(); err != nil {
 		t.Fatal(err)
 	}

@@ -21,25 +21,8 @@ const (
 )
 
 // SignalOrchestrationEvent is the signal that hands an event
-// (models.TriggerEvent) to an event trigger's workflow.
+// (automation.TriggerEvent) to an event trigger's workflow.
 const SignalOrchestrationEvent = "orchestration-event"
-
-// Registered names of the orchestration activities (activities.Orchestration).
-const (
-	ActivityOrchestrationBegin            = "Orchestration.Begin"
-	ActivityOrchestrationMarkStep         = "Orchestration.MarkStep"
-	ActivityOrchestrationPrepareProvision = "Orchestration.PrepareProvision"
-	ActivityOrchestrationChangeService    = "Orchestration.ChangeService"
-	ActivityOrchestrationPrepareChange    = "Orchestration.PrepareChange"
-	ActivityOrchestrationAvailability     = "Orchestration.CheckAvailability"
-	ActivityOrchestrationNotify           = "Orchestration.Notify"
-	ActivityOrchestrationFinish           = "Orchestration.Finish"
-	ActivityOrchestrationPrepareRun       = "Orchestration.PrepareRun"
-	ActivityOrchestrationFinishTrigger    = "Orchestration.FinishTrigger"
-	// ActivityOrchestrationDispatchEvent hands an outbox event to the event
-	// triggers of its organization that wait for it (for the events dispatcher).
-	ActivityOrchestrationDispatchEvent = "Orchestration.DispatchEvent"
-)
 
 // triggerRunsPerRun is how many events one run of a trigger's workflow
 // handles before it continues as new.
@@ -190,7 +173,7 @@ func Orchestration(ctx workflow.Context, in OrchestrationInput) (*OrchestrationR
 	}
 	dctx, _ := workflow.NewDisconnectedContext(ctx)
 	dctx = workflow.WithActivityOptions(dctx, BookkeepingActivityOptions())
-	if err := workflow.ExecuteActivity(dctx, ActivityOrchestrationBegin, in.Run).Get(dctx, nil); err != nil {
+	if err := execute(dctx, OrchestrationActivities.Begin, in.Run).Get(dctx, nil); err != nil {
 		return nil, err
 	}
 	// bookkeeping returns a context for recording, derived from the
@@ -200,7 +183,7 @@ func Orchestration(ctx workflow.Context, in OrchestrationInput) (*OrchestrationR
 		return workflow.WithActivityOptions(d, BookkeepingActivityOptions())
 	}
 	mark := func(ctx workflow.Context, step automation.OrchestrationStep, m string, e *models.OperationError) {
-		err := workflow.ExecuteActivity(ctx, ActivityOrchestrationMarkStep, OrchestrationMarkInput{Run: in.Run, Step: automation.StepName(step), Mark: m, Error: e}).Get(ctx, nil)
+		err := execute(ctx, OrchestrationActivities.MarkStep, OrchestrationMarkInput{Run: in.Run, Step: automation.StepName(step), Mark: m, Error: e}).Get(ctx, nil)
 		if err != nil {
 			log.Error("recording a step failed", "request_id", in.Run.RequestID, "step", step.Order, "error", err)
 		}
@@ -277,7 +260,7 @@ func Orchestration(ctx workflow.Context, in OrchestrationInput) (*OrchestrationR
 	}
 	phase = PhaseDone
 	cancelled := ctx.Err() != nil
-	err := workflow.ExecuteActivity(dctx, ActivityOrchestrationFinish, OrchestrationFinishInput{Run: in.Run, Cancelled: cancelled, Outcomes: outcomes}).Get(dctx, nil)
+	err := execute(dctx, OrchestrationActivities.Finish, OrchestrationFinishInput{Run: in.Run, Cancelled: cancelled, Outcomes: outcomes}).Get(dctx, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -317,7 +300,7 @@ func runStep(ctx workflow.Context, run OrchestrationRef, step automation.Orchest
 	switch step.Action {
 	case automation.ActionProvisionService:
 		var pin ProvisioningInput
-		if err := workflow.ExecuteActivity(actx, ActivityOrchestrationPrepareProvision, in).Get(actx, &pin); err != nil {
+		if err := call(actx, OrchestrationActivities.PrepareProvision, in).Get(actx, &pin); err != nil {
 			return nil, err
 		}
 		cctx := workflow.WithChildOptions(ctx, ChildOperationOptions(run.bulkRef(), pin.RequestID, pin.ServiceID, models.OpTypeProvisioning))
@@ -327,7 +310,7 @@ func runStep(ctx workflow.Context, run OrchestrationRef, step automation.Orchest
 		}
 		return map[string]any{"service_id": pin.ServiceID, "request_id": pin.RequestID, "status": res.Status}, nil
 	case automation.ActionModifyService, automation.ActionScaleService:
-		cs, err := runChange(ctx, run.bulkRef(), ActivityOrchestrationPrepareChange, in)
+		cs, err := runChange(ctx, run.bulkRef(), OrchestrationActivities.PrepareChange, in)
 		if err != nil {
 			return nil, err
 		}
@@ -337,13 +320,13 @@ func runStep(ctx workflow.Context, run OrchestrationRef, step automation.Orchest
 		}
 		return out, nil
 	case automation.ActionSuspendService, automation.ActionResumeService:
-		err := workflow.ExecuteActivity(actx, ActivityOrchestrationChangeService, in).Get(actx, &out)
+		err := call(actx, OrchestrationActivities.ChangeService, in).Get(actx, &out)
 		return out, err
 	case automation.ActionRunAvailabilityCheck:
-		err := workflow.ExecuteActivity(actx, ActivityOrchestrationAvailability, in).Get(actx, &out)
+		err := call(actx, OrchestrationActivities.CheckAvailability, in).Get(actx, &out)
 		return out, err
 	case automation.ActionNotify:
-		err := workflow.ExecuteActivity(actx, ActivityOrchestrationNotify, in).Get(actx, &out)
+		err := call(actx, OrchestrationActivities.Notify, in).Get(actx, &out)
 		return out, err
 	case automation.ActionWait:
 		var until time.Time
@@ -390,7 +373,7 @@ func OrchestrationTrigger(ctx workflow.Context, in OrchestrationTriggerInput) er
 	}
 	dctx, _ := workflow.NewDisconnectedContext(ctx)
 	dctx = workflow.WithActivityOptions(dctx, BookkeepingActivityOptions())
-	if err := workflow.ExecuteActivity(dctx, ActivityOrchestrationBegin, in.Trigger).Get(dctx, nil); err != nil {
+	if err := execute(dctx, OrchestrationActivities.Begin, in.Trigger).Get(dctx, nil); err != nil {
 		return err
 	}
 	events := workflow.GetSignalChannel(ctx, SignalOrchestrationEvent)
@@ -400,7 +383,7 @@ func OrchestrationTrigger(ctx workflow.Context, in OrchestrationTriggerInput) er
 			return
 		}
 		var run OrchestrationInput
-		err := workflow.ExecuteActivity(dctx, ActivityOrchestrationPrepareRun, PrepareRunInput{Trigger: in.Trigger, Event: ev}).Get(dctx, &run)
+		err := call(dctx, OrchestrationActivities.PrepareRun, PrepareRunInput{Trigger: in.Trigger, Event: ev}).Get(dctx, &run)
 		if err != nil {
 			log.Error("preparing a triggered run failed", "trigger", in.Trigger.RequestID, "event", ev.ID, "error", err)
 			return
@@ -412,12 +395,7 @@ func OrchestrationTrigger(ctx workflow.Context, in OrchestrationTriggerInput) er
 			WorkflowID:            run.Run.RequestID,
 			ParentClosePolicy:     enums.PARENT_CLOSE_POLICY_ABANDON,
 			WorkflowIDReusePolicy: enums.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
-			TypedSearchAttributes: temporal.NewSearchAttributes(
-				OrganizationIDKey.ValueSet(run.Run.OrganizationID),
-				EnvironmentKey.ValueSet(string(run.Run.Environment)),
-				OperationTypeKey.ValueSet(string(automation.OpTypeOrchestration)),
-				ResourceIDKey.ValueSet(run.Run.DefinitionID),
-			),
+			TypedSearchAttributes: searchAttributes(run.Run.OrganizationID, run.Run.Environment, string(automation.OpTypeOrchestration), run.Run.DefinitionID),
 		})
 		child := workflow.ExecuteChildWorkflow(cctx, OrchestrationWorkflow, run)
 		if err := child.GetChildWorkflowExecution().Get(cctx, nil); err != nil {
@@ -435,7 +413,7 @@ func OrchestrationTrigger(ctx workflow.Context, in OrchestrationTriggerInput) er
 		sel.AddReceive(ctx.Done(), func(workflow.ReceiveChannel, bool) { cancelled = true })
 		sel.Select(ctx)
 		if cancelled {
-			if err := workflow.ExecuteActivity(dctx, ActivityOrchestrationFinishTrigger, in.Trigger).Get(dctx, nil); err != nil {
+			if err := execute(dctx, OrchestrationActivities.FinishTrigger, in.Trigger).Get(dctx, nil); err != nil {
 				log.Error("ending the trigger failed", "trigger", in.Trigger.RequestID, "error", err)
 			}
 			return ctx.Err()

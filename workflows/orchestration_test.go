@@ -84,40 +84,40 @@ func (f *fakeOrchestration) register(t *testing.T) *testsuite.TestWorkflowEnviro
 		return &workflows.ProvisioningResult{ServiceID: in.ServiceID, Status: "operational"}, nil
 	}, workflow.RegisterOptions{Name: workflows.ProvisioningWorkflow})
 	reg := func(fn any, name string) { env.RegisterActivityWithOptions(fn, activity.RegisterOptions{Name: name}) }
-	reg(func(context.Context, workflows.OrchestrationRef) error { return nil }, workflows.ActivityOrchestrationBegin)
-	reg(f.mark, workflows.ActivityOrchestrationMarkStep)
+	reg(func(context.Context, workflows.OrchestrationRef) error { return nil }, workflows.ActivityName(workflows.OrchestrationActivities.Begin))
+	reg(f.mark, workflows.ActivityName(workflows.OrchestrationActivities.MarkStep))
 	reg(func(_ context.Context, in workflows.OrchestrationStepInput) (*workflows.ProvisioningInput, error) {
 		if err := f.step(in); err != nil {
 			return nil, err
 		}
 		return &workflows.ProvisioningInput{RequestID: fmt.Sprintf("prov_step%d", in.Step.Order), OrganizationID: in.Run.OrganizationID,
 			Environment: in.Run.Environment, ServiceID: fmt.Sprintf("svc_step%d", in.Step.Order)}, nil
-	}, workflows.ActivityOrchestrationPrepareProvision)
+	}, workflows.ActivityName(workflows.OrchestrationActivities.PrepareProvision))
 	out := func(_ context.Context, in workflows.OrchestrationStepInput) (map[string]any, error) {
 		if err := f.step(in); err != nil {
 			return nil, err
 		}
 		return map[string]any{"service_id": in.Parameters["service_id"], "status": "operational", "location_id": "loc_x", "available": true, "event_id": "evt_x"}, nil
 	}
-	reg(out, workflows.ActivityOrchestrationChangeService)
+	reg(out, workflows.ActivityName(workflows.OrchestrationActivities.ChangeService))
 	reg(func(_ context.Context, in workflows.OrchestrationStepInput) (*workflows.ChangeStart, error) {
 		if err := f.step(in); err != nil {
 			return nil, err
 		}
 		id, _ := in.Parameters["service_id"].(string)
 		return &workflows.ChangeStart{Type: models.OpTypeModification, Input: workflows.ServiceChangeInput{RequestID: fmt.Sprintf("mod_step%d", in.Step.Order), ServiceID: id}}, nil
-	}, workflows.ActivityOrchestrationPrepareChange)
+	}, workflows.ActivityName(workflows.OrchestrationActivities.PrepareChange))
 	env.RegisterWorkflowWithOptions(func(ctx workflow.Context, in workflows.ServiceChangeInput) (*workflows.ServiceChangeResult, error) {
 		return &workflows.ServiceChangeResult{ServiceID: in.ServiceID, Status: "operational"}, workflow.Sleep(ctx, time.Minute)
 	}, workflow.RegisterOptions{Name: workflows.ServiceChangeWorkflow})
-	reg(out, workflows.ActivityOrchestrationAvailability)
-	reg(out, workflows.ActivityOrchestrationNotify)
+	reg(out, workflows.ActivityName(workflows.OrchestrationActivities.CheckAvailability))
+	reg(out, workflows.ActivityName(workflows.OrchestrationActivities.Notify))
 	reg(func(_ context.Context, in workflows.OrchestrationFinishInput) error {
 		f.mu.Lock()
 		defer f.mu.Unlock()
 		f.finish = &in
 		return nil
-	}, workflows.ActivityOrchestrationFinish)
+	}, workflows.ActivityName(workflows.OrchestrationActivities.Finish))
 	return env
 }
 
@@ -294,7 +294,7 @@ func TestOrchestrationTriggerStartsOneRunPerEvent(t *testing.T) {
 		}
 		return &workflows.OrchestrationResult{Status: models.OpCompleted}, workflow.Sleep(ctx, time.Hour)
 	}, workflow.RegisterOptions{Name: workflows.OrchestrationWorkflow})
-	env.RegisterActivityWithOptions(func(context.Context, workflows.OrchestrationRef) error { return nil }, activity.RegisterOptions{Name: workflows.ActivityOrchestrationBegin})
+	env.RegisterActivityWithOptions(func(context.Context, workflows.OrchestrationRef) error { return nil }, activity.RegisterOptions{Name: workflows.ActivityName(workflows.OrchestrationActivities.Begin)})
 	env.RegisterActivityWithOptions(func(_ context.Context, in workflows.PrepareRunInput) (*workflows.OrchestrationInput, error) {
 		f.mu.Lock()
 		defer f.mu.Unlock()
@@ -306,13 +306,13 @@ func TestOrchestrationTriggerStartsOneRunPerEvent(t *testing.T) {
 		return &workflows.OrchestrationInput{Run: workflows.OrchestrationRef{RequestID: id, OrganizationID: in.Trigger.OrganizationID,
 			Environment: in.Trigger.Environment, DefinitionID: in.Trigger.RequestID, TriggerID: in.Trigger.RequestID, Depth: 1},
 			Event: in.Event.Map()}, nil
-	}, activity.RegisterOptions{Name: workflows.ActivityOrchestrationPrepareRun})
+	}, activity.RegisterOptions{Name: workflows.ActivityName(workflows.OrchestrationActivities.PrepareRun)})
 	env.RegisterActivityWithOptions(func(context.Context, workflows.OrchestrationRef) error {
 		f.mu.Lock()
 		defer f.mu.Unlock()
 		f.finished = true
 		return nil
-	}, activity.RegisterOptions{Name: workflows.ActivityOrchestrationFinishTrigger})
+	}, activity.RegisterOptions{Name: workflows.ActivityName(workflows.OrchestrationActivities.FinishTrigger)})
 
 	send := func(at time.Duration, ev automation.TriggerEvent) {
 		env.RegisterDelayedCallback(func() { env.SignalWorkflow(workflows.SignalOrchestrationEvent, ev) }, at)

@@ -1,7 +1,6 @@
 package workflows
 
 import (
-	"errors"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -12,21 +11,6 @@ import (
 
 // ProvisioningWorkflow is the registered name of the provisioning workflow.
 const ProvisioningWorkflow = "Provisioning"
-
-// Registered names of the provisioning activities (activities.Provisioning).
-const (
-	ActivityBegin           = "Provisioning.Begin"
-	ActivityMarkStep        = "Provisioning.MarkStep"
-	ActivityValidate        = "Provisioning.Validate"
-	ActivityReserveCapacity = "Provisioning.ReserveCapacity"
-	ActivityConfigure       = "Provisioning.Configure"
-	ActivityActivate        = "Provisioning.Activate"
-	ActivityRecordService   = "Provisioning.RecordService"
-	ActivityReleaseCapacity = "Provisioning.ReleaseCapacity"
-	ActivityReleaseNetwork  = "Provisioning.ReleaseNetwork"
-	ActivityDeactivate      = "Provisioning.Deactivate"
-	ActivityFinish          = "Provisioning.Finish"
-)
 
 // QueryProgress is the query that returns a running provisioning's ProvisioningProgress.
 const QueryProgress = "progress"
@@ -143,13 +127,13 @@ func Provisioning(ctx workflow.Context, in ProvisioningInput) (*ProvisioningResu
 
 	var result ProvisioningResult
 	err = func() error {
-		if err := workflow.ExecuteActivity(actx, ActivityBegin, in).Get(actx, nil); err != nil {
+		if err := execute(actx, ProvisioningActivities.Begin, in).Get(actx, nil); err != nil {
 			return err
 		}
 		if in.Scheduled {
 			s.begin(models.StepSchedule)
 			s.progress.Phase, s.progress.ScheduledFor = PhaseScheduled, in.Order.PreferredDate
-			if err := workflow.ExecuteActivity(actx, ActivityMarkStep, StepInput{Input: in, Step: models.StepSchedule}).Get(actx, nil); err != nil {
+			if err := execute(actx, ProvisioningActivities.MarkStep, StepInput{Input: in, Step: models.StepSchedule}).Get(actx, nil); err != nil {
 				return err
 			}
 			if in.Order.PreferredDate != nil {
@@ -160,25 +144,25 @@ func Provisioning(ctx workflow.Context, in ProvisioningInput) (*ProvisioningResu
 					}
 				}
 			}
-			if err := workflow.ExecuteActivity(actx, ActivityMarkStep, StepInput{Input: in, Step: models.StepSchedule, Done: true}).Get(actx, nil); err != nil {
+			if err := execute(actx, ProvisioningActivities.MarkStep, StepInput{Input: in, Step: models.StepSchedule, Done: true}).Get(actx, nil); err != nil {
 				return err
 			}
 			s.complete(models.StepSchedule)
 		}
 		s.progress.Phase = PhaseRunning
-		if err := s.run(actx, models.StepValidate, ActivityValidate, nil); err != nil {
+		if err := s.run(actx, models.StepValidate, ActivityName(ProvisioningActivities.Validate), nil); err != nil {
 			return err
 		}
-		if err := s.runWithCompensation(actx, models.StepReserveCapacity, ActivityReserveCapacity, ActivityReleaseCapacity, "release_capacity"); err != nil {
+		if err := s.runWithCompensation(actx, models.StepReserveCapacity, ActivityName(ProvisioningActivities.ReserveCapacity), ActivityName(ProvisioningActivities.ReleaseCapacity), "release_capacity"); err != nil {
 			return err
 		}
-		if err := s.runWithCompensation(actx, models.StepConfigure, ActivityConfigure, ActivityReleaseNetwork, "release_network"); err != nil {
+		if err := s.runWithCompensation(actx, models.StepConfigure, ActivityName(ProvisioningActivities.Configure), ActivityName(ProvisioningActivities.ReleaseNetwork), "release_network"); err != nil {
 			return err
 		}
-		if err := s.runWithCompensation(actx, models.StepActivate, ActivityActivate, ActivityDeactivate, "deactivate"); err != nil {
+		if err := s.runWithCompensation(actx, models.StepActivate, ActivityName(ProvisioningActivities.Activate), ActivityName(ProvisioningActivities.Deactivate), "deactivate"); err != nil {
 			return err
 		}
-		return s.run(actx, models.StepRecordService, ActivityRecordService, &result)
+		return s.run(actx, models.StepRecordService, ActivityName(ProvisioningActivities.RecordService), &result)
 	}()
 	if err == nil {
 		s.done()
@@ -186,7 +170,7 @@ func Provisioning(ctx workflow.Context, in ProvisioningInput) (*ProvisioningResu
 		return &result, nil
 	}
 	return nil, s.fail(ctx, err, sagaEnding{
-		finish: ActivityFinish,
+		finish: ActivityName(ProvisioningActivities.Finish),
 		input: func(o sagaOutcome) any {
 			return FinishInput{Input: in, Status: o.Status, FailedStep: o.FailedStep, Error: o.Error,
 				Compensated: o.Compensated, Compensations: o.Compensations, CompensationErrors: o.CompensationErrors}
@@ -196,37 +180,4 @@ func Provisioning(ctx workflow.Context, in ProvisioningInput) (*ProvisioningResu
 		logCompensationFailed:   "compensation failed",
 		logFinishFailed:         "recording the end of the operation failed",
 	})
-}
-
-type reason struct {
-	code    models.Code
-	message string
-	details map[string]any
-}
-
-// reasonOf extracts the code, client-safe message and details that an
-// activity put in its application error.
-func reasonOf(err error) reason {
-	var appErr *temporal.ApplicationError
-	if errors.As(err, &appErr) {
-		r := reason{code: models.Code(appErr.Type()), message: appErr.Message()}
-		if appErr.HasDetails() {
-			var d map[string]any
-			if appErr.Details(&d) == nil {
-				r.details = d
-			}
-		}
-		if r.code == "" {
-			r.code = models.CodeInternal
-		}
-		return r
-	}
-	var timeoutErr *temporal.TimeoutError
-	if errors.As(err, &timeoutErr) {
-		return reason{code: models.CodeDependencyUnavailable, message: "the network did not answer in time"}
-	}
-	if temporal.IsCanceledError(err) {
-		return reason{code: models.CodeProvisioningFailed, message: "cancelled"}
-	}
-	return reason{code: models.CodeInternal, message: "an internal error occurred"}
 }

@@ -21,7 +21,7 @@ import (
 	"github.com/telcoplatform/platform/workflows"
 )
 
-var stepActivities = []string{workflows.ActivityValidate, workflows.ActivityReserveCapacity, workflows.ActivityConfigure, workflows.ActivityActivate}
+var stepActivities = []string{workflows.ActivityName(workflows.ProvisioningActivities.Validate), workflows.ActivityName(workflows.ProvisioningActivities.ReserveCapacity), workflows.ActivityName(workflows.ProvisioningActivities.Configure), workflows.ActivityName(workflows.ProvisioningActivities.Activate)}
 
 // mockedEnv returns a test environment running the provisioning workflow
 // against stub activities, and a recorder of the activities called, in order.
@@ -33,7 +33,7 @@ func mockedEnv(t *testing.T, overrides func(env *testsuite.TestWorkflowEnvironme
 	env := suite.NewTestWorkflowEnvironment()
 	env.RegisterWorkflowWithOptions(workflows.Provisioning, workflow.RegisterOptions{Name: workflows.ProvisioningWorkflow})
 	rec := &calls{}
-	plain := append(slices.Clone(stepActivities), workflows.ActivityBegin, workflows.ActivityReleaseCapacity, workflows.ActivityReleaseNetwork, workflows.ActivityDeactivate)
+	plain := append(slices.Clone(stepActivities), workflows.ActivityName(workflows.ProvisioningActivities.Begin), workflows.ActivityName(workflows.ProvisioningActivities.ReleaseCapacity), workflows.ActivityName(workflows.ProvisioningActivities.ReleaseNetwork), workflows.ActivityName(workflows.ProvisioningActivities.Deactivate))
 	stub := func(context.Context, workflows.ProvisioningInput) error { return nil }
 	for _, name := range plain {
 		env.RegisterActivityWithOptions(stub, activity.RegisterOptions{Name: name})
@@ -41,9 +41,9 @@ func mockedEnv(t *testing.T, overrides func(env *testsuite.TestWorkflowEnvironme
 	env.RegisterActivityWithOptions(func(context.Context, workflows.ProvisioningInput) (*workflows.ProvisioningResult, error) {
 		return nil, nil
 	},
-		activity.RegisterOptions{Name: workflows.ActivityRecordService})
-	env.RegisterActivityWithOptions(func(context.Context, workflows.StepInput) error { return nil }, activity.RegisterOptions{Name: workflows.ActivityMarkStep})
-	env.RegisterActivityWithOptions(func(context.Context, workflows.FinishInput) error { return nil }, activity.RegisterOptions{Name: workflows.ActivityFinish})
+		activity.RegisterOptions{Name: workflows.ActivityName(workflows.ProvisioningActivities.RecordService)})
+	env.RegisterActivityWithOptions(func(context.Context, workflows.StepInput) error { return nil }, activity.RegisterOptions{Name: workflows.ActivityName(workflows.ProvisioningActivities.MarkStep)})
+	env.RegisterActivityWithOptions(func(context.Context, workflows.FinishInput) error { return nil }, activity.RegisterOptions{Name: workflows.ActivityName(workflows.ProvisioningActivities.Finish)})
 
 	if overrides != nil {
 		overrides(env, rec)
@@ -51,18 +51,18 @@ func mockedEnv(t *testing.T, overrides func(env *testsuite.TestWorkflowEnvironme
 	for _, name := range plain {
 		env.OnActivity(name, mock.Anything, mock.Anything).Return(nil).Run(rec.record(name)).Maybe()
 	}
-	env.OnActivity(workflows.ActivityRecordService, mock.Anything, mock.Anything).
-		Return(&workflows.ProvisioningResult{ServiceID: "svc_test", Status: "operational"}, nil).Run(rec.record(workflows.ActivityRecordService)).Maybe()
-	env.OnActivity(workflows.ActivityMarkStep, mock.Anything, mock.Anything).Return(nil).Run(func(args mock.Arguments) {
+	env.OnActivity(workflows.ActivityName(workflows.ProvisioningActivities.RecordService), mock.Anything, mock.Anything).
+		Return(&workflows.ProvisioningResult{ServiceID: "svc_test", Status: "operational"}, nil).Run(rec.record(workflows.ActivityName(workflows.ProvisioningActivities.RecordService))).Maybe()
+	env.OnActivity(workflows.ActivityName(workflows.ProvisioningActivities.MarkStep), mock.Anything, mock.Anything).Return(nil).Run(func(args mock.Arguments) {
 		in := args.Get(1).(workflows.StepInput)
-		rec.add(workflows.ActivityMarkStep + ":" + in.Step + map[bool]string{true: ":done", false: ":start"}[in.Done])
+		rec.add(workflows.ActivityName(workflows.ProvisioningActivities.MarkStep) + ":" + in.Step + map[bool]string{true: ":done", false: ":start"}[in.Done])
 	}).Maybe()
-	env.OnActivity(workflows.ActivityFinish, mock.Anything, mock.Anything).Return(nil).Run(func(args mock.Arguments) {
+	env.OnActivity(workflows.ActivityName(workflows.ProvisioningActivities.Finish), mock.Anything, mock.Anything).Return(nil).Run(func(args mock.Arguments) {
 		in := args.Get(1).(workflows.FinishInput)
 		rec.mu.Lock()
 		rec.finish = &in
 		rec.mu.Unlock()
-		rec.add(workflows.ActivityFinish)
+		rec.add(workflows.ActivityName(workflows.ProvisioningActivities.Finish))
 	}).Maybe()
 	return env, rec
 }
@@ -104,8 +104,8 @@ func TestProvisioningHappyPath(t *testing.T) {
 	if err := env.GetWorkflowResult(&res); err != nil || res.ServiceID != "svc_test" || res.Status != "operational" {
 		t.Fatalf("result %+v %v", res, err)
 	}
-	want := []string{workflows.ActivityBegin, workflows.ActivityValidate, workflows.ActivityReserveCapacity, workflows.ActivityConfigure,
-		workflows.ActivityActivate, workflows.ActivityRecordService}
+	want := []string{workflows.ActivityName(workflows.ProvisioningActivities.Begin), workflows.ActivityName(workflows.ProvisioningActivities.Validate), workflows.ActivityName(workflows.ProvisioningActivities.ReserveCapacity), workflows.ActivityName(workflows.ProvisioningActivities.Configure),
+		workflows.ActivityName(workflows.ProvisioningActivities.Activate), workflows.ActivityName(workflows.ProvisioningActivities.RecordService)}
 	if got := rec.list(); !slices.Equal(got, want) {
 		t.Fatalf("activities %v, want %v", got, want)
 	}
@@ -125,17 +125,17 @@ func TestProvisioningFailureAtEachStepCompensates(t *testing.T) {
 		activity    string
 		compensated []string // compensation activities, in the order they must run
 	}{
-		{models.StepValidate, workflows.ActivityValidate, nil},
-		{models.StepReserveCapacity, workflows.ActivityReserveCapacity, []string{workflows.ActivityReleaseCapacity}},
-		{models.StepConfigure, workflows.ActivityConfigure, []string{workflows.ActivityReleaseNetwork, workflows.ActivityReleaseCapacity}},
-		{models.StepActivate, workflows.ActivityActivate, []string{workflows.ActivityDeactivate, workflows.ActivityReleaseNetwork, workflows.ActivityReleaseCapacity}},
-		{models.StepRecordService, workflows.ActivityRecordService, []string{workflows.ActivityDeactivate, workflows.ActivityReleaseNetwork, workflows.ActivityReleaseCapacity}},
+		{models.StepValidate, workflows.ActivityName(workflows.ProvisioningActivities.Validate), nil},
+		{models.StepReserveCapacity, workflows.ActivityName(workflows.ProvisioningActivities.ReserveCapacity), []string{workflows.ActivityName(workflows.ProvisioningActivities.ReleaseCapacity)}},
+		{models.StepConfigure, workflows.ActivityName(workflows.ProvisioningActivities.Configure), []string{workflows.ActivityName(workflows.ProvisioningActivities.ReleaseNetwork), workflows.ActivityName(workflows.ProvisioningActivities.ReleaseCapacity)}},
+		{models.StepActivate, workflows.ActivityName(workflows.ProvisioningActivities.Activate), []string{workflows.ActivityName(workflows.ProvisioningActivities.Deactivate), workflows.ActivityName(workflows.ProvisioningActivities.ReleaseNetwork), workflows.ActivityName(workflows.ProvisioningActivities.ReleaseCapacity)}},
+		{models.StepRecordService, workflows.ActivityName(workflows.ProvisioningActivities.RecordService), []string{workflows.ActivityName(workflows.ProvisioningActivities.Deactivate), workflows.ActivityName(workflows.ProvisioningActivities.ReleaseNetwork), workflows.ActivityName(workflows.ProvisioningActivities.ReleaseCapacity)}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.step, func(t *testing.T) {
 			failure := temporal.NewNonRetryableApplicationError("the network rejected the step", string(models.CodeProvisioningFailed), nil, map[string]any{"sandbox": true})
 			env, rec := mockedEnv(t, func(env *testsuite.TestWorkflowEnvironment, rec *calls) {
-				if tc.activity == workflows.ActivityRecordService {
+				if tc.activity == workflows.ActivityName(workflows.ProvisioningActivities.RecordService) {
 					env.OnActivity(tc.activity, mock.Anything, mock.Anything).Return(nil, failure).Run(rec.record(tc.activity)).Once()
 				} else {
 					env.OnActivity(tc.activity, mock.Anything, mock.Anything).Return(failure).Run(rec.record(tc.activity)).Once()
@@ -149,7 +149,7 @@ func TestProvisioningFailureAtEachStepCompensates(t *testing.T) {
 			}
 			got := rec.list()
 			at := slices.Index(got, tc.activity)
-			if at < 0 || got[len(got)-1] != workflows.ActivityFinish {
+			if at < 0 || got[len(got)-1] != workflows.ActivityName(workflows.ProvisioningActivities.Finish) {
 				t.Fatalf("activities %v", got)
 			}
 			if comps := got[at+1 : len(got)-1]; !slices.Equal(comps, tc.compensated) {
@@ -168,9 +168,9 @@ func TestProvisioningFailureAtEachStepCompensates(t *testing.T) {
 
 func TestProvisioningCompensationFailureIsReported(t *testing.T) {
 	env, rec := mockedEnv(t, func(env *testsuite.TestWorkflowEnvironment, rec *calls) {
-		env.OnActivity(workflows.ActivityActivate, mock.Anything, mock.Anything).
+		env.OnActivity(workflows.ActivityName(workflows.ProvisioningActivities.Activate), mock.Anything, mock.Anything).
 			Return(temporal.NewNonRetryableApplicationError("no light", string(models.CodeProvisioningFailed), nil)).Once()
-		env.OnActivity(workflows.ActivityReleaseNetwork, mock.Anything, mock.Anything).
+		env.OnActivity(workflows.ActivityName(workflows.ProvisioningActivities.ReleaseNetwork), mock.Anything, mock.Anything).
 			Return(temporal.NewNonRetryableApplicationError("controller unreachable", string(models.CodeDependencyUnavailable), nil)).Once()
 	})
 	env.ExecuteWorkflow(workflows.ProvisioningWorkflow, input())
@@ -182,7 +182,7 @@ func TestProvisioningCompensationFailureIsReported(t *testing.T) {
 		!slices.Equal(fin.Compensated, []string{models.StepActivate, models.StepReserveCapacity}) {
 		t.Fatalf("finish %+v", fin)
 	}
-	if !slices.Contains(rec.list(), workflows.ActivityReleaseCapacity) {
+	if !slices.Contains(rec.list(), workflows.ActivityName(workflows.ProvisioningActivities.ReleaseCapacity)) {
 		t.Fatal("a failed compensation must not stop the others")
 	}
 }
@@ -190,7 +190,7 @@ func TestProvisioningCompensationFailureIsReported(t *testing.T) {
 func TestProvisioningCancelledDuringAStep(t *testing.T) {
 	env, rec := mockedEnv(t, func(env *testsuite.TestWorkflowEnvironment, rec *calls) {
 		// configure takes an hour of workflow time; the cancellation comes after ten minutes.
-		env.OnActivity(workflows.ActivityConfigure, mock.Anything, mock.Anything).After(time.Hour).Return(nil).Run(rec.record(workflows.ActivityConfigure)).Once()
+		env.OnActivity(workflows.ActivityName(workflows.ProvisioningActivities.Configure), mock.Anything, mock.Anything).After(time.Hour).Return(nil).Run(rec.record(workflows.ActivityName(workflows.ProvisioningActivities.Configure))).Once()
 	})
 	env.RegisterDelayedCallback(env.CancelWorkflow, 10*time.Minute)
 	env.ExecuteWorkflow(workflows.ProvisioningWorkflow, input())
@@ -198,11 +198,11 @@ func TestProvisioningCancelledDuringAStep(t *testing.T) {
 		t.Fatalf("want the cancellation, got %v", err)
 	}
 	got := rec.list()
-	if slices.Contains(got, workflows.ActivityActivate) || slices.Contains(got, workflows.ActivityRecordService) {
+	if slices.Contains(got, workflows.ActivityName(workflows.ProvisioningActivities.Activate)) || slices.Contains(got, workflows.ActivityName(workflows.ProvisioningActivities.RecordService)) {
 		t.Fatalf("steps after the cancellation ran: %v", got)
 	}
-	at := slices.Index(got, workflows.ActivityReleaseNetwork)
-	if at < 0 || got[at+1] != workflows.ActivityReleaseCapacity || got[len(got)-1] != workflows.ActivityFinish {
+	at := slices.Index(got, workflows.ActivityName(workflows.ProvisioningActivities.ReleaseNetwork))
+	if at < 0 || got[at+1] != workflows.ActivityName(workflows.ProvisioningActivities.ReleaseCapacity) || got[len(got)-1] != workflows.ActivityName(workflows.ProvisioningActivities.Finish) {
 		t.Fatalf("compensation on cancellation: %v", got)
 	}
 	if fin := rec.finish; fin.Status != models.OpCancelled || fin.FailedStep != models.StepConfigure || fin.Error != nil {
@@ -216,9 +216,9 @@ func TestProvisioningWaitsForTheScheduleAndCanBeCancelledMeanwhile(t *testing.T)
 		when := start.Add(48 * time.Hour)
 		var validatedAt time.Time
 		env, rec := mockedEnv(t, func(env *testsuite.TestWorkflowEnvironment, rec *calls) {
-			env.OnActivity(workflows.ActivityValidate, mock.Anything, mock.Anything).Return(nil).Run(func(mock.Arguments) {
+			env.OnActivity(workflows.ActivityName(workflows.ProvisioningActivities.Validate), mock.Anything, mock.Anything).Return(nil).Run(func(mock.Arguments) {
 				validatedAt = env.Now()
-				rec.add(workflows.ActivityValidate)
+				rec.add(workflows.ActivityName(workflows.ProvisioningActivities.Validate))
 			}).Once()
 		})
 		env.SetStartTime(start)
@@ -232,7 +232,7 @@ func TestProvisioningWaitsForTheScheduleAndCanBeCancelledMeanwhile(t *testing.T)
 			t.Fatalf("validated at %v, before the preferred date %v", validatedAt, when)
 		}
 		got := rec.list()
-		if len(got) < 3 || got[1] != workflows.ActivityMarkStep+":wait_for_schedule:start" || got[2] != workflows.ActivityMarkStep+":wait_for_schedule:done" {
+		if len(got) < 3 || got[1] != workflows.ActivityName(workflows.ProvisioningActivities.MarkStep)+":wait_for_schedule:start" || got[2] != workflows.ActivityName(workflows.ProvisioningActivities.MarkStep)+":wait_for_schedule:done" {
 			t.Fatalf("activities %v", got)
 		}
 	})
@@ -246,7 +246,7 @@ func TestProvisioningWaitsForTheScheduleAndCanBeCancelledMeanwhile(t *testing.T)
 		if err := env.GetWorkflowError(); !temporal.IsCanceledError(err) {
 			t.Fatalf("want the cancellation, got %v", err)
 		}
-		if got := rec.list(); slices.Contains(got, workflows.ActivityValidate) || got[len(got)-1] != workflows.ActivityFinish {
+		if got := rec.list(); slices.Contains(got, workflows.ActivityName(workflows.ProvisioningActivities.Validate)) || got[len(got)-1] != workflows.ActivityName(workflows.ProvisioningActivities.Finish) {
 			t.Fatalf("activities %v", got)
 		}
 		if fin := rec.finish; fin.Status != models.OpCancelled || fin.FailedStep != models.StepSchedule || len(fin.Compensated) != 0 {

@@ -141,7 +141,7 @@ func (s *saga) fail(ctx workflow.Context, err error, end sagaEnding) error {
 			if end.logCompensationFailed != "" {
 				log.Error(end.logCompensationFailed, "request_id", s.requestID, "step", c.step, "error", cerr)
 			}
-			out.CompensationErrors = append(out.CompensationErrors, fmt.Sprintf("%s: %s", c.label, reasonOf(cerr).message))
+			out.CompensationErrors = append(out.CompensationErrors, fmt.Sprintf("%s: %s", c.label, ErrorOf(cerr).Message))
 			continue
 		}
 		out.Compensated = append(out.Compensated, c.step)
@@ -156,12 +156,12 @@ func (s *saga) fail(ctx workflow.Context, err error, end sagaEnding) error {
 		}
 	default:
 		out.Status = models.OpFailed
-		r := reasonOf(err)
-		details := map[string]any{"step": s.step, "reason_code": string(r.code), "compensated": len(out.CompensationErrors) == 0}
+		r := ErrorOf(err)
+		details := map[string]any{"step": s.step, "reason_code": string(r.Code), "compensated": len(out.CompensationErrors) == 0}
 		// Copying between maps gives the same map in any iteration order.
 		maps.Copy(details, end.details) //workflowcheck:ignore
 		//workflowcheck:ignore
-		for k, v := range r.details {
+		for k, v := range r.Details {
 			if _, taken := details[k]; !taken {
 				details[k] = v
 			}
@@ -169,7 +169,7 @@ func (s *saga) fail(ctx workflow.Context, err error, end sagaEnding) error {
 		if len(out.CompensationErrors) > 0 {
 			details["compensation_errors"] = out.CompensationErrors
 		}
-		out.Error = &models.OperationError{Code: models.CodeProvisioningFailed, Message: fmt.Sprintf("%s failed: %s", s.step, r.message), Details: details}
+		out.Error = &models.OperationError{Code: models.CodeProvisioningFailed, Message: fmt.Sprintf("%s failed: %s", s.step, r.Message), Details: details}
 	}
 	if ferr := workflow.ExecuteActivity(dctx, end.finish, end.input(out)).Get(dctx, nil); ferr != nil {
 		log.Error(end.logFinishFailed, "request_id", s.requestID, "error", ferr)

@@ -12,19 +12,6 @@ import (
 // a service: a modification (at once) or a scaling (in a maintenance window).
 const ServiceChangeWorkflow = "ServiceChange"
 
-// Registered names of the change activities (activities.Services).
-const (
-	ActivityChangeBegin            = "ServiceChange.Begin"
-	ActivityChangeMarkStep         = "ServiceChange.MarkStep"
-	ActivityChangeStartMaintenance = "ServiceChange.StartMaintenance"
-	ActivityChangeValidate         = "ServiceChange.Validate"
-	ActivityChangeReserveCapacity  = "ServiceChange.ReserveCapacity"
-	ActivityChangeApply            = "ServiceChange.Apply"
-	ActivityChangeEndMaintenance   = "ServiceChange.EndMaintenance"
-	ActivityChangeReleaseCapacity  = "ServiceChange.ReleaseCapacity"
-	ActivityChangeFinish           = "ServiceChange.Finish"
-)
-
 // ServiceChangeInput is the one argument of the change workflow and of its
 // activities: the operation (request id = workflow id), its tenant, the
 // service and the validated change.
@@ -96,11 +83,11 @@ func ServiceChange(ctx workflow.Context, in ServiceChangeInput) (*ServiceChangeR
 	}
 	actx := workflow.WithActivityOptions(ctx, StepActivityOptions())
 	mark := func(c workflow.Context, name string, done bool) error {
-		return workflow.ExecuteActivity(c, ActivityChangeMarkStep, ChangeStepInput{Input: in, Step: name, Done: done}).Get(c, nil)
+		return execute(c, ServiceChangeActivities.MarkStep, ChangeStepInput{Input: in, Step: name, Done: done}).Get(c, nil)
 	}
 
 	err = func() error {
-		if err := workflow.ExecuteActivity(actx, ActivityChangeBegin, in).Get(actx, nil); err != nil {
+		if err := execute(actx, ServiceChangeActivities.Begin, in).Get(actx, nil); err != nil {
 			return err
 		}
 		if u.Windowed() {
@@ -118,7 +105,7 @@ func ServiceChange(ctx workflow.Context, in ServiceChangeInput) (*ServiceChangeR
 			}
 			s.complete(models.StepWaitForWindow)
 			s.progress.Phase = PhaseRunning
-			if err := s.run(actx, models.StepStartMaintenance, ActivityChangeStartMaintenance, nil); err != nil {
+			if err := s.run(actx, models.StepStartMaintenance, ActivityName(ServiceChangeActivities.StartMaintenance), nil); err != nil {
 				return err
 			}
 			if err := sleepUntil(ctx, u.ApplyAt); err != nil {
@@ -126,15 +113,15 @@ func ServiceChange(ctx workflow.Context, in ServiceChangeInput) (*ServiceChangeR
 			}
 		}
 		s.progress.Phase = PhaseRunning
-		if err := s.run(actx, models.StepValidate, ActivityChangeValidate, nil); err != nil {
+		if err := s.run(actx, models.StepValidate, ActivityName(ServiceChangeActivities.Validate), nil); err != nil {
 			return err
 		}
 		if len(u.Capacity) > 0 {
-			if err := s.runWithCompensation(actx, models.StepReserveCapacity, ActivityChangeReserveCapacity, ActivityChangeReleaseCapacity, "release_capacity"); err != nil {
+			if err := s.runWithCompensation(actx, models.StepReserveCapacity, ActivityName(ServiceChangeActivities.ReserveCapacity), ActivityName(ServiceChangeActivities.ReleaseCapacity), "release_capacity"); err != nil {
 				return err
 			}
 		}
-		if err := s.run(actx, models.StepApply, ActivityChangeApply, nil); err != nil {
+		if err := s.run(actx, models.StepApply, ActivityName(ServiceChangeActivities.Apply), nil); err != nil {
 			return err
 		}
 		s.commit()
@@ -152,7 +139,7 @@ func ServiceChange(ctx workflow.Context, in ServiceChangeInput) (*ServiceChangeR
 			if err := sleepUntil(dctx, u.WindowEnd); err != nil {
 				return err
 			}
-			return s.run(dactx, models.StepEndMaintenance, ActivityChangeEndMaintenance, nil)
+			return s.run(dactx, models.StepEndMaintenance, ActivityName(ServiceChangeActivities.EndMaintenance), nil)
 		}()
 	}
 	if err == nil {
@@ -160,7 +147,7 @@ func ServiceChange(ctx workflow.Context, in ServiceChangeInput) (*ServiceChangeR
 		return &ServiceChangeResult{ServiceID: in.ServiceID, Status: "completed"}, nil
 	}
 	return nil, s.fail(ctx, err, sagaEnding{
-		finish: ActivityChangeFinish,
+		finish: ActivityName(ServiceChangeActivities.Finish),
 		input: func(o sagaOutcome) any {
 			return ChangeFinishInput{Input: in, Status: o.Status, FailedStep: o.FailedStep, Error: o.Error,
 				Compensated: o.Compensated, CompensationErrors: o.CompensationErrors}

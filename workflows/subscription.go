@@ -1,7 +1,6 @@
 package workflows
 
 import (
-	"errors"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -14,14 +13,6 @@ import (
 const (
 	SubscriptionWorkflow = "Subscription"
 	InvoiceDueWorkflow   = "InvoiceDue"
-)
-
-// Registered names of the billing activities (activities.Billing).
-const (
-	ActivityBeginSubscription = "Billing.BeginSubscription"
-	ActivityClosePeriod       = "Billing.ClosePeriod"
-	ActivityAutoPay           = "Billing.AutoPay"
-	ActivityMarkOverdue       = "Billing.MarkOverdue"
 )
 
 // SignalCancelSubscription wakes a subscription workflow after the API has
@@ -168,8 +159,7 @@ func earliest(a *time.Time, b *time.Time) *time.Time {
 
 // hasCode reports whether an activity failed with the error code.
 func hasCode(err error, code models.Code) bool {
-	var appErr *temporal.ApplicationError
-	return errors.As(err, &appErr) && appErr.Type() == string(code)
+	return err != nil && ErrorOf(err).Code == code
 }
 
 // Subscription bills one subscription, one period per run: it activates
@@ -199,7 +189,7 @@ func Subscription(ctx workflow.Context, in SubscriptionInput) error {
 	}
 
 	var st SubscriptionState
-	if err := workflow.ExecuteActivity(actx, ActivityBeginSubscription, in).Get(ctx, &st); err != nil {
+	if err := call(actx, BillingActivities.BeginSubscription, in).Get(ctx, &st); err != nil {
 		if hasCode(err, models.CodeNotFound) {
 			log.Warn("the subscription no longer exists; nothing to bill", "subscription_id", in.SubscriptionID)
 			return nil
@@ -241,7 +231,7 @@ func Subscription(ctx workflow.Context, in SubscriptionInput) error {
 			var res ClosePeriodResult
 			cin := ClosePeriodInput{SubscriptionID: in.SubscriptionID, OrganizationID: in.OrganizationID, Environment: in.Environment,
 				PeriodStart: st.PeriodStart, CloseAt: deadline}
-			if err := workflow.ExecuteActivity(actx, ActivityClosePeriod, cin).Get(ctx, &res); err != nil {
+			if err := call(actx, BillingActivities.ClosePeriod, cin).Get(ctx, &res); err != nil {
 				return err
 			}
 			closed = true
@@ -304,12 +294,12 @@ func Subscription(ctx workflow.Context, in SubscriptionInput) error {
 func collect(actx workflow.Context, in SubscriptionInput, c *Collection, now time.Time) (bool, error) {
 	inv := InvoiceActionInput{InvoiceID: c.InvoiceID, OrganizationID: in.OrganizationID, Environment: in.Environment}
 	if !c.AutoPay {
-		return true, workflow.ExecuteActivity(actx, ActivityMarkOverdue, inv).Get(actx, nil)
+		return true, execute(actx, BillingActivities.MarkOverdue, inv).Get(actx, nil)
 	}
 	c.Attempts++
 	inv.Attempt = c.Attempts
 	var out AutoPayOutcome
-	if err := workflow.ExecuteActivity(actx, ActivityAutoPay, inv).Get(actx, &out); err != nil {
+	if err := call(actx, BillingActivities.AutoPay, inv).Get(actx, &out); err != nil {
 		if hasCode(err, models.CodeNotFound) {
 			return true, nil
 		}
@@ -328,7 +318,7 @@ func collect(actx workflow.Context, in SubscriptionInput, c *Collection, now tim
 		return false, nil
 	}
 	// The last retry failed: the invoice is overdue.
-	return true, workflow.ExecuteActivity(actx, ActivityMarkOverdue, inv).Get(actx, nil)
+	return true, execute(actx, BillingActivities.MarkOverdue, inv).Get(actx, nil)
 }
 
 // InvoiceDueInput is the argument of the InvoiceDue workflow (workflow id:
@@ -350,7 +340,7 @@ func InvoiceDue(ctx workflow.Context, in InvoiceDueInput) error {
 		}
 	}
 	actx := workflow.WithActivityOptions(ctx, BillingActivityOptions())
-	err := workflow.ExecuteActivity(actx, ActivityMarkOverdue, InvoiceActionInput{InvoiceID: in.InvoiceID, OrganizationID: in.OrganizationID, Environment: in.Environment}).Get(ctx, nil)
+	err := execute(actx, BillingActivities.MarkOverdue, InvoiceActionInput{InvoiceID: in.InvoiceID, OrganizationID: in.OrganizationID, Environment: in.Environment}).Get(ctx, nil)
 	if hasCode(err, models.CodeNotFound) {
 		return nil
 	}

@@ -58,10 +58,10 @@ func newLedger(start time.Time, cycle string, autoPay bool) *ledger {
 }
 
 func (l *ledger) register(r sdkworker.Registry) {
-	r.RegisterActivityWithOptions(l.begin, activity.RegisterOptions{Name: workflows.ActivityBeginSubscription})
-	r.RegisterActivityWithOptions(l.close, activity.RegisterOptions{Name: workflows.ActivityClosePeriod})
-	r.RegisterActivityWithOptions(l.autoPayAttempt, activity.RegisterOptions{Name: workflows.ActivityAutoPay})
-	r.RegisterActivityWithOptions(l.markOverdue, activity.RegisterOptions{Name: workflows.ActivityMarkOverdue})
+	r.RegisterActivityWithOptions(l.begin, activity.RegisterOptions{Name: workflows.ActivityName(workflows.BillingActivities.BeginSubscription)})
+	r.RegisterActivityWithOptions(l.close, activity.RegisterOptions{Name: workflows.ActivityName(workflows.BillingActivities.ClosePeriod)})
+	r.RegisterActivityWithOptions(l.autoPayAttempt, activity.RegisterOptions{Name: workflows.ActivityName(workflows.BillingActivities.AutoPay)})
+	r.RegisterActivityWithOptions(l.markOverdue, activity.RegisterOptions{Name: workflows.ActivityName(workflows.BillingActivities.MarkOverdue)})
 }
 
 func (l *ledger) begin(_ context.Context, in workflows.SubscriptionInput) (*workflows.SubscriptionState, error) {
@@ -330,10 +330,10 @@ func TestSubscriptionProrationWithTheRealActivities(t *testing.T) {
 	sub := subs[0]
 	env.RegisterWorkflowWithOptions(workflows.Subscription, workflow.RegisterOptions{Name: workflows.SubscriptionWorkflow})
 	bill := activities.NewBilling(store, nil, nil, nil)
-	env.RegisterActivityWithOptions(bill.BeginSubscription, activity.RegisterOptions{Name: workflows.ActivityBeginSubscription})
-	env.RegisterActivityWithOptions(bill.ClosePeriod, activity.RegisterOptions{Name: workflows.ActivityClosePeriod})
-	env.RegisterActivityWithOptions(bill.AutoPay, activity.RegisterOptions{Name: workflows.ActivityAutoPay})
-	env.RegisterActivityWithOptions(bill.MarkOverdue, activity.RegisterOptions{Name: workflows.ActivityMarkOverdue})
+	env.RegisterActivityWithOptions(bill.BeginSubscription, activity.RegisterOptions{Name: workflows.ActivityName(workflows.BillingActivities.BeginSubscription)})
+	env.RegisterActivityWithOptions(bill.ClosePeriod, activity.RegisterOptions{Name: workflows.ActivityName(workflows.BillingActivities.ClosePeriod)})
+	env.RegisterActivityWithOptions(bill.AutoPay, activity.RegisterOptions{Name: workflows.ActivityName(workflows.BillingActivities.AutoPay)})
+	env.RegisterActivityWithOptions(bill.MarkOverdue, activity.RegisterOptions{Name: workflows.ActivityName(workflows.BillingActivities.MarkOverdue)})
 	env.RegisterDelayedCallback(func() {
 		if _, err := store.UpdateSubscription(ctx, p, sub.ID, models.SubscriptionPatch{Quantity: ptrTo(2)}); err != nil {
 			t.Error(err)

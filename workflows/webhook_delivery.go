@@ -18,13 +18,6 @@ const WebhookDeliveryWorkflow = "WebhookDelivery"
 // delivery workflows.
 const OperationTypeWebhookDelivery = "webhook_delivery"
 
-// Registered names of the delivery activities (activities.Webhooks).
-const (
-	ActivityWebhookPrepare = "Webhooks.Prepare"
-	ActivityWebhookAttempt = "Webhooks.Attempt"
-	ActivityWebhookFinish  = "Webhooks.Finish"
-)
-
 // Ordering: before its first attempt, a delivery waits while an earlier
 // event of the same resource for the same subscription has not been
 // attempted yet, checking every WebhookOrderWaitInterval, at most
@@ -138,7 +131,7 @@ func WebhookDelivery(ctx workflow.Context, in WebhookDeliveryInput) (*WebhookDel
 	finish := func(status models.DeliveryStatus, reason string) {
 		dctx, _ := workflow.NewDisconnectedContext(ctx)
 		dctx = workflow.WithActivityOptions(dctx, WebhookActivityOptions())
-		if err := workflow.ExecuteActivity(dctx, ActivityWebhookFinish, WebhookFinishInput{Delivery: in, Status: status, Reason: reason}).Get(dctx, nil); err != nil {
+		if err := execute(dctx, WebhooksActivities.Finish, WebhookFinishInput{Delivery: in, Status: status, Reason: reason}).Get(dctx, nil); err != nil {
 			log.Error("recording the end of a delivery failed", "delivery_id", in.DeliveryID, "error", err)
 		}
 	}
@@ -148,7 +141,7 @@ func WebhookDelivery(ctx workflow.Context, in WebhookDeliveryInput) (*WebhookDel
 
 	for i := 0; i < WebhookOrderWaitChecks; i++ {
 		var prep WebhookPrepareResult
-		if err := workflow.ExecuteActivity(actx, ActivityWebhookPrepare, in).Get(actx, &prep); err != nil {
+		if err := call(actx, WebhooksActivities.Prepare, in).Get(actx, &prep); err != nil {
 			if cancelled(err) {
 				finish(models.DeliveryCancelled, "the delivery workflow was cancelled")
 				return nil, err
@@ -175,7 +168,7 @@ func WebhookDelivery(ctx workflow.Context, in WebhookDeliveryInput) (*WebhookDel
 			next = in.DelayAfter(attempt)
 		}
 		var res WebhookAttemptResult
-		err := workflow.ExecuteActivity(actx, ActivityWebhookAttempt, WebhookAttemptInput{Delivery: in, Attempt: attempt, NextDelay: next}).Get(actx, &res)
+		err := call(actx, WebhooksActivities.Attempt, WebhookAttemptInput{Delivery: in, Attempt: attempt, NextDelay: next}).Get(actx, &res)
 		switch {
 		case err != nil && cancelled(err):
 			finish(models.DeliveryCancelled, "the delivery workflow was cancelled")

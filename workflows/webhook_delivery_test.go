@@ -39,15 +39,15 @@ func deliveryEnv(t *testing.T, prepare func(i int) (*workflows.WebhookPrepareRes
 	env.RegisterActivityWithOptions(func(context.Context, workflows.WebhookDeliveryInput) (*workflows.WebhookPrepareResult, error) {
 		return nil, nil
 	},
-		activity.RegisterOptions{Name: workflows.ActivityWebhookPrepare})
+		activity.RegisterOptions{Name: workflows.ActivityName(workflows.WebhooksActivities.Prepare)})
 	env.RegisterActivityWithOptions(func(context.Context, workflows.WebhookAttemptInput) (*workflows.WebhookAttemptResult, error) {
 		return nil, nil
 	},
-		activity.RegisterOptions{Name: workflows.ActivityWebhookAttempt})
+		activity.RegisterOptions{Name: workflows.ActivityName(workflows.WebhooksActivities.Attempt)})
 	env.RegisterActivityWithOptions(func(context.Context, workflows.WebhookFinishInput) error { return nil },
-		activity.RegisterOptions{Name: workflows.ActivityWebhookFinish})
+		activity.RegisterOptions{Name: workflows.ActivityName(workflows.WebhooksActivities.Finish)})
 	log := &deliveryLog{}
-	env.OnActivity(workflows.ActivityWebhookPrepare, mock.Anything, mock.Anything).Return(
+	env.OnActivity(workflows.ActivityName(workflows.WebhooksActivities.Prepare), mock.Anything, mock.Anything).Return(
 		func(context.Context, workflows.WebhookDeliveryInput) (*workflows.WebhookPrepareResult, error) {
 			log.mu.Lock()
 			i := len(log.prepares)
@@ -55,7 +55,7 @@ func deliveryEnv(t *testing.T, prepare func(i int) (*workflows.WebhookPrepareRes
 			log.mu.Unlock()
 			return prepare(i)
 		})
-	env.OnActivity(workflows.ActivityWebhookAttempt, mock.Anything, mock.Anything).Return(
+	env.OnActivity(workflows.ActivityName(workflows.WebhooksActivities.Attempt), mock.Anything, mock.Anything).Return(
 		func(_ context.Context, in workflows.WebhookAttemptInput) (*workflows.WebhookAttemptResult, error) {
 			log.mu.Lock()
 			log.attempts = append(log.attempts, in)
@@ -63,7 +63,7 @@ func deliveryEnv(t *testing.T, prepare func(i int) (*workflows.WebhookPrepareRes
 			log.mu.Unlock()
 			return attempt(in.Attempt)
 		})
-	env.OnActivity(workflows.ActivityWebhookFinish, mock.Anything, mock.Anything).Return(
+	env.OnActivity(workflows.ActivityName(workflows.WebhooksActivities.Finish), mock.Anything, mock.Anything).Return(
 		func(_ context.Context, in workflows.WebhookFinishInput) error {
 			log.mu.Lock()
 			log.finishes = append(log.finishes, in)

@@ -1,0 +1,106 @@
+package workflows
+
+import (
+	"go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/telcoplatform/platform/models"
+)
+
+// Priority is the class of a workflow (spec 8): it chooses the task queue
+// the workflow runs on.
+type Priority int
+
+const (
+	// Interactive workflows (operations a client waits for, billing,
+	// webhook deliveries, housekeeping) run on the interactive task queue.
+	Interactive Priority = iota
+	// Background workflows (bulk jobs) run on the background task queue,
+	// whose worker has its own, smaller slot limits.
+	Background
+)
+
+// TaskQueues are the names of the platform's task queues, as configured.
+type TaskQueues struct {
+	// Interactive is TEMPORAL_TASK_QUEUE; empty means TaskQueue.
+	Interactive string
+	// Background is TEMPORAL_BACKGROUND_TASK_QUEUE; empty means
+	// BackgroundTaskQueue(the interactive queue).
+	Background string
+}
+
+// For returns the task queue of the workflows of priority p.
+func (q TaskQueues) For(p Priority) string {
+	interactive := q.Interactive
+	if interactive == "" {
+		interactive = TaskQueue
+	}
+	if p != Background {
+		return interactive
+	}
+	if q.Background != "" {
+		return q.Background
+	}
+	return BackgroundTaskQueue(interactive)
+}
+
+// Start is one start of a workflow, what StartOptions turns into options.
+type Start struct {
+	// ID is the workflow id: the request id of what the workflow runs
+	// (the operation, bulk operation, orchestration, subscription,
+	// invoice or webhook delivery), so that a request starts its workflow
+	// once.
+	ID       string
+	Priority Priority
+	// OrganizationID and Environment are the tenant, OperationType the
+	// kind of work and ResourceID what it is about: the custom search
+	// attributes operators filter on. A workflow of no tenant (empty
+	// OrganizationID) sets OperationType only.
+	OrganizationID string
+	Environment    models.Environment
+	OperationType  string
+	ResourceID     string
+	// Singleton marks a workflow that any number of callers start under a
+	// fixed id (housekeeping): a start joins the run going (conflict
+	// policy use-existing) and starts afresh once it has ended. Otherwise
+	// a duplicate id is refused, even after the first run ended (reuse
+	// policy reject-duplicate), and a start while it runs is an error
+	// (serviceerror.WorkflowExecutionAlreadyStarted).
+	Singleton bool
+}
+
+// StartOptions returns the options of the start st on queues: the one
+// place where the platform's workflow starts get their id, task queue,
+// id policies and search attributes (the api, the events dispatcher and
+// the worker process all start workflows with it).
+func StartOptions(queues TaskQueues, st Start) client.StartWorkflowOptions {
+	opts := client.StartWorkflowOptions{
+		ID:                    st.ID,
+		TaskQueue:             queues.For(st.Priority),
+		TypedSearchAttributes: searchAttributes(st.OrganizationID, st.Environment, st.OperationType, st.ResourceID),
+	}
+	if st.Singleton {
+		opts.WorkflowIDConflictPolicy = enums.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING
+		opts.WorkflowIDReusePolicy = enums.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE
+		return opts
+	}
+	opts.WorkflowIDReusePolicy = enums.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE
+	opts.WorkflowExecutionErrorWhenAlreadyStarted = true
+	return opts
+}
+
+// searchAttributes returns the custom search attributes of a workflow of
+// the tenant (organizationID, env) doing opType about resourceID; without
+// a tenant, OperationType only.
+func searchAttributes(organizationID string, env models.Environment, opType, resourceID string) temporal.SearchAttributes {
+	if organizationID == "" {
+		return temporal.NewSearchAttributes(OperationTypeKey.ValueSet(opType))
+	}
+	return temporal.NewSearchAttributes(
+		OrganizationIDKey.ValueSet(organizationID),
+		EnvironmentKey.ValueSet(string(env)),
+		OperationTypeKey.ValueSet(opType),
+		ResourceIDKey.ValueSet(resourceID),
+	)
+}
