@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/billing"
 	"github.com/telcoplatform/platform/payments"
 	"github.com/telcoplatform/platform/workflows"
 )
@@ -22,10 +23,11 @@ type APIUsage interface {
 // idempotent: closing a period, paying an attempt or marking an invoice
 // overdue twice does it once.
 type Billing struct {
-	store *models.Store
-	pay   *payments.Processor
-	usage APIUsage // nil: API overage is not billed
-	log   *slog.Logger
+	store   *models.Store
+	billing *billing.Store
+	pay     *payments.Processor
+	usage   APIUsage // nil: API overage is not billed
+	log     *slog.Logger
 }
 
 // NewBilling returns the billing activities over store, charging through
@@ -34,7 +36,7 @@ func NewBilling(store *models.Store, gw payments.Gateway, usage APIUsage, log *s
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Billing{store: store, pay: payments.NewProcessor(store, gw, log), usage: usage, log: log}
+	return &Billing{store: store, billing: billing.NewStore(store), pay: payments.NewProcessor(store, gw, log), usage: usage, log: log}
 }
 
 // billingError converts err for Temporal (ApplicationError, RetryByCode)
@@ -47,7 +49,7 @@ func (a *Billing) billingError(ctx context.Context, what, id string, err error) 
 // and returns its current period and recorded cancellation.
 // Errors: NOT_FOUND.
 func (a *Billing) BeginSubscription(ctx context.Context, in workflows.SubscriptionInput) (*workflows.SubscriptionState, error) {
-	sub, err := a.store.BeginSubscription(ctx, in.Scope(), in.SubscriptionID)
+	sub, err := a.billing.BeginSubscription(ctx, in.Scope(), in.SubscriptionID)
 	if err != nil {
 		return nil, a.billingError(ctx, "begin_subscription", in.SubscriptionID, err)
 	}
@@ -63,17 +65,17 @@ func (a *Billing) ClosePeriod(ctx context.Context, in workflows.ClosePeriodInput
 	scope := models.TenantScope(in.OrganizationID, in.Environment)
 	requests := map[string]int64{}
 	if a.usage != nil && in.Environment == models.EnvLive {
-		for _, m := range models.OverageMonths(in.CloseAt) {
+		for _, m := range billing.OverageMonths(in.CloseAt) {
 			n, _, err := a.usage.MonthlyUsage(ctx, in.OrganizationID, m)
 			if err != nil {
 				// Counters unavailable: bill the overage on a later close.
-				a.log.WarnContext(ctx, "API usage unavailable; overage not billed this period", "organization_id", in.OrganizationID, "month", models.MonthKey(m), "error", err)
+				a.log.WarnContext(ctx, "API usage unavailable; overage not billed this period", "organization_id", in.OrganizationID, "month", billing.MonthKey(m), "error", err)
 				continue
 			}
-			requests[models.MonthKey(m)] = n
+			requests[billing.MonthKey(m)] = n
 		}
 	}
-	res, err := a.store.CloseSubscriptionPeriod(ctx, scope, models.CloseInput{
+	res, err := a.billing.CloseSubscriptionPeriod(ctx, scope, billing.CloseInput{
 		SubscriptionID: in.SubscriptionID, PeriodStart: in.PeriodStart, CloseAt: in.CloseAt, APIRequests: requests,
 	})
 	if err != nil {
@@ -96,6 +98,6 @@ func (a *Billing) AutoPay(ctx context.Context, in workflows.InvoiceActionInput) 
 // MarkOverdue marks an invoice that is still pending overdue
 // (invoice.overdue); a paid or cancelled one is left alone. Errors: NOT_FOUND.
 func (a *Billing) MarkOverdue(ctx context.Context, in workflows.InvoiceActionInput) error {
-	_, err := a.store.MarkInvoiceOverdue(ctx, models.TenantScope(in.OrganizationID, in.Environment), in.InvoiceID)
+	_, err := a.billing.MarkInvoiceOverdue(ctx, models.TenantScope(in.OrganizationID, in.Environment), in.InvoiceID)
 	return a.billingError(ctx, "mark_overdue", in.InvoiceID, err)
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/telcoplatform/platform/activities"
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/billing"
 	"github.com/telcoplatform/platform/payments"
 	"github.com/telcoplatform/platform/testenv"
 	"github.com/telcoplatform/platform/workflows"
@@ -30,11 +31,11 @@ type fakeUsage struct {
 func (u *fakeUsage) MonthlyUsage(_ context.Context, _ string, month time.Time) (int64, int64, error) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	u.read = append(u.read, models.MonthKey(month))
+	u.read = append(u.read, billing.MonthKey(month))
 	if u.err != nil {
 		return 0, 0, u.err
 	}
-	return u.counts[models.MonthKey(month)], 0, nil
+	return u.counts[billing.MonthKey(month)], 0, nil
 }
 
 type billingFixture struct {
@@ -59,7 +60,7 @@ func newBillingFixture(t *testing.T, plan models.Plan, usage activities.APIUsage
 		t.Fatal(err)
 	}
 	p := &models.Principal{ID: "ak_test", OrganizationID: org.ID, Environment: models.EnvLive, Role: models.RoleCustomer, Permissions: []string{"*"}}
-	acct, err := store.CreateAccount(ctx, p, models.AccountInput{Name: "Main", Currency: "USD", BillingEmail: "b@example.com"})
+	acct, err := billing.NewStore(store).CreateAccount(ctx, p, billing.AccountInput{Name: "Main", Currency: "USD", BillingEmail: "b@example.com"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +81,7 @@ func newBillingFixture(t *testing.T, plan models.Plan, usage activities.APIUsage
 
 func (f *billingFixture) subscribe(t *testing.T) workflows.SubscriptionInput {
 	t.Helper()
-	subs, _, err := f.store.CreateSubscriptions(context.Background(), f.p, models.RecurringInput{AccountID: f.acct.ID, Services: []models.RecurringItem{{ServiceID: f.svc}}})
+	subs, _, err := billing.NewStore(f.store).CreateSubscriptions(context.Background(), f.p, billing.RecurringInput{AccountID: f.acct.ID, Services: []billing.RecurringItem{{ServiceID: f.svc}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,12 +97,12 @@ func TestBillingActivitiesCloseAndCollect(t *testing.T) {
 		t.Fatal(err)
 	}
 	var st workflows.SubscriptionState
-	if err := v.Get(&st); err != nil || st.Status != models.SubscriptionActive || st.Cycle != "monthly" || !st.PeriodEnd.After(st.PeriodStart) {
+	if err := v.Get(&st); err != nil || st.Status != billing.SubscriptionActive || st.Cycle != "monthly" || !st.PeriodEnd.After(st.PeriodStart) {
 		t.Fatalf("state %+v %v", st, err)
 	}
 	// The month before the close had 75,000 requests: 25,000 beyond the developer plan's 50,000 at 0.001 USD.
 	closeAt := st.PeriodEnd
-	usage.counts[models.MonthKey(closeAt.AddDate(0, -1, 0))] = 75_000
+	usage.counts[billing.MonthKey(closeAt.AddDate(0, -1, 0))] = 75_000
 	cin := workflows.ClosePeriodInput{SubscriptionID: in.SubscriptionID, OrganizationID: in.OrganizationID, Environment: in.Environment, PeriodStart: st.PeriodStart, CloseAt: closeAt}
 	var res workflows.ClosePeriodResult
 	for range 2 { // retried: one invoice
@@ -113,7 +114,7 @@ func TestBillingActivitiesCloseAndCollect(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if res.InvoiceID == "" || res.Total != 8900+2500 || res.AutoPay || res.Ended || res.InvoiceStatus != models.InvoicePending {
+	if res.InvoiceID == "" || res.Total != 8900+2500 || res.AutoPay || res.Ended || res.InvoiceStatus != billing.InvoicePending {
 		t.Fatalf("close %+v", res)
 	}
 	if len(usage.read) != 4 { // two months, read by each of the two attempts
@@ -125,16 +126,16 @@ func TestBillingActivitiesCloseAndCollect(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out workflows.AutoPayOutcome
-	if err := v.Get(&out); err != nil || out.Settled || out.FailureCode != models.FailureNoPaymentMethod {
+	if err := v.Get(&out); err != nil || out.Settled || out.FailureCode != billing.FailureNoPaymentMethod {
 		t.Fatalf("auto-pay without a method: %+v %v", out, err)
 	}
 	proc := payments.NewProcessor(f.store, nil, nil)
-	if _, _, err := proc.AddPaymentMethod(context.Background(), f.p, f.acct.ID, models.PaymentMethodInput{CardToken: payments.TokenVisa,
-		BillingAddress: &models.BillingAddress{Street: "1 Main St", City: "Austin", Zip: "78701", Country: "US"}}, true); err != nil {
+	if _, _, err := proc.AddPaymentMethod(context.Background(), f.p, f.acct.ID, billing.PaymentMethodInput{CardToken: payments.TokenVisa,
+		BillingAddress: &billing.BillingAddress{Street: "1 Main St", City: "Austin", Zip: "78701", Country: "US"}}, true); err != nil {
 		t.Fatal(err)
 	}
 	on := true
-	if _, err := f.store.UpdatePreferences(context.Background(), f.p, f.acct.ID, models.PreferencesInput{AutoPay: &on}); err != nil {
+	if _, err := billing.NewStore(f.store).UpdatePreferences(context.Background(), f.p, f.acct.ID, billing.PreferencesInput{AutoPay: &on}); err != nil {
 		t.Fatal(err)
 	}
 	inv.Attempt = 2
@@ -148,8 +149,8 @@ func TestBillingActivitiesCloseAndCollect(t *testing.T) {
 	if _, err := f.env.ExecuteActivity(workflows.ActivityName(workflows.BillingActivities.MarkOverdue), inv); err != nil {
 		t.Fatal(err)
 	}
-	got, err := f.store.InvoiceIn(context.Background(), f.p.OwnScope(), res.InvoiceID)
-	if err != nil || got.Status != models.InvoicePaid {
+	got, err := billing.NewStore(f.store).InvoiceIn(context.Background(), f.p.OwnScope(), res.InvoiceID)
+	if err != nil || got.Status != billing.InvoicePaid {
 		t.Fatalf("a paid invoice is not marked overdue: %+v %v", got, err)
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/telcoplatform/platform/activities"
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/billing"
 	"github.com/telcoplatform/platform/simulator"
 	"github.com/telcoplatform/platform/testenv"
 	"github.com/telcoplatform/platform/workflows"
@@ -53,7 +54,7 @@ func (f *fixture) order(t *testing.T, env models.Environment, loc models.Locatio
 	t.Helper()
 	ctx := context.Background()
 	p := &models.Principal{ID: "ak_x", OrganizationID: f.org, Environment: env, Role: models.RoleCustomer, Permissions: []string{"*"}}
-	acct, err := f.store.CreateAccount(ctx, p, models.AccountInput{Name: "Main", Currency: "USD", BillingEmail: "b@example.com"})
+	acct, err := billing.NewStore(f.store).CreateAccount(ctx, p, billing.AccountInput{Name: "Main", Currency: "USD", BillingEmail: "b@example.com"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/billing"
 	"github.com/telcoplatform/platform/payments"
 )
 
@@ -67,11 +68,11 @@ type AddressBody struct {
 	Country string `json:"country" maxLength:"2" example:"US" doc:"ISO 3166-1 alpha-2"`
 }
 
-func (a *AddressBody) input() *models.BillingAddress {
+func (a *AddressBody) input() *billing.BillingAddress {
 	if a == nil {
 		return nil
 	}
-	return &models.BillingAddress{Street: a.Street, City: a.City, State: a.State, Zip: a.Zip, Country: a.Country}
+	return &billing.BillingAddress{Street: a.Street, City: a.City, State: a.State, Zip: a.Zip, Country: a.Country}
 }
 
 // PaymentMethodBody is a card to charge: its token, never its number.
@@ -81,32 +82,32 @@ type PaymentMethodBody struct {
 	BillingAddress *AddressBody `json:"billing_address,omitempty"`
 }
 
-func (b *PaymentMethodBody) input() *models.PaymentMethodInput {
+func (b *PaymentMethodBody) input() *billing.PaymentMethodInput {
 	if b == nil {
 		return nil
 	}
-	return &models.PaymentMethodInput{Type: b.Type, CardToken: b.CardToken, BillingAddress: b.BillingAddress.input()}
+	return &billing.PaymentMethodInput{Type: b.Type, CardToken: b.CardToken, BillingAddress: b.BillingAddress.input()}
 }
 
 // PaymentMethodItem is a saved payment method: the card's brand, last four
 // digits and expiry, never its number or token.
 type PaymentMethodItem struct {
-	ID             string                 `json:"id" example:"pm_3fK9aZ"`
-	AccountID      string                 `json:"account_id"`
-	Type           string                 `json:"type" example:"credit_card"`
-	Brand          string                 `json:"brand,omitempty" example:"visa"`
-	Last4          string                 `json:"last4,omitempty" example:"4242"`
-	ExpMonth       int                    `json:"exp_month,omitempty" example:"12"`
-	ExpYear        int                    `json:"exp_year,omitempty" example:"2034"`
-	BillingAddress *models.BillingAddress `json:"billing_address,omitempty"`
-	Default        bool                   `json:"default" doc:"The account's payment_method_id (used by auto_pay)"`
-	CreatedAt      string                 `json:"created_at"`
+	ID             string                  `json:"id" example:"pm_3fK9aZ"`
+	AccountID      string                  `json:"account_id"`
+	Type           string                  `json:"type" example:"credit_card"`
+	Brand          string                  `json:"brand,omitempty" example:"visa"`
+	Last4          string                  `json:"last4,omitempty" example:"4242"`
+	ExpMonth       int                     `json:"exp_month,omitempty" example:"12"`
+	ExpYear        int                     `json:"exp_year,omitempty" example:"2034"`
+	BillingAddress *billing.BillingAddress `json:"billing_address,omitempty"`
+	Default        bool                    `json:"default" doc:"The account's payment_method_id (used by auto_pay)"`
+	CreatedAt      string                  `json:"created_at"`
 }
 
-func paymentMethodItem(pm *models.PaymentMethod, defaultID string) PaymentMethodItem {
+func paymentMethodItem(pm *billing.PaymentMethod, defaultID string) PaymentMethodItem {
 	it := PaymentMethodItem{ID: pm.ID, AccountID: pm.AccountID, Type: pm.Type, Brand: pm.Brand, Last4: pm.Last4, ExpMonth: pm.ExpMonth,
 		ExpYear: pm.ExpYear, Default: pm.ID == defaultID, CreatedAt: models.Timestamp(pm.CreatedAt)}
-	if pm.BillingAddress != (models.BillingAddress{}) {
+	if pm.BillingAddress != (billing.BillingAddress{}) {
 		a := pm.BillingAddress
 		it.BillingAddress = &a
 	}
@@ -190,7 +191,7 @@ func (s *Server) registerAccounts() {
 				TaxRate            *models.Money `json:"tax_rate,omitempty" example:"8.25" doc:"Percent of tax added to invoices (0 to 100, two decimals)"`
 			}
 		}) (*AccountOutput, error) {
-			a, err := s.store.CreateAccount(ctx, principal(ctx), models.AccountInput{OrganizationID: in.Body.OrganizationID, Name: in.Body.Name, Currency: in.Body.Currency,
+			a, err := s.billing.CreateAccount(ctx, principal(ctx), billing.AccountInput{OrganizationID: in.Body.OrganizationID, Name: in.Body.Name, Currency: in.Body.Currency,
 				BillingEmail: in.Body.BillingEmail, ContactName: in.Body.BillingContactName, TaxRate: in.Body.TaxRate})
 			if err != nil {
 				return nil, err
@@ -203,7 +204,7 @@ func (s *Server) registerAccounts() {
 			if err != nil {
 				return nil, err
 			}
-			accts, total, err := s.store.ListAccounts(ctx, principal(ctx), pr)
+			accts, total, err := s.billing.ListAccounts(ctx, principal(ctx), pr)
 			if err != nil {
 				return nil, err
 			}
@@ -215,14 +216,14 @@ func (s *Server) registerAccounts() {
 	register(s, huma.Operation{OperationID: "get-billing-account", Method: http.MethodGet, Path: "/billing/accounts/{account_id}", Summary: "Get a billing account", Tags: tags,
 		Description: "The account with its balance (what its open invoices still ask for), billing contact, preferences, payment methods and plan. See docs/billing.md."},
 		access{permission: "billing:read"}, func(ctx context.Context, in *accountPath) (*AccountDetailOutput, error) {
-			d, err := s.store.GetAccountDetail(ctx, principal(ctx), in.ID)
+			d, err := s.billing.GetAccountDetail(ctx, principal(ctx), in.ID)
 			if err != nil {
 				return nil, err
 			}
 			out := &AccountDetailOutput{}
 			out.Body.Account = AccountDetailItem{AccountItem: accountItem(d.Account), OverdueAmount: d.OverdueAmount, OpenInvoices: d.OpenInvoices,
 				Plan: AccountPlan{Name: string(d.Plan), MonthlyIncludedRequests: d.PlanLimits.MonthlyIncluded, OveragePerRequest: float64(d.PlanLimits.OverageMicros) / 1e6, Currency: "USD"}}
-			out.Body.Account.PaymentMethods = mapSlice(d.PaymentMethods, func(pm *models.PaymentMethod) PaymentMethodItem {
+			out.Body.Account.PaymentMethods = mapSlice(d.PaymentMethods, func(pm *billing.PaymentMethod) PaymentMethodItem {
 				return paymentMethodItem(pm, d.Account.PaymentMethodID)
 			})
 			return out, nil
@@ -240,7 +241,7 @@ func (s *Server) registerAccounts() {
 				TaxRate         *models.Money `json:"tax_rate,omitempty" doc:"Percent of tax added to new invoices"`
 			}
 		}) (*AccountOutput, error) {
-			a, err := s.store.UpdatePreferences(ctx, principal(ctx), in.ID, models.PreferencesInput{
+			a, err := s.billing.UpdatePreferences(ctx, principal(ctx), in.ID, billing.PreferencesInput{
 				BillingCycle: in.Body.BillingCycle, AutoPay: in.Body.AutoPay, PaymentMethodID: in.Body.PaymentMethodID,
 				InvoiceDelivery: in.Body.InvoiceDelivery, Currency: in.Body.Currency, TaxRate: in.Body.TaxRate,
 			})
@@ -278,17 +279,17 @@ func (s *Server) registerAccounts() {
 			if err != nil {
 				return nil, err
 			}
-			acct, err := s.store.GetAccount(ctx, principal(ctx), in.ID)
+			acct, err := s.billing.GetAccount(ctx, principal(ctx), in.ID)
 			if err != nil {
 				return nil, err
 			}
-			pms, err := s.store.ListPaymentMethods(ctx, principal(ctx), in.ID)
+			pms, err := s.billing.ListPaymentMethods(ctx, principal(ctx), in.ID)
 			if err != nil {
 				return nil, err
 			}
 			page, pg := pageOf(pms, pr)
 			out := &PaymentMethodsOutput{}
-			out.Body.PaymentMethods = mapSlice(page, func(pm *models.PaymentMethod) PaymentMethodItem { return paymentMethodItem(pm, acct.PaymentMethodID) })
+			out.Body.PaymentMethods = mapSlice(page, func(pm *billing.PaymentMethod) PaymentMethodItem { return paymentMethodItem(pm, acct.PaymentMethodID) })
 			out.Body.Pagination = pg
 			return out, nil
 		})
@@ -299,7 +300,7 @@ func (s *Server) registerAccounts() {
 			ID              string `path:"account_id" maxLength:"64" example:"acct_3fK9aZ"`
 			PaymentMethodID string `path:"payment_method_id" maxLength:"64" example:"pm_3fK9aZ"`
 		}) (*struct{}, error) {
-			if err := s.store.RemovePaymentMethod(ctx, principal(ctx), in.ID, in.PaymentMethodID); err != nil {
+			if err := s.billing.RemovePaymentMethod(ctx, principal(ctx), in.ID, in.PaymentMethodID); err != nil {
 				return nil, err
 			}
 			return &struct{}{}, nil

@@ -18,6 +18,7 @@ import (
 	"go.temporal.io/sdk/mocks"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/billing"
 	"github.com/telcoplatform/platform/redisconn"
 	"github.com/telcoplatform/platform/simulator"
 	"github.com/telcoplatform/platform/workflows"
@@ -143,8 +144,8 @@ func billingFixtures(t testing.TB, h *harness, tn tenant, serviceID string) map[
 	inv := newInvoice(t, h, tn, serviceID, 1, 100)
 	var pay paymentAnswer
 	h.do("POST", "/v1/billing/payments", tn.liveKey, map[string]any{"invoice_id": inv.ID, "amount": 10, "payment_method_id": pm.PaymentMethod.ID}).decode(201, &pay)
-	subs, _, err := h.store.CreateSubscriptions(context.Background(), tenantPrincipal(tn), models.RecurringInput{AccountID: tn.account.ID,
-		Services: []models.RecurringItem{{ServiceID: serviceID}}})
+	subs, _, err := billing.NewStore(h.store).CreateSubscriptions(context.Background(), tenantPrincipal(tn), billing.RecurringInput{AccountID: tn.account.ID,
+		Services: []billing.RecurringItem{{ServiceID: serviceID}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -645,18 +646,18 @@ func TestConcurrentPaymentsThroughTheAPI(t *testing.T) {
 
 // closedPeriod creates a monthly subscription of tn's service through the
 // store and closes its first period, issuing its invoice.
-func closedPeriod(t testing.TB, h *harness, tn tenant, svc string) *models.CycleClose {
+func closedPeriod(t testing.TB, h *harness, tn tenant, svc string) *billing.CycleClose {
 	t.Helper()
 	ctx := context.Background()
-	subs, scope, err := h.store.CreateSubscriptions(ctx, tenantPrincipal(tn), models.RecurringInput{AccountID: tn.account.ID, Services: []models.RecurringItem{{ServiceID: svc}}})
+	subs, scope, err := billing.NewStore(h.store).CreateSubscriptions(ctx, tenantPrincipal(tn), billing.RecurringInput{AccountID: tn.account.ID, Services: []billing.RecurringItem{{ServiceID: svc}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	sub, err := h.store.BeginSubscription(ctx, scope, subs[0].ID)
+	sub, err := billing.NewStore(h.store).BeginSubscription(ctx, scope, subs[0].ID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := h.store.CloseSubscriptionPeriod(ctx, scope, models.CloseInput{SubscriptionID: sub.ID, PeriodStart: sub.CurrentPeriodStart, CloseAt: sub.CurrentPeriodEnd})
+	res, err := billing.NewStore(h.store).CloseSubscriptionPeriod(ctx, scope, billing.CloseInput{SubscriptionID: sub.ID, PeriodStart: sub.CurrentPeriodStart, CloseAt: sub.CurrentPeriodEnd})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -936,7 +937,7 @@ func TestRecurringBillingEndpoints(t *testing.T) {
 		}
 		s1, s2 := created.Subscriptions[0], created.Subscriptions[1]
 		if !models.HasPrefix(s1.ID, "sub") || s1.Status != "pending" || s1.UnitPrice != 299 || s1.CurrentPeriod.Start != start.Format(time.RFC3339) ||
-			s1.CurrentPeriod.End != models.PeriodEnd(start, "monthly", start.Day()).Format(time.RFC3339) || s1.Workflow.ID != s1.ID || s2.BillingCycle != "annual" || s2.AutoRenew {
+			s1.CurrentPeriod.End != billing.PeriodEnd(start, "monthly", start.Day()).Format(time.RFC3339) || s1.Workflow.ID != s1.ID || s2.BillingCycle != "annual" || s2.AutoRenew {
 			t.Fatalf("subscriptions %+v %+v", s1, s2)
 		}
 	})
@@ -1003,7 +1004,7 @@ func TestRecurringBillingEndpoints(t *testing.T) {
 		if s := out.Subscription; s.Quantity != 3 || s.BillingCycle != "monthly" || s.PendingCycle != "quarterly" || s.AutoRenew {
 			t.Fatalf("subscription %+v", s)
 		}
-		sub, err := h.store.SubscriptionIn(context.Background(), models.TenantScope(a.org.ID, models.EnvLive), s1.ID)
+		sub, err := billing.NewStore(h.store).SubscriptionIn(context.Background(), models.TenantScope(a.org.ID, models.EnvLive), s1.ID)
 		if err != nil || len(sub.Segments) != 1 || sub.Segments[0].Quantity != 3 {
 			t.Fatalf("a change before the period starts replaces its quantity: %+v %v", sub.Segments, err)
 		}
@@ -1036,8 +1037,8 @@ func TestRecurringBillingEndpoints(t *testing.T) {
 		// The workflow ends it; then it can no longer change.
 		ctx := context.Background()
 		scope := models.TenantScope(a.org.ID, models.EnvLive)
-		sub, _ := h.store.BeginSubscription(ctx, scope, s1.ID)
-		if _, err := h.store.CloseSubscriptionPeriod(ctx, scope, models.CloseInput{SubscriptionID: s1.ID, PeriodStart: sub.CurrentPeriodStart, CloseAt: *sub.CancelAt}); err != nil {
+		sub, _ := billing.NewStore(h.store).BeginSubscription(ctx, scope, s1.ID)
+		if _, err := billing.NewStore(h.store).CloseSubscriptionPeriod(ctx, scope, billing.CloseInput{SubscriptionID: s1.ID, PeriodStart: sub.CurrentPeriodStart, CloseAt: *sub.CancelAt}); err != nil {
 			t.Fatal(err)
 		}
 		h.do("DELETE", "/api/v1/billing/subscriptions/"+s1.ID, a.liveKey, nil).wantError(409, "INVALID_STATE_TRANSITION")

@@ -7,6 +7,7 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/billing"
 )
 
 // BudgetItem is a budget with its consumption in the current period.
@@ -25,7 +26,7 @@ type BudgetItem struct {
 	CreatedAt         string       `json:"created_at"`
 }
 
-func budgetItem(b *models.BudgetStatus) BudgetItem {
+func budgetItem(b *billing.BudgetStatus) BudgetItem {
 	return BudgetItem{ID: b.Budget.ID, AccountID: b.Budget.AccountID, Amount: b.Budget.Amount, Currency: b.Budget.Currency, Period: b.Budget.Period,
 		Thresholds: b.Budget.Thresholds, PeriodStart: models.Timestamp(b.PeriodStart), PeriodEnd: models.Timestamp(b.PeriodEnd), Spent: b.Spent,
 		PercentUsed: b.PercentUsed, ThresholdsCrossed: b.Crossed, CreatedAt: models.Timestamp(b.Budget.CreatedAt)}
@@ -62,11 +63,11 @@ func (s *Server) registerBudgets() {
 				Thresholds []int        `json:"thresholds,omitempty" maxItems:"10" example:"[50,80,100]"`
 			}
 		}) (*BudgetOutput, error) {
-			b, err := s.store.CreateBudget(ctx, principal(ctx), models.BudgetInput{AccountID: in.Body.AccountID, Amount: in.Body.Amount, Period: in.Body.Period, Thresholds: in.Body.Thresholds})
+			b, err := s.billing.CreateBudget(ctx, principal(ctx), billing.BudgetInput{AccountID: in.Body.AccountID, Amount: in.Body.Amount, Period: in.Body.Period, Thresholds: in.Body.Thresholds})
 			if err != nil {
 				return nil, err
 			}
-			st, err := s.store.BudgetStatusOf(ctx, b, s.now())
+			st, err := s.billing.BudgetStatusOf(ctx, b, s.now())
 			if err != nil {
 				return nil, err
 			}
@@ -83,7 +84,7 @@ func (s *Server) registerBudgets() {
 			if err != nil {
 				return nil, err
 			}
-			all, err := s.store.ListBudgets(ctx, principal(ctx), in.AccountID, s.now())
+			all, err := s.billing.ListBudgets(ctx, principal(ctx), in.AccountID, s.now())
 			if err != nil {
 				return nil, err
 			}

@@ -15,6 +15,7 @@ import (
 	"github.com/telcoplatform/platform/config"
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/automation"
+	"github.com/telcoplatform/platform/models/billing"
 	"github.com/telcoplatform/platform/simulator"
 	"github.com/telcoplatform/platform/workflows"
 )
@@ -299,7 +300,7 @@ func finishedBulk(t *testing.T, h *harness, tn tenant, n int, failed ...int) str
 	t.Helper()
 	ctx := context.Background()
 	p := &models.Principal{ID: "ak_fixture", OrganizationID: tn.org.ID, Environment: models.EnvTest, Role: models.RoleCustomer, Permissions: []string{"*"}}
-	if _, err := h.store.CreateAccount(ctx, p, models.AccountInput{Name: "Sandbox", Currency: "USD", BillingEmail: "b@example.com"}); err != nil {
+	if _, err := billing.NewStore(h.store).CreateAccount(ctx, p, billing.AccountInput{Name: "Sandbox", Currency: "USD", BillingEmail: "b@example.com"}); err != nil {
 		t.Fatal(err)
 	}
 	items := make([]automation.BulkProvisionItem, n)

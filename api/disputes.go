@@ -7,6 +7,7 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/billing"
 )
 
 // DisputeItem is a customer's dispute of an invoice.
@@ -22,7 +23,7 @@ type DisputeItem struct {
 	ResolvedAt  *string `json:"resolved_at"`
 }
 
-func disputeItem(d *models.InvoiceDispute) DisputeItem {
+func disputeItem(d *billing.InvoiceDispute) DisputeItem {
 	return DisputeItem{ID: d.ID, InvoiceID: d.InvoiceID, Reason: d.Reason, Description: d.Description, Status: d.Status,
 		Resolution: d.Resolution, CreatedBy: d.CreatedBy, CreatedAt: models.Timestamp(d.CreatedAt), ResolvedAt: optTimestamp(d.ResolvedAt)}
 }
@@ -62,7 +63,7 @@ func (s *Server) registerDisputes(tags []string) {
 			ID   string `path:"invoice_id" maxLength:"64" example:"inv_3fK9aZ"`
 			Body DisputeBody
 		}) (*DisputeOutput, error) {
-			d, err := s.store.DisputeInvoice(ctx, principal(ctx), in.ID, models.DisputeInput{Reason: in.Body.Reason, Description: in.Body.Description})
+			d, err := s.billing.DisputeInvoice(ctx, principal(ctx), in.ID, billing.DisputeInput{Reason: in.Body.Reason, Description: in.Body.Description})
 			if err != nil {
 				return nil, err
 			}
@@ -80,7 +81,7 @@ func (s *Server) registerDisputes(tags []string) {
 			if err != nil {
 				return nil, err
 			}
-			rows, total, err := s.store.ListInvoiceDisputes(ctx, principal(ctx), in.ID, pr)
+			rows, total, err := s.billing.ListInvoiceDisputes(ctx, principal(ctx), in.ID, pr)
 			if err != nil {
 				return nil, err
 			}

@@ -12,6 +12,7 @@ import (
 	"github.com/telcoplatform/platform/api"
 	"github.com/telcoplatform/platform/config"
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/billing"
 	"github.com/telcoplatform/platform/testenv"
 )
 
@@ -70,7 +71,7 @@ func newHarness(t testing.TB) *harness {
 			Account struct{ ID string } `json:"account"`
 		}
 		h.do("POST", "/v1/billing/accounts", h.tenants[i].liveKey, map[string]any{"name": "Main", "currency": "USD", "billing_email": "billing@example.com"}).decode(http.StatusCreated, &acct)
-		a, err := store.GetAccount(ctx, &models.Principal{OrganizationID: o.ID, Environment: models.EnvLive, Permissions: []string{"*"}}, acct.Account.ID)
+		a, err := billing.NewStore(store).GetAccount(ctx, &models.Principal{OrganizationID: o.ID, Environment: models.EnvLive, Permissions: []string{"*"}}, acct.Account.ID)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/billing"
 	"github.com/telcoplatform/platform/workflows"
 )
 
@@ -52,12 +53,12 @@ type InvoiceItem struct {
 	UpdatedAt      string            `json:"updated_at"`
 }
 
-func invoiceLineItem(l *models.InvoiceLine) InvoiceLineItem {
+func invoiceLineItem(l *billing.InvoiceLine) InvoiceLineItem {
 	return InvoiceLineItem{ServiceID: l.ServiceID, Description: l.Description, Amount: l.Amount, Quantity: l.Quantity, UnitPrice: l.UnitPrice,
 		Kind: l.Kind, Category: l.Category, PeriodStart: optTimestamp(l.PeriodStart), PeriodEnd: optTimestamp(l.PeriodEnd)}
 }
 
-func invoiceItem(inv *models.Invoice) InvoiceItem {
+func invoiceItem(inv *billing.Invoice) InvoiceItem {
 	return InvoiceItem{
 		ID: inv.ID, Number: inv.Number, Status: string(inv.Status), Amount: inv.Total, Currency: inv.Currency,
 		DueDate: models.Timestamp(inv.DueDate), PaidDate: optTimestamp(inv.PaidAt), Services: mapSlice(inv.Lines, invoiceLineItem),
@@ -146,7 +147,7 @@ func (s *Server) registerInvoices() {
 			if err != nil {
 				return nil, err
 			}
-			invs, total, err := s.store.ListInvoices(ctx, principal(ctx), models.InvoiceFilter{Status: in.Status, AccountID: in.AccountID, From: from, To: to, Limit: in.Limit, Offset: in.Offset})
+			invs, total, err := s.billing.ListInvoices(ctx, principal(ctx), billing.InvoiceFilter{Status: in.Status, AccountID: in.AccountID, From: from, To: to, Limit: in.Limit, Offset: in.Offset})
 			if err != nil {
 				return nil, err
 			}
@@ -158,7 +159,7 @@ func (s *Server) registerInvoices() {
 		})
 	register(s, huma.Operation{OperationID: "get-invoice", Method: http.MethodGet, Path: "/billing/invoices/{invoice_id}", Summary: "Get an invoice", Tags: tags},
 		access{permission: "billing:read"}, func(ctx context.Context, in *invoicePath) (*InvoiceOutput, error) {
-			inv, err := s.store.GetInvoice(ctx, principal(ctx), in.ID)
+			inv, err := s.billing.GetInvoice(ctx, principal(ctx), in.ID)
 			if err != nil {
 				return nil, err
 			}
@@ -171,16 +172,16 @@ func (s *Server) registerInvoices() {
 			"Emits invoice.created; at the due date an unpaid invoice becomes overdue (invoice.overdue). See docs/billing.md."},
 		access{permission: "billing:write"}, func(ctx context.Context, in *struct{ Body InvoiceBody }) (*InvoiceOutput, error) {
 			p := principal(ctx)
-			mi := models.InvoiceInput{ID: models.NewID(models.PrefixInvoice), AccountID: in.Body.AccountID, DueDate: in.Body.DueDate, Notes: in.Body.Notes}
+			mi := billing.InvoiceInput{ID: models.NewID(models.PrefixInvoice), AccountID: in.Body.AccountID, DueDate: in.Body.DueDate, Notes: in.Body.Notes}
 			for _, l := range in.Body.Services {
-				mi.Lines = append(mi.Lines, models.InvoiceLineInput{ServiceID: l.ServiceID, Quantity: l.Quantity, UnitPrice: l.UnitPrice})
+				mi.Lines = append(mi.Lines, billing.InvoiceLineInput{ServiceID: l.ServiceID, Quantity: l.Quantity, UnitPrice: l.UnitPrice})
 			}
-			if _, scope, err := s.store.ValidateInvoice(ctx, p, mi); err != nil {
+			if _, scope, err := s.billing.ValidateInvoice(ctx, p, mi); err != nil {
 				return nil, err
 			} else if err := s.watchDueDate(ctx, scope, mi); err != nil {
 				return nil, err
 			}
-			inv, err := s.store.CreateInvoice(ctx, p, mi)
+			inv, err := s.billing.CreateInvoice(ctx, p, mi)
 			if err != nil {
 				return nil, err
 			}
@@ -203,7 +204,7 @@ func (s *Server) registerInvoices() {
 				reason = in.Body.Reason
 			}
 			p := principal(ctx)
-			inv, err := s.store.CancelInvoice(ctx, p, in.ID, reason)
+			inv, err := s.billing.CancelInvoice(ctx, p, in.ID, reason)
 			if err != nil {
 				return nil, err
 			}
@@ -226,11 +227,11 @@ func (s *Server) registerInvoices() {
 // engine is unavailable nothing is created (DEPENDENCY_UNAVAILABLE); a
 // workflow whose invoice was never written finds nothing to mark. Without
 // a configured workflow engine (handler tests) the invoice is not watched.
-func (s *Server) watchDueDate(ctx context.Context, scope models.Scope, mi models.InvoiceInput) error {
+func (s *Server) watchDueDate(ctx context.Context, scope models.Scope, mi billing.InvoiceInput) error {
 	if s.temporal == nil {
 		return nil
 	}
-	due := s.now().Add(models.PaymentTermDays * 24 * time.Hour)
+	due := s.now().Add(billing.PaymentTermDays * 24 * time.Hour)
 	if mi.DueDate != nil {
 		due = mi.DueDate.UTC()
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/billing"
 	"github.com/telcoplatform/platform/payments"
 )
 
@@ -38,7 +39,7 @@ type PaymentItem struct {
 	AmountRemaining *models.Money        `json:"amount_remaining,omitempty" doc:"What the invoice still asks for after this payment (POST only)"`
 }
 
-func paymentItem(p *models.Payment) PaymentItem {
+func paymentItem(p *billing.Payment) PaymentItem {
 	return PaymentItem{
 		PaymentID: p.ID, Status: string(p.Status), Amount: p.Amount, Currency: p.Currency, ProcessedAt: optTimestamp(p.ProcessedAt),
 		TransactionID: p.TransactionID, InvoiceID: p.InvoiceID, AccountID: p.AccountID, Source: p.Source,
@@ -119,7 +120,7 @@ func (s *Server) registerPayments() {
 			if err != nil {
 				return nil, err
 			}
-			pays, total, err := s.store.ListPayments(ctx, principal(ctx), models.PaymentFilter{InvoiceID: in.InvoiceID, AccountID: in.AccountID, Status: in.Status, From: from, To: to}, pr)
+			pays, total, err := s.billing.ListPayments(ctx, principal(ctx), billing.PaymentFilter{InvoiceID: in.InvoiceID, AccountID: in.AccountID, Status: in.Status, From: from, To: to}, pr)
 			if err != nil {
 				return nil, err
 			}
@@ -132,7 +133,7 @@ func (s *Server) registerPayments() {
 		access{permission: "billing:read"}, func(ctx context.Context, in *struct {
 			ID string `path:"payment_id" maxLength:"64" example:"pay_3fK9aZ"`
 		}) (*PaymentOutput, error) {
-			pay, err := s.store.GetPayment(ctx, principal(ctx), in.ID)
+			pay, err := s.billing.GetPayment(ctx, principal(ctx), in.ID)
 			if err != nil {
 				return nil, err
 			}

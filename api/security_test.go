@@ -15,6 +15,7 @@ import (
 	"github.com/telcoplatform/platform/api"
 	"github.com/telcoplatform/platform/auth"
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/billing"
 )
 
 // userAnswer is the answer of the user endpoints.
@@ -271,7 +272,7 @@ func TestCustomersDisputeInvoices(t *testing.T) {
 	if got := eventTypes(t, h, a, inv.ID); !slices.Contains(got, "invoice.disputed") {
 		t.Fatalf("events %v", got)
 	}
-	target, err := h.store.AutoPayTargetOf(context.Background(), models.TenantScope(a.org.ID, models.EnvLive), inv.ID)
+	target, err := billing.NewStore(h.store).AutoPayTargetOf(context.Background(), models.TenantScope(a.org.ID, models.EnvLive), inv.ID)
 	if err != nil || !target.Disputed {
 		t.Fatalf("auto-pay target %+v %v", target, err)
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/telcoplatform/platform/config"
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/automation"
+	"github.com/telcoplatform/platform/models/billing"
 	"github.com/telcoplatform/platform/models/support"
 	"github.com/telcoplatform/platform/ratelimit"
 )
@@ -57,6 +58,7 @@ type Server struct {
 	store      *models.Store
 	automation *automation.Store // bulk operations and orchestrations
 	support    *support.Store    // the support area's domain, on store
+	billing    *billing.Store    // accounts, invoices, payments, subscriptions, usage, budgets
 	temporal   client.Client
 	redis      redis.UniversalClient
 	log        *slog.Logger
@@ -112,6 +114,7 @@ func New(deps Deps) *Server {
 		s.now = func() time.Time { return time.Now().UTC() }
 	}
 	s.support = support.NewStore(s.store)
+	s.billing = billing.NewStore(s.store)
 	s.automation = automation.NewStore(s.store)
 	s.anonymous = anonymousLimits(deps.Config.AnonymousHourly, deps.Config.AnonymousBurst)
 	s.keyUsage = models.NewKeyUsage(s.store)

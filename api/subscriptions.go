@@ -10,6 +10,7 @@ import (
 	"go.temporal.io/api/serviceerror"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/billing"
 	"github.com/telcoplatform/platform/workflows"
 )
 
@@ -53,14 +54,14 @@ type SubscriptionItem struct {
 	Workflow            SubscriptionWorkflowItem `json:"workflow"`
 }
 
-func (s *Server) subscriptionItem(sub *models.Subscription) SubscriptionItem {
+func (s *Server) subscriptionItem(sub *billing.Subscription) SubscriptionItem {
 	return SubscriptionItem{
 		ID: sub.ID, AccountID: sub.AccountID, ServiceID: sub.ServiceID, Status: string(sub.Status), Description: sub.Description,
 		BillingCycle: sub.BillingCycle, PendingBillingCycle: sub.PendingCycle, AutoRenew: sub.AutoRenew, Quantity: sub.Quantity,
 		UnitPrice: sub.UnitPrice, CycleAmount: sub.CyclePrice() * models.Money(sub.Quantity), MonthlyAmount: sub.MonthlyRunRate(), Currency: sub.Currency,
 		PaymentMethodID: sub.PaymentMethodID, StartDate: models.Timestamp(sub.StartDate),
 		CurrentPeriod: PeriodItem{Start: models.Timestamp(sub.CurrentPeriodStart), End: models.Timestamp(sub.CurrentPeriodEnd)},
-		CancelAt:      optTimestamp(sub.CancelAt), CancelAtPeriodEnd: sub.CancelAt != nil && sub.CancelAt.Equal(sub.CurrentPeriodEnd) && sub.Status != models.SubscriptionCancelled,
+		CancelAt:      optTimestamp(sub.CancelAt), CancelAtPeriodEnd: sub.CancelAt != nil && sub.CancelAt.Equal(sub.CurrentPeriodEnd) && sub.Status != billing.SubscriptionCancelled,
 		CancelledAt: optTimestamp(sub.CancelledAt), EndedReason: sub.EndedReason, PeriodsBilled: sub.PeriodsBilled,
 		CreatedAt: models.Timestamp(sub.CreatedAt), UpdatedAt: models.Timestamp(sub.UpdatedAt),
 		Workflow: SubscriptionWorkflowItem{ID: sub.ID, UIURL: s.uiURL(sub.ID)},
@@ -108,7 +109,7 @@ type subscriptionPath struct {
 // startSubscriptions starts one workflow per subscription. If one cannot
 // be started, those already started are terminated, every row is removed
 // and the answer is DEPENDENCY_UNAVAILABLE.
-func (s *Server) startSubscriptions(ctx context.Context, scope models.Scope, subs []models.Subscription) error {
+func (s *Server) startSubscriptions(ctx context.Context, scope models.Scope, subs []billing.Subscription) error {
 	var started []string
 	fail := func(cause error) error {
 		bg := context.WithoutCancel(ctx)
@@ -121,7 +122,7 @@ func (s *Server) startSubscriptions(ctx context.Context, scope models.Scope, sub
 		for i := range subs {
 			ids[i] = subs[i].ID
 		}
-		if err := s.store.DeletePendingSubscriptions(bg, scope, ids); err != nil {
+		if err := s.billing.DeletePendingSubscriptions(bg, scope, ids); err != nil {
 			s.log.ErrorContext(ctx, "removing subscriptions that did not start failed", "error", err)
 		}
 		e := models.Errorf(models.CodeDependencyUnavailable, "the workflow engine is unavailable; retry later").WithDetail("retry_after", 5)
@@ -156,11 +157,11 @@ func (s *Server) registerSubscriptions() {
 				return nil, models.Errorf(models.CodeDependencyUnavailable, "recurring billing is unavailable: no workflow engine is configured")
 			}
 			b := in.Body
-			mi := models.RecurringInput{AccountID: b.AccountID, PaymentMethodID: b.PaymentMethodID, StartDate: b.StartDate}
+			mi := billing.RecurringInput{AccountID: b.AccountID, PaymentMethodID: b.PaymentMethodID, StartDate: b.StartDate}
 			for _, it := range b.Services {
-				mi.Services = append(mi.Services, models.RecurringItem{ServiceID: it.ServiceID, BillingCycle: it.BillingCycle, AutoRenew: it.AutoRenew, Quantity: it.Quantity})
+				mi.Services = append(mi.Services, billing.RecurringItem{ServiceID: it.ServiceID, BillingCycle: it.BillingCycle, AutoRenew: it.AutoRenew, Quantity: it.Quantity})
 			}
-			subs, scope, err := s.store.CreateSubscriptions(ctx, principal(ctx), mi)
+			subs, scope, err := s.billing.CreateSubscriptions(ctx, principal(ctx), mi)
 			if err != nil {
 				return nil, err
 			}
@@ -182,7 +183,7 @@ func (s *Server) registerSubscriptions() {
 			if err != nil {
 				return nil, err
 			}
-			subs, total, err := s.store.ListSubscriptions(ctx, principal(ctx), models.SubscriptionFilter{AccountID: in.AccountID, ServiceID: in.ServiceID, Status: in.Status}, pr)
+			subs, total, err := s.billing.ListSubscriptions(ctx, principal(ctx), billing.SubscriptionFilter{AccountID: in.AccountID, ServiceID: in.ServiceID, Status: in.Status}, pr)
 			if err != nil {
 				return nil, err
 			}
@@ -194,7 +195,7 @@ func (s *Server) registerSubscriptions() {
 		})
 	register(s, huma.Operation{OperationID: "get-subscription", Method: http.MethodGet, Path: "/billing/subscriptions/{subscription_id}", Summary: "Get a subscription", Tags: tags},
 		access{permission: "billing:read"}, func(ctx context.Context, in *subscriptionPath) (*SubscriptionOutput, error) {
-			sub, err := s.store.GetSubscription(ctx, principal(ctx), in.ID)
+			sub, err := s.billing.GetSubscription(ctx, principal(ctx), in.ID)
 			if err != nil {
 				return nil, err
 			}
@@ -213,7 +214,7 @@ func (s *Server) registerSubscriptions() {
 				Quantity     *int    `json:"quantity,omitempty"`
 			}
 		}) (*SubscriptionOutput, error) {
-			sub, err := s.store.UpdateSubscription(ctx, principal(ctx), in.ID, models.SubscriptionPatch{BillingCycle: in.Body.BillingCycle, AutoRenew: in.Body.AutoRenew, Quantity: in.Body.Quantity})
+			sub, err := s.billing.UpdateSubscription(ctx, principal(ctx), in.ID, billing.SubscriptionPatch{BillingCycle: in.Body.BillingCycle, AutoRenew: in.Body.AutoRenew, Quantity: in.Body.Quantity})
 			if err != nil {
 				return nil, err
 			}
@@ -228,7 +229,7 @@ func (s *Server) registerSubscriptions() {
 			ID          string `path:"subscription_id" maxLength:"64" example:"sub_3fK9aZ"`
 			AtPeriodEnd bool   `query:"at_period_end" default:"true" doc:"false cancels now"`
 		}) (*SubscriptionOutput, error) {
-			sub, err := s.store.CancelSubscription(ctx, principal(ctx), in.ID, in.AtPeriodEnd)
+			sub, err := s.billing.CancelSubscription(ctx, principal(ctx), in.ID, in.AtPeriodEnd)
 			if err != nil {
 				return nil, err
 			}
@@ -243,7 +244,7 @@ func (s *Server) registerSubscriptions() {
 // takes effect now. The row already holds the cancellation: if the signal
 // cannot be sent, the workflow applies it at the latest when the period
 // ends (billing only up to cancel_at), so a failure is only logged.
-func (s *Server) signalCancel(ctx context.Context, sub *models.Subscription) {
+func (s *Server) signalCancel(ctx context.Context, sub *billing.Subscription) {
 	if s.temporal == nil || sub.CancelAt == nil {
 		return
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/billing"
 )
 
 // TotalUsage is the usage response's total_usage.
@@ -20,7 +21,7 @@ type TotalUsage struct {
 }
 
 func totalUsage(m map[string]int64) TotalUsage {
-	return TotalUsage{VoiceMinutes: m[models.MetricVoiceMinutes], DataGB: m[models.MetricDataGB], CloudStorageGB: m[models.MetricCloudStorageGB], APICalls: m[models.MetricAPICalls]}
+	return TotalUsage{VoiceMinutes: m[billing.MetricVoiceMinutes], DataGB: m[billing.MetricDataGB], CloudStorageGB: m[billing.MetricCloudStorageGB], APICalls: m[billing.MetricAPICalls]}
 }
 
 // UsageCharge is one invoiced charge of a service (detailed reports).
@@ -84,7 +85,7 @@ type CostBreakdown struct {
 
 func costBreakdown(m map[string]models.Money) CostBreakdown {
 	return CostBreakdown{Connectivity: m["connectivity"], Voice: m["voice"], Cloud: m["cloud"], Security: m["security"], AI: m["ai"],
-		Platform: m[models.CategoryPlatform], Other: m[models.CategoryOther]}
+		Platform: m[billing.CategoryPlatform], Other: m[billing.CategoryOther]}
 }
 
 // MonthCostItem is one month's total.
@@ -181,7 +182,7 @@ func (s *Server) apiRequests(ctx context.Context, p *models.Principal, from, to 
 			loggerFrom(ctx).WarnContext(ctx, "monthly API usage unavailable", "organization_id", p.OrganizationID, "error", err)
 			continue
 		}
-		out[models.MonthKey(m)] = n
+		out[billing.MonthKey(m)] = n
 	}
 	return out
 }
@@ -200,11 +201,11 @@ func (s *Server) registerUsage() {
 			Currency    string `query:"currency" maxLength:"3" doc:"Default: the currency of the oldest billing account"`
 		}) (*UsageOutput, error) {
 			p, now := principal(ctx), s.now()
-			from, to, err := models.UsageWindow(in.Period, now)
+			from, to, err := billing.UsageWindow(in.Period, now)
 			if err != nil {
 				return nil, err
 			}
-			r, err := s.store.Usage(ctx, p, models.UsageQuery{Period: in.Period, ServiceType: in.ServiceType, Detailed: in.Detailed, Currency: in.Currency,
+			r, err := s.billing.Usage(ctx, p, billing.UsageQuery{Period: in.Period, ServiceType: in.ServiceType, Detailed: in.Detailed, Currency: in.Currency,
 				Now: now, APIRequests: s.apiRequests(ctx, p, from, to)})
 			if err != nil {
 				return nil, err
@@ -216,16 +217,16 @@ func (s *Server) registerUsage() {
 			e := r.Estimate
 			b.Estimate = CostEstimateItem{RecurringRunRate: e.RecurringRunRate, ProjectedUsage: e.ProjectedUsage, ProjectedAPIOverage: e.ProjectedAPIOverage,
 				OneTimeCharges: e.OneTimeCharges, DaysElapsed: e.DaysElapsed, DaysInMonth: e.DaysInMonth}
-			b.Services = mapSlice(r.Services, func(u *models.ServiceUsage) ServiceUsageItem {
+			b.Services = mapSlice(r.Services, func(u *billing.ServiceUsage) ServiceUsageItem {
 				it := ServiceUsageItem{ServiceID: u.ServiceID, ServiceType: u.ServiceType, Category: u.Category, Usage: u.Usage, Unit: u.Unit, Cost: u.Cost}
 				if it.ServiceID == "" {
-					it.ServiceID = models.ServiceTypeAPI
+					it.ServiceID = billing.ServiceTypeAPI
 				}
 				if in.Detailed {
 					it.Metrics = u.Metrics
 					accrued := u.Accrued
 					it.Accrued = &accrued
-					it.Charges = mapSlice(u.Charges, func(l *models.InvoiceLine) UsageCharge {
+					it.Charges = mapSlice(u.Charges, func(l *billing.InvoiceLine) UsageCharge {
 						return UsageCharge{InvoiceID: l.InvoiceID, Description: l.Description, Kind: l.Kind, Amount: l.Amount}
 					})
 				}
@@ -238,7 +239,7 @@ func (s *Server) registerUsage() {
 		access{permission: "billing:read"}, func(ctx context.Context, in *struct {
 			Currency string `query:"currency" maxLength:"3" doc:"Default: the currency of the oldest billing account"`
 		}) (*CostAnalysisOutput, error) {
-			c, err := s.store.Costs(ctx, principal(ctx), in.Currency, s.now())
+			c, err := s.billing.Costs(ctx, principal(ctx), in.Currency, s.now())
 			if err != nil {
 				return nil, err
 			}
@@ -247,7 +248,7 @@ func (s *Server) registerUsage() {
 			b.Currency, b.LastMonth, b.YearToDate = c.Currency, c.LastMonth, c.YearToDate
 			b.CurrentMonth = CurrentMonthCost{Total: c.CurrentMonth, Breakdown: costBreakdown(c.Breakdown)}
 			b.Trends = CostTrends{MonthlyGrowth: c.MonthlyGrowth, CostOptimizationSavings: c.OptimizationSavings}
-			b.Months = mapSlice(c.Months, func(m *models.MonthCost) MonthCostItem { return MonthCostItem{Month: m.Month, Total: m.Total} })
+			b.Months = mapSlice(c.Months, func(m *billing.MonthCost) MonthCostItem { return MonthCostItem{Month: m.Month, Total: m.Total} })
 			b.IdleSubscriptions = c.IdleSubscriptions
 			return out, nil
 		})
@@ -258,14 +259,14 @@ func (s *Server) registerUsage() {
 			Currency string `query:"currency" maxLength:"3" doc:"Default: the currency of the oldest billing account"`
 		}) (*BillingAnalyticsOutput, error) {
 			now := s.now()
-			a, err := s.store.Analytics(ctx, principal(ctx), in.Currency, now)
+			a, err := s.billing.Analytics(ctx, principal(ctx), in.Currency, now)
 			if err != nil {
 				return nil, err
 			}
 			out := &BillingAnalyticsOutput{}
 			b := &out.Body
 			c := a.Costs
-			b.Currency, b.Period = c.Currency, models.PeriodCurrentMonth
+			b.Currency, b.Period = c.Currency, billing.PeriodCurrentMonth
 			b.Spending = SpendingSummary{CurrentMonth: c.CurrentMonth, LastMonth: c.LastMonth, YearToDate: c.YearToDate, MonthlyGrowth: c.MonthlyGrowth, Breakdown: costBreakdown(c.Breakdown)}
 			b.Invoices = InvoiceSummary{Pending: a.InvoiceCounts["pending"], Paid: a.InvoiceCounts["paid"], Overdue: a.InvoiceCounts["overdue"],
 				Cancelled: a.InvoiceCounts["cancelled"], Outstanding: a.Outstanding, OverdueDue: a.Overdue}

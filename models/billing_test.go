@@ -10,28 +10,29 @@ import (
 	"time"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/billing"
 )
 
 func TestInvoiceTransitions(t *testing.T) {
 	tests := []struct {
-		from, to models.InvoiceStatus
+		from, to billing.InvoiceStatus
 		ok       bool
 	}{
-		{models.InvoicePending, models.InvoicePaid, true},
-		{models.InvoicePending, models.InvoiceOverdue, true},
-		{models.InvoicePending, models.InvoiceCancelled, true},
-		{models.InvoiceOverdue, models.InvoicePaid, true},
-		{models.InvoiceOverdue, models.InvoiceCancelled, true},
-		{models.InvoiceOverdue, models.InvoicePending, false},
-		{models.InvoicePaid, models.InvoiceCancelled, false},
-		{models.InvoicePaid, models.InvoicePending, false},
-		{models.InvoicePaid, models.InvoiceOverdue, false},
-		{models.InvoiceCancelled, models.InvoicePaid, false},
-		{models.InvoiceCancelled, models.InvoicePending, false},
+		{billing.InvoicePending, billing.InvoicePaid, true},
+		{billing.InvoicePending, billing.InvoiceOverdue, true},
+		{billing.InvoicePending, billing.InvoiceCancelled, true},
+		{billing.InvoiceOverdue, billing.InvoicePaid, true},
+		{billing.InvoiceOverdue, billing.InvoiceCancelled, true},
+		{billing.InvoiceOverdue, billing.InvoicePending, false},
+		{billing.InvoicePaid, billing.InvoiceCancelled, false},
+		{billing.InvoicePaid, billing.InvoicePending, false},
+		{billing.InvoicePaid, billing.InvoiceOverdue, false},
+		{billing.InvoiceCancelled, billing.InvoicePaid, false},
+		{billing.InvoiceCancelled, billing.InvoicePending, false},
 	}
 	for _, tc := range tests {
 		t.Run(fmt.Sprintf("%s to %s", tc.from, tc.to), func(t *testing.T) {
-			err := models.CheckInvoiceTransition(tc.from, tc.to)
+			err := billing.CheckInvoiceTransition(tc.from, tc.to)
 			if tc.ok != (err == nil) {
 				t.Fatalf("got %v", err)
 			}
@@ -69,7 +70,7 @@ func TestPeriodEnd(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.cycle+" from "+tc.start, func(t *testing.T) {
-			if got := models.PeriodEnd(at(tc.start), tc.cycle, tc.anchor); !got.Equal(at(tc.want)) {
+			if got := billing.PeriodEnd(at(tc.start), tc.cycle, tc.anchor); !got.Equal(at(tc.want)) {
 				t.Fatalf("got %s, want %s", got.Format(time.RFC3339), tc.want)
 			}
 		})
@@ -96,19 +97,19 @@ func TestCyclesAndBillingDelays(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.cycle+" "+string(tc.env), func(t *testing.T) {
-			if got := models.ValidCycle(tc.cycle, tc.env); got != tc.valid {
+			if got := billing.ValidCycle(tc.cycle, tc.env); got != tc.valid {
 				t.Fatalf("valid %v", got)
 			}
 			if !tc.valid {
 				return
 			}
-			if got := models.CycleMonths(tc.cycle); got != tc.months {
+			if got := billing.CycleMonths(tc.cycle); got != tc.months {
 				t.Fatalf("months %d", got)
 			}
-			if got := models.DunningSchedule(tc.cycle); !slices.Equal(got, tc.dunning) {
+			if got := billing.DunningSchedule(tc.cycle); !slices.Equal(got, tc.dunning) {
 				t.Fatalf("dunning %v", got)
 			}
-			if a, m := models.PaymentTerm(tc.cycle, true), models.PaymentTerm(tc.cycle, false); a != tc.termAuto || m != tc.termM {
+			if a, m := billing.PaymentTerm(tc.cycle, true), billing.PaymentTerm(tc.cycle, false); a != tc.termAuto || m != tc.termM {
 				t.Fatalf("terms %v %v", a, m)
 			}
 		})
@@ -131,7 +132,7 @@ func TestCheckCardToken(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.token, func(t *testing.T) {
-			err := models.CheckCardToken("card_token", tc.token)
+			err := billing.CheckCardToken("card_token", tc.token)
 			if tc.issue == "" {
 				if err != nil {
 					t.Fatal(err)
@@ -163,12 +164,12 @@ func TestTaxAndOverageRounding(t *testing.T) {
 		{12345678, 2000, 2469136},
 	}
 	for _, tc := range tests {
-		if got := models.TaxOn(tc.subtotal, tc.rateBP); got != tc.want {
+		if got := billing.TaxOn(tc.subtotal, tc.rateBP); got != tc.want {
 			t.Errorf("TaxOn(%s, %d) = %s, want %s", tc.subtotal, tc.rateBP, got, tc.want)
 		}
 	}
 	for micros, cents := range map[int64]models.Money{0: 0, 4_999: 0, 5_000: 1, 10_000: 1, 10_000_000: 1000, 8_000_000_000: 8000_00} {
-		if got := models.OverageCents(micros); got != cents {
+		if got := billing.OverageCents(micros); got != cents {
 			t.Errorf("OverageCents(%d) = %s, want %s", micros, got, cents)
 		}
 	}
@@ -185,7 +186,7 @@ func TestBudgetPeriod(t *testing.T) {
 		{"annual", time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC)},
 	}
 	for _, tc := range tests {
-		if s, e := models.BudgetPeriod(tc.period, at); !s.Equal(tc.start) || !e.Equal(tc.end) {
+		if s, e := billing.BudgetPeriod(tc.period, at); !s.Equal(tc.start) || !e.Equal(tc.end) {
 			t.Errorf("%s: %s - %s", tc.period, s, e)
 		}
 	}
@@ -201,7 +202,7 @@ func billingTenant(t *testing.T, s *models.Store, name string, plan models.Plan)
 		t.Fatal(err)
 	}
 	p := &models.Principal{ID: "ak_test", OrganizationID: org.ID, Environment: models.EnvLive, Role: models.RoleCustomer, Permissions: []string{"*"}}
-	acct, err := s.CreateAccount(ctx, p, models.AccountInput{Name: "Main", Currency: "USD", BillingEmail: "b@example.com"})
+	acct, err := billing.NewStore(s).CreateAccount(ctx, p, billing.AccountInput{Name: "Main", Currency: "USD", BillingEmail: "b@example.com"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,8 +228,8 @@ func operationalService(t *testing.T, s *models.Store, p *models.Principal, acct
 	return svc
 }
 
-func visaMethod(acct *models.BillingAccount) *models.PaymentMethod {
-	return models.NewPaymentMethod(acct, models.PaymentMethodInput{Type: "credit_card", CardToken: "tok_visa"}, models.Card{Brand: "visa", Last4: "4242"}, true)
+func visaMethod(acct *models.BillingAccount) *billing.PaymentMethod {
+	return billing.NewPaymentMethod(acct, billing.PaymentMethodInput{Type: "credit_card", CardToken: "tok_visa"}, billing.Card{Brand: "visa", Last4: "4242"}, true)
 }
 
 func typesOf(t *testing.T, s *models.Store, scope models.Scope, id string) []string {
@@ -250,32 +251,32 @@ func TestInvoicePaymentLifecycle(t *testing.T) {
 	p, acct, svc := billingTenant(t, s, "Payer", models.PlanBusiness)
 	scope := p.OwnScope()
 	pm := visaMethod(acct)
-	if err := s.SavePaymentMethod(ctx, pm); err != nil {
+	if err := billing.NewStore(s).SavePaymentMethod(ctx, pm); err != nil {
 		t.Fatal(err)
 	}
-	inv, err := s.CreateInvoice(ctx, p, models.InvoiceInput{AccountID: acct.ID, Lines: []models.InvoiceLineInput{{ServiceID: svc.ID, Quantity: 3, UnitPrice: 10000}}})
-	if err != nil || inv.Total != 30000 || inv.Status != models.InvoicePending || inv.Number != "INV-000001" {
+	inv, err := billing.NewStore(s).CreateInvoice(ctx, p, billing.InvoiceInput{AccountID: acct.ID, Lines: []billing.InvoiceLineInput{{ServiceID: svc.ID, Quantity: 3, UnitPrice: 10000}}})
+	if err != nil || inv.Total != 30000 || inv.Status != billing.InvoicePending || inv.Number != "INV-000001" {
 		t.Fatalf("%+v %v", inv, err)
 	}
-	pay := func(amount models.Money, out models.PaymentOutcome) (*models.Payment, *models.Invoice, error) {
-		started, err := s.BeginPayment(ctx, scope, models.PaymentStart{Invoice: inv.ID, Amount: amount, Method: pm, Source: models.PaymentSourceAPI})
+	pay := func(amount models.Money, out billing.PaymentOutcome) (*billing.Payment, *billing.Invoice, error) {
+		started, err := billing.NewStore(s).BeginPayment(ctx, scope, billing.PaymentStart{Invoice: inv.ID, Amount: amount, Method: pm, Source: billing.PaymentSourceAPI})
 		if err != nil {
 			return nil, nil, err
 		}
-		return s.FinishPayment(ctx, scope, started.ID, out)
+		return billing.NewStore(s).FinishPayment(ctx, scope, started.ID, out)
 	}
-	ok := models.PaymentOutcome{Succeeded: true, TransactionID: "txn_1"}
+	ok := billing.PaymentOutcome{Succeeded: true, TransactionID: "txn_1"}
 
 	p1, after, err := pay(10000, ok)
-	if err != nil || p1.Status != models.PaymentSuccessful || after.Status != models.InvoicePending || after.AmountDue() != 20000 {
+	if err != nil || p1.Status != billing.PaymentSuccessful || after.Status != billing.InvoicePending || after.AmountDue() != 20000 {
 		t.Fatalf("partial: %+v %+v %v", p1, after, err)
 	}
 	avail := models.Money(500)
-	p2, after, err := pay(5000, models.PaymentOutcome{FailureCode: models.FailureInsufficientFunds, Available: &avail})
-	if err != nil || p2.Status != models.PaymentFailed || after.AmountDue() != 20000 {
+	p2, after, err := pay(5000, billing.PaymentOutcome{FailureCode: billing.FailureInsufficientFunds, Available: &avail})
+	if err != nil || p2.Status != billing.PaymentFailed || after.AmountDue() != 20000 {
 		t.Fatalf("failed: %+v %+v %v", p2, after, err)
 	}
-	e := models.AsError(models.PaymentError(p2, "payment_method.card_token"))
+	e := models.AsError(billing.PaymentError(p2, "payment_method.card_token"))
 	if e.Code != models.CodeInsufficientFunds || e.Details["available_amount"] != models.Money(500) || e.Details["required_amount"] != models.Money(5000) || e.Details["payment_method_id"] != pm.ID {
 		t.Fatalf("error %+v", e)
 	}
@@ -285,14 +286,14 @@ func TestInvoicePaymentLifecycle(t *testing.T) {
 	if _, _, err := pay(0, ok); models.ErrorCode(err) != models.CodeValidation {
 		t.Fatalf("zero: %v", err)
 	}
-	if _, err := s.MarkInvoiceOverdue(ctx, scope, inv.ID); err != nil {
+	if _, err := billing.NewStore(s).MarkInvoiceOverdue(ctx, scope, inv.ID); err != nil {
 		t.Fatal(err)
 	}
 	p3, after, err := pay(20000, ok)
-	if err != nil || after.Status != models.InvoicePaid || after.PaidAt == nil || after.AmountPaid != 30000 {
+	if err != nil || after.Status != billing.InvoicePaid || after.PaidAt == nil || after.AmountPaid != 30000 {
 		t.Fatalf("rest: %+v %+v %v", p3, after, err)
 	}
-	if again, _, err := s.FinishPayment(ctx, scope, p3.ID, models.PaymentOutcome{FailureCode: models.FailureCardDeclined}); err != nil || again.Status != models.PaymentSuccessful {
+	if again, _, err := billing.NewStore(s).FinishPayment(ctx, scope, p3.ID, billing.PaymentOutcome{FailureCode: billing.FailureCardDeclined}); err != nil || again.Status != billing.PaymentSuccessful {
 		t.Fatalf("finishing twice changed the payment: %+v %v", again, err)
 	}
 	if _, _, err := pay(1, ok); models.ErrorCode(err) != models.CodeDuplicatePayment {
@@ -307,13 +308,13 @@ func TestInvoicePaymentLifecycle(t *testing.T) {
 		}
 	}
 	staff := &models.Principal{ID: "ak_staff", OrganizationID: "org_provider", Environment: scope.Environment, Role: models.RoleAdmin, Permissions: []string{"*"}}
-	if _, err := s.CancelInvoice(ctx, staff, inv.ID, ""); models.ErrorCode(err) != models.CodeInvalidStateTransition {
+	if _, err := billing.NewStore(s).CancelInvoice(ctx, staff, inv.ID, ""); models.ErrorCode(err) != models.CodeInvalidStateTransition {
 		t.Fatalf("cancelling a paid invoice: %v", err)
 	}
-	if got, err := s.MarkInvoiceOverdue(ctx, scope, inv.ID); err != nil || got.Status != models.InvoicePaid {
+	if got, err := billing.NewStore(s).MarkInvoiceOverdue(ctx, scope, inv.ID); err != nil || got.Status != billing.InvoicePaid {
 		t.Fatalf("a paid invoice became %v (%v)", got.Status, err)
 	}
-	acctNow, err := s.GetAccount(ctx, p, acct.ID)
+	acctNow, err := billing.NewStore(s).GetAccount(ctx, p, acct.ID)
 	if err != nil || acctNow.Balance != 0 {
 		t.Fatalf("balance %v %v", acctNow.Balance, err)
 	}
@@ -328,23 +329,23 @@ func TestConcurrentPaymentsNeverBothSucceed(t *testing.T) {
 	p, acct, svc := billingTenant(t, s, "Racer", models.PlanBusiness)
 	scope := p.OwnScope()
 	pm := visaMethod(acct)
-	if err := s.SavePaymentMethod(ctx, pm); err != nil {
+	if err := billing.NewStore(s).SavePaymentMethod(ctx, pm); err != nil {
 		t.Fatal(err)
 	}
 	for round := 0; round < 3; round++ {
-		inv, err := s.CreateInvoice(ctx, p, models.InvoiceInput{AccountID: acct.ID, Lines: []models.InvoiceLineInput{{ServiceID: svc.ID, Quantity: 1, UnitPrice: 12345}}})
+		inv, err := billing.NewStore(s).CreateInvoice(ctx, p, billing.InvoiceInput{AccountID: acct.ID, Lines: []billing.InvoiceLineInput{{ServiceID: svc.ID, Quantity: 1, UnitPrice: 12345}}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		const n = 10
 		var wg sync.WaitGroup
 		results := make([]error, n)
-		payments := make([]*models.Payment, n)
+		payments := make([]*billing.Payment, n)
 		for i := 0; i < n; i++ {
 			wg.Add(1)
 			go func(i int) {
 				defer wg.Done()
-				payments[i], results[i] = s.BeginPayment(ctx, scope, models.PaymentStart{Invoice: inv.ID, Amount: 12345, Method: pm, Source: models.PaymentSourceAPI})
+				payments[i], results[i] = billing.NewStore(s).BeginPayment(ctx, scope, billing.PaymentStart{Invoice: inv.ID, Amount: 12345, Method: pm, Source: billing.PaymentSourceAPI})
 			}(i)
 		}
 		wg.Wait()
@@ -364,17 +365,17 @@ func TestConcurrentPaymentsNeverBothSucceed(t *testing.T) {
 		}
 		if round == 1 {
 			// A failure releases the reservation: the next payment goes through.
-			if _, _, err := s.FinishPayment(ctx, scope, payments[winner].ID, models.PaymentOutcome{FailureCode: models.FailureCardDeclined}); err != nil {
+			if _, _, err := billing.NewStore(s).FinishPayment(ctx, scope, payments[winner].ID, billing.PaymentOutcome{FailureCode: billing.FailureCardDeclined}); err != nil {
 				t.Fatal(err)
 			}
-			retry, err := s.BeginPayment(ctx, scope, models.PaymentStart{Invoice: inv.ID, Amount: 12345, Method: pm, Source: models.PaymentSourceAPI})
+			retry, err := billing.NewStore(s).BeginPayment(ctx, scope, billing.PaymentStart{Invoice: inv.ID, Amount: 12345, Method: pm, Source: billing.PaymentSourceAPI})
 			if err != nil {
 				t.Fatal(err)
 			}
 			payments[winner] = retry
 		}
-		_, after, err := s.FinishPayment(ctx, scope, payments[winner].ID, models.PaymentOutcome{Succeeded: true, TransactionID: "txn"})
-		if err != nil || after.Status != models.InvoicePaid || after.AmountPaid != 12345 {
+		_, after, err := billing.NewStore(s).FinishPayment(ctx, scope, payments[winner].ID, billing.PaymentOutcome{Succeeded: true, TransactionID: "txn"})
+		if err != nil || after.Status != billing.InvoicePaid || after.AmountPaid != 12345 {
 			t.Fatalf("round %d: %+v %v", round, after, err)
 		}
 	}
@@ -405,20 +406,20 @@ func TestSubscriptionPeriodsProrationAndCancellation(t *testing.T) {
 	s.Now = c.Now
 	p, acct, svc := billingTenant(t, s, "Subscriber", models.PlanBusiness)
 	scope := p.OwnScope()
-	subs, _, err := s.CreateSubscriptions(ctx, p, models.RecurringInput{AccountID: acct.ID, Services: []models.RecurringItem{{ServiceID: svc.ID}}})
+	subs, _, err := billing.NewStore(s).CreateSubscriptions(ctx, p, billing.RecurringInput{AccountID: acct.ID, Services: []billing.RecurringItem{{ServiceID: svc.ID}}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	sub := subs[0]
-	if sub.Status != models.SubscriptionPending || sub.UnitPrice != 29900 || sub.BillingCycle != "monthly" || sub.AnchorDay != 31 ||
+	if sub.Status != billing.SubscriptionPending || sub.UnitPrice != 29900 || sub.BillingCycle != "monthly" || sub.AnchorDay != 31 ||
 		!sub.CurrentPeriodEnd.Equal(time.Date(2026, 2, 28, 10, 0, 0, 0, time.UTC)) {
 		t.Fatalf("subscription %+v", sub)
 	}
-	if _, _, err := s.CreateSubscriptions(ctx, p, models.RecurringInput{AccountID: acct.ID, Services: []models.RecurringItem{{ServiceID: svc.ID}}}); models.ErrorCode(err) != models.CodeAlreadyExists {
+	if _, _, err := billing.NewStore(s).CreateSubscriptions(ctx, p, billing.RecurringInput{AccountID: acct.ID, Services: []billing.RecurringItem{{ServiceID: svc.ID}}}); models.ErrorCode(err) != models.CodeAlreadyExists {
 		t.Fatalf("a second subscription of the service: %v", err)
 	}
 	for range 2 {
-		if got, err := s.BeginSubscription(ctx, scope, sub.ID); err != nil || got.Status != models.SubscriptionActive {
+		if got, err := billing.NewStore(s).BeginSubscription(ctx, scope, sub.ID); err != nil || got.Status != billing.SubscriptionActive {
 			t.Fatalf("begin %+v %v", got, err)
 		}
 	}
@@ -428,71 +429,71 @@ func TestSubscriptionPeriodsProrationAndCancellation(t *testing.T) {
 
 	// Half-way through February's period (14 of 28 days) the quantity goes to 3.
 	c.set("2026-02-14T10:00:00Z")
-	if _, err := s.UpdateSubscription(ctx, p, sub.ID, models.SubscriptionPatch{Quantity: ptr(3)}); err != nil {
+	if _, err := billing.NewStore(s).UpdateSubscription(ctx, p, sub.ID, billing.SubscriptionPatch{Quantity: ptr(3)}); err != nil {
 		t.Fatal(err)
 	}
 	c.set("2026-02-28T10:00:05Z")
-	first, err := s.CloseSubscriptionPeriod(ctx, scope, models.CloseInput{SubscriptionID: sub.ID, PeriodStart: sub.CurrentPeriodStart, CloseAt: sub.CurrentPeriodEnd})
+	first, err := billing.NewStore(s).CloseSubscriptionPeriod(ctx, scope, billing.CloseInput{SubscriptionID: sub.ID, PeriodStart: sub.CurrentPeriodStart, CloseAt: sub.CurrentPeriodEnd})
 	if err != nil {
 		t.Fatal(err)
 	}
-	inv, err := s.InvoiceIn(ctx, scope, first.InvoiceID)
+	inv, err := billing.NewStore(s).InvoiceIn(ctx, scope, first.InvoiceID)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if first.Ended || first.Total != 14950+44850 || len(inv.Lines) != 2 || inv.Lines[0].Amount != 14950 || inv.Lines[1].Amount != 44850 ||
 		inv.Lines[1].Quantity != 3 || !strings.Contains(inv.Lines[0].Description, "prorated: 50.0%") || inv.Lines[0].Category != "connectivity" ||
-		inv.SubscriptionID != sub.ID || inv.Source != models.InvoiceSourceSubscription || !first.NextStart.Equal(sub.CurrentPeriodEnd) ||
+		inv.SubscriptionID != sub.ID || inv.Source != billing.InvoiceSourceSubscription || !first.NextStart.Equal(sub.CurrentPeriodEnd) ||
 		!first.NextEnd.Equal(time.Date(2026, 3, 31, 10, 0, 0, 0, time.UTC)) {
 		t.Fatalf("first close %+v, invoice %+v", first, inv)
 	}
-	again, err := s.CloseSubscriptionPeriod(ctx, scope, models.CloseInput{SubscriptionID: sub.ID, PeriodStart: sub.CurrentPeriodStart, CloseAt: sub.CurrentPeriodEnd})
+	again, err := billing.NewStore(s).CloseSubscriptionPeriod(ctx, scope, billing.CloseInput{SubscriptionID: sub.ID, PeriodStart: sub.CurrentPeriodStart, CloseAt: sub.CurrentPeriodEnd})
 	if err != nil || again.InvoiceID != first.InvoiceID || again.Total != first.Total {
 		t.Fatalf("closing twice: %+v %v", again, err)
 	}
 
 	// March: full period at quantity 3; the change to quarterly applies from April.
-	if _, err := s.UpdateSubscription(ctx, p, sub.ID, models.SubscriptionPatch{BillingCycle: ptr("quarterly")}); err != nil {
+	if _, err := billing.NewStore(s).UpdateSubscription(ctx, p, sub.ID, billing.SubscriptionPatch{BillingCycle: ptr("quarterly")}); err != nil {
 		t.Fatal(err)
 	}
 	c.set("2026-03-31T10:00:01Z")
-	second, err := s.CloseSubscriptionPeriod(ctx, scope, models.CloseInput{SubscriptionID: sub.ID, PeriodStart: first.NextStart, CloseAt: first.NextEnd})
+	second, err := billing.NewStore(s).CloseSubscriptionPeriod(ctx, scope, billing.CloseInput{SubscriptionID: sub.ID, PeriodStart: first.NextStart, CloseAt: first.NextEnd})
 	if err != nil || second.Total != 3*29900 || second.Cycle != "quarterly" || !second.NextEnd.Equal(time.Date(2026, 6, 30, 10, 0, 0, 0, time.UTC)) {
 		t.Fatalf("second close %+v %v", second, err)
 	}
 
 	// Cancelled now, 45 of the quarter's 91 days in: billed up to now.
 	c.set("2026-05-15T10:00:00Z")
-	cur, err := s.CancelSubscription(ctx, p, sub.ID, false)
+	cur, err := billing.NewStore(s).CancelSubscription(ctx, p, sub.ID, false)
 	if err != nil || cur.CancelAt == nil || !cur.CancelAt.Equal(c.Now()) {
 		t.Fatalf("cancel %+v %v", cur, err)
 	}
-	if later, err := s.CancelSubscription(ctx, p, sub.ID, true); err != nil || !later.CancelAt.Equal(c.Now()) {
+	if later, err := billing.NewStore(s).CancelSubscription(ctx, p, sub.ID, true); err != nil || !later.CancelAt.Equal(c.Now()) {
 		t.Fatalf("a later cancellation must not postpone the earlier one: %+v %v", later, err)
 	}
-	final, err := s.CloseSubscriptionPeriod(ctx, scope, models.CloseInput{SubscriptionID: sub.ID, PeriodStart: second.NextStart, CloseAt: *cur.CancelAt})
-	if err != nil || !final.Ended || final.EndedReason != models.EndedCancelled || final.Total != 133071 {
+	final, err := billing.NewStore(s).CloseSubscriptionPeriod(ctx, scope, billing.CloseInput{SubscriptionID: sub.ID, PeriodStart: second.NextStart, CloseAt: *cur.CancelAt})
+	if err != nil || !final.Ended || final.EndedReason != billing.EndedCancelled || final.Total != 133071 {
 		t.Fatalf("final close %+v %v", final, err)
 	}
-	ended, _ := s.SubscriptionIn(ctx, scope, sub.ID)
-	if ended.Status != models.SubscriptionCancelled || ended.CancelledAt == nil || ended.PeriodsBilled != 3 {
+	ended, _ := billing.NewStore(s).SubscriptionIn(ctx, scope, sub.ID)
+	if ended.Status != billing.SubscriptionCancelled || ended.CancelledAt == nil || ended.PeriodsBilled != 3 {
 		t.Fatalf("ended %+v", ended)
 	}
 	if got := typesOf(t, s, scope, sub.ID); !slices.Equal(got, []string{"subscription.created", "subscription.cancelled"}) {
 		t.Fatalf("events %v", got)
 	}
-	if _, err := s.CancelSubscription(ctx, p, sub.ID, true); models.ErrorCode(err) != models.CodeInvalidStateTransition {
+	if _, err := billing.NewStore(s).CancelSubscription(ctx, p, sub.ID, true); models.ErrorCode(err) != models.CodeInvalidStateTransition {
 		t.Fatalf("cancelling an ended subscription: %v", err)
 	}
-	if _, err := s.UpdateSubscription(ctx, p, sub.ID, models.SubscriptionPatch{Quantity: ptr(1)}); models.ErrorCode(err) != models.CodeInvalidStateTransition {
+	if _, err := billing.NewStore(s).UpdateSubscription(ctx, p, sub.ID, billing.SubscriptionPatch{Quantity: ptr(1)}); models.ErrorCode(err) != models.CodeInvalidStateTransition {
 		t.Fatalf("changing an ended subscription: %v", err)
 	}
 	// The service may be subscribed again once the subscription has ended.
-	if _, _, err := s.CreateSubscriptions(ctx, p, models.RecurringInput{AccountID: acct.ID, Services: []models.RecurringItem{{ServiceID: svc.ID}}}); err != nil {
+	if _, _, err := billing.NewStore(s).CreateSubscriptions(ctx, p, billing.RecurringInput{AccountID: acct.ID, Services: []billing.RecurringItem{{ServiceID: svc.ID}}}); err != nil {
 		t.Fatal(err)
 	}
 
-	costs, err := s.Costs(ctx, p, "", c.Now())
+	costs, err := billing.NewStore(s).Costs(ctx, p, "", c.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -500,11 +501,11 @@ func TestSubscriptionPeriodsProrationAndCancellation(t *testing.T) {
 		costs.YearToDate != 59800+89700+133071 || costs.Months[8].Total != 59800 || costs.Months[9].Total != 89700 {
 		t.Fatalf("costs %+v", costs)
 	}
-	usage, err := s.Usage(ctx, p, models.UsageQuery{Period: models.PeriodCurrentYear, Now: c.Now()})
+	usage, err := billing.NewStore(s).Usage(ctx, p, billing.UsageQuery{Period: billing.PeriodCurrentYear, Now: c.Now()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if usage.TotalUsage[models.MetricDataGB] <= 0 || len(usage.Services) != 1 || usage.Services[0].Cost != 59800+89700+133071 || usage.Services[0].Unit != "GB" {
+	if usage.TotalUsage[billing.MetricDataGB] <= 0 || len(usage.Services) != 1 || usage.Services[0].Cost != 59800+89700+133071 || usage.Services[0].Unit != "GB" {
 		t.Fatalf("usage %+v", usage)
 	}
 }
@@ -528,7 +529,7 @@ func TestDecommissionedServiceStopsBilling(t *testing.T) {
 	p, acct, svc := billingTenant(t, s, "Leaver", models.PlanBusiness)
 	scope := p.OwnScope()
 	other := operationalService(t, s, p, acct)
-	subs, _, err := s.CreateSubscriptions(ctx, p, models.RecurringInput{AccountID: acct.ID, Services: []models.RecurringItem{{ServiceID: svc.ID}, {ServiceID: other.ID}}})
+	subs, _, err := billing.NewStore(s).CreateSubscriptions(ctx, p, billing.RecurringInput{AccountID: acct.ID, Services: []billing.RecurringItem{{ServiceID: svc.ID}, {ServiceID: other.ID}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -546,11 +547,11 @@ func TestDecommissionedServiceStopsBilling(t *testing.T) {
 	c.set("2026-05-01T00:00:00Z")
 	want := map[string]models.Money{svc.ID: 9967, other.ID: 19933} // 299.00 × 10/30, × 20/30
 	for _, sub := range subs {
-		if _, err := s.BeginSubscription(ctx, scope, sub.ID); err != nil {
+		if _, err := billing.NewStore(s).BeginSubscription(ctx, scope, sub.ID); err != nil {
 			t.Fatal(err)
 		}
-		res, err := s.CloseSubscriptionPeriod(ctx, scope, models.CloseInput{SubscriptionID: sub.ID, PeriodStart: sub.CurrentPeriodStart, CloseAt: sub.CurrentPeriodEnd})
-		if err != nil || !res.Ended || res.EndedReason != models.EndedDecommissioned || res.Total != want[sub.ServiceID] {
+		res, err := billing.NewStore(s).CloseSubscriptionPeriod(ctx, scope, billing.CloseInput{SubscriptionID: sub.ID, PeriodStart: sub.CurrentPeriodStart, CloseAt: sub.CurrentPeriodEnd})
+		if err != nil || !res.Ended || res.EndedReason != billing.EndedDecommissioned || res.Total != want[sub.ServiceID] {
 			t.Fatalf("%s: %+v %v", sub.ServiceID, res, err)
 		}
 	}
@@ -565,41 +566,41 @@ func TestAPIOverageIsBilledOnce(t *testing.T) {
 	p, acct, svc := billingTenant(t, s, "Chatty", models.PlanDeveloper)
 	scope := p.OwnScope()
 	svc2 := operationalService(t, s, p, acct)
-	subs, _, err := s.CreateSubscriptions(ctx, p, models.RecurringInput{AccountID: acct.ID, Services: []models.RecurringItem{{ServiceID: svc.ID}, {ServiceID: svc2.ID}}})
+	subs, _, err := billing.NewStore(s).CreateSubscriptions(ctx, p, billing.RecurringInput{AccountID: acct.ID, Services: []billing.RecurringItem{{ServiceID: svc.ID}, {ServiceID: svc2.ID}}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	// June: 60,000 requests on the developer plan (50,000 included, 0.001 USD each beyond).
 	// August has not ended when July's periods close: it is not billed.
 	requests := map[string]int64{"2026-05": 10, "2026-06": 60_000, "2026-08": 999_999}
-	var overage []models.InvoiceLine
+	var overage []billing.InvoiceLine
 	for _, sub := range subs {
-		if _, err := s.BeginSubscription(ctx, scope, sub.ID); err != nil {
+		if _, err := billing.NewStore(s).BeginSubscription(ctx, scope, sub.ID); err != nil {
 			t.Fatal(err)
 		}
-		res, err := s.CloseSubscriptionPeriod(ctx, scope, models.CloseInput{SubscriptionID: sub.ID, PeriodStart: sub.CurrentPeriodStart, CloseAt: sub.CurrentPeriodEnd, APIRequests: requests})
+		res, err := billing.NewStore(s).CloseSubscriptionPeriod(ctx, scope, billing.CloseInput{SubscriptionID: sub.ID, PeriodStart: sub.CurrentPeriodStart, CloseAt: sub.CurrentPeriodEnd, APIRequests: requests})
 		if err != nil {
 			t.Fatal(err)
 		}
-		inv, err := s.InvoiceIn(ctx, scope, res.InvoiceID)
+		inv, err := billing.NewStore(s).InvoiceIn(ctx, scope, res.InvoiceID)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, l := range inv.Lines {
-			if l.Kind == models.LineOverage {
+			if l.Kind == billing.LineOverage {
 				overage = append(overage, l)
 			}
 		}
 	}
-	if len(overage) != 1 || overage[0].Amount != 1000 || overage[0].Category != models.CategoryPlatform || !strings.Contains(overage[0].Description, "10000 at 0.001 USD") {
+	if len(overage) != 1 || overage[0].Amount != 1000 || overage[0].Category != billing.CategoryPlatform || !strings.Contains(overage[0].Description, "10000 at 0.001 USD") {
 		t.Fatalf("overage lines %+v", overage)
 	}
-	usage, err := s.Usage(ctx, p, models.UsageQuery{Period: models.PeriodCurrentYear, Now: time.Date(2026, 8, 15, 0, 0, 0, 0, time.UTC)})
+	usage, err := billing.NewStore(s).Usage(ctx, p, billing.UsageQuery{Period: billing.PeriodCurrentYear, Now: time.Date(2026, 8, 15, 0, 0, 0, 0, time.UTC)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if usage.TotalUsage[models.MetricAPICalls] != 60_010 {
-		t.Fatalf("api calls from the records: %d", usage.TotalUsage[models.MetricAPICalls])
+	if usage.TotalUsage[billing.MetricAPICalls] != 60_010 {
+		t.Fatalf("api calls from the records: %d", usage.TotalUsage[billing.MetricAPICalls])
 	}
 }
 
@@ -608,40 +609,40 @@ func TestAutoPayTargetAndOverdue(t *testing.T) {
 	ctx := context.Background()
 	p, acct, svc := billingTenant(t, s, "Auto", models.PlanBusiness)
 	scope := p.OwnScope()
-	inv, err := s.CreateInvoice(ctx, p, models.InvoiceInput{AccountID: acct.ID, Lines: []models.InvoiceLineInput{{ServiceID: svc.ID, Quantity: 1, UnitPrice: 100}}})
+	inv, err := billing.NewStore(s).CreateInvoice(ctx, p, billing.InvoiceInput{AccountID: acct.ID, Lines: []billing.InvoiceLineInput{{ServiceID: svc.ID, Quantity: 1, UnitPrice: 100}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	tgt, err := s.AutoPayTargetOf(ctx, scope, inv.ID)
+	tgt, err := billing.NewStore(s).AutoPayTargetOf(ctx, scope, inv.ID)
 	if err != nil || tgt.Method != nil {
 		t.Fatalf("without auto_pay: %+v %v", tgt, err)
 	}
 	pm := visaMethod(acct)
-	if err := s.SavePaymentMethod(ctx, pm); err != nil {
+	if err := billing.NewStore(s).SavePaymentMethod(ctx, pm); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.UpdatePreferences(ctx, p, acct.ID, models.PreferencesInput{AutoPay: ptr(true), PaymentMethodID: &pm.ID}); err != nil {
+	if _, err := billing.NewStore(s).UpdatePreferences(ctx, p, acct.ID, billing.PreferencesInput{AutoPay: ptr(true), PaymentMethodID: &pm.ID}); err != nil {
 		t.Fatal(err)
 	}
-	if tgt, err = s.AutoPayTargetOf(ctx, scope, inv.ID); err != nil || tgt.Method == nil || tgt.Method.ID != pm.ID {
+	if tgt, err = billing.NewStore(s).AutoPayTargetOf(ctx, scope, inv.ID); err != nil || tgt.Method == nil || tgt.Method.ID != pm.ID {
 		t.Fatalf("with auto_pay: %+v %v", tgt, err)
 	}
-	if err := s.RemovePaymentMethod(ctx, p, acct.ID, pm.ID); models.ErrorCode(err) != models.CodeInvalidStateTransition {
+	if err := billing.NewStore(s).RemovePaymentMethod(ctx, p, acct.ID, pm.ID); models.ErrorCode(err) != models.CodeInvalidStateTransition {
 		t.Fatalf("removing the auto_pay method: %v", err)
 	}
 	for range 2 {
-		got, err := s.MarkInvoiceOverdue(ctx, scope, inv.ID)
-		if err != nil || got.Status != models.InvoiceOverdue || got.OverdueAt == nil {
+		got, err := billing.NewStore(s).MarkInvoiceOverdue(ctx, scope, inv.ID)
+		if err != nil || got.Status != billing.InvoiceOverdue || got.OverdueAt == nil {
 			t.Fatalf("%+v %v", got, err)
 		}
 	}
 	if got := typesOf(t, s, scope, inv.ID); !slices.Equal(got, []string{"invoice.created", "invoice.overdue"}) {
 		t.Fatalf("events %v", got)
 	}
-	if _, err := s.MarkInvoiceOverdue(ctx, scope, "inv_missing"); models.ErrorCode(err) != models.CodeNotFound {
+	if _, err := billing.NewStore(s).MarkInvoiceOverdue(ctx, scope, "inv_missing"); models.ErrorCode(err) != models.CodeNotFound {
 		t.Fatalf("missing: %v", err)
 	}
-	d, err := s.GetAccountDetail(ctx, p, acct.ID)
+	d, err := billing.NewStore(s).GetAccountDetail(ctx, p, acct.ID)
 	if err != nil || d.OverdueAmount != 100 || d.Account.Balance != 100 || d.OpenInvoices != 1 || len(d.PaymentMethods) != 1 || d.Plan != models.PlanBusiness {
 		t.Fatalf("detail %+v %v", d, err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/automation"
+	"github.com/telcoplatform/platform/models/billing"
 )
 
 // bulkTenant creates an organization with a billing account and returns a
@@ -21,7 +22,7 @@ func bulkTenant(t *testing.T, s *models.Store, name string, env models.Environme
 		t.Fatal(err)
 	}
 	p := &models.Principal{ID: "ak_bulk", OrganizationID: org.ID, Environment: env, Role: models.RoleCustomer, Permissions: []string{"*"}}
-	acct, err := s.CreateAccount(ctx, p, models.AccountInput{Name: "Main", Currency: "USD", BillingEmail: "b@example.com"})
+	acct, err := billing.NewStore(s).CreateAccount(ctx, p, billing.AccountInput{Name: "Main", Currency: "USD", BillingEmail: "b@example.com"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/billing"
 	"github.com/telcoplatform/platform/testenv"
 )
 
@@ -40,7 +41,7 @@ func TestTenantScopingIsEnforced(t *testing.T) {
 	pa := &models.Principal{OrganizationID: orgA.ID, Environment: models.EnvLive, Role: models.RoleCustomer, Permissions: []string{"*"}}
 	pb := &models.Principal{OrganizationID: orgB.ID, Environment: models.EnvLive, Role: models.RoleCustomer, Permissions: []string{"*"}}
 	pbTest := &models.Principal{OrganizationID: orgB.ID, Environment: models.EnvTest, Role: models.RoleCustomer, Permissions: []string{"*"}}
-	acct, err := s.CreateAccount(ctx, pb, models.AccountInput{Name: "B main", Currency: "usd", BillingEmail: "b@example.com"})
+	acct, err := billing.NewStore(s).CreateAccount(ctx, pb, billing.AccountInput{Name: "B main", Currency: "usd", BillingEmail: "b@example.com"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +57,7 @@ func TestTenantScopingIsEnforced(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := s.GetAccount(ctx, tc.who, acct.ID)
+			_, err := billing.NewStore(s).GetAccount(ctx, tc.who, acct.ID)
 			if tc.wantOK && err != nil {
 				t.Fatalf("want the account, got %v", err)
 			}

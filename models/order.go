@@ -353,10 +353,10 @@ func (s *Store) checkOrderFields(ctx context.Context, v *Validator, o *Provision
 	}
 	s.checkSchedule(v, o)
 	if o.TechnicalContact != "" {
-		v.Check(validEmail(o.TechnicalContact), "contacts.technical", "must be an e-mail address")
+		v.Check(ValidEmail(o.TechnicalContact), "contacts.technical", "must be an e-mail address")
 	}
 	if o.BillingContact != "" {
-		v.Check(validEmail(o.BillingContact), "contacts.billing", "must be an e-mail address")
+		v.Check(ValidEmail(o.BillingContact), "contacts.billing", "must be an e-mail address")
 	}
 	if o.CatalogServiceID == "" || (prof.Bandwidth != "" && mbps == 0) || (isType && st.Kind != prof.Kind) {
 		return nil

@@ -177,3 +177,7 @@ func PrincipalFrom(ctx context.Context) *Principal {
 	p, _ := ctx.Value(principalKey{}).(*Principal)
 	return p
 }
+
+// PermissionBillingAdmin is the provider-staff permission for the
+// provider's side of billing: voiding invoices and setting tax rates.
+const PermissionBillingAdmin = "billing:admin"

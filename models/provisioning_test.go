@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/billing"
 	"github.com/telcoplatform/platform/models/seed"
 )
 
@@ -22,7 +23,7 @@ func provisioningTenant(t *testing.T, s *models.Store, name string) (*models.Pri
 		t.Fatal(err)
 	}
 	p := &models.Principal{ID: "ak_test", OrganizationID: org.ID, Environment: models.EnvLive, Role: models.RoleCustomer, Permissions: []string{"*"}}
-	acct, err := s.CreateAccount(ctx, p, models.AccountInput{Name: "Main", Currency: "USD", BillingEmail: "b@example.com"})
+	acct, err := billing.NewStore(s).CreateAccount(ctx, p, billing.AccountInput{Name: "Main", Currency: "USD", BillingEmail: "b@example.com"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -568,7 +568,7 @@ func (s *Store) CreateQuote(ctx context.Context, p *Principal, in QuoteInput) (*
 	var v Validator
 	v.Check(len(in.Services) >= 1 && len(in.Services) <= 50, "services", "must list 1 to 50 services")
 	cycle := OrDefault(strings.TrimSpace(in.Cycle), "monthly")
-	v.Check(slices.Contains(billingCycles, cycle), "billing_preferences.cycle", "must be monthly, quarterly or annual")
+	v.Check(slices.Contains(BillingCycles, cycle), "billing_preferences.cycle", "must be monthly, quarterly or annual")
 	term := 1
 	if t := strings.TrimSpace(in.Term); t != "" {
 		m := qtTermPattern.FindStringSubmatch(t)

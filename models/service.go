@@ -912,14 +912,14 @@ func (s *Store) validateUpdate(ctx context.Context, scope Scope, svc *Service, i
 	}
 	if c := in.Contacts; c != nil {
 		if t := strings.TrimSpace(c.Technical); t != "" {
-			v.Check(validEmail(t), "contacts.technical", "must be an e-mail address")
+			v.Check(ValidEmail(t), "contacts.technical", "must be an e-mail address")
 			if t != svc.TechnicalContact {
 				u.TechnicalContact = &t
 				change("contacts.technical", svc.TechnicalContact, t)
 			}
 		}
 		if b := strings.TrimSpace(c.Billing); b != "" {
-			v.Check(validEmail(b), "contacts.billing", "must be an e-mail address")
+			v.Check(ValidEmail(b), "contacts.billing", "must be an e-mail address")
 			if b != svc.BillingContact {
 				u.BillingContact = &b
 				change("contacts.billing", svc.BillingContact, b)
@@ -1766,7 +1766,7 @@ func checkSetting(v *Validator, field string, r settingRule, val any) any {
 		return int(f)
 	case "email":
 		str, ok := val.(string)
-		if !ok || !validEmail(str) {
+		if !ok || !ValidEmail(str) {
 			v.Add(field, "must be an e-mail address")
 			return nil
 		}
@@ -1804,7 +1804,7 @@ func checkSetting(v *Validator, field string, r settingRule, val any) any {
 		f := fmt.Sprintf("%s[%d]", field, i)
 		switch r.Type {
 		case "emails":
-			v.Check(validEmail(it), f, "must be an e-mail address")
+			v.Check(ValidEmail(it), f, "must be an e-mail address")
 		case "ips":
 			_, err := netip.ParseAddr(it)
 			v.Check(err == nil, f, "must be an IPv4 or IPv6 address")

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/billing"
 	"github.com/telcoplatform/platform/webhooks"
 )
 
@@ -321,7 +322,7 @@ func TestConflictsOnlyForTheInternetBody(t *testing.T) {
 	if models.ErrorCode(err) != models.CodeServiceConflict {
 		t.Fatalf("want SERVICE_CONFLICT, got %v", err)
 	}
-	other, err := s.CreateAccount(ctx, p, models.AccountInput{Name: "Second", Currency: "USD", BillingEmail: "b2@example.com"})
+	other, err := billing.NewStore(s).CreateAccount(ctx, p, billing.AccountInput{Name: "Second", Currency: "USD", BillingEmail: "b2@example.com"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/billing"
 )
 
 // ChargeRequest asks the gateway to charge a card token.
@@ -30,13 +31,13 @@ type ChargeRequest struct {
 type Gateway interface {
 	// Describe returns the card behind a token.
 	// Errors: VALIDATION_ERROR (unknown or unusable token).
-	Describe(ctx context.Context, token string) (models.Card, error)
+	Describe(ctx context.Context, token string) (billing.Card, error)
 	// Charge charges a token. A refusal (insufficient funds, declined card,
 	// processing error) is an outcome, not an error; an error means the
 	// gateway could not be reached (the payment then fails with
 	// processing_error). Charging the same PaymentID again returns the
 	// first outcome.
-	Charge(ctx context.Context, req ChargeRequest) (models.PaymentOutcome, error)
+	Charge(ctx context.Context, req ChargeRequest) (billing.PaymentOutcome, error)
 }
 
 // Test tokens answered by the Simulator (docs/billing.md, docs/sandbox.md).
@@ -54,19 +55,19 @@ const (
 const InsufficientFundsAvailable = models.Money(10_00)
 
 type testCard struct {
-	card    models.Card
+	card    billing.Card
 	outcome string // "" succeeds; otherwise the failure code
 }
 
 // testCards returns the Simulator's cards by token (a new map per call).
 func testCards() map[string]testCard {
 	return map[string]testCard{
-		TokenVisa:              {card: models.Card{Brand: "visa", Last4: "4242", ExpMonth: 12, ExpYear: 2034}},
-		TokenMastercard:        {card: models.Card{Brand: "mastercard", Last4: "4444", ExpMonth: 12, ExpYear: 2034}},
-		TokenAmex:              {card: models.Card{Brand: "amex", Last4: "8431", ExpMonth: 12, ExpYear: 2034}},
-		TokenInsufficientFunds: {card: models.Card{Brand: "visa", Last4: "9995", ExpMonth: 12, ExpYear: 2034}, outcome: models.FailureInsufficientFunds},
-		TokenDeclined:          {card: models.Card{Brand: "visa", Last4: "0002", ExpMonth: 12, ExpYear: 2034}, outcome: models.FailureCardDeclined},
-		TokenProcessingError:   {card: models.Card{Brand: "visa", Last4: "0119", ExpMonth: 12, ExpYear: 2034}, outcome: models.FailureProcessingError},
+		TokenVisa:              {card: billing.Card{Brand: "visa", Last4: "4242", ExpMonth: 12, ExpYear: 2034}},
+		TokenMastercard:        {card: billing.Card{Brand: "mastercard", Last4: "4444", ExpMonth: 12, ExpYear: 2034}},
+		TokenAmex:              {card: billing.Card{Brand: "amex", Last4: "8431", ExpMonth: 12, ExpYear: 2034}},
+		TokenInsufficientFunds: {card: billing.Card{Brand: "visa", Last4: "9995", ExpMonth: 12, ExpYear: 2034}, outcome: billing.FailureInsufficientFunds},
+		TokenDeclined:          {card: billing.Card{Brand: "visa", Last4: "0002", ExpMonth: 12, ExpYear: 2034}, outcome: billing.FailureCardDeclined},
+		TokenProcessingError:   {card: billing.Card{Brand: "visa", Last4: "0119", ExpMonth: 12, ExpYear: 2034}, outcome: billing.FailureProcessingError},
 	}
 }
 
@@ -86,30 +87,30 @@ func NewSimulator() *Simulator { return &Simulator{} }
 var _ Gateway = (*Simulator)(nil)
 
 // Describe returns the test card of token. Errors: VALIDATION_ERROR.
-func (*Simulator) Describe(_ context.Context, token string) (models.Card, error) {
+func (*Simulator) Describe(_ context.Context, token string) (billing.Card, error) {
 	c, ok := testCards()[strings.TrimSpace(token)]
 	if !ok {
-		return models.Card{}, models.Invalid(models.FieldIssue{Field: "card_token", Issue: "is not a token the payment gateway knows (see docs/billing.md for the test tokens)"})
+		return billing.Card{}, models.Invalid(models.FieldIssue{Field: "card_token", Issue: "is not a token the payment gateway knows (see docs/billing.md for the test tokens)"})
 	}
 	return c.card, nil
 }
 
 // Charge answers the test token's outcome.
-func (g *Simulator) Charge(ctx context.Context, req ChargeRequest) (models.PaymentOutcome, error) {
+func (g *Simulator) Charge(ctx context.Context, req ChargeRequest) (billing.PaymentOutcome, error) {
 	c, ok := testCards()[strings.TrimSpace(req.Token)]
 	if !ok {
-		return models.PaymentOutcome{FailureCode: models.FailureCardDeclined, FailureMessage: "unknown card token"}, nil
+		return billing.PaymentOutcome{FailureCode: billing.FailureCardDeclined, FailureMessage: "unknown card token"}, nil
 	}
 	switch c.outcome {
-	case models.FailureInsufficientFunds:
+	case billing.FailureInsufficientFunds:
 		if req.Amount > InsufficientFundsAvailable {
 			avail := InsufficientFundsAvailable
-			return models.PaymentOutcome{FailureCode: c.outcome, FailureMessage: "the card has insufficient funds", Available: &avail}, nil
+			return billing.PaymentOutcome{FailureCode: c.outcome, FailureMessage: "the card has insufficient funds", Available: &avail}, nil
 		}
-	case models.FailureCardDeclined:
-		return models.PaymentOutcome{FailureCode: c.outcome, FailureMessage: "the card issuer declined the charge"}, nil
-	case models.FailureProcessingError:
-		return models.PaymentOutcome{FailureCode: c.outcome, FailureMessage: "the card network reported a processing error"}, nil
+	case billing.FailureCardDeclined:
+		return billing.PaymentOutcome{FailureCode: c.outcome, FailureMessage: "the card issuer declined the charge"}, nil
+	case billing.FailureProcessingError:
+		return billing.PaymentOutcome{FailureCode: c.outcome, FailureMessage: "the card network reported a processing error"}, nil
 	}
-	return models.PaymentOutcome{Succeeded: true, TransactionID: "txn_" + strings.TrimPrefix(req.PaymentID, models.PrefixPayment+"_")}, nil
+	return billing.PaymentOutcome{Succeeded: true, TransactionID: "txn_" + strings.TrimPrefix(req.PaymentID, models.PrefixPayment+"_")}, nil
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/billing"
 	"github.com/telcoplatform/platform/models/seed"
 	"github.com/telcoplatform/platform/payments"
 	"github.com/telcoplatform/platform/testenv"
@@ -25,9 +26,9 @@ func TestSimulatorTestTokens(t *testing.T) {
 		{payments.TokenMastercard, 1, "mastercard", ""},
 		{payments.TokenAmex, 5000, "amex", ""},
 		{payments.TokenInsufficientFunds, 10_00, "visa", ""},
-		{payments.TokenInsufficientFunds, 10_01, "visa", models.FailureInsufficientFunds},
-		{payments.TokenDeclined, 1, "visa", models.FailureCardDeclined},
-		{payments.TokenProcessingError, 1, "visa", models.FailureProcessingError},
+		{payments.TokenInsufficientFunds, 10_01, "visa", billing.FailureInsufficientFunds},
+		{payments.TokenDeclined, 1, "visa", billing.FailureCardDeclined},
+		{payments.TokenProcessingError, 1, "visa", billing.FailureProcessingError},
 	}
 	for _, tc := range tests {
 		t.Run(tc.token, func(t *testing.T) {
@@ -40,7 +41,7 @@ func TestSimulatorTestTokens(t *testing.T) {
 			if err != nil || out.Succeeded != (tc.failure == "") || out.FailureCode != tc.failure {
 				t.Fatalf("charge %+v %v", out, err)
 			}
-			if tc.failure == models.FailureInsufficientFunds && (out.Available == nil || *out.Available != payments.InsufficientFundsAvailable) {
+			if tc.failure == billing.FailureInsufficientFunds && (out.Available == nil || *out.Available != payments.InsufficientFundsAvailable) {
 				t.Fatalf("available %+v", out.Available)
 			}
 			again, _ := g.Charge(ctx, req)
@@ -63,7 +64,7 @@ type fixture struct {
 	store *models.Store
 	p     *models.Principal
 	acct  *models.BillingAccount
-	inv   *models.Invoice
+	inv   *billing.Invoice
 }
 
 func newFixture(t *testing.T) *fixture {
@@ -75,7 +76,7 @@ func newFixture(t *testing.T) *fixture {
 		t.Fatal(err)
 	}
 	p := &models.Principal{ID: "ak_test", OrganizationID: demo.ID, Environment: models.EnvLive, Role: models.RoleCustomer, Permissions: []string{"*"}}
-	acct, err := s.CreateAccount(ctx, p, models.AccountInput{Name: "Payments", Currency: "USD", BillingEmail: "pay@example.com"})
+	acct, err := billing.NewStore(s).CreateAccount(ctx, p, billing.AccountInput{Name: "Payments", Currency: "USD", BillingEmail: "pay@example.com"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,15 +86,15 @@ func newFixture(t *testing.T) *fixture {
 	if err := s.In(ctx, p.OwnScope()).Create(svc).Error; err != nil {
 		t.Fatal(err)
 	}
-	inv, err := s.CreateInvoice(ctx, p, models.InvoiceInput{AccountID: acct.ID, Lines: []models.InvoiceLineInput{{ServiceID: svc.ID, Quantity: 1, UnitPrice: 30000}}})
+	inv, err := billing.NewStore(s).CreateInvoice(ctx, p, billing.InvoiceInput{AccountID: acct.ID, Lines: []billing.InvoiceLineInput{{ServiceID: svc.ID, Quantity: 1, UnitPrice: 30000}}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return &fixture{store: s, p: p, acct: acct, inv: inv}
 }
 
-func card(token string) *models.PaymentMethodInput {
-	return &models.PaymentMethodInput{Type: "credit_card", CardToken: token}
+func card(token string) *billing.PaymentMethodInput {
+	return &billing.PaymentMethodInput{Type: "credit_card", CardToken: token}
 }
 
 // slowGateway holds every charge until release is closed.
@@ -103,7 +104,7 @@ type slowGateway struct {
 	release  chan struct{}
 }
 
-func (g *slowGateway) Charge(ctx context.Context, req payments.ChargeRequest) (models.PaymentOutcome, error) {
+func (g *slowGateway) Charge(ctx context.Context, req payments.ChargeRequest) (billing.PaymentOutcome, error) {
 	g.charging <- req.PaymentID
 	<-g.release
 	return g.Simulator.Charge(ctx, req)
@@ -119,8 +120,8 @@ func TestAPaymentInFlightReservesTheBalance(t *testing.T) {
 	gw := &slowGateway{charging: make(chan string, 1), release: make(chan struct{})}
 	proc := payments.NewProcessor(f.store, gw, nil)
 	type result struct {
-		pay *models.Payment
-		inv *models.Invoice
+		pay *billing.Payment
+		inv *billing.Invoice
 		err error
 	}
 	first := make(chan result, 1)
@@ -146,7 +147,7 @@ func TestAPaymentInFlightReservesTheBalance(t *testing.T) {
 	}
 	close(gw.release)
 	r := <-first
-	if r.err != nil || r.pay.ID != inFlight || r.pay.Status != models.PaymentSuccessful || r.inv.Status != models.InvoicePaid {
+	if r.err != nil || r.pay.ID != inFlight || r.pay.Status != billing.PaymentSuccessful || r.inv.Status != billing.InvoicePaid {
 		t.Fatalf("first %+v %+v %v", r.pay, r.inv, r.err)
 	}
 	if _, _, err := proc.Pay(ctx, f.p, payments.PayInput{InvoiceID: f.inv.ID, Amount: 1, PaymentMethod: card(payments.TokenVisa)}); models.ErrorCode(err) != models.CodeDuplicatePayment {
@@ -177,7 +178,7 @@ func TestPayAnswersEachOutcome(t *testing.T) {
 		})
 	}
 	pay, inv, err := proc.Pay(ctx, f.p, payments.PayInput{InvoiceID: f.inv.ID, Amount: 5000, Currency: "usd", PaymentMethod: card(payments.TokenVisa)})
-	if err != nil || pay.Status != models.PaymentSuccessful || inv.AmountDue() != 25000 {
+	if err != nil || pay.Status != billing.PaymentSuccessful || inv.AmountDue() != 25000 {
 		t.Fatalf("partial %+v %+v %v", pay, inv, err)
 	}
 	other := &models.Principal{OrganizationID: "org_other", Environment: models.EnvLive, Role: models.RoleCustomer, Permissions: []string{"*"}}
@@ -189,8 +190,8 @@ func TestPayAnswersEachOutcome(t *testing.T) {
 // failingGateway cannot be reached.
 type failingGateway struct{ payments.Simulator }
 
-func (failingGateway) Charge(context.Context, payments.ChargeRequest) (models.PaymentOutcome, error) {
-	return models.PaymentOutcome{}, errors.New("connection refused")
+func (failingGateway) Charge(context.Context, payments.ChargeRequest) (billing.PaymentOutcome, error) {
+	return billing.PaymentOutcome{}, errors.New("connection refused")
 }
 
 func TestAutoPayAttemptsAreIdempotent(t *testing.T) {
@@ -199,27 +200,27 @@ func TestAutoPayAttemptsAreIdempotent(t *testing.T) {
 	scope := f.p.OwnScope()
 	proc := payments.NewProcessor(f.store, nil, nil)
 	res, err := proc.AutoPay(ctx, scope, f.inv.ID, 1)
-	if err != nil || res.Settled || res.FailureCode != models.FailureNoPaymentMethod {
+	if err != nil || res.Settled || res.FailureCode != billing.FailureNoPaymentMethod {
 		t.Fatalf("without auto_pay: %+v %v", res, err)
 	}
-	pm, acct, err := proc.AddPaymentMethod(ctx, f.p, f.acct.ID, models.PaymentMethodInput{CardToken: payments.TokenDeclined,
-		BillingAddress: &models.BillingAddress{Street: "1 Main St", City: "Austin", Zip: "78701", Country: "us"}}, true)
+	pm, acct, err := proc.AddPaymentMethod(ctx, f.p, f.acct.ID, billing.PaymentMethodInput{CardToken: payments.TokenDeclined,
+		BillingAddress: &billing.BillingAddress{Street: "1 Main St", City: "Austin", Zip: "78701", Country: "us"}}, true)
 	if err != nil || acct.PaymentMethodID != pm.ID {
 		t.Fatalf("add %+v %v", pm, err)
 	}
 	on := true
-	if _, err := f.store.UpdatePreferences(ctx, f.p, f.acct.ID, models.PreferencesInput{AutoPay: &on}); err != nil {
+	if _, err := billing.NewStore(f.store).UpdatePreferences(ctx, f.p, f.acct.ID, billing.PreferencesInput{AutoPay: &on}); err != nil {
 		t.Fatal(err)
 	}
 	for range 2 { // the same attempt twice: one payment
 		res, err = proc.AutoPay(ctx, scope, f.inv.ID, 1)
-		if err != nil || res.Settled || res.FailureCode != models.FailureCardDeclined || res.PaymentID != payments.AutoPayID(f.inv.ID, 1) {
+		if err != nil || res.Settled || res.FailureCode != billing.FailureCardDeclined || res.PaymentID != payments.AutoPayID(f.inv.ID, 1) {
 			t.Fatalf("declined attempt: %+v %v", res, err)
 		}
 	}
 	// The customer replaces the card; the next attempt pays.
-	good, _, err := proc.AddPaymentMethod(ctx, f.p, f.acct.ID, models.PaymentMethodInput{CardToken: payments.TokenVisa,
-		BillingAddress: &models.BillingAddress{Street: "1 Main St", City: "Austin", Zip: "78701", Country: "US"}}, true)
+	good, _, err := proc.AddPaymentMethod(ctx, f.p, f.acct.ID, billing.PaymentMethodInput{CardToken: payments.TokenVisa,
+		BillingAddress: &billing.BillingAddress{Street: "1 Main St", City: "Austin", Zip: "78701", Country: "US"}}, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -230,7 +231,7 @@ func TestAutoPayAttemptsAreIdempotent(t *testing.T) {
 	if res, err = proc.AutoPay(ctx, scope, f.inv.ID, 3); err != nil || !res.Settled || !res.Paid || res.PaymentID != "" {
 		t.Fatalf("a paid invoice is settled: %+v %v", res, err)
 	}
-	hist, total, err := f.store.ListPayments(ctx, f.p, models.PaymentFilter{InvoiceID: f.inv.ID}, models.PageRequest{Limit: 10})
+	hist, total, err := billing.NewStore(f.store).ListPayments(ctx, f.p, billing.PaymentFilter{InvoiceID: f.inv.ID}, models.PageRequest{Limit: 10})
 	if err != nil || total != 2 || hist[0].PaymentMethodID != good.ID && hist[1].PaymentMethodID != good.ID {
 		t.Fatalf("payments %+v %v", hist, err)
 	}
@@ -238,15 +239,15 @@ func TestAutoPayAttemptsAreIdempotent(t *testing.T) {
 	// A gateway that cannot be reached fails the attempt (processing_error).
 	f2 := newFixture(t)
 	proc2 := payments.NewProcessor(f2.store, &failingGateway{}, nil)
-	if _, _, err := proc2.AddPaymentMethod(ctx, f2.p, f2.acct.ID, models.PaymentMethodInput{CardToken: payments.TokenVisa,
-		BillingAddress: &models.BillingAddress{Street: "1 Main St", City: "Austin", Zip: "78701", Country: "US"}}, true); err != nil {
+	if _, _, err := proc2.AddPaymentMethod(ctx, f2.p, f2.acct.ID, billing.PaymentMethodInput{CardToken: payments.TokenVisa,
+		BillingAddress: &billing.BillingAddress{Street: "1 Main St", City: "Austin", Zip: "78701", Country: "US"}}, true); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f2.store.UpdatePreferences(ctx, f2.p, f2.acct.ID, models.PreferencesInput{AutoPay: &on}); err != nil {
+	if _, err := billing.NewStore(f2.store).UpdatePreferences(ctx, f2.p, f2.acct.ID, billing.PreferencesInput{AutoPay: &on}); err != nil {
 		t.Fatal(err)
 	}
 	res, err = proc2.AutoPay(ctx, f2.p.OwnScope(), f2.inv.ID, 1)
-	if err != nil || res.Settled || res.FailureCode != models.FailureProcessingError {
+	if err != nil || res.Settled || res.FailureCode != billing.FailureProcessingError {
 		t.Fatalf("unreachable gateway: %+v %v", res, err)
 	}
 }

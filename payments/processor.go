@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/billing"
 )
 
 // Processor pays invoices through a gateway. Every payment goes through the
@@ -16,6 +17,7 @@ import (
 // record the outcome with its events (models.FinishPayment).
 type Processor struct {
 	store *models.Store
+	billing *billing.Store
 	gw    Gateway
 	log   *slog.Logger
 }
@@ -29,7 +31,7 @@ func NewProcessor(store *models.Store, gw Gateway, log *slog.Logger) *Processor 
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Processor{store: store, gw: gw, log: log}
+	return &Processor{store: store, billing: billing.NewStore(store), gw: gw, log: log}
 }
 
 // PayInput is the payment request (spec 2.3): the invoice, the amount, and
@@ -39,7 +41,7 @@ type PayInput struct {
 	InvoiceID       string
 	Amount          models.Money
 	Currency        string
-	PaymentMethod   *models.PaymentMethodInput
+	PaymentMethod   *billing.PaymentMethodInput
 	PaymentMethodID string
 }
 
@@ -71,11 +73,11 @@ func (in *PayInput) validate() error {
 // declined card), NOT_FOUND (invoice), DUPLICATE_PAYMENT (already paid, or
 // more than is due), INVALID_STATE_TRANSITION (cancelled invoice),
 // INSUFFICIENT_FUNDS, DEPENDENCY_UNAVAILABLE (gateway failure).
-func (pr *Processor) Pay(ctx context.Context, p *models.Principal, in PayInput) (*models.Payment, *models.Invoice, error) {
+func (pr *Processor) Pay(ctx context.Context, p *models.Principal, in PayInput) (*billing.Payment, *billing.Invoice, error) {
 	if err := in.validate(); err != nil {
 		return nil, nil, err
 	}
-	inv, err := pr.store.GetInvoice(ctx, p, in.InvoiceID)
+	inv, err := pr.billing.GetInvoice(ctx, p, in.InvoiceID)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -83,15 +85,15 @@ func (pr *Processor) Pay(ctx context.Context, p *models.Principal, in PayInput) 
 	if in.Currency != "" && !strings.EqualFold(in.Currency, inv.Currency) {
 		return nil, nil, models.Invalid(models.FieldIssue{Field: "currency", Issue: fmt.Sprintf("invoice %s is in %s", inv.ID, inv.Currency)})
 	}
-	if inv.Status == models.InvoicePaid {
+	if inv.Status == billing.InvoicePaid {
 		// Fast answer; BeginPayment decides under the row lock.
 		return nil, nil, models.Errorf(models.CodeDuplicatePayment, "invoice %s is already paid", inv.ID).
 			WithDetail("invoice_id", inv.ID).WithDetail("status", string(inv.Status))
 	}
-	var pm *models.PaymentMethod
+	var pm *billing.PaymentMethod
 	field := "payment_method_id"
 	if in.PaymentMethodID != "" {
-		if pm, err = pr.store.ResolvePaymentMethodID(ctx, scope, inv.AccountID, in.PaymentMethodID, "payment_method_id"); err != nil {
+		if pm, err = pr.billing.ResolvePaymentMethodID(ctx, scope, inv.AccountID, in.PaymentMethodID, "payment_method_id"); err != nil {
 			return nil, nil, err
 		}
 	} else {
@@ -101,12 +103,12 @@ func (pr *Processor) Pay(ctx context.Context, p *models.Principal, in PayInput) 
 			return nil, nil, renameField(err, field)
 		}
 		acct := &models.BillingAccount{ID: inv.AccountID, Tenant: models.Tenant{OrganizationID: inv.OrganizationID, Environment: inv.Environment}}
-		pm = models.NewPaymentMethod(acct, *in.PaymentMethod, card, false)
-		if err := pr.store.SavePaymentMethod(ctx, pm); err != nil {
+		pm = billing.NewPaymentMethod(acct, *in.PaymentMethod, card, false)
+		if err := pr.billing.SavePaymentMethod(ctx, pm); err != nil {
 			return nil, nil, err
 		}
 	}
-	pay, err := pr.store.BeginPayment(ctx, scope, models.PaymentStart{Invoice: inv.ID, Amount: in.Amount, Currency: in.Currency, Method: pm, Source: models.PaymentSourceAPI})
+	pay, err := pr.billing.BeginPayment(ctx, scope, billing.PaymentStart{Invoice: inv.ID, Amount: in.Amount, Currency: in.Currency, Method: pm, Source: billing.PaymentSourceAPI})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -114,18 +116,18 @@ func (pr *Processor) Pay(ctx context.Context, p *models.Principal, in PayInput) 
 	if err != nil {
 		return nil, nil, err
 	}
-	return pay, inv, models.PaymentError(pay, field)
+	return pay, inv, billing.PaymentError(pay, field)
 }
 
 // charge asks the gateway to charge a processing payment and records the
 // outcome (a gateway that cannot be reached fails the payment).
-func (pr *Processor) charge(ctx context.Context, scope models.Scope, pay *models.Payment, pm *models.PaymentMethod) (*models.Payment, *models.Invoice, error) {
+func (pr *Processor) charge(ctx context.Context, scope models.Scope, pay *billing.Payment, pm *billing.PaymentMethod) (*billing.Payment, *billing.Invoice, error) {
 	out, err := pr.gw.Charge(ctx, ChargeRequest{PaymentID: pay.ID, Token: pm.Token, Amount: pay.Amount, Currency: pay.Currency, Description: "invoice " + pay.InvoiceID})
 	if err != nil {
 		pr.log.WarnContext(ctx, "the payment gateway failed", "payment_id", pay.ID, "error", err)
-		out = models.PaymentOutcome{FailureCode: models.FailureProcessingError, FailureMessage: "the payment gateway could not be reached"}
+		out = billing.PaymentOutcome{FailureCode: billing.FailureProcessingError, FailureMessage: "the payment gateway could not be reached"}
 	}
-	return pr.store.FinishPayment(ctx, scope, pay.ID, out)
+	return pr.billing.FinishPayment(ctx, scope, pay.ID, out)
 }
 
 func renameField(err error, field string) error {
@@ -162,13 +164,13 @@ func AutoPayID(invoiceID string, attempt int) string {
 // Errors: NOT_FOUND.
 func (pr *Processor) AutoPay(ctx context.Context, scope models.Scope, invoiceID string, attempt int) (*AutoPayResult, error) {
 	id := AutoPayID(invoiceID, attempt)
-	var pay *models.Payment
-	var pm *models.PaymentMethod
-	if prior, err := pr.store.PaymentIn(ctx, scope, id); err == nil {
-		if prior.Status != models.PaymentProcessing {
+	var pay *billing.Payment
+	var pm *billing.PaymentMethod
+	if prior, err := pr.billing.PaymentIn(ctx, scope, id); err == nil {
+		if prior.Status != billing.PaymentProcessing {
 			return pr.autoPayResult(ctx, scope, invoiceID, prior)
 		}
-		if pm, err = pr.store.AnyPaymentMethodIn(ctx, scope, prior.PaymentMethodID); err != nil {
+		if pm, err = pr.billing.AnyPaymentMethodIn(ctx, scope, prior.PaymentMethodID); err != nil {
 			return nil, err
 		}
 		pay = prior
@@ -176,30 +178,30 @@ func (pr *Processor) AutoPay(ctx context.Context, scope models.Scope, invoiceID 
 		return nil, err
 	}
 	if pay == nil {
-		t, err := pr.store.AutoPayTargetOf(ctx, scope, invoiceID)
+		t, err := pr.billing.AutoPayTargetOf(ctx, scope, invoiceID)
 		if err != nil {
 			return nil, err
 		}
 		if !t.Invoice.Status.Open() {
-			return &AutoPayResult{Settled: true, Paid: t.Invoice.Status == models.InvoicePaid}, nil
+			return &AutoPayResult{Settled: true, Paid: t.Invoice.Status == billing.InvoicePaid}, nil
 		}
 		if t.Disputed {
-			return &AutoPayResult{FailureCode: models.FailureInvoiceDisputed}, nil
+			return &AutoPayResult{FailureCode: billing.FailureInvoiceDisputed}, nil
 		}
 		if t.Method == nil {
-			return &AutoPayResult{FailureCode: models.FailureNoPaymentMethod}, nil
+			return &AutoPayResult{FailureCode: billing.FailureNoPaymentMethod}, nil
 		}
 		pm = t.Method
-		pay, err = pr.store.BeginPayment(ctx, scope, models.PaymentStart{ID: id, Invoice: invoiceID, Amount: t.Invoice.AmountDue(), Method: pm, Source: models.PaymentSourceAutoPay})
+		pay, err = pr.billing.BeginPayment(ctx, scope, billing.PaymentStart{ID: id, Invoice: invoiceID, Amount: t.Invoice.AmountDue(), Method: pm, Source: billing.PaymentSourceAutoPay})
 		switch {
 		case err == nil:
 		case models.ErrorCode(err) == models.CodeDuplicatePayment || models.ErrorCode(err) == models.CodeInvalidStateTransition:
 			// Paid meanwhile, or another payment is processing: look again later.
-			inv, ierr := pr.store.InvoiceIn(ctx, scope, invoiceID)
+			inv, ierr := pr.billing.InvoiceIn(ctx, scope, invoiceID)
 			if ierr != nil {
 				return nil, ierr
 			}
-			return &AutoPayResult{Settled: !inv.Status.Open(), Paid: inv.Status == models.InvoicePaid, FailureCode: "payment_in_progress"}, nil
+			return &AutoPayResult{Settled: !inv.Status.Open(), Paid: inv.Status == billing.InvoicePaid, FailureCode: "payment_in_progress"}, nil
 		default:
 			return nil, err
 		}
@@ -211,12 +213,12 @@ func (pr *Processor) AutoPay(ctx context.Context, scope models.Scope, invoiceID 
 	return pr.autoPayResult(ctx, scope, invoiceID, pay)
 }
 
-func (pr *Processor) autoPayResult(ctx context.Context, scope models.Scope, invoiceID string, pay *models.Payment) (*AutoPayResult, error) {
-	inv, err := pr.store.InvoiceIn(ctx, scope, invoiceID)
+func (pr *Processor) autoPayResult(ctx context.Context, scope models.Scope, invoiceID string, pay *billing.Payment) (*AutoPayResult, error) {
+	inv, err := pr.billing.InvoiceIn(ctx, scope, invoiceID)
 	if err != nil {
 		return nil, err
 	}
-	return &AutoPayResult{Settled: !inv.Status.Open(), Paid: inv.Status == models.InvoicePaid, PaymentID: pay.ID, FailureCode: pay.FailureCode}, nil
+	return &AutoPayResult{Settled: !inv.Status.Open(), Paid: inv.Status == billing.InvoicePaid, PaymentID: pay.ID, FailureCode: pay.FailureCode}, nil
 }
 
 // AddPaymentMethod saves a tokenised card on an account visible to p (the
@@ -224,8 +226,8 @@ func (pr *Processor) autoPayResult(ctx context.Context, scope models.Scope, invo
 // setDefault, makes it the account's payment method. It returns the method
 // and the account after the change. Errors: NOT_FOUND (account),
 // VALIDATION_ERROR (body, unknown token).
-func (pr *Processor) AddPaymentMethod(ctx context.Context, p *models.Principal, accountID string, in models.PaymentMethodInput, setDefault bool) (*models.PaymentMethod, *models.BillingAccount, error) {
-	acct, err := pr.store.GetAccount(ctx, p, accountID)
+func (pr *Processor) AddPaymentMethod(ctx context.Context, p *models.Principal, accountID string, in billing.PaymentMethodInput, setDefault bool) (*billing.PaymentMethod, *models.BillingAccount, error) {
+	acct, err := pr.billing.GetAccount(ctx, p, accountID)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -236,13 +238,13 @@ func (pr *Processor) AddPaymentMethod(ctx context.Context, p *models.Principal, 
 	if err != nil {
 		return nil, nil, renameField(err, "card_token")
 	}
-	pm := models.NewPaymentMethod(acct, in, card, true)
-	if err := pr.store.SavePaymentMethod(ctx, pm); err != nil {
+	pm := billing.NewPaymentMethod(acct, in, card, true)
+	if err := pr.billing.SavePaymentMethod(ctx, pm); err != nil {
 		return nil, nil, err
 	}
 	if setDefault {
 		id := pm.ID
-		if acct, err = pr.store.UpdatePreferences(ctx, p, accountID, models.PreferencesInput{PaymentMethodID: &id}); err != nil {
+		if acct, err = pr.billing.UpdatePreferences(ctx, p, accountID, billing.PreferencesInput{PaymentMethodID: &id}); err != nil {
 			return nil, nil, err
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/billing"
 )
 
 // Registered names of the billing workflows.
@@ -51,11 +52,11 @@ func (in SubscriptionInput) Scope() models.Scope {
 // SubscriptionState is what BeginSubscription reads from the row: the
 // current period and a recorded cancellation.
 type SubscriptionState struct {
-	Status      models.SubscriptionStatus `json:"status"`
-	Cycle       string                    `json:"cycle"`
-	PeriodStart time.Time                 `json:"period_start"`
-	PeriodEnd   time.Time                 `json:"period_end"`
-	CancelAt    *time.Time                `json:"cancel_at,omitempty"`
+	Status      billing.SubscriptionStatus `json:"status"`
+	Cycle       string                     `json:"cycle"`
+	PeriodStart time.Time                  `json:"period_start"`
+	PeriodEnd   time.Time                  `json:"period_end"`
+	CancelAt    *time.Time                 `json:"cancel_at,omitempty"`
 }
 
 // ClosePeriodInput closes the period that starts at PeriodStart at CloseAt
@@ -70,14 +71,14 @@ type ClosePeriodInput struct {
 
 // ClosePeriodResult is what closing a period did.
 type ClosePeriodResult struct {
-	InvoiceID     string               `json:"invoice_id,omitempty"`
-	InvoiceStatus models.InvoiceStatus `json:"invoice_status,omitempty"`
-	Total         models.Money         `json:"total"`
-	DueAt         time.Time            `json:"due_at"`
-	AutoPay       bool                 `json:"auto_pay"`
-	Ended         bool                 `json:"ended"`
-	EndedReason   string               `json:"ended_reason,omitempty"`
-	Cycle         string               `json:"cycle"`
+	InvoiceID     string                `json:"invoice_id,omitempty"`
+	InvoiceStatus billing.InvoiceStatus `json:"invoice_status,omitempty"`
+	Total         models.Money          `json:"total"`
+	DueAt         time.Time             `json:"due_at"`
+	AutoPay       bool                  `json:"auto_pay"`
+	Ended         bool                  `json:"ended"`
+	EndedReason   string                `json:"ended_reason,omitempty"`
+	Cycle         string                `json:"cycle"`
 }
 
 // InvoiceActionInput names one invoice and, for auto-pay, the attempt.
@@ -197,7 +198,7 @@ func Subscription(ctx workflow.Context, in SubscriptionInput) error {
 		return err
 	}
 	cancelAt = earliest(cancelAt, st.CancelAt)
-	periodOpen := st.Status != models.SubscriptionCancelled
+	periodOpen := st.Status != billing.SubscriptionCancelled
 	closed := false
 	progress.PeriodStart, progress.PeriodEnd = &st.PeriodStart, &st.PeriodEnd
 
@@ -312,7 +313,7 @@ func collect(actx workflow.Context, in SubscriptionInput, c *Collection, now tim
 		t := now
 		c.FirstFailure = &t
 	}
-	schedule := models.DunningSchedule(c.Cycle)
+	schedule := billing.DunningSchedule(c.Cycle)
 	if c.Attempts-1 < len(schedule) {
 		c.NextAt = c.FirstFailure.Add(schedule[c.Attempts-1])
 		return false, nil

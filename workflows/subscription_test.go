@@ -19,6 +19,7 @@ import (
 
 	"github.com/telcoplatform/platform/activities"
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/billing"
 	"github.com/telcoplatform/platform/models/seed"
 	"github.com/telcoplatform/platform/testenv"
 	"github.com/telcoplatform/platform/workflows"
@@ -42,7 +43,7 @@ type ledger struct {
 	now         func() time.Time
 	cycle       string
 	anchor      int
-	status      models.SubscriptionStatus
+	status      billing.SubscriptionStatus
 	periodStart time.Time
 	periodEnd   time.Time
 	cancelAt    *time.Time
@@ -53,8 +54,8 @@ type ledger struct {
 }
 
 func newLedger(start time.Time, cycle string, autoPay bool) *ledger {
-	return &ledger{cycle: cycle, anchor: start.Day(), status: models.SubscriptionPending, periodStart: start,
-		periodEnd: models.PeriodEnd(start, cycle, start.Day()), autoPay: autoPay, plan: map[int][]bool{}, now: time.Now}
+	return &ledger{cycle: cycle, anchor: start.Day(), status: billing.SubscriptionPending, periodStart: start,
+		periodEnd: billing.PeriodEnd(start, cycle, start.Day()), autoPay: autoPay, plan: map[int][]bool{}, now: time.Now}
 }
 
 func (l *ledger) register(r sdkworker.Registry) {
@@ -68,8 +69,8 @@ func (l *ledger) begin(_ context.Context, in workflows.SubscriptionInput) (*work
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.calls = append(l.calls, "begin")
-	if l.status == models.SubscriptionPending {
-		l.status = models.SubscriptionActive
+	if l.status == billing.SubscriptionPending {
+		l.status = billing.SubscriptionActive
 	}
 	return &workflows.SubscriptionState{Status: l.status, Cycle: l.cycle, PeriodStart: l.periodStart, PeriodEnd: l.periodEnd, CancelAt: l.cancelAt}, nil
 }
@@ -78,18 +79,18 @@ func (l *ledger) close(_ context.Context, in workflows.ClosePeriodInput) (*workf
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.calls = append(l.calls, "close")
-	if !in.PeriodStart.Equal(l.periodStart) || l.status == models.SubscriptionCancelled {
+	if !in.PeriodStart.Equal(l.periodStart) || l.status == billing.SubscriptionCancelled {
 		return nil, fmt.Errorf("period %s closed twice", in.PeriodStart)
 	}
 	inv := &fakeInvoice{id: fmt.Sprintf("inv_%d", len(l.invoices)+1), periodStart: in.PeriodStart, closeAt: in.CloseAt}
 	l.invoices = append(l.invoices, inv)
-	res := &workflows.ClosePeriodResult{InvoiceID: inv.id, InvoiceStatus: models.InvoicePending, Total: 29900, AutoPay: l.autoPay, Cycle: l.cycle,
-		DueAt: l.now().Add(models.PaymentTerm(l.cycle, l.autoPay))}
+	res := &workflows.ClosePeriodResult{InvoiceID: inv.id, InvoiceStatus: billing.InvoicePending, Total: 29900, AutoPay: l.autoPay, Cycle: l.cycle,
+		DueAt: l.now().Add(billing.PaymentTerm(l.cycle, l.autoPay))}
 	if l.cancelAt != nil && !l.cancelAt.After(in.CloseAt) {
-		l.status, res.Ended, res.EndedReason = models.SubscriptionCancelled, true, models.EndedCancelled
+		l.status, res.Ended, res.EndedReason = billing.SubscriptionCancelled, true, billing.EndedCancelled
 		return res, nil
 	}
-	l.periodStart, l.periodEnd = l.periodEnd, models.PeriodEnd(l.periodEnd, l.cycle, l.anchor)
+	l.periodStart, l.periodEnd = l.periodEnd, billing.PeriodEnd(l.periodEnd, l.cycle, l.anchor)
 	return res, nil
 }
 
@@ -116,7 +117,7 @@ func (l *ledger) autoPayAttempt(_ context.Context, in workflows.InvoiceActionInp
 		ok = plan[in.Attempt-1]
 	}
 	if !ok {
-		return &workflows.AutoPayOutcome{FailureCode: models.FailureCardDeclined, PaymentID: fmt.Sprintf("pay_%d_%d", n, in.Attempt)}, nil
+		return &workflows.AutoPayOutcome{FailureCode: billing.FailureCardDeclined, PaymentID: fmt.Sprintf("pay_%d_%d", n, in.Attempt)}, nil
 	}
 	inv.paid = true
 	return &workflows.AutoPayOutcome{Settled: true, Paid: true, PaymentID: fmt.Sprintf("pay_%d_%d", n, in.Attempt)}, nil
@@ -196,7 +197,7 @@ func runChain(t *testing.T, l *ledger, start time.Time, maxRuns int, during func
 // thirteenth period.
 func TestSubscriptionThirteenMonthlyCycles(t *testing.T) {
 	start := time.Date(2026, 1, 31, 10, 0, 0, 0, time.UTC)
-	l := newLedger(start, models.CycleMonthly, true)
+	l := newLedger(start, billing.CycleMonthly, true)
 	l.plan[3] = []bool{false, true}
 	l.plan[7] = []bool{false, false, false, false}
 	inputs := runChain(t, l, start, 20, func(i int, env *testsuite.TestWorkflowEnvironment) {
@@ -259,7 +260,7 @@ func TestSubscriptionThirteenMonthlyCycles(t *testing.T) {
 	if n := countOf(l.calls, "mark_overdue"); n != 1 {
 		t.Fatalf("mark_overdue called %d times", n)
 	}
-	if l.status != models.SubscriptionCancelled {
+	if l.status != billing.SubscriptionCancelled {
 		t.Fatalf("status %s", l.status)
 	}
 }
@@ -280,7 +281,7 @@ func countOf(xs []string, x string) int {
 // collected (here without auto-pay: at its due date, marked overdue).
 func TestSubscriptionCancelledNowClosesAtOnce(t *testing.T) {
 	start := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
-	l := newLedger(start, models.CycleMonthly, false)
+	l := newLedger(start, billing.CycleMonthly, false)
 	cancelAt := start.Add(10 * 24 * time.Hour)
 	inputs := runChain(t, l, start, 3, func(i int, env *testsuite.TestWorkflowEnvironment) {
 		env.RegisterDelayedCallback(func() {
@@ -301,7 +302,7 @@ func TestSubscriptionCancelledNowClosesAtOnce(t *testing.T) {
 // signal delivered) still ends the subscription when the period closes.
 func TestSubscriptionCancellationRecordedWithoutASignal(t *testing.T) {
 	start := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
-	l := newLedger(start, models.CycleMonthly, true)
+	l := newLedger(start, billing.CycleMonthly, true)
 	l.cancel(start.Add(48 * time.Hour))
 	inputs := runChain(t, l, start, 3, nil)
 	if len(inputs) != 1 || len(l.invoices) != 1 || !l.invoices[0].closeAt.Equal(start.Add(48*time.Hour)) || !l.invoices[0].paid {
@@ -323,7 +324,7 @@ func TestSubscriptionProrationWithTheRealActivities(t *testing.T) {
 	store.Now = env.Now
 	p, acct, svcID := billingFixture(t, store)
 	scope := p.OwnScope()
-	subs, _, err := store.CreateSubscriptions(ctx, p, models.RecurringInput{AccountID: acct.ID, Services: []models.RecurringItem{{ServiceID: svcID}}})
+	subs, _, err := billing.NewStore(store).CreateSubscriptions(ctx, p, billing.RecurringInput{AccountID: acct.ID, Services: []billing.RecurringItem{{ServiceID: svcID}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -335,12 +336,12 @@ func TestSubscriptionProrationWithTheRealActivities(t *testing.T) {
 	env.RegisterActivityWithOptions(bill.AutoPay, activity.RegisterOptions{Name: workflows.ActivityName(workflows.BillingActivities.AutoPay)})
 	env.RegisterActivityWithOptions(bill.MarkOverdue, activity.RegisterOptions{Name: workflows.ActivityName(workflows.BillingActivities.MarkOverdue)})
 	env.RegisterDelayedCallback(func() {
-		if _, err := store.UpdateSubscription(ctx, p, sub.ID, models.SubscriptionPatch{Quantity: ptrTo(2)}); err != nil {
+		if _, err := billing.NewStore(store).UpdateSubscription(ctx, p, sub.ID, billing.SubscriptionPatch{Quantity: ptrTo(2)}); err != nil {
 			t.Error(err)
 		}
 	}, 10*24*time.Hour)
 	env.RegisterDelayedCallback(func() {
-		cur, err := store.CancelSubscription(ctx, p, sub.ID, false)
+		cur, err := billing.NewStore(store).CancelSubscription(ctx, p, sub.ID, false)
 		if err != nil {
 			t.Error(err)
 			return
@@ -351,17 +352,17 @@ func TestSubscriptionProrationWithTheRealActivities(t *testing.T) {
 	if !env.IsWorkflowCompleted() || env.GetWorkflowError() != nil {
 		t.Fatalf("workflow: %v", env.GetWorkflowError())
 	}
-	invs, total, err := store.ListInvoices(ctx, p, models.InvoiceFilter{})
+	invs, total, err := billing.NewStore(store).ListInvoices(ctx, p, billing.InvoiceFilter{})
 	if err != nil || total != 1 {
 		t.Fatalf("invoices %d %v", total, err)
 	}
 	inv := invs[0]
 	// 299.00 × 1 × 10/31 + 299.00 × 2 × 11/31
-	if len(inv.Lines) != 2 || inv.Lines[0].Amount != 9645 || inv.Lines[1].Amount != 21219 || inv.Total != 30864 || inv.Status != models.InvoiceOverdue {
+	if len(inv.Lines) != 2 || inv.Lines[0].Amount != 9645 || inv.Lines[1].Amount != 21219 || inv.Total != 30864 || inv.Status != billing.InvoiceOverdue {
 		t.Fatalf("invoice %+v lines %+v", inv, inv.Lines)
 	}
-	ended, _ := store.SubscriptionIn(ctx, scope, sub.ID)
-	if ended.Status != models.SubscriptionCancelled || ended.EndedReason != models.EndedCancelled {
+	ended, _ := billing.NewStore(store).SubscriptionIn(ctx, scope, sub.ID)
+	if ended.Status != billing.SubscriptionCancelled || ended.EndedReason != billing.EndedCancelled {
 		t.Fatalf("subscription %+v", ended)
 	}
 	evs, _ := store.EventsFor(ctx, scope, sub.ID)
@@ -385,7 +386,7 @@ func billingFixture(t *testing.T, store *models.Store) (*models.Principal, *mode
 		t.Fatal(err)
 	}
 	p := &models.Principal{ID: "ak_test", OrganizationID: demo.ID, Environment: models.EnvLive, Role: models.RoleCustomer, Permissions: []string{"*"}}
-	acct, err := store.CreateAccount(ctx, p, models.AccountInput{Name: "Billing test", Currency: "USD", BillingEmail: "billing@example.com"})
+	acct, err := billing.NewStore(store).CreateAccount(ctx, p, billing.AccountInput{Name: "Billing test", Currency: "USD", BillingEmail: "billing@example.com"})
 	if err != nil {
 		t.Fatal(err)
 	}

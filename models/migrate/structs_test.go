@@ -12,6 +12,7 @@ import (
 
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/automation"
+	"github.com/telcoplatform/platform/models/billing"
 	"github.com/telcoplatform/platform/models/migrate"
 	"github.com/telcoplatform/platform/models/support"
 )
@@ -31,8 +32,8 @@ func domainTypes() []any {
 		&models.DeviceGrant{}, &models.MFAEnrollment{}, &models.MFABackupCode{}, &models.MFAChallenge{}, &models.MFAPhone{},
 		&models.ClientCertificate{}, &models.SAMLRequest{}, &models.PortalSession{}, &models.AuditEvent{},
 		&automation.BulkItem{}, &automation.ServiceChange{}, &automation.OrchestrationDefinition{},
-		&models.PaymentMethod{}, &models.BillingSequence{}, &models.Invoice{}, &models.InvoiceLine{}, &models.InvoiceDispute{},
-		&models.Payment{}, &models.Subscription{}, &models.UsageRecord{}, &models.Budget{}, &models.BudgetAlert{},
+		&billing.PaymentMethod{}, &billing.BillingSequence{}, &billing.Invoice{}, &billing.InvoiceLine{}, &billing.InvoiceDispute{},
+		&billing.Payment{}, &billing.Subscription{}, &billing.UsageRecord{}, &billing.Budget{}, &billing.BudgetAlert{},
 		&models.NumberBlock{}, &models.Quote{}, &models.ContactNotification{}, &models.DataMigration{}, &models.ServiceIncident{},
 		&support.Category{}, &support.Subcategory{}, &support.SLATarget{}, &support.Ticket{}, &support.HistoryEntry{},
 		&support.Comment{}, &support.RoutingRule{}, &support.Article{}, &support.Feedback{}, &support.TicketNotification{},

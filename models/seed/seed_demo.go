@@ -9,6 +9,7 @@ import (
 	"gorm.io/gorm/clause"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/billing"
 )
 
 // DemoTelemetryDays is how many days of hourly telemetry SeedDemoData gives
@@ -92,14 +93,14 @@ func (s *Store) SeedDemoData(ctx context.Context, seeded *SeedResult) (*DemoData
 		out.Services = append(out.Services, d.ID)
 	}
 	p := &models.Principal{ID: "seed", OrganizationID: seeded.Demo.ID, Environment: models.EnvTest, Role: models.RoleCustomer, Permissions: []string{"*"}}
-	var lines []models.InvoiceLineInput
+	var lines []billing.InvoiceLineInput
 	for _, d := range demoServices() {
-		lines = append(lines, models.InvoiceLineInput{ServiceID: d.ID, Quantity: 1, UnitPrice: d.Monthly})
+		lines = append(lines, billing.InvoiceLineInput{ServiceID: d.ID, Quantity: 1, UnitPrice: d.Monthly})
 	}
 	for _, id := range []string{DemoInvoicePaid, DemoInvoiceUnpaid} {
-		_, err := s.InvoiceIn(ctx, scope, id)
+		_, err := s.billing.InvoiceIn(ctx, scope, id)
 		if models.ErrorCode(err) == models.CodeNotFound {
-			_, err = s.CreateInvoice(ctx, p, models.InvoiceInput{ID: id, AccountID: acct.ID, Lines: lines, Notes: "Demo invoice: monthly charges of the demo services"})
+			_, err = s.billing.CreateInvoice(ctx, p, billing.InvoiceInput{ID: id, AccountID: acct.ID, Lines: lines, Notes: "Demo invoice: monthly charges of the demo services"})
 		}
 		if err != nil {
 			return nil, err
@@ -114,22 +115,22 @@ func (s *Store) SeedDemoData(ctx context.Context, seeded *SeedResult) (*DemoData
 
 // payDemoInvoice pays DemoInvoicePaid in full, once.
 func (s *Store) payDemoInvoice(ctx context.Context, scope models.Scope) error {
-	inv, err := s.InvoiceIn(ctx, scope, DemoInvoicePaid)
+	inv, err := s.billing.InvoiceIn(ctx, scope, DemoInvoicePaid)
 	if err != nil {
 		return err
 	}
-	if inv.Status != models.InvoicePending {
+	if inv.Status != billing.InvoicePending {
 		return nil
 	}
-	pay, err := s.PaymentIn(ctx, scope, demoPaymentID)
+	pay, err := s.billing.PaymentIn(ctx, scope, demoPaymentID)
 	if models.ErrorCode(err) == models.CodeNotFound {
-		pay, err = s.BeginPayment(ctx, scope, models.PaymentStart{ID: demoPaymentID, Invoice: inv.ID, Amount: inv.AmountDue(), Source: models.PaymentSourceAPI,
-			Method: &models.PaymentMethod{Type: "card", Brand: "visa", Last4: "4242"}})
+		pay, err = s.billing.BeginPayment(ctx, scope, billing.PaymentStart{ID: demoPaymentID, Invoice: inv.ID, Amount: inv.AmountDue(), Source: billing.PaymentSourceAPI,
+			Method: &billing.PaymentMethod{Type: "card", Brand: "visa", Last4: "4242"}})
 	}
 	if err != nil {
 		return err
 	}
-	_, _, err = s.FinishPayment(ctx, scope, pay.ID, models.PaymentOutcome{Succeeded: true, TransactionID: "txn_demo_seed"})
+	_, _, err = s.billing.FinishPayment(ctx, scope, pay.ID, billing.PaymentOutcome{Succeeded: true, TransactionID: "txn_demo_seed"})
 	return err
 }
 
@@ -167,7 +168,7 @@ func (s *Store) DemoDataCounts(ctx context.Context) (map[string]int64, error) {
 	}
 	scope := models.TenantScope(demo.ID, models.EnvTest)
 	out := map[string]int64{}
-	for name, m := range map[string]any{"services": &models.Service{}, "telemetry": &models.TelemetrySample{}, "invoices": &models.Invoice{}, "payments": &models.Payment{}, "events": &models.Event{}} {
+	for name, m := range map[string]any{"services": &models.Service{}, "telemetry": &models.TelemetrySample{}, "invoices": &billing.Invoice{}, "payments": &billing.Payment{}, "events": &models.Event{}} {
 		var n int64
 		if err := s.In(ctx, scope).Model(m).Count(&n).Error; err != nil {
 			return nil, models.DBErr(err)

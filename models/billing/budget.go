@@ -1,4 +1,4 @@
-package models
+package billing
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
+
+	"github.com/telcoplatform/platform/models"
 )
 
 // PrefixBudget is the prefix of budget ids (bud_).
@@ -27,12 +29,12 @@ func DefaultBudgetThresholds() []int { return []int{50, 80, 100} }
 // issued in the period that are not cancelled.
 type Budget struct {
 	ID string `gorm:"primaryKey;size:40"`
-	Tenant
-	AccountID  string `gorm:"size:40;not null;index"`
-	Amount     Money  `gorm:"not null"`
-	Currency   string `gorm:"size:3;not null"`
-	Period     string `gorm:"size:20;not null"`
-	Thresholds []int  `gorm:"serializer:json;type:text"`
+	models.Tenant
+	AccountID  string       `gorm:"size:40;not null;index"`
+	Amount     models.Money `gorm:"not null"`
+	Currency   string       `gorm:"size:3;not null"`
+	Period     string       `gorm:"size:20;not null"`
+	Thresholds []int        `gorm:"serializer:json;type:text"`
 	CreatedAt  time.Time
 	UpdatedAt  time.Time
 }
@@ -40,13 +42,13 @@ type Budget struct {
 // BudgetAlert records that a budget's threshold was crossed in a period.
 type BudgetAlert struct {
 	ID uint64 `gorm:"primaryKey;autoIncrement"`
-	Tenant
-	AlertKey    string    `gorm:"size:120;not null;uniqueIndex"` // budget:period start:threshold
-	BudgetID    string    `gorm:"size:40;not null;index"`
-	PeriodStart time.Time `gorm:"not null"`
-	Threshold   int       `gorm:"not null"`
-	Spent       Money     `gorm:"not null"`
-	EventID     string    `gorm:"size:40;not null"`
+	models.Tenant
+	AlertKey    string       `gorm:"size:120;not null;uniqueIndex"` // budget:period start:threshold
+	BudgetID    string       `gorm:"size:40;not null;index"`
+	PeriodStart time.Time    `gorm:"not null"`
+	Threshold   int          `gorm:"not null"`
+	Spent       models.Money `gorm:"not null"`
+	EventID     string       `gorm:"size:40;not null"`
 	CreatedAt   time.Time
 }
 
@@ -70,7 +72,7 @@ func BudgetPeriod(period string, t time.Time) (time.Time, time.Time) {
 // BudgetInput is the body of POST /billing/budgets.
 type BudgetInput struct {
 	AccountID  string
-	Amount     Money
+	Amount     models.Money
 	Period     string
 	Thresholds []int
 }
@@ -78,8 +80,8 @@ type BudgetInput struct {
 // CreateBudget creates a budget on an account visible to p and checks it
 // at once against the current period's spending (a threshold already
 // crossed alerts now). Errors: VALIDATION_ERROR.
-func (s *Store) CreateBudget(ctx context.Context, p *Principal, in BudgetInput) (*Budget, error) {
-	var v Validator
+func (s *Store) CreateBudget(ctx context.Context, p *models.Principal, in BudgetInput) (*Budget, error) {
+	var v models.Validator
 	v.Check(in.Amount > 0 && in.Amount <= maxUnitPrice, "amount", "must be more than 0 and at most 100000000.00")
 	if in.Period == "" {
 		in.Period = CycleMonthly
@@ -97,8 +99,8 @@ func (s *Store) CreateBudget(ctx context.Context, p *Principal, in BudgetInput) 
 	}
 	acct, scope, aerr := s.accountFor(ctx, p, in.AccountID, "account_id")
 	if aerr != nil {
-		if e := AsError(aerr); e.Code == CodeValidation {
-			for _, fi := range e.Details["fields"].([]FieldIssue) {
+		if e := models.AsError(aerr); e.Code == models.CodeValidation {
+			for _, fi := range e.Details["fields"].([]models.FieldIssue) {
 				v.Add(fi.Field, fi.Issue)
 			}
 		} else {
@@ -110,15 +112,15 @@ func (s *Store) CreateBudget(ctx context.Context, p *Principal, in BudgetInput) 
 	}
 	th := slices.Clone(in.Thresholds)
 	slices.Sort(th)
-	b := &Budget{ID: NewID(PrefixBudget), AccountID: acct.ID, Amount: in.Amount, Currency: acct.Currency, Period: in.Period, Thresholds: th}
+	b := &Budget{ID: models.NewID(PrefixBudget), AccountID: acct.ID, Amount: in.Amount, Currency: acct.Currency, Period: in.Period, Thresholds: th}
 	err := s.In(ctx, scope).Transaction(func(tx *gorm.DB) error {
 		if err := tx.Create(b).Error; err != nil {
-			return DBErr(err)
+			return models.DBErr(err)
 		}
 		return s.evaluateBudgets(tx, acct.ID, s.Now())
 	})
 	if err != nil {
-		return nil, AsError(err)
+		return nil, models.AsError(err)
 	}
 	return b, nil
 }
@@ -128,20 +130,20 @@ type BudgetStatus struct {
 	Budget      Budget
 	PeriodStart time.Time
 	PeriodEnd   time.Time
-	Spent       Money
+	Spent       models.Money
 	PercentUsed float64
 	Crossed     []int // thresholds crossed in the period
 }
 
 // spendOf returns an account's spending in [from, to), inside db.
-func spendOf(db *gorm.DB, accountID string, from, to time.Time) (Money, error) {
+func spendOf(db *gorm.DB, accountID string, from, to time.Time) (models.Money, error) {
 	var row struct{ Sum int64 }
 	err := db.Model(&Invoice{}).Select("COALESCE(SUM(total), 0) AS sum").
 		Where("account_id = ? AND status <> ? AND issued_at >= ? AND issued_at < ?", accountID, InvoiceCancelled, from, to).Scan(&row).Error
-	return Money(row.Sum), DBErr(err)
+	return models.Money(row.Sum), models.DBErr(err)
 }
 
-func percentOf(spent, amount Money) float64 {
+func percentOf(spent, amount models.Money) float64 {
 	if amount <= 0 {
 		return 0
 	}
@@ -154,7 +156,7 @@ func percentOf(spent, amount Money) float64 {
 func (s *Store) evaluateBudgets(tx *gorm.DB, accountID string, now time.Time) error {
 	var budgets []Budget
 	if err := tx.Where("account_id = ?", accountID).Find(&budgets).Error; err != nil {
-		return DBErr(err)
+		return models.DBErr(err)
 	}
 	for _, b := range budgets {
 		from, to := BudgetPeriod(b.Period, now)
@@ -166,20 +168,20 @@ func (s *Store) evaluateBudgets(tx *gorm.DB, accountID string, now time.Time) er
 			if int64(spent)*100 < int64(b.Amount)*int64(t) {
 				continue
 			}
-			ev := NewEvent(EventUsageThreshold, b.ID, map[string]any{
+			ev := models.NewEvent(EventUsageThreshold, b.ID, map[string]any{
 				"budget":    map[string]any{"id": b.ID, "account_id": b.AccountID, "amount": b.Amount, "currency": b.Currency, "period": b.Period},
 				"threshold": t, "spent": spent, "percent_used": percentOf(spent, b.Amount),
-				"period_start": Timestamp(from), "period_end": Timestamp(to),
+				"period_start": models.Timestamp(from), "period_end": models.Timestamp(to),
 			})
 			alert := &BudgetAlert{AlertKey: fmt.Sprintf("%s:%s:%d", b.ID, from.Format("2006-01-02"), t), BudgetID: b.ID,
 				PeriodStart: from, Threshold: t, Spent: spent, EventID: ev.ID}
 			alert.OrganizationID, alert.Environment = b.OrganizationID, b.Environment
 			res := tx.Clauses(clause.OnConflict{DoNothing: true}).Create(alert)
 			if res.Error != nil {
-				return DBErr(res.Error)
+				return models.DBErr(res.Error)
 			}
 			if res.RowsAffected == 1 {
-				if err := RecordEvent(tx, ev); err != nil {
+				if err := models.RecordEvent(tx, ev); err != nil {
 					return err
 				}
 			}
@@ -190,7 +192,7 @@ func (s *Store) evaluateBudgets(tx *gorm.DB, accountID string, now time.Time) er
 
 // budgetStatuses returns every budget in scope (in currency) with its
 // consumption in the period that holds now.
-func (s *Store) budgetStatuses(ctx context.Context, scope Scope, currency string, now time.Time) ([]BudgetStatus, error) {
+func (s *Store) budgetStatuses(ctx context.Context, scope models.Scope, currency string, now time.Time) ([]BudgetStatus, error) {
 	db := s.In(ctx, scope)
 	var budgets []Budget
 	q := db.Order("created_at, id")
@@ -198,7 +200,7 @@ func (s *Store) budgetStatuses(ctx context.Context, scope Scope, currency string
 		q = q.Where("currency = ?", currency)
 	}
 	if err := q.Find(&budgets).Error; err != nil {
-		return nil, DBErr(err)
+		return nil, models.DBErr(err)
 	}
 	out := make([]BudgetStatus, 0, len(budgets))
 	for _, b := range budgets {
@@ -210,7 +212,7 @@ func (s *Store) budgetStatuses(ctx context.Context, scope Scope, currency string
 		st := BudgetStatus{Budget: b, PeriodStart: from, PeriodEnd: to, Spent: spent, PercentUsed: percentOf(spent, b.Amount), Crossed: []int{}}
 		var alerts []BudgetAlert
 		if err := db.Where("budget_id = ? AND period_start = ?", b.ID, from).Order("threshold").Find(&alerts).Error; err != nil {
-			return nil, DBErr(err)
+			return nil, models.DBErr(err)
 		}
 		for _, a := range alerts {
 			st.Crossed = append(st.Crossed, a.Threshold)
@@ -222,7 +224,7 @@ func (s *Store) budgetStatuses(ctx context.Context, scope Scope, currency string
 
 // ListBudgets returns the budgets visible to p with their consumption at
 // now, optionally of one account.
-func (s *Store) ListBudgets(ctx context.Context, p *Principal, accountID string, now time.Time) ([]BudgetStatus, error) {
+func (s *Store) ListBudgets(ctx context.Context, p *models.Principal, accountID string, now time.Time) ([]BudgetStatus, error) {
 	all, err := s.budgetStatuses(ctx, p.Scope(), "", now)
 	if err != nil || accountID == "" {
 		return all, err
@@ -238,7 +240,7 @@ func (s *Store) ListBudgets(ctx context.Context, p *Principal, accountID string,
 
 // BudgetStatusOf returns one budget's consumption at now (after creation).
 func (s *Store) BudgetStatusOf(ctx context.Context, b *Budget, now time.Time) (*BudgetStatus, error) {
-	all, err := s.budgetStatuses(ctx, TenantScope(b.OrganizationID, b.Environment), b.Currency, now)
+	all, err := s.budgetStatuses(ctx, models.TenantScope(b.OrganizationID, b.Environment), b.Currency, now)
 	if err != nil {
 		return nil, err
 	}
@@ -247,5 +249,5 @@ func (s *Store) BudgetStatusOf(ctx context.Context, b *Budget, now time.Time) (*
 			return &all[i], nil
 		}
 	}
-	return nil, NotFound("budget")
+	return nil, models.NotFound("budget")
 }

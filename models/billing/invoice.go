@@ -1,4 +1,4 @@
-package models
+package billing
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
+
+	"github.com/telcoplatform/platform/models"
 )
 
 // Billing event names written by the billing models (DECISIONS 9).
@@ -63,7 +65,7 @@ func CheckInvoiceTransition(from, to InvoiceStatus) error {
 	for i, n := range next {
 		allowed[i] = string(n)
 	}
-	return Errorf(CodeInvalidStateTransition, "an invoice cannot move from %s to %s", from, to).
+	return models.Errorf(models.CodeInvalidStateTransition, "an invoice cannot move from %s to %s", from, to).
 		WithDetail("from", string(from)).WithDetail("to", string(to)).WithDetail("allowed", allowed)
 }
 
@@ -82,7 +84,7 @@ const PaymentTermDays = 30
 // payments. Lines are loaded separately (LoadInvoiceLines).
 type Invoice struct {
 	ID string `gorm:"primaryKey;size:40"`
-	Tenant
+	models.Tenant
 	AccountID      string        `gorm:"size:40;not null;index"`
 	Number         string        `gorm:"size:20;not null"`
 	Status         InvoiceStatus `gorm:"size:20;not null;index"`
@@ -90,14 +92,14 @@ type Invoice struct {
 	SubscriptionID string        `gorm:"size:40;uniqueIndex:idx_invoice_subscription_period,priority:1"`
 	PeriodStart    *time.Time    `gorm:"uniqueIndex:idx_invoice_subscription_period,priority:2"`
 	PeriodEnd      *time.Time
-	Currency       string    `gorm:"size:3;not null"`
-	Subtotal       Money     `gorm:"not null"`
-	Tax            Money     `gorm:"not null;default:0"`
-	TaxRateBP      int       `gorm:"not null;default:0"`
-	Total          Money     `gorm:"not null"`
-	AmountPaid     Money     `gorm:"not null;default:0"`
-	IssuedAt       time.Time `gorm:"not null;index"`
-	DueDate        time.Time `gorm:"not null"`
+	Currency       string       `gorm:"size:3;not null"`
+	Subtotal       models.Money `gorm:"not null"`
+	Tax            models.Money `gorm:"not null;default:0"`
+	TaxRateBP      int          `gorm:"not null;default:0"`
+	Total          models.Money `gorm:"not null"`
+	AmountPaid     models.Money `gorm:"not null;default:0"`
+	IssuedAt       time.Time    `gorm:"not null;index"`
+	DueDate        time.Time    `gorm:"not null"`
 	PaidAt         *time.Time
 	OverdueAt      *time.Time
 	CancelledAt    *time.Time
@@ -108,7 +110,7 @@ type Invoice struct {
 }
 
 // AmountDue returns what is left to pay.
-func (inv *Invoice) AmountDue() Money {
+func (inv *Invoice) AmountDue() models.Money {
 	if inv.Status == InvoiceCancelled {
 		return 0
 	}
@@ -138,16 +140,16 @@ const (
 // quantity applied (docs/billing.md), so it may be less.
 type InvoiceLine struct {
 	ID uint64 `gorm:"primaryKey;autoIncrement"`
-	Tenant
-	InvoiceID   string `gorm:"size:40;not null;index"`
-	Position    int    `gorm:"not null"`
-	Kind        string `gorm:"size:20;not null"`
-	ServiceID   string `gorm:"size:40;index"`
-	Category    string `gorm:"size:40;not null"`
-	Description string `gorm:"size:500;not null"`
-	Quantity    int64  `gorm:"not null"`
-	UnitPrice   Money  `gorm:"not null"`
-	Amount      Money  `gorm:"not null"`
+	models.Tenant
+	InvoiceID   string       `gorm:"size:40;not null;index"`
+	Position    int          `gorm:"not null"`
+	Kind        string       `gorm:"size:20;not null"`
+	ServiceID   string       `gorm:"size:40;index"`
+	Category    string       `gorm:"size:40;not null"`
+	Description string       `gorm:"size:500;not null"`
+	Quantity    int64        `gorm:"not null"`
+	UnitPrice   models.Money `gorm:"not null"`
+	Amount      models.Money `gorm:"not null"`
 	PeriodStart *time.Time
 	PeriodEnd   *time.Time
 }
@@ -155,30 +157,30 @@ type InvoiceLine struct {
 // BillingSequence is a per-tenant counter (invoice numbers).
 type BillingSequence struct {
 	ID string `gorm:"primaryKey;size:120"` // organization:environment:name
-	Tenant
+	models.Tenant
 	Value int64 `gorm:"not null;default:0"`
 }
 
 // nextSequence returns the next value of the tenant's counter name, inside
 // tx (the counter row stays locked until tx ends, so numbers never repeat).
-func nextSequence(tx *gorm.DB, org string, env Environment, name string) (int64, error) {
+func nextSequence(tx *gorm.DB, org string, env models.Environment, name string) (int64, error) {
 	id := org + ":" + string(env) + ":" + name
-	row := BillingSequence{ID: id, Tenant: Tenant{OrganizationID: org, Environment: env}}
+	row := BillingSequence{ID: id, Tenant: models.Tenant{OrganizationID: org, Environment: env}}
 	if err := tx.Clauses(clause.OnConflict{DoNothing: true}).Create(&row).Error; err != nil {
-		return 0, DBErr(err)
+		return 0, models.DBErr(err)
 	}
 	if err := tx.Model(&BillingSequence{}).Where("id = ?", id).UpdateColumn("value", gorm.Expr("value + 1")).Error; err != nil {
-		return 0, DBErr(err)
+		return 0, models.DBErr(err)
 	}
 	var got BillingSequence
 	if err := tx.Where("id = ?", id).Take(&got).Error; err != nil {
-		return 0, DBErr(err)
+		return 0, models.DBErr(err)
 	}
 	return got.Value, nil
 }
 
 // mulDiv returns m × num / den rounded half away from zero, without overflow.
-func mulDiv(m Money, num, den int64) Money {
+func mulDiv(m models.Money, num, den int64) models.Money {
 	if den == 0 {
 		return 0
 	}
@@ -193,18 +195,20 @@ func mulDiv(m Money, num, den int64) Money {
 			q.Add(q, big.NewInt(1))
 		}
 	}
-	return Money(q.Int64())
+	return models.Money(q.Int64())
 }
 
 // TaxOn returns the tax on subtotal at rate basis points (825 = 8.25%),
 // rounded to the nearest cent.
-func TaxOn(subtotal Money, rateBP int) Money { return mulDiv(subtotal, int64(rateBP), 10_000) }
+func TaxOn(subtotal models.Money, rateBP int) models.Money {
+	return mulDiv(subtotal, int64(rateBP), 10_000)
+}
 
 // Bounds of invoice bodies.
 const (
 	maxInvoiceLines    = 100
 	maxLineQuantity    = 1_000_000
-	maxUnitPrice       = Money(100_000_000_00) // 100 million
+	maxUnitPrice       = models.Money(100_000_000_00) // 100 million
 	maxInvoiceDueAhead = 5 * 365 * 24 * time.Hour
 )
 
@@ -212,7 +216,7 @@ const (
 type InvoiceLineInput struct {
 	ServiceID string
 	Quantity  int64
-	UnitPrice Money
+	UnitPrice models.Money
 }
 
 // InvoiceInput is the invoice create body (spec 2.3).
@@ -227,32 +231,32 @@ type InvoiceInput struct {
 // accountFor returns the billing account id visible to p and the tenant
 // scope it belongs to (staff act in the account's organization). A missing
 // account is a VALIDATION_ERROR on field (it is a reference in a body).
-func (s *Store) accountFor(ctx context.Context, p *Principal, id, field string) (*BillingAccount, Scope, error) {
+func (s *Store) accountFor(ctx context.Context, p *models.Principal, id, field string) (*models.BillingAccount, models.Scope, error) {
 	if id == "" {
-		return nil, Scope{}, Invalid(FieldIssue{Field: field, Issue: "is required"})
+		return nil, models.Scope{}, models.Invalid(models.FieldIssue{Field: field, Issue: "is required"})
 	}
-	if !HasPrefix(id, PrefixAccount) {
-		return nil, Scope{}, Invalid(FieldIssue{Field: field, Issue: "must be a billing account id (acct_...)"})
+	if !models.HasPrefix(id, models.PrefixAccount) {
+		return nil, models.Scope{}, models.Invalid(models.FieldIssue{Field: field, Issue: "must be a billing account id (acct_...)"})
 	}
-	var a BillingAccount
+	var a models.BillingAccount
 	if err := s.In(ctx, p.Scope()).Where("id = ?", id).Take(&a).Error; err != nil {
-		if ErrorCode(NotFoundOr(err, "")) == CodeNotFound {
-			return nil, Scope{}, Invalid(FieldIssue{Field: field, Issue: fmt.Sprintf("no billing account %s in this organization", id)})
+		if models.ErrorCode(models.NotFoundOr(err, "")) == models.CodeNotFound {
+			return nil, models.Scope{}, models.Invalid(models.FieldIssue{Field: field, Issue: fmt.Sprintf("no billing account %s in this organization", id)})
 		}
-		return nil, Scope{}, DBErr(err)
+		return nil, models.Scope{}, models.DBErr(err)
 	}
-	return &a, TenantScope(a.OrganizationID, a.Environment), nil
+	return &a, models.TenantScope(a.OrganizationID, a.Environment), nil
 }
 
 // ValidateInvoice checks an invoice create body for p and returns the
 // account and the tenant scope the invoice will belong to, without writing.
 // Errors: VALIDATION_ERROR.
-func (s *Store) ValidateInvoice(ctx context.Context, p *Principal, in InvoiceInput) (*BillingAccount, Scope, error) {
-	var v Validator
+func (s *Store) ValidateInvoice(ctx context.Context, p *models.Principal, in InvoiceInput) (*models.BillingAccount, models.Scope, error) {
+	var v models.Validator
 	v.Check(len(in.Lines) >= 1 && len(in.Lines) <= maxInvoiceLines, "services", fmt.Sprintf("must list 1 to %d services", maxInvoiceLines))
 	for i, l := range in.Lines {
 		f := fmt.Sprintf("services[%d]", i)
-		v.Check(HasPrefix(l.ServiceID, PrefixService), f+".service_id", "must be a service id (svc_...)")
+		v.Check(models.HasPrefix(l.ServiceID, models.PrefixService), f+".service_id", "must be a service id (svc_...)")
 		v.Check(l.Quantity >= 1 && l.Quantity <= maxLineQuantity, f+".quantity", fmt.Sprintf("must be between 1 and %d", maxLineQuantity))
 		v.Check(l.UnitPrice >= 0 && l.UnitPrice <= maxUnitPrice, f+".unit_price", "must be between 0 and 100000000.00")
 	}
@@ -264,30 +268,30 @@ func (s *Store) ValidateInvoice(ctx context.Context, p *Principal, in InvoiceInp
 	}
 	acct, scope, aerr := s.accountFor(ctx, p, in.AccountID, "account_id")
 	if aerr != nil {
-		if e := AsError(aerr); e.Code == CodeValidation {
-			for _, fi := range e.Details["fields"].([]FieldIssue) {
+		if e := models.AsError(aerr); e.Code == models.CodeValidation {
+			for _, fi := range e.Details["fields"].([]models.FieldIssue) {
 				v.Add(fi.Field, fi.Issue)
 			}
 		} else {
-			return nil, Scope{}, aerr
+			return nil, models.Scope{}, aerr
 		}
 	}
 	if err := v.Err(); err != nil {
-		return nil, Scope{}, err
+		return nil, models.Scope{}, err
 	}
 	for i, l := range in.Lines {
 		svc, err := s.ServiceIn(ctx, scope, l.ServiceID)
-		if ErrorCode(err) == CodeNotFound {
+		if models.ErrorCode(err) == models.CodeNotFound {
 			v.Add(fmt.Sprintf("services[%d].service_id", i), fmt.Sprintf("no service %s in this organization", l.ServiceID))
 			continue
 		}
 		if err != nil {
-			return nil, Scope{}, err
+			return nil, models.Scope{}, err
 		}
 		v.Check(svc.AccountID == acct.ID, fmt.Sprintf("services[%d].service_id", i), fmt.Sprintf("service %s is billed to another account", l.ServiceID))
 	}
 	if err := v.Err(); err != nil {
-		return nil, Scope{}, err
+		return nil, models.Scope{}, err
 	}
 	return acct, scope, nil
 }
@@ -297,7 +301,7 @@ func (s *Store) ValidateInvoice(ctx context.Context, p *Principal, in InvoiceInp
 // after issue). In the same transaction it writes invoice.created (and
 // evaluates the account's budgets). An invoice whose total is zero is paid
 // at once. Errors: VALIDATION_ERROR.
-func (s *Store) CreateInvoice(ctx context.Context, p *Principal, in InvoiceInput) (*Invoice, error) {
+func (s *Store) CreateInvoice(ctx context.Context, p *models.Principal, in InvoiceInput) (*Invoice, error) {
 	acct, scope, err := s.ValidateInvoice(ctx, p, in)
 	if err != nil {
 		return nil, err
@@ -309,7 +313,7 @@ func (s *Store) CreateInvoice(ctx context.Context, p *Principal, in InvoiceInput
 	}
 	id := in.ID
 	if id == "" {
-		id = NewID(PrefixInvoice)
+		id = models.NewID(models.PrefixInvoice)
 	}
 	inv := &Invoice{ID: id, AccountID: acct.ID, Source: InvoiceSourceManual, Currency: acct.Currency, TaxRateBP: acct.TaxRateBP,
 		IssuedAt: now, DueDate: due, Notes: strings.TrimSpace(in.Notes)}
@@ -321,12 +325,12 @@ func (s *Store) CreateInvoice(ctx context.Context, p *Principal, in InvoiceInput
 			}
 			desc, category := s.serviceDescription(ctx, svc)
 			inv.Lines = append(inv.Lines, InvoiceLine{Position: i + 1, Kind: LineService, ServiceID: svc.ID, Category: category,
-				Description: desc, Quantity: l.Quantity, UnitPrice: l.UnitPrice, Amount: l.UnitPrice * Money(l.Quantity)})
+				Description: desc, Quantity: l.Quantity, UnitPrice: l.UnitPrice, Amount: l.UnitPrice * models.Money(l.Quantity)})
 		}
 		return s.insertInvoice(tx, scope, inv, now)
 	})
 	if err != nil {
-		return nil, AsError(err)
+		return nil, models.AsError(err)
 	}
 	return inv, nil
 }
@@ -334,7 +338,7 @@ func (s *Store) CreateInvoice(ctx context.Context, p *Principal, in InvoiceInput
 // insertInvoice numbers inv, totals its lines, stores it with its lines,
 // writes invoice.created (and invoice.paid for a zero total) and evaluates
 // the account's budgets, inside tx.
-func (s *Store) insertInvoice(tx *gorm.DB, scope Scope, inv *Invoice, now time.Time) error {
+func (s *Store) insertInvoice(tx *gorm.DB, scope models.Scope, inv *Invoice, now time.Time) error {
 	n, err := nextSequence(tx, scope.OrganizationID, scope.Environment, "invoice")
 	if err != nil {
 		return err
@@ -355,7 +359,7 @@ func (s *Store) insertInvoice(tx *gorm.DB, scope Scope, inv *Invoice, now time.T
 	}
 	lines := inv.Lines
 	if err := tx.Create(inv).Error; err != nil {
-		return DBErr(err)
+		return models.DBErr(err)
 	}
 	inv.Lines = lines
 	for i := range inv.Lines {
@@ -364,20 +368,20 @@ func (s *Store) insertInvoice(tx *gorm.DB, scope Scope, inv *Invoice, now time.T
 	}
 	if len(inv.Lines) > 0 {
 		if err := tx.Create(&inv.Lines).Error; err != nil {
-			return DBErr(err)
+			return models.DBErr(err)
 		}
 	}
-	if err := RecordEvent(tx, NewEvent(EventInvoiceCreated, inv.ID, InvoiceEventData(inv))); err != nil {
+	if err := models.RecordEvent(tx, models.NewEvent(EventInvoiceCreated, inv.ID, InvoiceEventData(inv))); err != nil {
 		return err
 	}
 	return s.evaluateBudgets(tx, inv.AccountID, now)
 }
 
 // serviceDescription returns a line description for svc and its catalog category.
-func (s *Store) serviceDescription(ctx context.Context, svc *Service) (string, string) {
+func (s *Store) serviceDescription(ctx context.Context, svc *models.Service) (string, string) {
 	desc, category := svc.Name, CategoryOther
-	var cs CatalogService
-	if err := s.In(ctx, SystemScope()).Where("id = ?", svc.CatalogServiceID).Take(&cs).Error; err == nil {
+	var cs models.CatalogService
+	if err := s.In(ctx, models.SystemScope()).Where("id = ?", svc.CatalogServiceID).Take(&cs).Error; err == nil {
 		category = cs.Category
 		if desc == "" {
 			desc = cs.Name
@@ -398,17 +402,17 @@ func InvoiceEventData(inv *Invoice) map[string]any {
 		"invoice": map[string]any{
 			"id": inv.ID, "number": inv.Number, "status": string(inv.Status), "account_id": inv.AccountID,
 			"amount": inv.Total, "amount_paid": inv.AmountPaid, "amount_due": inv.AmountDue(),
-			"currency": inv.Currency, "due_date": Timestamp(inv.DueDate), "subscription_id": inv.SubscriptionID,
+			"currency": inv.Currency, "due_date": models.Timestamp(inv.DueDate), "subscription_id": inv.SubscriptionID,
 		},
 	}
 	if inv.PaidAt != nil {
-		d["invoice"].(map[string]any)["paid_date"] = Timestamp(*inv.PaidAt)
+		d["invoice"].(map[string]any)["paid_date"] = models.Timestamp(*inv.PaidAt)
 	}
 	return d
 }
 
 // LoadInvoiceLines fills the lines of invs (one query).
-func (s *Store) LoadInvoiceLines(ctx context.Context, scope Scope, invs ...*Invoice) error {
+func (s *Store) LoadInvoiceLines(ctx context.Context, scope models.Scope, invs ...*Invoice) error {
 	if len(invs) == 0 {
 		return nil
 	}
@@ -420,7 +424,7 @@ func (s *Store) LoadInvoiceLines(ctx context.Context, scope Scope, invs ...*Invo
 	}
 	var lines []InvoiceLine
 	if err := s.In(ctx, scope).Where("invoice_id IN ?", ids).Order("invoice_id, position").Find(&lines).Error; err != nil {
-		return DBErr(err)
+		return models.DBErr(err)
 	}
 	for _, l := range lines {
 		byID[l.InvoiceID].Lines = append(byID[l.InvoiceID].Lines, l)
@@ -429,19 +433,19 @@ func (s *Store) LoadInvoiceLines(ctx context.Context, scope Scope, invs ...*Invo
 }
 
 // GetInvoice returns one invoice visible to p, with its lines. Errors: NOT_FOUND.
-func (s *Store) GetInvoice(ctx context.Context, p *Principal, id string) (*Invoice, error) {
+func (s *Store) GetInvoice(ctx context.Context, p *models.Principal, id string) (*Invoice, error) {
 	var inv Invoice
 	if err := s.In(ctx, p.Scope()).Where("id = ?", id).Take(&inv).Error; err != nil {
-		return nil, NotFoundOr(err, "invoice")
+		return nil, models.NotFoundOr(err, "invoice")
 	}
 	return &inv, s.LoadInvoiceLines(ctx, p.Scope(), &inv)
 }
 
 // InvoiceIn returns one invoice in scope, with its lines. Errors: NOT_FOUND.
-func (s *Store) InvoiceIn(ctx context.Context, scope Scope, id string) (*Invoice, error) {
+func (s *Store) InvoiceIn(ctx context.Context, scope models.Scope, id string) (*Invoice, error) {
 	var inv Invoice
 	if err := s.In(ctx, scope).Where("id = ?", id).Take(&inv).Error; err != nil {
-		return nil, NotFoundOr(err, "invoice")
+		return nil, models.NotFoundOr(err, "invoice")
 	}
 	return &inv, s.LoadInvoiceLines(ctx, scope, &inv)
 }
@@ -458,8 +462,8 @@ type InvoiceFilter struct {
 
 // ListInvoices returns a window of the invoices visible to p, newest first,
 // with the total count. Errors: VALIDATION_ERROR.
-func (s *Store) ListInvoices(ctx context.Context, p *Principal, f InvoiceFilter) ([]Invoice, int64, error) {
-	var v Validator
+func (s *Store) ListInvoices(ctx context.Context, p *models.Principal, f InvoiceFilter) ([]Invoice, int64, error) {
+	var v models.Validator
 	if f.Status != "" {
 		v.Check(InvoiceStatus(f.Status).Valid(), "status", "must be pending, paid, overdue or cancelled")
 	}
@@ -467,9 +471,9 @@ func (s *Store) ListInvoices(ctx context.Context, p *Principal, f InvoiceFilter)
 		v.Check(!f.To.Before(*f.From), "date_to", "must not be before date_from")
 	}
 	if f.Limit == 0 {
-		f.Limit = DefaultPageLimit
+		f.Limit = models.DefaultPageLimit
 	}
-	v.Check(f.Limit >= 1 && f.Limit <= MaxPageLimit, "limit", fmt.Sprintf("must be between 1 and %d", MaxPageLimit))
+	v.Check(f.Limit >= 1 && f.Limit <= models.MaxPageLimit, "limit", fmt.Sprintf("must be between 1 and %d", models.MaxPageLimit))
 	v.Check(f.Offset >= 0, "offset", "must not be negative")
 	if err := v.Err(); err != nil {
 		return nil, 0, err
@@ -489,11 +493,11 @@ func (s *Store) ListInvoices(ctx context.Context, p *Principal, f InvoiceFilter)
 	}
 	var total int64
 	if err := q.Session(&gorm.Session{}).Count(&total).Error; err != nil {
-		return nil, 0, DBErr(err)
+		return nil, 0, models.DBErr(err)
 	}
 	var out []Invoice
 	if err := q.Session(&gorm.Session{}).Order("issued_at DESC, id").Limit(f.Limit).Offset(f.Offset).Find(&out).Error; err != nil {
-		return nil, 0, DBErr(err)
+		return nil, 0, models.DBErr(err)
 	}
 	ptrs := make([]*Invoice, len(out))
 	for i := range out {
@@ -507,7 +511,7 @@ func (s *Store) ListInvoices(ctx context.Context, p *Principal, f InvoiceFilter)
 func lockInvoice(tx *gorm.DB, id string) (*Invoice, error) {
 	var inv Invoice
 	if err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Where("id = ?", id).Take(&inv).Error; err != nil {
-		return nil, NotFoundOr(err, "invoice")
+		return nil, models.NotFoundOr(err, "invoice")
 	}
 	return &inv, nil
 }
@@ -518,16 +522,16 @@ func lockInvoice(tx *gorm.DB, id string) (*Invoice, error) {
 // resolved with reason, and invoice.cancelled is written in the same
 // transaction. Errors: INSUFFICIENT_PERMISSIONS, NOT_FOUND,
 // INVALID_STATE_TRANSITION (paid, cancelled, or partly paid: details.amount_paid).
-func (s *Store) CancelInvoice(ctx context.Context, p *Principal, id, reason string) (*Invoice, error) {
+func (s *Store) CancelInvoice(ctx context.Context, p *models.Principal, id, reason string) (*Invoice, error) {
 	if !CanAdministerBilling(p) {
-		return nil, Errorf(CodeInsufficientPermissions, "cancelling an invoice is for provider staff with %s: dispute it instead (POST /v1/billing/invoices/%s/disputes)", PermissionBillingAdmin, id).
-			WithDetail("required_permission", PermissionBillingAdmin)
+		return nil, models.Errorf(models.CodeInsufficientPermissions, "cancelling an invoice is for provider staff with %s: dispute it instead (POST /v1/billing/invoices/%s/disputes)", models.PermissionBillingAdmin, id).
+			WithDetail("required_permission", models.PermissionBillingAdmin)
 	}
 	inv, err := s.GetInvoice(ctx, p, id)
 	if err != nil {
 		return nil, err
 	}
-	scope := TenantScope(inv.OrganizationID, inv.Environment)
+	scope := models.TenantScope(inv.OrganizationID, inv.Environment)
 	err = s.In(ctx, scope).Transaction(func(tx *gorm.DB) error {
 		cur, err := lockInvoice(tx, id)
 		if err != nil {
@@ -538,15 +542,15 @@ func (s *Store) CancelInvoice(ctx context.Context, p *Principal, id, reason stri
 		}
 		var processing int64
 		if err := tx.Model(&Payment{}).Where("invoice_id = ? AND status = ?", id, PaymentProcessing).Count(&processing).Error; err != nil {
-			return DBErr(err)
+			return models.DBErr(err)
 		}
 		if cur.AmountPaid > 0 || processing > 0 {
-			return Errorf(CodeInvalidStateTransition, "invoice %s has payments and cannot be cancelled", id).
+			return models.Errorf(models.CodeInvalidStateTransition, "invoice %s has payments and cannot be cancelled", id).
 				WithDetail("from", string(cur.Status)).WithDetail("to", string(InvoiceCancelled)).WithDetail("amount_paid", cur.AmountPaid)
 		}
 		now := s.Now()
 		if err := tx.Model(&Invoice{}).Where("id = ?", id).Updates(map[string]any{"status": InvoiceCancelled, "cancelled_at": now, "updated_at": now}).Error; err != nil {
-			return DBErr(err)
+			return models.DBErr(err)
 		}
 		resolution := "invoice cancelled"
 		if reason != "" {
@@ -554,16 +558,16 @@ func (s *Store) CancelInvoice(ctx context.Context, p *Principal, id, reason stri
 		}
 		if err := tx.Model(&InvoiceDispute{}).Where("invoice_id = ? AND status = ?", id, DisputeOpen).
 			Updates(map[string]any{"status": DisputeResolved, "resolution": resolution, "resolved_at": now, "updated_at": now}).Error; err != nil {
-			return DBErr(err)
+			return models.DBErr(err)
 		}
 		cur.Status, cur.CancelledAt = InvoiceCancelled, &now
 		data := InvoiceEventData(cur)
 		data["reason"] = reason
 		data["cancelled_by"] = p.ID
-		return RecordEvent(tx, NewEvent(EventInvoiceCancelled, id, data))
+		return models.RecordEvent(tx, models.NewEvent(EventInvoiceCancelled, id, data))
 	})
 	if err != nil {
-		return nil, AsError(err)
+		return nil, models.AsError(err)
 	}
 	return s.InvoiceIn(ctx, scope, id)
 }
@@ -573,7 +577,7 @@ func (s *Store) CancelInvoice(ctx context.Context, p *Principal, id, reason stri
 // that is paid, cancelled or already overdue is returned unchanged (so a
 // retried activity, or a payment that arrived first, is harmless).
 // Errors: NOT_FOUND.
-func (s *Store) MarkInvoiceOverdue(ctx context.Context, scope Scope, id string) (*Invoice, error) {
+func (s *Store) MarkInvoiceOverdue(ctx context.Context, scope models.Scope, id string) (*Invoice, error) {
 	err := s.In(ctx, scope).Transaction(func(tx *gorm.DB) error {
 		inv, err := lockInvoice(tx, id)
 		if err != nil {
@@ -584,13 +588,13 @@ func (s *Store) MarkInvoiceOverdue(ctx context.Context, scope Scope, id string) 
 		}
 		now := s.Now()
 		if err := tx.Model(&Invoice{}).Where("id = ?", id).Updates(map[string]any{"status": InvoiceOverdue, "overdue_at": now, "updated_at": now}).Error; err != nil {
-			return DBErr(err)
+			return models.DBErr(err)
 		}
 		inv.Status, inv.OverdueAt = InvoiceOverdue, &now
-		return RecordEvent(tx, NewEvent(EventInvoiceOverdue, inv.ID, InvoiceEventData(inv)))
+		return models.RecordEvent(tx, models.NewEvent(EventInvoiceOverdue, inv.ID, InvoiceEventData(inv)))
 	})
 	if err != nil {
-		return nil, AsError(err)
+		return nil, models.AsError(err)
 	}
 	return s.InvoiceIn(ctx, scope, id)
 }

@@ -1,4 +1,4 @@
-package models
+package billing
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"gorm.io/gorm"
+
+	"github.com/telcoplatform/platform/models"
 )
 
 // Payment method types accepted (spec 2.3 shows credit_card).
@@ -43,7 +45,7 @@ type Card struct {
 // that every payment names its method.
 type PaymentMethod struct {
 	ID string `gorm:"primaryKey;size:40"`
-	Tenant
+	models.Tenant
 	AccountID      string         `gorm:"size:40;not null;index"`
 	Type           string         `gorm:"size:20;not null"`
 	Token          string         `gorm:"size:80;not null"`
@@ -72,11 +74,11 @@ func CheckCardToken(field, token string) error {
 	t := strings.TrimSpace(token)
 	switch {
 	case t == "":
-		return Invalid(FieldIssue{Field: field, Issue: "is required"})
+		return models.Invalid(models.FieldIssue{Field: field, Issue: "is required"})
 	case cardNumberPattern.MatchString(t):
-		return Invalid(FieldIssue{Field: field, Issue: "looks like a card number: send the token from the payment form (tok_...), never the number"})
+		return models.Invalid(models.FieldIssue{Field: field, Issue: "looks like a card number: send the token from the payment form (tok_...), never the number"})
 	case !cardTokenPattern.MatchString(t):
-		return Invalid(FieldIssue{Field: field, Issue: "must be a card token (tok_...)"})
+		return models.Invalid(models.FieldIssue{Field: field, Issue: "must be a card token (tok_...)"})
 	}
 	return nil
 }
@@ -84,13 +86,13 @@ func CheckCardToken(field, token string) error {
 // Validate checks the input; prefix names the fields (e.g. "payment_method.").
 // Errors: VALIDATION_ERROR.
 func (in *PaymentMethodInput) Validate(prefix string, addressRequired bool) error {
-	var v Validator
+	var v models.Validator
 	if in.Type == "" {
 		in.Type = "credit_card"
 	}
 	v.Check(oneOf(in.Type, paymentMethodTypes), prefix+"type", "must be credit_card or debit_card")
 	if err := CheckCardToken(prefix+"card_token", in.CardToken); err != nil {
-		for _, fi := range AsError(err).Details["fields"].([]FieldIssue) {
+		for _, fi := range models.AsError(err).Details["fields"].([]models.FieldIssue) {
 			v.Add(fi.Field, fi.Issue)
 		}
 	}
@@ -111,8 +113,8 @@ func (in *PaymentMethodInput) Validate(prefix string, addressRequired bool) erro
 
 // NewPaymentMethod returns a payment method of account acct for a card the
 // gateway described.
-func NewPaymentMethod(acct *BillingAccount, in PaymentMethodInput, card Card, attached bool) *PaymentMethod {
-	pm := &PaymentMethod{ID: NewID(PrefixPaymentMethod), AccountID: acct.ID, Type: in.Type, Token: strings.TrimSpace(in.CardToken),
+func NewPaymentMethod(acct *models.BillingAccount, in PaymentMethodInput, card Card, attached bool) *PaymentMethod {
+	pm := &PaymentMethod{ID: models.NewID(models.PrefixPaymentMethod), AccountID: acct.ID, Type: in.Type, Token: strings.TrimSpace(in.CardToken),
 		Brand: card.Brand, Last4: card.Last4, ExpMonth: card.ExpMonth, ExpYear: card.ExpYear, Attached: attached}
 	pm.OrganizationID, pm.Environment = acct.OrganizationID, acct.Environment
 	if in.BillingAddress != nil {
@@ -123,47 +125,47 @@ func NewPaymentMethod(acct *BillingAccount, in PaymentMethodInput, card Card, at
 
 // SavePaymentMethod stores pm in the tenant of its account.
 func (s *Store) SavePaymentMethod(ctx context.Context, pm *PaymentMethod) error {
-	return DBErr(s.In(ctx, TenantScope(pm.OrganizationID, pm.Environment)).Create(pm).Error)
+	return models.DBErr(s.In(ctx, models.TenantScope(pm.OrganizationID, pm.Environment)).Create(pm).Error)
 }
 
 // ListPaymentMethods returns the attached payment methods of an account
 // visible to p, oldest first. Errors: NOT_FOUND (account).
-func (s *Store) ListPaymentMethods(ctx context.Context, p *Principal, accountID string) ([]PaymentMethod, error) {
+func (s *Store) ListPaymentMethods(ctx context.Context, p *models.Principal, accountID string) ([]PaymentMethod, error) {
 	acct, err := s.GetAccount(ctx, p, accountID)
 	if err != nil {
 		return nil, err
 	}
-	return s.attachedMethods(ctx, TenantScope(acct.OrganizationID, acct.Environment), acct.ID)
+	return s.attachedMethods(ctx, models.TenantScope(acct.OrganizationID, acct.Environment), acct.ID)
 }
 
-func (s *Store) attachedMethods(ctx context.Context, scope Scope, accountID string) ([]PaymentMethod, error) {
+func (s *Store) attachedMethods(ctx context.Context, scope models.Scope, accountID string) ([]PaymentMethod, error) {
 	out := []PaymentMethod{}
 	err := s.In(ctx, scope).Where("account_id = ? AND attached = ? AND removed_at IS NULL", accountID, true).Order("created_at, id").Find(&out).Error
-	return out, DBErr(err)
+	return out, models.DBErr(err)
 }
 
 // PaymentMethodIn returns a payment method of account accountID that has
 // not been removed. Errors: NOT_FOUND.
-func (s *Store) PaymentMethodIn(ctx context.Context, scope Scope, accountID, id string) (*PaymentMethod, error) {
+func (s *Store) PaymentMethodIn(ctx context.Context, scope models.Scope, accountID, id string) (*PaymentMethod, error) {
 	var pm PaymentMethod
 	err := s.In(ctx, scope).Where("id = ? AND account_id = ? AND removed_at IS NULL", id, accountID).Take(&pm).Error
-	return &pm, NotFoundOr(err, "payment method")
+	return &pm, models.NotFoundOr(err, "payment method")
 }
 
 // RemovePaymentMethod detaches a payment method from an account visible to
 // p. The row is kept (payments name it) but can no longer be used. A method
 // that auto-pay or an active subscription relies on cannot be removed.
 // Errors: NOT_FOUND, INVALID_STATE_TRANSITION (details.used_by).
-func (s *Store) RemovePaymentMethod(ctx context.Context, p *Principal, accountID, id string) error {
+func (s *Store) RemovePaymentMethod(ctx context.Context, p *models.Principal, accountID, id string) error {
 	acct, err := s.GetAccount(ctx, p, accountID)
 	if err != nil {
 		return err
 	}
-	scope := TenantScope(acct.OrganizationID, acct.Environment)
+	scope := models.TenantScope(acct.OrganizationID, acct.Environment)
 	return AsErrorOrNil(s.In(ctx, scope).Transaction(func(tx *gorm.DB) error {
 		var pm PaymentMethod
 		if err := tx.Where("id = ? AND account_id = ? AND attached = ? AND removed_at IS NULL", id, acct.ID, true).Take(&pm).Error; err != nil {
-			return NotFoundOr(err, "payment method")
+			return models.NotFoundOr(err, "payment method")
 		}
 		var used []string
 		if acct.PaymentMethodID == id && acct.AutoPay {
@@ -171,20 +173,20 @@ func (s *Store) RemovePaymentMethod(ctx context.Context, p *Principal, accountID
 		}
 		var subs []Subscription
 		if err := tx.Where("payment_method_id = ? AND status IN ?", id, []SubscriptionStatus{SubscriptionPending, SubscriptionActive}).Find(&subs).Error; err != nil {
-			return DBErr(err)
+			return models.DBErr(err)
 		}
 		for _, sub := range subs {
 			used = append(used, "subscription "+sub.ID)
 		}
 		if len(used) > 0 {
-			return Errorf(CodeInvalidStateTransition, "payment method %s is in use: %s; change that first", id, strings.Join(used, ", ")).WithDetail("used_by", used)
+			return models.Errorf(models.CodeInvalidStateTransition, "payment method %s is in use: %s; change that first", id, strings.Join(used, ", ")).WithDetail("used_by", used)
 		}
 		now := s.Now()
 		if err := tx.Model(&PaymentMethod{}).Where("id = ?", id).Updates(map[string]any{"removed_at": now, "updated_at": now}).Error; err != nil {
-			return DBErr(err)
+			return models.DBErr(err)
 		}
 		if acct.PaymentMethodID == id {
-			return DBErr(tx.Model(&BillingAccount{}).Where("id = ?", acct.ID).Update("payment_method_id", "").Error)
+			return models.DBErr(tx.Model(&models.BillingAccount{}).Where("id = ?", acct.ID).Update("payment_method_id", "").Error)
 		}
 		return nil
 	}))
@@ -195,18 +197,18 @@ func AsErrorOrNil(err error) error {
 	if err == nil {
 		return nil
 	}
-	return AsError(err)
+	return models.AsError(err)
 }
 
 // ResolvePaymentMethodID checks that id names a usable payment method of
 // the account. Errors: VALIDATION_ERROR on field.
-func (s *Store) ResolvePaymentMethodID(ctx context.Context, scope Scope, accountID, id, field string) (*PaymentMethod, error) {
-	if !HasPrefix(id, PrefixPaymentMethod) {
-		return nil, Invalid(FieldIssue{Field: field, Issue: "must be a payment method id (pm_...)"})
+func (s *Store) ResolvePaymentMethodID(ctx context.Context, scope models.Scope, accountID, id, field string) (*PaymentMethod, error) {
+	if !models.HasPrefix(id, models.PrefixPaymentMethod) {
+		return nil, models.Invalid(models.FieldIssue{Field: field, Issue: "must be a payment method id (pm_...)"})
 	}
 	pm, err := s.PaymentMethodIn(ctx, scope, accountID, id)
-	if ErrorCode(err) == CodeNotFound || (err == nil && !pm.Attached) {
-		return nil, Invalid(FieldIssue{Field: field, Issue: fmt.Sprintf("no payment method %s on account %s", id, accountID)})
+	if models.ErrorCode(err) == models.CodeNotFound || (err == nil && !pm.Attached) {
+		return nil, models.Invalid(models.FieldIssue{Field: field, Issue: fmt.Sprintf("no payment method %s on account %s", id, accountID)})
 	}
 	return pm, err
 }
@@ -214,8 +216,8 @@ func (s *Store) ResolvePaymentMethodID(ctx context.Context, scope Scope, account
 // AnyPaymentMethodIn returns a payment method in scope, attached or not,
 // removed or not (to finish a payment that already names it).
 // Errors: NOT_FOUND.
-func (s *Store) AnyPaymentMethodIn(ctx context.Context, scope Scope, id string) (*PaymentMethod, error) {
+func (s *Store) AnyPaymentMethodIn(ctx context.Context, scope models.Scope, id string) (*PaymentMethod, error) {
 	var pm PaymentMethod
 	err := s.In(ctx, scope).Where("id = ?", id).Take(&pm).Error
-	return &pm, NotFoundOr(err, "payment method")
+	return &pm, models.NotFoundOr(err, "payment method")
 }

@@ -1,4 +1,4 @@
-package models
+package billing
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"gorm.io/gorm"
+
+	"github.com/telcoplatform/platform/models"
 )
 
 // Dispute and invoice-cancellation event names.
@@ -18,10 +20,6 @@ const (
 
 // PrefixDispute starts invoice dispute ids.
 const PrefixDispute = "dsp"
-
-// PermissionBillingAdmin is the provider-staff permission for the
-// provider's side of billing: voiding invoices and setting tax rates.
-const PermissionBillingAdmin = "billing:admin"
 
 // DisputeReasons are the reasons a customer gives for disputing an invoice.
 func DisputeReasons() []string {
@@ -40,7 +38,7 @@ const (
 // auto-pay on the invoice and tells provider staff (invoice.disputed).
 type InvoiceDispute struct {
 	ID string `gorm:"primaryKey;size:40"`
-	Tenant
+	models.Tenant
 	InvoiceID   string     `gorm:"size:40;not null;index"`
 	Reason      string     `gorm:"size:40;not null"`
 	Description string     `gorm:"size:4000"`
@@ -62,8 +60,8 @@ type DisputeInput struct {
 // invoice.disputed in the same transaction. An invoice has at most one open
 // dispute; a cancelled invoice cannot be disputed.
 // Errors: VALIDATION_ERROR, NOT_FOUND, INVALID_STATE_TRANSITION.
-func (s *Store) DisputeInvoice(ctx context.Context, p *Principal, invoiceID string, in DisputeInput) (*InvoiceDispute, error) {
-	var v Validator
+func (s *Store) DisputeInvoice(ctx context.Context, p *models.Principal, invoiceID string, in DisputeInput) (*InvoiceDispute, error) {
+	var v models.Validator
 	v.Check(slices.Contains(DisputeReasons(), in.Reason), "reason", "must be one of "+strings.Join(DisputeReasons(), ", "))
 	in.Description = strings.TrimSpace(in.Description)
 	v.Check(len(in.Description) <= 4000, "description", "must be at most 4000 characters")
@@ -75,9 +73,9 @@ func (s *Store) DisputeInvoice(ctx context.Context, p *Principal, invoiceID stri
 	if err != nil {
 		return nil, err
 	}
-	scope := TenantScope(inv.OrganizationID, inv.Environment)
+	scope := models.TenantScope(inv.OrganizationID, inv.Environment)
 	now := s.Now()
-	d := &InvoiceDispute{ID: NewID(PrefixDispute), InvoiceID: inv.ID, Reason: in.Reason, Description: in.Description,
+	d := &InvoiceDispute{ID: models.NewID(PrefixDispute), InvoiceID: inv.ID, Reason: in.Reason, Description: in.Description,
 		Status: DisputeOpen, CreatedBy: p.ID, CreatedAt: now, UpdatedAt: now}
 	err = s.Tx(ctx, scope, func(tx *gorm.DB) error {
 		cur, err := lockInvoice(tx, inv.ID)
@@ -85,42 +83,42 @@ func (s *Store) DisputeInvoice(ctx context.Context, p *Principal, invoiceID stri
 			return err
 		}
 		if cur.Status == InvoiceCancelled {
-			return Errorf(CodeInvalidStateTransition, "invoice %s is cancelled and cannot be disputed", inv.ID).WithDetail("status", string(cur.Status))
+			return models.Errorf(models.CodeInvalidStateTransition, "invoice %s is cancelled and cannot be disputed", inv.ID).WithDetail("status", string(cur.Status))
 		}
 		var open int64
 		if err := tx.Model(&InvoiceDispute{}).Where("invoice_id = ? AND status = ?", inv.ID, DisputeOpen).Count(&open).Error; err != nil {
-			return DBErr(err)
+			return models.DBErr(err)
 		}
 		if open > 0 {
-			return Errorf(CodeInvalidStateTransition, "invoice %s already has an open dispute", inv.ID)
+			return models.Errorf(models.CodeInvalidStateTransition, "invoice %s already has an open dispute", inv.ID)
 		}
 		if err := tx.Create(d).Error; err != nil {
-			return DBErr(err)
+			return models.DBErr(err)
 		}
 		data := InvoiceEventData(cur)
 		data["dispute"] = map[string]any{"id": d.ID, "reason": d.Reason, "description": d.Description, "status": d.Status}
-		return RecordEvent(tx, NewEvent(EventInvoiceDisputed, inv.ID, data))
+		return models.RecordEvent(tx, models.NewEvent(EventInvoiceDisputed, inv.ID, data))
 	})
 	if err != nil {
-		return nil, AsError(err)
+		return nil, models.AsError(err)
 	}
 	return d, nil
 }
 
 // ListInvoiceDisputes returns a page of the disputes of an invoice visible
 // to p. Errors: NOT_FOUND, VALIDATION_ERROR (sort).
-func (s *Store) ListInvoiceDisputes(ctx context.Context, p *Principal, invoiceID string, page PageRequest) ([]InvoiceDispute, int64, error) {
+func (s *Store) ListInvoiceDisputes(ctx context.Context, p *models.Principal, invoiceID string, page models.PageRequest) ([]InvoiceDispute, int64, error) {
 	inv, err := s.GetInvoice(ctx, p, invoiceID)
 	if err != nil {
 		return nil, 0, err
 	}
 	var out []InvoiceDispute
-	q := s.In(ctx, TenantScope(inv.OrganizationID, inv.Environment)).Model(&InvoiceDispute{}).Where("invoice_id = ?", inv.ID)
-	total, err := Paginate(q, page, disputeSorts, &out)
+	q := s.In(ctx, models.TenantScope(inv.OrganizationID, inv.Environment)).Model(&InvoiceDispute{}).Where("invoice_id = ?", inv.ID)
+	total, err := models.Paginate(q, page, disputeSorts, &out)
 	return out, total, err
 }
 
-var disputeSorts = SortFields{"created_at": "created_at", "status": "status"}
+var disputeSorts = models.SortFields{"created_at": "created_at", "status": "status"}
 
 // openDispute reports whether an invoice has an open dispute.
 func openDispute(tx *gorm.DB, invoiceID string) (bool, error) {
@@ -129,10 +127,12 @@ func openDispute(tx *gorm.DB, invoiceID string) (bool, error) {
 	if errors.Is(err, gorm.ErrRecordNotFound) {
 		return false, nil
 	}
-	return err == nil, DBErr(err)
+	return err == nil, models.DBErr(err)
 }
 
 // CanAdministerBilling reports whether p may act on the provider's side of
 // billing (cancel invoices, set tax rates): provider staff holding
 // billing:admin (administrators hold it through "*").
-func CanAdministerBilling(p *Principal) bool { return p.IsStaff() && p.Can(PermissionBillingAdmin) }
+func CanAdministerBilling(p *models.Principal) bool {
+	return p.IsStaff() && p.Can(models.PermissionBillingAdmin)
+}

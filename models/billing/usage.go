@@ -1,4 +1,4 @@
-package models
+package billing
 
 import (
 	"context"
@@ -11,6 +11,8 @@ import (
 
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
+
+	"github.com/telcoplatform/platform/models"
 )
 
 // Usage metrics (spec 2.3 total_usage).
@@ -40,21 +42,21 @@ const IdleUtilizationPct = 5.0
 // charged on the invoice that claims the record (InvoiceID).
 type UsageRecord struct {
 	ID uint64 `gorm:"primaryKey;autoIncrement"`
-	Tenant
-	RecordKey      string    `gorm:"size:200;not null;uniqueIndex"`
-	AccountID      string    `gorm:"size:40;index"`
-	ServiceID      string    `gorm:"size:40;index"`
-	SubscriptionID string    `gorm:"size:40"`
-	ServiceType    string    `gorm:"size:40;not null"`
-	Category       string    `gorm:"size:40;not null"`
-	Metric         string    `gorm:"size:30;not null"`
-	Quantity       float64   `gorm:"not null"`
-	Unit           string    `gorm:"size:20;not null"`
-	PeriodStart    time.Time `gorm:"not null;index"`
-	PeriodEnd      time.Time `gorm:"not null"`
-	Cost           Money     `gorm:"not null;default:0"`
-	Currency       string    `gorm:"size:3;not null"`
-	InvoiceID      string    `gorm:"size:40;not null;default:'';index"`
+	models.Tenant
+	RecordKey      string       `gorm:"size:200;not null;uniqueIndex"`
+	AccountID      string       `gorm:"size:40;index"`
+	ServiceID      string       `gorm:"size:40;index"`
+	SubscriptionID string       `gorm:"size:40"`
+	ServiceType    string       `gorm:"size:40;not null"`
+	Category       string       `gorm:"size:40;not null"`
+	Metric         string       `gorm:"size:30;not null"`
+	Quantity       float64      `gorm:"not null"`
+	Unit           string       `gorm:"size:20;not null"`
+	PeriodStart    time.Time    `gorm:"not null;index"`
+	PeriodEnd      time.Time    `gorm:"not null"`
+	Cost           models.Money `gorm:"not null;default:0"`
+	Currency       string       `gorm:"size:3;not null"`
+	InvoiceID      string       `gorm:"size:40;not null;default:'';index"`
 	CreatedAt      time.Time
 }
 
@@ -71,7 +73,7 @@ func dataGB(pct float64, mbps int, from, to time.Time) float64 {
 // in which it was up (or of the latest earlier sample, when none falls in
 // it) times its bandwidth and the window's length. ok is false without any
 // sample.
-func measureData(db *gorm.DB, svc *Service, from, to time.Time) (gb float64, ok bool, err error) {
+func measureData(db *gorm.DB, svc *models.Service, from, to time.Time) (gb float64, ok bool, err error) {
 	if svc.BandwidthMbps <= 0 || !to.After(from) {
 		return 0, false, nil
 	}
@@ -79,16 +81,16 @@ func measureData(db *gorm.DB, svc *Service, from, to time.Time) (gb float64, ok 
 		Avg *float64
 		N   int64
 	}
-	if err := db.Model(&TelemetrySample{}).Select("AVG(CASE WHEN up THEN utilization_pct ELSE 0 END) AS avg, COUNT(*) AS n").
+	if err := db.Model(&models.TelemetrySample{}).Select("AVG(CASE WHEN up THEN utilization_pct ELSE 0 END) AS avg, COUNT(*) AS n").
 		Where("service_id = ? AND at >= ? AND at < ?", svc.ID, from, to).Scan(&agg).Error; err != nil {
-		return 0, false, DBErr(err)
+		return 0, false, models.DBErr(err)
 	}
 	if agg.N > 0 && agg.Avg != nil {
 		return dataGB(*agg.Avg, svc.BandwidthMbps, from, to), true, nil
 	}
-	var last TelemetrySample
+	var last models.TelemetrySample
 	if err := db.Where("service_id = ? AND at < ?", svc.ID, to).Order("at DESC").Limit(1).Find(&last).Error; err != nil {
-		return 0, false, DBErr(err)
+		return 0, false, models.DBErr(err)
 	}
 	if last.ID == 0 {
 		return 0, false, nil
@@ -103,9 +105,9 @@ func measureData(db *gorm.DB, svc *Service, from, to time.Time) (gb float64, ok 
 // meterService records the usage of a subscription's service over the
 // closed period [from, to) (once: keyed by subscription and period).
 func (s *Store) meterService(ctx context.Context, tx *gorm.DB, sub *Subscription, from, to time.Time) error {
-	var svc Service
+	var svc models.Service
 	if err := tx.Where("id = ?", sub.ServiceID).Take(&svc).Error; err != nil {
-		return NotFoundOr(err, "service")
+		return models.NotFoundOr(err, "service")
 	}
 	gb, ok, err := measureData(tx, &svc, from, to)
 	if err != nil || !ok {
@@ -114,7 +116,7 @@ func (s *Store) meterService(ctx context.Context, tx *gorm.DB, sub *Subscription
 	rec := &UsageRecord{RecordKey: fmt.Sprintf("%s:%s:%s:%s", sub.OrganizationID, sub.ID, MetricDataGB, from.UTC().Format(time.RFC3339)),
 		AccountID: sub.AccountID, ServiceID: svc.ID, SubscriptionID: sub.ID, ServiceType: svc.Kind, Category: sub.Category,
 		Metric: MetricDataGB, Quantity: gb, Unit: metricUnits[MetricDataGB], PeriodStart: from, PeriodEnd: to, Currency: sub.Currency}
-	return DBErr(tx.Clauses(clause.OnConflict{DoNothing: true}).Create(rec).Error)
+	return models.DBErr(tx.Clauses(clause.OnConflict{DoNothing: true}).Create(rec).Error)
 }
 
 // MonthKey returns the calendar month (UTC) of t as "2006-01".
@@ -134,31 +136,31 @@ func OverageMonths(closeAt time.Time) []time.Time {
 }
 
 // OverageCents converts an overage charge in micro-USD to cents, rounding half up.
-func OverageCents(micros int64) Money { return Money((micros + 5_000) / 10_000) }
+func OverageCents(micros int64) models.Money { return models.Money((micros + 5_000) / 10_000) }
 
 // unbilledUsageLines returns the invoice lines of a subscription's priced
 // usage not yet invoiced (up to end), and of the organization's API
 // overage of the months in apiRequests (live accounts in USD only: the
 // plan's overage is priced in USD), with the usage records they claim.
-func (s *Store) unbilledUsageLines(ctx context.Context, tx *gorm.DB, sub *Subscription, acct *BillingAccount, end time.Time, apiRequests map[string]int64) ([]InvoiceLine, []uint64, error) {
+func (s *Store) unbilledUsageLines(ctx context.Context, tx *gorm.DB, sub *Subscription, acct *models.BillingAccount, end time.Time, apiRequests map[string]int64) ([]InvoiceLine, []uint64, error) {
 	var lines []InvoiceLine
 	var claimed []uint64
 	var recs []UsageRecord
 	if err := tx.Where("service_id = ? AND invoice_id = ? AND cost > 0 AND period_end <= ?", sub.ServiceID, "", end).Order("period_start").Find(&recs).Error; err != nil {
-		return nil, nil, DBErr(err)
+		return nil, nil, models.DBErr(err)
 	}
 	for _, r := range recs {
 		ps, pe := r.PeriodStart, r.PeriodEnd
 		lines = append(lines, InvoiceLine{Kind: LineUsage, ServiceID: r.ServiceID, Category: r.Category, Quantity: 1, UnitPrice: r.Cost, Amount: r.Cost,
-			Description: fmt.Sprintf("%s usage: %.3f %s, %s to %s", r.Metric, r.Quantity, r.Unit, Timestamp(ps), Timestamp(pe)), PeriodStart: &ps, PeriodEnd: &pe})
+			Description: fmt.Sprintf("%s usage: %.3f %s, %s to %s", r.Metric, r.Quantity, r.Unit, models.Timestamp(ps), models.Timestamp(pe)), PeriodStart: &ps, PeriodEnd: &pe})
 		claimed = append(claimed, r.ID)
 	}
-	if sub.Environment != EnvLive || acct.Currency != "USD" || len(apiRequests) == 0 {
+	if sub.Environment != models.EnvLive || acct.Currency != "USD" || len(apiRequests) == 0 {
 		return lines, claimed, nil
 	}
-	var org Organization
-	if err := s.In(ctx, SystemScope()).Where("id = ?", sub.OrganizationID).Take(&org).Error; err != nil {
-		return nil, nil, NotFoundOr(err, "organization")
+	var org models.Organization
+	if err := s.In(ctx, models.SystemScope()).Where("id = ?", sub.OrganizationID).Take(&org).Error; err != nil {
+		return nil, nil, models.NotFoundOr(err, "organization")
 	}
 	limits := org.Limits()
 	months := make([]string, 0, len(apiRequests))
@@ -178,11 +180,11 @@ func (s *Store) unbilledUsageLines(ctx context.Context, tx *gorm.DB, sub *Subscr
 			Cost: OverageCents(limits.OverageCharge(requests)), Currency: "USD"}
 		rec.OrganizationID, rec.Environment = sub.OrganizationID, sub.Environment
 		if err := tx.Clauses(clause.OnConflict{DoNothing: true}).Create(rec).Error; err != nil {
-			return nil, nil, DBErr(err)
+			return nil, nil, models.DBErr(err)
 		}
 		var stored UsageRecord
 		if err := tx.Where("record_key = ?", rec.RecordKey).Take(&stored).Error; err != nil {
-			return nil, nil, DBErr(err)
+			return nil, nil, models.DBErr(err)
 		}
 		if stored.InvoiceID != "" || stored.Cost <= 0 {
 			continue
@@ -223,7 +225,7 @@ func UsageWindow(period string, now time.Time) (from, to time.Time, err error) {
 		y := time.Date(now.UTC().Year(), 1, 1, 0, 0, 0, 0, time.UTC)
 		return y, y.AddDate(1, 0, 0), nil
 	}
-	return time.Time{}, time.Time{}, Invalid(FieldIssue{Field: "period", Issue: "must be current_month, last_month or current_year"})
+	return time.Time{}, time.Time{}, models.Invalid(models.FieldIssue{Field: "period", Issue: "must be current_month, last_month or current_year"})
 }
 
 // UsageQuery is a request for a usage report.
@@ -246,10 +248,10 @@ type ServiceUsage struct {
 	Category    string
 	Usage       float64
 	Unit        string
-	Cost        Money
+	Cost        models.Money
 	Metrics     map[string]float64
 	Charges     []InvoiceLine
-	Accrued     Money // recurring charge of the open period so far, not invoiced yet
+	Accrued     models.Money // recurring charge of the open period so far, not invoiced yet
 }
 
 // UsageReport is the usage response of spec 2.3.
@@ -259,7 +261,7 @@ type UsageReport struct {
 	Currency             string
 	TotalUsage           map[string]int64
 	Services             []ServiceUsage
-	EstimatedMonthlyCost Money
+	EstimatedMonthlyCost models.Money
 	Estimate             CostEstimate
 }
 
@@ -267,10 +269,10 @@ type UsageReport struct {
 // active subscriptions, plus this month's metered usage and API overage
 // projected from the days elapsed, plus manual charges issued this month.
 type CostEstimate struct {
-	RecurringRunRate    Money
-	ProjectedUsage      Money
-	ProjectedAPIOverage Money
-	OneTimeCharges      Money
+	RecurringRunRate    models.Money
+	ProjectedUsage      models.Money
+	ProjectedAPIOverage models.Money
+	OneTimeCharges      models.Money
 	DaysElapsed         float64
 	DaysInMonth         int
 }
@@ -278,18 +280,18 @@ type CostEstimate struct {
 // billingCurrency returns the currency reports use for p: the requested
 // one, else that of the oldest billing account, else USD.
 // Errors: VALIDATION_ERROR.
-func (s *Store) billingCurrency(ctx context.Context, p *Principal, requested string) (string, error) {
+func (s *Store) billingCurrency(ctx context.Context, p *models.Principal, requested string) (string, error) {
 	if requested != "" {
 		c := strings.ToUpper(requested)
 		if !supportedCurrency[c] {
-			return "", Invalid(FieldIssue{Field: "currency", Issue: "must be a supported ISO 4217 code (USD, EUR, GBP, CAD, AUD, JPY)"})
+			return "", models.Invalid(models.FieldIssue{Field: "currency", Issue: "must be a supported ISO 4217 code (USD, EUR, GBP, CAD, AUD, JPY)"})
 		}
 		return c, nil
 	}
-	var a BillingAccount
+	var a models.BillingAccount
 	err := s.In(ctx, p.OwnScope()).Order("created_at, id").Limit(1).Find(&a).Error
 	if err != nil {
-		return "", DBErr(err)
+		return "", models.DBErr(err)
 	}
 	if a.ID == "" {
 		return "USD", nil
@@ -306,9 +308,9 @@ func serviceTypeMatches(filter, kind, category string) bool {
 // KnownServiceTypes returns the values service_type filters accept: the
 // catalog's categories and kinds, and "api".
 func (s *Store) KnownServiceTypes(ctx context.Context) ([]string, error) {
-	var cs []CatalogService
-	if err := s.In(ctx, SystemScope()).Find(&cs).Error; err != nil {
-		return nil, DBErr(err)
+	var cs []models.CatalogService
+	if err := s.In(ctx, models.SystemScope()).Find(&cs).Error; err != nil {
+		return nil, models.DBErr(err)
 	}
 	seen := map[string]bool{ServiceTypeAPI: true}
 	for _, c := range cs {
@@ -337,7 +339,7 @@ type chargeRow struct {
 
 // charges returns the lines of the invoices in currency, not cancelled,
 // issued in [from, to), visible in scope.
-func (s *Store) charges(ctx context.Context, scope Scope, currency string, from, to time.Time) ([]chargeRow, error) {
+func (s *Store) charges(ctx context.Context, scope models.Scope, currency string, from, to time.Time) ([]chargeRow, error) {
 	var rows []chargeRow
 	err := s.In(ctx, scope).Model(&InvoiceLine{}).
 		Select("invoice_lines.invoice_id, invoice_lines.service_id, invoice_lines.category, invoice_lines.kind, invoice_lines.description, "+
@@ -345,7 +347,7 @@ func (s *Store) charges(ctx context.Context, scope Scope, currency string, from,
 		Joins("JOIN invoices ON invoices.id = invoice_lines.invoice_id").
 		Where("invoices.status <> ? AND invoices.currency = ? AND invoices.issued_at >= ? AND invoices.issued_at < ?", InvoiceCancelled, currency, from, to).
 		Order("invoices.issued_at, invoice_lines.invoice_id, invoice_lines.position").Scan(&rows).Error
-	return rows, DBErr(err)
+	return rows, models.DBErr(err)
 }
 
 // Usage returns the usage report of spec 2.3 for p: usage from the usage
@@ -355,7 +357,7 @@ func (s *Store) charges(ctx context.Context, scope Scope, currency string, from,
 // invoices issued in the period plus the recurring charge accrued in its
 // open period; and the estimated cost of the current month.
 // Errors: VALIDATION_ERROR.
-func (s *Store) Usage(ctx context.Context, p *Principal, q UsageQuery) (*UsageReport, error) {
+func (s *Store) Usage(ctx context.Context, p *models.Principal, q UsageQuery) (*UsageReport, error) {
 	from, to, err := UsageWindow(q.Period, q.Now)
 	if err != nil {
 		return nil, err
@@ -366,7 +368,7 @@ func (s *Store) Usage(ctx context.Context, p *Principal, q UsageQuery) (*UsageRe
 			return nil, err
 		}
 		if !slices.Contains(known, q.ServiceType) {
-			return nil, Invalid(FieldIssue{Field: "service_type", Issue: "must be one of " + strings.Join(known, ", ")})
+			return nil, models.Invalid(models.FieldIssue{Field: "service_type", Issue: "must be one of " + strings.Join(known, ", ")})
 		}
 	}
 	currency, err := s.billingCurrency(ctx, p, q.Currency)
@@ -395,7 +397,7 @@ func (s *Store) Usage(ctx context.Context, p *Principal, q UsageQuery) (*UsageRe
 
 	var recs []UsageRecord
 	if err := db.Where("period_start >= ? AND period_start < ?", from, to).Order("period_start, id").Find(&recs).Error; err != nil {
-		return nil, DBErr(err)
+		return nil, models.DBErr(err)
 	}
 	apiFromRecords := map[string]int64{}
 	for _, rec := range recs {
@@ -413,12 +415,12 @@ func (s *Store) Usage(ctx context.Context, p *Principal, q UsageQuery) (*UsageRe
 	// Open periods: measured so far, and the recurring charge accrued.
 	var subs []Subscription
 	if err := db.Where("status = ? AND currency = ?", SubscriptionActive, currency).Find(&subs).Error; err != nil {
-		return nil, DBErr(err)
+		return nil, models.DBErr(err)
 	}
 	for i := range subs {
 		sub := &subs[i]
 		if !serviceTypeMatches(q.ServiceType, "", sub.Category) {
-			var svc Service
+			var svc models.Service
 			if err := db.Where("id = ?", sub.ServiceID).Take(&svc).Error; err != nil || !serviceTypeMatches(q.ServiceType, svc.Kind, sub.Category) {
 				continue
 			}
@@ -436,7 +438,7 @@ func (s *Store) Usage(ctx context.Context, p *Principal, q UsageQuery) (*UsageRe
 		if !wt.After(wf) {
 			continue
 		}
-		var svc Service
+		var svc models.Service
 		if err := db.Where("id = ?", sub.ServiceID).Take(&svc).Error; err != nil {
 			continue
 		}
@@ -470,13 +472,13 @@ func (s *Store) Usage(ctx context.Context, p *Principal, q UsageQuery) (*UsageRe
 				continue
 			}
 			u := svcUsage("", ServiceTypeAPI, row.Category)
-			u.Cost += Money(row.Amount)
-			u.Charges = append(u.Charges, InvoiceLine{InvoiceID: row.InvoiceID, Kind: row.Kind, Category: row.Category, Description: row.Description, Quantity: row.Quantity, UnitPrice: Money(row.UnitPrice), Amount: Money(row.Amount)})
+			u.Cost += models.Money(row.Amount)
+			u.Charges = append(u.Charges, InvoiceLine{InvoiceID: row.InvoiceID, Kind: row.Kind, Category: row.Category, Description: row.Description, Quantity: row.Quantity, UnitPrice: models.Money(row.UnitPrice), Amount: models.Money(row.Amount)})
 			continue
 		}
 		kind, ok := kinds[row.ServiceID]
 		if !ok {
-			var svc Service
+			var svc models.Service
 			if err := db.Where("id = ?", row.ServiceID).Take(&svc).Error; err == nil {
 				kind = svc.Kind
 			}
@@ -486,8 +488,8 @@ func (s *Store) Usage(ctx context.Context, p *Principal, q UsageQuery) (*UsageRe
 			continue
 		}
 		u := svcUsage(row.ServiceID, kind, row.Category)
-		u.Cost += Money(row.Amount)
-		u.Charges = append(u.Charges, InvoiceLine{InvoiceID: row.InvoiceID, ServiceID: row.ServiceID, Kind: row.Kind, Category: row.Category, Description: row.Description, Quantity: row.Quantity, UnitPrice: Money(row.UnitPrice), Amount: Money(row.Amount)})
+		u.Cost += models.Money(row.Amount)
+		u.Charges = append(u.Charges, InvoiceLine{InvoiceID: row.InvoiceID, ServiceID: row.ServiceID, Kind: row.Kind, Category: row.Category, Description: row.Description, Quantity: row.Quantity, UnitPrice: models.Money(row.UnitPrice), Amount: models.Money(row.Amount)})
 	}
 
 	// API calls: the limiter's monthly counts, else the records.
@@ -538,7 +540,7 @@ func primaryUsage(u *ServiceUsage) (string, float64) {
 }
 
 // estimateMonth projects the cost of now's calendar month (see CostEstimate).
-func (s *Store) estimateMonth(ctx context.Context, p *Principal, currency string, now time.Time, apiRequests map[string]int64) (CostEstimate, error) {
+func (s *Store) estimateMonth(ctx context.Context, p *models.Principal, currency string, now time.Time, apiRequests map[string]int64) (CostEstimate, error) {
 	m := MonthStart(now)
 	next := m.AddDate(0, 1, 0)
 	e := CostEstimate{DaysInMonth: int(next.Sub(m).Hours() / 24)}
@@ -550,7 +552,7 @@ func (s *Store) estimateMonth(ctx context.Context, p *Principal, currency string
 	db := s.In(ctx, p.Scope())
 	var subs []Subscription
 	if err := db.Where("status = ? AND currency = ?", SubscriptionActive, currency).Find(&subs).Error; err != nil {
-		return e, DBErr(err)
+		return e, models.DBErr(err)
 	}
 	for i := range subs {
 		e.RecurringRunRate += subs[i].MonthlyRunRate()
@@ -559,27 +561,27 @@ func (s *Store) estimateMonth(ctx context.Context, p *Principal, currency string
 	if err != nil {
 		return e, err
 	}
-	var usage Money
+	var usage models.Money
 	for _, r := range rows {
 		switch r.Kind {
 		case LineUsage:
-			usage += Money(r.Amount)
+			usage += models.Money(r.Amount)
 		case LineService:
-			e.OneTimeCharges += Money(r.Amount)
+			e.OneTimeCharges += models.Money(r.Amount)
 		}
 	}
 	var pendingUsage struct{ Sum int64 }
 	if err := db.Model(&UsageRecord{}).Select("COALESCE(SUM(cost), 0) AS sum").
 		Where("invoice_id = ? AND metric <> ? AND currency = ? AND period_start >= ?", "", MetricAPICalls, currency, m).Scan(&pendingUsage).Error; err != nil {
-		return e, DBErr(err)
+		return e, models.DBErr(err)
 	}
-	usage += Money(pendingUsage.Sum)
+	usage += models.Money(pendingUsage.Sum)
 	month := int64(next.Sub(m) / time.Second)
 	sofar := int64(elapsed / time.Second)
 	e.ProjectedUsage = mulDiv(usage, month, sofar)
-	if n, ok := apiRequests[MonthKey(m)]; ok && currency == "USD" && !p.IsStaff() && p.Environment == EnvLive {
-		var org Organization
-		if err := s.In(ctx, SystemScope()).Where("id = ?", p.OrganizationID).Take(&org).Error; err == nil {
+	if n, ok := apiRequests[MonthKey(m)]; ok && currency == "USD" && !p.IsStaff() && p.Environment == models.EnvLive {
+		var org models.Organization
+		if err := s.In(ctx, models.SystemScope()).Where("id = ?", p.OrganizationID).Take(&org).Error; err == nil {
 			projected := int64(math.Round(float64(n) * float64(month) / float64(sofar)))
 			e.ProjectedAPIOverage = OverageCents(org.Limits().OverageCharge(projected))
 		}
@@ -591,12 +593,12 @@ func (s *Store) estimateMonth(ctx context.Context, p *Principal, currency string
 // lines of the invoices issued (not cancelled), before tax.
 type CostAnalysis struct {
 	Currency            string
-	CurrentMonth        Money
-	Breakdown           map[string]Money
-	LastMonth           Money
-	YearToDate          Money
+	CurrentMonth        models.Money
+	Breakdown           map[string]models.Money
+	LastMonth           models.Money
+	YearToDate          models.Money
 	MonthlyGrowth       *float64 // percent change from last month; nil without last month's charges
-	OptimizationSavings Money
+	OptimizationSavings models.Money
 	IdleSubscriptions   []string
 	Months              []MonthCost // the last 12 calendar months, oldest first
 }
@@ -604,7 +606,7 @@ type CostAnalysis struct {
 // MonthCost is what one calendar month cost.
 type MonthCost struct {
 	Month string
-	Total Money
+	Total models.Money
 }
 
 // CostCategories are the keys of the cost breakdown.
@@ -618,7 +620,7 @@ func CostCategories() []string {
 // subscriptions whose service was idle (average utilisation below
 // IdleUtilizationPct over the last 30 days) as possible savings.
 // Errors: VALIDATION_ERROR.
-func (s *Store) Costs(ctx context.Context, p *Principal, currency string, now time.Time) (*CostAnalysis, error) {
+func (s *Store) Costs(ctx context.Context, p *models.Principal, currency string, now time.Time) (*CostAnalysis, error) {
 	currency, err := s.billingCurrency(ctx, p, currency)
 	if err != nil {
 		return nil, err
@@ -634,24 +636,24 @@ func (s *Store) Costs(ctx context.Context, p *Principal, currency string, now ti
 	if err != nil {
 		return nil, err
 	}
-	c := &CostAnalysis{Currency: currency, Breakdown: map[string]Money{}}
+	c := &CostAnalysis{Currency: currency, Breakdown: map[string]models.Money{}}
 	for _, k := range CostCategories() {
 		c.Breakdown[k] = 0
 	}
-	perMonth := map[string]Money{}
+	perMonth := map[string]models.Money{}
 	for _, r := range rows {
 		at := r.IssuedAt.UTC()
-		perMonth[MonthKey(at)] += Money(r.Amount)
+		perMonth[MonthKey(at)] += models.Money(r.Amount)
 		if !at.Before(year) {
-			c.YearToDate += Money(r.Amount)
+			c.YearToDate += models.Money(r.Amount)
 		}
 		if !at.Before(m) {
 			cat := r.Category
 			if _, ok := c.Breakdown[cat]; !ok {
 				cat = CategoryOther
 			}
-			c.Breakdown[cat] += Money(r.Amount)
-			c.CurrentMonth += Money(r.Amount)
+			c.Breakdown[cat] += models.Money(r.Amount)
+			c.CurrentMonth += models.Money(r.Amount)
 		}
 	}
 	c.LastMonth = perMonth[MonthKey(m.AddDate(0, -1, 0))]
@@ -666,7 +668,7 @@ func (s *Store) Costs(ctx context.Context, p *Principal, currency string, now ti
 	db := s.In(ctx, p.Scope())
 	var subs []Subscription
 	if err := db.Where("status = ? AND currency = ?", SubscriptionActive, currency).Find(&subs).Error; err != nil {
-		return nil, DBErr(err)
+		return nil, models.DBErr(err)
 	}
 	c.IdleSubscriptions = []string{}
 	if len(subs) > 0 {
@@ -678,9 +680,9 @@ func (s *Store) Costs(ctx context.Context, p *Principal, currency string, now ti
 			ServiceID string
 			Avg       float64
 		}
-		if err := db.Model(&TelemetrySample{}).Select("service_id, AVG(CASE WHEN up THEN utilization_pct ELSE 0 END) AS avg").
-			Where("service_id IN ? AND at > ?", ids, now.Add(-UptimeWindow)).Group("service_id").Scan(&util).Error; err != nil {
-			return nil, DBErr(err)
+		if err := db.Model(&models.TelemetrySample{}).Select("service_id, AVG(CASE WHEN up THEN utilization_pct ELSE 0 END) AS avg").
+			Where("service_id IN ? AND at > ?", ids, now.Add(-models.UptimeWindow)).Group("service_id").Scan(&util).Error; err != nil {
+			return nil, models.DBErr(err)
 		}
 		for _, u := range util {
 			if u.Avg >= IdleUtilizationPct {
@@ -701,13 +703,13 @@ func (s *Store) Costs(ctx context.Context, p *Principal, currency string, now ti
 type BillingAnalytics struct {
 	Costs            *CostAnalysis
 	InvoiceCounts    map[string]int64
-	Outstanding      Money
-	Overdue          Money
+	Outstanding      models.Money
+	Overdue          models.Money
 	PaymentsOK       int64
 	PaymentsFailed   int64
-	Collected        Money // successful payments this month
+	Collected        models.Money // successful payments this month
 	ActiveSubs       int64
-	MonthlyRecurring Money
+	MonthlyRecurring models.Money
 	Budgets          []BudgetStatus
 }
 
@@ -715,7 +717,7 @@ type BillingAnalytics struct {
 // cost analysis, invoices by status with what is outstanding and overdue,
 // this month's payments, the active subscriptions' monthly run-rate and
 // the budgets' consumption. Errors: VALIDATION_ERROR.
-func (s *Store) Analytics(ctx context.Context, p *Principal, currency string, now time.Time) (*BillingAnalytics, error) {
+func (s *Store) Analytics(ctx context.Context, p *models.Principal, currency string, now time.Time) (*BillingAnalytics, error) {
 	costs, err := s.Costs(ctx, p, currency, now)
 	if err != nil {
 		return nil, err
@@ -733,16 +735,16 @@ func (s *Store) Analytics(ctx context.Context, p *Principal, currency string, no
 	}
 	if err := db.Model(&Invoice{}).Select("status, COUNT(*) AS n, COALESCE(SUM(total - amount_paid), 0) AS due").
 		Where("currency = ?", currency).Group("status").Scan(&byStatus).Error; err != nil {
-		return nil, DBErr(err)
+		return nil, models.DBErr(err)
 	}
 	for _, r := range byStatus {
 		a.InvoiceCounts[r.Status] = r.N
 		switch InvoiceStatus(r.Status) {
 		case InvoicePending:
-			a.Outstanding += Money(r.Due)
+			a.Outstanding += models.Money(r.Due)
 		case InvoiceOverdue:
-			a.Outstanding += Money(r.Due)
-			a.Overdue += Money(r.Due)
+			a.Outstanding += models.Money(r.Due)
+			a.Overdue += models.Money(r.Due)
 		}
 	}
 	m := MonthStart(now)
@@ -753,19 +755,19 @@ func (s *Store) Analytics(ctx context.Context, p *Principal, currency string, no
 	}
 	if err := db.Model(&Payment{}).Select("status, COUNT(*) AS n, COALESCE(SUM(amount), 0) AS sum").
 		Where("currency = ? AND created_at >= ?", currency, m).Group("status").Scan(&pays).Error; err != nil {
-		return nil, DBErr(err)
+		return nil, models.DBErr(err)
 	}
 	for _, r := range pays {
 		switch PaymentStatus(r.Status) {
 		case PaymentSuccessful:
-			a.PaymentsOK, a.Collected = r.N, Money(r.Sum)
+			a.PaymentsOK, a.Collected = r.N, models.Money(r.Sum)
 		case PaymentFailed:
 			a.PaymentsFailed = r.N
 		}
 	}
 	var subs []Subscription
 	if err := db.Where("status = ? AND currency = ?", SubscriptionActive, currency).Find(&subs).Error; err != nil {
-		return nil, DBErr(err)
+		return nil, models.DBErr(err)
 	}
 	a.ActiveSubs = int64(len(subs))
 	for i := range subs {

@@ -1,4 +1,4 @@
-package models
+package billing
 
 import (
 	"context"
@@ -12,6 +12,8 @@ import (
 
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
+
+	"github.com/telcoplatform/platform/models"
 )
 
 // SubscriptionStatus is a subscription's state: pending until its workflow
@@ -70,13 +72,13 @@ func IsSandboxCycle(cycle string) bool { return sandboxSeconds(cycle) > 0 }
 
 // ValidCycle reports whether cycle may be used in env: monthly, quarterly,
 // annual, and in the sandbox also sandbox_<n>s with n from 1 to 3600.
-func ValidCycle(cycle string, env Environment) bool {
+func ValidCycle(cycle string, env models.Environment) bool {
 	switch cycle {
 	case CycleMonthly, CycleQuarterly, CycleAnnual:
 		return true
 	}
 	n := sandboxSeconds(cycle)
-	return env == EnvTest && n >= minSandboxCycle && n <= maxSandboxCycle
+	return env == models.EnvTest && n >= minSandboxCycle && n <= maxSandboxCycle
 }
 
 // CycleMonths returns how many months of the monthly price one period of
@@ -164,7 +166,7 @@ type QuantitySegment struct {
 // records changes here and signals the workflow only to wake it.
 type Subscription struct {
 	ID string `gorm:"primaryKey;size:40"`
-	Tenant
+	models.Tenant
 	AccountID          string             `gorm:"size:40;not null;index"`
 	ServiceID          string             `gorm:"size:40;not null;index;uniqueIndex:idx_subscription_open_service,where:status <> 'cancelled'"`
 	Status             SubscriptionStatus `gorm:"size:20;not null;index"`
@@ -172,7 +174,7 @@ type Subscription struct {
 	PendingCycle       string             `gorm:"size:20"`
 	AutoRenew          bool               `gorm:"not null"`
 	Quantity           int                `gorm:"not null"`
-	UnitPrice          Money              `gorm:"not null"` // per unit and month
+	UnitPrice          models.Money       `gorm:"not null"` // per unit and month
 	Currency           string             `gorm:"size:3;not null"`
 	Description        string             `gorm:"size:300;not null"`
 	Category           string             `gorm:"size:40;not null"`
@@ -191,12 +193,14 @@ type Subscription struct {
 }
 
 // CyclePrice returns the price of one full period for one unit.
-func (sub *Subscription) CyclePrice() Money {
-	return sub.UnitPrice * Money(CycleMonths(sub.BillingCycle))
+func (sub *Subscription) CyclePrice() models.Money {
+	return sub.UnitPrice * models.Money(CycleMonths(sub.BillingCycle))
 }
 
 // MonthlyRunRate returns what the subscription costs per month.
-func (sub *Subscription) MonthlyRunRate() Money { return sub.UnitPrice * Money(sub.Quantity) }
+func (sub *Subscription) MonthlyRunRate() models.Money {
+	return sub.UnitPrice * models.Money(sub.Quantity)
+}
 
 // RecurringItem is one service of the recurring billing request (spec 2.3).
 type RecurringItem struct {
@@ -223,15 +227,15 @@ const (
 )
 
 // billableStatuses are the service statuses a subscription may start on.
-var billableStatuses = []ServiceStatus{ServicePending, ServiceProvisioning, ServiceOperational, ServiceDegraded, ServiceDown, ServiceMaintenance}
+var billableStatuses = []models.ServiceStatus{models.ServicePending, models.ServiceProvisioning, models.ServiceOperational, models.ServiceDegraded, models.ServiceDown, models.ServiceMaintenance}
 
 // CreateSubscriptions validates a recurring billing request and stores one
 // pending subscription per service (priced from the catalog), returning
 // them and their tenant scope; the caller starts one workflow per
 // subscription. Errors: VALIDATION_ERROR, SERVICE_CONFLICT (a service
 // already has an open subscription).
-func (s *Store) CreateSubscriptions(ctx context.Context, p *Principal, in RecurringInput) ([]Subscription, Scope, error) {
-	var v Validator
+func (s *Store) CreateSubscriptions(ctx context.Context, p *models.Principal, in RecurringInput) ([]Subscription, models.Scope, error) {
+	var v models.Validator
 	v.Check(len(in.Services) >= 1 && len(in.Services) <= maxRecurringServices, "services", fmt.Sprintf("must list 1 to %d services", maxRecurringServices))
 	now := s.Now()
 	start := now.Truncate(time.Second)
@@ -242,18 +246,18 @@ func (s *Store) CreateSubscriptions(ctx context.Context, p *Principal, in Recurr
 	}
 	acct, scope, aerr := s.accountFor(ctx, p, in.AccountID, "account_id")
 	if aerr != nil {
-		if e := AsError(aerr); e.Code == CodeValidation {
-			for _, fi := range e.Details["fields"].([]FieldIssue) {
+		if e := models.AsError(aerr); e.Code == models.CodeValidation {
+			for _, fi := range e.Details["fields"].([]models.FieldIssue) {
 				v.Add(fi.Field, fi.Issue)
 			}
 		} else {
-			return nil, Scope{}, aerr
+			return nil, models.Scope{}, aerr
 		}
 	}
 	seen := map[string]bool{}
 	for i, it := range in.Services {
 		f := fmt.Sprintf("services[%d]", i)
-		v.Check(HasPrefix(it.ServiceID, PrefixService), f+".service_id", "must be a service id (svc_...)")
+		v.Check(models.HasPrefix(it.ServiceID, models.PrefixService), f+".service_id", "must be a service id (svc_...)")
 		v.Check(!seen[it.ServiceID], f+".service_id", "is listed twice")
 		seen[it.ServiceID] = true
 		if it.BillingCycle != "" {
@@ -262,23 +266,23 @@ func (s *Store) CreateSubscriptions(ctx context.Context, p *Principal, in Recurr
 		v.Check(it.Quantity >= 0 && it.Quantity <= maxQuantity, f+".quantity", fmt.Sprintf("must be between 1 and %d", maxQuantity))
 	}
 	if err := v.Err(); err != nil {
-		return nil, Scope{}, err
+		return nil, models.Scope{}, err
 	}
 	if in.PaymentMethodID != "" {
 		if _, err := s.ResolvePaymentMethodID(ctx, scope, acct.ID, in.PaymentMethodID, "payment_method_id"); err != nil {
-			return nil, Scope{}, err
+			return nil, models.Scope{}, err
 		}
 	}
 	subs := make([]Subscription, 0, len(in.Services))
 	for i, it := range in.Services {
 		f := fmt.Sprintf("services[%d].service_id", i)
 		svc, err := s.ServiceIn(ctx, scope, it.ServiceID)
-		if ErrorCode(err) == CodeNotFound {
+		if models.ErrorCode(err) == models.CodeNotFound {
 			v.Add(f, fmt.Sprintf("no service %s in this organization", it.ServiceID))
 			continue
 		}
 		if err != nil {
-			return nil, Scope{}, err
+			return nil, models.Scope{}, err
 		}
 		if svc.AccountID != acct.ID {
 			v.Add(f, fmt.Sprintf("service %s is billed to another account", svc.ID))
@@ -288,8 +292,8 @@ func (s *Store) CreateSubscriptions(ctx context.Context, p *Principal, in Recurr
 			v.Add(f, fmt.Sprintf("service %s is %s and cannot be billed", svc.ID, svc.Status))
 			continue
 		}
-		var cs CatalogService
-		if err := s.In(ctx, SystemScope()).Where("id = ?", svc.CatalogServiceID).Take(&cs).Error; err != nil {
+		var cs models.CatalogService
+		if err := s.In(ctx, models.SystemScope()).Where("id = ?", svc.CatalogServiceID).Take(&cs).Error; err != nil {
 			v.Add(f, fmt.Sprintf("service %s has no catalog price", svc.ID))
 			continue
 		}
@@ -310,7 +314,7 @@ func (s *Store) CreateSubscriptions(ctx context.Context, p *Principal, in Recurr
 			autoRenew = *it.AutoRenew
 		}
 		desc, _ := s.serviceDescription(ctx, svc)
-		sub := Subscription{ID: NewID(PrefixSubscription), AccountID: acct.ID, ServiceID: svc.ID, Status: SubscriptionPending,
+		sub := Subscription{ID: models.NewID(models.PrefixSubscription), AccountID: acct.ID, ServiceID: svc.ID, Status: SubscriptionPending,
 			BillingCycle: cycle, AutoRenew: autoRenew, Quantity: qty, UnitPrice: cs.StartingPrice, Currency: cs.Currency,
 			Description: desc, Category: cs.Category, PaymentMethodID: in.PaymentMethodID, AnchorDay: start.Day(), StartDate: start,
 			CurrentPeriodStart: start, Segments: []QuantitySegment{{From: start, Quantity: qty}}}
@@ -318,53 +322,53 @@ func (s *Store) CreateSubscriptions(ctx context.Context, p *Principal, in Recurr
 		subs = append(subs, sub)
 	}
 	if err := v.Err(); err != nil {
-		return nil, Scope{}, err
+		return nil, models.Scope{}, err
 	}
 	err := s.In(ctx, scope).Transaction(func(tx *gorm.DB) error {
 		for i := range subs {
 			var open int64
 			if err := tx.Model(&Subscription{}).Where("service_id = ? AND status <> ?", subs[i].ServiceID, SubscriptionCancelled).Count(&open).Error; err != nil {
-				return DBErr(err)
+				return models.DBErr(err)
 			}
 			if open > 0 {
-				return Errorf(CodeAlreadyExists, "service %s already has a subscription", subs[i].ServiceID).WithDetail("service_id", subs[i].ServiceID)
+				return models.Errorf(models.CodeAlreadyExists, "service %s already has a subscription", subs[i].ServiceID).WithDetail("service_id", subs[i].ServiceID)
 			}
 			if err := tx.Create(&subs[i]).Error; err != nil {
-				if isUniqueViolation(err) {
-					return Errorf(CodeAlreadyExists, "service %s already has a subscription", subs[i].ServiceID).WithDetail("service_id", subs[i].ServiceID)
+				if models.IsUniqueViolation(err) {
+					return models.Errorf(models.CodeAlreadyExists, "service %s already has a subscription", subs[i].ServiceID).WithDetail("service_id", subs[i].ServiceID)
 				}
-				return DBErr(err)
+				return models.DBErr(err)
 			}
 		}
 		return nil
 	})
 	if err != nil {
-		return nil, Scope{}, AsError(err)
+		return nil, models.Scope{}, models.AsError(err)
 	}
 	return subs, scope, nil
 }
 
 // DeletePendingSubscriptions removes subscriptions whose workflow could not
 // be started (still pending).
-func (s *Store) DeletePendingSubscriptions(ctx context.Context, scope Scope, ids []string) error {
+func (s *Store) DeletePendingSubscriptions(ctx context.Context, scope models.Scope, ids []string) error {
 	if len(ids) == 0 {
 		return nil
 	}
-	return DBErr(s.In(ctx, scope).Where("id IN ? AND status = ?", ids, SubscriptionPending).Delete(&Subscription{}).Error)
+	return models.DBErr(s.In(ctx, scope).Where("id IN ? AND status = ?", ids, SubscriptionPending).Delete(&Subscription{}).Error)
 }
 
 // GetSubscription returns one subscription visible to p. Errors: NOT_FOUND.
-func (s *Store) GetSubscription(ctx context.Context, p *Principal, id string) (*Subscription, error) {
+func (s *Store) GetSubscription(ctx context.Context, p *models.Principal, id string) (*Subscription, error) {
 	var sub Subscription
 	err := s.In(ctx, p.Scope()).Where("id = ?", id).Take(&sub).Error
-	return &sub, NotFoundOr(err, "subscription")
+	return &sub, models.NotFoundOr(err, "subscription")
 }
 
 // SubscriptionIn returns one subscription in scope. Errors: NOT_FOUND.
-func (s *Store) SubscriptionIn(ctx context.Context, scope Scope, id string) (*Subscription, error) {
+func (s *Store) SubscriptionIn(ctx context.Context, scope models.Scope, id string) (*Subscription, error) {
 	var sub Subscription
 	err := s.In(ctx, scope).Where("id = ?", id).Take(&sub).Error
-	return &sub, NotFoundOr(err, "subscription")
+	return &sub, models.NotFoundOr(err, "subscription")
 }
 
 // SubscriptionFilter narrows a subscription list.
@@ -374,13 +378,13 @@ type SubscriptionFilter struct {
 	Status    string
 }
 
-var subscriptionSorts = SortFields{"created_at": "created_at", "status": "status"}
+var subscriptionSorts = models.SortFields{"created_at": "created_at", "status": "status"}
 
 // ListSubscriptions returns a page of the subscriptions visible to p.
 // Errors: VALIDATION_ERROR.
-func (s *Store) ListSubscriptions(ctx context.Context, p *Principal, f SubscriptionFilter, page PageRequest) ([]Subscription, int64, error) {
+func (s *Store) ListSubscriptions(ctx context.Context, p *models.Principal, f SubscriptionFilter, page models.PageRequest) ([]Subscription, int64, error) {
 	if f.Status != "" && !SubscriptionStatus(f.Status).Valid() {
-		return nil, 0, Invalid(FieldIssue{Field: "status", Issue: "must be pending, active or cancelled"})
+		return nil, 0, models.Invalid(models.FieldIssue{Field: "status", Issue: "must be pending, active or cancelled"})
 	}
 	q := s.In(ctx, p.Scope()).Model(&Subscription{})
 	if f.AccountID != "" {
@@ -393,7 +397,7 @@ func (s *Store) ListSubscriptions(ctx context.Context, p *Principal, f Subscript
 		q = q.Where("status = ?", f.Status)
 	}
 	out := []Subscription{}
-	total, err := Paginate(q, page, subscriptionSorts, &out)
+	total, err := models.Paginate(q, page, subscriptionSorts, &out)
 	return out, total, err
 }
 
@@ -401,7 +405,7 @@ func (s *Store) ListSubscriptions(ctx context.Context, p *Principal, f Subscript
 func lockSubscription(tx *gorm.DB, id string) (*Subscription, error) {
 	var sub Subscription
 	if err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Where("id = ?", id).Take(&sub).Error; err != nil {
-		return nil, NotFoundOr(err, "subscription")
+		return nil, models.NotFoundOr(err, "subscription")
 	}
 	return &sub, nil
 }
@@ -419,8 +423,8 @@ type SubscriptionPatch struct {
 // quantities; a new billing cycle applies from the next period; auto_renew
 // false ends the subscription at the end of the current period.
 // Errors: VALIDATION_ERROR, NOT_FOUND, INVALID_STATE_TRANSITION (cancelled).
-func (s *Store) UpdateSubscription(ctx context.Context, p *Principal, id string, in SubscriptionPatch) (*Subscription, error) {
-	var v Validator
+func (s *Store) UpdateSubscription(ctx context.Context, p *models.Principal, id string, in SubscriptionPatch) (*Subscription, error) {
+	var v models.Validator
 	if in.BillingCycle != nil {
 		v.Check(ValidCycle(*in.BillingCycle, p.Environment), "billing_cycle", "must be monthly, quarterly or annual (sandbox keys also sandbox_<n>s, n from 1 to 3600)")
 	}
@@ -434,14 +438,14 @@ func (s *Store) UpdateSubscription(ctx context.Context, p *Principal, id string,
 	if err != nil {
 		return nil, err
 	}
-	scope := TenantScope(sub.OrganizationID, sub.Environment)
+	scope := models.TenantScope(sub.OrganizationID, sub.Environment)
 	err = s.In(ctx, scope).Transaction(func(tx *gorm.DB) error {
 		cur, err := lockSubscription(tx, id)
 		if err != nil {
 			return err
 		}
 		if cur.Status == SubscriptionCancelled {
-			return Errorf(CodeInvalidStateTransition, "subscription %s has ended and cannot change", id).WithDetail("status", string(cur.Status))
+			return models.Errorf(models.CodeInvalidStateTransition, "subscription %s has ended and cannot change", id).WithDetail("status", string(cur.Status))
 		}
 		updates := map[string]any{"updated_at": s.Now()}
 		if in.AutoRenew != nil {
@@ -466,10 +470,10 @@ func (s *Store) UpdateSubscription(ctx context.Context, p *Principal, id string,
 			segs = append(segs, QuantitySegment{From: from, Quantity: *in.Quantity})
 			updates["segments"], updates["quantity"] = segmentsJSON(segs), *in.Quantity
 		}
-		return DBErr(tx.Model(&Subscription{}).Where("id = ?", id).Updates(updates).Error)
+		return models.DBErr(tx.Model(&Subscription{}).Where("id = ?", id).Updates(updates).Error)
 	})
 	if err != nil {
-		return nil, AsError(err)
+		return nil, models.AsError(err)
 	}
 	return s.SubscriptionIn(ctx, scope, id)
 }
@@ -481,19 +485,19 @@ func (s *Store) UpdateSubscription(ctx context.Context, p *Principal, id string,
 // signalled by the caller; the row alone already makes the cancellation
 // effective at the latest at the period's end. Errors: NOT_FOUND,
 // INVALID_STATE_TRANSITION (already ended).
-func (s *Store) CancelSubscription(ctx context.Context, p *Principal, id string, atPeriodEnd bool) (*Subscription, error) {
+func (s *Store) CancelSubscription(ctx context.Context, p *models.Principal, id string, atPeriodEnd bool) (*Subscription, error) {
 	sub, err := s.GetSubscription(ctx, p, id)
 	if err != nil {
 		return nil, err
 	}
-	scope := TenantScope(sub.OrganizationID, sub.Environment)
+	scope := models.TenantScope(sub.OrganizationID, sub.Environment)
 	err = s.In(ctx, scope).Transaction(func(tx *gorm.DB) error {
 		cur, err := lockSubscription(tx, id)
 		if err != nil {
 			return err
 		}
 		if cur.Status == SubscriptionCancelled {
-			return Errorf(CodeInvalidStateTransition, "subscription %s has already ended", id).WithDetail("status", string(cur.Status))
+			return models.Errorf(models.CodeInvalidStateTransition, "subscription %s has already ended", id).WithDetail("status", string(cur.Status))
 		}
 		now := s.Now().Truncate(time.Second)
 		at := now
@@ -506,10 +510,10 @@ func (s *Store) CancelSubscription(ctx context.Context, p *Principal, id string,
 		if cur.CancelAt != nil && cur.CancelAt.Before(at) {
 			return nil
 		}
-		return DBErr(tx.Model(&Subscription{}).Where("id = ?", id).Updates(map[string]any{"cancel_at": at, "updated_at": s.Now()}).Error)
+		return models.DBErr(tx.Model(&Subscription{}).Where("id = ?", id).Updates(map[string]any{"cancel_at": at, "updated_at": s.Now()}).Error)
 	})
 	if err != nil {
-		return nil, AsError(err)
+		return nil, models.AsError(err)
 	}
 	return s.SubscriptionIn(ctx, scope, id)
 }
@@ -521,11 +525,11 @@ func SubscriptionEventData(sub *Subscription) map[string]any {
 			"id": sub.ID, "status": string(sub.Status), "account_id": sub.AccountID, "service_id": sub.ServiceID,
 			"billing_cycle": sub.BillingCycle, "auto_renew": sub.AutoRenew, "quantity": sub.Quantity,
 			"unit_price": sub.UnitPrice, "currency": sub.Currency,
-			"current_period_start": Timestamp(sub.CurrentPeriodStart), "current_period_end": Timestamp(sub.CurrentPeriodEnd),
+			"current_period_start": models.Timestamp(sub.CurrentPeriodStart), "current_period_end": models.Timestamp(sub.CurrentPeriodEnd),
 		},
 	}
 	if sub.CancelledAt != nil {
-		d["subscription"].(map[string]any)["cancelled_at"] = Timestamp(*sub.CancelledAt)
+		d["subscription"].(map[string]any)["cancelled_at"] = models.Timestamp(*sub.CancelledAt)
 		d["subscription"].(map[string]any)["ended_reason"] = sub.EndedReason
 	}
 	return d
@@ -534,7 +538,7 @@ func SubscriptionEventData(sub *Subscription) map[string]any {
 // BeginSubscription activates a pending subscription (writing
 // subscription.created in the same transaction) and returns it; an active
 // or ended one is returned as it is. Errors: NOT_FOUND.
-func (s *Store) BeginSubscription(ctx context.Context, scope Scope, id string) (*Subscription, error) {
+func (s *Store) BeginSubscription(ctx context.Context, scope models.Scope, id string) (*Subscription, error) {
 	var out *Subscription
 	err := s.In(ctx, scope).Transaction(func(tx *gorm.DB) error {
 		sub, err := lockSubscription(tx, id)
@@ -547,12 +551,12 @@ func (s *Store) BeginSubscription(ctx context.Context, scope Scope, id string) (
 		}
 		sub.Status, sub.UpdatedAt = SubscriptionActive, s.Now()
 		if err := tx.Model(&Subscription{}).Where("id = ?", id).Updates(map[string]any{"status": sub.Status, "updated_at": sub.UpdatedAt}).Error; err != nil {
-			return DBErr(err)
+			return models.DBErr(err)
 		}
-		return RecordEvent(tx, NewEvent(EventSubscriptionCreated, sub.ID, SubscriptionEventData(sub)))
+		return models.RecordEvent(tx, models.NewEvent(EventSubscriptionCreated, sub.ID, SubscriptionEventData(sub)))
 	})
 	if err != nil {
-		return nil, AsError(err)
+		return nil, models.AsError(err)
 	}
 	return out, nil
 }
@@ -561,24 +565,24 @@ func (s *Store) BeginSubscription(ctx context.Context, scope Scope, id string) (
 // billing_ended_at when the services area records one, else when it became
 // decommissioned (or failed); nil while it is billable.
 func serviceBillingEnd(tx *gorm.DB, serviceID string) (*time.Time, error) {
-	var svc Service
+	var svc models.Service
 	if err := tx.Where("id = ?", serviceID).Take(&svc).Error; err != nil {
-		if ErrorCode(NotFoundOr(err, "")) == CodeNotFound {
+		if models.ErrorCode(models.NotFoundOr(err, "")) == models.CodeNotFound {
 			return nil, nil
 		}
-		return nil, DBErr(err)
+		return nil, models.DBErr(err)
 	}
-	if tx.Migrator().HasColumn(&Service{}, "billing_ended_at") {
+	if tx.Migrator().HasColumn(&models.Service{}, "billing_ended_at") {
 		var row struct{ BillingEndedAt *time.Time }
-		if err := tx.Model(&Service{}).Select("billing_ended_at").Where("id = ?", serviceID).Scan(&row).Error; err != nil {
-			return nil, DBErr(err)
+		if err := tx.Model(&models.Service{}).Select("billing_ended_at").Where("id = ?", serviceID).Scan(&row).Error; err != nil {
+			return nil, models.DBErr(err)
 		}
 		if row.BillingEndedAt != nil {
 			t := row.BillingEndedAt.UTC()
 			return &t, nil
 		}
 	}
-	if svc.Status == ServiceDecommissioned || svc.Status == ServiceFailed {
+	if svc.Status == models.ServiceDecommissioned || svc.Status == models.ServiceFailed {
 		t := svc.StatusChangedAt.UTC()
 		return &t, nil
 	}
@@ -610,11 +614,11 @@ func recurringLines(sub *Subscription, start, periodEnd, end time.Time) []Invoic
 			continue
 		}
 		unit := sub.CyclePrice()
-		amount := mulDiv(unit*Money(seg.Quantity), int64(to.Sub(from)), int64(full))
+		amount := mulDiv(unit*models.Money(seg.Quantity), int64(to.Sub(from)), int64(full))
 		if amount == 0 {
 			continue // a sliver of a period that rounds to nothing is not invoiced
 		}
-		desc := fmt.Sprintf("%s, %s %s to %s", sub.Description, sub.BillingCycle, Timestamp(from), Timestamp(to))
+		desc := fmt.Sprintf("%s, %s %s to %s", sub.Description, sub.BillingCycle, models.Timestamp(from), models.Timestamp(to))
 		if to.Sub(from) != full {
 			desc += fmt.Sprintf(" (prorated: %.1f%% of the period)", float64(to.Sub(from))*100/float64(full))
 		}
@@ -640,7 +644,7 @@ type CloseInput struct {
 type CycleClose struct {
 	InvoiceID     string
 	InvoiceStatus InvoiceStatus
-	Total         Money
+	Total         models.Money
 	Currency      string
 	DueAt         time.Time
 	AutoPay       bool
@@ -659,16 +663,16 @@ type CycleClose struct {
 // period (a pending cycle change takes effect) or ends the subscription
 // (subscription.cancelled). Closing the same period again returns what the
 // first close did. Errors: NOT_FOUND.
-func (s *Store) CloseSubscriptionPeriod(ctx context.Context, scope Scope, in CloseInput) (*CycleClose, error) {
+func (s *Store) CloseSubscriptionPeriod(ctx context.Context, scope models.Scope, in CloseInput) (*CycleClose, error) {
 	var out *CycleClose
 	err := s.In(ctx, scope).Transaction(func(tx *gorm.DB) error {
 		sub, err := lockSubscription(tx, in.SubscriptionID)
 		if err != nil {
 			return err
 		}
-		var acct BillingAccount
+		var acct models.BillingAccount
 		if err := tx.Where("id = ?", sub.AccountID).Take(&acct).Error; err != nil {
-			return NotFoundOr(err, "billing account")
+			return models.NotFoundOr(err, "billing account")
 		}
 		autoPay := acct.AutoPay && (sub.PaymentMethodID != "" || acct.PaymentMethodID != "")
 		out = &CycleClose{Currency: sub.Currency, AutoPay: autoPay, Cycle: sub.BillingCycle}
@@ -678,8 +682,8 @@ func (s *Store) CloseSubscriptionPeriod(ctx context.Context, scope Scope, in Clo
 			err := tx.Where("subscription_id = ? AND period_start = ?", sub.ID, in.PeriodStart).Take(&inv).Error
 			if err == nil {
 				out.InvoiceID, out.InvoiceStatus, out.Total, out.DueAt = inv.ID, inv.Status, inv.Total, inv.DueDate
-			} else if ErrorCode(NotFoundOr(err, "")) != CodeNotFound {
-				return DBErr(err)
+			} else if models.ErrorCode(models.NotFoundOr(err, "")) != models.CodeNotFound {
+				return models.DBErr(err)
 			}
 			out.Ended, out.EndedReason = sub.Status == SubscriptionCancelled, sub.EndedReason
 			out.NextStart, out.NextEnd, out.Cycle = sub.CurrentPeriodStart, sub.CurrentPeriodEnd, sub.BillingCycle
@@ -728,7 +732,7 @@ func (s *Store) CloseSubscriptionPeriod(ctx context.Context, scope Scope, in Clo
 				lines[i].Position = i + 1
 			}
 			ps, pe := start, end
-			inv := &Invoice{ID: NewID(PrefixInvoice), AccountID: acct.ID, Source: InvoiceSourceSubscription, SubscriptionID: sub.ID,
+			inv := &Invoice{ID: models.NewID(models.PrefixInvoice), AccountID: acct.ID, Source: InvoiceSourceSubscription, SubscriptionID: sub.ID,
 				PeriodStart: &ps, PeriodEnd: &pe, Currency: sub.Currency, TaxRateBP: acct.TaxRateBP, IssuedAt: now,
 				DueDate: now.Add(PaymentTerm(sub.BillingCycle, autoPay)), Lines: lines}
 			if err := s.insertInvoice(tx, scope, inv, now); err != nil {
@@ -736,7 +740,7 @@ func (s *Store) CloseSubscriptionPeriod(ctx context.Context, scope Scope, in Clo
 			}
 			if len(claimed) > 0 {
 				if err := tx.Model(&UsageRecord{}).Where("id IN ? AND invoice_id = ?", claimed, "").Update("invoice_id", inv.ID).Error; err != nil {
-					return DBErr(err)
+					return models.DBErr(err)
 				}
 			}
 			out.InvoiceID, out.InvoiceStatus, out.Total, out.DueAt = inv.ID, inv.Status, inv.Total, inv.DueDate
@@ -746,10 +750,10 @@ func (s *Store) CloseSubscriptionPeriod(ctx context.Context, scope Scope, in Clo
 			sub.Status, sub.CancelledAt, sub.EndedReason, sub.CurrentPeriodEnd = SubscriptionCancelled, &now, reason, end
 			updates["status"], updates["cancelled_at"], updates["ended_reason"], updates["current_period_end"] = sub.Status, now, reason, end
 			if err := tx.Model(&Subscription{}).Where("id = ?", sub.ID).Updates(updates).Error; err != nil {
-				return DBErr(err)
+				return models.DBErr(err)
 			}
 			out.Ended, out.EndedReason = true, reason
-			return RecordEvent(tx, NewEvent(EventSubscriptionCancelled, sub.ID, SubscriptionEventData(sub)))
+			return models.RecordEvent(tx, models.NewEvent(EventSubscriptionCancelled, sub.ID, SubscriptionEventData(sub)))
 		}
 		cycle := sub.BillingCycle
 		if sub.PendingCycle != "" {
@@ -760,13 +764,13 @@ func (s *Store) CloseSubscriptionPeriod(ctx context.Context, scope Scope, in Clo
 		updates["current_period_start"], updates["current_period_end"] = periodEnd, next
 		updates["segments"] = segmentsJSON([]QuantitySegment{{From: periodEnd, Quantity: sub.Quantity}})
 		if err := tx.Model(&Subscription{}).Where("id = ?", sub.ID).Updates(updates).Error; err != nil {
-			return DBErr(err)
+			return models.DBErr(err)
 		}
 		out.NextStart, out.NextEnd, out.Cycle = periodEnd, next, cycle
 		return nil
 	})
 	if err != nil {
-		return nil, AsError(err)
+		return nil, models.AsError(err)
 	}
 	return out, nil
 }
@@ -783,14 +787,14 @@ type AutoPayTarget struct {
 
 // AutoPayTargetOf returns an invoice with the payment method that auto-pay
 // charges: its subscription's, else its account's. Errors: NOT_FOUND.
-func (s *Store) AutoPayTargetOf(ctx context.Context, scope Scope, invoiceID string) (*AutoPayTarget, error) {
+func (s *Store) AutoPayTargetOf(ctx context.Context, scope models.Scope, invoiceID string) (*AutoPayTarget, error) {
 	inv, err := s.InvoiceIn(ctx, scope, invoiceID)
 	if err != nil {
 		return nil, err
 	}
-	var acct BillingAccount
+	var acct models.BillingAccount
 	if err := s.In(ctx, scope).Where("id = ?", inv.AccountID).Take(&acct).Error; err != nil {
-		return nil, NotFoundOr(err, "billing account")
+		return nil, models.NotFoundOr(err, "billing account")
 	}
 	t := &AutoPayTarget{Invoice: inv, Cycle: CycleMonthly}
 	if t.Disputed, err = openDispute(s.In(ctx, scope), inv.ID); err != nil {
@@ -811,7 +815,7 @@ func (s *Store) AutoPayTargetOf(ctx context.Context, scope Scope, invoiceID stri
 	pm, err := s.PaymentMethodIn(ctx, scope, acct.ID, pmID)
 	if err == nil {
 		t.Method = pm
-	} else if ErrorCode(err) != CodeNotFound {
+	} else if models.ErrorCode(err) != models.CodeNotFound {
 		return nil, err
 	}
 	return t, nil

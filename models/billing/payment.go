@@ -1,4 +1,4 @@
-package models
+package billing
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"gorm.io/gorm"
+
+	"github.com/telcoplatform/platform/models"
 )
 
 // PaymentStatus is a payment's state: processing while the gateway is
@@ -46,10 +48,10 @@ const (
 // never together pay more than is due.
 type Payment struct {
 	ID string `gorm:"primaryKey;size:40"`
-	Tenant
+	models.Tenant
 	InvoiceID       string         `gorm:"size:40;not null;index"`
 	AccountID       string         `gorm:"size:40;not null;index"`
-	Amount          Money          `gorm:"not null"`
+	Amount          models.Money   `gorm:"not null"`
 	Currency        string         `gorm:"size:3;not null"`
 	Status          PaymentStatus  `gorm:"size:20;not null;index"`
 	Source          string         `gorm:"size:20;not null"`
@@ -70,7 +72,7 @@ type Payment struct {
 type PaymentStart struct {
 	ID       string // chosen by the caller (also the gateway's idempotency key)
 	Invoice  string
-	Amount   Money
+	Amount   models.Money
 	Currency string // optional; must match the invoice's
 	Method   *PaymentMethod
 	Source   string
@@ -82,7 +84,7 @@ type PaymentOutcome struct {
 	TransactionID  string
 	FailureCode    string
 	FailureMessage string
-	Available      *Money // funds the card had, for insufficient_funds
+	Available      *models.Money // funds the card had, for insufficient_funds
 }
 
 // BeginPayment reserves amount of an open invoice for a new processing
@@ -91,8 +93,8 @@ type PaymentOutcome struct {
 // is refused. Errors: NOT_FOUND, DUPLICATE_PAYMENT (details: invoice_id,
 // status, amount_due, processing_amount), INVALID_STATE_TRANSITION
 // (cancelled), VALIDATION_ERROR (amount, currency).
-func (s *Store) BeginPayment(ctx context.Context, scope Scope, in PaymentStart) (*Payment, error) {
-	var v Validator
+func (s *Store) BeginPayment(ctx context.Context, scope models.Scope, in PaymentStart) (*Payment, error) {
+	var v models.Validator
 	v.Check(in.Amount > 0, "amount", "must be more than 0")
 	v.Check(in.Amount <= maxUnitPrice, "amount", "must be at most 100000000.00")
 	if err := v.Err(); err != nil {
@@ -105,40 +107,40 @@ func (s *Store) BeginPayment(ctx context.Context, scope Scope, in PaymentStart) 
 			return err
 		}
 		if in.Currency != "" && !strings.EqualFold(in.Currency, inv.Currency) {
-			return Invalid(FieldIssue{Field: "currency", Issue: fmt.Sprintf("invoice %s is in %s", inv.ID, inv.Currency)})
+			return models.Invalid(models.FieldIssue{Field: "currency", Issue: fmt.Sprintf("invoice %s is in %s", inv.ID, inv.Currency)})
 		}
 		switch inv.Status {
 		case InvoicePaid:
-			e := Errorf(CodeDuplicatePayment, "invoice %s is already paid", inv.ID).WithDetail("invoice_id", inv.ID).WithDetail("status", string(inv.Status))
+			e := models.Errorf(models.CodeDuplicatePayment, "invoice %s is already paid", inv.ID).WithDetail("invoice_id", inv.ID).WithDetail("status", string(inv.Status))
 			if inv.PaidAt != nil {
-				e.WithDetail("paid_date", Timestamp(*inv.PaidAt))
+				e.WithDetail("paid_date", models.Timestamp(*inv.PaidAt))
 			}
 			return e
 		case InvoiceCancelled:
-			return Errorf(CodeInvalidStateTransition, "invoice %s is cancelled and cannot be paid", inv.ID).WithDetail("invoice_id", inv.ID).WithDetail("status", string(inv.Status))
+			return models.Errorf(models.CodeInvalidStateTransition, "invoice %s is cancelled and cannot be paid", inv.ID).WithDetail("invoice_id", inv.ID).WithDetail("status", string(inv.Status))
 		}
 		var processing struct{ Sum int64 }
 		if err := tx.Model(&Payment{}).Select("COALESCE(SUM(amount), 0) AS sum").Where("invoice_id = ? AND status = ?", inv.ID, PaymentProcessing).Scan(&processing).Error; err != nil {
-			return DBErr(err)
+			return models.DBErr(err)
 		}
 		due := inv.AmountDue()
-		if in.Amount > due-Money(processing.Sum) {
-			msg := fmt.Sprintf("the payment of %s exceeds what invoice %s still asks for (%s)", in.Amount, inv.ID, due-Money(processing.Sum))
+		if in.Amount > due-models.Money(processing.Sum) {
+			msg := fmt.Sprintf("the payment of %s exceeds what invoice %s still asks for (%s)", in.Amount, inv.ID, due-models.Money(processing.Sum))
 			if processing.Sum > 0 {
 				msg += ": another payment of it is being processed"
 			}
-			return Errorf(CodeDuplicatePayment, "%s", msg).WithDetail("invoice_id", inv.ID).WithDetail("status", string(inv.Status)).
-				WithDetail("amount_due", due).WithDetail("processing_amount", Money(processing.Sum)).WithDetail("requested_amount", in.Amount)
+			return models.Errorf(models.CodeDuplicatePayment, "%s", msg).WithDetail("invoice_id", inv.ID).WithDetail("status", string(inv.Status)).
+				WithDetail("amount_due", due).WithDetail("processing_amount", models.Money(processing.Sum)).WithDetail("requested_amount", in.Amount)
 		}
 		pay = &Payment{ID: in.ID, InvoiceID: inv.ID, AccountID: inv.AccountID, Amount: in.Amount, Currency: inv.Currency, Status: PaymentProcessing,
 			Source: in.Source, PaymentMethodID: in.Method.ID, MethodType: in.Method.Type, CardBrand: in.Method.Brand, CardLast4: in.Method.Last4}
 		if pay.ID == "" {
-			pay.ID = NewID(PrefixPayment)
+			pay.ID = models.NewID(models.PrefixPayment)
 		}
-		return DBErr(tx.Create(pay).Error)
+		return models.DBErr(tx.Create(pay).Error)
 	})
 	if err != nil {
-		return nil, AsError(err)
+		return nil, models.AsError(err)
 	}
 	return pay, nil
 }
@@ -148,12 +150,12 @@ func (s *Store) BeginPayment(ctx context.Context, scope Scope, in PaymentStart) 
 // is left: payment.successful and invoice.paid), a failure releases the
 // reservation (payment.failed). Finishing a finished payment returns it
 // unchanged. Errors: NOT_FOUND.
-func (s *Store) FinishPayment(ctx context.Context, scope Scope, paymentID string, out PaymentOutcome) (*Payment, *Invoice, error) {
+func (s *Store) FinishPayment(ctx context.Context, scope models.Scope, paymentID string, out PaymentOutcome) (*Payment, *Invoice, error) {
 	var pay Payment
 	var inv *Invoice
 	err := s.In(ctx, scope).Transaction(func(tx *gorm.DB) error {
 		if err := tx.Where("id = ?", paymentID).Take(&pay).Error; err != nil {
-			return NotFoundOr(err, "payment")
+			return models.NotFoundOr(err, "payment")
 		}
 		var err error
 		if inv, err = lockInvoice(tx, pay.InvoiceID); err != nil {
@@ -170,13 +172,13 @@ func (s *Store) FinishPayment(ctx context.Context, scope Scope, paymentID string
 				pay.Details = map[string]any{"available_cents": int64(*out.Available)}
 			}
 			if err := tx.Model(&Payment{}).Where("id = ?", pay.ID).Select("status", "failure_code", "failure_message", "details", "processed_at", "updated_at").Updates(&pay).Error; err != nil {
-				return DBErr(err)
+				return models.DBErr(err)
 			}
-			return RecordEvent(tx, NewEvent(EventPaymentFailed, pay.ID, PaymentEventData(&pay, inv)))
+			return models.RecordEvent(tx, models.NewEvent(EventPaymentFailed, pay.ID, PaymentEventData(&pay, inv)))
 		}
 		pay.Status, pay.TransactionID = PaymentSuccessful, out.TransactionID
 		if err := tx.Model(&Payment{}).Where("id = ?", pay.ID).Select("status", "transaction_id", "processed_at", "updated_at").Updates(&pay).Error; err != nil {
-			return DBErr(err)
+			return models.DBErr(err)
 		}
 		inv.AmountPaid += pay.Amount
 		updates := map[string]any{"amount_paid": inv.AmountPaid, "updated_at": now}
@@ -189,18 +191,18 @@ func (s *Store) FinishPayment(ctx context.Context, scope Scope, paymentID string
 			updates["status"], updates["paid_at"] = InvoicePaid, now
 		}
 		if err := tx.Model(&Invoice{}).Where("id = ?", inv.ID).Updates(updates).Error; err != nil {
-			return DBErr(err)
+			return models.DBErr(err)
 		}
-		if err := RecordEvent(tx, NewEvent(EventPaymentSuccessful, pay.ID, PaymentEventData(&pay, inv))); err != nil {
+		if err := models.RecordEvent(tx, models.NewEvent(EventPaymentSuccessful, pay.ID, PaymentEventData(&pay, inv))); err != nil {
 			return err
 		}
 		if paid {
-			return RecordEvent(tx, NewEvent(EventInvoicePaid, inv.ID, InvoiceEventData(inv)))
+			return models.RecordEvent(tx, models.NewEvent(EventInvoicePaid, inv.ID, InvoiceEventData(inv)))
 		}
 		return nil
 	})
 	if err != nil {
-		return nil, nil, AsError(err)
+		return nil, nil, models.AsError(err)
 	}
 	return &pay, inv, nil
 }
@@ -222,7 +224,7 @@ func PaymentEventData(p *Payment, inv *Invoice) map[string]any {
 		},
 	}
 	if p.ProcessedAt != nil {
-		d["payment"].(map[string]any)["processed_at"] = Timestamp(*p.ProcessedAt)
+		d["payment"].(map[string]any)["processed_at"] = models.Timestamp(*p.ProcessedAt)
 	}
 	if inv != nil {
 		d["invoice"] = map[string]any{"id": inv.ID, "number": inv.Number, "status": string(inv.Status), "amount_due": inv.AmountDue()}
@@ -241,30 +243,30 @@ func PaymentError(p *Payment, field string) error {
 	}
 	switch p.FailureCode {
 	case FailureInsufficientFunds:
-		e := Errorf(CodeInsufficientFunds, "the payment method does not have enough funds for %s %s", p.Amount, p.Currency).
+		e := models.Errorf(models.CodeInsufficientFunds, "the payment method does not have enough funds for %s %s", p.Amount, p.Currency).
 			WithDetail("payment_method_id", p.PaymentMethodID).WithDetail("required_amount", p.Amount).WithDetail("payment_id", p.ID)
 		switch avail := p.Details["available_cents"].(type) {
 		case int64:
-			e.WithDetail("available_amount", Money(avail))
+			e.WithDetail("available_amount", models.Money(avail))
 		case float64: // read back from the JSON column
-			e.WithDetail("available_amount", Money(avail))
+			e.WithDetail("available_amount", models.Money(avail))
 		}
 		return e
 	case FailureCardDeclined:
-		e := Invalid(FieldIssue{Field: field, Issue: "was declined by the card issuer"})
+		e := models.Invalid(models.FieldIssue{Field: field, Issue: "was declined by the card issuer"})
 		e.Message = "the card was declined"
 		return e.WithDetail("payment_id", p.ID).WithDetail("decline_code", p.FailureCode)
 	default:
-		return Errorf(CodeDependencyUnavailable, "the payment gateway could not process the payment; retry later").
+		return models.Errorf(models.CodeDependencyUnavailable, "the payment gateway could not process the payment; retry later").
 			WithDetail("payment_id", p.ID).WithDetail("retry_after", 5)
 	}
 }
 
 // GetPayment returns one payment visible to p. Errors: NOT_FOUND.
-func (s *Store) GetPayment(ctx context.Context, p *Principal, id string) (*Payment, error) {
+func (s *Store) GetPayment(ctx context.Context, p *models.Principal, id string) (*Payment, error) {
 	var pay Payment
 	err := s.In(ctx, p.Scope()).Where("id = ?", id).Take(&pay).Error
-	return &pay, NotFoundOr(err, "payment")
+	return &pay, models.NotFoundOr(err, "payment")
 }
 
 // PaymentFilter narrows the payment history.
@@ -275,12 +277,12 @@ type PaymentFilter struct {
 	From, To  *time.Time
 }
 
-var paymentSorts = SortFields{"created_at": "created_at", "amount": "amount", "status": "status"}
+var paymentSorts = models.SortFields{"created_at": "created_at", "amount": "amount", "status": "status"}
 
 // ListPayments returns a page of the payments visible to p, newest first.
 // Errors: VALIDATION_ERROR.
-func (s *Store) ListPayments(ctx context.Context, p *Principal, f PaymentFilter, page PageRequest) ([]Payment, int64, error) {
-	var v Validator
+func (s *Store) ListPayments(ctx context.Context, p *models.Principal, f PaymentFilter, page models.PageRequest) ([]Payment, int64, error) {
+	var v models.Validator
 	if f.Status != "" {
 		v.Check(PaymentStatus(f.Status).Valid(), "status", "must be processing, successful or failed")
 	}
@@ -307,13 +309,13 @@ func (s *Store) ListPayments(ctx context.Context, p *Principal, f PaymentFilter,
 		q = q.Where("created_at < ?", f.To.UTC())
 	}
 	out := []Payment{}
-	total, err := Paginate(q, page, paymentSorts, &out)
+	total, err := models.Paginate(q, page, paymentSorts, &out)
 	return out, total, err
 }
 
 // PaymentIn returns one payment in scope. Errors: NOT_FOUND.
-func (s *Store) PaymentIn(ctx context.Context, scope Scope, id string) (*Payment, error) {
+func (s *Store) PaymentIn(ctx context.Context, scope models.Scope, id string) (*Payment, error) {
 	var pay Payment
 	err := s.In(ctx, scope).Where("id = ?", id).Take(&pay).Error
-	return &pay, NotFoundOr(err, "payment")
+	return &pay, models.NotFoundOr(err, "payment")
 }

@@ -1,0 +1,12 @@
+package billing
+
+import "github.com/telcoplatform/platform/models"
+
+// Store is the billing domain's store: the core store (database, clock, sealer,
+// tenancy scopes) with accounts, invoices, payments, payment methods, subscriptions, usage and budgets as methods.
+type Store struct {
+	*models.Store
+}
+
+// NewStore returns the billing store on core.
+func NewStore(core *models.Store) *Store { return &Store{Store: core} }
