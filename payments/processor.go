@@ -16,10 +16,10 @@ import (
 // take the same balance), charge the gateway outside any transaction, and
 // record the outcome with its events (models.FinishPayment).
 type Processor struct {
-	store *models.Store
+	store   *models.Store
 	billing *billing.Store
-	gw    Gateway
-	log   *slog.Logger
+	gw      Gateway
+	log     *slog.Logger
 }
 
 // NewProcessor returns a processor over store charging through gw (the
