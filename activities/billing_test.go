@@ -14,6 +14,7 @@ import (
 	"github.com/telcoplatform/platform/activities"
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/billing"
+	"github.com/telcoplatform/platform/models/services"
 	"github.com/telcoplatform/platform/payments"
 	"github.com/telcoplatform/platform/testenv"
 	"github.com/telcoplatform/platform/workflows"
@@ -64,8 +65,8 @@ func newBillingFixture(t *testing.T, plan models.Plan, usage activities.APIUsage
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc := &models.Service{ID: models.NewID(models.PrefixService), AccountID: acct.ID, Name: "Business Fiber", Kind: "internet", ServiceType: "fiber_business",
-		CatalogServiceID: "internet-fiber-business", Status: models.ServiceOperational, Bandwidth: "100mbps", BandwidthMbps: 100, SLA: "standard",
+	svc := &services.Service{ID: models.NewID(models.PrefixService), AccountID: acct.ID, Name: "Business Fiber", Kind: "internet", ServiceType: "fiber_business",
+		CatalogServiceID: "internet-fiber-business", Status: services.ServiceOperational, Bandwidth: "100mbps", BandwidthMbps: 100, SLA: "standard",
 		BillingCycle: "monthly", LocationID: "loc_austin_congress", Address: "100 Congress Ave", City: "Austin", State: "TX", Zip: "78701",
 		OperationID: "prov_fixture", StatusChangedAt: store.Now()}
 	if err := store.In(ctx, p.OwnScope()).Create(svc).Error; err != nil {

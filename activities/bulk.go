@@ -9,6 +9,7 @@ import (
 
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/automation"
+	"github.com/telcoplatform/platform/models/services"
 	"github.com/telcoplatform/platform/simulator"
 	"github.com/telcoplatform/platform/workflows"
 )
@@ -20,6 +21,7 @@ import (
 // keyed by the operation and the item's position.
 type Bulk struct {
 	store      *models.Store
+	services   *services.Store
 	automation *automation.Store
 	net        simulator.Southbound
 	log        *slog.Logger
@@ -30,7 +32,7 @@ func NewBulk(store *models.Store, net simulator.Southbound, log *slog.Logger) *B
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Bulk{store: store, automation: automation.NewStore(store), net: net, log: log}
+	return &Bulk{store: store, services: services.NewStore(store), automation: automation.NewStore(store), net: net, log: log}
 }
 
 // bulkAppError converts err for Temporal (ApplicationError, RetryByCode)
@@ -41,7 +43,7 @@ func bulkAppError(ctx context.Context, log *slog.Logger, what string, err error)
 
 // bulkServiceOrder is what the network needs to act on an existing service:
 // its provisioning's order (the network's allocations are keyed by it).
-func bulkServiceOrder(svc *models.Service) simulator.Order {
+func bulkServiceOrder(svc *services.Service) simulator.Order {
 	return simulator.Order{
 		OperationID: svc.OperationID, ServiceID: svc.ID, OrganizationID: svc.OrganizationID, Environment: svc.Environment,
 		LocationID: svc.LocationID, ServiceType: svc.ServiceType, TemplateID: svc.TemplateID, BandwidthMbps: svc.BandwidthMbps, SLA: svc.SLA,
@@ -52,7 +54,7 @@ func bulkServiceOrder(svc *models.Service) simulator.Order {
 // network and records it (models.ApplyServiceChange): a suspension turns
 // the circuit down, a resumption turns it up. Applying the same key again
 // changes nothing.
-func bulkChangeService(ctx context.Context, store *models.Store, net simulator.Southbound, scope models.Scope, req automation.ChangeRequest) (*models.Service, error) {
+func bulkChangeService(ctx context.Context, store *models.Store, net simulator.Southbound, scope models.Scope, req automation.ChangeRequest) (*services.Service, error) {
 	svc, err := automation.NewStore(store).ServiceForChange(ctx, scope, req.Kind, req.ServiceID)
 	if err != nil {
 		return nil, err
@@ -60,13 +62,13 @@ func bulkChangeService(ctx context.Context, store *models.Store, net simulator.S
 	o := bulkServiceOrder(svc)
 	switch req.Kind {
 	case automation.ChangeSuspend:
-		if svc.Status != models.ServiceMaintenance {
+		if svc.Status != services.ServiceMaintenance {
 			if err := net.Deactivate(ctx, o); err != nil {
 				return nil, err
 			}
 		}
 	case automation.ChangeResume:
-		if svc.Status != models.ServiceOperational {
+		if svc.Status != services.ServiceOperational {
 			if _, err := net.Activate(ctx, o); err != nil {
 				return nil, err
 			}
@@ -113,7 +115,7 @@ func bulkChangeID(opID string, position int, rollback bool) string {
 	if rollback {
 		seed += "#rollback"
 	}
-	return automation.DerivedID(models.PrefixModification, seed)
+	return automation.DerivedID(services.PrefixModification, seed)
 }
 
 // Begin marks the operation in progress and records the current run's id
@@ -121,7 +123,7 @@ func bulkChangeID(opID string, position int, rollback bool) string {
 // Errors: NOT_FOUND, INVALID_STATE_TRANSITION (the operation has ended).
 func (a *Bulk) Begin(ctx context.Context, ref workflows.BulkRef) error {
 	runID := activity.GetInfo(ctx).WorkflowExecution.RunID
-	_, err := a.store.BeginOperation(ctx, ref.Scope(), ref.RequestID, runID)
+	_, err := a.services.BeginOperation(ctx, ref.Scope(), ref.RequestID, runID)
 	return bulkAppError(ctx, a.log, workflows.ActivityName(workflows.BulkActivities.Begin), err)
 }
 
@@ -134,7 +136,7 @@ func (a *Bulk) Load(ctx context.Context, in workflows.BulkLoadInput) (*workflows
 	if err != nil {
 		return nil, bulkAppError(ctx, a.log, workflows.ActivityName(workflows.BulkActivities.Load), err)
 	}
-	if in.Bulk.Type == models.OpTypeBulkProvision {
+	if in.Bulk.Type == services.OpTypeBulkProvision {
 		for _, s := range in.Statuses {
 			if s == automation.ItemPending {
 				if err := a.automation.EnsureChildOperations(ctx, scope, in.Bulk.CreatedBy, items); err != nil {
@@ -161,7 +163,7 @@ func (a *Bulk) Record(ctx context.Context, in workflows.BulkRecordInput) error {
 // per item). Errors: NOT_FOUND, SERVICE_CONFLICT, SERVICE_MAINTENANCE,
 // INVALID_STATE_TRANSITION.
 func (a *Bulk) Apply(ctx context.Context, in workflows.BulkItemInput) error {
-	if in.Bulk.Type != models.OpTypeBulkStatus {
+	if in.Bulk.Type != services.OpTypeBulkStatus {
 		return temporal.NewNonRetryableApplicationError("only bulk status items are applied by this activity", string(models.CodeValidation), nil)
 	}
 	req := automation.ChangeRequest{Key: automation.ChangeKey(in.Bulk.RequestID, in.Item.Position), OperationID: in.Bulk.RequestID,
@@ -218,9 +220,9 @@ func (a *Bulk) Rollback(ctx context.Context, in workflows.BulkItemInput) error {
 	scope := in.Bulk.Scope()
 	var err error
 	switch in.Bulk.Type {
-	case models.OpTypeBulkProvision:
+	case services.OpTypeBulkProvision:
 		err = bulkRollbackProvisioned(ctx, a.store, a.net, scope, in.Bulk.RequestID, in.Item.ServiceID, in.Item.ChildID, in.Item.Order)
-	case models.OpTypeBulkStatus:
+	case services.OpTypeBulkStatus:
 		err = bulkRevertService(ctx, a.store, a.net, scope, in.Item.Action, automation.ChangeKey(in.Bulk.RequestID, in.Item.Position), in.Item.ServiceID)
 	default:
 		return temporal.NewNonRetryableApplicationError("a modification is rolled back by PrepareRevert", string(models.CodeValidation), nil)
@@ -229,7 +231,7 @@ func (a *Bulk) Rollback(ctx context.Context, in workflows.BulkItemInput) error {
 }
 
 // bulkRollbackProvisioned undoes the provisioning childID of service serviceID.
-func bulkRollbackProvisioned(ctx context.Context, store *models.Store, net simulator.Southbound, scope models.Scope, opID, serviceID, childID string, o *models.ProvisioningOrder) error {
+func bulkRollbackProvisioned(ctx context.Context, store *models.Store, net simulator.Southbound, scope models.Scope, opID, serviceID, childID string, o *services.ProvisioningOrder) error {
 	order := simulator.Order{OperationID: childID, ServiceID: serviceID, OrganizationID: scope.OrganizationID, Environment: scope.Environment}
 	if o != nil {
 		order.LocationID, order.ServiceType, order.TemplateID, order.BandwidthMbps, order.SLA = o.LocationID, o.ServiceType, o.TemplateID, o.BandwidthMbps, o.SLA
@@ -254,7 +256,7 @@ func (a *Bulk) Finish(ctx context.Context, in workflows.BulkFinishInput) (*workf
 	if err != nil {
 		return nil, bulkAppError(ctx, a.log, workflows.ActivityName(workflows.BulkActivities.Finish), err)
 	}
-	if in.Bulk.Type == models.OpTypeBulkProvision {
+	if in.Bulk.Type == services.OpTypeBulkProvision {
 		items, _, err := a.automation.BulkItems(ctx, scope, in.Bulk.RequestID, 0, len(op.Items), automation.ItemSkipped, automation.ItemCancelled)
 		if err != nil {
 			return nil, bulkAppError(ctx, a.log, workflows.ActivityName(workflows.BulkActivities.Finish), err)

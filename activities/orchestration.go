@@ -13,6 +13,7 @@ import (
 
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/automation"
+	"github.com/telcoplatform/platform/models/services"
 	"github.com/telcoplatform/platform/simulator"
 	"github.com/telcoplatform/platform/workflows"
 )
@@ -23,6 +24,7 @@ import (
 // Temporal client, which may be nil where no events are dispatched.
 type Orchestration struct {
 	store      *models.Store
+	services   *services.Store
 	automation *automation.Store
 	net        simulator.Southbound
 	temporal   client.Client
@@ -34,7 +36,7 @@ func NewOrchestration(store *models.Store, net simulator.Southbound, c client.Cl
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Orchestration{store: store, automation: automation.NewStore(store), net: net, temporal: c, log: log}
+	return &Orchestration{store: store, services: services.NewStore(store), automation: automation.NewStore(store), net: net, temporal: c, log: log}
 }
 
 func (a *Orchestration) fail(ctx context.Context, what string, err error) error {
@@ -45,7 +47,7 @@ func (a *Orchestration) fail(ctx context.Context, what string, err error) error 
 // records the current run id. Errors: NOT_FOUND, INVALID_STATE_TRANSITION.
 func (a *Orchestration) Begin(ctx context.Context, ref workflows.OrchestrationRef) error {
 	runID := activity.GetInfo(ctx).WorkflowExecution.RunID
-	_, err := a.store.BeginOperation(ctx, ref.Scope(), ref.RequestID, runID)
+	_, err := a.services.BeginOperation(ctx, ref.Scope(), ref.RequestID, runID)
 	return a.fail(ctx, workflows.ActivityName(workflows.OrchestrationActivities.Begin), err)
 }
 
@@ -56,9 +58,9 @@ func (a *Orchestration) MarkStep(ctx context.Context, in workflows.Orchestration
 	var err error
 	switch in.Mark {
 	case workflows.MarkStarted:
-		err = a.store.StartStep(ctx, scope, in.Run.RequestID, in.Step)
+		err = a.services.StartStep(ctx, scope, in.Run.RequestID, in.Step)
 	case workflows.MarkCompleted:
-		err = a.store.CompleteStep(ctx, scope, in.Run.RequestID, in.Step)
+		err = a.services.CompleteStep(ctx, scope, in.Run.RequestID, in.Step)
 	default:
 		err = a.automation.FailStep(ctx, scope, in.Run.RequestID, in.Step, in.Error)
 	}
@@ -123,20 +125,20 @@ func (a *Orchestration) PrepareProvision(ctx context.Context, in workflows.Orche
 		return nil, a.fail(ctx, what, err)
 	}
 	c := orchStrings(in.Parameters, "customizations")
-	tin := models.TemplateInput{ServiceTemplate: orchString(in.Parameters, "template"), AccountID: orchString(in.Parameters, "account_id"),
+	tin := services.TemplateInput{ServiceTemplate: orchString(in.Parameters, "template"), AccountID: orchString(in.Parameters, "account_id"),
 		Bandwidth: c["bandwidth"], Redundancy: c["redundancy"], Monitoring: c["monitoring"]}
 	id, loc, err := automation.ParseLocation("location", orchString(in.Parameters, "location"))
 	if err != nil {
 		return nil, a.fail(ctx, what, orchStepError(in.Step, err))
 	}
 	tin.LocationID, tin.Location = id, loc
-	o, scope, err := a.store.PrepareTemplateOrder(ctx, orchPrincipal(in.Run), tin)
+	o, scope, err := a.services.PrepareTemplateOrder(ctx, orchPrincipal(in.Run), tin)
 	if err != nil {
 		return nil, a.fail(ctx, what, orchStepError(in.Step, err))
 	}
 	seed := fmt.Sprintf("%s#%d", in.Run.RequestID, in.Step.Order)
 	childID, svcID := automation.DerivedID(models.PrefixProvisioning, seed), automation.DerivedID(models.PrefixService, seed)
-	op := models.NewOperation(childID, models.OpTypeProvisioning, svcID, in.Run.CreatedBy, models.ProvisioningSteps(false), map[string]any{
+	op := services.NewOperation(childID, services.OpTypeProvisioning, svcID, in.Run.CreatedBy, services.ProvisioningSteps(false), map[string]any{
 		"orchestration_request_id": in.Run.RequestID, "step": in.Step.Order, "trigger_depth": in.Run.Depth,
 	})
 	if _, err := a.automation.EnsureOperation(ctx, scope, op); err != nil {
@@ -180,9 +182,9 @@ func (a *Orchestration) PrepareChange(ctx context.Context, in workflows.Orchestr
 	if err != nil {
 		return nil, a.fail(ctx, what, orchStepError(in.Step, err))
 	}
-	prefix := models.PrefixModification
+	prefix := services.PrefixModification
 	if in.Step.Action == automation.ActionScaleService {
-		prefix = models.PrefixScaling
+		prefix = services.PrefixScaling
 	}
 	scope := in.Run.Scope()
 	id := automation.DerivedID(prefix, fmt.Sprintf("%s#%d", in.Run.RequestID, in.Step.Order))
@@ -262,7 +264,7 @@ func (a *Orchestration) Notify(ctx context.Context, in workflows.OrchestrationSt
 	resource := in.Run.RequestID
 	if id := orchString(in.Parameters, "service_id"); id != "" {
 		p := orchPrincipal(in.Run)
-		svc, err := a.store.GetService(ctx, p, id)
+		svc, err := a.services.GetService(ctx, p, id)
 		if err != nil {
 			return nil, a.fail(ctx, what, orchStepError(in.Step, err))
 		}

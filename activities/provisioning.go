@@ -11,6 +11,7 @@ import (
 	"go.temporal.io/sdk/activity"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/services"
 	"github.com/telcoplatform/platform/simulator"
 	"github.com/telcoplatform/platform/workflows"
 )
@@ -20,9 +21,10 @@ import (
 // "Provisioning.<Method>" (workflows.ProvisioningActivities). Each step activity records its step on the operation row (started,
 // completed); the workflow records failures through Finish.
 type Provisioning struct {
-	store *models.Store
-	net   simulator.Southbound
-	log   *slog.Logger
+	store    *models.Store
+	services *services.Store
+	net      simulator.Southbound
+	log      *slog.Logger
 }
 
 // NewProvisioning returns the provisioning activities over store and the southbound net.
@@ -30,7 +32,7 @@ func NewProvisioning(store *models.Store, net simulator.Southbound, log *slog.Lo
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Provisioning{store: store, net: net, log: log}
+	return &Provisioning{store: store, services: services.NewStore(store), net: net, log: log}
 }
 
 func order(in workflows.ProvisioningInput) simulator.Order {
@@ -42,7 +44,7 @@ func order(in workflows.ProvisioningInput) simulator.Order {
 }
 
 // at returns o for one allocation of the plan: its slot, place, pool and amount.
-func at(o simulator.Order, r models.ResourceRequest) simulator.Order {
+func at(o simulator.Order, r services.ResourceRequest) simulator.Order {
 	o.Slot, o.LocationID = r.Slot, r.LocationID
 	if r.Pool != "" {
 		o.ServiceType = r.Pool
@@ -70,20 +72,20 @@ func appError(ctx context.Context, log *slog.Logger, requestID, step string, err
 // step runs fn as the step name of the operation, recording it on the row.
 func (a *Provisioning) step(ctx context.Context, in workflows.ProvisioningInput, name string, fn func(scope models.Scope) error) error {
 	scope := in.Scope()
-	if err := a.store.StartStep(ctx, scope, in.RequestID, name); err != nil {
+	if err := a.services.StartStep(ctx, scope, in.RequestID, name); err != nil {
 		return a.temporalError(ctx, in, name, err)
 	}
 	if err := fn(scope); err != nil {
 		return a.temporalError(ctx, in, name, err)
 	}
-	return a.temporalError(ctx, in, name, a.store.CompleteStep(ctx, scope, in.RequestID, name))
+	return a.temporalError(ctx, in, name, a.services.CompleteStep(ctx, scope, in.RequestID, name))
 }
 
 // Begin marks the operation in progress and records the workflow's run id.
 // Errors: NOT_FOUND (the API removed the row), INVALID_STATE_TRANSITION.
 func (a *Provisioning) Begin(ctx context.Context, in workflows.ProvisioningInput) error {
 	runID := activity.GetInfo(ctx).WorkflowExecution.RunID
-	_, err := a.store.BeginOperation(ctx, in.Scope(), in.RequestID, runID)
+	_, err := a.services.BeginOperation(ctx, in.Scope(), in.RequestID, runID)
 	return a.temporalError(ctx, in, "begin", err)
 }
 
@@ -92,9 +94,9 @@ func (a *Provisioning) Begin(ctx context.Context, in workflows.ProvisioningInput
 func (a *Provisioning) MarkStep(ctx context.Context, in workflows.StepInput) error {
 	var err error
 	if in.Done {
-		err = a.store.CompleteStep(ctx, in.Input.Scope(), in.Input.RequestID, in.Step)
+		err = a.services.CompleteStep(ctx, in.Input.Scope(), in.Input.RequestID, in.Step)
 	} else {
-		err = a.store.StartStep(ctx, in.Input.Scope(), in.Input.RequestID, in.Step)
+		err = a.services.StartStep(ctx, in.Input.Scope(), in.Input.RequestID, in.Step)
 	}
 	return a.temporalError(ctx, in.Input, in.Step, err)
 }
@@ -104,18 +106,18 @@ func (a *Provisioning) MarkStep(ctx context.Context, in workflows.StepInput) err
 // feasibility, then moves the service to provisioning. Errors: the order's
 // validation codes, PROVISIONING_FAILED.
 func (a *Provisioning) Validate(ctx context.Context, in workflows.ProvisioningInput) error {
-	return a.step(ctx, in, models.StepValidate, func(scope models.Scope) error {
+	return a.step(ctx, in, services.StepValidate, func(scope models.Scope) error {
 		o := in.Order
-		if _, err := a.store.EnsureService(ctx, scope, in.ServiceID, in.RequestID, &o); err != nil {
+		if _, err := a.services.EnsureService(ctx, scope, in.ServiceID, in.RequestID, &o); err != nil {
 			return err
 		}
-		if err := a.store.ValidateOrderFor(ctx, scope, in.ServiceID, &o); err != nil {
+		if err := a.services.ValidateOrderFor(ctx, scope, in.ServiceID, &o); err != nil {
 			return err
 		}
 		if err := a.net.CheckFeasibility(ctx, order(in)); err != nil {
 			return err
 		}
-		_, err := a.store.MoveService(ctx, scope, in.ServiceID, models.ServiceProvisioning, "provisioning", in.RequestID)
+		_, err := a.services.MoveService(ctx, scope, in.ServiceID, services.ServiceProvisioning, "provisioning", in.RequestID)
 		return err
 	})
 }
@@ -125,13 +127,13 @@ func (a *Provisioning) Validate(ctx context.Context, in workflows.ProvisioningIn
 // region, phone numbers (recorded on the service). Errors:
 // INSUFFICIENT_BANDWIDTH, SERVICE_UNAVAILABLE_AT_LOCATION, PROVISIONING_FAILED.
 func (a *Provisioning) ReserveCapacity(ctx context.Context, in workflows.ProvisioningInput) error {
-	return a.step(ctx, in, models.StepReserveCapacity, func(scope models.Scope) error {
+	return a.step(ctx, in, services.StepReserveCapacity, func(scope models.Scope) error {
 		o := order(in)
 		var numbers []any
 		plan := in.Order.Plan()
 		for i := 0; i < len(plan); i++ {
 			r := plan[i]
-			if r.Step != models.StepReserveCapacity {
+			if r.Step != services.StepReserveCapacity {
 				continue
 			}
 			switch r.Kind {
@@ -162,7 +164,7 @@ func (a *Provisioning) ReserveCapacity(ctx context.Context, in workflows.Provisi
 			}
 		}
 		if numbers != nil {
-			return a.store.SetServiceResources(ctx, scope, in.ServiceID, map[string]any{"phone_numbers": numbers})
+			return a.services.SetServiceResources(ctx, scope, in.ServiceID, map[string]any{"phone_numbers": numbers})
 		}
 		return nil
 	})
@@ -174,14 +176,14 @@ func (a *Provisioning) ReserveCapacity(ctx context.Context, in workflows.Provisi
 // machines, environments, endpoints, tenants); and records all of it on
 // the service. Errors: DEPENDENCY_UNAVAILABLE (pool exhausted), PROVISIONING_FAILED.
 func (a *Provisioning) Configure(ctx context.Context, in workflows.ProvisioningInput) error {
-	return a.step(ctx, in, models.StepConfigure, func(scope models.Scope) error {
+	return a.step(ctx, in, services.StepConfigure, func(scope models.Scope) error {
 		o := order(in)
 		var ip simulator.IPAssignment
 		var vlans []int
 		var vlanSites []string
 		for _, r := range in.Order.Plan() {
 			switch {
-			case r.Step != models.StepConfigure:
+			case r.Step != services.StepConfigure:
 			case r.Kind == models.AllocIPBlock:
 				got, err := a.net.AllocateIP(ctx, at(o, r))
 				if err != nil {
@@ -204,7 +206,7 @@ func (a *Provisioning) Configure(ctx context.Context, in workflows.ProvisioningI
 			return err
 		}
 		resources := map[string]any{}
-		if len(in.Order.Deployment) > 0 || o.Kind == models.KindPhoneSystem || o.Kind == models.KindContactCenter || o.Kind == models.KindManagedSecurity {
+		if len(in.Order.Deployment) > 0 || o.Kind == services.KindPhoneSystem || o.Kind == services.KindContactCenter || o.Kind == services.KindManagedSecurity {
 			built, err := a.net.Deploy(ctx, o, in.Order.Deployment)
 			if err != nil {
 				return err
@@ -227,23 +229,23 @@ func (a *Provisioning) Configure(ctx context.Context, in workflows.ProvisioningI
 			resources["vlan_ids"] = vlans
 		}
 		if len(resources) > 0 {
-			if err := a.store.SetServiceResources(ctx, scope, in.ServiceID, resources); err != nil {
+			if err := a.services.SetServiceResources(ctx, scope, in.ServiceID, resources); err != nil {
 				return err
 			}
 		}
-		return a.store.SetServiceNetwork(ctx, scope, in.ServiceID, models.NetworkAssignment{IPBlock: ip.CIDR, Gateway: ip.Gateway, VLANID: cfg.VLANID})
+		return a.services.SetServiceNetwork(ctx, scope, in.ServiceID, services.NetworkAssignment{IPBlock: ip.CIDR, Gateway: ip.Gateway, VLANID: cfg.VLANID})
 	})
 }
 
 // Activate turns the circuit up and records it on the service.
 // Errors: PROVISIONING_FAILED.
 func (a *Provisioning) Activate(ctx context.Context, in workflows.ProvisioningInput) error {
-	return a.step(ctx, in, models.StepActivate, func(scope models.Scope) error {
+	return a.step(ctx, in, services.StepActivate, func(scope models.Scope) error {
 		c, err := a.net.Activate(ctx, order(in))
 		if err != nil {
 			return err
 		}
-		return a.store.SetServiceNetwork(ctx, scope, in.ServiceID, models.NetworkAssignment{CircuitID: c.ID})
+		return a.services.SetServiceNetwork(ctx, scope, in.ServiceID, services.NetworkAssignment{CircuitID: c.ID})
 	})
 }
 
@@ -252,21 +254,21 @@ func (a *Provisioning) Activate(ctx context.Context, in workflows.ProvisioningIn
 // the operation. Errors: PROVISIONING_FAILED, INVALID_STATE_TRANSITION.
 func (a *Provisioning) RecordService(ctx context.Context, in workflows.ProvisioningInput) (*workflows.ProvisioningResult, error) {
 	scope := in.Scope()
-	op, err := a.store.OperationIn(ctx, scope, in.RequestID)
+	op, err := a.services.OperationIn(ctx, scope, in.RequestID)
 	if err != nil {
-		return nil, a.temporalError(ctx, in, models.StepRecordService, err)
+		return nil, a.temporalError(ctx, in, services.StepRecordService, err)
 	}
-	if op.Status != models.OpCompleted {
-		if err := a.store.StartStep(ctx, scope, in.RequestID, models.StepRecordService); err != nil {
-			return nil, a.temporalError(ctx, in, models.StepRecordService, err)
+	if op.Status != services.OpCompleted {
+		if err := a.services.StartStep(ctx, scope, in.RequestID, services.StepRecordService); err != nil {
+			return nil, a.temporalError(ctx, in, services.StepRecordService, err)
 		}
 		if err := a.net.Handover(ctx, order(in)); err != nil {
-			return nil, a.temporalError(ctx, in, models.StepRecordService, err)
+			return nil, a.temporalError(ctx, in, services.StepRecordService, err)
 		}
 	}
-	svc, err := a.store.CompleteProvisioning(ctx, scope, in.RequestID, in.ServiceID)
+	svc, err := a.services.CompleteProvisioning(ctx, scope, in.RequestID, in.ServiceID)
 	if err != nil {
-		return nil, a.temporalError(ctx, in, models.StepRecordService, err)
+		return nil, a.temporalError(ctx, in, services.StepRecordService, err)
 	}
 	return &workflows.ProvisioningResult{ServiceID: svc.ID, Status: string(svc.Status)}, nil
 }
@@ -287,7 +289,7 @@ func (a *Provisioning) ReleaseNetwork(ctx context.Context, in workflows.Provisio
 	if err := a.net.Release(ctx, o, models.AllocIPBlock, models.AllocVLAN); err != nil {
 		return a.temporalError(ctx, in, "release_network", err)
 	}
-	return a.temporalError(ctx, in, "release_network", a.store.ClearServiceNetwork(ctx, in.Scope(), in.ServiceID))
+	return a.temporalError(ctx, in, "release_network", a.services.ClearServiceNetwork(ctx, in.Scope(), in.ServiceID))
 }
 
 // Deactivate compensates Activate: turns the circuit down (idempotent).
@@ -309,18 +311,18 @@ func (a *Provisioning) Finish(ctx context.Context, in workflows.FinishInput) err
 	}
 	// The service first, so that whoever sees the operation ended sees the service failed.
 	reason := "provisioning_failed"
-	if in.Status == models.OpCancelled {
+	if in.Status == services.OpCancelled {
 		reason = "provisioning_cancelled"
 	}
-	if err := a.store.FailService(ctx, scope, in.Input.ServiceID, reason, in.Input.RequestID); err != nil {
+	if err := a.services.FailService(ctx, scope, in.Input.ServiceID, reason, in.Input.RequestID); err != nil {
 		return a.temporalError(ctx, in.Input, "finish", err)
 	}
-	if in.Status == models.OpFailed && in.Error != nil {
-		if err := a.store.NotifyProvisioningFailed(ctx, scope, in.Input.ServiceID, in.Input.RequestID, in.Error.Message); err != nil {
+	if in.Status == services.OpFailed && in.Error != nil {
+		if err := a.services.NotifyProvisioningFailed(ctx, scope, in.Input.ServiceID, in.Input.RequestID, in.Error.Message); err != nil {
 			return a.temporalError(ctx, in.Input, "finish", err)
 		}
 	}
-	_, err := a.store.FinishOperation(ctx, scope, in.Input.RequestID, models.FinishInput{
+	_, err := a.services.FinishOperation(ctx, scope, in.Input.RequestID, services.FinishInput{
 		Status: in.Status, FailedStep: in.FailedStep, Error: in.Error, Compensated: in.Compensated, Result: result,
 	})
 	return a.temporalError(ctx, in.Input, "finish", err)

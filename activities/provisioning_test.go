@@ -12,6 +12,7 @@ import (
 	"github.com/telcoplatform/platform/activities"
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/billing"
+	"github.com/telcoplatform/platform/models/services"
 	"github.com/telcoplatform/platform/simulator"
 	"github.com/telcoplatform/platform/testenv"
 	"github.com/telcoplatform/platform/workflows"
@@ -58,13 +59,13 @@ func (f *fixture) order(t *testing.T, env models.Environment, loc models.Locatio
 	if err != nil {
 		t.Fatal(err)
 	}
-	o, scope, err := f.store.PrepareInternetOrder(ctx, p, models.InternetInput{AccountID: acct.ID, ServiceType: serviceType, Bandwidth: bandwidth, Location: loc, SLA: "standard"})
+	o, scope, err := services.NewStore(f.store).PrepareInternetOrder(ctx, p, services.InternetInput{AccountID: acct.ID, ServiceType: serviceType, Bandwidth: bandwidth, Location: loc, SLA: "standard"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	in := workflows.ProvisioningInput{RequestID: models.NewID(models.PrefixProvisioning), OrganizationID: scope.OrganizationID, Environment: scope.Environment,
 		ServiceID: models.NewID(models.PrefixService), Order: *o}
-	if err := f.store.CreateOperation(ctx, scope, models.NewOperation(in.RequestID, models.OpTypeProvisioning, in.ServiceID, p.ID, models.ProvisioningSteps(false), nil)); err != nil {
+	if err := services.NewStore(f.store).CreateOperation(ctx, scope, services.NewOperation(in.RequestID, services.OpTypeProvisioning, in.ServiceID, p.ID, services.ProvisioningSteps(false), nil)); err != nil {
 		t.Fatal(err)
 	}
 	return in
@@ -135,12 +136,12 @@ func TestStepsAreIdempotent(t *testing.T) {
 		}
 	}
 	p := &models.Principal{OrganizationID: in.OrganizationID, Environment: in.Environment, Permissions: []string{"*"}}
-	svc, err := f.store.GetService(ctx, p, in.ServiceID)
-	if err != nil || svc.Status != models.ServiceOperational || svc.IPBlock == "" || svc.VLANID == 0 || svc.CircuitID == "" || svc.OperationID != in.RequestID {
+	svc, err := services.NewStore(f.store).GetService(ctx, p, in.ServiceID)
+	if err != nil || svc.Status != services.ServiceOperational || svc.IPBlock == "" || svc.VLANID == 0 || svc.CircuitID == "" || svc.OperationID != in.RequestID {
 		t.Fatalf("service: %+v %v", svc, err)
 	}
-	op, _ := f.store.GetOperation(ctx, p, in.RequestID)
-	if op.Status != models.OpCompleted || op.RunID == "" || op.Progress().Completed != 5 {
+	op, _ := services.NewStore(f.store).GetOperation(ctx, p, in.RequestID)
+	if op.Status != services.OpCompleted || op.RunID == "" || op.Progress().Completed != 5 {
 		t.Fatalf("operation: %+v", op)
 	}
 	// Every status move is reported once, however often the steps ran:
@@ -183,15 +184,15 @@ func TestFailureAndCompensation(t *testing.T) {
 	if active, released := f.allocations(t, in); active != 0 || released != 3 || f.capacity(t, in) != 0 {
 		t.Fatalf("after compensation: %d active, %d released, %d Mbps", active, released, f.capacity(t, in))
 	}
-	fin := workflows.FinishInput{Input: in, Status: models.OpFailed, FailedStep: models.StepConfigure, Compensated: []string{models.StepReserveCapacity},
-		Error: &models.OperationError{Code: models.CodeProvisioningFailed, Message: "configure failed"}}
+	fin := workflows.FinishInput{Input: in, Status: services.OpFailed, FailedStep: services.StepConfigure, Compensated: []string{services.StepReserveCapacity},
+		Error: &services.OperationError{Code: models.CodeProvisioningFailed, Message: "configure failed"}}
 	f.must(t, f.prov.Finish, fin)
 	f.must(t, f.prov.Finish, fin)
 	ctx := context.Background()
 	p := &models.Principal{OrganizationID: in.OrganizationID, Environment: in.Environment, Permissions: []string{"*"}}
-	svc, _ := f.store.GetService(ctx, p, in.ServiceID)
-	op, _ := f.store.GetOperation(ctx, p, in.RequestID)
-	if svc.Status != models.ServiceFailed || svc.IPBlock != "" || op.Status != models.OpFailed || op.Error.Code != models.CodeProvisioningFailed {
+	svc, _ := services.NewStore(f.store).GetService(ctx, p, in.ServiceID)
+	op, _ := services.NewStore(f.store).GetOperation(ctx, p, in.RequestID)
+	if svc.Status != services.ServiceFailed || svc.IPBlock != "" || op.Status != services.OpFailed || op.Error.Code != models.CodeProvisioningFailed {
 		t.Fatalf("service %s (%s), operation %s", svc.Status, svc.IPBlock, op.Status)
 	}
 	// The failure is a status move too, reported once however often Finish ran.

@@ -7,6 +7,7 @@ import (
 	"go.temporal.io/sdk/activity"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/services"
 	"github.com/telcoplatform/platform/simulator"
 	"github.com/telcoplatform/platform/workflows"
 )
@@ -17,9 +18,10 @@ import (
 // Decommission ("Decommission.<Method>"). Every
 // activity is idempotent: run again, it finds what its first run did.
 type Services struct {
-	store *models.Store
-	net   simulator.Southbound
-	log   *slog.Logger
+	store    *models.Store
+	services *services.Store
+	net      simulator.Southbound
+	log      *slog.Logger
 }
 
 // NewServices returns the change and decommission activities over store
@@ -28,11 +30,11 @@ func NewServices(store *models.Store, net simulator.Southbound, log *slog.Logger
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Services{store: store, net: net, log: log}
+	return &Services{store: store, services: services.NewStore(store), net: net, log: log}
 }
 
 // serviceOrder is what the network needs to know about svc for operation opID.
-func serviceOrder(svc *models.Service, opID string) simulator.Order {
+func serviceOrder(svc *services.Service, opID string) simulator.Order {
 	return simulator.Order{
 		OperationID: opID, ServiceID: svc.ID, OrganizationID: svc.OrganizationID, Environment: svc.Environment, Kind: svc.Kind,
 		Name: svc.Name, LocationID: svc.LocationID, ServiceType: svc.ServiceType, TemplateID: svc.TemplateID,
@@ -40,40 +42,40 @@ func serviceOrder(svc *models.Service, opID string) simulator.Order {
 	}
 }
 
-func (a *Services) service(ctx context.Context, scope models.Scope, id string) (*models.Service, error) {
+func (a *Services) service(ctx context.Context, scope models.Scope, id string) (*services.Service, error) {
 	p := &models.Principal{OrganizationID: scope.OrganizationID, Environment: scope.Environment, Permissions: []string{"*"}}
-	return a.store.GetService(ctx, p, id)
+	return a.services.GetService(ctx, p, id)
 }
 
 // step runs fn as step name of operation opID, recording it on the row;
 // an operation that has ended already (a retried last step) is left alone.
 func (a *Services) step(ctx context.Context, scope models.Scope, opID, name string, fn func() error) error {
-	op, err := a.store.OperationIn(ctx, scope, opID)
+	op, err := a.services.OperationIn(ctx, scope, opID)
 	if err != nil {
 		return appError(ctx, a.log, opID, name, err)
 	}
 	if op.Status.Terminal() {
 		return nil
 	}
-	if err := a.store.StartStep(ctx, scope, opID, name); err != nil {
+	if err := a.services.StartStep(ctx, scope, opID, name); err != nil {
 		return appError(ctx, a.log, opID, name, err)
 	}
 	if err := fn(); err != nil {
 		return appError(ctx, a.log, opID, name, err)
 	}
-	if op, err := a.store.OperationIn(ctx, scope, opID); err == nil && op.Status.Terminal() {
+	if op, err := a.services.OperationIn(ctx, scope, opID); err == nil && op.Status.Terminal() {
 		return nil // fn completed the operation
 	}
-	return appError(ctx, a.log, opID, name, a.store.CompleteStep(ctx, scope, opID, name))
+	return appError(ctx, a.log, opID, name, a.services.CompleteStep(ctx, scope, opID, name))
 }
 
 // mark records a wait step started or done.
 func (a *Services) mark(ctx context.Context, scope models.Scope, opID, name string, done bool) error {
 	var err error
 	if done {
-		err = a.store.CompleteStep(ctx, scope, opID, name)
+		err = a.services.CompleteStep(ctx, scope, opID, name)
 	} else {
-		err = a.store.StartStep(ctx, scope, opID, name)
+		err = a.services.StartStep(ctx, scope, opID, name)
 	}
 	return appError(ctx, a.log, opID, name, err)
 }
@@ -84,10 +86,10 @@ func (a *Services) mark(ctx context.Context, scope models.Scope, opID, name stri
 func (a *Services) ChangeBegin(ctx context.Context, in workflows.ServiceChangeInput) error {
 	scope := in.Scope()
 	runID := activity.GetInfo(ctx).WorkflowExecution.RunID
-	if _, err := a.store.BeginOperation(ctx, scope, in.RequestID, runID); err != nil {
+	if _, err := a.services.BeginOperation(ctx, scope, in.RequestID, runID); err != nil {
 		return appError(ctx, a.log, in.RequestID, "begin", err)
 	}
-	return appError(ctx, a.log, in.RequestID, "begin", a.store.ScheduleMaintenance(ctx, scope, in.ServiceID, in.RequestID, &in.Update))
+	return appError(ctx, a.log, in.RequestID, "begin", a.services.ScheduleMaintenance(ctx, scope, in.ServiceID, in.RequestID, &in.Update))
 }
 
 // ChangeMarkStep records a wait of the change: started, or done.
@@ -99,8 +101,8 @@ func (a *Services) ChangeMarkStep(ctx context.Context, in workflows.ChangeStepIn
 // Errors: INVALID_STATE_TRANSITION.
 func (a *Services) ChangeStartMaintenance(ctx context.Context, in workflows.ServiceChangeInput) error {
 	scope := in.Scope()
-	return a.step(ctx, scope, in.RequestID, models.StepStartMaintenance, func() error {
-		return a.store.EnterMaintenance(ctx, scope, in.ServiceID, in.RequestID)
+	return a.step(ctx, scope, in.RequestID, services.StepStartMaintenance, func() error {
+		return a.services.EnterMaintenance(ctx, scope, in.ServiceID, in.RequestID)
 	})
 }
 
@@ -110,7 +112,7 @@ func (a *Services) ChangeStartMaintenance(ctx context.Context, in workflows.Serv
 // SERVICE_CONFLICT, INSUFFICIENT_BANDWIDTH, PROVISIONING_FAILED.
 func (a *Services) ChangeValidate(ctx context.Context, in workflows.ServiceChangeInput) error {
 	scope := in.Scope()
-	return a.step(ctx, scope, in.RequestID, models.StepValidate, func() error {
+	return a.step(ctx, scope, in.RequestID, services.StepValidate, func() error {
 		svc, err := a.service(ctx, scope, in.ServiceID)
 		if err != nil {
 			return err
@@ -121,7 +123,7 @@ func (a *Services) ChangeValidate(ctx context.Context, in workflows.ServiceChang
 		if svc.PendingOperationID != in.RequestID {
 			return models.Errorf(models.CodeServiceConflict, "service %s is being changed by %s", svc.ID, svc.PendingOperationID)
 		}
-		if err := a.store.CheckUpdateCapacity(ctx, scope, svc, &in.Update); err != nil {
+		if err := a.services.CheckUpdateCapacity(ctx, scope, svc, &in.Update); err != nil {
 			return err
 		}
 		return a.net.CheckFeasibility(ctx, serviceOrder(svc, in.RequestID))
@@ -133,7 +135,7 @@ func (a *Services) ChangeValidate(ctx context.Context, in workflows.ServiceChang
 // Errors: INSUFFICIENT_BANDWIDTH, PROVISIONING_FAILED.
 func (a *Services) ChangeReserveCapacity(ctx context.Context, in workflows.ServiceChangeInput) error {
 	scope := in.Scope()
-	return a.step(ctx, scope, in.RequestID, models.StepReserveCapacity, func() error {
+	return a.step(ctx, scope, in.RequestID, services.StepReserveCapacity, func() error {
 		svc, err := a.service(ctx, scope, in.ServiceID)
 		if err != nil {
 			return err
@@ -154,7 +156,7 @@ func (a *Services) ChangeReserveCapacity(ctx context.Context, in workflows.Servi
 // completes its operation here. Errors: INVALID_STATE_TRANSITION, PROVISIONING_FAILED.
 func (a *Services) ChangeApply(ctx context.Context, in workflows.ServiceChangeInput) error {
 	scope := in.Scope()
-	return a.step(ctx, scope, in.RequestID, models.StepApply, func() error {
+	return a.step(ctx, scope, in.RequestID, services.StepApply, func() error {
 		svc, err := a.service(ctx, scope, in.ServiceID)
 		if err != nil {
 			return err
@@ -170,7 +172,7 @@ func (a *Services) ChangeApply(ctx context.Context, in workflows.ServiceChangeIn
 		if err := a.net.Configure(ctx, o, cfg); err != nil {
 			return err
 		}
-		_, err = a.store.ApplyServiceUpdate(ctx, scope, in.ServiceID, in.RequestID, &in.Update, !in.Update.Windowed())
+		_, err = a.services.ApplyServiceUpdate(ctx, scope, in.ServiceID, in.RequestID, &in.Update, !in.Update.Windowed())
 		return err
 	})
 }
@@ -180,7 +182,7 @@ func (a *Services) ChangeApply(ctx context.Context, in workflows.ServiceChangeIn
 func (a *Services) ChangeEndMaintenance(ctx context.Context, in workflows.ServiceChangeInput) error {
 	scope := in.Scope()
 	result := map[string]any{"service_id": in.ServiceID, "changes": in.Update.Changes, "service_url": "/v1/services/" + in.ServiceID}
-	return appError(ctx, a.log, in.RequestID, models.StepEndMaintenance, a.store.LeaveMaintenance(ctx, scope, in.ServiceID, in.RequestID, true, result))
+	return appError(ctx, a.log, in.RequestID, services.StepEndMaintenance, a.services.LeaveMaintenance(ctx, scope, in.ServiceID, in.RequestID, true, result))
 }
 
 // ChangeReleaseCapacity compensates ChangeReserveCapacity (idempotent).
@@ -197,7 +199,7 @@ func (a *Services) ChangeFinish(ctx context.Context, in workflows.ChangeFinishIn
 	if len(in.CompensationErrors) > 0 {
 		result["compensation_errors"] = in.CompensationErrors
 	}
-	err := a.store.EndServiceOperation(ctx, in.Input.Scope(), in.Input.ServiceID, in.Input.RequestID, models.FinishInput{
+	err := a.services.EndServiceOperation(ctx, in.Input.Scope(), in.Input.ServiceID, in.Input.RequestID, services.FinishInput{
 		Status: in.Status, FailedStep: in.FailedStep, Error: in.Error, Compensated: in.Compensated, Result: result,
 	})
 	return appError(ctx, a.log, in.Input.RequestID, "finish", err)
@@ -207,7 +209,7 @@ func (a *Services) ChangeFinish(ctx context.Context, in workflows.ChangeFinishIn
 // INVALID_STATE_TRANSITION.
 func (a *Services) DecomBegin(ctx context.Context, in workflows.DecommissionInput) error {
 	runID := activity.GetInfo(ctx).WorkflowExecution.RunID
-	_, err := a.store.BeginOperation(ctx, in.Scope(), in.RequestID, runID)
+	_, err := a.services.BeginOperation(ctx, in.Scope(), in.RequestID, runID)
 	return appError(ctx, a.log, in.RequestID, "begin", err)
 }
 
@@ -231,8 +233,8 @@ func (a *Services) decomOrder(ctx context.Context, in workflows.DecommissionInpu
 // SERVICE_CONFLICT, PROVISIONING_FAILED.
 func (a *Services) DecomValidate(ctx context.Context, in workflows.DecommissionInput) error {
 	scope := in.Scope()
-	return a.step(ctx, scope, in.RequestID, models.StepValidate, func() error {
-		if err := a.store.ValidateDecommission(ctx, scope, in.RequestID, &in.Plan); err != nil {
+	return a.step(ctx, scope, in.RequestID, services.StepValidate, func() error {
+		if err := a.services.ValidateDecommission(ctx, scope, in.RequestID, &in.Plan); err != nil {
 			return err
 		}
 		o, err := a.decomOrder(ctx, in)
@@ -247,7 +249,7 @@ func (a *Services) DecomValidate(ctx context.Context, in workflows.DecommissionI
 // Errors: PROVISIONING_FAILED.
 func (a *Services) DecomMigrateData(ctx context.Context, in workflows.DecommissionInput) error {
 	scope := in.Scope()
-	return a.step(ctx, scope, in.RequestID, models.StepMigrateData, func() error {
+	return a.step(ctx, scope, in.RequestID, services.StepMigrateData, func() error {
 		o, err := a.decomOrder(ctx, in)
 		if err != nil {
 			return err
@@ -261,7 +263,7 @@ func (a *Services) DecomMigrateData(ctx context.Context, in workflows.Decommissi
 // Errors: PROVISIONING_FAILED (mismatch).
 func (a *Services) DecomVerifyMigration(ctx context.Context, in workflows.DecommissionInput) error {
 	scope := in.Scope()
-	return a.step(ctx, scope, in.RequestID, models.StepVerifyMigration, func() error {
+	return a.step(ctx, scope, in.RequestID, services.StepVerifyMigration, func() error {
 		o, err := a.decomOrder(ctx, in)
 		if err != nil {
 			return err
@@ -281,8 +283,8 @@ func (a *Services) DecomRollbackMigration(ctx context.Context, in workflows.Deco
 // Errors: INVALID_STATE_TRANSITION.
 func (a *Services) DecomDeactivate(ctx context.Context, in workflows.DecommissionInput) error {
 	scope := in.Scope()
-	return a.step(ctx, scope, in.RequestID, models.StepDeactivate, func() error {
-		if _, err := a.store.BeginDecommissioning(ctx, scope, in.ServiceID, in.RequestID, in.Plan.Reason); err != nil {
+	return a.step(ctx, scope, in.RequestID, services.StepDeactivate, func() error {
+		if _, err := a.services.BeginDecommissioning(ctx, scope, in.ServiceID, in.RequestID, in.Plan.Reason); err != nil {
 			return err
 		}
 		o, err := a.decomOrder(ctx, in)
@@ -300,7 +302,7 @@ func (a *Services) DecomDeactivate(ctx context.Context, in workflows.Decommissio
 // IP blocks, VLANs, numbers, compute units) to the inventory.
 func (a *Services) DecomReleaseInventory(ctx context.Context, in workflows.DecommissionInput) error {
 	scope := in.Scope()
-	return a.step(ctx, scope, in.RequestID, models.StepReleaseInventory, func() error {
+	return a.step(ctx, scope, in.RequestID, services.StepReleaseInventory, func() error {
 		o, err := a.decomOrder(ctx, in)
 		if err != nil {
 			return err
@@ -312,8 +314,8 @@ func (a *Services) DecomReleaseInventory(ctx context.Context, in workflows.Decom
 // DecomStopBilling records when billing of the service stopped (once).
 func (a *Services) DecomStopBilling(ctx context.Context, in workflows.DecommissionInput) error {
 	scope := in.Scope()
-	return a.step(ctx, scope, in.RequestID, models.StepStopBilling, func() error {
-		_, err := a.store.StopBilling(ctx, scope, in.ServiceID)
+	return a.step(ctx, scope, in.RequestID, services.StepStopBilling, func() error {
+		_, err := a.services.StopBilling(ctx, scope, in.ServiceID)
 		return err
 	})
 }
@@ -323,18 +325,18 @@ func (a *Services) DecomStopBilling(ctx context.Context, in workflows.Decommissi
 // in one transaction. Errors: INVALID_STATE_TRANSITION.
 func (a *Services) DecomRecord(ctx context.Context, in workflows.DecommissionInput) (*workflows.DecommissionResult, error) {
 	scope := in.Scope()
-	op, err := a.store.OperationIn(ctx, scope, in.RequestID)
+	op, err := a.services.OperationIn(ctx, scope, in.RequestID)
 	if err != nil {
-		return nil, appError(ctx, a.log, in.RequestID, models.StepRecordDecommission, err)
+		return nil, appError(ctx, a.log, in.RequestID, services.StepRecordDecommission, err)
 	}
-	if op.Status != models.OpCompleted {
-		if err := a.store.StartStep(ctx, scope, in.RequestID, models.StepRecordDecommission); err != nil {
-			return nil, appError(ctx, a.log, in.RequestID, models.StepRecordDecommission, err)
+	if op.Status != services.OpCompleted {
+		if err := a.services.StartStep(ctx, scope, in.RequestID, services.StepRecordDecommission); err != nil {
+			return nil, appError(ctx, a.log, in.RequestID, services.StepRecordDecommission, err)
 		}
 	}
-	svc, err := a.store.CompleteDecommission(ctx, scope, in.RequestID, &in.Plan)
+	svc, err := a.services.CompleteDecommission(ctx, scope, in.RequestID, &in.Plan)
 	if err != nil {
-		return nil, appError(ctx, a.log, in.RequestID, models.StepRecordDecommission, err)
+		return nil, appError(ctx, a.log, in.RequestID, services.StepRecordDecommission, err)
 	}
 	return &workflows.DecommissionResult{ServiceID: svc.ID, Status: string(svc.Status)}, nil
 }
@@ -347,7 +349,7 @@ func (a *Services) DecomFinish(ctx context.Context, in workflows.DecomFinishInpu
 	if len(in.CompensationErrors) > 0 {
 		result["compensation_errors"] = in.CompensationErrors
 	}
-	err := a.store.EndServiceOperation(ctx, in.Input.Scope(), in.Input.ServiceID, in.Input.RequestID, models.FinishInput{
+	err := a.services.EndServiceOperation(ctx, in.Input.Scope(), in.Input.ServiceID, in.Input.RequestID, services.FinishInput{
 		Status: in.Status, FailedStep: in.FailedStep, Error: in.Error, Compensated: in.Compensated, Result: result,
 	})
 	return appError(ctx, a.log, in.Input.RequestID, "finish", err)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/telcoplatform/platform/activities"
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/services"
 	"github.com/telcoplatform/platform/simulator"
 	"github.com/telcoplatform/platform/workflows"
 )
@@ -42,12 +43,12 @@ func TestChangeActivitiesAreIdempotent(t *testing.T) {
 	ctx := context.Background()
 	p := &models.Principal{OrganizationID: prov.OrganizationID, Environment: prov.Environment, Permissions: []string{"*"}}
 	bw := "10gbps"
-	svc, u, scope, err := f.store.PrepareServiceUpdate(ctx, p, prov.ServiceID, models.ServiceUpdateInput{Bandwidth: &bw})
+	svc, u, scope, err := services.NewStore(f.store).PrepareServiceUpdate(ctx, p, prov.ServiceID, services.ServiceUpdateInput{Bandwidth: &bw})
 	if err != nil {
 		t.Fatal(err)
 	}
-	op := models.NewOperation(models.NewID(models.PrefixModification), u.Type, svc.ID, "ak_x", models.UpdateSteps(u), nil)
-	if err := f.store.StartServiceOperation(ctx, scope, svc.ID, op); err != nil {
+	op := services.NewOperation(models.NewID(services.PrefixModification), u.Type, svc.ID, "ak_x", services.UpdateSteps(u), nil)
+	if err := services.NewStore(f.store).StartServiceOperation(ctx, scope, svc.ID, op); err != nil {
 		t.Fatal(err)
 	}
 	in := workflows.ServiceChangeInput{RequestID: op.ID, OrganizationID: scope.OrganizationID, Environment: scope.Environment, ServiceID: svc.ID, Update: *u}
@@ -59,10 +60,10 @@ func TestChangeActivitiesAreIdempotent(t *testing.T) {
 		}
 	}
 	c, _ := f.store.Capacity(ctx, models.EnvLive, "loc_austin_congress", "fiber_dedicated")
-	got, _ := f.store.GetService(ctx, p, svc.ID)
-	done, _ := f.store.GetOperation(ctx, p, op.ID)
+	got, _ := services.NewStore(f.store).GetService(ctx, p, svc.ID)
+	done, _ := services.NewStore(f.store).GetOperation(ctx, p, op.ID)
 	evs, _ := f.store.EventsFor(ctx, scope, svc.ID)
-	if c.AllocatedMbps != 10000 || got.Bandwidth != "10gbps" || got.PendingOperationID != "" || done.Status != models.OpCompleted || len(evs) != 4 || evs[3].Type != "service.modified" {
+	if c.AllocatedMbps != 10000 || got.Bandwidth != "10gbps" || got.PendingOperationID != "" || done.Status != services.OpCompleted || len(evs) != 4 || evs[3].Type != "service.modified" {
 		t.Fatalf("allocated %d, service %+v, operation %s, %d events", c.AllocatedMbps, got, done.Status, len(evs))
 	}
 }
@@ -73,12 +74,12 @@ func TestDecommissionActivitiesAreIdempotent(t *testing.T) {
 	svcs, env := servicesEnv(f)
 	ctx := context.Background()
 	p := &models.Principal{OrganizationID: prov.OrganizationID, Environment: prov.Environment, Permissions: []string{"*"}}
-	svc, plan, scope, err := f.store.PrepareDecommission(ctx, p, prov.ServiceID, models.DecommissionInput{Reason: "moving"})
+	svc, plan, scope, err := services.NewStore(f.store).PrepareDecommission(ctx, p, prov.ServiceID, services.DecommissionInput{Reason: "moving"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	op := models.NewOperation(models.NewID(models.PrefixDecommission), models.OpTypeDecommission, svc.ID, "ak_x", models.DecommissionSteps(plan, false), nil)
-	if err := f.store.StartServiceOperation(ctx, scope, svc.ID, op); err != nil {
+	op := services.NewOperation(models.NewID(models.PrefixDecommission), services.OpTypeDecommission, svc.ID, "ak_x", services.DecommissionSteps(plan, false), nil)
+	if err := services.NewStore(f.store).StartServiceOperation(ctx, scope, svc.ID, op); err != nil {
 		t.Fatal(err)
 	}
 	in := workflows.DecommissionInput{RequestID: op.ID, OrganizationID: scope.OrganizationID, Environment: scope.Environment, ServiceID: svc.ID, Plan: *plan}
@@ -89,12 +90,12 @@ func TestDecommissionActivitiesAreIdempotent(t *testing.T) {
 			}
 		}
 	}
-	got, _ := f.store.GetService(ctx, p, svc.ID)
-	done, _ := f.store.GetOperation(ctx, p, op.ID)
+	got, _ := services.NewStore(f.store).GetService(ctx, p, svc.ID)
+	done, _ := services.NewStore(f.store).GetOperation(ctx, p, op.ID)
 	allocs, _ := f.store.ServiceAllocations(ctx, scope, svc.ID)
 	c, _ := f.store.Capacity(ctx, models.EnvLive, "loc_austin_congress", "fiber_dedicated")
 	evs, _ := f.store.EventsFor(ctx, scope, svc.ID)
-	if got.Status != models.ServiceDecommissioned || got.BillingEndedAt == nil || got.IPBlock != "" || done.Status != models.OpCompleted ||
+	if got.Status != services.ServiceDecommissioned || got.BillingEndedAt == nil || got.IPBlock != "" || done.Status != services.OpCompleted ||
 		len(allocs) != 0 || c.AllocatedMbps != 0 || len(evs) != 6 || evs[5].Type != "service.decommissioned" {
 		t.Fatalf("service %+v, operation %s, %d allocations, %d Mbps, events %d", got, done.Status, len(allocs), c.AllocatedMbps, len(evs))
 	}

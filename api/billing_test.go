@@ -19,6 +19,7 @@ import (
 
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/billing"
+	"github.com/telcoplatform/platform/models/services"
 	"github.com/telcoplatform/platform/redisconn"
 	"github.com/telcoplatform/platform/simulator"
 	"github.com/telcoplatform/platform/workflows"
@@ -298,14 +299,14 @@ func mustService(t testing.TB, h *harness, tn tenant) string {
 	ctx := context.Background()
 	scope := models.TenantScope(tn.org.ID, models.EnvLive)
 	now := time.Now().UTC()
-	svc := &models.Service{ID: models.NewID(models.PrefixService), AccountID: tn.account.ID, Name: "Dedicated Fiber Internet", Kind: "internet",
-		ServiceType: "fiber_dedicated", CatalogServiceID: "internet-fiber-dedicated", Status: models.ServiceOperational, Bandwidth: "1gbps",
+	svc := &services.Service{ID: models.NewID(models.PrefixService), AccountID: tn.account.ID, Name: "Dedicated Fiber Internet", Kind: "internet",
+		ServiceType: "fiber_dedicated", CatalogServiceID: "internet-fiber-dedicated", Status: services.ServiceOperational, Bandwidth: "1gbps",
 		BandwidthMbps: 1000, SLA: "premium", BillingCycle: "monthly", LocationID: "loc_austin_congress", Address: "100 Congress Ave",
 		City: "Austin", State: "TX", Zip: "78701", OperationID: models.NewID(models.PrefixProvisioning), ActivatedAt: &now, StatusChangedAt: now}
 	if err := h.store.In(ctx, scope).Create(svc).Error; err != nil {
 		t.Fatal(err)
 	}
-	if err := h.store.RecordTelemetry(ctx, scope, simulator.Sample(svc.ID, svc.SLA, svc.Status, now)); err != nil {
+	if err := services.NewStore(h.store).RecordTelemetry(ctx, scope, simulator.Sample(svc.ID, svc.SLA, svc.Status, now)); err != nil {
 		t.Fatal(err)
 	}
 	return svc.ID

@@ -16,6 +16,7 @@ import (
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/automation"
 	"github.com/telcoplatform/platform/models/billing"
+	"github.com/telcoplatform/platform/models/services"
 	"github.com/telcoplatform/platform/simulator"
 	"github.com/telcoplatform/platform/workflows"
 )
@@ -56,24 +57,24 @@ func operatingService(t *testing.T, h *harness, tn tenant) (serviceID, requestID
 	t.Helper()
 	ctx := context.Background()
 	p := &models.Principal{Kind: models.PrincipalAPIKey, ID: "ak_fixture", OrganizationID: tn.org.ID, Environment: models.EnvLive, Role: models.RoleCustomer, Permissions: []string{"*"}}
-	o, scope, err := h.store.PrepareTemplateOrder(ctx, p, models.TemplateInput{ServiceTemplate: "internet-dedicated-1g", LocationID: "loc_austin_congress"})
+	o, scope, err := services.NewStore(h.store).PrepareTemplateOrder(ctx, p, services.TemplateInput{ServiceTemplate: "internet-dedicated-1g", LocationID: "loc_austin_congress"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	opID, svcID := models.NewID(models.PrefixProvisioning), models.NewID(models.PrefixService)
-	if err := h.store.CreateOperation(ctx, scope, models.NewOperation(opID, models.OpTypeProvisioning, svcID, p.ID, models.ProvisioningSteps(false), nil)); err != nil {
+	if err := services.NewStore(h.store).CreateOperation(ctx, scope, services.NewOperation(opID, services.OpTypeProvisioning, svcID, p.ID, services.ProvisioningSteps(false), nil)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.store.EnsureService(ctx, scope, svcID, opID, o); err != nil {
+	if _, err := services.NewStore(h.store).EnsureService(ctx, scope, svcID, opID, o); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.store.TransitionService(ctx, scope, nil, svcID, models.ServiceProvisioning); err != nil {
+	if _, err := services.NewStore(h.store).TransitionService(ctx, scope, nil, svcID, services.ServiceProvisioning); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.store.CompleteProvisioning(ctx, scope, opID, svcID); err != nil {
+	if _, err := services.NewStore(h.store).CompleteProvisioning(ctx, scope, opID, svcID); err != nil {
 		t.Fatal(err)
 	}
-	if err := h.store.RecordTelemetry(ctx, scope, simulator.Sample(svcID, "premium", models.ServiceOperational, h.store.Now())); err != nil {
+	if err := services.NewStore(h.store).RecordTelemetry(ctx, scope, simulator.Sample(svcID, "premium", services.ServiceOperational, h.store.Now())); err != nil {
 		t.Fatal(err)
 	}
 	return svcID, opID
@@ -126,13 +127,13 @@ func TestBulkProvision(t *testing.T) {
 	mc := mockTemporal(t, h)
 	var started startedWorkflow
 	expectStart(t, mc, workflows.BulkWorkflow, &started)
-	services := []any{}
+	svcs := []any{}
 	for i := range 3 {
-		services = append(services, map[string]any{"template": "internet-dedicated-1g", "location": "loc_sandbox_all",
+		svcs = append(svcs, map[string]any{"template": "internet-dedicated-1g", "location": "loc_sandbox_all",
 			"customizations": map[string]any{"monitoring": []string{"basic", "standard", "advanced"}[i]}})
 	}
-	services = append(services, map[string]any{"template": "sandbox-fail-activate", "location": "1 Sandbox Way, Testville, CA 94000"})
-	body := map[string]any{"services": services, "orchestration": map[string]any{"parallel": true, "rollback_on_failure": true, "max_concurrency": 4}}
+	svcs = append(svcs, map[string]any{"template": "sandbox-fail-activate", "location": "1 Sandbox Way, Testville, CA 94000"})
+	body := map[string]any{"services": svcs, "orchestration": map[string]any{"parallel": true, "rollback_on_failure": true, "max_concurrency": 4}}
 	var acc bulkAccepted
 	res := h.do("POST", "/api/v1/services/bulk/provision", a.testKey, body).decode(202, &acc)
 	if !models.HasPrefix(acc.RequestID, "bulk") || acc.Type != "bulk_provision" || acc.Status != "pending" || acc.Total != 4 ||
@@ -140,7 +141,7 @@ func TestBulkProvision(t *testing.T) {
 		t.Fatalf("accepted %+v", acc)
 	}
 	in, ok := started.arg.(workflows.BulkInput)
-	if !ok || started.opts.ID != acc.RequestID || started.opts.TaskQueue != "platform-background" || in.Total != 4 || in.Bulk.Type != models.OpTypeBulkProvision ||
+	if !ok || started.opts.ID != acc.RequestID || started.opts.TaskQueue != "platform-background" || in.Total != 4 || in.Bulk.Type != services.OpTypeBulkProvision ||
 		in.Bulk.OrganizationID != a.org.ID || in.Bulk.Environment != models.EnvTest || !in.Options.Parallel || !in.Options.RollbackOnFailure || in.Options.Window() != 4 {
 		t.Fatalf("started %+v %+v", started.opts, started.arg)
 	}
@@ -156,7 +157,7 @@ func TestBulkProvision(t *testing.T) {
 	t.Run("invalid requests", func(t *testing.T) {
 		many := make([]any, automation.MaxBulkItems+1)
 		for i := range many {
-			many[i] = services[0]
+			many[i] = svcs[0]
 		}
 		for _, tc := range []struct {
 			name   string
@@ -167,13 +168,13 @@ func TestBulkProvision(t *testing.T) {
 		}{
 			{"no services", map[string]any{}, 400, "VALIDATION_ERROR", "services"},
 			{"too many services", map[string]any{"services": many}, 400, "VALIDATION_ERROR", "services"},
-			{"unknown field", map[string]any{"services": services[:1], "priority": "high"}, 400, "VALIDATION_ERROR", ""},
-			{"unknown template", map[string]any{"services": []any{services[0], map[string]any{"template": "nope", "location": "loc_sandbox_all"}}}, 400, "VALIDATION_ERROR", "services[1].template"},
+			{"unknown field", map[string]any{"services": svcs[:1], "priority": "high"}, 400, "VALIDATION_ERROR", ""},
+			{"unknown template", map[string]any{"services": []any{svcs[0], map[string]any{"template": "nope", "location": "loc_sandbox_all"}}}, 400, "VALIDATION_ERROR", "services[1].template"},
 			{"malformed location", map[string]any{"services": []any{map[string]any{"template": "internet-dedicated-1g", "location": "Testville"}}}, 400, "VALIDATION_ERROR", "services[0].location"},
 			{"bad customization", map[string]any{"services": []any{map[string]any{"template": "internet-dedicated-1g", "location": "loc_sandbox_all", "customizations": map[string]any{"bandwidth": "1GBPS"}}}}, 400, "VALIDATION_ERROR", "services[0].customizations.bandwidth"},
-			{"too much concurrency", map[string]any{"services": services[:1], "orchestration": map[string]any{"parallel": true, "max_concurrency": 500}}, 400, "VALIDATION_ERROR", ""},
-			{"another tenant's account", map[string]any{"services": services[:1], "account_id": h.tenants[1].account.ID}, 400, "VALIDATION_ERROR", "account_id"},
-			{"unserviceable location", map[string]any{"services": []any{services[0], map[string]any{"template": "internet-dedicated-1g", "location": "9 Nowhere Rd, Testville, CA 94999"}}}, 422, "LOCATION_NOT_SERVICEABLE", ""},
+			{"too much concurrency", map[string]any{"services": svcs[:1], "orchestration": map[string]any{"parallel": true, "max_concurrency": 500}}, 400, "VALIDATION_ERROR", ""},
+			{"another tenant's account", map[string]any{"services": svcs[:1], "account_id": h.tenants[1].account.ID}, 400, "VALIDATION_ERROR", "account_id"},
+			{"unserviceable location", map[string]any{"services": []any{svcs[0], map[string]any{"template": "internet-dedicated-1g", "location": "9 Nowhere Rd, Testville, CA 94999"}}}, 422, "LOCATION_NOT_SERVICEABLE", ""},
 			{"type not offered", map[string]any{"services": []any{map[string]any{"template": "internet-dedicated-1g", "location": "loc_sandbox_business_only"}}}, 422, "SERVICE_UNAVAILABLE_AT_LOCATION", ""},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
@@ -219,7 +220,7 @@ func TestBulkModify(t *testing.T) {
 		"changes":  map[string]any{"monitoring": "advanced"},
 	}).decode(202, &acc)
 	in := started.arg.(workflows.BulkInput)
-	if acc.Type != "bulk_modify" || acc.Total != 2 || in.Bulk.Type != models.OpTypeBulkModify || in.Options.Window() != 1 || started.opts.TaskQueue != "platform-background" {
+	if acc.Type != "bulk_modify" || acc.Total != 2 || in.Bulk.Type != services.OpTypeBulkModify || in.Options.Window() != 1 || started.opts.TaskQueue != "platform-background" {
 		t.Fatalf("accepted %+v, started %+v", acc, in)
 	}
 	for _, tc := range []struct {
@@ -276,7 +277,7 @@ func TestBulkStatus(t *testing.T) {
 	var acc bulkAccepted
 	res := h.do("POST", "/v1/services/bulk/status", a.liveKey, map[string]any{"service_ids": []string{s1}, "action": "suspend",
 		"orchestration": map[string]any{"parallel": true}}).decode(202, &acc)
-	if acc.Type != "bulk_status" || acc.Total != 1 || res.header.Get("Location") != acc.StatusURL || started.arg.(workflows.BulkInput).Bulk.Type != models.OpTypeBulkStatus {
+	if acc.Type != "bulk_status" || acc.Total != 1 || res.header.Get("Location") != acc.StatusURL || started.arg.(workflows.BulkInput).Bulk.Type != services.OpTypeBulkStatus {
 		t.Fatalf("accepted %+v", acc)
 	}
 	for _, tc := range []struct {
@@ -320,7 +321,7 @@ func finishedBulk(t *testing.T, h *harness, tn tenant, n int, failed ...int) str
 		u := automation.ItemUpdate{Position: i, Status: automation.ItemCompleted}
 		for _, f := range failed {
 			if f == i {
-				u = automation.ItemUpdate{Position: i, Status: automation.ItemFailed, Error: &models.OperationError{Code: models.CodeProvisioningFailed, Message: "activate failed"}}
+				u = automation.ItemUpdate{Position: i, Status: automation.ItemFailed, Error: &services.OperationError{Code: models.CodeProvisioningFailed, Message: "activate failed"}}
 			}
 		}
 		updates = append(updates, u)

@@ -8,6 +8,7 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/services"
 )
 
 // categoryListInput is the query of a category collection's list.
@@ -22,12 +23,12 @@ type categoryListInput struct {
 // reserves the new bandwidth in place of the old at once; to wait for a
 // maintenance window use PUT /services/{service_id}/scaling.
 type InternetUpdateBody struct {
-	Name          string                `json:"name,omitempty" maxLength:"200"`
-	Bandwidth     string                `json:"bandwidth,omitempty" maxLength:"20" example:"10gbps" doc:"One of the offer's options"`
-	SLA           string                `json:"sla,omitempty" maxLength:"20" example:"enterprise"`
-	Contacts      *models.OrderContacts `json:"contacts,omitempty"`
-	Features      *[]string             `json:"features,omitempty" maxItems:"20" doc:"Replaces the features: static_ip, ipv6, ddos_protection, managed_router, bgp"`
-	Configuration map[string]any        `json:"configuration,omitempty" doc:"Settings to set (null removes one); see PUT /services/{service_id}/configuration"`
+	Name          string                  `json:"name,omitempty" maxLength:"200"`
+	Bandwidth     string                  `json:"bandwidth,omitempty" maxLength:"20" example:"10gbps" doc:"One of the offer's options"`
+	SLA           string                  `json:"sla,omitempty" maxLength:"20" example:"enterprise"`
+	Contacts      *services.OrderContacts `json:"contacts,omitempty"`
+	Features      *[]string               `json:"features,omitempty" maxItems:"20" doc:"Replaces the features: static_ip, ipv6, ddos_protection, managed_router, bgp"`
+	Configuration map[string]any          `json:"configuration,omitempty" doc:"Settings to set (null removes one); see PUT /services/{service_id}/configuration"`
 }
 
 func strPtr(s string) *string {
@@ -38,25 +39,25 @@ func strPtr(s string) *string {
 }
 
 // kindText describes a kind's create body for its POST operation.
-func kindText(prof models.KindProfile) string {
+func kindText(prof services.KindProfile) string {
 	switch prof.Kind {
 	case models.KindInternet:
 		return "the internet service body; a second internet service of the same billing account at the same location is 409 SERVICE_CONFLICT"
 	case models.KindNetwork:
 		return "the network deployment body: network_type, topology (hub_and_spoke needs exactly one hub), locations (serviceable location ids), bandwidth per site, redundancy"
-	case models.KindPhoneSystem:
+	case services.KindPhoneSystem:
 		return "the phone system body: system_type, features, users, phone_numbers (local by area code, or toll_free; assigned from the number blocks), integrations"
-	case models.KindContactCenter:
+	case services.KindContactCenter:
 		return "the contact center body: center_type, channels, agent_count, features, ai_features"
-	case models.KindCloudInfrastructure:
+	case services.KindCloudInfrastructure:
 		return "the cloud infrastructure body: deployment_type, providers, regions, resources (virtual machines and load balancers), auto_scaling (min_instances <= max_instances)"
-	case models.KindCloudPlatform:
+	case services.KindCloudPlatform:
 		return "its create body: runtime, region, environments, instance_size, instances, custom_domains, database"
-	case models.KindManagedSecurity:
+	case services.KindManagedSecurity:
 		return "the managed security body: service_type, coverage, services, threat_intelligence, compliance_frameworks, response_time (<n>_minutes, <n>_hour, <n>_hours)"
-	case models.KindSecurityInfrastructure:
+	case services.KindSecurityInfrastructure:
 		return "its create body: infrastructure_type, throughput, location or location_id, high_availability, features, protected_networks (CIDR)"
-	case models.KindAIPlatform:
+	case services.KindAIPlatform:
 		return "the AI platform body: platform_type, capabilities, compute_tier, data_sources, models"
 	}
 	return "its create body"
@@ -67,9 +68,9 @@ func kindText(prof models.KindProfile) string {
 // its provisioning.
 func registerKind[B any, PB interface {
 	*B
-	models.KindBody
+	services.KindBody
 }](s *Server, kind, listID, createID string) {
-	prof, _ := models.LookupKind(kind)
+	prof, _ := services.LookupKind(kind)
 	tags := []string{"Services: " + prof.Category}
 	title := prof.Title
 	register(s, huma.Operation{OperationID: listID, Method: http.MethodGet, Path: prof.Collection,
@@ -86,7 +87,7 @@ func registerKind[B any, PB interface {
 			"A 400 VALIDATION_ERROR lists every invalid field. Answers 202 with the operation to follow (docs/operations.md); " +
 			"the body is documented in docs/services.md."},
 		access{permission: "services:write", mfa: true}, func(ctx context.Context, in *struct{ Body B }) (*OperationAcceptedOutput, error) {
-			o, scope, err := s.store.PrepareServiceOrder(ctx, principal(ctx), PB(&in.Body))
+			o, scope, err := s.services.PrepareServiceOrder(ctx, principal(ctx), PB(&in.Body))
 			if err != nil {
 				return nil, err
 			}
@@ -97,15 +98,15 @@ func registerKind[B any, PB interface {
 // registerCategories registers the nine category collections and the
 // internet service's PUT and DELETE. Fixed paths: call before registerServices.
 func (s *Server) registerCategories() {
-	registerKind[models.InternetBody](s, models.KindInternet, "list-internet-services", "create-internet-service")
-	registerKind[models.NetworkBody](s, models.KindNetwork, "list-networks", "create-network")
-	registerKind[models.PhoneSystemBody](s, models.KindPhoneSystem, "list-phone-systems", "create-phone-system")
-	registerKind[models.ContactCenterBody](s, models.KindContactCenter, "list-contact-centers", "create-contact-center")
-	registerKind[models.CloudInfrastructureBody](s, models.KindCloudInfrastructure, "list-cloud-infrastructure", "create-cloud-infrastructure")
-	registerKind[models.CloudPlatformBody](s, models.KindCloudPlatform, "list-cloud-platforms", "create-cloud-platform")
-	registerKind[models.ManagedSecurityBody](s, models.KindManagedSecurity, "list-managed-security", "create-managed-security")
-	registerKind[models.SecurityInfrastructureBody](s, models.KindSecurityInfrastructure, "list-security-infrastructure", "create-security-infrastructure")
-	registerKind[models.AIPlatformBody](s, models.KindAIPlatform, "list-ai-platforms", "create-ai-platform")
+	registerKind[services.InternetBody](s, models.KindInternet, "list-internet-services", "create-internet-service")
+	registerKind[services.NetworkBody](s, models.KindNetwork, "list-networks", "create-network")
+	registerKind[services.PhoneSystemBody](s, services.KindPhoneSystem, "list-phone-systems", "create-phone-system")
+	registerKind[services.ContactCenterBody](s, services.KindContactCenter, "list-contact-centers", "create-contact-center")
+	registerKind[services.CloudInfrastructureBody](s, services.KindCloudInfrastructure, "list-cloud-infrastructure", "create-cloud-infrastructure")
+	registerKind[services.CloudPlatformBody](s, services.KindCloudPlatform, "list-cloud-platforms", "create-cloud-platform")
+	registerKind[services.ManagedSecurityBody](s, services.KindManagedSecurity, "list-managed-security", "create-managed-security")
+	registerKind[services.SecurityInfrastructureBody](s, services.KindSecurityInfrastructure, "list-security-infrastructure", "create-security-infrastructure")
+	registerKind[services.AIPlatformBody](s, services.KindAIPlatform, "list-ai-platforms", "create-ai-platform")
 
 	tags := []string{"Services: connectivity"}
 	register(s, huma.Operation{OperationID: "update-internet-service", Method: http.MethodPut, Path: "/services/connectivity/internet/{service_id}",
@@ -119,11 +120,11 @@ func (s *Server) registerCategories() {
 			Body InternetUpdateBody
 		}) (*OperationAcceptedOutput, error) {
 			p := principal(ctx)
-			if _, err := s.store.ServiceOfKind(ctx, p, models.KindInternet, in.ServiceID); err != nil {
+			if _, err := s.services.ServiceOfKind(ctx, p, models.KindInternet, in.ServiceID); err != nil {
 				return nil, err
 			}
 			b := in.Body
-			svc, u, scope, err := s.store.PrepareServiceUpdate(ctx, p, in.ServiceID, models.ServiceUpdateInput{
+			svc, u, scope, err := s.services.PrepareServiceUpdate(ctx, p, in.ServiceID, services.ServiceUpdateInput{
 				Name: strPtr(strings.TrimSpace(b.Name)), SLA: strPtr(b.SLA), Bandwidth: strPtr(b.Bandwidth), Contacts: b.Contacts,
 				Features: b.Features, Configuration: b.Configuration,
 			})
@@ -138,16 +139,16 @@ func (s *Server) registerCategories() {
 			"operation (dec_), answered 202. Another kind's id is 404."},
 		access{permission: "services:write"}, func(ctx context.Context, in *ServicePath) (*OperationAcceptedOutput, error) {
 			p := principal(ctx)
-			if _, err := s.store.ServiceOfKind(ctx, p, models.KindInternet, in.ServiceID); err != nil {
+			if _, err := s.services.ServiceOfKind(ctx, p, models.KindInternet, in.ServiceID); err != nil {
 				return nil, err
 			}
-			return s.decommission(ctx, in.ServiceID, models.DecommissionInput{Reason: "deleted"})
+			return s.decommission(ctx, in.ServiceID, services.DecommissionInput{Reason: "deleted"})
 		})
 }
 
 // decommission validates and starts the decommission of a service.
-func (s *Server) decommission(ctx context.Context, id string, in models.DecommissionInput) (*OperationAcceptedOutput, error) {
-	svc, plan, scope, err := s.store.PrepareDecommission(ctx, principal(ctx), id, in)
+func (s *Server) decommission(ctx context.Context, id string, in services.DecommissionInput) (*OperationAcceptedOutput, error) {
+	svc, plan, scope, err := s.services.PrepareDecommission(ctx, principal(ctx), id, in)
 	if err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 	"go.temporal.io/sdk/mocks"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/services"
 	"github.com/telcoplatform/platform/workflows"
 )
 
@@ -242,35 +243,35 @@ func TestCategoryValidation(t *testing.T) {
 
 // serviceFixture stores, without a workflow, an operational service of
 // kind (the category body at path) for tn (live) and returns it.
-func serviceFixture(t testing.TB, h *harness, tn tenant, path string, body map[string]any) *models.Service {
+func serviceFixture(t testing.TB, h *harness, tn tenant, path string, body map[string]any) *services.Service {
 	t.Helper()
 	ctx := context.Background()
 	p := tenantPrincipal(tn)
 	kind := ""
-	for _, prof := range models.KindProfiles() {
+	for _, prof := range services.KindProfiles() {
 		if "/v1"+prof.Collection == path {
 			kind = prof.Kind
 		}
 	}
-	kb, err := models.DecodeKindBody("body", kind, body)
+	kb, err := services.DecodeKindBody("body", kind, body)
 	if err != nil {
 		t.Fatal(err)
 	}
-	o, scope, err := h.store.PrepareServiceOrder(ctx, p, kb)
+	o, scope, err := services.NewStore(h.store).PrepareServiceOrder(ctx, p, kb)
 	if err != nil {
 		t.Fatal(err)
 	}
 	opID, svcID := models.NewID(models.PrefixProvisioning), models.NewID(models.PrefixService)
-	if err := h.store.CreateOperation(ctx, scope, models.NewOperation(opID, models.OpTypeProvisioning, svcID, p.ID, models.ProvisioningSteps(false), nil)); err != nil {
+	if err := services.NewStore(h.store).CreateOperation(ctx, scope, services.NewOperation(opID, services.OpTypeProvisioning, svcID, p.ID, services.ProvisioningSteps(false), nil)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.store.EnsureService(ctx, scope, svcID, opID, o); err != nil {
+	if _, err := services.NewStore(h.store).EnsureService(ctx, scope, svcID, opID, o); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.store.TransitionService(ctx, scope, nil, svcID, models.ServiceProvisioning); err != nil {
+	if _, err := services.NewStore(h.store).TransitionService(ctx, scope, nil, svcID, services.ServiceProvisioning); err != nil {
 		t.Fatal(err)
 	}
-	svc, err := h.store.CompleteProvisioning(ctx, scope, opID, svcID)
+	svc, err := services.NewStore(h.store).CompleteProvisioning(ctx, scope, opID, svcID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -299,7 +300,7 @@ func TestCategoryListsAndInternetChanges(t *testing.T) {
 			t.Fatalf("%s: %+v", path, list)
 		}
 	}
-	for _, prof := range models.KindProfiles() {
+	for _, prof := range services.KindProfiles() {
 		h.do("GET", "/v1"+prof.Collection+"?status=operational&sort=name:asc&limit=10", a.liveKey, nil).decode(200, nil)
 	}
 	h.do("GET", "/v1/services/cloud/platforms?status=bogus", a.liveKey, nil).wantError(400, "VALIDATION_ERROR")
@@ -334,7 +335,7 @@ func TestCategoryListsAndInternetChanges(t *testing.T) {
 	h.do("DELETE", "/v1/services/connectivity/internet/"+internetID, a.liveKey, nil).wantError(409, "SERVICE_CONFLICT")
 	ctx := context.Background()
 	scope := models.TenantScope(a.org.ID, models.EnvLive)
-	if err := h.store.EndServiceOperation(ctx, scope, internetID, acc.RequestID, models.FinishInput{Status: models.OpCancelled}); err != nil {
+	if err := services.NewStore(h.store).EndServiceOperation(ctx, scope, internetID, acc.RequestID, services.FinishInput{Status: services.OpCancelled}); err != nil {
 		t.Fatal(err)
 	}
 

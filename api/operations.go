@@ -16,6 +16,7 @@ import (
 	"go.temporal.io/api/serviceerror"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/services"
 	"github.com/telcoplatform/platform/workflows"
 )
 
@@ -94,7 +95,7 @@ type OperationOutput struct {
 	}
 }
 
-func operationError(e *models.OperationError) *OperationErrorItem {
+func operationError(e *services.OperationError) *OperationErrorItem {
 	if e == nil {
 		return nil
 	}
@@ -110,15 +111,15 @@ func (s *Server) uiURL(workflowID string) string {
 	return s.cfg.TemporalUIURL + "/namespaces/" + url.PathEscape(ns) + "/workflows/" + url.PathEscape(workflowID)
 }
 
-func (s *Server) operationDocument(op *models.Operation) OperationDocument {
+func (s *Server) operationDocument(op *services.Operation) OperationDocument {
 	p := op.Progress()
 	doc := OperationDocument{
 		RequestID: op.ID, Type: string(op.Type), Status: string(op.Status),
 		Progress: OperationProgressItem{Total: p.Total, Completed: p.Completed, Failed: p.Failed, Percent: p.Percent},
-		Steps: mapSlice(op.Steps, func(st *models.OperationStep) OperationStepItem {
+		Steps: mapSlice(op.Steps, func(st *services.OperationStep) OperationStepItem {
 			return OperationStepItem{Name: st.Name, Status: string(st.Status), StartedAt: optTimestamp(st.StartedAt), FinishedAt: optTimestamp(st.FinishedAt), Error: operationError(st.Error)}
 		}),
-		Items: mapSlice(op.Items, func(it *models.OperationItem) OperationItemDoc {
+		Items: mapSlice(op.Items, func(it *services.OperationItem) OperationItemDoc {
 			return OperationItemDoc{ID: it.ID, Status: it.Status, Error: operationError(it.Error)}
 		}),
 		Result: op.Result, Error: operationError(op.Error),
@@ -131,7 +132,7 @@ func (s *Server) operationDocument(op *models.Operation) OperationDocument {
 // addLiveDetail adds the workflow's run state and progress query to a
 // running operation's document. It never fails: when Temporal or the worker
 // does not answer within liveDetailTimeout the document stays as the row says.
-func (s *Server) addLiveDetail(ctx context.Context, doc *OperationDocument, op *models.Operation) {
+func (s *Server) addLiveDetail(ctx context.Context, doc *OperationDocument, op *services.Operation) {
 	if s.temporal == nil || op.Status.Terminal() {
 		return
 	}
@@ -164,7 +165,7 @@ func (s *Server) addLiveDetail(ctx context.Context, doc *OperationDocument, op *
 	doc.Workflow.Status, doc.Workflow.Live = status, live
 }
 
-func (s *Server) operationOutput(op *models.Operation, status int) *OperationOutput {
+func (s *Server) operationOutput(op *services.Operation, status int) *OperationOutput {
 	out := &OperationOutput{Status: status}
 	out.Body.OperationDocument = s.operationDocument(op)
 	if status == http.StatusAccepted {
@@ -191,8 +192,8 @@ func acceptsEventStream(accept string) bool {
 // the document as an `operation` event whenever it changes, until a terminal
 // status. Other requests pass to the JSON operation registered after it.
 func (s *Server) operationStream(c *fiber.Ctx) error {
-	return s.serveOperationStream(c, "request_id", func(ctx context.Context, p *models.Principal, id string) (*models.Operation, error) {
-		return s.store.GetOperation(ctx, p, id)
+	return s.serveOperationStream(c, "request_id", func(ctx context.Context, p *models.Principal, id string) (*services.Operation, error) {
+		return s.services.GetOperation(ctx, p, id)
 	})
 }
 
@@ -203,7 +204,7 @@ func (s *Server) operationStream(c *fiber.Ctx) error {
 // per-tenant cap, credential re-checks) and streams until the operation
 // ends. Values are copied out of the Fiber context before the stream writer
 // runs. Other requests pass to the JSON operation registered after it.
-func (s *Server) serveOperationStream(c *fiber.Ctx, param string, load func(context.Context, *models.Principal, string) (*models.Operation, error)) error {
+func (s *Server) serveOperationStream(c *fiber.Ctx, param string, load func(context.Context, *models.Principal, string) (*services.Operation, error)) error {
 	if !acceptsEventStream(c.Get(fiber.HeaderAccept)) {
 		return c.Next()
 	}
@@ -235,7 +236,7 @@ func (s *Server) serveOperationStream(c *fiber.Ctx, param string, load func(cont
 // client goes away (a failed flush), sseMaxDuration passes or the caller's
 // credential is no longer valid (checked every StreamOptions.Recheck; an
 // `error` event then ends the stream). The lease's slots are freed at the end.
-func (s *Server) streamOperation(ctx context.Context, w *bufio.Writer, lease *streamLease, p *models.Principal, id string, op *models.Operation) {
+func (s *Server) streamOperation(ctx context.Context, w *bufio.Writer, lease *streamLease, p *models.Principal, id string, op *services.Operation) {
 	defer lease.close()
 	defer func() {
 		if r := recover(); r != nil {
@@ -285,7 +286,7 @@ func (s *Server) streamOperation(ctx context.Context, w *bufio.Writer, lease *st
 			endWith(err)
 			return
 		}
-		next, err := s.store.GetOperation(ctx, p, id)
+		next, err := s.services.GetOperation(ctx, p, id)
 		if err != nil {
 			endWith(err)
 			return
@@ -300,7 +301,7 @@ func (s *Server) registerOperations() {
 		"With `Accept: text/event-stream` the answer is a stream of Server-Sent Events (`event: operation`, the same document) " +
 		"sent whenever the operation changes, ending at a terminal status. See docs/operations.md."
 	getOp := func(ctx context.Context, in *operationPath) (*OperationOutput, error) {
-		op, err := s.store.GetOperation(ctx, principal(ctx), in.RequestID)
+		op, err := s.services.GetOperation(ctx, principal(ctx), in.RequestID)
 		if err != nil {
 			return nil, err
 		}
@@ -326,14 +327,14 @@ func (s *Server) registerOperations() {
 			"when it has already ended otherwise. An operation that completes before the cancellation reaches it stays completed."},
 		access{}, func(ctx context.Context, in *operationPath) (*OperationOutput, error) {
 			p := principal(ctx)
-			op, err := s.store.GetOperation(ctx, p, in.RequestID)
+			op, err := s.services.GetOperation(ctx, p, in.RequestID)
 			if err != nil {
 				return nil, err
 			}
-			if err := models.CheckCancellable(p, op); err != nil {
+			if err := services.CheckCancellable(p, op); err != nil {
 				return nil, err
 			}
-			if op.Status == models.OpCancelled {
+			if op.Status == services.OpCancelled {
 				return s.operationOutput(op, http.StatusOK), nil
 			}
 			if s.temporal == nil {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/telcoplatform/platform/auth"
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/services"
 )
 
 // The portal: server-rendered pages for people who sign in with SAML single
@@ -58,10 +59,10 @@ type portalView struct {
 	User        *models.User
 	Session     *models.PortalSession
 	Environment models.Environment // whose services and operations are shown: live or test (the sandbox)
-	Services    []models.Service
+	Services    []services.Service
 	Total       int64
 	Inbox       []models.Inbox
-	Operations  []models.Operation
+	Operations  []services.Operation
 }
 
 func (s *Server) registerPortal() {
@@ -257,11 +258,11 @@ func (s *Server) userAccess(ctx context.Context, u *models.User) error {
 // sandbox) and the messages addressed to the user.
 func (s *Server) portalDashboard(ctx context.Context, ps *models.PortalSession, user *models.User, env models.Environment) (*portalView, error) {
 	p := &models.Principal{Kind: models.PrincipalUser, ID: user.ID, UserID: user.ID, OrganizationID: user.OrganizationID, Environment: env, Role: models.RoleCustomer}
-	services, total, err := s.store.ListServices(ctx, p, models.ServiceFilter{}, models.PageRequest{Limit: 20, Sort: []models.SortField{{Field: "created_at", Desc: true}}})
+	services, total, err := s.services.ListServices(ctx, p, services.ServiceFilter{}, models.PageRequest{Limit: 20, Sort: []models.SortField{{Field: "created_at", Desc: true}}})
 	if err != nil {
 		return nil, err
 	}
-	ops, err := s.store.RecentOperations(ctx, p.OwnScope(), 10)
+	ops, err := s.services.RecentOperations(ctx, p.OwnScope(), 10)
 	if err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/services"
 	"github.com/telcoplatform/platform/workflows"
 )
 
@@ -55,8 +56,8 @@ type ProvisionBody struct {
 	Name               string                   `json:"name,omitempty" maxLength:"200" doc:"With quote_id or type: the service's name"`
 }
 
-func (b *ProvisionBody) input() models.TemplateInput {
-	in := models.TemplateInput{ServiceTemplate: b.ServiceTemplate, AccountID: b.AccountID, LocationID: b.LocationID}
+func (b *ProvisionBody) input() services.TemplateInput {
+	in := services.TemplateInput{ServiceTemplate: b.ServiceTemplate, AccountID: b.AccountID, LocationID: b.LocationID}
 	if c := b.Customizations; c != nil {
 		in.Bandwidth, in.Redundancy, in.Monitoring = c.Bandwidth, c.Redundancy, c.Monitoring
 	}
@@ -119,7 +120,7 @@ func (s *Server) taskQueue() string { return s.taskQueues().For(workflows.Intera
 // operationStart is an operation to store and the workflow that runs it.
 type operationStart struct {
 	scope     models.Scope
-	op        *models.Operation
+	op        *services.Operation
 	workflow  string
 	input     any
 	serviceID string
@@ -169,11 +170,11 @@ func asMap(v any) map[string]any {
 // provisioning workflow under the operation's id; an order from a quote
 // claims its quote item in the same step. If the workflow cannot be started
 // the row (and the claim) are removed and the answer is DEPENDENCY_UNAVAILABLE.
-func (s *Server) startProvisioning(ctx context.Context, o *models.ProvisioningOrder, scope models.Scope) (*OperationAcceptedOutput, error) {
+func (s *Server) startProvisioning(ctx context.Context, o *services.ProvisioningOrder, scope models.Scope) (*OperationAcceptedOutput, error) {
 	p := principal(ctx)
 	opID, svcID := models.NewID(models.PrefixProvisioning), models.NewID(models.PrefixService)
 	scheduled := o.PreferredDate != nil && o.PreferredDate.After(s.now())
-	op := models.NewOperation(opID, models.OpTypeProvisioning, svcID, p.ID, models.ProvisioningSteps(scheduled), asMap(o))
+	op := services.NewOperation(opID, services.OpTypeProvisioning, svcID, p.ID, services.ProvisioningSteps(scheduled), asMap(o))
 	in := workflows.ProvisioningInput{
 		RequestID: opID, OrganizationID: scope.OrganizationID, Environment: scope.Environment,
 		ServiceID: svcID, Scheduled: scheduled, Order: *o,
@@ -181,13 +182,13 @@ func (s *Server) startProvisioning(ctx context.Context, o *models.ProvisioningOr
 	return s.startOperation(ctx, operationStart{scope: scope, op: op, workflow: workflows.ProvisioningWorkflow, input: in, serviceID: svcID,
 		store: func(ctx context.Context) error {
 			if o.QuoteID != "" {
-				if err := s.store.ClaimQuoteItem(ctx, scope, o.QuoteID, o.QuoteItem, svcID, opID); err != nil {
+				if err := s.services.ClaimQuoteItem(ctx, scope, o.QuoteID, o.QuoteItem, svcID, opID); err != nil {
 					return err
 				}
 			}
-			if err := s.store.CreateOperation(ctx, scope, op); err != nil {
+			if err := s.services.CreateOperation(ctx, scope, op); err != nil {
 				if o.QuoteID != "" {
-					_ = s.store.ReleaseQuoteItem(context.WithoutCancel(ctx), scope, o.QuoteID, o.QuoteItem, opID)
+					_ = s.services.ReleaseQuoteItem(context.WithoutCancel(ctx), scope, o.QuoteID, o.QuoteItem, opID)
 				}
 				return err
 			}
@@ -195,47 +196,47 @@ func (s *Server) startProvisioning(ctx context.Context, o *models.ProvisioningOr
 		},
 		abandon: func(ctx context.Context) error {
 			if o.QuoteID != "" {
-				if err := s.store.ReleaseQuoteItem(ctx, scope, o.QuoteID, o.QuoteItem, opID); err != nil {
+				if err := s.services.ReleaseQuoteItem(ctx, scope, o.QuoteID, o.QuoteItem, opID); err != nil {
 					return err
 				}
 			}
-			return s.store.DeleteOperation(ctx, scope, opID)
+			return s.services.DeleteOperation(ctx, scope, opID)
 		},
 	})
 }
 
 // startServiceChange starts the change u of svc (a modification or a
 // scaling): the operation claims the service (one change at a time).
-func (s *Server) startServiceChange(ctx context.Context, svc *models.Service, u *models.ServiceUpdate, scope models.Scope) (*OperationAcceptedOutput, error) {
-	prefix := models.PrefixModification
-	if u.Type == models.OpTypeScaling {
-		prefix = models.PrefixScaling
+func (s *Server) startServiceChange(ctx context.Context, svc *services.Service, u *services.ServiceUpdate, scope models.Scope) (*OperationAcceptedOutput, error) {
+	prefix := services.PrefixModification
+	if u.Type == services.OpTypeScaling {
+		prefix = services.PrefixScaling
 	}
 	opID := models.NewID(prefix)
-	op := models.NewOperation(opID, u.Type, svc.ID, principal(ctx).ID, models.UpdateSteps(u), asMap(map[string]any{"update": u, "changes": u.Changes}))
+	op := services.NewOperation(opID, u.Type, svc.ID, principal(ctx).ID, services.UpdateSteps(u), asMap(map[string]any{"update": u, "changes": u.Changes}))
 	in := workflows.ServiceChangeInput{RequestID: opID, OrganizationID: scope.OrganizationID, Environment: scope.Environment, ServiceID: svc.ID, Update: *u}
 	return s.startOperation(ctx, operationStart{scope: scope, op: op, workflow: workflows.ServiceChangeWorkflow, input: in, serviceID: svc.ID,
-		store:   func(ctx context.Context) error { return s.store.StartServiceOperation(ctx, scope, svc.ID, op) },
-		abandon: func(ctx context.Context) error { return s.store.AbandonServiceOperation(ctx, scope, svc.ID, opID) },
+		store:   func(ctx context.Context) error { return s.services.StartServiceOperation(ctx, scope, svc.ID, op) },
+		abandon: func(ctx context.Context) error { return s.services.AbandonServiceOperation(ctx, scope, svc.ID, opID) },
 	})
 }
 
 // startDecommission starts the decommission of svc (dec_).
-func (s *Server) startDecommission(ctx context.Context, svc *models.Service, plan *models.DecommissionPlan, scope models.Scope) (*OperationAcceptedOutput, error) {
+func (s *Server) startDecommission(ctx context.Context, svc *services.Service, plan *services.DecommissionPlan, scope models.Scope) (*OperationAcceptedOutput, error) {
 	opID := models.NewID(models.PrefixDecommission)
 	scheduled := plan.Scheduled(s.now())
-	op := models.NewOperation(opID, models.OpTypeDecommission, svc.ID, principal(ctx).ID, models.DecommissionSteps(plan, scheduled), asMap(plan))
+	op := services.NewOperation(opID, services.OpTypeDecommission, svc.ID, principal(ctx).ID, services.DecommissionSteps(plan, scheduled), asMap(plan))
 	in := workflows.DecommissionInput{RequestID: opID, OrganizationID: scope.OrganizationID, Environment: scope.Environment, ServiceID: svc.ID,
 		Scheduled: scheduled, Plan: *plan}
 	return s.startOperation(ctx, operationStart{scope: scope, op: op, workflow: workflows.DecommissionWorkflow, input: in, serviceID: svc.ID,
-		store:   func(ctx context.Context) error { return s.store.StartServiceOperation(ctx, scope, svc.ID, op) },
-		abandon: func(ctx context.Context) error { return s.store.AbandonServiceOperation(ctx, scope, svc.ID, opID) },
+		store:   func(ctx context.Context) error { return s.services.StartServiceOperation(ctx, scope, svc.ID, op) },
+		abandon: func(ctx context.Context) error { return s.services.AbandonServiceOperation(ctx, scope, svc.ID, opID) },
 	})
 }
 
 // prepareProvision validates a provisioning request from any of its
 // sources: a template, a quote, or a kind with its create body.
-func (s *Server) prepareProvision(ctx context.Context, b *ProvisionBody) (*models.ProvisioningOrder, models.Scope, error) {
+func (s *Server) prepareProvision(ctx context.Context, b *ProvisionBody) (*services.ProvisioningOrder, models.Scope, error) {
 	p := principal(ctx)
 	sources := 0
 	for _, given := range []bool{b.ServiceTemplate != "", b.QuoteID != "", b.Type != ""} {
@@ -254,14 +255,14 @@ func (s *Server) prepareProvision(ctx context.Context, b *ProvisionBody) (*model
 		if err := v.Err(); err != nil {
 			return nil, models.Scope{}, err
 		}
-		in := models.QuoteOrderInput{QuoteID: b.QuoteID, Item: b.QuoteItem, Name: b.Name}
+		in := services.QuoteOrderInput{QuoteID: b.QuoteID, Item: b.QuoteItem, Name: b.Name}
 		if d := b.DeploymentSchedule; d != nil {
 			in.PreferredDate, in.Flexibility = d.PreferredDate, d.Flexibility
 		}
 		if c := b.Contacts; c != nil {
 			in.TechnicalContact, in.BillingContact = c.Technical, c.Billing
 		}
-		return s.store.PrepareQuoteOrder(ctx, p, in)
+		return s.services.PrepareQuoteOrder(ctx, p, in)
 	case b.Type != "":
 		var v models.Validator
 		v.Check(b.Customizations == nil, "customizations", "go with service_template; put the settings in configuration")
@@ -283,19 +284,19 @@ func (s *Server) prepareProvision(ctx context.Context, b *ProvisionBody) (*model
 		if _, has := spec["contacts"]; !has && b.Contacts != nil {
 			spec["contacts"] = map[string]any{"technical": b.Contacts.Technical, "billing": b.Contacts.Billing}
 		}
-		body, err := models.DecodeKindBody("configuration", b.Type, spec)
+		body, err := services.DecodeKindBody("configuration", b.Type, spec)
 		if err != nil {
-			if models.ErrorCode(err) == models.CodeValidation && models.AsError(err).Details["fields"].([]models.FieldIssue)[0].Field == "configuration" && !slices.Contains(models.KindNames(), b.Type) {
-				return nil, models.Scope{}, models.Invalid(models.FieldIssue{Field: "type", Issue: "must be one of " + strings.Join(models.KindNames(), ", ")})
+			if models.ErrorCode(err) == models.CodeValidation && models.AsError(err).Details["fields"].([]models.FieldIssue)[0].Field == "configuration" && !slices.Contains(services.KindNames(), b.Type) {
+				return nil, models.Scope{}, models.Invalid(models.FieldIssue{Field: "type", Issue: "must be one of " + strings.Join(services.KindNames(), ", ")})
 			}
 			return nil, models.Scope{}, err
 		}
-		o, scope, err := s.store.PrepareServiceOrder(ctx, p, body)
+		o, scope, err := s.services.PrepareServiceOrder(ctx, p, body)
 		if err != nil {
 			return nil, models.Scope{}, err
 		}
 		if d := b.DeploymentSchedule; d != nil {
-			if err := s.store.ScheduleOrder(o, d.PreferredDate, d.Flexibility); err != nil {
+			if err := s.services.ScheduleOrder(o, d.PreferredDate, d.Flexibility); err != nil {
 				return nil, models.Scope{}, err
 			}
 		}
@@ -304,7 +305,7 @@ func (s *Server) prepareProvision(ctx context.Context, b *ProvisionBody) (*model
 	if b.QuoteItem != nil || b.Configuration != nil || b.Name != "" {
 		return nil, models.Scope{}, models.Invalid(models.FieldIssue{Field: "service_template", Issue: "quote_item, configuration and name go with quote_id or type"})
 	}
-	return s.store.PrepareTemplateOrder(ctx, p, b.input())
+	return s.services.PrepareTemplateOrder(ctx, p, b.input())
 }
 
 func (s *Server) registerProvisioning() {

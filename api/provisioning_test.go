@@ -17,6 +17,7 @@ import (
 	"github.com/telcoplatform/platform/api"
 	"github.com/telcoplatform/platform/config"
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/services"
 	"github.com/telcoplatform/platform/simulator"
 	"github.com/telcoplatform/platform/workflows"
 )
@@ -36,29 +37,29 @@ func provisionedFixture(t testing.TB, h *harness, tn tenant) (requestID, service
 	ctx := context.Background()
 	p := tenantPrincipal(tn)
 	// a template order (1gbps fiber_dedicated, premium): several of them may share a location
-	o, scope, err := h.store.PrepareTemplateOrder(ctx, p, models.TemplateInput{
+	o, scope, err := services.NewStore(h.store).PrepareTemplateOrder(ctx, p, services.TemplateInput{
 		ServiceTemplate: "internet-dedicated-1g", AccountID: tn.account.ID, LocationID: "loc_austin_congress",
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	requestID, serviceID = models.NewID(models.PrefixProvisioning), models.NewID(models.PrefixService)
-	if err := h.store.CreateOperation(ctx, scope, models.NewOperation(requestID, models.OpTypeProvisioning, serviceID, p.ID, models.ProvisioningSteps(false), nil)); err != nil {
+	if err := services.NewStore(h.store).CreateOperation(ctx, scope, services.NewOperation(requestID, services.OpTypeProvisioning, serviceID, p.ID, services.ProvisioningSteps(false), nil)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.store.BeginOperation(ctx, scope, requestID, "run-fixture"); err != nil {
+	if _, err := services.NewStore(h.store).BeginOperation(ctx, scope, requestID, "run-fixture"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.store.EnsureService(ctx, scope, serviceID, requestID, o); err != nil {
+	if _, err := services.NewStore(h.store).EnsureService(ctx, scope, serviceID, requestID, o); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.store.TransitionService(ctx, scope, nil, serviceID, models.ServiceProvisioning); err != nil {
+	if _, err := services.NewStore(h.store).TransitionService(ctx, scope, nil, serviceID, services.ServiceProvisioning); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.store.CompleteProvisioning(ctx, scope, requestID, serviceID); err != nil {
+	if _, err := services.NewStore(h.store).CompleteProvisioning(ctx, scope, requestID, serviceID); err != nil {
 		t.Fatal(err)
 	}
-	if err := h.store.RecordTelemetry(ctx, scope, simulator.Sample(serviceID, "premium", models.ServiceOperational, time.Now().UTC())); err != nil {
+	if err := services.NewStore(h.store).RecordTelemetry(ctx, scope, simulator.Sample(serviceID, "premium", services.ServiceOperational, time.Now().UTC())); err != nil {
 		t.Fatal(err)
 	}
 	return requestID, serviceID
@@ -414,7 +415,7 @@ func TestOperationCancel(t *testing.T) {
 	ctx := context.Background()
 	scope := models.TenantScope(a.org.ID, models.EnvLive)
 	running := models.NewID(models.PrefixProvisioning)
-	if err := h.store.CreateOperation(ctx, scope, models.NewOperation(running, models.OpTypeProvisioning, "svc_x", "ak_x", models.ProvisioningSteps(false), nil)); err != nil {
+	if err := services.NewStore(h.store).CreateOperation(ctx, scope, services.NewOperation(running, services.OpTypeProvisioning, "svc_x", "ak_x", services.ProvisioningSteps(false), nil)); err != nil {
 		t.Fatal(err)
 	}
 	var key keyAnswer
@@ -427,7 +428,7 @@ func TestOperationCancel(t *testing.T) {
 	if doc.RequestID != running || res.header.Get("Location") == "" {
 		t.Fatalf("cancel answer: %s", res.body)
 	}
-	if _, err := h.store.FinishOperation(ctx, scope, running, models.FinishInput{Status: models.OpCancelled}); err != nil {
+	if _, err := services.NewStore(h.store).FinishOperation(ctx, scope, running, services.FinishInput{Status: services.OpCancelled}); err != nil {
 		t.Fatal(err)
 	}
 	h.do("POST", "/v1/operations/"+running+"/cancel", a.liveKey, nil).decode(200, &doc)
@@ -479,16 +480,16 @@ func TestOperationEventStream(t *testing.T) {
 		ctx := context.Background()
 		scope := models.TenantScope(a.org.ID, models.EnvLive)
 		id := models.NewID(models.PrefixProvisioning)
-		if err := h.store.CreateOperation(ctx, scope, models.NewOperation(id, models.OpTypeProvisioning, "svc_x", "ak_x", models.ProvisioningSteps(false), nil)); err != nil {
+		if err := services.NewStore(h.store).CreateOperation(ctx, scope, services.NewOperation(id, services.OpTypeProvisioning, "svc_x", "ak_x", services.ProvisioningSteps(false), nil)); err != nil {
 			t.Fatal(err)
 		}
 		go func() {
 			// The stream ends only when the operation does; each change is a
 			// separate write that the stream may or may not see in between.
-			_, _ = h.store.BeginOperation(ctx, scope, id, "run")
-			_ = h.store.StartStep(ctx, scope, id, models.StepValidate)
-			_, _ = h.store.FinishOperation(ctx, scope, id, models.FinishInput{Status: models.OpFailed, FailedStep: models.StepValidate,
-				Error: &models.OperationError{Code: models.CodeProvisioningFailed, Message: "validate failed"}})
+			_, _ = services.NewStore(h.store).BeginOperation(ctx, scope, id, "run")
+			_ = services.NewStore(h.store).StartStep(ctx, scope, id, services.StepValidate)
+			_, _ = services.NewStore(h.store).FinishOperation(ctx, scope, id, services.FinishInput{Status: services.OpFailed, FailedStep: services.StepValidate,
+				Error: &services.OperationError{Code: models.CodeProvisioningFailed, Message: "validate failed"}})
 		}()
 		res := h.do("GET", "/api/v1/services/provision/"+id+"/status", a.liveKey, nil, "Accept", "text/event-stream")
 		events := sseEvents(t, res.body)
@@ -514,15 +515,15 @@ func TestServiceAndStatus(t *testing.T) {
 	ctx := context.Background()
 	scope := models.TenantScope(a.org.ID, models.EnvLive)
 	now := time.Now().UTC()
-	var samples []*models.TelemetrySample
+	var samples []*services.TelemetrySample
 	for i := 1; i <= 9; i++ { // 9 samples over the last few hours, the 5th down
-		status := models.ServiceOperational
+		status := services.ServiceOperational
 		if i == 5 {
-			status = models.ServiceDown
+			status = services.ServiceDown
 		}
 		samples = append(samples, simulator.Sample(svcID, "premium", status, now.Add(-time.Duration(i)*20*time.Minute)))
 	}
-	if err := h.store.RecordTelemetry(ctx, scope, samples...); err != nil {
+	if err := services.NewStore(h.store).RecordTelemetry(ctx, scope, samples...); err != nil {
 		t.Fatal(err)
 	}
 

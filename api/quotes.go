@@ -8,6 +8,7 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/services"
 )
 
 // BillingPreferencesBody is the quote request's billing_preferences.
@@ -96,15 +97,15 @@ type QuoteOutput struct {
 	}
 }
 
-func (s *Server) quoteOutput(q *models.Quote, status int) *QuoteOutput {
+func (s *Server) quoteOutput(q *services.Quote, status int) *QuoteOutput {
 	out := &QuoteOutput{Status: status}
 	out.Body.Quote = QuoteDocument{
 		ID: q.ID, Status: q.StatusAt(s.now()), AccountID: q.AccountID, Currency: q.Currency, BillingCycle: q.BillingCycle,
 		Term: strconv.Itoa(q.TermMonths) + "_months", TermMonths: q.TermMonths, DiscountPercent: q.DiscountPercent,
-		Services: mapSlice(q.Items, func(it *models.QuoteItem) QuoteServiceItem {
+		Services: mapSlice(q.Items, func(it *services.QuoteItem) QuoteServiceItem {
 			return QuoteServiceItem{Index: it.Index, Type: it.Type, ServiceType: it.ServiceType, CatalogServiceID: it.CatalogServiceID, Name: it.Name,
 				Quantity: it.Quantity, Bandwidth: it.Bandwidth, SLA: it.SLA, Features: nonNil(it.Features), Specification: orEmpty(it.Spec),
-				Lines: mapSlice(it.Lines, func(l *models.PriceLine) QuoteLineItem {
+				Lines: mapSlice(it.Lines, func(l *services.PriceLine) QuoteLineItem {
 					return QuoteLineItem{Description: l.Description, Quantity: l.Quantity, Unit: l.Unit, UnitPrice: l.UnitPrice, Monthly: l.Monthly, OneTime: l.OneTime}
 				}),
 				Pricing:                QuotePricingItem{MonthlySubtotal: it.MonthlySubtotal, Discount: it.Discount, Monthly: it.Monthly, OneTime: it.OneTime},
@@ -130,11 +131,11 @@ func (s *Server) registerQuotes() {
 			"with POST /v1/services/provision {quote_id, quote_item}. See docs/services.md."},
 		access{permission: "services:write"}, func(ctx context.Context, in *struct{ Body QuoteBody }) (*QuoteOutput, error) {
 			b := in.Body
-			qin := models.QuoteInput{Services: b.Services, AccountID: b.AccountID}
+			qin := services.QuoteInput{Services: b.Services, AccountID: b.AccountID}
 			if bp := b.BillingPreferences; bp != nil {
 				qin.Cycle, qin.Term = bp.Cycle, bp.Term
 			}
-			q, err := s.store.CreateQuote(ctx, principal(ctx), qin)
+			q, err := s.services.CreateQuote(ctx, principal(ctx), qin)
 			if err != nil {
 				return nil, err
 			}
@@ -145,7 +146,7 @@ func (s *Server) registerQuotes() {
 		access{permission: "services:read"}, func(ctx context.Context, in *struct {
 			QuoteID string `path:"quote_id" maxLength:"40" example:"quo_3fK9aZ"`
 		}) (*QuoteOutput, error) {
-			q, err := s.store.GetQuote(ctx, principal(ctx), in.QuoteID)
+			q, err := s.services.GetQuote(ctx, principal(ctx), in.QuoteID)
 			if err != nil {
 				return nil, err
 			}

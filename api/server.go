@@ -25,6 +25,7 @@ import (
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/automation"
 	"github.com/telcoplatform/platform/models/billing"
+	"github.com/telcoplatform/platform/models/services"
 	"github.com/telcoplatform/platform/models/support"
 	"github.com/telcoplatform/platform/ratelimit"
 )
@@ -58,6 +59,7 @@ type Server struct {
 	store      *models.Store
 	automation *automation.Store // bulk operations and orchestrations
 	support    *support.Store    // the support area's domain, on store
+	services   *services.Store   // orders, services and their changes, quotes, telemetry, operations
 	billing    *billing.Store    // accounts, invoices, payments, subscriptions, usage, budgets
 	temporal   client.Client
 	redis      redis.UniversalClient
@@ -114,6 +116,7 @@ func New(deps Deps) *Server {
 		s.now = func() time.Time { return time.Now().UTC() }
 	}
 	s.support = support.NewStore(s.store)
+	s.services = services.NewStore(s.store)
 	s.billing = billing.NewStore(s.store)
 	s.automation = automation.NewStore(s.store)
 	s.anonymous = anonymousLimits(deps.Config.AnonymousHourly, deps.Config.AnonymousBurst)

@@ -12,6 +12,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/services"
 )
 
 // ServiceLocation is where a service is delivered.
@@ -95,7 +96,7 @@ func orEmpty(m map[string]any) map[string]any {
 	return m
 }
 
-func serviceItem(svc *models.Service) ServiceItem {
+func serviceItem(svc *services.Service) ServiceItem {
 	it := ServiceItem{
 		ID: svc.ID, Name: svc.Name, Type: svc.Kind, ServiceType: svc.ServiceType, CatalogServiceID: svc.CatalogServiceID,
 		Template: svc.TemplateID, Status: string(svc.Status), AccountID: svc.AccountID, Bandwidth: svc.Bandwidth, Quantity: max(svc.Quantity, 1), SLA: svc.SLA,
@@ -220,7 +221,7 @@ func (s *Server) listServices(ctx context.Context, lp ListParams, f ServiceFilte
 	if err != nil {
 		return nil, err
 	}
-	svcs, total, err := s.store.ListServices(ctx, principal(ctx), models.ServiceFilter{
+	svcs, total, err := s.services.ListServices(ctx, principal(ctx), services.ServiceFilter{
 		Kind: kind, Statuses: splitList(f.Status), Types: types, Location: f.Location, AccountID: f.AccountID,
 		Search: f.Search, Fields: splitList(f.Fields), CreatedFrom: from, CreatedTo: to,
 	}, page)
@@ -236,11 +237,11 @@ func (s *Server) listServices(ctx context.Context, lp ListParams, f ServiceFilte
 // ServiceUpdateBody changes a service (PUT /services/{service_id}, the
 // overview's "update configuration"): any of the fields; the others stay.
 type ServiceUpdateBody struct {
-	Name          string                `json:"name,omitempty" maxLength:"200"`
-	SLA           string                `json:"sla,omitempty" maxLength:"20" example:"premium" doc:"One of the offer's SLA options"`
-	Contacts      *models.OrderContacts `json:"contacts,omitempty"`
-	Features      *[]string             `json:"features,omitempty" maxItems:"20" doc:"Replaces the features (the kind's, docs/services.md)"`
-	Configuration map[string]any        `json:"configuration,omitempty" doc:"Settings to set (null removes one); see PUT /services/{service_id}/configuration"`
+	Name          string                  `json:"name,omitempty" maxLength:"200"`
+	SLA           string                  `json:"sla,omitempty" maxLength:"20" example:"premium" doc:"One of the offer's SLA options"`
+	Contacts      *services.OrderContacts `json:"contacts,omitempty"`
+	Features      *[]string               `json:"features,omitempty" maxItems:"20" doc:"Replaces the features (the kind's, docs/services.md)"`
+	Configuration map[string]any          `json:"configuration,omitempty" doc:"Settings to set (null removes one); see PUT /services/{service_id}/configuration"`
 }
 
 // FeaturesBody replaces a service's features (PUT /services/{service_id}/features).
@@ -450,11 +451,11 @@ func (s *Server) registerServices() {
 		Description: "Counts by status and kind, availability, average latency, data transferred and calls over the period, incidents " +
 			"and monthly recurring charges, computed from the services, their telemetry and incidents."},
 		access{permission: "services:read"}, func(ctx context.Context, in *PeriodQuery) (*SummaryOutput, error) {
-			period, err := models.ParseMetricsPeriod(orDefaultStr(in.Period, "30d"))
+			period, err := services.ParseMetricsPeriod(orDefaultStr(in.Period, "30d"))
 			if err != nil {
 				return nil, err
 			}
-			sum, err := s.store.SummarizeServices(ctx, principal(ctx), period, s.now())
+			sum, err := s.services.SummarizeServices(ctx, principal(ctx), period, s.now())
 			if err != nil {
 				return nil, err
 			}
@@ -481,7 +482,7 @@ func (s *Server) registerServices() {
 		Summary: "Service status", Tags: tags,
 		Description: "Status, uptime, last incident, performance and health checks, computed from the telemetry the network records for the service. See docs/provisioning.md."},
 		access{permission: "services:read"}, func(ctx context.Context, in *ServicePath) (*ServiceStatusOutput, error) {
-			r, err := s.store.StatusReport(ctx, principal(ctx), in.ServiceID, s.now())
+			r, err := s.services.StatusReport(ctx, principal(ctx), in.ServiceID, s.now())
 			if err != nil {
 				return nil, err
 			}
@@ -503,11 +504,11 @@ func (s *Server) registerServices() {
 			ServicePath
 			PeriodQuery
 		}) (*ServiceMetricsOutput, error) {
-			period, err := models.ParseMetricsPeriod(in.Period)
+			period, err := services.ParseMetricsPeriod(in.Period)
 			if err != nil {
 				return nil, err
 			}
-			m, err := s.store.ServiceMetrics(ctx, principal(ctx), in.ServiceID, period, s.now())
+			m, err := s.services.ServiceMetrics(ctx, principal(ctx), in.ServiceID, period, s.now())
 			if err != nil {
 				return nil, err
 			}
@@ -515,7 +516,7 @@ func (s *Server) registerServices() {
 			b := &out.Body
 			b.ServiceID, b.Period, b.Interval = m.Service.ID, orDefaultStr(in.Period, "24h"), period.Bucket.String()
 			b.From, b.To = models.Timestamp(m.From), models.Timestamp(m.To)
-			b.Metrics = mapSlice(m.Points, func(pt *models.MetricPoint) MetricPointItem {
+			b.Metrics = mapSlice(m.Points, func(pt *services.MetricPoint) MetricPointItem {
 				return MetricPointItem{Timestamp: models.Timestamp(pt.Start), Samples: pt.Samples, UptimePercentage: pt.UptimePercentage,
 					LatencyMs: pt.LatencyMs, JitterMs: pt.JitterMs, PacketLoss: pt.PacketLoss, BandwidthUtilization: pt.Utilization,
 					ThroughputMbps: pt.ThroughputMbps, PeakThroughputMbps: pt.PeakThroughputMbps, DataTransferredMB: pt.DataTransferredMB,
@@ -528,7 +529,7 @@ func (s *Server) registerServices() {
 		Description: "Health checks computed from the telemetry: connectivity, performance, security, availability (uptime against the " +
 			"SLA's target) and, for voice, call quality; each with what was observed and the target; overall is the worst."},
 		access{permission: "services:read"}, func(ctx context.Context, in *ServicePath) (*ServiceHealthOutput, error) {
-			h, err := s.store.ServiceHealthReport(ctx, principal(ctx), in.ServiceID, s.now())
+			h, err := s.services.ServiceHealthReport(ctx, principal(ctx), in.ServiceID, s.now())
 			if err != nil {
 				return nil, err
 			}
@@ -536,7 +537,7 @@ func (s *Server) registerServices() {
 			b := &out.Body
 			b.ServiceID, b.Status, b.Overall, b.CheckedAt = h.Service.ID, string(h.Service.Status), h.Overall, models.Timestamp(s.now())
 			b.LastSampleAt = optTimestamp(h.LastSampleAt)
-			b.Checks = mapSlice(h.Checks, func(c *models.HealthCheck) HealthCheckItem {
+			b.Checks = mapSlice(h.Checks, func(c *services.HealthCheck) HealthCheckItem {
 				return HealthCheckItem{Name: c.Name, Status: c.Status, Observed: orEmpty(c.Observed), Target: orEmpty(c.Target), Message: c.Message}
 			})
 			if inc := h.OpenIncident; inc != nil {
@@ -553,11 +554,11 @@ func (s *Server) registerServices() {
 			PeriodQuery
 		}) (*ServiceAnalyticsOutput, error) {
 			name := orDefaultStr(in.Period, "last_30_days")
-			period, err := models.ParseMetricsPeriod(name)
+			period, err := services.ParseMetricsPeriod(name)
 			if err != nil {
 				return nil, err
 			}
-			a, err := s.store.ServiceAnalyticsFor(ctx, principal(ctx), in.ServiceID, period, s.now())
+			a, err := s.services.ServiceAnalyticsFor(ctx, principal(ctx), in.ServiceID, period, s.now())
 			if err != nil {
 				return nil, err
 			}
@@ -575,7 +576,7 @@ func (s *Server) registerServices() {
 	register(s, huma.Operation{OperationID: "get-service", Method: http.MethodGet, Path: "/services/{service_id}",
 		Summary: "Get a service", Tags: tags},
 		access{permission: "services:read"}, func(ctx context.Context, in *ServicePath) (*ServiceOutput, error) {
-			svc, err := s.store.GetService(ctx, principal(ctx), in.ServiceID)
+			svc, err := s.services.GetService(ctx, principal(ctx), in.ServiceID)
 			if err != nil {
 				return nil, err
 			}
@@ -587,8 +588,8 @@ func (s *Server) registerServices() {
 		s.App.Put(prefix+"/services/:service_id", s.fixedPathGuard)
 		s.App.Delete(prefix+"/services/:service_id", s.fixedPathGuard)
 	}
-	change := func(ctx context.Context, id string, in models.ServiceUpdateInput) (*OperationAcceptedOutput, error) {
-		svc, u, scope, err := s.store.PrepareServiceUpdate(ctx, principal(ctx), id, in)
+	change := func(ctx context.Context, id string, in services.ServiceUpdateInput) (*OperationAcceptedOutput, error) {
+		svc, u, scope, err := s.services.PrepareServiceUpdate(ctx, principal(ctx), id, in)
 		if err != nil {
 			return nil, err
 		}
@@ -603,7 +604,7 @@ func (s *Server) registerServices() {
 			Body ServiceUpdateBody
 		}) (*OperationAcceptedOutput, error) {
 			b := in.Body
-			return change(ctx, in.ServiceID, models.ServiceUpdateInput{Name: strPtr(strings.TrimSpace(b.Name)), SLA: strPtr(b.SLA),
+			return change(ctx, in.ServiceID, services.ServiceUpdateInput{Name: strPtr(strings.TrimSpace(b.Name)), SLA: strPtr(b.SLA),
 				Contacts: b.Contacts, Features: b.Features, Configuration: b.Configuration})
 		})
 	register(s, huma.Operation{OperationID: "configure-service", Method: http.MethodPut, Path: "/services/{service_id}/configuration",
@@ -618,7 +619,7 @@ func (s *Server) registerServices() {
 			if cfg == nil {
 				cfg = map[string]any{}
 			}
-			return change(ctx, in.ServiceID, models.ServiceUpdateInput{Configuration: cfg})
+			return change(ctx, in.ServiceID, services.ServiceUpdateInput{Configuration: cfg})
 		})
 	register(s, huma.Operation{OperationID: "set-service-features", Method: http.MethodPut, Path: "/services/{service_id}/features",
 		Summary: "Change a service's features", Tags: tags, DefaultStatus: http.StatusAccepted,
@@ -632,7 +633,7 @@ func (s *Server) registerServices() {
 			if feats == nil {
 				feats = []string{}
 			}
-			return change(ctx, in.ServiceID, models.ServiceUpdateInput{Features: &feats})
+			return change(ctx, in.ServiceID, services.ServiceUpdateInput{Features: &feats})
 		})
 	register(s, huma.Operation{OperationID: "scale-service", Method: http.MethodPut, Path: "/services/{service_id}/scaling",
 		Summary: "Scale a service", Tags: tags, DefaultStatus: http.StatusAccepted,
@@ -645,11 +646,11 @@ func (s *Server) registerServices() {
 			Body ScaleBody
 		}) (*OperationAcceptedOutput, error) {
 			b := in.Body
-			sc := &models.ScalingInput{Action: b.ScalingAction, NewBandwidth: b.NewBandwidth, NewQuantity: b.NewQuantity, EffectiveDate: b.EffectiveDate}
+			sc := &services.ScalingInput{Action: b.ScalingAction, NewBandwidth: b.NewBandwidth, NewQuantity: b.NewQuantity, EffectiveDate: b.EffectiveDate}
 			if w := b.MaintenanceWindow; w != nil {
-				sc.Window = &models.MaintenanceWindowInput{Start: w.Start, Duration: w.Duration}
+				sc.Window = &services.MaintenanceWindowInput{Start: w.Start, Duration: w.Duration}
 			}
-			return change(ctx, in.ServiceID, models.ServiceUpdateInput{Scaling: sc})
+			return change(ctx, in.ServiceID, services.ServiceUpdateInput{Scaling: sc})
 		})
 	decomDesc := "a decommission operation (dec_) that waits for decommission_date with a durable timer, copies the service's data to " +
 		"the destination and verifies it when asked, then deactivates the service, releases its inventory (capacity, IP blocks, " +
@@ -662,7 +663,7 @@ func (s *Server) registerServices() {
 			Body DecommissionBody
 		}) (*OperationAcceptedOutput, error) {
 			b := in.Body
-			req := models.DecommissionInput{Date: b.DecommissionDate, Reason: b.Reason}
+			req := services.DecommissionInput{Date: b.DecommissionDate, Reason: b.Reason}
 			if m := b.DataMigration; m != nil {
 				req.MigrationRequired, req.Destination, req.Verification = m.Required, m.Destination, m.Verification
 			}
@@ -672,7 +673,7 @@ func (s *Server) registerServices() {
 		Summary: "Decommission a service now", Tags: tags, DefaultStatus: http.StatusAccepted,
 		Description: "Decommissions the service now, without data migration: " + decomDesc + changeErrors},
 		access{permission: "services:write"}, func(ctx context.Context, in *ServicePath) (*OperationAcceptedOutput, error) {
-			return s.decommission(ctx, in.ServiceID, models.DecommissionInput{Reason: "deleted"})
+			return s.decommission(ctx, in.ServiceID, services.DecommissionInput{Reason: "deleted"})
 		})
 }
 

@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/sdk/mocks"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/services"
 	"github.com/telcoplatform/platform/simulator"
 	"github.com/telcoplatform/platform/workflows"
 )
@@ -54,7 +55,7 @@ func TestServiceList(t *testing.T) {
 	other := serviceFixture(t, h, b, "/v1/services/voice/systems", categoryBodies(b)["/v1/services/voice/systems"])
 	ctx := context.Background()
 	scope := models.TenantScope(a.org.ID, models.EnvLive)
-	if _, err := h.store.RaiseIncident(ctx, scope, net.ID, models.IncidentDown, "fiber cut", nil, time.Now()); err != nil {
+	if _, err := services.NewStore(h.store).RaiseIncident(ctx, scope, net.ID, services.IncidentDown, "fiber cut", nil, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 
@@ -161,7 +162,7 @@ func TestServiceChanges(t *testing.T) {
 		Run(func(args mock.Arguments) { change = args.Get(3).(workflows.ServiceChangeInput) }).Return(mocks.NewWorkflowRun(t), nil)
 	end := func(svcID, opID string) {
 		t.Helper()
-		if err := h.store.EndServiceOperation(ctx, scope, svcID, opID, models.FinishInput{Status: models.OpCancelled}); err != nil {
+		if err := services.NewStore(h.store).EndServiceOperation(ctx, scope, svcID, opID, services.FinishInput{Status: services.OpCancelled}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -275,15 +276,15 @@ func TestServiceChanges(t *testing.T) {
 	})
 	t.Run("SERVICE_MAINTENANCE with Retry-After", func(t *testing.T) {
 		ends := time.Now().UTC().Add(90 * time.Minute)
-		u := &models.ServiceUpdate{Type: models.OpTypeScaling, WindowStart: new(time.Now().UTC()), WindowEnd: &ends, Changes: map[string]any{}}
-		op := models.NewOperation("scl_fixture", models.OpTypeScaling, phone.ID, "ak_x", models.UpdateSteps(u), nil)
-		if err := h.store.StartServiceOperation(ctx, scope, phone.ID, op); err != nil {
+		u := &services.ServiceUpdate{Type: services.OpTypeScaling, WindowStart: new(time.Now().UTC()), WindowEnd: &ends, Changes: map[string]any{}}
+		op := services.NewOperation("scl_fixture", services.OpTypeScaling, phone.ID, "ak_x", services.UpdateSteps(u), nil)
+		if err := services.NewStore(h.store).StartServiceOperation(ctx, scope, phone.ID, op); err != nil {
 			t.Fatal(err)
 		}
-		if err := h.store.ScheduleMaintenance(ctx, scope, phone.ID, op.ID, u); err != nil {
+		if err := services.NewStore(h.store).ScheduleMaintenance(ctx, scope, phone.ID, op.ID, u); err != nil {
 			t.Fatal(err)
 		}
-		if err := h.store.EnterMaintenance(ctx, scope, phone.ID, op.ID); err != nil {
+		if err := services.NewStore(h.store).EnterMaintenance(ctx, scope, phone.ID, op.ID); err != nil {
 			t.Fatal(err)
 		}
 		for _, call := range []struct{ method, path string }{
@@ -322,7 +323,7 @@ func TestServiceChanges(t *testing.T) {
 		if svc.Service.Status != "maintenance" || svc.Service.MaintenanceWindow["end"] != models.Timestamp(ends) {
 			t.Fatalf("service %+v", svc.Service)
 		}
-		if err := h.store.LeaveMaintenance(ctx, scope, phone.ID, op.ID, false, nil); err != nil {
+		if err := services.NewStore(h.store).LeaveMaintenance(ctx, scope, phone.ID, op.ID, false, nil); err != nil {
 			t.Fatal(err)
 		}
 		end(phone.ID, op.ID)
@@ -375,7 +376,7 @@ func TestDecommissionRequests(t *testing.T) {
 	if !strings.Contains(string(mustMarshal(e.Error.Details)), "data_migration.destination") {
 		t.Fatalf("details %v", e.Error.Details)
 	}
-	if err := h.store.EndServiceOperation(ctx, scope, phone.ID, acc.RequestID, models.FinishInput{Status: models.OpCancelled}); err != nil {
+	if err := services.NewStore(h.store).EndServiceOperation(ctx, scope, phone.ID, acc.RequestID, services.FinishInput{Status: services.OpCancelled}); err != nil {
 		t.Fatal(err)
 	}
 	for name, body := range map[string]map[string]any{
@@ -398,10 +399,10 @@ func TestDecommissionRequests(t *testing.T) {
 		t.Fatalf("delete %+v", decom)
 	}
 	// a decommissioned service cannot be changed
-	if _, err := h.store.BeginDecommissioning(ctx, scope, phone.ID, acc.RequestID, "deleted"); err != nil {
+	if _, err := services.NewStore(h.store).BeginDecommissioning(ctx, scope, phone.ID, acc.RequestID, "deleted"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.store.CompleteDecommission(ctx, scope, acc.RequestID, &decom.Plan); err != nil {
+	if _, err := services.NewStore(h.store).CompleteDecommission(ctx, scope, acc.RequestID, &decom.Plan); err != nil {
 		t.Fatal(err)
 	}
 	h.do("PUT", "/v1/services/"+phone.ID, a.liveKey, map[string]any{"name": "again"}).wantError(409, "INVALID_STATE_TRANSITION")
@@ -433,17 +434,17 @@ func TestMetricsHealthAnalytics(t *testing.T) {
 	_, internetID := provisionedFixture(t, h, a)
 	phone := serviceFixture(t, h, a, "/v1/services/voice/systems", bodies["/v1/services/voice/systems"])
 	p := tenantPrincipal(a)
-	internet, _ := h.store.GetService(ctx, p, internetID)
+	internet, _ := services.NewStore(h.store).GetService(ctx, p, internetID)
 	now := time.Now().UTC()
 	// 24 hours of samples every 10 minutes for both services; one hour down for the internet service
-	var samples, linkSamples []*models.TelemetrySample
+	var samples, linkSamples []*services.TelemetrySample
 	sumData := 0.0
 	calls := 0
 	for i := 1; i <= 144; i++ {
 		at := now.Add(-time.Duration(i) * 10 * time.Minute)
 		st := *internet
 		if i >= 60 && i < 66 {
-			st.Status = models.ServiceDown
+			st.Status = services.ServiceDown
 		}
 		smp := simulator.SampleFor(&st, at, 10*time.Minute)
 		samples, linkSamples = append(samples, smp), append(linkSamples, smp)
@@ -452,7 +453,7 @@ func TestMetricsHealthAnalytics(t *testing.T) {
 		calls += ph.Calls
 		samples = append(samples, ph)
 	}
-	if err := h.store.RecordTelemetry(ctx, scope, samples...); err != nil {
+	if err := services.NewStore(h.store).RecordTelemetry(ctx, scope, samples...); err != nil {
 		t.Fatal(err)
 	}
 	if calls == 0 || sumData == 0 {
@@ -574,7 +575,7 @@ func TestMetricsHealthAnalytics(t *testing.T) {
 		}
 	})
 	t.Run("summary", func(t *testing.T) {
-		if _, err := h.store.RaiseIncident(ctx, scope, phone.ID, models.IncidentDegraded, "jitter", nil, now); err != nil {
+		if _, err := services.NewStore(h.store).RaiseIncident(ctx, scope, phone.ID, services.IncidentDegraded, "jitter", nil, now); err != nil {
 			t.Fatal(err)
 		}
 		var sum struct {

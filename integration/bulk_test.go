@@ -12,6 +12,7 @@ import (
 
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/automation"
+	"github.com/telcoplatform/platform/models/services"
 	"github.com/telcoplatform/platform/workflows"
 )
 
@@ -475,7 +476,7 @@ func TestOrchestrationEndToEnd(t *testing.T) {
 		}
 		runID := automation.TriggeredRunID(acc.RequestID, evs[2].ID)
 		bulkWaitFor(t, func() bool {
-			_, err := s.store.OperationIn(ctx, scope, runID)
+			_, err := services.NewStore(s.store).OperationIn(ctx, scope, runID)
 			return err == nil
 		})
 		ops := s.follow(runID, s.key, time.Minute)

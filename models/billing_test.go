@@ -11,6 +11,7 @@ import (
 
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/billing"
+	"github.com/telcoplatform/platform/models/services"
 )
 
 func TestInvoiceTransitions(t *testing.T) {
@@ -194,7 +195,7 @@ func TestBudgetPeriod(t *testing.T) {
 
 // billingTenant creates an organization on plan with a USD account and one
 // operational internet service (without a workflow), acting at clock.
-func billingTenant(t *testing.T, s *models.Store, name string, plan models.Plan) (*models.Principal, *models.BillingAccount, *models.Service) {
+func billingTenant(t *testing.T, s *models.Store, name string, plan models.Plan) (*models.Principal, *models.BillingAccount, *services.Service) {
 	t.Helper()
 	ctx := context.Background()
 	org, err := s.CreateOrganization(ctx, admin(t, s), models.OrganizationInput{Name: name, Plan: plan})
@@ -209,20 +210,20 @@ func billingTenant(t *testing.T, s *models.Store, name string, plan models.Plan)
 	return p, acct, operationalService(t, s, p, acct)
 }
 
-func operationalService(t *testing.T, s *models.Store, p *models.Principal, acct *models.BillingAccount) *models.Service {
+func operationalService(t *testing.T, s *models.Store, p *models.Principal, acct *models.BillingAccount) *services.Service {
 	t.Helper()
 	ctx := context.Background()
 	scope := p.OwnScope()
 	now := s.Now()
-	svc := &models.Service{ID: models.NewID(models.PrefixService), AccountID: acct.ID, Name: "Dedicated Fiber Internet", Kind: "internet",
-		ServiceType: "fiber_dedicated", CatalogServiceID: "internet-fiber-dedicated", Status: models.ServiceOperational, Bandwidth: "1gbps",
+	svc := &services.Service{ID: models.NewID(models.PrefixService), AccountID: acct.ID, Name: "Dedicated Fiber Internet", Kind: "internet",
+		ServiceType: "fiber_dedicated", CatalogServiceID: "internet-fiber-dedicated", Status: services.ServiceOperational, Bandwidth: "1gbps",
 		BandwidthMbps: 1000, SLA: "premium", BillingCycle: "monthly", LocationID: "loc_austin_congress", Address: "100 Congress Ave",
 		City: "Austin", State: "TX", Zip: "78701", OperationID: models.NewID(models.PrefixProvisioning), ActivatedAt: &now, StatusChangedAt: now}
 	if err := s.In(ctx, scope).Create(svc).Error; err != nil {
 		t.Fatal(err)
 	}
-	sample := &models.TelemetrySample{ServiceID: svc.ID, At: now, Up: true, LatencyMs: 10, UtilizationPct: 40}
-	if err := s.RecordTelemetry(ctx, scope, sample); err != nil {
+	sample := &services.TelemetrySample{ServiceID: svc.ID, At: now, Up: true, LatencyMs: 10, UtilizationPct: 40}
+	if err := services.NewStore(s).RecordTelemetry(ctx, scope, sample); err != nil {
 		t.Fatal(err)
 	}
 	return svc
@@ -518,7 +519,7 @@ func TestDecommissionedServiceStopsBilling(t *testing.T) {
 	// The column the services area records the end of billing in (added
 	// here, before any query on services, when its migration has not).
 	db := s.In(ctx, models.SystemScope())
-	if !db.Migrator().HasColumn(&models.Service{}, "billing_ended_at") {
+	if !db.Migrator().HasColumn(&services.Service{}, "billing_ended_at") {
 		if err := db.Exec("ALTER TABLE services ADD COLUMN billing_ended_at timestamp").Error; err != nil {
 			t.Fatal(err)
 		}
@@ -535,8 +536,8 @@ func TestDecommissionedServiceStopsBilling(t *testing.T) {
 	}
 	// svc is decommissioned 10 of April's 30 days in (its status tells).
 	c.set("2026-04-11T00:00:00Z")
-	for _, to := range []models.ServiceStatus{models.ServiceDecommissioning, models.ServiceDecommissioned} {
-		if _, err := s.TransitionService(ctx, scope, nil, svc.ID, to); err != nil {
+	for _, to := range []services.ServiceStatus{services.ServiceDecommissioning, services.ServiceDecommissioned} {
+		if _, err := services.NewStore(s).TransitionService(ctx, scope, nil, svc.ID, to); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/automation"
 	"github.com/telcoplatform/platform/models/billing"
+	"github.com/telcoplatform/platform/models/services"
 )
 
 // bulkTenant creates an organization with a billing account and returns a
@@ -31,24 +32,24 @@ func bulkTenant(t *testing.T, s *models.Store, name string, env models.Environme
 
 // runningService stores an operational service of p (from template
 // internet-dedicated-1g at location loc) as a completed provisioning would.
-func runningService(t *testing.T, s *models.Store, p *models.Principal, loc string) *models.Service {
+func runningService(t *testing.T, s *models.Store, p *models.Principal, loc string) *services.Service {
 	t.Helper()
 	ctx := context.Background()
-	o, scope, err := s.PrepareTemplateOrder(ctx, p, models.TemplateInput{ServiceTemplate: "internet-dedicated-1g", LocationID: loc})
+	o, scope, err := services.NewStore(s).PrepareTemplateOrder(ctx, p, services.TemplateInput{ServiceTemplate: "internet-dedicated-1g", LocationID: loc})
 	if err != nil {
 		t.Fatal(err)
 	}
 	opID, svcID := models.NewID(models.PrefixProvisioning), models.NewID(models.PrefixService)
-	if err := s.CreateOperation(ctx, scope, models.NewOperation(opID, models.OpTypeProvisioning, svcID, p.ID, models.ProvisioningSteps(false), nil)); err != nil {
+	if err := services.NewStore(s).CreateOperation(ctx, scope, services.NewOperation(opID, services.OpTypeProvisioning, svcID, p.ID, services.ProvisioningSteps(false), nil)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.EnsureService(ctx, scope, svcID, opID, o); err != nil {
+	if _, err := services.NewStore(s).EnsureService(ctx, scope, svcID, opID, o); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.TransitionService(ctx, scope, nil, svcID, models.ServiceProvisioning); err != nil {
+	if _, err := services.NewStore(s).TransitionService(ctx, scope, nil, svcID, services.ServiceProvisioning); err != nil {
 		t.Fatal(err)
 	}
-	svc, err := s.CompleteProvisioning(ctx, scope, opID, svcID)
+	svc, err := services.NewStore(s).CompleteProvisioning(ctx, scope, opID, svcID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,15 +107,15 @@ func TestBulkStatusFromItems(t *testing.T) {
 		name string
 		o    automation.BulkOutcome
 		fin  automation.BulkFinish
-		want models.OperationStatus
+		want services.OperationStatus
 	}{
-		{"all completed", automation.BulkOutcome{Total: 3, Completed: 3}, automation.BulkFinish{}, models.OpCompleted},
-		{"some failed", automation.BulkOutcome{Total: 3, Completed: 2, Failed: 1}, automation.BulkFinish{}, models.OpPartial},
-		{"some skipped", automation.BulkOutcome{Total: 3, Completed: 2, Skipped: 1}, automation.BulkFinish{}, models.OpPartial},
-		{"all failed", automation.BulkOutcome{Total: 3, Failed: 3}, automation.BulkFinish{}, models.OpFailed},
-		{"rolled back", automation.BulkOutcome{Total: 3, RolledBack: 2, Failed: 1}, automation.BulkFinish{RolledBack: true}, models.OpRolledBack},
-		{"rollback failed", automation.BulkOutcome{Total: 3, Completed: 1, RollbackFailed: 1, RolledBack: 1, Failed: 1}, automation.BulkFinish{RolledBack: true}, models.OpFailed},
-		{"cancelled", automation.BulkOutcome{Total: 3, Completed: 1, Cancelled: 2}, automation.BulkFinish{Cancelled: true}, models.OpCancelled},
+		{"all completed", automation.BulkOutcome{Total: 3, Completed: 3}, automation.BulkFinish{}, services.OpCompleted},
+		{"some failed", automation.BulkOutcome{Total: 3, Completed: 2, Failed: 1}, automation.BulkFinish{}, services.OpPartial},
+		{"some skipped", automation.BulkOutcome{Total: 3, Completed: 2, Skipped: 1}, automation.BulkFinish{}, services.OpPartial},
+		{"all failed", automation.BulkOutcome{Total: 3, Failed: 3}, automation.BulkFinish{}, services.OpFailed},
+		{"rolled back", automation.BulkOutcome{Total: 3, RolledBack: 2, Failed: 1}, automation.BulkFinish{RolledBack: true}, services.OpRolledBack},
+		{"rollback failed", automation.BulkOutcome{Total: 3, Completed: 1, RollbackFailed: 1, RolledBack: 1, Failed: 1}, automation.BulkFinish{RolledBack: true}, services.OpFailed},
+		{"cancelled", automation.BulkOutcome{Total: 3, Completed: 1, Cancelled: 2}, automation.BulkFinish{Cancelled: true}, services.OpCancelled},
 	}
 	for _, tc := range tests {
 		if got := automation.BulkStatus(tc.o, tc.fin); got != tc.want {
@@ -140,7 +141,7 @@ func TestPrepareBulkProvision(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if plan.Type != models.OpTypeBulkProvision || plan.Scope.OrganizationID != p.OrganizationID || plan.Scope.Environment != models.EnvTest || len(plan.Items) != 3 {
+	if plan.Type != services.OpTypeBulkProvision || plan.Scope.OrganizationID != p.OrganizationID || plan.Scope.Environment != models.EnvTest || len(plan.Items) != 3 {
 		t.Fatalf("plan %+v", plan)
 	}
 	for i, it := range plan.Items {
@@ -216,7 +217,7 @@ func TestBulkOperationLifecycleAndRetry(t *testing.T) {
 		t.Fatal(err)
 	}
 	scope := plan.Scope
-	if op.Status != models.OpPending || len(op.Items) != 5 || op.Items[2].ID != plan.Items[2].ServiceID || op.Progress().Total != 5 {
+	if op.Status != services.OpPending || len(op.Items) != 5 || op.Items[2].ID != plan.Items[2].ServiceID || op.Progress().Total != 5 {
 		t.Fatalf("operation %+v", op)
 	}
 	page, next, err := automation.NewStore(s).BulkItems(ctx, scope, "bulk_lifecycle", 0, 2, automation.ItemPending)
@@ -228,11 +229,11 @@ func TestBulkOperationLifecycleAndRetry(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	child, err := s.OperationIn(ctx, scope, page[0].ChildID)
-	if err != nil || child.Type != models.OpTypeProvisioning || child.ResourceID != page[0].ServiceID || child.Status != models.OpPending {
+	child, err := services.NewStore(s).OperationIn(ctx, scope, page[0].ChildID)
+	if err != nil || child.Type != services.OpTypeProvisioning || child.ResourceID != page[0].ServiceID || child.Status != services.OpPending {
 		t.Fatalf("child %+v %v", child, err)
 	}
-	fail := &models.OperationError{Code: models.CodeProvisioningFailed, Message: "activate failed"}
+	fail := &services.OperationError{Code: models.CodeProvisioningFailed, Message: "activate failed"}
 	_, err = automation.NewStore(s).RecordBulkItems(ctx, scope, "bulk_lifecycle", []automation.ItemUpdate{
 		{Position: 0, Status: automation.ItemInProgress}, {Position: 1, Status: automation.ItemInProgress},
 		{Position: 0, Status: automation.ItemCompleted}, {Position: 1, Status: automation.ItemFailed, Error: fail},
@@ -245,8 +246,8 @@ func TestBulkOperationLifecycleAndRetry(t *testing.T) {
 	if _, _, err := automation.NewStore(s).BulkItems(ctx, scope, "bulk_lifecycle", 0, 10, automation.ItemCompleted); err != nil {
 		t.Fatal(err)
 	}
-	got, _ := s.OperationIn(ctx, scope, "bulk_lifecycle")
-	if got.Status != models.OpInProgress || got.Items[0].Status != automation.ItemCompleted || got.Items[1].Status != automation.ItemFailed {
+	got, _ := services.NewStore(s).OperationIn(ctx, scope, "bulk_lifecycle")
+	if got.Status != services.OpInProgress || got.Items[0].Status != automation.ItemCompleted || got.Items[1].Status != automation.ItemFailed {
 		t.Fatalf("items %+v", got.Items)
 	}
 	if pr := got.Progress(); pr.Completed != 1 || pr.Failed != 1 || pr.Percent != 20 {
@@ -257,7 +258,7 @@ func TestBulkOperationLifecycleAndRetry(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if fin.Status != models.OpPartial || fmt.Sprint(fin.Result["skipped"]) != "3" || fmt.Sprint(fin.Result["completed"]) != "1" || fin.Error == nil ||
+		if fin.Status != services.OpPartial || fmt.Sprint(fin.Result["skipped"]) != "3" || fmt.Sprint(fin.Result["completed"]) != "1" || fin.Error == nil ||
 			fin.Error.Code != models.CodeProvisioningFailed || fin.Result["retry_url"] != "/v1/operations/bulk_lifecycle/retry" || fin.FinishedAt == nil {
 			t.Fatalf("finished %+v %+v", fin, fin.Error)
 		}
@@ -275,8 +276,8 @@ func TestBulkOperationLifecycleAndRetry(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, it := range all {
-		c, _ := s.OperationIn(ctx, scope, it.ChildID)
-		if want := map[bool]models.OperationStatus{true: models.OpCancelled, false: models.OpPending}[it.Position >= 2]; c.Status != want {
+		c, _ := services.NewStore(s).OperationIn(ctx, scope, it.ChildID)
+		if want := map[bool]services.OperationStatus{true: services.OpCancelled, false: services.OpPending}[it.Position >= 2]; c.Status != want {
 			t.Fatalf("child of item %d is %s, want %s", it.Position, c.Status, want)
 		}
 	}
@@ -293,7 +294,7 @@ func TestBulkOperationLifecycleAndRetry(t *testing.T) {
 	if err != nil || again.Input["retry_of"] != "bulk_lifecycle" {
 		t.Fatalf("%+v %v", again, err)
 	}
-	orig, _ := s.OperationIn(ctx, scope, "bulk_lifecycle")
+	orig, _ := services.NewStore(s).OperationIn(ctx, scope, "bulk_lifecycle")
 	if orig.Result["retried_by"] != "bulk_retry" {
 		t.Fatalf("retried_by %v", orig.Result)
 	}
@@ -306,10 +307,10 @@ func TestBulkOperationLifecycleAndRetry(t *testing.T) {
 	if err := automation.NewStore(s).DeleteBulkOperation(ctx, scope, "bulk_retry", "bulk_lifecycle"); err != nil {
 		t.Fatal(err)
 	}
-	if orig, _ := s.OperationIn(ctx, scope, "bulk_lifecycle"); orig.Result["retried_by"] != nil {
+	if orig, _ := services.NewStore(s).OperationIn(ctx, scope, "bulk_lifecycle"); orig.Result["retried_by"] != nil {
 		t.Fatalf("deleting the retry must free the original: %v", orig.Result)
 	}
-	if _, err := s.OperationIn(ctx, scope, "bulk_retry"); models.ErrorCode(err) != models.CodeNotFound {
+	if _, err := services.NewStore(s).OperationIn(ctx, scope, "bulk_retry"); models.ErrorCode(err) != models.CodeNotFound {
 		t.Fatalf("deleted retry: %v", err)
 	}
 	t.Run("what cannot be retried", func(t *testing.T) {
@@ -340,7 +341,7 @@ func TestStatusChangesAreAppliedOnceAndReverted(t *testing.T) {
 	suspend := automation.ChangeRequest{Key: automation.ChangeKey("bulk_y", 0), OperationID: "bulk_y", ServiceID: svc.ID, Kind: automation.ChangeSuspend}
 	for range 2 {
 		got, err := automation.NewStore(s).ApplyServiceChange(ctx, scope, suspend)
-		if err != nil || got.Status != models.ServiceMaintenance {
+		if err != nil || got.Status != services.ServiceMaintenance {
 			t.Fatalf("suspend: %+v %v", got, err)
 		}
 	}
@@ -354,7 +355,7 @@ func TestStatusChangesAreAppliedOnceAndReverted(t *testing.T) {
 		t.Fatalf("event %+v", last.Data)
 	}
 	// A suspended service cannot be changed (the services area's rule).
-	if _, _, _, err := s.PrepareServiceUpdate(ctx, p, svc.ID, automation.ServiceChanges{Name: "x"}.UpdateInput()); models.ErrorCode(err) != models.CodeServiceMaintenance {
+	if _, _, _, err := services.NewStore(s).PrepareServiceUpdate(ctx, p, svc.ID, automation.ServiceChanges{Name: "x"}.UpdateInput()); models.ErrorCode(err) != models.CodeServiceMaintenance {
 		t.Fatalf("modifying a suspended service: %v", err)
 	}
 	if _, err := automation.NewStore(s).ServiceForChange(ctx, scope, automation.ChangeResume, svc.ID); err != nil {
@@ -365,8 +366,8 @@ func TestStatusChangesAreAppliedOnceAndReverted(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	back, _ := s.GetService(ctx, p, svc.ID)
-	if back.Status != models.ServiceOperational {
+	back, _ := services.NewStore(s).GetService(ctx, p, svc.ID)
+	if back.Status != services.ServiceOperational {
 		t.Fatalf("suspension not reverted: %s", back.Status)
 	}
 	evs, _ = s.EventsFor(ctx, scope, svc.ID)
@@ -374,7 +375,7 @@ func TestStatusChangesAreAppliedOnceAndReverted(t *testing.T) {
 		t.Fatalf("%d service.status_changed events, want 3 (provisioned, suspended, reverted)", n)
 	}
 	// Resuming a running service changes nothing (and writes no event).
-	if got, err := automation.NewStore(s).ApplyServiceChange(ctx, scope, automation.ChangeRequest{Key: "k3", OperationID: "bulk_r", ServiceID: svc.ID, Kind: automation.ChangeResume}); err != nil || got.Status != models.ServiceOperational {
+	if got, err := automation.NewStore(s).ApplyServiceChange(ctx, scope, automation.ChangeRequest{Key: "k3", OperationID: "bulk_r", ServiceID: svc.ID, Kind: automation.ChangeResume}); err != nil || got.Status != services.ServiceOperational {
 		t.Fatalf("resuming a running service: %v", err)
 	}
 	if evs, _ := s.EventsFor(ctx, scope, svc.ID); countEvents(evs, "service.status_changed") != 3 {
@@ -386,7 +387,7 @@ func TestStatusChangesAreAppliedOnceAndReverted(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if c.Noop || c.Operation.ID != "mod_bulkitem0" || c.Operation.Type != models.OpTypeModification || c.Update.SLA == nil || *c.Update.SLA != "enterprise" ||
+		if c.Noop || c.Operation.ID != "mod_bulkitem0" || c.Operation.Type != services.OpTypeModification || c.Update.SLA == nil || *c.Update.SLA != "enterprise" ||
 			c.Operation.Input["bulk_request_id"] != "bulk_m" {
 			t.Fatalf("change %+v", c)
 		}
@@ -398,7 +399,7 @@ func TestStatusChangesAreAppliedOnceAndReverted(t *testing.T) {
 		if _, err := automation.NewStore(s).ApplyServiceChange(ctx, scope, automation.ChangeRequest{Key: "k4", OperationID: "bulk_s", ServiceID: svc.ID, Kind: automation.ChangeSuspend}); models.ErrorCode(err) != models.CodeServiceConflict {
 			t.Fatalf("suspending a service under change: %v", err)
 		}
-		if _, err := s.ApplyServiceUpdate(ctx, scope, svc.ID, "mod_bulkitem0", c.Update, true); err != nil {
+		if _, err := services.NewStore(s).ApplyServiceUpdate(ctx, scope, svc.ID, "mod_bulkitem0", c.Update, true); err != nil {
 			t.Fatal(err)
 		}
 		back, ok, err := automation.NewStore(s).ReverseChange(ctx, scope, "mod_bulkitem0")
@@ -420,9 +421,9 @@ func TestStatusChangesAreAppliedOnceAndReverted(t *testing.T) {
 	if err := automation.NewStore(s).RetireProvisionedService(ctx, scope, svc.ID, "bulk_rb"); err != nil {
 		t.Fatal(err)
 	}
-	back, _ = s.GetService(ctx, p, svc.ID)
+	back, _ = services.NewStore(s).GetService(ctx, p, svc.ID)
 	evs, _ = s.EventsFor(ctx, scope, svc.ID)
-	if back.Status != models.ServiceDecommissioned || back.IPBlock != "" || back.BillingEndedAt == nil || back.DecommissionedAt == nil || countEvents(evs, "service.decommissioned") != 1 {
+	if back.Status != services.ServiceDecommissioned || back.IPBlock != "" || back.BillingEndedAt == nil || back.DecommissionedAt == nil || countEvents(evs, "service.decommissioned") != 1 {
 		t.Fatalf("retired: %+v", back)
 	}
 	// Billing ends as a decommission ends it, and the event says when.
@@ -480,7 +481,7 @@ func TestPrepareBulkModifyAndStatus(t *testing.T) {
 	}
 
 	st, err := automation.NewStore(s).PrepareBulkStatus(ctx, p, automation.BulkStatusInput{ServiceIDs: []string{a1.ID, a2.ID}, Action: automation.ActionSuspend})
-	if err != nil || len(st.Items) != 2 || st.Items[1].Action != automation.ActionSuspend || st.Type != models.OpTypeBulkStatus {
+	if err != nil || len(st.Items) != 2 || st.Items[1].Action != automation.ActionSuspend || st.Type != services.OpTypeBulkStatus {
 		t.Fatalf("%+v %v", st, err)
 	}
 	if f := fieldsOf(t, func() error {
@@ -490,7 +491,7 @@ func TestPrepareBulkModifyAndStatus(t *testing.T) {
 		t.Fatalf("bad action: %v", f)
 	}
 	entries, err := automation.NewStore(s).BulkServiceStatuses(ctx, p, []string{a1.ID, b1.ID, "svc_nope"})
-	if err != nil || !entries[0].Found || entries[0].Status != models.ServiceOperational || entries[1].Found || entries[2].Found {
+	if err != nil || !entries[0].Found || entries[0].Status != services.ServiceOperational || entries[1].Found || entries[2].Found {
 		t.Fatalf("%+v %v", entries, err)
 	}
 	ids := slices.Repeat([]string{a1.ID}, automation.MaxBulkItems+1)

@@ -47,17 +47,6 @@ func (s *Store) EventsFor(ctx context.Context, scope Scope, resourceID string) (
 	return out, DBErr(err)
 }
 
-// ProvisionedData is the data of a service.provisioned event.
-func ProvisionedData(svc *Service, opID string) map[string]any {
-	return map[string]any{
-		"service": map[string]any{
-			"id": svc.ID, "status": string(svc.Status), "type": svc.Kind, "service_type": svc.ServiceType,
-			"account_id": svc.AccountID, "bandwidth": svc.Bandwidth, "sla": svc.SLA, "location_id": svc.LocationID,
-		},
-		"request_id": opID,
-	}
-}
-
 // EventFilter narrows a list of events. Types and Groups select by name
 // (canonical names, and groups such as "service" for service.*; an event
 // matching either is kept); Readable, when not nil, is every group the

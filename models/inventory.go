@@ -194,13 +194,13 @@ func (s *Store) ReserveUnits(ctx context.Context, scope Scope, req AllocationReq
 		return nil, Invalid(FieldIssue{Field: "units", Issue: "must be positive"})
 	}
 	return s.reserve(ctx, scope, req,
-		func() *Error { return computeShortage(req.LocationID, req.ServiceType, req.Mbps, 0) },
-		func(left int) *Error { return computeShortage(req.LocationID, req.ServiceType, req.Mbps, left) })
+		func() *Error { return ComputeShortage(req.LocationID, req.ServiceType, req.Mbps, 0) },
+		func(left int) *Error { return ComputeShortage(req.LocationID, req.ServiceType, req.Mbps, left) })
 }
 
-// computeShortage is the error of a region without enough units of a pool:
+// ComputeShortage is the error of a region without enough units of a pool:
 // SERVICE_UNAVAILABLE_AT_LOCATION (details: region, resource, requested, available).
-func computeShortage(region, pool string, requested, available int) *Error {
+func ComputeShortage(region, pool string, requested, available int) *Error {
 	if available <= 0 {
 		return Errorf(CodeUnavailableAtLocation, "region %s has no %s capacity left", region, pool).
 			WithDetail("region", region).WithDetail("resource", pool).WithDetail("requested", requested).WithDetail("available", 0)
@@ -217,7 +217,7 @@ func (s *Store) reserve(ctx context.Context, scope Scope, req AllocationRequest,
 	return s.allocate(ctx, scope, req.OperationID, AllocCapacity, req.Slot, func(tx *gorm.DB) (*InventoryAllocation, error) {
 		credit := 0
 		if req.Replaces {
-			held, err := heldByService(tx, req.ServiceID, req.OperationID, req.LocationID, req.ServiceType)
+			held, err := HeldByService(tx, req.ServiceID, req.OperationID, req.LocationID, req.ServiceType)
 			if err != nil {
 				return nil, err
 			}
@@ -266,9 +266,9 @@ func (s *Store) reserve(ctx context.Context, scope Scope, req AllocationRequest,
 	})
 }
 
-// heldByService sums what a service holds in a capacity pool under
+// HeldByService sums what a service holds in a capacity pool under
 // operations other than exceptOp.
-func heldByService(db *gorm.DB, serviceID, exceptOp, locationID, pool string) (int, error) {
+func HeldByService(db *gorm.DB, serviceID, exceptOp, locationID, pool string) (int, error) {
 	var held int64
 	err := db.Model(&InventoryAllocation{}).
 		Where("kind = ? AND service_id = ? AND operation_id <> ? AND location_id = ? AND service_type = ? AND released_at IS NULL", AllocCapacity, serviceID, exceptOp, locationID, pool).
@@ -390,17 +390,17 @@ func (s *Store) ReleaseServiceAllocations(ctx context.Context, scope Scope, serv
 func (s *Store) releaseWhere(ctx context.Context, scope Scope, kinds []AllocationKind, where string, args ...any) (int, error) {
 	released := 0
 	err := s.In(ctx, scope).Transaction(func(tx *gorm.DB) error {
-		n, err := s.releaseWhereTx(tx, kinds, where, args...)
+		n, err := s.ReleaseWhereTx(tx, kinds, where, args...)
 		released = n
 		return err
 	})
 	return released, DBErr(err)
 }
 
-// releaseWhereTx releases, inside tx, the active allocations that match
+// ReleaseWhereTx releases, inside tx, the active allocations that match
 // where and are of kinds (all when none), returning live capacity to its
 // location or region.
-func (s *Store) releaseWhereTx(tx *gorm.DB, kinds []AllocationKind, where string, args ...any) (int, error) {
+func (s *Store) ReleaseWhereTx(tx *gorm.DB, kinds []AllocationKind, where string, args ...any) (int, error) {
 	released := 0
 	var rows []InventoryAllocation
 	if err := tx.Where(where, args...).Where("released_at IS NULL").Order("id").Find(&rows).Error; err != nil {
@@ -625,10 +625,10 @@ func (s *Store) numbersUsed(ctx context.Context, db *gorm.DB, scope Scope, block
 	return int(n), err
 }
 
-// checkNumbersAvailable requires qty numbers of a type (in an area code) to
+// CheckNumbersAvailable requires qty numbers of a type (in an area code) to
 // be free. Errors: SERVICE_UNAVAILABLE_AT_LOCATION (details: number_type,
 // area_code, requested, available, alternatives: the area codes served).
-func (s *Store) checkNumbersAvailable(ctx context.Context, scope Scope, typ, areaCode string, qty int) error {
+func (s *Store) CheckNumbersAvailable(ctx context.Context, scope Scope, typ, areaCode string, qty int) error {
 	blocks, err := s.numberBlocks(ctx, scope.Environment, typ, areaCode)
 	if err != nil {
 		return err
@@ -733,7 +733,7 @@ func (s *Store) AllocateNumbers(ctx context.Context, scope Scope, req Allocation
 				}
 			}
 			if len(todo) > 0 {
-				if err := s.checkNumbersAvailable(ctx, scope, typ, areaCode, len(slots)); err != nil {
+				if err := s.CheckNumbersAvailable(ctx, scope, typ, areaCode, len(slots)); err != nil {
 					return err
 				}
 				return Errorf(CodeUnavailableAtLocation, "not enough %s numbers are left", typ).WithDetail("number_type", typ).WithDetail("area_code", areaCode)

@@ -91,9 +91,9 @@ func ServiceTypeNames(kind string) []string {
 }
 
 var (
-	zipPattern       = regexp.MustCompile(`^[0-9]{5}(-[0-9]{4})?$`)
+	ZipPattern       = regexp.MustCompile(`^[0-9]{5}(-[0-9]{4})?$`)
 	bandwidthPattern = regexp.MustCompile(`^([1-9][0-9]{0,5})(mbps|gbps)$`)
-	usStates         = strings.Fields("AL AK AZ AR CA CO CT DE DC FL GA HI ID IL IN IA KS KY LA ME MD MA MI MN MS MO MT NE NV NH NJ NM NY NC ND OH OK OR PA RI SC SD TN TX UT VT VA WA WV WI WY PR GU VI AS MP")
+	USStates         = strings.Fields("AL AK AZ AR CA CO CT DE DC FL GA HI ID IL IN IA KS KY LA ME MD MA MI MN MS MO MT NE NV NH NJ NM NY NC ND OH OK OR PA RI SC SD TN TX UT VT VA WA WV WI WY PR GU VI AS MP")
 )
 
 // ParseBandwidth parses a bandwidth written as a number followed by mbps or
@@ -150,8 +150,8 @@ func (in LocationInput) Validate(v *Validator, prefix string) {
 	n := in.Normalize()
 	v.Check(n.Address != "" && len(n.Address) <= 200, prefix+".address", "is required, at most 200 characters")
 	v.Check(n.City != "" && len(n.City) <= 100, prefix+".city", "is required, at most 100 characters")
-	v.Check(slices.Contains(usStates, n.State), prefix+".state", "must be a two-letter US state or territory code, e.g. TX")
-	v.Check(zipPattern.MatchString(n.Zip), prefix+".zip", "must be a ZIP code: 5 digits, optionally -4 more (12345 or 12345-6789)")
+	v.Check(slices.Contains(USStates, n.State), prefix+".state", "must be a two-letter US state or territory code, e.g. TX")
+	v.Check(ZipPattern.MatchString(n.Zip), prefix+".zip", "must be a ZIP code: 5 digits, optionally -4 more (12345 or 12345-6789)")
 }
 
 // addressWords maps common spellings to the USPS abbreviation, so that

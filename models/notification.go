@@ -216,3 +216,32 @@ func (s *Store) UserInbox(ctx context.Context, orgID string, recipients []string
 	}
 	return out, nil
 }
+
+// ContactNotification is a message in the notification outbox: an e-mail to
+// one of a service's contacts, written in the same transaction as the change
+// it reports (provisioned, failed, maintenance scheduled, decommissioned), or
+// a one-time code to a user (MFA by e-mail or SMS, ServiceID empty). The
+// notify package sends it (SentAt); see models/notification.go.
+type ContactNotification struct {
+	ID string `gorm:"primaryKey;size:40"`
+	Tenant
+	ServiceID   string         `gorm:"size:40;not null;index"`
+	OperationID string         `gorm:"size:64;index"`
+	Channel     string         `gorm:"size:10;not null"`
+	Role        string         `gorm:"size:20;not null"`
+	Recipient   string         `gorm:"size:320;not null"`
+	Template    string         `gorm:"size:60;not null"`
+	Subject     string         `gorm:"size:300;not null"`
+	Data        map[string]any `gorm:"serializer:json;type:text"`
+	// BodySealed is a message rendered at write time and sealed at rest
+	// (one-time codes); it is wiped once the message is sent.
+	BodySealed    string     `gorm:"type:text"`
+	Attempts      int        `gorm:"not null;default:0"`
+	LastError     string     `gorm:"size:500"`
+	NextAttemptAt *time.Time `gorm:"index"`
+	CreatedAt     time.Time
+	SentAt        *time.Time `gorm:"index"`
+}
+
+// PrefixNotification starts the ids of notifications in the outbox.
+const PrefixNotification = "ntf"

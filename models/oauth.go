@@ -80,11 +80,6 @@ type OAuthClientInput struct {
 // ScopeForPermission maps a permission (services:read) to its OAuth scope (services.read).
 func ScopeForPermission(perm string) string { return strings.Replace(perm, ":", ".", 1) }
 
-// ValidScope reports whether s is a dotted scope of a known permission ("*" is not a scope).
-func ValidScope(s string) bool {
-	return strings.Contains(s, ".") && ValidPermission(ScopeToPermission(s)) && s != "*"
-}
-
 func validRedirectURI(raw string) bool {
 	u, err := url.Parse(raw)
 	if err != nil || u.Fragment != "" || u.Host == "" || len(raw) > 2000 {

@@ -181,3 +181,8 @@ func PrincipalFrom(ctx context.Context) *Principal {
 // PermissionBillingAdmin is the provider-staff permission for the
 // provider's side of billing: voiding invoices and setting tax rates.
 const PermissionBillingAdmin = "billing:admin"
+
+// ValidScope reports whether s is a dotted scope of a known permission ("*" is not a scope).
+func ValidScope(s string) bool {
+	return strings.Contains(s, ".") && ValidPermission(ScopeToPermission(s)) && s != "*"
+}

@@ -11,6 +11,7 @@ import (
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/billing"
 	"github.com/telcoplatform/platform/models/seed"
+	"github.com/telcoplatform/platform/models/services"
 )
 
 // provisioningTenant creates an organization with a live billing account and
@@ -33,22 +34,22 @@ func provisioningTenant(t *testing.T, s *models.Store, name string) (*models.Pri
 var austin = models.LocationInput{Address: "100 Congress Ave", City: "Austin", State: "TX", Zip: "78701"}
 
 func TestServiceTransitions(t *testing.T) {
-	all := []models.ServiceStatus{models.ServicePending, models.ServiceProvisioning, models.ServiceOperational, models.ServiceDegraded,
-		models.ServiceDown, models.ServiceMaintenance, models.ServiceDecommissioning, models.ServiceDecommissioned, models.ServiceFailed}
-	allowed := map[models.ServiceStatus][]models.ServiceStatus{
-		models.ServicePending:         {models.ServiceProvisioning, models.ServiceFailed},
-		models.ServiceProvisioning:    {models.ServiceOperational, models.ServiceFailed},
-		models.ServiceOperational:     {models.ServiceDegraded, models.ServiceDown, models.ServiceMaintenance, models.ServiceDecommissioning},
-		models.ServiceDegraded:        {models.ServiceOperational, models.ServiceDown, models.ServiceMaintenance, models.ServiceDecommissioning},
-		models.ServiceDown:            {models.ServiceOperational, models.ServiceDegraded, models.ServiceMaintenance, models.ServiceDecommissioning},
-		models.ServiceMaintenance:     {models.ServiceOperational, models.ServiceDegraded, models.ServiceDown},
-		models.ServiceDecommissioning: {models.ServiceDecommissioned},
+	all := []services.ServiceStatus{services.ServicePending, services.ServiceProvisioning, services.ServiceOperational, services.ServiceDegraded,
+		services.ServiceDown, services.ServiceMaintenance, services.ServiceDecommissioning, services.ServiceDecommissioned, services.ServiceFailed}
+	allowed := map[services.ServiceStatus][]services.ServiceStatus{
+		services.ServicePending:         {services.ServiceProvisioning, services.ServiceFailed},
+		services.ServiceProvisioning:    {services.ServiceOperational, services.ServiceFailed},
+		services.ServiceOperational:     {services.ServiceDegraded, services.ServiceDown, services.ServiceMaintenance, services.ServiceDecommissioning},
+		services.ServiceDegraded:        {services.ServiceOperational, services.ServiceDown, services.ServiceMaintenance, services.ServiceDecommissioning},
+		services.ServiceDown:            {services.ServiceOperational, services.ServiceDegraded, services.ServiceMaintenance, services.ServiceDecommissioning},
+		services.ServiceMaintenance:     {services.ServiceOperational, services.ServiceDegraded, services.ServiceDown},
+		services.ServiceDecommissioning: {services.ServiceDecommissioned},
 	}
 	for _, from := range all {
 		for _, to := range all {
 			want := slices.Contains(allowed[from], to)
 			t.Run(fmt.Sprintf("%s to %s", from, to), func(t *testing.T) {
-				err := models.CheckServiceTransition(from, to)
+				err := services.CheckServiceTransition(from, to)
 				if want && err != nil {
 					t.Fatalf("want allowed, got %v", err)
 				}
@@ -58,7 +59,7 @@ func TestServiceTransitions(t *testing.T) {
 			})
 		}
 	}
-	if models.ServiceStatus("bogus").Valid() || !models.ServiceOperational.Valid() {
+	if services.ServiceStatus("bogus").Valid() || !services.ServiceOperational.Valid() {
 		t.Fatal("Valid is wrong")
 	}
 }
@@ -192,8 +193,8 @@ func TestPrepareInternetOrder(t *testing.T) {
 	ctx := context.Background()
 	p, acct := provisioningTenant(t, s, "A")
 	_, other := provisioningTenant(t, s, "B")
-	valid := func(edit func(in *models.InternetInput)) models.InternetInput {
-		in := models.InternetInput{AccountID: acct.ID, ServiceType: "fiber_dedicated", Bandwidth: "10gbps", Location: austin, SLA: "enterprise"}
+	valid := func(edit func(in *services.InternetInput)) services.InternetInput {
+		in := services.InternetInput{AccountID: acct.ID, ServiceType: "fiber_dedicated", Bandwidth: "10gbps", Location: austin, SLA: "enterprise"}
 		if edit != nil {
 			edit(&in)
 		}
@@ -201,21 +202,21 @@ func TestPrepareInternetOrder(t *testing.T) {
 	}
 	tests := []struct {
 		name string
-		in   models.InternetInput
+		in   services.InternetInput
 		code models.Code
 	}{
 		{"valid", valid(nil), ""},
-		{"explicit monthly", valid(func(in *models.InternetInput) { in.BillingCycle = "monthly" }), ""},
-		{"other tenant's account", valid(func(in *models.InternetInput) { in.AccountID = other.ID }), models.CodeValidation},
-		{"annual", valid(func(in *models.InternetInput) { in.BillingCycle = "annual" }), models.CodeValidation},
-		{"network type", valid(func(in *models.InternetInput) { in.ServiceType = "sdwan" }), models.CodeValidation},
-		{"bandwidth not in catalog", valid(func(in *models.InternetInput) { in.Bandwidth = "2gbps" }), models.CodeValidation},
-		{"sla not offered", valid(func(in *models.InternetInput) { in.ServiceType, in.Bandwidth = "fiber_business", "1gbps" }), models.CodeValidation},
-		{"location outside the area", valid(func(in *models.InternetInput) { in.Location.Zip = "78799" }), models.CodeLocationNotServiceable},
+		{"explicit monthly", valid(func(in *services.InternetInput) { in.BillingCycle = "monthly" }), ""},
+		{"other tenant's account", valid(func(in *services.InternetInput) { in.AccountID = other.ID }), models.CodeValidation},
+		{"annual", valid(func(in *services.InternetInput) { in.BillingCycle = "annual" }), models.CodeValidation},
+		{"network type", valid(func(in *services.InternetInput) { in.ServiceType = "sdwan" }), models.CodeValidation},
+		{"bandwidth not in catalog", valid(func(in *services.InternetInput) { in.Bandwidth = "2gbps" }), models.CodeValidation},
+		{"sla not offered", valid(func(in *services.InternetInput) { in.ServiceType, in.Bandwidth = "fiber_business", "1gbps" }), models.CodeValidation},
+		{"location outside the area", valid(func(in *services.InternetInput) { in.Location.Zip = "78799" }), models.CodeLocationNotServiceable},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			o, scope, err := s.PrepareInternetOrder(ctx, p, tc.in)
+			o, scope, err := services.NewStore(s).PrepareInternetOrder(ctx, p, tc.in)
 			if tc.code != "" {
 				if models.ErrorCode(err) != tc.code {
 					t.Fatalf("want %s, got %v", tc.code, err)
@@ -229,7 +230,7 @@ func TestPrepareInternetOrder(t *testing.T) {
 				o.CatalogServiceID != "internet-fiber-dedicated" || o.Kind != models.KindInternet || o.BillingCycle != "monthly" {
 				t.Fatalf("order %+v scope %+v", o, scope)
 			}
-			if err := s.ValidateOrder(ctx, scope, o); err != nil {
+			if err := services.NewStore(s).ValidateOrder(ctx, scope, o); err != nil {
 				t.Fatalf("a prepared order must re-validate: %v", err)
 			}
 		})
@@ -403,73 +404,73 @@ func TestOperationLifecycle(t *testing.T) {
 	p, acct := provisioningTenant(t, s, "A")
 	q, _ := provisioningTenant(t, s, "B")
 	scope := p.OwnScope()
-	op := models.NewOperation("prov_lifecycle", models.OpTypeProvisioning, "svc_x", p.ID, models.ProvisioningSteps(false), nil)
-	if err := s.CreateOperation(ctx, scope, op); err != nil {
+	op := services.NewOperation("prov_lifecycle", services.OpTypeProvisioning, "svc_x", p.ID, services.ProvisioningSteps(false), nil)
+	if err := services.NewStore(s).CreateOperation(ctx, scope, op); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.GetOperation(ctx, q, op.ID); models.ErrorCode(err) != models.CodeNotFound {
+	if _, err := services.NewStore(s).GetOperation(ctx, q, op.ID); models.ErrorCode(err) != models.CodeNotFound {
 		t.Fatalf("another tenant: %v", err)
 	}
 	reader := *p
 	reader.Permissions = []string{"billing:read"}
-	if _, err := s.GetOperation(ctx, &reader, op.ID); models.ErrorCode(err) != models.CodeInsufficientPermissions {
+	if _, err := services.NewStore(s).GetOperation(ctx, &reader, op.ID); models.ErrorCode(err) != models.CodeInsufficientPermissions {
 		t.Fatalf("without services:read: %v", err)
 	}
-	if _, err := s.BeginOperation(ctx, scope, op.ID, "run-1"); err != nil {
+	if _, err := services.NewStore(s).BeginOperation(ctx, scope, op.ID, "run-1"); err != nil {
 		t.Fatal(err)
 	}
-	for _, step := range []string{models.StepValidate, models.StepReserveCapacity} {
-		if err := s.StartStep(ctx, scope, op.ID, step); err != nil {
+	for _, step := range []string{services.StepValidate, services.StepReserveCapacity} {
+		if err := services.NewStore(s).StartStep(ctx, scope, op.ID, step); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.CompleteStep(ctx, scope, op.ID, step); err != nil {
+		if err := services.NewStore(s).CompleteStep(ctx, scope, op.ID, step); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := s.CompleteStep(ctx, scope, op.ID, models.StepReserveCapacity); err != nil {
+	if err := services.NewStore(s).CompleteStep(ctx, scope, op.ID, services.StepReserveCapacity); err != nil {
 		t.Fatalf("completing twice: %v", err)
 	}
-	if err := s.StartStep(ctx, scope, op.ID, models.StepConfigure); err != nil {
+	if err := services.NewStore(s).StartStep(ctx, scope, op.ID, services.StepConfigure); err != nil {
 		t.Fatal(err)
 	}
-	got, _ := s.GetOperation(ctx, p, op.ID)
-	if pr := got.Progress(); got.Status != models.OpInProgress || got.RunID != "run-1" || pr.Total != 5 || pr.Completed != 2 || pr.Percent != 40 {
+	got, _ := services.NewStore(s).GetOperation(ctx, p, op.ID)
+	if pr := got.Progress(); got.Status != services.OpInProgress || got.RunID != "run-1" || pr.Total != 5 || pr.Completed != 2 || pr.Percent != 40 {
 		t.Fatalf("in progress: %+v %+v", got, pr)
 	}
-	if err := models.CheckCancellable(p, got); err != nil {
+	if err := services.CheckCancellable(p, got); err != nil {
 		t.Fatalf("a running operation is cancellable: %v", err)
 	}
-	fail := models.FinishInput{Status: models.OpFailed, FailedStep: models.StepConfigure, Compensated: []string{models.StepReserveCapacity},
-		Error: &models.OperationError{Code: models.CodeProvisioningFailed, Message: "configure failed"}}
-	done, err := s.FinishOperation(ctx, scope, op.ID, fail)
+	fail := services.FinishInput{Status: services.OpFailed, FailedStep: services.StepConfigure, Compensated: []string{services.StepReserveCapacity},
+		Error: &services.OperationError{Code: models.CodeProvisioningFailed, Message: "configure failed"}}
+	done, err := services.NewStore(s).FinishOperation(ctx, scope, op.ID, fail)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]models.StepStatus{
-		models.StepValidate: models.StepCompleted, models.StepReserveCapacity: models.StepCompensated, models.StepConfigure: models.StepFailed,
-		models.StepActivate: models.StepSkipped, models.StepRecordService: models.StepSkipped,
+	want := map[string]services.StepStatus{
+		services.StepValidate: services.StepCompleted, services.StepReserveCapacity: services.StepCompensated, services.StepConfigure: services.StepFailed,
+		services.StepActivate: services.StepSkipped, services.StepRecordService: services.StepSkipped,
 	}
 	for _, st := range done.Steps {
 		if st.Status != want[st.Name] {
 			t.Errorf("step %s is %s, want %s", st.Name, st.Status, want[st.Name])
 		}
 	}
-	if done.Status != models.OpFailed || done.FinishedAt == nil || done.Error.Code != models.CodeProvisioningFailed || done.Progress().Failed != 1 {
+	if done.Status != services.OpFailed || done.FinishedAt == nil || done.Error.Code != models.CodeProvisioningFailed || done.Progress().Failed != 1 {
 		t.Fatalf("failed: %+v", done)
 	}
-	if _, err := s.FinishOperation(ctx, scope, op.ID, fail); err != nil {
+	if _, err := services.NewStore(s).FinishOperation(ctx, scope, op.ID, fail); err != nil {
 		t.Fatalf("finishing twice the same way: %v", err)
 	}
-	if _, err := s.FinishOperation(ctx, scope, op.ID, models.FinishInput{Status: models.OpCancelled}); models.ErrorCode(err) != models.CodeInvalidStateTransition {
+	if _, err := services.NewStore(s).FinishOperation(ctx, scope, op.ID, services.FinishInput{Status: services.OpCancelled}); models.ErrorCode(err) != models.CodeInvalidStateTransition {
 		t.Fatalf("finishing otherwise: %v", err)
 	}
-	if err := s.StartStep(ctx, scope, op.ID, models.StepActivate); models.ErrorCode(err) != models.CodeInvalidStateTransition {
+	if err := services.NewStore(s).StartStep(ctx, scope, op.ID, services.StepActivate); models.ErrorCode(err) != models.CodeInvalidStateTransition {
 		t.Fatalf("a step after the end: %v", err)
 	}
-	if err := models.CheckCancellable(p, done); models.ErrorCode(err) != models.CodeInvalidStateTransition {
+	if err := services.CheckCancellable(p, done); models.ErrorCode(err) != models.CodeInvalidStateTransition {
 		t.Fatalf("a failed operation cannot be cancelled: %v", err)
 	}
-	if _, err := s.FinishOperation(ctx, scope, op.ID, models.FinishInput{Status: models.OpCompleted}); models.ErrorCode(err) != models.CodeValidation {
+	if _, err := services.NewStore(s).FinishOperation(ctx, scope, op.ID, services.FinishInput{Status: services.OpCompleted}); models.ErrorCode(err) != models.CodeValidation {
 		t.Fatalf("completed is not a finish status: %v", err)
 	}
 	_ = acct
@@ -479,28 +480,28 @@ func TestCompleteProvisioningWritesTheOutboxEvent(t *testing.T) {
 	s := newStore(t)
 	ctx := context.Background()
 	p, acct := provisioningTenant(t, s, "A")
-	o, scope, err := s.PrepareInternetOrder(ctx, p, models.InternetInput{AccountID: acct.ID, ServiceType: "fiber_business", Bandwidth: "100mbps", Location: austin, SLA: "standard"})
+	o, scope, err := services.NewStore(s).PrepareInternetOrder(ctx, p, services.InternetInput{AccountID: acct.ID, ServiceType: "fiber_business", Bandwidth: "100mbps", Location: austin, SLA: "standard"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.CreateOperation(ctx, scope, models.NewOperation("prov_outbox", models.OpTypeProvisioning, "svc_outbox", p.ID, models.ProvisioningSteps(false), nil)); err != nil {
+	if err := services.NewStore(s).CreateOperation(ctx, scope, services.NewOperation("prov_outbox", services.OpTypeProvisioning, "svc_outbox", p.ID, services.ProvisioningSteps(false), nil)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.EnsureService(ctx, scope, "svc_outbox", "prov_outbox", o); err != nil {
+	if _, err := services.NewStore(s).EnsureService(ctx, scope, "svc_outbox", "prov_outbox", o); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.CompleteProvisioning(ctx, scope, "prov_outbox", "svc_outbox"); models.ErrorCode(err) != models.CodeInvalidStateTransition {
+	if _, err := services.NewStore(s).CompleteProvisioning(ctx, scope, "prov_outbox", "svc_outbox"); models.ErrorCode(err) != models.CodeInvalidStateTransition {
 		t.Fatalf("pending cannot become operational: %v", err)
 	}
 	if evs, _ := s.EventsFor(ctx, scope, "svc_outbox"); len(evs) != 0 {
 		t.Fatalf("a failed transition must not leave an event: %+v", evs)
 	}
-	if _, err := s.TransitionService(ctx, scope, nil, "svc_outbox", models.ServiceProvisioning); err != nil {
+	if _, err := services.NewStore(s).TransitionService(ctx, scope, nil, "svc_outbox", services.ServiceProvisioning); err != nil {
 		t.Fatal(err)
 	}
 	for range 2 {
-		svc, err := s.CompleteProvisioning(ctx, scope, "prov_outbox", "svc_outbox")
-		if err != nil || svc.Status != models.ServiceOperational || svc.ActivatedAt == nil {
+		svc, err := services.NewStore(s).CompleteProvisioning(ctx, scope, "prov_outbox", "svc_outbox")
+		if err != nil || svc.Status != services.ServiceOperational || svc.ActivatedAt == nil {
 			t.Fatalf("%+v %v", svc, err)
 		}
 	}
@@ -514,11 +515,11 @@ func TestCompleteProvisioningWritesTheOutboxEvent(t *testing.T) {
 		ev.OrganizationID != p.OrganizationID || ev.Data["request_id"] != "prov_outbox" {
 		t.Fatalf("events: %+v", evs)
 	}
-	op, _ := s.GetOperation(ctx, p, "prov_outbox")
-	if op.Status != models.OpCompleted || op.Result["service_id"] != "svc_outbox" || op.Progress().Percent != 100 {
+	op, _ := services.NewStore(s).GetOperation(ctx, p, "prov_outbox")
+	if op.Status != services.OpCompleted || op.Result["service_id"] != "svc_outbox" || op.Progress().Percent != 100 {
 		t.Fatalf("operation: %+v", op)
 	}
-	if err := models.CheckCancellable(p, op); models.ErrorCode(err) != models.CodeInvalidStateTransition {
+	if err := services.CheckCancellable(p, op); models.ErrorCode(err) != models.CodeInvalidStateTransition {
 		t.Fatalf("a completed operation cannot be cancelled: %v", err)
 	}
 }
@@ -527,38 +528,38 @@ func TestServiceStatusFromTelemetry(t *testing.T) {
 	s := newStore(t)
 	ctx := context.Background()
 	p, acct := provisioningTenant(t, s, "A")
-	o, scope, err := s.PrepareInternetOrder(ctx, p, models.InternetInput{AccountID: acct.ID, ServiceType: "fiber_dedicated", Bandwidth: "1gbps", Location: austin, SLA: "enterprise"})
+	o, scope, err := services.NewStore(s).PrepareInternetOrder(ctx, p, services.InternetInput{AccountID: acct.ID, ServiceType: "fiber_dedicated", Bandwidth: "1gbps", Location: austin, SLA: "enterprise"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.EnsureService(ctx, scope, "svc_tel", "prov_tel", o); err != nil {
+	if _, err := services.NewStore(s).EnsureService(ctx, scope, "svc_tel", "prov_tel", o); err != nil {
 		t.Fatal(err)
 	}
 	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
-	pendingSample := &models.TelemetrySample{ServiceID: "svc_tel", At: now.Add(-time.Minute), Up: true, LatencyMs: 5}
-	if err := s.RecordTelemetry(ctx, scope, pendingSample); err != nil {
+	pendingSample := &services.TelemetrySample{ServiceID: "svc_tel", At: now.Add(-time.Minute), Up: true, LatencyMs: 5}
+	if err := services.NewStore(s).RecordTelemetry(ctx, scope, pendingSample); err != nil {
 		t.Fatal(err)
 	}
-	r, err := s.StatusReport(ctx, p, "svc_tel", now)
-	if err != nil || r.UptimePercentage != nil || r.Metrics != nil || r.Connectivity != models.HealthUnknown {
+	r, err := services.NewStore(s).StatusReport(ctx, p, "svc_tel", now)
+	if err != nil || r.UptimePercentage != nil || r.Metrics != nil || r.Connectivity != services.HealthUnknown {
 		t.Fatalf("a service not yet operational has no measurements: %+v %v", r, err)
 	}
 	if err := s.In(ctx, scope).Delete(pendingSample).Error; err != nil {
 		t.Fatal(err)
 	}
-	for _, to := range []models.ServiceStatus{models.ServiceProvisioning, models.ServiceOperational} {
-		if _, err := s.TransitionService(ctx, scope, nil, "svc_tel", to); err != nil {
+	for _, to := range []services.ServiceStatus{services.ServiceProvisioning, services.ServiceOperational} {
+		if _, err := services.NewStore(s).TransitionService(ctx, scope, nil, "svc_tel", to); err != nil {
 			t.Fatal(err)
 		}
 	}
-	r, err = s.StatusReport(ctx, p, "svc_tel", now)
-	if err != nil || r.UptimePercentage != nil || r.Metrics != nil || r.LastIncident != nil || r.Connectivity != models.HealthUnknown {
+	r, err = services.NewStore(s).StatusReport(ctx, p, "svc_tel", now)
+	if err != nil || r.UptimePercentage != nil || r.Metrics != nil || r.LastIncident != nil || r.Connectivity != services.HealthUnknown {
 		t.Fatalf("without telemetry: %+v %v", r, err)
 	}
-	sample := func(ago time.Duration, up bool, latency, jitter, loss, util float64, alerts int) *models.TelemetrySample {
-		return &models.TelemetrySample{ServiceID: "svc_tel", At: now.Add(-ago), Up: up, LatencyMs: latency, JitterMs: jitter, PacketLossPct: loss, UtilizationPct: util, SecurityAlerts: alerts}
+	sample := func(ago time.Duration, up bool, latency, jitter, loss, util float64, alerts int) *services.TelemetrySample {
+		return &services.TelemetrySample{ServiceID: "svc_tel", At: now.Add(-ago), Up: up, LatencyMs: latency, JitterMs: jitter, PacketLossPct: loss, UtilizationPct: util, SecurityAlerts: alerts}
 	}
-	err = s.RecordTelemetry(ctx, scope,
+	err = services.NewStore(s).RecordTelemetry(ctx, scope,
 		sample(40*24*time.Hour, false, 0, 0, 100, 0, 0), // outside the uptime window, but the last incident before the others
 		sample(3*time.Hour, false, 0, 0, 100, 0, 0),
 		sample(2*time.Hour, true, 10, 1, 0, 50, 1),
@@ -569,23 +570,23 @@ func TestServiceStatusFromTelemetry(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err = s.StatusReport(ctx, p, "svc_tel", now)
+	r, err = services.NewStore(s).StatusReport(ctx, p, "svc_tel", now)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if r.Samples != 4 || *r.UptimePercentage != 75 || !r.LastIncident.Equal(now.Add(-3*time.Hour)) {
 		t.Fatalf("uptime %v, last incident %v, samples %d", *r.UptimePercentage, r.LastIncident, r.Samples)
 	}
-	want := models.PerformanceMetrics{LatencyMs: 20, JitterMs: 1.5, PacketLoss: 0.02, BandwidthUtilization: 50}
+	want := services.PerformanceMetrics{LatencyMs: 20, JitterMs: 1.5, PacketLoss: 0.02, BandwidthUtilization: 50}
 	if *r.Metrics != want {
 		t.Fatalf("metrics %+v, want %+v", *r.Metrics, want)
 	}
 	// enterprise: latency 20 and jitter 3 allowed; 20 is not above the target.
-	if r.Connectivity != models.HealthHealthy || r.Performance != models.HealthHealthy || r.Security != models.HealthWarning {
+	if r.Connectivity != services.HealthHealthy || r.Performance != services.HealthHealthy || r.Security != services.HealthWarning {
 		t.Fatalf("health %s %s %s", r.Connectivity, r.Performance, r.Security)
 	}
 	q, _ := provisioningTenant(t, s, "B")
-	if _, err := s.StatusReport(ctx, q, "svc_tel", now); models.ErrorCode(err) != models.CodeNotFound {
+	if _, err := services.NewStore(s).StatusReport(ctx, q, "svc_tel", now); models.ErrorCode(err) != models.CodeNotFound {
 		t.Fatalf("another tenant: %v", err)
 	}
 }

@@ -9,42 +9,43 @@ import (
 
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/billing"
+	"github.com/telcoplatform/platform/models/services"
 	"github.com/telcoplatform/platform/webhooks"
 )
 
 func TestFormatsOfTheBodies(t *testing.T) {
 	t.Run("response times", func(t *testing.T) {
 		for in, want := range map[string]time.Duration{"15_minutes": 15 * time.Minute, "1_minute": time.Minute, "1_hour": time.Hour, "4_hours": 4 * time.Hour} {
-			if got, err := models.ParseResponseTime("f", in); err != nil || got != want {
+			if got, err := services.ParseResponseTime("f", in); err != nil || got != want {
 				t.Fatalf("%s: %v %v", in, got, err)
 			}
 		}
 		for _, bad := range []string{"15 minutes", "0_minutes", "15m", "1_day", "", "_hours", "2_hourss"} {
-			if _, err := models.ParseResponseTime("f", bad); models.ErrorCode(err) != models.CodeValidation {
+			if _, err := services.ParseResponseTime("f", bad); models.ErrorCode(err) != models.CodeValidation {
 				t.Fatalf("%q accepted", bad)
 			}
 		}
 	})
 	t.Run("sizes", func(t *testing.T) {
 		for in, want := range map[string]int{"16GB": 16, "2TB": 2000, "500gb": 500, "1 TB": 1000} {
-			if got, err := models.ParseSizeGB("f", in); err != nil || got != want {
+			if got, err := services.ParseSizeGB("f", in); err != nil || got != want {
 				t.Fatalf("%s: %d %v", in, got, err)
 			}
 		}
 		for _, bad := range []string{"16", "16MB", "GB", "0GB", "-1GB"} {
-			if _, err := models.ParseSizeGB("f", bad); err == nil {
+			if _, err := services.ParseSizeGB("f", bad); err == nil {
 				t.Fatalf("%q accepted", bad)
 			}
 		}
 	})
 	t.Run("maintenance windows", func(t *testing.T) {
 		for in, want := range map[string]time.Duration{"1_hour": time.Hour, "2_hours": 2 * time.Hour, "24_hours": 24 * time.Hour} {
-			if got, err := models.ParseWindowDuration("f", in); err != nil || got != want {
+			if got, err := services.ParseWindowDuration("f", in); err != nil || got != want {
 				t.Fatalf("%s: %v %v", in, got, err)
 			}
 		}
 		for _, bad := range []string{"25_hours", "0_hours", "90_minutes", "2 hours"} {
-			if _, err := models.ParseWindowDuration("f", bad); err == nil {
+			if _, err := services.ParseWindowDuration("f", bad); err == nil {
 				t.Fatalf("%q accepted", bad)
 			}
 		}
@@ -64,7 +65,7 @@ func TestFormatsOfTheBodies(t *testing.T) {
 		}
 		for _, tc := range tests {
 			var v models.Validator
-			got := models.CheckCIDRs(&v, "f", tc.in, 50)
+			got := services.CheckCIDRs(&v, "f", tc.in, 50)
 			err := v.Err()
 			if tc.bad == "" && (err != nil || !slices.Equal(got, tc.want)) {
 				t.Fatalf("%v: %v %v", tc.in, got, err)
@@ -76,7 +77,7 @@ func TestFormatsOfTheBodies(t *testing.T) {
 	})
 	t.Run("term discounts", func(t *testing.T) {
 		for months, pct := range map[int]int{1: 0, 11: 0, 12: 5, 23: 5, 24: 10, 35: 10, 36: 15, 60: 15} {
-			if got := models.TermDiscountPercent(months); got != pct {
+			if got := services.TermDiscountPercent(months); got != pct {
 				t.Fatalf("%d months: %d %%", months, got)
 			}
 		}
@@ -87,7 +88,7 @@ func TestKindProfilesMatchTheCatalog(t *testing.T) {
 	s := newStore(t)
 	ctx := context.Background()
 	seen := map[string]bool{}
-	for _, p := range models.KindProfiles() {
+	for _, p := range services.KindProfiles() {
 		if seen[p.Collection] || !strings.HasPrefix(p.Collection, "/services/") || p.Reference == "" {
 			t.Fatalf("profile %+v", p)
 		}
@@ -98,7 +99,7 @@ func TestKindProfilesMatchTheCatalog(t *testing.T) {
 				t.Fatalf("%s: offer %s: %+v %v", p.Kind, id, offer, err)
 			}
 		}
-		if _, err := models.NewKindBody("type", p.Kind); err != nil {
+		if _, err := services.NewKindBody("type", p.Kind); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -112,22 +113,22 @@ func TestPricing(t *testing.T) {
 	ctx := context.Background()
 	tests := []struct {
 		name    string
-		order   models.ProvisioningOrder
+		order   services.ProvisioningOrder
 		term    int
 		monthly models.Money
 		oneTime models.Money
 	}{
-		{"smallest bandwidth, standard", models.ProvisioningOrder{Kind: "internet", CatalogServiceID: "internet-fiber-dedicated", Bandwidth: "100mbps", SLA: "standard"}, 1, 29900, 50000},
-		{"third option, premium", models.ProvisioningOrder{Kind: "internet", CatalogServiceID: "internet-fiber-dedicated", Bandwidth: "1gbps", SLA: "premium"}, 1, 149500, 50000},
-		{"enterprise, 36 months", models.ProvisioningOrder{Kind: "internet", CatalogServiceID: "internet-fiber-dedicated", Bandwidth: "10gbps", SLA: "enterprise"}, 36, 304980, 50000},
-		{"network per site with dual path", models.ProvisioningOrder{Kind: "network", CatalogServiceID: "network-mpls", Bandwidth: "50mbps", SLA: "standard", Quantity: 3, Redundancy: "dual_path"}, 1, 3*45000 + 3*11250, 3 * 75000},
-		{"users and numbers", models.ProvisioningOrder{Kind: "phone_system", CatalogServiceID: "voice-cloud-pbx", SLA: "standard", Quantity: 10,
-			Numbers: []models.NumberRequest{{Type: "local", AreaCode: "512", Quantity: 3}, {Type: "toll_free", Quantity: 1}}, Features: []string{"call_recording", "auto_attendant"}}, 1, 10*1999 + 300 + 200 + 10*300, 0},
-		{"features per service", models.ProvisioningOrder{Kind: "internet", CatalogServiceID: "internet-fiber-business", Bandwidth: "50mbps", SLA: "standard", Features: []string{"ddos_protection", "ipv6"}}, 12, 17860, 50000},
+		{"smallest bandwidth, standard", services.ProvisioningOrder{Kind: "internet", CatalogServiceID: "internet-fiber-dedicated", Bandwidth: "100mbps", SLA: "standard"}, 1, 29900, 50000},
+		{"third option, premium", services.ProvisioningOrder{Kind: "internet", CatalogServiceID: "internet-fiber-dedicated", Bandwidth: "1gbps", SLA: "premium"}, 1, 149500, 50000},
+		{"enterprise, 36 months", services.ProvisioningOrder{Kind: "internet", CatalogServiceID: "internet-fiber-dedicated", Bandwidth: "10gbps", SLA: "enterprise"}, 36, 304980, 50000},
+		{"network per site with dual path", services.ProvisioningOrder{Kind: "network", CatalogServiceID: "network-mpls", Bandwidth: "50mbps", SLA: "standard", Quantity: 3, Redundancy: "dual_path"}, 1, 3*45000 + 3*11250, 3 * 75000},
+		{"users and numbers", services.ProvisioningOrder{Kind: "phone_system", CatalogServiceID: "voice-cloud-pbx", SLA: "standard", Quantity: 10,
+			Numbers: []services.NumberRequest{{Type: "local", AreaCode: "512", Quantity: 3}, {Type: "toll_free", Quantity: 1}}, Features: []string{"call_recording", "auto_attendant"}}, 1, 10*1999 + 300 + 200 + 10*300, 0},
+		{"features per service", services.ProvisioningOrder{Kind: "internet", CatalogServiceID: "internet-fiber-business", Bandwidth: "50mbps", SLA: "standard", Features: []string{"ddos_protection", "ipv6"}}, 12, 17860, 50000},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			p, err := s.PriceOrder(ctx, &tc.order, tc.term)
+			p, err := services.NewStore(s).PriceOrder(ctx, &tc.order, tc.term)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -215,28 +216,28 @@ func TestServiceChangeRules(t *testing.T) {
 	now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
 	ends := now.Add(90 * time.Minute)
 	tests := []struct {
-		svc  models.Service
+		svc  services.Service
 		code models.Code
 	}{
-		{models.Service{Status: models.ServiceOperational}, ""},
-		{models.Service{Status: models.ServiceDegraded}, ""},
-		{models.Service{Status: models.ServiceDown}, ""},
-		{models.Service{Status: models.ServiceMaintenance, MaintenanceEndsAt: &ends}, models.CodeServiceMaintenance},
-		{models.Service{Status: models.ServiceMaintenance}, models.CodeServiceMaintenance},
-		{models.Service{Status: models.ServiceOperational, PendingOperationID: "scl_x"}, models.CodeServiceConflict},
-		{models.Service{Status: models.ServicePending}, models.CodeInvalidStateTransition},
-		{models.Service{Status: models.ServiceProvisioning}, models.CodeInvalidStateTransition},
-		{models.Service{Status: models.ServiceDecommissioning}, models.CodeInvalidStateTransition},
-		{models.Service{Status: models.ServiceDecommissioned}, models.CodeInvalidStateTransition},
-		{models.Service{Status: models.ServiceFailed}, models.CodeInvalidStateTransition},
+		{services.Service{Status: services.ServiceOperational}, ""},
+		{services.Service{Status: services.ServiceDegraded}, ""},
+		{services.Service{Status: services.ServiceDown}, ""},
+		{services.Service{Status: services.ServiceMaintenance, MaintenanceEndsAt: &ends}, models.CodeServiceMaintenance},
+		{services.Service{Status: services.ServiceMaintenance}, models.CodeServiceMaintenance},
+		{services.Service{Status: services.ServiceOperational, PendingOperationID: "scl_x"}, models.CodeServiceConflict},
+		{services.Service{Status: services.ServicePending}, models.CodeInvalidStateTransition},
+		{services.Service{Status: services.ServiceProvisioning}, models.CodeInvalidStateTransition},
+		{services.Service{Status: services.ServiceDecommissioning}, models.CodeInvalidStateTransition},
+		{services.Service{Status: services.ServiceDecommissioned}, models.CodeInvalidStateTransition},
+		{services.Service{Status: services.ServiceFailed}, models.CodeInvalidStateTransition},
 	}
 	for _, tc := range tests {
-		err := models.CheckServiceChangeable(&tc.svc, now)
+		err := services.CheckServiceChangeable(&tc.svc, now)
 		if (tc.code == "" && err != nil) || (tc.code != "" && models.ErrorCode(err) != tc.code) {
 			t.Fatalf("%+v: %v, want %s", tc.svc, err, tc.code)
 		}
 	}
-	e := models.AsError(models.CheckServiceChangeable(&tests[3].svc, now))
+	e := models.AsError(services.CheckServiceChangeable(&tests[3].svc, now))
 	if e.Details["retry_after"] != 5400 || e.Details["maintenance_ends_at"] != "2026-11-22T11:30:00Z" {
 		t.Fatalf("details %v", e.Details)
 	}
@@ -249,26 +250,26 @@ func TestIncidentsMoveTheServiceAndWriteEvents(t *testing.T) {
 	scope := p.OwnScope()
 	svc := operational(t, s, p, acct)
 	at := time.Now().UTC()
-	if inc, err := s.RaiseIncident(ctx, scope, svc.ID, models.IncidentDegraded, "jitter", map[string]any{"latency_ms": 80}, at); err != nil || inc == nil {
+	if inc, err := services.NewStore(s).RaiseIncident(ctx, scope, svc.ID, services.IncidentDegraded, "jitter", map[string]any{"latency_ms": 80}, at); err != nil || inc == nil {
 		t.Fatalf("%+v %v", inc, err)
 	}
-	if inc, err := s.RaiseIncident(ctx, scope, svc.ID, models.IncidentDown, "fiber cut", nil, at.Add(time.Minute)); err != nil || inc == nil || inc.Kind != "down" {
+	if inc, err := services.NewStore(s).RaiseIncident(ctx, scope, svc.ID, services.IncidentDown, "fiber cut", nil, at.Add(time.Minute)); err != nil || inc == nil || inc.Kind != "down" {
 		t.Fatalf("%+v %v", inc, err)
 	}
-	if inc, err := s.RaiseIncident(ctx, scope, svc.ID, models.IncidentDegraded, "again", nil, at.Add(2*time.Minute)); err != nil || inc != nil {
+	if inc, err := services.NewStore(s).RaiseIncident(ctx, scope, svc.ID, services.IncidentDegraded, "again", nil, at.Add(2*time.Minute)); err != nil || inc != nil {
 		t.Fatalf("a down service degraded: %+v %v", inc, err)
 	}
-	open, _ := s.OpenIncident(ctx, scope, svc.ID)
+	open, _ := services.NewStore(s).OpenIncident(ctx, scope, svc.ID)
 	if open == nil || open.Kind != "down" {
 		t.Fatalf("open %+v", open)
 	}
-	if inc, err := s.ResolveIncident(ctx, scope, svc.ID, at.Add(10*time.Minute)); err != nil || inc == nil || inc.ResolvedAt == nil {
+	if inc, err := services.NewStore(s).ResolveIncident(ctx, scope, svc.ID, at.Add(10*time.Minute)); err != nil || inc == nil || inc.ResolvedAt == nil {
 		t.Fatalf("%+v %v", inc, err)
 	}
-	if inc, err := s.ResolveIncident(ctx, scope, svc.ID, at.Add(11*time.Minute)); err != nil || inc != nil {
+	if inc, err := services.NewStore(s).ResolveIncident(ctx, scope, svc.ID, at.Add(11*time.Minute)); err != nil || inc != nil {
 		t.Fatalf("resolved twice: %+v %v", inc, err)
 	}
-	got, _ := s.GetService(ctx, p, svc.ID)
+	got, _ := services.NewStore(s).GetService(ctx, p, svc.ID)
 	evs, _ := s.EventsFor(ctx, scope, svc.ID)
 	var types []string
 	for _, ev := range evs {
@@ -278,34 +279,34 @@ func TestIncidentsMoveTheServiceAndWriteEvents(t *testing.T) {
 		}
 	}
 	want := []string{"service.status_changed", "service.provisioned", "service.status_changed", "service.performance_alert", "service.status_changed", "service.down", "service.status_changed", "service.restored"}
-	if got.Status != models.ServiceOperational || !slices.Equal(types, want) {
+	if got.Status != services.ServiceOperational || !slices.Equal(types, want) {
 		t.Fatalf("status %s, events %v", got.Status, types)
 	}
-	all, _ := s.ServiceIncidents(ctx, scope, svc.ID)
+	all, _ := services.NewStore(s).ServiceIncidents(ctx, scope, svc.ID)
 	if len(all) != 2 || all[0].ResolvedAt == nil || all[1].ResolvedAt == nil {
 		t.Fatalf("incidents %+v", all)
 	}
 }
 
 // operational stores an operational internet service at Austin (a template order) for p.
-func operational(t *testing.T, s *models.Store, p *models.Principal, acct *models.BillingAccount) *models.Service {
+func operational(t *testing.T, s *models.Store, p *models.Principal, acct *models.BillingAccount) *services.Service {
 	t.Helper()
 	ctx := context.Background()
-	o, scope, err := s.PrepareTemplateOrder(ctx, p, models.TemplateInput{ServiceTemplate: "internet-dedicated-1g", AccountID: acct.ID, LocationID: "loc_austin_congress"})
+	o, scope, err := services.NewStore(s).PrepareTemplateOrder(ctx, p, services.TemplateInput{ServiceTemplate: "internet-dedicated-1g", AccountID: acct.ID, LocationID: "loc_austin_congress"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	opID, svcID := models.NewID(models.PrefixProvisioning), models.NewID(models.PrefixService)
-	if err := s.CreateOperation(ctx, scope, models.NewOperation(opID, models.OpTypeProvisioning, svcID, p.ID, models.ProvisioningSteps(false), nil)); err != nil {
+	if err := services.NewStore(s).CreateOperation(ctx, scope, services.NewOperation(opID, services.OpTypeProvisioning, svcID, p.ID, services.ProvisioningSteps(false), nil)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.EnsureService(ctx, scope, svcID, opID, o); err != nil {
+	if _, err := services.NewStore(s).EnsureService(ctx, scope, svcID, opID, o); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.TransitionService(ctx, scope, nil, svcID, models.ServiceProvisioning); err != nil {
+	if _, err := services.NewStore(s).TransitionService(ctx, scope, nil, svcID, services.ServiceProvisioning); err != nil {
 		t.Fatal(err)
 	}
-	svc, err := s.CompleteProvisioning(ctx, scope, opID, svcID)
+	svc, err := services.NewStore(s).CompleteProvisioning(ctx, scope, opID, svcID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -318,7 +319,7 @@ func TestConflictsOnlyForTheInternetBody(t *testing.T) {
 	p, acct := provisioningTenant(t, s, "Conflicts")
 	operational(t, s, p, acct)
 	operational(t, s, p, acct) // templates add circuits
-	_, _, err := s.PrepareInternetOrder(ctx, p, models.InternetInput{AccountID: acct.ID, ServiceType: "fiber_business", Bandwidth: "100mbps", Location: austin, SLA: "standard"})
+	_, _, err := services.NewStore(s).PrepareInternetOrder(ctx, p, services.InternetInput{AccountID: acct.ID, ServiceType: "fiber_business", Bandwidth: "100mbps", Location: austin, SLA: "standard"})
 	if models.ErrorCode(err) != models.CodeServiceConflict {
 		t.Fatalf("want SERVICE_CONFLICT, got %v", err)
 	}
@@ -326,7 +327,7 @@ func TestConflictsOnlyForTheInternetBody(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := s.PrepareInternetOrder(ctx, p, models.InternetInput{AccountID: other.ID, ServiceType: "fiber_business", Bandwidth: "100mbps", Location: austin, SLA: "standard"}); err != nil {
+	if _, _, err := services.NewStore(s).PrepareInternetOrder(ctx, p, services.InternetInput{AccountID: other.ID, ServiceType: "fiber_business", Bandwidth: "100mbps", Location: austin, SLA: "standard"}); err != nil {
 		t.Fatalf("another account: %v", err)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/billing"
 	"github.com/telcoplatform/platform/models/seed"
+	"github.com/telcoplatform/platform/models/services"
 	"github.com/telcoplatform/platform/payments"
 	"github.com/telcoplatform/platform/testenv"
 )
@@ -80,8 +81,8 @@ func newFixture(t *testing.T) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc := &models.Service{ID: models.NewID(models.PrefixService), AccountID: acct.ID, Name: "Fiber", Kind: "internet", ServiceType: "fiber_dedicated",
-		CatalogServiceID: "internet-fiber-dedicated", Status: models.ServiceOperational, Bandwidth: "1gbps", BandwidthMbps: 1000, SLA: "premium",
+	svc := &services.Service{ID: models.NewID(models.PrefixService), AccountID: acct.ID, Name: "Fiber", Kind: "internet", ServiceType: "fiber_dedicated",
+		CatalogServiceID: "internet-fiber-dedicated", Status: services.ServiceOperational, Bandwidth: "1gbps", BandwidthMbps: 1000, SLA: "premium",
 		BillingCycle: "monthly", LocationID: "loc_austin_congress", Address: "100 Congress Ave", City: "Austin", State: "TX", Zip: "78701", OperationID: "prov_x"}
 	if err := s.In(ctx, p.OwnScope()).Create(svc).Error; err != nil {
 		t.Fatal(err)

@@ -6,12 +6,13 @@ import (
 	"time"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/services"
 	"github.com/telcoplatform/platform/simulator"
 	"github.com/telcoplatform/platform/testenv"
 )
 
 // liveService stores an operational service of kind named name for the provider organization in env.
-func liveService(t *testing.T, s *models.Store, env models.Environment, id, kind, name string, qty int) *models.Service {
+func liveService(t *testing.T, s *models.Store, env models.Environment, id, kind, name string, qty int) *services.Service {
 	t.Helper()
 	ctx := context.Background()
 	org, err := s.EnsureProviderOrganization(ctx)
@@ -19,15 +20,15 @@ func liveService(t *testing.T, s *models.Store, env models.Environment, id, kind
 		t.Fatal(err)
 	}
 	scope := models.TenantScope(org.ID, env)
-	order := &models.ProvisioningOrder{AccountID: "acct_x", Name: name, Kind: kind, ServiceType: "fiber_dedicated", CatalogServiceID: "internet-fiber-dedicated",
+	order := &services.ProvisioningOrder{AccountID: "acct_x", Name: name, Kind: kind, ServiceType: "fiber_dedicated", CatalogServiceID: "internet-fiber-dedicated",
 		Bandwidth: "1gbps", BandwidthMbps: 1000, SLA: "standard", BillingCycle: "monthly", LocationID: "loc_austin_congress", Quantity: qty,
 		Location: models.LocationInput{Address: "100 Congress Ave", City: "Austin", State: "TX", Zip: "78701"}}
-	if _, err := s.EnsureService(ctx, scope, id, "prov_"+id, order); err != nil {
+	if _, err := services.NewStore(s).EnsureService(ctx, scope, id, "prov_"+id, order); err != nil {
 		t.Fatal(err)
 	}
-	var svc *models.Service
-	for _, to := range []models.ServiceStatus{models.ServiceProvisioning, models.ServiceOperational} {
-		if svc, err = s.TransitionService(ctx, scope, nil, id, to); err != nil {
+	var svc *services.Service
+	for _, to := range []services.ServiceStatus{services.ServiceProvisioning, services.ServiceOperational} {
+		if svc, err = services.NewStore(s).TransitionService(ctx, scope, nil, id, to); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -36,17 +37,17 @@ func liveService(t *testing.T, s *models.Store, env models.Environment, id, kind
 
 func TestSampleForCarriesTraffic(t *testing.T) {
 	at := time.Date(2026, 11, 22, 15, 0, 0, 0, time.UTC)
-	link := &models.Service{ID: "svc_link", Kind: "internet", SLA: "premium", Status: models.ServiceOperational, BandwidthMbps: 1000}
+	link := &services.Service{ID: "svc_link", Kind: "internet", SLA: "premium", Status: services.ServiceOperational, BandwidthMbps: 1000}
 	a, b := simulator.SampleFor(link, at, time.Minute), simulator.SampleFor(link, at, time.Minute)
 	if *a != *b || a.ThroughputMbps <= 0 || a.ThroughputMbps > 1000 || a.DataMB != float64(int(a.ThroughputMbps*60/8*100+0.5))/100 || a.Calls != 0 {
 		t.Fatalf("sample %+v", a)
 	}
-	pbx := &models.Service{ID: "svc_pbx", Kind: "phone_system", SLA: "standard", Status: models.ServiceOperational, Quantity: 200}
+	pbx := &services.Service{ID: "svc_pbx", Kind: "phone_system", SLA: "standard", Status: services.ServiceOperational, Quantity: 200}
 	if v := simulator.SampleFor(pbx, at, 10*time.Minute); v.Calls == 0 || v.CallQuality < 4 || v.CallQuality > 4.4 {
 		t.Fatalf("voice sample %+v", v)
 	}
 	down := *link
-	down.Status = models.ServiceDown
+	down.Status = services.ServiceDown
 	if d := simulator.SampleFor(&down, at, time.Minute); d.Up || d.ThroughputMbps != 0 || d.DataMB != 0 {
 		t.Fatalf("down sample %+v", d)
 	}
@@ -57,7 +58,7 @@ func TestMagicValuesOfTheServicesArea(t *testing.T) {
 	ctx := context.Background()
 	sim := simulator.New(s, simulator.Options{})
 	t.Run("a magic name fails any step in the sandbox", func(t *testing.T) {
-		for _, step := range []string{models.StepValidate, models.StepConfigure, models.StepMigrateData} {
+		for _, step := range []string{services.StepValidate, services.StepConfigure, services.StepMigrateData} {
 			o := simulator.Order{Environment: models.EnvTest, Name: simulator.MagicFailName(step)}
 			if err := sim.InjectedFault(ctx, o, step); models.ErrorCode(err) != models.CodeProvisioningFailed {
 				t.Fatalf("%s: %v", step, err)
@@ -75,34 +76,34 @@ func TestMagicValuesOfTheServicesArea(t *testing.T) {
 		scope := models.TenantScope(down.OrganizationID, models.EnvTest)
 		start := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
 		p := &models.Principal{OrganizationID: down.OrganizationID, Environment: models.EnvTest, Permissions: []string{"*"}}
-		want := []models.ServiceStatus{models.ServiceDown, models.ServiceOperational, models.ServiceDown}
+		want := []services.ServiceStatus{services.ServiceDown, services.ServiceOperational, services.ServiceDown}
 		for i, st := range want {
 			if _, err := sim.RecordTelemetry(ctx, start.Add(time.Duration(i)*time.Minute)); err != nil {
 				t.Fatal(err)
 			}
-			got, _ := s.GetService(ctx, p, down.ID)
-			other, _ := s.GetService(ctx, p, slow.ID)
-			if got.Status != st || (st == models.ServiceDown) != (other.Status == models.ServiceDegraded) {
+			got, _ := services.NewStore(s).GetService(ctx, p, down.ID)
+			other, _ := services.NewStore(s).GetService(ctx, p, slow.ID)
+			if got.Status != st || (st == services.ServiceDown) != (other.Status == services.ServiceDegraded) {
 				t.Fatalf("measurement %d: %s and %s", i, got.Status, other.Status)
 			}
 		}
-		var samples []models.TelemetrySample
+		var samples []services.TelemetrySample
 		s.In(ctx, scope).Where("service_id = ?", down.ID).Order("at").Find(&samples)
 		if len(samples) != 3 || samples[0].Up || !samples[1].Up {
 			t.Fatalf("samples %+v", samples)
 		}
 		lp := &models.Principal{OrganizationID: calm.OrganizationID, Environment: models.EnvLive, Permissions: []string{"*"}}
-		if got, _ := s.GetService(ctx, lp, calm.ID); got.Status != models.ServiceOperational {
+		if got, _ := services.NewStore(s).GetService(ctx, lp, calm.ID); got.Status != services.ServiceOperational {
 			t.Fatalf("live service %s", got.Status)
 		}
-		incs, _ := s.ServiceIncidents(ctx, scope, down.ID)
+		incs, _ := services.NewStore(s).ServiceIncidents(ctx, scope, down.ID)
 		if len(incs) != 2 || incs[1].ResolvedAt == nil || incs[0].ResolvedAt != nil {
 			t.Fatalf("incidents %+v", incs)
 		}
 	})
 	t.Run("deployments are derived from the operation", func(t *testing.T) {
-		items := []models.DeployItem{{Type: "virtual_machine", Name: "vm-1", Region: "us-east-1,eu-west-1", Count: 2}, {Type: "model_endpoint", Name: "m", Region: "us-east-1", Count: 1}}
-		o := simulator.Order{OperationID: "prov_deploy", Kind: models.KindCloudInfrastructure}
+		items := []services.DeployItem{{Type: "virtual_machine", Name: "vm-1", Region: "us-east-1,eu-west-1", Count: 2}, {Type: "model_endpoint", Name: "m", Region: "us-east-1", Count: 1}}
+		o := simulator.Order{OperationID: "prov_deploy", Kind: services.KindCloudInfrastructure}
 		a, err := sim.Deploy(ctx, o, items)
 		if err != nil {
 			t.Fatal(err)
@@ -123,14 +124,14 @@ func TestRandomIncidentsOnlyInTicks(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := &models.Principal{OrganizationID: svc.OrganizationID, Environment: models.EnvLive, Permissions: []string{"*"}}
-	if got, _ := s.GetService(ctx, p, svc.ID); got.Status != models.ServiceOperational {
+	if got, _ := services.NewStore(s).GetService(ctx, p, svc.ID); got.Status != services.ServiceOperational {
 		t.Fatalf("RecordTelemetry raised a random incident: %s", got.Status)
 	}
 	if _, err := sim.Tick(ctx, time.Now().UTC(), time.Minute); err != nil {
 		t.Fatal(err)
 	}
-	got, _ := s.GetService(ctx, p, svc.ID)
-	if got.Status != models.ServiceDegraded && got.Status != models.ServiceDown {
+	got, _ := services.NewStore(s).GetService(ctx, p, svc.ID)
+	if got.Status != services.ServiceDegraded && got.Status != services.ServiceDown {
 		t.Fatalf("Tick raised no incident: %s", got.Status)
 	}
 	quiet := simulator.New(s, simulator.Options{IncidentRate: -1})
@@ -138,7 +139,7 @@ func TestRandomIncidentsOnlyInTicks(t *testing.T) {
 	if _, err := quiet.Tick(ctx, time.Now().UTC(), time.Minute); err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := s.GetService(ctx, p, other.ID); got.Status != models.ServiceOperational {
+	if got, _ := services.NewStore(s).GetService(ctx, p, other.ID); got.Status != services.ServiceOperational {
 		t.Fatalf("incidents disabled, yet %s", got.Status)
 	}
 }

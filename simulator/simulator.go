@@ -21,6 +21,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/services"
 )
 
 // Order is what the network needs to know about one operation on a
@@ -113,13 +114,13 @@ type Southbound interface {
 	// Deploy builds what a service runs on (virtual machines, application
 	// environments, model endpoints, a PBX tenant...) and describes it.
 	// Errors: PROVISIONING_FAILED.
-	Deploy(ctx context.Context, o Order, items []models.DeployItem) (map[string]any, error)
+	Deploy(ctx context.Context, o Order, items []services.DeployItem) (map[string]any, error)
 	// ReleaseService returns every allocation of the order's service, of any
 	// operation (a decommission).
 	ReleaseService(ctx context.Context, o Order) error
 	// MigrateData copies the data of the order's service to the destination
 	// service and records what it copied. Errors: PROVISIONING_FAILED.
-	MigrateData(ctx context.Context, o Order, destination string) (*models.DataMigration, error)
+	MigrateData(ctx context.Context, o Order, destination string) (*services.DataMigration, error)
 	// VerifyMigration compares what the destination received with the
 	// source. Errors: PROVISIONING_FAILED (mismatch).
 	VerifyMigration(ctx context.Context, o Order) error
@@ -146,6 +147,7 @@ type Options struct {
 // inventory lives in the database.
 type Simulator struct {
 	store        *models.Store
+	services     *services.Store
 	delay        time.Duration
 	log          *slog.Logger
 	incidentRate float64
@@ -164,7 +166,7 @@ func New(store *models.Store, opts Options) *Simulator {
 	case rate < 0:
 		rate = 0
 	}
-	return &Simulator{store: store, delay: opts.StepDelay, log: log, incidentRate: rate}
+	return &Simulator{store: store, services: services.NewStore(store), delay: opts.StepDelay, log: log, incidentRate: rate}
 }
 
 var _ Southbound = (*Simulator)(nil)
@@ -251,7 +253,7 @@ func (s *Simulator) CheckFeasibility(ctx context.Context, o Order) error {
 	if err := s.wait(ctx); err != nil {
 		return err
 	}
-	return s.InjectedFault(ctx, o, models.StepValidate)
+	return s.InjectedFault(ctx, o, services.StepValidate)
 }
 
 // ReserveCapacity holds the order's bandwidth in the location's inventory.
@@ -259,7 +261,7 @@ func (s *Simulator) ReserveCapacity(ctx context.Context, o Order) (Reservation, 
 	if err := s.wait(ctx); err != nil {
 		return Reservation{}, err
 	}
-	if err := s.InjectedFault(ctx, o, models.StepReserveCapacity); err != nil {
+	if err := s.InjectedFault(ctx, o, services.StepReserveCapacity); err != nil {
 		return Reservation{}, err
 	}
 	a, err := s.store.ReserveCapacity(ctx, o.Scope(), s.request(o))
@@ -298,7 +300,7 @@ func (s *Simulator) Configure(ctx context.Context, o Order, c DeviceConfig) erro
 	if err := s.wait(ctx); err != nil {
 		return err
 	}
-	if err := s.InjectedFault(ctx, o, models.StepConfigure); err != nil {
+	if err := s.InjectedFault(ctx, o, services.StepConfigure); err != nil {
 		return err
 	}
 	s.log.DebugContext(ctx, "simulator: device configured", "operation", o.OperationID, "ip_block", c.IP.CIDR, "vlan", c.VLANID)
@@ -310,7 +312,7 @@ func (s *Simulator) Configure(ctx context.Context, o Order, c DeviceConfig) erro
 // prefix is the kind's (CKT, NET, PBX, ...).
 func circuitID(o Order) string {
 	prefix := "CKT"
-	if p, ok := models.LookupKind(o.Kind); ok && p.Reference != "" {
+	if p, ok := services.LookupKind(o.Kind); ok && p.Reference != "" {
 		prefix = p.Reference
 	}
 	return fmt.Sprintf("%s-%012X", prefix, hashOf(o.OperationID)&0xFFFFFFFFFFFF)
@@ -331,18 +333,18 @@ func (s *Simulator) Activate(ctx context.Context, o Order) (Circuit, error) {
 	if err := s.wait(ctx); err != nil {
 		return Circuit{}, err
 	}
-	if err := s.InjectedFault(ctx, o, models.StepActivate); err != nil {
+	if err := s.InjectedFault(ctx, o, services.StepActivate); err != nil {
 		return Circuit{}, err
 	}
-	has, err := s.store.HasTelemetry(ctx, o.Scope(), o.ServiceID)
+	has, err := s.services.HasTelemetry(ctx, o.Scope(), o.ServiceID)
 	if err != nil {
 		return Circuit{}, err
 	}
 	if !has {
-		sample := Sample(o.ServiceID, o.SLA, models.ServiceOperational, s.store.Now())
+		sample := Sample(o.ServiceID, o.SLA, services.ServiceOperational, s.store.Now())
 		sample.SecurityAlerts = 0
 		sample.ThroughputMbps = round2(float64(o.BandwidthMbps) * sample.UtilizationPct / 100)
-		if err := s.store.RecordTelemetry(ctx, o.Scope(), sample); err != nil {
+		if err := s.services.RecordTelemetry(ctx, o.Scope(), sample); err != nil {
 			return Circuit{}, err
 		}
 	}
@@ -354,7 +356,7 @@ func (s *Simulator) Handover(ctx context.Context, o Order) error {
 	if err := s.wait(ctx); err != nil {
 		return err
 	}
-	return s.InjectedFault(ctx, o, models.StepRecordService)
+	return s.InjectedFault(ctx, o, services.StepRecordService)
 }
 
 // Deactivate simulates turning the circuit down.
@@ -379,14 +381,14 @@ func (s *Simulator) Release(ctx context.Context, o Order, kinds ...models.Alloca
 // Sample returns a plausible measurement of a service in status at time at.
 // The values depend only on the service, its SLA, its status and the time
 // (a seeded generator), so the same inputs give the same sample.
-func Sample(serviceID, sla string, status models.ServiceStatus, at time.Time) *models.TelemetrySample {
+func Sample(serviceID, sla string, status services.ServiceStatus, at time.Time) *services.TelemetrySample {
 	h := fnv.New64a()
 	_, _ = h.Write([]byte(serviceID))
 	rng := rand.New(rand.NewPCG(h.Sum64(), uint64(at.Unix())))
-	target := models.SLATargets(sla)
+	target := services.SLATargets(sla)
 	hour := float64(at.UTC().Hour()) + float64(at.UTC().Minute())/60
 	daily := (math.Sin((hour-9)/24*2*math.Pi) + 1) / 2 // busiest mid-afternoon
-	smp := &models.TelemetrySample{
+	smp := &services.TelemetrySample{
 		ServiceID:      serviceID,
 		At:             at.UTC(),
 		Up:             true,
@@ -399,13 +401,13 @@ func Sample(serviceID, sla string, status models.ServiceStatus, at time.Time) *m
 		smp.SecurityAlerts = 1
 	}
 	switch status {
-	case models.ServiceDown:
+	case services.ServiceDown:
 		smp.Up, smp.LatencyMs, smp.JitterMs, smp.PacketLossPct, smp.UtilizationPct = false, 0, 0, 100, 0
-	case models.ServiceDegraded:
+	case services.ServiceDegraded:
 		smp.LatencyMs = round2(target.LatencyMs * (1.2 + rng.Float64()))
 		smp.JitterMs = round2(target.JitterMs * (1.2 + rng.Float64()))
 		smp.PacketLossPct = round3(target.PacketLossPct * (1.5 + 2*rng.Float64()))
-	case models.ServiceMaintenance:
+	case services.ServiceMaintenance:
 		smp.UtilizationPct = round2(smp.UtilizationPct / 4)
 	}
 	return smp
@@ -419,7 +421,7 @@ func (s *Simulator) ReserveCompute(ctx context.Context, o Order) error {
 	if err := s.wait(ctx); err != nil {
 		return err
 	}
-	if err := s.InjectedFault(ctx, o, models.StepReserveCapacity); err != nil {
+	if err := s.InjectedFault(ctx, o, services.StepReserveCapacity); err != nil {
 		return err
 	}
 	_, err := s.store.ReserveUnits(ctx, o.Scope(), s.request(o))
@@ -431,7 +433,7 @@ func (s *Simulator) AssignNumbers(ctx context.Context, o Order, typ, areaCode st
 	if err := s.wait(ctx); err != nil {
 		return nil, err
 	}
-	if err := s.InjectedFault(ctx, o, models.StepReserveCapacity); err != nil {
+	if err := s.InjectedFault(ctx, o, services.StepReserveCapacity); err != nil {
 		return nil, err
 	}
 	allocs, err := s.store.AllocateNumbers(ctx, o.Scope(), s.request(o), typ, areaCode, slots)
@@ -447,11 +449,11 @@ func (s *Simulator) AssignNumbers(ctx context.Context, o Order, typ, areaCode st
 
 // Deploy builds the service's platform: every id, address and host name is
 // derived from the operation, so deploying twice describes the same things.
-func (s *Simulator) Deploy(ctx context.Context, o Order, items []models.DeployItem) (map[string]any, error) {
+func (s *Simulator) Deploy(ctx context.Context, o Order, items []services.DeployItem) (map[string]any, error) {
 	if err := s.wait(ctx); err != nil {
 		return nil, err
 	}
-	if err := s.InjectedFault(ctx, o, models.StepConfigure); err != nil {
+	if err := s.InjectedFault(ctx, o, services.StepConfigure); err != nil {
 		return nil, err
 	}
 	short := fmt.Sprintf("%08x", hashOf(o.OperationID)&0xFFFFFFFF)
@@ -490,13 +492,13 @@ func (s *Simulator) Deploy(ctx context.Context, o Order, items []models.DeployIt
 		out["endpoints"] = endpoints
 	}
 	switch o.Kind {
-	case models.KindPhoneSystem:
+	case services.KindPhoneSystem:
 		out["pbx"] = map[string]any{"tenant_id": "pbx-" + short, "sip_domain": short + ".voice.platform.example",
 			"extensions": fmt.Sprintf("1000-%d", 1000+max(o.Quantity, 1)-1)}
-	case models.KindContactCenter:
+	case services.KindContactCenter:
 		out["contact_center"] = map[string]any{"tenant_id": "ccx-" + short, "agent_seats": max(o.Quantity, 1),
 			"agent_portal": fmt.Sprintf("https://%s.cc.platform.example", short)}
-	case models.KindManagedSecurity:
+	case services.KindManagedSecurity:
 		out["soc"] = map[string]any{"tenant_id": "soc-" + short, "log_ingestion_endpoint": fmt.Sprintf("https://ingest-%s.soc.platform.example", short)}
 	}
 	return out, nil
@@ -539,21 +541,21 @@ const MagicFailVerification = "sandbox-fail-verification"
 // MigrateData copies the service's data to destination: its settings, its
 // features and resources, and what it stored (1 KB per MB it carried).
 // The copy is recorded once per operation.
-func (s *Simulator) MigrateData(ctx context.Context, o Order, destination string) (*models.DataMigration, error) {
+func (s *Simulator) MigrateData(ctx context.Context, o Order, destination string) (*services.DataMigration, error) {
 	if err := s.wait(ctx); err != nil {
 		return nil, err
 	}
-	if err := s.InjectedFault(ctx, o, models.StepMigrateData); err != nil {
+	if err := s.InjectedFault(ctx, o, services.StepMigrateData); err != nil {
 		return nil, err
 	}
 	scope := o.Scope()
 	p := &models.Principal{OrganizationID: o.OrganizationID, Environment: o.Environment, Permissions: []string{"*"}}
-	svc, err := s.store.GetService(ctx, p, o.ServiceID)
+	svc, err := s.services.GetService(ctx, p, o.ServiceID)
 	if err != nil {
 		return nil, err
 	}
 	var stored float64
-	if err := s.store.In(ctx, scope).Model(&models.TelemetrySample{}).Where("service_id = ?", o.ServiceID).
+	if err := s.store.In(ctx, scope).Model(&services.TelemetrySample{}).Where("service_id = ?", o.ServiceID).
 		Select("COALESCE(SUM(data_mb), 0)").Scan(&stored).Error; err != nil {
 		return nil, models.Internal(err)
 	}
@@ -568,8 +570,8 @@ func (s *Simulator) MigrateData(ctx context.Context, o Order, destination string
 	if o.Environment == models.EnvTest && o.Reason == MagicFailVerification {
 		dest = fmt.Sprintf("%016x%016x", hashOf("corrupted", sum), hashOf(destination))
 	}
-	return s.store.RecordMigration(ctx, scope, &models.DataMigration{OperationID: o.OperationID, SourceServiceID: o.ServiceID,
-		DestinationServiceID: destination, Items: items, Bytes: bytes, SourceChecksum: sum, DestinationChecksum: dest, Status: models.MigrationCopied})
+	return s.services.RecordMigration(ctx, scope, &services.DataMigration{OperationID: o.OperationID, SourceServiceID: o.ServiceID,
+		DestinationServiceID: destination, Items: items, Bytes: bytes, SourceChecksum: sum, DestinationChecksum: dest, Status: services.MigrationCopied})
 }
 
 // VerifyMigration compares the checksums of the copy.
@@ -577,12 +579,12 @@ func (s *Simulator) VerifyMigration(ctx context.Context, o Order) error {
 	if err := s.wait(ctx); err != nil {
 		return err
 	}
-	m, err := s.store.DataMigrationOf(ctx, o.Scope(), o.OperationID)
+	m, err := s.services.DataMigrationOf(ctx, o.Scope(), o.OperationID)
 	if err != nil {
 		return err
 	}
 	if m.SourceChecksum != m.DestinationChecksum {
-		if err := s.store.SetMigrationStatus(ctx, o.Scope(), o.OperationID, models.MigrationMismatch); err != nil {
+		if err := s.services.SetMigrationStatus(ctx, o.Scope(), o.OperationID, services.MigrationMismatch); err != nil {
 			return err
 		}
 		e := models.Errorf(models.CodeProvisioningFailed, "the data received by %s does not match the source (checksum %s, expected %s)",
@@ -592,7 +594,7 @@ func (s *Simulator) VerifyMigration(ctx context.Context, o Order) error {
 		}
 		return e
 	}
-	return s.store.SetMigrationStatus(ctx, o.Scope(), o.OperationID, models.MigrationVerified)
+	return s.services.SetMigrationStatus(ctx, o.Scope(), o.OperationID, services.MigrationVerified)
 }
 
 // RollbackMigration removes the copied data from the destination.
@@ -600,7 +602,7 @@ func (s *Simulator) RollbackMigration(ctx context.Context, o Order) error {
 	if err := s.wait(ctx); err != nil {
 		return err
 	}
-	err := s.store.SetMigrationStatus(ctx, o.Scope(), o.OperationID, models.MigrationRolledBack)
+	err := s.services.SetMigrationStatus(ctx, o.Scope(), o.OperationID, services.MigrationRolledBack)
 	if models.ErrorCode(err) == models.CodeNotFound {
 		return nil
 	}
@@ -608,19 +610,19 @@ func (s *Simulator) RollbackMigration(ctx context.Context, o Order) error {
 }
 
 // nominalMbps is the traffic a service carries at full utilisation.
-func nominalMbps(svc *models.Service) float64 {
+func nominalMbps(svc *services.Service) float64 {
 	switch svc.Kind {
-	case models.KindPhoneSystem:
+	case services.KindPhoneSystem:
 		return 0.1 * float64(max(svc.Quantity, 1))
-	case models.KindContactCenter:
+	case services.KindContactCenter:
 		return 0.2 * float64(max(svc.Quantity, 1))
-	case models.KindCloudInfrastructure:
+	case services.KindCloudInfrastructure:
 		return 1000
-	case models.KindCloudPlatform:
+	case services.KindCloudPlatform:
 		return 500
-	case models.KindAIPlatform:
+	case services.KindAIPlatform:
 		return 200
-	case models.KindManagedSecurity:
+	case services.KindManagedSecurity:
 		return 50
 	}
 	return float64(svc.BandwidthMbps)
@@ -636,7 +638,7 @@ func dailyCurve(at time.Time) float64 {
 // since the previous one: Sample's values, plus the traffic (throughput and
 // data transferred, from its nominal rate and utilisation) and, for voice,
 // the calls and their quality. Like Sample it depends only on its inputs.
-func SampleFor(svc *models.Service, at time.Time, interval time.Duration) *models.TelemetrySample {
+func SampleFor(svc *services.Service, at time.Time, interval time.Duration) *services.TelemetrySample {
 	smp := Sample(svc.ID, svc.SLA, svc.Status, at)
 	smp.Tenant = svc.Tenant
 	rng := rand.New(rand.NewPCG(hashOf(svc.ID, "traffic"), uint64(at.Unix())))
@@ -644,15 +646,15 @@ func SampleFor(svc *models.Service, at time.Time, interval time.Duration) *model
 		smp.ThroughputMbps = round2(nominalMbps(svc) * smp.UtilizationPct / 100)
 		smp.DataMB = round2(smp.ThroughputMbps * interval.Seconds() / 8)
 	}
-	if (svc.Kind == models.KindPhoneSystem || svc.Kind == models.KindContactCenter) && smp.Up {
+	if (svc.Kind == services.KindPhoneSystem || svc.Kind == services.KindContactCenter) && smp.Up {
 		perMinute := 0.05
-		if svc.Kind == models.KindContactCenter {
+		if svc.Kind == services.KindContactCenter {
 			perMinute = 0.4
 		}
 		smp.Calls = int(math.Round(float64(max(svc.Quantity, 1)) * perMinute * interval.Minutes() * (0.2 + dailyCurve(at)) * (0.5 + rng.Float64())))
 		if smp.Calls > 0 {
 			smp.CallQuality = round2(4.1 + 0.3*rng.Float64())
-			if svc.Status == models.ServiceDegraded {
+			if svc.Status == services.ServiceDegraded {
 				smp.CallQuality = round2(3.0 + 0.5*rng.Float64())
 			}
 		}
@@ -679,12 +681,12 @@ func (s *Simulator) RecordTelemetry(ctx context.Context, at time.Time) (int, err
 // measure applies the incidents of this measurement (magic ones, and random
 // ones when random is set), then records a sample of every monitored service.
 func (s *Simulator) measure(ctx context.Context, at time.Time, interval time.Duration, random bool) (int, error) {
-	services, err := s.store.MonitoredServices(ctx)
+	svcs, err := s.services.MonitoredServices(ctx)
 	if err != nil {
 		return 0, err
 	}
-	for i := range services {
-		svc := &services[i]
+	for i := range svcs {
+		svc := &svcs[i]
 		moved, err := s.incidents(ctx, svc, at, random)
 		if err != nil {
 			s.log.ErrorContext(ctx, "simulator: incident handling failed", "service", svc.ID, "error", err)
@@ -695,13 +697,13 @@ func (s *Simulator) measure(ctx context.Context, at time.Time, interval time.Dur
 		}
 	}
 	written := 0
-	for start := 0; start < len(services); start += 200 {
-		batch := services[start:min(start+200, len(services))]
-		samples := make([]*models.TelemetrySample, len(batch))
+	for start := 0; start < len(svcs); start += 200 {
+		batch := svcs[start:min(start+200, len(svcs))]
+		samples := make([]*services.TelemetrySample, len(batch))
 		for i := range batch {
 			samples[i] = SampleFor(&batch[i], at, interval)
 		}
-		if err := s.store.RecordTelemetry(ctx, models.SystemScope(), samples...); err != nil {
+		if err := s.services.RecordTelemetry(ctx, models.SystemScope(), samples...); err != nil {
 			return written, err
 		}
 		written += len(samples)
@@ -711,52 +713,52 @@ func (s *Simulator) measure(ctx context.Context, at time.Time, interval time.Dur
 
 // incidents decides whether svc goes down, degrades or recovers at this
 // measurement, records it, and returns its new status ("" when unchanged).
-func (s *Simulator) incidents(ctx context.Context, svc *models.Service, at time.Time, random bool) (models.ServiceStatus, error) {
+func (s *Simulator) incidents(ctx context.Context, svc *services.Service, at time.Time, random bool) (services.ServiceStatus, error) {
 	scope := models.TenantScope(svc.OrganizationID, svc.Environment)
 	magic := ""
 	if svc.Environment == models.EnvTest {
 		switch svc.Name {
 		case MagicIncidentDown:
-			magic = models.IncidentDown
+			magic = services.IncidentDown
 		case MagicIncidentDegraded:
-			magic = models.IncidentDegraded
+			magic = services.IncidentDegraded
 		}
 	}
 	rng := rand.New(rand.NewPCG(hashOf(svc.ID, "incident"), uint64(at.Unix())))
 	switch {
-	case svc.Status == models.ServiceDown || svc.Status == models.ServiceDegraded:
+	case svc.Status == services.ServiceDown || svc.Status == services.ServiceDegraded:
 		if magic == "" && !(random && svc.Environment == models.EnvLive && rng.IntN(3) == 0) {
 			return "", nil
 		}
-		inc, err := s.store.ResolveIncident(ctx, scope, svc.ID, at)
+		inc, err := s.services.ResolveIncident(ctx, scope, svc.ID, at)
 		if err != nil || inc == nil {
 			return "", err
 		}
-		return models.ServiceOperational, nil
-	case svc.Status != models.ServiceOperational:
+		return services.ServiceOperational, nil
+	case svc.Status != services.ServiceOperational:
 		return "", nil
 	}
 	kind := magic
 	if kind == "" && random && svc.Environment == models.EnvLive && rng.Float64() < s.incidentRate {
-		kind = models.IncidentDegraded
+		kind = services.IncidentDegraded
 		if rng.IntN(4) == 0 {
-			kind = models.IncidentDown
+			kind = services.IncidentDown
 		}
 	}
 	if kind == "" {
 		return "", nil
 	}
-	status := models.ServiceDegraded
+	status := services.ServiceDegraded
 	cause := "latency and packet loss above the SLA's targets"
-	if kind == models.IncidentDown {
-		status, cause = models.ServiceDown, "loss of signal on the access circuit"
+	if kind == services.IncidentDown {
+		status, cause = services.ServiceDown, "loss of signal on the access circuit"
 	}
 	if magic != "" {
 		cause += " (sandbox magic value: name " + svc.Name + ")"
 	}
 	smp := Sample(svc.ID, svc.SLA, status, at)
 	metrics := map[string]any{"latency_ms": smp.LatencyMs, "jitter_ms": smp.JitterMs, "packet_loss": smp.PacketLossPct, "up": smp.Up}
-	inc, err := s.store.RaiseIncident(ctx, scope, svc.ID, kind, cause, metrics, at)
+	inc, err := s.services.RaiseIncident(ctx, scope, svc.ID, kind, cause, metrics, at)
 	if err != nil || inc == nil {
 		return "", err
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/services"
 	"github.com/telcoplatform/platform/simulator"
 	"github.com/telcoplatform/platform/testenv"
 )
@@ -23,13 +24,13 @@ func TestInjectedFaults(t *testing.T) {
 		step     string
 		wantFail bool
 	}{
-		{"magic location in the sandbox", models.EnvTest, "loc_sandbox_fail_configure", "", models.StepConfigure, true},
-		{"magic location, another step", models.EnvTest, "loc_sandbox_fail_configure", "", models.StepActivate, false},
-		{"magic template in the sandbox", models.EnvTest, "loc_sandbox_all", "sandbox-fail-activate", models.StepActivate, true},
-		{"magic template, another step", models.EnvTest, "loc_sandbox_all", "sandbox-fail-activate", models.StepValidate, false},
-		{"every step has a magic value", models.EnvTest, "loc_sandbox_fail_record", "", models.StepRecordService, true},
-		{"never live", models.EnvLive, "loc_sandbox_fail_configure", "sandbox-fail-configure", models.StepConfigure, false},
-		{"ordinary location", models.EnvTest, "loc_austin_congress", "internet-dedicated-1g", models.StepConfigure, false},
+		{"magic location in the sandbox", models.EnvTest, "loc_sandbox_fail_configure", "", services.StepConfigure, true},
+		{"magic location, another step", models.EnvTest, "loc_sandbox_fail_configure", "", services.StepActivate, false},
+		{"magic template in the sandbox", models.EnvTest, "loc_sandbox_all", "sandbox-fail-activate", services.StepActivate, true},
+		{"magic template, another step", models.EnvTest, "loc_sandbox_all", "sandbox-fail-activate", services.StepValidate, false},
+		{"every step has a magic value", models.EnvTest, "loc_sandbox_fail_record", "", services.StepRecordService, true},
+		{"never live", models.EnvLive, "loc_sandbox_fail_configure", "sandbox-fail-configure", services.StepConfigure, false},
+		{"ordinary location", models.EnvTest, "loc_austin_congress", "internet-dedicated-1g", services.StepConfigure, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -77,7 +78,7 @@ func TestSouthboundCallsAreKeyedByOperation(t *testing.T) {
 		}
 	}
 	var samples int64
-	if err := s.In(ctx, o.Scope()).Model(&models.TelemetrySample{}).Where("service_id = ?", "svc_sim").Count(&samples).Error; err != nil || samples != 1 {
+	if err := s.In(ctx, o.Scope()).Model(&services.TelemetrySample{}).Where("service_id = ?", "svc_sim").Count(&samples).Error; err != nil || samples != 1 {
 		t.Fatalf("turn-up samples: %d %v", samples, err)
 	}
 	other := o
@@ -108,20 +109,20 @@ func TestStepDelayStopsWithTheContext(t *testing.T) {
 
 func TestSamples(t *testing.T) {
 	at := time.Date(2026, 11, 22, 15, 0, 0, 0, time.UTC)
-	a := simulator.Sample("svc_1", "premium", models.ServiceOperational, at)
-	b := simulator.Sample("svc_1", "premium", models.ServiceOperational, at)
+	a := simulator.Sample("svc_1", "premium", services.ServiceOperational, at)
+	b := simulator.Sample("svc_1", "premium", services.ServiceOperational, at)
 	if *a != *b {
 		t.Fatalf("samples of the same inputs differ: %+v %+v", a, b)
 	}
-	target := models.SLATargets("premium")
+	target := services.SLATargets("premium")
 	if !a.Up || a.LatencyMs <= 0 || a.LatencyMs > target.LatencyMs || a.JitterMs > target.JitterMs || a.PacketLossPct > target.PacketLossPct ||
 		a.UtilizationPct <= 0 || a.UtilizationPct > 100 {
 		t.Fatalf("an operational sample is within its SLA: %+v", a)
 	}
-	if d := simulator.Sample("svc_1", "premium", models.ServiceDown, at); d.Up || d.PacketLossPct != 100 {
+	if d := simulator.Sample("svc_1", "premium", services.ServiceDown, at); d.Up || d.PacketLossPct != 100 {
 		t.Fatalf("down: %+v", d)
 	}
-	if d := simulator.Sample("svc_1", "premium", models.ServiceDegraded, at); d.LatencyMs <= target.LatencyMs || d.PacketLossPct <= target.PacketLossPct {
+	if d := simulator.Sample("svc_1", "premium", services.ServiceDegraded, at); d.LatencyMs <= target.LatencyMs || d.PacketLossPct <= target.PacketLossPct {
 		t.Fatalf("degraded: %+v", d)
 	}
 }
@@ -134,16 +135,16 @@ func TestRecordTelemetry(t *testing.T) {
 		t.Fatal(err)
 	}
 	scope := models.TenantScope(org.ID, models.EnvLive)
-	order := &models.ProvisioningOrder{AccountID: "acct_x", Name: "x", Kind: "internet", ServiceType: "fiber_dedicated", CatalogServiceID: "internet-fiber-dedicated",
+	order := &services.ProvisioningOrder{AccountID: "acct_x", Name: "x", Kind: "internet", ServiceType: "fiber_dedicated", CatalogServiceID: "internet-fiber-dedicated",
 		Bandwidth: "1gbps", BandwidthMbps: 1000, SLA: "standard", BillingCycle: "monthly", LocationID: "loc_austin_congress",
 		Location: models.LocationInput{Address: "100 Congress Ave", City: "Austin", State: "TX", Zip: "78701"}}
 	for _, id := range []string{"svc_up", "svc_pending"} {
-		if _, err := s.EnsureService(ctx, scope, id, "prov_"+id, order); err != nil {
+		if _, err := services.NewStore(s).EnsureService(ctx, scope, id, "prov_"+id, order); err != nil {
 			t.Fatal(err)
 		}
 	}
-	for _, to := range []models.ServiceStatus{models.ServiceProvisioning, models.ServiceOperational} {
-		if _, err := s.TransitionService(ctx, scope, nil, "svc_up", to); err != nil {
+	for _, to := range []services.ServiceStatus{services.ServiceProvisioning, services.ServiceOperational} {
+		if _, err := services.NewStore(s).TransitionService(ctx, scope, nil, "svc_up", to); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -155,7 +156,7 @@ func TestRecordTelemetry(t *testing.T) {
 			t.Fatalf("round %d: %d samples, %v", i, n, err)
 		}
 	}
-	var rows []models.TelemetrySample
+	var rows []services.TelemetrySample
 	if err := s.In(ctx, scope).Order("at").Find(&rows).Error; err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/services"
 )
 
 // DecommissionWorkflow is the registered name of the decommission workflow.
@@ -13,12 +14,12 @@ const DecommissionWorkflow = "Decommission"
 // its activities: the operation (request id = workflow id, dec_), its
 // tenant and the validated plan.
 type DecommissionInput struct {
-	RequestID      string                  `json:"request_id"`
-	OrganizationID string                  `json:"organization_id"`
-	Environment    models.Environment      `json:"environment"`
-	ServiceID      string                  `json:"service_id"`
-	Scheduled      bool                    `json:"scheduled"` // the operation has a wait_for_date step
-	Plan           models.DecommissionPlan `json:"plan"`
+	RequestID      string                    `json:"request_id"`
+	OrganizationID string                    `json:"organization_id"`
+	Environment    models.Environment        `json:"environment"`
+	ServiceID      string                    `json:"service_id"`
+	Scheduled      bool                      `json:"scheduled"` // the operation has a wait_for_date step
+	Plan           services.DecommissionPlan `json:"plan"`
 }
 
 // Scope returns the tenant scope the operation belongs to.
@@ -35,12 +36,12 @@ type DecomStepInput struct {
 
 // DecomFinishInput ends a decommission that did not complete.
 type DecomFinishInput struct {
-	Input              DecommissionInput      `json:"input"`
-	Status             models.OperationStatus `json:"status"`
-	FailedStep         string                 `json:"failed_step"`
-	Error              *models.OperationError `json:"error"`
-	Compensated        []string               `json:"compensated"`
-	CompensationErrors []string               `json:"compensation_errors"`
+	Input              DecommissionInput        `json:"input"`
+	Status             services.OperationStatus `json:"status"`
+	FailedStep         string                   `json:"failed_step"`
+	Error              *services.OperationError `json:"error"`
+	Compensated        []string                 `json:"compensated"`
+	CompensationErrors []string                 `json:"compensation_errors"`
 }
 
 // DecommissionResult is what a completed decommission returns.
@@ -73,30 +74,30 @@ func Decommission(ctx workflow.Context, in DecommissionInput) (*DecommissionResu
 			return err
 		}
 		if in.Scheduled {
-			s.begin(models.StepWaitForDate)
+			s.begin(services.StepWaitForDate)
 			s.progress.Phase, s.progress.ScheduledFor = PhaseScheduled, plan.Date
-			if err := execute(actx, DecommissionActivities.MarkStep, DecomStepInput{Input: in, Step: models.StepWaitForDate}).Get(actx, nil); err != nil {
+			if err := execute(actx, DecommissionActivities.MarkStep, DecomStepInput{Input: in, Step: services.StepWaitForDate}).Get(actx, nil); err != nil {
 				return err
 			}
 			log.Info("waiting for the decommission date", "request_id", in.RequestID, "until", plan.Date)
 			if err := sleepUntil(ctx, plan.Date); err != nil {
 				return err
 			}
-			if err := execute(actx, DecommissionActivities.MarkStep, DecomStepInput{Input: in, Step: models.StepWaitForDate, Done: true}).Get(actx, nil); err != nil {
+			if err := execute(actx, DecommissionActivities.MarkStep, DecomStepInput{Input: in, Step: services.StepWaitForDate, Done: true}).Get(actx, nil); err != nil {
 				return err
 			}
-			s.complete(models.StepWaitForDate)
+			s.complete(services.StepWaitForDate)
 		}
 		s.progress.Phase = PhaseRunning
-		if err := s.run(actx, models.StepValidate, ActivityName(DecommissionActivities.Validate), nil); err != nil {
+		if err := s.run(actx, services.StepValidate, ActivityName(DecommissionActivities.Validate), nil); err != nil {
 			return err
 		}
 		if plan.Migrate {
-			if err := s.runWithCompensation(actx, models.StepMigrateData, ActivityName(DecommissionActivities.MigrateData), ActivityName(DecommissionActivities.RollbackMigration), "rollback_migration"); err != nil {
+			if err := s.runWithCompensation(actx, services.StepMigrateData, ActivityName(DecommissionActivities.MigrateData), ActivityName(DecommissionActivities.RollbackMigration), "rollback_migration"); err != nil {
 				return err
 			}
 			if plan.Verify {
-				if err := s.run(actx, models.StepVerifyMigration, ActivityName(DecommissionActivities.VerifyMigration), nil); err != nil {
+				if err := s.run(actx, services.StepVerifyMigration, ActivityName(DecommissionActivities.VerifyMigration), nil); err != nil {
 					return err
 				}
 			}
@@ -106,15 +107,15 @@ func Decommission(ctx workflow.Context, in DecommissionInput) (*DecommissionResu
 		dctx, _ := workflow.NewDisconnectedContext(ctx)
 		dctx = workflow.WithActivityOptions(dctx, CompensationActivityOptions())
 		for _, st := range []struct{ name, activity string }{
-			{models.StepDeactivate, ActivityName(DecommissionActivities.Deactivate)},
-			{models.StepReleaseInventory, ActivityName(DecommissionActivities.ReleaseInventory)},
-			{models.StepStopBilling, ActivityName(DecommissionActivities.StopBilling)},
+			{services.StepDeactivate, ActivityName(DecommissionActivities.Deactivate)},
+			{services.StepReleaseInventory, ActivityName(DecommissionActivities.ReleaseInventory)},
+			{services.StepStopBilling, ActivityName(DecommissionActivities.StopBilling)},
 		} {
 			if err := s.run(dctx, st.name, st.activity, nil); err != nil {
 				return err
 			}
 		}
-		return s.run(dctx, models.StepRecordDecommission, ActivityName(DecommissionActivities.Record), &result)
+		return s.run(dctx, services.StepRecordDecommission, ActivityName(DecommissionActivities.Record), &result)
 	}()
 	if err == nil {
 		s.done()

@@ -10,21 +10,22 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/services"
 	"github.com/telcoplatform/platform/simulator"
 	"github.com/telcoplatform/platform/workflows"
 )
 
 // startDecommission accepts a decommission as the API does.
-func startDecommission(t *testing.T, e *servicesEnv, env models.Environment, serviceID string, in models.DecommissionInput, now time.Time) workflows.DecommissionInput {
+func startDecommission(t *testing.T, e *servicesEnv, env models.Environment, serviceID string, in services.DecommissionInput, now time.Time) workflows.DecommissionInput {
 	t.Helper()
 	ctx := context.Background()
-	svc, plan, scope, err := e.store.PrepareDecommission(ctx, e.principal(env), serviceID, in)
+	svc, plan, scope, err := services.NewStore(e.store).PrepareDecommission(ctx, e.principal(env), serviceID, in)
 	if err != nil {
 		t.Fatal(err)
 	}
 	scheduled := plan.Scheduled(now)
-	op := models.NewOperation(models.NewID(models.PrefixDecommission), models.OpTypeDecommission, svc.ID, "ak_x", models.DecommissionSteps(plan, scheduled), nil)
-	if err := e.store.StartServiceOperation(ctx, scope, svc.ID, op); err != nil {
+	op := services.NewOperation(models.NewID(models.PrefixDecommission), services.OpTypeDecommission, svc.ID, "ak_x", services.DecommissionSteps(plan, scheduled), nil)
+	if err := services.NewStore(e.store).StartServiceOperation(ctx, scope, svc.ID, op); err != nil {
 		t.Fatal(err)
 	}
 	return workflows.DecommissionInput{RequestID: op.ID, OrganizationID: scope.OrganizationID, Environment: scope.Environment, ServiceID: svc.ID,
@@ -33,9 +34,9 @@ func startDecommission(t *testing.T, e *servicesEnv, env models.Environment, ser
 
 func phoneSystem(t *testing.T, e *servicesEnv, env models.Environment, name string) workflows.ProvisioningInput {
 	t.Helper()
-	in, err := e.provision(env, &models.PhoneSystemBody{SystemType: "cloud_pbx", Users: 10, Features: []string{"voicemail_to_email"},
-		PhoneNumbers: []models.PhoneNumberOrder{{Type: "local", AreaCode: "512", Quantity: 4}, {Type: "toll_free", Quantity: 1}},
-		OrderExtras:  models.OrderExtras{Name: name, Contacts: &models.OrderContacts{Technical: "noc@example.com", Billing: "ap@example.com"}}})
+	in, err := e.provision(env, &services.PhoneSystemBody{SystemType: "cloud_pbx", Users: 10, Features: []string{"voicemail_to_email"},
+		PhoneNumbers: []services.PhoneNumberOrder{{Type: "local", AreaCode: "512", Quantity: 4}, {Type: "toll_free", Quantity: 1}},
+		OrderExtras:  services.OrderExtras{Name: name, Contacts: &services.OrderContacts{Technical: "noc@example.com", Billing: "ap@example.com"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +54,7 @@ func TestDecommissionWithMigrationAtItsDate(t *testing.T) {
 	}
 	// traffic to migrate
 	svc := e.service(models.EnvLive, old.ServiceID)
-	if err := e.store.RecordTelemetry(ctx, scope, simulator.SampleFor(svc, time.Now().UTC(), time.Hour)); err != nil {
+	if err := services.NewStore(e.store).RecordTelemetry(ctx, scope, simulator.SampleFor(svc, time.Now().UTC(), time.Hour)); err != nil {
 		t.Fatal(err)
 	}
 
@@ -61,31 +62,31 @@ func TestDecommissionWithMigrationAtItsDate(t *testing.T) {
 	now := time.Now().UTC().Truncate(time.Second)
 	wenv.SetStartTime(now)
 	date := now.Add(3 * 24 * time.Hour)
-	in := startDecommission(t, e, models.EnvLive, old.ServiceID, models.DecommissionInput{Date: &date, MigrationRequired: true, Destination: dest.ServiceID,
+	in := startDecommission(t, e, models.EnvLive, old.ServiceID, services.DecommissionInput{Date: &date, MigrationRequired: true, Destination: dest.ServiceID,
 		Verification: true, Reason: "consolidation"}, now)
-	var waiting models.ServiceStatus
+	var waiting services.ServiceStatus
 	wenv.RegisterDelayedCallback(func() { waiting = e.service(models.EnvLive, old.ServiceID).Status }, 48*time.Hour)
 	wenv.ExecuteWorkflow(workflows.DecommissionWorkflow, in)
 	if err := wenv.GetWorkflowError(); err != nil {
 		t.Fatal(err)
 	}
-	if waiting != models.ServiceOperational || wenv.Now().Before(date) {
+	if waiting != services.ServiceOperational || wenv.Now().Before(date) {
 		t.Fatalf("while waiting the service was %s; ended at %v, before %v", waiting, wenv.Now(), date)
 	}
 	svc = e.service(models.EnvLive, old.ServiceID)
 	op := e.operation(models.EnvLive, in.RequestID)
-	if svc.Status != models.ServiceDecommissioned || svc.BillingEndedAt == nil || svc.DecommissionedAt == nil || svc.DecommissionReason != "consolidation" ||
-		svc.PendingOperationID != "" || op.Status != models.OpCompleted || op.Result["billing_ended_at"] == nil {
+	if svc.Status != services.ServiceDecommissioned || svc.BillingEndedAt == nil || svc.DecommissionedAt == nil || svc.DecommissionReason != "consolidation" ||
+		svc.PendingOperationID != "" || op.Status != services.OpCompleted || op.Result["billing_ended_at"] == nil {
 		t.Fatalf("service %+v, operation %+v", svc, op)
 	}
 	wantSteps := []string{"wait_for_date", "validate", "migrate_data", "verify_migration", "deactivate", "release_inventory", "stop_billing", "record_decommission"}
 	for i, st := range op.Steps {
-		if st.Name != wantSteps[i] || st.Status != models.StepCompleted {
+		if st.Name != wantSteps[i] || st.Status != services.StepCompleted {
 			t.Fatalf("steps %+v", op.Steps)
 		}
 	}
-	m, err := e.store.DataMigrationOf(ctx, scope, in.RequestID)
-	if err != nil || m.Status != models.MigrationVerified || m.DestinationServiceID != dest.ServiceID || m.Bytes <= 0 || m.SourceChecksum != m.DestinationChecksum {
+	m, err := services.NewStore(e.store).DataMigrationOf(ctx, scope, in.RequestID)
+	if err != nil || m.Status != services.MigrationVerified || m.DestinationServiceID != dest.ServiceID || m.Bytes <= 0 || m.SourceChecksum != m.DestinationChecksum {
 		t.Fatalf("migration %+v %v", m, err)
 	}
 	if got := e.active(scope, old.ServiceID); len(got) != 0 {
@@ -98,7 +99,7 @@ func TestDecommissionWithMigrationAtItsDate(t *testing.T) {
 	if got := e.eventTypes(scope, old.ServiceID); !slices.Equal(got, want) {
 		t.Fatalf("events %v, want %v", got, want)
 	}
-	notes, _ := e.store.ServiceNotifications(ctx, scope, old.ServiceID)
+	notes, _ := services.NewStore(e.store).ServiceNotifications(ctx, scope, old.ServiceID)
 	if len(notes) != 4 || notes[2].Template != "service_decommissioned" {
 		t.Fatalf("notifications %+v", notes)
 	}
@@ -116,7 +117,7 @@ func TestDecommissionVerificationFailureRollsBack(t *testing.T) {
 	old := phoneSystem(t, e, models.EnvTest, "Old PBX")
 	dest := phoneSystem(t, e, models.EnvTest, "New PBX")
 	wenv := e.env()
-	in := startDecommission(t, e, models.EnvTest, old.ServiceID, models.DecommissionInput{MigrationRequired: true, Destination: dest.ServiceID,
+	in := startDecommission(t, e, models.EnvTest, old.ServiceID, services.DecommissionInput{MigrationRequired: true, Destination: dest.ServiceID,
 		Verification: true, Reason: simulator.MagicFailVerification}, time.Now())
 	wenv.ExecuteWorkflow(workflows.DecommissionWorkflow, in)
 	var appErr *temporal.ApplicationError
@@ -125,17 +126,17 @@ func TestDecommissionVerificationFailureRollsBack(t *testing.T) {
 	}
 	svc := e.service(models.EnvTest, old.ServiceID)
 	op := e.operation(models.EnvTest, in.RequestID)
-	if svc.Status != models.ServiceOperational || svc.BillingEndedAt != nil || svc.PendingOperationID != "" || op.Status != models.OpFailed ||
-		op.Error.Details["step"] != models.StepVerifyMigration || op.Error.Details["service_taken_out"] != false || op.Error.Details["sandbox"] != true {
+	if svc.Status != services.ServiceOperational || svc.BillingEndedAt != nil || svc.PendingOperationID != "" || op.Status != services.OpFailed ||
+		op.Error.Details["step"] != services.StepVerifyMigration || op.Error.Details["service_taken_out"] != false || op.Error.Details["sandbox"] != true {
 		t.Fatalf("service %+v, operation %+v %+v", svc, op, op.Error)
 	}
-	if m, _ := e.store.DataMigrationOf(ctx, old.Scope(), in.RequestID); m.Status != models.MigrationRolledBack {
+	if m, _ := services.NewStore(e.store).DataMigrationOf(ctx, old.Scope(), in.RequestID); m.Status != services.MigrationRolledBack {
 		t.Fatalf("migration %+v", m)
 	}
 	for _, st := range op.Steps {
-		want := map[string]models.StepStatus{"validate": models.StepCompleted, "migrate_data": models.StepCompensated, "verify_migration": models.StepFailed}[st.Name]
+		want := map[string]services.StepStatus{"validate": services.StepCompleted, "migrate_data": services.StepCompensated, "verify_migration": services.StepFailed}[st.Name]
 		if want == "" {
-			want = models.StepSkipped
+			want = services.StepSkipped
 		}
 		if st.Status != want {
 			t.Fatalf("step %s is %s, want %s", st.Name, st.Status, want)
@@ -151,7 +152,7 @@ func TestDecommissionCancelledWhileWaiting(t *testing.T) {
 	prov := internetService(t, e, models.EnvLive, demoAccount(t, e, models.EnvLive))
 	wenv := e.env()
 	date := time.Now().UTC().Add(30 * 24 * time.Hour)
-	in := startDecommission(t, e, models.EnvLive, prov.ServiceID, models.DecommissionInput{Date: &date}, time.Now())
+	in := startDecommission(t, e, models.EnvLive, prov.ServiceID, services.DecommissionInput{Date: &date}, time.Now())
 	wenv.RegisterDelayedCallback(wenv.CancelWorkflow, 24*time.Hour)
 	wenv.ExecuteWorkflow(workflows.DecommissionWorkflow, in)
 	if err := wenv.GetWorkflowError(); !temporal.IsCanceledError(err) {
@@ -159,7 +160,7 @@ func TestDecommissionCancelledWhileWaiting(t *testing.T) {
 	}
 	svc := e.service(models.EnvLive, prov.ServiceID)
 	op := e.operation(models.EnvLive, in.RequestID)
-	if svc.Status != models.ServiceOperational || svc.PendingOperationID != "" || op.Status != models.OpCancelled || op.Steps[0].Status != models.StepCancelled {
+	if svc.Status != services.ServiceOperational || svc.PendingOperationID != "" || op.Status != services.OpCancelled || op.Steps[0].Status != services.StepCancelled {
 		t.Fatalf("service %+v, operation %+v", svc, op)
 	}
 	if got := e.active(prov.Scope(), prov.ServiceID); got[models.AllocCapacity] != 1 || got[models.AllocIPBlock] != 1 {
@@ -171,19 +172,19 @@ func TestProvisioningEveryKindAndCompensation(t *testing.T) {
 	e := newServicesEnv(t)
 	ctx := context.Background()
 	account := demoAccount(t, e, models.EnvTest)
-	bodies := map[string]models.KindBody{
-		"network": &models.NetworkBody{NetworkType: "sdwan", Topology: "full_mesh", Bandwidth: "100mbps",
-			Locations: []models.NetworkSite{{ID: "loc_sandbox_all"}, {ID: "loc_austin_congress"}, {ID: "loc_dallas_main"}}},
-		"contact_center": &models.ContactCenterBody{CenterType: "omnichannel", Channels: []string{"voice", "chat"}, AgentCount: 10},
-		"cloud_infrastructure": &models.CloudInfrastructureBody{DeploymentType: "single_cloud", Providers: []string{"aws"}, Regions: []string{"us-east-1"},
-			Resources: []models.CloudResource{{Type: "virtual_machine", Quantity: 2, Specifications: &models.VMSpecifications{CPU: 2, Memory: "8GB", Storage: "100GB", OS: "debian-12"}},
+	bodies := map[string]services.KindBody{
+		"network": &services.NetworkBody{NetworkType: "sdwan", Topology: "full_mesh", Bandwidth: "100mbps",
+			Locations: []services.NetworkSite{{ID: "loc_sandbox_all"}, {ID: "loc_austin_congress"}, {ID: "loc_dallas_main"}}},
+		"contact_center": &services.ContactCenterBody{CenterType: "omnichannel", Channels: []string{"voice", "chat"}, AgentCount: 10},
+		"cloud_infrastructure": &services.CloudInfrastructureBody{DeploymentType: "single_cloud", Providers: []string{"aws"}, Regions: []string{"us-east-1"},
+			Resources: []services.CloudResource{{Type: "virtual_machine", Quantity: 2, Specifications: &services.VMSpecifications{CPU: 2, Memory: "8GB", Storage: "100GB", OS: "debian-12"}},
 				{Type: "load_balancer", Tier: "basic"}}},
-		"cloud_platform":   &models.CloudPlatformBody{Runtime: "go123", Region: "eu-west-1", Environments: []string{"production"}, InstanceSize: "small"},
-		"managed_security": &models.ManagedSecurityBody{ServiceType: "managed_soc", Coverage: "24x7x365", Services: []string{"threat_monitoring"}},
-		"security_infrastructure": &models.SecurityInfrastructureBody{InfrastructureType: "ddos_protection", Throughput: "10gbps", LocationID: "loc_sandbox_all",
+		"cloud_platform":   &services.CloudPlatformBody{Runtime: "go123", Region: "eu-west-1", Environments: []string{"production"}, InstanceSize: "small"},
+		"managed_security": &services.ManagedSecurityBody{ServiceType: "managed_soc", Coverage: "24x7x365", Services: []string{"threat_monitoring"}},
+		"security_infrastructure": &services.SecurityInfrastructureBody{InfrastructureType: "ddos_protection", Throughput: "10gbps", LocationID: "loc_sandbox_all",
 			ProtectedNetworks: []string{"10.0.0.0/8"}},
-		"ai_platform": &models.AIPlatformBody{PlatformType: "inference", Capabilities: []string{"predictive_analytics"}, ComputeTier: "gpu_high_memory",
-			Models: []models.AIModel{{Name: "forecast", Type: "forecasting", Framework: "xgboost"}}},
+		"ai_platform": &services.AIPlatformBody{PlatformType: "inference", Capabilities: []string{"predictive_analytics"}, ComputeTier: "gpu_high_memory",
+			Models: []services.AIModel{{Name: "forecast", Type: "forecasting", Framework: "xgboost"}}},
 	}
 	want := map[string]map[models.AllocationKind]int{
 		"network":                 {models.AllocCapacity: 3, models.AllocIPBlock: 1, models.AllocVLAN: 3},
@@ -201,7 +202,7 @@ func TestProvisioningEveryKindAndCompensation(t *testing.T) {
 				t.Fatal(err)
 			}
 			svc := e.service(models.EnvTest, in.ServiceID)
-			if svc.Status != models.ServiceOperational || svc.Kind != kind || svc.CircuitID == "" || svc.MonthlyCharge <= 0 {
+			if svc.Status != services.ServiceOperational || svc.Kind != kind || svc.CircuitID == "" || svc.MonthlyCharge <= 0 {
 				t.Fatalf("service %+v", svc)
 			}
 			got := e.active(in.Scope(), in.ServiceID)
@@ -227,9 +228,9 @@ func TestProvisioningEveryKindAndCompensation(t *testing.T) {
 		})
 	}
 	t.Run("a sandbox failure releases every slot", func(t *testing.T) {
-		body := &models.NetworkBody{NetworkType: "mpls", Topology: "hub_and_spoke", Bandwidth: "1gbps", AccountID: account,
-			Locations:   []models.NetworkSite{{ID: "loc_sandbox_all", Role: "hub"}, {ID: "loc_austin_congress", Role: "spoke"}},
-			OrderExtras: models.OrderExtras{Name: simulator.MagicFailName(models.StepRecordService), Contacts: &models.OrderContacts{Technical: "noc@example.com"}}}
+		body := &services.NetworkBody{NetworkType: "mpls", Topology: "hub_and_spoke", Bandwidth: "1gbps", AccountID: account,
+			Locations:   []services.NetworkSite{{ID: "loc_sandbox_all", Role: "hub"}, {ID: "loc_austin_congress", Role: "spoke"}},
+			OrderExtras: services.OrderExtras{Name: simulator.MagicFailName(services.StepRecordService), Contacts: &services.OrderContacts{Technical: "noc@example.com"}}}
 		in, err := e.provision(models.EnvTest, body)
 		var appErr *temporal.ApplicationError
 		if !errors.As(err, &appErr) || appErr.Type() != string(models.CodeProvisioningFailed) {
@@ -245,8 +246,8 @@ func TestProvisioningEveryKindAndCompensation(t *testing.T) {
 			}
 		}
 		svc := e.service(models.EnvTest, in.ServiceID)
-		notes, _ := e.store.ServiceNotifications(ctx, in.Scope(), in.ServiceID)
-		if svc.Status != models.ServiceFailed || len(notes) != 1 || notes[0].Template != "provisioning_failed" {
+		notes, _ := services.NewStore(e.store).ServiceNotifications(ctx, in.Scope(), in.ServiceID)
+		if svc.Status != services.ServiceFailed || len(notes) != 1 || notes[0].Template != "provisioning_failed" {
 			t.Fatalf("service %s, notifications %+v", svc.Status, notes)
 		}
 	})
@@ -254,29 +255,29 @@ func TestProvisioningEveryKindAndCompensation(t *testing.T) {
 		wenv := e.env()
 		now := time.Now().UTC().Truncate(time.Second)
 		wenv.SetStartTime(now)
-		o, scope, err := e.store.PrepareServiceOrder(ctx, e.principal(models.EnvTest), &models.ManagedSecurityBody{ServiceType: "managed_detection_response",
+		o, scope, err := services.NewStore(e.store).PrepareServiceOrder(ctx, e.principal(models.EnvTest), &services.ManagedSecurityBody{ServiceType: "managed_detection_response",
 			Coverage: "business_hours", Services: []string{"incident_response"}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := e.store.ScheduleOrder(o, new(now.Add(5*24*time.Hour)), "2_days"); err != nil {
+		if err := services.NewStore(e.store).ScheduleOrder(o, new(now.Add(5*24*time.Hour)), "2_days"); err != nil {
 			t.Fatal(err)
 		}
 		in := workflows.ProvisioningInput{RequestID: models.NewID(models.PrefixProvisioning), OrganizationID: scope.OrganizationID, Environment: scope.Environment,
 			ServiceID: models.NewID(models.PrefixService), Order: *o, Scheduled: true}
-		if err := e.store.CreateOperation(ctx, scope, models.NewOperation(in.RequestID, models.OpTypeProvisioning, in.ServiceID, "ak_x", models.ProvisioningSteps(true), nil)); err != nil {
+		if err := services.NewStore(e.store).CreateOperation(ctx, scope, services.NewOperation(in.RequestID, services.OpTypeProvisioning, in.ServiceID, "ak_x", services.ProvisioningSteps(true), nil)); err != nil {
 			t.Fatal(err)
 		}
 		var early bool
 		wenv.RegisterDelayedCallback(func() {
-			_, err := e.store.GetService(ctx, e.principal(models.EnvTest), in.ServiceID)
+			_, err := services.NewStore(e.store).GetService(ctx, e.principal(models.EnvTest), in.ServiceID)
 			early = err == nil
 		}, 4*24*time.Hour)
 		wenv.ExecuteWorkflow(workflows.ProvisioningWorkflow, in)
 		if err := wenv.GetWorkflowError(); err != nil {
 			t.Fatal(err)
 		}
-		if early || wenv.Now().Before(*o.PreferredDate) || e.service(models.EnvTest, in.ServiceID).Status != models.ServiceOperational {
+		if early || wenv.Now().Before(*o.PreferredDate) || e.service(models.EnvTest, in.ServiceID).Status != services.ServiceOperational {
 			t.Fatalf("created before its date: %v; ended %v", early, wenv.Now())
 		}
 	})

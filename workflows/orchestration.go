@@ -11,6 +11,7 @@ import (
 
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/automation"
+	"github.com/telcoplatform/platform/models/services"
 )
 
 // Registered names of the orchestration workflows: a run of an
@@ -79,10 +80,10 @@ const (
 
 // OrchestrationMarkInput records a step's start or end on the operation.
 type OrchestrationMarkInput struct {
-	Run   OrchestrationRef       `json:"run"`
-	Step  string                 `json:"step"`
-	Mark  string                 `json:"mark"`
-	Error *models.OperationError `json:"error,omitempty"`
+	Run   OrchestrationRef         `json:"run"`
+	Step  string                   `json:"step"`
+	Mark  string                   `json:"mark"`
+	Error *services.OperationError `json:"error,omitempty"`
 }
 
 // OrchestrationFinishInput ends a run.
@@ -94,10 +95,10 @@ type OrchestrationFinishInput struct {
 
 // OrchestrationResult is what a run returns: its final status and which steps ran.
 type OrchestrationResult struct {
-	Status    models.OperationStatus `json:"status"`
-	Completed []int                  `json:"completed"`
-	Failed    []int                  `json:"failed"`
-	Skipped   []int                  `json:"skipped"`
+	Status    services.OperationStatus `json:"status"`
+	Completed []int                    `json:"completed"`
+	Failed    []int                    `json:"failed"`
+	Skipped   []int                    `json:"skipped"`
 }
 
 // OrchestrationProgress is the live state of a run (QueryProgress).
@@ -148,15 +149,15 @@ type stepDone struct {
 // cancelled. It returns which steps ran, or the cancellation.
 func Orchestration(ctx workflow.Context, in OrchestrationInput) (*OrchestrationResult, error) {
 	log := workflow.GetLogger(ctx)
-	status := map[int]models.StepStatus{}
+	status := map[int]services.StepStatus{}
 	byOrder := map[int]automation.OrchestrationStep{}
 	for _, st := range in.Steps {
-		status[st.Order], byOrder[st.Order] = models.StepPending, st
+		status[st.Order], byOrder[st.Order] = services.StepPending, st
 	}
 	outputs := map[int]map[string]any{}
 	outcomes := []automation.StepOutcome{}
 	phase := PhaseRunning
-	list := func(want models.StepStatus) []int {
+	list := func(want services.StepStatus) []int {
 		out := []int{}
 		for _, st := range in.Steps {
 			if status[st.Order] == want {
@@ -166,8 +167,8 @@ func Orchestration(ctx workflow.Context, in OrchestrationInput) (*OrchestrationR
 		return out
 	}
 	if err := workflow.SetQueryHandler(ctx, QueryProgress, func() (OrchestrationProgress, error) {
-		return OrchestrationProgress{Phase: phase, Running: list(models.StepInProgress), Completed: list(models.StepCompleted),
-			Failed: list(models.StepFailed), Skipped: list(models.StepSkipped)}, nil
+		return OrchestrationProgress{Phase: phase, Running: list(services.StepInProgress), Completed: list(services.StepCompleted),
+			Failed: list(services.StepFailed), Skipped: list(services.StepSkipped)}, nil
 	}); err != nil {
 		return nil, err
 	}
@@ -182,7 +183,7 @@ func Orchestration(ctx workflow.Context, in OrchestrationInput) (*OrchestrationR
 		d, _ := workflow.NewDisconnectedContext(ctx)
 		return workflow.WithActivityOptions(d, BookkeepingActivityOptions())
 	}
-	mark := func(ctx workflow.Context, step automation.OrchestrationStep, m string, e *models.OperationError) {
+	mark := func(ctx workflow.Context, step automation.OrchestrationStep, m string, e *services.OperationError) {
 		err := execute(ctx, OrchestrationActivities.MarkStep, OrchestrationMarkInput{Run: in.Run, Step: automation.StepName(step), Mark: m, Error: e}).Get(ctx, nil)
 		if err != nil {
 			log.Error("recording a step failed", "request_id", in.Run.RequestID, "step", step.Order, "error", err)
@@ -194,14 +195,14 @@ func Orchestration(ctx workflow.Context, in OrchestrationInput) (*OrchestrationR
 	for {
 		if ctx.Err() == nil {
 			for _, st := range in.Steps {
-				if status[st.Order] != models.StepPending {
+				if status[st.Order] != services.StepPending {
 					continue
 				}
 				ready, blocked := true, false
 				for _, d := range st.DependsOn {
 					switch status[d] {
-					case models.StepCompleted:
-					case models.StepFailed, models.StepSkipped, models.StepCancelled:
+					case services.StepCompleted:
+					case services.StepFailed, services.StepSkipped, services.StepCancelled:
 						blocked = true
 					default:
 						ready = false
@@ -209,9 +210,9 @@ func Orchestration(ctx workflow.Context, in OrchestrationInput) (*OrchestrationR
 				}
 				switch {
 				case blocked:
-					status[st.Order] = models.StepSkipped
+					status[st.Order] = services.StepSkipped
 				case ready:
-					status[st.Order] = models.StepInProgress
+					status[st.Order] = services.StepInProgress
 					running++
 					step := st
 					params, rerr := automation.ResolveParameters(step.Parameters, outputs, in.Event)
@@ -232,7 +233,7 @@ func Orchestration(ctx workflow.Context, in OrchestrationInput) (*OrchestrationR
 			// Steps skipped because a dependency failed may unblock nothing
 			// else; loop until no pending step can change.
 			if ctx.Err() == nil && slices.ContainsFunc(in.Steps, func(st automation.OrchestrationStep) bool {
-				return status[st.Order] == models.StepPending && dependsOnEnded(st, status)
+				return status[st.Order] == services.StepPending && dependsOnEnded(st, status)
 			}) {
 				continue
 			}
@@ -244,16 +245,16 @@ func Orchestration(ctx workflow.Context, in OrchestrationInput) (*OrchestrationR
 		step := byOrder[d.order]
 		switch {
 		case d.err == nil:
-			status[d.order], outputs[d.order] = models.StepCompleted, d.output
-			outcomes = append(outcomes, automation.StepOutcome{Order: d.order, Status: models.StepCompleted, Output: d.output})
+			status[d.order], outputs[d.order] = services.StepCompleted, d.output
+			outcomes = append(outcomes, automation.StepOutcome{Order: d.order, Status: services.StepCompleted, Output: d.output})
 			mark(dctx, step, MarkCompleted, nil)
 		case ctx.Err() != nil && (temporal.IsCanceledError(d.err) || errors.Is(d.err, workflow.ErrCanceled)):
-			status[d.order] = models.StepCancelled
-			outcomes = append(outcomes, automation.StepOutcome{Order: d.order, Status: models.StepCancelled})
+			status[d.order] = services.StepCancelled
+			outcomes = append(outcomes, automation.StepOutcome{Order: d.order, Status: services.StepCancelled})
 		default:
 			e := itemError(d.err)
-			status[d.order] = models.StepFailed
-			outcomes = append(outcomes, automation.StepOutcome{Order: d.order, Status: models.StepFailed, Error: e})
+			status[d.order] = services.StepFailed
+			outcomes = append(outcomes, automation.StepOutcome{Order: d.order, Status: services.StepFailed, Error: e})
 			mark(dctx, step, MarkFailed, e)
 			log.Warn("orchestration step failed", "request_id", in.Run.RequestID, "step", d.order, "error", d.err)
 		}
@@ -264,28 +265,28 @@ func Orchestration(ctx workflow.Context, in OrchestrationInput) (*OrchestrationR
 	if err != nil {
 		return nil, err
 	}
-	res := &OrchestrationResult{Status: models.OpCompleted, Completed: list(models.StepCompleted), Failed: list(models.StepFailed), Skipped: list(models.StepSkipped)}
+	res := &OrchestrationResult{Status: services.OpCompleted, Completed: list(services.StepCompleted), Failed: list(services.StepFailed), Skipped: list(services.StepSkipped)}
 	for _, st := range in.Steps {
-		if status[st.Order] == models.StepPending {
+		if status[st.Order] == services.StepPending {
 			res.Skipped = append(res.Skipped, st.Order)
 		}
 	}
 	switch {
 	case cancelled:
-		res.Status = models.OpCancelled
+		res.Status = services.OpCancelled
 		return res, ctx.Err()
 	case len(res.Failed) > 0 || len(res.Skipped) > 0:
-		res.Status = models.OpFailed
+		res.Status = services.OpFailed
 	}
 	return res, nil
 }
 
 // dependsOnEnded reports whether a pending step waits on a dependency that
 // can no longer complete.
-func dependsOnEnded(st automation.OrchestrationStep, status map[int]models.StepStatus) bool {
+func dependsOnEnded(st automation.OrchestrationStep, status map[int]services.StepStatus) bool {
 	for _, d := range st.DependsOn {
 		switch status[d] {
-		case models.StepFailed, models.StepSkipped, models.StepCancelled:
+		case services.StepFailed, services.StepSkipped, services.StepCancelled:
 			return true
 		}
 	}
@@ -303,7 +304,7 @@ func runStep(ctx workflow.Context, run OrchestrationRef, step automation.Orchest
 		if err := call(actx, OrchestrationActivities.PrepareProvision, in).Get(actx, &pin); err != nil {
 			return nil, err
 		}
-		cctx := workflow.WithChildOptions(ctx, ChildOperationOptions(run.bulkRef(), pin.RequestID, pin.ServiceID, models.OpTypeProvisioning))
+		cctx := workflow.WithChildOptions(ctx, ChildOperationOptions(run.bulkRef(), pin.RequestID, pin.ServiceID, services.OpTypeProvisioning))
 		var res ProvisioningResult
 		if err := workflow.ExecuteChildWorkflow(cctx, ProvisioningWorkflow, pin).Get(cctx, &res); err != nil {
 			return nil, err

@@ -16,6 +16,7 @@ import (
 
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/automation"
+	"github.com/telcoplatform/platform/models/services"
 	"github.com/telcoplatform/platform/workflows"
 )
 
@@ -105,7 +106,7 @@ func (f *fakeOrchestration) register(t *testing.T) *testsuite.TestWorkflowEnviro
 			return nil, err
 		}
 		id, _ := in.Parameters["service_id"].(string)
-		return &workflows.ChangeStart{Type: models.OpTypeModification, Input: workflows.ServiceChangeInput{RequestID: fmt.Sprintf("mod_step%d", in.Step.Order), ServiceID: id}}, nil
+		return &workflows.ChangeStart{Type: services.OpTypeModification, Input: workflows.ServiceChangeInput{RequestID: fmt.Sprintf("mod_step%d", in.Step.Order), ServiceID: id}}, nil
 	}, workflows.ActivityName(workflows.OrchestrationActivities.PrepareChange))
 	env.RegisterWorkflowWithOptions(func(ctx workflow.Context, in workflows.ServiceChangeInput) (*workflows.ServiceChangeResult, error) {
 		return &workflows.ServiceChangeResult{ServiceID: in.ServiceID, Status: "operational"}, workflow.Sleep(ctx, time.Minute)
@@ -135,8 +136,8 @@ func step(order int, action string, params map[string]any, deps ...int) automati
 	return automation.OrchestrationStep{Order: order, Action: action, Parameters: params, DependsOn: deps}
 }
 
-func outcomeStatuses(in *workflows.OrchestrationFinishInput) map[int]models.StepStatus {
-	out := map[int]models.StepStatus{}
+func outcomeStatuses(in *workflows.OrchestrationFinishInput) map[int]services.StepStatus {
+	out := map[int]services.StepStatus{}
 	for _, o := range in.Outcomes {
 		out[o.Order] = o.Status
 	}
@@ -159,7 +160,7 @@ func TestOrchestrationRunsTheDAGInOrderAndInParallel(t *testing.T) {
 		t.Fatal(err)
 	}
 	var res workflows.OrchestrationResult
-	if err := env.GetWorkflowResult(&res); err != nil || res.Status != models.OpCompleted || len(res.Completed) != 6 {
+	if err := env.GetWorkflowResult(&res); err != nil || res.Status != services.OpCompleted || len(res.Completed) != 6 {
 		t.Fatalf("result %+v %v", res, err)
 	}
 	b, e := f.began, f.ended
@@ -216,11 +217,11 @@ func TestOrchestrationFailureSkipsDependantsOnly(t *testing.T) {
 	if err := env.GetWorkflowResult(&res); err != nil {
 		t.Fatal(err)
 	}
-	if res.Status != models.OpFailed || !slices.Equal(res.Completed, []int{1, 5}) || !slices.Equal(res.Failed, []int{2}) || !slices.Equal(res.Skipped, []int{3, 4, 6}) {
+	if res.Status != services.OpFailed || !slices.Equal(res.Completed, []int{1, 5}) || !slices.Equal(res.Failed, []int{2}) || !slices.Equal(res.Skipped, []int{3, 4, 6}) {
 		t.Fatalf("result %+v", res)
 	}
 	st := outcomeStatuses(f.finish)
-	if st[1] != models.StepCompleted || st[2] != models.StepFailed || st[5] != models.StepCompleted || len(st) != 3 {
+	if st[1] != services.StepCompleted || st[2] != services.StepFailed || st[5] != services.StepCompleted || len(st) != 3 {
 		t.Fatalf("outcomes %v", st)
 	}
 	for _, o := range f.finish.Outcomes {
@@ -270,7 +271,7 @@ func TestOrchestrationCancelled(t *testing.T) {
 		t.Fatalf("finish %+v", f.finish)
 	}
 	st := outcomeStatuses(f.finish)
-	if st[1] != models.StepCancelled || st[2] != models.StepCancelled {
+	if st[1] != services.StepCancelled || st[2] != services.StepCancelled {
 		t.Fatalf("outcomes %v", st)
 	}
 	if _, ran := f.began[3]; ran {
@@ -292,7 +293,7 @@ func TestOrchestrationTriggerStartsOneRunPerEvent(t *testing.T) {
 		if in.Event["type"] != "service.provisioned" || in.Run.TriggerID != "wf_trigger" || in.Run.Depth != 1 {
 			return nil, errors.New("bad run input")
 		}
-		return &workflows.OrchestrationResult{Status: models.OpCompleted}, workflow.Sleep(ctx, time.Hour)
+		return &workflows.OrchestrationResult{Status: services.OpCompleted}, workflow.Sleep(ctx, time.Hour)
 	}, workflow.RegisterOptions{Name: workflows.OrchestrationWorkflow})
 	env.RegisterActivityWithOptions(func(context.Context, workflows.OrchestrationRef) error { return nil }, activity.RegisterOptions{Name: workflows.ActivityName(workflows.OrchestrationActivities.Begin)})
 	env.RegisterActivityWithOptions(func(_ context.Context, in workflows.PrepareRunInput) (*workflows.OrchestrationInput, error) {

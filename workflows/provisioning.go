@@ -7,6 +7,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/services"
 )
 
 // ProvisioningWorkflow is the registered name of the provisioning workflow.
@@ -19,12 +20,12 @@ const QueryProgress = "progress"
 // its activities: the operation (request id = workflow id), its tenant, the
 // service id chosen by the API, and the validated order.
 type ProvisioningInput struct {
-	RequestID      string                   `json:"request_id"`
-	OrganizationID string                   `json:"organization_id"`
-	Environment    models.Environment       `json:"environment"`
-	ServiceID      string                   `json:"service_id"`
-	Scheduled      bool                     `json:"scheduled"` // the operation has a wait_for_schedule step
-	Order          models.ProvisioningOrder `json:"order"`
+	RequestID      string                     `json:"request_id"`
+	OrganizationID string                     `json:"organization_id"`
+	Environment    models.Environment         `json:"environment"`
+	ServiceID      string                     `json:"service_id"`
+	Scheduled      bool                       `json:"scheduled"` // the operation has a wait_for_schedule step
+	Order          services.ProvisioningOrder `json:"order"`
 }
 
 // Scope returns the tenant scope the operation belongs to.
@@ -41,13 +42,13 @@ type StepInput struct {
 
 // FinishInput ends an operation that did not complete.
 type FinishInput struct {
-	Input              ProvisioningInput      `json:"input"`
-	Status             models.OperationStatus `json:"status"`
-	FailedStep         string                 `json:"failed_step"`
-	Error              *models.OperationError `json:"error"`
-	Compensated        []string               `json:"compensated"`   // steps whose compensation ran
-	Compensations      []string               `json:"compensations"` // the compensations that ran, in order
-	CompensationErrors []string               `json:"compensation_errors"`
+	Input              ProvisioningInput        `json:"input"`
+	Status             services.OperationStatus `json:"status"`
+	FailedStep         string                   `json:"failed_step"`
+	Error              *services.OperationError `json:"error"`
+	Compensated        []string                 `json:"compensated"`   // steps whose compensation ran
+	Compensations      []string                 `json:"compensations"` // the compensations that ran, in order
+	CompensationErrors []string                 `json:"compensation_errors"`
 }
 
 // ProvisioningResult is what a completed provisioning returns.
@@ -131,9 +132,9 @@ func Provisioning(ctx workflow.Context, in ProvisioningInput) (*ProvisioningResu
 			return err
 		}
 		if in.Scheduled {
-			s.begin(models.StepSchedule)
+			s.begin(services.StepSchedule)
 			s.progress.Phase, s.progress.ScheduledFor = PhaseScheduled, in.Order.PreferredDate
-			if err := execute(actx, ProvisioningActivities.MarkStep, StepInput{Input: in, Step: models.StepSchedule}).Get(actx, nil); err != nil {
+			if err := execute(actx, ProvisioningActivities.MarkStep, StepInput{Input: in, Step: services.StepSchedule}).Get(actx, nil); err != nil {
 				return err
 			}
 			if in.Order.PreferredDate != nil {
@@ -144,25 +145,25 @@ func Provisioning(ctx workflow.Context, in ProvisioningInput) (*ProvisioningResu
 					}
 				}
 			}
-			if err := execute(actx, ProvisioningActivities.MarkStep, StepInput{Input: in, Step: models.StepSchedule, Done: true}).Get(actx, nil); err != nil {
+			if err := execute(actx, ProvisioningActivities.MarkStep, StepInput{Input: in, Step: services.StepSchedule, Done: true}).Get(actx, nil); err != nil {
 				return err
 			}
-			s.complete(models.StepSchedule)
+			s.complete(services.StepSchedule)
 		}
 		s.progress.Phase = PhaseRunning
-		if err := s.run(actx, models.StepValidate, ActivityName(ProvisioningActivities.Validate), nil); err != nil {
+		if err := s.run(actx, services.StepValidate, ActivityName(ProvisioningActivities.Validate), nil); err != nil {
 			return err
 		}
-		if err := s.runWithCompensation(actx, models.StepReserveCapacity, ActivityName(ProvisioningActivities.ReserveCapacity), ActivityName(ProvisioningActivities.ReleaseCapacity), "release_capacity"); err != nil {
+		if err := s.runWithCompensation(actx, services.StepReserveCapacity, ActivityName(ProvisioningActivities.ReserveCapacity), ActivityName(ProvisioningActivities.ReleaseCapacity), "release_capacity"); err != nil {
 			return err
 		}
-		if err := s.runWithCompensation(actx, models.StepConfigure, ActivityName(ProvisioningActivities.Configure), ActivityName(ProvisioningActivities.ReleaseNetwork), "release_network"); err != nil {
+		if err := s.runWithCompensation(actx, services.StepConfigure, ActivityName(ProvisioningActivities.Configure), ActivityName(ProvisioningActivities.ReleaseNetwork), "release_network"); err != nil {
 			return err
 		}
-		if err := s.runWithCompensation(actx, models.StepActivate, ActivityName(ProvisioningActivities.Activate), ActivityName(ProvisioningActivities.Deactivate), "deactivate"); err != nil {
+		if err := s.runWithCompensation(actx, services.StepActivate, ActivityName(ProvisioningActivities.Activate), ActivityName(ProvisioningActivities.Deactivate), "deactivate"); err != nil {
 			return err
 		}
-		return s.run(actx, models.StepRecordService, ActivityName(ProvisioningActivities.RecordService), &result)
+		return s.run(actx, services.StepRecordService, ActivityName(ProvisioningActivities.RecordService), &result)
 	}()
 	if err == nil {
 		s.done()

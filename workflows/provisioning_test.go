@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/services"
 	"github.com/telcoplatform/platform/simulator"
 	"github.com/telcoplatform/platform/testenv"
 	"github.com/telcoplatform/platform/worker"
@@ -91,7 +92,7 @@ func (c *calls) list() []string {
 
 func input() workflows.ProvisioningInput {
 	return workflows.ProvisioningInput{RequestID: "prov_test", OrganizationID: "org_test", Environment: models.EnvLive, ServiceID: "svc_test",
-		Order: models.ProvisioningOrder{ServiceType: "fiber_dedicated", LocationID: "loc_austin_congress", Bandwidth: "1gbps", BandwidthMbps: 1000}}
+		Order: services.ProvisioningOrder{ServiceType: "fiber_dedicated", LocationID: "loc_austin_congress", Bandwidth: "1gbps", BandwidthMbps: 1000}}
 }
 
 func TestProvisioningHappyPath(t *testing.T) {
@@ -125,11 +126,11 @@ func TestProvisioningFailureAtEachStepCompensates(t *testing.T) {
 		activity    string
 		compensated []string // compensation activities, in the order they must run
 	}{
-		{models.StepValidate, workflows.ActivityName(workflows.ProvisioningActivities.Validate), nil},
-		{models.StepReserveCapacity, workflows.ActivityName(workflows.ProvisioningActivities.ReserveCapacity), []string{workflows.ActivityName(workflows.ProvisioningActivities.ReleaseCapacity)}},
-		{models.StepConfigure, workflows.ActivityName(workflows.ProvisioningActivities.Configure), []string{workflows.ActivityName(workflows.ProvisioningActivities.ReleaseNetwork), workflows.ActivityName(workflows.ProvisioningActivities.ReleaseCapacity)}},
-		{models.StepActivate, workflows.ActivityName(workflows.ProvisioningActivities.Activate), []string{workflows.ActivityName(workflows.ProvisioningActivities.Deactivate), workflows.ActivityName(workflows.ProvisioningActivities.ReleaseNetwork), workflows.ActivityName(workflows.ProvisioningActivities.ReleaseCapacity)}},
-		{models.StepRecordService, workflows.ActivityName(workflows.ProvisioningActivities.RecordService), []string{workflows.ActivityName(workflows.ProvisioningActivities.Deactivate), workflows.ActivityName(workflows.ProvisioningActivities.ReleaseNetwork), workflows.ActivityName(workflows.ProvisioningActivities.ReleaseCapacity)}},
+		{services.StepValidate, workflows.ActivityName(workflows.ProvisioningActivities.Validate), nil},
+		{services.StepReserveCapacity, workflows.ActivityName(workflows.ProvisioningActivities.ReserveCapacity), []string{workflows.ActivityName(workflows.ProvisioningActivities.ReleaseCapacity)}},
+		{services.StepConfigure, workflows.ActivityName(workflows.ProvisioningActivities.Configure), []string{workflows.ActivityName(workflows.ProvisioningActivities.ReleaseNetwork), workflows.ActivityName(workflows.ProvisioningActivities.ReleaseCapacity)}},
+		{services.StepActivate, workflows.ActivityName(workflows.ProvisioningActivities.Activate), []string{workflows.ActivityName(workflows.ProvisioningActivities.Deactivate), workflows.ActivityName(workflows.ProvisioningActivities.ReleaseNetwork), workflows.ActivityName(workflows.ProvisioningActivities.ReleaseCapacity)}},
+		{services.StepRecordService, workflows.ActivityName(workflows.ProvisioningActivities.RecordService), []string{workflows.ActivityName(workflows.ProvisioningActivities.Deactivate), workflows.ActivityName(workflows.ProvisioningActivities.ReleaseNetwork), workflows.ActivityName(workflows.ProvisioningActivities.ReleaseCapacity)}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.step, func(t *testing.T) {
@@ -156,7 +157,7 @@ func TestProvisioningFailureAtEachStepCompensates(t *testing.T) {
 				t.Fatalf("compensations %v, want %v", comps, tc.compensated)
 			}
 			fin := rec.finish
-			if fin.Status != models.OpFailed || fin.FailedStep != tc.step || fin.Error == nil || fin.Error.Code != models.CodeProvisioningFailed ||
+			if fin.Status != services.OpFailed || fin.FailedStep != tc.step || fin.Error == nil || fin.Error.Code != models.CodeProvisioningFailed ||
 				fin.Error.Details["step"] != tc.step || fin.Error.Details["reason_code"] != string(models.CodeProvisioningFailed) ||
 				fin.Error.Details["compensated"] != true || fin.Error.Details["sandbox"] != true || len(fin.Compensated) != len(tc.compensated) ||
 				len(fin.Compensations) != len(tc.compensated) {
@@ -178,8 +179,8 @@ func TestProvisioningCompensationFailureIsReported(t *testing.T) {
 		t.Fatal("want an error")
 	}
 	fin := rec.finish
-	if fin.Status != models.OpFailed || fin.Error.Details["compensated"] != false || len(fin.CompensationErrors) != 1 ||
-		!slices.Equal(fin.Compensated, []string{models.StepActivate, models.StepReserveCapacity}) {
+	if fin.Status != services.OpFailed || fin.Error.Details["compensated"] != false || len(fin.CompensationErrors) != 1 ||
+		!slices.Equal(fin.Compensated, []string{services.StepActivate, services.StepReserveCapacity}) {
 		t.Fatalf("finish %+v", fin)
 	}
 	if !slices.Contains(rec.list(), workflows.ActivityName(workflows.ProvisioningActivities.ReleaseCapacity)) {
@@ -205,7 +206,7 @@ func TestProvisioningCancelledDuringAStep(t *testing.T) {
 	if at < 0 || got[at+1] != workflows.ActivityName(workflows.ProvisioningActivities.ReleaseCapacity) || got[len(got)-1] != workflows.ActivityName(workflows.ProvisioningActivities.Finish) {
 		t.Fatalf("compensation on cancellation: %v", got)
 	}
-	if fin := rec.finish; fin.Status != models.OpCancelled || fin.FailedStep != models.StepConfigure || fin.Error != nil {
+	if fin := rec.finish; fin.Status != services.OpCancelled || fin.FailedStep != services.StepConfigure || fin.Error != nil {
 		t.Fatalf("finish %+v", fin)
 	}
 }
@@ -249,7 +250,7 @@ func TestProvisioningWaitsForTheScheduleAndCanBeCancelledMeanwhile(t *testing.T)
 		if got := rec.list(); slices.Contains(got, workflows.ActivityName(workflows.ProvisioningActivities.Validate)) || got[len(got)-1] != workflows.ActivityName(workflows.ProvisioningActivities.Finish) {
 			t.Fatalf("activities %v", got)
 		}
-		if fin := rec.finish; fin.Status != models.OpCancelled || fin.FailedStep != models.StepSchedule || len(fin.Compensated) != 0 {
+		if fin := rec.finish; fin.Status != services.OpCancelled || fin.FailedStep != services.StepSchedule || len(fin.Compensated) != 0 {
 			t.Fatalf("finish %+v", fin)
 		}
 	})
@@ -319,13 +320,13 @@ func acceptOrder(t *testing.T, store *models.Store, org string, env models.Envir
 	if err := store.In(ctx, p.OwnScope()).Order("created_at").Take(&acct).Error; err != nil {
 		t.Fatal(err)
 	}
-	o, scope, err := store.PrepareInternetOrder(ctx, p, models.InternetInput{AccountID: acct.ID, ServiceType: "fiber_dedicated", Bandwidth: "1gbps", Location: loc, SLA: "premium"})
+	o, scope, err := services.NewStore(store).PrepareInternetOrder(ctx, p, services.InternetInput{AccountID: acct.ID, ServiceType: "fiber_dedicated", Bandwidth: "1gbps", Location: loc, SLA: "premium"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	in := workflows.ProvisioningInput{RequestID: models.NewID(models.PrefixProvisioning), OrganizationID: scope.OrganizationID, Environment: scope.Environment,
 		ServiceID: models.NewID(models.PrefixService), Order: *o}
-	if err := store.CreateOperation(ctx, scope, models.NewOperation(in.RequestID, models.OpTypeProvisioning, in.ServiceID, p.ID, models.ProvisioningSteps(false), nil)); err != nil {
+	if err := services.NewStore(store).CreateOperation(ctx, scope, services.NewOperation(in.RequestID, services.OpTypeProvisioning, in.ServiceID, p.ID, services.ProvisioningSteps(false), nil)); err != nil {
 		t.Fatal(err)
 	}
 	return in
@@ -355,9 +356,9 @@ func TestProvisioningRetriedActivitiesNeverAllocateTwice(t *testing.T) {
 		t.Fatalf("allocated %d Mbps, want 1000", c.AllocatedMbps)
 	}
 	p := &models.Principal{OrganizationID: in.OrganizationID, Environment: in.Environment, Permissions: []string{"*"}}
-	svc, _ := store.GetService(ctx, p, in.ServiceID)
-	op, _ := store.GetOperation(ctx, p, in.RequestID)
-	if svc.Status != models.ServiceOperational || op.Status != models.OpCompleted || svc.IPBlock != allocs[1].CIDR {
+	svc, _ := services.NewStore(store).GetService(ctx, p, in.ServiceID)
+	op, _ := services.NewStore(store).GetOperation(ctx, p, in.RequestID)
+	if svc.Status != services.ServiceOperational || op.Status != services.OpCompleted || svc.IPBlock != allocs[1].CIDR {
 		t.Fatalf("service %s %s, operation %s", svc.Status, svc.IPBlock, op.Status)
 	}
 }
@@ -367,11 +368,11 @@ func TestProvisioningSandboxFailureReleasesEverything(t *testing.T) {
 		address string
 		step    string
 	}{
-		{"10 Failure Ave", models.StepValidate},
-		{"20 Failure Ave", models.StepReserveCapacity},
-		{"30 Failure Ave", models.StepConfigure},
-		{"40 Failure Ave", models.StepActivate},
-		{"50 Failure Ave", models.StepRecordService},
+		{"10 Failure Ave", services.StepValidate},
+		{"20 Failure Ave", services.StepReserveCapacity},
+		{"30 Failure Ave", services.StepConfigure},
+		{"40 Failure Ave", services.StepActivate},
+		{"50 Failure Ave", services.StepRecordService},
 	} {
 		t.Run(tc.step, func(t *testing.T) {
 			env, store, org := realEnv(t, nil)
@@ -391,13 +392,13 @@ func TestProvisioningSandboxFailureReleasesEverything(t *testing.T) {
 			c, _ := store.Capacity(ctx, models.EnvTest, in.Order.LocationID, "fiber_dedicated")
 			left, _ := store.AvailableMbps(ctx, in.Scope(), in.Order.LocationID, "fiber_dedicated")
 			p := &models.Principal{OrganizationID: in.OrganizationID, Environment: in.Environment, Permissions: []string{"*"}}
-			svc, _ := store.GetService(ctx, p, in.ServiceID)
-			op, _ := store.GetOperation(ctx, p, in.RequestID)
-			if left != c.CapacityMbps || svc.Status != models.ServiceFailed || op.Status != models.OpFailed || op.Error.Code != models.CodeProvisioningFailed || op.Error.Details["step"] != tc.step {
+			svc, _ := services.NewStore(store).GetService(ctx, p, in.ServiceID)
+			op, _ := services.NewStore(store).GetOperation(ctx, p, in.RequestID)
+			if left != c.CapacityMbps || svc.Status != services.ServiceFailed || op.Status != services.OpFailed || op.Error.Code != models.CodeProvisioningFailed || op.Error.Details["step"] != tc.step {
 				t.Fatalf("%d of %d Mbps left, service %s, operation %s %+v", left, c.CapacityMbps, svc.Status, op.Status, op.Error)
 			}
 			for _, st := range op.Steps {
-				if st.Name == tc.step && st.Status != models.StepFailed {
+				if st.Name == tc.step && st.Status != services.StepFailed {
 					t.Fatalf("step %s is %s", st.Name, st.Status)
 				}
 			}

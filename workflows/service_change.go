@@ -6,6 +6,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/services"
 )
 
 // ServiceChangeWorkflow is the registered name of the workflow that changes
@@ -16,11 +17,11 @@ const ServiceChangeWorkflow = "ServiceChange"
 // activities: the operation (request id = workflow id), its tenant, the
 // service and the validated change.
 type ServiceChangeInput struct {
-	RequestID      string               `json:"request_id"`
-	OrganizationID string               `json:"organization_id"`
-	Environment    models.Environment   `json:"environment"`
-	ServiceID      string               `json:"service_id"`
-	Update         models.ServiceUpdate `json:"update"`
+	RequestID      string                 `json:"request_id"`
+	OrganizationID string                 `json:"organization_id"`
+	Environment    models.Environment     `json:"environment"`
+	ServiceID      string                 `json:"service_id"`
+	Update         services.ServiceUpdate `json:"update"`
 }
 
 // Scope returns the tenant scope the operation belongs to.
@@ -38,12 +39,12 @@ type ChangeStepInput struct {
 
 // ChangeFinishInput ends a change that did not complete.
 type ChangeFinishInput struct {
-	Input              ServiceChangeInput     `json:"input"`
-	Status             models.OperationStatus `json:"status"`
-	FailedStep         string                 `json:"failed_step"`
-	Error              *models.OperationError `json:"error"`
-	Compensated        []string               `json:"compensated"`
-	CompensationErrors []string               `json:"compensation_errors"`
+	Input              ServiceChangeInput       `json:"input"`
+	Status             services.OperationStatus `json:"status"`
+	FailedStep         string                   `json:"failed_step"`
+	Error              *services.OperationError `json:"error"`
+	Compensated        []string                 `json:"compensated"`
+	CompensationErrors []string                 `json:"compensation_errors"`
 }
 
 // ServiceChangeResult is what a completed change returns.
@@ -91,21 +92,21 @@ func ServiceChange(ctx workflow.Context, in ServiceChangeInput) (*ServiceChangeR
 			return err
 		}
 		if u.Windowed() {
-			s.begin(models.StepWaitForWindow)
+			s.begin(services.StepWaitForWindow)
 			s.progress.Phase, s.progress.ScheduledFor = PhaseScheduled, u.WindowStart
-			if err := mark(actx, models.StepWaitForWindow, false); err != nil {
+			if err := mark(actx, services.StepWaitForWindow, false); err != nil {
 				return err
 			}
 			log.Info("waiting for the maintenance window", "request_id", in.RequestID, "start", u.WindowStart)
 			if err := sleepUntil(ctx, u.WindowStart); err != nil {
 				return err
 			}
-			if err := mark(actx, models.StepWaitForWindow, true); err != nil {
+			if err := mark(actx, services.StepWaitForWindow, true); err != nil {
 				return err
 			}
-			s.complete(models.StepWaitForWindow)
+			s.complete(services.StepWaitForWindow)
 			s.progress.Phase = PhaseRunning
-			if err := s.run(actx, models.StepStartMaintenance, ActivityName(ServiceChangeActivities.StartMaintenance), nil); err != nil {
+			if err := s.run(actx, services.StepStartMaintenance, ActivityName(ServiceChangeActivities.StartMaintenance), nil); err != nil {
 				return err
 			}
 			if err := sleepUntil(ctx, u.ApplyAt); err != nil {
@@ -113,15 +114,15 @@ func ServiceChange(ctx workflow.Context, in ServiceChangeInput) (*ServiceChangeR
 			}
 		}
 		s.progress.Phase = PhaseRunning
-		if err := s.run(actx, models.StepValidate, ActivityName(ServiceChangeActivities.Validate), nil); err != nil {
+		if err := s.run(actx, services.StepValidate, ActivityName(ServiceChangeActivities.Validate), nil); err != nil {
 			return err
 		}
 		if len(u.Capacity) > 0 {
-			if err := s.runWithCompensation(actx, models.StepReserveCapacity, ActivityName(ServiceChangeActivities.ReserveCapacity), ActivityName(ServiceChangeActivities.ReleaseCapacity), "release_capacity"); err != nil {
+			if err := s.runWithCompensation(actx, services.StepReserveCapacity, ActivityName(ServiceChangeActivities.ReserveCapacity), ActivityName(ServiceChangeActivities.ReleaseCapacity), "release_capacity"); err != nil {
 				return err
 			}
 		}
-		if err := s.run(actx, models.StepApply, ActivityName(ServiceChangeActivities.Apply), nil); err != nil {
+		if err := s.run(actx, services.StepApply, ActivityName(ServiceChangeActivities.Apply), nil); err != nil {
 			return err
 		}
 		s.commit()
@@ -131,15 +132,15 @@ func ServiceChange(ctx workflow.Context, in ServiceChangeInput) (*ServiceChangeR
 		// Applied: the rest is no longer cancelled.
 		dctx, _ := workflow.NewDisconnectedContext(ctx)
 		dactx := workflow.WithActivityOptions(dctx, CompensationActivityOptions())
-		s.begin(models.StepEndMaintenance)
+		s.begin(services.StepEndMaintenance)
 		err = func() error {
-			if err := mark(dactx, models.StepEndMaintenance, false); err != nil {
+			if err := mark(dactx, services.StepEndMaintenance, false); err != nil {
 				return err
 			}
 			if err := sleepUntil(dctx, u.WindowEnd); err != nil {
 				return err
 			}
-			return s.run(dactx, models.StepEndMaintenance, ActivityName(ServiceChangeActivities.EndMaintenance), nil)
+			return s.run(dactx, services.StepEndMaintenance, ActivityName(ServiceChangeActivities.EndMaintenance), nil)
 		}()
 	}
 	if err == nil {

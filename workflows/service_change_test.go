@@ -11,6 +11,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/services"
 	"github.com/telcoplatform/platform/simulator"
 	"github.com/telcoplatform/platform/workflows"
 )
@@ -21,7 +22,7 @@ var austinLoc = models.LocationInput{Address: "100 Congress Ave", City: "Austin"
 // workflow and returns its input.
 func internetService(t *testing.T, e *servicesEnv, env models.Environment, account string) workflows.ProvisioningInput {
 	t.Helper()
-	in, err := e.provision(env, &models.InternetBody{AccountID: account, ServiceType: "fiber_dedicated", Bandwidth: "1gbps", Location: austinLoc, SLA: "premium"})
+	in, err := e.provision(env, &services.InternetBody{AccountID: account, ServiceType: "fiber_dedicated", Bandwidth: "1gbps", Location: austinLoc, SLA: "premium"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,19 +39,19 @@ func demoAccount(t *testing.T, e *servicesEnv, env models.Environment) string {
 }
 
 // startChange accepts a change as the API does and returns the workflow input.
-func startChange(t *testing.T, e *servicesEnv, env models.Environment, serviceID string, in models.ServiceUpdateInput) workflows.ServiceChangeInput {
+func startChange(t *testing.T, e *servicesEnv, env models.Environment, serviceID string, in services.ServiceUpdateInput) workflows.ServiceChangeInput {
 	t.Helper()
 	ctx := context.Background()
-	svc, u, scope, err := e.store.PrepareServiceUpdate(ctx, e.principal(env), serviceID, in)
+	svc, u, scope, err := services.NewStore(e.store).PrepareServiceUpdate(ctx, e.principal(env), serviceID, in)
 	if err != nil {
 		t.Fatal(err)
 	}
-	prefix := models.PrefixModification
-	if u.Type == models.OpTypeScaling {
-		prefix = models.PrefixScaling
+	prefix := services.PrefixModification
+	if u.Type == services.OpTypeScaling {
+		prefix = services.PrefixScaling
 	}
-	op := models.NewOperation(models.NewID(prefix), u.Type, svc.ID, "ak_x", models.UpdateSteps(u), nil)
-	if err := e.store.StartServiceOperation(ctx, scope, svc.ID, op); err != nil {
+	op := services.NewOperation(models.NewID(prefix), u.Type, svc.ID, "ak_x", services.UpdateSteps(u), nil)
+	if err := services.NewStore(e.store).StartServiceOperation(ctx, scope, svc.ID, op); err != nil {
 		t.Fatal(err)
 	}
 	return workflows.ServiceChangeInput{RequestID: op.ID, OrganizationID: scope.OrganizationID, Environment: scope.Environment, ServiceID: svc.ID, Update: *u}
@@ -67,14 +68,14 @@ func TestScalingWaitsForTheMaintenanceWindow(t *testing.T) {
 	wenv.SetStartTime(now)
 	start := now.Add(48 * time.Hour)
 	effective := start.Add(30 * time.Minute)
-	in := startChange(t, e, models.EnvLive, prov.ServiceID, models.ServiceUpdateInput{Scaling: &models.ScalingInput{
+	in := startChange(t, e, models.EnvLive, prov.ServiceID, services.ServiceUpdateInput{Scaling: &services.ScalingInput{
 		Action: "scale_up", NewBandwidth: "10gbps", EffectiveDate: &effective,
-		Window: &models.MaintenanceWindowInput{Start: &start, Duration: "2_hours"},
+		Window: &services.MaintenanceWindowInput{Start: &start, Duration: "2_hours"},
 	}})
 	type seen struct {
-		status    models.ServiceStatus
+		status    services.ServiceStatus
 		bandwidth string
-		opStatus  models.OperationStatus
+		opStatus  services.OperationStatus
 	}
 	var before, waiting, applied seen
 	look := func(s *seen) func() {
@@ -90,9 +91,9 @@ func TestScalingWaitsForTheMaintenanceWindow(t *testing.T) {
 	if err := wenv.GetWorkflowError(); err != nil {
 		t.Fatal(err)
 	}
-	if before != (seen{models.ServiceOperational, "1gbps", models.OpInProgress}) ||
-		waiting != (seen{models.ServiceMaintenance, "1gbps", models.OpInProgress}) ||
-		applied != (seen{models.ServiceMaintenance, "10gbps", models.OpInProgress}) {
+	if before != (seen{services.ServiceOperational, "1gbps", services.OpInProgress}) ||
+		waiting != (seen{services.ServiceMaintenance, "1gbps", services.OpInProgress}) ||
+		applied != (seen{services.ServiceMaintenance, "10gbps", services.OpInProgress}) {
 		t.Fatalf("before %+v, waiting %+v, applied %+v", before, waiting, applied)
 	}
 	if end := wenv.Now(); end.Before(start.Add(2 * time.Hour)) {
@@ -100,12 +101,12 @@ func TestScalingWaitsForTheMaintenanceWindow(t *testing.T) {
 	}
 	svc := e.service(models.EnvLive, prov.ServiceID)
 	op := e.operation(models.EnvLive, in.RequestID)
-	if svc.Status != models.ServiceOperational || svc.Bandwidth != "10gbps" || svc.BandwidthMbps != 10000 || svc.PendingOperationID != "" ||
-		svc.MaintenanceEndsAt != nil || svc.MonthlyCharge <= prov.Order.MonthlyCharge || op.Status != models.OpCompleted || op.Progress().Percent != 100 {
+	if svc.Status != services.ServiceOperational || svc.Bandwidth != "10gbps" || svc.BandwidthMbps != 10000 || svc.PendingOperationID != "" ||
+		svc.MaintenanceEndsAt != nil || svc.MonthlyCharge <= prov.Order.MonthlyCharge || op.Status != services.OpCompleted || op.Progress().Percent != 100 {
 		t.Fatalf("service %+v, operation %+v", svc, op)
 	}
 	for _, st := range op.Steps {
-		if st.Status != models.StepCompleted {
+		if st.Status != services.StepCompleted {
 			t.Fatalf("step %s is %s", st.Name, st.Status)
 		}
 	}
@@ -118,7 +119,7 @@ func TestScalingWaitsForTheMaintenanceWindow(t *testing.T) {
 	if c.AllocatedMbps != 10000 {
 		t.Fatalf("%d Mbps allocated at Austin, want 10000", c.AllocatedMbps)
 	}
-	if n, _ := e.store.ServiceNotifications(ctx, scope, prov.ServiceID); len(n) != 0 {
+	if n, _ := services.NewStore(e.store).ServiceNotifications(ctx, scope, prov.ServiceID); len(n) != 0 {
 		t.Fatalf("notifications without contacts: %+v", n)
 	}
 }
@@ -128,8 +129,8 @@ func TestScalingCancelledBeforeTheWindow(t *testing.T) {
 	prov := internetService(t, e, models.EnvLive, demoAccount(t, e, models.EnvLive))
 	wenv := e.env()
 	start := time.Now().UTC().Add(72 * time.Hour)
-	in := startChange(t, e, models.EnvLive, prov.ServiceID, models.ServiceUpdateInput{Scaling: &models.ScalingInput{
-		Action: "scale_down", NewBandwidth: "500mbps", Window: &models.MaintenanceWindowInput{Start: &start, Duration: "1_hour"},
+	in := startChange(t, e, models.EnvLive, prov.ServiceID, services.ServiceUpdateInput{Scaling: &services.ScalingInput{
+		Action: "scale_down", NewBandwidth: "500mbps", Window: &services.MaintenanceWindowInput{Start: &start, Duration: "1_hour"},
 	}})
 	wenv.RegisterDelayedCallback(wenv.CancelWorkflow, 24*time.Hour)
 	wenv.ExecuteWorkflow(workflows.ServiceChangeWorkflow, in)
@@ -138,8 +139,8 @@ func TestScalingCancelledBeforeTheWindow(t *testing.T) {
 	}
 	svc := e.service(models.EnvLive, prov.ServiceID)
 	op := e.operation(models.EnvLive, in.RequestID)
-	if svc.Status != models.ServiceOperational || svc.Bandwidth != "1gbps" || svc.PendingOperationID != "" || svc.MaintenanceStartsAt != nil ||
-		op.Status != models.OpCancelled || op.Steps[0].Status != models.StepCancelled {
+	if svc.Status != services.ServiceOperational || svc.Bandwidth != "1gbps" || svc.PendingOperationID != "" || svc.MaintenanceStartsAt != nil ||
+		op.Status != services.OpCancelled || op.Steps[0].Status != services.StepCancelled {
 		t.Fatalf("service %+v, operation %+v", svc, op)
 	}
 }
@@ -151,11 +152,11 @@ func TestScalingFailureInTheWindowIsCompensated(t *testing.T) {
 	scope := prov.Scope()
 	wenv := e.env()
 	start := time.Now().UTC().Add(time.Hour)
-	in := startChange(t, e, models.EnvTest, prov.ServiceID, models.ServiceUpdateInput{Scaling: &models.ScalingInput{
-		Action: "scale_up", NewBandwidth: "10gbps", Window: &models.MaintenanceWindowInput{Start: &start, Duration: "4_hours"},
+	in := startChange(t, e, models.EnvTest, prov.ServiceID, services.ServiceUpdateInput{Scaling: &services.ScalingInput{
+		Action: "scale_up", NewBandwidth: "10gbps", Window: &services.MaintenanceWindowInput{Start: &start, Duration: "4_hours"},
 	}})
 	// the sandbox's magic name makes the network refuse the change's validate step, in the window
-	if err := e.store.In(ctx, scope).Model(&models.Service{}).Where("id = ?", prov.ServiceID).Update("name", simulator.MagicFailName(models.StepValidate)).Error; err != nil {
+	if err := e.store.In(ctx, scope).Model(&services.Service{}).Where("id = ?", prov.ServiceID).Update("name", simulator.MagicFailName(services.StepValidate)).Error; err != nil {
 		t.Fatal(err)
 	}
 	wenv.ExecuteWorkflow(workflows.ServiceChangeWorkflow, in)
@@ -165,8 +166,8 @@ func TestScalingFailureInTheWindowIsCompensated(t *testing.T) {
 	}
 	svc := e.service(models.EnvTest, prov.ServiceID)
 	op := e.operation(models.EnvTest, in.RequestID)
-	if svc.Status != models.ServiceOperational || svc.Bandwidth != "1gbps" || svc.PendingOperationID != "" || op.Status != models.OpFailed ||
-		op.Error.Code != models.CodeProvisioningFailed || op.Error.Details["step"] != models.StepValidate || op.Error.Details["applied"] != false {
+	if svc.Status != services.ServiceOperational || svc.Bandwidth != "1gbps" || svc.PendingOperationID != "" || op.Status != services.OpFailed ||
+		op.Error.Code != models.CodeProvisioningFailed || op.Error.Details["step"] != services.StepValidate || op.Error.Details["applied"] != false {
 		t.Fatalf("service %+v, operation %+v %+v", svc, op, op.Error)
 	}
 	got := e.eventTypes(scope, prov.ServiceID)
@@ -182,13 +183,13 @@ func TestScalingFailureInTheWindowIsCompensated(t *testing.T) {
 func TestModificationAppliesAtOnce(t *testing.T) {
 	e := newServicesEnv(t)
 	ctx := context.Background()
-	pbx, err := e.provision(models.EnvLive, &models.PhoneSystemBody{SystemType: "cloud_pbx", Users: 20,
-		PhoneNumbers: []models.PhoneNumberOrder{{Type: "local", AreaCode: "512", Quantity: 3}}, OrderExtras: models.OrderExtras{Contacts: &models.OrderContacts{Technical: "noc@example.com"}}})
+	pbx, err := e.provision(models.EnvLive, &services.PhoneSystemBody{SystemType: "cloud_pbx", Users: 20,
+		PhoneNumbers: []services.PhoneNumberOrder{{Type: "local", AreaCode: "512", Quantity: 3}}, OrderExtras: services.OrderExtras{Contacts: &services.OrderContacts{Technical: "noc@example.com"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	name, feats := "Reception", []string{"call_recording"}
-	in := startChange(t, e, models.EnvLive, pbx.ServiceID, models.ServiceUpdateInput{Name: &name, Features: &feats, Configuration: map[string]any{"timezone": "America/Chicago"}})
+	in := startChange(t, e, models.EnvLive, pbx.ServiceID, services.ServiceUpdateInput{Name: &name, Features: &feats, Configuration: map[string]any{"timezone": "America/Chicago"}})
 	wenv := e.env()
 	wenv.ExecuteWorkflow(workflows.ServiceChangeWorkflow, in)
 	if err := wenv.GetWorkflowError(); err != nil {
@@ -197,13 +198,13 @@ func TestModificationAppliesAtOnce(t *testing.T) {
 	svc := e.service(models.EnvLive, pbx.ServiceID)
 	op := e.operation(models.EnvLive, in.RequestID)
 	if svc.Name != "Reception" || !slices.Equal(svc.Features, feats) || svc.Configuration["timezone"] != "America/Chicago" || svc.MonthlyCharge != in.Update.MonthlyCharge ||
-		svc.PendingOperationID != "" || op.Status != models.OpCompleted || len(op.Steps) != 2 {
+		svc.PendingOperationID != "" || op.Status != services.OpCompleted || len(op.Steps) != 2 {
 		t.Fatalf("service %+v, operation %+v", svc, op)
 	}
 	if got := e.eventTypes(pbx.Scope(), pbx.ServiceID); !slices.Equal(got, []string{"service.status_changed", "service.status_changed", "service.provisioned", "service.modified"}) {
 		t.Fatalf("events %v", got)
 	}
-	notes, _ := e.store.ServiceNotifications(ctx, pbx.Scope(), pbx.ServiceID)
+	notes, _ := services.NewStore(e.store).ServiceNotifications(ctx, pbx.Scope(), pbx.ServiceID)
 	if len(notes) != 1 || notes[0].Template != "service_provisioned" || notes[0].Recipient != "noc@example.com" {
 		t.Fatalf("notifications %+v", notes)
 	}

@@ -7,6 +7,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/services"
 	"github.com/telcoplatform/platform/worker"
 	"github.com/telcoplatform/platform/workflows"
 )
@@ -39,16 +40,16 @@ func (e *servicesEnv) principal(env models.Environment) *models.Principal {
 
 // provision accepts body for the demo tenant in env and runs its
 // provisioning workflow to the end; it returns the input and the error.
-func (e *servicesEnv) provision(env models.Environment, body models.KindBody) (workflows.ProvisioningInput, error) {
+func (e *servicesEnv) provision(env models.Environment, body services.KindBody) (workflows.ProvisioningInput, error) {
 	e.t.Helper()
 	ctx := context.Background()
-	o, scope, err := e.store.PrepareServiceOrder(ctx, e.principal(env), body)
+	o, scope, err := services.NewStore(e.store).PrepareServiceOrder(ctx, e.principal(env), body)
 	if err != nil {
 		e.t.Fatal(err)
 	}
 	in := workflows.ProvisioningInput{RequestID: models.NewID(models.PrefixProvisioning), OrganizationID: scope.OrganizationID, Environment: scope.Environment,
 		ServiceID: models.NewID(models.PrefixService), Order: *o, Scheduled: o.PreferredDate != nil}
-	if err := e.store.CreateOperation(ctx, scope, models.NewOperation(in.RequestID, models.OpTypeProvisioning, in.ServiceID, "ak_x", models.ProvisioningSteps(in.Scheduled), nil)); err != nil {
+	if err := services.NewStore(e.store).CreateOperation(ctx, scope, services.NewOperation(in.RequestID, services.OpTypeProvisioning, in.ServiceID, "ak_x", services.ProvisioningSteps(in.Scheduled), nil)); err != nil {
 		e.t.Fatal(err)
 	}
 	wenv := e.env()
@@ -56,18 +57,18 @@ func (e *servicesEnv) provision(env models.Environment, body models.KindBody) (w
 	return in, wenv.GetWorkflowError()
 }
 
-func (e *servicesEnv) service(env models.Environment, id string) *models.Service {
+func (e *servicesEnv) service(env models.Environment, id string) *services.Service {
 	e.t.Helper()
-	svc, err := e.store.GetService(context.Background(), e.principal(env), id)
+	svc, err := services.NewStore(e.store).GetService(context.Background(), e.principal(env), id)
 	if err != nil {
 		e.t.Fatal(err)
 	}
 	return svc
 }
 
-func (e *servicesEnv) operation(env models.Environment, id string) *models.Operation {
+func (e *servicesEnv) operation(env models.Environment, id string) *services.Operation {
 	e.t.Helper()
-	op, err := e.store.GetOperation(context.Background(), e.principal(env), id)
+	op, err := services.NewStore(e.store).GetOperation(context.Background(), e.principal(env), id)
 	if err != nil {
 		e.t.Fatal(err)
 	}

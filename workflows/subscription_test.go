@@ -21,6 +21,7 @@ import (
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/billing"
 	"github.com/telcoplatform/platform/models/seed"
+	"github.com/telcoplatform/platform/models/services"
 	"github.com/telcoplatform/platform/testenv"
 	"github.com/telcoplatform/platform/workflows"
 )
@@ -390,8 +391,8 @@ func billingFixture(t *testing.T, store *models.Store) (*models.Principal, *mode
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc := &models.Service{ID: models.NewID(models.PrefixService), AccountID: acct.ID, Name: "Dedicated Fiber", Kind: "internet", ServiceType: "fiber_dedicated",
-		CatalogServiceID: "internet-fiber-dedicated", Status: models.ServiceOperational, Bandwidth: "1gbps", BandwidthMbps: 1000, SLA: "premium",
+	svc := &services.Service{ID: models.NewID(models.PrefixService), AccountID: acct.ID, Name: "Dedicated Fiber", Kind: "internet", ServiceType: "fiber_dedicated",
+		CatalogServiceID: "internet-fiber-dedicated", Status: services.ServiceOperational, Bandwidth: "1gbps", BandwidthMbps: 1000, SLA: "premium",
 		BillingCycle: "monthly", LocationID: "loc_austin_congress", Address: "100 Congress Ave", City: "Austin", State: "TX", Zip: "78701",
 		OperationID: "prov_fixture", StatusChangedAt: store.Now()}
 	if err := store.In(ctx, p.OwnScope()).Create(svc).Error; err != nil {

@@ -13,6 +13,7 @@ import (
 	"gorm.io/gorm/clause"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/services"
 )
 
 // Bounds of bulk requests (DECISIONS 2: at most 1,000 items).
@@ -89,15 +90,15 @@ func (c ServiceChanges) Empty() bool { return c == ServiceChanges{} }
 
 // merged returns c with the fields it leaves empty taken from def.
 func (c ServiceChanges) merged(def ServiceChanges) ServiceChanges {
-	pick := func(v, d string) string { return models.OrDefault(strings.TrimSpace(v), strings.TrimSpace(d)) }
+	pick := func(v, d string) string { return services.OrDefault(strings.TrimSpace(v), strings.TrimSpace(d)) }
 	return ServiceChanges{Name: pick(c.Name, def.Name), SLA: pick(c.SLA, def.SLA), Bandwidth: pick(c.Bandwidth, def.Bandwidth),
 		Redundancy: pick(c.Redundancy, def.Redundancy), Monitoring: pick(c.Monitoring, def.Monitoring)}
 }
 
 // UpdateInput returns c as a change of a service (PrepareServiceUpdate):
 // monitoring and redundancy are settings of its configuration.
-func (c ServiceChanges) UpdateInput() models.ServiceUpdateInput {
-	var in models.ServiceUpdateInput
+func (c ServiceChanges) UpdateInput() services.ServiceUpdateInput {
+	var in services.ServiceUpdateInput
 	opt := func(v string) *string {
 		if v == "" {
 			return nil
@@ -134,12 +135,12 @@ type BulkItem struct {
 	OperationID string `gorm:"primaryKey;size:64"`
 	Position    int    `gorm:"primaryKey;autoIncrement:false"`
 	models.Tenant
-	ServiceID string                    `gorm:"size:40;not null;index"`
-	ChildID   string                    `gorm:"size:64"` // bulk provision: the item's provisioning request id (prov_)
-	Spec      map[string]any            `gorm:"serializer:json;type:text"`
-	Order     *models.ProvisioningOrder `gorm:"serializer:json;type:text"`
-	Changes   *ServiceChanges           `gorm:"serializer:json;type:text"`
-	Action    string                    `gorm:"size:20"`
+	ServiceID string                      `gorm:"size:40;not null;index"`
+	ChildID   string                      `gorm:"size:64"` // bulk provision: the item's provisioning request id (prov_)
+	Spec      map[string]any              `gorm:"serializer:json;type:text"`
+	Order     *services.ProvisioningOrder `gorm:"serializer:json;type:text"`
+	Changes   *ServiceChanges             `gorm:"serializer:json;type:text"`
+	Action    string                      `gorm:"size:20"`
 	// SourcePosition is, for a retry, the item's position in the retried operation.
 	SourcePosition *int
 	CreatedAt      time.Time
@@ -153,7 +154,7 @@ func ChangeKey(opID string, n int) string { return fmt.Sprintf("%s#%d", opID, n)
 
 // BulkPlan is a validated bulk request, ready to be stored and run.
 type BulkPlan struct {
-	Type    models.OperationType
+	Type    services.OperationType
 	Scope   models.Scope
 	Options BulkOptions
 	Items   []BulkItem
@@ -304,14 +305,14 @@ func (s *Store) PrepareBulkProvision(ctx context.Context, p *models.Principal, i
 	if err := v.Err(); err != nil {
 		return nil, err
 	}
-	plan := &BulkPlan{Type: models.OpTypeBulkProvision, Options: in.Options}
+	plan := &BulkPlan{Type: services.OpTypeBulkProvision, Options: in.Options}
 	var (
 		issues   []models.FieldIssue
 		failures []itemFailure
 	)
 	accountID := strings.TrimSpace(in.AccountID)
 	for i, item := range in.Items {
-		tin := models.TemplateInput{ServiceTemplate: item.Template, Bandwidth: item.Bandwidth, Redundancy: item.Redundancy,
+		tin := services.TemplateInput{ServiceTemplate: item.Template, Bandwidth: item.Bandwidth, Redundancy: item.Redundancy,
 			Monitoring: item.Monitoring, AccountID: accountID}
 		id, loc, err := ParseLocation(fmt.Sprintf("services[%d].location", i), item.Location)
 		if err != nil {
@@ -319,7 +320,7 @@ func (s *Store) PrepareBulkProvision(ctx context.Context, p *models.Principal, i
 			continue
 		}
 		tin.LocationID, tin.Location = id, loc
-		o, scope, err := s.PrepareTemplateOrder(ctx, p, tin)
+		o, scope, err := s.services.PrepareTemplateOrder(ctx, p, tin)
 		if err != nil {
 			if err := collectItemError(err, i, &issues, &failures); err != nil {
 				return nil, err
@@ -361,15 +362,15 @@ type BulkModifyInput struct {
 // that they exist, are not repeated and belong to one organization; it
 // records the issues in v (field(i) names each bad id) and returns the
 // services by position (absent for bad ids) and the organization's scope.
-func (s *Store) servicesForBulk(ctx context.Context, p *models.Principal, v *models.Validator, ids []string, field func(i int) string, listField string) (map[int]models.Service, models.Scope, error) {
+func (s *Store) servicesForBulk(ctx context.Context, p *models.Principal, v *models.Validator, ids []string, field func(i int) string, listField string) (map[int]services.Service, models.Scope, error) {
 	v.Check(len(ids) > 0, listField, "must list at least one service")
 	v.Check(len(ids) <= MaxBulkItems, listField, fmt.Sprintf("must list at most %d services", MaxBulkItems))
 	if len(ids) == 0 || len(ids) > MaxBulkItems {
 		return nil, models.Scope{}, nil
 	}
-	byID := map[string]models.Service{}
+	byID := map[string]services.Service{}
 	for start := 0; start < len(ids); start += 500 {
-		var batch []models.Service
+		var batch []services.Service
 		if err := s.In(ctx, p.Scope()).Where("id IN ?", ids[start:min(start+500, len(ids))]).Find(&batch).Error; err != nil {
 			return nil, models.Scope{}, models.DBErr(err)
 		}
@@ -377,7 +378,7 @@ func (s *Store) servicesForBulk(ctx context.Context, p *models.Principal, v *mod
 			byID[svc.ID] = svc
 		}
 	}
-	out := map[int]models.Service{}
+	out := map[int]services.Service{}
 	seen := map[string]bool{}
 	var scope models.Scope
 	for i, id := range ids {
@@ -418,7 +419,7 @@ func (s *Store) PrepareBulkModify(ctx context.Context, p *models.Principal, in B
 	if err != nil {
 		return nil, err
 	}
-	plan := &BulkPlan{Type: models.OpTypeBulkModify, Scope: scope, Options: in.Options, Input: map[string]any{}}
+	plan := &BulkPlan{Type: services.OpTypeBulkModify, Scope: scope, Options: in.Options, Input: map[string]any{}}
 	for i, it := range in.Items {
 		ch := it.Changes.merged(in.Changes)
 		prefix := fmt.Sprintf("services[%d].changes", i)
@@ -430,7 +431,7 @@ func (s *Store) PrepareBulkModify(ctx context.Context, p *models.Principal, in B
 		if !ok {
 			continue
 		}
-		if _, _, _, err := s.PrepareServiceUpdate(ctx, p, svc.ID, ch.UpdateInput()); err != nil && !noChange(err) {
+		if _, _, _, err := s.services.PrepareServiceUpdate(ctx, p, svc.ID, ch.UpdateInput()); err != nil && !noChange(err) {
 			e := models.AsError(err)
 			if e.Code == models.CodeValidation {
 				for _, f := range e.Details["fields"].([]models.FieldIssue) {
@@ -452,8 +453,8 @@ func (s *Store) PrepareBulkModify(ctx context.Context, p *models.Principal, in B
 // ChangeOperation is a change of one service ready to run as the services
 // area's ServiceChange workflow, or Noop when it changes nothing.
 type ChangeOperation struct {
-	Operation *models.Operation
-	Update    *models.ServiceUpdate
+	Operation *services.Operation
+	Update    *services.ServiceUpdate
 	Noop      bool
 }
 
@@ -464,9 +465,9 @@ type ChangeOperation struct {
 // a retry finds it). input adds fields to the operation's input.
 // Errors: NOT_FOUND, VALIDATION_ERROR, SERVICE_MAINTENANCE,
 // INVALID_STATE_TRANSITION, SERVICE_CONFLICT, INSUFFICIENT_BANDWIDTH.
-func (s *Store) PrepareChangeOperation(ctx context.Context, scope models.Scope, createdBy, opID, serviceID string, in models.ServiceUpdateInput, input map[string]any) (*ChangeOperation, error) {
-	if op, err := s.OperationIn(ctx, scope, opID); err == nil {
-		var u models.ServiceUpdate
+func (s *Store) PrepareChangeOperation(ctx context.Context, scope models.Scope, createdBy, opID, serviceID string, in services.ServiceUpdateInput, input map[string]any) (*ChangeOperation, error) {
+	if op, err := s.services.OperationIn(ctx, scope, opID); err == nil {
+		var u services.ServiceUpdate
 		if err := remarshal(op.Input["update"], &u); err != nil {
 			return nil, models.Internal(err)
 		}
@@ -476,7 +477,7 @@ func (s *Store) PrepareChangeOperation(ctx context.Context, scope models.Scope, 
 	}
 	p := &models.Principal{Kind: models.PrincipalAPIKey, ID: createdBy, OrganizationID: scope.OrganizationID, Environment: scope.Environment,
 		Role: models.RoleCustomer, Permissions: []string{"*"}}
-	svc, u, svcScope, err := s.PrepareServiceUpdate(ctx, p, serviceID, in)
+	svc, u, svcScope, err := s.services.PrepareServiceUpdate(ctx, p, serviceID, in)
 	if noChange(err) {
 		return &ChangeOperation{Noop: true}, nil
 	}
@@ -491,9 +492,9 @@ func (s *Store) PrepareChangeOperation(ctx context.Context, scope models.Scope, 
 	if err := remarshal(opInput, &m); err != nil {
 		return nil, models.Internal(err)
 	}
-	op := models.NewOperation(opID, u.Type, svc.ID, createdBy, models.UpdateSteps(u), m)
-	if err := s.StartServiceOperation(ctx, svcScope, svc.ID, op); err != nil {
-		if existing, gerr := s.OperationIn(ctx, scope, opID); gerr == nil {
+	op := services.NewOperation(opID, u.Type, svc.ID, createdBy, services.UpdateSteps(u), m)
+	if err := s.services.StartServiceOperation(ctx, svcScope, svc.ID, op); err != nil {
+		if existing, gerr := s.services.OperationIn(ctx, scope, opID); gerr == nil {
 			return &ChangeOperation{Operation: existing, Update: u}, nil // a concurrent retry created it
 		}
 		return nil, err
@@ -505,10 +506,10 @@ func (s *Store) PrepareChangeOperation(ctx context.Context, scope models.Scope, 
 // operation opID (its recorded changes, back to their previous values), and
 // false when there is nothing to undo (it never completed).
 // Errors: NOT_FOUND.
-func (s *Store) ReverseChange(ctx context.Context, scope models.Scope, opID string) (models.ServiceUpdateInput, bool, error) {
-	var in models.ServiceUpdateInput
-	op, err := s.OperationIn(ctx, scope, opID)
-	if err != nil || op.Status != models.OpCompleted {
+func (s *Store) ReverseChange(ctx context.Context, scope models.Scope, opID string) (services.ServiceUpdateInput, bool, error) {
+	var in services.ServiceUpdateInput
+	op, err := s.services.OperationIn(ctx, scope, opID)
+	if err != nil || op.Status != services.OpCompleted {
 		return in, false, err
 	}
 	changes, _ := op.Input["changes"].(map[string]any)
@@ -569,7 +570,7 @@ func (s *Store) PrepareBulkStatus(ctx context.Context, p *models.Principal, in B
 	if err := v.Err(); err != nil {
 		return nil, err
 	}
-	plan := &BulkPlan{Type: models.OpTypeBulkStatus, Scope: scope, Options: in.Options, Input: map[string]any{"action": in.Action}}
+	plan := &BulkPlan{Type: services.OpTypeBulkStatus, Scope: scope, Options: in.Options, Input: map[string]any{"action": in.Action}}
 	for i := range in.ServiceIDs {
 		svc := svcs[i]
 		plan.Items = append(plan.Items, BulkItem{Position: i, ServiceID: svc.ID, Action: in.Action,
@@ -582,7 +583,7 @@ func (s *Store) PrepareBulkStatus(ctx context.Context, p *models.Principal, in B
 type ServiceStatusEntry struct {
 	ServiceID       string
 	Found           bool
-	Status          models.ServiceStatus
+	Status          services.ServiceStatus
 	StatusChangedAt time.Time
 }
 
@@ -596,9 +597,9 @@ func (s *Store) BulkServiceStatuses(ctx context.Context, p *models.Principal, id
 	if err := v.Err(); err != nil {
 		return nil, err
 	}
-	byID := map[string]models.Service{}
+	byID := map[string]services.Service{}
 	for start := 0; start < len(ids); start += 500 {
-		var batch []models.Service
+		var batch []services.Service
 		err := s.In(ctx, p.Scope()).Select("id", "organization_id", "environment", "status", "status_changed_at").
 			Where("id IN ?", ids[start:min(start+500, len(ids))]).Find(&batch).Error
 		if err != nil {
@@ -621,7 +622,7 @@ func (s *Store) BulkServiceStatuses(ctx context.Context, p *models.Principal, id
 // it also records the new operation on the retried one (result.retried_by),
 // refusing a second retry of the same operation.
 // Errors: INVALID_STATE_TRANSITION (already retried), NOT_FOUND.
-func (s *Store) CreateBulkOperation(ctx context.Context, plan *BulkPlan, id, createdBy string) (*models.Operation, error) {
+func (s *Store) CreateBulkOperation(ctx context.Context, plan *BulkPlan, id, createdBy string) (*services.Operation, error) {
 	input := map[string]any{"orchestration": plan.Options, "total": len(plan.Items)}
 	for k, val := range plan.Input {
 		input[k] = val
@@ -629,18 +630,18 @@ func (s *Store) CreateBulkOperation(ctx context.Context, plan *BulkPlan, id, cre
 	if plan.RetryOf != "" {
 		input["retry_of"] = plan.RetryOf
 	}
-	op := models.NewOperation(id, plan.Type, "", createdBy, nil, input)
-	op.Steps = []models.OperationStep{}
-	op.Items = make([]models.OperationItem, len(plan.Items))
+	op := services.NewOperation(id, plan.Type, "", createdBy, nil, input)
+	op.Steps = []services.OperationStep{}
+	op.Items = make([]services.OperationItem, len(plan.Items))
 	items := make([]BulkItem, len(plan.Items))
 	for i, it := range plan.Items {
 		it.OperationID, it.Position = id, i
 		items[i] = it
-		op.Items[i] = models.OperationItem{ID: it.ServiceID, Status: ItemPending}
+		op.Items[i] = services.OperationItem{ID: it.ServiceID, Status: ItemPending}
 	}
 	err := s.Tx(ctx, plan.Scope, func(tx *gorm.DB) error {
 		if plan.RetryOf != "" {
-			_, err := s.UpdateOperation(ctx, plan.Scope, tx, plan.RetryOf, func(orig *models.Operation) error {
+			_, err := s.services.UpdateOperation(ctx, plan.Scope, tx, plan.RetryOf, func(orig *services.Operation) error {
 				if by, ok := orig.Result["retried_by"].(string); ok && by != "" {
 					return models.Errorf(models.CodeInvalidStateTransition, "operation %s was already retried by %s", orig.ID, by).WithDetail("retried_by", by)
 				}
@@ -670,7 +671,7 @@ func (s *Store) CreateBulkOperation(ctx context.Context, plan *BulkPlan, id, cre
 // none), in position order, and the position after the last one examined.
 // Errors: NOT_FOUND.
 func (s *Store) BulkItems(ctx context.Context, scope models.Scope, opID string, from, limit int, statuses ...string) ([]BulkItem, int, error) {
-	op, err := s.OperationIn(ctx, scope, opID)
+	op, err := s.services.OperationIn(ctx, scope, opID)
 	if err != nil {
 		return nil, from, err
 	}
@@ -693,12 +694,12 @@ func (s *Store) BulkItems(ctx context.Context, scope models.Scope, opID string, 
 // that each bulk provisioning item runs as, so that the item's Provisioning
 // workflow can start. Calling it again changes nothing.
 func (s *Store) EnsureChildOperations(ctx context.Context, scope models.Scope, createdBy string, items []BulkItem) error {
-	ops := make([]*models.Operation, 0, len(items))
+	ops := make([]*services.Operation, 0, len(items))
 	for _, it := range items {
 		if it.ChildID == "" || it.Order == nil {
 			continue
 		}
-		ops = append(ops, models.NewOperation(it.ChildID, models.OpTypeProvisioning, it.ServiceID, createdBy, models.ProvisioningSteps(false),
+		ops = append(ops, services.NewOperation(it.ChildID, services.OpTypeProvisioning, it.ServiceID, createdBy, services.ProvisioningSteps(false),
 			map[string]any{"bulk_request_id": it.OperationID, "position": it.Position}))
 	}
 	if len(ops) == 0 {
@@ -709,20 +710,20 @@ func (s *Store) EnsureChildOperations(ctx context.Context, scope models.Scope, c
 
 // ItemUpdate is a new status of one bulk item.
 type ItemUpdate struct {
-	Position int                    `json:"position"`
-	Status   string                 `json:"status"`
-	Error    *models.OperationError `json:"error,omitempty"`
+	Position int                      `json:"position"`
+	Status   string                   `json:"status"`
+	Error    *services.OperationError `json:"error,omitempty"`
 }
 
 // RecordBulkItems applies updates to the operation's items in one write. An
 // update never moves an item that has ended back to pending or in_progress.
 // Errors: NOT_FOUND, INVALID_STATE_TRANSITION (the operation has ended).
-func (s *Store) RecordBulkItems(ctx context.Context, scope models.Scope, opID string, updates []ItemUpdate) (*models.Operation, error) {
-	return s.UpdateOperation(ctx, scope, nil, opID, func(op *models.Operation) error {
+func (s *Store) RecordBulkItems(ctx context.Context, scope models.Scope, opID string, updates []ItemUpdate) (*services.Operation, error) {
+	return s.services.UpdateOperation(ctx, scope, nil, opID, func(op *services.Operation) error {
 		if op.Status.Terminal() {
-			return models.ErrTerminal(op)
+			return services.ErrTerminal(op)
 		}
-		op.Status = models.OpInProgress
+		op.Status = services.OpInProgress
 		for _, u := range updates {
 			if u.Position < 0 || u.Position >= len(op.Items) {
 				continue
@@ -751,7 +752,7 @@ type BulkOutcome struct {
 }
 
 // CountItems counts items by status.
-func CountItems(items []models.OperationItem) BulkOutcome {
+func CountItems(items []services.OperationItem) BulkOutcome {
 	o := BulkOutcome{Total: len(items)}
 	for _, it := range items {
 		switch it.Status {
@@ -779,25 +780,25 @@ func CountItems(items []models.OperationItem) BulkOutcome {
 // as o: cancelled when it was cancelled; rolled_back when a rollback undid
 // every completed item (failed when some could not be undone); otherwise
 // completed when every item completed, failed when none did, partial between.
-func BulkStatus(o BulkOutcome, fin BulkFinish) models.OperationStatus {
+func BulkStatus(o BulkOutcome, fin BulkFinish) services.OperationStatus {
 	switch {
 	case fin.Cancelled:
-		return models.OpCancelled
+		return services.OpCancelled
 	case fin.RolledBack && o.RollbackFailed > 0:
-		return models.OpFailed
+		return services.OpFailed
 	case fin.RolledBack:
-		return models.OpRolledBack
+		return services.OpRolledBack
 	case o.Completed == o.Total:
-		return models.OpCompleted
+		return services.OpCompleted
 	case o.Completed == 0:
-		return models.OpFailed
+		return services.OpFailed
 	}
-	return models.OpPartial
+	return services.OpPartial
 }
 
 // bulkFailureCode is the code of a bulk operation's error.
-func bulkFailureCode(t models.OperationType, items []models.OperationItem) models.Code {
-	if t == models.OpTypeBulkProvision {
+func bulkFailureCode(t services.OperationType, items []services.OperationItem) models.Code {
+	if t == services.OpTypeBulkProvision {
 		return models.CodeProvisioningFailed
 	}
 	for _, it := range items {
@@ -814,8 +815,8 @@ func bulkFailureCode(t models.OperationType, items []models.OperationItem) model
 // failed, partial or rolled_back) summarises the failures; the first failed
 // item is in details. Finishing it again is harmless.
 // Errors: NOT_FOUND, INVALID_STATE_TRANSITION (it ended otherwise).
-func (s *Store) FinishBulk(ctx context.Context, scope models.Scope, opID string, fin BulkFinish) (*models.Operation, error) {
-	return s.UpdateOperation(ctx, scope, nil, opID, func(op *models.Operation) error {
+func (s *Store) FinishBulk(ctx context.Context, scope models.Scope, opID string, fin BulkFinish) (*services.Operation, error) {
+	return s.services.UpdateOperation(ctx, scope, nil, opID, func(op *services.Operation) error {
 		if op.Status.Terminal() {
 			return nil
 		}
@@ -843,12 +844,12 @@ func (s *Store) FinishBulk(ctx context.Context, scope models.Scope, opID string,
 		if retry, ok := op.Input["retry_of"]; ok {
 			result["retry_of"] = retry
 		}
-		if op.Status != models.OpCompleted && o.Completed < o.Total {
+		if op.Status != services.OpCompleted && o.Completed < o.Total {
 			result["retry_url"] = "/v1/operations/" + op.ID + "/retry"
 		}
 		op.Result = result
 		op.Error = nil
-		if op.Status == models.OpFailed || op.Status == models.OpPartial || op.Status == models.OpRolledBack {
+		if op.Status == services.OpFailed || op.Status == services.OpPartial || op.Status == services.OpRolledBack {
 			first := -1
 			for i, it := range op.Items {
 				if it.Status == ItemFailed || (it.Status == ItemCompleted && it.Error != nil) {
@@ -872,14 +873,14 @@ func (s *Store) FinishBulk(ctx context.Context, scope models.Scope, opID string,
 					msg += fmt.Sprintf("; the first (services[%d]): %s", first, e.Message)
 				}
 			}
-			op.Error = &models.OperationError{Code: bulkFailureCode(op.Type, op.Items), Message: msg, Details: details}
+			op.Error = &services.OperationError{Code: bulkFailureCode(op.Type, op.Items), Message: msg, Details: details}
 		}
 		return nil
 	})
 }
 
 // retryableStatuses are the final statuses of a bulk operation that retry accepts.
-var retryableStatuses = []models.OperationStatus{models.OpPartial, models.OpFailed, models.OpRolledBack, models.OpCancelled}
+var retryableStatuses = []services.OperationStatus{services.OpPartial, services.OpFailed, services.OpRolledBack, services.OpCancelled}
 
 // PrepareBulkRetry plans a new bulk operation that runs again the items of
 // bulk operation opID that did not complete (failed, rolled_back, skipped or
@@ -889,7 +890,7 @@ var retryableStatuses = []models.OperationStatus{models.OpPartial, models.OpFail
 // VALIDATION_ERROR (not a bulk operation), INVALID_STATE_TRANSITION (still
 // running, completed, or already retried), and PrepareBulkProvision's 422 codes.
 func (s *Store) PrepareBulkRetry(ctx context.Context, p *models.Principal, opID string, options *BulkOptions) (*BulkPlan, error) {
-	op, err := s.GetOperation(ctx, p, opID)
+	op, err := s.services.GetOperation(ctx, p, opID)
 	if err != nil {
 		return nil, err
 	}
@@ -929,14 +930,14 @@ func (s *Store) PrepareBulkRetry(ctx context.Context, p *models.Principal, opID 
 	}
 	var plan *BulkPlan
 	switch op.Type {
-	case models.OpTypeBulkProvision:
+	case services.OpTypeBulkProvision:
 		in := BulkProvisionInput{Options: opts}
 		in.AccountID, _ = op.Input["account_id"].(string)
 		for _, it := range items {
 			in.Items = append(in.Items, provisionItemFromSpec(it.Spec))
 		}
 		plan, err = s.PrepareBulkProvision(ctx, p, in)
-	case models.OpTypeBulkModify:
+	case services.OpTypeBulkModify:
 		in := BulkModifyInput{Options: opts}
 		for _, it := range items {
 			var ch ServiceChanges
@@ -979,7 +980,7 @@ func bulkOptionsFrom(input map[string]any) BulkOptions {
 
 // ServiceSnapshot is what a status change touches.
 type ServiceSnapshot struct {
-	Status models.ServiceStatus `json:"status"`
+	Status services.ServiceStatus `json:"status"`
 }
 
 // Kinds of status change (bulk status and the suspend_service and
@@ -1026,29 +1027,29 @@ type ChangeRequest struct {
 // Errors: SERVICE_CONFLICT (another change of the service is under way),
 // SERVICE_MAINTENANCE (resuming a service in a scheduled maintenance
 // window), INVALID_STATE_TRANSITION, VALIDATION_ERROR (unknown kind).
-func ServiceChangeTarget(kind string, svc *models.Service, now time.Time) (models.ServiceStatus, error) {
+func ServiceChangeTarget(kind string, svc *services.Service, now time.Time) (services.ServiceStatus, error) {
 	if svc.PendingOperationID != "" {
 		return "", models.Errorf(models.CodeServiceConflict, "operation %s is already changing service %s; wait for it to end, or cancel it", svc.PendingOperationID, svc.ID).
 			WithDetail("operation_id", svc.PendingOperationID)
 	}
 	switch kind {
 	case ChangeSuspend:
-		if svc.Status == models.ServiceMaintenance {
+		if svc.Status == services.ServiceMaintenance {
 			return svc.Status, nil
 		}
-		return models.ServiceMaintenance, models.CheckServiceTransition(svc.Status, models.ServiceMaintenance)
+		return services.ServiceMaintenance, services.CheckServiceTransition(svc.Status, services.ServiceMaintenance)
 	case ChangeResume:
 		switch {
-		case svc.Status == models.ServiceOperational:
+		case svc.Status == services.ServiceOperational:
 			return svc.Status, nil
-		case svc.Status != models.ServiceMaintenance:
+		case svc.Status != services.ServiceMaintenance:
 			return "", models.Errorf(models.CodeInvalidStateTransition, "only a suspended service (status maintenance) can be resumed; this one is %s", svc.Status).
-				WithDetail("from", string(svc.Status)).WithDetail("to", string(models.ServiceOperational))
+				WithDetail("from", string(svc.Status)).WithDetail("to", string(services.ServiceOperational))
 		case svc.MaintenanceEndsAt != nil && svc.MaintenanceEndsAt.After(now):
 			return "", models.Errorf(models.CodeServiceMaintenance, "service %s is in a scheduled maintenance window until %s", svc.ID, models.Timestamp(*svc.MaintenanceEndsAt)).
 				WithDetail("retry_after", max(1, int(svc.MaintenanceEndsAt.Sub(now).Seconds())))
 		}
-		return models.ServiceOperational, nil
+		return services.ServiceOperational, nil
 	}
 	return "", models.Invalid(models.FieldIssue{Field: "action", Issue: fmt.Sprintf("unknown change %q", kind)})
 }
@@ -1056,8 +1057,8 @@ func ServiceChangeTarget(kind string, svc *models.Service, now time.Time) (model
 // ServiceForChange returns the service a status change would act on, after
 // checking that the change is allowed now. Errors: NOT_FOUND, and those of
 // ServiceChangeTarget.
-func (s *Store) ServiceForChange(ctx context.Context, scope models.Scope, kind, serviceID string) (*models.Service, error) {
-	svc, err := s.ServiceIn(ctx, scope, serviceID)
+func (s *Store) ServiceForChange(ctx context.Context, scope models.Scope, kind, serviceID string) (*services.Service, error) {
+	svc, err := s.services.ServiceIn(ctx, scope, serviceID)
 	if err != nil {
 		return nil, err
 	}
@@ -1072,13 +1073,13 @@ func (s *Store) ServiceForChange(ctx context.Context, scope models.Scope, kind, 
 // writes service.status_changed (data: service, from, to, reason: suspend
 // or resume, request_id) to the outbox. Applying the same key again returns
 // the service as it is. Errors: NOT_FOUND, and those of ServiceChangeTarget.
-func (s *Store) ApplyServiceChange(ctx context.Context, scope models.Scope, req ChangeRequest) (*models.Service, error) {
-	var out *models.Service
+func (s *Store) ApplyServiceChange(ctx context.Context, scope models.Scope, req ChangeRequest) (*services.Service, error) {
+	var out *services.Service
 	err := s.Tx(ctx, scope, func(tx *gorm.DB) error {
 		var done ServiceChange
 		err := tx.Where("change_key = ?", req.Key).Take(&done).Error
 		if err == nil {
-			var svc models.Service
+			var svc services.Service
 			if err := tx.Where("id = ?", done.ServiceID).Take(&svc).Error; err != nil {
 				return models.NotFoundOr(err, "service")
 			}
@@ -1088,7 +1089,7 @@ func (s *Store) ApplyServiceChange(ctx context.Context, scope models.Scope, req 
 		if !errors.Is(err, gorm.ErrRecordNotFound) {
 			return models.DBErr(err)
 		}
-		var svc models.Service
+		var svc services.Service
 		if err := tx.Where("id = ?", req.ServiceID).Take(&svc).Error; err != nil {
 			return models.NotFoundOr(err, "service")
 		}
@@ -1098,7 +1099,7 @@ func (s *Store) ApplyServiceChange(ctx context.Context, scope models.Scope, req 
 		}
 		before := svc.Status
 		if to != svc.Status {
-			moved, err := s.TransitionService(ctx, scope, tx, svc.ID, to)
+			moved, err := s.services.TransitionService(ctx, scope, tx, svc.ID, to)
 			if err != nil {
 				return err
 			}
@@ -1142,14 +1143,14 @@ func (s *Store) RevertServiceChange(ctx context.Context, scope models.Scope, key
 			return nil
 		}
 		if rec.Before.Status != rec.After.Status {
-			var svc models.Service
+			var svc services.Service
 			if err := tx.Where("id = ?", rec.ServiceID).Take(&svc).Error; err != nil {
 				return models.NotFoundOr(err, "service")
 			}
 			if svc.Status != rec.After.Status || svc.PendingOperationID != "" {
 				return models.Errorf(models.CodeServiceConflict, "service %s moved on (%s) since the change: it cannot be undone", svc.ID, svc.Status)
 			}
-			moved, err := s.TransitionService(ctx, scope, tx, svc.ID, rec.Before.Status)
+			moved, err := s.services.TransitionService(ctx, scope, tx, svc.ID, rec.Before.Status)
 			if err != nil {
 				return err
 			}
@@ -1173,7 +1174,7 @@ func asErrorOrNil(err error) error {
 
 // serviceEventData is the `service` object of the events written here, the
 // same summary as the services area's events.
-func serviceEventData(svc *models.Service) map[string]any {
+func serviceEventData(svc *services.Service) map[string]any {
 	return map[string]any{
 		"id": svc.ID, "name": svc.Name, "status": string(svc.Status), "type": svc.Kind, "service_type": svc.ServiceType,
 		"account_id": svc.AccountID, "bandwidth": svc.Bandwidth, "sla": svc.SLA, "location_id": svc.LocationID, "quantity": svc.Quantity,
@@ -1190,7 +1191,7 @@ func serviceEventData(svc *models.Service) map[string]any {
 // activated is marked failed. Errors: SERVICE_CONFLICT (another change is
 // under way), INVALID_STATE_TRANSITION (e.g. in maintenance).
 func (s *Store) RetireProvisionedService(ctx context.Context, scope models.Scope, serviceID, opID string) error {
-	svc, err := s.ServiceIn(ctx, scope, serviceID)
+	svc, err := s.services.ServiceIn(ctx, scope, serviceID)
 	if models.ErrorCode(err) == models.CodeNotFound {
 		return nil
 	}
@@ -1198,21 +1199,21 @@ func (s *Store) RetireProvisionedService(ctx context.Context, scope models.Scope
 		return err
 	}
 	switch svc.Status {
-	case models.ServiceDecommissioned, models.ServiceFailed:
+	case services.ServiceDecommissioned, services.ServiceFailed:
 		return nil
-	case models.ServicePending, models.ServiceProvisioning:
-		return s.FailService(ctx, scope, serviceID, "rollback", opID)
+	case services.ServicePending, services.ServiceProvisioning:
+		return s.services.FailService(ctx, scope, serviceID, "rollback", opID)
 	}
 	if svc.PendingOperationID != "" {
 		return models.Errorf(models.CodeServiceConflict, "operation %s is changing service %s: it cannot be rolled back now", svc.PendingOperationID, svc.ID)
 	}
 	return asErrorOrNil(s.Tx(ctx, scope, func(tx *gorm.DB) error {
-		if svc.Status != models.ServiceDecommissioning {
-			if _, err := s.MoveServiceTx(ctx, scope, tx, serviceID, models.ServiceDecommissioning, "rollback", opID); err != nil {
+		if svc.Status != services.ServiceDecommissioning {
+			if _, err := s.services.MoveServiceTx(ctx, scope, tx, serviceID, services.ServiceDecommissioning, "rollback", opID); err != nil {
 				return err
 			}
 		}
-		moved, err := s.MoveServiceTx(ctx, scope, tx, serviceID, models.ServiceDecommissioned, "rollback", opID)
+		moved, err := s.services.MoveServiceTx(ctx, scope, tx, serviceID, services.ServiceDecommissioned, "rollback", opID)
 		if err != nil {
 			return err
 		}
@@ -1225,7 +1226,7 @@ func (s *Store) RetireProvisionedService(ctx context.Context, scope models.Scope
 		} else {
 			updates["billing_ended_at"] = now
 		}
-		if err := tx.Model(&models.Service{}).Where("id = ?", serviceID).Updates(updates).Error; err != nil {
+		if err := tx.Model(&services.Service{}).Where("id = ?", serviceID).Updates(updates).Error; err != nil {
 			return models.DBErr(err)
 		}
 		return models.RecordEvent(tx, models.NewEvent(eventServiceDecommissioned, serviceID, map[string]any{
@@ -1240,12 +1241,12 @@ func (s *Store) RetireProvisionedService(ctx context.Context, scope models.Scope
 func (s *Store) CancelPendingOperations(ctx context.Context, scope models.Scope, ids []string) error {
 	for start := 0; start < len(ids); start += 500 {
 		var pending []string
-		err := s.In(ctx, scope).Model(&models.Operation{}).Where("id IN ? AND status = ?", ids[start:min(start+500, len(ids))], models.OpPending).Pluck("id", &pending).Error
+		err := s.In(ctx, scope).Model(&services.Operation{}).Where("id IN ? AND status = ?", ids[start:min(start+500, len(ids))], services.OpPending).Pluck("id", &pending).Error
 		if err != nil {
 			return models.DBErr(err)
 		}
 		for _, id := range pending {
-			_, err := s.FinishOperation(ctx, scope, id, models.FinishInput{Status: models.OpCancelled, Result: map[string]any{"reason": "the bulk operation ended before this item started"}})
+			_, err := s.services.FinishOperation(ctx, scope, id, services.FinishInput{Status: services.OpCancelled, Result: map[string]any{"reason": "the bulk operation ended before this item started"}})
 			if err != nil && models.ErrorCode(err) != models.CodeInvalidStateTransition {
 				return err
 			}
@@ -1262,13 +1263,13 @@ func (s *Store) DeleteBulkOperation(ctx context.Context, scope models.Scope, id,
 		if err := tx.Where("operation_id = ?", id).Delete(&BulkItem{}).Error; err != nil {
 			return err
 		}
-		if err := tx.Where("id = ? AND status = ?", id, models.OpPending).Delete(&models.Operation{}).Error; err != nil {
+		if err := tx.Where("id = ? AND status = ?", id, services.OpPending).Delete(&services.Operation{}).Error; err != nil {
 			return err
 		}
 		if retryOf == "" {
 			return nil
 		}
-		_, err := s.UpdateOperation(ctx, scope, tx, retryOf, func(orig *models.Operation) error {
+		_, err := s.services.UpdateOperation(ctx, scope, tx, retryOf, func(orig *services.Operation) error {
 			if by, _ := orig.Result["retried_by"].(string); by == id {
 				delete(orig.Result, "retried_by")
 			}

@@ -17,13 +17,14 @@ import (
 	"gorm.io/gorm/clause"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/services"
 )
 
 // Orchestration operation types: a run of an orchestration's steps, and the
 // standing operation of an event-triggered orchestration (its items are its runs).
 const (
-	OpTypeOrchestration        models.OperationType = "orchestration"
-	OpTypeOrchestrationTrigger models.OperationType = "orchestration_trigger"
+	OpTypeOrchestration        services.OperationType = "orchestration"
+	OpTypeOrchestrationTrigger services.OperationType = "orchestration_trigger"
 )
 
 // Triggers (DECISIONS 5): manual runs the steps at once; event:<name> runs
@@ -504,10 +505,10 @@ func (s *Store) checkStepParameters(ctx context.Context, p *models.Principal, v 
 			v.Check(issue == "", f+".customizations.bandwidth", issue)
 		}
 		if r := c["redundancy"]; r != "" {
-			v.Check(slices.Contains(models.RedundancyValues, r), f+".customizations.redundancy", "must be one of "+strings.Join(models.RedundancyValues, ", "))
+			v.Check(slices.Contains(services.RedundancyValues, r), f+".customizations.redundancy", "must be one of "+strings.Join(services.RedundancyValues, ", "))
 		}
 		if m := c["monitoring"]; m != "" {
-			v.Check(slices.Contains(models.MonitoringValues, m), f+".customizations.monitoring", "must be one of "+strings.Join(models.MonitoringValues, ", "))
+			v.Check(slices.Contains(services.MonitoringValues, m), f+".customizations.monitoring", "must be one of "+strings.Join(services.MonitoringValues, ", "))
 		}
 		if a, ok := str("account_id"); ok && a != "" {
 			v.Check(models.HasPrefix(a, models.PrefixAccount), f+".account_id", "must be a billing account id (acct_...)")
@@ -515,7 +516,7 @@ func (s *Store) checkStepParameters(ctx context.Context, p *models.Principal, v 
 	case ActionModifyService, ActionScaleService, ActionSuspendService, ActionResumeService:
 		id, literal := str("service_id")
 		if literal {
-			if _, err := s.ServiceIn(ctx, p.Scope(), id); err != nil {
+			if _, err := s.services.ServiceIn(ctx, p.Scope(), id); err != nil {
 				if models.ErrorCode(err) != models.CodeNotFound {
 					return err
 				}
@@ -536,7 +537,7 @@ func (s *Store) checkStepParameters(ctx context.Context, p *models.Principal, v 
 		if !literal || !complete {
 			break // checked when the step runs
 		}
-		if _, _, _, err := s.PrepareServiceUpdate(ctx, p, id, in); err != nil && !noChange(err) {
+		if _, _, _, err := s.services.PrepareServiceUpdate(ctx, p, id, in); err != nil && !noChange(err) {
 			e := models.AsError(err)
 			if e.Code == models.CodeValidation {
 				prefix := f + ".changes."
@@ -776,15 +777,15 @@ func orchestrationSteps(def *OrchestrationDefinition) []string {
 // trigger the run (type orchestration, one step per step), for an event
 // trigger the standing operation (type orchestration_trigger, whose items
 // will be its runs). The definition of an event trigger is active.
-func (s *Store) CreateOrchestration(ctx context.Context, scope models.Scope, def *OrchestrationDefinition, id, createdBy string) (*models.Operation, error) {
+func (s *Store) CreateOrchestration(ctx context.Context, scope models.Scope, def *OrchestrationDefinition, id, createdBy string) (*services.Operation, error) {
 	def.ID, def.CreatedBy, def.Active = id, createdBy, def.EventType != ""
 	input := map[string]any{"name": def.Name, "trigger": def.Trigger, "steps": def.Steps}
-	var op *models.Operation
+	var op *services.Operation
 	if def.EventType == "" {
-		op = models.NewOperation(id, OpTypeOrchestration, id, createdBy, orchestrationSteps(def), input)
+		op = services.NewOperation(id, OpTypeOrchestration, id, createdBy, orchestrationSteps(def), input)
 	} else {
-		op = models.NewOperation(id, OpTypeOrchestrationTrigger, id, createdBy, nil, input)
-		op.Steps = []models.OperationStep{}
+		op = services.NewOperation(id, OpTypeOrchestrationTrigger, id, createdBy, nil, input)
+		op.Steps = []services.OperationStep{}
 	}
 	err := s.Tx(ctx, scope, func(tx *gorm.DB) error {
 		if err := tx.Create(def).Error; err != nil {
@@ -809,8 +810,8 @@ func (s *Store) OrchestrationIn(ctx context.Context, scope models.Scope, id stri
 // or an event trigger's standing operation) and its definition.
 // Errors: NOT_FOUND (also for operations that are not orchestrations),
 // INSUFFICIENT_PERMISSIONS.
-func (s *Store) GetOrchestration(ctx context.Context, p *models.Principal, id string) (*models.Operation, *OrchestrationDefinition, error) {
-	op, err := s.GetOperation(ctx, p, id)
+func (s *Store) GetOrchestration(ctx context.Context, p *models.Principal, id string) (*services.Operation, *OrchestrationDefinition, error) {
+	op, err := s.services.GetOperation(ctx, p, id)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -871,7 +872,7 @@ func TriggerDepth(data map[string]any) int {
 func (s *Store) EventTriggerDepth(ctx context.Context, scope models.Scope, data map[string]any) int {
 	depth := TriggerDepth(data)
 	if id, ok := data["request_id"].(string); ok && id != "" {
-		if op, err := s.OperationIn(ctx, scope, id); err == nil {
+		if op, err := s.services.OperationIn(ctx, scope, id); err == nil {
 			switch d := op.Input["trigger_depth"].(type) {
 			case float64:
 				depth = max(depth, int(d))
@@ -901,17 +902,17 @@ func TriggeredRunID(defID, evtID string) string {
 // lists it first in the trigger's items (keeping the latest 100) and counts
 // it on the definition. It returns the run's operation and the definition.
 // Errors: NOT_FOUND, INVALID_STATE_TRANSITION (the trigger is no longer active).
-func (s *Store) PrepareTriggeredRun(ctx context.Context, scope models.Scope, defID string, ev TriggerEvent, depth int) (*models.Operation, *OrchestrationDefinition, error) {
+func (s *Store) PrepareTriggeredRun(ctx context.Context, scope models.Scope, defID string, ev TriggerEvent, depth int) (*services.Operation, *OrchestrationDefinition, error) {
 	runID := TriggeredRunID(defID, ev.ID)
 	var (
-		run *models.Operation
+		run *services.Operation
 		def OrchestrationDefinition
 	)
 	err := s.Tx(ctx, scope, func(tx *gorm.DB) error {
 		if err := tx.Where("id = ?", defID).Take(&def).Error; err != nil {
 			return models.NotFoundOr(err, "orchestration workflow")
 		}
-		var existing models.Operation
+		var existing services.Operation
 		err := tx.Where("id = ?", runID).Take(&existing).Error
 		if err == nil {
 			run = &existing
@@ -923,7 +924,7 @@ func (s *Store) PrepareTriggeredRun(ctx context.Context, scope models.Scope, def
 		if !def.Active {
 			return models.Errorf(models.CodeInvalidStateTransition, "orchestration %s is no longer active", defID)
 		}
-		run = models.NewOperation(runID, OpTypeOrchestration, defID, def.CreatedBy, orchestrationSteps(&def), map[string]any{
+		run = services.NewOperation(runID, OpTypeOrchestration, defID, def.CreatedBy, orchestrationSteps(&def), map[string]any{
 			"definition_id": defID, "name": def.Name, "trigger": def.Trigger, "steps": def.Steps, "event": ev.Map(), "trigger_depth": depth,
 		})
 		if err := tx.Create(run).Error; err != nil {
@@ -932,12 +933,12 @@ func (s *Store) PrepareTriggeredRun(ctx context.Context, scope models.Scope, def
 		if err := tx.Model(&OrchestrationDefinition{}).Where("id = ?", defID).Update("runs", gorm.Expr("runs + 1")).Error; err != nil {
 			return err
 		}
-		_, err = s.UpdateOperation(ctx, scope, tx, defID, func(op *models.Operation) error {
+		_, err = s.services.UpdateOperation(ctx, scope, tx, defID, func(op *services.Operation) error {
 			if op.Status.Terminal() {
-				return models.ErrTerminal(op)
+				return services.ErrTerminal(op)
 			}
-			op.Status = models.OpInProgress
-			op.Items = append([]models.OperationItem{{ID: runID, Status: string(models.OpPending)}}, op.Items...)
+			op.Status = services.OpInProgress
+			op.Items = append([]services.OperationItem{{ID: runID, Status: string(services.OpPending)}}, op.Items...)
 			if len(op.Items) > MaxTriggerRunsListed {
 				op.Items = op.Items[:MaxTriggerRunsListed]
 			}
@@ -954,8 +955,8 @@ func (s *Store) PrepareTriggeredRun(ctx context.Context, scope models.Scope, def
 // RecordTriggerRun sets the status (and error) of run runID in the items of
 // event trigger triggerID. A trigger that has ended, or no longer lists the
 // run, is left alone.
-func (s *Store) RecordTriggerRun(ctx context.Context, scope models.Scope, triggerID, runID string, status models.OperationStatus, e *models.OperationError) error {
-	_, err := s.UpdateOperation(ctx, scope, nil, triggerID, func(op *models.Operation) error {
+func (s *Store) RecordTriggerRun(ctx context.Context, scope models.Scope, triggerID, runID string, status services.OperationStatus, e *services.OperationError) error {
+	_, err := s.services.UpdateOperation(ctx, scope, nil, triggerID, func(op *services.Operation) error {
 		if op.Status.Terminal() {
 			return nil
 		}
@@ -986,7 +987,7 @@ func (s *Store) FinishTrigger(ctx context.Context, scope models.Scope, id string
 	if err != nil {
 		return models.AsError(err)
 	}
-	_, err = s.FinishOperation(ctx, scope, id, models.FinishInput{Status: models.OpCancelled, Result: map[string]any{"runs": def.Runs, "active": false}})
+	_, err = s.services.FinishOperation(ctx, scope, id, services.FinishInput{Status: services.OpCancelled, Result: map[string]any{"runs": def.Runs, "active": false}})
 	if models.ErrorCode(err) == models.CodeInvalidStateTransition {
 		return nil
 	}
@@ -1001,25 +1002,25 @@ func (s *Store) DeactivateOrchestration(ctx context.Context, scope models.Scope,
 
 // StepOutcome is how one step of a run ended.
 type StepOutcome struct {
-	Order  int                    `json:"order"`
-	Status models.StepStatus      `json:"status"`
-	Output map[string]any         `json:"output,omitempty"`
-	Error  *models.OperationError `json:"error,omitempty"`
+	Order  int                      `json:"order"`
+	Status services.StepStatus      `json:"status"`
+	Output map[string]any           `json:"output,omitempty"`
+	Error  *services.OperationError `json:"error,omitempty"`
 }
 
 // FailStep marks a step failed with e. Errors: NOT_FOUND,
 // INVALID_STATE_TRANSITION (the operation has ended).
-func (s *Store) FailStep(ctx context.Context, scope models.Scope, id, step string, e *models.OperationError) error {
-	_, err := s.UpdateOperation(ctx, scope, nil, id, func(op *models.Operation) error {
+func (s *Store) FailStep(ctx context.Context, scope models.Scope, id, step string, e *services.OperationError) error {
+	_, err := s.services.UpdateOperation(ctx, scope, nil, id, func(op *services.Operation) error {
 		if op.Status.Terminal() {
-			return models.ErrTerminal(op)
+			return services.ErrTerminal(op)
 		}
 		st := op.Step(step)
 		now := s.Now()
 		if st.StartedAt == nil {
 			st.StartedAt = &now
 		}
-		st.Status, st.FinishedAt, st.Error = models.StepFailed, &now, e
+		st.Status, st.FinishedAt, st.Error = services.StepFailed, &now, e
 		return nil
 	})
 	return err
@@ -1031,8 +1032,8 @@ func (s *Store) FailStep(ctx context.Context, scope models.Scope, id, step strin
 // steps that ran (completed), failed and were skipped, and each step's
 // outputs by order. Finishing it again is harmless.
 // Errors: NOT_FOUND, INVALID_STATE_TRANSITION (it ended otherwise).
-func (s *Store) FinishOrchestration(ctx context.Context, scope models.Scope, id string, cancelled bool, outcomes []StepOutcome) (*models.Operation, error) {
-	return s.UpdateOperation(ctx, scope, nil, id, func(op *models.Operation) error {
+func (s *Store) FinishOrchestration(ctx context.Context, scope models.Scope, id string, cancelled bool, outcomes []StepOutcome) (*services.Operation, error) {
+	return s.services.UpdateOperation(ctx, scope, nil, id, func(op *services.Operation) error {
 		if op.Status.Terminal() {
 			return nil
 		}
@@ -1041,19 +1042,19 @@ func (s *Store) FinishOrchestration(ctx context.Context, scope models.Scope, id 
 		for i := range op.Steps {
 			st := &op.Steps[i]
 			switch st.Status {
-			case models.StepPending:
-				st.Status = models.StepSkipped
-			case models.StepInProgress:
-				st.Status, st.FinishedAt = models.StepCancelled, &now
+			case services.StepPending:
+				st.Status = services.StepSkipped
+			case services.StepInProgress:
+				st.Status, st.FinishedAt = services.StepCancelled, &now
 			}
 			switch st.Status {
-			case models.StepCompleted:
+			case services.StepCompleted:
 				ran = append(ran, st.Name)
-			case models.StepFailed:
+			case services.StepFailed:
 				failed = append(failed, st.Name)
-			case models.StepSkipped:
+			case services.StepSkipped:
 				skipped = append(skipped, st.Name)
-			case models.StepCancelled:
+			case services.StepCancelled:
 				stopped = append(stopped, st.Name)
 			}
 		}
@@ -1067,15 +1068,15 @@ func (s *Store) FinishOrchestration(ctx context.Context, scope models.Scope, id 
 		op.Error = nil
 		switch {
 		case cancelled:
-			op.Status = models.OpCancelled
+			op.Status = services.OpCancelled
 		case len(failed) == 0 && len(skipped) == 0 && len(stopped) == 0:
-			op.Status = models.OpCompleted
+			op.Status = services.OpCompleted
 		default:
-			op.Status = models.OpFailed
+			op.Status = services.OpFailed
 			details := map[string]any{"failed_steps": nonNil(failed), "skipped_steps": nonNil(skipped)}
 			code, msg := models.CodeProvisioningFailed, "the orchestration did not complete"
 			for _, st := range op.Steps {
-				if st.Status == models.StepFailed && st.Error != nil {
+				if st.Status == services.StepFailed && st.Error != nil {
 					code, msg = st.Error.Code, fmt.Sprintf("step %s failed: %s", st.Name, st.Error.Message)
 					details["first_failed_step"] = st.Name
 					break
@@ -1084,7 +1085,7 @@ func (s *Store) FinishOrchestration(ctx context.Context, scope models.Scope, id 
 			if len(skipped) > 0 {
 				msg += fmt.Sprintf("; %d dependent steps were skipped", len(skipped))
 			}
-			op.Error = &models.OperationError{Code: code, Message: msg, Details: details}
+			op.Error = &services.OperationError{Code: code, Message: msg, Details: details}
 		}
 		op.FinishedAt = &now
 		return nil
@@ -1100,19 +1101,19 @@ func nonNil(s []string) []string {
 
 // EnsureOperation creates op in scope unless an operation with its id
 // exists (an activity's retry); either way it returns the stored one.
-func (s *Store) EnsureOperation(ctx context.Context, scope models.Scope, op *models.Operation) (*models.Operation, error) {
+func (s *Store) EnsureOperation(ctx context.Context, scope models.Scope, op *services.Operation) (*services.Operation, error) {
 	db := s.In(ctx, scope)
 	if err := db.Clauses(clause.OnConflict{DoNothing: true}).Create(op).Error; err != nil {
 		return nil, models.DBErr(err)
 	}
-	return s.OperationIn(ctx, scope, op.ID)
+	return s.services.OperationIn(ctx, scope, op.ID)
 }
 
 // DeleteOrchestration removes an orchestration whose workflow could not be
 // started: its definition and its operation (still pending).
 func (s *Store) DeleteOrchestration(ctx context.Context, scope models.Scope, id string) error {
 	return models.DBErr(s.Tx(ctx, scope, func(tx *gorm.DB) error {
-		if err := tx.Where("id = ? AND status = ?", id, models.OpPending).Delete(&models.Operation{}).Error; err != nil {
+		if err := tx.Where("id = ? AND status = ?", id, services.OpPending).Delete(&services.Operation{}).Error; err != nil {
 			return err
 		}
 		return tx.Where("id = ?", id).Delete(&OrchestrationDefinition{}).Error
@@ -1123,7 +1124,7 @@ func (s *Store) DeleteOrchestration(ctx context.Context, scope models.Scope, id 
 // scale_service step's (resolved) parameters ask for, and whether every
 // value is known (no reference left). Errors: VALIDATION_ERROR (fields
 // relative to the step's parameters).
-func StepUpdateInput(action string, params map[string]any) (models.ServiceUpdateInput, bool, error) {
+func StepUpdateInput(action string, params map[string]any) (services.ServiceUpdateInput, bool, error) {
 	complete := true
 	str := func(v any) string {
 		sv, _ := v.(string)
@@ -1136,12 +1137,12 @@ func StepUpdateInput(action string, params map[string]any) (models.ServiceUpdate
 		c, _ := params["changes"].(map[string]any)
 		ch := ServiceChanges{Name: str(c["name"]), SLA: str(c["sla"]), Bandwidth: str(c["bandwidth"]), Redundancy: str(c["redundancy"]), Monitoring: str(c["monitoring"])}
 		if ch.Empty() {
-			return models.ServiceUpdateInput{}, false, models.Invalid(models.FieldIssue{Field: "changes", Issue: "must change at least one of name, sla, bandwidth, redundancy, monitoring"})
+			return services.ServiceUpdateInput{}, false, models.Invalid(models.FieldIssue{Field: "changes", Issue: "must change at least one of name, sla, bandwidth, redundancy, monitoring"})
 		}
 		return ch.UpdateInput(), complete, nil
 	}
 	var v models.Validator
-	sc := &models.ScalingInput{Action: str(params["scaling_action"]), NewBandwidth: str(params["new_bandwidth"])}
+	sc := &services.ScalingInput{Action: str(params["scaling_action"]), NewBandwidth: str(params["new_bandwidth"])}
 	switch n := params["new_quantity"].(type) {
 	case float64:
 		sc.NewQuantity = int(n)
@@ -1154,7 +1155,7 @@ func StepUpdateInput(action string, params map[string]any) (models.ServiceUpdate
 		sc.EffectiveDate = &t
 	}
 	if w, ok := params["maintenance_window"].(map[string]any); ok {
-		sc.Window = &models.MaintenanceWindowInput{Duration: str(w["duration"])}
+		sc.Window = &services.MaintenanceWindowInput{Duration: str(w["duration"])}
 		if st := str(w["start"]); st != "" && !hasRef(st) {
 			t, err := time.Parse(time.RFC3339, st)
 			v.Check(err == nil, "maintenance_window.start", "must be an RFC 3339 time")
@@ -1162,7 +1163,7 @@ func StepUpdateInput(action string, params map[string]any) (models.ServiceUpdate
 		}
 	}
 	if err := v.Err(); err != nil {
-		return models.ServiceUpdateInput{}, false, err
+		return services.ServiceUpdateInput{}, false, err
 	}
-	return models.ServiceUpdateInput{Scaling: sc}, complete, nil
+	return services.ServiceUpdateInput{Scaling: sc}, complete, nil
 }

@@ -1,12 +1,18 @@
 package automation
 
-import "github.com/telcoplatform/platform/models"
+import (
+	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/services"
+)
 
 // Store is the automation domain's store: the core store (database, clock, sealer,
 // tenancy scopes) with bulk operations and orchestrations as methods.
 type Store struct {
 	*models.Store
+	services *services.Store
 }
 
 // NewStore returns the automation store on core.
-func NewStore(core *models.Store) *Store { return &Store{Store: core} }
+func NewStore(core *models.Store) *Store {
+	return &Store{Store: core, services: services.NewStore(core)}
+}

@@ -12,6 +12,7 @@ import (
 	"gorm.io/gorm/clause"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/services"
 )
 
 // Billing event names written by the billing models (DECISIONS 9).
@@ -280,7 +281,7 @@ func (s *Store) ValidateInvoice(ctx context.Context, p *models.Principal, in Inv
 		return nil, models.Scope{}, err
 	}
 	for i, l := range in.Lines {
-		svc, err := s.ServiceIn(ctx, scope, l.ServiceID)
+		svc, err := s.services.ServiceIn(ctx, scope, l.ServiceID)
 		if models.ErrorCode(err) == models.CodeNotFound {
 			v.Add(fmt.Sprintf("services[%d].service_id", i), fmt.Sprintf("no service %s in this organization", l.ServiceID))
 			continue
@@ -319,7 +320,7 @@ func (s *Store) CreateInvoice(ctx context.Context, p *models.Principal, in Invoi
 		IssuedAt: now, DueDate: due, Notes: strings.TrimSpace(in.Notes)}
 	err = s.In(ctx, scope).Transaction(func(tx *gorm.DB) error {
 		for i, l := range in.Lines {
-			svc, err := s.ServiceIn(ctx, scope, l.ServiceID)
+			svc, err := s.services.ServiceIn(ctx, scope, l.ServiceID)
 			if err != nil {
 				return err
 			}
@@ -378,7 +379,7 @@ func (s *Store) insertInvoice(tx *gorm.DB, scope models.Scope, inv *Invoice, now
 }
 
 // serviceDescription returns a line description for svc and its catalog category.
-func (s *Store) serviceDescription(ctx context.Context, svc *models.Service) (string, string) {
+func (s *Store) serviceDescription(ctx context.Context, svc *services.Service) (string, string) {
 	desc, category := svc.Name, CategoryOther
 	var cs models.CatalogService
 	if err := s.In(ctx, models.SystemScope()).Where("id = ?", svc.CatalogServiceID).Take(&cs).Error; err == nil {

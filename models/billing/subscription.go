@@ -14,6 +14,7 @@ import (
 	"gorm.io/gorm/clause"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/services"
 )
 
 // SubscriptionStatus is a subscription's state: pending until its workflow
@@ -227,7 +228,7 @@ const (
 )
 
 // billableStatuses are the service statuses a subscription may start on.
-var billableStatuses = []models.ServiceStatus{models.ServicePending, models.ServiceProvisioning, models.ServiceOperational, models.ServiceDegraded, models.ServiceDown, models.ServiceMaintenance}
+var billableStatuses = []services.ServiceStatus{services.ServicePending, services.ServiceProvisioning, services.ServiceOperational, services.ServiceDegraded, services.ServiceDown, services.ServiceMaintenance}
 
 // CreateSubscriptions validates a recurring billing request and stores one
 // pending subscription per service (priced from the catalog), returning
@@ -276,7 +277,7 @@ func (s *Store) CreateSubscriptions(ctx context.Context, p *models.Principal, in
 	subs := make([]Subscription, 0, len(in.Services))
 	for i, it := range in.Services {
 		f := fmt.Sprintf("services[%d].service_id", i)
-		svc, err := s.ServiceIn(ctx, scope, it.ServiceID)
+		svc, err := s.services.ServiceIn(ctx, scope, it.ServiceID)
 		if models.ErrorCode(err) == models.CodeNotFound {
 			v.Add(f, fmt.Sprintf("no service %s in this organization", it.ServiceID))
 			continue
@@ -565,16 +566,16 @@ func (s *Store) BeginSubscription(ctx context.Context, scope models.Scope, id st
 // billing_ended_at when the services area records one, else when it became
 // decommissioned (or failed); nil while it is billable.
 func serviceBillingEnd(tx *gorm.DB, serviceID string) (*time.Time, error) {
-	var svc models.Service
+	var svc services.Service
 	if err := tx.Where("id = ?", serviceID).Take(&svc).Error; err != nil {
 		if models.ErrorCode(models.NotFoundOr(err, "")) == models.CodeNotFound {
 			return nil, nil
 		}
 		return nil, models.DBErr(err)
 	}
-	if tx.Migrator().HasColumn(&models.Service{}, "billing_ended_at") {
+	if tx.Migrator().HasColumn(&services.Service{}, "billing_ended_at") {
 		var row struct{ BillingEndedAt *time.Time }
-		if err := tx.Model(&models.Service{}).Select("billing_ended_at").Where("id = ?", serviceID).Scan(&row).Error; err != nil {
+		if err := tx.Model(&services.Service{}).Select("billing_ended_at").Where("id = ?", serviceID).Scan(&row).Error; err != nil {
 			return nil, models.DBErr(err)
 		}
 		if row.BillingEndedAt != nil {
@@ -582,7 +583,7 @@ func serviceBillingEnd(tx *gorm.DB, serviceID string) (*time.Time, error) {
 			return &t, nil
 		}
 	}
-	if svc.Status == models.ServiceDecommissioned || svc.Status == models.ServiceFailed {
+	if svc.Status == services.ServiceDecommissioned || svc.Status == services.ServiceFailed {
 		t := svc.StatusChangedAt.UTC()
 		return &t, nil
 	}

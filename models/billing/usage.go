@@ -13,6 +13,7 @@ import (
 	"gorm.io/gorm/clause"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/services"
 )
 
 // Usage metrics (spec 2.3 total_usage).
@@ -73,7 +74,7 @@ func dataGB(pct float64, mbps int, from, to time.Time) float64 {
 // in which it was up (or of the latest earlier sample, when none falls in
 // it) times its bandwidth and the window's length. ok is false without any
 // sample.
-func measureData(db *gorm.DB, svc *models.Service, from, to time.Time) (gb float64, ok bool, err error) {
+func measureData(db *gorm.DB, svc *services.Service, from, to time.Time) (gb float64, ok bool, err error) {
 	if svc.BandwidthMbps <= 0 || !to.After(from) {
 		return 0, false, nil
 	}
@@ -81,14 +82,14 @@ func measureData(db *gorm.DB, svc *models.Service, from, to time.Time) (gb float
 		Avg *float64
 		N   int64
 	}
-	if err := db.Model(&models.TelemetrySample{}).Select("AVG(CASE WHEN up THEN utilization_pct ELSE 0 END) AS avg, COUNT(*) AS n").
+	if err := db.Model(&services.TelemetrySample{}).Select("AVG(CASE WHEN up THEN utilization_pct ELSE 0 END) AS avg, COUNT(*) AS n").
 		Where("service_id = ? AND at >= ? AND at < ?", svc.ID, from, to).Scan(&agg).Error; err != nil {
 		return 0, false, models.DBErr(err)
 	}
 	if agg.N > 0 && agg.Avg != nil {
 		return dataGB(*agg.Avg, svc.BandwidthMbps, from, to), true, nil
 	}
-	var last models.TelemetrySample
+	var last services.TelemetrySample
 	if err := db.Where("service_id = ? AND at < ?", svc.ID, to).Order("at DESC").Limit(1).Find(&last).Error; err != nil {
 		return 0, false, models.DBErr(err)
 	}
@@ -105,7 +106,7 @@ func measureData(db *gorm.DB, svc *models.Service, from, to time.Time) (gb float
 // meterService records the usage of a subscription's service over the
 // closed period [from, to) (once: keyed by subscription and period).
 func (s *Store) meterService(ctx context.Context, tx *gorm.DB, sub *Subscription, from, to time.Time) error {
-	var svc models.Service
+	var svc services.Service
 	if err := tx.Where("id = ?", sub.ServiceID).Take(&svc).Error; err != nil {
 		return models.NotFoundOr(err, "service")
 	}
@@ -420,7 +421,7 @@ func (s *Store) Usage(ctx context.Context, p *models.Principal, q UsageQuery) (*
 	for i := range subs {
 		sub := &subs[i]
 		if !serviceTypeMatches(q.ServiceType, "", sub.Category) {
-			var svc models.Service
+			var svc services.Service
 			if err := db.Where("id = ?", sub.ServiceID).Take(&svc).Error; err != nil || !serviceTypeMatches(q.ServiceType, svc.Kind, sub.Category) {
 				continue
 			}
@@ -438,7 +439,7 @@ func (s *Store) Usage(ctx context.Context, p *models.Principal, q UsageQuery) (*
 		if !wt.After(wf) {
 			continue
 		}
-		var svc models.Service
+		var svc services.Service
 		if err := db.Where("id = ?", sub.ServiceID).Take(&svc).Error; err != nil {
 			continue
 		}
@@ -478,7 +479,7 @@ func (s *Store) Usage(ctx context.Context, p *models.Principal, q UsageQuery) (*
 		}
 		kind, ok := kinds[row.ServiceID]
 		if !ok {
-			var svc models.Service
+			var svc services.Service
 			if err := db.Where("id = ?", row.ServiceID).Take(&svc).Error; err == nil {
 				kind = svc.Kind
 			}
@@ -680,8 +681,8 @@ func (s *Store) Costs(ctx context.Context, p *models.Principal, currency string,
 			ServiceID string
 			Avg       float64
 		}
-		if err := db.Model(&models.TelemetrySample{}).Select("service_id, AVG(CASE WHEN up THEN utilization_pct ELSE 0 END) AS avg").
-			Where("service_id IN ? AND at > ?", ids, now.Add(-models.UptimeWindow)).Group("service_id").Scan(&util).Error; err != nil {
+		if err := db.Model(&services.TelemetrySample{}).Select("service_id, AVG(CASE WHEN up THEN utilization_pct ELSE 0 END) AS avg").
+			Where("service_id IN ? AND at > ?", ids, now.Add(-services.UptimeWindow)).Group("service_id").Scan(&util).Error; err != nil {
 			return nil, models.DBErr(err)
 		}
 		for _, u := range util {

@@ -14,6 +14,7 @@ import (
 	"github.com/telcoplatform/platform/models/automation"
 	"github.com/telcoplatform/platform/models/billing"
 	"github.com/telcoplatform/platform/models/migrate"
+	"github.com/telcoplatform/platform/models/services"
 	"github.com/telcoplatform/platform/models/support"
 )
 
@@ -26,7 +27,7 @@ func domainTypes() []any {
 		&models.Organization{}, &models.User{}, &models.BillingAccount{}, &models.APIKey{}, &models.IdempotencyRecord{},
 		&models.CatalogCategory{}, &models.CatalogService{}, &models.RateLimitSuspension{},
 		&models.ServiceableLocation{}, &models.LocationCapacity{}, &models.ProvisioningTemplate{}, &models.InventoryAllocation{},
-		&models.Service{}, &models.Operation{}, &models.TelemetrySample{}, &models.Event{},
+		&services.Service{}, &services.Operation{}, &services.TelemetrySample{}, &models.Event{},
 		&models.WebhookSubscription{}, &models.WebhookDelivery{}, &models.WebhookAttempt{},
 		&models.SigningKey{}, &models.RevokedToken{}, &models.ServerSecret{}, &models.OAuthClient{}, &models.OAuthToken{},
 		&models.DeviceGrant{}, &models.MFAEnrollment{}, &models.MFABackupCode{}, &models.MFAChallenge{}, &models.MFAPhone{},
@@ -34,7 +35,7 @@ func domainTypes() []any {
 		&automation.BulkItem{}, &automation.ServiceChange{}, &automation.OrchestrationDefinition{},
 		&billing.PaymentMethod{}, &billing.BillingSequence{}, &billing.Invoice{}, &billing.InvoiceLine{}, &billing.InvoiceDispute{},
 		&billing.Payment{}, &billing.Subscription{}, &billing.UsageRecord{}, &billing.Budget{}, &billing.BudgetAlert{},
-		&models.NumberBlock{}, &models.Quote{}, &models.ContactNotification{}, &models.DataMigration{}, &models.ServiceIncident{},
+		&models.NumberBlock{}, &services.Quote{}, &models.ContactNotification{}, &services.DataMigration{}, &services.ServiceIncident{},
 		&support.Category{}, &support.Subcategory{}, &support.SLATarget{}, &support.Ticket{}, &support.HistoryEntry{},
 		&support.Comment{}, &support.RoutingRule{}, &support.Article{}, &support.Feedback{}, &support.TicketNotification{},
 	}

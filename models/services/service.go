@@ -1,4 +1,4 @@
-package models
+package services
 
 import (
 	"context"
@@ -15,6 +15,8 @@ import (
 
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
+
+	"github.com/telcoplatform/platform/models"
 )
 
 // ServiceStatus is a service's lifecycle state (DECISIONS 10b).
@@ -72,14 +74,14 @@ func CheckServiceTransition(from, to ServiceStatus) error {
 	for i, n := range next {
 		allowed[i] = string(n)
 	}
-	return Errorf(CodeInvalidStateTransition, "a service cannot move from %s to %s", from, to).
+	return models.Errorf(models.CodeInvalidStateTransition, "a service cannot move from %s to %s", from, to).
 		WithDetail("from", string(from)).WithDetail("to", string(to)).WithDetail("allowed", allowed)
 }
 
 // Service is a customer's provisioned (or provisioning) service (svc_).
 type Service struct {
 	ID string `gorm:"primaryKey;size:40"`
-	Tenant
+	models.Tenant
 	AccountID        string        `gorm:"size:40;not null;index"`
 	Name             string        `gorm:"size:200;not null"`
 	Kind             string        `gorm:"size:40;not null"`
@@ -121,11 +123,11 @@ type Service struct {
 	Quantity      int            `gorm:"not null;default:1"`
 	// Price: the monthly recurring and one-time charges (after the term
 	// discount), in Currency, for TermMonths; QuoteID when ordered from a quote.
-	MonthlyCharge Money  `gorm:"not null;default:0"`
-	OneTimeCharge Money  `gorm:"not null;default:0"`
-	Currency      string `gorm:"size:3"`
-	TermMonths    int    `gorm:"not null;default:1"`
-	QuoteID       string `gorm:"size:40"`
+	MonthlyCharge models.Money `gorm:"not null;default:0"`
+	OneTimeCharge models.Money `gorm:"not null;default:0"`
+	Currency      string       `gorm:"size:3"`
+	TermMonths    int          `gorm:"not null;default:1"`
+	QuoteID       string       `gorm:"size:40"`
 	// PendingOperationID is the change, scaling or decommission now under
 	// way (one at a time); LastChangeID the last change applied.
 	PendingOperationID  string `gorm:"size:64;index"`
@@ -152,7 +154,7 @@ func (svc *Service) Live() bool {
 // EnsureService creates the service that an order will provision, with id
 // and status pending, or returns it when it already exists (a retried
 // activity).
-func (s *Store) EnsureService(ctx context.Context, scope Scope, id, opID string, o *ProvisioningOrder) (*Service, error) {
+func (s *Store) EnsureService(ctx context.Context, scope models.Scope, id, opID string, o *ProvisioningOrder) (*Service, error) {
 	now := s.Now()
 	svc := &Service{
 		ID: id, AccountID: o.AccountID, Name: o.Name, Kind: o.Kind, ServiceType: o.ServiceType,
@@ -177,37 +179,37 @@ func (s *Store) EnsureService(ctx context.Context, scope Scope, id, opID string,
 	delete(svc.Spec, "_missing")
 	db := s.In(ctx, scope)
 	if err := db.Clauses(clause.OnConflict{DoNothing: true}).Create(svc).Error; err != nil {
-		return nil, DBErr(err)
+		return nil, models.DBErr(err)
 	}
 	var got Service
 	if err := db.Where("id = ?", id).Take(&got).Error; err != nil {
-		return nil, NotFoundOr(err, "service")
+		return nil, models.NotFoundOr(err, "service")
 	}
 	return &got, nil
 }
 
 // GetService returns one service visible to p. Errors: NOT_FOUND.
-func (s *Store) GetService(ctx context.Context, p *Principal, id string) (*Service, error) {
+func (s *Store) GetService(ctx context.Context, p *models.Principal, id string) (*Service, error) {
 	return s.ServiceIn(ctx, p.Scope(), id)
 }
 
-func (s *Store) ServiceIn(ctx context.Context, scope Scope, id string) (*Service, error) {
+func (s *Store) ServiceIn(ctx context.Context, scope models.Scope, id string) (*Service, error) {
 	var svc Service
 	err := s.In(ctx, scope).Where("id = ?", id).Take(&svc).Error
-	return &svc, NotFoundOr(err, "service")
+	return &svc, models.NotFoundOr(err, "service")
 }
 
 // TransitionService moves a service to status to, inside tx when tx is not
 // nil. Moving to the status the service already has is a no-op (so retried
 // activities succeed). Errors: NOT_FOUND, INVALID_STATE_TRANSITION.
-func (s *Store) TransitionService(ctx context.Context, scope Scope, tx *gorm.DB, id string, to ServiceStatus) (*Service, error) {
+func (s *Store) TransitionService(ctx context.Context, scope models.Scope, tx *gorm.DB, id string, to ServiceStatus) (*Service, error) {
 	db := tx
 	if db == nil {
 		db = s.In(ctx, scope)
 	}
 	var svc Service
 	if err := db.Where("id = ?", id).Take(&svc).Error; err != nil {
-		return nil, NotFoundOr(err, "service")
+		return nil, models.NotFoundOr(err, "service")
 	}
 	if svc.Status == to {
 		return &svc, nil
@@ -222,10 +224,10 @@ func (s *Store) TransitionService(ctx context.Context, scope Scope, tx *gorm.DB,
 	}
 	res := db.Model(&Service{}).Where("id = ? AND status = ?", id, svc.Status).Updates(updates)
 	if res.Error != nil {
-		return nil, DBErr(res.Error)
+		return nil, models.DBErr(res.Error)
 	}
 	if res.RowsAffected == 0 {
-		return nil, Errorf(CodeServiceConflict, "the service changed status concurrently; retry")
+		return nil, models.Errorf(models.CodeServiceConflict, "the service changed status concurrently; retry")
 	}
 	svc.Status, svc.StatusChangedAt = to, now
 	if v, ok := updates["activated_at"]; ok {
@@ -245,7 +247,7 @@ type NetworkAssignment struct {
 
 // SetServiceNetwork records the non-empty parts of the network assignment
 // on the service. Errors: NOT_FOUND.
-func (s *Store) SetServiceNetwork(ctx context.Context, scope Scope, id string, n NetworkAssignment) error {
+func (s *Store) SetServiceNetwork(ctx context.Context, scope models.Scope, id string, n NetworkAssignment) error {
 	updates := map[string]any{}
 	if n.IPBlock != "" {
 		updates["ip_block"], updates["gateway"] = n.IPBlock, n.Gateway
@@ -261,10 +263,10 @@ func (s *Store) SetServiceNetwork(ctx context.Context, scope Scope, id string, n
 	}
 	res := s.In(ctx, scope).Model(&Service{}).Where("id = ?", id).Updates(updates)
 	if res.Error != nil {
-		return DBErr(res.Error)
+		return models.DBErr(res.Error)
 	}
 	if res.RowsAffected == 0 {
-		return NotFound("service")
+		return models.NotFound("service")
 	}
 	return nil
 }
@@ -273,9 +275,9 @@ func (s *Store) SetServiceNetwork(ctx context.Context, scope Scope, id string, n
 // (compensation of a provisioning), writing service.status_changed (reason,
 // request_id opID) in the same transaction; a service already failed, or
 // missing, is left as it is.
-func (s *Store) FailService(ctx context.Context, scope Scope, id, reason, opID string) error {
+func (s *Store) FailService(ctx context.Context, scope models.Scope, id, reason, opID string) error {
 	svc, err := s.ServiceIn(ctx, scope, id)
-	if ErrorCode(err) == CodeNotFound {
+	if models.ErrorCode(err) == models.CodeNotFound {
 		return nil
 	}
 	if err != nil {
@@ -285,8 +287,8 @@ func (s *Store) FailService(ctx context.Context, scope Scope, id, reason, opID s
 		return nil
 	}
 	_, err = s.MoveService(ctx, scope, id, ServiceFailed, reason, opID)
-	var me *Error
-	if errors.As(err, &me) && me.Code == CodeServiceConflict {
+	var me *models.Error
+	if errors.As(err, &me) && me.Code == models.CodeServiceConflict {
 		return s.FailService(ctx, scope, id, reason, opID)
 	}
 	return err
@@ -296,7 +298,7 @@ func (s *Store) FailService(ctx context.Context, scope Scope, id, reason, opID s
 // (data: service, from, to, reason, request_id opID) to the outbox, in one
 // transaction. Moving to its current status changes nothing.
 // Errors: NOT_FOUND, INVALID_STATE_TRANSITION, SERVICE_CONFLICT.
-func (s *Store) MoveService(ctx context.Context, scope Scope, id string, to ServiceStatus, reason, opID string) (*Service, error) {
+func (s *Store) MoveService(ctx context.Context, scope models.Scope, id string, to ServiceStatus, reason, opID string) (*Service, error) {
 	var out *Service
 	err := s.Tx(ctx, scope, func(tx *gorm.DB) error {
 		moved, err := s.MoveServiceTx(ctx, scope, tx, id, to, reason, opID)
@@ -304,7 +306,7 @@ func (s *Store) MoveService(ctx context.Context, scope Scope, id string, to Serv
 		return err
 	})
 	if err != nil {
-		return nil, AsError(err)
+		return nil, models.AsError(err)
 	}
 	return out, nil
 }
@@ -315,17 +317,17 @@ func (s *Store) MoveService(ctx context.Context, scope Scope, id string, to Serv
 // events are written to the outbox, and the operation completes with the service as
 // its result. Calling it again after it committed changes nothing.
 // Errors: NOT_FOUND, INVALID_STATE_TRANSITION.
-func (s *Store) CompleteProvisioning(ctx context.Context, scope Scope, opID, serviceID string) (*Service, error) {
+func (s *Store) CompleteProvisioning(ctx context.Context, scope models.Scope, opID, serviceID string) (*Service, error) {
 	var out *Service
 	err := s.In(ctx, scope).Transaction(func(tx *gorm.DB) error {
 		var op Operation
 		if err := tx.Where("id = ?", opID).Take(&op).Error; err != nil {
-			return NotFoundOr(err, "operation")
+			return models.NotFoundOr(err, "operation")
 		}
 		if op.Status == OpCompleted {
 			var svc Service
 			if err := tx.Where("id = ?", serviceID).Take(&svc).Error; err != nil {
-				return NotFoundOr(err, "service")
+				return models.NotFoundOr(err, "service")
 			}
 			out = &svc
 			return nil
@@ -337,7 +339,7 @@ func (s *Store) CompleteProvisioning(ctx context.Context, scope Scope, opID, ser
 		if err != nil {
 			return err
 		}
-		if err := RecordEvent(tx, NewEvent(EventServiceProvisioned, svc.ID, ProvisionedData(svc, opID))); err != nil {
+		if err := models.RecordEvent(tx, models.NewEvent(models.EventServiceProvisioned, svc.ID, ProvisionedData(svc, opID))); err != nil {
 			return err
 		}
 		if err := notifyContacts(tx, svc, opID, "service_provisioned", fmt.Sprintf("Your %s is in service", svc.Name),
@@ -352,16 +354,16 @@ func (s *Store) CompleteProvisioning(ctx context.Context, scope Scope, opID, ser
 		return nil
 	})
 	if err != nil {
-		return nil, AsError(err)
+		return nil, models.AsError(err)
 	}
 	return out, nil
 }
 
 // ClearServiceNetwork forgets the network assignment of a service whose
 // resources were released (compensation). A missing service is ignored.
-func (s *Store) ClearServiceNetwork(ctx context.Context, scope Scope, id string) error {
+func (s *Store) ClearServiceNetwork(ctx context.Context, scope models.Scope, id string) error {
 	updates := map[string]any{"ip_block": "", "gateway": "", "vlan_id": 0, "circuit_id": ""}
-	return DBErr(s.In(ctx, scope).Model(&Service{}).Where("id = ?", id).Updates(updates).Error)
+	return models.DBErr(s.In(ctx, scope).Model(&Service{}).Where("id = ?", id).Updates(updates).Error)
 }
 
 // Operation types of the services area besides provisioning (DECISIONS 5).
@@ -376,7 +378,6 @@ const (
 const (
 	PrefixModification = "mod"
 	PrefixScaling      = "scl"
-	PrefixNotification = "ntf"
 	PrefixIncident     = "inc"
 )
 
@@ -405,10 +406,10 @@ func serviceSummary(svc *Service) map[string]any {
 // every move of a service's lifecycle is reported, those of a provisioning
 // included. Moving to its current status changes nothing.
 // Errors: NOT_FOUND, INVALID_STATE_TRANSITION.
-func (s *Store) MoveServiceTx(ctx context.Context, scope Scope, tx *gorm.DB, id string, to ServiceStatus, reason, opID string) (*Service, error) {
+func (s *Store) MoveServiceTx(ctx context.Context, scope models.Scope, tx *gorm.DB, id string, to ServiceStatus, reason, opID string) (*Service, error) {
 	var before Service
 	if err := tx.Where("id = ?", id).Take(&before).Error; err != nil {
-		return nil, NotFoundOr(err, "service")
+		return nil, models.NotFoundOr(err, "service")
 	}
 	if before.Status == to {
 		return &before, nil
@@ -421,7 +422,7 @@ func (s *Store) MoveServiceTx(ctx context.Context, scope Scope, tx *gorm.DB, id 
 	if opID != "" {
 		data["request_id"] = opID
 	}
-	if err := RecordEvent(tx, NewEvent(svcEventStatusChanged, id, data)); err != nil {
+	if err := models.RecordEvent(tx, models.NewEvent(svcEventStatusChanged, id, data)); err != nil {
 		return nil, err
 	}
 	return moved, nil
@@ -432,32 +433,6 @@ const (
 	ContactTechnical = "technical"
 	ContactBilling   = "billing"
 )
-
-// ContactNotification is a message in the notification outbox: an e-mail to
-// one of a service's contacts, written in the same transaction as the change
-// it reports (provisioned, failed, maintenance scheduled, decommissioned), or
-// a one-time code to a user (MFA by e-mail or SMS, ServiceID empty). The
-// notify package sends it (SentAt); see models/notification.go.
-type ContactNotification struct {
-	ID string `gorm:"primaryKey;size:40"`
-	Tenant
-	ServiceID   string         `gorm:"size:40;not null;index"`
-	OperationID string         `gorm:"size:64;index"`
-	Channel     string         `gorm:"size:10;not null"`
-	Role        string         `gorm:"size:20;not null"`
-	Recipient   string         `gorm:"size:320;not null"`
-	Template    string         `gorm:"size:60;not null"`
-	Subject     string         `gorm:"size:300;not null"`
-	Data        map[string]any `gorm:"serializer:json;type:text"`
-	// BodySealed is a message rendered at write time and sealed at rest
-	// (one-time codes); it is wiped once the message is sent.
-	BodySealed    string     `gorm:"type:text"`
-	Attempts      int        `gorm:"not null;default:0"`
-	LastError     string     `gorm:"size:500"`
-	NextAttemptAt *time.Time `gorm:"index"`
-	CreatedAt     time.Time
-	SentAt        *time.Time `gorm:"index"`
-}
 
 // notifyContacts writes a notification for each of the service's contacts
 // of the given roles that has an address, inside tx. A notification of the
@@ -472,30 +447,30 @@ func notifyContacts(tx *gorm.DB, svc *Service, opID, template, subject string, d
 			continue
 		}
 		var n int64
-		if err := tx.Model(&ContactNotification{}).Where("service_id = ? AND operation_id = ? AND template = ? AND recipient = ?", svc.ID, opID, template, to).Count(&n).Error; err != nil {
-			return DBErr(err)
+		if err := tx.Model(&models.ContactNotification{}).Where("service_id = ? AND operation_id = ? AND template = ? AND recipient = ?", svc.ID, opID, template, to).Count(&n).Error; err != nil {
+			return models.DBErr(err)
 		}
 		if n > 0 {
 			continue
 		}
-		row := &ContactNotification{ID: NewID(PrefixNotification), ServiceID: svc.ID, OperationID: opID, Channel: "email", Role: role,
+		row := &models.ContactNotification{ID: models.NewID(models.PrefixNotification), ServiceID: svc.ID, OperationID: opID, Channel: "email", Role: role,
 			Recipient: to, Template: template, Subject: subject, Data: data}
 		if err := tx.Create(row).Error; err != nil {
-			return DBErr(err)
+			return models.DBErr(err)
 		}
 	}
 	return nil
 }
 
 // Notifications returns the notifications written about a service, oldest first.
-func (s *Store) ServiceNotifications(ctx context.Context, scope Scope, serviceID string) ([]ContactNotification, error) {
-	var out []ContactNotification
+func (s *Store) ServiceNotifications(ctx context.Context, scope models.Scope, serviceID string) ([]models.ContactNotification, error) {
+	var out []models.ContactNotification
 	err := s.In(ctx, scope).Where("service_id = ?", serviceID).Order("created_at, id").Find(&out).Error
-	return out, DBErr(err)
+	return out, models.DBErr(err)
 }
 
 // NotifyProvisioningFailed tells a failed provisioning's contacts (once).
-func (s *Store) NotifyProvisioningFailed(ctx context.Context, scope Scope, serviceID, opID, reason string) error {
+func (s *Store) NotifyProvisioningFailed(ctx context.Context, scope models.Scope, serviceID, opID, reason string) error {
 	return s.Tx(ctx, scope, func(tx *gorm.DB) error {
 		var svc Service
 		err := tx.Where("id = ?", serviceID).Take(&svc).Error
@@ -503,7 +478,7 @@ func (s *Store) NotifyProvisioningFailed(ctx context.Context, scope Scope, servi
 			return nil
 		}
 		if err != nil {
-			return DBErr(err)
+			return models.DBErr(err)
 		}
 		return notifyContacts(tx, &svc, opID, "provisioning_failed", fmt.Sprintf("Provisioning of %s failed", svc.Name),
 			map[string]any{"service_id": svc.ID, "request_id": opID, "reason": reason}, ContactTechnical)
@@ -512,11 +487,11 @@ func (s *Store) NotifyProvisioningFailed(ctx context.Context, scope Scope, servi
 
 // SetServiceResources records what the network built for a service (merged
 // into Resources) and its reference. Errors: NOT_FOUND.
-func (s *Store) SetServiceResources(ctx context.Context, scope Scope, id string, resources map[string]any) error {
+func (s *Store) SetServiceResources(ctx context.Context, scope models.Scope, id string, resources map[string]any) error {
 	return s.Tx(ctx, scope, func(tx *gorm.DB) error {
 		var svc Service
 		if err := tx.Where("id = ?", id).Take(&svc).Error; err != nil {
-			return NotFoundOr(err, "service")
+			return models.NotFoundOr(err, "service")
 		}
 		if svc.Resources == nil {
 			svc.Resources = map[string]any{}
@@ -524,7 +499,7 @@ func (s *Store) SetServiceResources(ctx context.Context, scope Scope, id string,
 		for k, v := range resources {
 			svc.Resources[k] = v
 		}
-		return DBErr(tx.Model(&svc).Select("resources").Updates(&svc).Error)
+		return models.DBErr(tx.Model(&svc).Select("resources").Updates(&svc).Error)
 	})
 }
 
@@ -544,7 +519,7 @@ type ServiceFilter struct {
 	CreatedTo   *time.Time
 }
 
-var serviceSorts = SortFields{
+var serviceSorts = models.SortFields{
 	"created_at": "created_at", "updated_at": "updated_at", "name": "name", "status": "status", "type": "kind",
 	"service_type": "service_type", "monthly_charge": "monthly_charge", "status_changed_at": "status_changed_at",
 }
@@ -563,8 +538,8 @@ func svcLikePattern(s string) string {
 
 // ListServices returns a page of the services visible to p that match f.
 // Errors: VALIDATION_ERROR (unknown status, type, search field or sort).
-func (s *Store) ListServices(ctx context.Context, p *Principal, f ServiceFilter, page PageRequest) ([]Service, int64, error) {
-	var v Validator
+func (s *Store) ListServices(ctx context.Context, p *models.Principal, f ServiceFilter, page models.PageRequest) ([]Service, int64, error) {
+	var v models.Validator
 	q := s.In(ctx, p.Scope()).Model(&Service{})
 	if f.Kind != "" {
 		q = q.Where("kind = ?", f.Kind)
@@ -584,11 +559,11 @@ func (s *Store) ListServices(ctx context.Context, p *Principal, f ServiceFilter,
 	}
 	if loc := strings.TrimSpace(f.Location); loc != "" {
 		switch {
-		case strings.HasPrefix(loc, PrefixLocation+"_"):
+		case strings.HasPrefix(loc, models.PrefixLocation+"_"):
 			q = q.Where("location_id = ?", loc)
-		case zipPattern.MatchString(loc):
+		case models.ZipPattern.MatchString(loc):
 			q = q.Where("zip = ?", loc)
-		case len(loc) == 2 && slices.Contains(usStates, strings.ToUpper(loc)):
+		case len(loc) == 2 && slices.Contains(models.USStates, strings.ToUpper(loc)):
 			q = q.Where("state = ?", strings.ToUpper(loc))
 		default:
 			v.Check(len(loc) <= 100, "location", "must be at most 100 characters")
@@ -637,20 +612,20 @@ func (s *Store) ListServices(ctx context.Context, p *Principal, f ServiceFilter,
 		return nil, 0, err
 	}
 	var out []Service
-	total, err := Paginate(q, page, serviceSorts, &out)
+	total, err := models.Paginate(q, page, serviceSorts, &out)
 	return out, total, err
 }
 
 // ServiceOfKind returns one service of a kind visible to p; a service of
 // another kind is NOT_FOUND (a category path names its kind). Errors: NOT_FOUND.
-func (s *Store) ServiceOfKind(ctx context.Context, p *Principal, kind, id string) (*Service, error) {
+func (s *Store) ServiceOfKind(ctx context.Context, p *models.Principal, kind, id string) (*Service, error) {
 	svc, err := s.GetService(ctx, p, id)
 	if err != nil {
 		return nil, err
 	}
 	if svc.Kind != kind {
 		prof, _ := LookupKind(kind)
-		return nil, NotFound(OrDefault(prof.Title, "service"))
+		return nil, models.NotFound(OrDefault(prof.Title, "service"))
 	}
 	return svc, nil
 }
@@ -667,20 +642,20 @@ func CheckServiceChangeable(svc *Service, now time.Time) error {
 	switch svc.Status {
 	case ServiceMaintenance:
 		retry := 60
-		e := Errorf(CodeServiceMaintenance, "service %s is in maintenance; retry when it ends", svc.ID).WithDetail("status", string(svc.Status))
+		e := models.Errorf(models.CodeServiceMaintenance, "service %s is in maintenance; retry when it ends", svc.ID).WithDetail("status", string(svc.Status))
 		if svc.MaintenanceEndsAt != nil {
 			retry = max(1, int(math.Ceil(svc.MaintenanceEndsAt.Sub(now).Seconds())))
-			e.Message = fmt.Sprintf("service %s is in maintenance until %s; retry after it", svc.ID, Timestamp(*svc.MaintenanceEndsAt))
-			e.WithDetail("maintenance_ends_at", Timestamp(*svc.MaintenanceEndsAt))
+			e.Message = fmt.Sprintf("service %s is in maintenance until %s; retry after it", svc.ID, models.Timestamp(*svc.MaintenanceEndsAt))
+			e.WithDetail("maintenance_ends_at", models.Timestamp(*svc.MaintenanceEndsAt))
 		}
 		return e.WithDetail("retry_after", retry)
 	case ServiceOperational, ServiceDegraded, ServiceDown:
 	default:
-		return Errorf(CodeInvalidStateTransition, "a service in status %s cannot be changed", svc.Status).
+		return models.Errorf(models.CodeInvalidStateTransition, "a service in status %s cannot be changed", svc.Status).
 			WithDetail("status", string(svc.Status)).WithDetail("from", string(svc.Status))
 	}
 	if svc.PendingOperationID != "" {
-		return Errorf(CodeServiceConflict, "operation %s is already changing service %s; wait for it to end, or cancel it", svc.PendingOperationID, svc.ID).
+		return models.Errorf(models.CodeServiceConflict, "operation %s is already changing service %s; wait for it to end, or cancel it", svc.PendingOperationID, svc.ID).
 			WithDetail("operation_id", svc.PendingOperationID)
 	}
 	return nil
@@ -690,11 +665,11 @@ func CheckServiceChangeable(svc *Service, now time.Time) error {
 // changing the service, in one transaction with the checks of
 // CheckServiceChangeable, so that two concurrent changes cannot both start.
 // Errors: NOT_FOUND, SERVICE_MAINTENANCE, INVALID_STATE_TRANSITION, SERVICE_CONFLICT.
-func (s *Store) StartServiceOperation(ctx context.Context, scope Scope, serviceID string, op *Operation) error {
+func (s *Store) StartServiceOperation(ctx context.Context, scope models.Scope, serviceID string, op *Operation) error {
 	return svcErrOrNil(s.Tx(ctx, scope, func(tx *gorm.DB) error {
 		var svc Service
 		if err := tx.Where("id = ?", serviceID).Take(&svc).Error; err != nil {
-			return NotFoundOr(err, "service")
+			return models.NotFoundOr(err, "service")
 		}
 		if err := CheckServiceChangeable(&svc, s.Now()); err != nil {
 			return err
@@ -702,23 +677,23 @@ func (s *Store) StartServiceOperation(ctx context.Context, scope Scope, serviceI
 		res := tx.Model(&Service{}).Where("id = ? AND status = ? AND (pending_operation_id = '' OR pending_operation_id IS NULL)", serviceID, svc.Status).
 			Update("pending_operation_id", op.ID)
 		if res.Error != nil {
-			return DBErr(res.Error)
+			return models.DBErr(res.Error)
 		}
 		if res.RowsAffected == 0 {
-			return Errorf(CodeServiceConflict, "service %s changed concurrently; retry", serviceID)
+			return models.Errorf(models.CodeServiceConflict, "service %s changed concurrently; retry", serviceID)
 		}
-		return DBErr(tx.Create(op).Error)
+		return models.DBErr(tx.Create(op).Error)
 	}))
 }
 
 // AbandonServiceOperation removes an operation whose workflow could not be
 // started, and frees its service for other changes.
-func (s *Store) AbandonServiceOperation(ctx context.Context, scope Scope, serviceID, opID string) error {
+func (s *Store) AbandonServiceOperation(ctx context.Context, scope models.Scope, serviceID, opID string) error {
 	return svcErrOrNil(s.Tx(ctx, scope, func(tx *gorm.DB) error {
 		if err := tx.Model(&Service{}).Where("id = ? AND pending_operation_id = ?", serviceID, opID).Update("pending_operation_id", "").Error; err != nil {
-			return DBErr(err)
+			return models.DBErr(err)
 		}
-		return DBErr(tx.Where("id = ? AND status = ?", opID, OpPending).Delete(&Operation{}).Error)
+		return models.DBErr(tx.Where("id = ? AND status = ?", opID, OpPending).Delete(&Operation{}).Error)
 	}))
 }
 
@@ -727,7 +702,7 @@ func svcErrOrNil(err error) error {
 	if err == nil {
 		return nil
 	}
-	return AsError(err)
+	return models.AsError(err)
 }
 
 // MaintenanceWindowInput is the scale request's maintenance_window (spec 2.2).
@@ -778,7 +753,7 @@ type ServiceUpdate struct {
 	ApplyAt          *time.Time        `json:"apply_at,omitempty"`
 	WindowStart      *time.Time        `json:"window_start,omitempty"`
 	WindowEnd        *time.Time        `json:"window_end,omitempty"`
-	MonthlyCharge    Money             `json:"monthly_charge"`
+	MonthlyCharge    models.Money      `json:"monthly_charge"`
 	Capacity         []ResourceRequest `json:"capacity,omitempty"` // bandwidth to reserve in place of the current
 	Changes          map[string]any    `json:"changes"`            // field: {from, to}
 }
@@ -851,11 +826,11 @@ var svcWindowPattern = regexp.MustCompile(`^([1-9][0-9]?)_hours?$`)
 func ParseWindowDuration(field, s string) (time.Duration, error) {
 	m := svcWindowPattern.FindStringSubmatch(strings.TrimSpace(s))
 	if m == nil {
-		return 0, Invalid(FieldIssue{Field: field, Issue: "must be <n>_hours from 1_hour to 24_hours, e.g. 2_hours"})
+		return 0, models.Invalid(models.FieldIssue{Field: field, Issue: "must be <n>_hours from 1_hour to 24_hours, e.g. 2_hours"})
 	}
 	n, _ := strconv.Atoi(m[1])
 	if n > maxWindowHours {
-		return 0, Invalid(FieldIssue{Field: field, Issue: "must be at most 24_hours"})
+		return 0, models.Invalid(models.FieldIssue{Field: field, Issue: "must be at most 24_hours"})
 	}
 	return time.Duration(n) * time.Hour, nil
 }
@@ -866,27 +841,27 @@ func ParseWindowDuration(field, s string) (time.Duration, error) {
 // returns the service, the change and the tenant scope.
 // Errors: NOT_FOUND, VALIDATION_ERROR, SERVICE_MAINTENANCE,
 // INVALID_STATE_TRANSITION, SERVICE_CONFLICT, INSUFFICIENT_BANDWIDTH.
-func (s *Store) PrepareServiceUpdate(ctx context.Context, p *Principal, id string, in ServiceUpdateInput) (*Service, *ServiceUpdate, Scope, error) {
+func (s *Store) PrepareServiceUpdate(ctx context.Context, p *models.Principal, id string, in ServiceUpdateInput) (*Service, *ServiceUpdate, models.Scope, error) {
 	svc, err := s.GetService(ctx, p, id)
 	if err != nil {
-		return nil, nil, Scope{}, err
+		return nil, nil, models.Scope{}, err
 	}
-	scope := TenantScope(svc.OrganizationID, svc.Environment)
+	scope := models.TenantScope(svc.OrganizationID, svc.Environment)
 	u, err := s.validateUpdate(ctx, scope, svc, in)
 	if err != nil {
-		return nil, nil, Scope{}, err
+		return nil, nil, models.Scope{}, err
 	}
 	if err := CheckServiceChangeable(svc, s.Now()); err != nil {
-		return nil, nil, Scope{}, err
+		return nil, nil, models.Scope{}, err
 	}
 	if err := s.CheckUpdateCapacity(ctx, scope, svc, u); err != nil {
-		return nil, nil, Scope{}, err
+		return nil, nil, models.Scope{}, err
 	}
 	return svc, u, scope, nil
 }
 
-func (s *Store) validateUpdate(ctx context.Context, scope Scope, svc *Service, in ServiceUpdateInput) (*ServiceUpdate, error) {
-	var v Validator
+func (s *Store) validateUpdate(ctx context.Context, scope models.Scope, svc *Service, in ServiceUpdateInput) (*ServiceUpdate, error) {
+	var v models.Validator
 	prof, _ := LookupKind(svc.Kind)
 	u := &ServiceUpdate{Type: OpTypeModification, Changes: map[string]any{}}
 	change := func(field string, from, to any) { u.Changes[field] = map[string]any{"from": from, "to": to} }
@@ -912,14 +887,14 @@ func (s *Store) validateUpdate(ctx context.Context, scope Scope, svc *Service, i
 	}
 	if c := in.Contacts; c != nil {
 		if t := strings.TrimSpace(c.Technical); t != "" {
-			v.Check(ValidEmail(t), "contacts.technical", "must be an e-mail address")
+			v.Check(models.ValidEmail(t), "contacts.technical", "must be an e-mail address")
 			if t != svc.TechnicalContact {
 				u.TechnicalContact = &t
 				change("contacts.technical", svc.TechnicalContact, t)
 			}
 		}
 		if b := strings.TrimSpace(c.Billing); b != "" {
-			v.Check(ValidEmail(b), "contacts.billing", "must be an e-mail address")
+			v.Check(models.ValidEmail(b), "contacts.billing", "must be an e-mail address")
 			if b != svc.BillingContact {
 				u.BillingContact = &b
 				change("contacts.billing", svc.BillingContact, b)
@@ -968,7 +943,7 @@ func (s *Store) validateUpdate(ctx context.Context, scope Scope, svc *Service, i
 		if in.Scaling != nil {
 			field = "new_bandwidth"
 		}
-		mbps, issue := CheckBandwidth(newBandwidth)
+		mbps, issue := models.CheckBandwidth(newBandwidth)
 		if issue != "" {
 			v.Add(field, issue)
 		} else if len(offer.BandwidthOptions) > 0 && !slices.Contains(offer.BandwidthOptions, newBandwidth) {
@@ -990,11 +965,11 @@ func (s *Store) validateUpdate(ctx context.Context, scope Scope, svc *Service, i
 		return nil, err
 	}
 	if len(u.Changes) == 0 {
-		return nil, Invalid(FieldIssue{Field: "(body)", Issue: "changes nothing: every field given has its current value"})
+		return nil, models.Invalid(models.FieldIssue{Field: "(body)", Issue: "changes nothing: every field given has its current value"})
 	}
 	if u.BandwidthMbps > 0 && prof.Capacity {
 		for i, site := range ServiceSites(svc) {
-			u.Capacity = append(u.Capacity, ResourceRequest{Kind: AllocCapacity, Step: StepReserveCapacity, Slot: i, LocationID: site, Pool: svc.ServiceType, Amount: u.BandwidthMbps})
+			u.Capacity = append(u.Capacity, ResourceRequest{Kind: models.AllocCapacity, Step: StepReserveCapacity, Slot: i, LocationID: site, Pool: svc.ServiceType, Amount: u.BandwidthMbps})
 		}
 	}
 	price, err := s.priceService(ctx, svc, u)
@@ -1011,7 +986,7 @@ func (s *Store) validateUpdate(ctx context.Context, scope Scope, svc *Service, i
 // validateScaling checks the scale request: its action, the new size, the
 // effective date and the maintenance window (default: one hour from the
 // effective date, or from now).
-func (s *Store) validateScaling(v *Validator, svc *Service, prof KindProfile, sc *ScalingInput, u *ServiceUpdate, newBandwidth *string) {
+func (s *Store) validateScaling(v *models.Validator, svc *Service, prof KindProfile, sc *ScalingInput, u *ServiceUpdate, newBandwidth *string) {
 	now := s.Now()
 	u.Action = strings.TrimSpace(sc.Action)
 	if !slices.Contains([]string{"scale_up", "scale_down"}, u.Action) {
@@ -1088,21 +1063,21 @@ func (s *Store) validateScaling(v *Validator, svc *Service, prof KindProfile, sc
 // CheckUpdateCapacity requires the new bandwidth of u at every site of the
 // service, counting what it holds there now as free.
 // Errors: INSUFFICIENT_BANDWIDTH (details: location_id, requested, available).
-func (s *Store) CheckUpdateCapacity(ctx context.Context, scope Scope, svc *Service, u *ServiceUpdate) error {
+func (s *Store) CheckUpdateCapacity(ctx context.Context, scope models.Scope, svc *Service, u *ServiceUpdate) error {
 	for _, c := range u.Capacity {
 		left, err := s.AvailableMbps(ctx, scope, c.LocationID, c.Pool)
 		if err != nil {
 			return err
 		}
-		held, err := heldByService(s.In(ctx, scope), svc.ID, "", c.LocationID, c.Pool)
+		held, err := models.HeldByService(s.In(ctx, scope), svc.ID, "", c.LocationID, c.Pool)
 		if err != nil {
-			return DBErr(err)
+			return models.DBErr(err)
 		}
 		if free := left + held; c.Amount > free {
-			return Errorf(CodeInsufficientBandwidth, "%s at location %s has %s for this service; %s was requested", c.Pool, c.LocationID,
-				FormatBandwidth(free), FormatBandwidth(c.Amount)).
+			return models.Errorf(models.CodeInsufficientBandwidth, "%s at location %s has %s for this service; %s was requested", c.Pool, c.LocationID,
+				models.FormatBandwidth(free), models.FormatBandwidth(c.Amount)).
 				WithDetail("location_id", c.LocationID).WithDetail("service_type", c.Pool).
-				WithDetail("requested", FormatBandwidth(c.Amount)).WithDetail("available", FormatBandwidth(free))
+				WithDetail("requested", models.FormatBandwidth(c.Amount)).WithDetail("available", models.FormatBandwidth(free))
 		}
 	}
 	return nil
@@ -1118,31 +1093,31 @@ func svcJSONEqual(a, b any) bool {
 // and, in the same transaction, writes service.maintenance_scheduled and
 // notifies the technical contact. Scheduling it again changes nothing.
 // Errors: NOT_FOUND.
-func (s *Store) ScheduleMaintenance(ctx context.Context, scope Scope, serviceID, opID string, u *ServiceUpdate) error {
+func (s *Store) ScheduleMaintenance(ctx context.Context, scope models.Scope, serviceID, opID string, u *ServiceUpdate) error {
 	if !u.Windowed() {
 		return nil
 	}
 	return svcErrOrNil(s.Tx(ctx, scope, func(tx *gorm.DB) error {
 		var svc Service
 		if err := tx.Where("id = ?", serviceID).Take(&svc).Error; err != nil {
-			return NotFoundOr(err, "service")
+			return models.NotFoundOr(err, "service")
 		}
 		if svc.MaintenanceStartsAt != nil && svc.MaintenanceStartsAt.Equal(*u.WindowStart) && svc.PendingOperationID == opID {
 			return nil
 		}
 		svc.MaintenanceStartsAt, svc.MaintenanceEndsAt = u.WindowStart, u.WindowEnd
 		if err := tx.Model(&svc).Select("maintenance_starts_at", "maintenance_ends_at").Updates(&svc).Error; err != nil {
-			return DBErr(err)
+			return models.DBErr(err)
 		}
-		window := map[string]any{"start": Timestamp(*u.WindowStart), "end": Timestamp(*u.WindowEnd)}
+		window := map[string]any{"start": models.Timestamp(*u.WindowStart), "end": models.Timestamp(*u.WindowEnd)}
 		data := map[string]any{"service": serviceSummary(&svc), "maintenance_window": window, "changes": u.Changes, "request_id": opID}
 		if u.ApplyAt != nil {
-			data["effective_date"] = Timestamp(*u.ApplyAt)
+			data["effective_date"] = models.Timestamp(*u.ApplyAt)
 		}
-		if err := RecordEvent(tx, NewEvent(svcEventMaintenanceScheduled, svc.ID, data)); err != nil {
+		if err := models.RecordEvent(tx, models.NewEvent(svcEventMaintenanceScheduled, svc.ID, data)); err != nil {
 			return err
 		}
-		return notifyContacts(tx, &svc, opID, "maintenance_scheduled", fmt.Sprintf("Maintenance of %s on %s", svc.Name, Timestamp(*u.WindowStart)),
+		return notifyContacts(tx, &svc, opID, "maintenance_scheduled", fmt.Sprintf("Maintenance of %s on %s", svc.Name, models.Timestamp(*u.WindowStart)),
 			map[string]any{"service_id": svc.ID, "maintenance_window": window, "request_id": opID}, ContactTechnical)
 	}))
 }
@@ -1150,7 +1125,7 @@ func (s *Store) ScheduleMaintenance(ctx context.Context, scope Scope, serviceID,
 // EnterMaintenance moves the service into maintenance for operation opID
 // (service.status_changed). Entering again changes nothing.
 // Errors: NOT_FOUND, INVALID_STATE_TRANSITION.
-func (s *Store) EnterMaintenance(ctx context.Context, scope Scope, serviceID, opID string) error {
+func (s *Store) EnterMaintenance(ctx context.Context, scope models.Scope, serviceID, opID string) error {
 	return svcErrOrNil(s.Tx(ctx, scope, func(tx *gorm.DB) error {
 		_, err := s.MoveServiceTx(ctx, scope, tx, serviceID, ServiceMaintenance, "scheduled_maintenance", opID)
 		return err
@@ -1164,16 +1139,16 @@ func (s *Store) EnterMaintenance(ctx context.Context, scope Scope, serviceID, op
 // operation completes in the same transaction and the service is free for
 // other changes. Applying it again changes nothing. Errors: NOT_FOUND,
 // INVALID_STATE_TRANSITION.
-func (s *Store) ApplyServiceUpdate(ctx context.Context, scope Scope, serviceID, opID string, u *ServiceUpdate, complete bool) (*Service, error) {
+func (s *Store) ApplyServiceUpdate(ctx context.Context, scope models.Scope, serviceID, opID string, u *ServiceUpdate, complete bool) (*Service, error) {
 	var out *Service
 	err := s.Tx(ctx, scope, func(tx *gorm.DB) error {
 		var svc Service
 		if err := tx.Where("id = ?", serviceID).Take(&svc).Error; err != nil {
-			return NotFoundOr(err, "service")
+			return models.NotFoundOr(err, "service")
 		}
 		if svc.LastChangeID != opID {
 			if !svc.Live() {
-				return Errorf(CodeInvalidStateTransition, "service %s is %s and can no longer be changed", svc.ID, svc.Status).WithDetail("status", string(svc.Status))
+				return models.Errorf(models.CodeInvalidStateTransition, "service %s is %s and can no longer be changed", svc.ID, svc.Status).WithDetail("status", string(svc.Status))
 			}
 			cols := []string{"last_change_id", "monthly_charge"}
 			svc.LastChangeID, svc.MonthlyCharge = opID, u.MonthlyCharge
@@ -1216,14 +1191,14 @@ func (s *Store) ApplyServiceUpdate(ctx context.Context, scope Scope, serviceID, 
 				}
 			}
 			if err := tx.Model(&svc).Select(cols).Updates(&svc).Error; err != nil {
-				return DBErr(err)
+				return models.DBErr(err)
 			}
 			if len(u.Capacity) > 0 {
-				if _, err := s.releaseWhereTx(tx, []AllocationKind{AllocCapacity}, "service_id = ? AND operation_id <> ?", svc.ID, opID); err != nil {
-					return DBErr(err)
+				if _, err := s.ReleaseWhereTx(tx, []models.AllocationKind{models.AllocCapacity}, "service_id = ? AND operation_id <> ?", svc.ID, opID); err != nil {
+					return models.DBErr(err)
 				}
 			}
-			if err := RecordEvent(tx, NewEvent(svcEventModified, svc.ID, map[string]any{
+			if err := models.RecordEvent(tx, models.NewEvent(svcEventModified, svc.ID, map[string]any{
 				"service": serviceSummary(&svc), "changes": u.Changes, "type": string(u.Type), "request_id": opID,
 			})); err != nil {
 				return err
@@ -1234,14 +1209,14 @@ func (s *Store) ApplyServiceUpdate(ctx context.Context, scope Scope, serviceID, 
 				return err
 			}
 			if err := tx.Model(&Service{}).Where("id = ? AND pending_operation_id = ?", svc.ID, opID).Update("pending_operation_id", "").Error; err != nil {
-				return DBErr(err)
+				return models.DBErr(err)
 			}
 		}
 		out = &svc
 		return nil
 	})
 	if err != nil {
-		return nil, AsError(err)
+		return nil, models.AsError(err)
 	}
 	return out, nil
 }
@@ -1251,11 +1226,11 @@ func (s *Store) ApplyServiceUpdate(ctx context.Context, scope Scope, serviceID, 
 // operation completes in the same transaction and the service is free for
 // other changes. Leaving again changes nothing. Errors: NOT_FOUND,
 // INVALID_STATE_TRANSITION.
-func (s *Store) LeaveMaintenance(ctx context.Context, scope Scope, serviceID, opID string, complete bool, result map[string]any) error {
+func (s *Store) LeaveMaintenance(ctx context.Context, scope models.Scope, serviceID, opID string, complete bool, result map[string]any) error {
 	return svcErrOrNil(s.Tx(ctx, scope, func(tx *gorm.DB) error {
 		var svc Service
 		if err := tx.Where("id = ?", serviceID).Take(&svc).Error; err != nil {
-			return NotFoundOr(err, "service")
+			return models.NotFoundOr(err, "service")
 		}
 		if svc.Status == ServiceMaintenance && svc.PendingOperationID == opID {
 			if _, err := s.MoveServiceTx(ctx, scope, tx, serviceID, ServiceOperational, "maintenance_ended", opID); err != nil {
@@ -1264,7 +1239,7 @@ func (s *Store) LeaveMaintenance(ctx context.Context, scope Scope, serviceID, op
 		}
 		if svc.PendingOperationID == opID {
 			if err := tx.Model(&Service{}).Where("id = ?", serviceID).Updates(map[string]any{"maintenance_starts_at": nil, "maintenance_ends_at": nil}).Error; err != nil {
-				return DBErr(err)
+				return models.DBErr(err)
 			}
 		}
 		if complete {
@@ -1272,7 +1247,7 @@ func (s *Store) LeaveMaintenance(ctx context.Context, scope Scope, serviceID, op
 				return err
 			}
 			if err := tx.Model(&Service{}).Where("id = ? AND pending_operation_id = ?", serviceID, opID).Update("pending_operation_id", "").Error; err != nil {
-				return DBErr(err)
+				return models.DBErr(err)
 			}
 		}
 		return nil
@@ -1283,13 +1258,13 @@ func (s *Store) LeaveMaintenance(ctx context.Context, scope Scope, serviceID, op
 // complete (failed or cancelled): the operation is finished, a maintenance
 // it started ends, and the service is free for other changes. Calling it
 // again changes nothing. Errors: INVALID_STATE_TRANSITION.
-func (s *Store) EndServiceOperation(ctx context.Context, scope Scope, serviceID, opID string, fin FinishInput) error {
+func (s *Store) EndServiceOperation(ctx context.Context, scope models.Scope, serviceID, opID string, fin FinishInput) error {
 	// The service first, so that whoever sees the operation ended may change the service.
-	if err := s.LeaveMaintenance(ctx, scope, serviceID, opID, false, nil); err != nil && ErrorCode(err) != CodeNotFound {
+	if err := s.LeaveMaintenance(ctx, scope, serviceID, opID, false, nil); err != nil && models.ErrorCode(err) != models.CodeNotFound {
 		return err
 	}
 	if err := s.In(ctx, scope).Model(&Service{}).Where("id = ? AND pending_operation_id = ?", serviceID, opID).Update("pending_operation_id", "").Error; err != nil {
-		return DBErr(err)
+		return models.DBErr(err)
 	}
 	_, err := s.FinishOperation(ctx, scope, opID, fin)
 	return err
@@ -1343,13 +1318,13 @@ func DecommissionSteps(d *DecommissionPlan, scheduled bool) []string {
 // the reason (at most 500 characters) and the service's state.
 // Errors: NOT_FOUND, VALIDATION_ERROR, SERVICE_MAINTENANCE,
 // INVALID_STATE_TRANSITION, SERVICE_CONFLICT.
-func (s *Store) PrepareDecommission(ctx context.Context, p *Principal, id string, in DecommissionInput) (*Service, *DecommissionPlan, Scope, error) {
+func (s *Store) PrepareDecommission(ctx context.Context, p *models.Principal, id string, in DecommissionInput) (*Service, *DecommissionPlan, models.Scope, error) {
 	svc, err := s.GetService(ctx, p, id)
 	if err != nil {
-		return nil, nil, Scope{}, err
+		return nil, nil, models.Scope{}, err
 	}
-	scope := TenantScope(svc.OrganizationID, svc.Environment)
-	var v Validator
+	scope := models.TenantScope(svc.OrganizationID, svc.Environment)
+	var v models.Validator
 	plan := &DecommissionPlan{ServiceID: svc.ID, Migrate: in.MigrationRequired, Destination: strings.TrimSpace(in.Destination),
 		Verify: in.Verification, Reason: strings.TrimSpace(in.Reason)}
 	now := s.Now()
@@ -1369,24 +1344,24 @@ func (s *Store) PrepareDecommission(ctx context.Context, p *Principal, id string
 		v.Add("data_migration.verification", "needs a migration (data_migration.required)")
 	case plan.Migrate:
 		switch {
-		case !HasPrefix(plan.Destination, PrefixService):
+		case !models.HasPrefix(plan.Destination, models.PrefixService):
 			v.Add("data_migration.destination", "must be a service id (svc_...)")
 		case plan.Destination == svc.ID:
 			v.Add("data_migration.destination", "must be another service than the one decommissioned")
 		default:
 			if err := s.checkMigrationDestination(ctx, scope, svc, plan.Destination); err != nil {
-				if ErrorCode(err) != CodeValidation {
-					return nil, nil, Scope{}, err
+				if models.ErrorCode(err) != models.CodeValidation {
+					return nil, nil, models.Scope{}, err
 				}
-				v.Add("data_migration.destination", AsError(err).Details["fields"].([]FieldIssue)[0].Issue)
+				v.Add("data_migration.destination", models.AsError(err).Details["fields"].([]models.FieldIssue)[0].Issue)
 			}
 		}
 	}
 	if err := v.Err(); err != nil {
-		return nil, nil, Scope{}, err
+		return nil, nil, models.Scope{}, err
 	}
 	if err := CheckServiceChangeable(svc, now); err != nil {
-		return nil, nil, Scope{}, err
+		return nil, nil, models.Scope{}, err
 	}
 	return svc, plan, scope, nil
 }
@@ -1394,21 +1369,21 @@ func (s *Store) PrepareDecommission(ctx context.Context, p *Principal, id string
 // checkMigrationDestination requires the destination of a migration to be
 // a delivered service of the same tenant and kind.
 // Errors: VALIDATION_ERROR (field data_migration.destination).
-func (s *Store) checkMigrationDestination(ctx context.Context, scope Scope, src *Service, destID string) error {
+func (s *Store) checkMigrationDestination(ctx context.Context, scope models.Scope, src *Service, destID string) error {
 	dest, err := s.ServiceIn(ctx, scope, destID)
-	if ErrorCode(err) == CodeNotFound {
-		return Invalid(FieldIssue{Field: "data_migration.destination", Issue: fmt.Sprintf("no service %s in this organization", destID)})
+	if models.ErrorCode(err) == models.CodeNotFound {
+		return models.Invalid(models.FieldIssue{Field: "data_migration.destination", Issue: fmt.Sprintf("no service %s in this organization", destID)})
 	}
 	if err != nil {
 		return err
 	}
 	switch {
 	case dest.Kind != src.Kind:
-		return Invalid(FieldIssue{Field: "data_migration.destination", Issue: fmt.Sprintf("must be a %s like the service decommissioned; %s is a %s", src.Kind, dest.ID, dest.Kind)})
+		return models.Invalid(models.FieldIssue{Field: "data_migration.destination", Issue: fmt.Sprintf("must be a %s like the service decommissioned; %s is a %s", src.Kind, dest.ID, dest.Kind)})
 	case dest.Status != ServiceOperational && dest.Status != ServiceDegraded && dest.Status != ServiceDown && dest.Status != ServiceMaintenance:
-		return Invalid(FieldIssue{Field: "data_migration.destination", Issue: fmt.Sprintf("must be in service; %s is %s", dest.ID, dest.Status)})
-	case dest.PendingOperationID != "" && strings.HasPrefix(dest.PendingOperationID, PrefixDecommission+"_"):
-		return Invalid(FieldIssue{Field: "data_migration.destination", Issue: fmt.Sprintf("%s is being decommissioned itself", dest.ID)})
+		return models.Invalid(models.FieldIssue{Field: "data_migration.destination", Issue: fmt.Sprintf("must be in service; %s is %s", dest.ID, dest.Status)})
+	case dest.PendingOperationID != "" && strings.HasPrefix(dest.PendingOperationID, models.PrefixDecommission+"_"):
+		return models.Invalid(models.FieldIssue{Field: "data_migration.destination", Issue: fmt.Sprintf("%s is being decommissioned itself", dest.ID)})
 	}
 	return nil
 }
@@ -1417,7 +1392,7 @@ func (s *Store) checkMigrationDestination(ctx context.Context, scope Scope, src 
 // service is still decommissionable by this operation, and the destination
 // can still receive the data. Errors: NOT_FOUND, VALIDATION_ERROR,
 // SERVICE_MAINTENANCE, INVALID_STATE_TRANSITION, SERVICE_CONFLICT.
-func (s *Store) ValidateDecommission(ctx context.Context, scope Scope, opID string, d *DecommissionPlan) error {
+func (s *Store) ValidateDecommission(ctx context.Context, scope models.Scope, opID string, d *DecommissionPlan) error {
 	svc, err := s.ServiceIn(ctx, scope, d.ServiceID)
 	if err != nil {
 		return err
@@ -1441,7 +1416,7 @@ func (s *Store) ValidateDecommission(ctx context.Context, scope Scope, opID stri
 // BeginDecommissioning moves the service to decommissioning for operation
 // opID (service.status_changed). Doing it again changes nothing.
 // Errors: NOT_FOUND, INVALID_STATE_TRANSITION.
-func (s *Store) BeginDecommissioning(ctx context.Context, scope Scope, serviceID, opID, reason string) (*Service, error) {
+func (s *Store) BeginDecommissioning(ctx context.Context, scope models.Scope, serviceID, opID, reason string) (*Service, error) {
 	var out *Service
 	err := s.Tx(ctx, scope, func(tx *gorm.DB) error {
 		moved, err := s.MoveServiceTx(ctx, scope, tx, serviceID, ServiceDecommissioning, OrDefault(reason, "decommission"), opID)
@@ -1453,19 +1428,19 @@ func (s *Store) BeginDecommissioning(ctx context.Context, scope Scope, serviceID
 
 // StopBilling records when billing of the service stopped (once: stopping
 // again keeps the first time) and returns it. Errors: NOT_FOUND.
-func (s *Store) StopBilling(ctx context.Context, scope Scope, serviceID string) (time.Time, error) {
+func (s *Store) StopBilling(ctx context.Context, scope models.Scope, serviceID string) (time.Time, error) {
 	var at time.Time
 	err := s.Tx(ctx, scope, func(tx *gorm.DB) error {
 		var svc Service
 		if err := tx.Where("id = ?", serviceID).Take(&svc).Error; err != nil {
-			return NotFoundOr(err, "service")
+			return models.NotFoundOr(err, "service")
 		}
 		if svc.BillingEndedAt != nil {
 			at = svc.BillingEndedAt.UTC()
 			return nil
 		}
 		at = s.Now()
-		return DBErr(tx.Model(&Service{}).Where("id = ?", serviceID).Update("billing_ended_at", at).Error)
+		return models.DBErr(tx.Model(&Service{}).Where("id = ?", serviceID).Update("billing_ended_at", at).Error)
 	})
 	return at, svcErrOrNil(err)
 }
@@ -1476,17 +1451,17 @@ func (s *Store) StopBilling(ctx context.Context, scope Scope, serviceID string) 
 // migration, billing_ended_at, request_id), the contacts are notified, and
 // the operation completes. Calling it again after it committed changes
 // nothing. Errors: NOT_FOUND, INVALID_STATE_TRANSITION.
-func (s *Store) CompleteDecommission(ctx context.Context, scope Scope, opID string, d *DecommissionPlan) (*Service, error) {
+func (s *Store) CompleteDecommission(ctx context.Context, scope models.Scope, opID string, d *DecommissionPlan) (*Service, error) {
 	var out *Service
 	err := s.Tx(ctx, scope, func(tx *gorm.DB) error {
 		var op Operation
 		if err := tx.Where("id = ?", opID).Take(&op).Error; err != nil {
-			return NotFoundOr(err, "operation")
+			return models.NotFoundOr(err, "operation")
 		}
 		if op.Status == OpCompleted {
 			var svc Service
 			if err := tx.Where("id = ?", d.ServiceID).Take(&svc).Error; err != nil {
-				return NotFoundOr(err, "service")
+				return models.NotFoundOr(err, "service")
 			}
 			out = &svc
 			return nil
@@ -1502,16 +1477,16 @@ func (s *Store) CompleteDecommission(ctx context.Context, scope Scope, opID stri
 		svc.DecommissionedAt, svc.DecommissionReason, svc.PendingOperationID = &now, d.Reason, ""
 		svc.IPBlock, svc.Gateway, svc.VLANID, svc.CircuitID = "", "", 0, ""
 		if err := tx.Model(svc).Select("decommissioned_at", "decommission_reason", "pending_operation_id", "ip_block", "gateway", "vlan_id", "circuit_id").Updates(svc).Error; err != nil {
-			return DBErr(err)
+			return models.DBErr(err)
 		}
 		data := map[string]any{"service": serviceSummary(svc), "reason": d.Reason, "request_id": opID}
 		if svc.BillingEndedAt != nil {
-			data["billing_ended_at"] = Timestamp(*svc.BillingEndedAt)
+			data["billing_ended_at"] = models.Timestamp(*svc.BillingEndedAt)
 		}
 		if d.Migrate {
 			data["migration"] = map[string]any{"destination": d.Destination, "verified": d.Verify}
 		}
-		if err := RecordEvent(tx, NewEvent(svcEventDecommissioned, svc.ID, data)); err != nil {
+		if err := models.RecordEvent(tx, models.NewEvent(svcEventDecommissioned, svc.ID, data)); err != nil {
 			return err
 		}
 		if err := notifyContacts(tx, svc, opID, "service_decommissioned", fmt.Sprintf("%s has been decommissioned", svc.Name),
@@ -1519,9 +1494,9 @@ func (s *Store) CompleteDecommission(ctx context.Context, scope Scope, opID stri
 			return err
 		}
 		result := map[string]any{"service_id": svc.ID, "status": string(svc.Status), "service_url": "/v1/services/" + svc.ID,
-			"decommissioned_at": Timestamp(now)}
+			"decommissioned_at": models.Timestamp(now)}
 		if svc.BillingEndedAt != nil {
-			result["billing_ended_at"] = Timestamp(*svc.BillingEndedAt)
+			result["billing_ended_at"] = models.Timestamp(*svc.BillingEndedAt)
 		}
 		if d.Migrate {
 			result["migration"] = map[string]any{"destination": d.Destination, "verified": d.Verify}
@@ -1533,7 +1508,7 @@ func (s *Store) CompleteDecommission(ctx context.Context, scope Scope, opID stri
 		return nil
 	})
 	if err != nil {
-		return nil, AsError(err)
+		return nil, models.AsError(err)
 	}
 	return out, nil
 }
@@ -1551,7 +1526,7 @@ const (
 // of the source and of what the destination received.
 type DataMigration struct {
 	OperationID string `gorm:"primaryKey;size:64"`
-	Tenant
+	models.Tenant
 	SourceServiceID      string `gorm:"size:40;not null;index"`
 	DestinationServiceID string `gorm:"size:40;not null;index"`
 	Items                int    `gorm:"not null"`
@@ -1566,24 +1541,24 @@ type DataMigration struct {
 
 // RecordMigration stores a migration, once per operation: recording it
 // again returns the first. Errors: none but database failures.
-func (s *Store) RecordMigration(ctx context.Context, scope Scope, m *DataMigration) (*DataMigration, error) {
+func (s *Store) RecordMigration(ctx context.Context, scope models.Scope, m *DataMigration) (*DataMigration, error) {
 	db := s.In(ctx, scope)
 	if err := db.Clauses(clause.OnConflict{DoNothing: true}).Create(m).Error; err != nil {
-		return nil, DBErr(err)
+		return nil, models.DBErr(err)
 	}
 	return s.DataMigrationOf(ctx, scope, m.OperationID)
 }
 
 // Migration returns the migration of a decommission. Errors: NOT_FOUND.
-func (s *Store) DataMigrationOf(ctx context.Context, scope Scope, opID string) (*DataMigration, error) {
+func (s *Store) DataMigrationOf(ctx context.Context, scope models.Scope, opID string) (*DataMigration, error) {
 	var m DataMigration
 	err := s.In(ctx, scope).Where("operation_id = ?", opID).Take(&m).Error
-	return &m, NotFoundOr(err, "data migration")
+	return &m, models.NotFoundOr(err, "data migration")
 }
 
 // SetMigrationStatus records a migration's verification (verified or
 // mismatch) or rollback. Errors: NOT_FOUND.
-func (s *Store) SetMigrationStatus(ctx context.Context, scope Scope, opID, status string) error {
+func (s *Store) SetMigrationStatus(ctx context.Context, scope models.Scope, opID, status string) error {
 	updates := map[string]any{"status": status}
 	now := s.Now()
 	switch status {
@@ -1594,10 +1569,10 @@ func (s *Store) SetMigrationStatus(ctx context.Context, scope Scope, opID, statu
 	}
 	res := s.In(ctx, scope).Model(&DataMigration{}).Where("operation_id = ?", opID).Updates(updates)
 	if res.Error != nil {
-		return DBErr(res.Error)
+		return models.DBErr(res.Error)
 	}
 	if res.RowsAffected == 0 {
-		return NotFound("data migration")
+		return models.NotFound("data migration")
 	}
 	return nil
 }
@@ -1635,11 +1610,11 @@ func serviceSettings(kind string) map[string]settingRule {
 		"routed_prefixes": {Type: "cidrs", Max: 20, Doc: "customer networks routed to the service, CIDR notation, not overlapping"},
 	}
 	own := map[string]map[string]settingRule{
-		KindInternet: {
+		models.KindInternet: {
 			"dns_servers": {Type: "ips", Max: 4, Doc: "resolvers handed out to the customer's equipment"},
 			"redundancy":  {Type: "enum", Values: RedundancyValues, Doc: "access redundancy (also the service's redundancy)"},
 		},
-		KindNetwork: {
+		models.KindNetwork: {
 			"encryption": {Type: "bool", Doc: "encrypt traffic between sites"},
 			"redundancy": {Type: "enum", Values: RedundancyValues, Doc: "access redundancy at every site"},
 		},
@@ -1684,7 +1659,7 @@ func serviceSettings(kind string) map[string]settingRule {
 	for k, r := range common {
 		out[k] = r
 	}
-	if kind == KindInternet || kind == KindNetwork {
+	if kind == models.KindInternet || kind == models.KindNetwork {
 		for k, r := range connectivity {
 			out[k] = r
 		}
@@ -1709,7 +1684,7 @@ func ServiceSettings(kind string) []SettingDoc {
 var svcCountryPattern = regexp.MustCompile(`^[A-Z]{2}$`)
 
 // checkSetting validates one setting's value and returns it normalised.
-func checkSetting(v *Validator, field string, r settingRule, val any) any {
+func checkSetting(v *models.Validator, field string, r settingRule, val any) any {
 	list := func() ([]string, bool) {
 		items, ok := val.([]any)
 		if !ok {
@@ -1766,7 +1741,7 @@ func checkSetting(v *Validator, field string, r settingRule, val any) any {
 		return int(f)
 	case "email":
 		str, ok := val.(string)
-		if !ok || !ValidEmail(str) {
+		if !ok || !models.ValidEmail(str) {
 			v.Add(field, "must be an e-mail address")
 			return nil
 		}
@@ -1804,7 +1779,7 @@ func checkSetting(v *Validator, field string, r settingRule, val any) any {
 		f := fmt.Sprintf("%s[%d]", field, i)
 		switch r.Type {
 		case "emails":
-			v.Check(ValidEmail(it), f, "must be an e-mail address")
+			v.Check(models.ValidEmail(it), f, "must be an e-mail address")
 		case "ips":
 			_, err := netip.ParseAddr(it)
 			v.Check(err == nil, f, "must be an IPv4 or IPv6 address")
@@ -1826,7 +1801,7 @@ func checkSetting(v *Validator, field string, r settingRule, val any) any {
 // merges them into its configuration (a null value removes a setting). It
 // returns the new configuration, and the monitoring and redundancy settings
 // when given (they are also columns of the service).
-func (s *Store) mergeConfiguration(v *Validator, svc *Service, settings map[string]any) (cfg map[string]any, monitoring, redundancy string) {
+func (s *Store) mergeConfiguration(v *models.Validator, svc *Service, settings map[string]any) (cfg map[string]any, monitoring, redundancy string) {
 	rules := serviceSettings(svc.Kind)
 	cfg = map[string]any{}
 	for k, val := range svc.Configuration {
@@ -1890,4 +1865,15 @@ func (s *Store) mergeConfiguration(v *Validator, svc *Service, settings map[stri
 		}
 	}
 	return cfg, monitoring, redundancy
+}
+
+// ProvisionedData is the data of a service.provisioned event.
+func ProvisionedData(svc *Service, opID string) map[string]any {
+	return map[string]any{
+		"service": map[string]any{
+			"id": svc.ID, "status": string(svc.Status), "type": svc.Kind, "service_type": svc.ServiceType,
+			"account_id": svc.AccountID, "bandwidth": svc.Bandwidth, "sla": svc.SLA, "location_id": svc.LocationID,
+		},
+		"request_id": opID,
+	}
 }

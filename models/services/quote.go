@@ -1,4 +1,4 @@
-package models
+package services
 
 import (
 	"context"
@@ -12,17 +12,19 @@ import (
 
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
+
+	"github.com/telcoplatform/platform/models"
 )
 
 // PriceLine is one line of a price: what, how many, at which unit price,
 // and what it adds per month and once.
 type PriceLine struct {
-	Description string `json:"description"`
-	Quantity    int    `json:"quantity"`
-	Unit        string `json:"unit"`
-	UnitPrice   Money  `json:"unit_price"`
-	Monthly     Money  `json:"monthly"`
-	OneTime     Money  `json:"one_time"`
+	Description string       `json:"description"`
+	Quantity    int          `json:"quantity"`
+	Unit        string       `json:"unit"`
+	UnitPrice   models.Money `json:"unit_price"`
+	Monthly     models.Money `json:"monthly"`
+	OneTime     models.Money `json:"one_time"`
 }
 
 // Price is the price of an order for a term: its lines, the monthly
@@ -30,11 +32,11 @@ type PriceLine struct {
 // total and the one-time total.
 type Price struct {
 	Lines           []PriceLine
-	MonthlySubtotal Money
+	MonthlySubtotal models.Money
 	DiscountPercent int
-	Discount        Money
-	Monthly         Money
-	OneTime         Money
+	Discount        models.Money
+	Monthly         models.Money
+	OneTime         models.Money
 	TermMonths      int
 	Currency        string
 }
@@ -54,12 +56,12 @@ func TermDiscountPercent(months int) int {
 }
 
 // qtPercent returns pct percent of m, rounded half up to the cent.
-func qtPercent(m Money, pct int) Money {
+func qtPercent(m models.Money, pct int) models.Money {
 	v := int64(m) * int64(pct)
 	if v >= 0 {
-		return Money((v + 50) / 100)
+		return models.Money((v + 50) / 100)
 	}
-	return Money((v - 50) / 100)
+	return models.Money((v - 50) / 100)
 }
 
 // qtSLAPercent is what an SLA tier costs relative to standard.
@@ -75,7 +77,7 @@ func qtSLAPercent(sla string) int {
 
 // qtBandwidthFactor doubles the price for every step up the offer's
 // bandwidth options (the smallest is 1).
-func qtBandwidthFactor(offer *CatalogService, bandwidth string) int64 {
+func qtBandwidthFactor(offer *models.CatalogService, bandwidth string) int64 {
 	i := slices.Index(offer.BandwidthOptions, bandwidth)
 	if i <= 0 {
 		return 1
@@ -85,10 +87,10 @@ func qtBandwidthFactor(offer *CatalogService, bandwidth string) int64 {
 
 // qtFeaturePrice returns the monthly price of a feature of a kind, and
 // whether it is charged per unit (user, agent, device) or once per service.
-func qtFeaturePrice(kind, feature string) (Money, bool) {
-	table := map[string]map[string]Money{
-		KindInternet:               {"ddos_protection": 9900, "managed_router": 4900, "bgp": 2500, "static_ip": 1500},
-		KindNetwork:                {"encryption": 5000, "application_visibility": 7500, "wan_optimization": 12000},
+func qtFeaturePrice(kind, feature string) (models.Money, bool) {
+	table := map[string]map[string]models.Money{
+		models.KindInternet:        {"ddos_protection": 9900, "managed_router": 4900, "bgp": 2500, "static_ip": 1500},
+		models.KindNetwork:         {"encryption": 5000, "application_visibility": 7500, "wan_optimization": 12000},
 		KindPhoneSystem:            {"call_recording": 300, "conference_bridge": 150, "call_analytics": 200},
 		KindContactCenter:          {"call_recording": 500, "quality_monitoring": 800, "real_time_analytics": 400, "workforce_management": 600},
 		KindCloudInfrastructure:    {"backup": 5000, "disaster_recovery": 25000, "monitoring": 2000},
@@ -104,15 +106,15 @@ func qtFeaturePrice(kind, feature string) (Money, bool) {
 
 // Number and add-on prices per month.
 const (
-	priceLocalNumber    Money = 100
-	priceTollFreeNumber Money = 200
-	priceThreatIntel    Money = 50000
-	priceFramework      Money = 25000
-	priceDatabase       Money = 6000
-	priceModel          Money = 15000
+	priceLocalNumber    models.Money = 100
+	priceTollFreeNumber models.Money = 200
+	priceThreatIntel    models.Money = 50000
+	priceFramework      models.Money = 25000
+	priceDatabase       models.Money = 6000
+	priceModel          models.Money = 15000
 )
 
-func qtLBPrice(tier string) Money {
+func qtLBPrice(tier string) models.Money {
 	switch tier {
 	case "premium":
 		return 9000
@@ -122,8 +124,8 @@ func qtLBPrice(tier string) Money {
 	return 2000
 }
 
-func priceLine(desc string, qty int, unit string, unitPrice Money) PriceLine {
-	return PriceLine{Description: desc, Quantity: qty, Unit: unit, UnitPrice: unitPrice, Monthly: unitPrice * Money(qty)}
+func priceLine(desc string, qty int, unit string, unitPrice models.Money) PriceLine {
+	return PriceLine{Description: desc, Quantity: qty, Unit: unit, UnitPrice: unitPrice, Monthly: unitPrice * models.Money(qty)}
 }
 
 // PriceOrder prices an order from the catalog for a term of termMonths
@@ -148,7 +150,7 @@ func (s *Store) PriceOrder(ctx context.Context, o *ProvisioningOrder, termMonths
 		}
 		body, _ = DecodeKindBody("spec", prof.Kind, spec)
 	}
-	unit := qtPercent(Money(int64(offer.StartingPrice)*qtBandwidthFactor(offer, o.Bandwidth)), qtSLAPercent(o.SLA))
+	unit := qtPercent(models.Money(int64(offer.StartingPrice)*qtBandwidthFactor(offer, o.Bandwidth)), qtSLAPercent(o.SLA))
 	qty := max(o.Quantity, 1)
 	desc := offer.Name
 	if o.Bandwidth != "" {
@@ -167,7 +169,7 @@ func (s *Store) PriceOrder(ctx context.Context, o *ProvisioningOrder, termMonths
 					cpu = max(r.Specifications.CPU, 1)
 				}
 				n := max(r.Quantity, 1) * regions
-				lines = append(lines, priceLine(fmt.Sprintf("Virtual machines %d (%d vCPU)", i+1, cpu), n, "vm/month", unit*Money(max(1, (cpu+1)/2))))
+				lines = append(lines, priceLine(fmt.Sprintf("Virtual machines %d (%d vCPU)", i+1, cpu), n, "vm/month", unit*models.Money(max(1, (cpu+1)/2))))
 			case "load_balancer":
 				lines = append(lines, priceLine(fmt.Sprintf("Load balancer %d (%s)", i+1, r.Tier), regions, "month", qtPercent(qtLBPrice(r.Tier), qtSLAPercent(o.SLA))))
 			}
@@ -177,7 +179,7 @@ func (s *Store) PriceOrder(ctx context.Context, o *ProvisioningOrder, termMonths
 		}
 	case *CloudPlatformBody:
 		size := max(InstanceSizeVCPUs(b.InstanceSize), 1)
-		lines = append(lines, priceLine(fmt.Sprintf("%s, %s instances", desc, OrDefault(b.InstanceSize, "small")), qty, offer.Unit, unit*Money(size)))
+		lines = append(lines, priceLine(fmt.Sprintf("%s, %s instances", desc, OrDefault(b.InstanceSize, "small")), qty, offer.Unit, unit*models.Money(size)))
 		if b.Database != nil {
 			lines = append(lines, priceLine("Managed "+b.Database.Engine+" database", 1, "month", priceDatabase))
 		}
@@ -196,7 +198,7 @@ func (s *Store) PriceOrder(ctx context.Context, o *ProvisioningOrder, termMonths
 	case *AIPlatformBody:
 		lines = append(lines, priceLine(desc, 1, offer.Unit, unit))
 		if n := len(b.Models); n > 0 {
-			factor := Money(1)
+			factor := models.Money(1)
 			switch b.ComputeTier {
 			case "gpu_optimized":
 				factor = 3
@@ -208,7 +210,7 @@ func (s *Store) PriceOrder(ctx context.Context, o *ProvisioningOrder, termMonths
 	default:
 		lines = append(lines, priceLine(desc, qty, offer.Unit, unit))
 	}
-	if prof.Kind == KindNetwork && o.Redundancy == "dual_path" {
+	if prof.Kind == models.KindNetwork && o.Redundancy == "dual_path" {
 		lines = append(lines, priceLine("Dual-path access", qty, "site/month", qtPercent(unit, 25)))
 	}
 	locals, tollFree := 0, 0
@@ -229,7 +231,7 @@ func (s *Store) PriceOrder(ctx context.Context, o *ProvisioningOrder, termMonths
 		for _, f := range []struct {
 			on    bool
 			name  string
-			price Money
+			price models.Money
 		}{{cc.AIFeatures.SentimentAnalysis, "Sentiment analysis", 1000}, {cc.AIFeatures.AutoTranscription, "Auto transcription", 600}, {cc.AIFeatures.PredictiveDialing, "Predictive dialing", 1200}} {
 			if f.on {
 				lines = append(lines, priceLine(f.name, qty, "agent/month", f.price))
@@ -252,7 +254,7 @@ func (s *Store) PriceOrder(ctx context.Context, o *ProvisioningOrder, termMonths
 		if prof.SetupPerUnit {
 			n = qty
 		}
-		lines = append(lines, PriceLine{Description: "Setup", Quantity: n, Unit: "one-time", UnitPrice: prof.SetupFee, OneTime: prof.SetupFee * Money(n)})
+		lines = append(lines, PriceLine{Description: "Setup", Quantity: n, Unit: "one-time", UnitPrice: prof.SetupFee, OneTime: prof.SetupFee * models.Money(n)})
 	}
 	termMonths = min(max(termMonths, 1), 60)
 	p := &Price{Lines: lines, TermMonths: termMonths, Currency: offer.Currency, DiscountPercent: TermDiscountPercent(termMonths)}
@@ -326,10 +328,10 @@ type QuoteItem struct {
 	Features         []string       `json:"features"`
 	Spec             map[string]any `json:"spec"`
 	Lines            []PriceLine    `json:"lines"`
-	MonthlySubtotal  Money          `json:"monthly_subtotal"`
-	Discount         Money          `json:"discount"`
-	Monthly          Money          `json:"monthly"`
-	OneTime          Money          `json:"one_time"`
+	MonthlySubtotal  models.Money   `json:"monthly_subtotal"`
+	Discount         models.Money   `json:"discount"`
+	Monthly          models.Money   `json:"monthly"`
+	OneTime          models.Money   `json:"one_time"`
 	Missing          []string       `json:"missing_for_provisioning"`
 	ServiceID        string         `json:"service_id,omitempty"`
 	RequestID        string         `json:"request_id,omitempty"`
@@ -339,22 +341,22 @@ type QuoteItem struct {
 // days.
 type Quote struct {
 	ID string `gorm:"primaryKey;size:40"`
-	Tenant
-	AccountID       string      `gorm:"size:40;not null;index"`
-	Status          string      `gorm:"size:20;not null"`
-	BillingCycle    string      `gorm:"size:20;not null"`
-	TermMonths      int         `gorm:"not null"`
-	DiscountPercent int         `gorm:"not null"`
-	Currency        string      `gorm:"size:3;not null"`
-	Items           []QuoteItem `gorm:"serializer:json;type:text"`
-	MonthlySubtotal Money       `gorm:"not null"`
-	MonthlyDiscount Money       `gorm:"not null"`
-	MonthlyTotal    Money       `gorm:"not null"`
-	OneTimeTotal    Money       `gorm:"not null"`
-	CycleTotal      Money       `gorm:"not null"`
-	TermTotal       Money       `gorm:"not null"`
-	CreatedBy       string      `gorm:"size:40"`
-	ExpiresAt       time.Time   `gorm:"not null"`
+	models.Tenant
+	AccountID       string       `gorm:"size:40;not null;index"`
+	Status          string       `gorm:"size:20;not null"`
+	BillingCycle    string       `gorm:"size:20;not null"`
+	TermMonths      int          `gorm:"not null"`
+	DiscountPercent int          `gorm:"not null"`
+	Currency        string       `gorm:"size:3;not null"`
+	Items           []QuoteItem  `gorm:"serializer:json;type:text"`
+	MonthlySubtotal models.Money `gorm:"not null"`
+	MonthlyDiscount models.Money `gorm:"not null"`
+	MonthlyTotal    models.Money `gorm:"not null"`
+	OneTimeTotal    models.Money `gorm:"not null"`
+	CycleTotal      models.Money `gorm:"not null"`
+	TermTotal       models.Money `gorm:"not null"`
+	CreatedBy       string       `gorm:"size:40"`
+	ExpiresAt       time.Time    `gorm:"not null"`
 	CreatedAt       time.Time
 	UpdatedAt       time.Time
 }
@@ -395,12 +397,12 @@ func kindOfQuoteType(ctx context.Context, s *Store, typ string) (kind, serviceTy
 	if _, found := LookupKind(typ); found {
 		return typ, "", true
 	}
-	if st, found := LookupServiceType(typ); found {
+	if st, found := models.LookupServiceType(typ); found {
 		return st.Kind, st.Name, true
 	}
 	for _, p := range kindProfiles() {
 		if slices.Contains(p.Offers, typ) {
-			for _, st := range serviceTypes {
+			for _, st := range models.ServiceTypes() {
 				if st.CatalogServiceID == typ {
 					return p.Kind, st.Name, true
 				}
@@ -414,15 +416,15 @@ func kindOfQuoteType(ctx context.Context, s *Store, typ string) (kind, serviceTy
 // quoteAliases maps a quote item's shorthand fields (spec 2.2: bandwidth,
 // location string, users, features) to its kind's body, and returns the
 // body and the item's pricing overrides. Errors: VALIDATION_ERROR under field.
-func (s *Store) quoteItemBody(ctx context.Context, env Environment, field string, item map[string]any) (KindBody, map[string]any, int, []string, error) {
+func (s *Store) quoteItemBody(ctx context.Context, env models.Environment, field string, item map[string]any) (KindBody, map[string]any, int, []string, error) {
 	typ, _ := item["type"].(string)
 	typ = strings.TrimSpace(typ)
 	if typ == "" {
-		return nil, nil, 0, nil, Invalid(FieldIssue{Field: field + ".type", Issue: "is required: a kind of service (" + strings.Join(KindNames(), ", ") + "), a service type or a catalog offer id"})
+		return nil, nil, 0, nil, models.Invalid(models.FieldIssue{Field: field + ".type", Issue: "is required: a kind of service (" + strings.Join(KindNames(), ", ") + "), a service type or a catalog offer id"})
 	}
 	kind, serviceType, ok := kindOfQuoteType(ctx, s, typ)
 	if !ok {
-		return nil, nil, 0, nil, Invalid(FieldIssue{Field: field + ".type", Issue: "must be a kind of service (" + strings.Join(KindNames(), ", ") + "), a service type or a catalog offer id"})
+		return nil, nil, 0, nil, models.Invalid(models.FieldIssue{Field: field + ".type", Issue: "must be a kind of service (" + strings.Join(KindNames(), ", ") + "), a service type or a catalog offer id"})
 	}
 	spec := map[string]any{}
 	for k, v := range item {
@@ -430,7 +432,7 @@ func (s *Store) quoteItemBody(ctx context.Context, env Environment, field string
 			spec[k] = v
 		}
 	}
-	var v Validator
+	var v models.Validator
 	quantity := 0
 	if q, has := spec["quantity"]; has {
 		n, isNum := q.(float64)
@@ -460,10 +462,10 @@ func (s *Store) quoteItemBody(ctx context.Context, env Environment, field string
 		delete(spec, "users")
 	}
 	switch kind {
-	case KindInternet, KindNetwork:
+	case models.KindInternet, models.KindNetwork:
 		if serviceType != "" {
 			key := "service_type"
-			if kind == KindNetwork {
+			if kind == models.KindNetwork {
 				key = "network_type"
 			}
 			if _, given := spec[key]; !given {
@@ -485,14 +487,14 @@ func (s *Store) quoteItemBody(ctx context.Context, env Environment, field string
 		case kind == KindSecurityInfrastructure && id != "":
 			delete(spec, "location")
 			spec["location_id"] = id
-		case kind == KindInternet && id != "":
+		case kind == models.KindInternet && id != "":
 			l, err := s.LocationByID(ctx, env, field+".location", id)
 			if err != nil {
 				return nil, nil, 0, nil, err
 			}
 			in := l.Input()
 			spec["location"] = map[string]any{"address": in.Address, "city": in.City, "state": in.State, "zip": in.Zip}
-		case kind == KindInternet || kind == KindSecurityInfrastructure:
+		case kind == models.KindInternet || kind == KindSecurityInfrastructure:
 			spec["location"] = map[string]any{"address": postal.Address, "city": postal.City, "state": postal.State, "zip": postal.Zip}
 		default:
 			v.Add(field+".location", fmt.Sprintf("a %s is not ordered at a location", strings.ReplaceAll(kind, "_", " ")))
@@ -512,11 +514,11 @@ func (s *Store) quoteItemBody(ctx context.Context, env Environment, field string
 // parseLocationString reads a location written as a string: a location id
 // (loc_...) or "address, city, ST zip" (the format of bulk provisioning).
 // Errors: VALIDATION_ERROR under field.
-func parseLocationString(field, s string) (string, *LocationInput, error) {
+func parseLocationString(field, s string) (string, *models.LocationInput, error) {
 	s = strings.TrimSpace(s)
-	if strings.HasPrefix(s, PrefixLocation+"_") {
-		if !HasPrefix(s, PrefixLocation) {
-			return "", nil, Invalid(FieldIssue{Field: field, Issue: "is not a location id"})
+	if strings.HasPrefix(s, models.PrefixLocation+"_") {
+		if !models.HasPrefix(s, models.PrefixLocation) {
+			return "", nil, models.Invalid(models.FieldIssue{Field: field, Issue: "is not a location id"})
 		}
 		return s, nil, nil
 	}
@@ -524,8 +526,8 @@ func parseLocationString(field, s string) (string, *LocationInput, error) {
 	if len(parts) >= 3 {
 		last := strings.Fields(parts[len(parts)-1])
 		if len(last) == 2 {
-			in := LocationInput{Address: strings.Join(parts[:len(parts)-2], ","), City: parts[len(parts)-2], State: last[0], Zip: last[1]}
-			var v Validator
+			in := models.LocationInput{Address: strings.Join(parts[:len(parts)-2], ","), City: parts[len(parts)-2], State: last[0], Zip: last[1]}
+			var v models.Validator
 			in.Validate(&v, field)
 			if err := v.Err(); err != nil {
 				return "", nil, err
@@ -534,25 +536,25 @@ func parseLocationString(field, s string) (string, *LocationInput, error) {
 			return "", &n, nil
 		}
 	}
-	return "", nil, Invalid(FieldIssue{Field: field, Issue: "must be a location id or an address"})
+	return "", nil, models.Invalid(models.FieldIssue{Field: field, Issue: "must be a location id or an address"})
 }
 
 // qtPrefixFields rewrites a validation error's fields under prefix.
 func qtPrefixFields(err error, prefix string) error {
-	e := AsError(err)
-	if e.Code != CodeValidation {
+	e := models.AsError(err)
+	if e.Code != models.CodeValidation {
 		return e.WithDetail("item", prefix)
 	}
-	issues, _ := e.Details["fields"].([]FieldIssue)
-	out := make([]FieldIssue, len(issues))
+	issues, _ := e.Details["fields"].([]models.FieldIssue)
+	out := make([]models.FieldIssue, len(issues))
 	for i, is := range issues {
 		f := is.Field
 		if !strings.HasPrefix(f, prefix) {
 			f = prefix + "." + f
 		}
-		out[i] = FieldIssue{Field: f, Issue: is.Issue}
+		out[i] = models.FieldIssue{Field: f, Issue: is.Issue}
 	}
-	return Invalid(out...)
+	return models.Invalid(out...)
 }
 
 // CreateQuote validates a quote request for principal p and stores the
@@ -564,11 +566,11 @@ func qtPrefixFields(err error, prefix string) error {
 // months, default 1), and the quote expires after 30 days.
 // Errors: VALIDATION_ERROR, LOCATION_NOT_SERVICEABLE,
 // SERVICE_UNAVAILABLE_AT_LOCATION, INSUFFICIENT_BANDWIDTH.
-func (s *Store) CreateQuote(ctx context.Context, p *Principal, in QuoteInput) (*Quote, error) {
-	var v Validator
+func (s *Store) CreateQuote(ctx context.Context, p *models.Principal, in QuoteInput) (*Quote, error) {
+	var v models.Validator
 	v.Check(len(in.Services) >= 1 && len(in.Services) <= 50, "services", "must list 1 to 50 services")
 	cycle := OrDefault(strings.TrimSpace(in.Cycle), "monthly")
-	v.Check(slices.Contains(BillingCycles, cycle), "billing_preferences.cycle", "must be monthly, quarterly or annual")
+	v.Check(slices.Contains(models.BillingCycles, cycle), "billing_preferences.cycle", "must be monthly, quarterly or annual")
 	term := 1
 	if t := strings.TrimSpace(in.Term); t != "" {
 		m := qtTermPattern.FindStringSubmatch(t)
@@ -582,7 +584,7 @@ func (s *Store) CreateQuote(ctx context.Context, p *Principal, in QuoteInput) (*
 	}
 	accountID := strings.TrimSpace(in.AccountID)
 	if accountID != "" {
-		v.Check(HasPrefix(accountID, PrefixAccount), "account_id", "must be a billing account id (acct_...)")
+		v.Check(models.HasPrefix(accountID, models.PrefixAccount), "account_id", "must be a billing account id (acct_...)")
 	} else if p.IsStaff() {
 		v.Add("account_id", "is required when provider staff quote for a customer")
 	}
@@ -593,28 +595,28 @@ func (s *Store) CreateQuote(ctx context.Context, p *Principal, in QuoteInput) (*
 	if err := s.defaultAccount(ctx, p, holder); err != nil {
 		return nil, err
 	}
-	var acct BillingAccount
+	var acct models.BillingAccount
 	err := s.In(ctx, p.Scope()).Where("id = ?", holder.AccountID).Take(&acct).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
-		return nil, Invalid(FieldIssue{Field: "account_id", Issue: fmt.Sprintf("no billing account %s in this organization", holder.AccountID)})
+		return nil, models.Invalid(models.FieldIssue{Field: "account_id", Issue: fmt.Sprintf("no billing account %s in this organization", holder.AccountID)})
 	}
 	if err != nil {
-		return nil, DBErr(err)
+		return nil, models.DBErr(err)
 	}
-	scope := TenantScope(acct.OrganizationID, p.Environment)
+	scope := models.TenantScope(acct.OrganizationID, p.Environment)
 	now := s.Now()
-	q := &Quote{ID: NewID(PrefixQuote), AccountID: acct.ID, Status: QuoteOpen, BillingCycle: cycle, TermMonths: term,
+	q := &Quote{ID: models.NewID(models.PrefixQuote), AccountID: acct.ID, Status: QuoteOpen, BillingCycle: cycle, TermMonths: term,
 		DiscountPercent: TermDiscountPercent(term), CreatedBy: p.ID, ExpiresAt: now.Add(QuoteValidity)}
-	var issues []FieldIssue
+	var issues []models.FieldIssue
 	for i, item := range in.Services {
 		field := fmt.Sprintf("services[%d]", i)
 		qi, err := s.quoteItem(ctx, scope, field, item, term)
 		if err != nil {
-			if ErrorCode(err) == CodeValidation {
-				issues = append(issues, AsError(qtPrefixFields(err, field)).Details["fields"].([]FieldIssue)...)
+			if models.ErrorCode(err) == models.CodeValidation {
+				issues = append(issues, models.AsError(qtPrefixFields(err, field)).Details["fields"].([]models.FieldIssue)...)
 				continue
 			}
-			return nil, AsError(err).WithDetail("item", i)
+			return nil, models.AsError(err).WithDetail("item", i)
 		}
 		qi.Index = i
 		if q.Currency == "" {
@@ -627,12 +629,12 @@ func (s *Store) CreateQuote(ctx context.Context, p *Principal, in QuoteInput) (*
 		q.OneTimeTotal += qi.OneTime
 	}
 	if len(issues) > 0 {
-		return nil, Invalid(issues...)
+		return nil, models.Invalid(issues...)
 	}
-	q.CycleTotal = q.MonthlyTotal * Money(qtCycleMonths(cycle))
-	q.TermTotal = q.MonthlyTotal*Money(term) + q.OneTimeTotal
+	q.CycleTotal = q.MonthlyTotal * models.Money(qtCycleMonths(cycle))
+	q.TermTotal = q.MonthlyTotal*models.Money(term) + q.OneTimeTotal
 	if err := s.In(ctx, scope).Create(q).Error; err != nil {
-		return nil, DBErr(err)
+		return nil, models.DBErr(err)
 	}
 	return q, nil
 }
@@ -643,7 +645,7 @@ type pricedItem struct {
 }
 
 // quoteItem validates and prices one service of a quote.
-func (s *Store) quoteItem(ctx context.Context, scope Scope, field string, item map[string]any, term int) (*pricedItem, error) {
+func (s *Store) quoteItem(ctx context.Context, scope models.Scope, field string, item map[string]any, term int) (*pricedItem, error) {
 	body, spec, quantity, features, err := s.quoteItemBody(ctx, scope.Environment, field, item)
 	if err != nil {
 		return nil, err
@@ -654,7 +656,7 @@ func (s *Store) quoteItem(ctx context.Context, scope Scope, field string, item m
 	}
 	missing := o.MissingForProvisioning()
 	if quantity > 0 && (o.Kind == KindPhoneSystem || o.Kind == KindContactCenter) {
-		return nil, Invalid(FieldIssue{Field: "quantity", Issue: "give users (or agent_count) instead"})
+		return nil, models.Invalid(models.FieldIssue{Field: "quantity", Issue: "give users (or agent_count) instead"})
 	}
 	if quantity > 0 {
 		o.Quantity = quantity
@@ -662,7 +664,7 @@ func (s *Store) quoteItem(ctx context.Context, scope Scope, field string, item m
 	if len(features) > 0 {
 		o.Features = features
 	}
-	located := o.Profile().Located && (o.LocationID != "" || o.Location != (LocationInput{}))
+	located := o.Profile().Located && (o.LocationID != "" || o.Location != (models.LocationInput{}))
 	if located || len(o.Compute) > 0 || len(o.Numbers) > 0 || len(o.Sites) > 0 {
 		if err := s.checkOrderAvailability(ctx, scope, o); err != nil {
 			return nil, err
@@ -693,10 +695,10 @@ func svcStrings(s []string) []string {
 }
 
 // GetQuote returns one quote visible to p. Errors: NOT_FOUND.
-func (s *Store) GetQuote(ctx context.Context, p *Principal, id string) (*Quote, error) {
+func (s *Store) GetQuote(ctx context.Context, p *models.Principal, id string) (*Quote, error) {
 	var q Quote
 	err := s.In(ctx, p.Scope()).Where("id = ?", id).Take(&q).Error
-	return &q, NotFoundOr(err, "quote")
+	return &q, models.NotFoundOr(err, "quote")
 }
 
 // QuoteOrderInput provisions one service of a quote (POST
@@ -719,39 +721,39 @@ type QuoteOrderInput struct {
 // kind's create body, with the quote's account and at the quote's prices.
 // Errors: VALIDATION_ERROR, INVALID_STATE_TRANSITION (quote expired or
 // ordered), SERVICE_CONFLICT (item already ordered), and PrepareServiceOrder's.
-func (s *Store) PrepareQuoteOrder(ctx context.Context, p *Principal, in QuoteOrderInput) (*ProvisioningOrder, Scope, error) {
+func (s *Store) PrepareQuoteOrder(ctx context.Context, p *models.Principal, in QuoteOrderInput) (*ProvisioningOrder, models.Scope, error) {
 	q, err := s.GetQuote(ctx, p, strings.TrimSpace(in.QuoteID))
-	if ErrorCode(err) == CodeNotFound {
-		return nil, Scope{}, Invalid(FieldIssue{Field: "quote_id", Issue: fmt.Sprintf("no quote %s", in.QuoteID)})
+	if models.ErrorCode(err) == models.CodeNotFound {
+		return nil, models.Scope{}, models.Invalid(models.FieldIssue{Field: "quote_id", Issue: fmt.Sprintf("no quote %s", in.QuoteID)})
 	}
 	if err != nil {
-		return nil, Scope{}, err
+		return nil, models.Scope{}, err
 	}
 	if st := q.StatusAt(s.Now()); st != QuoteOpen {
-		return nil, Scope{}, Errorf(CodeInvalidStateTransition, "quote %s is %s; request a new quote", q.ID, st).WithDetail("status", st).
-			WithDetail("expires_at", Timestamp(q.ExpiresAt))
+		return nil, models.Scope{}, models.Errorf(models.CodeInvalidStateTransition, "quote %s is %s; request a new quote", q.ID, st).WithDetail("status", st).
+			WithDetail("expires_at", models.Timestamp(q.ExpiresAt))
 	}
 	idx := 0
 	switch {
 	case in.Item != nil:
 		idx = *in.Item
 		if idx < 0 || idx >= len(q.Items) {
-			return nil, Scope{}, Invalid(FieldIssue{Field: "quote_item", Issue: fmt.Sprintf("must be from 0 to %d", len(q.Items)-1)})
+			return nil, models.Scope{}, models.Invalid(models.FieldIssue{Field: "quote_item", Issue: fmt.Sprintf("must be from 0 to %d", len(q.Items)-1)})
 		}
 	case len(q.Items) > 1:
-		return nil, Scope{}, Invalid(FieldIssue{Field: "quote_item", Issue: fmt.Sprintf("is required: the quote has %d services (0 to %d)", len(q.Items), len(q.Items)-1)})
+		return nil, models.Scope{}, models.Invalid(models.FieldIssue{Field: "quote_item", Issue: fmt.Sprintf("is required: the quote has %d services (0 to %d)", len(q.Items), len(q.Items)-1)})
 	}
 	item := q.Items[idx]
-	scope := TenantScope(q.OrganizationID, q.Environment)
+	scope := models.TenantScope(q.OrganizationID, q.Environment)
 	if err := s.checkQuoteItemFree(ctx, scope, q, idx); err != nil {
-		return nil, Scope{}, err
+		return nil, models.Scope{}, err
 	}
 	if len(item.Missing) > 0 {
-		issues := make([]FieldIssue, len(item.Missing))
+		issues := make([]models.FieldIssue, len(item.Missing))
 		for i, f := range item.Missing {
-			issues[i] = FieldIssue{Field: fmt.Sprintf("quote.services[%d].%s", idx, f), Issue: "is required to provision; request a new quote with it"}
+			issues[i] = models.FieldIssue{Field: fmt.Sprintf("quote.services[%d].%s", idx, f), Issue: "is required to provision; request a new quote with it"}
 		}
-		return nil, Scope{}, Invalid(issues...)
+		return nil, models.Scope{}, models.Invalid(issues...)
 	}
 	spec := map[string]any{}
 	var features []string
@@ -774,11 +776,11 @@ func (s *Store) PrepareQuoteOrder(ctx context.Context, p *Principal, in QuoteOrd
 	}
 	body, err := DecodeKindBody("quote", item.Type, spec)
 	if err != nil {
-		return nil, Scope{}, err
+		return nil, models.Scope{}, err
 	}
 	o, err := s.orderFromBody(ctx, p.Environment, body, false)
 	if err != nil {
-		return nil, Scope{}, qtPrefixFields(err, fmt.Sprintf("quote.services[%d]", idx))
+		return nil, models.Scope{}, qtPrefixFields(err, fmt.Sprintf("quote.services[%d]", idx))
 	}
 	o.Source, o.QuoteID, o.QuoteItem = OrderFromQuote, q.ID, idx
 	o.Quantity = item.Quantity
@@ -788,39 +790,39 @@ func (s *Store) PrepareQuoteOrder(ctx context.Context, p *Principal, in QuoteOrd
 	o.MonthlyCharge, o.OneTimeCharge, o.Currency, o.TermMonths = item.Monthly, item.OneTime, q.Currency, q.TermMonths
 	o.PreferredDate, o.Flexibility = in.PreferredDate, strings.TrimSpace(in.Flexibility)
 	o.TechnicalContact, o.BillingContact = strings.TrimSpace(in.TechnicalContact), strings.TrimSpace(in.BillingContact)
-	var v Validator
+	var v models.Validator
 	if err := s.checkOrderFields(ctx, &v, o); err != nil {
-		return nil, Scope{}, err
+		return nil, models.Scope{}, err
 	}
 	if err := v.Err(); err != nil {
-		return nil, Scope{}, err
+		return nil, models.Scope{}, err
 	}
 	return s.completeOrder(ctx, p, o)
 }
 
 // checkQuoteItemFree returns SERVICE_CONFLICT when item idx of q was
 // ordered and that service did not fail.
-func (s *Store) checkQuoteItemFree(ctx context.Context, scope Scope, q *Quote, idx int) error {
+func (s *Store) checkQuoteItemFree(ctx context.Context, scope models.Scope, q *Quote, idx int) error {
 	item := q.Items[idx]
 	if item.ServiceID == "" {
 		return nil
 	}
 	svc, err := s.ServiceIn(ctx, scope, item.ServiceID)
-	if ErrorCode(err) == CodeNotFound {
+	if models.ErrorCode(err) == models.CodeNotFound {
 		var op Operation
 		err := s.In(ctx, scope).Where("id = ?", item.RequestID).Take(&op).Error
 		if errors.Is(err, gorm.ErrRecordNotFound) || (err == nil && (op.Status == OpFailed || op.Status == OpCancelled)) {
 			return nil
 		}
 		if err != nil {
-			return DBErr(err)
+			return models.DBErr(err)
 		}
 	} else if err != nil {
 		return err
 	} else if svc.Status == ServiceFailed {
 		return nil
 	}
-	return Errorf(CodeServiceConflict, "service %d of quote %s was already ordered as %s", idx, q.ID, item.ServiceID).
+	return models.Errorf(models.CodeServiceConflict, "service %d of quote %s was already ordered as %s", idx, q.ID, item.ServiceID).
 		WithDetail("existing_service_id", item.ServiceID).WithDetail("request_id", item.RequestID)
 }
 
@@ -828,14 +830,14 @@ func (s *Store) checkQuoteItemFree(ctx context.Context, scope Scope, q *Quote, i
 // service serviceID by operation opID, unless someone else did it first.
 // When every item is ordered the quote becomes ordered.
 // Errors: NOT_FOUND, SERVICE_CONFLICT.
-func (s *Store) ClaimQuoteItem(ctx context.Context, scope Scope, id string, idx int, serviceID, opID string) error {
+func (s *Store) ClaimQuoteItem(ctx context.Context, scope models.Scope, id string, idx int, serviceID, opID string) error {
 	return svcErrOrNil(s.Tx(ctx, scope, func(tx *gorm.DB) error {
 		var q Quote
 		if err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Where("id = ?", id).Take(&q).Error; err != nil {
-			return NotFoundOr(err, "quote")
+			return models.NotFoundOr(err, "quote")
 		}
 		if idx < 0 || idx >= len(q.Items) {
-			return NotFound("quote item")
+			return models.NotFound("quote item")
 		}
 		if err := s.checkQuoteItemFree(ctx, scope, &q, idx); err != nil {
 			return err
@@ -848,23 +850,23 @@ func (s *Store) ClaimQuoteItem(ctx context.Context, scope Scope, id string, idx 
 		if all {
 			q.Status = QuoteOrdered
 		}
-		return DBErr(tx.Model(&q).Select("items", "status", "updated_at").Updates(&q).Error)
+		return models.DBErr(tx.Model(&q).Select("items", "status", "updated_at").Updates(&q).Error)
 	}))
 }
 
 // ReleaseQuoteItem forgets the claim of operation opID on a quote item
 // (its workflow could not be started).
-func (s *Store) ReleaseQuoteItem(ctx context.Context, scope Scope, id string, idx int, opID string) error {
+func (s *Store) ReleaseQuoteItem(ctx context.Context, scope models.Scope, id string, idx int, opID string) error {
 	return svcErrOrNil(s.Tx(ctx, scope, func(tx *gorm.DB) error {
 		var q Quote
 		if err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Where("id = ?", id).Take(&q).Error; err != nil {
-			return NotFoundOr(err, "quote")
+			return models.NotFoundOr(err, "quote")
 		}
 		if idx < 0 || idx >= len(q.Items) || q.Items[idx].RequestID != opID {
 			return nil
 		}
 		q.Items[idx].ServiceID, q.Items[idx].RequestID = "", ""
 		q.Status = QuoteOpen
-		return DBErr(tx.Model(&q).Select("items", "status", "updated_at").Updates(&q).Error)
+		return models.DBErr(tx.Model(&q).Select("items", "status", "updated_at").Updates(&q).Error)
 	}))
 }

@@ -1,4 +1,4 @@
-package models
+package services
 
 import (
 	"context"
@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"gorm.io/gorm"
+
+	"github.com/telcoplatform/platform/models"
 )
 
 // Order sources: a category endpoint's body (spec 2.1), a template or a
@@ -78,25 +80,25 @@ type DeployItem struct {
 // Sites, Numbers, Compute and PublicIP say what the network must allocate
 // (see Plan).
 type ProvisioningOrder struct {
-	Source           string        `json:"source"`
-	AccountID        string        `json:"account_id"`
-	Name             string        `json:"name"`
-	ServiceType      string        `json:"service_type"`
-	Kind             string        `json:"kind"`
-	CatalogServiceID string        `json:"catalog_service_id"`
-	TemplateID       string        `json:"template_id,omitempty"`
-	Bandwidth        string        `json:"bandwidth"`
-	BandwidthMbps    int           `json:"bandwidth_mbps"`
-	SLA              string        `json:"sla"`
-	BillingCycle     string        `json:"billing_cycle"`
-	LocationID       string        `json:"location_id"`
-	Location         LocationInput `json:"location"`
-	Redundancy       string        `json:"redundancy"`
-	Monitoring       string        `json:"monitoring"`
-	PreferredDate    *time.Time    `json:"preferred_date,omitempty"`
-	Flexibility      string        `json:"flexibility,omitempty"`
-	TechnicalContact string        `json:"technical_contact,omitempty"`
-	BillingContact   string        `json:"billing_contact,omitempty"`
+	Source           string               `json:"source"`
+	AccountID        string               `json:"account_id"`
+	Name             string               `json:"name"`
+	ServiceType      string               `json:"service_type"`
+	Kind             string               `json:"kind"`
+	CatalogServiceID string               `json:"catalog_service_id"`
+	TemplateID       string               `json:"template_id,omitempty"`
+	Bandwidth        string               `json:"bandwidth"`
+	BandwidthMbps    int                  `json:"bandwidth_mbps"`
+	SLA              string               `json:"sla"`
+	BillingCycle     string               `json:"billing_cycle"`
+	LocationID       string               `json:"location_id"`
+	Location         models.LocationInput `json:"location"`
+	Redundancy       string               `json:"redundancy"`
+	Monitoring       string               `json:"monitoring"`
+	PreferredDate    *time.Time           `json:"preferred_date,omitempty"`
+	Flexibility      string               `json:"flexibility,omitempty"`
+	TechnicalContact string               `json:"technical_contact,omitempty"`
+	BillingContact   string               `json:"billing_contact,omitempty"`
 
 	Spec       map[string]any   `json:"spec,omitempty"`
 	Quantity   int              `json:"quantity,omitempty"`
@@ -107,12 +109,12 @@ type ProvisioningOrder struct {
 	PublicIP   bool             `json:"public_ip,omitempty"`
 	Deployment []DeployItem     `json:"deployment,omitempty"`
 
-	MonthlyCharge Money  `json:"monthly_charge"`
-	OneTimeCharge Money  `json:"one_time_charge"`
-	Currency      string `json:"currency,omitempty"`
-	TermMonths    int    `json:"term_months,omitempty"`
-	QuoteID       string `json:"quote_id,omitempty"`
-	QuoteItem     int    `json:"quote_item,omitempty"`
+	MonthlyCharge models.Money `json:"monthly_charge"`
+	OneTimeCharge models.Money `json:"one_time_charge"`
+	Currency      string       `json:"currency,omitempty"`
+	TermMonths    int          `json:"term_months,omitempty"`
+	QuoteID       string       `json:"quote_id,omitempty"`
+	QuoteItem     int          `json:"quote_item,omitempty"`
 }
 
 // Profile returns the kind profile of the order (internet for orders that
@@ -121,12 +123,12 @@ func (o *ProvisioningOrder) Profile() KindProfile {
 	if p, ok := LookupKind(o.Kind); ok {
 		return p
 	}
-	if st, ok := LookupServiceType(o.ServiceType); ok {
+	if st, ok := models.LookupServiceType(o.ServiceType); ok {
 		if p, ok := LookupKind(st.Kind); ok {
 			return p
 		}
 	}
-	p, _ := LookupKind(KindInternet)
+	p, _ := LookupKind(models.KindInternet)
 	return p
 }
 
@@ -150,14 +152,14 @@ func (o *ProvisioningOrder) SiteIDs() []string {
 // allocation per kind and slot), where (a location, region or number
 // block chooser) and how much.
 type ResourceRequest struct {
-	Kind       AllocationKind `json:"kind"`
-	Step       string         `json:"step"`
-	Slot       int            `json:"slot"`
-	LocationID string         `json:"location_id,omitempty"`
-	Pool       string         `json:"pool,omitempty"`
-	Amount     int            `json:"amount,omitempty"`
-	NumberType string         `json:"number_type,omitempty"`
-	AreaCode   string         `json:"area_code,omitempty"`
+	Kind       models.AllocationKind `json:"kind"`
+	Step       string                `json:"step"`
+	Slot       int                   `json:"slot"`
+	LocationID string                `json:"location_id,omitempty"`
+	Pool       string                `json:"pool,omitempty"`
+	Amount     int                   `json:"amount,omitempty"`
+	NumberType string                `json:"number_type,omitempty"`
+	AreaCode   string                `json:"area_code,omitempty"`
 }
 
 // Plan returns the allocations the order needs, in the order they are made:
@@ -171,16 +173,16 @@ func (o *ProvisioningOrder) Plan() []ResourceRequest {
 	sites := o.SiteIDs()
 	if prof.Capacity && o.BandwidthMbps > 0 {
 		for i, site := range sites {
-			out = append(out, ResourceRequest{Kind: AllocCapacity, Step: StepReserveCapacity, Slot: i, LocationID: site, Pool: o.ServiceType, Amount: o.BandwidthMbps})
+			out = append(out, ResourceRequest{Kind: models.AllocCapacity, Step: StepReserveCapacity, Slot: i, LocationID: site, Pool: o.ServiceType, Amount: o.BandwidthMbps})
 		}
 	}
 	for i, c := range o.Compute {
-		out = append(out, ResourceRequest{Kind: AllocCapacity, Step: StepReserveCapacity, Slot: i, LocationID: c.Region, Pool: c.Pool, Amount: c.Units})
+		out = append(out, ResourceRequest{Kind: models.AllocCapacity, Step: StepReserveCapacity, Slot: i, LocationID: c.Region, Pool: c.Pool, Amount: c.Units})
 	}
 	slot := 0
 	for _, n := range o.Numbers {
 		for range n.Quantity {
-			out = append(out, ResourceRequest{Kind: AllocPhoneNumber, Step: StepReserveCapacity, Slot: slot, NumberType: n.Type, AreaCode: n.AreaCode, Amount: 1})
+			out = append(out, ResourceRequest{Kind: models.AllocPhoneNumber, Step: StepReserveCapacity, Slot: slot, NumberType: n.Type, AreaCode: n.AreaCode, Amount: 1})
 			slot++
 		}
 	}
@@ -189,7 +191,7 @@ func (o *ProvisioningOrder) Plan() []ResourceRequest {
 		if len(sites) > 0 {
 			loc = sites[0]
 		}
-		out = append(out, ResourceRequest{Kind: AllocIPBlock, Step: StepConfigure, LocationID: loc})
+		out = append(out, ResourceRequest{Kind: models.AllocIPBlock, Step: StepConfigure, LocationID: loc})
 	}
 	if prof.Located {
 		vlans := sites
@@ -197,7 +199,7 @@ func (o *ProvisioningOrder) Plan() []ResourceRequest {
 			vlans = slices.Repeat(sites, o.Quantity)
 		}
 		for i, site := range vlans {
-			out = append(out, ResourceRequest{Kind: AllocVLAN, Step: StepConfigure, Slot: i, LocationID: site})
+			out = append(out, ResourceRequest{Kind: models.AllocVLAN, Step: StepConfigure, Slot: i, LocationID: site})
 		}
 	}
 	return out
@@ -208,7 +210,7 @@ type InternetInput struct {
 	AccountID    string
 	ServiceType  string
 	Bandwidth    string
-	Location     LocationInput
+	Location     models.LocationInput
 	SLA          string
 	BillingCycle string
 }
@@ -227,7 +229,7 @@ type TemplateInput struct {
 	TechnicalContact string
 	BillingContact   string
 	AccountID        string
-	Location         *LocationInput
+	Location         *models.LocationInput
 	LocationID       string
 }
 
@@ -238,7 +240,7 @@ type TemplateInput struct {
 // It returns the order and the scope (tenant) it belongs to.
 // Errors: VALIDATION_ERROR, LOCATION_NOT_SERVICEABLE,
 // SERVICE_UNAVAILABLE_AT_LOCATION, INSUFFICIENT_BANDWIDTH, SERVICE_CONFLICT.
-func (s *Store) PrepareInternetOrder(ctx context.Context, p *Principal, in InternetInput) (*ProvisioningOrder, Scope, error) {
+func (s *Store) PrepareInternetOrder(ctx context.Context, p *models.Principal, in InternetInput) (*ProvisioningOrder, models.Scope, error) {
 	return s.PrepareServiceOrder(ctx, p, &InternetBody{
 		AccountID: in.AccountID, ServiceType: in.ServiceType, Bandwidth: in.Bandwidth, Location: in.Location, SLA: in.SLA, BillingCycle: in.BillingCycle,
 	})
@@ -249,18 +251,18 @@ func (s *Store) PrepareInternetOrder(ctx context.Context, p *Principal, in Inter
 // contacts, account and location, and availability at the location.
 // Errors: VALIDATION_ERROR, LOCATION_NOT_SERVICEABLE,
 // SERVICE_UNAVAILABLE_AT_LOCATION, INSUFFICIENT_BANDWIDTH, SERVICE_CONFLICT.
-func (s *Store) PrepareTemplateOrder(ctx context.Context, p *Principal, in TemplateInput) (*ProvisioningOrder, Scope, error) {
-	var v Validator
+func (s *Store) PrepareTemplateOrder(ctx context.Context, p *models.Principal, in TemplateInput) (*ProvisioningOrder, models.Scope, error) {
+	var v models.Validator
 	in.ServiceTemplate = strings.TrimSpace(in.ServiceTemplate)
 	if in.ServiceTemplate == "" {
 		v.Add("service_template", "is required")
-		return nil, Scope{}, v.Err()
+		return nil, models.Scope{}, v.Err()
 	}
 	tpl, err := s.Template(ctx, p.Environment, in.ServiceTemplate)
 	if err != nil {
-		return nil, Scope{}, err
+		return nil, models.Scope{}, err
 	}
-	st, _ := LookupServiceType(tpl.ServiceType)
+	st, _ := models.LookupServiceType(tpl.ServiceType)
 	o := &ProvisioningOrder{
 		Source: OrderFromTemplate, TemplateID: tpl.ID, AccountID: strings.TrimSpace(in.AccountID), ServiceType: tpl.ServiceType,
 		Kind: st.Kind, Bandwidth: OrDefault(strings.TrimSpace(in.Bandwidth), tpl.DefaultBandwidth), SLA: tpl.DefaultSLA,
@@ -282,30 +284,30 @@ func (s *Store) PrepareTemplateOrder(ctx context.Context, p *Principal, in Templ
 		v.Add("account_id", "is required when provider staff provision for a customer")
 	}
 	if err := s.checkOrderFields(ctx, &v, o); err != nil {
-		return nil, Scope{}, err
+		return nil, models.Scope{}, err
 	}
 	if err := v.Err(); err != nil {
-		return nil, Scope{}, err
+		return nil, models.Scope{}, err
 	}
 	if err := s.defaultAccount(ctx, p, o); err != nil {
-		return nil, Scope{}, err
+		return nil, models.Scope{}, err
 	}
 	return s.completeOrder(ctx, p, o)
 }
 
 // defaultAccount gives an order without account_id the organization's
 // oldest billing account. Errors: VALIDATION_ERROR (none exists).
-func (s *Store) defaultAccount(ctx context.Context, p *Principal, o *ProvisioningOrder) error {
+func (s *Store) defaultAccount(ctx context.Context, p *models.Principal, o *ProvisioningOrder) error {
 	if o.AccountID != "" {
 		return nil
 	}
-	var acct BillingAccount
+	var acct models.BillingAccount
 	err := s.In(ctx, p.OwnScope()).Order("created_at, id").Take(&acct).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
-		return Invalid(FieldIssue{Field: "account_id", Issue: "is required: the organization has no billing account yet"})
+		return models.Invalid(models.FieldIssue{Field: "account_id", Issue: "is required: the organization has no billing account yet"})
 	}
 	if err != nil {
-		return DBErr(err)
+		return models.DBErr(err)
 	}
 	o.AccountID = acct.ID
 	return nil
@@ -323,8 +325,8 @@ func OrDefault(v, def string) string {
 // offer, billing cycle, redundancy, monitoring, schedule and contacts. It
 // fills Kind, CatalogServiceID (for location service types), BandwidthMbps,
 // a default SLA and a default name. It fails only on database errors.
-func (s *Store) checkOrderFields(ctx context.Context, v *Validator, o *ProvisioningOrder) error {
-	st, isType := LookupServiceType(o.ServiceType)
+func (s *Store) checkOrderFields(ctx context.Context, v *models.Validator, o *ProvisioningOrder) error {
+	st, isType := models.LookupServiceType(o.ServiceType)
 	if isType {
 		o.Kind, o.CatalogServiceID = st.Kind, st.CatalogServiceID
 	}
@@ -332,31 +334,31 @@ func (s *Store) checkOrderFields(ctx context.Context, v *Validator, o *Provision
 	bwField := OrDefault(prof.Bandwidth, "bandwidth")
 	mbps := 0
 	if prof.Bandwidth != "" {
-		n, issue := CheckBandwidth(o.Bandwidth)
+		n, issue := models.CheckBandwidth(o.Bandwidth)
 		if issue != "" {
 			v.Add(bwField, issue)
 		}
 		mbps = n
 		o.BandwidthMbps = n
 	}
-	if o.SLA != "" || prof.Kind == KindInternet || o.Source == OrderFromTemplate {
+	if o.SLA != "" || prof.Kind == models.KindInternet || o.Source == OrderFromTemplate {
 		v.Check(slices.Contains(slaValues, o.SLA), "sla", "must be one of standard, premium, enterprise")
 	}
 	v.Check(slices.Contains(orderCycles, o.BillingCycle), "billing_cycle", "must be monthly")
 	v.Check(slices.Contains(RedundancyValues, o.Redundancy), "customizations.redundancy", "must be one of "+strings.Join(RedundancyValues, ", "))
 	v.Check(slices.Contains(MonitoringValues, o.Monitoring), "customizations.monitoring", "must be one of "+strings.Join(MonitoringValues, ", "))
 	if o.AccountID != "" {
-		v.Check(HasPrefix(o.AccountID, PrefixAccount), "account_id", "must be a billing account id (acct_...)")
+		v.Check(models.HasPrefix(o.AccountID, models.PrefixAccount), "account_id", "must be a billing account id (acct_...)")
 	}
 	if o.LocationID != "" {
-		v.Check(HasPrefix(o.LocationID, PrefixLocation), "location_id", "must be a location id (loc_...)")
+		v.Check(models.HasPrefix(o.LocationID, models.PrefixLocation), "location_id", "must be a location id (loc_...)")
 	}
 	s.checkSchedule(v, o)
 	if o.TechnicalContact != "" {
-		v.Check(ValidEmail(o.TechnicalContact), "contacts.technical", "must be an e-mail address")
+		v.Check(models.ValidEmail(o.TechnicalContact), "contacts.technical", "must be an e-mail address")
 	}
 	if o.BillingContact != "" {
-		v.Check(ValidEmail(o.BillingContact), "contacts.billing", "must be an e-mail address")
+		v.Check(models.ValidEmail(o.BillingContact), "contacts.billing", "must be an e-mail address")
 	}
 	if o.CatalogServiceID == "" || (prof.Bandwidth != "" && mbps == 0) || (isType && st.Kind != prof.Kind) {
 		return nil
@@ -381,7 +383,7 @@ func (s *Store) checkOrderFields(ctx context.Context, v *Validator, o *Provision
 }
 
 // checkSchedule records the issues of an order's deployment schedule.
-func (s *Store) checkSchedule(v *Validator, o *ProvisioningOrder) {
+func (s *Store) checkSchedule(v *models.Validator, o *ProvisioningOrder) {
 	if o.PreferredDate != nil {
 		now := s.Now()
 		t := o.PreferredDate.UTC()
@@ -405,13 +407,13 @@ func (s *Store) checkSchedule(v *Validator, o *ProvisioningOrder) {
 // flexibility (<n>_days, 0 to 90) is recorded. Errors: VALIDATION_ERROR.
 func (s *Store) ScheduleOrder(o *ProvisioningOrder, date *time.Time, flexibility string) error {
 	o.PreferredDate, o.Flexibility = date, strings.TrimSpace(flexibility)
-	var v Validator
+	var v models.Validator
 	s.checkSchedule(&v, o)
 	return v.Err()
 }
 
 // defaultServiceName names a service after its offer and size.
-func defaultServiceName(offer *CatalogService, o *ProvisioningOrder) string {
+func defaultServiceName(offer *models.CatalogService, o *ProvisioningOrder) string {
 	prof := o.Profile()
 	switch {
 	case prof.Bandwidth != "" && o.Bandwidth != "":
@@ -424,26 +426,26 @@ func defaultServiceName(offer *CatalogService, o *ProvisioningOrder) string {
 
 // completeOrder resolves the account (and with it the tenant), checks
 // availability and conflicts, and prices the order.
-func (s *Store) completeOrder(ctx context.Context, p *Principal, o *ProvisioningOrder) (*ProvisioningOrder, Scope, error) {
-	var acct BillingAccount
+func (s *Store) completeOrder(ctx context.Context, p *models.Principal, o *ProvisioningOrder) (*ProvisioningOrder, models.Scope, error) {
+	var acct models.BillingAccount
 	err := s.In(ctx, p.Scope()).Where("id = ?", o.AccountID).Take(&acct).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
-		return nil, Scope{}, Invalid(FieldIssue{Field: "account_id", Issue: fmt.Sprintf("no billing account %s in this organization", o.AccountID)})
+		return nil, models.Scope{}, models.Invalid(models.FieldIssue{Field: "account_id", Issue: fmt.Sprintf("no billing account %s in this organization", o.AccountID)})
 	}
 	if err != nil {
-		return nil, Scope{}, DBErr(err)
+		return nil, models.Scope{}, models.DBErr(err)
 	}
-	scope := TenantScope(acct.OrganizationID, p.Environment)
+	scope := models.TenantScope(acct.OrganizationID, p.Environment)
 	if err := s.checkOrderAvailability(ctx, scope, o); err != nil {
-		return nil, Scope{}, err
+		return nil, models.Scope{}, err
 	}
 	if err := s.checkServiceConflict(ctx, scope, o, ""); err != nil {
-		return nil, Scope{}, err
+		return nil, models.Scope{}, err
 	}
 	if o.MonthlyCharge == 0 && o.OneTimeCharge == 0 {
 		price, err := s.PriceOrder(ctx, o, max(o.TermMonths, 1))
 		if err != nil {
-			return nil, Scope{}, err
+			return nil, models.Scope{}, err
 		}
 		o.MonthlyCharge, o.OneTimeCharge, o.Currency, o.TermMonths = price.Monthly, price.OneTime, price.Currency, price.TermMonths
 	}
@@ -452,8 +454,8 @@ func (s *Store) completeOrder(ctx context.Context, p *Principal, o *Provisioning
 
 // checkAvailability resolves the order's (one) location and requires its
 // service type with its bandwidth there.
-func (s *Store) checkAvailability(ctx context.Context, scope Scope, o *ProvisioningOrder) error {
-	report, err := s.CheckAvailability(ctx, scope, AvailabilityQuery{
+func (s *Store) checkAvailability(ctx context.Context, scope models.Scope, o *ProvisioningOrder) error {
+	report, err := s.CheckAvailability(ctx, scope, models.AvailabilityQuery{
 		Location: o.Location, LocationID: o.LocationID, ServiceTypes: []string{o.ServiceType}, Bandwidth: o.Bandwidth,
 	})
 	if err != nil {
@@ -472,17 +474,17 @@ func (s *Store) checkAvailability(ctx context.Context, scope Scope, o *Provision
 // phone numbers in every area code; and resolves a located order's location.
 // Errors: LOCATION_NOT_SERVICEABLE, SERVICE_UNAVAILABLE_AT_LOCATION,
 // INSUFFICIENT_BANDWIDTH, VALIDATION_ERROR (unknown location id).
-func (s *Store) checkOrderAvailability(ctx context.Context, scope Scope, o *ProvisioningOrder) error {
+func (s *Store) checkOrderAvailability(ctx context.Context, scope models.Scope, o *ProvisioningOrder) error {
 	prof := o.Profile()
 	switch {
 	case prof.Capacity && len(o.Sites) > 0:
 		for i, site := range o.Sites {
-			report, err := s.CheckAvailability(ctx, scope, AvailabilityQuery{LocationID: site.LocationID, ServiceTypes: []string{o.ServiceType}, Bandwidth: o.Bandwidth})
+			report, err := s.CheckAvailability(ctx, scope, models.AvailabilityQuery{LocationID: site.LocationID, ServiceTypes: []string{o.ServiceType}, Bandwidth: o.Bandwidth})
 			if err != nil {
 				return err
 			}
 			if err := report.Require(o.ServiceType); err != nil {
-				return AsError(err).WithDetail("site", i)
+				return models.AsError(err).WithDetail("site", i)
 			}
 			if i == 0 {
 				o.LocationID, o.Location = report.Location.ID, report.Location.Input()
@@ -515,7 +517,7 @@ func (s *Store) checkOrderAvailability(ctx context.Context, scope Scope, o *Prov
 			return err
 		}
 		if units > left {
-			return computeShortage(c.Region, c.Pool, units, left)
+			return models.ComputeShortage(c.Region, c.Pool, units, left)
 		}
 	}
 	wanted := map[[2]string]int{}
@@ -529,7 +531,7 @@ func (s *Store) checkOrderAvailability(ctx context.Context, scope Scope, o *Prov
 			continue
 		}
 		delete(wanted, key)
-		if err := s.checkNumbersAvailable(ctx, scope, n.Type, n.AreaCode, qty); err != nil {
+		if err := s.CheckNumbersAvailable(ctx, scope, n.Type, n.AreaCode, qty); err != nil {
 			return err
 		}
 	}
@@ -538,7 +540,7 @@ func (s *Store) checkOrderAvailability(ctx context.Context, scope Scope, o *Prov
 
 // resolveLocation returns the serviceable location named by id, or at the
 // postal location in. Errors: VALIDATION_ERROR, LOCATION_NOT_SERVICEABLE.
-func (s *Store) resolveLocation(ctx context.Context, env Environment, id string, in LocationInput) (*ServiceableLocation, error) {
+func (s *Store) resolveLocation(ctx context.Context, env models.Environment, id string, in models.LocationInput) (*models.ServiceableLocation, error) {
 	if id != "" {
 		return s.LocationByID(ctx, env, "location_id", id)
 	}
@@ -552,24 +554,24 @@ func (s *Store) resolveLocation(ctx context.Context, env Environment, id string,
 // provisioned) there conflicts. Template and bulk orders add circuits and
 // are not limited. Errors: SERVICE_CONFLICT (details: existing_service_id,
 // account_id, location_id).
-func (s *Store) checkServiceConflict(ctx context.Context, scope Scope, o *ProvisioningOrder, except string) error {
-	if o.Profile().Kind != KindInternet || o.Source != OrderFromInternet || o.LocationID == "" {
+func (s *Store) checkServiceConflict(ctx context.Context, scope models.Scope, o *ProvisioningOrder, except string) error {
+	if o.Profile().Kind != models.KindInternet || o.Source != OrderFromInternet || o.LocationID == "" {
 		return nil
 	}
 	var existing Service
-	q := s.In(ctx, scope).Where("kind = ? AND account_id = ? AND location_id = ? AND status NOT IN ?", KindInternet, o.AccountID, o.LocationID,
+	q := s.In(ctx, scope).Where("kind = ? AND account_id = ? AND location_id = ? AND status NOT IN ?", models.KindInternet, o.AccountID, o.LocationID,
 		[]ServiceStatus{ServiceFailed, ServiceDecommissioned})
 	if except != "" {
 		q = q.Where("id <> ?", except)
 	}
 	err := q.Order("created_at, id").Limit(1).Find(&existing).Error
 	if err != nil {
-		return DBErr(err)
+		return models.DBErr(err)
 	}
 	if existing.ID == "" {
 		return nil
 	}
-	return Errorf(CodeServiceConflict, "billing account %s already has internet service %s at location %s; change that service instead", o.AccountID, existing.ID, o.LocationID).
+	return models.Errorf(models.CodeServiceConflict, "billing account %s already has internet service %s at location %s; change that service instead", o.AccountID, existing.ID, o.LocationID).
 		WithDetail("existing_service_id", existing.ID).WithDetail("account_id", o.AccountID).WithDetail("location_id", o.LocationID)
 }
 
@@ -577,18 +579,18 @@ func (s *Store) checkServiceConflict(ctx context.Context, scope Scope, o *Provis
 // to, as the provisioning workflow's first step does: the fields, the
 // account, the template, availability (capacity may have gone since the
 // order was accepted) and conflicts. Errors: as PrepareServiceOrder.
-func (s *Store) ValidateOrder(ctx context.Context, scope Scope, o *ProvisioningOrder) error {
+func (s *Store) ValidateOrder(ctx context.Context, scope models.Scope, o *ProvisioningOrder) error {
 	return s.ValidateOrderFor(ctx, scope, "", o)
 }
 
 // ValidateOrderFor is ValidateOrder for the order of service serviceID,
 // which does not conflict with itself. Errors: as PrepareServiceOrder.
-func (s *Store) ValidateOrderFor(ctx context.Context, scope Scope, serviceID string, o *ProvisioningOrder) error {
-	var v Validator
+func (s *Store) ValidateOrderFor(ctx context.Context, scope models.Scope, serviceID string, o *ProvisioningOrder) error {
+	var v models.Validator
 	prof := o.Profile()
 	if prof.Capacity {
-		if _, ok := LookupServiceType(o.ServiceType); !ok {
-			v.Add("service_type", "must be one of "+strings.Join(ServiceTypeNames(""), ", "))
+		if _, ok := models.LookupServiceType(o.ServiceType); !ok {
+			v.Add("service_type", "must be one of "+strings.Join(models.ServiceTypeNames(""), ", "))
 		}
 	} else if _, ok := LookupKind(o.Kind); !ok {
 		v.Add("kind", "is not a known kind of service")
@@ -608,13 +610,13 @@ func (s *Store) ValidateOrderFor(ctx context.Context, scope Scope, serviceID str
 	if err := v.Err(); err != nil {
 		return err
 	}
-	var acct BillingAccount
+	var acct models.BillingAccount
 	err = s.In(ctx, scope).Where("id = ?", o.AccountID).Take(&acct).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
-		return Invalid(FieldIssue{Field: "account_id", Issue: fmt.Sprintf("no billing account %s in this organization", o.AccountID)})
+		return models.Invalid(models.FieldIssue{Field: "account_id", Issue: fmt.Sprintf("no billing account %s in this organization", o.AccountID)})
 	}
 	if err != nil {
-		return DBErr(err)
+		return models.DBErr(err)
 	}
 	if err := s.checkOrderAvailability(ctx, scope, o); err != nil {
 		return err
@@ -649,30 +651,30 @@ const (
 // kind, so one workflow serves every kind.
 type KindProfile struct {
 	Kind          string
-	Category      string   // catalog category
-	Collection    string   // collection path, under /v1 and /api/v1
-	Title         string   // human name
-	Offers        []string // catalog offers that sell the kind; the first is the default
-	Located       bool     // delivered at a serviceable location
-	Bandwidth     string   // the body field that carries a bandwidth ("" when none)
-	Capacity      bool     // the bandwidth is reserved from the location's capacity
-	PublicIP      bool     // gets a public IP block
-	Reference     string   // prefix of the network's reference for the service
-	Scaling       string   // what scaling changes: ScaleBandwidth, ScaleQuantity or ""
-	QuantityField string   // the body field that counts billing units ("" for one unit)
-	SetupFee      Money    // one-time fee, per unit when SetupPerUnit
-	SetupPerUnit  bool     // the setup fee is charged per unit
-	Features      []string // the features PUT /features may set
+	Category      string       // catalog category
+	Collection    string       // collection path, under /v1 and /api/v1
+	Title         string       // human name
+	Offers        []string     // catalog offers that sell the kind; the first is the default
+	Located       bool         // delivered at a serviceable location
+	Bandwidth     string       // the body field that carries a bandwidth ("" when none)
+	Capacity      bool         // the bandwidth is reserved from the location's capacity
+	PublicIP      bool         // gets a public IP block
+	Reference     string       // prefix of the network's reference for the service
+	Scaling       string       // what scaling changes: ScaleBandwidth, ScaleQuantity or ""
+	QuantityField string       // the body field that counts billing units ("" for one unit)
+	SetupFee      models.Money // one-time fee, per unit when SetupPerUnit
+	SetupPerUnit  bool         // the setup fee is charged per unit
+	Features      []string     // the features PUT /features may set
 }
 
 // kindProfiles is the table of kinds, in catalog order (a new slice each call).
 func kindProfiles() []KindProfile {
 	return []KindProfile{
-		{Kind: KindInternet, Category: "connectivity", Collection: "/services/connectivity/internet", Title: "internet service",
+		{Kind: models.KindInternet, Category: "connectivity", Collection: "/services/connectivity/internet", Title: "internet service",
 			Offers: []string{"internet-fiber-dedicated", "internet-fiber-business"}, Located: true, Bandwidth: "bandwidth", Capacity: true, PublicIP: true,
 			Reference: "CKT", Scaling: ScaleBandwidth, SetupFee: 50000,
 			Features: []string{"static_ip", "ipv6", "ddos_protection", "managed_router", "bgp"}},
-		{Kind: KindNetwork, Category: "connectivity", Collection: "/services/connectivity/networks", Title: "network",
+		{Kind: models.KindNetwork, Category: "connectivity", Collection: "/services/connectivity/networks", Title: "network",
 			Offers: []string{"network-mpls", "network-sdwan"}, Located: true, Bandwidth: "bandwidth", Capacity: true, PublicIP: true,
 			Reference: "NET", Scaling: ScaleBandwidth, QuantityField: "sites", SetupFee: 75000, SetupPerUnit: true,
 			Features: []string{"qos", "encryption", "application_visibility", "wan_optimization"}},
@@ -757,8 +759,8 @@ type KindBody interface {
 type orderPrep struct {
 	ctx     context.Context
 	s       *Store
-	env     Environment
-	v       *Validator
+	env     models.Environment
+	v       *models.Validator
 	quote   bool
 	missing []string
 }
@@ -781,9 +783,9 @@ func (p *orderPrep) required(ok bool, field string) bool {
 // (unknown kind, reported under field).
 func NewKindBody(field, kind string) (KindBody, error) {
 	switch kind {
-	case KindInternet:
+	case models.KindInternet:
 		return &InternetBody{}, nil
-	case KindNetwork:
+	case models.KindNetwork:
 		return &NetworkBody{}, nil
 	case KindPhoneSystem:
 		return &PhoneSystemBody{}, nil
@@ -800,7 +802,7 @@ func NewKindBody(field, kind string) (KindBody, error) {
 	case KindAIPlatform:
 		return &AIPlatformBody{}, nil
 	}
-	return nil, Invalid(FieldIssue{Field: field, Issue: "must be one of " + strings.Join(KindNames(), ", ")})
+	return nil, models.Invalid(models.FieldIssue{Field: field, Issue: "must be one of " + strings.Join(KindNames(), ", ")})
 }
 
 // DecodeKindBody decodes spec (a JSON object) into the create body of kind,
@@ -812,12 +814,12 @@ func DecodeKindBody(field, kind string, spec map[string]any) (KindBody, error) {
 	}
 	raw, err := json.Marshal(spec)
 	if err != nil {
-		return nil, Invalid(FieldIssue{Field: field, Issue: "is not a JSON object"})
+		return nil, models.Invalid(models.FieldIssue{Field: field, Issue: "is not a JSON object"})
 	}
 	dec := json.NewDecoder(strings.NewReader(string(raw)))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(body); err != nil {
-		return nil, Invalid(FieldIssue{Field: field, Issue: "is not a valid " + strings.ReplaceAll(kind, "_", " ") + " body: " + jsonIssue(err)})
+		return nil, models.Invalid(models.FieldIssue{Field: field, Issue: "is not a valid " + strings.ReplaceAll(kind, "_", " ") + " body: " + jsonIssue(err)})
 	}
 	return body, nil
 }
@@ -855,17 +857,17 @@ func specOf(body KindBody) map[string]any {
 // prices it. It returns the order and the tenant scope it belongs to.
 // Errors: VALIDATION_ERROR, LOCATION_NOT_SERVICEABLE,
 // SERVICE_UNAVAILABLE_AT_LOCATION, INSUFFICIENT_BANDWIDTH, SERVICE_CONFLICT.
-func (s *Store) PrepareServiceOrder(ctx context.Context, p *Principal, body KindBody) (*ProvisioningOrder, Scope, error) {
+func (s *Store) PrepareServiceOrder(ctx context.Context, p *models.Principal, body KindBody) (*ProvisioningOrder, models.Scope, error) {
 	o, err := s.orderFromBody(ctx, p.Environment, body, false)
 	if err != nil {
-		return nil, Scope{}, err
+		return nil, models.Scope{}, err
 	}
-	if o.Kind != KindInternet {
+	if o.Kind != models.KindInternet {
 		if o.AccountID == "" && p.IsStaff() {
-			return nil, Scope{}, Invalid(FieldIssue{Field: "account_id", Issue: "is required when provider staff provision for a customer"})
+			return nil, models.Scope{}, models.Invalid(models.FieldIssue{Field: "account_id", Issue: "is required when provider staff provision for a customer"})
 		}
 		if err := s.defaultAccount(ctx, p, o); err != nil {
-			return nil, Scope{}, err
+			return nil, models.Scope{}, err
 		}
 	}
 	return s.completeOrder(ctx, p, o)
@@ -874,20 +876,20 @@ func (s *Store) PrepareServiceOrder(ctx context.Context, p *Principal, body Kind
 // orderFromBody validates body into an order (no account, availability or
 // price yet). For a quote, missing fields are not errors: they are returned
 // in the order's Spec under "_missing".
-func (s *Store) orderFromBody(ctx context.Context, env Environment, body KindBody, quote bool) (*ProvisioningOrder, error) {
-	var v Validator
+func (s *Store) orderFromBody(ctx context.Context, env models.Environment, body KindBody, quote bool) (*ProvisioningOrder, error) {
+	var v models.Validator
 	prof, _ := LookupKind(body.ServiceKind())
 	o := &ProvisioningOrder{
 		Source: OrderFromCategory, Kind: prof.Kind, BillingCycle: "monthly", Redundancy: "none", Monitoring: "standard", Quantity: 1,
 	}
-	if prof.Kind == KindInternet {
+	if prof.Kind == models.KindInternet {
 		o.Source = OrderFromInternet
 	}
 	pr := &orderPrep{ctx: ctx, s: s, env: env, v: &v, quote: quote}
 	if err := body.prepare(pr, o); err != nil {
 		return nil, err
 	}
-	if o.CatalogServiceID == "" && prof.Kind != KindInternet {
+	if o.CatalogServiceID == "" && prof.Kind != models.KindInternet {
 		o.CatalogServiceID = prof.Offers[0]
 	}
 	if err := s.checkOrderFields(ctx, &v, o); err != nil {
@@ -935,7 +937,7 @@ var (
 // svcCheckList validates a list of values: each allowed (nil allows any
 // identifier), no duplicates, between min and max items. It returns the
 // list trimmed.
-func svcCheckList(v *Validator, field string, got, allowed []string, minItems, maxItems int) []string {
+func svcCheckList(v *models.Validator, field string, got, allowed []string, minItems, maxItems int) []string {
 	out := make([]string, 0, len(got))
 	if len(got) < minItems {
 		if minItems == 1 {
@@ -970,7 +972,7 @@ func svcCheckList(v *Validator, field string, got, allowed []string, minItems, m
 func ParseSizeGB(field, s string) (int, error) {
 	m := svcSizePattern.FindStringSubmatch(strings.TrimSpace(s))
 	if m == nil {
-		return 0, Invalid(FieldIssue{Field: field, Issue: "must be a size such as 16GB or 2TB"})
+		return 0, models.Invalid(models.FieldIssue{Field: field, Issue: "must be a size such as 16GB or 2TB"})
 	}
 	n, _ := strconv.Atoi(m[1])
 	if strings.EqualFold(m[2], "TB") {
@@ -984,7 +986,7 @@ func ParseSizeGB(field, s string) (int, error) {
 func ParseResponseTime(field, s string) (time.Duration, error) {
 	m := svcDurationPattern.FindStringSubmatch(strings.TrimSpace(s))
 	if m == nil {
-		return 0, Invalid(FieldIssue{Field: field, Issue: "must be <n>_minutes, <n>_hour or <n>_hours, e.g. 15_minutes or 4_hours"})
+		return 0, models.Invalid(models.FieldIssue{Field: field, Issue: "must be <n>_minutes, <n>_hour or <n>_hours, e.g. 15_minutes or 4_hours"})
 	}
 	n, _ := strconv.Atoi(m[1])
 	if strings.HasPrefix(m[2], "hour") {
@@ -997,17 +999,17 @@ func ParseResponseTime(field, s string) (time.Duration, error) {
 // fields are marked required:"false" for the API schema so that the domain
 // validation reports every missing or invalid field by name.
 type InternetBody struct {
-	AccountID    string        `json:"account_id" required:"false" maxLength:"64" example:"acct_3fK9aZ" doc:"Required: a billing account of the caller's organization"`
-	ServiceType  string        `json:"service_type" required:"false" maxLength:"40" example:"fiber_dedicated" doc:"Required: fiber_dedicated or fiber_business"`
-	Bandwidth    string        `json:"bandwidth" required:"false" maxLength:"20" example:"1gbps" doc:"Required: <n>mbps or <n>gbps, lowercase, one of the catalog's options"`
-	Location     LocationInput `json:"location" required:"false" doc:"Required: {address, city, state, zip}"`
-	SLA          string        `json:"sla" required:"false" maxLength:"20" example:"premium" doc:"Required: standard, premium or enterprise (as the catalog offers)"`
-	BillingCycle string        `json:"billing_cycle,omitempty" maxLength:"20" example:"monthly" doc:"monthly (the default)"`
+	AccountID    string               `json:"account_id" required:"false" maxLength:"64" example:"acct_3fK9aZ" doc:"Required: a billing account of the caller's organization"`
+	ServiceType  string               `json:"service_type" required:"false" maxLength:"40" example:"fiber_dedicated" doc:"Required: fiber_dedicated or fiber_business"`
+	Bandwidth    string               `json:"bandwidth" required:"false" maxLength:"20" example:"1gbps" doc:"Required: <n>mbps or <n>gbps, lowercase, one of the catalog's options"`
+	Location     models.LocationInput `json:"location" required:"false" doc:"Required: {address, city, state, zip}"`
+	SLA          string               `json:"sla" required:"false" maxLength:"20" example:"premium" doc:"Required: standard, premium or enterprise (as the catalog offers)"`
+	BillingCycle string               `json:"billing_cycle,omitempty" maxLength:"20" example:"monthly" doc:"monthly (the default)"`
 	OrderExtras
 }
 
 // ServiceKind returns internet.
-func (b *InternetBody) ServiceKind() string { return KindInternet }
+func (b *InternetBody) ServiceKind() string { return models.KindInternet }
 
 func (b *InternetBody) prepare(p *orderPrep, o *ProvisioningOrder) error {
 	b.OrderExtras.apply(o)
@@ -1018,9 +1020,9 @@ func (b *InternetBody) prepare(p *orderPrep, o *ProvisioningOrder) error {
 	if !p.quote {
 		p.v.Check(o.AccountID != "", "account_id", "is required")
 	}
-	if st, ok := LookupServiceType(o.ServiceType); !ok || st.Kind != KindInternet {
+	if st, ok := models.LookupServiceType(o.ServiceType); !ok || st.Kind != models.KindInternet {
 		if p.required(o.ServiceType != "", "service_type") {
-			p.v.Add("service_type", "must be one of "+strings.Join(ServiceTypeNames(KindInternet), ", "))
+			p.v.Add("service_type", "must be one of "+strings.Join(models.ServiceTypeNames(models.KindInternet), ", "))
 		} else {
 			o.ServiceType = "fiber_dedicated"
 		}
@@ -1032,7 +1034,7 @@ func (b *InternetBody) prepare(p *orderPrep, o *ProvisioningOrder) error {
 		if !p.required(o.SLA != "", "sla") {
 			o.SLA = "standard"
 		}
-		if b.Location != (LocationInput{}) {
+		if b.Location != (models.LocationInput{}) {
 			o.Location.Validate(p.v, "location")
 		} else {
 			p.required(false, "location")
@@ -1047,7 +1049,7 @@ func (b *InternetBody) prepare(p *orderPrep, o *ProvisioningOrder) error {
 // sells (what a quote without a bandwidth is priced at).
 func quoteDefaultBandwidth(p *orderPrep, o *ProvisioningOrder) string {
 	id := o.CatalogServiceID
-	if st, ok := LookupServiceType(o.ServiceType); ok {
+	if st, ok := models.LookupServiceType(o.ServiceType); ok {
 		id = st.CatalogServiceID
 	}
 	if id == "" {
@@ -1080,7 +1082,7 @@ type NetworkBody struct {
 }
 
 // ServiceKind returns network.
-func (b *NetworkBody) ServiceKind() string { return KindNetwork }
+func (b *NetworkBody) ServiceKind() string { return models.KindNetwork }
 
 // Network topologies.
 var networkTopologies = []string{"hub_and_spoke", "full_mesh", "point_to_point"}
@@ -1090,9 +1092,9 @@ func (b *NetworkBody) prepare(p *orderPrep, o *ProvisioningOrder) error {
 	b.OrderExtras.apply(o)
 	o.AccountID, o.Bandwidth, o.SLA = strings.TrimSpace(b.AccountID), strings.TrimSpace(b.Bandwidth), strings.TrimSpace(b.SLA)
 	o.ServiceType = strings.TrimSpace(b.NetworkType)
-	if st, ok := LookupServiceType(o.ServiceType); !ok || st.Kind != KindNetwork {
+	if st, ok := models.LookupServiceType(o.ServiceType); !ok || st.Kind != models.KindNetwork {
 		if p.required(o.ServiceType != "", "network_type") {
-			v.Add("network_type", "must be one of "+strings.Join(ServiceTypeNames(KindNetwork), ", "))
+			v.Add("network_type", "must be one of "+strings.Join(models.ServiceTypeNames(models.KindNetwork), ", "))
 		} else {
 			o.ServiceType = "mpls"
 		}
@@ -1119,14 +1121,14 @@ func (b *NetworkBody) prepare(p *orderPrep, o *ProvisioningOrder) error {
 		site := OrderSite{LocationID: strings.TrimSpace(l.ID), Role: strings.TrimSpace(l.Role), Address: strings.Join(strings.Fields(l.Address), " ")}
 		if site.LocationID == "" {
 			v.Add(f+".id", "is required: a location id (loc_...) from the availability check")
-		} else if !HasPrefix(site.LocationID, PrefixLocation) {
+		} else if !models.HasPrefix(site.LocationID, models.PrefixLocation) {
 			v.Add(f+".id", "must be a location id (loc_...)")
 		} else if seen[site.LocationID] {
 			v.Add(f+".id", fmt.Sprintf("%s is listed twice", site.LocationID))
 		} else {
 			seen[site.LocationID] = true
 			if _, err := p.s.LocationByID(p.ctx, p.env, f+".id", site.LocationID); err != nil {
-				if ErrorCode(err) != CodeValidation {
+				if models.ErrorCode(err) != models.CodeValidation {
 					return err
 				}
 				v.Add(f+".id", fmt.Sprintf("no serviceable location %q", site.LocationID))
@@ -1198,7 +1200,7 @@ var (
 )
 
 // checkNumbers validates phone number requests into o.Numbers.
-func checkNumbers(v *Validator, field string, in []PhoneNumberOrder, o *ProvisioningOrder) int {
+func checkNumbers(v *models.Validator, field string, in []PhoneNumberOrder, o *ProvisioningOrder) int {
 	total := 0
 	for i, n := range in {
 		f := fmt.Sprintf("%s[%d]", field, i)
@@ -1690,15 +1692,15 @@ func svcHumanDuration(d time.Duration) string {
 // body; the specification shows none, this one is of our design
 // (docs/services.md).
 type SecurityInfrastructureBody struct {
-	AccountID          string         `json:"account_id,omitempty" maxLength:"64" doc:"Billing account; default: the organization's oldest"`
-	InfrastructureType string         `json:"infrastructure_type" required:"false" maxLength:"30" example:"next_gen_firewall" doc:"Required: next_gen_firewall, ddos_protection, secure_web_gateway or intrusion_prevention"`
-	Throughput         string         `json:"throughput" required:"false" maxLength:"20" example:"1gbps" doc:"Required: <n>mbps or <n>gbps, one of the offer's options"`
-	Location           *LocationInput `json:"location,omitempty" doc:"Where the devices sit (or location_id)"`
-	LocationID         string         `json:"location_id,omitempty" maxLength:"60" example:"loc_austin_congress" doc:"Where the devices sit (or location)"`
-	HighAvailability   bool           `json:"high_availability,omitempty" doc:"Two devices in an active/standby pair"`
-	Features           []string       `json:"features,omitempty" maxItems:"10" doc:"ips, url_filtering, antivirus, sandboxing, ssl_inspection, application_control, geo_blocking"`
-	ProtectedNetworks  []string       `json:"protected_networks" required:"false" maxItems:"50" doc:"Required: 1 to 50 networks in CIDR notation (e.g. 10.20.0.0/16), without host bits, not overlapping"`
-	SLA                string         `json:"sla,omitempty" maxLength:"20" doc:"standard, premium or enterprise; default standard"`
+	AccountID          string                `json:"account_id,omitempty" maxLength:"64" doc:"Billing account; default: the organization's oldest"`
+	InfrastructureType string                `json:"infrastructure_type" required:"false" maxLength:"30" example:"next_gen_firewall" doc:"Required: next_gen_firewall, ddos_protection, secure_web_gateway or intrusion_prevention"`
+	Throughput         string                `json:"throughput" required:"false" maxLength:"20" example:"1gbps" doc:"Required: <n>mbps or <n>gbps, one of the offer's options"`
+	Location           *models.LocationInput `json:"location,omitempty" doc:"Where the devices sit (or location_id)"`
+	LocationID         string                `json:"location_id,omitempty" maxLength:"60" example:"loc_austin_congress" doc:"Where the devices sit (or location)"`
+	HighAvailability   bool                  `json:"high_availability,omitempty" doc:"Two devices in an active/standby pair"`
+	Features           []string              `json:"features,omitempty" maxItems:"10" doc:"ips, url_filtering, antivirus, sandboxing, ssl_inspection, application_control, geo_blocking"`
+	ProtectedNetworks  []string              `json:"protected_networks" required:"false" maxItems:"50" doc:"Required: 1 to 50 networks in CIDR notation (e.g. 10.20.0.0/16), without host bits, not overlapping"`
+	SLA                string                `json:"sla,omitempty" maxLength:"20" doc:"standard, premium or enterprise; default standard"`
 	OrderExtras
 }
 
@@ -1753,7 +1755,7 @@ func (b *SecurityInfrastructureBody) prepare(p *orderPrep, o *ProvisioningOrder)
 // CheckCIDRs records the issues of a list of networks in CIDR notation:
 // each valid, without host bits, none overlapping another, at most max.
 // It returns the networks in canonical form.
-func CheckCIDRs(v *Validator, field string, cidrs []string, maxItems int) []string {
+func CheckCIDRs(v *models.Validator, field string, cidrs []string, maxItems int) []string {
 	if len(cidrs) > maxItems {
 		v.Add(field, fmt.Sprintf("must list at most %d networks", maxItems))
 		return nil

@@ -1,4 +1,4 @@
-package models
+package services
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
+
+	"github.com/telcoplatform/platform/models"
 )
 
 // OperationStatus is the status of a long-running operation (DECISIONS 5).
@@ -85,7 +87,7 @@ func ProvisioningSteps(scheduled bool) []string {
 
 // OperationError is the error of a failed operation or step.
 type OperationError struct {
-	Code    Code           `json:"code"`
+	Code    models.Code    `json:"code"`
 	Message string         `json:"message"`
 	Details map[string]any `json:"details,omitempty"`
 }
@@ -111,7 +113,7 @@ type OperationItem struct {
 // before starting the workflow; only the workflow's activities change it.
 type Operation struct {
 	ID string `gorm:"primaryKey;size:64"`
-	Tenant
+	models.Tenant
 	Type       OperationType   `gorm:"size:40;not null;index"`
 	Status     OperationStatus `gorm:"size:20;not null;index"`
 	ResourceID string          `gorm:"size:64;index"`
@@ -175,45 +177,45 @@ func NewOperation(id string, t OperationType, resourceID, createdBy string, step
 }
 
 // CreateOperation stores a new operation in scope.
-func (s *Store) CreateOperation(ctx context.Context, scope Scope, op *Operation) error {
-	return DBErr(s.In(ctx, scope).Create(op).Error)
+func (s *Store) CreateOperation(ctx context.Context, scope models.Scope, op *Operation) error {
+	return models.DBErr(s.In(ctx, scope).Create(op).Error)
 }
 
 // DeleteOperation removes an operation whose workflow could not be started.
-func (s *Store) DeleteOperation(ctx context.Context, scope Scope, id string) error {
-	return DBErr(s.In(ctx, scope).Where("id = ? AND status = ?", id, OpPending).Delete(&Operation{}).Error)
+func (s *Store) DeleteOperation(ctx context.Context, scope models.Scope, id string) error {
+	return models.DBErr(s.In(ctx, scope).Where("id = ? AND status = ?", id, OpPending).Delete(&Operation{}).Error)
 }
 
 // GetOperation returns one operation visible to p; another tenant's
 // operation is NOT_FOUND. Errors: NOT_FOUND, INSUFFICIENT_PERMISSIONS.
-func (s *Store) GetOperation(ctx context.Context, p *Principal, id string) (*Operation, error) {
+func (s *Store) GetOperation(ctx context.Context, p *models.Principal, id string) (*Operation, error) {
 	op, err := s.OperationIn(ctx, p.Scope(), id)
 	if err != nil {
 		return nil, err
 	}
 	if !p.Can(op.Type.ReadPermission()) {
-		return nil, Errorf(CodeInsufficientPermissions, "this operation needs permission %s", op.Type.ReadPermission()).
+		return nil, models.Errorf(models.CodeInsufficientPermissions, "this operation needs permission %s", op.Type.ReadPermission()).
 			WithDetail("required_permission", op.Type.ReadPermission())
 	}
 	return op, nil
 }
 
 // OperationIn returns one operation in scope. Errors: NOT_FOUND.
-func (s *Store) OperationIn(ctx context.Context, scope Scope, id string) (*Operation, error) {
+func (s *Store) OperationIn(ctx context.Context, scope models.Scope, id string) (*Operation, error) {
 	var op Operation
 	err := s.In(ctx, scope).Where("id = ?", id).Take(&op).Error
-	return &op, NotFoundOr(err, "operation")
+	return &op, models.NotFoundOr(err, "operation")
 }
 
 // CheckCancellable returns nil when p may cancel op now. Errors:
 // INSUFFICIENT_PERMISSIONS, INVALID_STATE_TRANSITION (the operation ended).
-func CheckCancellable(p *Principal, op *Operation) error {
+func CheckCancellable(p *models.Principal, op *Operation) error {
 	if !p.Can(op.Type.WritePermission()) {
-		return Errorf(CodeInsufficientPermissions, "cancelling this operation needs permission %s", op.Type.WritePermission()).
+		return models.Errorf(models.CodeInsufficientPermissions, "cancelling this operation needs permission %s", op.Type.WritePermission()).
 			WithDetail("required_permission", op.Type.WritePermission())
 	}
 	if op.Status.Terminal() && op.Status != OpCancelled {
-		return Errorf(CodeInvalidStateTransition, "the operation is %s and can no longer be cancelled", op.Status).
+		return models.Errorf(models.CodeInvalidStateTransition, "the operation is %s and can no longer be cancelled", op.Status).
 			WithDetail("status", string(op.Status))
 	}
 	return nil
@@ -221,12 +223,12 @@ func CheckCancellable(p *Principal, op *Operation) error {
 
 // UpdateOperation applies fn to the operation in one transaction (the row
 // locked on PostgreSQL) and saves it.
-func (s *Store) UpdateOperation(ctx context.Context, scope Scope, tx *gorm.DB, id string, fn func(op *Operation) error) (*Operation, error) {
+func (s *Store) UpdateOperation(ctx context.Context, scope models.Scope, tx *gorm.DB, id string, fn func(op *Operation) error) (*Operation, error) {
 	var out *Operation
 	run := func(tx *gorm.DB) error {
 		var op Operation
 		if err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Where("id = ?", id).Take(&op).Error; err != nil {
-			return NotFoundOr(err, "operation")
+			return models.NotFoundOr(err, "operation")
 		}
 		if err := fn(&op); err != nil {
 			return err
@@ -246,11 +248,11 @@ func (s *Store) UpdateOperation(ctx context.Context, scope Scope, tx *gorm.DB, i
 		err = s.In(ctx, scope).Transaction(run)
 	}
 	if err != nil {
-		var me *Error
+		var me *models.Error
 		if errors.As(err, &me) {
 			return nil, me
 		}
-		return nil, DBErr(err)
+		return nil, models.DBErr(err)
 	}
 	return out, nil
 }
@@ -266,13 +268,13 @@ func (op *Operation) Step(name string) *OperationStep {
 }
 
 func ErrTerminal(op *Operation) error {
-	return Errorf(CodeInvalidStateTransition, "operation %s is already %s", op.ID, op.Status).WithDetail("status", string(op.Status))
+	return models.Errorf(models.CodeInvalidStateTransition, "operation %s is already %s", op.ID, op.Status).WithDetail("status", string(op.Status))
 }
 
 // BeginOperation marks the operation in progress and records its workflow
 // run id. Calling it again is harmless. Errors: NOT_FOUND,
 // INVALID_STATE_TRANSITION (the operation has ended).
-func (s *Store) BeginOperation(ctx context.Context, scope Scope, id, runID string) (*Operation, error) {
+func (s *Store) BeginOperation(ctx context.Context, scope models.Scope, id, runID string) (*Operation, error) {
 	return s.UpdateOperation(ctx, scope, nil, id, func(op *Operation) error {
 		if op.Status.Terminal() {
 			return ErrTerminal(op)
@@ -284,7 +286,7 @@ func (s *Store) BeginOperation(ctx context.Context, scope Scope, id, runID strin
 
 // StartStep marks a step in progress (again, after a retry). Errors:
 // NOT_FOUND, INVALID_STATE_TRANSITION (the operation has ended).
-func (s *Store) StartStep(ctx context.Context, scope Scope, id, step string) error {
+func (s *Store) StartStep(ctx context.Context, scope models.Scope, id, step string) error {
 	_, err := s.UpdateOperation(ctx, scope, nil, id, func(op *Operation) error {
 		if op.Status.Terminal() {
 			return ErrTerminal(op)
@@ -305,12 +307,12 @@ func (s *Store) StartStep(ctx context.Context, scope Scope, id, step string) err
 
 // CompleteStep marks a step completed. Errors: NOT_FOUND,
 // INVALID_STATE_TRANSITION (the operation has ended).
-func (s *Store) CompleteStep(ctx context.Context, scope Scope, id, step string) error {
+func (s *Store) CompleteStep(ctx context.Context, scope models.Scope, id, step string) error {
 	_, err := s.completeStep(ctx, scope, nil, id, step, nil)
 	return err
 }
 
-func (s *Store) completeStep(ctx context.Context, scope Scope, tx *gorm.DB, id, step string, extra func(op *Operation)) (*Operation, error) {
+func (s *Store) completeStep(ctx context.Context, scope models.Scope, tx *gorm.DB, id, step string, extra func(op *Operation)) (*Operation, error) {
 	return s.UpdateOperation(ctx, scope, tx, id, func(op *Operation) error {
 		if op.Status.Terminal() {
 			return ErrTerminal(op)
@@ -337,12 +339,12 @@ func (s *Store) completeStep(ctx context.Context, scope Scope, tx *gorm.DB, id, 
 func (s *Store) CompleteOperationTx(ctx context.Context, tx *gorm.DB, id, lastStep string, result map[string]any) error {
 	var op Operation
 	if err := tx.Where("id = ?", id).Take(&op).Error; err != nil {
-		return NotFoundOr(err, "operation")
+		return models.NotFoundOr(err, "operation")
 	}
 	if op.Status == OpCompleted {
 		return nil
 	}
-	_, err := s.completeStep(ctx, Scope{}, tx, id, lastStep, func(op *Operation) {
+	_, err := s.completeStep(ctx, models.Scope{}, tx, id, lastStep, func(op *Operation) {
 		now := s.Now()
 		op.Status, op.Result, op.FinishedAt, op.Error = OpCompleted, result, &now, nil
 	})
@@ -363,9 +365,9 @@ type FinishInput struct {
 // compensated, steps that never ran skipped. Finishing it again with the same
 // status is harmless. Errors: VALIDATION_ERROR (not a terminal status),
 // NOT_FOUND, INVALID_STATE_TRANSITION (it already ended otherwise).
-func (s *Store) FinishOperation(ctx context.Context, scope Scope, id string, in FinishInput) (*Operation, error) {
+func (s *Store) FinishOperation(ctx context.Context, scope models.Scope, id string, in FinishInput) (*Operation, error) {
 	if !in.Status.Terminal() || in.Status == OpCompleted {
-		return nil, Invalid(FieldIssue{Field: "status", Issue: fmt.Sprintf("%q does not end an operation that did not complete", in.Status)})
+		return nil, models.Invalid(models.FieldIssue{Field: "status", Issue: fmt.Sprintf("%q does not end an operation that did not complete", in.Status)})
 	}
 	return s.UpdateOperation(ctx, scope, nil, id, func(op *Operation) error {
 		if op.Status == in.Status {
@@ -406,10 +408,10 @@ func (s *Store) FinishOperation(ctx context.Context, scope Scope, id string, in 
 
 // RecentOperations returns the newest operations in scope, newest first.
 // Errors: INTERNAL_ERROR.
-func (s *Store) RecentOperations(ctx context.Context, scope Scope, limit int) ([]Operation, error) {
+func (s *Store) RecentOperations(ctx context.Context, scope models.Scope, limit int) ([]Operation, error) {
 	var out []Operation
 	err := s.In(ctx, scope).Order("created_at DESC, id DESC").Limit(limit).Find(&out).Error
-	return out, DBErr(err)
+	return out, models.DBErr(err)
 }
 
 // Bulk operation types (DECISIONS 5): one parent workflow per operation, one

@@ -1,4 +1,4 @@
-package models
+package services
 
 import (
 	"context"
@@ -6,13 +6,15 @@ import (
 	"time"
 
 	"gorm.io/gorm"
+
+	"github.com/telcoplatform/platform/models"
 )
 
 // TelemetrySample is one measurement of a service by the network: latency,
 // jitter, packet loss, utilisation, reachability and security alerts.
 type TelemetrySample struct {
 	ID uint64 `gorm:"primaryKey;autoIncrement"`
-	Tenant
+	models.Tenant
 	ServiceID      string    `gorm:"size:40;not null;index:idx_telemetry_service_at,priority:1"`
 	At             time.Time `gorm:"not null;index:idx_telemetry_service_at,priority:2"`
 	Up             bool      `gorm:"not null"`
@@ -31,18 +33,18 @@ type TelemetrySample struct {
 }
 
 // RecordTelemetry stores samples in scope (their tenant).
-func (s *Store) RecordTelemetry(ctx context.Context, scope Scope, samples ...*TelemetrySample) error {
+func (s *Store) RecordTelemetry(ctx context.Context, scope models.Scope, samples ...*TelemetrySample) error {
 	if len(samples) == 0 {
 		return nil
 	}
-	return DBErr(s.In(ctx, scope).Create(samples).Error)
+	return models.DBErr(s.In(ctx, scope).Create(samples).Error)
 }
 
 // HasTelemetry reports whether the service has any sample.
-func (s *Store) HasTelemetry(ctx context.Context, scope Scope, serviceID string) (bool, error) {
+func (s *Store) HasTelemetry(ctx context.Context, scope models.Scope, serviceID string) (bool, error) {
 	var n int64
 	err := s.In(ctx, scope).Model(&TelemetrySample{}).Where("service_id = ?", serviceID).Limit(1).Count(&n).Error
-	return n > 0, DBErr(err)
+	return n > 0, models.DBErr(err)
 }
 
 // Windows over which the status response is computed.
@@ -109,7 +111,7 @@ func Round2(v float64) float64 { return math.Round(v*100) / 100 }
 // StatusReport computes the status report of a service visible to p at
 // time now. A service that never became operational (pending, provisioning,
 // failed) has no measurements: nulls and unknown health. Errors: NOT_FOUND.
-func (s *Store) StatusReport(ctx context.Context, p *Principal, serviceID string, now time.Time) (*ServiceStatusReport, error) {
+func (s *Store) StatusReport(ctx context.Context, p *models.Principal, serviceID string, now time.Time) (*ServiceStatusReport, error) {
 	svc, err := s.GetService(ctx, p, serviceID)
 	if err != nil {
 		return nil, err
@@ -118,18 +120,18 @@ func (s *Store) StatusReport(ctx context.Context, p *Principal, serviceID string
 	case ServicePending, ServiceProvisioning, ServiceFailed:
 		return &ServiceStatusReport{Service: svc, Connectivity: HealthUnknown, Performance: HealthUnknown, Security: HealthUnknown}, nil
 	}
-	scope := TenantScope(svc.OrganizationID, svc.Environment)
+	scope := models.TenantScope(svc.OrganizationID, svc.Environment)
 	db := s.In(ctx, scope)
 	var samples []TelemetrySample
 	if err := db.Where("service_id = ? AND at > ? AND at <= ?", serviceID, now.Add(-UptimeWindow), now).Order("at").Find(&samples).Error; err != nil {
-		return nil, DBErr(err)
+		return nil, models.DBErr(err)
 	}
 	r := &ServiceStatusReport{Service: svc, Connectivity: HealthUnknown, Performance: HealthUnknown, Security: HealthUnknown, Samples: len(samples)}
 	targets := SLATargets(svc.SLA)
 	var lastIncident TelemetrySample
 	if err := db.Where("service_id = ? AND at <= ? AND (up = ? OR packet_loss_pct > ?)", serviceID, now, false, targets.PacketLossPct).
 		Order("at DESC").Limit(1).Find(&lastIncident).Error; err != nil {
-		return nil, DBErr(err)
+		return nil, models.DBErr(err)
 	}
 	if lastIncident.ID != 0 {
 		t := lastIncident.At.UTC()
@@ -226,7 +228,7 @@ func ParseMetricsPeriod(p string) (MetricsPeriod, error) {
 	}
 	mp, ok := metricsPeriods()[p]
 	if !ok {
-		return MetricsPeriod{}, Invalid(FieldIssue{Field: "period", Issue: "must be 1h, 24h, 7d or 30d (or last_hour, last_24_hours, last_7_days, last_30_days)"})
+		return MetricsPeriod{}, models.Invalid(models.FieldIssue{Field: "period", Issue: "must be 1h, 24h, 7d or 30d (or last_hour, last_24_hours, last_7_days, last_30_days)"})
 	}
 	return mp, nil
 }
@@ -264,7 +266,7 @@ func svcRound(v float64) *float64 { r := Round2(v); return &r }
 // Metrics returns the time series of a service visible to p over period,
 // ending at now: one point per bucket, oldest first, including empty
 // buckets. Errors: NOT_FOUND.
-func (s *Store) ServiceMetrics(ctx context.Context, p *Principal, serviceID string, period MetricsPeriod, now time.Time) (*MetricsSeries, error) {
+func (s *Store) ServiceMetrics(ctx context.Context, p *models.Principal, serviceID string, period MetricsPeriod, now time.Time) (*MetricsSeries, error) {
 	svc, err := s.GetService(ctx, p, serviceID)
 	if err != nil {
 		return nil, err
@@ -272,10 +274,10 @@ func (s *Store) ServiceMetrics(ctx context.Context, p *Principal, serviceID stri
 	to := now.UTC().Truncate(period.Bucket).Add(period.Bucket)
 	from := to.Add(-period.Length)
 	var samples []TelemetrySample
-	err = s.In(ctx, TenantScope(svc.OrganizationID, svc.Environment)).
+	err = s.In(ctx, models.TenantScope(svc.OrganizationID, svc.Environment)).
 		Where("service_id = ? AND at >= ? AND at < ?", serviceID, from, to).Order("at").Find(&samples).Error
 	if err != nil {
-		return nil, DBErr(err)
+		return nil, models.DBErr(err)
 	}
 	n := int(period.Length / period.Bucket)
 	series := &MetricsSeries{Service: svc, Period: period, From: from, To: to, Points: make([]MetricPoint, n)}
@@ -381,7 +383,7 @@ func svcHealthRank(h string) int {
 // observed against the SLA's targets, plus availability (uptime over 30
 // days against the SLA's uptime target) and, for voice, call quality.
 // Errors: NOT_FOUND.
-func (s *Store) ServiceHealthReport(ctx context.Context, p *Principal, serviceID string, now time.Time) (*ServiceHealth, error) {
+func (s *Store) ServiceHealthReport(ctx context.Context, p *models.Principal, serviceID string, now time.Time) (*ServiceHealth, error) {
 	r, err := s.StatusReport(ctx, p, serviceID, now)
 	if err != nil {
 		return nil, err
@@ -389,10 +391,10 @@ func (s *Store) ServiceHealthReport(ctx context.Context, p *Principal, serviceID
 	svc := r.Service
 	h := &ServiceHealth{Service: svc}
 	targets := SLATargets(svc.SLA)
-	scope := TenantScope(svc.OrganizationID, svc.Environment)
+	scope := models.TenantScope(svc.OrganizationID, svc.Environment)
 	var latest TelemetrySample
 	if err := s.In(ctx, scope).Where("service_id = ? AND at <= ?", serviceID, now).Order("at DESC").Limit(1).Find(&latest).Error; err != nil {
-		return nil, DBErr(err)
+		return nil, models.DBErr(err)
 	}
 	if latest.ID != 0 {
 		t := latest.At.UTC()
@@ -408,7 +410,7 @@ func (s *Store) ServiceHealthReport(ctx context.Context, p *Principal, serviceID
 	sec := HealthCheck{Name: "security", Status: r.Security, Observed: map[string]any{}, Target: map[string]any{"security_alerts_24h": 0}}
 	avail := HealthCheck{Name: "availability", Status: HealthUnknown, Target: map[string]any{"uptime_percentage_min": SLAUptimeTarget(svc.SLA)}}
 	if latest.ID != 0 {
-		conn.Observed = map[string]any{"up": latest.Up, "packet_loss": latest.PacketLossPct, "at": Timestamp(latest.At)}
+		conn.Observed = map[string]any{"up": latest.Up, "packet_loss": latest.PacketLossPct, "at": models.Timestamp(latest.At)}
 	}
 	if m := r.Metrics; m != nil {
 		perf.Observed = map[string]any{"latency_ms": m.LatencyMs, "jitter_ms": m.JitterMs}
@@ -416,7 +418,7 @@ func (s *Store) ServiceHealthReport(ctx context.Context, p *Principal, serviceID
 	var alerts int64
 	if err := s.In(ctx, scope).Model(&TelemetrySample{}).Where("service_id = ? AND at > ? AND at <= ?", serviceID, now.Add(-SecurityWindow), now).
 		Select("COALESCE(SUM(security_alerts), 0)").Scan(&alerts).Error; err != nil {
-		return nil, DBErr(err)
+		return nil, models.DBErr(err)
 	}
 	sec.Observed["security_alerts_24h"] = alerts
 	if r.UptimePercentage != nil {
@@ -437,7 +439,7 @@ func (s *Store) ServiceHealthReport(ctx context.Context, p *Principal, serviceID
 		}
 		if err := s.In(ctx, scope).Model(&TelemetrySample{}).Where("service_id = ? AND at > ? AND at <= ? AND calls > 0", serviceID, now.Add(-PerformanceWindow), now).
 			Select("COALESCE(AVG(call_quality), 0) AS quality, COALESCE(SUM(calls), 0) AS calls").Scan(&q).Error; err != nil {
-			return nil, DBErr(err)
+			return nil, models.DBErr(err)
 		}
 		cq := HealthCheck{Name: "call_quality", Status: HealthUnknown, Target: map[string]any{"mos_min": 3.6}}
 		if q.Calls > 0 {
@@ -485,9 +487,9 @@ type ServiceAnalytics struct {
 	TotalCalls           int64
 	CallQuality          float64
 	UptimePercentage     *float64
-	TotalCost            Money
-	CostPerGB            Money
-	OptimizationSavings  Money
+	TotalCost            models.Money
+	CostPerGB            models.Money
+	OptimizationSavings  models.Money
 	Currency             string
 	UsageGrowth          float64
 	PerformanceImprove   float64
@@ -512,7 +514,7 @@ func (s *Store) svcTelemetryTotals(ctx context.Context, db *gorm.DB, from, to ti
 			COALESCE(MAX(throughput_mbps), 0) AS peak, COALESCE(AVG(CASE WHEN up THEN latency_ms END), 0) AS latency,
 			COALESCE(SUM(calls), 0) AS calls, COALESCE(AVG(CASE WHEN calls > 0 THEN call_quality END), 0) AS quality`).
 		Scan(&t).Error
-	return t, DBErr(err)
+	return t, models.DBErr(err)
 }
 
 // Analytics returns the analytics of a service visible to p over period
@@ -522,14 +524,14 @@ func (s *Store) svcTelemetryTotals(ctx context.Context, db *gorm.DB, from, to ti
 // smallest bandwidth option that still covers 125 % of the peak would save
 // per month), and trends (usage growth and latency improvement of the
 // period's second half over its first, in percent). Errors: NOT_FOUND.
-func (s *Store) ServiceAnalyticsFor(ctx context.Context, p *Principal, serviceID string, period MetricsPeriod, now time.Time) (*ServiceAnalytics, error) {
+func (s *Store) ServiceAnalyticsFor(ctx context.Context, p *models.Principal, serviceID string, period MetricsPeriod, now time.Time) (*ServiceAnalytics, error) {
 	svc, err := s.GetService(ctx, p, serviceID)
 	if err != nil {
 		return nil, err
 	}
 	to := now.UTC()
 	from := to.Add(-period.Length)
-	db := s.In(ctx, TenantScope(svc.OrganizationID, svc.Environment)).Where("service_id = ?", serviceID)
+	db := s.In(ctx, models.TenantScope(svc.OrganizationID, svc.Environment)).Where("service_id = ?", serviceID)
 	all, err := s.svcTelemetryTotals(ctx, db.Session(&gorm.Session{}), from, to)
 	if err != nil {
 		return nil, err
@@ -556,7 +558,7 @@ func (s *Store) ServiceAnalyticsFor(ctx context.Context, p *Principal, serviceID
 	}
 	a.TotalCost = svcBilledCost(svc, from, to)
 	if gb := all.Data / 1000; gb > 0 {
-		a.CostPerGB = Money(math.Round(float64(a.TotalCost) / gb))
+		a.CostPerGB = models.Money(math.Round(float64(a.TotalCost) / gb))
 	}
 	savings, rec, err := s.optimization(ctx, svc, all.Peak)
 	if err != nil {
@@ -569,7 +571,7 @@ func (s *Store) ServiceAnalyticsFor(ctx context.Context, p *Principal, serviceID
 // svcBilledCost prorates the service's monthly charge (30-day months) over the
 // part of [from, to] in which it was billed: from activation to the end of
 // billing.
-func svcBilledCost(svc *Service, from, to time.Time) Money {
+func svcBilledCost(svc *Service, from, to time.Time) models.Money {
 	if svc.ActivatedAt == nil {
 		return 0
 	}
@@ -582,7 +584,7 @@ func svcBilledCost(svc *Service, from, to time.Time) Money {
 		return 0
 	}
 	seconds := int64(end.Sub(start) / time.Second)
-	return Money((int64(svc.MonthlyCharge)*seconds + 30*24*3600/2) / (30 * 24 * 3600))
+	return models.Money((int64(svc.MonthlyCharge)*seconds + 30*24*3600/2) / (30 * 24 * 3600))
 }
 
 func laterOf(a, b time.Time) time.Time {
@@ -595,7 +597,7 @@ func laterOf(a, b time.Time) time.Time {
 // optimization returns the monthly saving of moving a bandwidth service to
 // the smallest catalog option that covers 125 % of its peak throughput, and
 // that option ("" when it is already the right size or has no bandwidth).
-func (s *Store) optimization(ctx context.Context, svc *Service, peakMbps float64) (Money, string, error) {
+func (s *Store) optimization(ctx context.Context, svc *Service, peakMbps float64) (models.Money, string, error) {
 	prof, _ := LookupKind(svc.Kind)
 	if prof.Bandwidth == "" || svc.BandwidthMbps == 0 || peakMbps <= 0 {
 		return 0, "", nil
@@ -606,7 +608,7 @@ func (s *Store) optimization(ctx context.Context, svc *Service, peakMbps float64
 	}
 	need := peakMbps * 1.25
 	for _, opt := range offer.BandwidthOptions {
-		mbps, err := ParseBandwidth("", opt)
+		mbps, err := models.ParseBandwidth("", opt)
 		if err != nil || float64(mbps) < need {
 			continue
 		}
@@ -637,13 +639,13 @@ type ServicesSummary struct {
 	TotalCalls        int64
 	Incidents         int64
 	OpenIncidents     int64
-	MonthlyRecurring  Money
+	MonthlyRecurring  models.Money
 	Currency          string
 }
 
 // Summary returns the analytics summary of the services visible to p over
 // period ending at now. Errors: none but database failures.
-func (s *Store) SummarizeServices(ctx context.Context, p *Principal, period MetricsPeriod, now time.Time) (*ServicesSummary, error) {
+func (s *Store) SummarizeServices(ctx context.Context, p *models.Principal, period MetricsPeriod, now time.Time) (*ServicesSummary, error) {
 	to := now.UTC()
 	from := to.Add(-period.Length)
 	scope := p.Scope()
@@ -654,7 +656,7 @@ func (s *Store) SummarizeServices(ctx context.Context, p *Principal, period Metr
 		N      int64
 	}
 	if err := s.In(ctx, scope).Model(&Service{}).Select("status, kind, COUNT(*) AS n").Group("status, kind").Scan(&groups).Error; err != nil {
-		return nil, DBErr(err)
+		return nil, models.DBErr(err)
 	}
 	for _, g := range groups {
 		sum.Total += g.N
@@ -667,9 +669,9 @@ func (s *Store) SummarizeServices(ctx context.Context, p *Principal, period Metr
 	}
 	if err := s.In(ctx, scope).Model(&Service{}).Where("status IN ? AND billing_ended_at IS NULL", svcMonitoredStatuses()).
 		Select("COALESCE(SUM(monthly_charge), 0) AS total, COALESCE(MAX(currency), '') AS currency").Scan(&money).Error; err != nil {
-		return nil, DBErr(err)
+		return nil, models.DBErr(err)
 	}
-	sum.MonthlyRecurring = Money(money.Total)
+	sum.MonthlyRecurring = models.Money(money.Total)
 	sum.Currency = OrDefault(money.Currency, "USD")
 	t, err := s.svcTelemetryTotals(ctx, s.In(ctx, scope), from, to)
 	if err != nil {
@@ -680,10 +682,10 @@ func (s *Store) SummarizeServices(ctx context.Context, p *Principal, period Metr
 	}
 	sum.AverageLatencyMs, sum.DataTransferredMB, sum.TotalCalls = Round2(t.Latency), Round2(t.Data), t.Calls
 	if err := s.In(ctx, scope).Model(&ServiceIncident{}).Where("started_at > ? AND started_at <= ?", from, to).Count(&sum.Incidents).Error; err != nil {
-		return nil, DBErr(err)
+		return nil, models.DBErr(err)
 	}
 	if err := s.In(ctx, scope).Model(&ServiceIncident{}).Where("resolved_at IS NULL").Count(&sum.OpenIncidents).Error; err != nil {
-		return nil, DBErr(err)
+		return nil, models.DBErr(err)
 	}
 	return sum, nil
 }
@@ -697,8 +699,8 @@ func svcMonitoredStatuses() []ServiceStatus {
 // tenant (the simulator's telemetry run).
 func (s *Store) MonitoredServices(ctx context.Context) ([]Service, error) {
 	var out []Service
-	err := s.In(ctx, SystemScope()).Where("status IN ?", svcMonitoredStatuses()).Order("id").Find(&out).Error
-	return out, DBErr(err)
+	err := s.In(ctx, models.SystemScope()).Where("status IN ?", svcMonitoredStatuses()).Order("id").Find(&out).Error
+	return out, models.DBErr(err)
 }
 
 // ---------------------------------------------------------------------------
@@ -714,7 +716,7 @@ const (
 // the network reported it (inc_).
 type ServiceIncident struct {
 	ID string `gorm:"primaryKey;size:40"`
-	Tenant
+	models.Tenant
 	ServiceID  string         `gorm:"size:40;not null;index"`
 	Kind       string         `gorm:"size:20;not null"`
 	Cause      string         `gorm:"size:200;not null"`
@@ -724,11 +726,11 @@ type ServiceIncident struct {
 }
 
 // OpenIncident returns the service's unresolved incident, or nil.
-func (s *Store) OpenIncident(ctx context.Context, scope Scope, serviceID string) (*ServiceIncident, error) {
+func (s *Store) OpenIncident(ctx context.Context, scope models.Scope, serviceID string) (*ServiceIncident, error) {
 	var inc ServiceIncident
 	err := s.In(ctx, scope).Where("service_id = ? AND resolved_at IS NULL", serviceID).Order("started_at DESC").Limit(1).Find(&inc).Error
 	if err != nil {
-		return nil, DBErr(err)
+		return nil, models.DBErr(err)
 	}
 	if inc.ID == "" {
 		return nil, nil
@@ -737,10 +739,10 @@ func (s *Store) OpenIncident(ctx context.Context, scope Scope, serviceID string)
 }
 
 // Incidents returns the incidents of a service, newest first.
-func (s *Store) ServiceIncidents(ctx context.Context, scope Scope, serviceID string) ([]ServiceIncident, error) {
+func (s *Store) ServiceIncidents(ctx context.Context, scope models.Scope, serviceID string) ([]ServiceIncident, error) {
 	var out []ServiceIncident
 	err := s.In(ctx, scope).Where("service_id = ?", serviceID).Order("started_at DESC, id").Find(&out).Error
-	return out, DBErr(err)
+	return out, models.DBErr(err)
 }
 
 // RaiseIncident records that the network sees the service down or degraded
@@ -750,7 +752,7 @@ func (s *Store) ServiceIncidents(ctx context.Context, scope Scope, serviceID str
 // metrics against the SLA's targets). A service in maintenance, not
 // delivered, or already in that state (or down, for degraded) is left as it
 // is and nil is returned. Errors: NOT_FOUND.
-func (s *Store) RaiseIncident(ctx context.Context, scope Scope, serviceID, kind, cause string, metrics map[string]any, at time.Time) (*ServiceIncident, error) {
+func (s *Store) RaiseIncident(ctx context.Context, scope models.Scope, serviceID, kind, cause string, metrics map[string]any, at time.Time) (*ServiceIncident, error) {
 	to := ServiceDown
 	if kind == IncidentDegraded {
 		to = ServiceDegraded
@@ -759,7 +761,7 @@ func (s *Store) RaiseIncident(ctx context.Context, scope Scope, serviceID, kind,
 	err := s.Tx(ctx, scope, func(tx *gorm.DB) error {
 		var svc Service
 		if err := tx.Where("id = ?", serviceID).Take(&svc).Error; err != nil {
-			return NotFoundOr(err, "service")
+			return models.NotFoundOr(err, "service")
 		}
 		if svc.Status != ServiceOperational && !(svc.Status == ServiceDegraded && to == ServiceDown) {
 			return nil
@@ -770,18 +772,18 @@ func (s *Store) RaiseIncident(ctx context.Context, scope Scope, serviceID, kind,
 		}
 		var open ServiceIncident
 		if err := tx.Where("service_id = ? AND resolved_at IS NULL", serviceID).Limit(1).Find(&open).Error; err != nil {
-			return DBErr(err)
+			return models.DBErr(err)
 		}
 		inc := &open
 		if open.ID == "" || open.Kind != kind {
 			if open.ID != "" {
 				if err := tx.Model(&ServiceIncident{}).Where("id = ?", open.ID).Update("resolved_at", at.UTC()).Error; err != nil {
-					return DBErr(err)
+					return models.DBErr(err)
 				}
 			}
-			inc = &ServiceIncident{ID: NewID(PrefixIncident), ServiceID: serviceID, Kind: kind, Cause: cause, Metrics: metrics, StartedAt: at.UTC()}
+			inc = &ServiceIncident{ID: models.NewID(PrefixIncident), ServiceID: serviceID, Kind: kind, Cause: cause, Metrics: metrics, StartedAt: at.UTC()}
 			if err := tx.Create(inc).Error; err != nil {
-				return DBErr(err)
+				return models.DBErr(err)
 			}
 		}
 		typ := svcEventDown
@@ -789,9 +791,9 @@ func (s *Store) RaiseIncident(ctx context.Context, scope Scope, serviceID, kind,
 			typ = svcEventPerformanceAlert
 		}
 		targets := SLATargets(svc.SLA)
-		data := map[string]any{"service": serviceSummary(moved), "incident": map[string]any{"id": inc.ID, "kind": kind, "cause": cause, "started_at": Timestamp(inc.StartedAt)},
+		data := map[string]any{"service": serviceSummary(moved), "incident": map[string]any{"id": inc.ID, "kind": kind, "cause": cause, "started_at": models.Timestamp(inc.StartedAt)},
 			"metrics": metrics, "targets": map[string]any{"latency_ms": targets.LatencyMs, "jitter_ms": targets.JitterMs, "packet_loss": targets.PacketLossPct}}
-		if err := RecordEvent(tx, NewEvent(typ, serviceID, data)); err != nil {
+		if err := models.RecordEvent(tx, models.NewEvent(typ, serviceID, data)); err != nil {
 			return err
 		}
 		out = inc
@@ -805,24 +807,24 @@ func (s *Store) RaiseIncident(ctx context.Context, scope Scope, serviceID, kind,
 // operational (service.status_changed and service.restored, data: service,
 // incident, duration_seconds) in one transaction. A service without an open
 // incident is left as it is. Errors: NOT_FOUND.
-func (s *Store) ResolveIncident(ctx context.Context, scope Scope, serviceID string, at time.Time) (*ServiceIncident, error) {
+func (s *Store) ResolveIncident(ctx context.Context, scope models.Scope, serviceID string, at time.Time) (*ServiceIncident, error) {
 	var out *ServiceIncident
 	err := s.Tx(ctx, scope, func(tx *gorm.DB) error {
 		var inc ServiceIncident
 		if err := tx.Where("service_id = ? AND resolved_at IS NULL", serviceID).Order("started_at DESC").Limit(1).Find(&inc).Error; err != nil {
-			return DBErr(err)
+			return models.DBErr(err)
 		}
 		if inc.ID == "" {
 			return nil
 		}
 		when := at.UTC()
 		if err := tx.Model(&ServiceIncident{}).Where("service_id = ? AND resolved_at IS NULL", serviceID).Update("resolved_at", when).Error; err != nil {
-			return DBErr(err)
+			return models.DBErr(err)
 		}
 		inc.ResolvedAt = &when
 		var svc Service
 		if err := tx.Where("id = ?", serviceID).Take(&svc).Error; err != nil {
-			return NotFoundOr(err, "service")
+			return models.NotFoundOr(err, "service")
 		}
 		if svc.Status == ServiceDown || svc.Status == ServiceDegraded {
 			moved, err := s.MoveServiceTx(ctx, scope, tx, serviceID, ServiceOperational, "incident resolved", "")
@@ -830,8 +832,8 @@ func (s *Store) ResolveIncident(ctx context.Context, scope Scope, serviceID stri
 				return err
 			}
 			data := map[string]any{"service": serviceSummary(moved), "incident": map[string]any{"id": inc.ID, "kind": inc.Kind, "cause": inc.Cause,
-				"started_at": Timestamp(inc.StartedAt), "resolved_at": Timestamp(when)}, "duration_seconds": int64(when.Sub(inc.StartedAt) / time.Second)}
-			if err := RecordEvent(tx, NewEvent(svcEventRestored, serviceID, data)); err != nil {
+				"started_at": models.Timestamp(inc.StartedAt), "resolved_at": models.Timestamp(when)}, "duration_seconds": int64(when.Sub(inc.StartedAt) / time.Second)}
+			if err := models.RecordEvent(tx, models.NewEvent(svcEventRestored, serviceID, data)); err != nil {
 				return err
 			}
 		}
