@@ -13,6 +13,7 @@ import (
 
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/automation"
+	"github.com/telcoplatform/platform/models/catalog"
 	"github.com/telcoplatform/platform/models/services"
 	"github.com/telcoplatform/platform/simulator"
 	"github.com/telcoplatform/platform/workflows"
@@ -24,6 +25,7 @@ import (
 // Temporal client, which may be nil where no events are dispatched.
 type Orchestration struct {
 	store      *models.Store
+	catalog    *catalog.Store
 	services   *services.Store
 	automation *automation.Store
 	net        simulator.Southbound
@@ -36,7 +38,7 @@ func NewOrchestration(store *models.Store, net simulator.Southbound, c client.Cl
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Orchestration{store: store, services: services.NewStore(store), automation: automation.NewStore(store), net: net, temporal: c, log: log}
+	return &Orchestration{store: store, catalog: catalog.NewStore(store), services: services.NewStore(store), automation: automation.NewStore(store), net: net, temporal: c, log: log}
 }
 
 func (a *Orchestration) fail(ctx context.Context, what string, err error) error {
@@ -212,7 +214,7 @@ func (a *Orchestration) CheckAvailability(ctx context.Context, in workflows.Orch
 	if err != nil {
 		return nil, a.fail(ctx, what, orchStepError(in.Step, err))
 	}
-	q := models.AvailabilityQuery{LocationID: id, Bandwidth: orchString(in.Parameters, "bandwidth")}
+	q := catalog.AvailabilityQuery{LocationID: id, Bandwidth: orchString(in.Parameters, "bandwidth")}
 	if loc != nil {
 		q.Location = *loc
 	}
@@ -223,7 +225,7 @@ func (a *Orchestration) CheckAvailability(ctx context.Context, in workflows.Orch
 			}
 		}
 	}
-	report, err := a.store.CheckAvailability(ctx, in.Run.Scope(), q)
+	report, err := a.catalog.CheckAvailability(ctx, in.Run.Scope(), q)
 	if err != nil {
 		return nil, a.fail(ctx, what, orchStepError(in.Step, err))
 	}

@@ -11,6 +11,7 @@ import (
 	"go.temporal.io/sdk/activity"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/catalog"
 	"github.com/telcoplatform/platform/models/services"
 	"github.com/telcoplatform/platform/simulator"
 	"github.com/telcoplatform/platform/workflows"
@@ -56,7 +57,7 @@ func at(o simulator.Order, r services.ResourceRequest) simulator.Order {
 }
 
 // isCompute reports whether a capacity pool is a compute pool of a region.
-func isCompute(pool string) bool { return pool == models.PoolVCPU || pool == models.PoolGPU }
+func isCompute(pool string) bool { return pool == catalog.PoolVCPU || pool == catalog.PoolGPU }
 
 // temporalError converts err for Temporal (ApplicationError, RetryByCode)
 // and logs it with the operation's request id and step.
@@ -137,7 +138,7 @@ func (a *Provisioning) ReserveCapacity(ctx context.Context, in workflows.Provisi
 				continue
 			}
 			switch r.Kind {
-			case models.AllocCapacity:
+			case catalog.AllocCapacity:
 				if isCompute(r.Pool) {
 					if err := a.net.ReserveCompute(ctx, at(o, r)); err != nil {
 						return err
@@ -147,10 +148,10 @@ func (a *Provisioning) ReserveCapacity(ctx context.Context, in workflows.Provisi
 				if _, err := a.net.ReserveCapacity(ctx, at(o, r)); err != nil {
 					return err
 				}
-			case models.AllocPhoneNumber:
+			case catalog.AllocPhoneNumber:
 				// one call per run of numbers of the same type and area code
 				slots := []int{r.Slot}
-				for i+1 < len(plan) && plan[i+1].Kind == models.AllocPhoneNumber && plan[i+1].NumberType == r.NumberType && plan[i+1].AreaCode == r.AreaCode {
+				for i+1 < len(plan) && plan[i+1].Kind == catalog.AllocPhoneNumber && plan[i+1].NumberType == r.NumberType && plan[i+1].AreaCode == r.AreaCode {
 					i++
 					slots = append(slots, plan[i].Slot)
 				}
@@ -184,13 +185,13 @@ func (a *Provisioning) Configure(ctx context.Context, in workflows.ProvisioningI
 		for _, r := range in.Order.Plan() {
 			switch {
 			case r.Step != services.StepConfigure:
-			case r.Kind == models.AllocIPBlock:
+			case r.Kind == catalog.AllocIPBlock:
 				got, err := a.net.AllocateIP(ctx, at(o, r))
 				if err != nil {
 					return err
 				}
 				ip = got
-			case r.Kind == models.AllocVLAN:
+			case r.Kind == catalog.AllocVLAN:
 				v, err := a.net.AllocateVLAN(ctx, at(o, r))
 				if err != nil {
 					return err
@@ -276,7 +277,7 @@ func (a *Provisioning) RecordService(ctx context.Context, in workflows.Provision
 // ReleaseCapacity compensates ReserveCapacity: returns the capacity, compute
 // units and phone numbers (idempotent).
 func (a *Provisioning) ReleaseCapacity(ctx context.Context, in workflows.ProvisioningInput) error {
-	return a.temporalError(ctx, in, "release_capacity", a.net.Release(ctx, order(in), models.AllocCapacity, models.AllocPhoneNumber))
+	return a.temporalError(ctx, in, "release_capacity", a.net.Release(ctx, order(in), catalog.AllocCapacity, catalog.AllocPhoneNumber))
 }
 
 // ReleaseNetwork compensates Configure: removes the device configuration,
@@ -286,7 +287,7 @@ func (a *Provisioning) ReleaseNetwork(ctx context.Context, in workflows.Provisio
 	if err := a.net.Deconfigure(ctx, o); err != nil {
 		return a.temporalError(ctx, in, "release_network", err)
 	}
-	if err := a.net.Release(ctx, o, models.AllocIPBlock, models.AllocVLAN); err != nil {
+	if err := a.net.Release(ctx, o, catalog.AllocIPBlock, catalog.AllocVLAN); err != nil {
 		return a.temporalError(ctx, in, "release_network", err)
 	}
 	return a.temporalError(ctx, in, "release_network", a.services.ClearServiceNetwork(ctx, in.Scope(), in.ServiceID))

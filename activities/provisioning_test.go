@@ -12,6 +12,7 @@ import (
 	"github.com/telcoplatform/platform/activities"
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/billing"
+	"github.com/telcoplatform/platform/models/catalog"
 	"github.com/telcoplatform/platform/models/services"
 	"github.com/telcoplatform/platform/simulator"
 	"github.com/telcoplatform/platform/testenv"
@@ -51,7 +52,7 @@ func newFixture(t *testing.T, net func(*models.Store) simulator.Southbound) *fix
 
 // order accepts an order for the tenant in env (live or test) and stores its
 // pending operation, as the API does.
-func (f *fixture) order(t *testing.T, env models.Environment, loc models.LocationInput, serviceType, bandwidth string) workflows.ProvisioningInput {
+func (f *fixture) order(t *testing.T, env models.Environment, loc catalog.LocationInput, serviceType, bandwidth string) workflows.ProvisioningInput {
 	t.Helper()
 	ctx := context.Background()
 	p := &models.Principal{ID: "ak_x", OrganizationID: f.org, Environment: env, Role: models.RoleCustomer, Permissions: []string{"*"}}
@@ -86,7 +87,7 @@ func (f *fixture) must(t *testing.T, fn any, in any) {
 
 func (f *fixture) allocations(t *testing.T, in workflows.ProvisioningInput) (active, released int) {
 	t.Helper()
-	rows, err := f.store.Allocations(context.Background(), in.Scope(), in.RequestID)
+	rows, err := catalog.NewStore(f.store).Allocations(context.Background(), in.Scope(), in.RequestID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,14 +103,14 @@ func (f *fixture) allocations(t *testing.T, in workflows.ProvisioningInput) (act
 
 func (f *fixture) capacity(t *testing.T, in workflows.ProvisioningInput) int {
 	t.Helper()
-	c, err := f.store.Capacity(context.Background(), in.Environment, in.Order.LocationID, in.Order.ServiceType)
+	c, err := catalog.NewStore(f.store).Capacity(context.Background(), in.Environment, in.Order.LocationID, in.Order.ServiceType)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return c.AllocatedMbps
 }
 
-var austin = models.LocationInput{Address: "100 Congress Ave", City: "Austin", State: "TX", Zip: "78701"}
+var austin = catalog.LocationInput{Address: "100 Congress Ave", City: "Austin", State: "TX", Zip: "78701"}
 
 func TestStepsAreIdempotent(t *testing.T) {
 	f := newFixture(t, nil)
@@ -165,7 +166,7 @@ func TestStepsAreIdempotent(t *testing.T) {
 
 func TestFailureAndCompensation(t *testing.T) {
 	f := newFixture(t, nil)
-	in := f.order(t, models.EnvTest, models.LocationInput{Address: "30 Failure Ave", City: "Testville", State: "CA", Zip: "94001"}, "fiber_dedicated", "1gbps")
+	in := f.order(t, models.EnvTest, catalog.LocationInput{Address: "30 Failure Ave", City: "Testville", State: "CA", Zip: "94001"}, "fiber_dedicated", "1gbps")
 	f.must(t, f.prov.Begin, in)
 	f.must(t, f.prov.Validate, in)
 	f.must(t, f.prov.ReserveCapacity, in)
@@ -205,7 +206,7 @@ func TestFailureAndCompensation(t *testing.T) {
 
 func TestValidateSeesCapacityGone(t *testing.T) {
 	f := newFixture(t, nil)
-	boise := models.LocationInput{Address: "800 W Main St", City: "Boise", State: "ID", Zip: "83702"}
+	boise := catalog.LocationInput{Address: "800 W Main St", City: "Boise", State: "ID", Zip: "83702"}
 	first := f.order(t, models.EnvLive, boise, "fiber_business", "500mbps")
 	second := f.order(t, models.EnvLive, boise, "fiber_business", "500mbps") // accepted while the capacity was free
 	f.must(t, f.prov.Validate, first)

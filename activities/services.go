@@ -7,6 +7,7 @@ import (
 	"go.temporal.io/sdk/activity"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/catalog"
 	"github.com/telcoplatform/platform/models/services"
 	"github.com/telcoplatform/platform/simulator"
 	"github.com/telcoplatform/platform/workflows"
@@ -188,7 +189,7 @@ func (a *Services) ChangeEndMaintenance(ctx context.Context, in workflows.Servic
 // ChangeReleaseCapacity compensates ChangeReserveCapacity (idempotent).
 func (a *Services) ChangeReleaseCapacity(ctx context.Context, in workflows.ServiceChangeInput) error {
 	o := simulator.Order{OperationID: in.RequestID, ServiceID: in.ServiceID, OrganizationID: in.OrganizationID, Environment: in.Environment}
-	return appError(ctx, a.log, in.RequestID, "release_capacity", a.net.Release(ctx, o, models.AllocCapacity))
+	return appError(ctx, a.log, in.RequestID, "release_capacity", a.net.Release(ctx, o, catalog.AllocCapacity))
 }
 
 // ChangeFinish ends a change that did not complete: the operation, the

@@ -8,6 +8,7 @@ import (
 
 	"github.com/telcoplatform/platform/activities"
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/catalog"
 	"github.com/telcoplatform/platform/models/services"
 	"github.com/telcoplatform/platform/simulator"
 	"github.com/telcoplatform/platform/workflows"
@@ -59,7 +60,7 @@ func TestChangeActivitiesAreIdempotent(t *testing.T) {
 			}
 		}
 	}
-	c, _ := f.store.Capacity(ctx, models.EnvLive, "loc_austin_congress", "fiber_dedicated")
+	c, _ := catalog.NewStore(f.store).Capacity(ctx, models.EnvLive, "loc_austin_congress", "fiber_dedicated")
 	got, _ := services.NewStore(f.store).GetService(ctx, p, svc.ID)
 	done, _ := services.NewStore(f.store).GetOperation(ctx, p, op.ID)
 	evs, _ := f.store.EventsFor(ctx, scope, svc.ID)
@@ -92,8 +93,8 @@ func TestDecommissionActivitiesAreIdempotent(t *testing.T) {
 	}
 	got, _ := services.NewStore(f.store).GetService(ctx, p, svc.ID)
 	done, _ := services.NewStore(f.store).GetOperation(ctx, p, op.ID)
-	allocs, _ := f.store.ServiceAllocations(ctx, scope, svc.ID)
-	c, _ := f.store.Capacity(ctx, models.EnvLive, "loc_austin_congress", "fiber_dedicated")
+	allocs, _ := catalog.NewStore(f.store).ServiceAllocations(ctx, scope, svc.ID)
+	c, _ := catalog.NewStore(f.store).Capacity(ctx, models.EnvLive, "loc_austin_congress", "fiber_dedicated")
 	evs, _ := f.store.EventsFor(ctx, scope, svc.ID)
 	if got.Status != services.ServiceDecommissioned || got.BillingEndedAt == nil || got.IPBlock != "" || done.Status != services.OpCompleted ||
 		len(allocs) != 0 || c.AllocatedMbps != 0 || len(evs) != 6 || evs[5].Type != "service.decommissioned" {

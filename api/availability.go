@@ -7,7 +7,7 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
-	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/catalog"
 )
 
 // LocationBody is a postal location (spec 2.1, 2.2).
@@ -18,8 +18,8 @@ type LocationBody struct {
 	Zip     string `json:"zip" required:"false" maxLength:"10" example:"78701" doc:"12345 or 12345-6789"`
 }
 
-func (l LocationBody) input() models.LocationInput {
-	return models.LocationInput{Address: l.Address, City: l.City, State: l.State, Zip: l.Zip}
+func (l LocationBody) input() catalog.LocationInput {
+	return catalog.LocationInput{Address: l.Address, City: l.City, State: l.State, Zip: l.Zip}
 }
 
 // AvailabilityCheckBody is the availability check request.
@@ -61,13 +61,13 @@ type AvailabilityOutput struct {
 	}
 }
 
-func availabilityOutput(r *models.AvailabilityReport, bandwidth string) *AvailabilityOutput {
+func availabilityOutput(r *catalog.AvailabilityReport, bandwidth string) *AvailabilityOutput {
 	out := &AvailabilityOutput{}
 	l := r.Location
 	out.Body.Location = AvailabilityLocation{ID: l.ID, Address: l.Address, City: l.City, State: l.State, Zip: l.Zip}
 	out.Body.Serviceable = true
 	out.Body.BandwidthRequirements = bandwidth
-	out.Body.Services = mapSlice(r.Services, func(a *models.ServiceAvailability) ServiceAvailabilityItem {
+	out.Body.Services = mapSlice(r.Services, func(a *catalog.ServiceAvailability) ServiceAvailabilityItem {
 		return ServiceAvailabilityItem{
 			ServiceType: a.Type.Name, Kind: a.Type.Kind, CatalogServiceID: a.Type.CatalogServiceID, Available: a.Available,
 			Reason: string(a.Reason), Bandwidth: a.MaxBandwidth, BandwidthOptions: nonNil(a.BandwidthOptions), SLAOptions: nonNil(a.SLAOptions),
@@ -78,8 +78,8 @@ func availabilityOutput(r *models.AvailabilityReport, bandwidth string) *Availab
 
 // checkAvailability answers q for the caller's environment: 200 when at least
 // one requested type is available, else the error of DECISIONS 3.
-func (s *Server) checkAvailability(ctx context.Context, q models.AvailabilityQuery) (*AvailabilityOutput, error) {
-	report, err := s.store.CheckAvailability(ctx, principal(ctx).OwnScope(), q)
+func (s *Server) checkAvailability(ctx context.Context, q catalog.AvailabilityQuery) (*AvailabilityOutput, error) {
+	report, err := s.catalog.CheckAvailability(ctx, principal(ctx).OwnScope(), q)
 	if err != nil {
 		return nil, err
 	}
@@ -116,15 +116,15 @@ func (s *Server) registerAvailability() {
 			ServiceTypes string `query:"service_types" maxLength:"400" doc:"Comma-separated service types" example:"fiber_dedicated,fiber_business"`
 			Bandwidth    string `query:"bandwidth_requirements" maxLength:"20" example:"500mbps"`
 		}) (*AvailabilityOutput, error) {
-			return s.checkAvailability(ctx, models.AvailabilityQuery{
-				Location:   models.LocationInput{Address: in.Address, City: in.City, State: in.State, Zip: in.Zip},
+			return s.checkAvailability(ctx, catalog.AvailabilityQuery{
+				Location:   catalog.LocationInput{Address: in.Address, City: in.City, State: in.State, Zip: in.Zip},
 				LocationID: in.LocationID, ServiceTypes: splitList(in.ServiceTypes), Bandwidth: in.Bandwidth,
 			})
 		})
 	register(s, huma.Operation{OperationID: "check-availability", Method: http.MethodPost, Path: "/services/availability/check",
 		Summary: "Check service availability at a location", Description: desc, Tags: tags},
 		access{permission: "services:read"}, func(ctx context.Context, in *struct{ Body AvailabilityCheckBody }) (*AvailabilityOutput, error) {
-			out, err := s.checkAvailability(ctx, models.AvailabilityQuery{
+			out, err := s.checkAvailability(ctx, catalog.AvailabilityQuery{
 				Location: in.Body.Location.input(), ServiceTypes: in.Body.ServiceTypes, Bandwidth: in.Body.BandwidthRequirements,
 			})
 			return out, err

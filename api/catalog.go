@@ -7,6 +7,7 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/catalog"
 )
 
 // CatalogPricing is the price of a catalog offer.
@@ -51,10 +52,10 @@ type CatalogCategoryOutput struct {
 	}
 }
 
-func catalogItem(e *models.CatalogEntry) CatalogCategoryItem {
+func catalogItem(e *catalog.CatalogEntry) CatalogCategoryItem {
 	return CatalogCategoryItem{
 		Name: e.Category.Name, Title: e.Category.Title, Description: e.Category.Description,
-		Services: mapSlice(e.Services, func(s *models.CatalogService) CatalogServiceItem {
+		Services: mapSlice(e.Services, func(s *catalog.CatalogService) CatalogServiceItem {
 			return CatalogServiceItem{
 				ID: s.ID, Name: s.Name, Description: s.Description, Kind: s.Kind,
 				BandwidthOptions: nonNil(s.BandwidthOptions), SLAOptions: nonNil(s.SLAOptions),
@@ -75,7 +76,7 @@ func (s *Server) registerCatalog() {
 	tags := []string{"Services: catalog"}
 	register(s, huma.Operation{OperationID: "get-catalog", Method: http.MethodGet, Path: "/services/catalog", Summary: "Service catalog", Tags: tags},
 		access{permission: "services:read"}, func(ctx context.Context, _ *struct{}) (*CatalogOutput, error) {
-			entries, err := s.store.Catalog(ctx)
+			entries, err := s.catalog.Catalog(ctx)
 			if err != nil {
 				return nil, err
 			}
@@ -87,7 +88,7 @@ func (s *Server) registerCatalog() {
 		access{permission: "services:read"}, func(ctx context.Context, in *struct {
 			Category string `path:"category" maxLength:"40" example:"connectivity"`
 		}) (*CatalogCategoryOutput, error) {
-			entry, err := s.store.CatalogCategoryEntry(ctx, in.Category)
+			entry, err := s.catalog.CatalogCategoryEntry(ctx, in.Category)
 			if err != nil {
 				return nil, err
 			}

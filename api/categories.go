@@ -7,7 +7,7 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
-	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/catalog"
 	"github.com/telcoplatform/platform/models/services"
 )
 
@@ -41,9 +41,9 @@ func strPtr(s string) *string {
 // kindText describes a kind's create body for its POST operation.
 func kindText(prof services.KindProfile) string {
 	switch prof.Kind {
-	case models.KindInternet:
+	case catalog.KindInternet:
 		return "the internet service body; a second internet service of the same billing account at the same location is 409 SERVICE_CONFLICT"
-	case models.KindNetwork:
+	case catalog.KindNetwork:
 		return "the network deployment body: network_type, topology (hub_and_spoke needs exactly one hub), locations (serviceable location ids), bandwidth per site, redundancy"
 	case services.KindPhoneSystem:
 		return "the phone system body: system_type, features, users, phone_numbers (local by area code, or toll_free; assigned from the number blocks), integrations"
@@ -98,8 +98,8 @@ func registerKind[B any, PB interface {
 // registerCategories registers the nine category collections and the
 // internet service's PUT and DELETE. Fixed paths: call before registerServices.
 func (s *Server) registerCategories() {
-	registerKind[services.InternetBody](s, models.KindInternet, "list-internet-services", "create-internet-service")
-	registerKind[services.NetworkBody](s, models.KindNetwork, "list-networks", "create-network")
+	registerKind[services.InternetBody](s, catalog.KindInternet, "list-internet-services", "create-internet-service")
+	registerKind[services.NetworkBody](s, catalog.KindNetwork, "list-networks", "create-network")
 	registerKind[services.PhoneSystemBody](s, services.KindPhoneSystem, "list-phone-systems", "create-phone-system")
 	registerKind[services.ContactCenterBody](s, services.KindContactCenter, "list-contact-centers", "create-contact-center")
 	registerKind[services.CloudInfrastructureBody](s, services.KindCloudInfrastructure, "list-cloud-infrastructure", "create-cloud-infrastructure")
@@ -120,7 +120,7 @@ func (s *Server) registerCategories() {
 			Body InternetUpdateBody
 		}) (*OperationAcceptedOutput, error) {
 			p := principal(ctx)
-			if _, err := s.services.ServiceOfKind(ctx, p, models.KindInternet, in.ServiceID); err != nil {
+			if _, err := s.services.ServiceOfKind(ctx, p, catalog.KindInternet, in.ServiceID); err != nil {
 				return nil, err
 			}
 			b := in.Body
@@ -139,7 +139,7 @@ func (s *Server) registerCategories() {
 			"operation (dec_), answered 202. Another kind's id is 404."},
 		access{permission: "services:write"}, func(ctx context.Context, in *ServicePath) (*OperationAcceptedOutput, error) {
 			p := principal(ctx)
-			if _, err := s.services.ServiceOfKind(ctx, p, models.KindInternet, in.ServiceID); err != nil {
+			if _, err := s.services.ServiceOfKind(ctx, p, catalog.KindInternet, in.ServiceID); err != nil {
 				return nil, err
 			}
 			return s.decommission(ctx, in.ServiceID, services.DecommissionInput{Reason: "deleted"})

@@ -11,6 +11,7 @@ import (
 	"go.temporal.io/sdk/mocks"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/catalog"
 	"github.com/telcoplatform/platform/models/services"
 	"github.com/telcoplatform/platform/workflows"
 )
@@ -78,21 +79,21 @@ func TestCategoryCollectionsStartProvisioning(t *testing.T) {
 				t.Fatalf("OperationType %q", kw)
 			}
 			plan := o.Plan()
-			count := map[models.AllocationKind]int{}
+			count := map[catalog.AllocationKind]int{}
 			for _, r := range plan {
 				count[r.Kind]++
 			}
 			switch o.Kind {
 			case "network":
-				if len(o.Sites) != 2 || o.Sites[0].Role != "hub" || o.Sites[0].LocationID != "loc_austin_congress" || count[models.AllocCapacity] != 2 || count[models.AllocVLAN] != 2 || o.Quantity != 2 {
+				if len(o.Sites) != 2 || o.Sites[0].Role != "hub" || o.Sites[0].LocationID != "loc_austin_congress" || count[catalog.AllocCapacity] != 2 || count[catalog.AllocVLAN] != 2 || o.Quantity != 2 {
 					t.Fatalf("network order %+v plan %+v", o, plan)
 				}
 			case "phone_system":
-				if count[models.AllocPhoneNumber] != 12 || o.Quantity != 50 || len(o.Features) != 3 {
+				if count[catalog.AllocPhoneNumber] != 12 || o.Quantity != 50 || len(o.Features) != 3 {
 					t.Fatalf("phone order %+v plan %+v", o, plan)
 				}
 			case "contact_center":
-				if count[models.AllocPhoneNumber] != 1 || o.Quantity != 25 {
+				if count[catalog.AllocPhoneNumber] != 1 || o.Quantity != 25 {
 					t.Fatalf("contact center order %+v", o)
 				}
 			case "cloud_infrastructure":
@@ -104,7 +105,7 @@ func TestCategoryCollectionsStartProvisioning(t *testing.T) {
 					t.Fatalf("platform order %+v", o)
 				}
 			case "security_infrastructure":
-				if o.LocationID != "loc_austin_congress" || o.Bandwidth != "1gbps" || o.Quantity != 2 || count[models.AllocVLAN] != 2 || count[models.AllocIPBlock] != 1 {
+				if o.LocationID != "loc_austin_congress" || o.Bandwidth != "1gbps" || o.Quantity != 2 || count[catalog.AllocVLAN] != 2 || count[catalog.AllocIPBlock] != 1 {
 					t.Fatalf("security order %+v plan %+v", o, plan)
 				}
 			case "ai_platform":
@@ -112,7 +113,7 @@ func TestCategoryCollectionsStartProvisioning(t *testing.T) {
 					t.Fatalf("ai order %+v", o)
 				}
 			case "internet":
-				if o.TechnicalContact != "noc@example.com" || o.LocationID != "loc_dallas_main" || count[models.AllocCapacity] != 1 {
+				if o.TechnicalContact != "noc@example.com" || o.LocationID != "loc_dallas_main" || count[catalog.AllocCapacity] != 1 {
 					t.Fatalf("internet order %+v", o)
 				}
 			}

@@ -11,6 +11,7 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/catalog"
 	"github.com/telcoplatform/platform/models/services"
 	"github.com/telcoplatform/platform/workflows"
 )
@@ -316,12 +317,12 @@ func (s *Server) registerProvisioning() {
 		Summary: "Provisioning templates", Tags: tags,
 		Description: "The templates that POST /services/provision accepts, each tied to a catalog service. Sandbox keys also see the sandbox templates (docs/sandbox.md)."},
 		access{permission: "services:read"}, func(ctx context.Context, _ *struct{}) (*TemplatesOutput, error) {
-			tpls, err := s.store.Templates(ctx, principal(ctx).Environment)
+			tpls, err := s.catalog.Templates(ctx, principal(ctx).Environment)
 			if err != nil {
 				return nil, err
 			}
 			out := &TemplatesOutput{}
-			out.Body.Templates = mapSlice(tpls, func(t *models.ProvisioningTemplate) TemplateItem {
+			out.Body.Templates = mapSlice(tpls, func(t *catalog.ProvisioningTemplate) TemplateItem {
 				return TemplateItem{ID: t.ID, Name: t.Name, Description: t.Description, CatalogServiceID: t.CatalogServiceID, ServiceType: t.ServiceType,
 					Bandwidth: t.DefaultBandwidth, SLA: t.DefaultSLA, Redundancy: t.Redundancy, Monitoring: t.Monitoring, SandboxOnly: t.SandboxOnly, FailAtStep: t.FailAtStep}
 			})

@@ -25,6 +25,7 @@ import (
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/automation"
 	"github.com/telcoplatform/platform/models/billing"
+	"github.com/telcoplatform/platform/models/catalog"
 	"github.com/telcoplatform/platform/models/services"
 	"github.com/telcoplatform/platform/models/support"
 	"github.com/telcoplatform/platform/ratelimit"
@@ -59,6 +60,7 @@ type Server struct {
 	store      *models.Store
 	automation *automation.Store // bulk operations and orchestrations
 	support    *support.Store    // the support area's domain, on store
+	catalog    *catalog.Store    // the catalog, templates, locations and inventory
 	services   *services.Store   // orders, services and their changes, quotes, telemetry, operations
 	billing    *billing.Store    // accounts, invoices, payments, subscriptions, usage, budgets
 	temporal   client.Client
@@ -116,6 +118,7 @@ func New(deps Deps) *Server {
 		s.now = func() time.Time { return time.Now().UTC() }
 	}
 	s.support = support.NewStore(s.store)
+	s.catalog = catalog.NewStore(s.store)
 	s.services = services.NewStore(s.store)
 	s.billing = billing.NewStore(s.store)
 	s.automation = automation.NewStore(s.store)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/automation"
+	"github.com/telcoplatform/platform/models/catalog"
 	"github.com/telcoplatform/platform/models/services"
 	"github.com/telcoplatform/platform/workflows"
 )
@@ -335,7 +336,7 @@ func TestBulkProvisioningEndToEnd(t *testing.T) {
 				t.Fatalf("service.decommissioned payload %v", d.Payload)
 			}
 		}
-		left, err := s.store.AvailableMbps(ctx, models.TenantScope(s.orgID, models.EnvTest), "loc_sandbox_low_capacity", "fiber_business")
+		left, err := catalog.NewStore(s.store).AvailableMbps(ctx, models.TenantScope(s.orgID, models.EnvTest), "loc_sandbox_low_capacity", "fiber_business")
 		if err != nil || left != 100 {
 			t.Fatalf("capacity not released: %d left, %v", left, err)
 		}

@@ -28,6 +28,7 @@ import (
 	"github.com/telcoplatform/platform/config"
 	"github.com/telcoplatform/platform/events"
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/catalog"
 	"github.com/telcoplatform/platform/models/seed"
 	"github.com/telcoplatform/platform/temporalclient"
 	"github.com/telcoplatform/platform/testenv"
@@ -457,11 +458,11 @@ func TestProvisioningEndToEnd(t *testing.T) {
 				t.Fatalf("step %s is %s, want %s", st.Name, st.Status, want[st.Name])
 			}
 		}
-		c, err := p.store.Capacity(ctx, models.EnvTest, "loc_sandbox_all", "fiber_dedicated")
+		c, err := catalog.NewStore(p.store).Capacity(ctx, models.EnvTest, "loc_sandbox_all", "fiber_dedicated")
 		if err != nil {
 			t.Fatal(err)
 		}
-		if left, err := p.store.AvailableMbps(ctx, models.TenantScope(p.demo.Demo.ID, models.EnvTest), "loc_sandbox_all", "fiber_dedicated"); err != nil || left != c.CapacityMbps {
+		if left, err := catalog.NewStore(p.store).AvailableMbps(ctx, models.TenantScope(p.demo.Demo.ID, models.EnvTest), "loc_sandbox_all", "fiber_dedicated"); err != nil || left != c.CapacityMbps {
 			t.Fatalf("capacity not released: %d of %d left, %v", left, c.CapacityMbps, err)
 		}
 		var svc struct {

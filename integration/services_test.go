@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/catalog"
 	"github.com/telcoplatform/platform/simulator"
 )
 
@@ -234,7 +235,7 @@ func TestServicesAreaEndToEnd(t *testing.T) {
 			t.Fatalf("service %+v", svc.Service)
 		}
 		scope := models.TenantScope(p.demo.Demo.ID, models.EnvLive)
-		if allocs, _ := p.store.ServiceAllocations(ctx, scope, pbx); len(allocs) != 0 {
+		if allocs, _ := catalog.NewStore(p.store).ServiceAllocations(ctx, scope, pbx); len(allocs) != 0 {
 			t.Fatalf("inventory still held: %+v", allocs)
 		}
 		evs, _ := p.store.EventsFor(ctx, scope, pbx)

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/catalog"
 )
 
 // TestParseBandwidthSaysWhatIsWrong: a well-formed bandwidth out of range is
@@ -21,7 +21,7 @@ func TestParseBandwidthSaysWhatIsWrong(t *testing.T) {
 		{"1 Gbps", 0, "must be a number followed by mbps or gbps"},
 	}
 	for _, tc := range tests {
-		n, err := models.ParseBandwidth("bandwidth", tc.in)
+		n, err := catalog.ParseBandwidth("bandwidth", tc.in)
 		if tc.wantIssue == "" {
 			if err != nil || n != tc.mbps {
 				t.Errorf("%s: %d, %v", tc.in, n, err)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/billing"
+	"github.com/telcoplatform/platform/models/catalog"
 	"github.com/telcoplatform/platform/models/seed"
 	"github.com/telcoplatform/platform/models/services"
 )
@@ -31,7 +32,7 @@ func provisioningTenant(t *testing.T, s *models.Store, name string) (*models.Pri
 	return p, acct
 }
 
-var austin = models.LocationInput{Address: "100 Congress Ave", City: "Austin", State: "TX", Zip: "78701"}
+var austin = catalog.LocationInput{Address: "100 Congress Ave", City: "Austin", State: "TX", Zip: "78701"}
 
 func TestServiceTransitions(t *testing.T) {
 	all := []services.ServiceStatus{services.ServicePending, services.ServiceProvisioning, services.ServiceOperational, services.ServiceDegraded,
@@ -75,7 +76,7 @@ func TestParseBandwidth(t *testing.T) {
 		{"1.5gbps", 0, true}, {"", 0, true}, {"401gbps", 0, true}, {"-1mbps", 0, true},
 	}
 	for _, tc := range tests {
-		got, err := models.ParseBandwidth("bandwidth", tc.in)
+		got, err := catalog.ParseBandwidth("bandwidth", tc.in)
 		if (err != nil) != tc.wantErr || got != tc.want {
 			t.Errorf("ParseBandwidth(%q) = %d, %v; want %d, err %v", tc.in, got, err, tc.want, tc.wantErr)
 		}
@@ -84,7 +85,7 @@ func TestParseBandwidth(t *testing.T) {
 		}
 	}
 	for mbps, want := range map[int]string{100: "100mbps", 1000: "1gbps", 1500: "1500mbps", 10000: "10gbps"} {
-		if got := models.FormatBandwidth(mbps); got != want {
+		if got := catalog.FormatBandwidth(mbps); got != want {
 			t.Errorf("FormatBandwidth(%d) = %s, want %s", mbps, got, want)
 		}
 	}
@@ -96,23 +97,23 @@ func TestFindLocation(t *testing.T) {
 	tests := []struct {
 		name   string
 		env    models.Environment
-		in     models.LocationInput
+		in     catalog.LocationInput
 		wantID string
 		code   models.Code
 	}{
 		{"exact", models.EnvLive, austin, "loc_austin_congress", ""},
-		{"other spellings and ZIP+4", models.EnvLive, models.LocationInput{Address: " 100  congress avenue.", City: "AUSTIN", State: "tx", Zip: "78701-1234"}, "loc_austin_congress", ""},
-		{"another address", models.EnvLive, models.LocationInput{Address: "101 Congress Ave", City: "Austin", State: "TX", Zip: "78701"}, "", models.CodeLocationNotServiceable},
-		{"sandbox site live", models.EnvLive, models.LocationInput{Address: "1 Sandbox Way", City: "Testville", State: "CA", Zip: "94000"}, "", models.CodeLocationNotServiceable},
-		{"sandbox site in the sandbox", models.EnvTest, models.LocationInput{Address: "1 Sandbox Way", City: "Testville", State: "CA", Zip: "94000"}, "loc_sandbox_all", ""},
+		{"other spellings and ZIP+4", models.EnvLive, catalog.LocationInput{Address: " 100  congress avenue.", City: "AUSTIN", State: "tx", Zip: "78701-1234"}, "loc_austin_congress", ""},
+		{"another address", models.EnvLive, catalog.LocationInput{Address: "101 Congress Ave", City: "Austin", State: "TX", Zip: "78701"}, "", models.CodeLocationNotServiceable},
+		{"sandbox site live", models.EnvLive, catalog.LocationInput{Address: "1 Sandbox Way", City: "Testville", State: "CA", Zip: "94000"}, "", models.CodeLocationNotServiceable},
+		{"sandbox site in the sandbox", models.EnvTest, catalog.LocationInput{Address: "1 Sandbox Way", City: "Testville", State: "CA", Zip: "94000"}, "loc_sandbox_all", ""},
 		{"live site in the sandbox", models.EnvTest, austin, "loc_austin_congress", ""},
-		{"bad zip", models.EnvLive, models.LocationInput{Address: "x", City: "y", State: "TX", Zip: "1234"}, "", models.CodeValidation},
-		{"bad state", models.EnvLive, models.LocationInput{Address: "x", City: "y", State: "ZZ", Zip: "12345"}, "", models.CodeValidation},
-		{"missing fields", models.EnvLive, models.LocationInput{}, "", models.CodeValidation},
+		{"bad zip", models.EnvLive, catalog.LocationInput{Address: "x", City: "y", State: "TX", Zip: "1234"}, "", models.CodeValidation},
+		{"bad state", models.EnvLive, catalog.LocationInput{Address: "x", City: "y", State: "ZZ", Zip: "12345"}, "", models.CodeValidation},
+		{"missing fields", models.EnvLive, catalog.LocationInput{}, "", models.CodeValidation},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			loc, err := s.FindLocation(ctx, tc.env, tc.in)
+			loc, err := catalog.NewStore(s).FindLocation(ctx, tc.env, tc.in)
 			if tc.code != "" {
 				if models.ErrorCode(err) != tc.code {
 					t.Fatalf("want %s, got %v", tc.code, err)
@@ -129,29 +130,29 @@ func TestFindLocation(t *testing.T) {
 func TestCheckAvailability(t *testing.T) {
 	s := newStore(t)
 	ctx := context.Background()
-	denver := models.LocationInput{Address: "1700 Lincoln St", City: "Denver", State: "CO", Zip: "80203"}
-	boise := models.LocationInput{Address: "800 W Main St", City: "Boise", State: "ID", Zip: "83702"}
+	denver := catalog.LocationInput{Address: "1700 Lincoln St", City: "Denver", State: "CO", Zip: "80203"}
+	boise := catalog.LocationInput{Address: "800 W Main St", City: "Boise", State: "ID", Zip: "83702"}
 	tests := []struct {
 		name      string
-		q         models.AvailabilityQuery
+		q         catalog.AvailabilityQuery
 		errCode   models.Code // of CheckAvailability
 		checkCode models.Code // of report.Check()
 		types     []string    // services answered
 	}{
-		{"everything offered", models.AvailabilityQuery{Location: austin}, "", "", []string{"fiber_dedicated", "fiber_business", "mpls", "sdwan"}},
-		{"only what the location offers", models.AvailabilityQuery{Location: denver}, "", "", []string{"fiber_business", "sdwan"}},
-		{"by location id", models.AvailabilityQuery{LocationID: "loc_boise_main"}, "", "", []string{"fiber_business"}},
-		{"not offered", models.AvailabilityQuery{Location: denver, ServiceTypes: []string{"fiber_dedicated"}}, "", models.CodeUnavailableAtLocation, []string{"fiber_dedicated"}},
-		{"too much bandwidth", models.AvailabilityQuery{Location: boise, Bandwidth: "1gbps"}, "", models.CodeInsufficientBandwidth, []string{"fiber_business"}},
-		{"mixed", models.AvailabilityQuery{Location: denver, ServiceTypes: []string{"fiber_dedicated", "sdwan"}, Bandwidth: "1gbps"}, "", "", []string{"fiber_dedicated", "sdwan"}},
-		{"none offered of several", models.AvailabilityQuery{Location: boise, ServiceTypes: []string{"mpls", "sdwan"}}, "", models.CodeUnavailableAtLocation, []string{"mpls", "sdwan"}},
-		{"outside the area", models.AvailabilityQuery{Location: models.LocationInput{Address: "1 Main St", City: "Nowhere", State: "TX", Zip: "79999"}}, models.CodeLocationNotServiceable, "", nil},
-		{"unknown type", models.AvailabilityQuery{Location: austin, ServiceTypes: []string{"dsl"}}, models.CodeValidation, "", nil},
-		{"bad bandwidth", models.AvailabilityQuery{Location: austin, Bandwidth: "fast"}, models.CodeValidation, "", nil},
+		{"everything offered", catalog.AvailabilityQuery{Location: austin}, "", "", []string{"fiber_dedicated", "fiber_business", "mpls", "sdwan"}},
+		{"only what the location offers", catalog.AvailabilityQuery{Location: denver}, "", "", []string{"fiber_business", "sdwan"}},
+		{"by location id", catalog.AvailabilityQuery{LocationID: "loc_boise_main"}, "", "", []string{"fiber_business"}},
+		{"not offered", catalog.AvailabilityQuery{Location: denver, ServiceTypes: []string{"fiber_dedicated"}}, "", models.CodeUnavailableAtLocation, []string{"fiber_dedicated"}},
+		{"too much bandwidth", catalog.AvailabilityQuery{Location: boise, Bandwidth: "1gbps"}, "", models.CodeInsufficientBandwidth, []string{"fiber_business"}},
+		{"mixed", catalog.AvailabilityQuery{Location: denver, ServiceTypes: []string{"fiber_dedicated", "sdwan"}, Bandwidth: "1gbps"}, "", "", []string{"fiber_dedicated", "sdwan"}},
+		{"none offered of several", catalog.AvailabilityQuery{Location: boise, ServiceTypes: []string{"mpls", "sdwan"}}, "", models.CodeUnavailableAtLocation, []string{"mpls", "sdwan"}},
+		{"outside the area", catalog.AvailabilityQuery{Location: catalog.LocationInput{Address: "1 Main St", City: "Nowhere", State: "TX", Zip: "79999"}}, models.CodeLocationNotServiceable, "", nil},
+		{"unknown type", catalog.AvailabilityQuery{Location: austin, ServiceTypes: []string{"dsl"}}, models.CodeValidation, "", nil},
+		{"bad bandwidth", catalog.AvailabilityQuery{Location: austin, Bandwidth: "fast"}, models.CodeValidation, "", nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			r, err := s.CheckAvailability(ctx, models.TenantScope("", models.EnvLive), tc.q)
+			r, err := catalog.NewStore(s).CheckAvailability(ctx, models.TenantScope("", models.EnvLive), tc.q)
 			if tc.errCode != "" {
 				if models.ErrorCode(err) != tc.errCode {
 					t.Fatalf("want %s, got %v", tc.errCode, err)
@@ -175,13 +176,13 @@ func TestCheckAvailability(t *testing.T) {
 		})
 	}
 	t.Run("alternatives", func(t *testing.T) {
-		r, err := s.CheckAvailability(ctx, models.TenantScope("", models.EnvLive), models.AvailabilityQuery{Location: denver, ServiceTypes: []string{"fiber_dedicated"}, Bandwidth: "1gbps"})
+		r, err := catalog.NewStore(s).CheckAvailability(ctx, models.TenantScope("", models.EnvLive), catalog.AvailabilityQuery{Location: denver, ServiceTypes: []string{"fiber_dedicated"}, Bandwidth: "1gbps"})
 		if err != nil {
 			t.Fatal(err)
 		}
 		e := models.AsError(r.Require("fiber_dedicated"))
-		alts, _ := e.Details["alternatives"].([]models.Alternative)
-		want := []models.Alternative{{ServiceType: "fiber_business", Available: true, Bandwidth: "1gbps"}, {ServiceType: "sdwan", Available: true, Bandwidth: "1gbps"}}
+		alts, _ := e.Details["alternatives"].([]catalog.Alternative)
+		want := []catalog.Alternative{{ServiceType: "fiber_business", Available: true, Bandwidth: "1gbps"}, {ServiceType: "sdwan", Available: true, Bandwidth: "1gbps"}}
 		if e.Code != models.CodeUnavailableAtLocation || !slices.Equal(alts, want) {
 			t.Fatalf("got %v %+v", e, alts)
 		}
@@ -227,7 +228,7 @@ func TestPrepareInternetOrder(t *testing.T) {
 				t.Fatal(err)
 			}
 			if scope.OrganizationID != p.OrganizationID || o.LocationID != "loc_austin_congress" || o.BandwidthMbps != 10000 ||
-				o.CatalogServiceID != "internet-fiber-dedicated" || o.Kind != models.KindInternet || o.BillingCycle != "monthly" {
+				o.CatalogServiceID != "internet-fiber-dedicated" || o.Kind != catalog.KindInternet || o.BillingCycle != "monthly" {
 				t.Fatalf("order %+v scope %+v", o, scope)
 			}
 			if err := services.NewStore(s).ValidateOrder(ctx, scope, o); err != nil {
@@ -242,72 +243,72 @@ func TestInventoryAllocationsAreIdempotent(t *testing.T) {
 	ctx := context.Background()
 	p, _ := provisioningTenant(t, s, "A")
 	scope := p.OwnScope()
-	req := func(op string, mbps int) models.AllocationRequest {
-		return models.AllocationRequest{OperationID: op, ServiceID: "svc_" + op, LocationID: "loc_boise_main", ServiceType: "fiber_business", Mbps: mbps}
+	req := func(op string, mbps int) catalog.AllocationRequest {
+		return catalog.AllocationRequest{OperationID: op, ServiceID: "svc_" + op, LocationID: "loc_boise_main", ServiceType: "fiber_business", Mbps: mbps}
 	}
 	allocated := func() int {
 		t.Helper()
-		c, err := s.Capacity(ctx, models.EnvLive, "loc_boise_main", "fiber_business")
+		c, err := catalog.NewStore(s).Capacity(ctx, models.EnvLive, "loc_boise_main", "fiber_business")
 		if err != nil {
 			t.Fatal(err)
 		}
 		return c.AllocatedMbps
 	}
 
-	first, err := s.ReserveCapacity(ctx, scope, req("op1", 300))
+	first, err := catalog.NewStore(s).ReserveCapacity(ctx, scope, req("op1", 300))
 	if err != nil {
 		t.Fatal(err)
 	}
-	again, err := s.ReserveCapacity(ctx, scope, req("op1", 300))
+	again, err := catalog.NewStore(s).ReserveCapacity(ctx, scope, req("op1", 300))
 	if err != nil || again.ID != first.ID || allocated() != 300 {
 		t.Fatalf("a repeated reservation must return the first: %+v %v, allocated %d", again, err, allocated())
 	}
-	if _, err := s.ReserveCapacity(ctx, scope, req("op2", 300)); models.ErrorCode(err) != models.CodeInsufficientBandwidth {
+	if _, err := catalog.NewStore(s).ReserveCapacity(ctx, scope, req("op2", 300)); models.ErrorCode(err) != models.CodeInsufficientBandwidth {
 		t.Fatalf("want INSUFFICIENT_BANDWIDTH, got %v", err)
 	}
-	if _, err := s.ReserveCapacity(ctx, scope, models.AllocationRequest{OperationID: "op3", LocationID: "loc_boise_main", ServiceType: "mpls", Mbps: 10}); models.ErrorCode(err) != models.CodeUnavailableAtLocation {
+	if _, err := catalog.NewStore(s).ReserveCapacity(ctx, scope, catalog.AllocationRequest{OperationID: "op3", LocationID: "loc_boise_main", ServiceType: "mpls", Mbps: 10}); models.ErrorCode(err) != models.CodeUnavailableAtLocation {
 		t.Fatalf("want SERVICE_UNAVAILABLE_AT_LOCATION, got %v", err)
 	}
 	if allocated() != 300 {
 		t.Fatalf("failed reservations must not allocate: %d", allocated())
 	}
 
-	ip1, err := s.AllocateIPBlock(ctx, scope, req("op1", 0))
+	ip1, err := catalog.NewStore(s).AllocateIPBlock(ctx, scope, req("op1", 0))
 	if err != nil {
 		t.Fatal(err)
 	}
-	ip1again, _ := s.AllocateIPBlock(ctx, scope, req("op1", 0))
-	ip2, err := s.AllocateIPBlock(ctx, scope, req("op2", 0))
+	ip1again, _ := catalog.NewStore(s).AllocateIPBlock(ctx, scope, req("op1", 0))
+	ip2, err := catalog.NewStore(s).AllocateIPBlock(ctx, scope, req("op2", 0))
 	if err != nil || ip1.CIDR != ip1again.CIDR || ip1.CIDR == ip2.CIDR || ip1.CIDR != "100.64.0.0/29" || ip1.Gateway != "100.64.0.1" || ip2.CIDR != "100.64.0.8/29" {
 		t.Fatalf("IP blocks %s %s %s, %v", ip1.CIDR, ip1again.CIDR, ip2.CIDR, err)
 	}
-	v1, _ := s.AllocateVLAN(ctx, scope, req("op1", 0))
-	v2, _ := s.AllocateVLAN(ctx, scope, req("op2", 0))
+	v1, _ := catalog.NewStore(s).AllocateVLAN(ctx, scope, req("op1", 0))
+	v2, _ := catalog.NewStore(s).AllocateVLAN(ctx, scope, req("op2", 0))
 	if v1.VLANID != 100 || v2.VLANID != 101 {
 		t.Fatalf("VLANs %d %d", v1.VLANID, v2.VLANID)
 	}
 
-	n, err := s.ReleaseAllocations(ctx, scope, "op1")
+	n, err := catalog.NewStore(s).ReleaseAllocations(ctx, scope, "op1")
 	if err != nil || n != 3 || allocated() != 0 {
 		t.Fatalf("release: %d %v, allocated %d", n, err, allocated())
 	}
-	if n, err := s.ReleaseAllocations(ctx, scope, "op1"); err != nil || n != 0 || allocated() != 0 {
+	if n, err := catalog.NewStore(s).ReleaseAllocations(ctx, scope, "op1"); err != nil || n != 0 || allocated() != 0 {
 		t.Fatalf("second release: %d %v, allocated %d", n, err, allocated())
 	}
-	if _, err := s.ReserveCapacity(ctx, scope, req("op1", 300)); models.ErrorCode(err) != models.CodeInvalidStateTransition {
+	if _, err := catalog.NewStore(s).ReserveCapacity(ctx, scope, req("op1", 300)); models.ErrorCode(err) != models.CodeInvalidStateTransition {
 		t.Fatalf("reserving again after release: %v", err)
 	}
-	ip3, _ := s.AllocateIPBlock(ctx, scope, req("op4", 0))
+	ip3, _ := catalog.NewStore(s).AllocateIPBlock(ctx, scope, req("op4", 0))
 	if ip3.CIDR != "100.64.0.0/29" {
 		t.Fatalf("a released block is reused first: %s", ip3.CIDR)
 	}
-	if n, _ := s.ReleaseAllocations(ctx, scope, "op2", models.AllocVLAN); n != 1 {
+	if n, _ := catalog.NewStore(s).ReleaseAllocations(ctx, scope, "op2", catalog.AllocVLAN); n != 1 {
 		t.Fatalf("release by kind released %d", n)
 	}
 
 	t.Run("sandbox has its own inventory", func(t *testing.T) {
 		test := models.TenantScope(p.OrganizationID, models.EnvTest)
-		ip, err := s.AllocateIPBlock(ctx, test, req("op9", 0))
+		ip, err := catalog.NewStore(s).AllocateIPBlock(ctx, test, req("op9", 0))
 		if err != nil || ip.CIDR != "198.18.0.0/29" {
 			t.Fatalf("%+v %v", ip, err)
 		}
@@ -315,36 +316,36 @@ func TestInventoryAllocationsAreIdempotent(t *testing.T) {
 
 	t.Run("each organization's sandbox is its own", func(t *testing.T) {
 		q, _ := provisioningTenant(t, s, "B")
-		low := func(op string, mbps int) models.AllocationRequest {
-			return models.AllocationRequest{OperationID: op, ServiceID: "svc_" + op, LocationID: "loc_sandbox_low_capacity", ServiceType: "fiber_dedicated", Mbps: mbps}
+		low := func(op string, mbps int) catalog.AllocationRequest {
+			return catalog.AllocationRequest{OperationID: op, ServiceID: "svc_" + op, LocationID: "loc_sandbox_low_capacity", ServiceType: "fiber_dedicated", Mbps: mbps}
 		}
 		a, b := models.TenantScope(p.OrganizationID, models.EnvTest), models.TenantScope(q.OrganizationID, models.EnvTest)
 		for _, sc := range []models.Scope{a, b} { // both get the whole 100 Mbps and the same first IP block and VLAN
-			if _, err := s.ReserveCapacity(ctx, sc, low("sb-"+sc.OrganizationID, 100)); err != nil {
+			if _, err := catalog.NewStore(s).ReserveCapacity(ctx, sc, low("sb-"+sc.OrganizationID, 100)); err != nil {
 				t.Fatal(err)
 			}
-			if v, err := s.AllocateVLAN(ctx, sc, low("sb-"+sc.OrganizationID, 0)); err != nil || v.VLANID != 100 {
+			if v, err := catalog.NewStore(s).AllocateVLAN(ctx, sc, low("sb-"+sc.OrganizationID, 0)); err != nil || v.VLANID != 100 {
 				t.Fatalf("VLAN %+v %v", v, err)
 			}
 		}
-		if _, err := s.ReserveCapacity(ctx, a, low("sb-more", 100)); models.ErrorCode(err) != models.CodeInsufficientBandwidth {
+		if _, err := catalog.NewStore(s).ReserveCapacity(ctx, a, low("sb-more", 100)); models.ErrorCode(err) != models.CodeInsufficientBandwidth {
 			t.Fatalf("A's sandbox is full: %v", err)
 		}
-		left, err := s.AvailableMbps(ctx, a, "loc_sandbox_low_capacity", "fiber_dedicated")
+		left, err := catalog.NewStore(s).AvailableMbps(ctx, a, "loc_sandbox_low_capacity", "fiber_dedicated")
 		if err != nil || left != 0 {
 			t.Fatalf("A has %d left, %v", left, err)
 		}
-		r, err := s.CheckAvailability(ctx, a, models.AvailabilityQuery{LocationID: "loc_sandbox_low_capacity", ServiceTypes: []string{"fiber_dedicated"}})
+		r, err := catalog.NewStore(s).CheckAvailability(ctx, a, catalog.AvailabilityQuery{LocationID: "loc_sandbox_low_capacity", ServiceTypes: []string{"fiber_dedicated"}})
 		if err != nil || r.Check() == nil {
 			t.Fatalf("availability in A's sandbox: %v %v", r, err)
 		}
-		if _, err := s.ReleaseAllocations(ctx, a, "sb-"+a.OrganizationID); err != nil {
+		if _, err := catalog.NewStore(s).ReleaseAllocations(ctx, a, "sb-"+a.OrganizationID); err != nil {
 			t.Fatal(err)
 		}
-		if left, _ := s.AvailableMbps(ctx, a, "loc_sandbox_low_capacity", "fiber_dedicated"); left != 100 {
+		if left, _ := catalog.NewStore(s).AvailableMbps(ctx, a, "loc_sandbox_low_capacity", "fiber_dedicated"); left != 100 {
 			t.Fatalf("after release A has %d left", left)
 		}
-		if left, _ := s.AvailableMbps(ctx, b, "loc_sandbox_low_capacity", "fiber_dedicated"); left != 0 {
+		if left, _ := catalog.NewStore(s).AvailableMbps(ctx, b, "loc_sandbox_low_capacity", "fiber_dedicated"); left != 0 {
 			t.Fatalf("B's sandbox changed with A's: %d left", left)
 		}
 	})
@@ -357,7 +358,7 @@ func TestInventoryAllocationsAreIdempotent(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				a, err := s.ReserveCapacity(ctx, scope, req("op-concurrent", 100))
+				a, err := catalog.NewStore(s).ReserveCapacity(ctx, scope, req("op-concurrent", 100))
 				errs[i] = err
 				if a != nil {
 					ids[i] = a.ID
@@ -382,7 +383,7 @@ func TestInventoryAllocationsAreIdempotent(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				if _, err := s.ReserveCapacity(ctx, scope, req(fmt.Sprintf("op-race-%d", i), 100)); err == nil {
+				if _, err := catalog.NewStore(s).ReserveCapacity(ctx, scope, req(fmt.Sprintf("op-race-%d", i), 100)); err == nil {
 					mu.Lock()
 					ok++
 					mu.Unlock()
@@ -595,21 +596,21 @@ func TestSeedProvisioningIsIdempotent(t *testing.T) {
 	s := newStore(t)
 	ctx := context.Background()
 	p, _ := provisioningTenant(t, s, "A")
-	if _, err := s.ReserveCapacity(ctx, p.OwnScope(), models.AllocationRequest{OperationID: "op", LocationID: "loc_austin_congress", ServiceType: "mpls", Mbps: 100}); err != nil {
+	if _, err := catalog.NewStore(s).ReserveCapacity(ctx, p.OwnScope(), catalog.AllocationRequest{OperationID: "op", LocationID: "loc_austin_congress", ServiceType: "mpls", Mbps: 100}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := seed.NewStore(s).Seed(ctx); err != nil {
 		t.Fatal(err)
 	}
-	c, err := s.Capacity(ctx, models.EnvLive, "loc_austin_congress", "mpls")
+	c, err := catalog.NewStore(s).Capacity(ctx, models.EnvLive, "loc_austin_congress", "mpls")
 	if err != nil || c.AllocatedMbps != 100 || c.CapacityMbps != 5000 {
 		t.Fatalf("a second seed must keep allocations: %+v %v", c, err)
 	}
-	if _, err := s.Capacity(ctx, models.EnvLive, "loc_sandbox_all", "mpls"); models.ErrorCode(err) != models.CodeNotFound {
+	if _, err := catalog.NewStore(s).Capacity(ctx, models.EnvLive, "loc_sandbox_all", "mpls"); models.ErrorCode(err) != models.CodeNotFound {
 		t.Fatalf("sandbox locations have no live capacity: %v", err)
 	}
-	tpls, _ := s.Templates(ctx, models.EnvLive)
-	all, _ := s.Templates(ctx, models.EnvTest)
+	tpls, _ := catalog.NewStore(s).Templates(ctx, models.EnvLive)
+	all, _ := catalog.NewStore(s).Templates(ctx, models.EnvTest)
 	if len(tpls) != 5 || len(all) != 10 {
 		t.Fatalf("templates: %d live, %d sandbox", len(tpls), len(all))
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/billing"
+	"github.com/telcoplatform/platform/models/catalog"
 	"github.com/telcoplatform/platform/models/services"
 	"github.com/telcoplatform/platform/webhooks"
 )
@@ -94,7 +95,7 @@ func TestKindProfilesMatchTheCatalog(t *testing.T) {
 		}
 		seen[p.Collection] = true
 		for _, id := range p.Offers {
-			offer, err := s.CatalogServiceByID(ctx, id)
+			offer, err := catalog.NewStore(s).CatalogServiceByID(ctx, id)
 			if err != nil || offer.Kind != p.Kind || offer.Category != p.Category {
 				t.Fatalf("%s: offer %s: %+v %v", p.Kind, id, offer, err)
 			}
@@ -144,43 +145,43 @@ func TestNumbersAndComputeInventory(t *testing.T) {
 	ctx := context.Background()
 	p, _ := provisioningTenant(t, s, "Inventory")
 	scope := p.OwnScope()
-	req := models.AllocationRequest{OperationID: "prov_numbers", ServiceID: "svc_numbers"}
-	first, err := s.AllocateNumbers(ctx, scope, req, "local", "512", []int{0, 1, 2})
+	req := catalog.AllocationRequest{OperationID: "prov_numbers", ServiceID: "svc_numbers"}
+	first, err := catalog.NewStore(s).AllocateNumbers(ctx, scope, req, "local", "512", []int{0, 1, 2})
 	if err != nil || len(first) != 3 || first[0].Reference != "+15125550000" || first[2].Reference != "+15125550002" {
 		t.Fatalf("numbers %+v %v", first, err)
 	}
-	again, err := s.AllocateNumbers(ctx, scope, req, "local", "512", []int{0, 1, 2, 3})
+	again, err := catalog.NewStore(s).AllocateNumbers(ctx, scope, req, "local", "512", []int{0, 1, 2, 3})
 	if err != nil || len(again) != 4 || again[0].ID != first[0].ID || again[3].Reference != "+15125550003" {
 		t.Fatalf("retried %+v %v", again, err)
 	}
-	other, err := s.AllocateNumbers(ctx, scope, models.AllocationRequest{OperationID: "prov_other", ServiceID: "svc_other"}, "toll_free", "", []int{0})
+	other, err := catalog.NewStore(s).AllocateNumbers(ctx, scope, catalog.AllocationRequest{OperationID: "prov_other", ServiceID: "svc_other"}, "toll_free", "", []int{0})
 	if err != nil || !strings.HasPrefix(other[0].Reference, "+1800555") {
 		t.Fatalf("toll-free %+v %v", other, err)
 	}
-	if n, err := s.ReleaseServiceAllocations(ctx, scope, "svc_numbers", ""); err != nil || n != 4 {
+	if n, err := catalog.NewStore(s).ReleaseServiceAllocations(ctx, scope, "svc_numbers", ""); err != nil || n != 4 {
 		t.Fatalf("released %d %v", n, err)
 	}
-	reused, err := s.AllocateNumbers(ctx, scope, models.AllocationRequest{OperationID: "prov_reuse", ServiceID: "svc_reuse"}, "local", "512", []int{0})
+	reused, err := catalog.NewStore(s).AllocateNumbers(ctx, scope, catalog.AllocationRequest{OperationID: "prov_reuse", ServiceID: "svc_reuse"}, "local", "512", []int{0})
 	if err != nil || reused[0].Reference != "+15125550000" {
 		t.Fatalf("the freed number is not reused: %+v %v", reused, err)
 	}
-	if _, err := s.AllocateNumbers(ctx, scope, models.AllocationRequest{OperationID: "prov_x", ServiceID: "svc_x"}, "local", "999", []int{0}); models.ErrorCode(err) != models.CodeUnavailableAtLocation {
+	if _, err := catalog.NewStore(s).AllocateNumbers(ctx, scope, catalog.AllocationRequest{OperationID: "prov_x", ServiceID: "svc_x"}, "local", "999", []int{0}); models.ErrorCode(err) != models.CodeUnavailableAtLocation {
 		t.Fatalf("the sandbox area code exists live: %v", err)
 	}
 
-	if _, err := s.ReserveUnits(ctx, scope, models.AllocationRequest{OperationID: "prov_vm", ServiceID: "svc_vm", LocationID: "us-east-1", ServiceType: "gpu", Mbps: 300}); models.ErrorCode(err) != models.CodeUnavailableAtLocation {
+	if _, err := catalog.NewStore(s).ReserveUnits(ctx, scope, catalog.AllocationRequest{OperationID: "prov_vm", ServiceID: "svc_vm", LocationID: "us-east-1", ServiceType: "gpu", Mbps: 300}); models.ErrorCode(err) != models.CodeUnavailableAtLocation {
 		t.Fatalf("300 GPUs reserved: %v", err)
 	}
 	for slot, region := range []string{"us-east-1", "eu-west-1"} {
-		if _, err := s.ReserveUnits(ctx, scope, models.AllocationRequest{OperationID: "prov_vm", ServiceID: "svc_vm", LocationID: region, ServiceType: "vcpu", Mbps: 64, Slot: slot}); err != nil {
+		if _, err := catalog.NewStore(s).ReserveUnits(ctx, scope, catalog.AllocationRequest{OperationID: "prov_vm", ServiceID: "svc_vm", LocationID: region, ServiceType: "vcpu", Mbps: 64, Slot: slot}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if left, _ := s.AvailableUnits(ctx, scope, "us-east-1", "vcpu"); left != 20000-64 {
+	if left, _ := catalog.NewStore(s).AvailableUnits(ctx, scope, "us-east-1", "vcpu"); left != 20000-64 {
 		t.Fatalf("%d vCPUs left", left)
 	}
-	regions, _ := s.ComputeRegions(ctx, models.EnvLive)
-	sandboxRegions, _ := s.ComputeRegions(ctx, models.EnvTest)
+	regions, _ := catalog.NewStore(s).ComputeRegions(ctx, models.EnvLive)
+	sandboxRegions, _ := catalog.NewStore(s).ComputeRegions(ctx, models.EnvTest)
 	if slices.Contains(regions, "sandbox-exhausted-1") || !slices.Contains(sandboxRegions, "sandbox-exhausted-1") || len(regions) != 6 {
 		t.Fatalf("regions %v / %v", regions, sandboxRegions)
 	}
@@ -192,22 +193,22 @@ func TestScalingCapacityReplacesTheOld(t *testing.T) {
 	p, _ := provisioningTenant(t, s, "Scaler")
 	scope := p.OwnScope()
 	// Boise has 500 Mbps of fiber_business: a service holding 300 can grow to 500 only by replacing its own
-	old := models.AllocationRequest{OperationID: "prov_a", ServiceID: "svc_a", LocationID: "loc_boise_main", ServiceType: "fiber_business", Mbps: 300}
-	if _, err := s.ReserveCapacity(ctx, scope, old); err != nil {
+	old := catalog.AllocationRequest{OperationID: "prov_a", ServiceID: "svc_a", LocationID: "loc_boise_main", ServiceType: "fiber_business", Mbps: 300}
+	if _, err := catalog.NewStore(s).ReserveCapacity(ctx, scope, old); err != nil {
 		t.Fatal(err)
 	}
-	grow := models.AllocationRequest{OperationID: "scl_a", ServiceID: "svc_a", LocationID: "loc_boise_main", ServiceType: "fiber_business", Mbps: 500}
-	if _, err := s.ReserveCapacity(ctx, scope, grow); models.ErrorCode(err) != models.CodeInsufficientBandwidth {
+	grow := catalog.AllocationRequest{OperationID: "scl_a", ServiceID: "svc_a", LocationID: "loc_boise_main", ServiceType: "fiber_business", Mbps: 500}
+	if _, err := catalog.NewStore(s).ReserveCapacity(ctx, scope, grow); models.ErrorCode(err) != models.CodeInsufficientBandwidth {
 		t.Fatalf("without Replaces: %v", err)
 	}
 	grow.Replaces = true
-	if _, err := s.ReserveCapacity(ctx, scope, grow); err != nil {
+	if _, err := catalog.NewStore(s).ReserveCapacity(ctx, scope, grow); err != nil {
 		t.Fatal(err)
 	}
-	if n, err := s.ReleaseServiceAllocations(ctx, scope, "svc_a", "scl_a", models.AllocCapacity); err != nil || n != 1 {
+	if n, err := catalog.NewStore(s).ReleaseServiceAllocations(ctx, scope, "svc_a", "scl_a", catalog.AllocCapacity); err != nil || n != 1 {
 		t.Fatalf("released %d %v", n, err)
 	}
-	if c, _ := s.Capacity(ctx, models.EnvLive, "loc_boise_main", "fiber_business"); c.AllocatedMbps != 500 {
+	if c, _ := catalog.NewStore(s).Capacity(ctx, models.EnvLive, "loc_boise_main", "fiber_business"); c.AllocatedMbps != 500 {
 		t.Fatalf("%d Mbps allocated", c.AllocatedMbps)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/catalog"
 	"github.com/telcoplatform/platform/models/services"
 	"github.com/telcoplatform/platform/simulator"
 	"github.com/telcoplatform/platform/testenv"
@@ -22,7 +23,7 @@ func liveService(t *testing.T, s *models.Store, env models.Environment, id, kind
 	scope := models.TenantScope(org.ID, env)
 	order := &services.ProvisioningOrder{AccountID: "acct_x", Name: name, Kind: kind, ServiceType: "fiber_dedicated", CatalogServiceID: "internet-fiber-dedicated",
 		Bandwidth: "1gbps", BandwidthMbps: 1000, SLA: "standard", BillingCycle: "monthly", LocationID: "loc_austin_congress", Quantity: qty,
-		Location: models.LocationInput{Address: "100 Congress Ave", City: "Austin", State: "TX", Zip: "78701"}}
+		Location: catalog.LocationInput{Address: "100 Congress Ave", City: "Austin", State: "TX", Zip: "78701"}}
 	if _, err := services.NewStore(s).EnsureService(ctx, scope, id, "prov_"+id, order); err != nil {
 		t.Fatal(err)
 	}

@@ -21,6 +21,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/catalog"
 	"github.com/telcoplatform/platform/models/services"
 )
 
@@ -102,7 +103,7 @@ type Southbound interface {
 	// Deconfigure removes the device configuration.
 	Deconfigure(ctx context.Context, o Order) error
 	// Release returns the order's allocations of the given kinds (all when none).
-	Release(ctx context.Context, o Order, kinds ...models.AllocationKind) error
+	Release(ctx context.Context, o Order, kinds ...catalog.AllocationKind) error
 
 	// ReserveCompute holds units of a compute pool in a region. Errors:
 	// SERVICE_UNAVAILABLE_AT_LOCATION, PROVISIONING_FAILED.
@@ -147,6 +148,7 @@ type Options struct {
 // inventory lives in the database.
 type Simulator struct {
 	store        *models.Store
+	catalog      *catalog.Store
 	services     *services.Store
 	delay        time.Duration
 	log          *slog.Logger
@@ -166,7 +168,7 @@ func New(store *models.Store, opts Options) *Simulator {
 	case rate < 0:
 		rate = 0
 	}
-	return &Simulator{store: store, services: services.NewStore(store), delay: opts.StepDelay, log: log, incidentRate: rate}
+	return &Simulator{store: store, catalog: catalog.NewStore(store), services: services.NewStore(store), delay: opts.StepDelay, log: log, incidentRate: rate}
 }
 
 var _ Southbound = (*Simulator)(nil)
@@ -221,7 +223,7 @@ func (s *Simulator) InjectedFault(ctx context.Context, o Order, step string) err
 		magic = append(magic, "name "+o.Name)
 	}
 	if o.LocationID != "" {
-		var loc models.ServiceableLocation
+		var loc catalog.ServiceableLocation
 		if err := db.Where("id = ?", o.LocationID).Take(&loc).Error; err == nil && loc.FailAtStep == step {
 			magic = append(magic, "location "+loc.ID)
 		} else if err != nil && !errors.Is(err, gorm.ErrRecordNotFound) {
@@ -229,7 +231,7 @@ func (s *Simulator) InjectedFault(ctx context.Context, o Order, step string) err
 		}
 	}
 	if o.TemplateID != "" {
-		var tpl models.ProvisioningTemplate
+		var tpl catalog.ProvisioningTemplate
 		if err := db.Where("id = ?", o.TemplateID).Take(&tpl).Error; err == nil && tpl.FailAtStep == step {
 			magic = append(magic, "template "+tpl.ID)
 		} else if err != nil && !errors.Is(err, gorm.ErrRecordNotFound) {
@@ -243,8 +245,8 @@ func (s *Simulator) InjectedFault(ctx context.Context, o Order, step string) err
 		WithDetail("sandbox", true).WithDetail("magic_value", strings.Join(magic, ", "))
 }
 
-func (s *Simulator) request(o Order) models.AllocationRequest {
-	return models.AllocationRequest{OperationID: o.OperationID, ServiceID: o.ServiceID, LocationID: o.LocationID, ServiceType: o.ServiceType,
+func (s *Simulator) request(o Order) catalog.AllocationRequest {
+	return catalog.AllocationRequest{OperationID: o.OperationID, ServiceID: o.ServiceID, LocationID: o.LocationID, ServiceType: o.ServiceType,
 		Mbps: o.BandwidthMbps, Slot: o.Slot, Replaces: o.Replaces}
 }
 
@@ -264,7 +266,7 @@ func (s *Simulator) ReserveCapacity(ctx context.Context, o Order) (Reservation, 
 	if err := s.InjectedFault(ctx, o, services.StepReserveCapacity); err != nil {
 		return Reservation{}, err
 	}
-	a, err := s.store.ReserveCapacity(ctx, o.Scope(), s.request(o))
+	a, err := s.catalog.ReserveCapacity(ctx, o.Scope(), s.request(o))
 	if err != nil {
 		return Reservation{}, err
 	}
@@ -276,7 +278,7 @@ func (s *Simulator) AllocateIP(ctx context.Context, o Order) (IPAssignment, erro
 	if err := s.wait(ctx); err != nil {
 		return IPAssignment{}, err
 	}
-	a, err := s.store.AllocateIPBlock(ctx, o.Scope(), s.request(o))
+	a, err := s.catalog.AllocateIPBlock(ctx, o.Scope(), s.request(o))
 	if err != nil {
 		return IPAssignment{}, err
 	}
@@ -288,7 +290,7 @@ func (s *Simulator) AllocateVLAN(ctx context.Context, o Order) (int, error) {
 	if err := s.wait(ctx); err != nil {
 		return 0, err
 	}
-	a, err := s.store.AllocateVLAN(ctx, o.Scope(), s.request(o))
+	a, err := s.catalog.AllocateVLAN(ctx, o.Scope(), s.request(o))
 	if err != nil {
 		return 0, err
 	}
@@ -370,11 +372,11 @@ func (s *Simulator) Deconfigure(ctx context.Context, o Order) error {
 }
 
 // Release returns the order's allocations to the inventory.
-func (s *Simulator) Release(ctx context.Context, o Order, kinds ...models.AllocationKind) error {
+func (s *Simulator) Release(ctx context.Context, o Order, kinds ...catalog.AllocationKind) error {
 	if err := s.wait(ctx); err != nil {
 		return err
 	}
-	_, err := s.store.ReleaseAllocations(ctx, o.Scope(), o.OperationID, kinds...)
+	_, err := s.catalog.ReleaseAllocations(ctx, o.Scope(), o.OperationID, kinds...)
 	return err
 }
 
@@ -424,7 +426,7 @@ func (s *Simulator) ReserveCompute(ctx context.Context, o Order) error {
 	if err := s.InjectedFault(ctx, o, services.StepReserveCapacity); err != nil {
 		return err
 	}
-	_, err := s.store.ReserveUnits(ctx, o.Scope(), s.request(o))
+	_, err := s.catalog.ReserveUnits(ctx, o.Scope(), s.request(o))
 	return err
 }
 
@@ -436,7 +438,7 @@ func (s *Simulator) AssignNumbers(ctx context.Context, o Order, typ, areaCode st
 	if err := s.InjectedFault(ctx, o, services.StepReserveCapacity); err != nil {
 		return nil, err
 	}
-	allocs, err := s.store.AllocateNumbers(ctx, o.Scope(), s.request(o), typ, areaCode, slots)
+	allocs, err := s.catalog.AllocateNumbers(ctx, o.Scope(), s.request(o), typ, areaCode, slots)
 	if err != nil {
 		return nil, err
 	}
@@ -530,7 +532,7 @@ func (s *Simulator) ReleaseService(ctx context.Context, o Order) error {
 	if err := s.wait(ctx); err != nil {
 		return err
 	}
-	_, err := s.store.ReleaseServiceAllocations(ctx, o.Scope(), o.ServiceID, "")
+	_, err := s.catalog.ReleaseServiceAllocations(ctx, o.Scope(), o.ServiceID, "")
 	return err
 }
 
@@ -559,7 +561,7 @@ func (s *Simulator) MigrateData(ctx context.Context, o Order, destination string
 		Select("COALESCE(SUM(data_mb), 0)").Scan(&stored).Error; err != nil {
 		return nil, models.Internal(err)
 	}
-	allocs, err := s.store.ServiceAllocations(ctx, scope, o.ServiceID)
+	allocs, err := s.catalog.ServiceAllocations(ctx, scope, o.ServiceID)
 	if err != nil {
 		return nil, err
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/catalog"
 	"github.com/telcoplatform/platform/models/services"
 	"github.com/telcoplatform/platform/simulator"
 	"github.com/telcoplatform/platform/testenv"
@@ -137,7 +138,7 @@ func TestRecordTelemetry(t *testing.T) {
 	scope := models.TenantScope(org.ID, models.EnvLive)
 	order := &services.ProvisioningOrder{AccountID: "acct_x", Name: "x", Kind: "internet", ServiceType: "fiber_dedicated", CatalogServiceID: "internet-fiber-dedicated",
 		Bandwidth: "1gbps", BandwidthMbps: 1000, SLA: "standard", BillingCycle: "monthly", LocationID: "loc_austin_congress",
-		Location: models.LocationInput{Address: "100 Congress Ave", City: "Austin", State: "TX", Zip: "78701"}}
+		Location: catalog.LocationInput{Address: "100 Congress Ave", City: "Austin", State: "TX", Zip: "78701"}}
 	for _, id := range []string{"svc_up", "svc_pending"} {
 		if _, err := services.NewStore(s).EnsureService(ctx, scope, id, "prov_"+id, order); err != nil {
 			t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/catalog"
 	"github.com/telcoplatform/platform/models/services"
 	"github.com/telcoplatform/platform/simulator"
 	"github.com/telcoplatform/platform/workflows"
@@ -49,7 +50,7 @@ func TestDecommissionWithMigrationAtItsDate(t *testing.T) {
 	old := phoneSystem(t, e, models.EnvLive, "Old PBX")
 	dest := phoneSystem(t, e, models.EnvLive, "New PBX")
 	scope := old.Scope()
-	if got := e.active(scope, old.ServiceID); got[models.AllocPhoneNumber] != 5 {
+	if got := e.active(scope, old.ServiceID); got[catalog.AllocPhoneNumber] != 5 {
 		t.Fatalf("allocations %v", got)
 	}
 	// traffic to migrate
@@ -92,7 +93,7 @@ func TestDecommissionWithMigrationAtItsDate(t *testing.T) {
 	if got := e.active(scope, old.ServiceID); len(got) != 0 {
 		t.Fatalf("still allocated: %v", got)
 	}
-	if got := e.active(scope, dest.ServiceID); got[models.AllocPhoneNumber] != 5 {
+	if got := e.active(scope, dest.ServiceID); got[catalog.AllocPhoneNumber] != 5 {
 		t.Fatalf("the destination lost its numbers: %v", got)
 	}
 	want := []string{"service.status_changed", "service.status_changed", "service.provisioned", "service.status_changed", "service.status_changed", "service.decommissioned"}
@@ -142,7 +143,7 @@ func TestDecommissionVerificationFailureRollsBack(t *testing.T) {
 			t.Fatalf("step %s is %s, want %s", st.Name, st.Status, want)
 		}
 	}
-	if got := e.active(old.Scope(), old.ServiceID); got[models.AllocPhoneNumber] != 5 {
+	if got := e.active(old.Scope(), old.ServiceID); got[catalog.AllocPhoneNumber] != 5 {
 		t.Fatalf("allocations %v", got)
 	}
 }
@@ -163,7 +164,7 @@ func TestDecommissionCancelledWhileWaiting(t *testing.T) {
 	if svc.Status != services.ServiceOperational || svc.PendingOperationID != "" || op.Status != services.OpCancelled || op.Steps[0].Status != services.StepCancelled {
 		t.Fatalf("service %+v, operation %+v", svc, op)
 	}
-	if got := e.active(prov.Scope(), prov.ServiceID); got[models.AllocCapacity] != 1 || got[models.AllocIPBlock] != 1 {
+	if got := e.active(prov.Scope(), prov.ServiceID); got[catalog.AllocCapacity] != 1 || got[catalog.AllocIPBlock] != 1 {
 		t.Fatalf("allocations %v", got)
 	}
 }
@@ -186,14 +187,14 @@ func TestProvisioningEveryKindAndCompensation(t *testing.T) {
 		"ai_platform": &services.AIPlatformBody{PlatformType: "inference", Capabilities: []string{"predictive_analytics"}, ComputeTier: "gpu_high_memory",
 			Models: []services.AIModel{{Name: "forecast", Type: "forecasting", Framework: "xgboost"}}},
 	}
-	want := map[string]map[models.AllocationKind]int{
-		"network":                 {models.AllocCapacity: 3, models.AllocIPBlock: 1, models.AllocVLAN: 3},
-		"contact_center":          {models.AllocPhoneNumber: 1},
-		"cloud_infrastructure":    {models.AllocCapacity: 1, models.AllocIPBlock: 1},
-		"cloud_platform":          {models.AllocCapacity: 1},
+	want := map[string]map[catalog.AllocationKind]int{
+		"network":                 {catalog.AllocCapacity: 3, catalog.AllocIPBlock: 1, catalog.AllocVLAN: 3},
+		"contact_center":          {catalog.AllocPhoneNumber: 1},
+		"cloud_infrastructure":    {catalog.AllocCapacity: 1, catalog.AllocIPBlock: 1},
+		"cloud_platform":          {catalog.AllocCapacity: 1},
 		"managed_security":        {},
-		"security_infrastructure": {models.AllocIPBlock: 1, models.AllocVLAN: 1},
-		"ai_platform":             {models.AllocCapacity: 1},
+		"security_infrastructure": {catalog.AllocIPBlock: 1, catalog.AllocVLAN: 1},
+		"ai_platform":             {catalog.AllocCapacity: 1},
 	}
 	for kind, body := range bodies {
 		t.Run(kind, func(t *testing.T) {
@@ -236,7 +237,7 @@ func TestProvisioningEveryKindAndCompensation(t *testing.T) {
 		if !errors.As(err, &appErr) || appErr.Type() != string(models.CodeProvisioningFailed) {
 			t.Fatalf("want PROVISIONING_FAILED, got %v", err)
 		}
-		allocs, _ := e.store.Allocations(ctx, in.Scope(), in.RequestID)
+		allocs, _ := catalog.NewStore(e.store).Allocations(ctx, in.Scope(), in.RequestID)
 		if len(allocs) != 5 {
 			t.Fatalf("allocations %+v", allocs)
 		}

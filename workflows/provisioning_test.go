@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/catalog"
 	"github.com/telcoplatform/platform/models/services"
 	"github.com/telcoplatform/platform/simulator"
 	"github.com/telcoplatform/platform/testenv"
@@ -312,7 +313,7 @@ func realEnv(t *testing.T, net func(*models.Store) simulator.Southbound) (*tests
 	return env, store, seeded.Demo.ID
 }
 
-func acceptOrder(t *testing.T, store *models.Store, org string, env models.Environment, loc models.LocationInput) workflows.ProvisioningInput {
+func acceptOrder(t *testing.T, store *models.Store, org string, env models.Environment, loc catalog.LocationInput) workflows.ProvisioningInput {
 	t.Helper()
 	ctx := context.Background()
 	p := &models.Principal{ID: "ak_x", OrganizationID: org, Environment: env, Role: models.RoleCustomer, Permissions: []string{"*"}}
@@ -338,7 +339,7 @@ func TestProvisioningRetriedActivitiesNeverAllocateTwice(t *testing.T) {
 		flaky = &flakyNetwork{Southbound: simulator.New(s, simulator.Options{}), calls: map[string]int{}}
 		return flaky
 	})
-	in := acceptOrder(t, store, org, models.EnvLive, models.LocationInput{Address: "100 Congress Ave", City: "Austin", State: "TX", Zip: "78701"})
+	in := acceptOrder(t, store, org, models.EnvLive, catalog.LocationInput{Address: "100 Congress Ave", City: "Austin", State: "TX", Zip: "78701"})
 	env.ExecuteWorkflow(workflows.ProvisioningWorkflow, in)
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatal(err)
@@ -347,11 +348,11 @@ func TestProvisioningRetriedActivitiesNeverAllocateTwice(t *testing.T) {
 		t.Fatalf("the activities were not retried: %v", flaky.calls)
 	}
 	ctx := context.Background()
-	allocs, err := store.Allocations(ctx, in.Scope(), in.RequestID)
+	allocs, err := catalog.NewStore(store).Allocations(ctx, in.Scope(), in.RequestID)
 	if err != nil || len(allocs) != 3 {
 		t.Fatalf("allocations %+v %v", allocs, err)
 	}
-	c, _ := store.Capacity(ctx, models.EnvLive, "loc_austin_congress", "fiber_dedicated")
+	c, _ := catalog.NewStore(store).Capacity(ctx, models.EnvLive, "loc_austin_congress", "fiber_dedicated")
 	if c.AllocatedMbps != 1000 {
 		t.Fatalf("allocated %d Mbps, want 1000", c.AllocatedMbps)
 	}
@@ -376,21 +377,21 @@ func TestProvisioningSandboxFailureReleasesEverything(t *testing.T) {
 	} {
 		t.Run(tc.step, func(t *testing.T) {
 			env, store, org := realEnv(t, nil)
-			in := acceptOrder(t, store, org, models.EnvTest, models.LocationInput{Address: tc.address, City: "Testville", State: "CA", Zip: "94001"})
+			in := acceptOrder(t, store, org, models.EnvTest, catalog.LocationInput{Address: tc.address, City: "Testville", State: "CA", Zip: "94001"})
 			env.ExecuteWorkflow(workflows.ProvisioningWorkflow, in)
 			var appErr *temporal.ApplicationError
 			if err := env.GetWorkflowError(); !errors.As(err, &appErr) || appErr.Type() != string(models.CodeProvisioningFailed) {
 				t.Fatalf("want PROVISIONING_FAILED, got %v", err)
 			}
 			ctx := context.Background()
-			allocs, _ := store.Allocations(ctx, in.Scope(), in.RequestID)
+			allocs, _ := catalog.NewStore(store).Allocations(ctx, in.Scope(), in.RequestID)
 			for _, a := range allocs {
 				if a.ReleasedAt == nil {
 					t.Fatalf("%s still allocated", a.Kind)
 				}
 			}
-			c, _ := store.Capacity(ctx, models.EnvTest, in.Order.LocationID, "fiber_dedicated")
-			left, _ := store.AvailableMbps(ctx, in.Scope(), in.Order.LocationID, "fiber_dedicated")
+			c, _ := catalog.NewStore(store).Capacity(ctx, models.EnvTest, in.Order.LocationID, "fiber_dedicated")
+			left, _ := catalog.NewStore(store).AvailableMbps(ctx, in.Scope(), in.Order.LocationID, "fiber_dedicated")
 			p := &models.Principal{OrganizationID: in.OrganizationID, Environment: in.Environment, Permissions: []string{"*"}}
 			svc, _ := services.NewStore(store).GetService(ctx, p, in.ServiceID)
 			op, _ := services.NewStore(store).GetOperation(ctx, p, in.RequestID)

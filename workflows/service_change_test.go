@@ -11,12 +11,13 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/catalog"
 	"github.com/telcoplatform/platform/models/services"
 	"github.com/telcoplatform/platform/simulator"
 	"github.com/telcoplatform/platform/workflows"
 )
 
-var austinLoc = models.LocationInput{Address: "100 Congress Ave", City: "Austin", State: "TX", Zip: "78701"}
+var austinLoc = catalog.LocationInput{Address: "100 Congress Ave", City: "Austin", State: "TX", Zip: "78701"}
 
 // internetService provisions a 1gbps internet service at Austin through the
 // workflow and returns its input.
@@ -115,7 +116,7 @@ func TestScalingWaitsForTheMaintenanceWindow(t *testing.T) {
 		t.Fatalf("events %v, want %v", got, want)
 	}
 	// the new capacity replaced the old: only 10gbps is held at Austin
-	c, _ := e.store.Capacity(ctx, models.EnvLive, "loc_austin_congress", "fiber_dedicated")
+	c, _ := catalog.NewStore(e.store).Capacity(ctx, models.EnvLive, "loc_austin_congress", "fiber_dedicated")
 	if c.AllocatedMbps != 10000 {
 		t.Fatalf("%d Mbps allocated at Austin, want 10000", c.AllocatedMbps)
 	}
@@ -175,7 +176,7 @@ func TestScalingFailureInTheWindowIsCompensated(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Fatalf("events %v, want %v (into maintenance and out again)", got, want)
 	}
-	if left, _ := e.store.AvailableMbps(ctx, scope, "loc_austin_congress", "fiber_dedicated"); left != 20000-1000 {
+	if left, _ := catalog.NewStore(e.store).AvailableMbps(ctx, scope, "loc_austin_congress", "fiber_dedicated"); left != 20000-1000 {
 		t.Fatalf("%d Mbps left in the sandbox at Austin", left)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/catalog"
 	"github.com/telcoplatform/platform/models/services"
 	"github.com/telcoplatform/platform/worker"
 	"github.com/telcoplatform/platform/workflows"
@@ -88,13 +89,13 @@ func (e *servicesEnv) eventTypes(scope models.Scope, id string) []string {
 	return out
 }
 
-func (e *servicesEnv) active(scope models.Scope, serviceID string) map[models.AllocationKind]int {
+func (e *servicesEnv) active(scope models.Scope, serviceID string) map[catalog.AllocationKind]int {
 	e.t.Helper()
-	allocs, err := e.store.ServiceAllocations(context.Background(), scope, serviceID)
+	allocs, err := catalog.NewStore(e.store).ServiceAllocations(context.Background(), scope, serviceID)
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	out := map[models.AllocationKind]int{}
+	out := map[catalog.AllocationKind]int{}
 	for _, a := range allocs {
 		out[a.Kind]++
 	}

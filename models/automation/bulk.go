@@ -13,6 +13,7 @@ import (
 	"gorm.io/gorm/clause"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/catalog"
 	"github.com/telcoplatform/platform/models/services"
 )
 
@@ -195,10 +196,10 @@ type BulkProvisionInput struct {
 
 // ParseLocation reads a location string: a location id (loc_...) or a postal
 // location written "address, city, ST zip". Errors: VALIDATION_ERROR under field.
-func ParseLocation(field, s string) (id string, loc *models.LocationInput, err error) {
+func ParseLocation(field, s string) (id string, loc *catalog.LocationInput, err error) {
 	s = strings.TrimSpace(s)
-	if strings.HasPrefix(s, models.PrefixLocation+"_") {
-		if !models.HasPrefix(s, models.PrefixLocation) {
+	if strings.HasPrefix(s, catalog.PrefixLocation+"_") {
+		if !models.HasPrefix(s, catalog.PrefixLocation) {
 			return "", nil, models.Invalid(models.FieldIssue{Field: field, Issue: "is not a location id"})
 		}
 		return s, nil, nil
@@ -207,7 +208,7 @@ func ParseLocation(field, s string) (id string, loc *models.LocationInput, err e
 	if len(parts) >= 3 {
 		last := strings.Fields(parts[len(parts)-1])
 		if len(last) == 2 {
-			in := models.LocationInput{Address: strings.Join(parts[:len(parts)-2], ","), City: parts[len(parts)-2], State: last[0], Zip: last[1]}
+			in := catalog.LocationInput{Address: strings.Join(parts[:len(parts)-2], ","), City: parts[len(parts)-2], State: last[0], Zip: last[1]}
 			var v models.Validator
 			in.Validate(&v, field)
 			if err := v.Err(); err != nil {

@@ -17,6 +17,7 @@ import (
 	"gorm.io/gorm/clause"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/catalog"
 	"github.com/telcoplatform/platform/models/services"
 )
 
@@ -480,7 +481,7 @@ func (s *Store) checkStepParameters(ctx context.Context, p *models.Principal, v 
 	switch st.Action {
 	case ActionProvisionService:
 		if t, ok := str("template"); ok {
-			if _, err := s.Template(ctx, env, t); err != nil {
+			if _, err := s.catalog.Template(ctx, env, t); err != nil {
 				if models.ErrorCode(err) != models.CodeValidation {
 					return err
 				}
@@ -491,7 +492,7 @@ func (s *Store) checkStepParameters(ctx context.Context, p *models.Principal, v 
 			if id, _, err := ParseLocation(f+".location", loc); err != nil {
 				v.Add(f+".location", models.AsError(err).Details["fields"].([]models.FieldIssue)[0].Issue)
 			} else if id != "" {
-				if _, err := s.LocationByID(ctx, env, f+".location", id); err != nil {
+				if _, err := s.catalog.LocationByID(ctx, env, f+".location", id); err != nil {
 					if models.ErrorCode(err) != models.CodeValidation {
 						return err
 					}
@@ -501,7 +502,7 @@ func (s *Store) checkStepParameters(ctx context.Context, p *models.Principal, v 
 		}
 		c := obj("customizations")
 		if b := c["bandwidth"]; b != "" {
-			_, issue := models.CheckBandwidth(b)
+			_, issue := catalog.CheckBandwidth(b)
 			v.Check(issue == "", f+".customizations.bandwidth", issue)
 		}
 		if r := c["redundancy"]; r != "" {
@@ -560,13 +561,13 @@ func (s *Store) checkStepParameters(ctx context.Context, p *models.Principal, v 
 		if list, ok := st.Parameters["service_types"].([]any); ok {
 			for j, e := range list {
 				if name, isStr := e.(string); isStr && !hasRef(name) {
-					_, known := models.LookupServiceType(name)
-					v.Check(known, fmt.Sprintf("%s.service_types[%d]", f, j), "must be one of "+strings.Join(models.ServiceTypeNames(""), ", "))
+					_, known := catalog.LookupServiceType(name)
+					v.Check(known, fmt.Sprintf("%s.service_types[%d]", f, j), "must be one of "+strings.Join(catalog.ServiceTypeNames(""), ", "))
 				}
 			}
 		}
 		if b, ok := str("bandwidth"); ok && b != "" {
-			_, issue := models.CheckBandwidth(b)
+			_, issue := catalog.CheckBandwidth(b)
 			v.Check(issue == "", f+".bandwidth", issue)
 		}
 	case ActionNotify:

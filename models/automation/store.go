@@ -2,6 +2,7 @@ package automation
 
 import (
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/catalog"
 	"github.com/telcoplatform/platform/models/services"
 )
 
@@ -9,10 +10,11 @@ import (
 // tenancy scopes) with bulk operations and orchestrations as methods.
 type Store struct {
 	*models.Store
+	catalog  *catalog.Store
 	services *services.Store
 }
 
 // NewStore returns the automation store on core.
 func NewStore(core *models.Store) *Store {
-	return &Store{Store: core, services: services.NewStore(core)}
+	return &Store{Store: core, catalog: catalog.NewStore(core), services: services.NewStore(core)}
 }

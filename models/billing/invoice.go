@@ -12,6 +12,7 @@ import (
 	"gorm.io/gorm/clause"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/catalog"
 	"github.com/telcoplatform/platform/models/services"
 )
 
@@ -381,7 +382,7 @@ func (s *Store) insertInvoice(tx *gorm.DB, scope models.Scope, inv *Invoice, now
 // serviceDescription returns a line description for svc and its catalog category.
 func (s *Store) serviceDescription(ctx context.Context, svc *services.Service) (string, string) {
 	desc, category := svc.Name, CategoryOther
-	var cs models.CatalogService
+	var cs catalog.CatalogService
 	if err := s.In(ctx, models.SystemScope()).Where("id = ?", svc.CatalogServiceID).Take(&cs).Error; err == nil {
 		category = cs.Category
 		if desc == "" {

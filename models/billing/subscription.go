@@ -14,6 +14,7 @@ import (
 	"gorm.io/gorm/clause"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/catalog"
 	"github.com/telcoplatform/platform/models/services"
 )
 
@@ -293,7 +294,7 @@ func (s *Store) CreateSubscriptions(ctx context.Context, p *models.Principal, in
 			v.Add(f, fmt.Sprintf("service %s is %s and cannot be billed", svc.ID, svc.Status))
 			continue
 		}
-		var cs models.CatalogService
+		var cs catalog.CatalogService
 		if err := s.In(ctx, models.SystemScope()).Where("id = ?", svc.CatalogServiceID).Take(&cs).Error; err != nil {
 			v.Add(f, fmt.Sprintf("service %s has no catalog price", svc.ID))
 			continue

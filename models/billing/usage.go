@@ -13,6 +13,7 @@ import (
 	"gorm.io/gorm/clause"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/catalog"
 	"github.com/telcoplatform/platform/models/services"
 )
 
@@ -309,7 +310,7 @@ func serviceTypeMatches(filter, kind, category string) bool {
 // KnownServiceTypes returns the values service_type filters accept: the
 // catalog's categories and kinds, and "api".
 func (s *Store) KnownServiceTypes(ctx context.Context) ([]string, error) {
-	var cs []models.CatalogService
+	var cs []catalog.CatalogService
 	if err := s.In(ctx, models.SystemScope()).Find(&cs).Error; err != nil {
 		return nil, models.DBErr(err)
 	}

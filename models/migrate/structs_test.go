@@ -13,6 +13,7 @@ import (
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/automation"
 	"github.com/telcoplatform/platform/models/billing"
+	"github.com/telcoplatform/platform/models/catalog"
 	"github.com/telcoplatform/platform/models/migrate"
 	"github.com/telcoplatform/platform/models/services"
 	"github.com/telcoplatform/platform/models/support"
@@ -25,8 +26,8 @@ import (
 func domainTypes() []any {
 	return []any{
 		&models.Organization{}, &models.User{}, &models.BillingAccount{}, &models.APIKey{}, &models.IdempotencyRecord{},
-		&models.CatalogCategory{}, &models.CatalogService{}, &models.RateLimitSuspension{},
-		&models.ServiceableLocation{}, &models.LocationCapacity{}, &models.ProvisioningTemplate{}, &models.InventoryAllocation{},
+		&catalog.CatalogCategory{}, &catalog.CatalogService{}, &models.RateLimitSuspension{},
+		&catalog.ServiceableLocation{}, &catalog.LocationCapacity{}, &catalog.ProvisioningTemplate{}, &catalog.InventoryAllocation{},
 		&services.Service{}, &services.Operation{}, &services.TelemetrySample{}, &models.Event{},
 		&models.WebhookSubscription{}, &models.WebhookDelivery{}, &models.WebhookAttempt{},
 		&models.SigningKey{}, &models.RevokedToken{}, &models.ServerSecret{}, &models.OAuthClient{}, &models.OAuthToken{},
@@ -35,7 +36,7 @@ func domainTypes() []any {
 		&automation.BulkItem{}, &automation.ServiceChange{}, &automation.OrchestrationDefinition{},
 		&billing.PaymentMethod{}, &billing.BillingSequence{}, &billing.Invoice{}, &billing.InvoiceLine{}, &billing.InvoiceDispute{},
 		&billing.Payment{}, &billing.Subscription{}, &billing.UsageRecord{}, &billing.Budget{}, &billing.BudgetAlert{},
-		&models.NumberBlock{}, &services.Quote{}, &models.ContactNotification{}, &services.DataMigration{}, &services.ServiceIncident{},
+		&catalog.NumberBlock{}, &services.Quote{}, &models.ContactNotification{}, &services.DataMigration{}, &services.ServiceIncident{},
 		&support.Category{}, &support.Subcategory{}, &support.SLATarget{}, &support.Ticket{}, &support.HistoryEntry{},
 		&support.Comment{}, &support.RoutingRule{}, &support.Article{}, &support.Feedback{}, &support.TicketNotification{},
 	}

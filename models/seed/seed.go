@@ -8,6 +8,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/catalog"
 )
 
 // DemoOrganizationName is the name of the tenant that `platform seed` creates.
@@ -32,7 +33,7 @@ func (s *Store) Seed(ctx context.Context) (*SeedResult, error) {
 	if err := SeedProvisioning(ctx, s.DB); err != nil {
 		return nil, err
 	}
-	if err := models.SeedServiceInventory(ctx, s.DB); err != nil {
+	if err := catalog.SeedServiceInventory(ctx, s.DB); err != nil {
 		return nil, err
 	}
 	provider, err := s.EnsureProviderOrganization(ctx)

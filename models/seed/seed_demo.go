@@ -10,6 +10,7 @@ import (
 
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/billing"
+	"github.com/telcoplatform/platform/models/catalog"
 	"github.com/telcoplatform/platform/models/services"
 )
 
@@ -30,13 +31,13 @@ type demoService struct {
 // demoServices are the demo sandbox's running services.
 func demoServices() []demoService {
 	return []demoService{
-		{ID: "svc_demoFiberAustin", Name: "Austin HQ dedicated fiber", Kind: models.KindInternet, ServiceType: "fiber_dedicated",
+		{ID: "svc_demoFiberAustin", Name: "Austin HQ dedicated fiber", Kind: catalog.KindInternet, ServiceType: "fiber_dedicated",
 			CatalogID: "internet-fiber-dedicated", Bandwidth: "1gbps", BandwidthMbps: 1000, SLA: "premium", LocationID: "loc_austin_congress",
 			Address: "100 Congress Ave", City: "Austin", State: "TX", Zip: "78701", Monthly: 1299_00, OneTime: 500_00, ActiveDays: 75, BaseLatencyMs: 6},
-		{ID: "svc_demoFiberDallas", Name: "Dallas branch business fiber", Kind: models.KindInternet, ServiceType: "fiber_business",
+		{ID: "svc_demoFiberDallas", Name: "Dallas branch business fiber", Kind: catalog.KindInternet, ServiceType: "fiber_business",
 			CatalogID: "internet-fiber-business", Bandwidth: "500mbps", BandwidthMbps: 500, SLA: "standard", LocationID: "loc_dallas_main",
 			Address: "1500 Main St", City: "Dallas", State: "TX", Zip: "75201", Monthly: 399_00, OneTime: 0, ActiveDays: 45, BaseLatencyMs: 11},
-		{ID: "svc_demoSdwanDallas", Name: "Dallas branch SD-WAN", Kind: models.KindNetwork, ServiceType: "sdwan",
+		{ID: "svc_demoSdwanDallas", Name: "Dallas branch SD-WAN", Kind: catalog.KindNetwork, ServiceType: "sdwan",
 			CatalogID: "network-sdwan", Bandwidth: "200mbps", BandwidthMbps: 200, SLA: "standard", LocationID: "loc_dallas_main",
 			Address: "1500 Main St", City: "Dallas", State: "TX", Zip: "75201", Monthly: 249_00, OneTime: 150_00, ActiveDays: 40, BaseLatencyMs: 18},
 	}

@@ -11,6 +11,7 @@ import (
 	"gorm.io/gorm/clause"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/catalog"
 	"github.com/telcoplatform/platform/models/services"
 )
 
@@ -22,13 +23,13 @@ var templatesSeed []byte
 
 type locationSeedFile struct {
 	Locations []struct {
-		models.ServiceableLocation
+		catalog.ServiceableLocation
 		CapacityMbps map[string]int `json:"capacity_mbps"`
 	} `json:"locations"`
 }
 
 type templateSeedFile struct {
-	Templates []models.ProvisioningTemplate `json:"templates"`
+	Templates []catalog.ProvisioningTemplate `json:"templates"`
 }
 
 // SeedProvisioning inserts or updates the serviceable locations with their
@@ -50,8 +51,8 @@ func SeedProvisioning(ctx context.Context, db *gorm.DB) error {
 	return tx.Transaction(func(tx *gorm.DB) error {
 		for _, l := range locs.Locations {
 			loc := l.ServiceableLocation
-			if !models.HasPrefix(loc.ID, models.PrefixLocation) {
-				return fmt.Errorf("locations seed: id %q must start with %s_", loc.ID, models.PrefixLocation)
+			if !models.HasPrefix(loc.ID, catalog.PrefixLocation) {
+				return fmt.Errorf("locations seed: id %q must start with %s_", loc.ID, catalog.PrefixLocation)
 			}
 			in := loc.Input().Normalize()
 			var v models.Validator
@@ -63,7 +64,7 @@ func SeedProvisioning(ctx context.Context, db *gorm.DB) error {
 				return fmt.Errorf("locations seed: %s: unknown fail_at_step %q", loc.ID, loc.FailAtStep)
 			}
 			loc.Address, loc.City, loc.State, loc.Zip = in.Address, in.City, in.State, in.Zip
-			loc.MatchKey = models.LocationMatchKey(in)
+			loc.MatchKey = catalog.LocationMatchKey(in)
 			if err := tx.Clauses(clause.OnConflict{
 				Columns:   []clause.Column{{Name: "id"}},
 				DoUpdates: clause.AssignmentColumns([]string{"address", "city", "state", "zip", "match_key", "sandbox_only", "fail_at_step", "updated_at"}),
@@ -75,11 +76,11 @@ func SeedProvisioning(ctx context.Context, db *gorm.DB) error {
 				envs = []models.Environment{models.EnvTest}
 			}
 			for st, mbps := range l.CapacityMbps {
-				if _, ok := models.LookupServiceType(st); !ok || mbps <= 0 {
+				if _, ok := catalog.LookupServiceType(st); !ok || mbps <= 0 {
 					return fmt.Errorf("locations seed: %s: bad capacity %q: %d", loc.ID, st, mbps)
 				}
 				for _, env := range envs {
-					c := models.LocationCapacity{LocationID: loc.ID, ServiceType: st, Environment: env, CapacityMbps: mbps}
+					c := catalog.LocationCapacity{LocationID: loc.ID, ServiceType: st, Environment: env, CapacityMbps: mbps}
 					if err := tx.Clauses(clause.OnConflict{
 						Columns:   []clause.Column{{Name: "location_id"}, {Name: "service_type"}, {Name: "environment"}},
 						DoUpdates: clause.AssignmentColumns([]string{"capacity_mbps", "updated_at"}),
@@ -90,11 +91,11 @@ func SeedProvisioning(ctx context.Context, db *gorm.DB) error {
 			}
 		}
 		for i, t := range tpls.Templates {
-			st, ok := models.LookupServiceType(t.ServiceType)
+			st, ok := catalog.LookupServiceType(t.ServiceType)
 			if !ok || st.CatalogServiceID != t.CatalogServiceID {
 				return fmt.Errorf("templates seed: %s: service type %q does not sell catalog service %q", t.ID, t.ServiceType, t.CatalogServiceID)
 			}
-			var offer models.CatalogService
+			var offer catalog.CatalogService
 			if err := tx.Where("id = ?", t.CatalogServiceID).Take(&offer).Error; err != nil {
 				return fmt.Errorf("templates seed: %s: catalog service %q: %w", t.ID, t.CatalogServiceID, err)
 			}
@@ -118,8 +119,8 @@ var catalogSeed []byte
 
 type catalogSeedFile struct {
 	Categories []struct {
-		models.CatalogCategory
-		Services []models.CatalogService `json:"services"`
+		catalog.CatalogCategory
+		Services []catalog.CatalogService `json:"services"`
 	} `json:"categories"`
 }
 

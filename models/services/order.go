@@ -15,6 +15,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/catalog"
 )
 
 // Order sources: a category endpoint's body (spec 2.1), a template or a
@@ -80,25 +81,25 @@ type DeployItem struct {
 // Sites, Numbers, Compute and PublicIP say what the network must allocate
 // (see Plan).
 type ProvisioningOrder struct {
-	Source           string               `json:"source"`
-	AccountID        string               `json:"account_id"`
-	Name             string               `json:"name"`
-	ServiceType      string               `json:"service_type"`
-	Kind             string               `json:"kind"`
-	CatalogServiceID string               `json:"catalog_service_id"`
-	TemplateID       string               `json:"template_id,omitempty"`
-	Bandwidth        string               `json:"bandwidth"`
-	BandwidthMbps    int                  `json:"bandwidth_mbps"`
-	SLA              string               `json:"sla"`
-	BillingCycle     string               `json:"billing_cycle"`
-	LocationID       string               `json:"location_id"`
-	Location         models.LocationInput `json:"location"`
-	Redundancy       string               `json:"redundancy"`
-	Monitoring       string               `json:"monitoring"`
-	PreferredDate    *time.Time           `json:"preferred_date,omitempty"`
-	Flexibility      string               `json:"flexibility,omitempty"`
-	TechnicalContact string               `json:"technical_contact,omitempty"`
-	BillingContact   string               `json:"billing_contact,omitempty"`
+	Source           string                `json:"source"`
+	AccountID        string                `json:"account_id"`
+	Name             string                `json:"name"`
+	ServiceType      string                `json:"service_type"`
+	Kind             string                `json:"kind"`
+	CatalogServiceID string                `json:"catalog_service_id"`
+	TemplateID       string                `json:"template_id,omitempty"`
+	Bandwidth        string                `json:"bandwidth"`
+	BandwidthMbps    int                   `json:"bandwidth_mbps"`
+	SLA              string                `json:"sla"`
+	BillingCycle     string                `json:"billing_cycle"`
+	LocationID       string                `json:"location_id"`
+	Location         catalog.LocationInput `json:"location"`
+	Redundancy       string                `json:"redundancy"`
+	Monitoring       string                `json:"monitoring"`
+	PreferredDate    *time.Time            `json:"preferred_date,omitempty"`
+	Flexibility      string                `json:"flexibility,omitempty"`
+	TechnicalContact string                `json:"technical_contact,omitempty"`
+	BillingContact   string                `json:"billing_contact,omitempty"`
 
 	Spec       map[string]any   `json:"spec,omitempty"`
 	Quantity   int              `json:"quantity,omitempty"`
@@ -123,12 +124,12 @@ func (o *ProvisioningOrder) Profile() KindProfile {
 	if p, ok := LookupKind(o.Kind); ok {
 		return p
 	}
-	if st, ok := models.LookupServiceType(o.ServiceType); ok {
+	if st, ok := catalog.LookupServiceType(o.ServiceType); ok {
 		if p, ok := LookupKind(st.Kind); ok {
 			return p
 		}
 	}
-	p, _ := LookupKind(models.KindInternet)
+	p, _ := LookupKind(catalog.KindInternet)
 	return p
 }
 
@@ -152,14 +153,14 @@ func (o *ProvisioningOrder) SiteIDs() []string {
 // allocation per kind and slot), where (a location, region or number
 // block chooser) and how much.
 type ResourceRequest struct {
-	Kind       models.AllocationKind `json:"kind"`
-	Step       string                `json:"step"`
-	Slot       int                   `json:"slot"`
-	LocationID string                `json:"location_id,omitempty"`
-	Pool       string                `json:"pool,omitempty"`
-	Amount     int                   `json:"amount,omitempty"`
-	NumberType string                `json:"number_type,omitempty"`
-	AreaCode   string                `json:"area_code,omitempty"`
+	Kind       catalog.AllocationKind `json:"kind"`
+	Step       string                 `json:"step"`
+	Slot       int                    `json:"slot"`
+	LocationID string                 `json:"location_id,omitempty"`
+	Pool       string                 `json:"pool,omitempty"`
+	Amount     int                    `json:"amount,omitempty"`
+	NumberType string                 `json:"number_type,omitempty"`
+	AreaCode   string                 `json:"area_code,omitempty"`
 }
 
 // Plan returns the allocations the order needs, in the order they are made:
@@ -173,16 +174,16 @@ func (o *ProvisioningOrder) Plan() []ResourceRequest {
 	sites := o.SiteIDs()
 	if prof.Capacity && o.BandwidthMbps > 0 {
 		for i, site := range sites {
-			out = append(out, ResourceRequest{Kind: models.AllocCapacity, Step: StepReserveCapacity, Slot: i, LocationID: site, Pool: o.ServiceType, Amount: o.BandwidthMbps})
+			out = append(out, ResourceRequest{Kind: catalog.AllocCapacity, Step: StepReserveCapacity, Slot: i, LocationID: site, Pool: o.ServiceType, Amount: o.BandwidthMbps})
 		}
 	}
 	for i, c := range o.Compute {
-		out = append(out, ResourceRequest{Kind: models.AllocCapacity, Step: StepReserveCapacity, Slot: i, LocationID: c.Region, Pool: c.Pool, Amount: c.Units})
+		out = append(out, ResourceRequest{Kind: catalog.AllocCapacity, Step: StepReserveCapacity, Slot: i, LocationID: c.Region, Pool: c.Pool, Amount: c.Units})
 	}
 	slot := 0
 	for _, n := range o.Numbers {
 		for range n.Quantity {
-			out = append(out, ResourceRequest{Kind: models.AllocPhoneNumber, Step: StepReserveCapacity, Slot: slot, NumberType: n.Type, AreaCode: n.AreaCode, Amount: 1})
+			out = append(out, ResourceRequest{Kind: catalog.AllocPhoneNumber, Step: StepReserveCapacity, Slot: slot, NumberType: n.Type, AreaCode: n.AreaCode, Amount: 1})
 			slot++
 		}
 	}
@@ -191,7 +192,7 @@ func (o *ProvisioningOrder) Plan() []ResourceRequest {
 		if len(sites) > 0 {
 			loc = sites[0]
 		}
-		out = append(out, ResourceRequest{Kind: models.AllocIPBlock, Step: StepConfigure, LocationID: loc})
+		out = append(out, ResourceRequest{Kind: catalog.AllocIPBlock, Step: StepConfigure, LocationID: loc})
 	}
 	if prof.Located {
 		vlans := sites
@@ -199,7 +200,7 @@ func (o *ProvisioningOrder) Plan() []ResourceRequest {
 			vlans = slices.Repeat(sites, o.Quantity)
 		}
 		for i, site := range vlans {
-			out = append(out, ResourceRequest{Kind: models.AllocVLAN, Step: StepConfigure, Slot: i, LocationID: site})
+			out = append(out, ResourceRequest{Kind: catalog.AllocVLAN, Step: StepConfigure, Slot: i, LocationID: site})
 		}
 	}
 	return out
@@ -210,7 +211,7 @@ type InternetInput struct {
 	AccountID    string
 	ServiceType  string
 	Bandwidth    string
-	Location     models.LocationInput
+	Location     catalog.LocationInput
 	SLA          string
 	BillingCycle string
 }
@@ -229,7 +230,7 @@ type TemplateInput struct {
 	TechnicalContact string
 	BillingContact   string
 	AccountID        string
-	Location         *models.LocationInput
+	Location         *catalog.LocationInput
 	LocationID       string
 }
 
@@ -258,11 +259,11 @@ func (s *Store) PrepareTemplateOrder(ctx context.Context, p *models.Principal, i
 		v.Add("service_template", "is required")
 		return nil, models.Scope{}, v.Err()
 	}
-	tpl, err := s.Template(ctx, p.Environment, in.ServiceTemplate)
+	tpl, err := s.catalog.Template(ctx, p.Environment, in.ServiceTemplate)
 	if err != nil {
 		return nil, models.Scope{}, err
 	}
-	st, _ := models.LookupServiceType(tpl.ServiceType)
+	st, _ := catalog.LookupServiceType(tpl.ServiceType)
 	o := &ProvisioningOrder{
 		Source: OrderFromTemplate, TemplateID: tpl.ID, AccountID: strings.TrimSpace(in.AccountID), ServiceType: tpl.ServiceType,
 		Kind: st.Kind, Bandwidth: OrDefault(strings.TrimSpace(in.Bandwidth), tpl.DefaultBandwidth), SLA: tpl.DefaultSLA,
@@ -326,7 +327,7 @@ func OrDefault(v, def string) string {
 // fills Kind, CatalogServiceID (for location service types), BandwidthMbps,
 // a default SLA and a default name. It fails only on database errors.
 func (s *Store) checkOrderFields(ctx context.Context, v *models.Validator, o *ProvisioningOrder) error {
-	st, isType := models.LookupServiceType(o.ServiceType)
+	st, isType := catalog.LookupServiceType(o.ServiceType)
 	if isType {
 		o.Kind, o.CatalogServiceID = st.Kind, st.CatalogServiceID
 	}
@@ -334,14 +335,14 @@ func (s *Store) checkOrderFields(ctx context.Context, v *models.Validator, o *Pr
 	bwField := OrDefault(prof.Bandwidth, "bandwidth")
 	mbps := 0
 	if prof.Bandwidth != "" {
-		n, issue := models.CheckBandwidth(o.Bandwidth)
+		n, issue := catalog.CheckBandwidth(o.Bandwidth)
 		if issue != "" {
 			v.Add(bwField, issue)
 		}
 		mbps = n
 		o.BandwidthMbps = n
 	}
-	if o.SLA != "" || prof.Kind == models.KindInternet || o.Source == OrderFromTemplate {
+	if o.SLA != "" || prof.Kind == catalog.KindInternet || o.Source == OrderFromTemplate {
 		v.Check(slices.Contains(slaValues, o.SLA), "sla", "must be one of standard, premium, enterprise")
 	}
 	v.Check(slices.Contains(orderCycles, o.BillingCycle), "billing_cycle", "must be monthly")
@@ -351,7 +352,7 @@ func (s *Store) checkOrderFields(ctx context.Context, v *models.Validator, o *Pr
 		v.Check(models.HasPrefix(o.AccountID, models.PrefixAccount), "account_id", "must be a billing account id (acct_...)")
 	}
 	if o.LocationID != "" {
-		v.Check(models.HasPrefix(o.LocationID, models.PrefixLocation), "location_id", "must be a location id (loc_...)")
+		v.Check(models.HasPrefix(o.LocationID, catalog.PrefixLocation), "location_id", "must be a location id (loc_...)")
 	}
 	s.checkSchedule(v, o)
 	if o.TechnicalContact != "" {
@@ -363,7 +364,7 @@ func (s *Store) checkOrderFields(ctx context.Context, v *models.Validator, o *Pr
 	if o.CatalogServiceID == "" || (prof.Bandwidth != "" && mbps == 0) || (isType && st.Kind != prof.Kind) {
 		return nil
 	}
-	offer, err := s.CatalogServiceByID(ctx, o.CatalogServiceID)
+	offer, err := s.catalog.CatalogServiceByID(ctx, o.CatalogServiceID)
 	if err != nil {
 		return err
 	}
@@ -413,7 +414,7 @@ func (s *Store) ScheduleOrder(o *ProvisioningOrder, date *time.Time, flexibility
 }
 
 // defaultServiceName names a service after its offer and size.
-func defaultServiceName(offer *models.CatalogService, o *ProvisioningOrder) string {
+func defaultServiceName(offer *catalog.CatalogService, o *ProvisioningOrder) string {
 	prof := o.Profile()
 	switch {
 	case prof.Bandwidth != "" && o.Bandwidth != "":
@@ -455,7 +456,7 @@ func (s *Store) completeOrder(ctx context.Context, p *models.Principal, o *Provi
 // checkAvailability resolves the order's (one) location and requires its
 // service type with its bandwidth there.
 func (s *Store) checkAvailability(ctx context.Context, scope models.Scope, o *ProvisioningOrder) error {
-	report, err := s.CheckAvailability(ctx, scope, models.AvailabilityQuery{
+	report, err := s.catalog.CheckAvailability(ctx, scope, catalog.AvailabilityQuery{
 		Location: o.Location, LocationID: o.LocationID, ServiceTypes: []string{o.ServiceType}, Bandwidth: o.Bandwidth,
 	})
 	if err != nil {
@@ -479,7 +480,7 @@ func (s *Store) checkOrderAvailability(ctx context.Context, scope models.Scope, 
 	switch {
 	case prof.Capacity && len(o.Sites) > 0:
 		for i, site := range o.Sites {
-			report, err := s.CheckAvailability(ctx, scope, models.AvailabilityQuery{LocationID: site.LocationID, ServiceTypes: []string{o.ServiceType}, Bandwidth: o.Bandwidth})
+			report, err := s.catalog.CheckAvailability(ctx, scope, catalog.AvailabilityQuery{LocationID: site.LocationID, ServiceTypes: []string{o.ServiceType}, Bandwidth: o.Bandwidth})
 			if err != nil {
 				return err
 			}
@@ -512,12 +513,12 @@ func (s *Store) checkOrderAvailability(ctx context.Context, scope models.Scope, 
 			continue
 		}
 		delete(need, key)
-		left, err := s.AvailableUnits(ctx, scope, c.Region, c.Pool)
+		left, err := s.catalog.AvailableUnits(ctx, scope, c.Region, c.Pool)
 		if err != nil {
 			return err
 		}
 		if units > left {
-			return models.ComputeShortage(c.Region, c.Pool, units, left)
+			return catalog.ComputeShortage(c.Region, c.Pool, units, left)
 		}
 	}
 	wanted := map[[2]string]int{}
@@ -531,7 +532,7 @@ func (s *Store) checkOrderAvailability(ctx context.Context, scope models.Scope, 
 			continue
 		}
 		delete(wanted, key)
-		if err := s.CheckNumbersAvailable(ctx, scope, n.Type, n.AreaCode, qty); err != nil {
+		if err := s.catalog.CheckNumbersAvailable(ctx, scope, n.Type, n.AreaCode, qty); err != nil {
 			return err
 		}
 	}
@@ -540,11 +541,11 @@ func (s *Store) checkOrderAvailability(ctx context.Context, scope models.Scope, 
 
 // resolveLocation returns the serviceable location named by id, or at the
 // postal location in. Errors: VALIDATION_ERROR, LOCATION_NOT_SERVICEABLE.
-func (s *Store) resolveLocation(ctx context.Context, env models.Environment, id string, in models.LocationInput) (*models.ServiceableLocation, error) {
+func (s *Store) resolveLocation(ctx context.Context, env models.Environment, id string, in catalog.LocationInput) (*catalog.ServiceableLocation, error) {
 	if id != "" {
-		return s.LocationByID(ctx, env, "location_id", id)
+		return s.catalog.LocationByID(ctx, env, "location_id", id)
 	}
-	return s.FindLocation(ctx, env, in)
+	return s.catalog.FindLocation(ctx, env, in)
 }
 
 // checkServiceConflict refuses an order that conflicts with a service the
@@ -555,11 +556,11 @@ func (s *Store) resolveLocation(ctx context.Context, env models.Environment, id 
 // are not limited. Errors: SERVICE_CONFLICT (details: existing_service_id,
 // account_id, location_id).
 func (s *Store) checkServiceConflict(ctx context.Context, scope models.Scope, o *ProvisioningOrder, except string) error {
-	if o.Profile().Kind != models.KindInternet || o.Source != OrderFromInternet || o.LocationID == "" {
+	if o.Profile().Kind != catalog.KindInternet || o.Source != OrderFromInternet || o.LocationID == "" {
 		return nil
 	}
 	var existing Service
-	q := s.In(ctx, scope).Where("kind = ? AND account_id = ? AND location_id = ? AND status NOT IN ?", models.KindInternet, o.AccountID, o.LocationID,
+	q := s.In(ctx, scope).Where("kind = ? AND account_id = ? AND location_id = ? AND status NOT IN ?", catalog.KindInternet, o.AccountID, o.LocationID,
 		[]ServiceStatus{ServiceFailed, ServiceDecommissioned})
 	if except != "" {
 		q = q.Where("id <> ?", except)
@@ -589,14 +590,14 @@ func (s *Store) ValidateOrderFor(ctx context.Context, scope models.Scope, servic
 	var v models.Validator
 	prof := o.Profile()
 	if prof.Capacity {
-		if _, ok := models.LookupServiceType(o.ServiceType); !ok {
-			v.Add("service_type", "must be one of "+strings.Join(models.ServiceTypeNames(""), ", "))
+		if _, ok := catalog.LookupServiceType(o.ServiceType); !ok {
+			v.Add("service_type", "must be one of "+strings.Join(catalog.ServiceTypeNames(""), ", "))
 		}
 	} else if _, ok := LookupKind(o.Kind); !ok {
 		v.Add("kind", "is not a known kind of service")
 	}
 	if o.TemplateID != "" {
-		if _, err := s.Template(ctx, scope.Environment, o.TemplateID); err != nil {
+		if _, err := s.catalog.Template(ctx, scope.Environment, o.TemplateID); err != nil {
 			return err
 		}
 	}
@@ -670,11 +671,11 @@ type KindProfile struct {
 // kindProfiles is the table of kinds, in catalog order (a new slice each call).
 func kindProfiles() []KindProfile {
 	return []KindProfile{
-		{Kind: models.KindInternet, Category: "connectivity", Collection: "/services/connectivity/internet", Title: "internet service",
+		{Kind: catalog.KindInternet, Category: "connectivity", Collection: "/services/connectivity/internet", Title: "internet service",
 			Offers: []string{"internet-fiber-dedicated", "internet-fiber-business"}, Located: true, Bandwidth: "bandwidth", Capacity: true, PublicIP: true,
 			Reference: "CKT", Scaling: ScaleBandwidth, SetupFee: 50000,
 			Features: []string{"static_ip", "ipv6", "ddos_protection", "managed_router", "bgp"}},
-		{Kind: models.KindNetwork, Category: "connectivity", Collection: "/services/connectivity/networks", Title: "network",
+		{Kind: catalog.KindNetwork, Category: "connectivity", Collection: "/services/connectivity/networks", Title: "network",
 			Offers: []string{"network-mpls", "network-sdwan"}, Located: true, Bandwidth: "bandwidth", Capacity: true, PublicIP: true,
 			Reference: "NET", Scaling: ScaleBandwidth, QuantityField: "sites", SetupFee: 75000, SetupPerUnit: true,
 			Features: []string{"qos", "encryption", "application_visibility", "wan_optimization"}},
@@ -783,9 +784,9 @@ func (p *orderPrep) required(ok bool, field string) bool {
 // (unknown kind, reported under field).
 func NewKindBody(field, kind string) (KindBody, error) {
 	switch kind {
-	case models.KindInternet:
+	case catalog.KindInternet:
 		return &InternetBody{}, nil
-	case models.KindNetwork:
+	case catalog.KindNetwork:
 		return &NetworkBody{}, nil
 	case KindPhoneSystem:
 		return &PhoneSystemBody{}, nil
@@ -862,7 +863,7 @@ func (s *Store) PrepareServiceOrder(ctx context.Context, p *models.Principal, bo
 	if err != nil {
 		return nil, models.Scope{}, err
 	}
-	if o.Kind != models.KindInternet {
+	if o.Kind != catalog.KindInternet {
 		if o.AccountID == "" && p.IsStaff() {
 			return nil, models.Scope{}, models.Invalid(models.FieldIssue{Field: "account_id", Issue: "is required when provider staff provision for a customer"})
 		}
@@ -882,14 +883,14 @@ func (s *Store) orderFromBody(ctx context.Context, env models.Environment, body 
 	o := &ProvisioningOrder{
 		Source: OrderFromCategory, Kind: prof.Kind, BillingCycle: "monthly", Redundancy: "none", Monitoring: "standard", Quantity: 1,
 	}
-	if prof.Kind == models.KindInternet {
+	if prof.Kind == catalog.KindInternet {
 		o.Source = OrderFromInternet
 	}
 	pr := &orderPrep{ctx: ctx, s: s, env: env, v: &v, quote: quote}
 	if err := body.prepare(pr, o); err != nil {
 		return nil, err
 	}
-	if o.CatalogServiceID == "" && prof.Kind != models.KindInternet {
+	if o.CatalogServiceID == "" && prof.Kind != catalog.KindInternet {
 		o.CatalogServiceID = prof.Offers[0]
 	}
 	if err := s.checkOrderFields(ctx, &v, o); err != nil {
@@ -999,17 +1000,17 @@ func ParseResponseTime(field, s string) (time.Duration, error) {
 // fields are marked required:"false" for the API schema so that the domain
 // validation reports every missing or invalid field by name.
 type InternetBody struct {
-	AccountID    string               `json:"account_id" required:"false" maxLength:"64" example:"acct_3fK9aZ" doc:"Required: a billing account of the caller's organization"`
-	ServiceType  string               `json:"service_type" required:"false" maxLength:"40" example:"fiber_dedicated" doc:"Required: fiber_dedicated or fiber_business"`
-	Bandwidth    string               `json:"bandwidth" required:"false" maxLength:"20" example:"1gbps" doc:"Required: <n>mbps or <n>gbps, lowercase, one of the catalog's options"`
-	Location     models.LocationInput `json:"location" required:"false" doc:"Required: {address, city, state, zip}"`
-	SLA          string               `json:"sla" required:"false" maxLength:"20" example:"premium" doc:"Required: standard, premium or enterprise (as the catalog offers)"`
-	BillingCycle string               `json:"billing_cycle,omitempty" maxLength:"20" example:"monthly" doc:"monthly (the default)"`
+	AccountID    string                `json:"account_id" required:"false" maxLength:"64" example:"acct_3fK9aZ" doc:"Required: a billing account of the caller's organization"`
+	ServiceType  string                `json:"service_type" required:"false" maxLength:"40" example:"fiber_dedicated" doc:"Required: fiber_dedicated or fiber_business"`
+	Bandwidth    string                `json:"bandwidth" required:"false" maxLength:"20" example:"1gbps" doc:"Required: <n>mbps or <n>gbps, lowercase, one of the catalog's options"`
+	Location     catalog.LocationInput `json:"location" required:"false" doc:"Required: {address, city, state, zip}"`
+	SLA          string                `json:"sla" required:"false" maxLength:"20" example:"premium" doc:"Required: standard, premium or enterprise (as the catalog offers)"`
+	BillingCycle string                `json:"billing_cycle,omitempty" maxLength:"20" example:"monthly" doc:"monthly (the default)"`
 	OrderExtras
 }
 
 // ServiceKind returns internet.
-func (b *InternetBody) ServiceKind() string { return models.KindInternet }
+func (b *InternetBody) ServiceKind() string { return catalog.KindInternet }
 
 func (b *InternetBody) prepare(p *orderPrep, o *ProvisioningOrder) error {
 	b.OrderExtras.apply(o)
@@ -1020,9 +1021,9 @@ func (b *InternetBody) prepare(p *orderPrep, o *ProvisioningOrder) error {
 	if !p.quote {
 		p.v.Check(o.AccountID != "", "account_id", "is required")
 	}
-	if st, ok := models.LookupServiceType(o.ServiceType); !ok || st.Kind != models.KindInternet {
+	if st, ok := catalog.LookupServiceType(o.ServiceType); !ok || st.Kind != catalog.KindInternet {
 		if p.required(o.ServiceType != "", "service_type") {
-			p.v.Add("service_type", "must be one of "+strings.Join(models.ServiceTypeNames(models.KindInternet), ", "))
+			p.v.Add("service_type", "must be one of "+strings.Join(catalog.ServiceTypeNames(catalog.KindInternet), ", "))
 		} else {
 			o.ServiceType = "fiber_dedicated"
 		}
@@ -1034,7 +1035,7 @@ func (b *InternetBody) prepare(p *orderPrep, o *ProvisioningOrder) error {
 		if !p.required(o.SLA != "", "sla") {
 			o.SLA = "standard"
 		}
-		if b.Location != (models.LocationInput{}) {
+		if b.Location != (catalog.LocationInput{}) {
 			o.Location.Validate(p.v, "location")
 		} else {
 			p.required(false, "location")
@@ -1049,13 +1050,13 @@ func (b *InternetBody) prepare(p *orderPrep, o *ProvisioningOrder) error {
 // sells (what a quote without a bandwidth is priced at).
 func quoteDefaultBandwidth(p *orderPrep, o *ProvisioningOrder) string {
 	id := o.CatalogServiceID
-	if st, ok := models.LookupServiceType(o.ServiceType); ok {
+	if st, ok := catalog.LookupServiceType(o.ServiceType); ok {
 		id = st.CatalogServiceID
 	}
 	if id == "" {
 		id = o.Profile().Offers[0]
 	}
-	offer, err := p.s.CatalogServiceByID(p.ctx, id)
+	offer, err := p.s.catalog.CatalogServiceByID(p.ctx, id)
 	if err != nil || len(offer.BandwidthOptions) == 0 {
 		return ""
 	}
@@ -1082,7 +1083,7 @@ type NetworkBody struct {
 }
 
 // ServiceKind returns network.
-func (b *NetworkBody) ServiceKind() string { return models.KindNetwork }
+func (b *NetworkBody) ServiceKind() string { return catalog.KindNetwork }
 
 // Network topologies.
 var networkTopologies = []string{"hub_and_spoke", "full_mesh", "point_to_point"}
@@ -1092,9 +1093,9 @@ func (b *NetworkBody) prepare(p *orderPrep, o *ProvisioningOrder) error {
 	b.OrderExtras.apply(o)
 	o.AccountID, o.Bandwidth, o.SLA = strings.TrimSpace(b.AccountID), strings.TrimSpace(b.Bandwidth), strings.TrimSpace(b.SLA)
 	o.ServiceType = strings.TrimSpace(b.NetworkType)
-	if st, ok := models.LookupServiceType(o.ServiceType); !ok || st.Kind != models.KindNetwork {
+	if st, ok := catalog.LookupServiceType(o.ServiceType); !ok || st.Kind != catalog.KindNetwork {
 		if p.required(o.ServiceType != "", "network_type") {
-			v.Add("network_type", "must be one of "+strings.Join(models.ServiceTypeNames(models.KindNetwork), ", "))
+			v.Add("network_type", "must be one of "+strings.Join(catalog.ServiceTypeNames(catalog.KindNetwork), ", "))
 		} else {
 			o.ServiceType = "mpls"
 		}
@@ -1121,13 +1122,13 @@ func (b *NetworkBody) prepare(p *orderPrep, o *ProvisioningOrder) error {
 		site := OrderSite{LocationID: strings.TrimSpace(l.ID), Role: strings.TrimSpace(l.Role), Address: strings.Join(strings.Fields(l.Address), " ")}
 		if site.LocationID == "" {
 			v.Add(f+".id", "is required: a location id (loc_...) from the availability check")
-		} else if !models.HasPrefix(site.LocationID, models.PrefixLocation) {
+		} else if !models.HasPrefix(site.LocationID, catalog.PrefixLocation) {
 			v.Add(f+".id", "must be a location id (loc_...)")
 		} else if seen[site.LocationID] {
 			v.Add(f+".id", fmt.Sprintf("%s is listed twice", site.LocationID))
 		} else {
 			seen[site.LocationID] = true
-			if _, err := p.s.LocationByID(p.ctx, p.env, f+".id", site.LocationID); err != nil {
+			if _, err := p.s.catalog.LocationByID(p.ctx, p.env, f+".id", site.LocationID); err != nil {
 				if models.ErrorCode(err) != models.CodeValidation {
 					return err
 				}
@@ -1366,7 +1367,7 @@ func (p *orderPrep) checkRegions(field string, regions []string, minItems, maxIt
 	if len(regions) < minItems || len(regions) > maxItems {
 		v.Add(field, fmt.Sprintf("must list %d to %d regions", minItems, maxItems))
 	}
-	known, err := p.s.ComputeRegions(p.ctx, p.env)
+	known, err := p.s.catalog.ComputeRegions(p.ctx, p.env)
 	if err != nil {
 		return out
 	}
@@ -1692,15 +1693,15 @@ func svcHumanDuration(d time.Duration) string {
 // body; the specification shows none, this one is of our design
 // (docs/services.md).
 type SecurityInfrastructureBody struct {
-	AccountID          string                `json:"account_id,omitempty" maxLength:"64" doc:"Billing account; default: the organization's oldest"`
-	InfrastructureType string                `json:"infrastructure_type" required:"false" maxLength:"30" example:"next_gen_firewall" doc:"Required: next_gen_firewall, ddos_protection, secure_web_gateway or intrusion_prevention"`
-	Throughput         string                `json:"throughput" required:"false" maxLength:"20" example:"1gbps" doc:"Required: <n>mbps or <n>gbps, one of the offer's options"`
-	Location           *models.LocationInput `json:"location,omitempty" doc:"Where the devices sit (or location_id)"`
-	LocationID         string                `json:"location_id,omitempty" maxLength:"60" example:"loc_austin_congress" doc:"Where the devices sit (or location)"`
-	HighAvailability   bool                  `json:"high_availability,omitempty" doc:"Two devices in an active/standby pair"`
-	Features           []string              `json:"features,omitempty" maxItems:"10" doc:"ips, url_filtering, antivirus, sandboxing, ssl_inspection, application_control, geo_blocking"`
-	ProtectedNetworks  []string              `json:"protected_networks" required:"false" maxItems:"50" doc:"Required: 1 to 50 networks in CIDR notation (e.g. 10.20.0.0/16), without host bits, not overlapping"`
-	SLA                string                `json:"sla,omitempty" maxLength:"20" doc:"standard, premium or enterprise; default standard"`
+	AccountID          string                 `json:"account_id,omitempty" maxLength:"64" doc:"Billing account; default: the organization's oldest"`
+	InfrastructureType string                 `json:"infrastructure_type" required:"false" maxLength:"30" example:"next_gen_firewall" doc:"Required: next_gen_firewall, ddos_protection, secure_web_gateway or intrusion_prevention"`
+	Throughput         string                 `json:"throughput" required:"false" maxLength:"20" example:"1gbps" doc:"Required: <n>mbps or <n>gbps, one of the offer's options"`
+	Location           *catalog.LocationInput `json:"location,omitempty" doc:"Where the devices sit (or location_id)"`
+	LocationID         string                 `json:"location_id,omitempty" maxLength:"60" example:"loc_austin_congress" doc:"Where the devices sit (or location)"`
+	HighAvailability   bool                   `json:"high_availability,omitempty" doc:"Two devices in an active/standby pair"`
+	Features           []string               `json:"features,omitempty" maxItems:"10" doc:"ips, url_filtering, antivirus, sandboxing, ssl_inspection, application_control, geo_blocking"`
+	ProtectedNetworks  []string               `json:"protected_networks" required:"false" maxItems:"50" doc:"Required: 1 to 50 networks in CIDR notation (e.g. 10.20.0.0/16), without host bits, not overlapping"`
+	SLA                string                 `json:"sla,omitempty" maxLength:"20" doc:"standard, premium or enterprise; default standard"`
 	OrderExtras
 }
 

@@ -14,6 +14,7 @@ import (
 	"gorm.io/gorm/clause"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/catalog"
 )
 
 // PriceLine is one line of a price: what, how many, at which unit price,
@@ -77,7 +78,7 @@ func qtSLAPercent(sla string) int {
 
 // qtBandwidthFactor doubles the price for every step up the offer's
 // bandwidth options (the smallest is 1).
-func qtBandwidthFactor(offer *models.CatalogService, bandwidth string) int64 {
+func qtBandwidthFactor(offer *catalog.CatalogService, bandwidth string) int64 {
 	i := slices.Index(offer.BandwidthOptions, bandwidth)
 	if i <= 0 {
 		return 1
@@ -89,8 +90,8 @@ func qtBandwidthFactor(offer *models.CatalogService, bandwidth string) int64 {
 // whether it is charged per unit (user, agent, device) or once per service.
 func qtFeaturePrice(kind, feature string) (models.Money, bool) {
 	table := map[string]map[string]models.Money{
-		models.KindInternet:        {"ddos_protection": 9900, "managed_router": 4900, "bgp": 2500, "static_ip": 1500},
-		models.KindNetwork:         {"encryption": 5000, "application_visibility": 7500, "wan_optimization": 12000},
+		catalog.KindInternet:       {"ddos_protection": 9900, "managed_router": 4900, "bgp": 2500, "static_ip": 1500},
+		catalog.KindNetwork:        {"encryption": 5000, "application_visibility": 7500, "wan_optimization": 12000},
 		KindPhoneSystem:            {"call_recording": 300, "conference_bridge": 150, "call_analytics": 200},
 		KindContactCenter:          {"call_recording": 500, "quality_monitoring": 800, "real_time_analytics": 400, "workforce_management": 600},
 		KindCloudInfrastructure:    {"backup": 5000, "disaster_recovery": 25000, "monitoring": 2000},
@@ -135,7 +136,7 @@ func priceLine(desc string, qty int, unit string, unitPrice models.Money) PriceL
 // features, load balancers, models...) and its one-time setup fee; then the
 // term discount on recurring charges. Errors: NOT_FOUND (unknown offer).
 func (s *Store) PriceOrder(ctx context.Context, o *ProvisioningOrder, termMonths int) (*Price, error) {
-	offer, err := s.CatalogServiceByID(ctx, OrDefault(o.CatalogServiceID, o.Profile().Offers[0]))
+	offer, err := s.catalog.CatalogServiceByID(ctx, OrDefault(o.CatalogServiceID, o.Profile().Offers[0]))
 	if err != nil {
 		return nil, err
 	}
@@ -210,7 +211,7 @@ func (s *Store) PriceOrder(ctx context.Context, o *ProvisioningOrder, termMonths
 	default:
 		lines = append(lines, priceLine(desc, qty, offer.Unit, unit))
 	}
-	if prof.Kind == models.KindNetwork && o.Redundancy == "dual_path" {
+	if prof.Kind == catalog.KindNetwork && o.Redundancy == "dual_path" {
 		lines = append(lines, priceLine("Dual-path access", qty, "site/month", qtPercent(unit, 25)))
 	}
 	locals, tollFree := 0, 0
@@ -397,12 +398,12 @@ func kindOfQuoteType(ctx context.Context, s *Store, typ string) (kind, serviceTy
 	if _, found := LookupKind(typ); found {
 		return typ, "", true
 	}
-	if st, found := models.LookupServiceType(typ); found {
+	if st, found := catalog.LookupServiceType(typ); found {
 		return st.Kind, st.Name, true
 	}
 	for _, p := range kindProfiles() {
 		if slices.Contains(p.Offers, typ) {
-			for _, st := range models.ServiceTypes() {
+			for _, st := range catalog.ServiceTypes() {
 				if st.CatalogServiceID == typ {
 					return p.Kind, st.Name, true
 				}
@@ -462,10 +463,10 @@ func (s *Store) quoteItemBody(ctx context.Context, env models.Environment, field
 		delete(spec, "users")
 	}
 	switch kind {
-	case models.KindInternet, models.KindNetwork:
+	case catalog.KindInternet, catalog.KindNetwork:
 		if serviceType != "" {
 			key := "service_type"
-			if kind == models.KindNetwork {
+			if kind == catalog.KindNetwork {
 				key = "network_type"
 			}
 			if _, given := spec[key]; !given {
@@ -487,14 +488,14 @@ func (s *Store) quoteItemBody(ctx context.Context, env models.Environment, field
 		case kind == KindSecurityInfrastructure && id != "":
 			delete(spec, "location")
 			spec["location_id"] = id
-		case kind == models.KindInternet && id != "":
-			l, err := s.LocationByID(ctx, env, field+".location", id)
+		case kind == catalog.KindInternet && id != "":
+			l, err := s.catalog.LocationByID(ctx, env, field+".location", id)
 			if err != nil {
 				return nil, nil, 0, nil, err
 			}
 			in := l.Input()
 			spec["location"] = map[string]any{"address": in.Address, "city": in.City, "state": in.State, "zip": in.Zip}
-		case kind == models.KindInternet || kind == KindSecurityInfrastructure:
+		case kind == catalog.KindInternet || kind == KindSecurityInfrastructure:
 			spec["location"] = map[string]any{"address": postal.Address, "city": postal.City, "state": postal.State, "zip": postal.Zip}
 		default:
 			v.Add(field+".location", fmt.Sprintf("a %s is not ordered at a location", strings.ReplaceAll(kind, "_", " ")))
@@ -514,10 +515,10 @@ func (s *Store) quoteItemBody(ctx context.Context, env models.Environment, field
 // parseLocationString reads a location written as a string: a location id
 // (loc_...) or "address, city, ST zip" (the format of bulk provisioning).
 // Errors: VALIDATION_ERROR under field.
-func parseLocationString(field, s string) (string, *models.LocationInput, error) {
+func parseLocationString(field, s string) (string, *catalog.LocationInput, error) {
 	s = strings.TrimSpace(s)
-	if strings.HasPrefix(s, models.PrefixLocation+"_") {
-		if !models.HasPrefix(s, models.PrefixLocation) {
+	if strings.HasPrefix(s, catalog.PrefixLocation+"_") {
+		if !models.HasPrefix(s, catalog.PrefixLocation) {
 			return "", nil, models.Invalid(models.FieldIssue{Field: field, Issue: "is not a location id"})
 		}
 		return s, nil, nil
@@ -526,7 +527,7 @@ func parseLocationString(field, s string) (string, *models.LocationInput, error)
 	if len(parts) >= 3 {
 		last := strings.Fields(parts[len(parts)-1])
 		if len(last) == 2 {
-			in := models.LocationInput{Address: strings.Join(parts[:len(parts)-2], ","), City: parts[len(parts)-2], State: last[0], Zip: last[1]}
+			in := catalog.LocationInput{Address: strings.Join(parts[:len(parts)-2], ","), City: parts[len(parts)-2], State: last[0], Zip: last[1]}
 			var v models.Validator
 			in.Validate(&v, field)
 			if err := v.Err(); err != nil {
@@ -664,7 +665,7 @@ func (s *Store) quoteItem(ctx context.Context, scope models.Scope, field string,
 	if len(features) > 0 {
 		o.Features = features
 	}
-	located := o.Profile().Located && (o.LocationID != "" || o.Location != (models.LocationInput{}))
+	located := o.Profile().Located && (o.LocationID != "" || o.Location != (catalog.LocationInput{}))
 	if located || len(o.Compute) > 0 || len(o.Numbers) > 0 || len(o.Sites) > 0 {
 		if err := s.checkOrderAvailability(ctx, scope, o); err != nil {
 			return nil, err

@@ -17,6 +17,7 @@ import (
 	"gorm.io/gorm/clause"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/catalog"
 )
 
 // ServiceStatus is a service's lifecycle state (DECISIONS 10b).
@@ -559,11 +560,11 @@ func (s *Store) ListServices(ctx context.Context, p *models.Principal, f Service
 	}
 	if loc := strings.TrimSpace(f.Location); loc != "" {
 		switch {
-		case strings.HasPrefix(loc, models.PrefixLocation+"_"):
+		case strings.HasPrefix(loc, catalog.PrefixLocation+"_"):
 			q = q.Where("location_id = ?", loc)
-		case models.ZipPattern.MatchString(loc):
+		case catalog.ZipPattern.MatchString(loc):
 			q = q.Where("zip = ?", loc)
-		case len(loc) == 2 && slices.Contains(models.USStates, strings.ToUpper(loc)):
+		case len(loc) == 2 && slices.Contains(catalog.USStates, strings.ToUpper(loc)):
 			q = q.Where("state = ?", strings.ToUpper(loc))
 		default:
 			v.Check(len(loc) <= 100, "location", "must be at most 100 characters")
@@ -865,7 +866,7 @@ func (s *Store) validateUpdate(ctx context.Context, scope models.Scope, svc *Ser
 	prof, _ := LookupKind(svc.Kind)
 	u := &ServiceUpdate{Type: OpTypeModification, Changes: map[string]any{}}
 	change := func(field string, from, to any) { u.Changes[field] = map[string]any{"from": from, "to": to} }
-	offer, err := s.CatalogServiceByID(ctx, svc.CatalogServiceID)
+	offer, err := s.catalog.CatalogServiceByID(ctx, svc.CatalogServiceID)
 	if err != nil {
 		return nil, err
 	}
@@ -943,7 +944,7 @@ func (s *Store) validateUpdate(ctx context.Context, scope models.Scope, svc *Ser
 		if in.Scaling != nil {
 			field = "new_bandwidth"
 		}
-		mbps, issue := models.CheckBandwidth(newBandwidth)
+		mbps, issue := catalog.CheckBandwidth(newBandwidth)
 		if issue != "" {
 			v.Add(field, issue)
 		} else if len(offer.BandwidthOptions) > 0 && !slices.Contains(offer.BandwidthOptions, newBandwidth) {
@@ -969,7 +970,7 @@ func (s *Store) validateUpdate(ctx context.Context, scope models.Scope, svc *Ser
 	}
 	if u.BandwidthMbps > 0 && prof.Capacity {
 		for i, site := range ServiceSites(svc) {
-			u.Capacity = append(u.Capacity, ResourceRequest{Kind: models.AllocCapacity, Step: StepReserveCapacity, Slot: i, LocationID: site, Pool: svc.ServiceType, Amount: u.BandwidthMbps})
+			u.Capacity = append(u.Capacity, ResourceRequest{Kind: catalog.AllocCapacity, Step: StepReserveCapacity, Slot: i, LocationID: site, Pool: svc.ServiceType, Amount: u.BandwidthMbps})
 		}
 	}
 	price, err := s.priceService(ctx, svc, u)
@@ -1065,19 +1066,19 @@ func (s *Store) validateScaling(v *models.Validator, svc *Service, prof KindProf
 // Errors: INSUFFICIENT_BANDWIDTH (details: location_id, requested, available).
 func (s *Store) CheckUpdateCapacity(ctx context.Context, scope models.Scope, svc *Service, u *ServiceUpdate) error {
 	for _, c := range u.Capacity {
-		left, err := s.AvailableMbps(ctx, scope, c.LocationID, c.Pool)
+		left, err := s.catalog.AvailableMbps(ctx, scope, c.LocationID, c.Pool)
 		if err != nil {
 			return err
 		}
-		held, err := models.HeldByService(s.In(ctx, scope), svc.ID, "", c.LocationID, c.Pool)
+		held, err := catalog.HeldByService(s.In(ctx, scope), svc.ID, "", c.LocationID, c.Pool)
 		if err != nil {
 			return models.DBErr(err)
 		}
 		if free := left + held; c.Amount > free {
 			return models.Errorf(models.CodeInsufficientBandwidth, "%s at location %s has %s for this service; %s was requested", c.Pool, c.LocationID,
-				models.FormatBandwidth(free), models.FormatBandwidth(c.Amount)).
+				catalog.FormatBandwidth(free), catalog.FormatBandwidth(c.Amount)).
 				WithDetail("location_id", c.LocationID).WithDetail("service_type", c.Pool).
-				WithDetail("requested", models.FormatBandwidth(c.Amount)).WithDetail("available", models.FormatBandwidth(free))
+				WithDetail("requested", catalog.FormatBandwidth(c.Amount)).WithDetail("available", catalog.FormatBandwidth(free))
 		}
 	}
 	return nil
@@ -1194,7 +1195,7 @@ func (s *Store) ApplyServiceUpdate(ctx context.Context, scope models.Scope, serv
 				return models.DBErr(err)
 			}
 			if len(u.Capacity) > 0 {
-				if _, err := s.ReleaseWhereTx(tx, []models.AllocationKind{models.AllocCapacity}, "service_id = ? AND operation_id <> ?", svc.ID, opID); err != nil {
+				if _, err := s.catalog.ReleaseWhereTx(tx, []catalog.AllocationKind{catalog.AllocCapacity}, "service_id = ? AND operation_id <> ?", svc.ID, opID); err != nil {
 					return models.DBErr(err)
 				}
 			}
@@ -1610,11 +1611,11 @@ func serviceSettings(kind string) map[string]settingRule {
 		"routed_prefixes": {Type: "cidrs", Max: 20, Doc: "customer networks routed to the service, CIDR notation, not overlapping"},
 	}
 	own := map[string]map[string]settingRule{
-		models.KindInternet: {
+		catalog.KindInternet: {
 			"dns_servers": {Type: "ips", Max: 4, Doc: "resolvers handed out to the customer's equipment"},
 			"redundancy":  {Type: "enum", Values: RedundancyValues, Doc: "access redundancy (also the service's redundancy)"},
 		},
-		models.KindNetwork: {
+		catalog.KindNetwork: {
 			"encryption": {Type: "bool", Doc: "encrypt traffic between sites"},
 			"redundancy": {Type: "enum", Values: RedundancyValues, Doc: "access redundancy at every site"},
 		},
@@ -1659,7 +1660,7 @@ func serviceSettings(kind string) map[string]settingRule {
 	for k, r := range common {
 		out[k] = r
 	}
-	if kind == models.KindInternet || kind == models.KindNetwork {
+	if kind == catalog.KindInternet || kind == catalog.KindNetwork {
 		for k, r := range connectivity {
 			out[k] = r
 		}

@@ -8,6 +8,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/catalog"
 )
 
 // TelemetrySample is one measurement of a service by the network: latency,
@@ -602,13 +603,13 @@ func (s *Store) optimization(ctx context.Context, svc *Service, peakMbps float64
 	if prof.Bandwidth == "" || svc.BandwidthMbps == 0 || peakMbps <= 0 {
 		return 0, "", nil
 	}
-	offer, err := s.CatalogServiceByID(ctx, svc.CatalogServiceID)
+	offer, err := s.catalog.CatalogServiceByID(ctx, svc.CatalogServiceID)
 	if err != nil {
 		return 0, "", err
 	}
 	need := peakMbps * 1.25
 	for _, opt := range offer.BandwidthOptions {
-		mbps, err := models.ParseBandwidth("", opt)
+		mbps, err := catalog.ParseBandwidth("", opt)
 		if err != nil || float64(mbps) < need {
 			continue
 		}

@@ -1,4 +1,4 @@
-package models
+package catalog
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"fmt"
 
 	"gorm.io/gorm"
+
+	"github.com/telcoplatform/platform/models"
 )
 
 // ProvisioningTemplate is a ready-made order for one of the catalog's
@@ -33,25 +35,25 @@ type ProvisioningTemplate struct {
 // Template returns the provisioning template id as seen from environment
 // env. Errors: VALIDATION_ERROR (unknown template, reported as
 // service_template).
-func (s *Store) Template(ctx context.Context, env Environment, id string) (*ProvisioningTemplate, error) {
+func (s *Store) Template(ctx context.Context, env models.Environment, id string) (*ProvisioningTemplate, error) {
 	var t ProvisioningTemplate
-	err := s.In(ctx, SystemScope()).Where("id = ?", id).Take(&t).Error
-	if errors.Is(err, gorm.ErrRecordNotFound) || (err == nil && t.SandboxOnly && env != EnvTest) {
-		return nil, Invalid(FieldIssue{Field: "service_template", Issue: fmt.Sprintf("no provisioning template %q; see GET /v1/services/provision/templates", id)})
+	err := s.In(ctx, models.SystemScope()).Where("id = ?", id).Take(&t).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) || (err == nil && t.SandboxOnly && env != models.EnvTest) {
+		return nil, models.Invalid(models.FieldIssue{Field: "service_template", Issue: fmt.Sprintf("no provisioning template %q; see GET /v1/services/provision/templates", id)})
 	}
 	if err != nil {
-		return nil, DBErr(err)
+		return nil, models.DBErr(err)
 	}
 	return &t, nil
 }
 
 // Templates returns the provisioning templates visible in environment env.
-func (s *Store) Templates(ctx context.Context, env Environment) ([]ProvisioningTemplate, error) {
+func (s *Store) Templates(ctx context.Context, env models.Environment) ([]ProvisioningTemplate, error) {
 	var out []ProvisioningTemplate
-	q := s.In(ctx, SystemScope()).Order("position")
-	if env != EnvTest {
+	q := s.In(ctx, models.SystemScope()).Order("position")
+	if env != models.EnvTest {
 		q = q.Where("sandbox_only = ?", false)
 	}
 	err := q.Find(&out).Error
-	return out, DBErr(err)
+	return out, models.DBErr(err)
 }

@@ -1,4 +1,4 @@
-package models
+package catalog
 
 import (
 	"context"
@@ -11,6 +11,8 @@ import (
 
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
+
+	"github.com/telcoplatform/platform/models"
 )
 
 // LocationCapacity is the bandwidth a location has for one service type in
@@ -20,11 +22,11 @@ import (
 // holds is summed from its own allocations), so one tenant's tests never
 // change another's results.
 type LocationCapacity struct {
-	LocationID    string      `gorm:"primaryKey;size:60"`
-	ServiceType   string      `gorm:"primaryKey;size:40"`
-	Environment   Environment `gorm:"primaryKey;size:8"`
-	CapacityMbps  int         `gorm:"not null"`
-	AllocatedMbps int         `gorm:"not null;default:0"`
+	LocationID    string             `gorm:"primaryKey;size:60"`
+	ServiceType   string             `gorm:"primaryKey;size:40"`
+	Environment   models.Environment `gorm:"primaryKey;size:8"`
+	CapacityMbps  int                `gorm:"not null"`
+	AllocatedMbps int                `gorm:"not null;default:0"`
 	UpdatedAt     time.Time
 }
 
@@ -51,7 +53,7 @@ const (
 // vCPUs or GPUs in a region.
 type InventoryAllocation struct {
 	ID uint64 `gorm:"primaryKey;autoIncrement"`
-	Tenant
+	models.Tenant
 	OperationID   string         `gorm:"size:64;not null;uniqueIndex:idx_allocation_op_kind_slot"`
 	Kind          AllocationKind `gorm:"size:20;not null;uniqueIndex:idx_allocation_op_kind_slot"`
 	Slot          int            `gorm:"not null;default:0;uniqueIndex:idx_allocation_op_kind_slot"`
@@ -94,8 +96,8 @@ const (
 	ipBlockBits = 29
 )
 
-func ipPool(env Environment) netip.Prefix {
-	if env == EnvTest {
+func ipPool(env models.Environment) netip.Prefix {
+	if env == models.EnvTest {
 		return netip.MustParsePrefix("198.18.0.0/15")
 	}
 	return netip.MustParsePrefix("100.64.0.0/10")
@@ -109,7 +111,7 @@ func addToAddr(a netip.Addr, n uint32) netip.Addr {
 }
 
 // ipBlock returns the index-th /29 of env's pool and its gateway (first host).
-func ipBlock(env Environment, index int) (cidr, gateway string, ok bool) {
+func ipBlock(env models.Environment, index int) (cidr, gateway string, ok bool) {
 	pool := ipPool(env)
 	blocks := 1 << (ipBlockBits - pool.Bits())
 	if index < 0 || index >= blocks {
@@ -128,9 +130,9 @@ const maxAllocationAttempts = 8
 // unique violation (a concurrent allocation of the same operation or
 // resource) is retried. Errors: fn's errors, INVALID_STATE_TRANSITION when
 // the allocation was already released.
-func (s *Store) allocate(ctx context.Context, scope Scope, opID string, kind AllocationKind, slot int, fn func(tx *gorm.DB) (*InventoryAllocation, error)) (*InventoryAllocation, error) {
+func (s *Store) allocate(ctx context.Context, scope models.Scope, opID string, kind AllocationKind, slot int, fn func(tx *gorm.DB) (*InventoryAllocation, error)) (*InventoryAllocation, error) {
 	if scope.System || scope.AllOrganizations || !scope.Environment.Valid() {
-		return nil, Internal(fmt.Errorf("allocations need a tenant scope"))
+		return nil, models.Internal(fmt.Errorf("allocations need a tenant scope"))
 	}
 	for attempt := 0; ; attempt++ {
 		var out *InventoryAllocation
@@ -139,7 +141,7 @@ func (s *Store) allocate(ctx context.Context, scope Scope, opID string, kind All
 			err := tx.Where("operation_id = ? AND kind = ? AND slot = ?", opID, kind, slot).Take(&existing).Error
 			if err == nil {
 				if existing.ReleasedAt != nil {
-					return Errorf(CodeInvalidStateTransition, "the %s of operation %s was already released", kind, opID)
+					return models.Errorf(models.CodeInvalidStateTransition, "the %s of operation %s was already released", kind, opID)
 				}
 				out = &existing
 				return nil
@@ -154,11 +156,11 @@ func (s *Store) allocate(ctx context.Context, scope Scope, opID string, kind All
 			out.Slot = slot
 			return tx.Create(out).Error
 		})
-		if err != nil && isUniqueViolation(err) && attempt < maxAllocationAttempts {
+		if err != nil && models.IsUniqueViolation(err) && attempt < maxAllocationAttempts {
 			continue
 		}
 		if err != nil {
-			return nil, DBErr(err)
+			return nil, models.DBErr(err)
 		}
 		return out, nil
 	}
@@ -169,17 +171,17 @@ func (s *Store) allocate(ctx context.Context, scope Scope, opID string, kind All
 // operation and slot returns the first reservation. Errors:
 // SERVICE_UNAVAILABLE_AT_LOCATION (the location does not offer the type),
 // INSUFFICIENT_BANDWIDTH, INVALID_STATE_TRANSITION (already released).
-func (s *Store) ReserveCapacity(ctx context.Context, scope Scope, req AllocationRequest) (*InventoryAllocation, error) {
+func (s *Store) ReserveCapacity(ctx context.Context, scope models.Scope, req AllocationRequest) (*InventoryAllocation, error) {
 	if req.Mbps <= 0 {
-		return nil, Invalid(FieldIssue{Field: "bandwidth", Issue: "must be positive"})
+		return nil, models.Invalid(models.FieldIssue{Field: "bandwidth", Issue: "must be positive"})
 	}
 	return s.reserve(ctx, scope, req,
-		func() *Error {
-			return Errorf(CodeUnavailableAtLocation, "%s is not offered at location %s", req.ServiceType, req.LocationID).
+		func() *models.Error {
+			return models.Errorf(models.CodeUnavailableAtLocation, "%s is not offered at location %s", req.ServiceType, req.LocationID).
 				WithDetail("service_type", req.ServiceType).WithDetail("location_id", req.LocationID)
 		},
-		func(left int) *Error {
-			return Errorf(CodeInsufficientBandwidth, "%s at location %s has %s left; %s was requested", req.ServiceType, req.LocationID,
+		func(left int) *models.Error {
+			return models.Errorf(models.CodeInsufficientBandwidth, "%s at location %s has %s left; %s was requested", req.ServiceType, req.LocationID,
 				FormatBandwidth(left), FormatBandwidth(req.Mbps)).
 				WithDetail("requested", FormatBandwidth(req.Mbps)).WithDetail("available", FormatBandwidth(left))
 		})
@@ -189,23 +191,23 @@ func (s *Store) ReserveCapacity(ctx context.Context, scope Scope, req Allocation
 // or gpu) in a region (req.LocationID), once per operation and slot.
 // Errors: SERVICE_UNAVAILABLE_AT_LOCATION (the region does not offer the
 // pool, or has too little left), INVALID_STATE_TRANSITION (already released).
-func (s *Store) ReserveUnits(ctx context.Context, scope Scope, req AllocationRequest) (*InventoryAllocation, error) {
+func (s *Store) ReserveUnits(ctx context.Context, scope models.Scope, req AllocationRequest) (*InventoryAllocation, error) {
 	if req.Mbps <= 0 {
-		return nil, Invalid(FieldIssue{Field: "units", Issue: "must be positive"})
+		return nil, models.Invalid(models.FieldIssue{Field: "units", Issue: "must be positive"})
 	}
 	return s.reserve(ctx, scope, req,
-		func() *Error { return ComputeShortage(req.LocationID, req.ServiceType, req.Mbps, 0) },
-		func(left int) *Error { return ComputeShortage(req.LocationID, req.ServiceType, req.Mbps, left) })
+		func() *models.Error { return ComputeShortage(req.LocationID, req.ServiceType, req.Mbps, 0) },
+		func(left int) *models.Error { return ComputeShortage(req.LocationID, req.ServiceType, req.Mbps, left) })
 }
 
 // ComputeShortage is the error of a region without enough units of a pool:
 // SERVICE_UNAVAILABLE_AT_LOCATION (details: region, resource, requested, available).
-func ComputeShortage(region, pool string, requested, available int) *Error {
+func ComputeShortage(region, pool string, requested, available int) *models.Error {
 	if available <= 0 {
-		return Errorf(CodeUnavailableAtLocation, "region %s has no %s capacity left", region, pool).
+		return models.Errorf(models.CodeUnavailableAtLocation, "region %s has no %s capacity left", region, pool).
 			WithDetail("region", region).WithDetail("resource", pool).WithDetail("requested", requested).WithDetail("available", 0)
 	}
-	return Errorf(CodeUnavailableAtLocation, "region %s has %d %s left; %d were requested", region, available, pool, requested).
+	return models.Errorf(models.CodeUnavailableAtLocation, "region %s has %d %s left; %d were requested", region, available, pool, requested).
 		WithDetail("region", region).WithDetail("resource", pool).WithDetail("requested", requested).WithDetail("available", available)
 }
 
@@ -213,7 +215,7 @@ func ComputeShortage(region, pool string, requested, available int) *Error {
 // missing (the pool does not exist) and short (too little left). Live
 // capacity is shared by every organization; in the sandbox each
 // organization has the whole capacity to itself.
-func (s *Store) reserve(ctx context.Context, scope Scope, req AllocationRequest, missing func() *Error, short func(left int) *Error) (*InventoryAllocation, error) {
+func (s *Store) reserve(ctx context.Context, scope models.Scope, req AllocationRequest, missing func() *models.Error, short func(left int) *models.Error) (*InventoryAllocation, error) {
 	return s.allocate(ctx, scope, req.OperationID, AllocCapacity, req.Slot, func(tx *gorm.DB) (*InventoryAllocation, error) {
 		credit := 0
 		if req.Replaces {
@@ -227,9 +229,9 @@ func (s *Store) reserve(ctx context.Context, scope Scope, req AllocationRequest,
 			OperationID: req.OperationID, Kind: AllocCapacity, ServiceID: req.ServiceID, LocationID: req.LocationID,
 			ServiceType: req.ServiceType, AmountMbps: req.Mbps,
 		}
-		if scope.Environment == EnvTest {
+		if scope.Environment == models.EnvTest {
 			var c LocationCapacity
-			err := Scoped(ctx, tx, SystemScope()).Where("location_id = ? AND service_type = ? AND environment = ?", req.LocationID, req.ServiceType, scope.Environment).Take(&c).Error
+			err := models.Scoped(ctx, tx, models.SystemScope()).Where("location_id = ? AND service_type = ? AND environment = ?", req.LocationID, req.ServiceType, scope.Environment).Take(&c).Error
 			if errors.Is(err, gorm.ErrRecordNotFound) {
 				return nil, missing()
 			}
@@ -289,10 +291,10 @@ func heldMbps(db *gorm.DB, locationID, serviceType string) (int, error) {
 // activeIndexes returns the resource indexes of the active allocations of
 // kind (at location, for VLANs) in scope's environment: of every tenant live,
 // of the scope's organization in the sandbox.
-func activeIndexes(ctx context.Context, tx *gorm.DB, scope Scope, kind AllocationKind, location string) ([]int, error) {
-	q := Scoped(ctx, tx, SystemScope()).Model(&InventoryAllocation{}).
+func activeIndexes(ctx context.Context, tx *gorm.DB, scope models.Scope, kind AllocationKind, location string) ([]int, error) {
+	q := models.Scoped(ctx, tx, models.SystemScope()).Model(&InventoryAllocation{}).
 		Where("environment = ? AND kind = ? AND released_at IS NULL", scope.Environment, kind)
-	if scope.Environment == EnvTest {
+	if scope.Environment == models.EnvTest {
 		q = q.Where("organization_id = ?", scope.OrganizationID)
 	}
 	if location != "" {
@@ -322,9 +324,9 @@ func lowestFree(used []int, first int) int {
 
 // resourceKeyPrefix is the namespace of unique resources: the environment,
 // and in the sandbox also the organization (each has its own sandbox network).
-func resourceKeyPrefix(scope Scope) string {
-	if scope.Environment == EnvTest {
-		return string(EnvTest) + "/" + scope.OrganizationID
+func resourceKeyPrefix(scope models.Scope) string {
+	if scope.Environment == models.EnvTest {
+		return string(models.EnvTest) + "/" + scope.OrganizationID
 	}
 	return string(scope.Environment)
 }
@@ -332,7 +334,7 @@ func resourceKeyPrefix(scope Scope) string {
 // AllocateIPBlock assigns a /29 public IP block to the operation's service,
 // once per operation. Errors: DEPENDENCY_UNAVAILABLE (pool exhausted),
 // INVALID_STATE_TRANSITION (already released).
-func (s *Store) AllocateIPBlock(ctx context.Context, scope Scope, req AllocationRequest) (*InventoryAllocation, error) {
+func (s *Store) AllocateIPBlock(ctx context.Context, scope models.Scope, req AllocationRequest) (*InventoryAllocation, error) {
 	return s.allocate(ctx, scope, req.OperationID, AllocIPBlock, req.Slot, func(tx *gorm.DB) (*InventoryAllocation, error) {
 		used, err := activeIndexes(ctx, tx, scope, AllocIPBlock, "")
 		if err != nil {
@@ -341,7 +343,7 @@ func (s *Store) AllocateIPBlock(ctx context.Context, scope Scope, req Allocation
 		index := lowestFree(used, 0)
 		cidr, gateway, ok := ipBlock(scope.Environment, index)
 		if !ok {
-			return nil, Errorf(CodeDependencyUnavailable, "the IP address pool is exhausted")
+			return nil, models.Errorf(models.CodeDependencyUnavailable, "the IP address pool is exhausted")
 		}
 		key := resourceKeyPrefix(scope) + "/ip/" + cidr
 		return &InventoryAllocation{
@@ -354,7 +356,7 @@ func (s *Store) AllocateIPBlock(ctx context.Context, scope Scope, req Allocation
 // AllocateVLAN assigns a VLAN id at the operation's location, once per
 // operation and slot. Errors: DEPENDENCY_UNAVAILABLE (no VLAN id left at the location),
 // INVALID_STATE_TRANSITION (already released).
-func (s *Store) AllocateVLAN(ctx context.Context, scope Scope, req AllocationRequest) (*InventoryAllocation, error) {
+func (s *Store) AllocateVLAN(ctx context.Context, scope models.Scope, req AllocationRequest) (*InventoryAllocation, error) {
 	return s.allocate(ctx, scope, req.OperationID, AllocVLAN, req.Slot, func(tx *gorm.DB) (*InventoryAllocation, error) {
 		used, err := activeIndexes(ctx, tx, scope, AllocVLAN, req.LocationID)
 		if err != nil {
@@ -362,7 +364,7 @@ func (s *Store) AllocateVLAN(ctx context.Context, scope Scope, req AllocationReq
 		}
 		vlan := lowestFree(used, vlanFirst)
 		if vlan > vlanLast {
-			return nil, Errorf(CodeDependencyUnavailable, "no VLAN id is left at location %s", req.LocationID)
+			return nil, models.Errorf(models.CodeDependencyUnavailable, "no VLAN id is left at location %s", req.LocationID)
 		}
 		key := resourceKeyPrefix(scope) + "/vlan/" + req.LocationID + "/" + strconv.Itoa(vlan)
 		return &InventoryAllocation{
@@ -375,7 +377,7 @@ func (s *Store) AllocateVLAN(ctx context.Context, scope Scope, req AllocationReq
 // ReleaseAllocations releases the operation's active allocations of the
 // given kinds (every kind when none is given) and returns how many it
 // released. Releasing twice releases nothing the second time.
-func (s *Store) ReleaseAllocations(ctx context.Context, scope Scope, opID string, kinds ...AllocationKind) (int, error) {
+func (s *Store) ReleaseAllocations(ctx context.Context, scope models.Scope, opID string, kinds ...AllocationKind) (int, error) {
 	return s.releaseWhere(ctx, scope, kinds, "operation_id = ?", opID)
 }
 
@@ -383,18 +385,18 @@ func (s *Store) ReleaseAllocations(ctx context.Context, scope Scope, opID string
 // whichever operation made it, except those of exceptOp ("" for none), of
 // the given kinds (all when none): what a decommission returns to the
 // inventory, or a scaling's old capacity. It returns how many it released.
-func (s *Store) ReleaseServiceAllocations(ctx context.Context, scope Scope, serviceID, exceptOp string, kinds ...AllocationKind) (int, error) {
+func (s *Store) ReleaseServiceAllocations(ctx context.Context, scope models.Scope, serviceID, exceptOp string, kinds ...AllocationKind) (int, error) {
 	return s.releaseWhere(ctx, scope, kinds, "service_id = ? AND operation_id <> ?", serviceID, exceptOp)
 }
 
-func (s *Store) releaseWhere(ctx context.Context, scope Scope, kinds []AllocationKind, where string, args ...any) (int, error) {
+func (s *Store) releaseWhere(ctx context.Context, scope models.Scope, kinds []AllocationKind, where string, args ...any) (int, error) {
 	released := 0
 	err := s.In(ctx, scope).Transaction(func(tx *gorm.DB) error {
 		n, err := s.ReleaseWhereTx(tx, kinds, where, args...)
 		released = n
 		return err
 	})
-	return released, DBErr(err)
+	return released, models.DBErr(err)
 }
 
 // ReleaseWhereTx releases, inside tx, the active allocations that match
@@ -419,7 +421,7 @@ func (s *Store) ReleaseWhereTx(tx *gorm.DB, kinds []AllocationKind, where string
 			continue
 		}
 		released++
-		if a.Kind == AllocCapacity && a.Environment != EnvTest {
+		if a.Kind == AllocCapacity && a.Environment != models.EnvTest {
 			err := tx.Model(&LocationCapacity{}).
 				Where("location_id = ? AND service_type = ? AND environment = ?", a.LocationID, a.ServiceType, a.Environment).
 				Update("allocated_mbps", gorm.Expr("CASE WHEN allocated_mbps >= ? THEN allocated_mbps - ? ELSE 0 END", a.AmountMbps, a.AmountMbps)).Error
@@ -432,32 +434,32 @@ func (s *Store) ReleaseWhereTx(tx *gorm.DB, kinds []AllocationKind, where string
 }
 
 // ServiceAllocations returns the active allocations of a service, oldest first.
-func (s *Store) ServiceAllocations(ctx context.Context, scope Scope, serviceID string) ([]InventoryAllocation, error) {
+func (s *Store) ServiceAllocations(ctx context.Context, scope models.Scope, serviceID string) ([]InventoryAllocation, error) {
 	var out []InventoryAllocation
 	err := s.In(ctx, scope).Where("service_id = ? AND released_at IS NULL", serviceID).Order("id").Find(&out).Error
-	return out, DBErr(err)
+	return out, models.DBErr(err)
 }
 
 // Allocations returns every allocation (active or released) of an operation.
-func (s *Store) Allocations(ctx context.Context, scope Scope, opID string) ([]InventoryAllocation, error) {
+func (s *Store) Allocations(ctx context.Context, scope models.Scope, opID string) ([]InventoryAllocation, error) {
 	var out []InventoryAllocation
 	err := s.In(ctx, scope).Where("operation_id = ?", opID).Order("id").Find(&out).Error
-	return out, DBErr(err)
+	return out, models.DBErr(err)
 }
 
 // Capacity returns a location's capacity row for a service type in env (in
 // the sandbox, AllocatedMbps stays 0: see AvailableMbps).
 // Errors: NOT_FOUND.
-func (s *Store) Capacity(ctx context.Context, env Environment, locationID, serviceType string) (*LocationCapacity, error) {
+func (s *Store) Capacity(ctx context.Context, env models.Environment, locationID, serviceType string) (*LocationCapacity, error) {
 	var c LocationCapacity
-	err := s.In(ctx, SystemScope()).Where("location_id = ? AND service_type = ? AND environment = ?", locationID, serviceType, env).Take(&c).Error
-	return &c, NotFoundOr(err, "location capacity")
+	err := s.In(ctx, models.SystemScope()).Where("location_id = ? AND service_type = ? AND environment = ?", locationID, serviceType, env).Take(&c).Error
+	return &c, models.NotFoundOr(err, "location capacity")
 }
 
 // AvailableMbps returns the bandwidth left at a location for a service type
 // as scope sees it: live, what no organization holds; in the sandbox, what
 // the scope's organization does not hold. Errors: NOT_FOUND.
-func (s *Store) AvailableMbps(ctx context.Context, scope Scope, locationID, serviceType string) (int, error) {
+func (s *Store) AvailableMbps(ctx context.Context, scope models.Scope, locationID, serviceType string) (int, error) {
 	c, err := s.Capacity(ctx, scope.Environment, locationID, serviceType)
 	if err != nil {
 		return 0, err
@@ -465,16 +467,16 @@ func (s *Store) AvailableMbps(ctx context.Context, scope Scope, locationID, serv
 	return s.availableOf(ctx, scope, c)
 }
 
-func (s *Store) availableOf(ctx context.Context, scope Scope, c *LocationCapacity) (int, error) {
-	if scope.Environment != EnvTest {
+func (s *Store) availableOf(ctx context.Context, scope models.Scope, c *LocationCapacity) (int, error) {
+	if scope.Environment != models.EnvTest {
 		return max(c.CapacityMbps-c.AllocatedMbps, 0), nil
 	}
 	if scope.OrganizationID == "" || scope.AllOrganizations || scope.System {
 		return c.CapacityMbps, nil
 	}
-	held, err := heldMbps(s.In(ctx, TenantScope(scope.OrganizationID, EnvTest)), c.LocationID, c.ServiceType)
+	held, err := heldMbps(s.In(ctx, models.TenantScope(scope.OrganizationID, models.EnvTest)), c.LocationID, c.ServiceType)
 	if err != nil {
-		return 0, DBErr(err)
+		return 0, models.DBErr(err)
 	}
 	return max(c.CapacityMbps-held, 0), nil
 }
@@ -507,19 +509,19 @@ func computeRegions() []computeRegion {
 }
 
 // ComputeRegions returns the ids of the regions that exist in env.
-func (s *Store) ComputeRegions(ctx context.Context, env Environment) ([]string, error) {
+func (s *Store) ComputeRegions(ctx context.Context, env models.Environment) ([]string, error) {
 	var out []string
-	err := s.In(ctx, SystemScope()).Model(&LocationCapacity{}).
+	err := s.In(ctx, models.SystemScope()).Model(&LocationCapacity{}).
 		Where("environment = ? AND service_type IN ?", env, []string{PoolVCPU, PoolGPU}).
 		Distinct("location_id").Order("location_id").Pluck("location_id", &out).Error
-	return out, DBErr(err)
+	return out, models.DBErr(err)
 }
 
 // AvailableUnits returns the units of a compute pool left in a region as
 // scope sees it (0 when the region does not offer the pool).
-func (s *Store) AvailableUnits(ctx context.Context, scope Scope, region, pool string) (int, error) {
+func (s *Store) AvailableUnits(ctx context.Context, scope models.Scope, region, pool string) (int, error) {
 	c, err := s.Capacity(ctx, scope.Environment, region, pool)
-	if ErrorCode(err) == CodeNotFound {
+	if models.ErrorCode(err) == models.CodeNotFound {
 		return 0, nil
 	}
 	if err != nil {
@@ -563,12 +565,12 @@ func numberBlockSeed() []NumberBlock {
 // rows of pools vcpu and gpu, live and sandbox) and the number blocks.
 // Capacity already allocated is kept. It is idempotent.
 func SeedServiceInventory(ctx context.Context, db *gorm.DB) error {
-	tx := Scoped(ctx, db, SystemScope())
+	tx := models.Scoped(ctx, db, models.SystemScope())
 	return tx.Transaction(func(tx *gorm.DB) error {
 		for _, r := range computeRegions() {
-			envs := []Environment{EnvLive, EnvTest}
+			envs := []models.Environment{models.EnvLive, models.EnvTest}
 			if r.SandboxOnly {
-				envs = []Environment{EnvTest}
+				envs = []models.Environment{models.EnvTest}
 			}
 			for _, pool := range []struct {
 				name  string
@@ -599,25 +601,25 @@ func SeedServiceInventory(ctx context.Context, db *gorm.DB) error {
 
 // numberBlocks returns the blocks of numbers of a type (and area code, for
 // local numbers) that exist in env.
-func (s *Store) numberBlocks(ctx context.Context, env Environment, typ, areaCode string) ([]NumberBlock, error) {
-	q := s.In(ctx, SystemScope()).Where("type = ?", typ)
+func (s *Store) numberBlocks(ctx context.Context, env models.Environment, typ, areaCode string) ([]NumberBlock, error) {
+	q := s.In(ctx, models.SystemScope()).Where("type = ?", typ)
 	if typ == "local" {
 		q = q.Where("area_code = ?", areaCode)
 	}
-	if env != EnvTest {
+	if env != models.EnvTest {
 		q = q.Where("sandbox_only = ?", false)
 	}
 	var out []NumberBlock
 	err := q.Order("position").Find(&out).Error
-	return out, DBErr(err)
+	return out, models.DBErr(err)
 }
 
 // numbersUsed counts the active number allocations in the blocks, as scope
 // sees the network (every tenant live, the organization in the sandbox).
-func (s *Store) numbersUsed(ctx context.Context, db *gorm.DB, scope Scope, blockIDs []string) (int, error) {
-	q := Scoped(ctx, db, SystemScope()).Model(&InventoryAllocation{}).
+func (s *Store) numbersUsed(ctx context.Context, db *gorm.DB, scope models.Scope, blockIDs []string) (int, error) {
+	q := models.Scoped(ctx, db, models.SystemScope()).Model(&InventoryAllocation{}).
 		Where("environment = ? AND kind = ? AND released_at IS NULL AND location_id IN ?", scope.Environment, AllocPhoneNumber, blockIDs)
-	if scope.Environment == EnvTest {
+	if scope.Environment == models.EnvTest {
 		q = q.Where("organization_id = ?", scope.OrganizationID)
 	}
 	var n int64
@@ -628,7 +630,7 @@ func (s *Store) numbersUsed(ctx context.Context, db *gorm.DB, scope Scope, block
 // CheckNumbersAvailable requires qty numbers of a type (in an area code) to
 // be free. Errors: SERVICE_UNAVAILABLE_AT_LOCATION (details: number_type,
 // area_code, requested, available, alternatives: the area codes served).
-func (s *Store) CheckNumbersAvailable(ctx context.Context, scope Scope, typ, areaCode string, qty int) error {
+func (s *Store) CheckNumbersAvailable(ctx context.Context, scope models.Scope, typ, areaCode string, qty int) error {
 	blocks, err := s.numberBlocks(ctx, scope.Environment, typ, areaCode)
 	if err != nil {
 		return err
@@ -641,23 +643,23 @@ func (s *Store) CheckNumbersAvailable(ctx context.Context, scope Scope, typ, are
 	used := 0
 	if len(ids) > 0 {
 		if used, err = s.numbersUsed(ctx, s.DB, scope, ids); err != nil {
-			return DBErr(err)
+			return models.DBErr(err)
 		}
 	}
 	if left := max(size-used, 0); qty > left {
 		var codes []string
-		err := s.In(ctx, SystemScope()).Model(&NumberBlock{}).Where("type = ? AND (sandbox_only = ? OR ? = ?)", typ, false, string(scope.Environment), string(EnvTest)).
+		err := s.In(ctx, models.SystemScope()).Model(&NumberBlock{}).Where("type = ? AND (sandbox_only = ? OR ? = ?)", typ, false, string(scope.Environment), string(models.EnvTest)).
 			Distinct("area_code").Order("area_code").Pluck("area_code", &codes).Error
 		if err != nil {
-			return DBErr(err)
+			return models.DBErr(err)
 		}
 		what := "toll-free numbers"
 		if typ == "local" {
 			what = "local numbers in area code " + areaCode
 		}
-		e := Errorf(CodeUnavailableAtLocation, "%d %s requested; %d available", qty, what, left)
+		e := models.Errorf(models.CodeUnavailableAtLocation, "%d %s requested; %d available", qty, what, left)
 		if len(blocks) == 0 {
-			e = Errorf(CodeUnavailableAtLocation, "no %s are offered", what)
+			e = models.Errorf(models.CodeUnavailableAtLocation, "no %s are offered", what)
 		}
 		return e.WithDetail("number_type", typ).WithDetail("area_code", areaCode).WithDetail("requested", qty).
 			WithDetail("available", left).WithDetail("alternatives", codes)
@@ -671,9 +673,9 @@ func (s *Store) CheckNumbersAvailable(ctx context.Context, scope Scope, typ, are
 // assigned keep their numbers. It returns the allocations of the slots, in
 // slot order. Errors: SERVICE_UNAVAILABLE_AT_LOCATION (not enough numbers),
 // INVALID_STATE_TRANSITION (a slot was already released).
-func (s *Store) AllocateNumbers(ctx context.Context, scope Scope, req AllocationRequest, typ, areaCode string, slots []int) ([]InventoryAllocation, error) {
+func (s *Store) AllocateNumbers(ctx context.Context, scope models.Scope, req AllocationRequest, typ, areaCode string, slots []int) ([]InventoryAllocation, error) {
 	if scope.System || scope.AllOrganizations || !scope.Environment.Valid() {
-		return nil, Internal(fmt.Errorf("allocations need a tenant scope"))
+		return nil, models.Internal(fmt.Errorf("allocations need a tenant scope"))
 	}
 	if len(slots) == 0 {
 		return nil, nil
@@ -692,7 +694,7 @@ func (s *Store) AllocateNumbers(ctx context.Context, scope Scope, req Allocation
 			have := map[int]InventoryAllocation{}
 			for _, a := range existing {
 				if a.ReleasedAt != nil {
-					return Errorf(CodeInvalidStateTransition, "the phone numbers of operation %s were already released", req.OperationID)
+					return models.Errorf(models.CodeInvalidStateTransition, "the phone numbers of operation %s were already released", req.OperationID)
 				}
 				have[a.Slot] = a
 			}
@@ -736,18 +738,18 @@ func (s *Store) AllocateNumbers(ctx context.Context, scope Scope, req Allocation
 				if err := s.CheckNumbersAvailable(ctx, scope, typ, areaCode, len(slots)); err != nil {
 					return err
 				}
-				return Errorf(CodeUnavailableAtLocation, "not enough %s numbers are left", typ).WithDetail("number_type", typ).WithDetail("area_code", areaCode)
+				return models.Errorf(models.CodeUnavailableAtLocation, "not enough %s numbers are left", typ).WithDetail("number_type", typ).WithDetail("area_code", areaCode)
 			}
 			for _, sl := range slots {
 				out = append(out, have[sl])
 			}
 			return nil
 		})
-		if err != nil && isUniqueViolation(err) && attempt < maxAllocationAttempts {
+		if err != nil && models.IsUniqueViolation(err) && attempt < maxAllocationAttempts {
 			continue
 		}
 		if err != nil {
-			return nil, DBErr(err)
+			return nil, models.DBErr(err)
 		}
 		return out, nil
 	}

@@ -1,4 +1,4 @@
-package models
+package catalog
 
 import (
 	"context"
@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"gorm.io/gorm"
+
+	"github.com/telcoplatform/platform/models"
 )
 
 // PrefixLocation is the prefix of serviceable location identifiers (loc_).
@@ -102,7 +104,7 @@ var (
 func ParseBandwidth(field, s string) (int, error) {
 	n, issue := CheckBandwidth(s)
 	if issue != "" {
-		return 0, Invalid(FieldIssue{Field: field, Issue: issue})
+		return 0, models.Invalid(models.FieldIssue{Field: field, Issue: issue})
 	}
 	return n, nil
 }
@@ -146,7 +148,7 @@ func (in LocationInput) Normalize() LocationInput {
 // Validate records the issues of a location under field prefix (e.g.
 // "location"): address and city required, state a US state or territory
 // code, zip 12345 or 12345-6789.
-func (in LocationInput) Validate(v *Validator, prefix string) {
+func (in LocationInput) Validate(v *models.Validator, prefix string) {
 	n := in.Normalize()
 	v.Check(n.Address != "" && len(n.Address) <= 200, prefix+".address", "is required, at most 200 characters")
 	v.Check(n.City != "" && len(n.City) <= 100, prefix+".city", "is required, at most 100 characters")
@@ -188,46 +190,46 @@ func (l *ServiceableLocation) Input() LocationInput {
 }
 
 // visibleIn reports whether the location exists in environment env.
-func (l *ServiceableLocation) visibleIn(env Environment) bool {
-	return !l.SandboxOnly || env == EnvTest
+func (l *ServiceableLocation) visibleIn(env models.Environment) bool {
+	return !l.SandboxOnly || env == models.EnvTest
 }
 
-func notServiceable(in LocationInput) *Error {
+func notServiceable(in LocationInput) *models.Error {
 	n := in.Normalize()
-	return Errorf(CodeLocationNotServiceable, "the location %s, %s, %s %s is outside the service area", n.Address, n.City, n.State, n.Zip).
+	return models.Errorf(models.CodeLocationNotServiceable, "the location %s, %s, %s %s is outside the service area", n.Address, n.City, n.State, n.Zip).
 		WithDetail("location", n)
 }
 
 // FindLocation returns the serviceable location at the postal location in,
 // as seen from environment env. Errors: VALIDATION_ERROR (malformed
 // location), LOCATION_NOT_SERVICEABLE.
-func (s *Store) FindLocation(ctx context.Context, env Environment, in LocationInput) (*ServiceableLocation, error) {
-	var v Validator
+func (s *Store) FindLocation(ctx context.Context, env models.Environment, in LocationInput) (*ServiceableLocation, error) {
+	var v models.Validator
 	in.Validate(&v, "location")
 	if err := v.Err(); err != nil {
 		return nil, err
 	}
 	var loc ServiceableLocation
-	err := s.In(ctx, SystemScope()).Where("match_key = ?", LocationMatchKey(in)).Take(&loc).Error
+	err := s.In(ctx, models.SystemScope()).Where("match_key = ?", LocationMatchKey(in)).Take(&loc).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) || (err == nil && !loc.visibleIn(env)) {
 		return nil, notServiceable(in)
 	}
 	if err != nil {
-		return nil, DBErr(err)
+		return nil, models.DBErr(err)
 	}
 	return &loc, nil
 }
 
 // LocationByID returns the serviceable location id as seen from environment
 // env. Errors: VALIDATION_ERROR (unknown id, reported under field).
-func (s *Store) LocationByID(ctx context.Context, env Environment, field, id string) (*ServiceableLocation, error) {
+func (s *Store) LocationByID(ctx context.Context, env models.Environment, field, id string) (*ServiceableLocation, error) {
 	var loc ServiceableLocation
-	err := s.In(ctx, SystemScope()).Where("id = ?", id).Take(&loc).Error
+	err := s.In(ctx, models.SystemScope()).Where("id = ?", id).Take(&loc).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) || (err == nil && !loc.visibleIn(env)) {
-		return nil, Invalid(FieldIssue{Field: field, Issue: fmt.Sprintf("no serviceable location %q", id)})
+		return nil, models.Invalid(models.FieldIssue{Field: field, Issue: fmt.Sprintf("no serviceable location %q", id)})
 	}
 	if err != nil {
-		return nil, DBErr(err)
+		return nil, models.DBErr(err)
 	}
 	return &loc, nil
 }
@@ -245,11 +247,11 @@ type AvailabilityQuery struct {
 // ServiceAvailability is the answer for one service type at a location.
 type ServiceAvailability struct {
 	Type             ServiceTypeInfo
-	Offered          bool     // the location offers the type at all
-	AvailableMbps    int      // capacity left (0 when not offered)
-	Available        bool     // offered, and the requirement (if any) fits
-	Reason           Code     // SERVICE_UNAVAILABLE_AT_LOCATION or INSUFFICIENT_BANDWIDTH when not Available
-	BandwidthOptions []string // the catalog's options that fit in what is left
+	Offered          bool        // the location offers the type at all
+	AvailableMbps    int         // capacity left (0 when not offered)
+	Available        bool        // offered, and the requirement (if any) fits
+	Reason           models.Code // SERVICE_UNAVAILABLE_AT_LOCATION or INSUFFICIENT_BANDWIDTH when not Available
+	BandwidthOptions []string    // the catalog's options that fit in what is left
 	SLAOptions       []string
 	MaxBandwidth     string // the largest bandwidth that can be ordered now ("" when none)
 }
@@ -305,11 +307,11 @@ func (r *AvailabilityReport) Require(name string) error {
 	case a.Available:
 		return nil
 	case !a.Offered:
-		return Errorf(CodeUnavailableAtLocation, "%s is not offered at %s, %s", name, r.Location.Address, r.Location.City).
+		return models.Errorf(models.CodeUnavailableAtLocation, "%s is not offered at %s, %s", name, r.Location.Address, r.Location.City).
 			WithDetail("service_type", name).WithDetail("location", r.Location.Input()).
 			WithDetail("location_id", r.Location.ID).WithDetail("alternatives", r.Alternatives(name))
 	default:
-		return Errorf(CodeInsufficientBandwidth, "%s at %s, %s has %s left; %s was requested", name, r.Location.Address, r.Location.City,
+		return models.Errorf(models.CodeInsufficientBandwidth, "%s at %s, %s has %s left; %s was requested", name, r.Location.Address, r.Location.City,
 			FormatBandwidth(a.AvailableMbps), FormatBandwidth(r.RequestedMbps)).
 			WithDetail("service_type", name).WithDetail("location_id", r.Location.ID).
 			WithDetail("requested", FormatBandwidth(r.RequestedMbps)).WithDetail("available", FormatBandwidth(a.AvailableMbps)).
@@ -337,11 +339,11 @@ func (r *AvailabilityReport) Check() error {
 		names[i] = a.Type.Name
 	}
 	if anyOffered {
-		return Errorf(CodeInsufficientBandwidth, "none of %s has %s left at %s, %s", strings.Join(names, ", "), FormatBandwidth(r.RequestedMbps), r.Location.Address, r.Location.City).
+		return models.Errorf(models.CodeInsufficientBandwidth, "none of %s has %s left at %s, %s", strings.Join(names, ", "), FormatBandwidth(r.RequestedMbps), r.Location.Address, r.Location.City).
 			WithDetail("service_types", names).WithDetail("location_id", r.Location.ID).
 			WithDetail("requested", FormatBandwidth(r.RequestedMbps)).WithDetail("alternatives", r.Alternatives(names...))
 	}
-	return Errorf(CodeUnavailableAtLocation, "none of %s is offered at %s, %s", strings.Join(names, ", "), r.Location.Address, r.Location.City).
+	return models.Errorf(models.CodeUnavailableAtLocation, "none of %s is offered at %s, %s", strings.Join(names, ", "), r.Location.Address, r.Location.City).
 		WithDetail("service_type", names[0]).WithDetail("service_types", names).WithDetail("location", r.Location.Input()).
 		WithDetail("location_id", r.Location.ID).WithDetail("alternatives", r.Alternatives(names...))
 }
@@ -352,9 +354,9 @@ func (r *AvailabilityReport) Check() error {
 // when the question is malformed or the location is outside the service
 // area; use Check or Require on the report for the per-type errors.
 // Errors: VALIDATION_ERROR, LOCATION_NOT_SERVICEABLE.
-func (s *Store) CheckAvailability(ctx context.Context, scope Scope, q AvailabilityQuery) (*AvailabilityReport, error) {
+func (s *Store) CheckAvailability(ctx context.Context, scope models.Scope, q AvailabilityQuery) (*AvailabilityReport, error) {
 	env := scope.Environment
-	var v Validator
+	var v models.Validator
 	if q.LocationID == "" {
 		q.Location.Validate(&v, "location")
 	}
@@ -384,14 +386,14 @@ func (s *Store) CheckAvailability(ctx context.Context, scope Scope, q Availabili
 	if err != nil {
 		return nil, err
 	}
-	db := s.In(ctx, SystemScope())
+	db := s.In(ctx, models.SystemScope())
 	var caps []LocationCapacity
 	if err := db.Where("location_id = ? AND environment = ?", loc.ID, env).Find(&caps).Error; err != nil {
-		return nil, DBErr(err)
+		return nil, models.DBErr(err)
 	}
 	var offers []CatalogService
 	if err := db.Find(&offers).Error; err != nil {
-		return nil, DBErr(err)
+		return nil, models.DBErr(err)
 	}
 	catalog := map[string]CatalogService{}
 	for _, o := range offers {
@@ -426,9 +428,9 @@ func (s *Store) CheckAvailability(ctx context.Context, scope Scope, q Availabili
 		}
 		switch {
 		case !a.Offered:
-			a.Reason = CodeUnavailableAtLocation
+			a.Reason = models.CodeUnavailableAtLocation
 		case !a.Available:
-			a.Reason = CodeInsufficientBandwidth
+			a.Reason = models.CodeInsufficientBandwidth
 		}
 		report.all = append(report.all, a)
 		if len(q.ServiceTypes) == 0 || slices.Contains(q.ServiceTypes, st.Name) {
