@@ -221,6 +221,11 @@ func migrations() []*gormigrate.Migration {
 			Migrate:  migrateSupportNotificationsV3,
 			Rollback: rollbackSupportNotificationsV3,
 		},
+		{
+			ID:       "202611260110_support_attachments_teams",
+			Migrate:  migrateSupportAttachmentsTeamsV4,
+			Rollback: rollbackSupportAttachmentsTeamsV4,
+		},
 	}
 }
 
