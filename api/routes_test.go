@@ -141,6 +141,8 @@ func TestTenantsNeverSeeEachOther(t *testing.T) {
 	}
 	fixtures["challenge_id"] = ch.ID
 	fixtures["ticket_id"] = newTicket(t, h, a.liveKey, nil).Ticket.ID
+	fixtures["attachment_id"] = attach(t, h, a.liveKey, fixtures["ticket_id"], map[string]any{"content": "probe",
+		"attachments": []map[string]any{{"filename": "probe.txt", "content_type": "text/plain", "data": "cHJvYmU="}}}).ID
 	_, agentID := staffKey(t, h)
 	// Routing rules are the provider's: customers of every tenant get 403.
 	fixtures["rule_id"] = newRule(t, h, map[string]any{"rule_name": "tenancy probe", "actions": map[string]any{"assign_to": agentID}}).RoutingRule.ID

@@ -19,6 +19,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/redis/go-redis/v9"
 	"go.temporal.io/sdk/client"
+	"gocloud.dev/blob"
 
 	"github.com/telcoplatform/platform/auth"
 	"github.com/telcoplatform/platform/config"
@@ -46,6 +47,9 @@ type Deps struct {
 	Logger   *slog.Logger
 	Now      func() time.Time
 	Streams  StreamOptions // event streams: credential re-check interval and per-tenant cap
+	// Blobs is the blob store of the support area's attachments (BLOB_URL;
+	// nil: attachments are refused with 503 DEPENDENCY_UNAVAILABLE).
+	Blobs *blob.Bucket
 }
 
 // Server is the HTTP API: the Fiber app and the huma API on it.
@@ -109,7 +113,7 @@ func New(deps Deps) *Server {
 	if s.now == nil {
 		s.now = func() time.Time { return time.Now().UTC() }
 	}
-	s.support = support.NewStore(s.store)
+	s.support = support.NewStore(s.store, support.WithBlobs(deps.Blobs))
 	s.anonymous = anonymousLimits(deps.Config.AnonymousHourly, deps.Config.AnonymousBurst)
 	s.keyUsage = models.NewKeyUsage(s.store)
 	s.tokens = auth.NewTokens(s.store, deps.Config.PublicBaseURL, s.now)

@@ -27,14 +27,6 @@ type TicketLocation struct {
 	Timezone string `json:"timezone,omitempty" maxLength:"64" example:"America/New_York" doc:"An IANA time zone name"`
 }
 
-// AttachmentBody is an inline base64 attachment (not accepted yet).
-type AttachmentBody struct {
-	Filename    string `json:"filename,omitempty" maxLength:"255"`
-	ContentType string `json:"content_type,omitempty" maxLength:"100"`
-	Size        int    `json:"size,omitempty" minimum:"0"`
-	Data        string `json:"data,omitempty"`
-}
-
 // TicketBody is the body of a new ticket.
 type TicketBody struct {
 	Title           string           `json:"title,omitempty" maxLength:"200" doc:"Required (or subject)" example:"Intermittent packet loss on the NYC circuit"`
@@ -49,7 +41,7 @@ type TicketBody struct {
 	ServiceAffected string           `json:"service_affected,omitempty" maxLength:"64" example:"svc_3fK9aZ"`
 	Location        *TicketLocation  `json:"location,omitempty"`
 	Metadata        map[string]any   `json:"metadata,omitempty" doc:"Free-form; at most 50 keys and 8 KiB of JSON"`
-	Attachments     []AttachmentBody `json:"attachments,omitempty" doc:"Not accepted yet (400)"`
+	Attachments     []AttachmentBody `json:"attachments,omitempty" maxItems:"10" doc:"Files in base64: at most 10, each at most 10 MiB decoded, the whole body at most 15 MiB"`
 }
 
 // TicketAgent is the agent a ticket is assigned to.
@@ -87,32 +79,33 @@ type TicketURLs struct {
 
 // TicketItem is a support ticket.
 type TicketItem struct {
-	ID                  string           `json:"id" example:"tkt_3fK9aZ"`
-	Number              string           `json:"number" example:"TKT-000123"`
-	Title               string           `json:"title"`
-	Description         string           `json:"description"`
-	Status              string           `json:"status" enum:"open,in_progress,pending,escalated,resolved,closed"`
-	Priority            string           `json:"priority" enum:"low,medium,high,critical"`
-	Severity            string           `json:"severity,omitempty"`
-	Category            string           `json:"category"`
-	Subcategory         string           `json:"subcategory,omitempty"`
-	ServiceAffected     string           `json:"service_affected,omitempty"`
-	CustomerID          string           `json:"customer_id"`
-	AssignedTo          *TicketAgent     `json:"assigned_to" doc:"null until the ticket is assigned"`
-	Contact             TicketContact    `json:"contact"`
-	Location            TicketLocation   `json:"location"`
-	Metadata            map[string]any   `json:"metadata"`
-	SLA                 TicketSLA        `json:"sla"`
-	EstimatedResolution *string          `json:"estimated_resolution"`
-	RootCause           string           `json:"root_cause,omitempty"`
-	VendorTicket        string           `json:"vendor_ticket,omitempty"`
-	InternalNotes       string           `json:"internal_notes,omitempty" doc:"Provider staff only"`
-	URLs                TicketURLs       `json:"urls"`
-	SLAStatus           *TicketSLAStatus `json:"sla_status,omitempty" doc:"List items only"`
-	CreatedAt           string           `json:"created_at"`
-	UpdatedAt           string           `json:"updated_at"`
-	ResolvedAt          *string          `json:"resolved_at"`
-	ClosedAt            *string          `json:"closed_at"`
+	ID                  string              `json:"id" example:"tkt_3fK9aZ"`
+	Number              string              `json:"number" example:"TKT-000123"`
+	Title               string              `json:"title"`
+	Description         string              `json:"description"`
+	Status              string              `json:"status" enum:"open,in_progress,pending,escalated,resolved,closed"`
+	Priority            string              `json:"priority" enum:"low,medium,high,critical"`
+	Severity            string              `json:"severity,omitempty"`
+	Category            string              `json:"category"`
+	Subcategory         string              `json:"subcategory,omitempty"`
+	ServiceAffected     string              `json:"service_affected,omitempty"`
+	CustomerID          string              `json:"customer_id"`
+	AssignedTo          *TicketAgent        `json:"assigned_to" doc:"null until the ticket is assigned"`
+	Contact             TicketContact       `json:"contact"`
+	Location            TicketLocation      `json:"location"`
+	Metadata            map[string]any      `json:"metadata"`
+	SLA                 TicketSLA           `json:"sla"`
+	EstimatedResolution *string             `json:"estimated_resolution"`
+	RootCause           string              `json:"root_cause,omitempty"`
+	VendorTicket        string              `json:"vendor_ticket,omitempty"`
+	InternalNotes       string              `json:"internal_notes,omitempty" doc:"Provider staff only"`
+	URLs                TicketURLs          `json:"urls"`
+	Attachments         []CommentAttachment `json:"attachments" doc:"The files sent with the ticket"`
+	SLAStatus           *TicketSLAStatus    `json:"sla_status,omitempty" doc:"List items only"`
+	CreatedAt           string              `json:"created_at"`
+	UpdatedAt           string              `json:"updated_at"`
+	ResolvedAt          *string             `json:"resolved_at"`
+	ClosedAt            *string             `json:"closed_at"`
 }
 
 // ticketItem converts a ticket for the caller p (internal notes for staff only).
@@ -128,12 +121,12 @@ func (s *Server) ticketItem(p *models.Principal, t *support.Ticket) TicketItem {
 		EstimatedResolution: optTimestamp(t.EstimatedResolution), RootCause: t.RootCause, VendorTicket: t.VendorTicket,
 		URLs:      TicketURLs{Self: s.cfg.PublicBaseURL + "/v1/support/tickets/" + t.ID, CustomerPortal: s.cfg.PublicBaseURL + "/portal/tickets/" + t.ID},
 		CreatedAt: models.Timestamp(t.CreatedAt), UpdatedAt: models.Timestamp(t.UpdatedAt),
-		ResolvedAt: optTimestamp(t.ResolvedAt), ClosedAt: optTimestamp(t.ClosedAt)}
+		ResolvedAt: optTimestamp(t.ResolvedAt), ClosedAt: optTimestamp(t.ClosedAt), Attachments: s.attachmentItems(t.Attachments)}
 	if it.Metadata == nil {
 		it.Metadata = map[string]any{}
 	}
 	if t.Agent != nil {
-		it.AssignedTo = &TicketAgent{AgentID: t.Agent.ID, Name: t.Agent.Name, Email: t.Agent.Email}
+		it.AssignedTo = &TicketAgent{AgentID: t.Agent.ID, Name: t.Agent.Name, Email: t.Agent.Email, Specialization: t.Specialization}
 	}
 	if p.IsStaff() {
 		it.InternalNotes = t.InternalNotes
@@ -248,6 +241,7 @@ func (s *Server) registerSupport() {
 	s.registerSupportRouting(tags)
 	s.registerSupportKnowledge(tags)
 	s.registerSupportNotifications(tags)
+	s.registerSupportAttachments(tags)
 }
 
 // registerSupportTickets registers ticket creation, reading, listing,
@@ -255,13 +249,13 @@ func (s *Server) registerSupport() {
 func (s *Server) registerSupportTickets(tags []string) {
 	register(s, huma.Operation{OperationID: "create-support-ticket", Method: http.MethodPost, Path: "/support/tickets", Summary: "Open a support ticket",
 		Description: "Opens a ticket (status open, number TKT-nnnnnn) with the SLA targets of its category and priority, and writes ticket.created. " +
-			"Every field is validated (docs/support.md); attachments are not accepted yet.",
-		Tags: tags, DefaultStatus: http.StatusCreated},
+			"Every field is validated (docs/support.md). Attachments (base64) go to the blob store: each at most 10 MiB decoded (413 above), of an allowed type.",
+		Tags: tags, DefaultStatus: http.StatusCreated, MaxBodyBytes: MaxAttachmentBody},
 		access{permission: support.PermissionCreate}, func(ctx context.Context, in *struct{ Body TicketBody }) (*TicketOutput, error) {
 			b := in.Body
 			ti := support.TicketInput{Title: b.Title, Subject: b.Subject, Description: b.Description, CustomerID: b.CustomerID, Category: b.Category,
 				Subcategory: b.Subcategory, Priority: b.Priority, Severity: b.Severity, ServiceAffected: b.ServiceAffected, Metadata: b.Metadata,
-				Attachments: len(b.Attachments)}
+				Attachments: attachmentInputs(b.Attachments)}
 			if b.Contact != nil {
 				ti.Contact = support.Contact{Name: b.Contact.Name, Email: b.Contact.Email, Phone: b.Contact.Phone, Role: b.Contact.Role}
 			}

@@ -31,6 +31,7 @@ import (
 
 	"github.com/telcoplatform/platform/activities"
 	"github.com/telcoplatform/platform/api"
+	"github.com/telcoplatform/platform/blobstore"
 	"github.com/telcoplatform/platform/config"
 	"github.com/telcoplatform/platform/events"
 	"github.com/telcoplatform/platform/models"
@@ -378,7 +379,12 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, runWorker, 
 		if embedded {
 			log.Info("using the embedded in-process Redis (set REDIS_URL for a real one)")
 		}
-		srv := api.New(api.Deps{Config: cfg, Store: store, Temporal: tc, Redis: rdb, Limiter: ratelimit.New(rdb), Logger: log})
+		blobs, err := blobstore.Open(ctx, cfg.BlobURL)
+		if err != nil {
+			return err
+		}
+		defer func() { _ = blobs.Close() }()
+		srv := api.New(api.Deps{Config: cfg, Store: store, Temporal: tc, Redis: rdb, Limiter: ratelimit.New(rdb), Logger: log, Blobs: blobs})
 		log.Info("API listening", "addr", cfg.HTTPAddr, "docs", cfg.PublicBaseURL+"/docs")
 		g.Go(func() error { return srv.Run(gctx) })
 		if cfg.MTLSAddr != "" {

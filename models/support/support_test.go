@@ -74,7 +74,6 @@ func TestTicketValidationRules(t *testing.T) {
 		{"timezone", func(in *support.TicketInput) { in.Location.Timezone = "Europe/Atlantis" }, "location.timezone"},
 		{"metadata keys", func(in *support.TicketInput) { in.Metadata = many }, "metadata"},
 		{"metadata size", func(in *support.TicketInput) { in.Metadata = map[string]any{"x": strings.Repeat("y", 8200)} }, "metadata"},
-		{"attachments", func(in *support.TicketInput) { in.Attachments = 1 }, "attachments"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -72,6 +72,12 @@ type Ticket struct {
 
 	// Agent is the assigned agent (filled by Get and List when assigned).
 	Agent *models.User `gorm:"-"`
+	// Specialization is the assigned agent's specialization for this
+	// ticket (see agentSpecialization; filled with Agent).
+	Specialization string `gorm:"-"`
+	// Attachments are the files sent with the ticket (filled by Create,
+	// Get and List).
+	Attachments []Attachment `gorm:"-"`
 }
 
 // TableName is the tickets table.
@@ -168,7 +174,9 @@ func (s *Store) CreateTicket(ctx context.Context, p *models.Principal, in Ticket
 	if orgErr != nil {
 		v.Add("customer_id", orgErr.Error())
 	}
-	if err := v.Err(); err != nil {
+	now := s.now()
+	ups, err := prepareAttachments(v, in.Attachments, actorID(p), now)
+	if err != nil {
 		return nil, err
 	}
 	cat := categoryByID(cats, in.Category)
@@ -179,7 +187,6 @@ func (s *Store) CreateTicket(ctx context.Context, p *models.Principal, in Ticket
 	if !ok {
 		target = SLATarget{ResponseMinutes: DefaultSLATargets()[in.Priority][0], ResolutionMinutes: DefaultSLATargets()[in.Priority][1]}
 	}
-	now := s.now()
 	t := &Ticket{
 		ID: models.NewID(models.PrefixTicket), Title: in.Title, Description: in.Description, CustomerID: org.CustomerID,
 		Status: StatusOpen, Priority: in.Priority, Severity: in.Severity, Category: in.Category, Subcategory: in.Subcategory,
@@ -196,6 +203,10 @@ func (s *Store) CreateTicket(ctx context.Context, p *models.Principal, in Ticket
 	if rule != nil {
 		t.AssignedTo, t.Agent = agent.ID, agent
 	}
+	undo, err := s.storeBlobs(ctx, ups)
+	if err != nil {
+		return nil, err
+	}
 	err = s.core.Tx(ctx, models.TenantScope(org.ID, p.Environment), func(tx *gorm.DB) error {
 		num, err := nextNumber(tx)
 		if err != nil {
@@ -210,6 +221,9 @@ func (s *Store) CreateTicket(ctx context.Context, p *models.Principal, in Ticket
 		if err := tx.Create(h).Error; err != nil {
 			return dbErr(err)
 		}
+		if t.Attachments, err = recordAttachments(tx, ups, t.ID, ""); err != nil {
+			return err
+		}
 		if rule != nil {
 			if err := assignByRule(tx, t, rule); err != nil {
 				return err
@@ -221,6 +235,7 @@ func (s *Store) CreateTicket(ctx context.Context, p *models.Principal, in Ticket
 		return s.notifyContact(tx, t, TriggerTicketCreated, p, nil)
 	})
 	if err != nil {
+		undo()
 		return nil, models.AsError(err)
 	}
 	return t, nil
@@ -260,6 +275,7 @@ func (s *Store) GetTicket(ctx context.Context, p *models.Principal, id string) (
 		return nil, notFoundOr(err, "ticket")
 	}
 	s.fillAgents(ctx, []*Ticket{&t})
+	s.fillTicketAttachments(ctx, []*Ticket{&t})
 	return &t, nil
 }
 
@@ -316,6 +332,7 @@ func (s *Store) pageTickets(ctx context.Context, q *gorm.DB, page models.PageReq
 		ptrs[i] = &out[i]
 	}
 	s.fillAgents(ctx, ptrs)
+	s.fillTicketAttachments(ctx, ptrs)
 	return out, total, nil
 }
 

@@ -135,7 +135,7 @@ func (s *Store) UpdateTicket(ctx context.Context, p *models.Principal, id string
 			}
 		}
 		if in.CustomerUpdate != nil && strings.TrimSpace(*in.CustomerUpdate) != "" {
-			cm, err := s.newComment(ctx, p, &t, CommentInput{Content: *in.CustomerUpdate, Type: CommentCustomerUpdate, Visibility: VisibilityCustomer}, now)
+			cm, _, err := s.newComment(ctx, p, &t, CommentInput{Content: *in.CustomerUpdate, Type: CommentCustomerUpdate, Visibility: VisibilityCustomer}, now)
 			if err != nil {
 				return err
 			}
