@@ -113,6 +113,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		if err := support.NewStore(store).Seed(ctx); err != nil {
 			return err
 		}
+		agents, err := support.NewStore(store).SeedAgents(ctx)
+		if err != nil {
+			return fmt.Errorf("seed support agents: %w", err)
+		}
 		demoData, err := store.SeedDemoData(ctx, res)
 		if err != nil {
 			return fmt.Errorf("seed demo data: %w", err)
@@ -125,7 +129,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 			return err
 		}
 		log.Info("seeded", "demo_organization", res.Demo.ID, "demo_account", res.Account.ID,
-			"demo_sandbox_services", len(demoData.Services), "demo_sandbox_invoices", len(demoData.Invoices), "demo_sandbox_tickets", demoTickets)
+			"demo_sandbox_services", len(demoData.Services), "demo_sandbox_invoices", len(demoData.Invoices), "demo_sandbox_tickets", demoTickets, "support_agents", len(agents))
 		return nil
 	case "keys":
 		return keysCommand(ctx, cfg, log, args[1:], stdout)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -196,12 +197,13 @@ func (s *Store) CreateTicket(ctx context.Context, p *models.Principal, in Ticket
 		ResolutionDue: now.Add(time.Duration(target.ResolutionMinutes) * time.Minute),
 		CreatedBy:     actorID(p), CreatedAt: now, UpdatedAt: now,
 	}
-	rule, agent, err := s.route(ctx, t, string(org.Plan))
+	routing, err := s.route(ctx, t, string(org.Plan))
 	if err != nil {
 		return nil, err
 	}
-	if rule != nil {
-		t.AssignedTo, t.Agent = agent.ID, agent
+	if routing != nil {
+		t.AssignedTo, t.Agent = routing.Agent.ID, routing.Agent
+		t.Specialization = specialization(s.specializations(ctx, []string{routing.Agent.ID})[routing.Agent.ID], t.Category)
 	}
 	undo, err := s.storeBlobs(ctx, ups)
 	if err != nil {
@@ -224,8 +226,8 @@ func (s *Store) CreateTicket(ctx context.Context, p *models.Principal, in Ticket
 		if t.Attachments, err = recordAttachments(tx, ups, t.ID, ""); err != nil {
 			return err
 		}
-		if rule != nil {
-			if err := assignByRule(tx, t, rule); err != nil {
+		if routing != nil {
+			if err := s.recordRouting(tx, t, routing); err != nil {
 				return err
 			}
 		}
@@ -399,13 +401,29 @@ func (s *Store) fillAgents(ctx context.Context, ts []*Ticket) {
 	if err := s.core.In(ctx, models.SystemScope()).Where("id IN ?", ids).Find(&users).Error; err != nil {
 		return
 	}
+	specs := s.specializations(ctx, ids)
 	for _, t := range ts {
 		for i := range users {
 			if users[i].ID == t.AssignedTo {
 				t.Agent = &users[i]
+				t.Specialization = specialization(specs[t.AssignedTo], t.Category)
 			}
 		}
 	}
+}
+
+// specialization is what an agent whose teams cover categories is
+// answered as specialised in for a ticket of category: that category when
+// the agent is in its team, else the agent's first category ("" without
+// a team).
+func specialization(categories []string, category string) string {
+	if slices.Contains(categories, category) {
+		return category
+	}
+	if len(categories) > 0 {
+		return categories[0]
+	}
+	return ""
 }
 
 // TicketHistory returns a page of the changes of a ticket visible to p,
