@@ -235,6 +235,7 @@ type TicketListParams struct {
 func (s *Server) registerSupport() {
 	tags := []string{"Support"}
 	s.registerSupportCategories(tags)
+	s.registerSupportCategoryAdmin(tags)
 	s.registerSupportSearch(tags) // fixed /support/tickets/search before /support/tickets/{ticket_id}
 	s.registerSupportTickets(tags)
 	s.registerSupportComments(tags)
