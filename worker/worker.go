@@ -134,6 +134,7 @@ func Register(w sdkworker.Registry, deps Deps) {
 	registerBulkAndOrchestration(w, deps, net)
 
 	w.RegisterActivityWithOptions(activities.NewHousekeeping(deps.Store, deps.Logger).Purge, activity.RegisterOptions{Name: workflows.ActivityHousekeepingPurge})
+	activities.NewSupportTickets(deps.Store).Register(w) // TicketAutoClose and its activity
 }
 
 // registerBulkAndOrchestration registers the bulk and orchestration

@@ -147,12 +147,13 @@ func TestSeedIsIdempotentAndNumbersAreUnique(t *testing.T) {
 }
 
 // TestTablesMatchTheMigration checks that every column of the domain types
-// exists in the tables migrations 202611260070, 202611260080 and 202611260090
-// created.
+// exists in the tables migrations 202611260070, 202611260080, 202611260090,
+// 202611260100 and 202611260110 created.
 func TestTablesMatchTheMigration(t *testing.T) {
 	store := testenv.Store(t)
 	m := store.DB.Migrator()
-	for _, model := range []any{&support.Category{}, &support.Subcategory{}, &support.SLATarget{}, &support.Ticket{}, &support.HistoryEntry{}, &support.Comment{}, &support.RoutingRule{}, &support.Article{}, &support.Feedback{}} {
+	for _, model := range []any{&support.Category{}, &support.Subcategory{}, &support.SLATarget{}, &support.Ticket{}, &support.HistoryEntry{}, &support.Comment{}, &support.RoutingRule{}, &support.Article{}, &support.Feedback{},
+		&support.TicketNotification{}, &support.Attachment{}, &support.Team{}, &support.TeamMember{}} {
 		stmt := &gorm.Statement{DB: store.DB}
 		if err := stmt.Parse(model); err != nil {
 			t.Fatal(err)
