@@ -11,16 +11,6 @@ import (
 	"github.com/telcoplatform/platform/models/support"
 )
 
-// AttachmentBody is an inline attachment of a ticket or a comment: the
-// file's content in base64.
-type AttachmentBody struct {
-	Filename    string `json:"filename,omitempty" maxLength:"255" doc:"Required; sanitised (path and unusual characters dropped)" example:"traceroute.txt"`
-	ContentType string `json:"content_type,omitempty" maxLength:"100" doc:"Required; one of the allowed types (docs/support.md)" example:"text/plain"`
-	Size        *int64 `json:"size,omitempty" minimum:"0" doc:"Optional: the decoded size in bytes, checked when given"`
-	Data        string `json:"data,omitempty" doc:"The content in base64 (standard alphabet); at most 10 MiB decoded"`
-	Content     string `json:"content,omitempty" doc:"Alias of data (data wins when both are sent)"`
-}
-
 // attachmentInputs converts the attachments of a body for the domain.
 func attachmentInputs(bodies []AttachmentBody) []support.AttachmentInput {
 	out := make([]support.AttachmentInput, len(bodies))
@@ -32,15 +22,6 @@ func attachmentInputs(bodies []AttachmentBody) []support.AttachmentInput {
 		out[i] = support.AttachmentInput{Filename: b.Filename, ContentType: b.ContentType, Size: b.Size, Data: data}
 	}
 	return out
-}
-
-// CommentAttachment is a file attached to a ticket or a comment.
-type CommentAttachment struct {
-	ID          string `json:"id" example:"att_3fK9aZ"`
-	Filename    string `json:"filename"`
-	ContentType string `json:"content_type"`
-	Size        int64  `json:"size" doc:"Bytes"`
-	DownloadURL string `json:"download_url" doc:"GET it with a credential that may see the ticket (and the comment)"`
 }
 
 // attachmentItems converts attachments (never nil).

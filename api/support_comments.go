@@ -28,6 +28,15 @@ type CommentBody struct {
 	Metadata    map[string]any     `json:"metadata,omitempty" doc:"Free-form; at most 50 keys and 8 KiB of JSON"`
 }
 
+// CommentAttachment is a file attached to a ticket or a comment.
+type CommentAttachment struct {
+	ID          string `json:"id" example:"att_3fK9aZ"`
+	Filename    string `json:"filename"`
+	ContentType string `json:"content_type"`
+	Size        int64  `json:"size" doc:"Bytes"`
+	DownloadURL string `json:"download_url" doc:"GET it with a credential that may see the ticket (and the comment)"`
+}
+
 // CommentItem is a comment on a ticket.
 type CommentItem struct {
 	ID          string              `json:"id" example:"cmt_3fK9aZ"`

@@ -8,13 +8,9 @@ import (
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
-	"go.temporal.io/api/enums/v1"
-	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/temporal"
 
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/support"
-	"github.com/telcoplatform/platform/workflows"
 )
 
 // TicketContact is who the provider talks to about a ticket.
@@ -30,6 +26,16 @@ type TicketLocation struct {
 	SiteID   string `json:"site_id,omitempty" maxLength:"64" example:"site-nyc-01"`
 	Address  string `json:"address,omitempty" maxLength:"500"`
 	Timezone string `json:"timezone,omitempty" maxLength:"64" example:"America/New_York" doc:"An IANA time zone name"`
+}
+
+// AttachmentBody is an inline attachment of a ticket or a comment: the
+// file's content in base64.
+type AttachmentBody struct {
+	Filename    string `json:"filename,omitempty" maxLength:"255" doc:"Required; sanitised (path and unusual characters dropped)" example:"traceroute.txt"`
+	ContentType string `json:"content_type,omitempty" maxLength:"100" doc:"Required; one of the allowed types (docs/support.md)" example:"text/plain"`
+	Size        *int64 `json:"size,omitempty" minimum:"0" doc:"Optional: the decoded size in bytes, checked when given"`
+	Data        string `json:"data,omitempty" doc:"The content in base64 (standard alphabet); at most 10 MiB decoded"`
+	Content     string `json:"content,omitempty" doc:"Alias of data (data wins when both are sent)"`
 }
 
 // TicketBody is the body of a new ticket.
@@ -84,33 +90,35 @@ type TicketURLs struct {
 
 // TicketItem is a support ticket.
 type TicketItem struct {
-	ID                  string              `json:"id" example:"tkt_3fK9aZ"`
-	Number              string              `json:"number" example:"TKT-000123"`
-	Title               string              `json:"title"`
-	Description         string              `json:"description"`
-	Status              string              `json:"status" enum:"open,in_progress,pending,escalated,resolved,closed"`
-	Priority            string              `json:"priority" enum:"low,medium,high,critical"`
-	Severity            string              `json:"severity,omitempty"`
-	Category            string              `json:"category"`
-	Subcategory         string              `json:"subcategory,omitempty"`
-	ServiceAffected     string              `json:"service_affected,omitempty"`
-	CustomerID          string              `json:"customer_id"`
-	AssignedTo          *TicketAgent        `json:"assigned_to" doc:"null until the ticket is assigned"`
-	Contact             TicketContact       `json:"contact"`
-	Location            TicketLocation      `json:"location"`
-	Metadata            map[string]any      `json:"metadata"`
-	SLA                 TicketSLA           `json:"sla"`
-	EstimatedResolution *string             `json:"estimated_resolution"`
-	RootCause           string              `json:"root_cause,omitempty"`
-	VendorTicket        string              `json:"vendor_ticket,omitempty"`
-	InternalNotes       string              `json:"internal_notes,omitempty" doc:"Provider staff only"`
-	URLs                TicketURLs          `json:"urls"`
-	Attachments         []CommentAttachment `json:"attachments" doc:"The files sent with the ticket"`
-	SLAStatus           *TicketSLAStatus    `json:"sla_status,omitempty" doc:"List items only"`
-	CreatedAt           string              `json:"created_at"`
-	UpdatedAt           string              `json:"updated_at"`
-	ResolvedAt          *string             `json:"resolved_at"`
-	ClosedAt            *string             `json:"closed_at"`
+	ID                  string           `json:"id" example:"tkt_3fK9aZ"`
+	Number              string           `json:"number" example:"TKT-000123"`
+	Title               string           `json:"title"`
+	Description         string           `json:"description"`
+	Status              string           `json:"status" enum:"open,in_progress,pending,escalated,resolved,closed"`
+	Priority            string           `json:"priority" enum:"low,medium,high,critical"`
+	Severity            string           `json:"severity,omitempty"`
+	Category            string           `json:"category"`
+	Subcategory         string           `json:"subcategory,omitempty"`
+	ServiceAffected     string           `json:"service_affected,omitempty"`
+	CustomerID          string           `json:"customer_id"`
+	AssignedTo          *TicketAgent     `json:"assigned_to" doc:"null until the ticket is assigned"`
+	Contact             TicketContact    `json:"contact"`
+	Location            TicketLocation   `json:"location"`
+	Metadata            map[string]any   `json:"metadata"`
+	SLA                 TicketSLA        `json:"sla"`
+	EstimatedResolution *string          `json:"estimated_resolution"`
+	RootCause           string           `json:"root_cause,omitempty"`
+	VendorTicket        string           `json:"vendor_ticket,omitempty"`
+	InternalNotes       string           `json:"internal_notes,omitempty" doc:"Provider staff only"`
+	URLs                TicketURLs       `json:"urls"`
+	SLAStatus           *TicketSLAStatus `json:"sla_status,omitempty" doc:"List items only"`
+	CreatedAt           string           `json:"created_at"`
+	UpdatedAt           string           `json:"updated_at"`
+	ResolvedAt          *string          `json:"resolved_at"`
+	ClosedAt            *string          `json:"closed_at"`
+
+	// Attachments are the files sent with the ticket.
+	Attachments []CommentAttachment `json:"attachments" doc:"The files sent with the ticket"`
 }
 
 // ticketItem converts a ticket for the caller p (internal notes for staff only).
@@ -393,32 +401,4 @@ func (s *Server) ticketsOutput(p *models.Principal, rows []support.Ticket, pr mo
 	}
 	out.Body.Pagination = TicketPagination{Pagination: newPagination(pr, total), Limit: pr.Limit}
 	return out
-}
-
-// startAutoClose starts the workflow that closes t after the quiet period
-// of support.AutoCloseAfter, when t was just resolved. The ticket is
-// already stored: when the workflow engine is unavailable (or absent, in
-// handler tests) the failure is logged and the ticket stays resolved until
-// someone closes it.
-func (s *Server) startAutoClose(ctx context.Context, t *support.Ticket) {
-	in, ok := support.AutoCloseOf(t)
-	if !ok || s.temporal == nil {
-		return
-	}
-	opts := client.StartWorkflowOptions{
-		ID: workflows.TicketAutoCloseID(t.ID), TaskQueue: s.taskQueue(),
-		WorkflowIDReusePolicy:    enums.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
-		WorkflowIDConflictPolicy: enums.WORKFLOW_ID_CONFLICT_POLICY_TERMINATE_EXISTING, // a new resolution replaces the last one's timer
-		TypedSearchAttributes: temporal.NewSearchAttributes(
-			workflows.OrganizationIDKey.ValueSet(t.OrganizationID),
-			workflows.EnvironmentKey.ValueSet(string(t.Environment)),
-			workflows.OperationTypeKey.ValueSet("ticket_autoclose"),
-			workflows.ResourceIDKey.ValueSet(t.ID),
-		),
-	}
-	startCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), workflowStartTimeout)
-	defer cancel()
-	if _, err := s.temporal.ExecuteWorkflow(startCtx, opts, workflows.TicketAutoCloseWorkflow, workflows.TicketAutoCloseInput{AutoClose: in}); err != nil {
-		s.log.WarnContext(ctx, "the resolved ticket's automatic close was not scheduled", "ticket_id", t.ID, "error", err)
-	}
 }
