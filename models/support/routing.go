@@ -33,9 +33,9 @@ const ActorSystem = "system"
 // hold) are a category, a list of priorities, keywords (any of them in the
 // title or the description, in any case) and a customer tier (the plan of
 // the customer's organization). Its actions assign the ticket to a
-// provider agent and record who to notify, when to escalate and how often
-// to update the customer (kept for the notification and SLA work; only
-// the assignment is applied today). Rules are the provider's: the same
+// provider agent or a team, e-mail the notify list when the rule assigns,
+// and record when to escalate and how often to update the customer (kept
+// for the SLA work, not acted on yet). Rules are the provider's: the same
 // for every tenant and environment.
 type RoutingRule struct {
 	ID                   string    `gorm:"primaryKey;size:40"`
