@@ -22,6 +22,7 @@ func TestResolve(t *testing.T) {
 		"file:///srv/blobs?metadata=skip":    "file:///srv/blobs?create_dir=true&metadata=skip&no_tmp_dir=true",
 		"file:///srv/blobs?create_dir=false": "file:///srv/blobs?create_dir=false&no_tmp_dir=true",
 		"s3://attachments?region=eu-west-1":  "s3://attachments?region=eu-west-1",
+		"file:/var/lib/platform/blobs":       "file:///var/lib/platform/blobs?create_dir=true&no_tmp_dir=true",
 	} {
 		got, err := blobstore.Resolve(in)
 		if err != nil || got != want {
