@@ -9,6 +9,8 @@ import (
 	"net/http/httptest"
 	"testing"
 
+	"gocloud.dev/blob"
+
 	"github.com/telcoplatform/platform/api"
 	"github.com/telcoplatform/platform/config"
 	"github.com/telcoplatform/platform/models"
@@ -24,6 +26,7 @@ type harness struct {
 	store    *models.Store
 	adminKey string
 	tenants  [2]tenant
+	blobs    *blob.Bucket // the attachments' blob store
 }
 
 type tenant struct {
@@ -41,7 +44,8 @@ func newHarness(t testing.TB) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &harness{t: t, store: store, srv: api.New(api.Deps{Config: cfg, Store: store})}
+	blobs := testenv.Blobs(t)
+	h := &harness{t: t, store: store, blobs: blobs, srv: api.New(api.Deps{Config: cfg, Store: store, Blobs: blobs})}
 	h.adminKey = "sk_live_" + models.RandomString(56)
 	if _, err := store.EnsureAPIKey(ctx, seeded.Provider.ID, h.adminKey, "admin", models.RoleAdmin, []string{"*"}); err != nil {
 		t.Fatal(err)

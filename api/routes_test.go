@@ -141,6 +141,9 @@ func TestTenantsNeverSeeEachOther(t *testing.T) {
 	}
 	fixtures["challenge_id"] = ch.ID
 	fixtures["ticket_id"] = newTicket(t, h, a.liveKey, nil).Ticket.ID
+	fixtures["category_id"] = "network" // the provider's: customers of every tenant get 403 on PATCH
+	fixtures["attachment_id"] = attach(t, h, a.liveKey, fixtures["ticket_id"], map[string]any{"content": "probe",
+		"attachments": []map[string]any{{"filename": "probe.txt", "content_type": "text/plain", "data": "cHJvYmU="}}}).ID
 	_, agentID := staffKey(t, h)
 	// Routing rules are the provider's: customers of every tenant get 403.
 	fixtures["rule_id"] = newRule(t, h, map[string]any{"rule_name": "tenancy probe", "actions": map[string]any{"assign_to": agentID}}).RoutingRule.ID
@@ -155,6 +158,7 @@ func TestTenantsNeverSeeEachOther(t *testing.T) {
 		"PATCH /v1/auth/clients/{client_id}":               map[string]any{},
 		"PATCH /v1/support/tickets/{ticket_id}":            map[string]any{},
 		"PATCH /v1/support/routing-rules/{rule_id}":        map[string]any{},
+		"PATCH /v1/support/categories/{category_id}":       map[string]any{},
 		"POST /v1/auth/mfa/challenges/{challenge_id}/send": map[string]any{"method": "email"},
 		"POST /v1/billing/invoices/{invoice_id}/disputes":  map[string]any{"reason": "other", "description": "probe"},
 	}

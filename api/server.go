@@ -19,6 +19,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/redis/go-redis/v9"
 	"go.temporal.io/sdk/client"
+	"gocloud.dev/blob"
 
 	"github.com/telcoplatform/platform/auth"
 	"github.com/telcoplatform/platform/config"
@@ -50,6 +51,9 @@ type Deps struct {
 	Logger   *slog.Logger
 	Now      func() time.Time
 	Streams  StreamOptions // event streams: credential re-check interval and per-tenant cap
+	// Blobs is the blob store of the support area's attachments (BLOB_URL;
+	// nil: attachments are refused with 503 DEPENDENCY_UNAVAILABLE).
+	Blobs *blob.Bucket
 }
 
 // Server is the HTTP API: the Fiber app and the huma API on it.
@@ -117,7 +121,7 @@ func New(deps Deps) *Server {
 	if s.now == nil {
 		s.now = func() time.Time { return time.Now().UTC() }
 	}
-	s.support = support.NewStore(s.store)
+	s.support = support.NewStore(s.store, support.WithBlobs(deps.Blobs))
 	s.catalog = catalog.NewStore(s.store)
 	s.services = services.NewStore(s.store)
 	s.billing = billing.NewStore(s.store)

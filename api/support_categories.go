@@ -100,3 +100,95 @@ func (s *Server) registerSupportCategories(tags []string) {
 			return out, nil
 		})
 }
+
+// SubcategoryBody is a subcategory as sent.
+type SubcategoryBody struct {
+	ID           string              `json:"id,omitempty" maxLength:"40" doc:"Required: lowercase letters, digits, underscores" example:"lorawan"`
+	Name         string              `json:"name,omitempty" maxLength:"200" doc:"Required" example:"LoRaWAN"`
+	RoutingRules *SubcategoryRouting `json:"routing_rules,omitempty" doc:"Hints shown in the category answer (auto_assign at most 100, escalation_threshold at most 20 characters)"`
+}
+
+// SLATargetBody is the SLA target of one priority as sent.
+type SLATargetBody struct {
+	Priority       string `json:"priority,omitempty" maxLength:"16" doc:"Required: low, medium, high or critical" example:"critical"`
+	ResponseTime   string `json:"response_time,omitempty" maxLength:"20" doc:"Required: whole minutes, 1m to 720h" example:"30m"`
+	ResolutionTime string `json:"resolution_time,omitempty" maxLength:"20" doc:"Required: whole minutes, 1m to 720h; not shorter than response_time" example:"6h"`
+}
+
+// SupportCategoryBody is the body of a category creation or update (on an
+// update, absent fields are unchanged).
+type SupportCategoryBody struct {
+	ID              string             `json:"id,omitempty" maxLength:"40" doc:"Creation only, required: lowercase letters, digits, underscores" example:"iot"`
+	Name            *string            `json:"name,omitempty" maxLength:"200" doc:"Required on creation" example:"IoT"`
+	Description     *string            `json:"description,omitempty" maxLength:"1000"`
+	DefaultPriority *string            `json:"default_priority,omitempty" maxLength:"16" doc:"Required on creation: low, medium, high or critical"`
+	Position        *int               `json:"position,omitempty" doc:"Order in the list (0 first); default: last"`
+	Subcategories   *[]SubcategoryBody `json:"subcategories,omitempty" maxItems:"50" doc:"Replaces the list when sent"`
+	SLATargets      []SLATargetBody    `json:"sla_targets,omitempty" maxItems:"4" doc:"Replaces the targets of the priorities named; on creation the others take the defaults"`
+}
+
+func (b *SupportCategoryBody) input() support.CategoryInput {
+	in := support.CategoryInput{ID: b.ID, Name: b.Name, Description: b.Description, DefaultPriority: b.DefaultPriority, Position: b.Position}
+	if b.Subcategories != nil {
+		subs := make([]support.SubcategoryInput, len(*b.Subcategories))
+		for i, sc := range *b.Subcategories {
+			subs[i] = support.SubcategoryInput{ID: sc.ID, Name: sc.Name}
+			if sc.RoutingRules != nil {
+				subs[i].AutoAssign, subs[i].EscalationThreshold = sc.RoutingRules.AutoAssign, sc.RoutingRules.EscalationThreshold
+			}
+		}
+		in.Subcategories = &subs
+	}
+	for _, t := range b.SLATargets {
+		in.SLATargets = append(in.SLATargets, support.SLATargetInput{Priority: t.Priority, ResponseTime: t.ResponseTime, ResolutionTime: t.ResolutionTime})
+	}
+	return in
+}
+
+// SupportCategoryOutput wraps one category.
+type SupportCategoryOutput struct {
+	Status int
+	Body   struct {
+		Envelope
+		Category SupportCategoryItem `json:"category"`
+	}
+}
+
+func categoryOutput(status int, c *support.Category) *SupportCategoryOutput {
+	out := &SupportCategoryOutput{Status: status}
+	out.Body.Category = supportCategoryItem(c)
+	return out
+}
+
+// registerSupportCategoryAdmin registers the creation and editing of
+// categories.
+func (s *Server) registerSupportCategoryAdmin(tags []string) {
+	staffOnly := " Provider staff with support:admin only (403 for everyone else)."
+	register(s, huma.Operation{OperationID: "create-support-category", Method: http.MethodPost, Path: "/support/categories", Summary: "Create a support category",
+		Description: "Adds a category with its subcategories and SLA targets per priority (those not sent take the defaults), and its team " +
+			"(team_<id>) for the least-loaded assignment. 409 ALREADY_EXISTS for an id in use." + staffOnly,
+		Tags: tags, DefaultStatus: http.StatusCreated},
+		access{permission: support.PermissionAdmin, staff: true}, func(ctx context.Context, in *struct{ Body SupportCategoryBody }) (*SupportCategoryOutput, error) {
+			c, err := s.support.CreateCategory(ctx, principal(ctx), in.Body.input())
+			if err != nil {
+				return nil, err
+			}
+			return categoryOutput(http.StatusCreated, c), nil
+		})
+	register(s, huma.Operation{OperationID: "update-support-category", Method: http.MethodPatch, Path: "/support/categories/{category_id}", Summary: "Edit a support category",
+		Description: "Changes the fields sent: name, description, default_priority, position, the subcategories (the list is replaced) and the SLA " +
+			"targets of the priorities sent. Open tickets keep the targets they were opened with." + staffOnly, Tags: tags},
+		access{permission: support.PermissionAdmin, staff: true}, func(ctx context.Context, in *struct {
+			ID   string `path:"category_id" maxLength:"40" doc:"The category (network, voice, ...)"`
+			Body SupportCategoryBody
+		}) (*SupportCategoryOutput, error) {
+			if in.Body.ID != "" && in.Body.ID != in.ID {
+				return nil, models.Invalid(models.FieldIssue{Field: "id", Issue: "cannot be changed"})
+			}
+			c, err := s.support.UpdateCategory(ctx, principal(ctx), in.ID, in.Body.input())
+			if err != nil {
+				return nil, err
+			}
+			return categoryOutput(http.StatusOK, c), nil
+		})
+}

@@ -24,17 +24,17 @@ type CommentBody struct {
 	Type        string             `json:"type,omitempty" maxLength:"32" doc:"comment (default), customer_update, internal_note or resolution"`
 	Visibility  string             `json:"visibility,omitempty" maxLength:"16" doc:"customer (default) or internal (provider staff only)"`
 	Author      *CommentAuthorBody `json:"author,omitempty" doc:"Ignored: the author is the caller"`
-	Attachments []AttachmentBody   `json:"attachments,omitempty" doc:"Not accepted yet (400)"`
+	Attachments []AttachmentBody   `json:"attachments,omitempty" maxItems:"10" doc:"Files in base64: at most 10, each at most 10 MiB decoded, the whole body at most 15 MiB"`
 	Metadata    map[string]any     `json:"metadata,omitempty" doc:"Free-form; at most 50 keys and 8 KiB of JSON"`
 }
 
-// CommentAttachment is an attachment of a comment (none until attachments exist).
+// CommentAttachment is a file attached to a ticket or a comment.
 type CommentAttachment struct {
-	ID          string `json:"id"`
+	ID          string `json:"id" example:"att_3fK9aZ"`
 	Filename    string `json:"filename"`
 	ContentType string `json:"content_type"`
-	Size        int64  `json:"size"`
-	DownloadURL string `json:"download_url"`
+	Size        int64  `json:"size" doc:"Bytes"`
+	DownloadURL string `json:"download_url" doc:"GET it with a credential that may see the ticket (and the comment)"`
 }
 
 // CommentItem is a comment on a ticket.
@@ -50,10 +50,10 @@ type CommentItem struct {
 	CreatedAt   string              `json:"created_at"`
 }
 
-func commentItem(c *support.Comment) CommentItem {
+func (s *Server) commentItem(c *support.Comment) CommentItem {
 	it := CommentItem{ID: c.ID, TicketID: c.TicketID, Content: c.Content, Type: c.Type, Visibility: c.Visibility,
 		Author:      ActorItem{Type: c.AuthorType, ID: c.AuthorID, Name: c.AuthorName, Email: c.AuthorEmail},
-		Attachments: []CommentAttachment{}, Metadata: c.Metadata, CreatedAt: models.Timestamp(c.CreatedAt)}
+		Attachments: s.attachmentItems(c.Attachments), Metadata: c.Metadata, CreatedAt: models.Timestamp(c.CreatedAt)}
 	if it.Metadata == nil {
 		it.Metadata = map[string]any{}
 	}
@@ -82,20 +82,20 @@ type CommentsOutput struct {
 func (s *Server) registerSupportComments(tags []string) {
 	register(s, huma.Operation{OperationID: "create-support-comment", Method: http.MethodPost, Path: "/support/tickets/{ticket_id}/comments", Summary: "Comment on a ticket",
 		Description: "Adds a comment by the caller and writes comment.added. Internal comments are provider staff's; a closed ticket takes no comments " +
-			"(409 INVALID_STATE_TRANSITION); a customer's comment on a resolved ticket reopens it. Attachments are not accepted yet.",
-		Tags: tags, DefaultStatus: http.StatusCreated},
+			"(409 INVALID_STATE_TRANSITION); a customer's comment on a resolved ticket reopens it. Attachments (base64): each at most 10 MiB decoded (413 above), of an allowed type.",
+		Tags: tags, DefaultStatus: http.StatusCreated, MaxBodyBytes: MaxAttachmentBody},
 		access{permission: support.PermissionCreate}, func(ctx context.Context, in *struct {
 			TicketPath
 			Body CommentBody
 		}) (*CommentOutput, error) {
 			b := in.Body
 			res, err := s.support.AddComment(ctx, principal(ctx), in.ID, support.CommentInput{Content: b.Content, Type: b.Type, Visibility: b.Visibility,
-				Metadata: b.Metadata, Attachments: len(b.Attachments)})
+				Metadata: b.Metadata, Attachments: attachmentInputs(b.Attachments)})
 			if err != nil {
 				return nil, err
 			}
 			out := &CommentOutput{Status: http.StatusCreated}
-			out.Body.Comment = commentItem(res.Comment)
+			out.Body.Comment = s.commentItem(res.Comment)
 			return out, nil
 		})
 	register(s, huma.Operation{OperationID: "list-support-comments", Method: http.MethodGet, Path: "/support/tickets/{ticket_id}/comments", Summary: "List a ticket's comments",
@@ -113,7 +113,7 @@ func (s *Server) registerSupportComments(tags []string) {
 				return nil, err
 			}
 			out := &CommentsOutput{}
-			out.Body.Comments = mapSlice(rows, commentItem)
+			out.Body.Comments = mapSlice(rows, s.commentItem)
 			out.Body.Pagination = newPagination(pr, total)
 			return out, nil
 		})

@@ -204,7 +204,8 @@ func TestSupportTicketValidation(t *testing.T) {
 		{"local timezone", with("location", map[string]any{"timezone": "Local"}), "location.timezone"},
 		{"too many metadata keys", with("metadata", many), "metadata"},
 		{"metadata too large", with("metadata", map[string]any{"notes": strings.Repeat("x", 9000)}), "metadata"},
-		{"attachments", with("attachments", []map[string]any{{"filename": "a.txt", "content_type": "text/plain", "data": "aGk="}}), "attachments"},
+		{"attachment type", with("attachments", []map[string]any{{"filename": "a.html", "content_type": "text/html", "data": "aGk="}}), "attachments[0].content_type"},
+		{"attachment base64", with("attachments", []map[string]any{{"filename": "a.txt", "content_type": "text/plain", "data": "not base64!"}}), "attachments[0].data"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

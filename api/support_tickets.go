@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"net/http"
+	"slices"
 	"strconv"
 	"time"
 
@@ -27,12 +28,14 @@ type TicketLocation struct {
 	Timezone string `json:"timezone,omitempty" maxLength:"64" example:"America/New_York" doc:"An IANA time zone name"`
 }
 
-// AttachmentBody is an inline base64 attachment (not accepted yet).
+// AttachmentBody is an inline attachment of a ticket or a comment: the
+// file's content in base64.
 type AttachmentBody struct {
-	Filename    string `json:"filename,omitempty" maxLength:"255"`
-	ContentType string `json:"content_type,omitempty" maxLength:"100"`
-	Size        int    `json:"size,omitempty" minimum:"0"`
-	Data        string `json:"data,omitempty"`
+	Filename    string `json:"filename,omitempty" maxLength:"255" doc:"Required; sanitised (path and unusual characters dropped)" example:"traceroute.txt"`
+	ContentType string `json:"content_type,omitempty" maxLength:"100" doc:"Required; one of the allowed types (docs/support.md)" example:"text/plain"`
+	Size        *int64 `json:"size,omitempty" minimum:"0" doc:"Optional: the decoded size in bytes, checked when given"`
+	Data        string `json:"data,omitempty" doc:"The content in base64 (standard alphabet); at most 10 MiB decoded"`
+	Content     string `json:"content,omitempty" doc:"Alias of data (data wins when both are sent)"`
 }
 
 // TicketBody is the body of a new ticket.
@@ -49,7 +52,7 @@ type TicketBody struct {
 	ServiceAffected string           `json:"service_affected,omitempty" maxLength:"64" example:"svc_3fK9aZ"`
 	Location        *TicketLocation  `json:"location,omitempty"`
 	Metadata        map[string]any   `json:"metadata,omitempty" doc:"Free-form; at most 50 keys and 8 KiB of JSON"`
-	Attachments     []AttachmentBody `json:"attachments,omitempty" doc:"Not accepted yet (400)"`
+	Attachments     []AttachmentBody `json:"attachments,omitempty" maxItems:"10" doc:"Files in base64: at most 10, each at most 10 MiB decoded, the whole body at most 15 MiB"`
 }
 
 // TicketAgent is the agent a ticket is assigned to.
@@ -113,6 +116,9 @@ type TicketItem struct {
 	UpdatedAt           string           `json:"updated_at"`
 	ResolvedAt          *string          `json:"resolved_at"`
 	ClosedAt            *string          `json:"closed_at"`
+
+	// Attachments are the files sent with the ticket.
+	Attachments []CommentAttachment `json:"attachments" doc:"The files sent with the ticket"`
 }
 
 // ticketItem converts a ticket for the caller p (internal notes for staff only).
@@ -128,12 +134,12 @@ func (s *Server) ticketItem(p *models.Principal, t *support.Ticket) TicketItem {
 		EstimatedResolution: optTimestamp(t.EstimatedResolution), RootCause: t.RootCause, VendorTicket: t.VendorTicket,
 		URLs:      TicketURLs{Self: s.cfg.PublicBaseURL + "/v1/support/tickets/" + t.ID, CustomerPortal: s.cfg.PublicBaseURL + "/portal/tickets/" + t.ID},
 		CreatedAt: models.Timestamp(t.CreatedAt), UpdatedAt: models.Timestamp(t.UpdatedAt),
-		ResolvedAt: optTimestamp(t.ResolvedAt), ClosedAt: optTimestamp(t.ClosedAt)}
+		ResolvedAt: optTimestamp(t.ResolvedAt), ClosedAt: optTimestamp(t.ClosedAt), Attachments: s.attachmentItems(t.Attachments)}
 	if it.Metadata == nil {
 		it.Metadata = map[string]any{}
 	}
 	if t.Agent != nil {
-		it.AssignedTo = &TicketAgent{AgentID: t.Agent.ID, Name: t.Agent.Name, Email: t.Agent.Email}
+		it.AssignedTo = &TicketAgent{AgentID: t.Agent.ID, Name: t.Agent.Name, Email: t.Agent.Email, Specialization: t.Specialization}
 	}
 	if p.IsStaff() {
 		it.InternalNotes = t.InternalNotes
@@ -242,12 +248,14 @@ type TicketListParams struct {
 func (s *Server) registerSupport() {
 	tags := []string{"Support"}
 	s.registerSupportCategories(tags)
+	s.registerSupportCategoryAdmin(tags)
 	s.registerSupportSearch(tags) // fixed /support/tickets/search before /support/tickets/{ticket_id}
 	s.registerSupportTickets(tags)
 	s.registerSupportComments(tags)
 	s.registerSupportRouting(tags)
 	s.registerSupportKnowledge(tags)
 	s.registerSupportNotifications(tags)
+	s.registerSupportAttachments(tags)
 }
 
 // registerSupportTickets registers ticket creation, reading, listing,
@@ -255,13 +263,13 @@ func (s *Server) registerSupport() {
 func (s *Server) registerSupportTickets(tags []string) {
 	register(s, huma.Operation{OperationID: "create-support-ticket", Method: http.MethodPost, Path: "/support/tickets", Summary: "Open a support ticket",
 		Description: "Opens a ticket (status open, number TKT-nnnnnn) with the SLA targets of its category and priority, and writes ticket.created. " +
-			"Every field is validated (docs/support.md); attachments are not accepted yet.",
-		Tags: tags, DefaultStatus: http.StatusCreated},
+			"Every field is validated (docs/support.md). Attachments (base64) go to the blob store: each at most 10 MiB decoded (413 above), of an allowed type.",
+		Tags: tags, DefaultStatus: http.StatusCreated, MaxBodyBytes: MaxAttachmentBody},
 		access{permission: support.PermissionCreate}, func(ctx context.Context, in *struct{ Body TicketBody }) (*TicketOutput, error) {
 			b := in.Body
 			ti := support.TicketInput{Title: b.Title, Subject: b.Subject, Description: b.Description, CustomerID: b.CustomerID, Category: b.Category,
 				Subcategory: b.Subcategory, Priority: b.Priority, Severity: b.Severity, ServiceAffected: b.ServiceAffected, Metadata: b.Metadata,
-				Attachments: len(b.Attachments)}
+				Attachments: attachmentInputs(b.Attachments)}
 			if b.Contact != nil {
 				ti.Contact = support.Contact{Name: b.Contact.Name, Email: b.Contact.Email, Phone: b.Contact.Phone, Role: b.Contact.Role}
 			}
@@ -313,6 +321,9 @@ func (s *Server) registerSupportTickets(tags []string) {
 		res, err := s.support.UpdateTicket(ctx, p, in.ID, in.Body.input())
 		if err != nil {
 			return nil, err
+		}
+		if slices.Contains(res.Events, support.EventTicketResolved) {
+			s.startAutoClose(ctx, res.Ticket)
 		}
 		out := &TicketOutput{Status: http.StatusOK}
 		out.Body.Ticket = s.ticketItem(p, res.Ticket)

@@ -94,7 +94,7 @@ func Variables() []Variable {
 		{"DEV_SAML_IDP_ADDR", "(empty: off)", "`platform dev` only: host:port where an embedded SAML identity provider (crewjam/saml's samlidp) signs in the demo user (user demo, PLATFORM_DEMO_PASSWORD); used when SAML_IDP_METADATA_URL is empty. Development only"},
 		{"SECRETS_KEY", "(required by serve, worker, dev, seed, keys, rekey)", "32 bytes, base64 or hex: encrypts secrets at rest"},
 		{"SECRETS_KEY_PREVIOUS", "(empty)", "comma-separated previous SECRETS_KEY values after a rotation: values sealed under them still open; `platform rekey` re-seals them under SECRETS_KEY"},
-		{"BLOB_URL", "file:.data/blobs", "where the support area's attachments and reports will be stored (neither is served yet)"},
+		{"BLOB_URL", "file:.data/blobs", "blob store of the support area's attachments: file:<folder> (relative to the working directory, made absolute at start) or file:///<folder>, created when missing; s3://<bucket>?region=<region> for S3 (AWS SDK credentials)"},
 		{"SMTP_URL", "(empty: outbox only)", "smtp://[user:password@]host:port (STARTTLS when offered) or smtps://... for e-mail notifications; without it messages wait in the outbox and the portal shows them"},
 		{"SMTP_FROM", "Telco Platform <no-reply@localhost>", "sender address of e-mail notifications"},
 		{"SMS_URL", "(empty: outbox only)", "http(s) address of the SMS provider: each SMS is POSTed as JSON {to, body, id}"},

@@ -140,7 +140,7 @@ func startPlatform(t testing.TB, o platformOptions) *platform {
 		startDispatcher(t, store, tc, opts)
 	}
 
-	srv := api.New(api.Deps{Config: cfg, Store: store, Temporal: tc})
+	srv := api.New(api.Deps{Config: cfg, Store: store, Temporal: tc, Blobs: testenv.Blobs(t)})
 	served := make(chan struct{})
 	go func() { _ = srv.App.Listener(ln); close(served) }()
 	t.Cleanup(func() {

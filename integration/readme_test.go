@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/support"
 )
 
 // readmeSection is the README section whose commands TestREADMEFirstSession runs.
@@ -185,7 +186,7 @@ func TestREADMEFirstSession(t *testing.T) {
 		t.Fatalf("README steps: %d, %v", len(steps), err)
 	}
 
-	p := startPlatform(t, platformOptions{})
+	p := startPlatform(t, platformOptions{keys: demoTestKey})
 	ctx := context.Background()
 	adminKey := "sk_live_" + models.RandomString(56)
 	if _, err := p.store.EnsureAPIKey(ctx, p.demo.Provider.ID, adminKey, "Platform admin (bootstrap)", models.RoleAdmin, []string{"*"}); err != nil {
@@ -196,6 +197,13 @@ func TestREADMEFirstSession(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(dir, ".data", "admin.key"), []byte(adminKey+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// As `platform seed` and `make run` do: the support agents and teams, and the demo tenant's sandbox key.
+	if _, err := support.NewStore(p.store).SeedAgents(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, ".data", "demo.key"), []byte(p.testKey+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 

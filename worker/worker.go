@@ -64,6 +64,7 @@ func RegisterWorkflows(w WorkflowRegistry) {
 	w.RegisterWorkflowWithOptions(workflows.Bulk, workflow.RegisterOptions{Name: workflows.BulkWorkflow})
 	w.RegisterWorkflowWithOptions(workflows.Orchestration, workflow.RegisterOptions{Name: workflows.OrchestrationWorkflow})
 	w.RegisterWorkflowWithOptions(workflows.OrchestrationTrigger, workflow.RegisterOptions{Name: workflows.OrchestrationTriggerWorkflow})
+	w.RegisterWorkflowWithOptions(workflows.TicketAutoClose, workflow.RegisterOptions{Name: workflows.TicketAutoCloseWorkflow})
 }
 
 // ActivityRegistry is where activities are registered: a worker, or a
@@ -111,6 +112,7 @@ func RegisterActivities(w ActivityRegistry, deps Deps) {
 	registerGroup[workflows.BulkActivities](w, activities.NewBulk(deps.Store, net, deps.Logger))
 	registerGroup[workflows.OrchestrationActivities](w, activities.NewOrchestration(deps.Store, net, deps.Temporal, deps.Logger))
 	registerGroup[workflows.HousekeepingActivities](w, activities.NewHousekeeping(deps.Store, deps.Logger))
+	registerGroup[workflows.SupportActivities](w, activities.NewSupportTickets(deps.Store))
 }
 
 // registerGroup registers every exported method of impl, the struct that

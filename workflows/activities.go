@@ -9,6 +9,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/support"
 )
 
 // The activities the workflows call, one interface per group, implemented
@@ -128,6 +129,12 @@ type HousekeepingActivities interface {
 	Purge(ctx context.Context, in HousekeepingPurgeInput) (models.PurgeCounts, error)
 }
 
+// SupportActivities are the activities of the TicketAutoClose workflow
+// (activities.SupportTickets), named "Support.<Method>".
+type SupportActivities interface {
+	CloseIfQuiet(ctx context.Context, in support.AutoClose) (bool, error)
+}
+
 // ActivityInterfaces returns the type of every activity interface: the
 // list of activity groups (the worker's registration test checks that
 // each is registered).
@@ -141,6 +148,7 @@ func ActivityInterfaces() []reflect.Type {
 		reflect.TypeFor[BulkActivities](),
 		reflect.TypeFor[OrchestrationActivities](),
 		reflect.TypeFor[HousekeepingActivities](),
+		reflect.TypeFor[SupportActivities](),
 	}
 }
 

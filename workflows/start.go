@@ -68,6 +68,11 @@ type Start struct {
 	// policy reject-duplicate), and a start while it runs is an error
 	// (serviceerror.WorkflowExecutionAlreadyStarted).
 	Singleton bool
+	// Replace marks a workflow whose newest start wins (a ticket's
+	// automatic close): a start while a run is going terminates that run
+	// (conflict policy terminate-existing), and an ended run's id may be
+	// used again.
+	Replace bool
 }
 
 // StartOptions returns the options of the start st on queues: the one
@@ -82,6 +87,11 @@ func StartOptions(queues TaskQueues, st Start) client.StartWorkflowOptions {
 	}
 	if st.Singleton {
 		opts.WorkflowIDConflictPolicy = enums.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING
+		opts.WorkflowIDReusePolicy = enums.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE
+		return opts
+	}
+	if st.Replace {
+		opts.WorkflowIDConflictPolicy = enums.WORKFLOW_ID_CONFLICT_POLICY_TERMINATE_EXISTING
 		opts.WorkflowIDReusePolicy = enums.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE
 		return opts
 	}

@@ -31,6 +31,7 @@ import (
 
 	"github.com/telcoplatform/platform/activities"
 	"github.com/telcoplatform/platform/api"
+	"github.com/telcoplatform/platform/blobstore"
 	"github.com/telcoplatform/platform/config"
 	"github.com/telcoplatform/platform/events"
 	"github.com/telcoplatform/platform/models"
@@ -114,6 +115,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		if err := support.NewStore(store).Seed(ctx); err != nil {
 			return err
 		}
+		agents, err := support.NewStore(store).SeedAgents(ctx)
+		if err != nil {
+			return fmt.Errorf("seed support agents: %w", err)
+		}
 		demoData, err := seed.NewStore(store).SeedDemoData(ctx, res)
 		if err != nil {
 			return fmt.Errorf("seed demo data: %w", err)
@@ -126,7 +131,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 			return err
 		}
 		log.Info("seeded", "demo_organization", res.Demo.ID, "demo_account", res.Account.ID,
-			"demo_sandbox_services", len(demoData.Services), "demo_sandbox_invoices", len(demoData.Invoices), "demo_sandbox_tickets", demoTickets)
+			"demo_sandbox_services", len(demoData.Services), "demo_sandbox_invoices", len(demoData.Invoices), "demo_sandbox_tickets", demoTickets, "support_agents", len(agents))
 		return nil
 	case "keys":
 		return keysCommand(ctx, cfg, log, args[1:], stdout)
@@ -380,7 +385,12 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, runWorker, 
 		if embedded {
 			log.Info("using the embedded in-process Redis (set REDIS_URL for a real one)")
 		}
-		srv := api.New(api.Deps{Config: cfg, Store: store, Temporal: tc, Redis: rdb, Limiter: ratelimit.New(rdb), Logger: log})
+		blobs, err := blobstore.Open(ctx, cfg.BlobURL)
+		if err != nil {
+			return err
+		}
+		defer func() { _ = blobs.Close() }()
+		srv := api.New(api.Deps{Config: cfg, Store: store, Temporal: tc, Redis: rdb, Limiter: ratelimit.New(rdb), Logger: log, Blobs: blobs})
 		log.Info("API listening", "addr", cfg.HTTPAddr, "docs", cfg.PublicBaseURL+"/docs")
 		g.Go(func() error { return srv.Run(gctx) })
 		if cfg.MTLSAddr != "" {

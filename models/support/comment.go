@@ -46,6 +46,10 @@ type Comment struct {
 	AuthorEmail string         `gorm:"size:320"`
 	Metadata    map[string]any `gorm:"serializer:json;type:text"`
 	CreatedAt   time.Time      `gorm:"not null;index"`
+
+	// Attachments are the comment's files (filled by AddComment and
+	// ListComments).
+	Attachments []Attachment `gorm:"-"`
 }
 
 // TableName is the comments table.
@@ -69,12 +73,14 @@ type CommentInput struct {
 	Type       string // default comment
 	Visibility string // default customer
 	Metadata   map[string]any
-	// Attachments counts the attachments sent: refused for now.
-	Attachments int
+	// Attachments are the files sent with the comment (see
+	// prepareAttachments).
+	Attachments []AttachmentInput
 }
 
-// newComment validates in and returns the comment p writes on t.
-func (s *Store) newComment(ctx context.Context, p *models.Principal, t *Ticket, in CommentInput, now time.Time) (*Comment, error) {
+// newComment validates in and returns the comment p writes on t, with
+// its attachments decoded.
+func (s *Store) newComment(ctx context.Context, p *models.Principal, t *Ticket, in CommentInput, now time.Time) (*Comment, []upload, error) {
 	in.Content = strings.TrimSpace(in.Content)
 	if in.Type == "" {
 		in.Type = CommentComment
@@ -88,22 +94,22 @@ func (s *Store) newComment(ctx context.Context, p *models.Principal, t *Ticket, 
 	v.Check(slices.Contains(CommentTypes(), in.Type), "type", "must be one of "+joinList(CommentTypes()))
 	v.Check(in.Visibility == VisibilityCustomer || in.Visibility == VisibilityInternal, "visibility", "must be customer or internal")
 	checkMetadata(&v, "metadata", in.Metadata)
-	v.Check(in.Attachments == 0, "attachments", "are not accepted yet")
-	if err := v.Err(); err != nil {
-		return nil, err
+	ups, err := prepareAttachments(&v, in.Attachments, actorID(p), now)
+	if err != nil {
+		return nil, nil, err
 	}
 	if !isStaff(p) && (in.Visibility == VisibilityInternal || in.Type == CommentInternalNote) {
-		return nil, models.Errorf(models.CodeInsufficientPermissions, "internal comments are for provider staff only")
+		return nil, nil, models.Errorf(models.CodeInsufficientPermissions, "internal comments are for provider staff only")
 	}
 	if in.Type == CommentInternalNote && in.Visibility != VisibilityInternal {
-		return nil, models.Invalid(models.FieldIssue{Field: "visibility", Issue: "must be internal for an internal_note"})
+		return nil, nil, models.Invalid(models.FieldIssue{Field: "visibility", Issue: "must be internal for an internal_note"})
 	}
 	c := &Comment{ID: models.NewID(models.PrefixComment), TicketID: t.ID, Content: in.Content, Type: in.Type, Visibility: in.Visibility,
 		AuthorType: actorType(p), AuthorID: actorID(p), Metadata: in.Metadata, CreatedAt: now}
 	if u := s.caller(ctx, p); u != nil {
 		c.AuthorName, c.AuthorEmail = u.Name, u.Email
 	}
-	return c, nil
+	return c, ups, nil
 }
 
 // CommentResult is a new comment and the ticket after it.
@@ -128,11 +134,15 @@ func (s *Store) AddComment(ctx context.Context, p *models.Principal, ticketID st
 		return nil, err
 	}
 	now := s.now()
-	c, err := s.newComment(ctx, p, cur, in, now)
+	c, ups, err := s.newComment(ctx, p, cur, in, now)
 	if err != nil {
 		return nil, err
 	}
 	res := &CommentResult{Comment: c}
+	undo, err := s.storeBlobs(ctx, ups)
+	if err != nil {
+		return nil, err
+	}
 	err = s.core.Tx(ctx, models.TenantScope(cur.OrganizationID, cur.Environment), func(tx *gorm.DB) error {
 		var t Ticket
 		if err := tx.Clauses(lockForUpdate(tx)...).Where("id = ?", cur.ID).Take(&t).Error; err != nil {
@@ -144,6 +154,9 @@ func (s *Store) AddComment(ctx context.Context, p *models.Principal, ticketID st
 		}
 		if err := tx.Create(c).Error; err != nil {
 			return dbErr(err)
+		}
+		if c.Attachments, err = recordAttachments(tx, ups, t.ID, c.ID); err != nil {
+			return err
 		}
 		ch := &change{tx: tx, t: &t, p: p, now: now}
 		if !isStaff(p) && t.Status == StatusResolved {
@@ -173,6 +186,7 @@ func (s *Store) AddComment(ctx context.Context, p *models.Principal, ticketID st
 		return nil
 	})
 	if err != nil {
+		undo()
 		return nil, models.AsError(err)
 	}
 	return res, nil
@@ -195,5 +209,16 @@ func (s *Store) ListComments(ctx context.Context, p *models.Principal, ticketID 
 	}
 	var out []Comment
 	total, err := models.Paginate(q, page, models.SortFields{"created_at": "created_at"}, &out)
-	return out, total, err
+	if err != nil {
+		return nil, 0, err
+	}
+	ids := make([]string, len(out))
+	for i := range out {
+		ids[i] = out[i].ID
+	}
+	atts := s.attachmentsOf(ctx, models.TenantScope(t.OrganizationID, t.Environment), ids)
+	for i := range out {
+		out[i].Attachments = atts[out[i].ID]
+	}
+	return out, total, nil
 }

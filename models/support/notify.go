@@ -20,6 +20,8 @@ const (
 	TriggerTicketCreated = "ticket_created"
 	TriggerComment       = "comment_added"
 	TriggerResolved      = "ticket_resolved"
+	// TriggerRouted is a routing rule's notify list told of an assignment.
+	TriggerRouted = "ticket_routed"
 )
 
 // Notification types of POST /v1/support/tickets/{ticket_id}/notify.

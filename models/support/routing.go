@@ -2,6 +2,7 @@ package support
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -32,9 +33,9 @@ const ActorSystem = "system"
 // hold) are a category, a list of priorities, keywords (any of them in the
 // title or the description, in any case) and a customer tier (the plan of
 // the customer's organization). Its actions assign the ticket to a
-// provider agent and record who to notify, when to escalate and how often
-// to update the customer (kept for the notification and SLA work; only
-// the assignment is applied today). Rules are the provider's: the same
+// provider agent or a team, e-mail the notify list when the rule assigns,
+// and record when to escalate and how often to update the customer (kept
+// for the SLA work, not acted on yet). Rules are the provider's: the same
 // for every tenant and environment.
 type RoutingRule struct {
 	ID                   string    `gorm:"primaryKey;size:40"`
@@ -249,8 +250,13 @@ func (s *Store) applyRule(ctx context.Context, r *RoutingRule, in RuleInput) err
 	tiers := []string{string(models.PlanDeveloper), string(models.PlanBusiness), string(models.PlanEnterprise), string(models.PlanCustom)}
 	v.Check(r.CustomerTier == "" || slices.Contains(tiers, r.CustomerTier), "conditions.customer_tier", "must be a plan: "+joinList(tiers))
 	if r.AssignTo != "" {
-		_, err := s.agent(ctx, r.AssignTo)
-		v.Check(err == nil, "actions.assign_to", "must be the id (usr_) of a provider agent")
+		var err error
+		if isTeamID(r.AssignTo) {
+			_, err = s.team(ctx, r.AssignTo)
+		} else {
+			_, err = s.agent(ctx, r.AssignTo)
+		}
+		v.Check(err == nil, "actions.assign_to", "must be the id of a provider agent (usr_) or of a team (team_)")
 	}
 	v.Check(len(r.Notify) <= MaxRuleNotify, "actions.notify", "must have at most "+itoa(MaxRuleNotify)+" addresses")
 	for _, e := range r.Notify {
@@ -298,34 +304,104 @@ func (s *Store) agent(ctx context.Context, id string) (*models.User, error) {
 	return &u, nil
 }
 
-// route finds the rule that assigns t, a new ticket of a customer whose
-// organization has the plan tier: the first active rule, in the order of
-// SortRules, whose conditions hold and whose assign_to names an agent
-// that still exists (rules without assign_to, or naming a removed agent,
-// are passed over). It returns nil, nil when no rule assigns.
-func (s *Store) route(ctx context.Context, t *Ticket, tier string) (*RoutingRule, *models.User, error) {
+// Routing is how a new ticket was assigned: by a rule (Rule set), or, when
+// no rule assigns, by its category's team (Team set, Rule nil).
+type Routing struct {
+	Rule  *RoutingRule
+	Team  *Team // the team the agent was taken from (a rule's team, or the fallback)
+	Agent *models.User
+}
+
+// actor is the id the history records as the assigning system actor: the
+// rule's, or the team's for the fallback.
+func (r *Routing) actor() string {
+	if r.Rule != nil {
+		return r.Rule.ID
+	}
+	return r.Team.ID
+}
+
+// route finds who gets t, a new ticket of a customer whose organization
+// has the plan tier:
+//
+//  1. the first active rule, in the order of SortRules, whose conditions
+//     hold and whose assign_to still names a provider agent, or a team with
+//     a member left (its least-loaded member, see leastLoaded); rules
+//     without assign_to, or naming a removed agent or an empty team, are
+//     passed over;
+//  2. else the least-loaded member of the team of the ticket's category.
+//
+// It returns nil when nobody is found (the ticket stays unassigned).
+func (s *Store) route(ctx context.Context, t *Ticket, tier string) (*Routing, error) {
 	var rules []RoutingRule
 	if err := s.core.In(ctx, models.SystemScope()).Where("active = ? AND assign_to <> ?", true, "").Find(&rules).Error; err != nil {
-		return nil, nil, dbErr(err)
+		return nil, dbErr(err)
 	}
 	SortRules(rules)
 	for i := range rules {
 		if !rules[i].Matches(t, tier) {
 			continue
 		}
-		u, err := s.agent(ctx, rules[i].AssignTo)
+		if !isTeamID(rules[i].AssignTo) {
+			if u, err := s.agent(ctx, rules[i].AssignTo); err == nil {
+				return &Routing{Rule: &rules[i], Agent: u}, nil
+			}
+			continue
+		}
+		team, err := s.team(ctx, rules[i].AssignTo)
 		if err != nil {
 			continue
 		}
-		return &rules[i], u, nil
+		u, err := s.leastLoaded(ctx, team.ID)
+		if err != nil {
+			return nil, err
+		}
+		if u != nil {
+			return &Routing{Rule: &rules[i], Team: team, Agent: u}, nil
+		}
 	}
-	return nil, nil, nil
+	team, err := s.categoryTeam(ctx, t.Category)
+	if err != nil || team == nil {
+		return nil, err
+	}
+	u, err := s.leastLoaded(ctx, team.ID)
+	if err != nil || u == nil {
+		return nil, err
+	}
+	return &Routing{Team: team, Agent: u}, nil
 }
 
-// assignByRule records, inside tx, the assignment of the new ticket t by
-// rule r in its history.
-func assignByRule(tx *gorm.DB, t *Ticket, r *RoutingRule) error {
+// recordRouting records, inside tx, the assignment of the new ticket t in
+// its history (actor: the system, as the rule or the team), and queues the
+// e-mails of the rule's notify list through the notification outbox.
+func (s *Store) recordRouting(tx *gorm.DB, t *Ticket, r *Routing) error {
 	h := &HistoryEntry{ID: models.NewID(PrefixHistory), TicketID: t.ID, Field: "assigned_to", NewValue: t.AssignedTo,
-		ActorID: r.ID, ActorType: ActorSystem, CreatedAt: t.CreatedAt}
-	return dbErr(tx.Create(h).Error)
+		ActorID: r.actor(), ActorType: ActorSystem, CreatedAt: t.CreatedAt}
+	if err := tx.Create(h).Error; err != nil {
+		return dbErr(err)
+	}
+	if r.Rule == nil || len(r.Rule.Notify) == 0 || s.core.Sealer == nil {
+		return nil
+	}
+	msg := fmt.Sprintf("Routing rule %q assigned ticket %s (%s, priority %s, customer %s) to %s <%s>.",
+		r.Rule.Name, t.Number, t.Category, t.Priority, t.CustomerID, r.Agent.Name, r.Agent.Email)
+	if r.Team != nil {
+		msg += " Team: " + r.Team.Name + "."
+	}
+	data := emailData{Ticket: t, Variables: map[string]string{"message": msg}}
+	subject := "[" + t.Number + "] Routed to " + r.Agent.Name + ": " + t.Title
+	if len(subject) > MaxNotifySubject {
+		subject = strings.ToValidUTF8(subject[:MaxNotifySubject], "")
+	}
+	for _, to := range r.Rule.Notify {
+		subj, body, err := renderEmail(TemplateCustom, data, subject)
+		if err != nil {
+			return err
+		}
+		m := models.Message{Channel: models.ChannelEmail, Recipient: to, Template: "support_" + TemplateCustom, Subject: subj, Body: body, Role: "support"}
+		if _, err := s.queue(tx, t, m, NotifyRecipient{Email: to, Role: "routing_notify"}, TriggerRouted, r.Rule.ID); err != nil {
+			return err
+		}
+	}
+	return nil
 }

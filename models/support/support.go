@@ -11,6 +11,7 @@ import (
 
 	_ "time/tzdata" // location.timezone is checked against the IANA database, whatever the host has
 
+	"gocloud.dev/blob"
 	"gorm.io/gorm"
 
 	"github.com/telcoplatform/platform/models"
@@ -39,11 +40,19 @@ const PrefixHistory = "hist"
 // Store is the support area's store: the core store's database, clock and
 // helpers, with the support operations as methods.
 type Store struct {
-	core *models.Store
+	core  *models.Store
+	blobs *blob.Bucket // attachments' content (nil: attachments refused)
 }
 
-// NewStore returns the support store on core.
-func NewStore(core *models.Store) *Store { return &Store{core: core} }
+// NewStore returns the support store on core, configured by opts
+// (WithBlobs).
+func NewStore(core *models.Store, opts ...Option) *Store {
+	s := &Store{core: core}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
+}
 
 // Core returns the core store the support store works on.
 func (s *Store) Core() *models.Store { return s.core }

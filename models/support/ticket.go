@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -72,6 +73,12 @@ type Ticket struct {
 
 	// Agent is the assigned agent (filled by Get and List when assigned).
 	Agent *models.User `gorm:"-"`
+	// Specialization is the assigned agent's specialization for this
+	// ticket (see agentSpecialization; filled with Agent).
+	Specialization string `gorm:"-"`
+	// Attachments are the files sent with the ticket (filled by Create,
+	// Get and List).
+	Attachments []Attachment `gorm:"-"`
 }
 
 // TableName is the tickets table.
@@ -168,7 +175,9 @@ func (s *Store) CreateTicket(ctx context.Context, p *models.Principal, in Ticket
 	if orgErr != nil {
 		v.Add("customer_id", orgErr.Error())
 	}
-	if err := v.Err(); err != nil {
+	now := s.now()
+	ups, err := prepareAttachments(v, in.Attachments, actorID(p), now)
+	if err != nil {
 		return nil, err
 	}
 	cat := categoryByID(cats, in.Category)
@@ -179,7 +188,6 @@ func (s *Store) CreateTicket(ctx context.Context, p *models.Principal, in Ticket
 	if !ok {
 		target = SLATarget{ResponseMinutes: DefaultSLATargets()[in.Priority][0], ResolutionMinutes: DefaultSLATargets()[in.Priority][1]}
 	}
-	now := s.now()
 	t := &Ticket{
 		ID: models.NewID(models.PrefixTicket), Title: in.Title, Description: in.Description, CustomerID: org.CustomerID,
 		Status: StatusOpen, Priority: in.Priority, Severity: in.Severity, Category: in.Category, Subcategory: in.Subcategory,
@@ -189,12 +197,17 @@ func (s *Store) CreateTicket(ctx context.Context, p *models.Principal, in Ticket
 		ResolutionDue: now.Add(time.Duration(target.ResolutionMinutes) * time.Minute),
 		CreatedBy:     actorID(p), CreatedAt: now, UpdatedAt: now,
 	}
-	rule, agent, err := s.route(ctx, t, string(org.Plan))
+	routing, err := s.route(ctx, t, string(org.Plan))
 	if err != nil {
 		return nil, err
 	}
-	if rule != nil {
-		t.AssignedTo, t.Agent = agent.ID, agent
+	if routing != nil {
+		t.AssignedTo, t.Agent = routing.Agent.ID, routing.Agent
+		t.Specialization = specialization(s.specializations(ctx, []string{routing.Agent.ID})[routing.Agent.ID], t.Category)
+	}
+	undo, err := s.storeBlobs(ctx, ups)
+	if err != nil {
+		return nil, err
 	}
 	err = s.core.Tx(ctx, models.TenantScope(org.ID, p.Environment), func(tx *gorm.DB) error {
 		num, err := nextNumber(tx)
@@ -210,8 +223,11 @@ func (s *Store) CreateTicket(ctx context.Context, p *models.Principal, in Ticket
 		if err := tx.Create(h).Error; err != nil {
 			return dbErr(err)
 		}
-		if rule != nil {
-			if err := assignByRule(tx, t, rule); err != nil {
+		if t.Attachments, err = recordAttachments(tx, ups, t.ID, ""); err != nil {
+			return err
+		}
+		if routing != nil {
+			if err := s.recordRouting(tx, t, routing); err != nil {
 				return err
 			}
 		}
@@ -221,6 +237,7 @@ func (s *Store) CreateTicket(ctx context.Context, p *models.Principal, in Ticket
 		return s.notifyContact(tx, t, TriggerTicketCreated, p, nil)
 	})
 	if err != nil {
+		undo()
 		return nil, models.AsError(err)
 	}
 	return t, nil
@@ -260,6 +277,7 @@ func (s *Store) GetTicket(ctx context.Context, p *models.Principal, id string) (
 		return nil, notFoundOr(err, "ticket")
 	}
 	s.fillAgents(ctx, []*Ticket{&t})
+	s.fillTicketAttachments(ctx, []*Ticket{&t})
 	return &t, nil
 }
 
@@ -316,6 +334,7 @@ func (s *Store) pageTickets(ctx context.Context, q *gorm.DB, page models.PageReq
 		ptrs[i] = &out[i]
 	}
 	s.fillAgents(ctx, ptrs)
+	s.fillTicketAttachments(ctx, ptrs)
 	return out, total, nil
 }
 
@@ -382,13 +401,29 @@ func (s *Store) fillAgents(ctx context.Context, ts []*Ticket) {
 	if err := s.core.In(ctx, models.SystemScope()).Where("id IN ?", ids).Find(&users).Error; err != nil {
 		return
 	}
+	specs := s.specializations(ctx, ids)
 	for _, t := range ts {
 		for i := range users {
 			if users[i].ID == t.AssignedTo {
 				t.Agent = &users[i]
+				t.Specialization = specialization(specs[t.AssignedTo], t.Category)
 			}
 		}
 	}
+}
+
+// specialization is what an agent whose teams cover categories is
+// answered as specialised in for a ticket of category: that category when
+// the agent is in its team, else the agent's first category ("" without
+// a team).
+func specialization(categories []string, category string) string {
+	if slices.Contains(categories, category) {
+		return category
+	}
+	if len(categories) > 0 {
+		return categories[0]
+	}
+	return ""
 }
 
 // TicketHistory returns a page of the changes of a ticket visible to p,

@@ -135,7 +135,7 @@ func (s *Store) UpdateTicket(ctx context.Context, p *models.Principal, id string
 			}
 		}
 		if in.CustomerUpdate != nil && strings.TrimSpace(*in.CustomerUpdate) != "" {
-			cm, err := s.newComment(ctx, p, &t, CommentInput{Content: *in.CustomerUpdate, Type: CommentCustomerUpdate, Visibility: VisibilityCustomer}, now)
+			cm, _, err := s.newComment(ctx, p, &t, CommentInput{Content: *in.CustomerUpdate, Type: CommentCustomerUpdate, Visibility: VisibilityCustomer}, now)
 			if err != nil {
 				return err
 			}
@@ -241,6 +241,7 @@ type change struct {
 	t       *Ticket
 	p       *models.Principal
 	now     time.Time
+	system  string // when set, the changes are the platform's: actor {system, <system>}
 	changed []string
 	history []HistoryEntry
 	events  []string
@@ -250,8 +251,12 @@ type change struct {
 func (c *change) set(field, old, new string, internal bool, apply func()) {
 	apply()
 	c.changed = append(c.changed, field)
+	id, typ := actorID(c.p), actorType(c.p)
+	if c.system != "" {
+		id, typ = c.system, ActorSystem
+	}
 	c.history = append(c.history, HistoryEntry{ID: models.NewID(PrefixHistory), TicketID: c.t.ID, Field: field, OldValue: old, NewValue: new,
-		ActorID: actorID(c.p), ActorType: actorType(c.p), Internal: internal, CreatedAt: c.now})
+		ActorID: id, ActorType: typ, Internal: internal, CreatedAt: c.now})
 }
 
 // setStatus moves the ticket along the transition table.

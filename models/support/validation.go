@@ -57,9 +57,9 @@ type TicketInput struct {
 	ServiceAffected string
 	Location        Location
 	Metadata        map[string]any
-	// Attachments counts the attachments sent: they are refused until the
-	// attachment store exists.
-	Attachments int
+	// Attachments are the files sent with the ticket (see
+	// prepareAttachments).
+	Attachments []AttachmentInput
 }
 
 // normalise trims the strings of in and applies the subject alias.
@@ -107,7 +107,6 @@ func (in *TicketInput) Validate(cats []Category) *models.Validator {
 		v.Check(ValidTimezone(in.Location.Timezone), "location.timezone", "must be an IANA time zone name such as Europe/Berlin or America/New_York")
 	}
 	checkMetadata(&v, "metadata", in.Metadata)
-	v.Check(in.Attachments == 0, "attachments", "are not accepted yet: describe the problem in the description or a comment")
 	return &v
 }
 
