@@ -60,11 +60,11 @@ type Preferences struct {
 
 // AddressBody is a billing address.
 type AddressBody struct {
-	Street  string `json:"street" maxLength:"200"`
-	City    string `json:"city" maxLength:"100"`
+	Street  string `json:"street" minLength:"1" maxLength:"200" example:"100 Congress Ave"`
+	City    string `json:"city" minLength:"1" maxLength:"100" example:"Austin"`
 	State   string `json:"state,omitempty" maxLength:"100"`
-	Zip     string `json:"zip" maxLength:"20"`
-	Country string `json:"country" maxLength:"2" example:"US" doc:"ISO 3166-1 alpha-2"`
+	Zip     string `json:"zip" minLength:"1" maxLength:"20" example:"78701"`
+	Country string `json:"country" minLength:"2" maxLength:"2" example:"US" doc:"ISO 3166-1 alpha-2"`
 }
 
 func (a *AddressBody) input() *models.BillingAddress {
@@ -77,8 +77,16 @@ func (a *AddressBody) input() *models.BillingAddress {
 // PaymentMethodBody is a card to charge: its token, never its number.
 type PaymentMethodBody struct {
 	Type           string       `json:"type,omitempty" maxLength:"20" example:"credit_card" doc:"credit_card (the default) or debit_card"`
-	CardToken      string       `json:"card_token" required:"false" maxLength:"80" example:"tok_visa" doc:"Required: the token of the payment form (test tokens in docs/billing.md)"`
-	BillingAddress *AddressBody `json:"billing_address,omitempty"`
+	CardToken      string       `json:"card_token" required:"true" minLength:"1" maxLength:"80" example:"tok_visa" doc:"Required: the token of the payment form (test tokens in docs/billing.md)"`
+	BillingAddress *AddressBody `json:"billing_address,omitempty" doc:"Optional with a payment's card (required when saving a card, see SavedCardBody)"`
+}
+
+// SavedCardBody is the card of POST /billing/accounts/{account_id}/payment-methods:
+// a PaymentMethodBody whose billing address is required.
+type SavedCardBody struct {
+	Type           string       `json:"type,omitempty" maxLength:"20" example:"credit_card" doc:"credit_card (the default) or debit_card"`
+	CardToken      string       `json:"card_token" required:"true" minLength:"1" maxLength:"80" example:"tok_visa" doc:"Required: the token of the payment form (test tokens in docs/billing.md)"`
+	BillingAddress *AddressBody `json:"billing_address" required:"true" doc:"Required"`
 }
 
 func (b *PaymentMethodBody) input() *models.PaymentMethodInput {
@@ -256,11 +264,11 @@ func (s *Server) registerAccounts() {
 		access{permission: "billing:write", sensitive: true}, func(ctx context.Context, in *struct {
 			ID   string `path:"account_id" maxLength:"64" example:"acct_3fK9aZ"`
 			Body struct {
-				PaymentMethodBody
+				SavedCardBody
 				SetDefault bool `json:"set_default,omitempty" doc:"Also make it the account's payment_method_id"`
 			}
 		}) (*PaymentMethodOutput, error) {
-			pm, acct, err := proc.AddPaymentMethod(ctx, principal(ctx), in.ID, *in.Body.PaymentMethodBody.input(), in.Body.SetDefault)
+			pm, acct, err := proc.AddPaymentMethod(ctx, principal(ctx), in.ID, *(*PaymentMethodBody)(&in.Body.SavedCardBody).input(), in.Body.SetDefault)
 			if err != nil {
 				return nil, err
 			}

@@ -36,15 +36,15 @@ type BulkCustomizations struct {
 
 // BulkProvisionItemBody is one service of a bulk provisioning request.
 type BulkProvisionItemBody struct {
-	Template       string              `json:"template" required:"false" maxLength:"60" example:"internet-dedicated-1g" doc:"Required: a template of GET /v1/services/provision/templates"`
-	Location       string              `json:"location" required:"false" maxLength:"300" example:"loc_austin_congress" doc:"Required: a location id (loc_...) or \"address, city, ST zip\""`
+	Template       string              `json:"template" required:"true" minLength:"1" maxLength:"60" example:"internet-dedicated-1g" doc:"Required: a template of GET /v1/services/provision/templates"`
+	Location       string              `json:"location" required:"true" minLength:"1" maxLength:"300" example:"loc_austin_congress" doc:"Required: a location id (loc_...) or \"address, city, ST zip\""`
 	Customizations *BulkCustomizations `json:"customizations,omitempty"`
 }
 
 // BulkProvisionBody is the bulk provisioning request, plus the
 // billing account, which the specification leaves out.
 type BulkProvisionBody struct {
-	Services      []BulkProvisionItemBody `json:"services" required:"false" maxItems:"1000" doc:"Required: 1 to 1,000 services"`
+	Services      []BulkProvisionItemBody `json:"services" required:"true" minItems:"1" maxItems:"1000" doc:"Required: 1 to 1,000 services"`
 	Orchestration *BulkOrchestrationBody  `json:"orchestration,omitempty"`
 	AccountID     string                  `json:"account_id,omitempty" maxLength:"64" doc:"Billing account of every item; default: the organization's oldest"`
 }
@@ -67,20 +67,20 @@ func (b *ServiceChangesBody) changes() models.ServiceChanges {
 
 // BulkModifyItemBody is one service of a bulk modification.
 type BulkModifyItemBody struct {
-	ServiceID string              `json:"service_id" required:"false" maxLength:"64" example:"svc_3fK9aZ" doc:"Required"`
+	ServiceID string              `json:"service_id" required:"true" minLength:"1" maxLength:"64" example:"svc_3fK9aZ" doc:"Required"`
 	Changes   *ServiceChangesBody `json:"changes,omitempty" doc:"This service's changes, over the request's common changes"`
 }
 
 // BulkModifyBody is the bulk modification request.
 type BulkModifyBody struct {
-	Services      []BulkModifyItemBody   `json:"services" required:"false" maxItems:"1000" doc:"Required: 1 to 1,000 distinct services of one organization"`
+	Services      []BulkModifyItemBody   `json:"services" required:"true" minItems:"1" maxItems:"1000" doc:"Required: 1 to 1,000 distinct services of one organization"`
 	Changes       *ServiceChangesBody    `json:"changes,omitempty" doc:"Changes applied to every service (each item's own changes win)"`
 	Orchestration *BulkOrchestrationBody `json:"orchestration,omitempty"`
 }
 
 // BulkStatusBody is POST /services/bulk/status (DECISIONS 5).
 type BulkStatusBody struct {
-	ServiceIDs    []string               `json:"service_ids" required:"false" maxItems:"1000" doc:"Required: 1 to 1,000 services"`
+	ServiceIDs    []string               `json:"service_ids" required:"true" minItems:"1" maxItems:"1000" example:"[\"svc_3fK9aZ\"]" doc:"Required: 1 to 1,000 services"`
 	Action        string                 `json:"action,omitempty" enum:"suspend,resume" doc:"Without it the answer is each service's status (200); suspend or resume starts an operation (202)"`
 	Orchestration *BulkOrchestrationBody `json:"orchestration,omitempty" doc:"With action only"`
 }

@@ -100,7 +100,7 @@ type InvoiceLineBody struct {
 // InvoiceBody is the invoice create body.
 type InvoiceBody struct {
 	AccountID string            `json:"account_id" maxLength:"64" example:"acct_3fK9aZ"`
-	Services  []InvoiceLineBody `json:"services" maxItems:"100"`
+	Services  []InvoiceLineBody `json:"services" minItems:"1" maxItems:"100" doc:"1 to 100 lines"`
 	DueDate   *time.Time        `json:"due_date,omitempty" doc:"Default: 30 days after issue"`
 	Notes     string            `json:"notes,omitempty" maxLength:"2000"`
 }

@@ -245,7 +245,7 @@ type ServiceUpdateBody struct {
 
 // FeaturesBody replaces a service's features (PUT /services/{service_id}/features).
 type FeaturesBody struct {
-	Features []string `json:"features" required:"false" maxItems:"20" doc:"Required: the service's features after the change (the kind's, docs/services.md); [] removes all"`
+	Features []string `json:"features" required:"true" maxItems:"20" doc:"Required: the service's features after the change (the kind's, docs/services.md); [] removes all"`
 }
 
 // MaintenanceWindowBody is the scale request's maintenance_window.
@@ -257,7 +257,7 @@ type MaintenanceWindowBody struct {
 // ScaleBody is the scale request, plus new_quantity for the
 // kinds that scale in users or agents.
 type ScaleBody struct {
-	ScalingAction     string                 `json:"scaling_action" required:"false" maxLength:"20" example:"scale_up" doc:"Required: scale_up or scale_down"`
+	ScalingAction     string                 `json:"scaling_action" required:"true" enum:"scale_up,scale_down" maxLength:"20" example:"scale_up" doc:"Required: scale_up or scale_down"`
 	NewBandwidth      string                 `json:"new_bandwidth,omitempty" maxLength:"20" example:"10gbps" doc:"internet, network, security_infrastructure: the bandwidth (throughput) after scaling"`
 	NewQuantity       int                    `json:"new_quantity,omitempty" minimum:"0" maximum:"10000" doc:"phone_system (users), contact_center (agents): the number after scaling"`
 	EffectiveDate     *time.Time             `json:"effective_date,omitempty" doc:"When the change is applied; within the maintenance window"`

@@ -20,7 +20,7 @@ type CommentAuthorBody struct {
 
 // CommentBody is the body of a new comment.
 type CommentBody struct {
-	Content     string             `json:"content,omitempty" maxLength:"10000" doc:"Required"`
+	Content     string             `json:"content,omitempty" required:"true" maxLength:"10000" doc:"Required"`
 	Type        string             `json:"type,omitempty" maxLength:"32" doc:"comment (default), customer_update, internal_note or resolution"`
 	Visibility  string             `json:"visibility,omitempty" maxLength:"16" doc:"customer (default) or internal (provider staff only)"`
 	Author      *CommentAuthorBody `json:"author,omitempty" doc:"Ignored: the author is the caller"`

@@ -20,8 +20,8 @@ type NotifyRecipientBody struct {
 
 // NotifyBody is the body of a ticket notification request.
 type NotifyBody struct {
-	Type            string                `json:"type" maxLength:"8" doc:"email or sms"`
-	Recipients      []NotifyRecipientBody `json:"recipients,omitempty" maxItems:"100" doc:"1 to 20 recipients"`
+	Type            string                `json:"type" enum:"email,sms" maxLength:"8" doc:"email or sms"`
+	Recipients      []NotifyRecipientBody `json:"recipients,omitempty" required:"true" minItems:"1" maxItems:"20" example:"[{\"email\":\"noc@example.com\",\"name\":\"NOC\"}]" doc:"1 to 20 recipients: each with email (type email) or phone (type sms)"`
 	Template        string                `json:"template,omitempty" maxLength:"60" doc:"E-mail: ticket_created, ticket_update (default), ticket_resolved or custom"`
 	Subject         string                `json:"subject,omitempty" maxLength:"300" doc:"E-mail: the subject (default: the template's, with the ticket number and title); required with custom"`
 	Variables       map[string]string     `json:"variables,omitempty" doc:"E-mail: values shown in the message; message is its main text (required with custom)"`
