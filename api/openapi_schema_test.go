@@ -418,3 +418,31 @@ func TestFieldsDocumentedAsRequiredAreRequired(t *testing.T) {
 		t.Fatalf("only %d properties documented as required: has the wording changed?", checked)
 	}
 }
+
+// TestSchemaRefusalsAnswerLikeTheServer checks that a body refused by the
+// schema (before the operation runs) gets the documented answer: 400
+// VALIDATION_ERROR naming each field, a missing or empty required field as
+// "is required", like the operations' own checks.
+func TestSchemaRefusalsAnswerLikeTheServer(t *testing.T) {
+	h := newHarness(t)
+	a := h.tenants[0]
+	issues := func(res *response) map[string]string {
+		t.Helper()
+		return fieldNames(res.wantError(400, "VALIDATION_ERROR"))
+	}
+	tk := newTicket(t, h, a.liveKey, nil)
+	if got := issues(h.do("POST", "/v1/support/tickets/"+tk.Ticket.ID+"/comments", a.liveKey, map[string]any{"content": ""})); got["content"] != "is required" || len(got) != 1 {
+		t.Fatalf("empty content: %v", got)
+	}
+	if got := issues(h.do("POST", "/v1/services/orchestration/workflows", a.liveKey, map[string]any{})); got["name"] != "is required" || got["steps"] != "is required" {
+		t.Fatalf("missing name and steps: %v", got)
+	}
+	got := issues(h.do("POST", "/v1/services/connectivity/internet", a.liveKey, map[string]any{"account_id": a.account.ID, "service_type": "fiber_dedicated",
+		"bandwidth": "1gbps", "sla": "gold", "location": map[string]any{"address": "100 Congress Ave", "city": "Austin", "state": "TX"}}))
+	if got["sla"] == "" || got["location.zip"] != "is required" || len(got) != 2 {
+		t.Fatalf("sla outside its enum and a missing nested field: %v", got)
+	}
+	if got := issues(h.do("POST", "/v1/billing/budgets", a.liveKey, map[string]any{"account_id": a.account.ID, "amount": 0})); got["amount"] == "" || len(got) != 1 {
+		t.Fatalf("amount of 0: %v", got)
+	}
+}
