@@ -30,8 +30,8 @@ func (b *BulkOrchestrationBody) options() models.BulkOptions {
 // BulkCustomizations override an item's template defaults.
 type BulkCustomizations struct {
 	Bandwidth  string `json:"bandwidth,omitempty" maxLength:"20" example:"1gbps"`
-	Redundancy string `json:"redundancy,omitempty" maxLength:"20" example:"dual_path" doc:"none, dual_path or diverse_path"`
-	Monitoring string `json:"monitoring,omitempty" maxLength:"20" example:"advanced" doc:"basic, standard or advanced"`
+	Redundancy string `json:"redundancy,omitempty" enum:"none,dual_path,diverse_path" maxLength:"20" example:"dual_path" doc:"none, dual_path or diverse_path"`
+	Monitoring string `json:"monitoring,omitempty" enum:"basic,standard,advanced" maxLength:"20" example:"advanced" doc:"basic, standard or advanced"`
 }
 
 // BulkProvisionItemBody is one service of a bulk provisioning request.
@@ -52,10 +52,10 @@ type BulkProvisionBody struct {
 // ServiceChangesBody are the changes of a bulk modification item.
 type ServiceChangesBody struct {
 	Name       string `json:"name,omitempty" maxLength:"200"`
-	SLA        string `json:"sla,omitempty" maxLength:"20" example:"enterprise" doc:"standard, premium or enterprise, as the service's catalog offer allows"`
+	SLA        string `json:"sla,omitempty" enum:"standard,premium,enterprise" maxLength:"20" example:"enterprise" doc:"standard, premium or enterprise, as the service's catalog offer allows"`
 	Bandwidth  string `json:"bandwidth,omitempty" maxLength:"20" example:"10gbps" doc:"One of the catalog offer's bandwidth_options (capacity is reserved)"`
-	Redundancy string `json:"redundancy,omitempty" maxLength:"20" example:"dual_path" doc:"none, dual_path or diverse_path"`
-	Monitoring string `json:"monitoring,omitempty" maxLength:"20" example:"advanced" doc:"basic, standard or advanced"`
+	Redundancy string `json:"redundancy,omitempty" enum:"none,dual_path,diverse_path" maxLength:"20" example:"dual_path" doc:"none, dual_path or diverse_path"`
+	Monitoring string `json:"monitoring,omitempty" enum:"basic,standard,advanced" maxLength:"20" example:"advanced" doc:"basic, standard or advanced"`
 }
 
 func (b *ServiceChangesBody) changes() models.ServiceChanges {
