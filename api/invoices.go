@@ -93,8 +93,8 @@ type InvoicesOutput struct {
 // InvoiceLineBody is one service of the invoice create body.
 type InvoiceLineBody struct {
 	ServiceID string       `json:"service_id" maxLength:"64" example:"svc_3fK9aZ"`
-	Quantity  int64        `json:"quantity" example:"1"`
-	UnitPrice models.Money `json:"unit_price" example:"299.00"`
+	Quantity  int64        `json:"quantity" minimum:"1" maximum:"1000000" example:"1"`
+	UnitPrice models.Money `json:"unit_price" minimum:"0" maximum:"100000000" example:"299.00"`
 }
 
 // InvoiceBody is the invoice create body.

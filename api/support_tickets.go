@@ -197,7 +197,7 @@ type TicketsOutput struct {
 // TicketUpdateMetadata is the metadata of a ticket update (provider staff).
 type TicketUpdateMetadata struct {
 	RootCause       *string `json:"root_cause,omitempty" maxLength:"2000"`
-	EscalationLevel *int    `json:"escalation_level,omitempty" doc:"0 to 5; raising it escalates the ticket"`
+	EscalationLevel *int    `json:"escalation_level,omitempty" minimum:"0" maximum:"5" doc:"0 to 5; raising it escalates the ticket"`
 	VendorTicket    *string `json:"vendor_ticket,omitempty" maxLength:"100"`
 }
 
