@@ -250,16 +250,16 @@ type FeaturesBody struct {
 
 // MaintenanceWindowBody is the scale request's maintenance_window.
 type MaintenanceWindowBody struct {
-	Start    *time.Time `json:"start,omitempty" doc:"Required with maintenance_window: when it starts (RFC 3339; past means now)"`
-	Duration string     `json:"duration,omitempty" maxLength:"20" example:"2_hours" doc:"Required with maintenance_window: <n>_hours, 1 to 24"`
+	Start    *time.Time `json:"start,omitempty" required:"true" doc:"Required: when it starts (RFC 3339; past means now)"`
+	Duration string     `json:"duration,omitempty" required:"true" maxLength:"20" example:"2_hours" doc:"Required: <n>_hours, 1 to 24"`
 }
 
 // ScaleBody is the scale request, plus new_quantity for the
 // kinds that scale in users or agents.
 type ScaleBody struct {
 	ScalingAction     string                 `json:"scaling_action" required:"true" enum:"scale_up,scale_down" maxLength:"20" example:"scale_up" doc:"Required: scale_up or scale_down"`
-	NewBandwidth      string                 `json:"new_bandwidth,omitempty" maxLength:"20" example:"10gbps" doc:"internet, network, security_infrastructure: the bandwidth (throughput) after scaling"`
-	NewQuantity       int                    `json:"new_quantity,omitempty" minimum:"0" maximum:"10000" doc:"phone_system (users), contact_center (agents): the number after scaling"`
+	NewBandwidth      string                 `json:"new_bandwidth,omitempty" maxLength:"20" example:"10gbps" doc:"internet, network, security_infrastructure: required, the bandwidth (throughput) after scaling"`
+	NewQuantity       int                    `json:"new_quantity,omitempty" minimum:"0" maximum:"10000" doc:"phone_system (users), contact_center (agents): required, the number after scaling"`
 	EffectiveDate     *time.Time             `json:"effective_date,omitempty" doc:"When the change is applied; within the maintenance window"`
 	MaintenanceWindow *MaintenanceWindowBody `json:"maintenance_window,omitempty" doc:"Default: one hour from effective_date (or now)"`
 }

@@ -1694,7 +1694,7 @@ type SecurityInfrastructureBody struct {
 	AccountID          string         `json:"account_id,omitempty" maxLength:"64" doc:"Billing account; default: the organization's oldest"`
 	InfrastructureType string         `json:"infrastructure_type" required:"true" enum:"next_gen_firewall,ddos_protection,secure_web_gateway,intrusion_prevention" maxLength:"30" example:"next_gen_firewall" doc:"Required: next_gen_firewall, ddos_protection, secure_web_gateway or intrusion_prevention"`
 	Throughput         string         `json:"throughput" required:"true" maxLength:"20" example:"1gbps" doc:"Required: <n>mbps or <n>gbps, one of the offer's options"`
-	Location           *LocationInput `json:"location,omitempty" doc:"Where the devices sit (or location_id)"`
+	Location           *LocationInput `json:"location,omitempty" doc:"Where the devices sit; one of location and location_id is required"`
 	LocationID         string         `json:"location_id,omitempty" maxLength:"60" example:"loc_austin_congress" doc:"Where the devices sit (or location)"`
 	HighAvailability   bool           `json:"high_availability,omitempty" doc:"Two devices in an active/standby pair"`
 	Features           []string       `json:"features,omitempty" maxItems:"10" doc:"ips, url_filtering, antivirus, sandboxing, ssl_inspection, application_control, geo_blocking"`
