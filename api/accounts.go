@@ -191,9 +191,9 @@ func (s *Server) registerAccounts() {
 		access{permission: "billing:write"}, func(ctx context.Context, in *struct {
 			Body struct {
 				OrganizationID     string        `json:"organization_id,omitempty" maxLength:"64" doc:"Provider staff only"`
-				Name               string        `json:"name" maxLength:"200"`
+				Name               string        `json:"name" maxLength:"200" example:"Main account"`
 				Currency           string        `json:"currency" maxLength:"3" example:"USD"`
-				BillingEmail       string        `json:"billing_email" maxLength:"320" format:"email"`
+				BillingEmail       string        `json:"billing_email" maxLength:"320" format:"email" example:"billing@example.com"`
 				BillingContactName string        `json:"billing_contact_name,omitempty" maxLength:"200"`
 				TaxRate            *models.Money `json:"tax_rate,omitempty" example:"8.25" doc:"Percent of tax added to invoices (0 to 100, two decimals)"`
 			}

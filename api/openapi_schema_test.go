@@ -216,11 +216,12 @@ func (b minimalBuilder) value(s *jsonSchema, path string) (any, error) {
 		if s.Pattern != "" {
 			return nil, fmt.Errorf("%s: a pattern (%s) without an example", path, s.Pattern)
 		}
-		n := 1 // a non-empty string when the schema states no minLength
-		if s.MinLength != nil && *s.MinLength > n {
-			n = *s.MinLength
+		// docs/api.md promises an example (or an enum) for every required
+		// string whose value has no format: a length alone is not enough.
+		if s.MinLength == nil {
+			return nil, fmt.Errorf("%s: a required string without an example, enum or format", path)
 		}
-		return strings.Repeat("x", n), nil
+		return strings.Repeat("x", max(*s.MinLength, 1)), nil
 	}
 	return nil, fmt.Errorf("%s: no type, example, enum or default to build a value from", path)
 }
