@@ -1065,7 +1065,7 @@ func quoteDefaultBandwidth(p *orderPrep, o *ProvisioningOrder) string {
 type NetworkSite struct {
 	ID      string `json:"id" required:"true" minLength:"1" maxLength:"60" example:"loc_austin_congress" doc:"Required: a serviceable location id (loc_...) from the availability check"`
 	Address string `json:"address,omitempty" maxLength:"200" doc:"A label for the site (recorded)"`
-	Role    string `json:"role,omitempty" maxLength:"10" example:"hub" doc:"hub or spoke (hub_and_spoke); omitted otherwise"`
+	Role    string `json:"role,omitempty" enum:"hub,spoke" maxLength:"10" example:"hub" doc:"hub or spoke (hub_and_spoke); omitted otherwise"`
 }
 
 // NetworkBody is the network deployment create body (spec 2.1).
@@ -1076,7 +1076,7 @@ type NetworkBody struct {
 	Locations   []NetworkSite `json:"locations" required:"true" minItems:"2" maxItems:"50" example:"[{\"id\":\"loc_austin_congress\",\"role\":\"hub\"},{\"id\":\"loc_dallas_main\",\"role\":\"spoke\"}]" doc:"Required: the sites, 2 to 50, each a different location"`
 	Bandwidth   string        `json:"bandwidth" required:"true" maxLength:"20" example:"100mbps" doc:"Required: per site, one of the offer's options"`
 	Redundancy  bool          `json:"redundancy,omitempty" doc:"Dual-path access at every site"`
-	SLA         string        `json:"sla,omitempty" maxLength:"20" doc:"standard, premium or enterprise as the offer has it; default: the offer's first"`
+	SLA         string        `json:"sla,omitempty" enum:"standard,premium,enterprise" maxLength:"20" doc:"standard, premium or enterprise as the offer has it; default: the offer's first"`
 	OrderExtras
 }
 
@@ -1186,7 +1186,7 @@ type PhoneSystemBody struct {
 	Users        int                `json:"users" required:"true" minimum:"1" maximum:"10000" example:"50" doc:"Required: 1 to 10000"`
 	PhoneNumbers []PhoneNumberOrder `json:"phone_numbers,omitempty" maxItems:"20" doc:"Numbers to assign from the number blocks; at most 1000 in all, and at most 10 per user"`
 	Integrations []string           `json:"integrations,omitempty" maxItems:"10" doc:"Identifiers of the systems to integrate with (lowercase, e.g. crm, helpdesk)"`
-	SLA          string             `json:"sla,omitempty" maxLength:"20" doc:"standard or premium; default standard"`
+	SLA          string             `json:"sla,omitempty" enum:"standard,premium,enterprise" maxLength:"20" doc:"standard or premium (the offer's options); default standard"`
 	OrderExtras
 }
 
@@ -1258,7 +1258,7 @@ type ContactCenterBody struct {
 	AgentCount int         `json:"agent_count" required:"true" minimum:"1" maximum:"5000" example:"25" doc:"Required: 1 to 5000"`
 	Features   []string    `json:"features,omitempty" maxItems:"10" doc:"intelligent_routing, real_time_analytics, call_recording, quality_monitoring, workforce_management"`
 	AIFeatures *AIFeatures `json:"ai_features,omitempty"`
-	SLA        string      `json:"sla,omitempty" maxLength:"20" doc:"standard, premium or enterprise; default standard"`
+	SLA        string      `json:"sla,omitempty" enum:"standard,premium,enterprise" maxLength:"20" doc:"standard, premium or enterprise; default standard"`
 	OrderExtras
 }
 
@@ -1324,7 +1324,7 @@ type CloudResource struct {
 	Type           string            `json:"type" required:"true" enum:"virtual_machine,load_balancer" maxLength:"20" example:"virtual_machine" doc:"Required: virtual_machine or load_balancer"`
 	Specifications *VMSpecifications `json:"specifications,omitempty" doc:"virtual_machine: required"`
 	Quantity       int               `json:"quantity,omitempty" example:"3" doc:"virtual_machine: 1 to 100 (default 1)"`
-	Tier           string            `json:"tier,omitempty" maxLength:"20" example:"standard" doc:"load_balancer: required, basic, standard or premium"`
+	Tier           string            `json:"tier,omitempty" enum:"basic,standard,premium" maxLength:"20" example:"standard" doc:"load_balancer: required, basic, standard or premium"`
 	SSLTermination bool              `json:"ssl_termination,omitempty" doc:"load_balancer: terminate TLS"`
 }
 
@@ -1343,7 +1343,7 @@ type CloudInfrastructureBody struct {
 	Regions        []string        `json:"regions" required:"true" minItems:"1" example:"[\"us-east-1\"]" maxItems:"10" doc:"Required: region ids, e.g. us-east-1 (see docs/services.md); the resources are deployed in each"`
 	Resources      []CloudResource `json:"resources" required:"true" minItems:"1" maxItems:"20" example:"[{\"type\":\"virtual_machine\",\"specifications\":{\"cpu\":4,\"memory\":\"16GB\",\"storage\":\"500GB\",\"os\":\"ubuntu-22.04\"}}]" doc:"Required: at least one virtual_machine"`
 	AutoScaling    *AutoScaling    `json:"auto_scaling,omitempty"`
-	SLA            string          `json:"sla,omitempty" maxLength:"20" doc:"standard, premium or enterprise; default standard"`
+	SLA            string          `json:"sla,omitempty" enum:"standard,premium,enterprise" maxLength:"20" doc:"standard, premium or enterprise; default standard"`
 	OrderExtras
 }
 
@@ -1509,7 +1509,7 @@ type CloudPlatformBody struct {
 	Instances     *PlatformInstances `json:"instances,omitempty" doc:"Instances per environment; default {min: 1, max: 3}"`
 	CustomDomains []string           `json:"custom_domains,omitempty" maxItems:"20" doc:"Host names served by the platform"`
 	Database      *PlatformDatabase  `json:"database,omitempty"`
-	SLA           string             `json:"sla,omitempty" maxLength:"20" doc:"standard or premium; default standard"`
+	SLA           string             `json:"sla,omitempty" enum:"standard,premium,enterprise" maxLength:"20" doc:"standard or premium (the offer's options); default standard"`
 	OrderExtras
 }
 
@@ -1609,7 +1609,7 @@ type ManagedSecurityBody struct {
 	ThreatIntelligence   bool           `json:"threat_intelligence,omitempty"`
 	ComplianceFrameworks []string       `json:"compliance_frameworks,omitempty" maxItems:"6" doc:"soc2, hipaa, pci_dss, iso27001, gdpr, nist_csf; required with compliance_reporting"`
 	ResponseTime         *ResponseTimes `json:"response_time,omitempty" doc:"Targets, critical <= high <= medium; default 15_minutes, 1_hour, 4_hours (24x7x365) or 1_hour, 4_hours, 8_hours (business_hours)"`
-	SLA                  string         `json:"sla,omitempty" maxLength:"20" doc:"premium or enterprise; default premium"`
+	SLA                  string         `json:"sla,omitempty" enum:"standard,premium,enterprise" maxLength:"20" doc:"premium or enterprise (the offer's options); default premium"`
 	OrderExtras
 }
 
@@ -1699,7 +1699,7 @@ type SecurityInfrastructureBody struct {
 	HighAvailability   bool           `json:"high_availability,omitempty" doc:"Two devices in an active/standby pair"`
 	Features           []string       `json:"features,omitempty" maxItems:"10" doc:"ips, url_filtering, antivirus, sandboxing, ssl_inspection, application_control, geo_blocking"`
 	ProtectedNetworks  []string       `json:"protected_networks" required:"true" minItems:"1" example:"[\"10.20.0.0/16\"]" maxItems:"50" doc:"Required: 1 to 50 networks in CIDR notation (e.g. 10.20.0.0/16), without host bits, not overlapping"`
-	SLA                string         `json:"sla,omitempty" maxLength:"20" doc:"standard, premium or enterprise; default standard"`
+	SLA                string         `json:"sla,omitempty" enum:"standard,premium,enterprise" maxLength:"20" doc:"standard, premium or enterprise; default standard"`
 	OrderExtras
 }
 
@@ -1812,7 +1812,7 @@ type AIPlatformBody struct {
 	DataSources  []string  `json:"data_sources,omitempty" maxItems:"20" doc:"Names or addresses of the data sources, at most 200 characters each"`
 	Models       []AIModel `json:"models,omitempty" maxItems:"20" doc:"Models to serve, unique names"`
 	Region       string    `json:"region,omitempty" maxLength:"30" doc:"A region id; default us-east-1"`
-	SLA          string    `json:"sla,omitempty" maxLength:"20" doc:"standard, premium or enterprise; default standard"`
+	SLA          string    `json:"sla,omitempty" enum:"standard,premium,enterprise" maxLength:"20" doc:"standard, premium or enterprise; default standard"`
 	OrderExtras
 }
 
