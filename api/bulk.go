@@ -74,7 +74,7 @@ type BulkModifyItemBody struct {
 // BulkModifyBody is the bulk modification request.
 type BulkModifyBody struct {
 	Services      []BulkModifyItemBody   `json:"services" required:"true" minItems:"1" maxItems:"1000" doc:"Required: 1 to 1,000 distinct services of one organization"`
-	Changes       *ServiceChangesBody    `json:"changes,omitempty" doc:"Changes applied to every service (each item's own changes win)"`
+	Changes       *ServiceChangesBody    `json:"changes,omitempty" doc:"Changes applied to every service (each item's own changes win); every service needs at least one change, here or in its item"`
 	Orchestration *BulkOrchestrationBody `json:"orchestration,omitempty"`
 }
 

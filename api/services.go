@@ -608,7 +608,7 @@ func (s *Server) registerServices() {
 		})
 	register(s, huma.Operation{OperationID: "configure-service", Method: http.MethodPut, Path: "/services/{service_id}/configuration",
 		Summary: "Change a service's configuration", Tags: tags, DefaultStatus: http.StatusAccepted,
-		Description: "The body is the settings to set, as an object (a null value removes one); each kind has its settings " +
+		Description: "The body is the settings to set, as an object of at least one setting (a null value removes one); each kind has its settings " +
 			"(docs/services.md), e.g. dns_servers, qos_profile, routed_prefixes for internet. A modification operation (mod_)." + changeErrors},
 		access{permission: "services:write"}, func(ctx context.Context, in *struct {
 			ServicePath
