@@ -15,7 +15,7 @@ import (
 // TicketContact is who the provider talks to about a ticket.
 type TicketContact struct {
 	Name  string `json:"name,omitempty" maxLength:"200" example:"Jane Operator"`
-	Email string `json:"email,omitempty" maxLength:"320" example:"noc@example.com"`
+	Email string `json:"email,omitempty" format:"email" maxLength:"320" example:"noc@example.com"`
 	Phone string `json:"phone,omitempty" maxLength:"40" example:"+1 555 0100"`
 	Role  string `json:"role,omitempty" maxLength:"64" example:"network_admin"`
 }
