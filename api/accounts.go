@@ -76,7 +76,7 @@ func (a *AddressBody) input() *models.BillingAddress {
 
 // PaymentMethodBody is a card to charge: its token, never its number.
 type PaymentMethodBody struct {
-	Type           string       `json:"type,omitempty" maxLength:"20" example:"credit_card" doc:"credit_card (the default) or debit_card"`
+	Type           string       `json:"type,omitempty" enum:"credit_card,debit_card" maxLength:"20" example:"credit_card" doc:"credit_card (the default) or debit_card"`
 	CardToken      string       `json:"card_token" required:"true" minLength:"1" maxLength:"80" example:"tok_visa" doc:"Required: the token of the payment form (test tokens in docs/billing.md)"`
 	BillingAddress *AddressBody `json:"billing_address,omitempty" doc:"Optional with a payment's card (required when saving a card, see SavedCardBody)"`
 }
@@ -84,7 +84,7 @@ type PaymentMethodBody struct {
 // SavedCardBody is the card of POST /billing/accounts/{account_id}/payment-methods:
 // a PaymentMethodBody whose billing address is required.
 type SavedCardBody struct {
-	Type           string       `json:"type,omitempty" maxLength:"20" example:"credit_card" doc:"credit_card (the default) or debit_card"`
+	Type           string       `json:"type,omitempty" enum:"credit_card,debit_card" maxLength:"20" example:"credit_card" doc:"credit_card (the default) or debit_card"`
 	CardToken      string       `json:"card_token" required:"true" minLength:"1" maxLength:"80" example:"tok_visa" doc:"Required: the token of the payment form (test tokens in docs/billing.md)"`
 	BillingAddress *AddressBody `json:"billing_address" required:"true" doc:"Required"`
 }
