@@ -1071,7 +1071,7 @@ type NetworkSite struct {
 // NetworkBody is the network deployment create body (spec 2.1).
 type NetworkBody struct {
 	AccountID   string        `json:"account_id,omitempty" maxLength:"64" doc:"Billing account; default: the organization's oldest"`
-	NetworkType string        `json:"network_type" required:"true" enum:"mpls,sdwan" maxLength:"20" example:"mpls" doc:"Required: mpls or sdwan"`
+	NetworkType string        `json:"network_type" required:"true" enum:"mpls,sdwan" maxLength:"20" example:"sdwan" doc:"Required: mpls or sdwan"`
 	Topology    string        `json:"topology" required:"true" enum:"hub_and_spoke,full_mesh,point_to_point" maxLength:"20" example:"hub_and_spoke" doc:"Required: hub_and_spoke (exactly one hub, at least one spoke), full_mesh (at least two sites) or point_to_point (exactly two sites)"`
 	Locations   []NetworkSite `json:"locations" required:"true" minItems:"2" maxItems:"50" example:"[{\"id\":\"loc_austin_congress\",\"role\":\"hub\"},{\"id\":\"loc_dallas_main\",\"role\":\"spoke\"}]" doc:"Required: the sites, 2 to 50, each a different location"`
 	Bandwidth   string        `json:"bandwidth" required:"true" maxLength:"20" example:"100mbps" doc:"Required: per site, one of the offer's options"`
