@@ -61,11 +61,11 @@ type Preferences struct {
 
 // AddressBody is a billing address.
 type AddressBody struct {
-	Street  string `json:"street" maxLength:"200"`
-	City    string `json:"city" maxLength:"100"`
+	Street  string `json:"street" minLength:"1" maxLength:"200" example:"100 Congress Ave"`
+	City    string `json:"city" minLength:"1" maxLength:"100" example:"Austin"`
 	State   string `json:"state,omitempty" maxLength:"100"`
-	Zip     string `json:"zip" maxLength:"20"`
-	Country string `json:"country" maxLength:"2" example:"US" doc:"ISO 3166-1 alpha-2"`
+	Zip     string `json:"zip" minLength:"1" maxLength:"20" example:"78701"`
+	Country string `json:"country" minLength:"2" maxLength:"2" example:"US" doc:"ISO 3166-1 alpha-2"`
 }
 
 func (a *AddressBody) input() *billing.BillingAddress {
@@ -77,9 +77,17 @@ func (a *AddressBody) input() *billing.BillingAddress {
 
 // PaymentMethodBody is a card to charge: its token, never its number.
 type PaymentMethodBody struct {
-	Type           string       `json:"type,omitempty" maxLength:"20" example:"credit_card" doc:"credit_card (the default) or debit_card"`
-	CardToken      string       `json:"card_token" required:"false" maxLength:"80" example:"tok_visa" doc:"Required: the token of the payment form (test tokens in docs/billing.md)"`
-	BillingAddress *AddressBody `json:"billing_address,omitempty"`
+	Type           string       `json:"type,omitempty" enum:"credit_card,debit_card" maxLength:"20" example:"credit_card" doc:"credit_card (the default) or debit_card"`
+	CardToken      string       `json:"card_token" required:"true" minLength:"1" maxLength:"80" example:"tok_visa" doc:"Required: the token of the payment form (test tokens in docs/billing.md)"`
+	BillingAddress *AddressBody `json:"billing_address,omitempty" doc:"Optional with a payment's card (required when saving a card, see SavedCardBody)"`
+}
+
+// SavedCardBody is the card of POST /billing/accounts/{account_id}/payment-methods:
+// a PaymentMethodBody whose billing address is required.
+type SavedCardBody struct {
+	Type           string       `json:"type,omitempty" enum:"credit_card,debit_card" maxLength:"20" example:"credit_card" doc:"credit_card (the default) or debit_card"`
+	CardToken      string       `json:"card_token" required:"true" minLength:"1" maxLength:"80" example:"tok_visa" doc:"Required: the token of the payment form (test tokens in docs/billing.md)"`
+	BillingAddress *AddressBody `json:"billing_address" required:"true" doc:"Required"`
 }
 
 func (b *PaymentMethodBody) input() *billing.PaymentMethodInput {
@@ -184,9 +192,9 @@ func (s *Server) registerAccounts() {
 		access{permission: "billing:write"}, func(ctx context.Context, in *struct {
 			Body struct {
 				OrganizationID     string        `json:"organization_id,omitempty" maxLength:"64" doc:"Provider staff only"`
-				Name               string        `json:"name" maxLength:"200"`
+				Name               string        `json:"name" maxLength:"200" example:"Main account"`
 				Currency           string        `json:"currency" maxLength:"3" example:"USD"`
-				BillingEmail       string        `json:"billing_email" maxLength:"320" format:"email"`
+				BillingEmail       string        `json:"billing_email" maxLength:"320" format:"email" example:"billing@example.com"`
 				BillingContactName string        `json:"billing_contact_name,omitempty" maxLength:"200"`
 				TaxRate            *models.Money `json:"tax_rate,omitempty" example:"8.25" doc:"Percent of tax added to invoices (0 to 100, two decimals)"`
 			}
@@ -257,11 +265,11 @@ func (s *Server) registerAccounts() {
 		access{permission: "billing:write", sensitive: true}, func(ctx context.Context, in *struct {
 			ID   string `path:"account_id" maxLength:"64" example:"acct_3fK9aZ"`
 			Body struct {
-				PaymentMethodBody
+				SavedCardBody
 				SetDefault bool `json:"set_default,omitempty" doc:"Also make it the account's payment_method_id"`
 			}
 		}) (*PaymentMethodOutput, error) {
-			pm, acct, err := proc.AddPaymentMethod(ctx, principal(ctx), in.ID, *in.Body.PaymentMethodBody.input(), in.Body.SetDefault)
+			pm, acct, err := proc.AddPaymentMethod(ctx, principal(ctx), in.ID, *(*PaymentMethodBody)(&in.Body.SavedCardBody).input(), in.Body.SetDefault)
 			if err != nil {
 				return nil, err
 			}

@@ -12,10 +12,10 @@ import (
 
 // LocationBody is a postal location (spec 2.1, 2.2).
 type LocationBody struct {
-	Address string `json:"address" required:"false" maxLength:"200" example:"100 Congress Ave"`
-	City    string `json:"city" required:"false" maxLength:"100" example:"Austin"`
-	State   string `json:"state" required:"false" maxLength:"20" example:"TX" doc:"Two-letter US state or territory code"`
-	Zip     string `json:"zip" required:"false" maxLength:"10" example:"78701" doc:"12345 or 12345-6789"`
+	Address string `json:"address" required:"true" minLength:"1" maxLength:"200" example:"100 Congress Ave"`
+	City    string `json:"city" required:"true" minLength:"1" maxLength:"100" example:"Austin"`
+	State   string `json:"state" required:"true" minLength:"2" maxLength:"20" example:"TX" doc:"Two-letter US state or territory code"`
+	Zip     string `json:"zip" required:"true" minLength:"5" maxLength:"10" example:"78701" doc:"12345 or 12345-6789"`
 }
 
 func (l LocationBody) input() catalog.LocationInput {
@@ -24,7 +24,7 @@ func (l LocationBody) input() catalog.LocationInput {
 
 // AvailabilityCheckBody is the availability check request.
 type AvailabilityCheckBody struct {
-	Location              LocationBody `json:"location" required:"false" doc:"Required"`
+	Location              LocationBody `json:"location" required:"true" doc:"Required"`
 	ServiceTypes          []string     `json:"service_types,omitempty" maxItems:"20" example:"[\"fiber_dedicated\",\"fiber_business\"]" doc:"Service types of interest; every type offered at the location when omitted"`
 	BandwidthRequirements string       `json:"bandwidth_requirements,omitempty" maxLength:"20" example:"500mbps"`
 }

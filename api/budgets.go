@@ -57,8 +57,8 @@ func (s *Server) registerBudgets() {
 			"reach a threshold (percent of amount; default 50, 80, 100) a usage.threshold event is sent, once per threshold and period. See docs/billing.md."},
 		access{permission: "billing:write"}, func(ctx context.Context, in *struct {
 			Body struct {
-				AccountID  string       `json:"account_id" required:"false" maxLength:"64" doc:"Required"`
-				Amount     models.Money `json:"amount" required:"false" example:"1000.00" doc:"Required"`
+				AccountID  string       `json:"account_id" required:"true" minLength:"1" maxLength:"64" example:"acct_3fK9aZ" doc:"Required"`
+				Amount     models.Money `json:"amount" required:"true" exclusiveMinimum:"0" maximum:"100000000" example:"1000.00" doc:"Required: more than 0, at most 100000000.00"`
 				Period     string       `json:"period,omitempty" enum:"monthly,quarterly,annual" doc:"Default monthly"`
 				Thresholds []int        `json:"thresholds,omitempty" maxItems:"10" example:"[50,80,100]"`
 			}

@@ -28,21 +28,21 @@ func (b *BulkOrchestrationBody) options() automation.BulkOptions {
 // BulkCustomizations override an item's template defaults.
 type BulkCustomizations struct {
 	Bandwidth  string `json:"bandwidth,omitempty" maxLength:"20" example:"1gbps"`
-	Redundancy string `json:"redundancy,omitempty" maxLength:"20" example:"dual_path" doc:"none, dual_path or diverse_path"`
-	Monitoring string `json:"monitoring,omitempty" maxLength:"20" example:"advanced" doc:"basic, standard or advanced"`
+	Redundancy string `json:"redundancy,omitempty" enum:"none,dual_path,diverse_path" maxLength:"20" example:"dual_path" doc:"none, dual_path or diverse_path"`
+	Monitoring string `json:"monitoring,omitempty" enum:"basic,standard,advanced" maxLength:"20" example:"advanced" doc:"basic, standard or advanced"`
 }
 
 // BulkProvisionItemBody is one service of a bulk provisioning request.
 type BulkProvisionItemBody struct {
-	Template       string              `json:"template" required:"false" maxLength:"60" example:"internet-dedicated-1g" doc:"Required: a template of GET /v1/services/provision/templates"`
-	Location       string              `json:"location" required:"false" maxLength:"300" example:"loc_austin_congress" doc:"Required: a location id (loc_...) or \"address, city, ST zip\""`
+	Template       string              `json:"template" required:"true" minLength:"1" maxLength:"60" example:"internet-dedicated-1g" doc:"Required: a template of GET /v1/services/provision/templates"`
+	Location       string              `json:"location" required:"true" minLength:"1" maxLength:"300" example:"loc_austin_congress" doc:"Required: a location id (loc_...) or \"address, city, ST zip\""`
 	Customizations *BulkCustomizations `json:"customizations,omitempty"`
 }
 
 // BulkProvisionBody is the bulk provisioning request, plus the
 // billing account, which the specification leaves out.
 type BulkProvisionBody struct {
-	Services      []BulkProvisionItemBody `json:"services" required:"false" maxItems:"1000" doc:"Required: 1 to 1,000 services"`
+	Services      []BulkProvisionItemBody `json:"services" required:"true" minItems:"1" maxItems:"1000" doc:"Required: 1 to 1,000 services"`
 	Orchestration *BulkOrchestrationBody  `json:"orchestration,omitempty"`
 	AccountID     string                  `json:"account_id,omitempty" maxLength:"64" doc:"Billing account of every item; default: the organization's oldest"`
 }
@@ -50,10 +50,10 @@ type BulkProvisionBody struct {
 // ServiceChangesBody are the changes of a bulk modification item.
 type ServiceChangesBody struct {
 	Name       string `json:"name,omitempty" maxLength:"200"`
-	SLA        string `json:"sla,omitempty" maxLength:"20" example:"enterprise" doc:"standard, premium or enterprise, as the service's catalog offer allows"`
+	SLA        string `json:"sla,omitempty" enum:"standard,premium,enterprise" maxLength:"20" example:"enterprise" doc:"standard, premium or enterprise, as the service's catalog offer allows"`
 	Bandwidth  string `json:"bandwidth,omitempty" maxLength:"20" example:"10gbps" doc:"One of the catalog offer's bandwidth_options (capacity is reserved)"`
-	Redundancy string `json:"redundancy,omitempty" maxLength:"20" example:"dual_path" doc:"none, dual_path or diverse_path"`
-	Monitoring string `json:"monitoring,omitempty" maxLength:"20" example:"advanced" doc:"basic, standard or advanced"`
+	Redundancy string `json:"redundancy,omitempty" enum:"none,dual_path,diverse_path" maxLength:"20" example:"dual_path" doc:"none, dual_path or diverse_path"`
+	Monitoring string `json:"monitoring,omitempty" enum:"basic,standard,advanced" maxLength:"20" example:"advanced" doc:"basic, standard or advanced"`
 }
 
 func (b *ServiceChangesBody) changes() automation.ServiceChanges {
@@ -65,20 +65,20 @@ func (b *ServiceChangesBody) changes() automation.ServiceChanges {
 
 // BulkModifyItemBody is one service of a bulk modification.
 type BulkModifyItemBody struct {
-	ServiceID string              `json:"service_id" required:"false" maxLength:"64" example:"svc_3fK9aZ" doc:"Required"`
+	ServiceID string              `json:"service_id" required:"true" minLength:"1" maxLength:"64" example:"svc_3fK9aZ" doc:"Required"`
 	Changes   *ServiceChangesBody `json:"changes,omitempty" doc:"This service's changes, over the request's common changes"`
 }
 
 // BulkModifyBody is the bulk modification request.
 type BulkModifyBody struct {
-	Services      []BulkModifyItemBody   `json:"services" required:"false" maxItems:"1000" doc:"Required: 1 to 1,000 distinct services of one organization"`
-	Changes       *ServiceChangesBody    `json:"changes,omitempty" doc:"Changes applied to every service (each item's own changes win)"`
+	Services      []BulkModifyItemBody   `json:"services" required:"true" minItems:"1" maxItems:"1000" doc:"Required: 1 to 1,000 distinct services of one organization"`
+	Changes       *ServiceChangesBody    `json:"changes,omitempty" doc:"Changes applied to every service (each item's own changes win); every service needs at least one change, here or in its item"`
 	Orchestration *BulkOrchestrationBody `json:"orchestration,omitempty"`
 }
 
 // BulkStatusBody is POST /services/bulk/status (DECISIONS 5).
 type BulkStatusBody struct {
-	ServiceIDs    []string               `json:"service_ids" required:"false" maxItems:"1000" doc:"Required: 1 to 1,000 services"`
+	ServiceIDs    []string               `json:"service_ids" required:"true" minItems:"1" maxItems:"1000" example:"[\"svc_3fK9aZ\"]" doc:"Required: 1 to 1,000 services"`
 	Action        string                 `json:"action,omitempty" enum:"suspend,resume" doc:"Without it the answer is each service's status (200); suspend or resume starts an operation (202)"`
 	Orchestration *BulkOrchestrationBody `json:"orchestration,omitempty" doc:"With action only"`
 }

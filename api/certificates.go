@@ -17,8 +17,8 @@ import (
 
 // CertificateBody is the certificate registration body.
 type CertificateBody struct {
-	Certificate string   `json:"certificate" maxLength:"20000" doc:"one PEM CERTIFICATE block, issued by the platform's client CA"`
-	Name        string   `json:"name" maxLength:"200"`
+	Certificate string   `json:"certificate" maxLength:"20000" example:"-----BEGIN CERTIFICATE-----\nMIIB...\n-----END CERTIFICATE-----\n" doc:"one PEM CERTIFICATE block, issued by the platform's client CA"`
+	Name        string   `json:"name" maxLength:"200" example:"build-agent"`
 	Permissions []string `json:"permissions" doc:"what requests authenticated by this certificate may do"`
 }
 

@@ -12,10 +12,10 @@ import (
 
 // ClientBody is the body of OAuth client registration (DECISIONS 11).
 type ClientBody struct {
-	Name         string   `json:"name" maxLength:"200" doc:"shown on the sign-in page"`
-	RedirectURIs []string `json:"redirect_uris,omitempty" maxItems:"20" doc:"required for authorization_code: https, or http on localhost"`
+	Name         string   `json:"name" minLength:"1" maxLength:"200" example:"Acme dashboard" doc:"shown on the sign-in page"`
+	RedirectURIs []string `json:"redirect_uris,omitempty" maxItems:"20" example:"[\"https://app.example.com/callback\"]" doc:"required when grant_types has authorization_code (the default): https, or http on localhost"`
 	GrantTypes   []string `json:"grant_types,omitempty" doc:"authorization_code, refresh_token, client_credentials, urn:ietf:params:oauth:grant-type:device_code (default: authorization_code + refresh_token)"`
-	Scopes       []string `json:"scopes" doc:"dotted permissions the client may ask for, e.g. services.read"`
+	Scopes       []string `json:"scopes" minItems:"1" maxItems:"50" example:"[\"services.read\"]" doc:"at least one dotted permission the client may ask for, e.g. services.read"`
 	Public       bool     `json:"public,omitempty" doc:"a public client (no secret) must use PKCE"`
 	IPAllowList  []string `json:"ip_allowlist,omitempty" maxItems:"100" doc:"IP addresses or CIDR ranges the client may call from: the OAuth endpoints and every request of its access tokens (default: anywhere)"`
 }

@@ -3,12 +3,14 @@ package api
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"regexp"
 	"strings"
 
 	"github.com/danielgtaylor/huma/v2"
+	"github.com/danielgtaylor/huma/v2/validation"
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/telcoplatform/platform/models"
@@ -212,6 +214,9 @@ func firstMessage(errs []error) string {
 
 var requiredProperty = regexp.MustCompile(`^expected required property (\S+) to be present$`)
 
+// emptyRequiredString is huma's answer to "" where minLength is 1.
+var emptyRequiredString = fmt.Sprintf(validation.MsgExpectedMinLength, 1)
+
 // validationFromHuma lists huma's validation failures as {field, issue}.
 func validationFromHuma(msg string, errs []error) *models.Error {
 	var issues []models.FieldIssue
@@ -226,6 +231,11 @@ func validationFromHuma(msg string, errs []error) *models.Error {
 				field = "(body)"
 			}
 			issue := d.Message
+			// An empty string where at least one character is required
+			// answers as a missing one does (the domain's wording).
+			if issue == emptyRequiredString {
+				issue = "is required"
+			}
 			// huma reports a missing property at its parent: name the property itself.
 			if m := requiredProperty.FindStringSubmatch(d.Message); m != nil {
 				if field == "(body)" {

@@ -91,14 +91,14 @@ type InvoicesOutput struct {
 // InvoiceLineBody is one service of the invoice create body.
 type InvoiceLineBody struct {
 	ServiceID string       `json:"service_id" maxLength:"64" example:"svc_3fK9aZ"`
-	Quantity  int64        `json:"quantity" example:"1"`
-	UnitPrice models.Money `json:"unit_price" example:"299.00"`
+	Quantity  int64        `json:"quantity" minimum:"1" maximum:"1000000" example:"1"`
+	UnitPrice models.Money `json:"unit_price" minimum:"0" maximum:"100000000" example:"299.00"`
 }
 
 // InvoiceBody is the invoice create body.
 type InvoiceBody struct {
 	AccountID string            `json:"account_id" maxLength:"64" example:"acct_3fK9aZ"`
-	Services  []InvoiceLineBody `json:"services" maxItems:"100"`
+	Services  []InvoiceLineBody `json:"services" minItems:"1" maxItems:"100" doc:"1 to 100 lines"`
 	DueDate   *time.Time        `json:"due_date,omitempty" doc:"Default: 30 days after issue"`
 	Notes     string            `json:"notes,omitempty" maxLength:"2000"`
 }

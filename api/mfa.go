@@ -28,7 +28,7 @@ type TOTPSetupOutput struct {
 type MFAVerifyBody struct {
 	ChallengeID string `json:"challenge_id,omitempty" doc:"the challenge to satisfy; omit to confirm a new TOTP enrolment"`
 	Method      string `json:"method" enum:"totp,backup_code,sms,email" doc:"totp (a TOTP or backup code), backup_code, email or sms (a code sent by POST /auth/mfa/challenges/{challenge_id}/send; sms without challenge_id confirms a phone number)"`
-	Code        string `json:"code" maxLength:"32"`
+	Code        string `json:"code" maxLength:"32" example:"123456"`
 }
 
 // MFAVerifyOutput is the answer of a successful verification.

@@ -15,17 +15,17 @@ import (
 
 // OrchestrationStepBody is one step of an orchestration.
 type OrchestrationStepBody struct {
-	Order      int            `json:"order" required:"false" example:"1" doc:"Required: a positive integer, unique in the workflow"`
-	Action     string         `json:"action" required:"false" maxLength:"60" example:"provision_service" doc:"Required: provision_service, modify_service, scale_service, suspend_service, resume_service, run_availability_check, notify or wait"`
-	Parameters map[string]any `json:"parameters,omitempty" doc:"The action's parameters; strings may reference ${steps.<order>.<output>} of a step this one depends on, or ${event....} with an event trigger"`
+	Order      int            `json:"order" required:"true" minimum:"1" example:"1" doc:"Required: a positive integer, unique in the workflow"`
+	Action     string         `json:"action" required:"true" enum:"provision_service,modify_service,scale_service,suspend_service,resume_service,run_availability_check,notify,wait" maxLength:"60" example:"provision_service" doc:"Required: provision_service, modify_service, scale_service, suspend_service, resume_service, run_availability_check, notify or wait"`
+	Parameters map[string]any `json:"parameters,omitempty" doc:"The action's parameters (each action has its own, docs/bulk-and-orchestration.md); strings may reference ${steps.<order>.<output>} of a step this one depends on, or ${event....} with an event trigger"`
 	DependsOn  []int          `json:"depends_on,omitempty" maxItems:"50" example:"[1]" doc:"Orders of the steps that must complete first"`
 }
 
 // OrchestrationBody is the workflow create request.
 type OrchestrationBody struct {
-	Name    string                  `json:"name" required:"false" maxLength:"200" example:"Branch roll-out" doc:"Required"`
+	Name    string                  `json:"name" required:"true" minLength:"1" maxLength:"200" example:"Branch roll-out" doc:"Required"`
 	Trigger string                  `json:"trigger,omitempty" maxLength:"80" example:"manual" doc:"manual (the default): run now; event:<event name> (e.g. event:service.provisioned): run each time that event occurs in the organization"`
-	Steps   []OrchestrationStepBody `json:"steps" required:"false" maxItems:"50" doc:"Required: 1 to 50 steps forming a DAG through depends_on"`
+	Steps   []OrchestrationStepBody `json:"steps" required:"true" minItems:"1" maxItems:"50" example:"[{\"order\":1,\"action\":\"wait\",\"parameters\":{\"duration\":\"15m\"}}]" doc:"Required: 1 to 50 steps forming a DAG through depends_on"`
 }
 
 // OrchestrationInfo describes an orchestration workflow's definition.

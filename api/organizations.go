@@ -114,7 +114,17 @@ func (b OrganizationBody) input(origin models.RequestOrigin) models.Organization
 	return in
 }
 
-// OrganizationBody is the body of organization create and update.
+// OrganizationCreateBody is the body of organization create: the update's
+// fields, with name and plan required.
+type OrganizationCreateBody struct {
+	Name         string            `json:"name" required:"true" minLength:"1" maxLength:"200" example:"Acme Corp" doc:"Required"`
+	Plan         string            `json:"plan" required:"true" enum:"developer,business,enterprise,custom" doc:"Required"`
+	CustomerID   string            `json:"customer_id,omitempty" maxLength:"40"`
+	CustomLimits *CustomLimits     `json:"custom_limits,omitempty" doc:"Negotiated limits; only with plan custom"`
+	AccessPolicy *AccessPolicyBody `json:"access_policy,omitempty" doc:"The access policy (IP allow-list, countries, time window) that binds every credential of the organization"`
+}
+
+// OrganizationBody is the body of organization update (any of the fields).
 type OrganizationBody struct {
 	Name         string            `json:"name,omitempty" maxLength:"200" example:"Acme Corp"`
 	Plan         string            `json:"plan,omitempty" enum:"developer,business,enterprise,custom"`
@@ -159,8 +169,8 @@ func organizationOutput(o *models.Organization, status int) *OrganizationOutput 
 func (s *Server) registerOrganizations() {
 	tags := []string{"Administration"}
 	register(s, huma.Operation{OperationID: "create-organization", Method: http.MethodPost, Path: "/organizations", Summary: "Create an organization (tenant)", Tags: tags, DefaultStatus: http.StatusCreated},
-		access{admin: true}, func(ctx context.Context, in *struct{ Body OrganizationBody }) (*OrganizationOutput, error) {
-			org, err := s.store.CreateOrganization(ctx, principal(ctx), in.Body.input(s.requestOrigin(ctx)))
+		access{admin: true}, func(ctx context.Context, in *struct{ Body OrganizationCreateBody }) (*OrganizationOutput, error) {
+			org, err := s.store.CreateOrganization(ctx, principal(ctx), OrganizationBody(in.Body).input(s.requestOrigin(ctx)))
 			if err != nil {
 				return nil, err
 			}

@@ -69,11 +69,11 @@ type PaymentsOutput struct {
 // PaymentBody is the payment request; payment_method_id pays
 // with a saved method instead of a card.
 type PaymentBody struct {
-	InvoiceID       string             `json:"invoice_id" required:"false" maxLength:"64" example:"inv_3fK9aZ" doc:"Required"`
-	Amount          models.Money       `json:"amount" required:"false" example:"299.00" doc:"Required: at most what the invoice still asks for; less is a partial payment"`
+	InvoiceID       string             `json:"invoice_id" required:"true" minLength:"1" maxLength:"64" example:"inv_3fK9aZ" doc:"Required"`
+	Amount          models.Money       `json:"amount" required:"true" exclusiveMinimum:"0" example:"299.00" doc:"Required: at most what the invoice still asks for; less is a partial payment"`
 	Currency        string             `json:"currency,omitempty" maxLength:"3" doc:"Optional; must be the invoice's"`
-	PaymentMethod   *PaymentMethodBody `json:"payment_method,omitempty" doc:"A card to charge (or payment_method_id)"`
-	PaymentMethodID string             `json:"payment_method_id,omitempty" maxLength:"64" doc:"A saved payment method of the invoice's account (or payment_method)"`
+	PaymentMethod   *PaymentMethodBody `json:"payment_method,omitempty" doc:"A card to charge; one of payment_method and payment_method_id is required"`
+	PaymentMethodID string             `json:"payment_method_id,omitempty" maxLength:"64" doc:"A saved payment method of the invoice's account; one of payment_method and payment_method_id is required"`
 }
 
 func (s *Server) registerPayments() {

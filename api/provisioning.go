@@ -22,8 +22,8 @@ const workflowStartTimeout = 10 * time.Second
 // ProvisionCustomizations override a template's defaults.
 type ProvisionCustomizations struct {
 	Bandwidth  string `json:"bandwidth,omitempty" maxLength:"20" example:"1gbps"`
-	Redundancy string `json:"redundancy,omitempty" maxLength:"20" example:"dual_path" doc:"none, dual_path or diverse_path"`
-	Monitoring string `json:"monitoring,omitempty" maxLength:"20" example:"advanced" doc:"basic, standard or advanced"`
+	Redundancy string `json:"redundancy,omitempty" enum:"none,dual_path,diverse_path" maxLength:"20" example:"dual_path" doc:"none, dual_path or diverse_path"`
+	Monitoring string `json:"monitoring,omitempty" enum:"basic,standard,advanced" maxLength:"20" example:"advanced" doc:"basic, standard or advanced"`
 }
 
 // DeploymentSchedule says when to deploy.

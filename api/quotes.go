@@ -19,7 +19,7 @@ type BillingPreferencesBody struct {
 
 // QuoteBody is the quote request, plus the billing account.
 type QuoteBody struct {
-	Services           []map[string]any        `json:"services" required:"false" maxItems:"50" doc:"Required: 1 to 50 services, each {type, ...} where type is a kind (internet, network, phone_system, contact_center, cloud_infrastructure, cloud_platform, managed_security, security_infrastructure, ai_platform), a service type or a catalog offer id, and the other fields are the kind's create body; shorthand: bandwidth, location (a location id or \"address, city, ST zip\"), users, features, quantity"`
+	Services           []map[string]any        `json:"services" required:"true" minItems:"1" maxItems:"50" example:"[{\"type\":\"internet\",\"bandwidth\":\"1gbps\",\"location\":\"loc_austin_congress\"}]" doc:"Required: 1 to 50 services, each {type, ...} where type is a kind (internet, network, phone_system, contact_center, cloud_infrastructure, cloud_platform, managed_security, security_infrastructure, ai_platform), a service type or a catalog offer id, and the other fields are the kind's create body; shorthand: bandwidth, location (a location id or \"address, city, ST zip\"), users, features, quantity"`
 	BillingPreferences *BillingPreferencesBody `json:"billing_preferences,omitempty"`
 	AccountID          string                  `json:"account_id,omitempty" maxLength:"64" doc:"Billing account; default: the organization's oldest"`
 }

@@ -246,21 +246,21 @@ type ServiceUpdateBody struct {
 
 // FeaturesBody replaces a service's features (PUT /services/{service_id}/features).
 type FeaturesBody struct {
-	Features []string `json:"features" required:"false" maxItems:"20" doc:"Required: the service's features after the change (the kind's, docs/services.md); [] removes all"`
+	Features []string `json:"features" required:"true" maxItems:"20" doc:"Required: the service's features after the change (the kind's, docs/services.md); [] removes all"`
 }
 
 // MaintenanceWindowBody is the scale request's maintenance_window.
 type MaintenanceWindowBody struct {
-	Start    *time.Time `json:"start,omitempty" doc:"Required with maintenance_window: when it starts (RFC 3339; past means now)"`
-	Duration string     `json:"duration,omitempty" maxLength:"20" example:"2_hours" doc:"Required with maintenance_window: <n>_hours, 1 to 24"`
+	Start    *time.Time `json:"start,omitempty" required:"true" doc:"Required: when it starts (RFC 3339; past means now)"`
+	Duration string     `json:"duration,omitempty" required:"true" maxLength:"20" example:"2_hours" doc:"Required: <n>_hours, 1 to 24"`
 }
 
 // ScaleBody is the scale request, plus new_quantity for the
 // kinds that scale in users or agents.
 type ScaleBody struct {
-	ScalingAction     string                 `json:"scaling_action" required:"false" maxLength:"20" example:"scale_up" doc:"Required: scale_up or scale_down"`
-	NewBandwidth      string                 `json:"new_bandwidth,omitempty" maxLength:"20" example:"10gbps" doc:"internet, network, security_infrastructure: the bandwidth (throughput) after scaling"`
-	NewQuantity       int                    `json:"new_quantity,omitempty" minimum:"0" maximum:"10000" doc:"phone_system (users), contact_center (agents): the number after scaling"`
+	ScalingAction     string                 `json:"scaling_action" required:"true" enum:"scale_up,scale_down" maxLength:"20" example:"scale_up" doc:"Required: scale_up or scale_down"`
+	NewBandwidth      string                 `json:"new_bandwidth,omitempty" maxLength:"20" example:"10gbps" doc:"internet, network, security_infrastructure: required, the bandwidth (throughput) after scaling"`
+	NewQuantity       int                    `json:"new_quantity,omitempty" minimum:"0" maximum:"10000" doc:"phone_system (users), contact_center (agents): required, the number after scaling"`
 	EffectiveDate     *time.Time             `json:"effective_date,omitempty" doc:"When the change is applied; within the maintenance window"`
 	MaintenanceWindow *MaintenanceWindowBody `json:"maintenance_window,omitempty" doc:"Default: one hour from effective_date (or now)"`
 }
@@ -609,7 +609,7 @@ func (s *Server) registerServices() {
 		})
 	register(s, huma.Operation{OperationID: "configure-service", Method: http.MethodPut, Path: "/services/{service_id}/configuration",
 		Summary: "Change a service's configuration", Tags: tags, DefaultStatus: http.StatusAccepted,
-		Description: "The body is the settings to set, as an object (a null value removes one); each kind has its settings " +
+		Description: "The body is the settings to set, as an object of at least one setting (a null value removes one); each kind has its settings " +
 			"(docs/services.md), e.g. dns_servers, qos_profile, routed_prefixes for internet. A modification operation (mod_)." + changeErrors},
 		access{permission: "services:write"}, func(ctx context.Context, in *struct {
 			ServicePath

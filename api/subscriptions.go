@@ -96,8 +96,8 @@ type RecurringServiceBody struct {
 
 // RecurringBody is the recurring billing request.
 type RecurringBody struct {
-	AccountID       string                 `json:"account_id" required:"false" maxLength:"64" doc:"Required"`
-	Services        []RecurringServiceBody `json:"services" required:"false" maxItems:"100" doc:"Required: one subscription is created per service"`
+	AccountID       string                 `json:"account_id" required:"true" minLength:"1" maxLength:"64" example:"acct_3fK9aZ" doc:"Required"`
+	Services        []RecurringServiceBody `json:"services" required:"true" minItems:"1" maxItems:"100" doc:"Required: one subscription is created per service"`
 	PaymentMethodID string                 `json:"payment_method_id,omitempty" maxLength:"64" doc:"Charged by auto-pay instead of the account's payment method"`
 	StartDate       *time.Time             `json:"start_date,omitempty" doc:"Start of the first period (default now; at most a day in the past, within 365 days)"`
 }

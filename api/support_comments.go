@@ -20,9 +20,9 @@ type CommentAuthorBody struct {
 
 // CommentBody is the body of a new comment.
 type CommentBody struct {
-	Content     string             `json:"content,omitempty" maxLength:"10000" doc:"Required"`
-	Type        string             `json:"type,omitempty" maxLength:"32" doc:"comment (default), customer_update, internal_note or resolution"`
-	Visibility  string             `json:"visibility,omitempty" maxLength:"16" doc:"customer (default) or internal (provider staff only)"`
+	Content     string             `json:"content,omitempty" required:"true" minLength:"1" maxLength:"10000" example:"The crew is on site." doc:"Required"`
+	Type        string             `json:"type,omitempty" enum:"comment,customer_update,internal_note,resolution" maxLength:"32" doc:"comment (default), customer_update, internal_note or resolution"`
+	Visibility  string             `json:"visibility,omitempty" enum:"customer,internal" maxLength:"16" doc:"customer (default) or internal (provider staff only)"`
 	Author      *CommentAuthorBody `json:"author,omitempty" doc:"Ignored: the author is the caller"`
 	Attachments []AttachmentBody   `json:"attachments,omitempty" maxItems:"10" doc:"Files in base64: at most 10, each at most 10 MiB decoded, the whole body at most 15 MiB"`
 	Metadata    map[string]any     `json:"metadata,omitempty" doc:"Free-form; at most 50 keys and 8 KiB of JSON"`

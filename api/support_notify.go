@@ -12,7 +12,7 @@ import (
 
 // NotifyRecipientBody is one addressee of a ticket notification.
 type NotifyRecipientBody struct {
-	Email string `json:"email,omitempty" maxLength:"320" doc:"E-mail address (type email)"`
+	Email string `json:"email,omitempty" format:"email" maxLength:"320" example:"noc@example.com" doc:"E-mail address (type email)"`
 	Phone string `json:"phone,omitempty" maxLength:"32" doc:"E.164 phone number (type sms)" example:"+15550100200"`
 	Name  string `json:"name,omitempty" maxLength:"200"`
 	Role  string `json:"role,omitempty" maxLength:"40" doc:"Who the recipient is, e.g. customer or noc"`
@@ -20,13 +20,13 @@ type NotifyRecipientBody struct {
 
 // NotifyBody is the body of a ticket notification request.
 type NotifyBody struct {
-	Type            string                `json:"type" maxLength:"8" doc:"email or sms"`
-	Recipients      []NotifyRecipientBody `json:"recipients,omitempty" maxItems:"100" doc:"1 to 20 recipients"`
-	Template        string                `json:"template,omitempty" maxLength:"60" doc:"E-mail: ticket_created, ticket_update (default), ticket_resolved or custom"`
+	Type            string                `json:"type" enum:"email,sms" maxLength:"8" doc:"email or sms"`
+	Recipients      []NotifyRecipientBody `json:"recipients,omitempty" required:"true" minItems:"1" maxItems:"20" example:"[{\"email\":\"noc@example.com\",\"name\":\"NOC\"}]" doc:"1 to 20 recipients: each with email (type email) or phone (type sms)"`
+	Template        string                `json:"template,omitempty" enum:"ticket_created,ticket_update,ticket_resolved,custom" maxLength:"60" doc:"E-mail: ticket_created, ticket_update (default), ticket_resolved or custom"`
 	Subject         string                `json:"subject,omitempty" maxLength:"300" doc:"E-mail: the subject (default: the template's, with the ticket number and title); required with custom"`
 	Variables       map[string]string     `json:"variables,omitempty" doc:"E-mail: values shown in the message; message is its main text (required with custom)"`
 	IncludeComments bool                  `json:"include_comments,omitempty" doc:"E-mail: include the ticket's newest customer-visible comments (at most 20)"`
-	CommentFilter   string                `json:"comment_filter,omitempty" maxLength:"32" doc:"customer_visible (the only filter: internal comments are never sent)"`
+	CommentFilter   string                `json:"comment_filter,omitempty" enum:"customer_visible" maxLength:"32" doc:"customer_visible (the only filter: internal comments are never sent)"`
 	Message         string                `json:"message,omitempty" maxLength:"1600" doc:"SMS: the text"`
 }
 

@@ -16,7 +16,7 @@ import (
 // TicketContact is who the provider talks to about a ticket.
 type TicketContact struct {
 	Name  string `json:"name,omitempty" maxLength:"200" example:"Jane Operator"`
-	Email string `json:"email,omitempty" maxLength:"320" example:"noc@example.com"`
+	Email string `json:"email,omitempty" format:"email" maxLength:"320" example:"noc@example.com"`
 	Phone string `json:"phone,omitempty" maxLength:"40" example:"+1 555 0100"`
 	Role  string `json:"role,omitempty" maxLength:"64" example:"network_admin"`
 }
@@ -40,15 +40,15 @@ type AttachmentBody struct {
 
 // TicketBody is the body of a new ticket.
 type TicketBody struct {
-	Title           string           `json:"title,omitempty" maxLength:"200" doc:"Required (or subject)" example:"Intermittent packet loss on the NYC circuit"`
+	Title           string           `json:"title,omitempty" maxLength:"200" doc:"Required unless its alias subject is given" example:"Intermittent packet loss on the NYC circuit"`
 	Subject         string           `json:"subject,omitempty" maxLength:"200" doc:"Alias of title"`
-	Description     string           `json:"description,omitempty" maxLength:"10000" doc:"Required"`
+	Description     string           `json:"description,omitempty" required:"true" minLength:"1" maxLength:"10000" doc:"Required" example:"Since 09:00 about 5% packet loss towards the data centre."`
 	CustomerID      string           `json:"customer_id,omitempty" maxLength:"64" doc:"The customer (cust_) the ticket is for: the caller's own by default; provider staff must give one"`
 	Contact         *TicketContact   `json:"contact,omitempty"`
-	Category        string           `json:"category,omitempty" maxLength:"40" doc:"Required: one of GET /v1/support/categories (network, voice, cloud, security, billing, ai, general)" example:"network"`
+	Category        string           `json:"category,omitempty" required:"true" maxLength:"40" doc:"Required: one of GET /v1/support/categories (network, voice, cloud, security, billing, ai, general)" example:"network"`
 	Subcategory     string           `json:"subcategory,omitempty" maxLength:"40" doc:"One of the category's subcategories" example:"connectivity"`
-	Priority        string           `json:"priority,omitempty" maxLength:"16" doc:"low, medium, high or critical; default: the category's default priority" example:"high"`
-	Severity        string           `json:"severity,omitempty" maxLength:"32" doc:"outage, business_impacting, degraded or minimal" example:"business_impacting"`
+	Priority        string           `json:"priority,omitempty" enum:"low,medium,high,critical" maxLength:"16" doc:"low, medium, high or critical; default: the category's default priority" example:"high"`
+	Severity        string           `json:"severity,omitempty" enum:"outage,business_impacting,degraded,minimal" maxLength:"32" doc:"outage, business_impacting, degraded or minimal" example:"business_impacting"`
 	ServiceAffected string           `json:"service_affected,omitempty" maxLength:"64" example:"svc_3fK9aZ"`
 	Location        *TicketLocation  `json:"location,omitempty"`
 	Metadata        map[string]any   `json:"metadata,omitempty" doc:"Free-form; at most 50 keys and 8 KiB of JSON"`
@@ -203,7 +203,7 @@ type TicketsOutput struct {
 // TicketUpdateMetadata is the metadata of a ticket update (provider staff).
 type TicketUpdateMetadata struct {
 	RootCause       *string `json:"root_cause,omitempty" maxLength:"2000"`
-	EscalationLevel *int    `json:"escalation_level,omitempty" doc:"0 to 5; raising it escalates the ticket"`
+	EscalationLevel *int    `json:"escalation_level,omitempty" minimum:"0" maximum:"5" doc:"0 to 5; raising it escalates the ticket"`
 	VendorTicket    *string `json:"vendor_ticket,omitempty" maxLength:"100"`
 }
 

@@ -76,8 +76,8 @@ func (s *Server) registerUsers() {
 		Description: "Creates a person who signs in (portal password, SAML, OAuth, device flow). A user is a credential of its own: the caller must hold every permission the user's sessions will carry (`permissions`, by default all of the role's), users act in both environments so a sandbox (sk_test_) credential creates none, and users signed in with a second factor are challenged."},
 		access{permission: "auth:manage", mfa: true}, func(ctx context.Context, in *struct {
 			Body struct {
-				Email          string   `json:"email" maxLength:"320" format:"email"`
-				Name           string   `json:"name" maxLength:"200"`
+				Email          string   `json:"email" maxLength:"320" format:"email" example:"jane@example.com"`
+				Name           string   `json:"name" maxLength:"200" example:"Jane Doe"`
 				Role           string   `json:"role,omitempty" enum:"customer,agent,admin"`
 				OrganizationID string   `json:"organization_id,omitempty" maxLength:"64"`
 				Password       string   `json:"password,omitempty" maxLength:"72" doc:"12 to 72 characters; omit for SAML-only users"`

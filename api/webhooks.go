@@ -24,12 +24,10 @@ func (f *WebhookFiltersBody) filters() *models.WebhookFilters {
 	return &models.WebhookFilters{CustomerIDs: f.CustomerIDs, Priorities: f.Priorities}
 }
 
-// WebhookCreateBody is the body of every subscription POST. Its
-// required fields are marked required:"false" for huma so that the domain
-// validation reports every missing or invalid field by name.
+// WebhookCreateBody is the body of every subscription POST.
 type WebhookCreateBody struct {
-	URL              string              `json:"url" required:"false" maxLength:"2000" example:"https://hooks.example.com/platform" doc:"Required: an http(s) URL whose host resolves to public addresses only"`
-	Events           []string            `json:"events" required:"false" maxItems:"50" example:"[\"service.provisioned\",\"invoice.*\"]" doc:"Required: event names, aliases or group patterns (service.*); * for every event on /v1/webhooks only"`
+	URL              string              `json:"url" required:"true" minLength:"1" maxLength:"2000" example:"https://hooks.example.com/platform" doc:"Required: an http(s) URL whose host resolves to public addresses only"`
+	Events           []string            `json:"events" required:"true" minItems:"1" maxItems:"50" example:"[\"service.provisioned\",\"invoice.*\"]" doc:"Required: event names, aliases or group patterns (service.*); * for every event on /v1/webhooks only; the area endpoints (/v1/services/webhooks, /v1/billing/webhooks, /v1/support/webhooks) take their area's events only"`
 	Secret           string              `json:"secret,omitempty" maxLength:"200" example:"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw" doc:"whsec_ + base64 of 24 to 64 bytes; generated (and shown once) when absent"`
 	Filters          *WebhookFiltersBody `json:"filters,omitempty" doc:"Support events only (ticket.*, comment.*, sla.*)"`
 	Active           *bool               `json:"active,omitempty" doc:"false creates the subscription paused (default true)"`

@@ -39,10 +39,10 @@ type ServiceableLocation struct {
 
 // LocationInput is a postal location as clients send it (spec 2.1, 2.2).
 type LocationInput struct {
-	Address string `json:"address"`
-	City    string `json:"city"`
-	State   string `json:"state"`
-	Zip     string `json:"zip"`
+	Address string `json:"address" minLength:"1" example:"100 Congress Ave"`
+	City    string `json:"city" minLength:"1" example:"Austin"`
+	State   string `json:"state" minLength:"2" example:"TX" doc:"Two-letter US state or territory code"`
+	Zip     string `json:"zip" minLength:"5" example:"78701" doc:"12345 or 12345-6789"`
 }
 
 // ServiceTypeInfo describes a service type that locations offer: its kind

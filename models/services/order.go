@@ -997,14 +997,15 @@ func ParseResponseTime(field, s string) (time.Duration, error) {
 }
 
 // InternetBody is the internet service create body (spec 2.1). Its required
-// fields are marked required:"false" for the API schema so that the domain
-// validation reports every missing or invalid field by name.
+// fields are required in the API schema too, so that a client built from the
+// OpenAPI document sends them; a body without them is refused with each
+// missing field named.
 type InternetBody struct {
-	AccountID    string                `json:"account_id" required:"false" maxLength:"64" example:"acct_3fK9aZ" doc:"Required: a billing account of the caller's organization"`
-	ServiceType  string                `json:"service_type" required:"false" maxLength:"40" example:"fiber_dedicated" doc:"Required: fiber_dedicated or fiber_business"`
-	Bandwidth    string                `json:"bandwidth" required:"false" maxLength:"20" example:"1gbps" doc:"Required: <n>mbps or <n>gbps, lowercase, one of the catalog's options"`
-	Location     catalog.LocationInput `json:"location" required:"false" doc:"Required: {address, city, state, zip}"`
-	SLA          string                `json:"sla" required:"false" maxLength:"20" example:"premium" doc:"Required: standard, premium or enterprise (as the catalog offers)"`
+	AccountID    string                `json:"account_id" required:"true" maxLength:"64" example:"acct_3fK9aZ" doc:"Required: a billing account of the caller's organization"`
+	ServiceType  string                `json:"service_type" required:"true" enum:"fiber_dedicated,fiber_business" maxLength:"40" example:"fiber_dedicated" doc:"Required: fiber_dedicated or fiber_business"`
+	Bandwidth    string                `json:"bandwidth" required:"true" maxLength:"20" example:"1gbps" doc:"Required: <n>mbps or <n>gbps, lowercase, one of the catalog's options"`
+	Location     catalog.LocationInput `json:"location" required:"true" doc:"Required: {address, city, state, zip}"`
+	SLA          string                `json:"sla" required:"true" enum:"standard,premium,enterprise" maxLength:"20" example:"premium" doc:"Required: standard, premium or enterprise (as the catalog offers)"`
 	BillingCycle string                `json:"billing_cycle,omitempty" maxLength:"20" example:"monthly" doc:"monthly (the default)"`
 	OrderExtras
 }
@@ -1065,20 +1066,20 @@ func quoteDefaultBandwidth(p *orderPrep, o *ProvisioningOrder) string {
 
 // NetworkSite is one site of a network (spec 2.1).
 type NetworkSite struct {
-	ID      string `json:"id" required:"false" maxLength:"60" example:"loc_austin_congress" doc:"Required: a serviceable location id (loc_...) from the availability check"`
+	ID      string `json:"id" required:"true" minLength:"1" maxLength:"60" example:"loc_austin_congress" doc:"Required: a serviceable location id (loc_...) from the availability check"`
 	Address string `json:"address,omitempty" maxLength:"200" doc:"A label for the site (recorded)"`
-	Role    string `json:"role,omitempty" maxLength:"10" example:"hub" doc:"hub or spoke (hub_and_spoke); omitted otherwise"`
+	Role    string `json:"role,omitempty" enum:"hub,spoke" maxLength:"10" example:"hub" doc:"hub or spoke (hub_and_spoke); omitted otherwise"`
 }
 
 // NetworkBody is the network deployment create body (spec 2.1).
 type NetworkBody struct {
 	AccountID   string        `json:"account_id,omitempty" maxLength:"64" doc:"Billing account; default: the organization's oldest"`
-	NetworkType string        `json:"network_type" required:"false" maxLength:"20" example:"mpls" doc:"Required: mpls or sdwan"`
-	Topology    string        `json:"topology" required:"false" maxLength:"20" example:"hub_and_spoke" doc:"Required: hub_and_spoke (exactly one hub, at least one spoke), full_mesh (at least two sites) or point_to_point (exactly two sites)"`
-	Locations   []NetworkSite `json:"locations" required:"false" maxItems:"50" doc:"Required: the sites, 2 to 50, each a different location"`
-	Bandwidth   string        `json:"bandwidth" required:"false" maxLength:"20" example:"100mbps" doc:"Required: per site, one of the offer's options"`
+	NetworkType string        `json:"network_type" required:"true" enum:"mpls,sdwan" maxLength:"20" example:"sdwan" doc:"Required: mpls or sdwan"`
+	Topology    string        `json:"topology" required:"true" enum:"hub_and_spoke,full_mesh,point_to_point" maxLength:"20" example:"hub_and_spoke" doc:"Required: hub_and_spoke (exactly one hub, at least one spoke), full_mesh (at least two sites) or point_to_point (exactly two sites)"`
+	Locations   []NetworkSite `json:"locations" required:"true" minItems:"2" maxItems:"50" example:"[{\"id\":\"loc_austin_congress\",\"role\":\"hub\"},{\"id\":\"loc_dallas_main\",\"role\":\"spoke\"}]" doc:"Required: the sites, 2 to 50, each a different location"`
+	Bandwidth   string        `json:"bandwidth" required:"true" maxLength:"20" example:"100mbps" doc:"Required: per site, one of the offer's options"`
 	Redundancy  bool          `json:"redundancy,omitempty" doc:"Dual-path access at every site"`
-	SLA         string        `json:"sla,omitempty" maxLength:"20" doc:"standard, premium or enterprise as the offer has it; default: the offer's first"`
+	SLA         string        `json:"sla,omitempty" enum:"standard,premium,enterprise" maxLength:"20" doc:"standard, premium or enterprise as the offer has it; default: the offer's first"`
 	OrderExtras
 }
 
@@ -1175,20 +1176,20 @@ func (b *NetworkBody) prepare(p *orderPrep, o *ProvisioningOrder) error {
 
 // PhoneNumberOrder asks for phone numbers (spec 2.1).
 type PhoneNumberOrder struct {
-	Type     string `json:"type" required:"false" maxLength:"10" example:"local" doc:"Required: local or toll_free"`
+	Type     string `json:"type" required:"true" enum:"local,toll_free" maxLength:"10" example:"local" doc:"Required: local or toll_free"`
 	AreaCode string `json:"area_code,omitempty" maxLength:"3" example:"512" doc:"Required for local numbers: a three-digit area code"`
-	Quantity int    `json:"quantity" required:"false" example:"10" doc:"Required: 1 to 1000"`
+	Quantity int    `json:"quantity" required:"true" minimum:"1" maximum:"1000" example:"10" doc:"Required: 1 to 1000"`
 }
 
 // PhoneSystemBody is the phone system create body (spec 2.1).
 type PhoneSystemBody struct {
 	AccountID    string             `json:"account_id,omitempty" maxLength:"64" doc:"Billing account; default: the organization's oldest"`
-	SystemType   string             `json:"system_type" required:"false" maxLength:"20" example:"cloud_pbx" doc:"Required: cloud_pbx or hybrid_pbx"`
+	SystemType   string             `json:"system_type" required:"true" enum:"cloud_pbx,hybrid_pbx" maxLength:"20" example:"cloud_pbx" doc:"Required: cloud_pbx or hybrid_pbx"`
 	Features     []string           `json:"features,omitempty" maxItems:"20" doc:"auto_attendant, call_forwarding, voicemail_to_email, conference_bridge, call_recording, hunt_groups, call_analytics"`
-	Users        int                `json:"users" required:"false" example:"50" doc:"Required: 1 to 10000"`
+	Users        int                `json:"users" required:"true" minimum:"1" maximum:"10000" example:"50" doc:"Required: 1 to 10000"`
 	PhoneNumbers []PhoneNumberOrder `json:"phone_numbers,omitempty" maxItems:"20" doc:"Numbers to assign from the number blocks; at most 1000 in all, and at most 10 per user"`
 	Integrations []string           `json:"integrations,omitempty" maxItems:"10" doc:"Identifiers of the systems to integrate with (lowercase, e.g. crm, helpdesk)"`
-	SLA          string             `json:"sla,omitempty" maxLength:"20" doc:"standard or premium; default standard"`
+	SLA          string             `json:"sla,omitempty" enum:"standard,premium,enterprise" maxLength:"20" doc:"standard or premium (the offer's options); default standard"`
 	OrderExtras
 }
 
@@ -1255,12 +1256,12 @@ type AIFeatures struct {
 // ContactCenterBody is the contact center create body (spec 2.1).
 type ContactCenterBody struct {
 	AccountID  string      `json:"account_id,omitempty" maxLength:"64" doc:"Billing account; default: the organization's oldest"`
-	CenterType string      `json:"center_type" required:"false" maxLength:"20" example:"omnichannel" doc:"Required: omnichannel (two or more channels), inbound, outbound or blended"`
-	Channels   []string    `json:"channels" required:"false" maxItems:"4" doc:"Required: voice, chat, email, sms"`
-	AgentCount int         `json:"agent_count" required:"false" example:"25" doc:"Required: 1 to 5000"`
+	CenterType string      `json:"center_type" required:"true" enum:"omnichannel,inbound,outbound,blended" maxLength:"20" example:"omnichannel" doc:"Required: omnichannel (two or more channels), inbound, outbound or blended"`
+	Channels   []string    `json:"channels" required:"true" minItems:"1" enum:"voice,chat,email,sms" example:"[\"voice\",\"chat\"]" maxItems:"4" doc:"Required: voice, chat, email, sms"`
+	AgentCount int         `json:"agent_count" required:"true" minimum:"1" maximum:"5000" example:"25" doc:"Required: 1 to 5000"`
 	Features   []string    `json:"features,omitempty" maxItems:"10" doc:"intelligent_routing, real_time_analytics, call_recording, quality_monitoring, workforce_management"`
 	AIFeatures *AIFeatures `json:"ai_features,omitempty"`
-	SLA        string      `json:"sla,omitempty" maxLength:"20" doc:"standard, premium or enterprise; default standard"`
+	SLA        string      `json:"sla,omitempty" enum:"standard,premium,enterprise" maxLength:"20" doc:"standard, premium or enterprise; default standard"`
 	OrderExtras
 }
 
@@ -1315,18 +1316,18 @@ func (b *ContactCenterBody) prepare(p *orderPrep, o *ProvisioningOrder) error {
 
 // VMSpecifications size a virtual machine (spec 2.1).
 type VMSpecifications struct {
-	CPU     int    `json:"cpu" required:"false" example:"4" doc:"Required: vCPUs, 1 to 128"`
-	Memory  string `json:"memory" required:"false" maxLength:"10" example:"16GB" doc:"Required: <n>GB, 1 to 4096"`
-	Storage string `json:"storage" required:"false" maxLength:"10" example:"500GB" doc:"Required: <n>GB or <n>TB, at most 64TB"`
-	OS      string `json:"os" required:"false" maxLength:"30" example:"ubuntu-22.04" doc:"Required: ubuntu-20.04, ubuntu-22.04, ubuntu-24.04, debian-12, rhel-9, rocky-9, windows-server-2019 or windows-server-2022"`
+	CPU     int    `json:"cpu" required:"true" minimum:"1" maximum:"128" example:"4" doc:"Required: vCPUs, 1 to 128"`
+	Memory  string `json:"memory" required:"true" maxLength:"10" example:"16GB" doc:"Required: <n>GB, 1 to 4096"`
+	Storage string `json:"storage" required:"true" maxLength:"10" example:"500GB" doc:"Required: <n>GB or <n>TB, at most 64TB"`
+	OS      string `json:"os" required:"true" enum:"ubuntu-20.04,ubuntu-22.04,ubuntu-24.04,debian-12,rhel-9,rocky-9,windows-server-2019,windows-server-2022" maxLength:"30" example:"ubuntu-22.04" doc:"Required: ubuntu-20.04, ubuntu-22.04, ubuntu-24.04, debian-12, rhel-9, rocky-9, windows-server-2019 or windows-server-2022"`
 }
 
 // CloudResource is a resource of a cloud infrastructure (spec 2.1).
 type CloudResource struct {
-	Type           string            `json:"type" required:"false" maxLength:"20" example:"virtual_machine" doc:"Required: virtual_machine or load_balancer"`
+	Type           string            `json:"type" required:"true" enum:"virtual_machine,load_balancer" maxLength:"20" example:"virtual_machine" doc:"Required: virtual_machine or load_balancer"`
 	Specifications *VMSpecifications `json:"specifications,omitempty" doc:"virtual_machine: required"`
 	Quantity       int               `json:"quantity,omitempty" example:"3" doc:"virtual_machine: 1 to 100 (default 1)"`
-	Tier           string            `json:"tier,omitempty" maxLength:"20" example:"standard" doc:"load_balancer: required, basic, standard or premium"`
+	Tier           string            `json:"tier,omitempty" enum:"basic,standard,premium" maxLength:"20" example:"standard" doc:"load_balancer: required, basic, standard or premium"`
 	SSLTermination bool              `json:"ssl_termination,omitempty" doc:"load_balancer: terminate TLS"`
 }
 
@@ -1340,12 +1341,12 @@ type AutoScaling struct {
 // CloudInfrastructureBody is the cloud infrastructure create body (spec 2.1).
 type CloudInfrastructureBody struct {
 	AccountID      string          `json:"account_id,omitempty" maxLength:"64" doc:"Billing account; default: the organization's oldest"`
-	DeploymentType string          `json:"deployment_type" required:"false" maxLength:"20" example:"multi_cloud" doc:"Required: single_cloud (one provider), multi_cloud (two or more) or hybrid_cloud (private plus at least one other)"`
-	Providers      []string        `json:"providers" required:"false" maxItems:"5" doc:"Required: aws, azure, gcp, oracle, private"`
-	Regions        []string        `json:"regions" required:"false" maxItems:"10" doc:"Required: region ids, e.g. us-east-1 (see docs/services.md); the resources are deployed in each"`
-	Resources      []CloudResource `json:"resources" required:"false" maxItems:"20" doc:"Required: at least one virtual_machine"`
+	DeploymentType string          `json:"deployment_type" required:"true" enum:"single_cloud,multi_cloud,hybrid_cloud" maxLength:"20" example:"multi_cloud" doc:"Required: single_cloud (one provider), multi_cloud (two or more) or hybrid_cloud (private plus at least one other)"`
+	Providers      []string        `json:"providers" required:"true" minItems:"1" enum:"aws,azure,gcp,oracle,private" example:"[\"aws\",\"azure\"]" maxItems:"5" doc:"Required: aws, azure, gcp, oracle, private"`
+	Regions        []string        `json:"regions" required:"true" minItems:"1" example:"[\"us-east-1\"]" maxItems:"10" doc:"Required: region ids, e.g. us-east-1 (see docs/services.md); the resources are deployed in each"`
+	Resources      []CloudResource `json:"resources" required:"true" minItems:"1" maxItems:"20" example:"[{\"type\":\"virtual_machine\",\"specifications\":{\"cpu\":4,\"memory\":\"16GB\",\"storage\":\"500GB\",\"os\":\"ubuntu-22.04\"}}]" doc:"Required: at least one virtual_machine"`
 	AutoScaling    *AutoScaling    `json:"auto_scaling,omitempty"`
-	SLA            string          `json:"sla,omitempty" maxLength:"20" doc:"standard, premium or enterprise; default standard"`
+	SLA            string          `json:"sla,omitempty" enum:"standard,premium,enterprise" maxLength:"20" doc:"standard, premium or enterprise; default standard"`
 	OrderExtras
 }
 
@@ -1489,14 +1490,14 @@ func (b *CloudInfrastructureBody) prepare(p *orderPrep, o *ProvisioningOrder) er
 
 // PlatformInstances bound an application platform's instances.
 type PlatformInstances struct {
-	Min int `json:"min" required:"false" example:"2" doc:"Required: 1 to 100"`
-	Max int `json:"max" required:"false" example:"10" doc:"Required: min to 100"`
+	Min int `json:"min" required:"true" minimum:"1" maximum:"100" example:"2" doc:"Required: 1 to 100"`
+	Max int `json:"max" required:"true" minimum:"1" maximum:"100" example:"10" doc:"Required: min to 100"`
 }
 
 // PlatformDatabase is a managed database of an application platform.
 type PlatformDatabase struct {
-	Engine  string `json:"engine" required:"false" maxLength:"20" example:"postgres" doc:"Required: postgres, mysql or redis"`
-	Storage string `json:"storage" required:"false" maxLength:"10" example:"100GB" doc:"Required: <n>GB, 10 to 16000"`
+	Engine  string `json:"engine" required:"true" enum:"postgres,mysql,redis" maxLength:"20" example:"postgres" doc:"Required: postgres, mysql or redis"`
+	Storage string `json:"storage" required:"true" maxLength:"10" example:"100GB" doc:"Required: <n>GB, 10 to 16000"`
 }
 
 // CloudPlatformBody is the cloud platform (platform as a service) create
@@ -1504,14 +1505,14 @@ type PlatformDatabase struct {
 // (docs/services.md).
 type CloudPlatformBody struct {
 	AccountID     string             `json:"account_id,omitempty" maxLength:"64" doc:"Billing account; default: the organization's oldest"`
-	Runtime       string             `json:"runtime" required:"false" maxLength:"20" example:"nodejs20" doc:"Required: nodejs20, python312, go123, java21, dotnet8, ruby33 or container"`
-	Region        string             `json:"region" required:"false" maxLength:"30" example:"us-east-1" doc:"Required: a region id"`
-	Environments  []string           `json:"environments" required:"false" maxItems:"10" doc:"Required: 1 to 10 environment names (lowercase letters, digits, dashes), e.g. production, staging"`
-	InstanceSize  string             `json:"instance_size" required:"false" maxLength:"10" example:"medium" doc:"Required: small (1 vCPU), medium (2), large (4) or xlarge (8)"`
+	Runtime       string             `json:"runtime" required:"true" enum:"nodejs20,python312,go123,java21,dotnet8,ruby33,container" maxLength:"20" example:"nodejs20" doc:"Required: nodejs20, python312, go123, java21, dotnet8, ruby33 or container"`
+	Region        string             `json:"region" required:"true" minLength:"1" maxLength:"30" example:"us-east-1" doc:"Required: a region id"`
+	Environments  []string           `json:"environments" required:"true" minItems:"1" pattern:"^[a-z][a-z0-9-]{0,29}$" example:"[\"production\"]" maxItems:"10" doc:"Required: 1 to 10 environment names (lowercase letters, digits, dashes), e.g. production, staging"`
+	InstanceSize  string             `json:"instance_size" required:"true" enum:"small,medium,large,xlarge" maxLength:"10" example:"medium" doc:"Required: small (1 vCPU), medium (2), large (4) or xlarge (8)"`
 	Instances     *PlatformInstances `json:"instances,omitempty" doc:"Instances per environment; default {min: 1, max: 3}"`
 	CustomDomains []string           `json:"custom_domains,omitempty" maxItems:"20" doc:"Host names served by the platform"`
 	Database      *PlatformDatabase  `json:"database,omitempty"`
-	SLA           string             `json:"sla,omitempty" maxLength:"20" doc:"standard or premium; default standard"`
+	SLA           string             `json:"sla,omitempty" enum:"standard,premium,enterprise" maxLength:"20" doc:"standard or premium (the offer's options); default standard"`
 	OrderExtras
 }
 
@@ -1605,13 +1606,13 @@ type ResponseTimes struct {
 // ManagedSecurityBody is the managed security create body (spec 2.1).
 type ManagedSecurityBody struct {
 	AccountID            string         `json:"account_id,omitempty" maxLength:"64" doc:"Billing account; default: the organization's oldest"`
-	ServiceType          string         `json:"service_type" required:"false" maxLength:"30" example:"managed_soc" doc:"Required: managed_soc or managed_detection_response"`
-	Coverage             string         `json:"coverage" required:"false" maxLength:"20" example:"24x7x365" doc:"Required: 24x7x365 or business_hours"`
-	Services             []string       `json:"services" required:"false" maxItems:"4" doc:"Required: threat_monitoring, incident_response, vulnerability_management, compliance_reporting"`
+	ServiceType          string         `json:"service_type" required:"true" enum:"managed_soc,managed_detection_response" maxLength:"30" example:"managed_soc" doc:"Required: managed_soc or managed_detection_response"`
+	Coverage             string         `json:"coverage" required:"true" enum:"24x7x365,business_hours" maxLength:"20" example:"24x7x365" doc:"Required: 24x7x365 or business_hours"`
+	Services             []string       `json:"services" required:"true" minItems:"1" enum:"threat_monitoring,incident_response,vulnerability_management,compliance_reporting" example:"[\"threat_monitoring\"]" maxItems:"4" doc:"Required: threat_monitoring, incident_response, vulnerability_management, compliance_reporting"`
 	ThreatIntelligence   bool           `json:"threat_intelligence,omitempty"`
 	ComplianceFrameworks []string       `json:"compliance_frameworks,omitempty" maxItems:"6" doc:"soc2, hipaa, pci_dss, iso27001, gdpr, nist_csf; required with compliance_reporting"`
 	ResponseTime         *ResponseTimes `json:"response_time,omitempty" doc:"Targets, critical <= high <= medium; default 15_minutes, 1_hour, 4_hours (24x7x365) or 1_hour, 4_hours, 8_hours (business_hours)"`
-	SLA                  string         `json:"sla,omitempty" maxLength:"20" doc:"premium or enterprise; default premium"`
+	SLA                  string         `json:"sla,omitempty" enum:"standard,premium,enterprise" maxLength:"20" doc:"premium or enterprise (the offer's options); default premium"`
 	OrderExtras
 }
 
@@ -1694,14 +1695,14 @@ func svcHumanDuration(d time.Duration) string {
 // (docs/services.md).
 type SecurityInfrastructureBody struct {
 	AccountID          string                 `json:"account_id,omitempty" maxLength:"64" doc:"Billing account; default: the organization's oldest"`
-	InfrastructureType string                 `json:"infrastructure_type" required:"false" maxLength:"30" example:"next_gen_firewall" doc:"Required: next_gen_firewall, ddos_protection, secure_web_gateway or intrusion_prevention"`
-	Throughput         string                 `json:"throughput" required:"false" maxLength:"20" example:"1gbps" doc:"Required: <n>mbps or <n>gbps, one of the offer's options"`
-	Location           *catalog.LocationInput `json:"location,omitempty" doc:"Where the devices sit (or location_id)"`
+	InfrastructureType string                 `json:"infrastructure_type" required:"true" enum:"next_gen_firewall,ddos_protection,secure_web_gateway,intrusion_prevention" maxLength:"30" example:"next_gen_firewall" doc:"Required: next_gen_firewall, ddos_protection, secure_web_gateway or intrusion_prevention"`
+	Throughput         string                 `json:"throughput" required:"true" maxLength:"20" example:"1gbps" doc:"Required: <n>mbps or <n>gbps, one of the offer's options"`
+	Location           *catalog.LocationInput `json:"location,omitempty" doc:"Where the devices sit; one of location and location_id is required"`
 	LocationID         string                 `json:"location_id,omitempty" maxLength:"60" example:"loc_austin_congress" doc:"Where the devices sit (or location)"`
 	HighAvailability   bool                   `json:"high_availability,omitempty" doc:"Two devices in an active/standby pair"`
 	Features           []string               `json:"features,omitempty" maxItems:"10" doc:"ips, url_filtering, antivirus, sandboxing, ssl_inspection, application_control, geo_blocking"`
-	ProtectedNetworks  []string               `json:"protected_networks" required:"false" maxItems:"50" doc:"Required: 1 to 50 networks in CIDR notation (e.g. 10.20.0.0/16), without host bits, not overlapping"`
-	SLA                string                 `json:"sla,omitempty" maxLength:"20" doc:"standard, premium or enterprise; default standard"`
+	ProtectedNetworks  []string               `json:"protected_networks" required:"true" minItems:"1" example:"[\"10.20.0.0/16\"]" maxItems:"50" doc:"Required: 1 to 50 networks in CIDR notation (e.g. 10.20.0.0/16), without host bits, not overlapping"`
+	SLA                string                 `json:"sla,omitempty" enum:"standard,premium,enterprise" maxLength:"20" doc:"standard, premium or enterprise; default standard"`
 	OrderExtras
 }
 
@@ -1800,21 +1801,21 @@ func svcParsePrefix(s string) (netip.Prefix, error) { return netip.ParsePrefix(s
 
 // AIModel is a model an AI platform serves (spec 2.1).
 type AIModel struct {
-	Name      string `json:"name" required:"false" maxLength:"100" example:"churn-predictor" doc:"Required: letters, digits, dots, dashes, underscores"`
-	Type      string `json:"type" required:"false" maxLength:"30" example:"classification" doc:"Required: classification, regression, forecasting, clustering, recommendation, language_model, embedding, object_detection, image_classification or anomaly_detection"`
-	Framework string `json:"framework" required:"false" maxLength:"30" example:"pytorch" doc:"Required: pytorch, tensorflow, scikit_learn, xgboost, onnx, huggingface or jax"`
+	Name      string `json:"name" required:"true" pattern:"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$" maxLength:"100" example:"churn-predictor" doc:"Required: letters, digits, dots, dashes, underscores"`
+	Type      string `json:"type" required:"true" enum:"classification,regression,forecasting,clustering,recommendation,language_model,embedding,object_detection,image_classification,anomaly_detection" maxLength:"30" example:"classification" doc:"Required: classification, regression, forecasting, clustering, recommendation, language_model, embedding, object_detection, image_classification or anomaly_detection"`
+	Framework string `json:"framework" required:"true" enum:"pytorch,tensorflow,scikit_learn,xgboost,onnx,huggingface,jax" maxLength:"30" example:"pytorch" doc:"Required: pytorch, tensorflow, scikit_learn, xgboost, onnx, huggingface or jax"`
 }
 
 // AIPlatformBody is the AI platform create body (spec 2.1).
 type AIPlatformBody struct {
 	AccountID    string    `json:"account_id,omitempty" maxLength:"64" doc:"Billing account; default: the organization's oldest"`
-	PlatformType string    `json:"platform_type" required:"false" maxLength:"30" example:"enterprise_ai" doc:"Required: enterprise_ai, machine_learning, inference or mlops"`
-	Capabilities []string  `json:"capabilities" required:"false" maxItems:"4" doc:"Required: natural_language_processing, computer_vision, predictive_analytics, recommendation_engine"`
-	ComputeTier  string    `json:"compute_tier" required:"false" maxLength:"30" example:"gpu_optimized" doc:"Required: cpu_standard, gpu_optimized or gpu_high_memory"`
+	PlatformType string    `json:"platform_type" required:"true" enum:"enterprise_ai,machine_learning,inference,mlops" maxLength:"30" example:"enterprise_ai" doc:"Required: enterprise_ai, machine_learning, inference or mlops"`
+	Capabilities []string  `json:"capabilities" required:"true" minItems:"1" enum:"natural_language_processing,computer_vision,predictive_analytics,recommendation_engine" example:"[\"natural_language_processing\"]" maxItems:"4" doc:"Required: natural_language_processing, computer_vision, predictive_analytics, recommendation_engine"`
+	ComputeTier  string    `json:"compute_tier" required:"true" enum:"cpu_standard,gpu_optimized,gpu_high_memory" maxLength:"30" example:"gpu_optimized" doc:"Required: cpu_standard, gpu_optimized or gpu_high_memory"`
 	DataSources  []string  `json:"data_sources,omitempty" maxItems:"20" doc:"Names or addresses of the data sources, at most 200 characters each"`
 	Models       []AIModel `json:"models,omitempty" maxItems:"20" doc:"Models to serve, unique names"`
 	Region       string    `json:"region,omitempty" maxLength:"30" doc:"A region id; default us-east-1"`
-	SLA          string    `json:"sla,omitempty" maxLength:"20" doc:"standard, premium or enterprise; default standard"`
+	SLA          string    `json:"sla,omitempty" enum:"standard,premium,enterprise" maxLength:"20" doc:"standard, premium or enterprise; default standard"`
 	OrderExtras
 }
 
