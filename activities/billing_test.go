@@ -14,6 +14,7 @@ import (
 	"github.com/telcoplatform/platform/activities"
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/billing"
+	"github.com/telcoplatform/platform/models/identity"
 	"github.com/telcoplatform/platform/models/services"
 	"github.com/telcoplatform/platform/payments"
 	"github.com/telcoplatform/platform/testenv"
@@ -51,12 +52,12 @@ func newBillingFixture(t *testing.T, plan models.Plan, usage activities.APIUsage
 	t.Helper()
 	ctx := context.Background()
 	store, _ := testenv.SeededStore(t)
-	provider, err := store.EnsureProviderOrganization(ctx)
+	provider, err := identity.NewStore(store).EnsureProviderOrganization(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	adm := &models.Principal{ID: "ak_admin", OrganizationID: provider.ID, Environment: models.EnvLive, Role: models.RoleAdmin, Permissions: []string{"*"}}
-	org, err := store.CreateOrganization(ctx, adm, models.OrganizationInput{Name: "Billed", Plan: plan})
+	org, err := identity.NewStore(store).CreateOrganization(ctx, adm, identity.OrganizationInput{Name: "Billed", Plan: plan})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/identity"
 	"github.com/telcoplatform/platform/workflows"
 )
 
@@ -12,8 +13,9 @@ import (
 // registered by worker.RegisterActivities as "Housekeeping.Purge"
 // (workflows.HousekeepingActivities).
 type Housekeeping struct {
-	store *models.Store
-	log   *slog.Logger
+	store    *models.Store
+	identity *identity.Store
+	log      *slog.Logger
 }
 
 // NewHousekeeping returns the housekeeping activity over store.
@@ -21,15 +23,15 @@ func NewHousekeeping(store *models.Store, log *slog.Logger) *Housekeeping {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Housekeeping{store: store, log: log}
+	return &Housekeeping{store: store, identity: identity.NewStore(store), log: log}
 }
 
 // Purge deletes the expired authentication artefacts (models.Store.PurgeExpired
 // at the store's current time) and returns how many of each kind it removed.
 // It is idempotent: a retry, or two workers purging at once, only finds
 // less to delete. Errors: INTERNAL_ERROR (retried by Temporal).
-func (a *Housekeeping) Purge(ctx context.Context, in workflows.HousekeepingPurgeInput) (models.PurgeCounts, error) {
-	counts, err := a.store.PurgeExpired(ctx, a.store.Now())
+func (a *Housekeeping) Purge(ctx context.Context, in workflows.HousekeepingPurgeInput) (identity.PurgeCounts, error) {
+	counts, err := a.identity.PurgeExpired(ctx, a.store.Now())
 	if err != nil {
 		return counts, activityError(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/billing"
 	"github.com/telcoplatform/platform/models/catalog"
+	"github.com/telcoplatform/platform/models/identity"
 	"github.com/telcoplatform/platform/models/services"
 	"github.com/telcoplatform/platform/simulator"
 	"github.com/telcoplatform/platform/testenv"
@@ -30,12 +31,12 @@ func newFixture(t *testing.T, net func(*models.Store) simulator.Southbound) *fix
 	t.Helper()
 	ctx := context.Background()
 	store, _ := testenv.SeededStore(t)
-	provider, err := store.EnsureProviderOrganization(ctx)
+	provider, err := identity.NewStore(store).EnsureProviderOrganization(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	adm := &models.Principal{ID: "ak_admin", OrganizationID: provider.ID, Environment: models.EnvLive, Role: models.RoleAdmin, Permissions: []string{"*"}}
-	org, err := store.CreateOrganization(ctx, adm, models.OrganizationInput{Name: "Tenant", Plan: models.PlanBusiness})
+	org, err := identity.NewStore(store).CreateOrganization(ctx, adm, identity.OrganizationInput{Name: "Tenant", Plan: models.PlanBusiness})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/telcoplatform/platform/activities"
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/identity"
 	"github.com/telcoplatform/platform/testenv"
 	"github.com/telcoplatform/platform/webhooks"
 	"github.com/telcoplatform/platform/workflows"
@@ -91,12 +92,12 @@ func newWebhookFixture(t *testing.T, allowPrivate bool) *whFixture {
 	t.Helper()
 	ctx := context.Background()
 	store := testenv.Store(t)
-	provider, err := store.EnsureProviderOrganization(ctx)
+	provider, err := identity.NewStore(store).EnsureProviderOrganization(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	staff := &models.Principal{ID: "ak_admin", OrganizationID: provider.ID, Environment: models.EnvLive, Role: models.RoleAdmin, Permissions: []string{"*"}}
-	org, err := store.CreateOrganization(ctx, staff, models.OrganizationInput{Name: "Tenant", Plan: models.PlanBusiness})
+	org, err := identity.NewStore(store).CreateOrganization(ctx, staff, identity.OrganizationInput{Name: "Tenant", Plan: models.PlanBusiness})
 	if err != nil {
 		t.Fatal(err)
 	}

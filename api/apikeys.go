@@ -8,6 +8,7 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/identity"
 )
 
 // KeyRateLimit is a key's own limits; they can only lower the plan's.
@@ -54,7 +55,7 @@ func optTimestamp(t *time.Time) *string {
 	return &s
 }
 
-func (s *Server) apiKeyItem(k *models.APIKey) APIKeyItem {
+func (s *Server) apiKeyItem(k *identity.APIKey) APIKeyItem {
 	item := APIKeyItem{
 		ID: k.ID, KeyPrefix: k.DisplayPrefix, Name: k.Name, Description: k.Description, OrganizationID: k.OrganizationID,
 		Environment: string(k.Environment), Role: string(k.Role), Permissions: nonNil(k.Permissions),
@@ -105,7 +106,7 @@ type APIKeyCreateBody struct {
 	Role           string           `json:"role,omitempty" enum:"customer,agent,admin" doc:"Provider administrators only"`
 }
 
-func (s *Server) issuedKeyOutput(k *models.IssuedKey, status int) *APIKeyOutput {
+func (s *Server) issuedKeyOutput(k *identity.IssuedKey, status int) *APIKeyOutput {
 	out := &APIKeyOutput{Status: status}
 	out.Body.APIKey = s.apiKeyItem(k.Key)
 	out.Body.APIKey.Key = k.Secret
@@ -122,7 +123,7 @@ func (s *Server) registerAPIKeys() {
 	register(s, huma.Operation{OperationID: "create-api-key", Method: http.MethodPost, Path: "/auth/api-keys", Summary: "Create an API key", Tags: tags, DefaultStatus: http.StatusCreated},
 		access{permission: "auth:manage", mfa: true}, func(ctx context.Context, in *struct{ Body APIKeyCreateBody }) (*APIKeyOutput, error) {
 			b := in.Body
-			input := models.APIKeyInput{
+			input := identity.APIKeyInput{
 				Name: b.Name, Description: b.Description, Permissions: b.Permissions, RequireSigning: b.RequireSigning,
 				OrganizationID: b.OrganizationID, Environment: models.Environment(b.Environment), Role: models.Role(b.Role),
 			}
@@ -132,7 +133,7 @@ func (s *Server) registerAPIKeys() {
 			if b.Restrictions != nil {
 				input.IPAllowList, input.ExpiresAt = b.Restrictions.IPWhitelist, b.Restrictions.ExpiresAt
 			}
-			issued, err := s.store.CreateAPIKey(ctx, principal(ctx), input)
+			issued, err := s.identity.CreateAPIKey(ctx, principal(ctx), input)
 			if err != nil {
 				return nil, err
 			}
@@ -144,7 +145,7 @@ func (s *Server) registerAPIKeys() {
 			if err != nil {
 				return nil, err
 			}
-			keys, total, err := s.store.ListAPIKeys(ctx, principal(ctx), pr)
+			keys, total, err := s.identity.ListAPIKeys(ctx, principal(ctx), pr)
 			if err != nil {
 				return nil, err
 			}
@@ -155,7 +156,7 @@ func (s *Server) registerAPIKeys() {
 		})
 	register(s, huma.Operation{OperationID: "get-api-key", Method: http.MethodGet, Path: "/auth/api-keys/{key_id}", Summary: "Get an API key", Tags: tags},
 		access{permission: "auth:manage"}, func(ctx context.Context, in *keyPath) (*APIKeyOutput, error) {
-			k, err := s.store.GetAPIKey(ctx, principal(ctx), in.ID)
+			k, err := s.identity.GetAPIKey(ctx, principal(ctx), in.ID)
 			if err != nil {
 				return nil, err
 			}
@@ -166,7 +167,7 @@ func (s *Server) registerAPIKeys() {
 	register(s, huma.Operation{OperationID: "rotate-api-key", Method: http.MethodPost, Path: "/auth/api-keys/{key_id}/rotate", Summary: "Rotate an API key", Tags: tags,
 		Description: "Issues a new secret (and signing secret) for the key; the old secret stops working at once."},
 		access{permission: "auth:manage", mfa: true}, func(ctx context.Context, in *keyPath) (*APIKeyOutput, error) {
-			issued, err := s.store.RotateAPIKey(ctx, principal(ctx), in.ID)
+			issued, err := s.identity.RotateAPIKey(ctx, principal(ctx), in.ID)
 			if err != nil {
 				return nil, err
 			}
@@ -174,7 +175,7 @@ func (s *Server) registerAPIKeys() {
 		})
 	register(s, huma.Operation{OperationID: "revoke-api-key", Method: http.MethodDelete, Path: "/auth/api-keys/{key_id}", Summary: "Revoke an API key", Tags: tags},
 		access{permission: "auth:manage"}, func(ctx context.Context, in *keyPath) (*APIKeyOutput, error) {
-			k, err := s.store.RevokeAPIKey(ctx, principal(ctx), in.ID)
+			k, err := s.identity.RevokeAPIKey(ctx, principal(ctx), in.ID)
 			if err != nil {
 				return nil, err
 			}

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/identity"
 )
 
 type keyAnswer struct {
@@ -164,7 +164,7 @@ func TestAPIKeyRestrictions(t *testing.T) {
 		}
 		path := "/v1/services/catalog?x=1"
 		sign := func(ts int64, method, p string) string {
-			return base64.StdEncoding.EncodeToString(models.SignRequest(k.APIKey.SigningSecret, strconv.FormatInt(ts, 10), method, p))
+			return base64.StdEncoding.EncodeToString(identity.SignRequest(k.APIKey.SigningSecret, strconv.FormatInt(ts, 10), method, p))
 		}
 		now := time.Now().Unix()
 		h.do("GET", path, k.APIKey.Key, nil).wantError(401, "INVALID_SIGNATURE")

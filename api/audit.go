@@ -8,6 +8,7 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/identity"
 )
 
 // AuditEventsOutput is the list of authentication audit events.
@@ -55,7 +56,7 @@ func callerIP(ctx context.Context) string {
 }
 
 // audit records an authentication event; a failure to record is logged, never answered.
-func (s *Server) audit(ctx context.Context, ev models.AuditEvent) {
+func (s *Server) audit(ctx context.Context, ev identity.AuditEvent) {
 	if ci, ok := ctx.Value(clientInfoKey{}).(clientInfo); ok {
 		if ev.IPAddress == "" {
 			ev.IPAddress = ci.IP
@@ -64,13 +65,13 @@ func (s *Server) audit(ctx context.Context, ev models.AuditEvent) {
 			ev.UserAgent = ci.UserAgent
 		}
 	}
-	if err := s.store.RecordAudit(context.WithoutCancel(ctx), ev); err != nil {
+	if err := s.identity.RecordAudit(context.WithoutCancel(ctx), ev); err != nil {
 		s.log.Error("recording an audit event failed", "event_type", ev.EventType, "error", err)
 	}
 }
 
 // auditHTTP records an event of a raw net/http handler (OAuth, device pages).
-func (s *Server) auditHTTP(r *http.Request, ev models.AuditEvent) {
+func (s *Server) auditHTTP(r *http.Request, ev identity.AuditEvent) {
 	if ev.IPAddress == "" && callerIP(r.Context()) == "unknown" { // authenticate resolved none (trusted proxies)
 		if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
 			ev.IPAddress = host
@@ -96,7 +97,7 @@ func (s *Server) registerAudit() {
 		if err != nil {
 			return nil, err
 		}
-		rows, total, err := s.store.ListAuditEvents(ctx, principal(ctx), models.AuditFilter{EventType: in.EventType, UserID: in.UserID, OrganizationID: in.OrganizationID}, pr)
+		rows, total, err := s.identity.ListAuditEvents(ctx, principal(ctx), identity.AuditFilter{EventType: in.EventType, UserID: in.UserID, OrganizationID: in.OrganizationID}, pr)
 		if err != nil {
 			return nil, err
 		}

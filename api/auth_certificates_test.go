@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/identity"
 )
 
 // certificateFixture stores a certificate registration of tn (live)
@@ -18,7 +18,7 @@ import (
 func certificateFixture(t testing.TB, h *harness, tn tenant) string {
 	t.Helper()
 	now := time.Now().UTC()
-	c, err := h.store.RegisterCertificate(context.Background(), tenantPrincipal(tn), &models.ClientCertificate{Name: "fixture robot",
+	c, err := identity.NewStore(h.store).RegisterCertificate(context.Background(), tenantPrincipal(tn), &identity.ClientCertificate{Name: "fixture robot",
 		FingerprintSHA256: strings.Repeat("ab", 32), Subject: "CN=fixture", Issuer: "CN=Platform client CA", SerialNumber: "42",
 		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour)}, []string{"services:read"})
 	if err != nil {

@@ -16,7 +16,7 @@ import (
 	"github.com/pquerna/otp/totp"
 
 	"github.com/telcoplatform/platform/auth"
-	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/identity"
 )
 
 // oathtool returns the TOTP code of a base32 secret at a time, computed by
@@ -116,7 +116,7 @@ func TestMFATOTPChallenge(t *testing.T) {
 	other := h.tokenUser(0)
 	otherTok := h.issue(h.srv.Tokens(), auth.Grant{Subject: other.ID, OrganizationID: other.OrganizationID, Permissions: []string{"auth:manage"}}).Token
 	h.do("POST", "/v1/auth/mfa/verify", otherTok, map[string]any{"challenge_id": ch.ChallengeID, "method": "totp", "code": "123456"}).wantError(http.StatusNotFound, "NOT_FOUND")
-	clock = clock.Add(models.MFAChallengeTTL + time.Second)
+	clock = clock.Add(identity.MFAChallengeTTL + time.Second)
 	h.do("POST", "/v1/auth/mfa/verify", tok, map[string]any{"challenge_id": ch.ChallengeID, "method": "totp", "code": oathtool(t, setup.Secret, clock)}).wantError(http.StatusNotFound, "NOT_FOUND")
 
 	// Provisioning is challenged too (before the body is looked at).
@@ -137,7 +137,7 @@ func TestMFATOTPChallenge(t *testing.T) {
 	clock = clock.Add(30 * time.Second)
 	h.do("POST", "/v1/auth/mfa/verify", tok, map[string]any{"challenge_id": ch.ChallengeID, "method": "totp", "code": oathtool(t, setup.Secret, clock)}).decode(http.StatusOK, nil) // resets the count
 	ch = challenge()
-	for i := 0; i < models.MFAMaxFailures; i++ {
+	for i := 0; i < identity.MFAMaxFailures; i++ {
 		h.do("POST", "/v1/auth/mfa/verify", tok, map[string]any{"challenge_id": ch.ChallengeID, "method": "totp", "code": "000000"}).wantError(http.StatusBadRequest, "VALIDATION_ERROR")
 	}
 	clock = clock.Add(30 * time.Second)
@@ -220,7 +220,7 @@ func TestMFACodesByEmailAndSMS(t *testing.T) {
 	if e.Error.Details["retry_after"] == nil {
 		t.Fatalf("no retry_after: %+v", e.Error)
 	}
-	clock = clock.Add(models.MFACodeResendAfter)
+	clock = clock.Add(identity.MFACodeResendAfter)
 	h.do("POST", "/v1/auth/mfa/challenges/"+ch.ChallengeID+"/send", tok, map[string]any{"method": "sms"}).wantError(http.StatusBadRequest, "VALIDATION_ERROR")
 	h.do("POST", "/v1/auth/mfa/challenges/mfa_unknown/send", tok, map[string]any{"method": "email"}).wantError(http.StatusNotFound, "NOT_FOUND")
 	emailCode := outboxCode(t, h, u.OrganizationID, u.Email)

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/identity"
 )
 
 // post calls the API over HTTP with a bearer token and a JSON body and returns the status.
@@ -39,12 +40,12 @@ func TestOAuthUserTokensCappedByRole(t *testing.T) {
 	e := newOAuthEnv(t)
 	h := e.h
 	ctx := context.Background()
-	provider, err := h.store.EnsureProviderOrganization(ctx)
+	provider, err := identity.NewStore(h.store).EnsureProviderOrganization(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	admin := &models.Principal{Role: models.RoleAdmin, Permissions: []string{"*"}}
-	agent, err := h.store.CreateUser(ctx, admin, models.UserInput{Email: "agent-" + strings.ToLower(models.RandomString(8)) + "@staff.example",
+	agent, err := identity.NewStore(h.store).CreateUser(ctx, admin, identity.UserInput{Email: "agent-" + strings.ToLower(models.RandomString(8)) + "@staff.example",
 		Name: "Agent", Role: models.RoleAgent, OrganizationID: provider.ID, Password: e.password})
 	if err != nil {
 		t.Fatal(err)

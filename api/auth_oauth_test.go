@@ -22,6 +22,7 @@ import (
 	"github.com/telcoplatform/platform/api"
 	"github.com/telcoplatform/platform/config"
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/identity"
 )
 
 // oauthEnv is the API served over real HTTP on loopback, for OAuth clients
@@ -30,7 +31,7 @@ type oauthEnv struct {
 	h        *harness
 	base     string
 	password string
-	user     *models.User
+	user     *identity.User
 	client   struct{ ID, Secret, Redirect string }
 }
 
@@ -57,7 +58,7 @@ func newOAuthEnv(t *testing.T) *oauthEnv {
 
 	e := &oauthEnv{h: h, base: base, password: "correct horse battery staple"}
 	admin := &models.Principal{Role: models.RoleAdmin, Permissions: []string{"*"}}
-	e.user, err = h.store.CreateUser(context.Background(), admin, models.UserInput{
+	e.user, err = identity.NewStore(h.store).CreateUser(context.Background(), admin, identity.UserInput{
 		Email: strings.ToLower(models.RandomString(8)) + "@example.com", Name: "OAuth User", OrganizationID: h.tenants[0].org.ID, Password: e.password,
 	})
 	if err != nil {

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/identity"
 )
 
 // TestPasswordSignInLockout signs in to the portal with wrong passwords
@@ -27,7 +27,7 @@ func TestPasswordSignInLockout(t *testing.T) {
 		res, page := b.send("POST", "/portal/login", url.Values{"csrf_token": {csrf}, "email": {"kim@tenant-a.example"}, "password": {password}})
 		return res.StatusCode, page
 	}
-	for range models.PasswordMaxFailures {
+	for range identity.PasswordMaxFailures {
 		if status, page := login("wrong horse battery"); status != http.StatusUnauthorized || !strings.Contains(page, "E-mail or password is wrong.") {
 			t.Fatalf("wrong password: %d", status)
 		}
@@ -47,7 +47,7 @@ func TestPasswordSignInLockout(t *testing.T) {
 	if locked != 2 { // the failure that locked the account, and the refused right password
 		t.Fatalf("login.failed events of the locked account: %d, want 2: %+v", locked, list)
 	}
-	clock = clock.Add(models.PasswordLockoutBase + time.Second)
+	clock = clock.Add(identity.PasswordLockoutBase + time.Second)
 	if status, _ := login("correct horse battery"); status != http.StatusSeeOther || b.cookies["platform_session"] == "" {
 		t.Fatalf("the right password after the lockout: %d", status)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/telcoplatform/platform/api"
 	"github.com/telcoplatform/platform/config"
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/identity"
 	"github.com/telcoplatform/platform/testenv"
 )
 
@@ -34,7 +35,7 @@ func TestSAMLSingleSignOn(t *testing.T) {
 	}
 	base := "http://" + ln.Addr().String()
 	org := h.tenants[1].org.ID
-	provider, err := h.store.EnsureProviderOrganization(context.Background())
+	provider, err := identity.NewStore(h.store).EnsureProviderOrganization(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -295,12 +296,12 @@ func TestSAMLSingleSignOn(t *testing.T) {
 	})
 	t.Run("existing users only of the trusted domain's organization, never provider staff", func(t *testing.T) {
 		admin := &models.Principal{Role: models.RoleAdmin, Permissions: []string{"*"}}
-		for _, u := range []models.UserInput{
+		for _, u := range []identity.UserInput{
 			{Email: "boss@sso.example.com", Name: "Provider admin", Role: models.RoleAdmin, OrganizationID: provider.ID},
 			{Email: "tina@sso.example.com", Name: "Other tenant", OrganizationID: h.tenants[0].org.ID},
 			{Email: "tom@tenant-a.example", Name: "Untrusted domain", OrganizationID: h.tenants[0].org.ID},
 		} {
-			if _, err := h.store.CreateUser(context.Background(), admin, u); err != nil {
+			if _, err := identity.NewStore(h.store).CreateUser(context.Background(), admin, u); err != nil {
 				t.Fatal(err)
 			}
 			name := strings.SplitN(u.Email, "@", 2)[0]

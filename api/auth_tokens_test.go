@@ -17,14 +17,15 @@ import (
 
 	"github.com/telcoplatform/platform/auth"
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/identity"
 	"github.com/telcoplatform/platform/redisconn"
 )
 
 // tokenUser creates a customer user in tenant i and returns it.
-func (h *harness) tokenUser(i int) *models.User {
+func (h *harness) tokenUser(i int) *identity.User {
 	h.t.Helper()
 	admin := &models.Principal{Role: models.RoleAdmin, Permissions: []string{"*"}}
-	u, err := h.store.CreateUser(context.Background(), admin, models.UserInput{
+	u, err := identity.NewStore(h.store).CreateUser(context.Background(), admin, identity.UserInput{
 		Email: models.RandomString(10) + "@example.com", Name: "Token User", OrganizationID: h.tenants[i].org.ID, Password: "correct horse battery",
 	})
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/telcoplatform/platform/auth"
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/identity"
 )
 
 // CertificateBody is the certificate registration body.
@@ -62,14 +63,14 @@ type certificatePath struct {
 	CertificateID string `path:"certificate_id" maxLength:"64" example:"cert_3fK9aZ"`
 }
 
-func (s *Server) certificateItem(row *models.ClientCertificate) CertificateItem {
+func (s *Server) certificateItem(row *identity.ClientCertificate) CertificateItem {
 	return CertificateItem{ID: row.ID, Name: row.Name, FingerprintSHA256: row.FingerprintSHA256, Subject: row.Subject, Issuer: row.Issuer,
 		SerialNumber: row.SerialNumber, Permissions: nonNil(row.PermissionList()), OrganizationID: row.OrganizationID, Environment: string(row.Environment),
 		NotBefore: models.Timestamp(row.NotBefore), NotAfter: models.Timestamp(row.NotAfter), Status: row.Status(s.now()),
 		CreatedAt: models.Timestamp(row.CreatedAt), RevokedAt: optTimestamp(row.RevokedAt)}
 }
 
-func (s *Server) certificateOutput(row *models.ClientCertificate, status int) *CertificateOutput {
+func (s *Server) certificateOutput(row *identity.ClientCertificate, status int) *CertificateOutput {
 	out := &CertificateOutput{Status: status}
 	out.Body.Certificate = s.certificateItem(row)
 	return out
@@ -92,14 +93,14 @@ func (s *Server) registerCertificates() {
 		if err != nil {
 			return nil, err
 		}
-		row := &models.ClientCertificate{Name: strings.TrimSpace(in.Body.Name), FingerprintSHA256: auth.Fingerprint(cert),
+		row := &identity.ClientCertificate{Name: strings.TrimSpace(in.Body.Name), FingerprintSHA256: auth.Fingerprint(cert),
 			Subject: cert.Subject.String(), Issuer: cert.Issuer.String(), SerialNumber: cert.SerialNumber.String(),
 			NotBefore: cert.NotBefore.UTC(), NotAfter: cert.NotAfter.UTC()}
-		row, err = s.store.RegisterCertificate(ctx, principal(ctx), row, in.Body.Permissions)
+		row, err = s.identity.RegisterCertificate(ctx, principal(ctx), row, in.Body.Permissions)
 		if err != nil {
 			return nil, err
 		}
-		s.audit(ctx, models.AuditEvent{EventType: models.AuditCertRegistered, OrganizationID: row.OrganizationID, UserID: principal(ctx).UserID,
+		s.audit(ctx, identity.AuditEvent{EventType: identity.AuditCertRegistered, OrganizationID: row.OrganizationID, UserID: principal(ctx).UserID,
 			AuthenticationMethod: "mtls", Reason: row.FingerprintSHA256})
 		return s.certificateOutput(row, http.StatusCreated), nil
 	})
@@ -122,7 +123,7 @@ func (s *Server) registerCertificateManagement() {
 		if err != nil {
 			return nil, err
 		}
-		rows, total, err := s.store.ListCertificates(ctx, principal(ctx), models.CertificateFilter{Status: in.Status}, pr)
+		rows, total, err := s.identity.ListCertificates(ctx, principal(ctx), identity.CertificateFilter{Status: in.Status}, pr)
 		if err != nil {
 			return nil, err
 		}
@@ -134,7 +135,7 @@ func (s *Server) registerCertificateManagement() {
 	register(s, huma.Operation{OperationID: "get-certificate", Method: http.MethodGet, Path: "/auth/certificates/{certificate_id}", Summary: "Get a registered client certificate",
 		Description: "Another tenant's registration is 404.", Tags: tags,
 	}, manage, func(ctx context.Context, in *certificatePath) (*CertificateOutput, error) {
-		row, err := s.store.GetCertificate(ctx, principal(ctx), in.CertificateID)
+		row, err := s.identity.GetCertificate(ctx, principal(ctx), in.CertificateID)
 		if err != nil {
 			return nil, err
 		}
@@ -145,12 +146,12 @@ func (s *Server) registerCertificateManagement() {
 			"with status revoked and revoked_at, for audit; revoking twice is harmless. The same certificate can be registered again afterwards.",
 		Tags: tags,
 	}, manage, func(ctx context.Context, in *certificatePath) (*CertificateOutput, error) {
-		row, revoked, err := s.store.RevokeCertificate(ctx, principal(ctx), in.CertificateID)
+		row, revoked, err := s.identity.RevokeCertificate(ctx, principal(ctx), in.CertificateID)
 		if err != nil {
 			return nil, err
 		}
 		if revoked {
-			s.audit(ctx, models.AuditEvent{EventType: models.AuditCertRevoked, OrganizationID: row.OrganizationID, UserID: principal(ctx).UserID,
+			s.audit(ctx, identity.AuditEvent{EventType: identity.AuditCertRevoked, OrganizationID: row.OrganizationID, UserID: principal(ctx).UserID,
 				AuthenticationMethod: "mtls", Reason: row.FingerprintSHA256})
 		}
 		return s.certificateOutput(row, http.StatusOK), nil
@@ -176,12 +177,12 @@ func (s *Server) resolveCertificate(c *fiber.Ctx) error {
 	}
 	ctx := c.UserContext()
 	fingerprint := auth.Fingerprint(presented)
-	reg, org, err := s.store.CertificateByFingerprint(ctx, fingerprint)
+	reg, org, err := s.identity.CertificateByFingerprint(ctx, fingerprint)
 	if err != nil {
 		return err
 	}
 	setCredentialCheck(c, func(ctx context.Context) error {
-		_, _, err := s.store.CertificateByFingerprint(ctx, fingerprint) // revoked or expired
+		_, _, err := s.identity.CertificateByFingerprint(ctx, fingerprint) // revoked or expired
 		return err
 	})
 	p := &models.Principal{Kind: models.PrincipalCertificate, ID: reg.ID, OrganizationID: reg.OrganizationID, Environment: reg.Environment,

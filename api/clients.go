@@ -8,6 +8,7 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/identity"
 )
 
 // ClientBody is the body of OAuth client registration (DECISIONS 11).
@@ -72,7 +73,7 @@ type clientPath struct {
 	ClientID string `path:"client_id" maxLength:"64" example:"cli_3fK9aZ"`
 }
 
-func clientItem(c *models.OAuthClient) ClientItem {
+func clientItem(c *identity.OAuthClient) ClientItem {
 	redirects, grants, scopes := c.Lists()
 	updated := c.UpdatedAt
 	if updated.IsZero() {
@@ -84,7 +85,7 @@ func clientItem(c *models.OAuthClient) ClientItem {
 		IPAllowList: nonNil(c.IPAllowList)}
 }
 
-func clientOutput(c *models.OAuthClient, secret string, status int) *ClientOutput {
+func clientOutput(c *identity.OAuthClient, secret string, status int) *ClientOutput {
 	out := &ClientOutput{Status: status}
 	out.Body.Client = clientItem(c)
 	out.Body.Client.ClientSecret = secret
@@ -92,9 +93,9 @@ func clientOutput(c *models.OAuthClient, secret string, status int) *ClientOutpu
 }
 
 // auditClient records a client-management event.
-func (s *Server) auditClient(ctx context.Context, eventType string, c *models.OAuthClient, reason string) {
+func (s *Server) auditClient(ctx context.Context, eventType string, c *identity.OAuthClient, reason string) {
 	_, _, scopes := c.Lists()
-	s.audit(ctx, models.AuditEvent{EventType: eventType, OrganizationID: c.OrganizationID, UserID: principal(ctx).UserID, ClientID: c.ID,
+	s.audit(ctx, identity.AuditEvent{EventType: eventType, OrganizationID: c.OrganizationID, UserID: principal(ctx).UserID, ClientID: c.ID,
 		Scopes: strings.Join(scopes, " "), Reason: reason})
 }
 
@@ -112,14 +113,14 @@ func (s *Server) registerClients() {
 		Description: "Registers a client of the caller's organization and environment. The client_secret is shown once; public clients get none and must use PKCE (S256). A client's scopes cannot exceed its creator's permissions.",
 		Tags:        tags, DefaultStatus: http.StatusCreated,
 	}, manageMFA, func(ctx context.Context, in *struct{ Body ClientBody }) (*ClientOutput, error) {
-		c, secret, err := s.store.CreateOAuthClient(ctx, principal(ctx), models.OAuthClientInput{
+		c, secret, err := s.identity.CreateOAuthClient(ctx, principal(ctx), identity.OAuthClientInput{
 			Name: in.Body.Name, RedirectURIs: in.Body.RedirectURIs, GrantTypes: in.Body.GrantTypes, Scopes: in.Body.Scopes, Public: in.Body.Public,
 			IPAllowList: in.Body.IPAllowList,
 		})
 		if err != nil {
 			return nil, err
 		}
-		s.auditClient(ctx, models.AuditClientCreated, c, "")
+		s.auditClient(ctx, identity.AuditClientCreated, c, "")
 		return clientOutput(c, secret, http.StatusCreated), nil
 	})
 
@@ -132,7 +133,7 @@ func (s *Server) registerClients() {
 		if err != nil {
 			return nil, err
 		}
-		rows, total, err := s.store.ListOAuthClients(ctx, principal(ctx), pr)
+		rows, total, err := s.identity.ListOAuthClients(ctx, principal(ctx), pr)
 		if err != nil {
 			return nil, err
 		}
@@ -146,7 +147,7 @@ func (s *Server) registerClients() {
 		OperationID: "get-oauth-client", Method: http.MethodGet, Path: "/auth/clients/{client_id}", Summary: "Get an OAuth 2.0 client",
 		Description: "Another tenant's client is 404. The secret is never shown.", Tags: tags,
 	}, manage, func(ctx context.Context, in *clientPath) (*ClientOutput, error) {
-		c, err := s.store.GetOAuthClient(ctx, principal(ctx), in.ClientID)
+		c, err := s.identity.GetOAuthClient(ctx, principal(ctx), in.ClientID)
 		if err != nil {
 			return nil, err
 		}
@@ -164,14 +165,14 @@ func (s *Server) registerClients() {
 		Body     ClientPatchBody
 	}) (*ClientOutput, error) {
 		b := in.Body
-		c, changed, err := s.store.UpdateOAuthClient(ctx, principal(ctx), in.ClientID, models.OAuthClientPatch{
+		c, changed, err := s.identity.UpdateOAuthClient(ctx, principal(ctx), in.ClientID, identity.OAuthClientPatch{
 			Name: b.Name, RedirectURIs: b.RedirectURIs, GrantTypes: b.GrantTypes, Scopes: b.Scopes, IPAllowList: b.IPAllowList,
 		})
 		if err != nil {
 			return nil, err
 		}
 		if len(changed) > 0 {
-			s.auditClient(ctx, models.AuditClientUpdated, c, "changed: "+strings.Join(changed, ", "))
+			s.auditClient(ctx, identity.AuditClientUpdated, c, "changed: "+strings.Join(changed, ", "))
 		}
 		return clientOutput(c, "", http.StatusOK), nil
 	})
@@ -182,11 +183,11 @@ func (s *Server) registerClients() {
 			"authorization codes and device codes stop working.",
 		Tags: tags, DefaultStatus: http.StatusNoContent,
 	}, manage, func(ctx context.Context, in *clientPath) (*struct{}, error) {
-		c, _, err := s.store.DeleteOAuthClient(ctx, principal(ctx), in.ClientID)
+		c, _, err := s.identity.DeleteOAuthClient(ctx, principal(ctx), in.ClientID)
 		if err != nil {
 			return nil, err
 		}
-		s.auditClient(ctx, models.AuditClientDeleted, c, "")
+		s.auditClient(ctx, identity.AuditClientDeleted, c, "")
 		return nil, nil
 	})
 
@@ -196,11 +197,11 @@ func (s *Server) registerClients() {
 			"until they expire (delete the client to end them). A public client has no secret: 409 INVALID_STATE_TRANSITION.",
 		Tags: tags,
 	}, manageMFA, func(ctx context.Context, in *clientPath) (*ClientOutput, error) {
-		c, secret, err := s.store.RotateOAuthClientSecret(ctx, principal(ctx), in.ClientID)
+		c, secret, err := s.identity.RotateOAuthClientSecret(ctx, principal(ctx), in.ClientID)
 		if err != nil {
 			return nil, err
 		}
-		s.auditClient(ctx, models.AuditClientSecretRotated, c, "")
+		s.auditClient(ctx, identity.AuditClientSecretRotated, c, "")
 		return clientOutput(c, secret, http.StatusOK), nil
 	})
 }

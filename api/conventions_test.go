@@ -10,6 +10,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/identity"
 )
 
 func TestBadInputGetsDocumentedErrors(t *testing.T) {
@@ -225,7 +226,7 @@ func TestIdempotencyKeys(t *testing.T) {
 		}
 	})
 	t.Run("in flight", func(t *testing.T) {
-		ak, err := h.store.AuthenticateAPIKey(context.Background(), key, netip.Addr{})
+		ak, err := identity.NewStore(h.store).AuthenticateAPIKey(context.Background(), key, netip.Addr{})
 		if err != nil {
 			t.Fatal(err)
 		}

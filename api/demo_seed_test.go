@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/identity"
 	"github.com/telcoplatform/platform/models/seed"
 )
 
@@ -42,7 +43,7 @@ func TestDemoDataSeed(t *testing.T) {
 	}
 
 	key := "sk_test_" + models.RandomString(56)
-	if _, err := h.store.EnsureAPIKey(ctx, seeded.Demo.ID, key, "demo", models.RoleCustomer, []string{"*"}); err != nil {
+	if _, err := identity.NewStore(h.store).EnsureAPIKey(ctx, seeded.Demo.ID, key, "demo", models.RoleCustomer, []string{"*"}); err != nil {
 		t.Fatal(err)
 	}
 	var svcs struct {
@@ -79,7 +80,7 @@ func TestDemoDataSeed(t *testing.T) {
 	}
 	// The live environment of the demo tenant stays empty.
 	live := "sk_live_" + models.RandomString(56)
-	if _, err := h.store.EnsureAPIKey(ctx, seeded.Demo.ID, live, "demo live", models.RoleCustomer, []string{"*"}); err != nil {
+	if _, err := identity.NewStore(h.store).EnsureAPIKey(ctx, seeded.Demo.ID, live, "demo live", models.RoleCustomer, []string{"*"}); err != nil {
 		t.Fatal(err)
 	}
 	h.do("GET", "/v1/services", live, nil).decode(http.StatusOK, &svcs)

@@ -15,6 +15,7 @@ import (
 	"github.com/telcoplatform/platform/config"
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/billing"
+	"github.com/telcoplatform/platform/models/identity"
 	"github.com/telcoplatform/platform/testenv"
 )
 
@@ -47,7 +48,7 @@ func newHarness(t testing.TB) *harness {
 	blobs := testenv.Blobs(t)
 	h := &harness{t: t, store: store, blobs: blobs, srv: api.New(api.Deps{Config: cfg, Store: store, Blobs: blobs})}
 	h.adminKey = "sk_live_" + models.RandomString(56)
-	if _, err := store.EnsureAPIKey(ctx, seeded.Provider.ID, h.adminKey, "admin", models.RoleAdmin, []string{"*"}); err != nil {
+	if _, err := identity.NewStore(store).EnsureAPIKey(ctx, seeded.Provider.ID, h.adminKey, "admin", models.RoleAdmin, []string{"*"}); err != nil {
 		t.Fatal(err)
 	}
 	for i := range h.tenants {
@@ -55,7 +56,7 @@ func newHarness(t testing.TB) *harness {
 			Organization struct{ ID string } `json:"organization"`
 		}
 		h.do("POST", "/v1/organizations", h.adminKey, map[string]any{"name": []string{"Tenant A", "Tenant B"}[i], "plan": "business"}).decode(http.StatusCreated, &org)
-		o, err := store.GetOrganization(ctx, &models.Principal{Role: models.RoleAdmin, Permissions: []string{"*"}}, org.Organization.ID)
+		o, err := identity.NewStore(store).GetOrganization(ctx, &models.Principal{Role: models.RoleAdmin, Permissions: []string{"*"}}, org.Organization.ID)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/billing"
+	"github.com/telcoplatform/platform/models/identity"
 	"github.com/telcoplatform/platform/workflows"
 )
 
@@ -208,7 +209,7 @@ func (s *Server) registerInvoices() {
 			if err != nil {
 				return nil, err
 			}
-			ev := models.AuditEvent{EventType: models.AuditInvoiceVoided, OrganizationID: inv.OrganizationID, UserID: p.UserID,
+			ev := identity.AuditEvent{EventType: identity.AuditInvoiceVoided, OrganizationID: inv.OrganizationID, UserID: p.UserID,
 				SessionID: inv.ID, Reason: strings.TrimSpace("by " + p.ID + ": " + reason)}
 			if p.Kind == models.PrincipalClient {
 				ev.ClientID = p.ID

@@ -11,6 +11,7 @@ import (
 
 	"github.com/telcoplatform/platform/auth"
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/identity"
 )
 
 // TOTPSetupOutput is the answer of TOTP enrolment.
@@ -51,7 +52,7 @@ func (s *Server) registerMFA() {
 		if p.Kind != models.PrincipalUser || p.UserID == "" {
 			return nil, models.Errorf(models.CodeInsufficientPermissions, "MFA enrolment is for users signed in through OAuth, the device flow or SAML, not for API keys or clients")
 		}
-		u, err := s.store.DeviceUser(ctx, p.UserID)
+		u, err := s.identity.DeviceUser(ctx, p.UserID)
 		if err != nil {
 			return nil, err
 		}
@@ -59,10 +60,10 @@ func (s *Server) registerMFA() {
 		if err != nil {
 			return nil, err
 		}
-		if err := s.store.BeginTOTPEnrollment(ctx, u.ID, setup.Secret, setup.BackupCodes); err != nil {
+		if err := s.identity.BeginTOTPEnrollment(ctx, u.ID, setup.Secret, setup.BackupCodes); err != nil {
 			return nil, err
 		}
-		s.audit(ctx, models.AuditEvent{EventType: models.AuditMFAEnrolled, OrganizationID: p.OrganizationID, UserID: u.ID, AuthenticationMethod: "totp"})
+		s.audit(ctx, identity.AuditEvent{EventType: identity.AuditMFAEnrolled, OrganizationID: p.OrganizationID, UserID: u.ID, AuthenticationMethod: "totp"})
 		out := &TOTPSetupOutput{}
 		out.Body.Secret, out.Body.QRCode, out.Body.BackupCodes, out.Body.SetupURL = setup.Secret, setup.QRCode, setup.BackupCodes, setup.URL
 		return out, nil
@@ -78,29 +79,29 @@ func (s *Server) registerMFA() {
 		var verr error
 		switch m, ch := in.Body.Method, in.Body.ChallengeID; {
 		case (m == "email" || m == "sms") && ch != "":
-			verr = s.store.VerifyMFACode(ctx, p.UserID, ch, m, in.Body.Code)
+			verr = s.identity.VerifyMFACode(ctx, p.UserID, ch, m, in.Body.Code)
 		case m == "sms":
-			verr = s.store.ConfirmPhone(ctx, p.UserID, in.Body.Code)
+			verr = s.identity.ConfirmPhone(ctx, p.UserID, in.Body.Code)
 		case m == "email":
 			return nil, models.Invalid(models.FieldIssue{Field: "challenge_id", Issue: "is required with method email"})
 		default:
 			if ch != "" {
-				if _, err := s.store.PendingMFAChallenge(ctx, p.UserID, ch); err != nil {
+				if _, err := s.identity.PendingMFAChallenge(ctx, p.UserID, ch); err != nil {
 					return nil, err
 				}
 			}
-			verr = s.store.VerifySecondFactor(ctx, p.UserID, in.Body.Code, auth.MatchTOTP)
+			verr = s.identity.VerifySecondFactor(ctx, p.UserID, in.Body.Code, auth.MatchTOTP)
 		}
 		if err := verr; err != nil {
-			s.audit(ctx, models.AuditEvent{EventType: models.AuditMFAFailed, Outcome: "failure", OrganizationID: p.OrganizationID, UserID: p.UserID,
+			s.audit(ctx, identity.AuditEvent{EventType: identity.AuditMFAFailed, Outcome: "failure", OrganizationID: p.OrganizationID, UserID: p.UserID,
 				AuthenticationMethod: in.Body.Method, SessionID: in.Body.ChallengeID, Reason: string(models.ErrorCode(err))})
 			return nil, err
 		}
-		s.audit(ctx, models.AuditEvent{EventType: models.AuditMFAVerified, OrganizationID: p.OrganizationID, UserID: p.UserID, AuthenticationMethod: in.Body.Method, SessionID: in.Body.ChallengeID})
+		s.audit(ctx, identity.AuditEvent{EventType: identity.AuditMFAVerified, OrganizationID: p.OrganizationID, UserID: p.UserID, AuthenticationMethod: in.Body.Method, SessionID: in.Body.ChallengeID})
 		out := &MFAVerifyOutput{}
 		out.Body.Verified, out.Body.Enrolled = true, true
 		if in.Body.ChallengeID != "" && in.Body.Method != "email" && in.Body.Method != "sms" { // codes by message verify their challenge themselves
-			if err := s.store.MarkMFAChallengeVerified(ctx, in.Body.ChallengeID); err != nil {
+			if err := s.identity.MarkMFAChallengeVerified(ctx, in.Body.ChallengeID); err != nil {
 				return nil, err
 			}
 			out.Body.ChallengeID = in.Body.ChallengeID
@@ -120,15 +121,15 @@ func (s *Server) registerMFA() {
 		if p.Kind != models.PrincipalUser || p.UserID == "" {
 			return nil, models.Errorf(models.CodeInsufficientPermissions, "MFA is for users signed in through OAuth, the device flow or SAML")
 		}
-		u, err := s.store.DeviceUser(ctx, p.UserID)
+		u, err := s.identity.DeviceUser(ctx, p.UserID)
 		if err != nil {
 			return nil, err
 		}
-		sent, err := s.store.SendMFACode(ctx, p.OwnScope(), u, in.ChallengeID, in.Body.Method, auth.NewOneTimeCode())
+		sent, err := s.identity.SendMFACode(ctx, p.OwnScope(), u, in.ChallengeID, in.Body.Method, auth.NewOneTimeCode())
 		if err != nil {
 			return nil, err
 		}
-		s.audit(ctx, models.AuditEvent{EventType: models.AuditMFACodeSent, OrganizationID: p.OrganizationID, UserID: p.UserID, AuthenticationMethod: in.Body.Method, SessionID: sent.ChallengeID})
+		s.audit(ctx, identity.AuditEvent{EventType: identity.AuditMFACodeSent, OrganizationID: p.OrganizationID, UserID: p.UserID, AuthenticationMethod: in.Body.Method, SessionID: sent.ChallengeID})
 		out := &MFACodeSentOutput{}
 		out.Body.ChallengeID, out.Body.Method, out.Body.Destination, out.Body.ExpiresAt = sent.ChallengeID, sent.Method, sent.Destination, models.Timestamp(sent.ExpiresAt)
 		return out, nil
@@ -145,13 +146,13 @@ func (s *Server) registerMFA() {
 		if p.Kind != models.PrincipalUser || p.UserID == "" {
 			return nil, models.Errorf(models.CodeInsufficientPermissions, "MFA is for users signed in through OAuth, the device flow or SAML")
 		}
-		if err := s.store.BeginPhoneEnrollment(ctx, p.OwnScope(), p.UserID, in.Body.PhoneNumber, auth.NewOneTimeCode()); err != nil {
+		if err := s.identity.BeginPhoneEnrollment(ctx, p.OwnScope(), p.UserID, in.Body.PhoneNumber, auth.NewOneTimeCode()); err != nil {
 			return nil, err
 		}
-		s.audit(ctx, models.AuditEvent{EventType: models.AuditMFACodeSent, OrganizationID: p.OrganizationID, UserID: p.UserID, AuthenticationMethod: "sms", Reason: "phone confirmation"})
+		s.audit(ctx, identity.AuditEvent{EventType: identity.AuditMFACodeSent, OrganizationID: p.OrganizationID, UserID: p.UserID, AuthenticationMethod: "sms", Reason: "phone confirmation"})
 		out := &MFACodeSentOutput{}
 		out.Body.Method, out.Body.Destination = "sms", models.MaskRecipient(in.Body.PhoneNumber)
-		out.Body.ExpiresAt = models.Timestamp(s.now().Add(models.MFAPhoneCodeTTL))
+		out.Body.ExpiresAt = models.Timestamp(s.now().Add(identity.MFAPhoneCodeTTL))
 		return out, nil
 	})
 }
@@ -202,7 +203,7 @@ func (s *Server) mfaChallenge(ctx huma.Context, a access, p *models.Principal) b
 		return true
 	}
 	rctx := ctx.Context()
-	enr, err := s.store.MFAEnrollmentOf(rctx, p.UserID)
+	enr, err := s.identity.MFAEnrollmentOf(rctx, p.UserID)
 	if err != nil {
 		huma.WriteErr(s.API, ctx, 0, "", err)
 		return false
@@ -212,7 +213,7 @@ func (s *Server) mfaChallenge(ctx huma.Context, a access, p *models.Principal) b
 	}
 	operation := op.Method + " " + strings.TrimPrefix(strings.TrimPrefix(op.Path, "/api"), "/v1")
 	if id := ctx.Header("X-MFA-Challenge-Id"); id != "" {
-		ok, err := s.store.ConsumeMFAChallenge(rctx, p.UserID, id, operation)
+		ok, err := s.identity.ConsumeMFAChallenge(rctx, p.UserID, id, operation)
 		if err != nil {
 			huma.WriteErr(s.API, ctx, 0, "", err)
 			return false
@@ -221,13 +222,13 @@ func (s *Server) mfaChallenge(ctx huma.Context, a access, p *models.Principal) b
 			return true
 		}
 	}
-	ch, err := s.store.CreateMFAChallenge(rctx, p.UserID, operation)
+	ch, err := s.identity.CreateMFAChallenge(rctx, p.UserID, operation)
 	if err != nil {
 		huma.WriteErr(s.API, ctx, 0, "", err)
 		return false
 	}
-	s.audit(rctx, models.AuditEvent{EventType: models.AuditMFAChallenged, OrganizationID: p.OrganizationID, UserID: p.UserID, SessionID: ch.ID, Reason: operation})
-	methods, err := s.store.MFAMethods(rctx, p.UserID)
+	s.audit(rctx, identity.AuditEvent{EventType: identity.AuditMFAChallenged, OrganizationID: p.OrganizationID, UserID: p.UserID, SessionID: ch.ID, Reason: operation})
+	methods, err := s.identity.MFAMethods(rctx, p.UserID)
 	if err != nil {
 		huma.WriteErr(s.API, ctx, 0, "", err)
 		return false

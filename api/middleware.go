@@ -14,6 +14,7 @@ import (
 
 	"github.com/telcoplatform/platform/auth"
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/identity"
 )
 
 // API versions (DECISIONS 4): any 1.x.y up to 1.2.3; missing means the latest.
@@ -218,8 +219,8 @@ func (s *Server) restrict(c *fiber.Ctx, p *models.Principal, clientID string, ip
 	if !versionedPath(c.Path()) {
 		return nil
 	}
-	sub := models.AccessSubject{OrganizationID: p.OrganizationID, ClientID: clientID, UserID: p.UserID}
-	return s.store.CheckAccess(c.UserContext(), sub, s.origin(ip))
+	sub := identity.AccessSubject{OrganizationID: p.OrganizationID, ClientID: clientID, UserID: p.UserID}
+	return s.identity.CheckAccess(c.UserContext(), sub, s.origin(ip))
 }
 
 // oauthClientEndpoints are where OAuth clients authenticate.
@@ -245,7 +246,7 @@ func (s *Server) restrictOAuthClient(c *fiber.Ctx, ip netip.Addr) bool {
 	if !models.HasPrefix(clientID, models.PrefixClient) || len(clientID) > 64 {
 		return true // unknown shape: the endpoint refuses it itself
 	}
-	err := s.store.CheckClientAccess(c.UserContext(), clientID, s.origin(ip))
+	err := s.identity.CheckClientAccess(c.UserContext(), clientID, s.origin(ip))
 	if err == nil {
 		return true
 	}
@@ -254,7 +255,7 @@ func (s *Server) restrictOAuthClient(c *fiber.Ctx, ip netip.Addr) bool {
 	if method == "" || len(method) > 40 {
 		method = strings.TrimPrefix(c.Path(), "/oauth/")
 	}
-	s.audit(c.UserContext(), models.AuditEvent{EventType: models.AuditTokenRefused, Outcome: "failure", ClientID: clientID,
+	s.audit(c.UserContext(), identity.AuditEvent{EventType: identity.AuditTokenRefused, Outcome: "failure", ClientID: clientID,
 		AuthenticationMethod: method, Reason: string(code)})
 	status, name := fiber.StatusForbidden, "access_denied"
 	if code == models.CodeInternal {
@@ -310,7 +311,7 @@ func (s *Server) authenticate(c *fiber.Ctx) error {
 			if err := s.restrict(c, p, "", ip); err != nil {
 				c.SetUserContext(anonymous)
 				c.Locals(authErrorKey{}, err)
-				s.audit(c.UserContext(), models.AuditEvent{EventType: models.AuditCredentialFails, Outcome: "failure", OrganizationID: p.OrganizationID,
+				s.audit(c.UserContext(), identity.AuditEvent{EventType: identity.AuditCredentialFails, Outcome: "failure", OrganizationID: p.OrganizationID,
 					AuthenticationMethod: "mtls", Reason: string(models.ErrorCode(err))})
 			}
 		}
@@ -322,7 +323,7 @@ func (s *Server) authenticate(c *fiber.Ctx) error {
 		if !strings.HasPrefix(secret, "sk_") {
 			method = "access_token"
 		}
-		s.audit(c.UserContext(), models.AuditEvent{EventType: models.AuditCredentialFails, Outcome: "failure", AuthenticationMethod: method, Reason: string(models.ErrorCode(err))})
+		s.audit(c.UserContext(), identity.AuditEvent{EventType: identity.AuditCredentialFails, Outcome: "failure", AuthenticationMethod: method, Reason: string(models.ErrorCode(err))})
 	}
 	return c.Next()
 }
@@ -356,11 +357,11 @@ func (s *Server) resolveCredential(c *fiber.Ctx, secret string, ip netip.Addr) e
 		return s.resolveAccessToken(c, secret, ip)
 	}
 	ctx := c.UserContext()
-	auth, err := s.store.AuthenticateAPIKey(ctx, secret, ip)
+	auth, err := s.identity.AuthenticateAPIKey(ctx, secret, ip)
 	if err != nil {
 		return err
 	}
-	sig, err := s.store.VerifySignature(auth.Key, models.SignedRequest{Timestamp: c.Get("X-Timestamp"), Signature: c.Get("X-Signature"),
+	sig, err := s.identity.VerifySignature(auth.Key, identity.SignedRequest{Timestamp: c.Get("X-Timestamp"), Signature: c.Get("X-Signature"),
 		Nonce: c.Get("X-Nonce"), Method: c.Method(), RawPath: string(c.Request().RequestURI()), Body: c.Request().Body()})
 	if err != nil {
 		return err
@@ -379,7 +380,7 @@ func (s *Server) resolveCredential(c *fiber.Ctx, secret string, ip netip.Addr) e
 	c.SetUserContext(models.WithPrincipal(ctx, auth.Principal))
 	secret = strings.Clone(secret) // Fiber reuses its buffers after the handler
 	setCredentialCheck(c, func(ctx context.Context) error {
-		_, err := s.store.AuthenticateAPIKey(ctx, secret, ip)
+		_, err := s.identity.AuthenticateAPIKey(ctx, secret, ip)
 		return err
 	})
 	return nil

@@ -18,6 +18,7 @@ import (
 
 	"github.com/telcoplatform/platform/auth"
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/identity"
 )
 
 //go:embed templates/authorize.html templates/device.html
@@ -96,11 +97,11 @@ func (s *Server) registerIdentity() {
 		b.RegistrationEndpoint = base + "/v1/auth/clients"
 		for _, p := range models.KnownPermissions() {
 			if p != "*" {
-				b.ScopesSupported = append(b.ScopesSupported, models.ScopeForPermission(p))
+				b.ScopesSupported = append(b.ScopesSupported, identity.ScopeForPermission(p))
 			}
 		}
 		b.ResponseTypesSupported = []string{"code"}
-		b.GrantTypesSupported = []string{models.GrantAuthorizationCode, models.GrantRefreshToken, models.GrantClientCredentials, models.GrantDeviceCode}
+		b.GrantTypesSupported = []string{identity.GrantAuthorizationCode, identity.GrantRefreshToken, identity.GrantClientCredentials, identity.GrantDeviceCode}
 		b.DeviceAuthorizationEndpoint = base + "/oauth/device/code"
 		b.CodeChallengeMethodsSupported = []string{"S256"}
 		b.TokenEndpointAuthMethodsSupported = []string{"client_secret_basic", "client_secret_post", "none"}
@@ -181,14 +182,14 @@ func (h *oauthHandlers) authorize(w http.ResponseWriter, r *http.Request) {
 	user, method, err := h.signIn(r, email)
 	if err != nil {
 		reason, msg := passwordRefusal(err)
-		h.s.auditHTTP(r, models.AuditEvent{EventType: models.AuditLoginFailed, Outcome: "failure", ClientID: ar.GetClient().GetID(), AuthenticationMethod: "password", Reason: reason})
+		h.s.auditHTTP(r, identity.AuditEvent{EventType: identity.AuditLoginFailed, Outcome: "failure", ClientID: ar.GetClient().GetID(), AuthenticationMethod: "password", Reason: reason})
 		h.render(w, r, ar, http.StatusUnauthorized, msg, email)
 		return
 	}
 	if h.refuseRestricted(r, user, method, ar.GetClient().GetID(), func(status int, msg string) { h.render(w, r, ar, status, msg, email) }) {
 		return
 	}
-	h.s.auditHTTP(r, models.AuditEvent{EventType: models.AuditLoginSucceeded, OrganizationID: user.OrganizationID, UserID: user.ID, ClientID: ar.GetClient().GetID(),
+	h.s.auditHTTP(r, identity.AuditEvent{EventType: identity.AuditLoginSucceeded, OrganizationID: user.OrganizationID, UserID: user.ID, ClientID: ar.GetClient().GetID(),
 		AuthenticationMethod: method, Scopes: strings.Join(ar.GetRequestedScopes(), " ")})
 	sess, err := auth.UserSession(ar.GetClient(), user, method)
 	if err != nil {
@@ -260,23 +261,23 @@ func (h *oauthHandlers) render(w http.ResponseWriter, r *http.Request, ar fosite
 // browser's portal session (a SAML or portal sign-in) when no password is
 // typed, or the user whose e-mail and password are posted, with the
 // authentication method. Errors: UNAUTHENTICATED.
-func (h *oauthHandlers) signIn(r *http.Request, email string) (*models.User, string, error) {
+func (h *oauthHandlers) signIn(r *http.Request, email string) (*identity.User, string, error) {
 	password := r.PostFormValue("password")
 	if password == "" {
 		if c, err := r.Cookie(sessionCookie); err == nil {
-			if ps, user, err := h.s.store.PortalSessionByToken(r.Context(), c.Value); err == nil {
+			if ps, user, err := h.s.identity.PortalSessionByToken(r.Context(), c.Value); err == nil {
 				return user, ps.AuthMethod, nil
 			}
 		}
 	}
-	user, err := h.s.store.CheckPassword(r.Context(), email, password)
+	user, err := h.s.identity.CheckPassword(r.Context(), email, password)
 	return user, "password", err
 }
 
 // refuseRestricted answers a sign-in page for a person whose IP allow-list
 // or organization policy refuses this request (403 with the reason on the
 // page), and reports whether it did.
-func (h *oauthHandlers) refuseRestricted(r *http.Request, user *models.User, method, clientID string, show func(status int, msg string)) bool {
+func (h *oauthHandlers) refuseRestricted(r *http.Request, user *identity.User, method, clientID string, show func(status int, msg string)) bool {
 	err := h.s.userAccess(r.Context(), user)
 	if err == nil {
 		return false
@@ -286,7 +287,7 @@ func (h *oauthHandlers) refuseRestricted(r *http.Request, user *models.User, met
 		show(http.StatusInternalServerError, "Something went wrong. Please try again.")
 		return true
 	}
-	h.s.auditHTTP(r, models.AuditEvent{EventType: models.AuditLoginFailed, Outcome: "failure", OrganizationID: user.OrganizationID, UserID: user.ID,
+	h.s.auditHTTP(r, identity.AuditEvent{EventType: identity.AuditLoginFailed, Outcome: "failure", OrganizationID: user.OrganizationID, UserID: user.ID,
 		ClientID: clientID, AuthenticationMethod: method, Reason: string(models.ErrorCode(err))})
 	show(http.StatusForbidden, "Access from here or at this time is not allowed for your account: "+models.AsError(err).Message)
 	return true
@@ -296,7 +297,7 @@ func (h *oauthHandlers) refuseRestricted(r *http.Request, user *models.User, met
 // session) and where single sign-on starts, returning to back afterwards.
 func (h *oauthHandlers) addSignInOptions(r *http.Request, data map[string]any, back string) {
 	if c, err := r.Cookie(sessionCookie); err == nil {
-		if _, user, err := h.s.store.PortalSessionByToken(r.Context(), c.Value); err == nil {
+		if _, user, err := h.s.identity.PortalSessionByToken(r.Context(), c.Value); err == nil {
 			data["SessionUser"] = user.Email
 		}
 	}
@@ -314,8 +315,8 @@ func (h *oauthHandlers) token(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	switch grant := r.PostFormValue("grant_type"); grant {
-	case models.GrantAuthorizationCode, models.GrantRefreshToken, models.GrantClientCredentials:
-	case models.GrantDeviceCode:
+	case identity.GrantAuthorizationCode, identity.GrantRefreshToken, identity.GrantClientCredentials:
+	case identity.GrantDeviceCode:
 		h.deviceToken(w, r)
 		return
 	default:
@@ -342,7 +343,7 @@ func (h *oauthHandlers) token(w http.ResponseWriter, r *http.Request) {
 		p.WriteAccessError(ctx, w, ar, err)
 		return
 	}
-	if ar.GetGrantTypes().ExactOne(models.GrantClientCredentials) {
+	if ar.GetGrantTypes().ExactOne(identity.GrantClientCredentials) {
 		sess, ok := auth.ClientSession(ar.GetClient())
 		if !ok {
 			p.WriteAccessError(ctx, w, ar, fosite.ErrServerError)
@@ -367,7 +368,7 @@ func (h *oauthHandlers) token(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	resp.SetTokenType("Bearer")
-	ev := models.AuditEvent{EventType: models.AuditTokenIssued, ClientID: ar.GetClient().GetID(), AuthenticationMethod: strings.Join(ar.GetGrantTypes(), " "),
+	ev := identity.AuditEvent{EventType: identity.AuditTokenIssued, ClientID: ar.GetClient().GetID(), AuthenticationMethod: strings.Join(ar.GetGrantTypes(), " "),
 		TokenType: "access_token", Scopes: strings.Join(ar.GetGrantedScopes(), " "), SessionID: ar.GetID()}
 	if sess, ok := ar.GetSession().(*auth.Session); ok {
 		ev.OrganizationID = sess.OrganizationID
@@ -393,7 +394,7 @@ func (h *oauthHandlers) capUserScopes(ctx context.Context, ar fosite.AccessReque
 	if !ok {
 		return fosite.ErrServerError.WithDebug("unexpected access request type")
 	}
-	user, err := h.s.store.DeviceUser(ctx, sess.UserID)
+	user, err := h.s.identity.DeviceUser(ctx, sess.UserID)
 	if models.ErrorCode(err) == models.CodeNotFound || (err == nil && user.OrganizationID != sess.OrganizationID) {
 		return fosite.ErrInvalidGrant.WithHint("The user of this grant no longer exists or has moved.")
 	}
@@ -457,7 +458,7 @@ func (h *oauthHandlers) revoke(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	err := p.NewRevocationRequest(ctx, r)
-	ev := models.AuditEvent{EventType: models.AuditTokenRevoked, ClientID: clip(client, 40), TokenType: r.PostFormValue("token_type_hint")}
+	ev := identity.AuditEvent{EventType: identity.AuditTokenRevoked, ClientID: clip(client, 40), TokenType: r.PostFormValue("token_type_hint")}
 	if err != nil {
 		ev.Outcome, ev.Reason = "failure", oauthErrorName(err)
 	}
@@ -483,7 +484,7 @@ func (h *oauthHandlers) auditTokenRefused(r *http.Request, err error) {
 	if client == "" {
 		client = r.PostFormValue("client_id")
 	}
-	h.s.auditHTTP(r, models.AuditEvent{EventType: models.AuditTokenRefused, Outcome: "failure", ClientID: clip(client, 40),
+	h.s.auditHTTP(r, identity.AuditEvent{EventType: identity.AuditTokenRefused, Outcome: "failure", ClientID: clip(client, 40),
 		AuthenticationMethod: clip(r.PostFormValue("grant_type"), 40), Reason: oauthErrorName(err)})
 }
 
@@ -539,7 +540,7 @@ func (h *oauthHandlers) deviceCode(w http.ResponseWriter, r *http.Request) {
 		clientError(w, err)
 		return
 	}
-	if !client.GetGrantTypes().Has(models.GrantDeviceCode) {
+	if !client.GetGrantTypes().Has(identity.GrantDeviceCode) {
 		oauthError(w, http.StatusBadRequest, "unauthorized_client", "the client is not registered for the device_code grant")
 		return
 	}
@@ -553,15 +554,15 @@ func (h *oauthHandlers) deviceCode(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	deviceCode, g, err := h.s.store.CreateDeviceGrant(ctx, client.GetID(), scopes, deviceCodeTTL, devicePollInterval)
+	deviceCode, g, err := h.s.identity.CreateDeviceGrant(ctx, client.GetID(), scopes, deviceCodeTTL, devicePollInterval)
 	if err != nil {
 		oauthError(w, http.StatusInternalServerError, "server_error", "the device code could not be created")
 		return
 	}
 	verify := h.s.tokens.Issuer() + "/oauth/device"
 	writeJSON(w, map[string]any{
-		"device_code": deviceCode, "user_code": models.FormatUserCode(g.UserCode),
-		"verification_uri": verify, "verification_uri_complete": verify + "?user_code=" + url.QueryEscape(models.FormatUserCode(g.UserCode)),
+		"device_code": deviceCode, "user_code": identity.FormatUserCode(g.UserCode),
+		"verification_uri": verify, "verification_uri_complete": verify + "?user_code=" + url.QueryEscape(identity.FormatUserCode(g.UserCode)),
 		"expires_in": int(deviceCodeTTL / time.Second), "interval": g.Interval,
 	})
 }
@@ -574,7 +575,7 @@ func (h *oauthHandlers) deviceToken(w http.ResponseWriter, r *http.Request) {
 		clientError(w, err)
 		return
 	}
-	if !client.GetGrantTypes().Has(models.GrantDeviceCode) {
+	if !client.GetGrantTypes().Has(identity.GrantDeviceCode) {
 		oauthError(w, http.StatusBadRequest, "unauthorized_client", "the client is not registered for the device_code grant")
 		return
 	}
@@ -583,37 +584,37 @@ func (h *oauthHandlers) deviceToken(w http.ResponseWriter, r *http.Request) {
 		oauthError(w, http.StatusBadRequest, "invalid_request", "device_code is required")
 		return
 	}
-	g, outcome, err := h.s.store.PollDeviceGrant(ctx, code, client.GetID())
+	g, outcome, err := h.s.identity.PollDeviceGrant(ctx, code, client.GetID())
 	if err != nil {
 		oauthError(w, http.StatusInternalServerError, "server_error", "the device code could not be checked")
 		return
 	}
 	switch outcome {
 	case "":
-	case models.PollPending:
+	case identity.PollPending:
 		oauthError(w, http.StatusBadRequest, outcome, "the user has not approved the device yet")
 		return
-	case models.PollSlowDown:
+	case identity.PollSlowDown:
 		oauthError(w, http.StatusBadRequest, outcome, "polling too fast: wait 5 more seconds between requests")
 		return
-	case models.PollDenied:
+	case identity.PollDenied:
 		oauthError(w, http.StatusBadRequest, outcome, "the user denied the device")
 		return
-	case models.PollExpired:
+	case identity.PollExpired:
 		oauthError(w, http.StatusBadRequest, outcome, "the device code has expired: start again")
 		return
 	default:
-		oauthError(w, http.StatusBadRequest, models.PollInvalid, "the device code is unknown, used, or belongs to another client")
+		oauthError(w, http.StatusBadRequest, identity.PollInvalid, "the device code is unknown, used, or belongs to another client")
 		return
 	}
-	user, err := h.s.store.DeviceUser(ctx, g.UserID)
+	user, err := h.s.identity.DeviceUser(ctx, g.UserID)
 	if err != nil {
-		oauthError(w, http.StatusBadRequest, models.PollInvalid, "the approving user no longer exists")
+		oauthError(w, http.StatusBadRequest, identity.PollInvalid, "the approving user no longer exists")
 		return
 	}
 	sess, err := auth.UserSession(client, user, "device")
 	if err != nil {
-		oauthError(w, http.StatusBadRequest, models.PollInvalid, "the approving user belongs to another organization")
+		oauthError(w, http.StatusBadRequest, identity.PollInvalid, "the approving user belongs to another organization")
 		return
 	}
 	scopes := models.UserTokenScopes(g.ScopeList(), client.GetScopes(), user.SessionPermissions())
@@ -626,8 +627,8 @@ func (h *oauthHandlers) deviceToken(w http.ResponseWriter, r *http.Request) {
 		oauthError(w, http.StatusInternalServerError, "server_error", "tokens could not be issued")
 		return
 	}
-	h.s.auditHTTP(r, models.AuditEvent{EventType: models.AuditTokenIssued, OrganizationID: user.OrganizationID, UserID: user.ID, ClientID: client.GetID(),
-		AuthenticationMethod: models.GrantDeviceCode, TokenType: "access_token", Scopes: toks.Scope})
+	h.s.auditHTTP(r, identity.AuditEvent{EventType: identity.AuditTokenIssued, OrganizationID: user.OrganizationID, UserID: user.ID, ClientID: client.GetID(),
+		AuthenticationMethod: identity.GrantDeviceCode, TokenType: "access_token", Scopes: toks.Scope})
 	body := map[string]any{"access_token": toks.AccessToken, "token_type": "Bearer", "expires_in": toks.ExpiresIn, "scope": toks.Scope, "user_id": user.ID}
 	if toks.RefreshToken != "" {
 		body["refresh_token"] = toks.RefreshToken
@@ -660,9 +661,9 @@ func (h *oauthHandlers) device(w http.ResponseWriter, r *http.Request) {
 	}
 	userCode := r.FormValue("user_code")
 	if userCode != "" {
-		if g, err := h.s.store.PendingDeviceGrant(ctx, userCode); err == nil {
+		if g, err := h.s.identity.PendingDeviceGrant(ctx, userCode); err == nil {
 			data["Scopes"] = g.ScopeList()
-			if c, err := h.s.store.LookupOAuthClient(ctx, g.ClientID); err == nil {
+			if c, err := h.s.identity.LookupOAuthClient(ctx, g.ClientID); err == nil {
 				data["ClientName"] = c.Name
 			}
 		}
@@ -677,7 +678,7 @@ func (h *oauthHandlers) device(w http.ResponseWriter, r *http.Request) {
 		show(http.StatusForbidden)
 		return
 	}
-	g, err := h.s.store.PendingDeviceGrant(ctx, userCode)
+	g, err := h.s.identity.PendingDeviceGrant(ctx, userCode)
 	if err != nil {
 		data["Error"] = "This code is unknown or has expired. Check the code on your device."
 		show(http.StatusNotFound)
@@ -690,7 +691,7 @@ func (h *oauthHandlers) device(w http.ResponseWriter, r *http.Request) {
 	user, method, err := h.signIn(r, email)
 	if err != nil {
 		reason, msg := passwordRefusal(err)
-		h.s.auditHTTP(r, models.AuditEvent{EventType: models.AuditLoginFailed, Outcome: "failure", ClientID: g.ClientID, AuthenticationMethod: "device", Reason: reason})
+		h.s.auditHTTP(r, identity.AuditEvent{EventType: identity.AuditLoginFailed, Outcome: "failure", ClientID: g.ClientID, AuthenticationMethod: "device", Reason: reason})
 		data["Error"] = msg
 		show(http.StatusUnauthorized)
 		return
@@ -698,19 +699,19 @@ func (h *oauthHandlers) device(w http.ResponseWriter, r *http.Request) {
 	if h.refuseRestricted(r, user, "device", g.ClientID, func(status int, msg string) { data["Error"] = msg; show(status) }) {
 		return
 	}
-	c, err := h.s.store.LookupOAuthClient(ctx, g.ClientID)
+	c, err := h.s.identity.LookupOAuthClient(ctx, g.ClientID)
 	if err != nil || c.OrganizationID != user.OrganizationID {
 		data["Error"] = "This device's application is not available to your organization."
 		show(http.StatusForbidden)
 		return
 	}
 	if r.PostFormValue("action") != "approve" {
-		if err := h.s.store.DecideDeviceGrant(ctx, userCode, "", false); err != nil {
+		if err := h.s.identity.DecideDeviceGrant(ctx, userCode, "", false); err != nil {
 			data["Error"] = "This code is unknown or has expired."
 			show(http.StatusNotFound)
 			return
 		}
-		h.s.auditHTTP(r, models.AuditEvent{EventType: models.AuditLoginSucceeded, OrganizationID: user.OrganizationID, UserID: user.ID, ClientID: g.ClientID,
+		h.s.auditHTTP(r, identity.AuditEvent{EventType: identity.AuditLoginSucceeded, OrganizationID: user.OrganizationID, UserID: user.ID, ClientID: g.ClientID,
 			AuthenticationMethod: "device", Reason: "device denied; signed in by " + method})
 		data["Done"] = "The device was denied. You can close this page."
 		show(http.StatusOK)
@@ -721,12 +722,12 @@ func (h *oauthHandlers) device(w http.ResponseWriter, r *http.Request) {
 		show(http.StatusForbidden)
 		return
 	}
-	if err := h.s.store.DecideDeviceGrant(ctx, userCode, user.ID, true); err != nil {
+	if err := h.s.identity.DecideDeviceGrant(ctx, userCode, user.ID, true); err != nil {
 		data["Error"] = "This code is unknown or has expired."
 		show(http.StatusNotFound)
 		return
 	}
-	h.s.auditHTTP(r, models.AuditEvent{EventType: models.AuditLoginSucceeded, OrganizationID: user.OrganizationID, UserID: user.ID, ClientID: g.ClientID, AuthenticationMethod: "device", Reason: "signed in by " + method})
+	h.s.auditHTTP(r, identity.AuditEvent{EventType: identity.AuditLoginSucceeded, OrganizationID: user.OrganizationID, UserID: user.ID, ClientID: g.ClientID, AuthenticationMethod: "device", Reason: "signed in by " + method})
 	data["Done"] = "Your device is connected. You can return to it and close this page."
 	show(http.StatusOK)
 }

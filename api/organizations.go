@@ -7,6 +7,7 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/identity"
 )
 
 // OrganizationItem is an organization as answered (DECISIONS 11).
@@ -106,8 +107,8 @@ func organizationItem(o *models.Organization) OrganizationItem {
 		CreatedAt: models.Timestamp(o.CreatedAt), UpdatedAt: models.Timestamp(o.UpdatedAt), AccessPolicy: accessPolicyItem(o.AccessPolicy)}
 }
 
-func (b OrganizationBody) input(origin models.RequestOrigin) models.OrganizationInput {
-	in := models.OrganizationInput{Name: b.Name, Plan: models.Plan(b.Plan), CustomerID: b.CustomerID, AccessPolicy: b.AccessPolicy.policy(), Origin: origin}
+func (b OrganizationBody) input(origin models.RequestOrigin) identity.OrganizationInput {
+	in := identity.OrganizationInput{Name: b.Name, Plan: models.Plan(b.Plan), CustomerID: b.CustomerID, AccessPolicy: b.AccessPolicy.policy(), Origin: origin}
 	if c := b.CustomLimits; c != nil {
 		in.CustomLimits = &models.RateLimits{Hourly: c.Hourly, Burst: c.Burst, Concurrent: c.Concurrent}
 	}
@@ -170,7 +171,7 @@ func (s *Server) registerOrganizations() {
 	tags := []string{"Administration"}
 	register(s, huma.Operation{OperationID: "create-organization", Method: http.MethodPost, Path: "/organizations", Summary: "Create an organization (tenant)", Tags: tags, DefaultStatus: http.StatusCreated},
 		access{admin: true}, func(ctx context.Context, in *struct{ Body OrganizationCreateBody }) (*OrganizationOutput, error) {
-			org, err := s.store.CreateOrganization(ctx, principal(ctx), OrganizationBody(in.Body).input(s.requestOrigin(ctx)))
+			org, err := s.identity.CreateOrganization(ctx, principal(ctx), OrganizationBody(in.Body).input(s.requestOrigin(ctx)))
 			if err != nil {
 				return nil, err
 			}
@@ -182,7 +183,7 @@ func (s *Server) registerOrganizations() {
 			if err != nil {
 				return nil, err
 			}
-			orgs, total, err := s.store.ListOrganizations(ctx, principal(ctx), pr)
+			orgs, total, err := s.identity.ListOrganizations(ctx, principal(ctx), pr)
 			if err != nil {
 				return nil, err
 			}
@@ -195,7 +196,7 @@ func (s *Server) registerOrganizations() {
 		access{admin: true}, func(ctx context.Context, in *struct {
 			ID string `path:"organization_id" maxLength:"64"`
 		}) (*OrganizationOutput, error) {
-			org, err := s.store.GetOrganization(ctx, principal(ctx), in.ID)
+			org, err := s.identity.GetOrganization(ctx, principal(ctx), in.ID)
 			if err != nil {
 				return nil, err
 			}
@@ -206,7 +207,7 @@ func (s *Server) registerOrganizations() {
 			ID   string `path:"organization_id" maxLength:"64"`
 			Body OrganizationBody
 		}) (*OrganizationOutput, error) {
-			org, err := s.store.UpdateOrganization(ctx, principal(ctx), in.ID, in.Body.input(s.requestOrigin(ctx)))
+			org, err := s.identity.UpdateOrganization(ctx, principal(ctx), in.ID, in.Body.input(s.requestOrigin(ctx)))
 			if err != nil {
 				return nil, err
 			}
@@ -218,7 +219,7 @@ func (s *Server) registerOrganizations() {
 		Tags:        []string{"Authentication"}},
 		access{permission: "auth:manage"}, func(ctx context.Context, _ *struct{}) (*AccessPolicyOutput, error) {
 			p := principal(ctx)
-			org, err := s.store.GetOrganization(ctx, p, p.OrganizationID)
+			org, err := s.identity.GetOrganization(ctx, p, p.OrganizationID)
 			if err != nil {
 				return nil, err
 			}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/telcoplatform/platform/auth"
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/identity"
 	"github.com/telcoplatform/platform/models/services"
 )
 
@@ -38,7 +39,7 @@ var portalPage = template.Must(template.New("portal.html").Funcs(template.FuncMa
 
 // sessionID is the audit identifier of a portal session: a prefix of its
 // token hash (the token itself is never logged).
-func sessionID(ps *models.PortalSession) string { return "ps_" + ps.TokenHash[:16] }
+func sessionID(ps *identity.PortalSession) string { return "ps_" + ps.TokenHash[:16] }
 
 func (s *Server) setSessionCookie(c *fiber.Ctx, token string, expires time.Time) {
 	c.Cookie(&fiber.Cookie{Name: sessionCookie, Value: token, Path: "/", Expires: expires, HTTPOnly: true,
@@ -56,8 +57,8 @@ type portalView struct {
 	Error       string
 	Email       string
 	LoginCSRF   string
-	User        *models.User
-	Session     *models.PortalSession
+	User        *identity.User
+	Session     *identity.PortalSession
 	Environment models.Environment // whose services and operations are shown: live or test (the sandbox)
 	Services    []services.Service
 	Total       int64
@@ -89,7 +90,7 @@ func (s *Server) registerPortal() {
 
 	s.App.Get(portalPath, func(c *fiber.Ctx) error {
 		ctx := c.UserContext()
-		ps, user, err := s.store.PortalSessionByToken(ctx, c.Cookies(sessionCookie))
+		ps, user, err := s.identity.PortalSessionByToken(ctx, c.Cookies(sessionCookie))
 		if err != nil {
 			if models.ErrorCode(err) == models.CodeUnauthenticated {
 				return render(c, http.StatusOK, portalView{})
@@ -120,40 +121,40 @@ func (s *Server) registerPortal() {
 			return render(c, http.StatusForbidden, portalView{Error: "Your sign-in form expired. Please try again."})
 		}
 		email := c.FormValue("email")
-		user, err := s.store.CheckPassword(ctx, email, c.FormValue("password"))
+		user, err := s.identity.CheckPassword(ctx, email, c.FormValue("password"))
 		if err != nil {
 			reason, msg := passwordRefusal(err)
-			s.audit(ctx, models.AuditEvent{EventType: models.AuditLoginFailed, Outcome: "failure", AuthenticationMethod: "password", Reason: "portal: " + reason})
+			s.audit(ctx, identity.AuditEvent{EventType: identity.AuditLoginFailed, Outcome: "failure", AuthenticationMethod: "password", Reason: "portal: " + reason})
 			return render(c, http.StatusUnauthorized, portalView{Error: msg, Email: email})
 		}
 		if err := s.userAccess(ctx, user); err != nil {
 			if models.ErrorCode(err) == models.CodeInternal {
 				return err
 			}
-			s.audit(ctx, models.AuditEvent{EventType: models.AuditLoginFailed, Outcome: "failure", OrganizationID: user.OrganizationID, UserID: user.ID,
+			s.audit(ctx, identity.AuditEvent{EventType: identity.AuditLoginFailed, Outcome: "failure", OrganizationID: user.OrganizationID, UserID: user.ID,
 				AuthenticationMethod: "password", Reason: "portal: " + string(models.ErrorCode(err))})
 			return render(c, http.StatusForbidden, portalView{Error: "Access from here or at this time is not allowed for your account: " + models.AsError(err).Message})
 		}
-		token, ps, err := s.store.StartPortalSession(ctx, user, "password", nil)
+		token, ps, err := s.identity.StartPortalSession(ctx, user, "password", nil)
 		if err != nil {
 			return err
 		}
-		s.audit(ctx, models.AuditEvent{EventType: models.AuditLoginSucceeded, OrganizationID: user.OrganizationID, UserID: user.ID,
+		s.audit(ctx, identity.AuditEvent{EventType: identity.AuditLoginSucceeded, OrganizationID: user.OrganizationID, UserID: user.ID,
 			AuthenticationMethod: "password", TokenType: "portal_session", SessionID: sessionID(ps)})
 		s.setSessionCookie(c, token, ps.ExpiresAt)
-		return c.Redirect(models.SafeRedirectTarget(c.FormValue("next"), portalPath), http.StatusSeeOther)
+		return c.Redirect(identity.SafeRedirectTarget(c.FormValue("next"), portalPath), http.StatusSeeOther)
 	})
 	s.App.Post(portalPath+"/logout", func(c *fiber.Ctx) error {
 		ctx := c.UserContext()
 		token := c.Cookies(sessionCookie)
-		if ps, user, err := s.store.PortalSessionByToken(ctx, token); err == nil {
+		if ps, user, err := s.identity.PortalSessionByToken(ctx, token); err == nil {
 			if subtle.ConstantTimeCompare([]byte(ps.CSRFToken), []byte(c.FormValue("csrf_token"))) != 1 {
 				return models.Errorf(models.CodeInsufficientPermissions, "the sign-out form is not from this session")
 			}
-			if err := s.store.EndPortalSession(ctx, token); err != nil {
+			if err := s.identity.EndPortalSession(ctx, token); err != nil {
 				return err
 			}
-			s.audit(ctx, models.AuditEvent{EventType: models.AuditLogout, OrganizationID: user.OrganizationID, UserID: user.ID, AuthenticationMethod: ps.AuthMethod, SessionID: sessionID(ps)})
+			s.audit(ctx, identity.AuditEvent{EventType: identity.AuditLogout, OrganizationID: user.OrganizationID, UserID: user.ID, AuthenticationMethod: ps.AuthMethod, SessionID: sessionID(ps)})
 		}
 		s.clearSessionCookie(c)
 		return c.Redirect(portalPath, http.StatusSeeOther)
@@ -164,7 +165,7 @@ func (s *Server) registerPortal() {
 		Description: "Reads the HttpOnly `platform_session` cookie set by a SAML (or portal password) sign-in. Returns who is signed in and the session's CSRF token, which POST /auth/session/token and DELETE /auth/session require in X-CSRF-Token. 401 UNAUTHENTICATED without a live session.",
 		Tags:        tags,
 	}, access{public: true}, func(ctx context.Context, in *SessionInput) (*SessionOutput, error) {
-		ps, user, err := s.store.PortalSessionByToken(ctx, in.Session)
+		ps, user, err := s.identity.PortalSessionByToken(ctx, in.Session)
 		if err != nil {
 			return nil, err
 		}
@@ -185,14 +186,14 @@ func (s *Server) registerPortal() {
 		if err != nil {
 			return nil, err
 		}
-		s.audit(ctx, models.AuditEvent{EventType: models.AuditTokenIssued, OrganizationID: user.OrganizationID, UserID: user.ID, AuthenticationMethod: ps.AuthMethod,
+		s.audit(ctx, identity.AuditEvent{EventType: identity.AuditTokenIssued, OrganizationID: user.OrganizationID, UserID: user.ID, AuthenticationMethod: ps.AuthMethod,
 			TokenType: "access_token", SessionID: sessionID(ps), Scopes: strings.Join(user.SessionPermissions(), " ")})
 		out := &SessionTokenOutput{CacheControl: "no-store"}
 		b := &out.Body
 		b.AccessToken, b.TokenType, b.ExpiresIn, b.UserID = issued.Token, "Bearer", issued.ExpiresIn, user.ID
 		scopes := make([]string, 0)
 		for _, p := range user.SessionPermissions() {
-			scopes = append(scopes, models.ScopeForPermission(p))
+			scopes = append(scopes, identity.ScopeForPermission(p))
 		}
 		b.Scope = strings.Join(scopes, " ")
 		return out, nil
@@ -205,10 +206,10 @@ func (s *Server) registerPortal() {
 		if err != nil {
 			return nil, err
 		}
-		if err := s.store.EndPortalSession(ctx, in.Session); err != nil {
+		if err := s.identity.EndPortalSession(ctx, in.Session); err != nil {
 			return nil, err
 		}
-		s.audit(ctx, models.AuditEvent{EventType: models.AuditLogout, OrganizationID: user.OrganizationID, UserID: user.ID, AuthenticationMethod: ps.AuthMethod, SessionID: sessionID(ps)})
+		s.audit(ctx, identity.AuditEvent{EventType: identity.AuditLogout, OrganizationID: user.OrganizationID, UserID: user.ID, AuthenticationMethod: ps.AuthMethod, SessionID: sessionID(ps)})
 		secure := ""
 		if strings.HasPrefix(s.cfg.PublicBaseURL, "https://") {
 			secure = "; Secure"
@@ -221,7 +222,7 @@ func (s *Server) registerPortal() {
 // refused password sign-in: one message whatever the cause (unknown e-mail,
 // wrong password), plus when to try again if the account is locked.
 func passwordRefusal(err error) (reason, message string) {
-	if n := models.RetryAfter(err); n > 0 {
+	if n := identity.RetryAfter(err); n > 0 {
 		return "account locked after repeated wrong passwords",
 			fmt.Sprintf("E-mail or password is wrong. Too many failed attempts: try again in %d minute(s).", (n+59)/60)
 	}
@@ -231,8 +232,8 @@ func passwordRefusal(err error) (reason, message string) {
 // sessionWithCSRF returns the live session of the request's cookie after
 // checking its CSRF token and the restrictions that bind its user.
 // Errors: UNAUTHENTICATED, INSUFFICIENT_PERMISSIONS, IP_NOT_ALLOWED, ACCESS_RESTRICTED.
-func (s *Server) sessionWithCSRF(ctx context.Context, in *SessionChangeInput) (*models.PortalSession, *models.User, error) {
-	ps, user, err := s.store.PortalSessionByToken(ctx, in.Session)
+func (s *Server) sessionWithCSRF(ctx context.Context, in *SessionChangeInput) (*identity.PortalSession, *identity.User, error) {
+	ps, user, err := s.identity.PortalSessionByToken(ctx, in.Session)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -249,14 +250,14 @@ func (s *Server) sessionWithCSRF(ctx context.Context, in *SessionChangeInput) (*
 // restrictions that bind their requests with a token: their IP allow-list
 // and their organization's access policy (docs/authentication.md, "Access
 // restrictions"). Errors: IP_NOT_ALLOWED, ACCESS_RESTRICTED, INTERNAL_ERROR.
-func (s *Server) userAccess(ctx context.Context, u *models.User) error {
-	return s.store.CheckAccess(ctx, models.AccessSubject{OrganizationID: u.OrganizationID, UserID: u.ID}, s.requestOrigin(ctx))
+func (s *Server) userAccess(ctx context.Context, u *identity.User) error {
+	return s.identity.CheckAccess(ctx, identity.AccessSubject{OrganizationID: u.OrganizationID, UserID: u.ID}, s.requestOrigin(ctx))
 }
 
 // portalDashboard gathers what the signed-in page shows: the services and
 // recent operations of the user's organization in env (live or the
 // sandbox) and the messages addressed to the user.
-func (s *Server) portalDashboard(ctx context.Context, ps *models.PortalSession, user *models.User, env models.Environment) (*portalView, error) {
+func (s *Server) portalDashboard(ctx context.Context, ps *identity.PortalSession, user *identity.User, env models.Environment) (*portalView, error) {
 	p := &models.Principal{Kind: models.PrincipalUser, ID: user.ID, UserID: user.ID, OrganizationID: user.OrganizationID, Environment: env, Role: models.RoleCustomer}
 	services, total, err := s.services.ListServices(ctx, p, services.ServiceFilter{}, models.PageRequest{Limit: 20, Sort: []models.SortField{{Field: "created_at", Desc: true}}})
 	if err != nil {
@@ -267,7 +268,7 @@ func (s *Server) portalDashboard(ctx context.Context, ps *models.PortalSession, 
 		return nil, err
 	}
 	recipients := []string{user.Email}
-	if phone, err := s.store.MFAPhoneOf(ctx, user.ID); err == nil && phone != "" {
+	if phone, err := s.identity.MFAPhoneOf(ctx, user.ID); err == nil && phone != "" {
 		recipients = append(recipients, phone)
 	}
 	inbox, err := s.store.UserInbox(ctx, user.OrganizationID, recipients, 20)
@@ -302,7 +303,7 @@ type SessionItem struct {
 	ExpiresAt      string   `json:"expires_at"`
 }
 
-func sessionItem(ps *models.PortalSession, u *models.User) SessionItem {
+func sessionItem(ps *identity.PortalSession, u *identity.User) SessionItem {
 	groups := []string{}
 	if ps.Groups != "" {
 		groups = strings.Split(ps.Groups, ",")

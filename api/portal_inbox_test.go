@@ -11,6 +11,7 @@ import (
 
 	"github.com/telcoplatform/platform/auth"
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/identity"
 )
 
 // TestPortalInboxNeverShowsCodes sends an MFA code by e-mail for a
@@ -21,7 +22,7 @@ func TestPortalInboxNeverShowsCodes(t *testing.T) {
 	clock := time.Now().UTC().Truncate(30 * time.Second).Add(time.Second)
 	h.store.Now = func() time.Time { return clock }
 	var created struct {
-		User models.User `json:"user"`
+		User identity.User `json:"user"`
 	}
 	h.do("POST", "/v1/users", h.adminKey, map[string]any{"email": "noor@tenant-a.example", "name": "Noor", "role": "customer",
 		"organization_id": h.tenants[0].org.ID, "password": "correct horse battery"}).decode(http.StatusCreated, &created)

@@ -15,6 +15,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/identity"
 	"github.com/telcoplatform/platform/ratelimit"
 )
 
@@ -160,7 +161,7 @@ func (s *Server) rateLimit(c *fiber.Ctx) error {
 // count against the client, not against the address's anonymous budget.
 // Anything else (no or wrong credentials, public clients, early refusals)
 // is false.
-func (s *Server) oauthClientBudget(c *fiber.Ctx) (*models.OAuthClient, models.RateLimits, bool) {
+func (s *Server) oauthClientBudget(c *fiber.Ctx) (*identity.OAuthClient, models.RateLimits, bool) {
 	if c.Method() != fiber.MethodPost || !oauthClientEndpoints[c.Path()] || earlyRefusal(c) != nil {
 		return nil, models.RateLimits{}, false
 	}
@@ -181,7 +182,7 @@ func (s *Server) oauthClientBudget(c *fiber.Ctx) (*models.OAuthClient, models.Ra
 	if id == "" || secret == "" {
 		return nil, models.RateLimits{}, false
 	}
-	client, limits, err := s.store.ClientRateLimits(c.UserContext(), id, secret)
+	client, limits, err := s.identity.ClientRateLimits(c.UserContext(), id, secret)
 	if err != nil {
 		return nil, models.RateLimits{}, false
 	}
@@ -375,7 +376,7 @@ func (s *Server) registerRateLimits() {
 			if err != nil {
 				return nil, models.Errorf(models.CodeDependencyUnavailable, "rate-limit counters are unavailable; retry shortly").WithDetail("retry_after", 5)
 			}
-			org, err := s.store.GetOrganization(ctx, p, p.OrganizationID)
+			org, err := s.identity.GetOrganization(ctx, p, p.OrganizationID)
 			if err != nil {
 				return nil, err
 			}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/identity"
 )
 
 // rawRoutes are served by Fiber directly (documents and the explorer), not operations.
@@ -228,7 +229,7 @@ func routeFixtures(t *testing.T, h *harness, a tenant) map[string]string {
 	fixtures["user_id"] = user.User.ID
 	fixtures["client_id"] = clientFixture(t, h, a)
 	fixtures["certificate_id"] = certificateFixture(t, h, a)
-	ch, err := h.store.CreateMFAChallenge(context.Background(), user.User.ID, "POST /auth/api-keys")
+	ch, err := identity.NewStore(h.store).CreateMFAChallenge(context.Background(), user.User.ID, "POST /auth/api-keys")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/telcoplatform/platform/auth"
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/identity"
 )
 
 // samlRequestTTL is how long the service provider waits for the IdP's answer.
@@ -43,7 +44,7 @@ func (s *Server) samlCookie(value string, maxAge time.Duration) *fiber.Cookie {
 
 func (s *Server) registerSAML() {
 	sp := auth.NewSAML(s.store, s.cfg.PublicBaseURL, s.cfg.SAMLIdPMetadataURL)
-	policy := models.SAMLPolicy{Domains: s.cfg.SAMLDomains, GroupRoles: map[string]models.Role{}}
+	policy := identity.SAMLPolicy{Domains: s.cfg.SAMLDomains, GroupRoles: map[string]models.Role{}}
 	for g, r := range s.cfg.SAMLGroupRoles {
 		policy.GroupRoles[g] = models.Role(r)
 	}
@@ -74,9 +75,9 @@ func (s *Server) registerSAML() {
 		if err != nil {
 			return models.Internal(err)
 		}
-		target := models.SafeRedirectTarget(c.Query("RelayState"), portalPath)
+		target := identity.SafeRedirectTarget(c.Query("RelayState"), portalPath)
 		browser := models.RandomString(32)
-		if err := s.store.SaveSAMLRequest(ctx, req.ID, target, browser, samlRequestTTL); err != nil {
+		if err := s.identity.SaveSAMLRequest(ctx, req.ID, target, browser, samlRequestTTL); err != nil {
 			return err
 		}
 		c.Cookie(s.samlCookie(browser, samlRequestTTL))
@@ -100,7 +101,7 @@ func (s *Server) registerSAML() {
 			return err
 		}
 		refused := func(why string) error {
-			s.audit(ctx, models.AuditEvent{EventType: models.AuditLoginFailed, Outcome: "failure", AuthenticationMethod: "saml", Reason: why})
+			s.audit(ctx, identity.AuditEvent{EventType: identity.AuditLoginFailed, Outcome: "failure", AuthenticationMethod: "saml", Reason: why})
 			return models.Errorf(models.CodeUnauthenticated, "the SAML response was refused: %s", why)
 		}
 		raw, err := base64.StdEncoding.DecodeString(c.FormValue("SAMLResponse"))
@@ -115,7 +116,7 @@ func (s *Server) registerSAML() {
 		if inResponseTo == "" {
 			return refused("IdP-initiated login is not accepted; start at /saml/sso")
 		}
-		pending, err := s.store.PendingSAMLRequest(ctx, inResponseTo)
+		pending, err := s.identity.PendingSAMLRequest(ctx, inResponseTo)
 		if err != nil {
 			return err
 		}
@@ -133,7 +134,7 @@ func (s *Server) registerSAML() {
 			}
 			return refused("signature, audience, time or destination check failed")
 		}
-		if pending, err = s.store.TakeSAMLRequest(ctx, inResponseTo); err != nil {
+		if pending, err = s.identity.TakeSAMLRequest(ctx, inResponseTo); err != nil {
 			return err
 		}
 		if pending == nil {
@@ -144,24 +145,24 @@ func (s *Server) registerSAML() {
 		if email == "" {
 			return refused("the assertion has no email attribute")
 		}
-		user, created, err := s.store.SAMLUser(ctx, models.SAMLLogin{Email: email, Name: name, Groups: groups}, policy)
+		user, created, err := s.identity.SAMLUser(ctx, identity.SAMLLogin{Email: email, Name: name, Groups: groups}, policy)
 		if err != nil {
 			return err
 		}
 		if err := s.userAccess(ctx, user); err != nil {
-			s.audit(ctx, models.AuditEvent{EventType: models.AuditLoginFailed, Outcome: "failure", OrganizationID: user.OrganizationID, UserID: user.ID,
+			s.audit(ctx, identity.AuditEvent{EventType: identity.AuditLoginFailed, Outcome: "failure", OrganizationID: user.OrganizationID, UserID: user.ID,
 				AuthenticationMethod: "saml", Reason: string(models.ErrorCode(err))})
 			return err
 		}
-		token, sess, err := s.store.StartPortalSession(ctx, user, "saml", groups)
+		token, sess, err := s.identity.StartPortalSession(ctx, user, "saml", groups)
 		if err != nil {
 			return err
 		}
-		s.audit(ctx, models.AuditEvent{EventType: models.AuditLoginSucceeded, OrganizationID: user.OrganizationID, UserID: user.ID, AuthenticationMethod: "saml",
+		s.audit(ctx, identity.AuditEvent{EventType: identity.AuditLoginSucceeded, OrganizationID: user.OrganizationID, UserID: user.ID, AuthenticationMethod: "saml",
 			TokenType: "portal_session", SessionID: sessionID(sess), Reason: samlLoginReason(created, user.Role)})
 		s.setSessionCookie(c, token, sess.ExpiresAt)
 		c.Set(fiber.HeaderCacheControl, "no-store")
-		return c.Redirect(models.SafeRedirectTarget(pending.RelayTarget, portalPath), http.StatusSeeOther)
+		return c.Redirect(identity.SafeRedirectTarget(pending.RelayTarget, portalPath), http.StatusSeeOther)
 	})
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/telcoplatform/platform/auth"
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/billing"
+	"github.com/telcoplatform/platform/models/identity"
 )
 
 // userAnswer is the answer of the user endpoints.
@@ -124,7 +125,7 @@ func TestCreatingUsersCannotEscalate(t *testing.T) {
 // totpUser is a customer user of tenant 0 with a confirmed TOTP factor and
 // an access token carrying perms; next returns a fresh TOTP code.
 type totpUser struct {
-	user  *models.User
+	user  *identity.User
 	token string
 	next  func() string
 }
@@ -225,12 +226,12 @@ func TestReplacingThePhoneNeedsTheExistingFactor(t *testing.T) {
 	// An attacker holding the session, without the factor: refused, phone unchanged.
 	var ch mfaRequired
 	h.do("POST", "/v1/auth/mfa/sms/setup", u.token, map[string]any{"phone_number": "+14155550999"}).decode(http.StatusUnauthorized, &ch)
-	if got, _ := h.store.MFAPhoneOf(ctx, u.user.ID); got != "+14155550123" {
+	if got, _ := identity.NewStore(h.store).MFAPhoneOf(ctx, u.user.ID); got != "+14155550123" {
 		t.Fatalf("phone after an unchallenged change: %q", got)
 	}
 	// With the factor: the new number is pending; codes still go to the confirmed one.
 	setPhone("+14155550199")
-	if got, _ := h.store.MFAPhoneOf(ctx, u.user.ID); got != "+14155550123" {
+	if got, _ := identity.NewStore(h.store).MFAPhoneOf(ctx, u.user.ID); got != "+14155550123" {
 		t.Fatalf("an unconfirmed number replaced the confirmed one: %q", got)
 	}
 	var sent struct {
@@ -241,7 +242,7 @@ func TestReplacingThePhoneNeedsTheExistingFactor(t *testing.T) {
 		t.Fatalf("challenge code sent to %q", sent.Destination)
 	}
 	h.do("POST", "/v1/auth/mfa/verify", u.token, map[string]any{"method": "sms", "code": outboxCode(t, h, u.user.OrganizationID, "+14155550199")}).decode(http.StatusOK, nil)
-	if got, _ := h.store.MFAPhoneOf(ctx, u.user.ID); got != "+14155550199" {
+	if got, _ := identity.NewStore(h.store).MFAPhoneOf(ctx, u.user.ID); got != "+14155550199" {
 		t.Fatalf("confirmed new phone: %q", got)
 	}
 }

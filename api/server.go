@@ -27,6 +27,7 @@ import (
 	"github.com/telcoplatform/platform/models/automation"
 	"github.com/telcoplatform/platform/models/billing"
 	"github.com/telcoplatform/platform/models/catalog"
+	"github.com/telcoplatform/platform/models/identity"
 	"github.com/telcoplatform/platform/models/services"
 	"github.com/telcoplatform/platform/models/support"
 	"github.com/telcoplatform/platform/ratelimit"
@@ -64,6 +65,7 @@ type Server struct {
 	store      *models.Store
 	automation *automation.Store // bulk operations and orchestrations
 	support    *support.Store    // the support area's domain, on store
+	identity   *identity.Store   // organizations, users, keys, OAuth, MFA, SAML, certificates, audit
 	catalog    *catalog.Store    // the catalog, templates, locations and inventory
 	services   *services.Store   // orders, services and their changes, quotes, telemetry, operations
 	billing    *billing.Store    // accounts, invoices, payments, subscriptions, usage, budgets
@@ -71,7 +73,7 @@ type Server struct {
 	redis      redis.UniversalClient
 	log        *slog.Logger
 	now        func() time.Time
-	keyUsage   *models.KeyUsage
+	keyUsage   *identity.KeyUsage
 	limiter    *ratelimit.Limiter
 	limits     limiterStats
 	// anonymous are the per-address limits of requests without a valid
@@ -126,8 +128,9 @@ func New(deps Deps) *Server {
 	s.services = services.NewStore(s.store)
 	s.billing = billing.NewStore(s.store)
 	s.automation = automation.NewStore(s.store)
+	s.identity = identity.NewStore(s.store)
 	s.anonymous = anonymousLimits(deps.Config.AnonymousHourly, deps.Config.AnonymousBurst)
-	s.keyUsage = models.NewKeyUsage(s.store)
+	s.keyUsage = identity.NewKeyUsage(s.identity)
 	s.tokens = auth.NewTokens(s.store, deps.Config.PublicBaseURL, s.now)
 	s.replays = newReplayGuard(s.redis, s.now)
 

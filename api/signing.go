@@ -10,13 +10,14 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/identity"
 )
 
 // Replay protection of signed requests.
 const (
 	// signatureMemory is how long an accepted signature is remembered: longer
 	// than any timestamp it carries stays acceptable (±SignatureWindow).
-	signatureMemory = 2*models.SignatureWindow + time.Minute
+	signatureMemory = 2*identity.SignatureWindow + time.Minute
 	// maxRememberedSignatures bounds the in-memory store used without Redis.
 	maxRememberedSignatures = 100_000
 )
@@ -39,7 +40,7 @@ func newReplayGuard(rdb redis.UniversalClient, now func() time.Time) *replayGuar
 // claim records the signature of keyID's request and refuses one already
 // recorded. Errors: INVALID_SIGNATURE (a replay), DEPENDENCY_UNAVAILABLE
 // (the in-memory store is full).
-func (g *replayGuard) claim(ctx context.Context, keyID string, sig *models.VerifiedSignature) error {
+func (g *replayGuard) claim(ctx context.Context, keyID string, sig *identity.VerifiedSignature) error {
 	sum := sha256.Sum256(append([]byte(sig.Scheme+"\x00"+sig.Timestamp+"\x00"), sig.MAC...))
 	id := "sigseen:" + keyID + ":" + hex.EncodeToString(sum[:])
 	replayed := models.Errorf(models.CodeInvalidSignature, "this signature was already used: sign every request anew (v2, with a new X-Nonce)")

@@ -11,7 +11,7 @@ import (
 
 	"github.com/telcoplatform/platform/api"
 	"github.com/telcoplatform/platform/config"
-	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/identity"
 	"github.com/telcoplatform/platform/redisconn"
 )
 
@@ -38,7 +38,7 @@ func TestRequestSigningV2AndReplays(t *testing.T) {
 			path := "/v1/billing/accounts"
 			body := `{"name":"Signed","currency":"USD","billing_email":"s@example.com"}`
 			v2 := func(nonce, method, p, b string) string {
-				return "v2," + base64.StdEncoding.EncodeToString(models.SignRequestV2(secret, ts, nonce, method, p, []byte(b)))
+				return "v2," + base64.StdEncoding.EncodeToString(identity.SignRequestV2(secret, ts, nonce, method, p, []byte(b)))
 			}
 
 			// v2: the body is covered.
@@ -55,10 +55,10 @@ func TestRequestSigningV2AndReplays(t *testing.T) {
 
 			// v1 still works, bare and with its marker, once per signature.
 			cat := "/v1/services/catalog"
-			v1 := base64.StdEncoding.EncodeToString(models.SignRequest(secret, ts, "GET", cat))
+			v1 := base64.StdEncoding.EncodeToString(identity.SignRequest(secret, ts, "GET", cat))
 			h.do("GET", cat, k.APIKey.Key, nil, "X-Timestamp", ts, "X-Signature", v1).decode(200, nil)
 			h.do("GET", cat, k.APIKey.Key, nil, "X-Timestamp", ts, "X-Signature", v1).wantError(401, "INVALID_SIGNATURE")
-			v1q := base64.StdEncoding.EncodeToString(models.SignRequest(secret, ts, "GET", cat+"?a=1"))
+			v1q := base64.StdEncoding.EncodeToString(identity.SignRequest(secret, ts, "GET", cat+"?a=1"))
 			h.do("GET", cat+"?a=1", k.APIKey.Key, nil, "X-Timestamp", ts, "X-Signature", "v1,"+v1q).decode(200, nil)
 			h.do("GET", cat, k.APIKey.Key, nil, "X-Timestamp", ts, "X-Signature", "v9,"+v1).wantError(401, "INVALID_SIGNATURE")
 		})

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/identity"
 )
 
 // notificationsAnswer is a page of a ticket's notifications.
@@ -137,12 +138,12 @@ func TestSupportNotifyPermissionsAndTenancy(t *testing.T) {
 	h.do("POST", "/v1/support/tickets/tkt_missing/notify", staff, body).wantError(404, "NOT_FOUND")
 	h.do("GET", "/v1/support/tickets/tkt_missing/notifications", staff, nil).wantError(404, "NOT_FOUND")
 	// Provider staff in the sandbox do not see live tickets.
-	prov, err := h.store.EnsureProviderOrganization(context.Background())
+	prov, err := identity.NewStore(h.store).EnsureProviderOrganization(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
 	sandbox := "sk_test_" + models.RandomString(56)
-	if _, err := h.store.EnsureAPIKey(context.Background(), prov.ID, sandbox, "agent sandbox", models.RoleAgent, []string{"support:read", "support:write"}); err != nil {
+	if _, err := identity.NewStore(h.store).EnsureAPIKey(context.Background(), prov.ID, sandbox, "agent sandbox", models.RoleAgent, []string{"support:read", "support:write"}); err != nil {
 		t.Fatal(err)
 	}
 	h.do("POST", path+"/notify", sandbox, body).wantError(404, "NOT_FOUND")

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/identity"
 )
 
 // ruleAnswer is the part of a routing rule answer the tests read.
@@ -125,12 +126,12 @@ func TestSupportRoutingRulePermissions(t *testing.T) {
 	}
 	h.do("GET", path, "", nil).wantError(401, "UNAUTHENTICATED")
 	// An agent key holding support:admin may manage rules.
-	prov, err := h.store.EnsureProviderOrganization(context.Background())
+	prov, err := identity.NewStore(h.store).EnsureProviderOrganization(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
 	lead := "sk_live_" + models.RandomString(56)
-	if _, err := h.store.EnsureAPIKey(context.Background(), prov.ID, lead, "lead", models.RoleAgent, []string{"support:read", "support:admin"}); err != nil {
+	if _, err := identity.NewStore(h.store).EnsureAPIKey(context.Background(), prov.ID, lead, "lead", models.RoleAgent, []string{"support:read", "support:admin"}); err != nil {
 		t.Fatal(err)
 	}
 	h.do("GET", path, lead, nil).decode(200, nil)

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/identity"
 )
 
 // ticketAnswer is the part of a ticket answer the tests read.
@@ -58,12 +59,12 @@ func newTicket(t *testing.T, h *harness, key string, extra map[string]any) ticke
 func staffKey(t *testing.T, h *harness) (key, agentID string) {
 	t.Helper()
 	ctx := context.Background()
-	prov, err := h.store.EnsureProviderOrganization(ctx)
+	prov, err := identity.NewStore(h.store).EnsureProviderOrganization(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	key = "sk_live_" + models.RandomString(56)
-	if _, err := h.store.EnsureAPIKey(ctx, prov.ID, key, "agent", models.RoleAgent, []string{"support:read", "support:create", "support:write"}); err != nil {
+	if _, err := identity.NewStore(h.store).EnsureAPIKey(ctx, prov.ID, key, "agent", models.RoleAgent, []string{"support:read", "support:create", "support:write"}); err != nil {
 		t.Fatal(err)
 	}
 	var user struct {

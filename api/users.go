@@ -7,6 +7,7 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/identity"
 )
 
 // UserItem is a user as answered.
@@ -23,7 +24,7 @@ type UserItem struct {
 	Permissions []string `json:"permissions" doc:"what the user's sessions and access tokens may carry: the role's permissions, narrowed by the list given at creation or by PATCH"`
 }
 
-func userItem(u *models.User) UserItem {
+func userItem(u *identity.User) UserItem {
 	return UserItem{ID: u.ID, OrganizationID: u.OrganizationID, Email: u.Email, Name: u.Name, Role: string(u.Role), CreatedAt: models.Timestamp(u.CreatedAt),
 		IPAllowList: nonNil(u.IPAllowList), Permissions: nonNil(u.SessionPermissions())}
 }
@@ -85,7 +86,7 @@ func (s *Server) registerUsers() {
 				Permissions    []string `json:"permissions,omitempty" maxItems:"20" doc:"what the user's sessions and tokens may carry (default: every permission of the role); the caller must hold each of them"`
 			}
 		}) (*UserOutput, error) {
-			u, err := s.store.CreateUser(ctx, principal(ctx), models.UserInput{Email: in.Body.Email, Name: in.Body.Name, Role: models.Role(in.Body.Role), OrganizationID: in.Body.OrganizationID, Password: in.Body.Password,
+			u, err := s.identity.CreateUser(ctx, principal(ctx), identity.UserInput{Email: in.Body.Email, Name: in.Body.Name, Role: models.Role(in.Body.Role), OrganizationID: in.Body.OrganizationID, Password: in.Body.Password,
 				IPAllowList: in.Body.IPAllowList, Permissions: in.Body.Permissions})
 			if err != nil {
 				return nil, err
@@ -100,7 +101,7 @@ func (s *Server) registerUsers() {
 			if err != nil {
 				return nil, err
 			}
-			users, total, err := s.store.ListUsers(ctx, principal(ctx), pr)
+			users, total, err := s.identity.ListUsers(ctx, principal(ctx), pr)
 			if err != nil {
 				return nil, err
 			}
@@ -116,7 +117,7 @@ func (s *Server) registerUsers() {
 			ID   string `path:"user_id" maxLength:"64"`
 			Body UserPatchBody
 		}) (*UserOutput, error) {
-			u, err := s.store.UpdateUser(ctx, principal(ctx), in.ID, models.UserUpdate{Name: in.Body.Name, IPAllowList: in.Body.IPAllowList, Role: (*models.Role)(in.Body.Role), Permissions: in.Body.Permissions, Origin: s.requestOrigin(ctx)})
+			u, err := s.identity.UpdateUser(ctx, principal(ctx), in.ID, identity.UserUpdate{Name: in.Body.Name, IPAllowList: in.Body.IPAllowList, Role: (*models.Role)(in.Body.Role), Permissions: in.Body.Permissions, Origin: s.requestOrigin(ctx)})
 			if err != nil {
 				return nil, err
 			}
@@ -131,7 +132,7 @@ func (s *Server) registerUsers() {
 			me := &out.Body.Principal
 			me.Type, me.ID, me.OrganizationID, me.Environment, me.Role, me.Permissions = string(p.Kind), p.ID, p.OrganizationID, string(p.Environment), string(p.Role), nonNil(p.Permissions)
 			if p.UserID != "" {
-				if u, err := s.store.GetUser(ctx, p, p.UserID); err == nil {
+				if u, err := s.identity.GetUser(ctx, p, p.UserID); err == nil {
 					item := userItem(u)
 					me.User = &item
 				}

@@ -10,6 +10,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/identity"
 	"github.com/telcoplatform/platform/testenv"
 )
 
@@ -19,7 +20,7 @@ func TestAudienceIsASingleString(t *testing.T) {
 	ctx := context.Background()
 	store := testenv.Store(t)
 	admin := &models.Principal{Role: models.RoleAdmin, Permissions: []string{"*"}}
-	org, err := store.CreateOrganization(ctx, admin, models.OrganizationInput{Name: "Aud org", Plan: models.PlanBusiness})
+	org, err := identity.NewStore(store).CreateOrganization(ctx, admin, identity.OrganizationInput{Name: "Aud org", Plan: models.PlanBusiness})
 	if err != nil {
 		t.Fatal(err)
 	}

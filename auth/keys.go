@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/identity"
 )
 
 // RSAKeyBits is the size of generated signing keys.
@@ -34,8 +35,9 @@ const UnknownKeyReloadInterval = 30 * time.Second
 // reloads when it meets a kid it does not know (another instance rotated),
 // at most once per UnknownKeyReloadInterval.
 type KeyRing struct {
-	store *models.Store
-	now   func() time.Time
+	store    *models.Store
+	identity *identity.Store
+	now      func() time.Time
 
 	mu     sync.Mutex
 	signer *signingKey
@@ -55,7 +57,7 @@ func NewKeyRing(store *models.Store, now func() time.Time) *KeyRing {
 	if now == nil {
 		now = func() time.Time { return time.Now().UTC() }
 	}
-	return &KeyRing{store: store, now: now, public: map[string]*rsa.PublicKey{}}
+	return &KeyRing{store: store, identity: identity.NewStore(store), now: now, public: map[string]*rsa.PublicKey{}}
 }
 
 // signingKey returns the newest active key, creating the first one if the
@@ -89,7 +91,7 @@ func (r *KeyRing) Rotate(ctx context.Context) (string, error) {
 
 // RetireKey stops publishing and accepting a key. Errors: NOT_FOUND, INTERNAL_ERROR.
 func (r *KeyRing) RetireKey(ctx context.Context, kid string) error {
-	if err := r.store.RetireSigningKey(ctx, kid); err != nil {
+	if err := r.identity.RetireSigningKey(ctx, kid); err != nil {
 		return err
 	}
 	r.mu.Lock()
@@ -136,7 +138,7 @@ func (r *KeyRing) JWKS(ctx context.Context) ([]JWK, error) {
 	if _, err := r.signingKey(ctx); err != nil {
 		return nil, err
 	}
-	rows, err := r.store.ActiveSigningKeys(ctx)
+	rows, err := r.identity.ActiveSigningKeys(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -156,7 +158,7 @@ func (r *KeyRing) JWKS(ctx context.Context) ([]JWK, error) {
 }
 
 func (r *KeyRing) loadLocked(ctx context.Context) error {
-	rows, err := r.store.ActiveSigningKeys(ctx)
+	rows, err := r.identity.ActiveSigningKeys(ctx)
 	if err != nil {
 		return err
 	}
@@ -197,14 +199,14 @@ func (r *KeyRing) createLocked(ctx context.Context) (string, error) {
 		return "", models.Internal(err)
 	}
 	kid := models.NewID(KeyPrefix)
-	row := &models.SigningKey{
+	row := &identity.SigningKey{
 		ID:            kid,
 		Algorithm:     "RS256",
 		PrivateSealed: r.store.Sealer.Seal(models.BindSigningKey(kid), string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}))),
 		PublicPEM:     string(pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pubDER})),
 		CreatedAt:     r.store.Now(),
 	}
-	if err := r.store.SaveSigningKey(ctx, row); err != nil {
+	if err := r.identity.SaveSigningKey(ctx, row); err != nil {
 		return "", err
 	}
 	r.public[row.ID] = &priv.PublicKey

@@ -14,6 +14,7 @@ import (
 	"github.com/pquerna/otp/totp"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/identity"
 )
 
 // TOTP parameters (RFC 6238 defaults that every authenticator app supports).
@@ -47,7 +48,7 @@ func NewTOTPSetup(account string) (*TOTPSetup, error) {
 	if err := png.Encode(&buf, img); err != nil {
 		return nil, models.Internal(err)
 	}
-	codes := make([]string, models.MFABackupCodes)
+	codes := make([]string, identity.MFABackupCodes)
 	for i := range codes {
 		c := strings.ToLower(models.RandomString(10))
 		codes[i] = c[:5] + "-" + c[5:]
@@ -65,7 +66,7 @@ func MatchTOTP(secret, code string, now time.Time) (int64, bool) {
 	for d := int64(-totpSkew); d <= totpSkew; d++ {
 		at := time.Unix((step+d)*totpPeriod, 0).UTC()
 		want, err := totp.GenerateCodeCustom(secret, at, totp.ValidateOpts{Period: totpPeriod, Digits: otp.DigitsSix, Algorithm: otp.AlgorithmSHA1})
-		if err == nil && models.MatchCode(code, want) {
+		if err == nil && identity.MatchCode(code, want) {
 			return step + d, true
 		}
 	}

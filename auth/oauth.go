@@ -14,6 +14,7 @@ import (
 	"github.com/ory/fosite/handler/oauth2"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/identity"
 )
 
 // Lifetimes of OAuth artefacts.
@@ -123,9 +124,10 @@ func (st *strategy) ValidateAccessToken(ctx context.Context, _ fosite.Requester,
 // detection, introspection and revocation, on the platform's storage and
 // JWT access tokens.
 type OAuth struct {
-	store   *models.Store
-	tokens  *Tokens
-	storage *Storage
+	store    *models.Store
+	identity *identity.Store
+	tokens   *Tokens
+	storage  *Storage
 
 	mu       sync.Mutex
 	provider fosite.OAuth2Provider
@@ -135,7 +137,7 @@ type OAuth struct {
 // NewOAuth returns the authorization server of tokens' issuer. Its HMAC
 // secret is created (sealed, in the database) on first use.
 func NewOAuth(store *models.Store, tokens *Tokens) *OAuth {
-	return &OAuth{store: store, tokens: tokens, storage: NewStorage(store)}
+	return &OAuth{store: store, identity: identity.NewStore(store), tokens: tokens, storage: NewStorage(store)}
 }
 
 // Provider returns the fosite provider, building it on first use.
@@ -146,7 +148,7 @@ func (o *OAuth) Provider(ctx context.Context) (fosite.OAuth2Provider, error) {
 	if o.provider != nil {
 		return o.provider, nil
 	}
-	secret, err := o.store.EnsureServerSecret(ctx, "oauth_hmac")
+	secret, err := o.identity.EnsureServerSecret(ctx, "oauth_hmac")
 	if err != nil {
 		return nil, err
 	}
@@ -197,7 +199,7 @@ func ClientSession(c fosite.Client) (*Session, bool) {
 
 // UserSession returns the session of a user who signed in through client c.
 // Errors: INSUFFICIENT_PERMISSIONS (the client belongs to another organization).
-func UserSession(c fosite.Client, u *models.User, method string) (*Session, error) {
+func UserSession(c fosite.Client, u *identity.User, method string) (*Session, error) {
 	cl, ok := c.(*Client)
 	if !ok {
 		return nil, models.Internal(errors.New("unexpected client type"))
@@ -244,7 +246,7 @@ func (o *OAuth) IssueTokens(ctx context.Context, client fosite.Client, sess *Ses
 		return nil, models.Internal(err)
 	}
 	out := &GrantTokens{AccessToken: access, ExpiresIn: int(AccessTokenTTL / time.Second), Scope: strings.Join(scopes, " ")}
-	if client.GetGrantTypes().Has(models.GrantRefreshToken) {
+	if client.GetGrantTypes().Has(identity.GrantRefreshToken) {
 		refresh, refreshSig, err := o.strategy.GenerateRefreshToken(ctx, req)
 		if err != nil {
 			return nil, models.Internal(err)

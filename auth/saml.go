@@ -19,6 +19,7 @@ import (
 	"github.com/crewjam/saml/samlsp"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/identity"
 )
 
 // SAML is the platform's SAML 2.0 service provider (crewjam/saml): its key
@@ -27,6 +28,7 @@ import (
 // IdP-initiated login is off.
 type SAML struct {
 	store       *models.Store
+	identity    *identity.Store
 	base        string
 	metadataURL string
 	client      *http.Client
@@ -38,7 +40,7 @@ type SAML struct {
 // NewSAML returns the service provider of the server at base; metadataURL
 // "" turns SAML off.
 func NewSAML(store *models.Store, base, metadataURL string) *SAML {
-	return &SAML{store: store, base: strings.TrimRight(base, "/"), metadataURL: metadataURL, client: &http.Client{Timeout: 10 * time.Second}}
+	return &SAML{store: store, identity: identity.NewStore(store), base: strings.TrimRight(base, "/"), metadataURL: metadataURL, client: &http.Client{Timeout: 10 * time.Second}}
 }
 
 // Enabled reports whether an identity provider is configured.
@@ -57,7 +59,7 @@ func (s *SAML) ServiceProvider(ctx context.Context) (*saml.ServiceProvider, erro
 	if s.sp != nil {
 		return s.sp, nil
 	}
-	material, err := s.store.EnsureServerSecretWith(ctx, "saml_sp", newSPKeyPair)
+	material, err := s.identity.EnsureServerSecretWith(ctx, "saml_sp", newSPKeyPair)
 	if err != nil {
 		return nil, err
 	}

@@ -10,14 +10,15 @@ import (
 	"github.com/ory/fosite"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/identity"
 )
 
 // Kinds of stored OAuth artefacts.
 const (
-	kindCode    = models.OAuthKindCode
-	kindPKCE    = models.OAuthKindPKCE
-	kindAccess  = models.OAuthKindAccess
-	kindRefresh = models.OAuthKindRefresh
+	kindCode    = identity.OAuthKindCode
+	kindPKCE    = identity.OAuthKindPKCE
+	kindAccess  = identity.OAuthKindAccess
+	kindRefresh = identity.OAuthKindRefresh
 )
 
 // formSecrets are request form fields that are never stored with a grant.
@@ -28,11 +29,14 @@ var formSecrets = []string{"password", "client_secret", "code_verifier", "csrf_t
 // database. Revoking an access token also deny-lists its jti, so the API
 // refuses it at once.
 type Storage struct {
-	store *models.Store
+	store    *models.Store
+	identity *identity.Store
 }
 
 // NewStorage returns fosite storage on store.
-func NewStorage(store *models.Store) *Storage { return &Storage{store: store} }
+func NewStorage(store *models.Store) *Storage {
+	return &Storage{store: store, identity: identity.NewStore(store)}
+}
 
 // Client is a registered OAuth client as fosite sees it, with its tenant.
 type Client struct {
@@ -47,7 +51,7 @@ func (s *Storage) GetClient(ctx context.Context, id string) (fosite.Client, erro
 	if !models.HasPrefix(id, models.PrefixClient) {
 		return nil, fosite.ErrNotFound
 	}
-	c, err := s.store.LookupOAuthClient(ctx, id)
+	c, err := s.identity.LookupOAuthClient(ctx, id)
 	if models.ErrorCode(err) == models.CodeNotFound {
 		return nil, fosite.ErrNotFound
 	}
@@ -57,7 +61,7 @@ func (s *Storage) GetClient(ctx context.Context, id string) (fosite.Client, erro
 	return clientOf(c), nil
 }
 
-func clientOf(c *models.OAuthClient) *Client {
+func clientOf(c *identity.OAuthClient) *Client {
 	redirects, grants, scopes := c.Lists()
 	dc := &fosite.DefaultClient{ID: c.ID, RedirectURIs: redirects, GrantTypes: grants, Scopes: scopes, Public: c.Public, ResponseTypes: []string{"code"}}
 	if c.SecretHash != "" {
@@ -105,7 +109,7 @@ func (s *Storage) save(ctx context.Context, kind, signature string, r fosite.Req
 	if err != nil {
 		return err
 	}
-	row := &models.OAuthToken{Kind: kind, Signature: signature, RequestID: r.GetID(), ClientID: r.GetClient().GetID(),
+	row := &identity.OAuthToken{Kind: kind, Signature: signature, RequestID: r.GetID(), ClientID: r.GetClient().GetID(),
 		Active: true, AccessSignature: accessSignature, RequestedAt: r.GetRequestedAt(), Data: string(data)}
 	var ttype fosite.TokenType
 	switch kind {
@@ -126,13 +130,13 @@ func (s *Storage) save(ctx context.Context, kind, signature string, r fosite.Req
 	if row.ExpiresAt.IsZero() {
 		row.ExpiresAt = time.Now().UTC().Add(30 * 24 * time.Hour)
 	}
-	return s.store.SaveOAuthToken(ctx, row)
+	return s.identity.SaveOAuthToken(ctx, row)
 }
 
 // load returns the stored request of a kind and signature, its session
 // decoded into session. The row's Active flag is returned too.
 func (s *Storage) load(ctx context.Context, kind, signature string, session fosite.Session) (fosite.Requester, bool, error) {
-	row, err := s.store.GetOAuthToken(ctx, kind, signature)
+	row, err := s.identity.GetOAuthToken(ctx, kind, signature)
 	if models.ErrorCode(err) == models.CodeNotFound {
 		return nil, false, fosite.ErrNotFound
 	}
@@ -191,7 +195,7 @@ var ErrSpent = errors.New("the authorization code or refresh token was already u
 // InvalidateAuthorizeCodeSession spends a code, once: of parallel exchanges
 // of the same code only the first gets past this (ErrSpent for the others).
 func (s *Storage) InvalidateAuthorizeCodeSession(ctx context.Context, code string) error {
-	spent, err := s.store.SpendOAuthToken(ctx, kindCode, code)
+	spent, err := s.identity.SpendOAuthToken(ctx, kindCode, code)
 	if err != nil {
 		return err
 	}
@@ -214,7 +218,7 @@ func (s *Storage) GetPKCERequestSession(ctx context.Context, signature string, s
 
 // DeletePKCERequestSession removes the PKCE request of a code.
 func (s *Storage) DeletePKCERequestSession(ctx context.Context, signature string) error {
-	return s.store.DeleteOAuthToken(ctx, kindPKCE, signature)
+	return s.identity.DeleteOAuthToken(ctx, kindPKCE, signature)
 }
 
 // CreateAccessTokenSession stores an access token's request (with its jti).
@@ -236,7 +240,7 @@ func (s *Storage) GetAccessTokenSession(ctx context.Context, signature string, s
 
 // DeleteAccessTokenSession revokes one access token (deny-listing its jti).
 func (s *Storage) DeleteAccessTokenSession(ctx context.Context, signature string) error {
-	row, err := s.store.GetOAuthToken(ctx, kindAccess, signature)
+	row, err := s.identity.GetOAuthToken(ctx, kindAccess, signature)
 	if models.ErrorCode(err) == models.CodeNotFound {
 		return nil
 	}
@@ -246,7 +250,7 @@ func (s *Storage) DeleteAccessTokenSession(ctx context.Context, signature string
 	if err := s.denyList(ctx, *row, "access token deleted"); err != nil {
 		return err
 	}
-	return s.store.DeactivateOAuthToken(ctx, kindAccess, signature)
+	return s.identity.DeactivateOAuthToken(ctx, kindAccess, signature)
 }
 
 // CreateRefreshTokenSession stores a refresh token's request.
@@ -270,7 +274,7 @@ func (s *Storage) GetRefreshTokenSession(ctx context.Context, signature string, 
 // DeleteRefreshTokenSession marks a refresh token inactive (kept, so a later
 // reuse is still detected).
 func (s *Storage) DeleteRefreshTokenSession(ctx context.Context, signature string) error {
-	return s.store.DeactivateOAuthToken(ctx, kindRefresh, signature)
+	return s.identity.DeactivateOAuthToken(ctx, kindRefresh, signature)
 }
 
 // RotateRefreshToken spends the used refresh token of a grant, once, and
@@ -278,7 +282,7 @@ func (s *Storage) DeleteRefreshTokenSession(ctx context.Context, signature strin
 // after by fosite. Of parallel refreshes with the same token only the first
 // gets past this (ErrSpent, reported as inactive, for the others).
 func (s *Storage) RotateRefreshToken(ctx context.Context, _, signature string) error {
-	spent, err := s.store.RotateRefreshToken(ctx, signature)
+	spent, err := s.identity.RotateRefreshToken(ctx, signature)
 	if err != nil {
 		return err
 	}
@@ -290,13 +294,13 @@ func (s *Storage) RotateRefreshToken(ctx context.Context, _, signature string) e
 
 // RevokeRefreshToken revokes every refresh token of a grant (its family).
 func (s *Storage) RevokeRefreshToken(ctx context.Context, requestID string) error {
-	_, err := s.store.DeactivateOAuthTokens(ctx, kindRefresh, requestID)
+	_, err := s.identity.DeactivateOAuthTokens(ctx, kindRefresh, requestID)
 	return err
 }
 
 // RevokeAccessToken revokes every access token of a grant and deny-lists their jtis.
 func (s *Storage) RevokeAccessToken(ctx context.Context, requestID string) error {
-	rows, err := s.store.DeactivateOAuthTokens(ctx, kindAccess, requestID)
+	rows, err := s.identity.DeactivateOAuthTokens(ctx, kindAccess, requestID)
 	if err != nil {
 		return err
 	}
@@ -308,11 +312,11 @@ func (s *Storage) RevokeAccessToken(ctx context.Context, requestID string) error
 	return nil
 }
 
-func (s *Storage) denyList(ctx context.Context, row models.OAuthToken, reason string) error {
+func (s *Storage) denyList(ctx context.Context, row identity.OAuthToken, reason string) error {
 	if row.JTI == "" {
 		return nil
 	}
-	if err := s.store.RevokeTokenID(ctx, row.JTI, row.Subject, row.ExpiresAt, reason); err != nil {
+	if err := s.identity.RevokeTokenID(ctx, row.JTI, row.Subject, row.ExpiresAt, reason); err != nil {
 		return errors.Join(fosite.ErrServerError, err)
 	}
 	return nil

@@ -11,6 +11,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/identity"
 )
 
 // AccessTokenTTL is the lifetime of an access token (expires_in 3600).
@@ -62,6 +63,7 @@ func (c Claims) MarshalJSON() ([]byte, error) {
 // iss = PUBLIC_BASE_URL, aud = PUBLIC_BASE_URL + "/v1".
 type Tokens struct {
 	store    *models.Store
+	identity *identity.Store
 	keys     *KeyRing
 	issuer   string
 	audience string
@@ -75,7 +77,7 @@ func NewTokens(store *models.Store, publicBaseURL string, now func() time.Time) 
 		now = func() time.Time { return time.Now().UTC() }
 	}
 	base := strings.TrimRight(publicBaseURL, "/")
-	return &Tokens{store: store, keys: NewKeyRing(store, now), issuer: base, audience: base + "/v1", now: now}
+	return &Tokens{store: store, identity: identity.NewStore(store), keys: NewKeyRing(store, now), issuer: base, audience: base + "/v1", now: now}
 }
 
 // Keys returns the signing key ring (JWKS, rotation).
@@ -128,7 +130,7 @@ func (t *Tokens) Issue(ctx context.Context, g Grant) (*Issued, error) {
 		g.TTL = AccessTokenTTL
 	}
 	if g.RequestsPerMinute <= 0 {
-		sub, err := t.store.ResolveTokenSubject(ctx, g.OrganizationID, g.Subject)
+		sub, err := t.identity.ResolveTokenSubject(ctx, g.OrganizationID, g.Subject)
 		if err != nil {
 			return nil, err
 		}
@@ -235,7 +237,7 @@ func (t *Tokens) Verify(ctx context.Context, raw string) (*Claims, error) {
 	if err != nil {
 		return nil, err
 	}
-	revoked, err := t.store.TokenRevoked(ctx, claims.ID)
+	revoked, err := t.identity.TokenRevoked(ctx, claims.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -255,7 +257,7 @@ func (t *Tokens) Revoke(ctx context.Context, raw, reason string) error {
 	if err != nil {
 		return err
 	}
-	return t.store.RevokeTokenID(ctx, claims.ID, claims.Subject, claims.ExpiresAt.Time, reason)
+	return t.identity.RevokeTokenID(ctx, claims.ID, claims.Subject, claims.ExpiresAt.Time, reason)
 }
 
 // Principal builds the request principal of verified claims: the kind from
@@ -264,7 +266,7 @@ func (t *Tokens) Revoke(ctx context.Context, raw, reason string) error {
 // token, and rate limits from the organization's plan lowered by the
 // token's requests_per_minute. Errors: INVALID_TOKEN, INTERNAL_ERROR.
 func (t *Tokens) Principal(ctx context.Context, c *Claims) (*models.Principal, error) {
-	sub, err := t.store.ResolveTokenSubject(ctx, c.OrganizationID, c.Subject)
+	sub, err := t.identity.ResolveTokenSubject(ctx, c.OrganizationID, c.Subject)
 	if err != nil {
 		return nil, err
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/telcoplatform/platform/auth"
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/identity"
 	"github.com/telcoplatform/platform/testenv"
 )
 
@@ -24,16 +25,16 @@ var admin = &models.Principal{Role: models.RoleAdmin, Permissions: []string{"*"}
 
 func newOrg(t *testing.T, store *models.Store, plan models.Plan) *models.Organization {
 	t.Helper()
-	org, err := store.CreateOrganization(context.Background(), admin, models.OrganizationInput{Name: "Org " + models.RandomString(5), Plan: plan})
+	org, err := identity.NewStore(store).CreateOrganization(context.Background(), admin, identity.OrganizationInput{Name: "Org " + models.RandomString(5), Plan: plan})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return org
 }
 
-func newUser(t *testing.T, store *models.Store, orgID string, role models.Role) *models.User {
+func newUser(t *testing.T, store *models.Store, orgID string, role models.Role) *identity.User {
 	t.Helper()
-	u, err := store.CreateUser(context.Background(), admin, models.UserInput{Email: strings.ToLower(models.RandomString(8)) + "@example.com", Name: "U", Role: role, OrganizationID: orgID})
+	u, err := identity.NewStore(store).CreateUser(context.Background(), admin, identity.UserInput{Email: strings.ToLower(models.RandomString(8)) + "@example.com", Name: "U", Role: role, OrganizationID: orgID})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +73,7 @@ func TestSigningKeysAreSealed(t *testing.T) {
 	if _, err := tokens.Keys().JWKS(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	keys, err := store.ActiveSigningKeys(context.Background())
+	keys, err := identity.NewStore(store).ActiveSigningKeys(context.Background())
 	if err != nil || len(keys) != 1 {
 		t.Fatalf("keys %d, err %v", len(keys), err)
 	}
@@ -153,7 +154,7 @@ func TestRevocationDenyList(t *testing.T) {
 	ctx := context.Background()
 	store := newStore(t, true)
 	now := time.Now().UTC()
-	if err := store.RevokeTokenID(ctx, "", "cli_x", now, ""); models.ErrorCode(err) != models.CodeValidation {
+	if err := identity.NewStore(store).RevokeTokenID(ctx, "", "cli_x", now, ""); models.ErrorCode(err) != models.CodeValidation {
 		t.Fatalf("empty jti: %v", err)
 	}
 	for _, jti := range []string{"old", "current"} {
@@ -161,16 +162,16 @@ func TestRevocationDenyList(t *testing.T) {
 		if jti == "old" {
 			exp = now.Add(-time.Hour)
 		}
-		if err := store.RevokeTokenID(ctx, jti, "cli_x", exp, "test"); err != nil {
+		if err := identity.NewStore(store).RevokeTokenID(ctx, jti, "cli_x", exp, "test"); err != nil {
 			t.Fatal(err)
 		}
 	}
-	n, err := store.PurgeRevokedTokens(ctx, now)
+	n, err := identity.NewStore(store).PurgeRevokedTokens(ctx, now)
 	if err != nil || n != 1 {
 		t.Fatalf("purged %d, err %v", n, err)
 	}
 	for jti, want := range map[string]bool{"old": false, "current": true, "never": false} {
-		if got, err := store.TokenRevoked(ctx, jti); err != nil || got != want {
+		if got, err := identity.NewStore(store).TokenRevoked(ctx, jti); err != nil || got != want {
 			t.Errorf("TokenRevoked(%s) = %v, %v; want %v", jti, got, err, want)
 		}
 	}

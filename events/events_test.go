@@ -17,6 +17,7 @@ import (
 
 	"github.com/telcoplatform/platform/events"
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/identity"
 	"github.com/telcoplatform/platform/testenv"
 	"github.com/telcoplatform/platform/webhooks"
 	"github.com/telcoplatform/platform/workflows"
@@ -247,12 +248,12 @@ func newDispatchFixture(t *testing.T) *dispatchFixture {
 	t.Helper()
 	ctx := context.Background()
 	store := testenv.Store(t)
-	provider, err := store.EnsureProviderOrganization(ctx)
+	provider, err := identity.NewStore(store).EnsureProviderOrganization(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	adm := &models.Principal{ID: "ak_admin", OrganizationID: provider.ID, Environment: models.EnvLive, Role: models.RoleAdmin, Permissions: []string{"*"}}
-	org, err := store.CreateOrganization(ctx, adm, models.OrganizationInput{Name: "T", Plan: models.PlanBusiness})
+	org, err := identity.NewStore(store).CreateOrganization(ctx, adm, identity.OrganizationInput{Name: "T", Plan: models.PlanBusiness})
 	if err != nil {
 		t.Fatal(err)
 	}

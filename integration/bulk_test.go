@@ -13,6 +13,7 @@ import (
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/automation"
 	"github.com/telcoplatform/platform/models/catalog"
+	"github.com/telcoplatform/platform/models/identity"
 	"github.com/telcoplatform/platform/models/services"
 	"github.com/telcoplatform/platform/workflows"
 )
@@ -41,11 +42,11 @@ func startBulkStack(t testing.TB, stepDelay string) *bulkStack {
 func (s *bulkStack) newTenant(name string) (string, string) {
 	s.t.Helper()
 	ctx := context.Background()
-	org, err := s.store.CreateOrganization(ctx, s.admin, models.OrganizationInput{Name: name, Plan: models.PlanEnterprise})
+	org, err := identity.NewStore(s.store).CreateOrganization(ctx, s.admin, identity.OrganizationInput{Name: name, Plan: models.PlanEnterprise})
 	if err != nil {
 		s.t.Fatal(err)
 	}
-	issued, err := s.store.CreateAPIKey(ctx, s.admin, models.APIKeyInput{Name: "bulk", Permissions: []string{"*"}, OrganizationID: org.ID, Environment: models.EnvTest})
+	issued, err := identity.NewStore(s.store).CreateAPIKey(ctx, s.admin, identity.APIKeyInput{Name: "bulk", Permissions: []string{"*"}, OrganizationID: org.ID, Environment: models.EnvTest})
 	if err != nil {
 		s.t.Fatal(err)
 	}

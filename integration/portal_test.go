@@ -20,6 +20,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/identity"
 	"github.com/telcoplatform/platform/models/seed"
 	"github.com/telcoplatform/platform/notify"
 	"github.com/telcoplatform/platform/testenv"
@@ -234,7 +235,7 @@ func TestPortalSingleSignOnEndToEnd(t *testing.T) {
 func (p *platform) createUser(t *testing.T, email, name string) {
 	t.Helper()
 	admin := &models.Principal{Role: models.RoleAdmin, Permissions: []string{"*"}}
-	if _, err := p.store.CreateUser(context.Background(), admin, models.UserInput{Email: email, Name: name, Role: models.RoleCustomer, OrganizationID: p.demo.Demo.ID}); err != nil {
+	if _, err := identity.NewStore(p.store).CreateUser(context.Background(), admin, identity.UserInput{Email: email, Name: name, Role: models.RoleCustomer, OrganizationID: p.demo.Demo.ID}); err != nil {
 		t.Fatal(err)
 	}
 }

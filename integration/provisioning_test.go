@@ -29,6 +29,7 @@ import (
 	"github.com/telcoplatform/platform/events"
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/catalog"
+	"github.com/telcoplatform/platform/models/identity"
 	"github.com/telcoplatform/platform/models/seed"
 	"github.com/telcoplatform/platform/temporalclient"
 	"github.com/telcoplatform/platform/testenv"
@@ -158,7 +159,7 @@ func startPlatform(t testing.TB, o platformOptions) *platform {
 		p.testKey = p.newKey(seeded.Demo.ID, models.EnvTest)
 	}
 	if o.keys&otherLiveKey != 0 {
-		other, err := store.CreateOrganization(ctx, p.admin, models.OrganizationInput{Name: "Other", Plan: models.PlanBusiness})
+		other, err := identity.NewStore(store).CreateOrganization(ctx, p.admin, identity.OrganizationInput{Name: "Other", Plan: models.PlanBusiness})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -170,8 +171,8 @@ func startPlatform(t testing.TB, o platformOptions) *platform {
 // newKey issues an API key of an organization, with every permission.
 func (p *platform) newKey(org string, env models.Environment) string {
 	p.t.Helper()
-	issued, err := p.store.CreateAPIKey(context.Background(), p.admin,
-		models.APIKeyInput{Name: "integration", Permissions: []string{"*"}, OrganizationID: org, Environment: env})
+	issued, err := identity.NewStore(p.store).CreateAPIKey(context.Background(), p.admin,
+		identity.APIKeyInput{Name: "integration", Permissions: []string{"*"}, OrganizationID: org, Environment: env})
 	if err != nil {
 		p.t.Fatal(err)
 	}

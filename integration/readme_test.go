@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/identity"
 	"github.com/telcoplatform/platform/models/support"
 )
 
@@ -189,7 +190,7 @@ func TestREADMEFirstSession(t *testing.T) {
 	p := startPlatform(t, platformOptions{keys: demoTestKey})
 	ctx := context.Background()
 	adminKey := "sk_live_" + models.RandomString(56)
-	if _, err := p.store.EnsureAPIKey(ctx, p.demo.Provider.ID, adminKey, "Platform admin (bootstrap)", models.RoleAdmin, []string{"*"}); err != nil {
+	if _, err := identity.NewStore(p.store).EnsureAPIKey(ctx, p.demo.Provider.ID, adminKey, "Platform admin (bootstrap)", models.RoleAdmin, []string{"*"}); err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()

@@ -7,6 +7,7 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/identity"
 	"github.com/telcoplatform/platform/workflows"
 )
 
@@ -17,7 +18,7 @@ func TestSupportResolvingSchedulesTheAutoClose(t *testing.T) {
 	p := startPlatform(t, platformOptions{queuePrefix: "support", keys: demoLiveKey})
 	ctx := context.Background()
 	staff := "sk_live_" + models.RandomString(56)
-	if _, err := p.store.EnsureAPIKey(ctx, p.demo.Provider.ID, staff, "staff", models.RoleAdmin, []string{"*"}); err != nil {
+	if _, err := identity.NewStore(p.store).EnsureAPIKey(ctx, p.demo.Provider.ID, staff, "staff", models.RoleAdmin, []string{"*"}); err != nil {
 		t.Fatal(err)
 	}
 	var tk struct {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/billing"
+	"github.com/telcoplatform/platform/models/identity"
 	"github.com/telcoplatform/platform/models/services"
 )
 
@@ -198,7 +199,7 @@ func TestBudgetPeriod(t *testing.T) {
 func billingTenant(t *testing.T, s *models.Store, name string, plan models.Plan) (*models.Principal, *models.BillingAccount, *services.Service) {
 	t.Helper()
 	ctx := context.Background()
-	org, err := s.CreateOrganization(ctx, admin(t, s), models.OrganizationInput{Name: name, Plan: plan})
+	org, err := identity.NewStore(s).CreateOrganization(ctx, admin(t, s), identity.OrganizationInput{Name: name, Plan: plan})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/identity"
 	"github.com/telcoplatform/platform/testenv"
 )
 
@@ -15,26 +16,26 @@ import (
 func TestRevokedBootstrapKeyStaysRevoked(t *testing.T) {
 	ctx := context.Background()
 	s, _ := testenv.SeededStore(t)
-	provider, err := s.EnsureProviderOrganization(ctx)
+	provider, err := identity.NewStore(s).EnsureProviderOrganization(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	secret := "sk_live_" + models.RandomString(56)
-	key, err := s.EnsureAPIKey(ctx, provider.ID, secret, "admin", models.RoleAdmin, []string{"*"})
+	key, err := identity.NewStore(s).EnsureAPIKey(ctx, provider.ID, secret, "admin", models.RoleAdmin, []string{"*"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if again, err := s.EnsureAPIKey(ctx, provider.ID, secret, "admin", models.RoleAdmin, []string{"*"}); err != nil || again.ID != key.ID {
+	if again, err := identity.NewStore(s).EnsureAPIKey(ctx, provider.ID, secret, "admin", models.RoleAdmin, []string{"*"}); err != nil || again.ID != key.ID {
 		t.Fatalf("ensuring twice: %v %v", again, err)
 	}
 	admin := &models.Principal{ID: key.ID, OrganizationID: provider.ID, Environment: models.EnvLive, Role: models.RoleAdmin, Permissions: []string{"*"}}
-	if _, err := s.RevokeAPIKey(ctx, admin, key.ID); err != nil {
+	if _, err := identity.NewStore(s).RevokeAPIKey(ctx, admin, key.ID); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.EnsureAPIKey(ctx, provider.ID, secret, "admin", models.RoleAdmin, []string{"*"}); models.ErrorCode(err) != models.CodeInvalidStateTransition {
+	if _, err := identity.NewStore(s).EnsureAPIKey(ctx, provider.ID, secret, "admin", models.RoleAdmin, []string{"*"}); models.ErrorCode(err) != models.CodeInvalidStateTransition {
 		t.Fatalf("ensuring a revoked key: %v", err)
 	}
-	if _, err := s.AuthenticateAPIKey(ctx, secret, netip.MustParseAddr("127.0.0.1")); models.ErrorCode(err) != models.CodeInvalidAPIKey {
+	if _, err := identity.NewStore(s).AuthenticateAPIKey(ctx, secret, netip.MustParseAddr("127.0.0.1")); models.ErrorCode(err) != models.CodeInvalidAPIKey {
 		t.Fatalf("the revoked key authenticates: %v", err)
 	}
 }

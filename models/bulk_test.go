@@ -10,6 +10,7 @@ import (
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/automation"
 	"github.com/telcoplatform/platform/models/billing"
+	"github.com/telcoplatform/platform/models/identity"
 	"github.com/telcoplatform/platform/models/services"
 )
 
@@ -18,7 +19,7 @@ import (
 func bulkTenant(t *testing.T, s *models.Store, name string, env models.Environment) (*models.Principal, *models.BillingAccount) {
 	t.Helper()
 	ctx := context.Background()
-	org, err := s.CreateOrganization(ctx, admin(t, s), models.OrganizationInput{Name: name, Plan: models.PlanBusiness})
+	org, err := identity.NewStore(s).CreateOrganization(ctx, admin(t, s), identity.OrganizationInput{Name: name, Plan: models.PlanBusiness})
 	if err != nil {
 		t.Fatal(err)
 	}

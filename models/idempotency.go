@@ -126,7 +126,7 @@ func (s *Store) openAnswer(rec *IdempotencyRecord) (*IdempotentAnswer, error) {
 	if s.Sealer == nil {
 		return nil, Internal(errors.New("stored idempotent answers need SECRETS_KEY (no sealer configured)"))
 	}
-	body, err := s.Sealer.Open(bindIdempotency(rec.ScopeKey), rec.BodySealed)
+	body, err := s.Sealer.Open(BindIdempotency(rec.ScopeKey), rec.BodySealed)
 	if err != nil {
 		return nil, Internal(err)
 	}
@@ -143,7 +143,7 @@ func (s *Store) CompleteIdempotent(ctx context.Context, sc IdempotencyScope, a I
 	}
 	sealed := ""
 	if len(a.Body) > 0 {
-		sealed = s.Sealer.Seal(bindIdempotency(sc.hash()), string(a.Body))
+		sealed = s.Sealer.Seal(BindIdempotency(sc.hash()), string(a.Body))
 	}
 	return DBErr(s.In(ctx, SystemScope()).Model(&IdempotencyRecord{}).Where("scope_key = ?", sc.hash()).Updates(map[string]any{
 		"done": true, "status": a.Status, "content_type": a.ContentType, "location": a.Location, "body_sealed": sealed,

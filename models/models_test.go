@@ -7,6 +7,7 @@ import (
 
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/billing"
+	"github.com/telcoplatform/platform/models/identity"
 	"github.com/telcoplatform/platform/testenv"
 )
 
@@ -19,7 +20,7 @@ func newStore(t *testing.T) *models.Store {
 
 func admin(t *testing.T, s *models.Store) *models.Principal {
 	t.Helper()
-	org, err := s.EnsureProviderOrganization(context.Background())
+	org, err := identity.NewStore(s).EnsureProviderOrganization(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,11 +31,11 @@ func TestTenantScopingIsEnforced(t *testing.T) {
 	s := newStore(t)
 	ctx := context.Background()
 	adm := admin(t, s)
-	orgA, err := s.CreateOrganization(ctx, adm, models.OrganizationInput{Name: "A", Plan: models.PlanDeveloper})
+	orgA, err := identity.NewStore(s).CreateOrganization(ctx, adm, identity.OrganizationInput{Name: "A", Plan: models.PlanDeveloper})
 	if err != nil {
 		t.Fatal(err)
 	}
-	orgB, err := s.CreateOrganization(ctx, adm, models.OrganizationInput{Name: "B", Plan: models.PlanDeveloper})
+	orgB, err := identity.NewStore(s).CreateOrganization(ctx, adm, identity.OrganizationInput{Name: "B", Plan: models.PlanDeveloper})
 	if err != nil {
 		t.Fatal(err)
 	}

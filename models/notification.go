@@ -41,7 +41,7 @@ type Message struct {
 // organization and environment; the notify dispatcher sends it.
 // Errors: VALIDATION_ERROR (unknown channel, no recipient), INTERNAL_ERROR.
 func (s *Store) QueueMessage(ctx context.Context, scope Scope, m Message) (*ContactNotification, error) {
-	return queueMessage(s.In(ctx, scope), s.Sealer, m)
+	return QueueMessage(s.In(ctx, scope), s.Sealer, m)
 }
 
 // QueueMessageIn writes a message to the notification outbox inside tx, a
@@ -49,7 +49,7 @@ func (s *Store) QueueMessage(ctx context.Context, scope Scope, m Message) (*Cont
 // sent only if what it reports is committed. Errors: VALIDATION_ERROR,
 // INTERNAL_ERROR (no sealer configured, database).
 func (s *Store) QueueMessageIn(tx *gorm.DB, m Message) (*ContactNotification, error) {
-	return queueMessage(tx, s.Sealer, m)
+	return QueueMessage(tx, s.Sealer, m)
 }
 
 // HTMLBodyPrefix starts a message body rendered from an HTML template: the
@@ -75,7 +75,7 @@ func (n *ContactNotification) DeliveryStatus() string {
 	return NotificationQueued
 }
 
-func queueMessage(tx *gorm.DB, sealer *Sealer, m Message) (*ContactNotification, error) {
+func QueueMessage(tx *gorm.DB, sealer *Sealer, m Message) (*ContactNotification, error) {
 	var v Validator
 	v.Check(m.Channel == ChannelEmail || m.Channel == ChannelSMS, "channel", "must be email or sms")
 	v.Check(strings.TrimSpace(m.Recipient) != "", "recipient", "is required")
@@ -90,7 +90,7 @@ func queueMessage(tx *gorm.DB, sealer *Sealer, m Message) (*ContactNotification,
 	}
 	id := NewID(PrefixNotification)
 	row := &ContactNotification{ID: id, Channel: m.Channel, Role: m.Role, Recipient: m.Recipient,
-		Template: m.Template, Subject: m.Subject, BodySealed: sealer.Seal(bindNotification(id), m.Body)}
+		Template: m.Template, Subject: m.Subject, BodySealed: sealer.Seal(BindNotification(id), m.Body)}
 	if err := tx.Create(row).Error; err != nil {
 		return nil, DBErr(err)
 	}
@@ -115,7 +115,7 @@ func (s *Store) NotificationText(n *ContactNotification) (subject, body string, 
 		if s.Sealer == nil {
 			return "", "", Internal(errors.New("no sealer configured"))
 		}
-		body, err := s.Sealer.Open(bindNotification(n.ID), n.BodySealed)
+		body, err := s.Sealer.Open(BindNotification(n.ID), n.BodySealed)
 		if err != nil {
 			return "", "", Internal(err)
 		}
@@ -245,3 +245,17 @@ type ContactNotification struct {
 
 // PrefixNotification starts the ids of notifications in the outbox.
 const PrefixNotification = "ntf"
+
+// MaskRecipient hides most of an e-mail address or phone number.
+func MaskRecipient(to string) string {
+	if local, domain, ok := strings.Cut(to, "@"); ok {
+		if len(local) > 1 {
+			local = local[:1] + strings.Repeat("*", min(len(local)-1, 6))
+		}
+		return local + "@" + domain
+	}
+	if len(to) > 4 {
+		return strings.Repeat("*", len(to)-4) + to[len(to)-4:]
+	}
+	return to
+}

@@ -11,6 +11,7 @@ import (
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/billing"
 	"github.com/telcoplatform/platform/models/catalog"
+	"github.com/telcoplatform/platform/models/identity"
 	"github.com/telcoplatform/platform/models/seed"
 	"github.com/telcoplatform/platform/models/services"
 )
@@ -20,7 +21,7 @@ import (
 func provisioningTenant(t *testing.T, s *models.Store, name string) (*models.Principal, *models.BillingAccount) {
 	t.Helper()
 	ctx := context.Background()
-	org, err := s.CreateOrganization(ctx, admin(t, s), models.OrganizationInput{Name: name, Plan: models.PlanBusiness})
+	org, err := identity.NewStore(s).CreateOrganization(ctx, admin(t, s), identity.OrganizationInput{Name: name, Plan: models.PlanBusiness})
 	if err != nil {
 		t.Fatal(err)
 	}

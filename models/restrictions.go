@@ -1,17 +1,13 @@
 package models
 
 import (
-	"context"
 	"encoding/json"
-	"errors"
 	"net/netip"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 	_ "time/tzdata" // IANA time zones even on hosts without a zoneinfo database
-
-	"gorm.io/gorm"
 )
 
 // Bounds of access restrictions (docs/authentication.md, "Access restrictions").
@@ -110,16 +106,16 @@ func ValidCountry(code string) bool {
 // Errors: VALIDATION_ERROR.
 func ValidateAccessPolicy(in AccessPolicy) (*AccessPolicy, error) {
 	var v Validator
-	out := normalizeAccessPolicy(&v, "access_policy", in)
+	out := NormalizeAccessPolicy(&v, "access_policy", in)
 	if err := v.Err(); err != nil {
 		return nil, err
 	}
 	return out, nil
 }
 
-func normalizeAccessPolicy(v *Validator, field string, in AccessPolicy) *AccessPolicy {
+func NormalizeAccessPolicy(v *Validator, field string, in AccessPolicy) *AccessPolicy {
 	out := &AccessPolicy{
-		IPAllowList:      normalizeIPAllowList(v, field+".ip_allowlist", in.IPAllowList),
+		IPAllowList:      NormalizeIPAllowList(v, field+".ip_allowlist", in.IPAllowList),
 		AllowedCountries: normalizeCountries(v, field+".allowed_countries", in.AllowedCountries),
 		DeniedCountries:  normalizeCountries(v, field+".denied_countries", in.DeniedCountries),
 	}
@@ -138,14 +134,14 @@ func normalizeAccessPolicy(v *Validator, field string, in AccessPolicy) *AccessP
 // Errors: VALIDATION_ERROR.
 func ValidateIPAllowList(field string, entries []string) ([]string, error) {
 	var v Validator
-	out := normalizeIPAllowList(&v, field, entries)
+	out := NormalizeIPAllowList(&v, field, entries)
 	if err := v.Err(); err != nil {
 		return nil, err
 	}
 	return out, nil
 }
 
-func normalizeIPAllowList(v *Validator, field string, entries []string) []string {
+func NormalizeIPAllowList(v *Validator, field string, entries []string) []string {
 	v.Check(len(entries) <= MaxIPAllowList, field, "must have at most "+strconv.Itoa(MaxIPAllowList)+" entries")
 	var out []string
 	for i, e := range entries {
@@ -266,7 +262,7 @@ func (p *AccessPolicy) Check(at time.Time, origin RequestOrigin) error {
 	if p == nil {
 		return nil
 	}
-	if err := checkIPAllowList(p.IPAllowList, origin, "organization"); err != nil {
+	if err := CheckIPAllowList(p.IPAllowList, origin, "organization"); err != nil {
 		return err
 	}
 	if err := p.checkCountry(origin); err != nil {
@@ -275,9 +271,9 @@ func (p *AccessPolicy) Check(at time.Time, origin RequestOrigin) error {
 	return p.TimeRestrictions.check(at)
 }
 
-// checkIPAllowList refuses an address outside a non-empty allow-list of the
+// CheckIPAllowList refuses an address outside a non-empty allow-list of the
 // scope (organization, client or user).
-func checkIPAllowList(list []string, origin RequestOrigin, scope string) error {
+func CheckIPAllowList(list []string, origin RequestOrigin, scope string) error {
 	if len(list) == 0 {
 		return nil
 	}
@@ -386,11 +382,11 @@ func (tr *TimeRestrictions) daysText() string {
 	return " on " + strings.Join(tr.Days, ", ")
 }
 
-// checkLockout records an issue for each rule of a new policy that would
+// CheckLockout records an issue for each rule of a new policy that would
 // refuse the very request that sets it (its address or its country): saving
 // it would lock the caller out. Time windows are not checked: they reopen
 // by themselves.
-func checkLockout(v *Validator, field string, p *AccessPolicy, origin RequestOrigin) {
+func CheckLockout(v *Validator, field string, p *AccessPolicy, origin RequestOrigin) {
 	if p == nil {
 		return
 	}
@@ -398,7 +394,7 @@ func checkLockout(v *Validator, field string, p *AccessPolicy, origin RequestOri
 	if origin.IP.IsValid() {
 		ip = origin.IP.Unmap().String()
 	}
-	if checkIPAllowList(p.IPAllowList, origin, "organization") != nil {
+	if CheckIPAllowList(p.IPAllowList, origin, "organization") != nil {
 		v.Add(field+".ip_allowlist", "does not include the address of this request ("+ip+"): saving it would lock you out")
 	}
 	if err := p.checkCountry(origin); err != nil {
@@ -411,8 +407,8 @@ func checkLockout(v *Validator, field string, p *AccessPolicy, origin RequestOri
 	}
 }
 
-// storedPolicy returns the column value of a policy: NULL when it restricts nothing.
-func storedPolicy(p *AccessPolicy) any {
+// StoredPolicy returns the column value of a policy: NULL when it restricts nothing.
+func StoredPolicy(p *AccessPolicy) any {
 	if p.Empty() {
 		return nil
 	}
@@ -420,96 +416,11 @@ func storedPolicy(p *AccessPolicy) any {
 	return string(b)
 }
 
-// storedList returns the column value of a JSON list: NULL when empty.
-func storedList(list []string) any {
+// StoredList returns the column value of a JSON list: NULL when empty.
+func StoredList(list []string) any {
 	if len(list) == 0 {
 		return nil
 	}
 	b, _ := json.Marshal(list)
 	return string(b)
-}
-
-// AccessSubject names whose restrictions bind a request: the principal's own
-// organization (for provider staff, the provider's organization, never the
-// tenants they act on), and, for an access token, the OAuth client it was
-// issued to and the user it acts for.
-type AccessSubject struct {
-	OrganizationID string
-	ClientID       string // "" unless the credential is an access token issued through a client
-	UserID         string // "" unless a user stands behind the credential
-}
-
-// CheckAccess evaluates, at s.Now(), every restriction that binds a request
-// of sub from origin: the client's and the user's IP allow-lists, then the
-// organization's access policy (IP allow-list, countries, time window). The
-// three are read in one query.
-// Errors: IP_NOT_ALLOWED, ACCESS_RESTRICTED (see AccessPolicy.Check),
-// INVALID_TOKEN (the token's client or user no longer exists),
-// UNAUTHENTICATED (the organization no longer exists), INTERNAL_ERROR.
-func (s *Store) CheckAccess(ctx context.Context, sub AccessSubject, origin RequestOrigin) error {
-	var row struct {
-		AccessPolicy      *AccessPolicy `gorm:"serializer:json"`
-		ClientID          *string
-		ClientIPAllowList []string `gorm:"serializer:json"`
-		UserID            *string
-		UserIPAllowList   []string `gorm:"serializer:json"`
-	}
-	cols := []string{"organizations.access_policy AS access_policy"}
-	q := s.In(ctx, SystemScope()).Model(&Organization{})
-	if sub.ClientID != "" {
-		// o_auth_clients is gorm's table name of OAuthClient.
-		cols = append(cols, "o_auth_clients.id AS client_id", "o_auth_clients.ip_allow_list AS client_ip_allow_list")
-		q = q.Joins("LEFT JOIN o_auth_clients ON o_auth_clients.id = ? AND o_auth_clients.organization_id = organizations.id", sub.ClientID)
-	}
-	if sub.UserID != "" {
-		cols = append(cols, "users.id AS user_id", "users.ip_allow_list AS user_ip_allow_list")
-		q = q.Joins("LEFT JOIN users ON users.id = ? AND users.organization_id = organizations.id", sub.UserID)
-	}
-	err := q.Select(strings.Join(cols, ", ")).Where("organizations.id = ?", sub.OrganizationID).Take(&row).Error
-	if errors.Is(err, gorm.ErrRecordNotFound) {
-		return Errorf(CodeUnauthenticated, "the credential's organization no longer exists")
-	}
-	if err != nil {
-		return DBErr(err)
-	}
-	if sub.ClientID != "" && row.ClientID == nil {
-		return Errorf(CodeInvalidToken, "the access token's client no longer exists")
-	}
-	if sub.UserID != "" && row.UserID == nil {
-		return Errorf(CodeInvalidToken, "the access token's user no longer exists")
-	}
-	if err := checkIPAllowList(row.ClientIPAllowList, origin, "client"); err != nil {
-		return err
-	}
-	if err := checkIPAllowList(row.UserIPAllowList, origin, "user"); err != nil {
-		return err
-	}
-	return row.AccessPolicy.Check(s.Now(), origin)
-}
-
-// CheckClientAccess evaluates, at s.Now(), the restrictions that bind an
-// OAuth client calling the OAuth endpoints (token, introspection,
-// revocation, device authorization): its IP allow-list, then its
-// organization's access policy, read in one query. An unknown client passes:
-// the endpoint refuses it itself.
-// Errors: IP_NOT_ALLOWED, ACCESS_RESTRICTED, INTERNAL_ERROR.
-func (s *Store) CheckClientAccess(ctx context.Context, clientID string, origin RequestOrigin) error {
-	var row struct {
-		IPAllowList  []string      `gorm:"serializer:json"`
-		AccessPolicy *AccessPolicy `gorm:"serializer:json"`
-	}
-	err := s.In(ctx, SystemScope()).Model(&OAuthClient{}).
-		Select("o_auth_clients.ip_allow_list AS ip_allow_list, organizations.access_policy AS access_policy").
-		Joins("JOIN organizations ON organizations.id = o_auth_clients.organization_id").
-		Where("o_auth_clients.id = ?", clientID).Take(&row).Error
-	if errors.Is(err, gorm.ErrRecordNotFound) {
-		return nil
-	}
-	if err != nil {
-		return DBErr(err)
-	}
-	if err := checkIPAllowList(row.IPAllowList, origin, "client"); err != nil {
-		return err
-	}
-	return row.AccessPolicy.Check(s.Now(), origin)
 }

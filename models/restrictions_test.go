@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/identity"
 	"github.com/telcoplatform/platform/testenv"
 )
 
@@ -284,118 +285,118 @@ func TestAccessRestrictionsStored(t *testing.T) {
 	s.Now = func() time.Time { return now }
 
 	// A policy given on creation is stored normalised; errors name fields.
-	_, err := s.CreateOrganization(ctx, adm, models.OrganizationInput{Name: "Bad", Plan: models.PlanBusiness,
+	_, err := identity.NewStore(s).CreateOrganization(ctx, adm, identity.OrganizationInput{Name: "Bad", Plan: models.PlanBusiness,
 		AccessPolicy: &models.AccessPolicy{IPAllowList: []string{"300.1.1.1"}}})
 	wantCode(t, err, models.CodeValidation)
-	org, err := s.CreateOrganization(ctx, adm, models.OrganizationInput{Name: "Restricted", Plan: models.PlanBusiness,
+	org, err := identity.NewStore(s).CreateOrganization(ctx, adm, identity.OrganizationInput{Name: "Restricted", Plan: models.PlanBusiness,
 		AccessPolicy: &models.AccessPolicy{AllowedCountries: []string{"us"}, TimeRestrictions: &models.TimeRestrictions{Timezone: "UTC", Days: []string{"mon"}, Start: "09:00", End: "17:00"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := s.GetOrganization(ctx, adm, org.ID)
+	got, err := identity.NewStore(s).GetOrganization(ctx, adm, org.ID)
 	if err != nil || got.AccessPolicy == nil || !slices.Equal(got.AccessPolicy.AllowedCountries, []string{"US"}) || got.AccessPolicy.TimeRestrictions.Start != "09:00" {
 		t.Fatalf("stored policy %+v %v", got.AccessPolicy, err)
 	}
-	sub := models.AccessSubject{OrganizationID: org.ID}
-	wantCode(t, s.CheckAccess(ctx, sub, origin("192.0.2.1")), "")
-	wantCode(t, s.CheckAccess(ctx, sub, origin("198.51.100.1")), models.CodeAccessRestricted)
+	sub := identity.AccessSubject{OrganizationID: org.ID}
+	wantCode(t, identity.NewStore(s).CheckAccess(ctx, sub, origin("192.0.2.1")), "")
+	wantCode(t, identity.NewStore(s).CheckAccess(ctx, sub, origin("198.51.100.1")), models.CodeAccessRestricted)
 	now = at(t, "UTC", "2026-11-23 17:00")
-	wantCode(t, s.CheckAccess(ctx, sub, origin("192.0.2.1")), models.CodeAccessRestricted)
+	wantCode(t, identity.NewStore(s).CheckAccess(ctx, sub, origin("192.0.2.1")), models.CodeAccessRestricted)
 
 	// An update without access_policy keeps it; an empty one removes it.
-	if _, err := s.UpdateOrganization(ctx, adm, org.ID, models.OrganizationInput{Name: "Renamed"}); err != nil {
+	if _, err := identity.NewStore(s).UpdateOrganization(ctx, adm, org.ID, identity.OrganizationInput{Name: "Renamed"}); err != nil {
 		t.Fatal(err)
 	}
-	wantCode(t, s.CheckAccess(ctx, sub, origin("192.0.2.1")), models.CodeAccessRestricted)
-	if got, err = s.UpdateOrganization(ctx, adm, org.ID, models.OrganizationInput{AccessPolicy: &models.AccessPolicy{}}); err != nil || got.AccessPolicy != nil {
+	wantCode(t, identity.NewStore(s).CheckAccess(ctx, sub, origin("192.0.2.1")), models.CodeAccessRestricted)
+	if got, err = identity.NewStore(s).UpdateOrganization(ctx, adm, org.ID, identity.OrganizationInput{AccessPolicy: &models.AccessPolicy{}}); err != nil || got.AccessPolicy != nil {
 		t.Fatalf("cleared policy %+v %v", got, err)
 	}
-	wantCode(t, s.CheckAccess(ctx, sub, origin("198.51.100.1")), "")
+	wantCode(t, identity.NewStore(s).CheckAccess(ctx, sub, origin("198.51.100.1")), "")
 
 	// Administrators cannot lock themselves out of their own organization,
 	// but may restrict a tenant from anywhere.
 	from := origin("198.51.100.7")
-	_, err = s.UpdateOrganization(ctx, adm, adm.OrganizationID, models.OrganizationInput{Origin: from,
+	_, err = identity.NewStore(s).UpdateOrganization(ctx, adm, adm.OrganizationID, identity.OrganizationInput{Origin: from,
 		AccessPolicy: &models.AccessPolicy{IPAllowList: []string{"192.0.2.0/24"}, DeniedCountries: []string{"DE"}}})
 	wantCode(t, err, models.CodeValidation)
 	if msg := models.AsError(err).Message; !strings.Contains(msg, "invalid fields") {
 		t.Fatalf("want both rules reported: %v", err)
 	}
-	if _, err := s.UpdateOrganization(ctx, adm, adm.OrganizationID, models.OrganizationInput{Origin: from,
+	if _, err := identity.NewStore(s).UpdateOrganization(ctx, adm, adm.OrganizationID, identity.OrganizationInput{Origin: from,
 		AccessPolicy: &models.AccessPolicy{IPAllowList: []string{"198.51.100.0/24"}, TimeRestrictions: &models.TimeRestrictions{Start: "01:00", End: "02:00"}}}); err != nil {
 		t.Fatalf("a policy that keeps the caller in (time windows reopen by themselves): %v", err)
 	}
-	if _, err := s.UpdateOrganization(ctx, adm, org.ID, models.OrganizationInput{Origin: from, AccessPolicy: &models.AccessPolicy{IPAllowList: []string{"192.0.2.0/24"}}}); err != nil {
+	if _, err := identity.NewStore(s).UpdateOrganization(ctx, adm, org.ID, identity.OrganizationInput{Origin: from, AccessPolicy: &models.AccessPolicy{IPAllowList: []string{"192.0.2.0/24"}}}); err != nil {
 		t.Fatal(err)
 	}
-	wantCode(t, s.CheckAccess(ctx, sub, from), models.CodeIPNotAllowed)
+	wantCode(t, identity.NewStore(s).CheckAccess(ctx, sub, from), models.CodeIPNotAllowed)
 
 	// User and client allow-lists.
-	if _, err := s.UpdateOrganization(ctx, adm, org.ID, models.OrganizationInput{AccessPolicy: &models.AccessPolicy{}}); err != nil {
+	if _, err := identity.NewStore(s).UpdateOrganization(ctx, adm, org.ID, identity.OrganizationInput{AccessPolicy: &models.AccessPolicy{}}); err != nil {
 		t.Fatal(err)
 	}
-	_, err = s.CreateUser(ctx, adm, models.UserInput{Email: "bad@example.com", Name: "Bad", OrganizationID: org.ID, IPAllowList: []string{"x"}})
+	_, err = identity.NewStore(s).CreateUser(ctx, adm, identity.UserInput{Email: "bad@example.com", Name: "Bad", OrganizationID: org.ID, IPAllowList: []string{"x"}})
 	wantCode(t, err, models.CodeValidation)
-	u, err := s.CreateUser(ctx, adm, models.UserInput{Email: "ada@example.com", Name: "Ada", OrganizationID: org.ID, IPAllowList: []string{"192.0.2.7"}})
+	u, err := identity.NewStore(s).CreateUser(ctx, adm, identity.UserInput{Email: "ada@example.com", Name: "Ada", OrganizationID: org.ID, IPAllowList: []string{"192.0.2.7"}})
 	if err != nil || !slices.Equal(u.IPAllowList, []string{"192.0.2.7/32"}) {
 		t.Fatalf("user %+v %v", u, err)
 	}
 	tenant := &models.Principal{Kind: models.PrincipalAPIKey, ID: "ak_t", OrganizationID: org.ID, Environment: models.EnvLive, Role: models.RoleCustomer, Permissions: []string{"*"}}
-	c, _, err := s.CreateOAuthClient(ctx, tenant, models.OAuthClientInput{Name: "Robot", GrantTypes: []string{models.GrantClientCredentials}, Scopes: []string{"services.read"}, IPAllowList: []string{"203.0.113.0/24"}})
+	c, _, err := identity.NewStore(s).CreateOAuthClient(ctx, tenant, identity.OAuthClientInput{Name: "Robot", GrantTypes: []string{identity.GrantClientCredentials}, Scopes: []string{"services.read"}, IPAllowList: []string{"203.0.113.0/24"}})
 	if err != nil || !slices.Equal(c.IPAllowList, []string{"203.0.113.0/24"}) {
 		t.Fatalf("client %+v %v", c, err)
 	}
-	_, _, err = s.CreateOAuthClient(ctx, tenant, models.OAuthClientInput{Name: "Bad", GrantTypes: []string{models.GrantClientCredentials}, Scopes: []string{"services.read"}, IPAllowList: []string{"203.0.113.0/99"}})
+	_, _, err = identity.NewStore(s).CreateOAuthClient(ctx, tenant, identity.OAuthClientInput{Name: "Bad", GrantTypes: []string{identity.GrantClientCredentials}, Scopes: []string{"services.read"}, IPAllowList: []string{"203.0.113.0/99"}})
 	wantCode(t, err, models.CodeValidation)
 
-	wantCode(t, s.CheckAccess(ctx, models.AccessSubject{OrganizationID: org.ID, UserID: u.ID}, origin("192.0.2.7")), "")
-	err = s.CheckAccess(ctx, models.AccessSubject{OrganizationID: org.ID, UserID: u.ID}, origin("192.0.2.8"))
+	wantCode(t, identity.NewStore(s).CheckAccess(ctx, identity.AccessSubject{OrganizationID: org.ID, UserID: u.ID}, origin("192.0.2.7")), "")
+	err = identity.NewStore(s).CheckAccess(ctx, identity.AccessSubject{OrganizationID: org.ID, UserID: u.ID}, origin("192.0.2.8"))
 	if wantCode(t, err, models.CodeIPNotAllowed); models.AsError(err).Details["scope"] != "user" {
 		t.Fatalf("details %v", models.AsError(err).Details)
 	}
-	wantCode(t, s.CheckAccess(ctx, models.AccessSubject{OrganizationID: org.ID, ClientID: c.ID}, origin("203.0.113.5")), "")
-	err = s.CheckAccess(ctx, models.AccessSubject{OrganizationID: org.ID, ClientID: c.ID, UserID: u.ID}, origin("192.0.2.7"))
+	wantCode(t, identity.NewStore(s).CheckAccess(ctx, identity.AccessSubject{OrganizationID: org.ID, ClientID: c.ID}, origin("203.0.113.5")), "")
+	err = identity.NewStore(s).CheckAccess(ctx, identity.AccessSubject{OrganizationID: org.ID, ClientID: c.ID, UserID: u.ID}, origin("192.0.2.7"))
 	if wantCode(t, err, models.CodeIPNotAllowed); models.AsError(err).Details["scope"] != "client" {
 		t.Fatalf("details %v", models.AsError(err).Details)
 	}
-	wantCode(t, s.CheckAccess(ctx, models.AccessSubject{OrganizationID: org.ID, ClientID: "cli_gone"}, origin("203.0.113.5")), models.CodeInvalidToken)
-	wantCode(t, s.CheckAccess(ctx, models.AccessSubject{OrganizationID: org.ID, UserID: "usr_gone"}, origin("203.0.113.5")), models.CodeInvalidToken)
-	wantCode(t, s.CheckAccess(ctx, models.AccessSubject{OrganizationID: "org_gone"}, origin("203.0.113.5")), models.CodeUnauthenticated)
-	wantCode(t, s.CheckClientAccess(ctx, c.ID, origin("203.0.113.5")), "")
-	wantCode(t, s.CheckClientAccess(ctx, c.ID, origin("192.0.2.7")), models.CodeIPNotAllowed)
-	wantCode(t, s.CheckClientAccess(ctx, "cli_unknown", origin("192.0.2.7")), "")
+	wantCode(t, identity.NewStore(s).CheckAccess(ctx, identity.AccessSubject{OrganizationID: org.ID, ClientID: "cli_gone"}, origin("203.0.113.5")), models.CodeInvalidToken)
+	wantCode(t, identity.NewStore(s).CheckAccess(ctx, identity.AccessSubject{OrganizationID: org.ID, UserID: "usr_gone"}, origin("203.0.113.5")), models.CodeInvalidToken)
+	wantCode(t, identity.NewStore(s).CheckAccess(ctx, identity.AccessSubject{OrganizationID: "org_gone"}, origin("203.0.113.5")), models.CodeUnauthenticated)
+	wantCode(t, identity.NewStore(s).CheckClientAccess(ctx, c.ID, origin("203.0.113.5")), "")
+	wantCode(t, identity.NewStore(s).CheckClientAccess(ctx, c.ID, origin("192.0.2.7")), models.CodeIPNotAllowed)
+	wantCode(t, identity.NewStore(s).CheckClientAccess(ctx, "cli_unknown", origin("192.0.2.7")), "")
 
 	// Updating users: a live credential, the caller's own organization, and
 	// no allow-list that shuts out the user setting it.
 	list := []string{"198.51.100.0/24"}
-	_, err = s.UpdateUser(ctx, &models.Principal{OrganizationID: org.ID, Environment: models.EnvTest, Role: models.RoleCustomer, Permissions: []string{"*"}}, u.ID, models.UserUpdate{IPAllowList: &list})
+	_, err = identity.NewStore(s).UpdateUser(ctx, &models.Principal{OrganizationID: org.ID, Environment: models.EnvTest, Role: models.RoleCustomer, Permissions: []string{"*"}}, u.ID, identity.UserUpdate{IPAllowList: &list})
 	wantCode(t, err, models.CodeInsufficientPermissions)
 	other := &models.Principal{OrganizationID: adm.OrganizationID + "x", Environment: models.EnvLive, Role: models.RoleCustomer, Permissions: []string{"*"}}
-	_, err = s.UpdateUser(ctx, other, u.ID, models.UserUpdate{IPAllowList: &list})
+	_, err = identity.NewStore(s).UpdateUser(ctx, other, u.ID, identity.UserUpdate{IPAllowList: &list})
 	wantCode(t, err, models.CodeNotFound)
 	self := &models.Principal{Kind: models.PrincipalUser, ID: u.ID, UserID: u.ID, OrganizationID: org.ID, Environment: models.EnvLive, Role: models.RoleCustomer, Permissions: []string{"*"}}
-	_, err = s.UpdateUser(ctx, self, u.ID, models.UserUpdate{IPAllowList: &list, Origin: origin("192.0.2.7")})
+	_, err = identity.NewStore(s).UpdateUser(ctx, self, u.ID, identity.UserUpdate{IPAllowList: &list, Origin: origin("192.0.2.7")})
 	wantCode(t, err, models.CodeValidation)
 	bad := []string{"192.0.2.0/24", "::/129"}
-	_, err = s.UpdateUser(ctx, tenant, u.ID, models.UserUpdate{IPAllowList: &bad})
+	_, err = identity.NewStore(s).UpdateUser(ctx, tenant, u.ID, identity.UserUpdate{IPAllowList: &bad})
 	wantCode(t, err, models.CodeValidation)
 	name := "Ada L."
-	u2, err := s.UpdateUser(ctx, tenant, u.ID, models.UserUpdate{Name: &name, IPAllowList: &list, Origin: origin("192.0.2.7")})
+	u2, err := identity.NewStore(s).UpdateUser(ctx, tenant, u.ID, identity.UserUpdate{Name: &name, IPAllowList: &list, Origin: origin("192.0.2.7")})
 	if err != nil || u2.Name != "Ada L." || !slices.Equal(u2.IPAllowList, list) {
 		t.Fatalf("updated user %+v %v", u2, err)
 	}
 	none := []string{}
-	if u2, err = s.UpdateUser(ctx, tenant, u.ID, models.UserUpdate{IPAllowList: &none}); err != nil || len(u2.IPAllowList) != 0 || u2.Name != "Ada L." {
+	if u2, err = identity.NewStore(s).UpdateUser(ctx, tenant, u.ID, identity.UserUpdate{IPAllowList: &none}); err != nil || len(u2.IPAllowList) != 0 || u2.Name != "Ada L." {
 		t.Fatalf("cleared allow-list %+v %v", u2, err)
 	}
-	staff, err := s.CreateUser(ctx, adm, models.UserInput{Email: "agent@example.com", Name: "Agent", Role: models.RoleAgent, OrganizationID: adm.OrganizationID})
+	staff, err := identity.NewStore(s).CreateUser(ctx, adm, identity.UserInput{Email: "agent@example.com", Name: "Agent", Role: models.RoleAgent, OrganizationID: adm.OrganizationID})
 	if err != nil {
 		t.Fatal(err)
 	}
 	provCustomer := &models.Principal{OrganizationID: adm.OrganizationID, Environment: models.EnvLive, Role: models.RoleCustomer, Permissions: []string{"auth:manage"}}
-	_, err = s.UpdateUser(ctx, provCustomer, staff.ID, models.UserUpdate{IPAllowList: &list})
+	_, err = identity.NewStore(s).UpdateUser(ctx, provCustomer, staff.ID, identity.UserUpdate{IPAllowList: &list})
 	wantCode(t, err, models.CodeInsufficientPermissions)
-	if _, err := s.UpdateUser(ctx, adm, staff.ID, models.UserUpdate{IPAllowList: &list}); err != nil {
+	if _, err := identity.NewStore(s).UpdateUser(ctx, adm, staff.ID, identity.UserUpdate{IPAllowList: &list}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -407,30 +408,30 @@ func BenchmarkCheckAccess(b *testing.B) {
 	ctx := context.Background()
 	s := testenv.Store(b)
 	s.Sealer = nil // no SECRETS_KEY
-	prov, err := s.EnsureProviderOrganization(ctx)
+	prov, err := identity.NewStore(s).EnsureProviderOrganization(ctx)
 	if err != nil {
 		b.Fatal(err)
 	}
 	adm := &models.Principal{OrganizationID: prov.ID, Environment: models.EnvLive, Role: models.RoleAdmin, Permissions: []string{"*"}}
-	org, err := s.CreateOrganization(ctx, adm, models.OrganizationInput{Name: "Bench", Plan: models.PlanBusiness, AccessPolicy: &models.AccessPolicy{
+	org, err := identity.NewStore(s).CreateOrganization(ctx, adm, identity.OrganizationInput{Name: "Bench", Plan: models.PlanBusiness, AccessPolicy: &models.AccessPolicy{
 		IPAllowList: []string{"192.0.2.0/24"}, AllowedCountries: []string{"US"},
 		TimeRestrictions: &models.TimeRestrictions{Timezone: "America/New_York", Start: "00:00", End: "24:00"}}})
 	if err != nil {
 		b.Fatal(err)
 	}
-	u, err := s.CreateUser(ctx, adm, models.UserInput{Email: "bench@example.com", Name: "Bench", OrganizationID: org.ID, IPAllowList: []string{"192.0.2.0/24"}})
+	u, err := identity.NewStore(s).CreateUser(ctx, adm, identity.UserInput{Email: "bench@example.com", Name: "Bench", OrganizationID: org.ID, IPAllowList: []string{"192.0.2.0/24"}})
 	if err != nil {
 		b.Fatal(err)
 	}
 	tenant := &models.Principal{OrganizationID: org.ID, Environment: models.EnvLive, Role: models.RoleCustomer, Permissions: []string{"*"}}
-	c, _, err := s.CreateOAuthClient(ctx, tenant, models.OAuthClientInput{Name: "Bench", GrantTypes: []string{models.GrantClientCredentials}, Scopes: []string{"services.read"}, IPAllowList: []string{"192.0.2.0/24"}})
+	c, _, err := identity.NewStore(s).CreateOAuthClient(ctx, tenant, identity.OAuthClientInput{Name: "Bench", GrantTypes: []string{identity.GrantClientCredentials}, Scopes: []string{"services.read"}, IPAllowList: []string{"192.0.2.0/24"}})
 	if err != nil {
 		b.Fatal(err)
 	}
-	sub, from := models.AccessSubject{OrganizationID: org.ID, ClientID: c.ID, UserID: u.ID}, origin("192.0.2.1")
+	sub, from := identity.AccessSubject{OrganizationID: org.ID, ClientID: c.ID, UserID: u.ID}, origin("192.0.2.1")
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if err := s.CheckAccess(ctx, sub, from); err != nil {
+		if err := identity.NewStore(s).CheckAccess(ctx, sub, from); err != nil {
 			b.Fatal(err)
 		}
 	}

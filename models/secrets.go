@@ -140,8 +140,8 @@ func BindAPIKey(id string) string { return "api_keys:" + id }
 // BindSigningKey binds a token signing key's private key to its kid.
 func BindSigningKey(kid string) string { return "signing_keys:" + kid }
 
-func bindWebhook(id string) string           { return "webhooks:" + id }
-func bindMFA(userID string) string           { return "mfa_enrollments:" + userID }
-func bindNotification(id string) string      { return "notifications:" + id }
-func bindServerSecret(name string) string    { return "server_secrets:" + name }
-func bindIdempotency(scopeKey string) string { return "idempotency:" + scopeKey }
+func BindWebhook(id string) string           { return "webhooks:" + id }
+func BindMFA(userID string) string           { return "mfa_enrollments:" + userID }
+func BindNotification(id string) string      { return "notifications:" + id }
+func BindServerSecret(name string) string    { return "server_secrets:" + name }
+func BindIdempotency(scopeKey string) string { return "idempotency:" + scopeKey }

@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/identity"
+	"github.com/telcoplatform/platform/models/rekey"
 	"github.com/telcoplatform/platform/testenv"
 )
 
@@ -73,24 +75,24 @@ func TestRekeySecrets(t *testing.T) {
 	ctx := context.Background()
 	s, seeded := testenv.SeededStore(t)
 	p := &models.Principal{ID: "ak_x", OrganizationID: seeded.Demo.ID, Environment: models.EnvLive, Role: models.RoleCustomer, Permissions: []string{"*"}}
-	issued, err := s.CreateAPIKey(ctx, p, models.APIKeyInput{Name: "signed", Permissions: []string{"services:read"}, RequireSigning: true})
+	issued, err := identity.NewStore(s).CreateAPIKey(ctx, p, identity.APIKeyInput{Name: "signed", Permissions: []string{"services:read"}, RequireSigning: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.EnsureServerSecret(ctx, "rekey-test"); err != nil {
+	if _, err := identity.NewStore(s).EnsureServerSecret(ctx, "rekey-test"); err != nil {
 		t.Fatal(err)
 	}
 	oldKeyID := s.Sealer.KeyID()
 	s.Sealer = sealer(t, 9, 7) // testenv seals with key 7
-	n, err := s.RekeySecrets(ctx)
+	n, err := rekey.NewStore(s).RekeySecrets(ctx)
 	if err != nil || n < 2 {
 		t.Fatalf("rekey: %d, %v", n, err)
 	}
-	if again, err := s.RekeySecrets(ctx); err != nil || again != 0 {
+	if again, err := rekey.NewStore(s).RekeySecrets(ctx); err != nil || again != 0 {
 		t.Fatalf("second rekey: %d, %v", again, err)
 	}
 	s.Sealer = sealer(t, 9) // the old key dropped
-	key, err := s.GetAPIKey(ctx, p, issued.Key.ID)
+	key, err := identity.NewStore(s).GetAPIKey(ctx, p, issued.Key.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +102,7 @@ func TestRekeySecrets(t *testing.T) {
 	if got, err := s.Sealer.Open(models.BindAPIKey(key.ID), key.SigningSecret); err != nil || got != issued.SigningSecret {
 		t.Fatalf("signing secret after rekey: %q %v", got, err)
 	}
-	if _, err := s.EnsureServerSecret(ctx, "rekey-test"); err != nil {
+	if _, err := identity.NewStore(s).EnsureServerSecret(ctx, "rekey-test"); err != nil {
 		t.Fatalf("server secret after rekey: %v", err)
 	}
 }

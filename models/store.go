@@ -3,6 +3,7 @@ package models
 import (
 	"context"
 	"errors"
+	"strings"
 	"time"
 
 	"gorm.io/gorm"
@@ -60,4 +61,19 @@ func DBErr(err error) error {
 		return e
 	}
 	return Internal(err)
+}
+
+// IsUniqueViolation reports whether err is a unique-constraint violation,
+// on SQLite or PostgreSQL.
+func IsUniqueViolation(err error) bool { return isUniqueViolation(err) }
+
+func isUniqueViolation(err error) bool {
+	if err == nil {
+		return false
+	}
+	if err == gorm.ErrDuplicatedKey {
+		return true
+	}
+	msg := err.Error()
+	return strings.Contains(msg, "UNIQUE constraint failed") || strings.Contains(msg, "duplicate key value") || strings.Contains(msg, "SQLSTATE 23505")
 }

@@ -219,7 +219,7 @@ func (s *Store) CreateWebhook(ctx context.Context, p *Principal, spec WebhookSpe
 	sub := &WebhookSubscription{
 		ID: subID, Area: spec.Area, URL: spec.URL, Description: spec.Description, Events: spec.Events,
 		CustomerIDs: spec.CustomerIDs, Priorities: spec.Priorities, Active: spec.Active, AllOrganizations: spec.AllOrganizations,
-		Secret: s.Sealer.Seal(bindWebhook(subID), spec.Secret), CreatedBy: p.ID,
+		Secret: s.Sealer.Seal(BindWebhook(subID), spec.Secret), CreatedBy: p.ID,
 	}
 	err := s.Tx(ctx, p.OwnScope(), func(tx *gorm.DB) error {
 		if err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Where("id = ?", p.OrganizationID).Take(&Organization{}).Error; err != nil {
@@ -373,7 +373,7 @@ func (s *Store) RotateWebhookSecret(ctx context.Context, p *Principal, id, secre
 		}
 		now := s.Now()
 		return DBErr(tx.Model(&WebhookSubscription{}).Where("id = ?", id).Updates(map[string]any{
-			"secret": s.Sealer.Seal(bindWebhook(sub.ID), secret), "previous_secret": sub.Secret, "secret_rotated_at": now, "updated_at": now,
+			"secret": s.Sealer.Seal(BindWebhook(sub.ID), secret), "previous_secret": sub.Secret, "secret_rotated_at": now, "updated_at": now,
 		}).Error)
 	})
 	if err != nil {
@@ -388,11 +388,11 @@ func (s *Store) WebhookSecrets(sub *WebhookSubscription) (current, previous stri
 	if s.Sealer == nil {
 		return "", "", Internal(errors.New("the store has no sealer for secrets"))
 	}
-	if current, err = s.Sealer.Open(bindWebhook(sub.ID), sub.Secret); err != nil {
+	if current, err = s.Sealer.Open(BindWebhook(sub.ID), sub.Secret); err != nil {
 		return "", "", Internal(err)
 	}
 	if sub.PreviousSecret != "" {
-		if previous, err = s.Sealer.Open(bindWebhook(sub.ID), sub.PreviousSecret); err != nil {
+		if previous, err = s.Sealer.Open(BindWebhook(sub.ID), sub.PreviousSecret); err != nil {
 			return "", "", Internal(err)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/catalog"
+	"github.com/telcoplatform/platform/models/identity"
 	"github.com/telcoplatform/platform/models/services"
 	"github.com/telcoplatform/platform/simulator"
 	"github.com/telcoplatform/platform/testenv"
@@ -16,7 +17,7 @@ import (
 func liveService(t *testing.T, s *models.Store, env models.Environment, id, kind, name string, qty int) *services.Service {
 	t.Helper()
 	ctx := context.Background()
-	org, err := s.EnsureProviderOrganization(ctx)
+	org, err := identity.NewStore(s).EnsureProviderOrganization(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/catalog"
+	"github.com/telcoplatform/platform/models/identity"
 	"github.com/telcoplatform/platform/models/services"
 	"github.com/telcoplatform/platform/simulator"
 	"github.com/telcoplatform/platform/testenv"
@@ -49,7 +50,7 @@ func TestInjectedFaults(t *testing.T) {
 func TestSouthboundCallsAreKeyedByOperation(t *testing.T) {
 	s, _ := testenv.SeededStore(t)
 	ctx := context.Background()
-	org, err := s.EnsureProviderOrganization(ctx)
+	org, err := identity.NewStore(s).EnsureProviderOrganization(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +132,7 @@ func TestSamples(t *testing.T) {
 func TestRecordTelemetry(t *testing.T) {
 	s, _ := testenv.SeededStore(t)
 	ctx := context.Background()
-	org, err := s.EnsureProviderOrganization(ctx)
+	org, err := identity.NewStore(s).EnsureProviderOrganization(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/identity"
 	"github.com/telcoplatform/platform/models/support"
 )
 
@@ -126,7 +126,7 @@ type OrchestrationActivities interface {
 // HousekeepingActivities are the activities of the Housekeeping workflow
 // (activities.Housekeeping), named "Housekeeping.<Method>".
 type HousekeepingActivities interface {
-	Purge(ctx context.Context, in HousekeepingPurgeInput) (models.PurgeCounts, error)
+	Purge(ctx context.Context, in HousekeepingPurgeInput) (identity.PurgeCounts, error)
 }
 
 // SupportActivities are the activities of the TicketAutoClose workflow

@@ -8,7 +8,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/identity"
 )
 
 // HousekeepingWorkflow is the registered name of the housekeeping workflow
@@ -32,10 +32,10 @@ const (
 // HousekeepingInput is the one argument of the housekeeping workflow. Zero
 // values mean the defaults above; Runs and Totals are carried from run to run.
 type HousekeepingInput struct {
-	Interval         time.Duration      `json:"interval,omitempty"`
-	IterationsPerRun int                `json:"iterations_per_run,omitempty"`
-	Runs             int                `json:"runs"`   // runs completed before this one
-	Totals           models.PurgeCounts `json:"totals"` // removed by earlier runs
+	Interval         time.Duration        `json:"interval,omitempty"`
+	IterationsPerRun int                  `json:"iterations_per_run,omitempty"`
+	Runs             int                  `json:"runs"`   // runs completed before this one
+	Totals           identity.PurgeCounts `json:"totals"` // removed by earlier runs
 }
 
 // HousekeepingPurgeInput is the one argument of the purge activity: which
@@ -47,12 +47,12 @@ type HousekeepingPurgeInput struct {
 
 // HousekeepingStatus is the live state of the housekeeping workflow.
 type HousekeepingStatus struct {
-	Runs        int                `json:"runs"`
-	Iteration   int                `json:"iteration"`
-	LastPurgeAt *time.Time         `json:"last_purge_at,omitempty"`
-	LastPurge   models.PurgeCounts `json:"last_purge"`
-	LastError   string             `json:"last_error,omitempty"`
-	Totals      models.PurgeCounts `json:"totals"`
+	Runs        int                  `json:"runs"`
+	Iteration   int                  `json:"iteration"`
+	LastPurgeAt *time.Time           `json:"last_purge_at,omitempty"`
+	LastPurge   identity.PurgeCounts `json:"last_purge"`
+	LastError   string               `json:"last_error,omitempty"`
+	Totals      identity.PurgeCounts `json:"totals"`
 }
 
 // HousekeepingActivityOptions are the options of the purge activity: it is
@@ -89,7 +89,7 @@ func Housekeeping(ctx workflow.Context, in HousekeepingInput) error {
 	actx := workflow.WithActivityOptions(ctx, HousekeepingActivityOptions())
 	for i := 0; i < perRun; i++ {
 		status.Iteration = i
-		var counts models.PurgeCounts
+		var counts identity.PurgeCounts
 		err := call(actx, HousekeepingActivities.Purge, HousekeepingPurgeInput{Run: in.Runs, Iteration: i}).Get(ctx, &counts)
 		if err != nil {
 			if temporal.IsCanceledError(err) {

@@ -18,6 +18,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/identity"
 	"github.com/telcoplatform/platform/testenv"
 	"github.com/telcoplatform/platform/workflows"
 )
@@ -41,17 +42,17 @@ func (l *purgeLog) record(in workflows.HousekeepingPurgeInput, at time.Time) int
 
 // housekeepingEnv returns a time-skipping environment whose purge activity
 // answers purge(call number from 0).
-func housekeepingEnv(t *testing.T, purge func(i int) (models.PurgeCounts, error)) (*testsuite.TestWorkflowEnvironment, *purgeLog) {
+func housekeepingEnv(t *testing.T, purge func(i int) (identity.PurgeCounts, error)) (*testsuite.TestWorkflowEnvironment, *purgeLog) {
 	t.Helper()
 	var suite testsuite.WorkflowTestSuite
 	env := suite.NewTestWorkflowEnvironment()
 	env.RegisterWorkflowWithOptions(workflows.Housekeeping, workflow.RegisterOptions{Name: workflows.HousekeepingWorkflow})
-	env.RegisterActivityWithOptions(func(context.Context, workflows.HousekeepingPurgeInput) (models.PurgeCounts, error) {
-		return models.PurgeCounts{}, nil
+	env.RegisterActivityWithOptions(func(context.Context, workflows.HousekeepingPurgeInput) (identity.PurgeCounts, error) {
+		return identity.PurgeCounts{}, nil
 	}, activity.RegisterOptions{Name: workflows.ActivityName(workflows.HousekeepingActivities.Purge)})
 	log := &purgeLog{}
 	env.OnActivity(workflows.ActivityName(workflows.HousekeepingActivities.Purge), mock.Anything, mock.Anything).Return(
-		func(_ context.Context, in workflows.HousekeepingPurgeInput) (models.PurgeCounts, error) {
+		func(_ context.Context, in workflows.HousekeepingPurgeInput) (identity.PurgeCounts, error) {
 			return purge(log.record(in, env.Now()))
 		})
 	return env, log
@@ -83,11 +84,11 @@ func continuedWith(t *testing.T, env *testsuite.TestWorkflowEnvironment) workflo
 // loop; the run then continues as new with its totals and run count, and
 // the query shows the progress meanwhile.
 func TestHousekeepingPurgesOnATimerAndContinuesAsNew(t *testing.T) {
-	env, log := housekeepingEnv(t, func(i int) (models.PurgeCounts, error) {
+	env, log := housekeepingEnv(t, func(i int) (identity.PurgeCounts, error) {
 		if i >= 1 && i <= 5 { // the second purge fails on all of its 5 attempts
-			return models.PurgeCounts{}, temporal.NewApplicationError("database down", string(models.CodeInternal))
+			return identity.PurgeCounts{}, temporal.NewApplicationError("database down", string(models.CodeInternal))
 		}
-		return models.PurgeCounts{AccessTokens: 3, RevokedTokens: 1}, nil
+		return identity.PurgeCounts{AccessTokens: 3, RevokedTokens: 1}, nil
 	})
 	start := env.Now()
 	var mid workflows.HousekeepingStatus
@@ -102,13 +103,13 @@ func TestHousekeepingPurgesOnATimerAndContinuesAsNew(t *testing.T) {
 		}
 	}, 90*time.Minute)
 	env.ExecuteWorkflow(workflows.HousekeepingWorkflow, workflows.HousekeepingInput{
-		Interval: time.Hour, IterationsPerRun: 3, Runs: 4, Totals: models.PurgeCounts{AccessTokens: 10},
+		Interval: time.Hour, IterationsPerRun: 3, Runs: 4, Totals: identity.PurgeCounts{AccessTokens: 10},
 	})
 	next := continuedWith(t, env)
 	if next.Runs != 5 || next.Interval != time.Hour || next.IterationsPerRun != 3 {
 		t.Fatalf("continued with %+v", next)
 	}
-	if want := (models.PurgeCounts{AccessTokens: 16, RevokedTokens: 2}); next.Totals != want {
+	if want := (identity.PurgeCounts{AccessTokens: 16, RevokedTokens: 2}); next.Totals != want {
 		t.Fatalf("totals carried %+v, want %+v", next.Totals, want)
 	}
 	// 1 + 5 attempts of the failing purge + 1 = 7 calls; iterations 0, 1 (x5), 2.
@@ -141,7 +142,7 @@ func TestHousekeepingPurgesOnATimerAndContinuesAsNew(t *testing.T) {
 		t.Fatalf("the run ended at +%s, want after three intervals", d)
 	}
 	if mid.Runs != 4 || mid.Iteration != 1 || mid.LastError == "" || mid.LastPurge.AccessTokens != 3 ||
-		mid.Totals != (models.PurgeCounts{AccessTokens: 13, RevokedTokens: 1}) || mid.LastPurgeAt == nil || !mid.LastPurgeAt.Equal(start) {
+		mid.Totals != (identity.PurgeCounts{AccessTokens: 13, RevokedTokens: 1}) || mid.LastPurgeAt == nil || !mid.LastPurgeAt.Equal(start) {
 		t.Fatalf("status queried mid-run: %+v", mid)
 	}
 }
@@ -150,7 +151,7 @@ func TestHousekeepingPurgesOnATimerAndContinuesAsNew(t *testing.T) {
 // and that the defaults (not copies of them) are carried to the next run,
 // so a new version's defaults apply after the next continue-as-new.
 func TestHousekeepingDefaults(t *testing.T) {
-	env, log := housekeepingEnv(t, func(int) (models.PurgeCounts, error) { return models.PurgeCounts{}, nil })
+	env, log := housekeepingEnv(t, func(int) (identity.PurgeCounts, error) { return identity.PurgeCounts{}, nil })
 	start := env.Now()
 	env.ExecuteWorkflow(workflows.HousekeepingWorkflow, workflows.HousekeepingInput{})
 	next := continuedWith(t, env)
@@ -170,7 +171,7 @@ func TestHousekeepingDefaults(t *testing.T) {
 
 // TestHousekeepingStopsWhenCancelled cancels the loop while it sleeps.
 func TestHousekeepingStopsWhenCancelled(t *testing.T) {
-	env, log := housekeepingEnv(t, func(int) (models.PurgeCounts, error) { return models.PurgeCounts{}, nil })
+	env, log := housekeepingEnv(t, func(int) (identity.PurgeCounts, error) { return identity.PurgeCounts{}, nil })
 	env.RegisterDelayedCallback(env.CancelWorkflow, 150*time.Minute)
 	env.ExecuteWorkflow(workflows.HousekeepingWorkflow, workflows.HousekeepingInput{})
 	if err := env.GetWorkflowError(); !temporal.IsCanceledError(err) {
@@ -196,9 +197,9 @@ func TestStartHousekeepingIsIdempotent(t *testing.T) {
 	w := sdkworker.New(c, queue, sdkworker.Options{})
 	w.RegisterWorkflowWithOptions(workflows.Housekeeping, workflow.RegisterOptions{Name: workflows.HousekeepingWorkflow})
 	purged := make(chan struct{}, 10)
-	w.RegisterActivityWithOptions(func(context.Context, workflows.HousekeepingPurgeInput) (models.PurgeCounts, error) {
+	w.RegisterActivityWithOptions(func(context.Context, workflows.HousekeepingPurgeInput) (identity.PurgeCounts, error) {
 		purged <- struct{}{}
-		return models.PurgeCounts{}, nil
+		return identity.PurgeCounts{}, nil
 	}, activity.RegisterOptions{Name: workflows.ActivityName(workflows.HousekeepingActivities.Purge)})
 	if err := w.Start(); err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/telcoplatform/platform/activities"
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/identity"
 	"github.com/telcoplatform/platform/models/support"
 	"github.com/telcoplatform/platform/testenv"
 	"github.com/telcoplatform/platform/workflows"
@@ -24,7 +25,7 @@ func TestTicketAutoClose(t *testing.T) {
 	ctx := context.Background()
 	store, seeded := testenv.SeededStore(t)
 	s := support.NewStore(store)
-	prov, err := store.EnsureProviderOrganization(ctx)
+	prov, err := identity.NewStore(store).EnsureProviderOrganization(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/telcoplatform/platform/config"
 	"github.com/telcoplatform/platform/devidp"
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/identity"
 	"github.com/telcoplatform/platform/models/seed"
 )
 
@@ -55,7 +56,7 @@ func startDevIdP(ctx context.Context, cfg *config.Config, store *models.Store, l
 		}
 	}
 	if err == nil {
-		err = idp.AddUser(ctx, devidp.User{Name: devIdPUser, Email: models.DemoUserEmail, Password: cfg.DemoPassword,
+		err = idp.AddUser(ctx, devidp.User{Name: devIdPUser, Email: identity.DemoUserEmail, Password: cfg.DemoPassword,
 			CommonName: "Demo User", Groups: []string{"customers"}})
 	}
 	if err != nil {

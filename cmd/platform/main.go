@@ -35,7 +35,9 @@ import (
 	"github.com/telcoplatform/platform/config"
 	"github.com/telcoplatform/platform/events"
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/identity"
 	"github.com/telcoplatform/platform/models/migrate"
+	"github.com/telcoplatform/platform/models/rekey"
 	"github.com/telcoplatform/platform/models/seed"
 	"github.com/telcoplatform/platform/models/support"
 	"github.com/telcoplatform/platform/notify"
@@ -141,7 +143,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 			return err
 		}
 		defer closeDB()
-		n, err := store.RekeySecrets(ctx)
+		n, err := rekey.NewStore(store).RekeySecrets(ctx)
 		if err != nil {
 			return fmt.Errorf("rekey: %w", err)
 		}
@@ -219,11 +221,11 @@ func openStore(ctx context.Context, cfg config.Config, log *slog.Logger) (*model
 // the platform starts without it.
 func bootstrapKeys(ctx context.Context, log *slog.Logger, cfg config.Config, store *models.Store, seeded *seed.SeedResult) error {
 	if cfg.AdminKey != "" {
-		provider, err := store.EnsureProviderOrganization(ctx)
+		provider, err := identity.NewStore(store).EnsureProviderOrganization(ctx)
 		if err != nil {
 			return err
 		}
-		if _, err := store.EnsureAPIKey(ctx, provider.ID, cfg.AdminKey, "Platform admin (bootstrap)", models.RoleAdmin, []string{"*"}); err != nil {
+		if _, err := identity.NewStore(store).EnsureAPIKey(ctx, provider.ID, cfg.AdminKey, "Platform admin (bootstrap)", models.RoleAdmin, []string{"*"}); err != nil {
 			if models.ErrorCode(err) != models.CodeInvalidStateTransition {
 				return fmt.Errorf("PLATFORM_ADMIN_KEY: %w", err)
 			}
@@ -239,7 +241,7 @@ func bootstrapKeys(ctx context.Context, log *slog.Logger, cfg config.Config, sto
 			}
 			demo = &seed.SeedResult{Demo: org}
 		}
-		if _, err := store.EnsureAPIKey(ctx, demo.Demo.ID, cfg.DemoKey, "Demo key (bootstrap)", models.RoleCustomer, []string{"*"}); err != nil {
+		if _, err := identity.NewStore(store).EnsureAPIKey(ctx, demo.Demo.ID, cfg.DemoKey, "Demo key (bootstrap)", models.RoleCustomer, []string{"*"}); err != nil {
 			if models.ErrorCode(err) != models.CodeInvalidStateTransition {
 				return fmt.Errorf("PLATFORM_DEMO_KEY: %w", err)
 			}
@@ -247,7 +249,7 @@ func bootstrapKeys(ctx context.Context, log *slog.Logger, cfg config.Config, sto
 		}
 	}
 	if cfg.DemoPassword != "" {
-		if err := store.EnsureUserPassword(ctx, models.DemoUserEmail, cfg.DemoPassword); err != nil {
+		if err := identity.NewStore(store).EnsureUserPassword(ctx, identity.DemoUserEmail, cfg.DemoPassword); err != nil {
 			return fmt.Errorf("PLATFORM_DEMO_PASSWORD: %w (run `platform seed` first)", err)
 		}
 	}
@@ -272,19 +274,19 @@ func keysCommand(ctx context.Context, cfg config.Config, log *slog.Logger, args 
 		return err
 	}
 	defer closeDB()
-	provider, err := store.EnsureProviderOrganization(ctx)
+	provider, err := identity.NewStore(store).EnsureProviderOrganization(ctx)
 	if err != nil {
 		return err
 	}
 	operator := &models.Principal{Kind: models.PrincipalAPIKey, ID: "cli", OrganizationID: provider.ID, Environment: models.Environment(*env), Role: models.RoleAdmin, Permissions: []string{"*"}}
-	in := models.APIKeyInput{Name: *name, Permissions: strings.Split(*perms, ","), OrganizationID: *org, Environment: models.Environment(*env), Role: models.Role(*role)}
+	in := identity.APIKeyInput{Name: *name, Permissions: strings.Split(*perms, ","), OrganizationID: *org, Environment: models.Environment(*env), Role: models.Role(*role)}
 	if *org == "" {
 		in.OrganizationID = provider.ID
 		if in.Role == "" {
 			in.Role = models.RoleAdmin
 		}
 	}
-	issued, err := store.CreateAPIKey(ctx, operator, in)
+	issued, err := identity.NewStore(store).CreateAPIKey(ctx, operator, in)
 	if err != nil {
 		return err
 	}

@@ -83,7 +83,7 @@ func (s *Store) CreateAccount(ctx context.Context, p *models.Principal, in Accou
 		if !p.IsStaff() {
 			return nil, models.NotFound("organization")
 		}
-		if _, err := s.GetOrganization(ctx, p, in.OrganizationID); err != nil {
+		if _, err := s.identity.GetOrganization(ctx, p, in.OrganizationID); err != nil {
 			return nil, err
 		}
 		scope = models.TenantScope(in.OrganizationID, p.Environment)

@@ -14,6 +14,7 @@ import (
 	"github.com/telcoplatform/platform/models/automation"
 	"github.com/telcoplatform/platform/models/billing"
 	"github.com/telcoplatform/platform/models/catalog"
+	"github.com/telcoplatform/platform/models/identity"
 	"github.com/telcoplatform/platform/models/migrate"
 	"github.com/telcoplatform/platform/models/services"
 	"github.com/telcoplatform/platform/models/support"
@@ -25,14 +26,14 @@ import (
 // table, its type joins the list.
 func domainTypes() []any {
 	return []any{
-		&models.Organization{}, &models.User{}, &models.BillingAccount{}, &models.APIKey{}, &models.IdempotencyRecord{},
+		&models.Organization{}, &identity.User{}, &models.BillingAccount{}, &identity.APIKey{}, &models.IdempotencyRecord{},
 		&catalog.CatalogCategory{}, &catalog.CatalogService{}, &models.RateLimitSuspension{},
 		&catalog.ServiceableLocation{}, &catalog.LocationCapacity{}, &catalog.ProvisioningTemplate{}, &catalog.InventoryAllocation{},
 		&services.Service{}, &services.Operation{}, &services.TelemetrySample{}, &models.Event{},
 		&models.WebhookSubscription{}, &models.WebhookDelivery{}, &models.WebhookAttempt{},
-		&models.SigningKey{}, &models.RevokedToken{}, &models.ServerSecret{}, &models.OAuthClient{}, &models.OAuthToken{},
-		&models.DeviceGrant{}, &models.MFAEnrollment{}, &models.MFABackupCode{}, &models.MFAChallenge{}, &models.MFAPhone{},
-		&models.ClientCertificate{}, &models.SAMLRequest{}, &models.PortalSession{}, &models.AuditEvent{},
+		&identity.SigningKey{}, &identity.RevokedToken{}, &identity.ServerSecret{}, &identity.OAuthClient{}, &identity.OAuthToken{},
+		&identity.DeviceGrant{}, &identity.MFAEnrollment{}, &identity.MFABackupCode{}, &identity.MFAChallenge{}, &identity.MFAPhone{},
+		&identity.ClientCertificate{}, &identity.SAMLRequest{}, &identity.PortalSession{}, &identity.AuditEvent{},
 		&automation.BulkItem{}, &automation.ServiceChange{}, &automation.OrchestrationDefinition{},
 		&billing.PaymentMethod{}, &billing.BillingSequence{}, &billing.Invoice{}, &billing.InvoiceLine{}, &billing.InvoiceDispute{},
 		&billing.Payment{}, &billing.Subscription{}, &billing.UsageRecord{}, &billing.Budget{}, &billing.BudgetAlert{},

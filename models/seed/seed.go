@@ -9,6 +9,7 @@ import (
 
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/catalog"
+	"github.com/telcoplatform/platform/models/identity"
 )
 
 // DemoOrganizationName is the name of the tenant that `platform seed` creates.
@@ -19,9 +20,9 @@ type SeedResult struct {
 	Provider *models.Organization
 	Demo     *models.Organization
 	Account  *models.BillingAccount
-	DemoUser *models.User
+	DemoUser *identity.User
 	// DemoClient is the demo tenant's public OAuth client (DemoClientID).
-	DemoClient *models.OAuthClient
+	DemoClient *identity.OAuthClient
 }
 
 // Seed loads the reference data (catalog) and ensures the demo tenant with a
@@ -36,7 +37,7 @@ func (s *Store) Seed(ctx context.Context) (*SeedResult, error) {
 	if err := catalog.SeedServiceInventory(ctx, s.DB); err != nil {
 		return nil, err
 	}
-	provider, err := s.EnsureProviderOrganization(ctx)
+	provider, err := s.identity.EnsureProviderOrganization(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -66,10 +67,10 @@ func (s *Store) Seed(ctx context.Context) (*SeedResult, error) {
 			res.Account = &acct
 		}
 	}
-	var user models.User
-	err = db.Where("email = ?", models.DemoUserEmail).Take(&user).Error
+	var user identity.User
+	err = db.Where("email = ?", identity.DemoUserEmail).Take(&user).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
-		user = models.User{ID: models.NewID(models.PrefixUser), OrganizationID: demo.ID, Email: models.DemoUserEmail, Name: "Demo User", Role: models.RoleCustomer}
+		user = identity.User{ID: models.NewID(models.PrefixUser), OrganizationID: demo.ID, Email: identity.DemoUserEmail, Name: "Demo User", Role: models.RoleCustomer}
 		err = db.Create(&user).Error
 	}
 	if err != nil {
@@ -91,9 +92,9 @@ const DemoClientID = "cli_demo_public"
 // secret): authorization code with loopback redirects for native apps
 // (RFC 8252: any port on 127.0.0.1), refresh tokens and the device flow,
 // with every customer scope.
-func (s *Store) ensureDemoClient(ctx context.Context, orgID string) (*models.OAuthClient, error) {
+func (s *Store) ensureDemoClient(ctx context.Context, orgID string) (*identity.OAuthClient, error) {
 	db := s.In(ctx, models.TenantScope(orgID, models.EnvLive))
-	var c models.OAuthClient
+	var c identity.OAuthClient
 	err := db.Where("id = ?", DemoClientID).Take(&c).Error
 	if err == nil {
 		return &c, nil
@@ -103,12 +104,12 @@ func (s *Store) ensureDemoClient(ctx context.Context, orgID string) (*models.OAu
 	}
 	var scopes []string
 	for _, p := range models.RolePermissions(models.RoleCustomer) {
-		scopes = append(scopes, models.ScopeForPermission(p))
+		scopes = append(scopes, identity.ScopeForPermission(p))
 	}
 	lists := func(v []string) string { raw, _ := json.Marshal(v); return string(raw) }
-	c = models.OAuthClient{ID: DemoClientID, Name: "Demo command-line and portal client", Public: true,
+	c = identity.OAuthClient{ID: DemoClientID, Name: "Demo command-line and portal client", Public: true,
 		RedirectURIs: lists([]string{"http://127.0.0.1/callback"}),
-		GrantTypes:   lists([]string{models.GrantAuthorizationCode, models.GrantRefreshToken, models.GrantDeviceCode}),
+		GrantTypes:   lists([]string{identity.GrantAuthorizationCode, identity.GrantRefreshToken, identity.GrantDeviceCode}),
 		Scopes:       lists(scopes)}
 	if err := db.Create(&c).Error; err != nil {
 		return nil, models.DBErr(err)

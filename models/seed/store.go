@@ -3,6 +3,7 @@ package seed
 import (
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/billing"
+	"github.com/telcoplatform/platform/models/identity"
 	"github.com/telcoplatform/platform/models/services"
 )
 
@@ -10,11 +11,12 @@ import (
 // tenancy scopes) with the seeding of the catalog, the provisioning data, the platform's organizations and the demo sandbox as methods.
 type Store struct {
 	*models.Store
+	identity *identity.Store
 	services *services.Store
 	billing  *billing.Store
 }
 
 // NewStore returns the seed store on core.
 func NewStore(core *models.Store) *Store {
-	return &Store{Store: core, services: services.NewStore(core), billing: billing.NewStore(core)}
+	return &Store{Store: core, identity: identity.NewStore(core), services: services.NewStore(core), billing: billing.NewStore(core)}
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/identity"
 	"github.com/telcoplatform/platform/models/support"
 	"github.com/telcoplatform/platform/testenv"
 )
@@ -20,7 +21,7 @@ func TestCloseIfQuiet(t *testing.T) {
 	clock := time.Date(2026, 11, 26, 9, 0, 0, 0, time.UTC)
 	core.Now = func() time.Time { return clock }
 	s := support.NewStore(core)
-	prov, err := core.EnsureProviderOrganization(ctx)
+	prov, err := identity.NewStore(core).EnsureProviderOrganization(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/identity"
 )
 
 // What sent a ticket notification: a staff request (POST .../notify) or
@@ -124,7 +125,7 @@ func (in *NotifyInput) validate() error {
 		case NotifyEmail:
 			v.Check(ValidEmail(r.Email), f+"email", "must be an e-mail address")
 		case NotifySMS:
-			v.Check(models.ValidPhoneNumber(r.Phone), f+"phone", "must be an E.164 phone number, e.g. +15550100200")
+			v.Check(identity.ValidPhoneNumber(r.Phone), f+"phone", "must be an E.164 phone number, e.g. +15550100200")
 		}
 	}
 	switch in.Type {

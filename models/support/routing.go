@@ -11,6 +11,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/identity"
 )
 
 // PrefixRoutingRule starts routing rule ids.
@@ -295,8 +296,8 @@ func parseRuleDuration(v *models.Validator, field, s string) int {
 }
 
 // agent returns the provider agent (role agent or admin) with id.
-func (s *Store) agent(ctx context.Context, id string) (*models.User, error) {
-	var u models.User
+func (s *Store) agent(ctx context.Context, id string) (*identity.User, error) {
+	var u identity.User
 	err := s.core.In(ctx, models.SystemScope()).Where("id = ? AND role IN ?", id, []models.Role{models.RoleAgent, models.RoleAdmin}).Take(&u).Error
 	if err != nil {
 		return nil, notFoundOr(err, "agent")
@@ -309,7 +310,7 @@ func (s *Store) agent(ctx context.Context, id string) (*models.User, error) {
 type Routing struct {
 	Rule  *RoutingRule
 	Team  *Team // the team the agent was taken from (a rule's team, or the fallback)
-	Agent *models.User
+	Agent *identity.User
 }
 
 // actor is the id the history records as the assigning system actor: the

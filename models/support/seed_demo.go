@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/identity"
 )
 
 // demoTickets are the demo tenant's sandbox tickets, so that a new user
@@ -12,11 +13,11 @@ func demoTickets() []TicketInput {
 	return []TicketInput{
 		{Title: "Packet loss on the Austin fiber circuit", Description: "Since this morning we see 2-3% packet loss toward our data centre during business hours.",
 			Category: "network", Subcategory: "performance", Priority: "high", Severity: "business_impacting",
-			Contact: Contact{Name: "Demo User", Email: models.DemoUserEmail}, Location: Location{Timezone: "America/Chicago"},
+			Contact: Contact{Name: "Demo User", Email: identity.DemoUserEmail}, Location: Location{Timezone: "America/Chicago"},
 			Metadata: map[string]any{"affected_users": 40}},
 		{Title: "Add two DIDs to the main voice system", Description: "Please add two direct-dial numbers for the new support line.",
 			Category: "voice", Subcategory: "features", Priority: "low", Severity: "minimal",
-			Contact: Contact{Name: "Demo User", Email: models.DemoUserEmail}},
+			Contact: Contact{Name: "Demo User", Email: identity.DemoUserEmail}},
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/identity"
 )
 
 // Permissions of the support area.
@@ -40,14 +41,15 @@ const PrefixHistory = "hist"
 // Store is the support area's store: the core store's database, clock and
 // helpers, with the support operations as methods.
 type Store struct {
-	core  *models.Store
-	blobs *blob.Bucket // attachments' content (nil: attachments refused)
+	core     *models.Store
+	identity *identity.Store
+	blobs    *blob.Bucket // attachments' content (nil: attachments refused)
 }
 
 // NewStore returns the support store on core, configured by opts
 // (WithBlobs).
 func NewStore(core *models.Store, opts ...Option) *Store {
-	s := &Store{core: core}
+	s := &Store{core: core, identity: identity.NewStore(core)}
 	for _, o := range opts {
 		o(s)
 	}
@@ -104,11 +106,11 @@ func actorID(p *models.Principal) string {
 }
 
 // caller returns the user behind p (nil when a machine credential acts).
-func (s *Store) caller(ctx context.Context, p *models.Principal) *models.User {
+func (s *Store) caller(ctx context.Context, p *models.Principal) *identity.User {
 	if p.UserID == "" {
 		return nil
 	}
-	var u models.User
+	var u identity.User
 	if err := s.core.In(ctx, models.SystemScope()).Where("id = ?", p.UserID).Take(&u).Error; err != nil {
 		return nil
 	}

@@ -10,6 +10,7 @@ import (
 	"gorm.io/gorm/clause"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/identity"
 )
 
 // PrefixTeam starts team ids. The team of a category has the id
@@ -108,7 +109,7 @@ func (s *Store) categoryTeam(ctx context.Context, category string) (*Team, error
 // environment counts); ties go to the member who joined first, then to the
 // smaller user id. Members who are no longer provider agents are passed
 // over; nil when none is left.
-func (s *Store) leastLoaded(ctx context.Context, teamID string) (*models.User, error) {
+func (s *Store) leastLoaded(ctx context.Context, teamID string) (*identity.User, error) {
 	db := s.core.In(ctx, models.SystemScope())
 	var members []TeamMember
 	if err := db.Where("team_id = ?", teamID).Order("created_at, user_id").Find(&members).Error; err != nil {
@@ -121,7 +122,7 @@ func (s *Store) leastLoaded(ctx context.Context, teamID string) (*models.User, e
 	for i, m := range members {
 		ids[i] = m.UserID
 	}
-	var users []models.User
+	var users []identity.User
 	if err := db.Where("id IN ? AND role IN ?", ids, []models.Role{models.RoleAgent, models.RoleAdmin}).Find(&users).Error; err != nil {
 		return nil, dbErr(err)
 	}
@@ -137,10 +138,10 @@ func (s *Store) leastLoaded(ctx context.Context, teamID string) (*models.User, e
 	for _, l := range loads {
 		load[l.AssignedTo] = l.N
 	}
-	var best *models.User
+	var best *identity.User
 	var bestLoad int64
 	for _, id := range ids { // membership order: the tie-break
-		i := slices.IndexFunc(users, func(u models.User) bool { return u.ID == id })
+		i := slices.IndexFunc(users, func(u identity.User) bool { return u.ID == id })
 		if i < 0 {
 			continue
 		}
@@ -203,8 +204,8 @@ func demoAgents() []seedAgent {
 // organization, e-mail <category>.agent<n>@support.provider.example) as
 // members of their categories' teams. It is idempotent: existing teams,
 // users and memberships are kept unchanged. It returns the seeded agents.
-func (s *Store) SeedAgents(ctx context.Context) ([]models.User, error) {
-	prov, err := s.core.EnsureProviderOrganization(ctx)
+func (s *Store) SeedAgents(ctx context.Context) ([]identity.User, error) {
+	prov, err := s.identity.EnsureProviderOrganization(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -218,16 +219,16 @@ func (s *Store) SeedAgents(ctx context.Context) ([]models.User, error) {
 		}
 	}
 	db := s.core.In(ctx, models.SystemScope())
-	var out []models.User
+	var out []identity.User
 	for _, a := range demoAgents() {
 		email := a.local + "@" + SeedAgentsDomain
 		now := s.now()
-		u := models.User{ID: models.NewID(models.PrefixUser), OrganizationID: prov.ID, Email: email, Name: a.name, Role: models.RoleAgent,
+		u := identity.User{ID: models.NewID(models.PrefixUser), OrganizationID: prov.ID, Email: email, Name: a.name, Role: models.RoleAgent,
 			CreatedAt: now, UpdatedAt: now}
 		if err := db.Clauses(clause.OnConflict{Columns: []clause.Column{{Name: "email"}}, DoNothing: true}).Create(&u).Error; err != nil {
 			return nil, fmt.Errorf("support seed: agent %s: %w", email, err)
 		}
-		u = models.User{} // the stored user, whether just created or not
+		u = identity.User{} // the stored user, whether just created or not
 		if err := db.Where("email = ?", email).Take(&u).Error; err != nil {
 			return nil, fmt.Errorf("support seed: agent %s: %w", email, err)
 		}

@@ -12,6 +12,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/identity"
 )
 
 // Contact is who the provider talks to about a ticket.
@@ -72,7 +73,7 @@ type Ticket struct {
 	UpdatedAt            time.Time  `gorm:"not null"`
 
 	// Agent is the assigned agent (filled by Get and List when assigned).
-	Agent *models.User `gorm:"-"`
+	Agent *identity.User `gorm:"-"`
 	// Specialization is the assigned agent's specialization for this
 	// ticket (see agentSpecialization; filled with Agent).
 	Specialization string `gorm:"-"`
@@ -397,7 +398,7 @@ func (s *Store) fillAgents(ctx context.Context, ts []*Ticket) {
 	if len(ids) == 0 {
 		return
 	}
-	var users []models.User
+	var users []identity.User
 	if err := s.core.In(ctx, models.SystemScope()).Where("id IN ?", ids).Find(&users).Error; err != nil {
 		return
 	}

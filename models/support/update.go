@@ -11,6 +11,7 @@ import (
 	"gorm.io/gorm/clause"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/identity"
 )
 
 // UpdateInput is the body of a ticket update; nil fields are left as they
@@ -182,7 +183,7 @@ func (s *Store) UpdateTicket(ctx context.Context, p *models.Principal, id string
 
 // validateUpdate checks the values of in; it returns the agent named by
 // assigned_to and the parsed estimated_resolution.
-func (s *Store) validateUpdate(ctx context.Context, p *models.Principal, in *UpdateInput) (*models.User, *time.Time, error) {
+func (s *Store) validateUpdate(ctx context.Context, p *models.Principal, in *UpdateInput) (*identity.User, *time.Time, error) {
 	var v models.Validator
 	if in.Status != nil {
 		v.Check(validStatus(*in.Status), "status", "must be one of "+joinList(Statuses()))
@@ -190,9 +191,9 @@ func (s *Store) validateUpdate(ctx context.Context, p *models.Principal, in *Upd
 	if in.Priority != nil {
 		v.Check(priorityRank(*in.Priority) >= 0, "priority", "must be one of "+joinList(Priorities()))
 	}
-	var agent *models.User
+	var agent *identity.User
 	if in.AssignedTo != nil && *in.AssignedTo != "" {
-		var u models.User
+		var u identity.User
 		err := s.core.In(ctx, models.SystemScope()).Where("id = ? AND role IN ?", *in.AssignedTo, []models.Role{models.RoleAgent, models.RoleAdmin}).Take(&u).Error
 		if err != nil {
 			v.Add("assigned_to", "must be the id (usr_) of a provider agent, or empty to unassign")

@@ -1,4 +1,4 @@
-package models
+package identity
 
 import (
 	"context"
@@ -12,6 +12,8 @@ import (
 	"golang.org/x/crypto/bcrypt"
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
+
+	"github.com/telcoplatform/platform/models"
 )
 
 // OAuth 2.0 grant types a client may register (DECISIONS 11).
@@ -43,7 +45,7 @@ const (
 // as a bcrypt hash; public clients have none and must use PKCE.
 type OAuthClient struct {
 	ID string `gorm:"primaryKey;size:40" json:"client_id"`
-	Tenant
+	models.Tenant
 	Name         string    `gorm:"size:200;not null" json:"name"`
 	SecretHash   string    `gorm:"size:100" json:"-"`
 	RedirectURIs string    `gorm:"type:text;not null" json:"-"` // JSON array
@@ -96,7 +98,7 @@ func validRedirectURI(raw string) bool {
 // or the result of an update): name, grant types (defaulted by the caller),
 // redirect URIs and scopes. Errors: VALIDATION_ERROR.
 func validateClient(in *OAuthClientInput) error {
-	var v Validator
+	var v models.Validator
 	in.Name = strings.TrimSpace(in.Name)
 	v.Check(in.Name != "" && len(in.Name) <= 200, "name", "is required, at most 200 characters")
 	v.Check(len(in.GrantTypes) > 0, "grant_types", "at least one grant type is required")
@@ -114,10 +116,10 @@ func validateClient(in *OAuthClientInput) error {
 	in.RedirectURIs = uniq(in.RedirectURIs)
 	v.Check(len(in.Scopes) > 0, "scopes", "at least one scope is required (services.read, ...)")
 	for _, sc := range in.Scopes {
-		v.Check(ValidScope(sc), "scopes", "unknown scope "+sc+" (dotted permissions such as services.read)")
+		v.Check(models.ValidScope(sc), "scopes", "unknown scope "+sc+" (dotted permissions such as services.read)")
 	}
 	in.Scopes = uniq(in.Scopes)
-	in.IPAllowList = normalizeIPAllowList(&v, "ip_allowlist", in.IPAllowList)
+	in.IPAllowList = models.NormalizeIPAllowList(&v, "ip_allowlist", in.IPAllowList)
 	return v.Err()
 }
 
@@ -125,7 +127,7 @@ func validateClient(in *OAuthClientInput) error {
 func scopePermissions(scopes []string) []string {
 	perms := make([]string, len(scopes))
 	for i, sc := range scopes {
-		perms[i] = ScopeToPermission(sc)
+		perms[i] = models.ScopeToPermission(sc)
 	}
 	return perms
 }
@@ -142,10 +144,10 @@ func encodeList(x []string) string {
 // newClientSecret returns a fresh client secret and its bcrypt hash.
 // Errors: INTERNAL_ERROR.
 func newClientSecret() (secret, hash string, err error) {
-	secret = "cs_" + RandomString(48)
+	secret = "cs_" + models.RandomString(48)
 	h, err := bcrypt.GenerateFromPassword([]byte(secret), bcrypt.DefaultCost)
 	if err != nil {
-		return "", "", Internal(err)
+		return "", "", models.Internal(err)
 	}
 	return secret, string(h), nil
 }
@@ -154,7 +156,7 @@ func newClientSecret() (secret, hash string, err error) {
 // and returns it with its secret (confidential clients only; shown once).
 // The client's scopes are bounded by p's permissions. Errors:
 // VALIDATION_ERROR, INSUFFICIENT_PERMISSIONS, INTERNAL_ERROR.
-func (s *Store) CreateOAuthClient(ctx context.Context, p *Principal, in OAuthClientInput) (*OAuthClient, string, error) {
+func (s *Store) CreateOAuthClient(ctx context.Context, p *models.Principal, in OAuthClientInput) (*OAuthClient, string, error) {
 	if len(in.GrantTypes) == 0 {
 		in.GrantTypes = []string{GrantAuthorizationCode, GrantRefreshToken}
 	}
@@ -162,11 +164,11 @@ func (s *Store) CreateOAuthClient(ctx context.Context, p *Principal, in OAuthCli
 		return nil, "", err
 	}
 	if !p.CanGrant(scopePermissions(in.Scopes)) {
-		return nil, "", Errorf(CodeInsufficientPermissions, "a client cannot hold scopes whose permissions its creator lacks")
+		return nil, "", models.Errorf(models.CodeInsufficientPermissions, "a client cannot hold scopes whose permissions its creator lacks")
 	}
 	c := &OAuthClient{
-		ID:     NewID(PrefixClient),
-		Tenant: Tenant{OrganizationID: p.OrganizationID, Environment: p.Environment},
+		ID:     models.NewID(models.PrefixClient),
+		Tenant: models.Tenant{OrganizationID: p.OrganizationID, Environment: p.Environment},
 		Name:   in.Name, RedirectURIs: encodeList(in.RedirectURIs), GrantTypes: encodeList(in.GrantTypes), Scopes: encodeList(in.Scopes), Public: in.Public,
 	}
 	c.IPAllowList = in.IPAllowList
@@ -178,7 +180,7 @@ func (s *Store) CreateOAuthClient(ctx context.Context, p *Principal, in OAuthCli
 		}
 	}
 	if err := s.In(ctx, p.OwnScope()).Create(c).Error; err != nil {
-		return nil, "", DBErr(err)
+		return nil, "", models.DBErr(err)
 	}
 	return c, secret, nil
 }
@@ -197,27 +199,27 @@ func uniq(xs []string) []string {
 // endpoints authenticate clients before any tenant is known). Errors: NOT_FOUND.
 func (s *Store) LookupOAuthClient(ctx context.Context, id string) (*OAuthClient, error) {
 	var c OAuthClient
-	err := s.In(ctx, SystemScope()).Where("id = ?", id).Take(&c).Error
-	return &c, NotFoundOr(err, "client")
+	err := s.In(ctx, models.SystemScope()).Where("id = ?", id).Take(&c).Error
+	return &c, models.NotFoundOr(err, "client")
 }
 
-var clientSorts = SortFields{"created_at": "created_at", "updated_at": "updated_at", "name": "name"}
+var clientSorts = models.SortFields{"created_at": "created_at", "updated_at": "updated_at", "name": "name"}
 
 // ListOAuthClients returns a page of the clients visible to p (its
 // organization and environment; provider staff see every organization of
 // their environment). Errors: VALIDATION_ERROR (sort), INTERNAL_ERROR.
-func (s *Store) ListOAuthClients(ctx context.Context, p *Principal, page PageRequest) ([]OAuthClient, int64, error) {
+func (s *Store) ListOAuthClients(ctx context.Context, p *models.Principal, page models.PageRequest) ([]OAuthClient, int64, error) {
 	var rows []OAuthClient
-	total, err := Paginate(s.In(ctx, p.Scope()).Model(&OAuthClient{}), page, clientSorts, &rows)
+	total, err := models.Paginate(s.In(ctx, p.Scope()).Model(&OAuthClient{}), page, clientSorts, &rows)
 	return rows, total, err
 }
 
 // GetOAuthClient returns one client visible to p. Errors: NOT_FOUND
 // (unknown, or another tenant's), INTERNAL_ERROR.
-func (s *Store) GetOAuthClient(ctx context.Context, p *Principal, id string) (*OAuthClient, error) {
+func (s *Store) GetOAuthClient(ctx context.Context, p *models.Principal, id string) (*OAuthClient, error) {
 	var c OAuthClient
 	err := s.In(ctx, p.Scope()).Where("id = ?", id).Take(&c).Error
-	return &c, NotFoundOr(err, "client")
+	return &c, models.NotFoundOr(err, "client")
 }
 
 // OAuthClientPatch is a partial update of a client: nil fields are kept.
@@ -240,13 +242,13 @@ type OAuthClientPatch struct {
 // changing the redirect URIs voids the authorization codes not yet
 // exchanged; taking away the device grant voids pending device codes.
 // Errors: NOT_FOUND, VALIDATION_ERROR, INSUFFICIENT_PERMISSIONS, INTERNAL_ERROR.
-func (s *Store) UpdateOAuthClient(ctx context.Context, p *Principal, id string, patch OAuthClientPatch) (*OAuthClient, []string, error) {
+func (s *Store) UpdateOAuthClient(ctx context.Context, p *models.Principal, id string, patch OAuthClientPatch) (*OAuthClient, []string, error) {
 	var out OAuthClient
 	var changed []string
 	err := s.Tx(ctx, p.Scope(), func(tx *gorm.DB) error {
 		var c OAuthClient
 		if err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Where("id = ?", id).Take(&c).Error; err != nil {
-			return NotFoundOr(err, "client")
+			return models.NotFoundOr(err, "client")
 		}
 		redirects, grants, scopes := c.Lists()
 		next := OAuthClientInput{Name: c.Name, RedirectURIs: redirects, GrantTypes: grants, Scopes: scopes, Public: c.Public, IPAllowList: c.IPAllowList}
@@ -269,7 +271,7 @@ func (s *Store) UpdateOAuthClient(ctx context.Context, p *Principal, id string, 
 			return err
 		}
 		if !p.CanGrant(scopePermissions(next.Scopes)) {
-			return Errorf(CodeInsufficientPermissions, "a client can only be changed by a credential that holds every permission of its scopes")
+			return models.Errorf(models.CodeInsufficientPermissions, "a client can only be changed by a credential that holds every permission of its scopes")
 		}
 		now := s.Now()
 		updates := map[string]any{}
@@ -291,7 +293,7 @@ func (s *Store) UpdateOAuthClient(ctx context.Context, p *Principal, id string, 
 		if len(updates) > 0 {
 			updates["updated_at"] = now
 			if err := tx.Model(&OAuthClient{}).Where("id = ?", id).Updates(updates).Error; err != nil {
-				return DBErr(err)
+				return models.DBErr(err)
 			}
 		}
 		if removesAny(scopes, next.Scopes) || removesAny(grants, next.GrantTypes) {
@@ -302,18 +304,18 @@ func (s *Store) UpdateOAuthClient(ctx context.Context, p *Principal, id string, 
 		if removesAny(redirects, next.RedirectURIs) || !slices.Contains(next.GrantTypes, GrantAuthorizationCode) {
 			err := tx.Where("client_id = ? AND ((kind = ? AND active = ?) OR kind = ?)", id, OAuthKindCode, true, OAuthKindPKCE).Delete(&OAuthToken{}).Error
 			if err != nil {
-				return DBErr(err)
+				return models.DBErr(err)
 			}
 		}
 		if !slices.Contains(next.GrantTypes, GrantDeviceCode) {
 			if err := tx.Where("client_id = ?", id).Delete(&DeviceGrant{}).Error; err != nil {
-				return DBErr(err)
+				return models.DBErr(err)
 			}
 		}
-		return DBErr(tx.Where("id = ?", id).Take(&out).Error)
+		return models.DBErr(tx.Where("id = ?", id).Take(&out).Error)
 	})
 	if err != nil {
-		return nil, nil, AsError(err)
+		return nil, nil, models.AsError(err)
 	}
 	return &out, changed, nil
 }
@@ -324,20 +326,20 @@ func (s *Store) UpdateOAuthClient(ctx context.Context, p *Principal, id string, 
 // end them). p must hold every permission of the client's scopes.
 // Errors: NOT_FOUND, INVALID_STATE_TRANSITION (a public client has no
 // secret), INSUFFICIENT_PERMISSIONS, INTERNAL_ERROR.
-func (s *Store) RotateOAuthClientSecret(ctx context.Context, p *Principal, id string) (*OAuthClient, string, error) {
+func (s *Store) RotateOAuthClientSecret(ctx context.Context, p *models.Principal, id string) (*OAuthClient, string, error) {
 	var out OAuthClient
 	secret := ""
 	err := s.Tx(ctx, p.Scope(), func(tx *gorm.DB) error {
 		var c OAuthClient
 		if err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Where("id = ?", id).Take(&c).Error; err != nil {
-			return NotFoundOr(err, "client")
+			return models.NotFoundOr(err, "client")
 		}
 		if c.Public {
-			return Errorf(CodeInvalidStateTransition, "a public client has no secret to rotate").WithDetail("public", true)
+			return models.Errorf(models.CodeInvalidStateTransition, "a public client has no secret to rotate").WithDetail("public", true)
 		}
 		_, _, scopes := c.Lists()
 		if !p.CanGrant(scopePermissions(scopes)) {
-			return Errorf(CodeInsufficientPermissions, "a client's secret can only be rotated by a credential that holds every permission of its scopes")
+			return models.Errorf(models.CodeInsufficientPermissions, "a client's secret can only be rotated by a credential that holds every permission of its scopes")
 		}
 		var hash string
 		var err error
@@ -346,12 +348,12 @@ func (s *Store) RotateOAuthClientSecret(ctx context.Context, p *Principal, id st
 		}
 		now := s.Now()
 		if err := tx.Model(&OAuthClient{}).Where("id = ?", id).Updates(map[string]any{"secret_hash": hash, "secret_rotated_at": now, "updated_at": now}).Error; err != nil {
-			return DBErr(err)
+			return models.DBErr(err)
 		}
-		return DBErr(tx.Where("id = ?", id).Take(&out).Error)
+		return models.DBErr(tx.Where("id = ?", id).Take(&out).Error)
 	})
 	if err != nil {
-		return nil, "", AsError(err)
+		return nil, "", models.AsError(err)
 	}
 	return &out, secret, nil
 }
@@ -361,30 +363,30 @@ func (s *Store) RotateOAuthClientSecret(ctx context.Context, p *Principal, id st
 // once), its authorization codes, refresh tokens and device codes are
 // deleted. It returns the deleted client and how many access tokens were
 // revoked. Errors: NOT_FOUND, INTERNAL_ERROR.
-func (s *Store) DeleteOAuthClient(ctx context.Context, p *Principal, id string) (*OAuthClient, int64, error) {
+func (s *Store) DeleteOAuthClient(ctx context.Context, p *models.Principal, id string) (*OAuthClient, int64, error) {
 	var c OAuthClient
 	var revoked int64
 	err := s.Tx(ctx, p.Scope(), func(tx *gorm.DB) error {
 		if err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Where("id = ?", id).Take(&c).Error; err != nil {
-			return NotFoundOr(err, "client")
+			return models.NotFoundOr(err, "client")
 		}
 		if _, _, scopes := c.Lists(); !p.CanGrant(scopePermissions(scopes)) {
-			return Errorf(CodeInsufficientPermissions, "a client can only be deleted by a credential that holds every permission of its scopes")
+			return models.Errorf(models.CodeInsufficientPermissions, "a client can only be deleted by a credential that holds every permission of its scopes")
 		}
 		var err error
 		if revoked, err = revokeClientAccessTokens(tx, id, s.Now(), "client deleted"); err != nil {
 			return err
 		}
 		if err := tx.Where("client_id = ?", id).Delete(&OAuthToken{}).Error; err != nil {
-			return DBErr(err)
+			return models.DBErr(err)
 		}
 		if err := tx.Where("client_id = ?", id).Delete(&DeviceGrant{}).Error; err != nil {
-			return DBErr(err)
+			return models.DBErr(err)
 		}
-		return DBErr(tx.Where("id = ?", id).Delete(&OAuthClient{}).Error)
+		return models.DBErr(tx.Where("id = ?", id).Delete(&OAuthClient{}).Error)
 	})
 	if err != nil {
-		return nil, 0, AsError(err)
+		return nil, 0, models.AsError(err)
 	}
 	return &c, revoked, nil
 }
@@ -397,7 +399,7 @@ func revokeClientAccessTokens(tx *gorm.DB, clientID string, now time.Time, reaso
 	err := tx.Select("jti", "subject", "expires_at").
 		Where("client_id = ? AND kind = ? AND expires_at > ? AND jti <> ''", clientID, OAuthKindAccess, now).Find(&rows).Error
 	if err != nil {
-		return 0, DBErr(err)
+		return 0, models.DBErr(err)
 	}
 	deny := make([]RevokedToken, 0, len(rows))
 	for _, r := range rows {
@@ -405,11 +407,11 @@ func revokeClientAccessTokens(tx *gorm.DB, clientID string, now time.Time, reaso
 	}
 	if len(deny) > 0 {
 		if err := tx.Clauses(clause.OnConflict{DoNothing: true}).CreateInBatches(&deny, 500).Error; err != nil {
-			return 0, DBErr(err)
+			return 0, models.DBErr(err)
 		}
 	}
 	err = tx.Model(&OAuthToken{}).Where("client_id = ? AND kind = ? AND active = ?", clientID, OAuthKindAccess, true).Update("active", false).Error
-	return int64(len(deny)), DBErr(err)
+	return int64(len(deny)), models.DBErr(err)
 }
 
 // sameSet reports whether a and b hold the same strings, in any order.
@@ -446,42 +448,42 @@ type OAuthToken struct {
 
 // SaveOAuthToken stores an OAuth artefact. Errors: INTERNAL_ERROR.
 func (s *Store) SaveOAuthToken(ctx context.Context, t *OAuthToken) error {
-	return DBErr(s.In(ctx, SystemScope()).Clauses(clause.OnConflict{UpdateAll: true}).Create(t).Error)
+	return models.DBErr(s.In(ctx, models.SystemScope()).Clauses(clause.OnConflict{UpdateAll: true}).Create(t).Error)
 }
 
 // GetOAuthToken returns the artefact of a kind by signature. Errors: NOT_FOUND.
 func (s *Store) GetOAuthToken(ctx context.Context, kind, signature string) (*OAuthToken, error) {
 	var t OAuthToken
-	err := s.In(ctx, SystemScope()).Where("kind = ? AND signature = ?", kind, signature).Take(&t).Error
+	err := s.In(ctx, models.SystemScope()).Where("kind = ? AND signature = ?", kind, signature).Take(&t).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
-		return nil, NotFound("token")
+		return nil, models.NotFound("token")
 	}
-	return &t, DBErr(err)
+	return &t, models.DBErr(err)
 }
 
 // DeleteOAuthToken removes an artefact (no error when absent). Errors: INTERNAL_ERROR.
 func (s *Store) DeleteOAuthToken(ctx context.Context, kind, signature string) error {
-	return DBErr(s.In(ctx, SystemScope()).Where("kind = ? AND signature = ?", kind, signature).Delete(&OAuthToken{}).Error)
+	return models.DBErr(s.In(ctx, models.SystemScope()).Where("kind = ? AND signature = ?", kind, signature).Delete(&OAuthToken{}).Error)
 }
 
 // DeactivateOAuthTokens marks every artefact of a kind and request inactive
 // and returns them. Errors: INTERNAL_ERROR.
 func (s *Store) DeactivateOAuthTokens(ctx context.Context, kind, requestID string) ([]OAuthToken, error) {
 	var rows []OAuthToken
-	db := s.In(ctx, SystemScope())
+	db := s.In(ctx, models.SystemScope())
 	if err := db.Where("kind = ? AND request_id = ? AND active = ?", kind, requestID, true).Find(&rows).Error; err != nil {
-		return nil, DBErr(err)
+		return nil, models.DBErr(err)
 	}
 	if len(rows) == 0 {
 		return nil, nil
 	}
 	err := db.Model(&OAuthToken{}).Where("kind = ? AND request_id = ?", kind, requestID).Update("active", false).Error
-	return rows, DBErr(err)
+	return rows, models.DBErr(err)
 }
 
 // DeactivateOAuthToken marks one artefact inactive. Errors: INTERNAL_ERROR.
 func (s *Store) DeactivateOAuthToken(ctx context.Context, kind, signature string) error {
-	return DBErr(s.In(ctx, SystemScope()).Model(&OAuthToken{}).Where("kind = ? AND signature = ?", kind, signature).Update("active", false).Error)
+	return models.DBErr(s.In(ctx, models.SystemScope()).Model(&OAuthToken{}).Where("kind = ? AND signature = ?", kind, signature).Update("active", false).Error)
 }
 
 // ServerSecret is a sealed secret the server generates for itself (the
@@ -496,20 +498,20 @@ type ServerSecret struct {
 // first use; concurrent callers get the same value. Errors: INTERNAL_ERROR.
 func (s *Store) EnsureServerSecret(ctx context.Context, name string) (string, error) {
 	if s.Sealer == nil {
-		return "", Internal(errors.New("server secrets need SECRETS_KEY (no sealer configured)"))
+		return "", models.Internal(errors.New("server secrets need SECRETS_KEY (no sealer configured)"))
 	}
-	db := s.In(ctx, SystemScope())
-	row := ServerSecret{Name: name, Sealed: s.Sealer.Seal(bindServerSecret(name), RandomString(48)), CreatedAt: s.Now()}
+	db := s.In(ctx, models.SystemScope())
+	row := ServerSecret{Name: name, Sealed: s.Sealer.Seal(models.BindServerSecret(name), models.RandomString(48)), CreatedAt: s.Now()}
 	if err := db.Clauses(clause.OnConflict{DoNothing: true}).Create(&row).Error; err != nil {
-		return "", DBErr(err)
+		return "", models.DBErr(err)
 	}
 	var stored ServerSecret
 	if err := db.Where("name = ?", name).Take(&stored).Error; err != nil {
-		return "", DBErr(err)
+		return "", models.DBErr(err)
 	}
-	plain, err := s.Sealer.Open(bindServerSecret(name), stored.Sealed)
+	plain, err := s.Sealer.Open(models.BindServerSecret(name), stored.Sealed)
 	if err != nil {
-		return "", Internal(err)
+		return "", models.Internal(err)
 	}
 	return plain, nil
 }
@@ -582,32 +584,32 @@ func (s *Store) CreateDeviceGrant(ctx context.Context, clientID string, scopes [
 		scopes = []string{}
 	}
 	raw, _ := json.Marshal(scopes)
-	deviceCode := RandomString(43)
+	deviceCode := models.RandomString(43)
 	now := s.Now()
 	for attempt := 0; attempt < 5; attempt++ {
 		code := make([]byte, 8)
-		for i, c := range RandomString(8) {
+		for i, c := range models.RandomString(8) {
 			code[i] = userCodeAlphabet[int(c)%len(userCodeAlphabet)]
 		}
-		g := &DeviceGrant{DeviceCodeHash: HashSecret(deviceCode), UserCode: string(code), ClientID: clientID, Scopes: string(raw),
+		g := &DeviceGrant{DeviceCodeHash: models.HashSecret(deviceCode), UserCode: string(code), ClientID: clientID, Scopes: string(raw),
 			Status: DevicePending, Interval: interval, ExpiresAt: now.Add(ttl), CreatedAt: now}
-		err := s.In(ctx, SystemScope()).Create(g).Error
+		err := s.In(ctx, models.SystemScope()).Create(g).Error
 		if err == nil {
 			return deviceCode, g, nil
 		}
-		if !isUniqueViolation(err) {
-			return "", nil, DBErr(err)
+		if !models.IsUniqueViolation(err) {
+			return "", nil, models.DBErr(err)
 		}
 	}
-	return "", nil, Internal(errors.New("no free user code"))
+	return "", nil, models.Internal(errors.New("no free user code"))
 }
 
 // PendingDeviceGrant returns the pending, unexpired grant of a user code.
 // Errors: NOT_FOUND.
 func (s *Store) PendingDeviceGrant(ctx context.Context, userCode string) (*DeviceGrant, error) {
 	var g DeviceGrant
-	err := s.In(ctx, SystemScope()).Where("user_code = ? AND status = ? AND expires_at > ?", NormalizeUserCode(userCode), DevicePending, s.Now()).Take(&g).Error
-	return &g, NotFoundOr(err, "device code")
+	err := s.In(ctx, models.SystemScope()).Where("user_code = ? AND status = ? AND expires_at > ?", NormalizeUserCode(userCode), DevicePending, s.Now()).Take(&g).Error
+	return &g, models.NotFoundOr(err, "device code")
 }
 
 // DecideDeviceGrant approves (for userID) or denies a pending grant.
@@ -617,13 +619,13 @@ func (s *Store) DecideDeviceGrant(ctx context.Context, userCode, userID string, 
 	if approve {
 		upd = map[string]any{"status": DeviceApproved, "user_id": userID}
 	}
-	res := s.In(ctx, SystemScope()).Model(&DeviceGrant{}).
+	res := s.In(ctx, models.SystemScope()).Model(&DeviceGrant{}).
 		Where("user_code = ? AND status = ? AND expires_at > ?", NormalizeUserCode(userCode), DevicePending, s.Now()).Updates(upd)
 	if res.Error != nil {
-		return DBErr(res.Error)
+		return models.DBErr(res.Error)
 	}
 	if res.RowsAffected == 0 {
-		return NotFound("device code")
+		return models.NotFound("device code")
 	}
 	return nil
 }
@@ -634,14 +636,14 @@ func (s *Store) DecideDeviceGrant(ctx context.Context, userCode, userID string, 
 // faster than the interval is slow_down and adds 5 seconds to the interval.
 // Errors: INTERNAL_ERROR.
 func (s *Store) PollDeviceGrant(ctx context.Context, deviceCode, clientID string) (*DeviceGrant, string, error) {
-	db := s.In(ctx, SystemScope())
+	db := s.In(ctx, models.SystemScope())
 	var g DeviceGrant
-	err := db.Where("device_code_hash = ?", HashSecret(deviceCode)).Take(&g).Error
+	err := db.Where("device_code_hash = ?", models.HashSecret(deviceCode)).Take(&g).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) || (err == nil && g.ClientID != clientID) {
 		return nil, PollInvalid, nil
 	}
 	if err != nil {
-		return nil, "", DBErr(err)
+		return nil, "", models.DBErr(err)
 	}
 	now := s.Now()
 	if !now.Before(g.ExpiresAt) {
@@ -654,7 +656,7 @@ func (s *Store) PollDeviceGrant(ctx context.Context, deviceCode, clientID string
 		outcome = PollSlowDown
 	}
 	if err := db.Model(&DeviceGrant{}).Where("device_code_hash = ?", g.DeviceCodeHash).Updates(upd).Error; err != nil {
-		return nil, "", DBErr(err)
+		return nil, "", models.DBErr(err)
 	}
 	if outcome != "" {
 		return &g, outcome, nil
@@ -667,7 +669,7 @@ func (s *Store) PollDeviceGrant(ctx context.Context, deviceCode, clientID string
 	case DeviceApproved:
 		res := db.Model(&DeviceGrant{}).Where("device_code_hash = ? AND status = ?", g.DeviceCodeHash, DeviceApproved).Update("status", DeviceConsumed)
 		if res.Error != nil {
-			return nil, "", DBErr(res.Error)
+			return nil, "", models.DBErr(res.Error)
 		}
 		if res.RowsAffected == 1 {
 			return &g, "", nil
@@ -679,8 +681,8 @@ func (s *Store) PollDeviceGrant(ctx context.Context, deviceCode, clientID string
 // DeviceUser returns the user who approved a device grant. Errors: NOT_FOUND.
 func (s *Store) DeviceUser(ctx context.Context, userID string) (*User, error) {
 	var u User
-	err := s.In(ctx, SystemScope()).Where("id = ?", userID).Take(&u).Error
-	return &u, NotFoundOr(err, "user")
+	err := s.In(ctx, models.SystemScope()).Where("id = ?", userID).Take(&u).Error
+	return &u, models.NotFoundOr(err, "user")
 }
 
 // ClientRateLimits authenticates an OAuth client by its secret and returns
@@ -689,25 +691,25 @@ func (s *Store) DeviceUser(ctx context.Context, userID string) (*User, error) {
 // budget). Public clients have no secret and are not authenticated here.
 // Errors: INVALID_TOKEN (unknown client, public client, wrong secret),
 // INTERNAL_ERROR.
-func (s *Store) ClientRateLimits(ctx context.Context, clientID, secret string) (*OAuthClient, RateLimits, error) {
-	refused := Errorf(CodeInvalidToken, "client authentication failed")
-	if !HasPrefix(clientID, PrefixClient) || len(clientID) > 40 || secret == "" || len(secret) > 200 {
-		return nil, RateLimits{}, refused
+func (s *Store) ClientRateLimits(ctx context.Context, clientID, secret string) (*OAuthClient, models.RateLimits, error) {
+	refused := models.Errorf(models.CodeInvalidToken, "client authentication failed")
+	if !models.HasPrefix(clientID, models.PrefixClient) || len(clientID) > 40 || secret == "" || len(secret) > 200 {
+		return nil, models.RateLimits{}, refused
 	}
 	c, err := s.LookupOAuthClient(ctx, clientID)
 	if err != nil {
-		if ErrorCode(err) == CodeNotFound {
-			return nil, RateLimits{}, refused
+		if models.ErrorCode(err) == models.CodeNotFound {
+			return nil, models.RateLimits{}, refused
 		}
-		return nil, RateLimits{}, err
+		return nil, models.RateLimits{}, err
 	}
 	if c.Public || c.SecretHash == "" || s.comparePassword(c.SecretHash, secret) != nil {
-		return nil, RateLimits{}, refused
+		return nil, models.RateLimits{}, refused
 	}
-	var org Organization
-	if err := s.In(ctx, SystemScope()).Where("id = ?", c.OrganizationID).Take(&org).Error; err != nil {
-		return nil, RateLimits{}, DBErr(err)
+	var org models.Organization
+	if err := s.In(ctx, models.SystemScope()).Where("id = ?", c.OrganizationID).Take(&org).Error; err != nil {
+		return nil, models.RateLimits{}, models.DBErr(err)
 	}
 	l := org.Limits()
-	return c, RateLimits{Hourly: l.HourlyLimit, Burst: l.BurstLimit, Concurrent: l.Concurrent}, nil
+	return c, models.RateLimits{Hourly: l.HourlyLimit, Burst: l.BurstLimit, Concurrent: l.Concurrent}, nil
 }

@@ -1,8 +1,10 @@
-package models
+package identity
 
 import (
 	"context"
 	"time"
+
+	"github.com/telcoplatform/platform/models"
 )
 
 // PrefixAudit starts authentication audit event ids.
@@ -52,7 +54,7 @@ type AuditEvent struct {
 // RecordAudit stores an authentication event (id and time filled in).
 // Errors: INTERNAL_ERROR.
 func (s *Store) RecordAudit(ctx context.Context, ev AuditEvent) error {
-	ev.ID = NewID(PrefixAudit)
+	ev.ID = models.NewID(PrefixAudit)
 	ev.CreatedAt = s.Now()
 	if ev.Outcome == "" {
 		ev.Outcome = "success"
@@ -63,7 +65,7 @@ func (s *Store) RecordAudit(ctx context.Context, ev AuditEvent) error {
 	if len(ev.Reason) > 300 {
 		ev.Reason = ev.Reason[:300]
 	}
-	return DBErr(s.In(ctx, SystemScope()).Create(&ev).Error)
+	return models.DBErr(s.In(ctx, models.SystemScope()).Create(&ev).Error)
 }
 
 // AuditFilter narrows the audit list.
@@ -73,15 +75,15 @@ type AuditFilter struct {
 	OrganizationID string
 }
 
-var auditSorts = SortFields{"created_at": "created_at", "timestamp": "created_at", "event_type": "event_type"}
+var auditSorts = models.SortFields{"created_at": "created_at", "timestamp": "created_at", "event_type": "event_type"}
 
 // ListAuditEvents returns a page of audit events for provider administrators.
 // Errors: INSUFFICIENT_PERMISSIONS, VALIDATION_ERROR, INTERNAL_ERROR.
-func (s *Store) ListAuditEvents(ctx context.Context, p *Principal, f AuditFilter, page PageRequest) ([]AuditEvent, int64, error) {
+func (s *Store) ListAuditEvents(ctx context.Context, p *models.Principal, f AuditFilter, page models.PageRequest) ([]AuditEvent, int64, error) {
 	if !p.IsAdmin() {
-		return nil, 0, Errorf(CodeInsufficientPermissions, "audit events are for provider administrators")
+		return nil, 0, models.Errorf(models.CodeInsufficientPermissions, "audit events are for provider administrators")
 	}
-	q := s.In(ctx, SystemScope()).Model(&AuditEvent{})
+	q := s.In(ctx, models.SystemScope()).Model(&AuditEvent{})
 	if f.EventType != "" {
 		q = q.Where("event_type = ?", f.EventType)
 	}
@@ -92,6 +94,6 @@ func (s *Store) ListAuditEvents(ctx context.Context, p *Principal, f AuditFilter
 		q = q.Where("org_id = ?", f.OrganizationID)
 	}
 	var out []AuditEvent
-	total, err := Paginate(q, page, auditSorts, &out)
+	total, err := models.Paginate(q, page, auditSorts, &out)
 	return out, total, err
 }

@@ -1,4 +1,4 @@
-package models
+package identity
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"gorm.io/gorm"
+
+	"github.com/telcoplatform/platform/models"
 )
 
 // KeyUsage counts API-key use in memory and writes the counts in batches, so
@@ -45,7 +47,7 @@ func (u *KeyUsage) Flush(ctx context.Context) error {
 	u.pending = map[string]keyUse{}
 	u.mu.Unlock()
 	for id, use := range batch {
-		err := u.store.In(ctx, SystemScope()).Model(&APIKey{}).Where("id = ?", id).Updates(map[string]any{
+		err := u.store.In(ctx, models.SystemScope()).Model(&APIKey{}).Where("id = ?", id).Updates(map[string]any{
 			"usage_count":  gorm.Expr("usage_count + ?", use.count),
 			"last_used_at": use.last,
 		}).Error
@@ -60,7 +62,7 @@ func (u *KeyUsage) Flush(ctx context.Context) error {
 				u.pending[rid] = cur
 			}
 			u.mu.Unlock()
-			return DBErr(err)
+			return models.DBErr(err)
 		}
 		delete(batch, id)
 	}

@@ -1,4 +1,4 @@
-package models
+package identity
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"gorm.io/gorm"
+
+	"github.com/telcoplatform/platform/models"
 )
 
 // PortalSessionTTL is how long a portal sign-in lasts.
@@ -32,15 +34,15 @@ type PortalSession struct {
 // StartPortalSession opens a session for a user and returns the cookie
 // token (shown once) with the session. Errors: INTERNAL_ERROR.
 func (s *Store) StartPortalSession(ctx context.Context, u *User, method string, groups []string) (string, *PortalSession, error) {
-	token := RandomString(43)
+	token := models.RandomString(43)
 	now := s.Now()
-	ps := &PortalSession{TokenHash: HashSecret(token), UserID: u.ID, OrganizationID: u.OrganizationID, CSRFToken: RandomString(32),
+	ps := &PortalSession{TokenHash: models.HashSecret(token), UserID: u.ID, OrganizationID: u.OrganizationID, CSRFToken: models.RandomString(32),
 		AuthMethod: method, Groups: strings.Join(groups, ","), CreatedAt: now, ExpiresAt: now.Add(PortalSessionTTL)}
 	if len(ps.Groups) > 1000 {
 		ps.Groups = ps.Groups[:1000]
 	}
-	if err := s.In(ctx, SystemScope()).Create(ps).Error; err != nil {
-		return "", nil, DBErr(err)
+	if err := s.In(ctx, models.SystemScope()).Create(ps).Error; err != nil {
+		return "", nil, models.DBErr(err)
 	}
 	return token, ps, nil
 }
@@ -49,23 +51,23 @@ func (s *Store) StartPortalSession(ctx context.Context, u *User, method string, 
 // user. Errors: UNAUTHENTICATED (unknown, ended or expired), INTERNAL_ERROR.
 func (s *Store) PortalSessionByToken(ctx context.Context, token string) (*PortalSession, *User, error) {
 	if token == "" {
-		return nil, nil, Errorf(CodeUnauthenticated, "no portal session: sign in at /portal")
+		return nil, nil, models.Errorf(models.CodeUnauthenticated, "no portal session: sign in at /portal")
 	}
-	db := s.In(ctx, SystemScope())
+	db := s.In(ctx, models.SystemScope())
 	var ps PortalSession
-	err := db.Where("token_hash = ? AND ended_at IS NULL AND expires_at > ?", HashSecret(token), s.Now()).Take(&ps).Error
+	err := db.Where("token_hash = ? AND ended_at IS NULL AND expires_at > ?", models.HashSecret(token), s.Now()).Take(&ps).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
-		return nil, nil, Errorf(CodeUnauthenticated, "the portal session has expired or ended: sign in again at /portal")
+		return nil, nil, models.Errorf(models.CodeUnauthenticated, "the portal session has expired or ended: sign in again at /portal")
 	}
 	if err != nil {
-		return nil, nil, DBErr(err)
+		return nil, nil, models.DBErr(err)
 	}
 	var u User
 	if err := db.Where("id = ?", ps.UserID).Take(&u).Error; err != nil {
 		if errors.Is(err, gorm.ErrRecordNotFound) {
-			return nil, nil, Errorf(CodeUnauthenticated, "the session's user no longer exists")
+			return nil, nil, models.Errorf(models.CodeUnauthenticated, "the session's user no longer exists")
 		}
-		return nil, nil, DBErr(err)
+		return nil, nil, models.DBErr(err)
 	}
 	return &ps, &u, nil
 }
@@ -73,7 +75,7 @@ func (s *Store) PortalSessionByToken(ctx context.Context, token string) (*Portal
 // EndPortalSession ends the session of a cookie token (sign-out); ending an
 // unknown or ended session is not an error. Errors: INTERNAL_ERROR.
 func (s *Store) EndPortalSession(ctx context.Context, token string) error {
-	return DBErr(s.In(ctx, SystemScope()).Model(&PortalSession{}).Where("token_hash = ? AND ended_at IS NULL", HashSecret(token)).
+	return models.DBErr(s.In(ctx, models.SystemScope()).Model(&PortalSession{}).Where("token_hash = ? AND ended_at IS NULL", models.HashSecret(token)).
 		Update("ended_at", s.Now()).Error)
 }
 

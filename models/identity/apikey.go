@@ -1,4 +1,4 @@
-package models
+package identity
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"gorm.io/gorm"
+
+	"github.com/telcoplatform/platform/models"
 )
 
 // API key format (spec 5.1, DECISIONS 7): sk_live_ or sk_test_ and 56 base62 characters.
@@ -22,17 +24,17 @@ const (
 // APIKey is a stored API key. The secret is stored only as its SHA-256.
 type APIKey struct {
 	ID string `gorm:"primaryKey;size:40"`
-	Tenant
-	Name              string   `gorm:"size:200;not null"`
-	Description       string   `gorm:"size:10000"`
-	DisplayPrefix     string   `gorm:"size:20;not null"`
-	Hash              string   `gorm:"size:64;not null;uniqueIndex"`
-	Role              Role     `gorm:"size:16;not null"`
-	Permissions       []string `gorm:"serializer:json;type:text;not null"`
-	RequestsPerMinute int      `gorm:"not null;default:0"`
-	BurstLimit        int      `gorm:"not null;default:0"`
-	IPAllowList       []string `gorm:"serializer:json;type:text"`
-	SigningSecret     string   `gorm:"size:200"` // sealed with SECRETS_KEY; empty when signing is not required
+	models.Tenant
+	Name              string      `gorm:"size:200;not null"`
+	Description       string      `gorm:"size:10000"`
+	DisplayPrefix     string      `gorm:"size:20;not null"`
+	Hash              string      `gorm:"size:64;not null;uniqueIndex"`
+	Role              models.Role `gorm:"size:16;not null"`
+	Permissions       []string    `gorm:"serializer:json;type:text;not null"`
+	RequestsPerMinute int         `gorm:"not null;default:0"`
+	BurstLimit        int         `gorm:"not null;default:0"`
+	IPAllowList       []string    `gorm:"serializer:json;type:text"`
+	SigningSecret     string      `gorm:"size:200"` // sealed with SECRETS_KEY; empty when signing is not required
 	ExpiresAt         *time.Time
 	RevokedAt         *time.Time
 	LastUsedAt        *time.Time
@@ -52,9 +54,9 @@ type APIKeyInput struct {
 	IPAllowList       []string
 	ExpiresAt         *time.Time
 	RequireSigning    bool
-	OrganizationID    string      // staff only
-	Environment       Environment // staff only
-	Role              Role        // admins only
+	OrganizationID    string             // staff only
+	Environment       models.Environment // staff only
+	Role              models.Role        // admins only
 }
 
 // IssuedKey is a key with its secrets, shown once on create and rotate.
@@ -64,23 +66,23 @@ type IssuedKey struct {
 	SigningSecret string
 }
 
-func newKeySecret(env Environment) string {
+func newKeySecret(env models.Environment) string {
 	prefix := liveKeyPrefix
-	if env == EnvTest {
+	if env == models.EnvTest {
 		prefix = testKeyPrefix
 	}
-	return prefix + RandomString(apiKeySecretLength)
+	return prefix + models.RandomString(apiKeySecretLength)
 }
 
 // ValidKeyFormat reports whether secret is shaped like an API key and returns its environment.
-func ValidKeyFormat(secret string) (Environment, bool) {
-	var env Environment
+func ValidKeyFormat(secret string) (models.Environment, bool) {
+	var env models.Environment
 	var rest string
 	switch {
 	case strings.HasPrefix(secret, liveKeyPrefix):
-		env, rest = EnvLive, secret[len(liveKeyPrefix):]
+		env, rest = models.EnvLive, secret[len(liveKeyPrefix):]
 	case strings.HasPrefix(secret, testKeyPrefix):
-		env, rest = EnvTest, secret[len(testKeyPrefix):]
+		env, rest = models.EnvTest, secret[len(testKeyPrefix):]
 	default:
 		return "", false
 	}
@@ -115,14 +117,14 @@ func parseAllowList(entries []string) ([]string, bool) {
 // CreateAPIKey issues a key. A key never holds a permission its creator lacks
 // and never exceeds its organization's plan. Errors: VALIDATION_ERROR,
 // INSUFFICIENT_PERMISSIONS, NOT_FOUND (organization).
-func (s *Store) CreateAPIKey(ctx context.Context, p *Principal, in APIKeyInput) (*IssuedKey, error) {
-	var v Validator
+func (s *Store) CreateAPIKey(ctx context.Context, p *models.Principal, in APIKeyInput) (*IssuedKey, error) {
+	var v models.Validator
 	in.Name = strings.TrimSpace(in.Name)
 	v.Check(in.Name != "" && len(in.Name) <= 200, "name", "is required, at most 200 characters")
 	v.Check(len(in.Description) <= 10000, "description", "must be at most 10000 characters")
 	v.Check(len(in.Permissions) > 0, "permissions", "must list at least one permission")
 	for i, perm := range in.Permissions {
-		v.Check(ValidPermission(perm), "permissions["+strconv.Itoa(i)+"]", "unknown permission "+strconv.Quote(perm))
+		v.Check(models.ValidPermission(perm), "permissions["+strconv.Itoa(i)+"]", "unknown permission "+strconv.Quote(perm))
 	}
 	v.Check(in.RequestsPerMinute >= 0, "rate_limit.requests_per_minute", "must not be negative")
 	v.Check(in.BurstLimit >= 0, "rate_limit.burst_limit", "must not be negative")
@@ -139,12 +141,12 @@ func (s *Store) CreateAPIKey(ctx context.Context, p *Principal, in APIKeyInput) 
 		return nil, err
 	}
 	if !p.CanGrant(in.Permissions) {
-		return nil, Errorf(CodeInsufficientPermissions, "a key cannot hold permissions that its creator lacks")
+		return nil, models.Errorf(models.CodeInsufficientPermissions, "a key cannot hold permissions that its creator lacks")
 	}
-	orgID, env, role := p.OrganizationID, p.Environment, RoleCustomer
-	if in.OrganizationID != "" || in.Environment != "" || (in.Role != "" && in.Role != RoleCustomer) {
+	orgID, env, role := p.OrganizationID, p.Environment, models.RoleCustomer
+	if in.OrganizationID != "" || in.Environment != "" || (in.Role != "" && in.Role != models.RoleCustomer) {
 		if !p.IsAdmin() {
-			return nil, Errorf(CodeInsufficientPermissions, "only provider administrators can issue keys for other organizations, environments or staff roles")
+			return nil, models.Errorf(models.CodeInsufficientPermissions, "only provider administrators can issue keys for other organizations, environments or staff roles")
 		}
 		if in.OrganizationID != "" {
 			orgID = in.OrganizationID
@@ -162,8 +164,8 @@ func (s *Store) CreateAPIKey(ctx context.Context, p *Principal, in APIKeyInput) 
 	if err != nil {
 		return nil, err
 	}
-	if role != RoleCustomer && !org.Provider {
-		return nil, Invalid(FieldIssue{Field: "role", Issue: "staff roles exist only in the provider's organization"})
+	if role != models.RoleCustomer && !org.Provider {
+		return nil, models.Invalid(models.FieldIssue{Field: "role", Issue: "staff roles exist only in the provider's organization"})
 	}
 	limits := org.Limits()
 	if limits.HourlyLimit > 0 && in.RequestsPerMinute*60 > limits.HourlyLimit {
@@ -177,18 +179,18 @@ func (s *Store) CreateAPIKey(ctx context.Context, p *Principal, in APIKeyInput) 
 	}
 	secret := newKeySecret(env)
 	key := &APIKey{
-		ID: NewID(PrefixAPIKey), Tenant: Tenant{OrganizationID: orgID, Environment: env},
-		Name: in.Name, Description: in.Description, DisplayPrefix: secret[:12], Hash: HashSecret(secret),
+		ID: models.NewID(models.PrefixAPIKey), Tenant: models.Tenant{OrganizationID: orgID, Environment: env},
+		Name: in.Name, Description: in.Description, DisplayPrefix: secret[:12], Hash: models.HashSecret(secret),
 		Role: role, Permissions: in.Permissions, RequestsPerMinute: in.RequestsPerMinute, BurstLimit: in.BurstLimit,
 		IPAllowList: allow, ExpiresAt: in.ExpiresAt, CreatedBy: p.ID,
 	}
 	issued := &IssuedKey{Key: key, Secret: secret}
 	if in.RequireSigning {
-		issued.SigningSecret = "ss_" + RandomString(40)
-		key.SigningSecret = s.Sealer.Seal(BindAPIKey(key.ID), issued.SigningSecret)
+		issued.SigningSecret = "ss_" + models.RandomString(40)
+		key.SigningSecret = s.Sealer.Seal(models.BindAPIKey(key.ID), issued.SigningSecret)
 	}
-	if err := s.In(ctx, TenantScope(orgID, env)).Create(key).Error; err != nil {
-		return nil, DBErr(err)
+	if err := s.In(ctx, models.TenantScope(orgID, env)).Create(key).Error; err != nil {
+		return nil, models.DBErr(err)
 	}
 	return issued, nil
 }
@@ -197,69 +199,69 @@ func (s *Store) CreateAPIKey(ctx context.Context, p *Principal, in APIKeyInput) 
 // PLATFORM_ADMIN_KEY and the demo key); it is created once and reused. A
 // key that was revoked stays revoked: start-up never brings it back.
 // Errors: VALIDATION_ERROR, INVALID_STATE_TRANSITION (revoked), INTERNAL_ERROR.
-func (s *Store) EnsureAPIKey(ctx context.Context, orgID string, secret, name string, role Role, perms []string) (*APIKey, error) {
+func (s *Store) EnsureAPIKey(ctx context.Context, orgID string, secret, name string, role models.Role, perms []string) (*APIKey, error) {
 	env, ok := ValidKeyFormat(secret)
 	if !ok {
-		return nil, Invalid(FieldIssue{Field: "key", Issue: "must be sk_live_ or sk_test_ followed by 56 letters and digits"})
+		return nil, models.Invalid(models.FieldIssue{Field: "key", Issue: "must be sk_live_ or sk_test_ followed by 56 letters and digits"})
 	}
-	db := s.In(ctx, SystemScope())
+	db := s.In(ctx, models.SystemScope())
 	var key APIKey
-	err := db.Where("hash = ?", HashSecret(secret)).Take(&key).Error
+	err := db.Where("hash = ?", models.HashSecret(secret)).Take(&key).Error
 	if err == nil {
 		if key.RevokedAt != nil {
-			return nil, Errorf(CodeInvalidStateTransition, "the key %s... was revoked on %s and is not brought back: configure a new key", secret[:12], key.RevokedAt.UTC().Format(time.RFC3339))
+			return nil, models.Errorf(models.CodeInvalidStateTransition, "the key %s... was revoked on %s and is not brought back: configure a new key", secret[:12], key.RevokedAt.UTC().Format(time.RFC3339))
 		}
 		key.Role, key.Permissions, key.OrganizationID = role, perms, orgID
-		return &key, DBErr(db.Save(&key).Error)
+		return &key, models.DBErr(db.Save(&key).Error)
 	}
 	if !errors.Is(err, gorm.ErrRecordNotFound) {
-		return nil, DBErr(err)
+		return nil, models.DBErr(err)
 	}
 	key = APIKey{
-		ID: NewID(PrefixAPIKey), Tenant: Tenant{OrganizationID: orgID, Environment: env}, Name: name,
-		DisplayPrefix: secret[:12], Hash: HashSecret(secret), Role: role, Permissions: perms, CreatedBy: "bootstrap",
+		ID: models.NewID(models.PrefixAPIKey), Tenant: models.Tenant{OrganizationID: orgID, Environment: env}, Name: name,
+		DisplayPrefix: secret[:12], Hash: models.HashSecret(secret), Role: role, Permissions: perms, CreatedBy: "bootstrap",
 	}
-	return &key, DBErr(s.In(ctx, TenantScope(orgID, env)).Create(&key).Error)
+	return &key, models.DBErr(s.In(ctx, models.TenantScope(orgID, env)).Create(&key).Error)
 }
 
 // GetAPIKey returns one key visible to p. Errors: NOT_FOUND.
-func (s *Store) GetAPIKey(ctx context.Context, p *Principal, id string) (*APIKey, error) {
+func (s *Store) GetAPIKey(ctx context.Context, p *models.Principal, id string) (*APIKey, error) {
 	var k APIKey
 	err := s.In(ctx, p.Scope()).Where("id = ?", id).Take(&k).Error
-	return &k, NotFoundOr(err, "API key")
+	return &k, models.NotFoundOr(err, "API key")
 }
 
 // ListAPIKeys returns a page of the keys visible to p (revoked keys included, marked).
-func (s *Store) ListAPIKeys(ctx context.Context, p *Principal, page PageRequest) ([]APIKey, int64, error) {
+func (s *Store) ListAPIKeys(ctx context.Context, p *models.Principal, page models.PageRequest) ([]APIKey, int64, error) {
 	var keys []APIKey
-	total, err := Paginate(s.In(ctx, p.Scope()).Model(&APIKey{}), page, apiKeySorts, &keys)
+	total, err := models.Paginate(s.In(ctx, p.Scope()).Model(&APIKey{}), page, apiKeySorts, &keys)
 	return keys, total, err
 }
 
-var apiKeySorts = SortFields{"created_at": "created_at", "name": "name", "last_used": "last_used_at"}
+var apiKeySorts = models.SortFields{"created_at": "created_at", "name": "name", "last_used": "last_used_at"}
 
 // RotateAPIKey replaces a key's secret (and signing secret) at once; the old
 // secret stops working immediately. Errors: NOT_FOUND, INVALID_STATE_TRANSITION (revoked).
-func (s *Store) RotateAPIKey(ctx context.Context, p *Principal, id string) (*IssuedKey, error) {
+func (s *Store) RotateAPIKey(ctx context.Context, p *models.Principal, id string) (*IssuedKey, error) {
 	key, err := s.GetAPIKey(ctx, p, id)
 	if err != nil {
 		return nil, err
 	}
 	if key.RevokedAt != nil {
-		return nil, Errorf(CodeInvalidStateTransition, "a revoked key cannot be rotated")
+		return nil, models.Errorf(models.CodeInvalidStateTransition, "a revoked key cannot be rotated")
 	}
 	if !p.CanGrant(key.Permissions) {
-		return nil, Errorf(CodeInsufficientPermissions, "a key cannot be rotated by a credential that lacks its permissions")
+		return nil, models.Errorf(models.CodeInsufficientPermissions, "a key cannot be rotated by a credential that lacks its permissions")
 	}
 	secret := newKeySecret(key.Environment)
 	issued := &IssuedKey{Key: key, Secret: secret}
-	updates := map[string]any{"hash": HashSecret(secret), "display_prefix": secret[:12]}
+	updates := map[string]any{"hash": models.HashSecret(secret), "display_prefix": secret[:12]}
 	if key.SigningSecret != "" {
-		issued.SigningSecret = "ss_" + RandomString(40)
-		updates["signing_secret"] = s.Sealer.Seal(BindAPIKey(key.ID), issued.SigningSecret)
+		issued.SigningSecret = "ss_" + models.RandomString(40)
+		updates["signing_secret"] = s.Sealer.Seal(models.BindAPIKey(key.ID), issued.SigningSecret)
 	}
 	if err := s.In(ctx, p.Scope()).Model(key).Updates(updates).Error; err != nil {
-		return nil, DBErr(err)
+		return nil, models.DBErr(err)
 	}
 	key.Hash, key.DisplayPrefix = updates["hash"].(string), secret[:12]
 	return issued, nil
@@ -269,18 +271,18 @@ func (s *Store) RotateAPIKey(ctx context.Context, p *Principal, id string) (*Iss
 // it needs a credential holding every permission of the key (a weaker
 // credential cannot take a stronger one out of service).
 // Errors: NOT_FOUND, INSUFFICIENT_PERMISSIONS.
-func (s *Store) RevokeAPIKey(ctx context.Context, p *Principal, id string) (*APIKey, error) {
+func (s *Store) RevokeAPIKey(ctx context.Context, p *models.Principal, id string) (*APIKey, error) {
 	key, err := s.GetAPIKey(ctx, p, id)
 	if err != nil {
 		return nil, err
 	}
 	if !p.CanGrant(key.Permissions) {
-		return nil, Errorf(CodeInsufficientPermissions, "a key can only be revoked by a credential that holds every permission of it")
+		return nil, models.Errorf(models.CodeInsufficientPermissions, "a key can only be revoked by a credential that holds every permission of it")
 	}
 	if key.RevokedAt == nil {
 		now := s.Now()
 		if err := s.In(ctx, p.Scope()).Model(key).Update("revoked_at", now).Error; err != nil {
-			return nil, DBErr(err)
+			return nil, models.DBErr(err)
 		}
 		key.RevokedAt = &now
 	}
@@ -289,11 +291,11 @@ func (s *Store) RevokeAPIKey(ctx context.Context, p *Principal, id string) (*API
 
 // AuthenticatedKey is the result of authenticating an API key.
 type AuthenticatedKey struct {
-	Principal *Principal
+	Principal *models.Principal
 	Key       *APIKey
 	// Policy is the key's organization's access policy (nil: none), read
 	// with the key so that the hot path needs no second query.
-	Policy *AccessPolicy
+	Policy *models.AccessPolicy
 }
 
 // AuthenticateAPIKey resolves a presented secret to its principal.
@@ -301,35 +303,35 @@ type AuthenticatedKey struct {
 // IP_NOT_ALLOWED (client IP outside the key's allow-list).
 func (s *Store) AuthenticateAPIKey(ctx context.Context, secret string, clientIP netip.Addr) (*AuthenticatedKey, error) {
 	if _, ok := ValidKeyFormat(secret); !ok {
-		return nil, Errorf(CodeInvalidAPIKey, "the API key is malformed")
+		return nil, models.Errorf(models.CodeInvalidAPIKey, "the API key is malformed")
 	}
 	// One read on the hot path: the key with its organization's plan limits
 	// and access policy.
 	var row struct {
 		APIKey
-		Plan             Plan
+		Plan             models.Plan
 		CustomHourly     int
 		CustomBurst      int
 		CustomConcurrent int
-		AccessPolicy     *AccessPolicy `gorm:"serializer:json"`
+		AccessPolicy     *models.AccessPolicy `gorm:"serializer:json"`
 	}
-	err := s.In(ctx, SystemScope()).Model(&APIKey{}).
+	err := s.In(ctx, models.SystemScope()).Model(&APIKey{}).
 		Select("api_keys.*, organizations.plan, organizations.custom_hourly, organizations.custom_burst, organizations.custom_concurrent, organizations.access_policy").
 		Joins("JOIN organizations ON organizations.id = api_keys.organization_id").
-		Where("api_keys.hash = ?", HashSecret(secret)).Take(&row).Error
+		Where("api_keys.hash = ?", models.HashSecret(secret)).Take(&row).Error
 	if err != nil {
-		if e := NotFoundOr(err, "key"); ErrorCode(e) == CodeNotFound {
-			return nil, Errorf(CodeInvalidAPIKey, "the API key is not valid")
+		if e := models.NotFoundOr(err, "key"); models.ErrorCode(e) == models.CodeNotFound {
+			return nil, models.Errorf(models.CodeInvalidAPIKey, "the API key is not valid")
 		}
-		return nil, DBErr(err)
+		return nil, models.DBErr(err)
 	}
 	key := row.APIKey
-	org := Organization{ID: key.OrganizationID, Plan: row.Plan, CustomHourly: row.CustomHourly, CustomBurst: row.CustomBurst, CustomConcurrent: row.CustomConcurrent}
+	org := models.Organization{ID: key.OrganizationID, Plan: row.Plan, CustomHourly: row.CustomHourly, CustomBurst: row.CustomBurst, CustomConcurrent: row.CustomConcurrent}
 	if key.RevokedAt != nil {
-		return nil, Errorf(CodeInvalidAPIKey, "the API key has been revoked")
+		return nil, models.Errorf(models.CodeInvalidAPIKey, "the API key has been revoked")
 	}
 	if key.ExpiresAt != nil && !key.ExpiresAt.After(s.Now()) {
-		return nil, Errorf(CodeInvalidAPIKey, "the API key has expired")
+		return nil, models.Errorf(models.CodeInvalidAPIKey, "the API key has expired")
 	}
 	if len(key.IPAllowList) > 0 {
 		allowed := false
@@ -340,15 +342,15 @@ func (s *Store) AuthenticateAPIKey(ctx context.Context, secret string, clientIP 
 			}
 		}
 		if !allowed {
-			return nil, Errorf(CodeIPNotAllowed, "requests from this IP address are not allowed for this key")
+			return nil, models.Errorf(models.CodeIPNotAllowed, "requests from this IP address are not allowed for this key")
 		}
 	}
 	return &AuthenticatedKey{
 		Key: &key, Policy: row.AccessPolicy,
-		Principal: &Principal{
-			Kind: PrincipalAPIKey, ID: key.ID, OrganizationID: key.OrganizationID, Environment: key.Environment,
+		Principal: &models.Principal{
+			Kind: models.PrincipalAPIKey, ID: key.ID, OrganizationID: key.OrganizationID, Environment: key.Environment,
 			Role: key.Role, Permissions: key.Permissions,
-			Limits: EffectiveLimits(&org, key.RequestsPerMinute, key.BurstLimit),
+			Limits: models.EffectiveLimits(&org, key.RequestsPerMinute, key.BurstLimit),
 		},
 	}, nil
 }

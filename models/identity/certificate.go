@@ -1,4 +1,4 @@
-package models
+package identity
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"gorm.io/gorm"
+
+	"github.com/telcoplatform/platform/models"
 )
 
 // Audit event type of certificate revocation (certificate.registered is in audit.go).
@@ -27,7 +29,7 @@ const (
 // can be registered again.
 type ClientCertificate struct {
 	ID string `gorm:"primaryKey;size:40" json:"id"`
-	Tenant
+	models.Tenant
 	Name              string    `gorm:"size:200;not null" json:"name"`
 	FingerprintSHA256 string    `gorm:"size:64;not null;uniqueIndex:idx_client_certificates_active_fingerprint,where:revoked_at IS NULL" json:"fingerprint_sha256"`
 	Subject           string    `gorm:"size:500;not null" json:"subject"`
@@ -65,28 +67,28 @@ func (c *ClientCertificate) PermissionList() []string {
 // RegisterCertificate stores a parsed client certificate for p's
 // organization and environment. Errors: VALIDATION_ERROR, INSUFFICIENT_PERMISSIONS,
 // SERVICE_CONFLICT (fingerprint already registered), INTERNAL_ERROR.
-func (s *Store) RegisterCertificate(ctx context.Context, p *Principal, c *ClientCertificate, perms []string) (*ClientCertificate, error) {
-	var v Validator
+func (s *Store) RegisterCertificate(ctx context.Context, p *models.Principal, c *ClientCertificate, perms []string) (*ClientCertificate, error) {
+	var v models.Validator
 	v.Check(c.Name != "" && len(c.Name) <= 200, "name", "is required, at most 200 characters")
 	v.Check(len(perms) > 0, "permissions", "at least one permission is required")
 	for _, perm := range perms {
-		v.Check(ValidPermission(perm), "permissions", "unknown permission "+perm)
+		v.Check(models.ValidPermission(perm), "permissions", "unknown permission "+perm)
 	}
 	if err := v.Err(); err != nil {
 		return nil, err
 	}
 	if !p.CanGrant(perms) {
-		return nil, Errorf(CodeInsufficientPermissions, "a certificate cannot hold permissions that its registrant lacks")
+		return nil, models.Errorf(models.CodeInsufficientPermissions, "a certificate cannot hold permissions that its registrant lacks")
 	}
 	raw, _ := json.Marshal(perms)
-	c.ID = NewID(PrefixCertificate)
-	c.Tenant = Tenant{OrganizationID: p.OrganizationID, Environment: p.Environment}
+	c.ID = models.NewID(models.PrefixCertificate)
+	c.Tenant = models.Tenant{OrganizationID: p.OrganizationID, Environment: p.Environment}
 	c.Permissions = string(raw)
 	if err := s.In(ctx, p.OwnScope()).Create(c).Error; err != nil {
-		if isUniqueViolation(err) {
-			return nil, Errorf(CodeAlreadyExists, "this certificate is already registered")
+		if models.IsUniqueViolation(err) {
+			return nil, models.Errorf(models.CodeAlreadyExists, "this certificate is already registered")
 		}
-		return nil, DBErr(err)
+		return nil, models.DBErr(err)
 	}
 	return c, nil
 }
@@ -94,29 +96,29 @@ func (s *Store) RegisterCertificate(ctx context.Context, p *Principal, c *Client
 // CertificateByFingerprint returns the unrevoked registration of a
 // presented certificate. Errors: UNAUTHENTICATED (unknown, revoked or
 // outside its validity), INTERNAL_ERROR.
-func (s *Store) CertificateByFingerprint(ctx context.Context, fingerprint string) (*ClientCertificate, *Organization, error) {
+func (s *Store) CertificateByFingerprint(ctx context.Context, fingerprint string) (*ClientCertificate, *models.Organization, error) {
 	var c ClientCertificate
-	err := s.In(ctx, SystemScope()).Where("fingerprint_sha256 = ? AND revoked_at IS NULL", fingerprint).Take(&c).Error
+	err := s.In(ctx, models.SystemScope()).Where("fingerprint_sha256 = ? AND revoked_at IS NULL", fingerprint).Take(&c).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
 		var revoked int64
-		if err := s.In(ctx, SystemScope()).Model(&ClientCertificate{}).Where("fingerprint_sha256 = ?", fingerprint).Count(&revoked).Error; err != nil {
-			return nil, nil, DBErr(err)
+		if err := s.In(ctx, models.SystemScope()).Model(&ClientCertificate{}).Where("fingerprint_sha256 = ?", fingerprint).Count(&revoked).Error; err != nil {
+			return nil, nil, models.DBErr(err)
 		}
 		if revoked > 0 {
-			return nil, nil, Errorf(CodeUnauthenticated, "the client certificate has been revoked")
+			return nil, nil, models.Errorf(models.CodeUnauthenticated, "the client certificate has been revoked")
 		}
-		return nil, nil, Errorf(CodeUnauthenticated, "the client certificate is not registered (POST /v1/auth/certificates)")
+		return nil, nil, models.Errorf(models.CodeUnauthenticated, "the client certificate is not registered (POST /v1/auth/certificates)")
 	}
 	if err != nil {
-		return nil, nil, DBErr(err)
+		return nil, nil, models.DBErr(err)
 	}
 	now := s.Now()
 	if now.Before(c.NotBefore) || now.After(c.NotAfter) {
-		return nil, nil, Errorf(CodeUnauthenticated, "the client certificate is expired or not yet valid")
+		return nil, nil, models.Errorf(models.CodeUnauthenticated, "the client certificate is expired or not yet valid")
 	}
-	var org Organization
-	if err := s.In(ctx, SystemScope()).Where("id = ?", c.OrganizationID).Take(&org).Error; err != nil {
-		return nil, nil, Errorf(CodeUnauthenticated, "the client certificate's organization no longer exists")
+	var org models.Organization
+	if err := s.In(ctx, models.SystemScope()).Where("id = ?", c.OrganizationID).Take(&org).Error; err != nil {
+		return nil, nil, models.Errorf(models.CodeUnauthenticated, "the client certificate's organization no longer exists")
 	}
 	return &c, &org, nil
 }
@@ -127,12 +129,12 @@ type CertificateFilter struct {
 	Status string
 }
 
-var certificateSorts = SortFields{"created_at": "created_at", "name": "name", "not_after": "not_after", "revoked_at": "revoked_at"}
+var certificateSorts = models.SortFields{"created_at": "created_at", "name": "name", "not_after": "not_after", "revoked_at": "revoked_at"}
 
 // ListCertificates returns a page of the registrations visible to p
 // (revoked ones included, marked), newest first unless sorted otherwise.
 // Errors: VALIDATION_ERROR (status, sort), INTERNAL_ERROR.
-func (s *Store) ListCertificates(ctx context.Context, p *Principal, f CertificateFilter, page PageRequest) ([]ClientCertificate, int64, error) {
+func (s *Store) ListCertificates(ctx context.Context, p *models.Principal, f CertificateFilter, page models.PageRequest) ([]ClientCertificate, int64, error) {
 	q := s.In(ctx, p.Scope()).Model(&ClientCertificate{})
 	now := s.Now()
 	switch f.Status {
@@ -146,19 +148,19 @@ func (s *Store) ListCertificates(ctx context.Context, p *Principal, f Certificat
 	case CertificateActive:
 		q = q.Where("revoked_at IS NULL AND not_before <= ? AND not_after >= ?", now, now)
 	default:
-		return nil, 0, Invalid(FieldIssue{Field: "status", Issue: "must be active, revoked, expired or not_yet_valid"})
+		return nil, 0, models.Invalid(models.FieldIssue{Field: "status", Issue: "must be active, revoked, expired or not_yet_valid"})
 	}
 	var rows []ClientCertificate
-	total, err := Paginate(q, page, certificateSorts, &rows)
+	total, err := models.Paginate(q, page, certificateSorts, &rows)
 	return rows, total, err
 }
 
 // GetCertificate returns one registration visible to p. Errors: NOT_FOUND
 // (unknown, or another tenant's), INTERNAL_ERROR.
-func (s *Store) GetCertificate(ctx context.Context, p *Principal, id string) (*ClientCertificate, error) {
+func (s *Store) GetCertificate(ctx context.Context, p *models.Principal, id string) (*ClientCertificate, error) {
 	var c ClientCertificate
 	err := s.In(ctx, p.Scope()).Where("id = ?", id).Take(&c).Error
-	return &c, NotFoundOr(err, "certificate")
+	return &c, models.NotFoundOr(err, "certificate")
 }
 
 // RevokeCertificate revokes a registration visible to p: from then on a
@@ -166,7 +168,7 @@ func (s *Store) GetCertificate(ctx context.Context, p *Principal, id string) (*C
 // The row is kept with its revocation time; revoking twice is harmless
 // (the first time stays). It returns the registration and whether this
 // call revoked it. Errors: NOT_FOUND, INTERNAL_ERROR.
-func (s *Store) RevokeCertificate(ctx context.Context, p *Principal, id string) (*ClientCertificate, bool, error) {
+func (s *Store) RevokeCertificate(ctx context.Context, p *models.Principal, id string) (*ClientCertificate, bool, error) {
 	c, err := s.GetCertificate(ctx, p, id)
 	if err != nil {
 		return nil, false, err
@@ -177,7 +179,7 @@ func (s *Store) RevokeCertificate(ctx context.Context, p *Principal, id string) 
 	now := s.Now()
 	res := s.In(ctx, p.Scope()).Model(&ClientCertificate{}).Where("id = ? AND revoked_at IS NULL", id).Update("revoked_at", now)
 	if res.Error != nil {
-		return nil, false, DBErr(res.Error)
+		return nil, false, models.DBErr(res.Error)
 	}
 	// Read back: the stored time (the database's precision) is the one answered from now on.
 	c, err = s.GetCertificate(ctx, p, id)

@@ -1,8 +1,10 @@
-package models
+package identity
 
 import (
 	"context"
 	"time"
+
+	"github.com/telcoplatform/platform/models"
 )
 
 // PurgeGrace is how long an artefact is kept past its expiry before
@@ -55,7 +57,7 @@ func (c PurgeCounts) Add(o PurgeCounts) PurgeCounts {
 // several workers at once, is harmless. Errors: INTERNAL_ERROR.
 func (s *Store) PurgeExpired(ctx context.Context, now time.Time) (PurgeCounts, error) {
 	cutoff := now.UTC().Add(-PurgeGrace)
-	db := s.In(ctx, SystemScope())
+	db := s.In(ctx, models.SystemScope())
 	var out PurgeCounts
 	for _, step := range []struct {
 		model any
@@ -76,7 +78,7 @@ func (s *Store) PurgeExpired(ctx context.Context, now time.Time) (PurgeCounts, e
 	} {
 		res := db.Where(step.where, step.args...).Delete(step.model)
 		if res.Error != nil {
-			return out, DBErr(res.Error)
+			return out, models.DBErr(res.Error)
 		}
 		*step.count = res.RowsAffected
 	}

@@ -1,4 +1,4 @@
-package models
+package identity
 
 import (
 	"crypto/hmac"
@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/telcoplatform/platform/models"
 )
 
 // Request-signing schemes of X-Signature: a bare base64 value (or "v1,"
@@ -54,30 +56,30 @@ func (s *Store) VerifySignature(key *APIKey, r SignedRequest) (*VerifiedSignatur
 		return nil, nil
 	}
 	if r.Timestamp == "" || r.Signature == "" {
-		return nil, Errorf(CodeInvalidSignature, "this key requires signed requests: send X-Timestamp and X-Signature")
+		return nil, models.Errorf(models.CodeInvalidSignature, "this key requires signed requests: send X-Timestamp and X-Signature")
 	}
 	ts, err := strconv.ParseInt(r.Timestamp, 10, 64)
 	if err != nil {
-		return nil, Errorf(CodeInvalidSignature, "X-Timestamp must be Unix seconds")
+		return nil, models.Errorf(models.CodeInvalidSignature, "X-Timestamp must be Unix seconds")
 	}
 	skew := s.Now().Sub(time.Unix(ts, 0))
 	if skew > signatureMaxSkew || skew < -signatureMaxSkew {
-		return nil, Errorf(CodeInvalidSignature, "X-Timestamp is more than 5 minutes away from the server's clock")
+		return nil, models.Errorf(models.CodeInvalidSignature, "X-Timestamp is more than 5 minutes away from the server's clock")
 	}
 	scheme, encoded := SignatureV1, r.Signature
 	if v, rest, ok := strings.Cut(r.Signature, ","); ok {
 		scheme, encoded = v, rest
 	}
 	if scheme != SignatureV1 && scheme != SignatureV2 {
-		return nil, Errorf(CodeInvalidSignature, "X-Signature scheme %q is unknown: use v2,<signature> (or v1)", scheme)
+		return nil, models.Errorf(models.CodeInvalidSignature, "X-Signature scheme %q is unknown: use v2,<signature> (or v1)", scheme)
 	}
 	if scheme == SignatureV2 && (r.Nonce == "" || len(r.Nonce) > MaxNonceLength ||
 		strings.ContainsFunc(r.Nonce, func(c rune) bool { return c < 0x21 || c > 0x7e })) {
-		return nil, Errorf(CodeInvalidSignature, "v2 signatures need X-Nonce: 1 to 128 printable ASCII characters, new for every request")
+		return nil, models.Errorf(models.CodeInvalidSignature, "v2 signatures need X-Nonce: 1 to 128 printable ASCII characters, new for every request")
 	}
-	secret, err := s.Sealer.Open(BindAPIKey(key.ID), key.SigningSecret)
+	secret, err := s.Sealer.Open(models.BindAPIKey(key.ID), key.SigningSecret)
 	if err != nil {
-		return nil, Internal(err)
+		return nil, models.Internal(err)
 	}
 	want := SignRequest(secret, r.Timestamp, r.Method, r.RawPath)
 	if scheme == SignatureV2 {
@@ -85,7 +87,7 @@ func (s *Store) VerifySignature(key *APIKey, r SignedRequest) (*VerifiedSignatur
 	}
 	got, err := base64.StdEncoding.DecodeString(encoded)
 	if err != nil || !hmac.Equal(got, want) {
-		return nil, Errorf(CodeInvalidSignature, "X-Signature does not match the request")
+		return nil, models.Errorf(models.CodeInvalidSignature, "X-Signature does not match the request")
 	}
 	return &VerifiedSignature{Scheme: scheme, Timestamp: r.Timestamp, MAC: got}, nil
 }

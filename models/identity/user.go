@@ -1,4 +1,4 @@
-package models
+package identity
 
 import (
 	"context"
@@ -10,19 +10,21 @@ import (
 	"time"
 
 	"golang.org/x/crypto/bcrypt"
+
+	"github.com/telcoplatform/platform/models"
 )
 
 // User is a person who signs in (password, OAuth authorization code, device
 // flow or SAML). Users belong to one organization and act in either environment.
 type User struct {
-	ID             string    `gorm:"primaryKey;size:40" json:"id"`
-	OrganizationID string    `gorm:"size:40;not null;index" json:"organization_id"`
-	Email          string    `gorm:"size:320;not null;uniqueIndex" json:"email"`
-	Name           string    `gorm:"size:200;not null" json:"name"`
-	Role           Role      `gorm:"size:16;not null" json:"role"`
-	PasswordHash   string    `gorm:"size:100" json:"-"`
-	CreatedAt      time.Time `json:"created_at"`
-	UpdatedAt      time.Time `json:"updated_at"`
+	ID             string      `gorm:"primaryKey;size:40" json:"id"`
+	OrganizationID string      `gorm:"size:40;not null;index" json:"organization_id"`
+	Email          string      `gorm:"size:320;not null;uniqueIndex" json:"email"`
+	Name           string      `gorm:"size:200;not null" json:"name"`
+	Role           models.Role `gorm:"size:16;not null" json:"role"`
+	PasswordHash   string      `gorm:"size:100" json:"-"`
+	CreatedAt      time.Time   `json:"created_at"`
+	UpdatedAt      time.Time   `json:"updated_at"`
 	// IPAllowList, when not empty, is where every request made with the
 	// user's access tokens must come from (CIDR ranges).
 	IPAllowList []string `gorm:"serializer:json;type:text" json:"ip_allowlist,omitempty"`
@@ -41,11 +43,11 @@ type User struct {
 // OAuth or device sign-in) may carry: the role's permissions
 // (RolePermissions), narrowed by the user's own list when it has one.
 func (u *User) SessionPermissions() []string {
-	role := RolePermissions(u.Role)
+	role := models.RolePermissions(u.Role)
 	if u.Permissions == nil {
 		return role
 	}
-	holder := &Principal{Permissions: role}
+	holder := &models.Principal{Permissions: role}
 	out := []string{}
 	for _, perm := range u.Permissions {
 		if holder.Can(perm) {
@@ -57,11 +59,11 @@ func (u *User) SessionPermissions() []string {
 
 // validUserPermissions checks a user's permission list against its role:
 // each must be known and part of the role's own permissions.
-func validUserPermissions(v *Validator, field string, role Role, perms []string) {
-	holder := &Principal{Permissions: RolePermissions(role)}
+func validUserPermissions(v *models.Validator, field string, role models.Role, perms []string) {
+	holder := &models.Principal{Permissions: models.RolePermissions(role)}
 	for i, perm := range perms {
 		switch {
-		case !ValidPermission(perm):
+		case !models.ValidPermission(perm):
 			v.Add(field+"["+strconv.Itoa(i)+"]", "unknown permission "+strconv.Quote(perm))
 		case !holder.Can(perm):
 			v.Add(field+"["+strconv.Itoa(i)+"]", "is not among the permissions of role "+string(role))
@@ -73,7 +75,7 @@ func validUserPermissions(v *Validator, field string, role Role, perms []string)
 type UserInput struct {
 	Email          string
 	Name           string
-	Role           Role
+	Role           models.Role
 	OrganizationID string
 	Password       string
 	IPAllowList    []string // IP addresses or CIDR ranges; empty: any address
@@ -89,26 +91,26 @@ type UserInput struct {
 // default all of the role's), and since people act in both environments a
 // test-mode (sandbox) credential creates none. Errors: VALIDATION_ERROR,
 // INSUFFICIENT_PERMISSIONS, NOT_FOUND (organization), SERVICE_CONFLICT (email taken).
-func (s *Store) CreateUser(ctx context.Context, p *Principal, in UserInput) (*User, error) {
-	if p.Environment == EnvTest {
-		return nil, Errorf(CodeInsufficientPermissions, "users act in both environments: create them with a live credential")
+func (s *Store) CreateUser(ctx context.Context, p *models.Principal, in UserInput) (*User, error) {
+	if p.Environment == models.EnvTest {
+		return nil, models.Errorf(models.CodeInsufficientPermissions, "users act in both environments: create them with a live credential")
 	}
-	var v Validator
+	var v models.Validator
 	in.Email = strings.ToLower(strings.TrimSpace(in.Email))
 	addr, err := mail.ParseAddress(in.Email)
 	v.Check(err == nil && addr.Address == in.Email && len(in.Email) <= 320, "email", "must be a valid e-mail address")
 	in.Name = strings.TrimSpace(in.Name)
 	v.Check(in.Name != "" && len(in.Name) <= 200, "name", "is required, at most 200 characters")
 	if in.Role == "" {
-		in.Role = RoleCustomer
+		in.Role = models.RoleCustomer
 	}
 	v.Check(in.Role.Valid(), "role", "must be customer, agent or admin")
 	v.Check(in.Password == "" || (len(in.Password) >= 12 && len(in.Password) <= 72), "password", "must be 12 to 72 characters")
-	allow := normalizeIPAllowList(&v, "ip_allowlist", in.IPAllowList)
+	allow := models.NormalizeIPAllowList(&v, "ip_allowlist", in.IPAllowList)
 	granted := in.Permissions // nil: the role's, following later role changes
 	if in.Role.Valid() {
 		if granted == nil {
-			granted = RolePermissions(in.Role)
+			granted = models.RolePermissions(in.Role)
 		}
 		validUserPermissions(&v, "permissions", in.Role, granted)
 	}
@@ -116,32 +118,32 @@ func (s *Store) CreateUser(ctx context.Context, p *Principal, in UserInput) (*Us
 		return nil, err
 	}
 	if !p.CanGrant(granted) {
-		return nil, Errorf(CodeInsufficientPermissions, "a user cannot hold permissions that its creator lacks: list in permissions only what this credential holds").
+		return nil, models.Errorf(models.CodeInsufficientPermissions, "a user cannot hold permissions that its creator lacks: list in permissions only what this credential holds").
 			WithDetail("requested_permissions", granted).WithDetail("held_permissions", p.Permissions)
 	}
 	if in.OrganizationID == "" {
 		in.OrganizationID = p.OrganizationID
 	}
-	if !p.IsAdmin() && (in.OrganizationID != p.OrganizationID || in.Role != RoleCustomer) {
-		return nil, Errorf(CodeInsufficientPermissions, "only provider administrators can create staff or users of other organizations")
+	if !p.IsAdmin() && (in.OrganizationID != p.OrganizationID || in.Role != models.RoleCustomer) {
+		return nil, models.Errorf(models.CodeInsufficientPermissions, "only provider administrators can create staff or users of other organizations")
 	}
 	if _, err := s.GetOrganization(ctx, p, in.OrganizationID); err != nil {
 		return nil, err
 	}
-	u := &User{ID: NewID(PrefixUser), OrganizationID: in.OrganizationID, Email: in.Email, Name: in.Name, Role: in.Role, IPAllowList: allow,
+	u := &User{ID: models.NewID(models.PrefixUser), OrganizationID: in.OrganizationID, Email: in.Email, Name: in.Name, Role: in.Role, IPAllowList: allow,
 		Permissions: slices.Clone(in.Permissions)}
 	if in.Password != "" {
 		hash, err := bcrypt.GenerateFromPassword([]byte(in.Password), bcrypt.DefaultCost)
 		if err != nil {
-			return nil, Internal(err)
+			return nil, models.Internal(err)
 		}
 		u.PasswordHash = string(hash)
 	}
-	if err := s.In(ctx, SystemScope()).Create(u).Error; err != nil {
-		if isUniqueViolation(err) {
-			return nil, Errorf(CodeAlreadyExists, "a user with e-mail %s already exists", in.Email)
+	if err := s.In(ctx, models.SystemScope()).Create(u).Error; err != nil {
+		if models.IsUniqueViolation(err) {
+			return nil, models.Errorf(models.CodeAlreadyExists, "a user with e-mail %s already exists", in.Email)
 		}
-		return nil, DBErr(err)
+		return nil, models.DBErr(err)
 	}
 	return u, nil
 }
@@ -152,13 +154,13 @@ type UserUpdate struct {
 	IPAllowList *[]string // replaces the allow-list; an empty list removes it
 	// Role changes the user's role (provider administrators only; staff
 	// roles exist only in the provider's organization).
-	Role *Role
+	Role *models.Role
 	// Permissions replaces the user's own permission list; an empty list
 	// leaves the user no permission. The caller must hold each of them.
 	Permissions *[]string
 	// Origin is where the request making the change comes from: users
 	// cannot set an allow-list that excludes the request setting it.
-	Origin RequestOrigin
+	Origin models.RequestOrigin
 }
 
 // UpdateUser changes a user's name, IP allow-list, role or permissions and
@@ -170,11 +172,11 @@ type UserUpdate struct {
 // that excludes the address of the request, set by the user on themselves,
 // is refused (it would lock them out).
 // Errors: VALIDATION_ERROR, INSUFFICIENT_PERMISSIONS, NOT_FOUND, INTERNAL_ERROR.
-func (s *Store) UpdateUser(ctx context.Context, p *Principal, id string, in UserUpdate) (*User, error) {
-	if p.Environment == EnvTest {
-		return nil, Errorf(CodeInsufficientPermissions, "users act in both environments: change them with a live credential")
+func (s *Store) UpdateUser(ctx context.Context, p *models.Principal, id string, in UserUpdate) (*User, error) {
+	if p.Environment == models.EnvTest {
+		return nil, models.Errorf(models.CodeInsufficientPermissions, "users act in both environments: change them with a live credential")
 	}
-	var v Validator
+	var v models.Validator
 	updates := map[string]any{}
 	if in.Name != nil {
 		name := strings.TrimSpace(*in.Name)
@@ -183,8 +185,8 @@ func (s *Store) UpdateUser(ctx context.Context, p *Principal, id string, in User
 	}
 	var allow []string
 	if in.IPAllowList != nil {
-		allow = normalizeIPAllowList(&v, "ip_allowlist", *in.IPAllowList)
-		updates["ip_allow_list"] = storedList(allow)
+		allow = models.NormalizeIPAllowList(&v, "ip_allowlist", *in.IPAllowList)
+		updates["ip_allow_list"] = models.StoredList(allow)
 	}
 	if in.Role != nil {
 		v.Check(in.Role.Valid(), "role", "must be customer, agent or admin")
@@ -196,25 +198,25 @@ func (s *Store) UpdateUser(ctx context.Context, p *Principal, id string, in User
 	if err != nil {
 		return nil, err
 	}
-	if !p.IsAdmin() && (u.OrganizationID != p.OrganizationID || u.Role != RoleCustomer) {
-		return nil, Errorf(CodeInsufficientPermissions, "only provider administrators can change staff or users of other organizations")
+	if !p.IsAdmin() && (u.OrganizationID != p.OrganizationID || u.Role != models.RoleCustomer) {
+		return nil, models.Errorf(models.CodeInsufficientPermissions, "only provider administrators can change staff or users of other organizations")
 	}
 	if p.UserID != u.ID && !p.CanGrant(u.SessionPermissions()) { // restricting oneself is never an escalation
-		return nil, Errorf(CodeInsufficientPermissions, "this user holds permissions that the caller lacks: only a credential holding all of them can change it").
+		return nil, models.Errorf(models.CodeInsufficientPermissions, "this user holds permissions that the caller lacks: only a credential holding all of them can change it").
 			WithDetail("user_permissions", u.SessionPermissions())
 	}
 	role := u.Role
 	if in.Role != nil && *in.Role != u.Role {
 		if !p.IsAdmin() {
-			return nil, Errorf(CodeInsufficientPermissions, "only provider administrators can change a user's role")
+			return nil, models.Errorf(models.CodeInsufficientPermissions, "only provider administrators can change a user's role")
 		}
-		if *in.Role != RoleCustomer {
+		if *in.Role != models.RoleCustomer {
 			org, err := s.GetOrganization(ctx, p, u.OrganizationID)
 			if err != nil {
 				return nil, err
 			}
 			if !org.Provider {
-				return nil, Invalid(FieldIssue{Field: "role", Issue: "staff roles exist only in the provider's organization"})
+				return nil, models.Invalid(models.FieldIssue{Field: "role", Issue: "staff roles exist only in the provider's organization"})
 			}
 		}
 		role = *in.Role
@@ -230,14 +232,14 @@ func (s *Store) UpdateUser(ctx context.Context, p *Principal, id string, in User
 	if in.Permissions != nil || role != u.Role {
 		check := granted
 		if check == nil {
-			check = RolePermissions(role)
+			check = models.RolePermissions(role)
 		}
 		validUserPermissions(&v, "permissions", role, check)
 		if err := v.Err(); err != nil {
 			return nil, err
 		}
 		if !p.CanGrant(check) {
-			return nil, Errorf(CodeInsufficientPermissions, "a user cannot hold permissions that the caller lacks").
+			return nil, models.Errorf(models.CodeInsufficientPermissions, "a user cannot hold permissions that the caller lacks").
 				WithDetail("requested_permissions", check).WithDetail("held_permissions", p.Permissions)
 		}
 		if in.Permissions != nil {
@@ -245,36 +247,36 @@ func (s *Store) UpdateUser(ctx context.Context, p *Principal, id string, in User
 			updates["permissions"] = string(b)
 		}
 	}
-	if in.IPAllowList != nil && p.UserID == u.ID && checkIPAllowList(allow, in.Origin, "user") != nil {
+	if in.IPAllowList != nil && p.UserID == u.ID && models.CheckIPAllowList(allow, in.Origin, "user") != nil {
 		ip := "unknown"
 		if in.Origin.IP.IsValid() {
 			ip = in.Origin.IP.Unmap().String()
 		}
-		return nil, Invalid(FieldIssue{Field: "ip_allowlist", Issue: "does not include the address of this request (" + ip + "): saving it would lock you out"})
+		return nil, models.Invalid(models.FieldIssue{Field: "ip_allowlist", Issue: "does not include the address of this request (" + ip + "): saving it would lock you out"})
 	}
 	if len(updates) > 0 {
-		if err := s.In(ctx, SystemScope()).Model(u).Updates(updates).Error; err != nil {
-			return nil, DBErr(err)
+		if err := s.In(ctx, models.SystemScope()).Model(u).Updates(updates).Error; err != nil {
+			return nil, models.DBErr(err)
 		}
 	}
 	return s.GetUser(ctx, p, id)
 }
 
 // GetUser returns one user visible to p. Errors: NOT_FOUND.
-func (s *Store) GetUser(ctx context.Context, p *Principal, id string) (*User, error) {
+func (s *Store) GetUser(ctx context.Context, p *models.Principal, id string) (*User, error) {
 	var u User
 	err := s.In(ctx, p.Scope()).Where("id = ?", id).Take(&u).Error
-	return &u, NotFoundOr(err, "user")
+	return &u, models.NotFoundOr(err, "user")
 }
 
 // ListUsers returns a page of the users visible to p.
-func (s *Store) ListUsers(ctx context.Context, p *Principal, page PageRequest) ([]User, int64, error) {
+func (s *Store) ListUsers(ctx context.Context, p *models.Principal, page models.PageRequest) ([]User, int64, error) {
 	var users []User
-	total, err := Paginate(s.In(ctx, p.Scope()).Model(&User{}), page, userSorts, &users)
+	total, err := models.Paginate(s.In(ctx, p.Scope()).Model(&User{}), page, userSorts, &users)
 	return users, total, err
 }
 
-var userSorts = SortFields{"created_at": "created_at", "email": "email", "name": "name"}
+var userSorts = models.SortFields{"created_at": "created_at", "email": "email", "name": "name"}
 
 // DemoUserEmail is the e-mail of the demo tenant's seeded user.
 const DemoUserEmail = "demo.user@demo.example"
@@ -284,24 +286,24 @@ const DemoUserEmail = "demo.user@demo.example"
 // Errors: VALIDATION_ERROR (12 to 72 characters), NOT_FOUND, INTERNAL_ERROR.
 func (s *Store) EnsureUserPassword(ctx context.Context, email, password string) error {
 	if len(password) < 12 || len(password) > 72 {
-		return Invalid(FieldIssue{Field: "password", Issue: "must be 12 to 72 characters"})
+		return models.Invalid(models.FieldIssue{Field: "password", Issue: "must be 12 to 72 characters"})
 	}
 	var u User
-	if err := s.In(ctx, SystemScope()).Where("email = ?", strings.ToLower(email)).Take(&u).Error; err == nil &&
+	if err := s.In(ctx, models.SystemScope()).Where("email = ?", strings.ToLower(email)).Take(&u).Error; err == nil &&
 		u.PasswordHash != "" && s.comparePassword(u.PasswordHash, password) == nil {
 		return nil
 	}
 	hash, err := bcrypt.GenerateFromPassword([]byte(password), bcrypt.DefaultCost)
 	if err != nil {
-		return Internal(err)
+		return models.Internal(err)
 	}
-	res := s.In(ctx, SystemScope()).Model(&User{}).Where("email = ?", strings.ToLower(email)).
+	res := s.In(ctx, models.SystemScope()).Model(&User{}).Where("email = ?", strings.ToLower(email)).
 		Updates(map[string]any{"password_hash": string(hash), "updated_at": s.Now()})
 	if res.Error != nil {
-		return DBErr(res.Error)
+		return models.DBErr(res.Error)
 	}
 	if res.RowsAffected == 0 {
-		return NotFound("user")
+		return models.NotFound("user")
 	}
 	return nil
 }

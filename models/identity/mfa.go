@@ -1,4 +1,4 @@
-package models
+package identity
 
 import (
 	"context"
@@ -11,6 +11,8 @@ import (
 
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
+
+	"github.com/telcoplatform/platform/models"
 )
 
 // MFA rules: challenges live 5 minutes and are single use; 5 wrong codes in
@@ -63,11 +65,11 @@ type MFAChallenge struct {
 // MFAEnrollmentOf returns a user's enrollment, or nil. Errors: INTERNAL_ERROR.
 func (s *Store) MFAEnrollmentOf(ctx context.Context, userID string) (*MFAEnrollment, error) {
 	var e MFAEnrollment
-	err := s.In(ctx, SystemScope()).Where("user_id = ?", userID).Take(&e).Error
+	err := s.In(ctx, models.SystemScope()).Where("user_id = ?", userID).Take(&e).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
 		return nil, nil
 	}
-	return &e, DBErr(err)
+	return &e, models.DBErr(err)
 }
 
 // BeginTOTPEnrollment stores a new, unconfirmed TOTP secret and backup codes
@@ -75,27 +77,27 @@ func (s *Store) MFAEnrollmentOf(ctx context.Context, userID string) (*MFAEnrollm
 // confirmed factor exists), INTERNAL_ERROR.
 func (s *Store) BeginTOTPEnrollment(ctx context.Context, userID, secret string, backupCodes []string) error {
 	if s.Sealer == nil {
-		return Internal(errors.New("MFA needs SECRETS_KEY (no sealer configured)"))
+		return models.Internal(errors.New("MFA needs SECRETS_KEY (no sealer configured)"))
 	}
-	return s.Tx(ctx, SystemScope(), func(tx *gorm.DB) error {
+	return s.Tx(ctx, models.SystemScope(), func(tx *gorm.DB) error {
 		var cur MFAEnrollment
 		err := tx.Where("user_id = ?", userID).Take(&cur).Error
 		if err == nil && cur.Confirmed {
-			return Errorf(CodeInvalidStateTransition, "TOTP is already enrolled for this user")
+			return models.Errorf(models.CodeInvalidStateTransition, "TOTP is already enrolled for this user")
 		}
 		if err != nil && !errors.Is(err, gorm.ErrRecordNotFound) {
-			return DBErr(err)
+			return models.DBErr(err)
 		}
 		if err := tx.Where("user_id = ?", userID).Delete(&MFABackupCode{}).Error; err != nil {
-			return DBErr(err)
+			return models.DBErr(err)
 		}
-		e := MFAEnrollment{UserID: userID, SecretSealed: s.Sealer.Seal(bindMFA(userID), secret), CreatedAt: s.Now()}
+		e := MFAEnrollment{UserID: userID, SecretSealed: s.Sealer.Seal(models.BindMFA(userID), secret), CreatedAt: s.Now()}
 		if err := tx.Clauses(clause.OnConflict{UpdateAll: true}).Create(&e).Error; err != nil {
-			return DBErr(err)
+			return models.DBErr(err)
 		}
 		for _, c := range backupCodes {
-			if err := tx.Create(&MFABackupCode{CodeHash: HashSecret(NormalizeBackupCode(c)), UserID: userID}).Error; err != nil {
-				return DBErr(err)
+			if err := tx.Create(&MFABackupCode{CodeHash: models.HashSecret(NormalizeBackupCode(c)), UserID: userID}).Error; err != nil {
+				return models.DBErr(err)
 			}
 		}
 		return nil
@@ -118,18 +120,18 @@ type TOTPMatcher func(secret, code string, now time.Time) (step int64, ok bool)
 // NOT_FOUND (no enrollment), INTERNAL_ERROR.
 func (s *Store) VerifySecondFactor(ctx context.Context, userID, code string, match TOTPMatcher) error {
 	var wrong error // returned after the transaction commits the failure count
-	err := s.Tx(ctx, SystemScope(), func(tx *gorm.DB) error {
+	err := s.Tx(ctx, models.SystemScope(), func(tx *gorm.DB) error {
 		var e MFAEnrollment
 		if err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Where("user_id = ?", userID).Take(&e).Error; err != nil {
-			return NotFoundOr(err, "MFA enrollment")
+			return models.NotFoundOr(err, "MFA enrollment")
 		}
 		now := s.Now()
 		if e.LockedUntil != nil && now.Before(*e.LockedUntil) {
-			return Errorf(CodeAccessRestricted, "too many wrong codes: try again later").WithDetail("locked_until", Timestamp(*e.LockedUntil))
+			return models.Errorf(models.CodeAccessRestricted, "too many wrong codes: try again later").WithDetail("locked_until", models.Timestamp(*e.LockedUntil))
 		}
-		secret, err := s.Sealer.Open(bindMFA(e.UserID), e.SecretSealed)
+		secret, err := s.Sealer.Open(models.BindMFA(e.UserID), e.SecretSealed)
 		if err != nil {
-			return Internal(err)
+			return models.Internal(err)
 		}
 		code = strings.TrimSpace(code)
 		upd := map[string]any{}
@@ -141,9 +143,9 @@ func (s *Store) VerifySecondFactor(ctx context.Context, userID, code string, mat
 				upd["confirmed"], upd["confirmed_at"] = true, now
 			}
 		} else if e.Confirmed && len(code) > 6 {
-			res := tx.Model(&MFABackupCode{}).Where("code_hash = ? AND user_id = ? AND used_at IS NULL", HashSecret(NormalizeBackupCode(code)), userID).Update("used_at", now)
+			res := tx.Model(&MFABackupCode{}).Where("code_hash = ? AND user_id = ? AND used_at IS NULL", models.HashSecret(NormalizeBackupCode(code)), userID).Update("used_at", now)
 			if res.Error != nil {
-				return DBErr(res.Error)
+				return models.DBErr(res.Error)
 			}
 			ok = res.RowsAffected == 1
 		}
@@ -159,28 +161,28 @@ func (s *Store) VerifySecondFactor(ctx context.Context, userID, code string, mat
 // CreateMFAChallenge opens a challenge for one operation of a user. Errors: INTERNAL_ERROR.
 func (s *Store) CreateMFAChallenge(ctx context.Context, userID, operation string) (*MFAChallenge, error) {
 	now := s.Now()
-	c := &MFAChallenge{ID: NewID(PrefixMFA), UserID: userID, Operation: operation, Status: MFAChallengeState, ExpiresAt: now.Add(MFAChallengeTTL), CreatedAt: now}
-	return c, DBErr(s.In(ctx, SystemScope()).Create(c).Error)
+	c := &MFAChallenge{ID: models.NewID(models.PrefixMFA), UserID: userID, Operation: operation, Status: MFAChallengeState, ExpiresAt: now.Add(MFAChallengeTTL), CreatedAt: now}
+	return c, models.DBErr(s.In(ctx, models.SystemScope()).Create(c).Error)
 }
 
 // PendingMFAChallenge returns a user's pending, unexpired challenge.
 // Errors: NOT_FOUND.
 func (s *Store) PendingMFAChallenge(ctx context.Context, userID, id string) (*MFAChallenge, error) {
 	var c MFAChallenge
-	err := s.In(ctx, SystemScope()).Where("id = ? AND user_id = ? AND status = ? AND expires_at > ?", id, userID, MFAChallengeState, s.Now()).Take(&c).Error
-	return &c, NotFoundOr(err, "MFA challenge")
+	err := s.In(ctx, models.SystemScope()).Where("id = ? AND user_id = ? AND status = ? AND expires_at > ?", id, userID, MFAChallengeState, s.Now()).Take(&c).Error
+	return &c, models.NotFoundOr(err, "MFA challenge")
 }
 
 // MarkMFAChallengeVerified records that the challenge's code was verified.
 // Errors: NOT_FOUND (not pending any more), INTERNAL_ERROR.
 func (s *Store) MarkMFAChallengeVerified(ctx context.Context, id string) error {
-	res := s.In(ctx, SystemScope()).Model(&MFAChallenge{}).Where("id = ? AND status = ?", id, MFAChallengeState).
+	res := s.In(ctx, models.SystemScope()).Model(&MFAChallenge{}).Where("id = ? AND status = ?", id, MFAChallengeState).
 		Updates(map[string]any{"status": "verified", "verified_at": s.Now()})
 	if res.Error != nil {
-		return DBErr(res.Error)
+		return models.DBErr(res.Error)
 	}
 	if res.RowsAffected == 0 {
-		return NotFound("MFA challenge")
+		return models.NotFound("MFA challenge")
 	}
 	return nil
 }
@@ -189,11 +191,11 @@ func (s *Store) MarkMFAChallengeVerified(ctx context.Context, id string) error {
 // the operation; it returns false when there is none (wrong id, other user
 // or operation, expired, not verified, or already used). Errors: INTERNAL_ERROR.
 func (s *Store) ConsumeMFAChallenge(ctx context.Context, userID, id, operation string) (bool, error) {
-	res := s.In(ctx, SystemScope()).Model(&MFAChallenge{}).
+	res := s.In(ctx, models.SystemScope()).Model(&MFAChallenge{}).
 		Where("id = ? AND user_id = ? AND operation = ? AND status = ? AND expires_at > ?", id, userID, operation, "verified", s.Now()).
 		Update("status", "used")
 	if res.Error != nil {
-		return false, DBErr(res.Error)
+		return false, models.DBErr(res.Error)
 	}
 	return res.RowsAffected == 1, nil
 }
@@ -221,10 +223,10 @@ func recordMFAAttempt(tx *gorm.DB, e *MFAEnrollment, ok bool, now time.Time, upd
 		}
 	}
 	if err := tx.Model(&MFAEnrollment{}).Where("user_id = ?", e.UserID).Updates(upd).Error; err != nil {
-		return nil, DBErr(err)
+		return nil, models.DBErr(err)
 	}
 	if !ok {
-		return Invalid(FieldIssue{Field: "code", Issue: "is not a valid code (or was already used)"}), nil
+		return models.Invalid(models.FieldIssue{Field: "code", Issue: "is not a valid code (or was already used)"}), nil
 	}
 	return nil, nil
 }
@@ -234,10 +236,10 @@ func recordMFAAttempt(tx *gorm.DB, e *MFAEnrollment, ok bool, now time.Time, upd
 func lockedEnrollment(tx *gorm.DB, userID string, now time.Time) (*MFAEnrollment, error) {
 	var e MFAEnrollment
 	if err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Where("user_id = ?", userID).Take(&e).Error; err != nil {
-		return nil, NotFoundOr(err, "MFA enrollment")
+		return nil, models.NotFoundOr(err, "MFA enrollment")
 	}
 	if e.LockedUntil != nil && now.Before(*e.LockedUntil) {
-		return nil, Errorf(CodeAccessRestricted, "too many wrong codes: try again later").WithDetail("locked_until", Timestamp(*e.LockedUntil))
+		return nil, models.Errorf(models.CodeAccessRestricted, "too many wrong codes: try again later").WithDetail("locked_until", models.Timestamp(*e.LockedUntil))
 	}
 	return &e, nil
 }
@@ -271,28 +273,14 @@ var e164 = regexp.MustCompile(`^\+[1-9][0-9]{6,14}$`)
 // ValidPhoneNumber reports whether n is an E.164 number (+ and 7 to 15 digits).
 func ValidPhoneNumber(n string) bool { return e164.MatchString(n) }
 
-// MaskRecipient hides most of an e-mail address or phone number.
-func MaskRecipient(to string) string {
-	if local, domain, ok := strings.Cut(to, "@"); ok {
-		if len(local) > 1 {
-			local = local[:1] + strings.Repeat("*", min(len(local)-1, 6))
-		}
-		return local + "@" + domain
-	}
-	if len(to) > 4 {
-		return strings.Repeat("*", len(to)-4) + to[len(to)-4:]
-	}
-	return to
-}
-
 // MFAMethods returns the second-factor methods a user can answer a challenge
 // with: totp (authenticator or backup code), email, and sms once a phone is
 // confirmed. Errors: INTERNAL_ERROR.
 func (s *Store) MFAMethods(ctx context.Context, userID string) ([]string, error) {
 	methods := []string{"totp", "email"}
 	var n int64
-	if err := s.In(ctx, SystemScope()).Model(&MFAPhone{}).Where("user_id = ? AND confirmed = ?", userID, true).Count(&n).Error; err != nil {
-		return nil, DBErr(err)
+	if err := s.In(ctx, models.SystemScope()).Model(&MFAPhone{}).Where("user_id = ? AND confirmed = ?", userID, true).Count(&n).Error; err != nil {
+		return nil, models.DBErr(err)
 	}
 	if n > 0 {
 		methods = append(methods, "sms")
@@ -315,9 +303,9 @@ type MFACodeSent struct {
 // organization). Errors: NOT_FOUND (challenge), VALIDATION_ERROR (method, no
 // confirmed phone), RATE_LIMIT_EXCEEDED (too many or too frequent sends;
 // details.retry_after), INTERNAL_ERROR.
-func (s *Store) SendMFACode(ctx context.Context, scope Scope, user *User, challengeID, method, code string) (*MFACodeSent, error) {
-	if method != ChannelEmail && method != ChannelSMS {
-		return nil, Invalid(FieldIssue{Field: "method", Issue: "must be email or sms"})
+func (s *Store) SendMFACode(ctx context.Context, scope models.Scope, user *User, challengeID, method, code string) (*MFACodeSent, error) {
+	if method != models.ChannelEmail && method != models.ChannelSMS {
+		return nil, models.Invalid(models.FieldIssue{Field: "method", Issue: "must be email or sms"})
 	}
 	var sent *MFACodeSent
 	err := s.Tx(ctx, scope, func(tx *gorm.DB) error {
@@ -326,42 +314,42 @@ func (s *Store) SendMFACode(ctx context.Context, scope Scope, user *User, challe
 		err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).
 			Where("id = ? AND user_id = ? AND status = ? AND expires_at > ?", challengeID, user.ID, MFAChallengeState, now).Take(&c).Error
 		if err != nil {
-			return NotFoundOr(err, "MFA challenge")
+			return models.NotFoundOr(err, "MFA challenge")
 		}
 		if c.CodeSends >= MFAMaxCodeSends {
-			return Errorf(CodeRateLimitExceeded, "no more codes for this challenge: start the operation again for a new challenge")
+			return models.Errorf(models.CodeRateLimitExceeded, "no more codes for this challenge: start the operation again for a new challenge")
 		}
 		if c.CodeSentAt != nil && now.Sub(*c.CodeSentAt) < MFACodeResendAfter {
 			wait := MFACodeResendAfter - now.Sub(*c.CodeSentAt)
-			return Errorf(CodeRateLimitExceeded, "a code was just sent: wait before asking for another").WithDetail("retry_after", int(wait.Seconds())+1)
+			return models.Errorf(models.CodeRateLimitExceeded, "a code was just sent: wait before asking for another").WithDetail("retry_after", int(wait.Seconds())+1)
 		}
 		to := user.Email
-		if method == ChannelSMS {
+		if method == models.ChannelSMS {
 			var ph MFAPhone
 			if err := tx.Where("user_id = ? AND confirmed = ?", user.ID, true).Take(&ph).Error; err != nil {
 				if errors.Is(err, gorm.ErrRecordNotFound) {
-					return Invalid(FieldIssue{Field: "method", Issue: "sms needs a confirmed phone number (POST /v1/auth/mfa/sms/setup)"})
+					return models.Invalid(models.FieldIssue{Field: "method", Issue: "sms needs a confirmed phone number (POST /v1/auth/mfa/sms/setup)"})
 				}
-				return DBErr(err)
+				return models.DBErr(err)
 			}
 			to = ph.Number
 		}
 		if err := tx.Model(&MFAChallenge{}).Where("id = ?", c.ID).Updates(map[string]any{
-			"code_hash": HashSecret(code), "code_method": method, "code_sent_at": now, "code_sends": c.CodeSends + 1}).Error; err != nil {
-			return DBErr(err)
+			"code_hash": models.HashSecret(code), "code_method": method, "code_sent_at": now, "code_sends": c.CodeSends + 1}).Error; err != nil {
+			return models.DBErr(err)
 		}
-		if _, err := queueMessage(tx, s.Sealer, mfaCodeMessage(method, to, code, "to confirm a sensitive operation")); err != nil {
+		if _, err := models.QueueMessage(tx, s.Sealer, mfaCodeMessage(method, to, code, "to confirm a sensitive operation")); err != nil {
 			return err
 		}
-		sent = &MFACodeSent{ChallengeID: c.ID, Method: method, Destination: MaskRecipient(to), ExpiresAt: c.ExpiresAt}
+		sent = &MFACodeSent{ChallengeID: c.ID, Method: method, Destination: models.MaskRecipient(to), ExpiresAt: c.ExpiresAt}
 		return nil
 	})
 	return sent, err
 }
 
-func mfaCodeMessage(method, to, code, purpose string) Message {
+func mfaCodeMessage(method, to, code, purpose string) models.Message {
 	body := fmt.Sprintf("Your Telco Platform verification code is %s (%s). It expires in a few minutes; never share it.", code, purpose)
-	return Message{Channel: method, Recipient: to, Template: TemplateMFACode, Subject: "Your verification code", Body: body}
+	return models.Message{Channel: method, Recipient: to, Template: models.TemplateMFACode, Subject: "Your verification code", Body: body}
 }
 
 // VerifyMFACode checks an e-mail or SMS code against the challenge it was
@@ -375,10 +363,10 @@ func (s *Store) VerifyMFACode(ctx context.Context, userID, challengeID, method, 
 		err := tx.Where("id = ? AND user_id = ? AND status = ? AND expires_at > ? AND code_method = ? AND code_hash <> ''",
 			challengeID, userID, MFAChallengeState, now, method).Take(&c).Error
 		if err != nil {
-			return "", nil, NotFoundOr(err, "MFA challenge with a code sent by "+method)
+			return "", nil, models.NotFoundOr(err, "MFA challenge with a code sent by "+method)
 		}
 		return c.CodeHash, func() error {
-			return DBErr(tx.Model(&MFAChallenge{}).Where("id = ?", c.ID).
+			return models.DBErr(tx.Model(&MFAChallenge{}).Where("id = ?", c.ID).
 				Updates(map[string]any{"status": "verified", "verified_at": now, "code_hash": ""}).Error)
 		}, nil
 	})
@@ -392,7 +380,7 @@ func (s *Store) VerifyMFACode(ctx context.Context, userID, challengeID, method, 
 // NOT_FOUND (no enrollment), INTERNAL_ERROR.
 func (s *Store) checkOneTimeCode(ctx context.Context, userID, code string, find func(tx *gorm.DB, now time.Time) (hash string, onMatch func() error, err error)) error {
 	var wrong error
-	err := s.Tx(ctx, SystemScope(), func(tx *gorm.DB) error {
+	err := s.Tx(ctx, models.SystemScope(), func(tx *gorm.DB) error {
 		now := s.Now()
 		e, err := lockedEnrollment(tx, userID, now)
 		if err != nil {
@@ -402,7 +390,7 @@ func (s *Store) checkOneTimeCode(ctx context.Context, userID, code string, find 
 		if err != nil {
 			return err
 		}
-		ok := constantTimeEqual(HashSecret(strings.TrimSpace(code)), hash)
+		ok := constantTimeEqual(models.HashSecret(strings.TrimSpace(code)), hash)
 		if ok {
 			if err := onMatch(); err != nil {
 				return err
@@ -423,18 +411,18 @@ func (s *Store) checkOneTimeCode(ctx context.Context, userID, code string, find 
 // (ConfirmPhone); the API challenges the change with an existing factor.
 // Errors: VALIDATION_ERROR (not E.164), NOT_FOUND (no MFA enrollment: enrol
 // TOTP first), INTERNAL_ERROR.
-func (s *Store) BeginPhoneEnrollment(ctx context.Context, scope Scope, userID, number, code string) error {
+func (s *Store) BeginPhoneEnrollment(ctx context.Context, scope models.Scope, userID, number, code string) error {
 	number = strings.TrimSpace(number)
 	if !ValidPhoneNumber(number) {
-		return Invalid(FieldIssue{Field: "phone_number", Issue: "must be an E.164 number such as +14155550123"})
+		return models.Invalid(models.FieldIssue{Field: "phone_number", Issue: "must be an E.164 number such as +14155550123"})
 	}
 	return s.Tx(ctx, scope, func(tx *gorm.DB) error {
 		var n int64
 		if err := tx.Model(&MFAEnrollment{}).Where("user_id = ? AND confirmed = ?", userID, true).Count(&n).Error; err != nil {
-			return DBErr(err)
+			return models.DBErr(err)
 		}
 		if n == 0 {
-			return NotFound("confirmed TOTP enrollment (enrol TOTP first: POST /v1/auth/mfa/totp/setup)")
+			return models.NotFound("confirmed TOTP enrollment (enrol TOTP first: POST /v1/auth/mfa/totp/setup)")
 		}
 		now := s.Now()
 		exp := now.Add(MFAPhoneCodeTTL)
@@ -444,18 +432,18 @@ func (s *Store) BeginPhoneEnrollment(ctx context.Context, scope Scope, userID, n
 		case err == nil && cur.Confirmed:
 			// The confirmed number stays the factor until the new one is confirmed.
 			if err := tx.Model(&MFAPhone{}).Where("user_id = ?", userID).
-				Updates(map[string]any{"pending_number": number, "code_hash": HashSecret(code), "code_expires_at": exp}).Error; err != nil {
-				return DBErr(err)
+				Updates(map[string]any{"pending_number": number, "code_hash": models.HashSecret(code), "code_expires_at": exp}).Error; err != nil {
+				return models.DBErr(err)
 			}
 		case err == nil || errors.Is(err, gorm.ErrRecordNotFound):
-			ph := MFAPhone{UserID: userID, Number: number, PendingNumber: number, CodeHash: HashSecret(code), CodeExpiresAt: &exp, CreatedAt: now}
+			ph := MFAPhone{UserID: userID, Number: number, PendingNumber: number, CodeHash: models.HashSecret(code), CodeExpiresAt: &exp, CreatedAt: now}
 			if err := tx.Clauses(clause.OnConflict{UpdateAll: true}).Create(&ph).Error; err != nil {
-				return DBErr(err)
+				return models.DBErr(err)
 			}
 		default:
-			return DBErr(err)
+			return models.DBErr(err)
 		}
-		_, err = queueMessage(tx, s.Sealer, mfaCodeMessage(ChannelSMS, number, code, "to confirm this phone number"))
+		_, err = models.QueueMessage(tx, s.Sealer, mfaCodeMessage(models.ChannelSMS, number, code, "to confirm this phone number"))
 		return err
 	})
 }
@@ -468,14 +456,14 @@ func (s *Store) ConfirmPhone(ctx context.Context, userID, code string) error {
 	return s.checkOneTimeCode(ctx, userID, code, func(tx *gorm.DB, now time.Time) (string, func() error, error) {
 		var ph MFAPhone
 		if err := tx.Where("user_id = ? AND code_hash <> '' AND code_expires_at > ?", userID, now).Take(&ph).Error; err != nil {
-			return "", nil, NotFoundOr(err, "pending phone number")
+			return "", nil, models.NotFoundOr(err, "pending phone number")
 		}
 		number := ph.Number
 		if ph.PendingNumber != "" {
 			number = ph.PendingNumber
 		}
 		return ph.CodeHash, func() error {
-			return DBErr(tx.Model(&MFAPhone{}).Where("user_id = ?", userID).
+			return models.DBErr(tx.Model(&MFAPhone{}).Where("user_id = ?", userID).
 				Updates(map[string]any{"number": number, "pending_number": "", "confirmed": true, "confirmed_at": now, "code_hash": "", "code_expires_at": nil}).Error)
 		}, nil
 	})
@@ -484,9 +472,9 @@ func (s *Store) ConfirmPhone(ctx context.Context, userID, code string) error {
 // MFAPhoneOf returns a user's confirmed phone number, or "". Errors: INTERNAL_ERROR.
 func (s *Store) MFAPhoneOf(ctx context.Context, userID string) (string, error) {
 	var ph MFAPhone
-	err := s.In(ctx, SystemScope()).Where("user_id = ? AND confirmed = ?", userID, true).Take(&ph).Error
+	err := s.In(ctx, models.SystemScope()).Where("user_id = ? AND confirmed = ?", userID, true).Take(&ph).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
 		return "", nil
 	}
-	return ph.Number, DBErr(err)
+	return ph.Number, models.DBErr(err)
 }

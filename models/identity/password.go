@@ -1,4 +1,4 @@
-package models
+package identity
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 
 	"golang.org/x/crypto/bcrypt"
 	"gorm.io/gorm"
+
+	"github.com/telcoplatform/platform/models"
 )
 
 // Password sign-in protection, per account: after PasswordMaxFailures wrong
@@ -50,7 +52,9 @@ func (s *Store) comparePassword(hash, password string) error {
 }
 
 // wrongPassword is the one answer of every refused password sign-in.
-func wrongPassword() *Error { return Errorf(CodeUnauthenticated, "e-mail or password is wrong") }
+func wrongPassword() *models.Error {
+	return models.Errorf(models.CodeUnauthenticated, "e-mail or password is wrong")
+}
 
 // CheckPassword is the password sign-in of every page (portal, OAuth
 // authorization, device): it returns the user with the e-mail if password
@@ -62,9 +66,9 @@ func wrongPassword() *Error { return Errorf(CodeUnauthenticated, "e-mail or pass
 // the same message), INTERNAL_ERROR.
 func (s *Store) CheckPassword(ctx context.Context, email, password string) (*User, error) {
 	var u User
-	err := s.In(ctx, SystemScope()).Where("email = ?", strings.ToLower(strings.TrimSpace(email))).Take(&u).Error
+	err := s.In(ctx, models.SystemScope()).Where("email = ?", strings.ToLower(strings.TrimSpace(email))).Take(&u).Error
 	if err != nil && !errors.Is(err, gorm.ErrRecordNotFound) {
-		return nil, DBErr(err)
+		return nil, models.DBErr(err)
 	}
 	known := err == nil && u.PasswordHash != ""
 	hash := dummyPasswordHash
@@ -79,18 +83,18 @@ func (s *Store) CheckPassword(ctx context.Context, email, password string) (*Use
 	if u.LockedUntil != nil && now.Before(*u.LockedUntil) {
 		return nil, lockedOut(*u.LockedUntil, now)
 	}
-	db := s.In(ctx, SystemScope())
+	db := s.In(ctx, models.SystemScope())
 	if matches {
 		if u.FailedLogins > 0 || u.LockedUntil != nil {
 			if err := db.Model(&User{}).Where("id = ?", u.ID).UpdateColumns(map[string]any{"failed_logins": 0, "locked_until": nil}).Error; err != nil {
-				return nil, DBErr(err)
+				return nil, models.DBErr(err)
 			}
 			u.FailedLogins, u.LockedUntil = 0, nil
 		}
 		return &u, nil
 	}
 	var until *time.Time
-	err = s.Tx(ctx, SystemScope(), func(tx *gorm.DB) error {
+	err = s.Tx(ctx, models.SystemScope(), func(tx *gorm.DB) error {
 		if err := tx.Model(&User{}).Where("id = ?", u.ID).UpdateColumn("failed_logins", gorm.Expr("failed_logins + 1")).Error; err != nil {
 			return err
 		}
@@ -106,7 +110,7 @@ func (s *Store) CheckPassword(ctx context.Context, email, password string) (*Use
 		return nil
 	})
 	if err != nil {
-		return nil, DBErr(err)
+		return nil, models.DBErr(err)
 	}
 	if until != nil {
 		return nil, lockedOut(*until, now)
@@ -116,14 +120,14 @@ func (s *Store) CheckPassword(ctx context.Context, email, password string) (*Use
 
 // lockedOut is the answer of a locked account: the usual failure with a hint
 // of when to try again.
-func lockedOut(until, now time.Time) *Error {
-	return wrongPassword().WithDetail("retry_after", int(until.Sub(now).Seconds()+0.999)).WithDetail("locked_until", Timestamp(until))
+func lockedOut(until, now time.Time) *models.Error {
+	return wrongPassword().WithDetail("retry_after", int(until.Sub(now).Seconds()+0.999)).WithDetail("locked_until", models.Timestamp(until))
 }
 
 // RetryAfter returns the seconds a refused sign-in says to wait
 // (details.retry_after), or 0.
 func RetryAfter(err error) int {
-	if e := AsError(err); e != nil {
+	if e := models.AsError(err); e != nil {
 		if n, ok := e.Details["retry_after"].(int); ok {
 			return n
 		}

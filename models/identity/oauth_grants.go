@@ -1,4 +1,4 @@
-package models
+package identity
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
+
+	"github.com/telcoplatform/platform/models"
 )
 
 // SpendOAuthToken marks an active artefact (an authorization code) used and
@@ -13,10 +15,10 @@ import (
 // parallel exchanges of the same code exactly one gets true.
 // Errors: INTERNAL_ERROR.
 func (s *Store) SpendOAuthToken(ctx context.Context, kind, signature string) (bool, error) {
-	res := s.In(ctx, SystemScope()).Model(&OAuthToken{}).
+	res := s.In(ctx, models.SystemScope()).Model(&OAuthToken{}).
 		Where("kind = ? AND signature = ? AND active = ?", kind, signature, true).Update("active", false)
 	if res.Error != nil {
-		return false, DBErr(res.Error)
+		return false, models.DBErr(res.Error)
 	}
 	return res.RowsAffected == 1, nil
 }
@@ -28,7 +30,7 @@ func (s *Store) SpendOAuthToken(ctx context.Context, kind, signature string) (bo
 // Errors: INTERNAL_ERROR.
 func (s *Store) RotateRefreshToken(ctx context.Context, signature string) (bool, error) {
 	spent := false
-	err := s.Tx(ctx, SystemScope(), func(tx *gorm.DB) error {
+	err := s.Tx(ctx, models.SystemScope(), func(tx *gorm.DB) error {
 		res := tx.Model(&OAuthToken{}).Where("kind = ? AND signature = ? AND active = ?", OAuthKindRefresh, signature, true).Update("active", false)
 		if res.Error != nil || res.RowsAffected != 1 {
 			return res.Error
@@ -41,7 +43,7 @@ func (s *Store) RotateRefreshToken(ctx context.Context, signature string) (bool,
 		return revokeAccessTokenTx(tx, rt.AccessSignature, s.Now(), "refreshed")
 	})
 	if err != nil {
-		return false, DBErr(err)
+		return false, models.DBErr(err)
 	}
 	return spent, nil
 }

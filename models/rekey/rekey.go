@@ -1,9 +1,12 @@
-package models
+package rekey
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/telcoplatform/platform/models/identity"
+
+	"github.com/telcoplatform/platform/models"
 )
 
 // sealedColumn is one column of sealed values: its table (a model), the
@@ -18,14 +21,14 @@ type sealedColumn struct {
 // sealedColumns lists every column that holds sealed values.
 func sealedColumns() []sealedColumn {
 	return []sealedColumn{
-		{&APIKey{}, "id", "signing_secret", BindAPIKey},
-		{&WebhookSubscription{}, "id", "secret", bindWebhook},
-		{&WebhookSubscription{}, "id", "previous_secret", bindWebhook},
-		{&MFAEnrollment{}, "user_id", "secret_sealed", bindMFA},
-		{&ContactNotification{}, "id", "body_sealed", bindNotification},
-		{&ServerSecret{}, "name", "sealed", bindServerSecret},
-		{&SigningKey{}, "id", "private_sealed", BindSigningKey},
-		{&IdempotencyRecord{}, "scope_key", "body_sealed", bindIdempotency},
+		{&identity.APIKey{}, "id", "signing_secret", models.BindAPIKey},
+		{&models.WebhookSubscription{}, "id", "secret", models.BindWebhook},
+		{&models.WebhookSubscription{}, "id", "previous_secret", models.BindWebhook},
+		{&identity.MFAEnrollment{}, "user_id", "secret_sealed", models.BindMFA},
+		{&models.ContactNotification{}, "id", "body_sealed", models.BindNotification},
+		{&identity.ServerSecret{}, "name", "sealed", models.BindServerSecret},
+		{&identity.SigningKey{}, "id", "private_sealed", models.BindSigningKey},
+		{&models.IdempotencyRecord{}, "scope_key", "body_sealed", models.BindIdempotency},
 	}
 }
 
@@ -37,9 +40,9 @@ func sealedColumns() []sealedColumn {
 // to it. Errors: INTERNAL_ERROR (a value no configured key opens).
 func (s *Store) RekeySecrets(ctx context.Context) (int, error) {
 	if s.Sealer == nil {
-		return 0, Internal(errors.New("rekey needs SECRETS_KEY (no sealer configured)"))
+		return 0, models.Internal(errors.New("rekey needs SECRETS_KEY (no sealer configured)"))
 	}
-	db := s.In(ctx, SystemScope())
+	db := s.In(ctx, models.SystemScope())
 	total := 0
 	for _, c := range sealedColumns() {
 		last := ""
@@ -52,7 +55,7 @@ func (s *Store) RekeySecrets(ctx context.Context) (int, error) {
 				Where(c.idCol+" > ? AND "+c.col+" IS NOT NULL AND "+c.col+" <> ''", last).
 				Order(c.idCol).Limit(500).Scan(&rows).Error
 			if err != nil {
-				return total, DBErr(err)
+				return total, models.DBErr(err)
 			}
 			if len(rows) == 0 {
 				break
@@ -64,12 +67,12 @@ func (s *Store) RekeySecrets(ctx context.Context) (int, error) {
 				}
 				plain, err := s.Sealer.Open(c.bindTo(r.ID), r.Sealed)
 				if err != nil {
-					return total, Internal(fmt.Errorf("%s of %s: %w", c.col, r.ID, err))
+					return total, models.Internal(fmt.Errorf("%s of %s: %w", c.col, r.ID, err))
 				}
 				res := db.Model(c.model).Where(c.idCol+" = ? AND "+c.col+" = ?", r.ID, r.Sealed).
 					Update(c.col, s.Sealer.Seal(c.bindTo(r.ID), plain))
 				if res.Error != nil {
-					return total, DBErr(res.Error)
+					return total, models.DBErr(res.Error)
 				}
 				total += int(res.RowsAffected)
 			}

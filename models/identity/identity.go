@@ -1,4 +1,4 @@
-package models
+package identity
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
+
+	"github.com/telcoplatform/platform/models"
 )
 
 // SigningKey is an RSA key that signs access tokens (RS256). The private key
@@ -34,26 +36,26 @@ type RevokedToken struct {
 // SaveSigningKey stores a new signing key. Its private part must already be
 // sealed by the caller. Errors: INTERNAL_ERROR.
 func (s *Store) SaveSigningKey(ctx context.Context, k *SigningKey) error {
-	return DBErr(s.In(ctx, SystemScope()).Create(k).Error)
+	return models.DBErr(s.In(ctx, models.SystemScope()).Create(k).Error)
 }
 
 // ActiveSigningKeys returns the keys that are not retired, newest first.
 // Errors: INTERNAL_ERROR.
 func (s *Store) ActiveSigningKeys(ctx context.Context) ([]SigningKey, error) {
 	var keys []SigningKey
-	err := s.In(ctx, SystemScope()).Where("retired_at IS NULL").Order("created_at DESC").Order("id").Find(&keys).Error
-	return keys, DBErr(err)
+	err := s.In(ctx, models.SystemScope()).Where("retired_at IS NULL").Order("created_at DESC").Order("id").Find(&keys).Error
+	return keys, models.DBErr(err)
 }
 
 // RetireSigningKey stops publishing a key: tokens it signed stop verifying.
 // Errors: NOT_FOUND, INTERNAL_ERROR.
 func (s *Store) RetireSigningKey(ctx context.Context, kid string) error {
-	res := s.In(ctx, SystemScope()).Model(&SigningKey{}).Where("id = ? AND retired_at IS NULL", kid).Update("retired_at", s.Now())
+	res := s.In(ctx, models.SystemScope()).Model(&SigningKey{}).Where("id = ? AND retired_at IS NULL", kid).Update("retired_at", s.Now())
 	if res.Error != nil {
-		return DBErr(res.Error)
+		return models.DBErr(res.Error)
 	}
 	if res.RowsAffected == 0 {
-		return NotFound("signing key")
+		return models.NotFound("signing key")
 	}
 	return nil
 }
@@ -62,21 +64,21 @@ func (s *Store) RetireSigningKey(ctx context.Context, kid string) error {
 // second revocation is a no-op). Errors: VALIDATION_ERROR, INTERNAL_ERROR.
 func (s *Store) RevokeTokenID(ctx context.Context, jti, subject string, expiresAt time.Time, reason string) error {
 	if jti == "" || len(jti) > 64 {
-		return Invalid(FieldIssue{Field: "jti", Issue: "must be 1 to 64 characters"})
+		return models.Invalid(models.FieldIssue{Field: "jti", Issue: "must be 1 to 64 characters"})
 	}
 	row := RevokedToken{JTI: jti, Subject: subject, ExpiresAt: expiresAt.UTC(), RevokedAt: s.Now(), Reason: reason}
-	return DBErr(s.In(ctx, SystemScope()).Clauses(clause.OnConflict{DoNothing: true}).Create(&row).Error)
+	return models.DBErr(s.In(ctx, models.SystemScope()).Clauses(clause.OnConflict{DoNothing: true}).Create(&row).Error)
 }
 
 // TokenRevoked reports whether a jti is on the deny-list. Errors: INTERNAL_ERROR.
 func (s *Store) TokenRevoked(ctx context.Context, jti string) (bool, error) {
 	var row RevokedToken
-	err := s.In(ctx, SystemScope()).Where("jti = ?", jti).Take(&row).Error
+	err := s.In(ctx, models.SystemScope()).Where("jti = ?", jti).Take(&row).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
 		return false, nil
 	}
 	if err != nil {
-		return false, DBErr(err)
+		return false, models.DBErr(err)
 	}
 	return true, nil
 }
@@ -84,14 +86,14 @@ func (s *Store) TokenRevoked(ctx context.Context, jti string) (bool, error) {
 // PurgeRevokedTokens deletes deny-list entries of tokens that have expired
 // anyway and returns how many were removed. Errors: INTERNAL_ERROR.
 func (s *Store) PurgeRevokedTokens(ctx context.Context, now time.Time) (int64, error) {
-	res := s.In(ctx, SystemScope()).Where("expires_at < ?", now.UTC()).Delete(&RevokedToken{})
-	return res.RowsAffected, DBErr(res.Error)
+	res := s.In(ctx, models.SystemScope()).Where("expires_at < ?", now.UTC()).Delete(&RevokedToken{})
+	return res.RowsAffected, models.DBErr(res.Error)
 }
 
 // TokenSubject is what an access token's subject resolves to at the API: its
 // organization (for the plan's rate limits) and, for a user, the user.
 type TokenSubject struct {
-	Organization *Organization
+	Organization *models.Organization
 	User         *User // nil unless the subject is a usr_ id
 }
 
@@ -99,24 +101,24 @@ type TokenSubject struct {
 // user of a verified access token; the user must still belong to the
 // organization. Errors: INVALID_TOKEN (unknown organization or user), INTERNAL_ERROR.
 func (s *Store) ResolveTokenSubject(ctx context.Context, orgID, subject string) (*TokenSubject, error) {
-	var org Organization
-	if err := s.In(ctx, SystemScope()).Where("id = ?", orgID).Take(&org).Error; err != nil {
+	var org models.Organization
+	if err := s.In(ctx, models.SystemScope()).Where("id = ?", orgID).Take(&org).Error; err != nil {
 		if errors.Is(err, gorm.ErrRecordNotFound) {
-			return nil, Errorf(CodeInvalidToken, "the access token's organization no longer exists")
+			return nil, models.Errorf(models.CodeInvalidToken, "the access token's organization no longer exists")
 		}
-		return nil, DBErr(err)
+		return nil, models.DBErr(err)
 	}
 	out := &TokenSubject{Organization: &org}
-	if HasPrefix(subject, PrefixUser) {
+	if models.HasPrefix(subject, models.PrefixUser) {
 		var u User
-		if err := s.In(ctx, SystemScope()).Where("id = ?", subject).Take(&u).Error; err != nil {
+		if err := s.In(ctx, models.SystemScope()).Where("id = ?", subject).Take(&u).Error; err != nil {
 			if errors.Is(err, gorm.ErrRecordNotFound) {
-				return nil, Errorf(CodeInvalidToken, "the access token's user no longer exists")
+				return nil, models.Errorf(models.CodeInvalidToken, "the access token's user no longer exists")
 			}
-			return nil, DBErr(err)
+			return nil, models.DBErr(err)
 		}
 		if u.OrganizationID != org.ID {
-			return nil, Errorf(CodeInvalidToken, "the access token's user does not belong to its organization")
+			return nil, models.Errorf(models.CodeInvalidToken, "the access token's user does not belong to its organization")
 		}
 		out.User = &u
 	}

@@ -1,4 +1,4 @@
-package models
+package identity
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
+
+	"github.com/telcoplatform/platform/models"
 )
 
 // SAMLRequest is an AuthnRequest the service provider sent: a response is
@@ -27,26 +29,26 @@ type SAMLRequest struct {
 // BoundTo reports whether browserValue (the starting browser's cookie) is
 // the one the request was started with.
 func (r *SAMLRequest) BoundTo(browserValue string) bool {
-	return browserValue != "" && r.BrowserHash != "" && constantTimeEqual(HashSecret(browserValue), r.BrowserHash)
+	return browserValue != "" && r.BrowserHash != "" && constantTimeEqual(models.HashSecret(browserValue), r.BrowserHash)
 }
 
 // SaveSAMLRequest records an AuthnRequest id with the relative path to
 // return to and the value of the cookie that binds it to the starting
 // browser. Errors: INTERNAL_ERROR.
 func (s *Store) SaveSAMLRequest(ctx context.Context, id, relayTarget, browserValue string, ttl time.Duration) error {
-	return DBErr(s.In(ctx, SystemScope()).Create(&SAMLRequest{ID: id, ExpiresAt: s.Now().Add(ttl), RelayTarget: relayTarget, BrowserHash: HashSecret(browserValue)}).Error)
+	return models.DBErr(s.In(ctx, models.SystemScope()).Create(&SAMLRequest{ID: id, ExpiresAt: s.Now().Add(ttl), RelayTarget: relayTarget, BrowserHash: models.HashSecret(browserValue)}).Error)
 }
 
 // PendingSAMLRequest returns an unexpired, unspent AuthnRequest without
 // spending it; nil when there is none. Errors: INTERNAL_ERROR.
 func (s *Store) PendingSAMLRequest(ctx context.Context, id string) (*SAMLRequest, error) {
 	var req SAMLRequest
-	err := s.In(ctx, SystemScope()).Where("id = ? AND expires_at > ?", id, s.Now()).Take(&req).Error
+	err := s.In(ctx, models.SystemScope()).Where("id = ? AND expires_at > ?", id, s.Now()).Take(&req).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, DBErr(err)
+		return nil, models.DBErr(err)
 	}
 	return &req, nil
 }
@@ -57,7 +59,7 @@ func (s *Store) PendingSAMLRequest(ctx context.Context, id string) (*SAMLRequest
 // spend a legitimate request. Errors: INTERNAL_ERROR.
 func (s *Store) TakeSAMLRequest(ctx context.Context, id string) (*SAMLRequest, error) {
 	var req SAMLRequest
-	err := s.Tx(ctx, SystemScope(), func(tx *gorm.DB) error {
+	err := s.Tx(ctx, models.SystemScope(), func(tx *gorm.DB) error {
 		if err := tx.Where("id = ? AND expires_at > ?", id, s.Now()).Take(&req).Error; err != nil {
 			return err
 		}
@@ -71,7 +73,7 @@ func (s *Store) TakeSAMLRequest(ctx context.Context, id string) (*SAMLRequest, e
 		return nil, nil
 	}
 	if err != nil {
-		return nil, DBErr(err)
+		return nil, models.DBErr(err)
 	}
 	return &req, nil
 }
@@ -81,28 +83,28 @@ func (s *Store) TakeSAMLRequest(ctx context.Context, id string) (*SAMLRequest, e
 // Errors: INTERNAL_ERROR.
 func (s *Store) EnsureServerSecretWith(ctx context.Context, name string, gen func() (string, error)) (string, error) {
 	if s.Sealer == nil {
-		return "", Internal(errors.New("server secrets need SECRETS_KEY (no sealer configured)"))
+		return "", models.Internal(errors.New("server secrets need SECRETS_KEY (no sealer configured)"))
 	}
-	db := s.In(ctx, SystemScope())
+	db := s.In(ctx, models.SystemScope())
 	var stored ServerSecret
 	err := db.Where("name = ?", name).Take(&stored).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
 		value, gerr := gen()
 		if gerr != nil {
-			return "", Internal(gerr)
+			return "", models.Internal(gerr)
 		}
-		row := ServerSecret{Name: name, Sealed: s.Sealer.Seal(bindServerSecret(name), value), CreatedAt: s.Now()}
+		row := ServerSecret{Name: name, Sealed: s.Sealer.Seal(models.BindServerSecret(name), value), CreatedAt: s.Now()}
 		if err := db.Clauses(clause.OnConflict{DoNothing: true}).Create(&row).Error; err != nil {
-			return "", DBErr(err)
+			return "", models.DBErr(err)
 		}
 		err = db.Where("name = ?", name).Take(&stored).Error
 	}
 	if err != nil {
-		return "", DBErr(err)
+		return "", models.DBErr(err)
 	}
-	plain, err := s.Sealer.Open(bindServerSecret(name), stored.Sealed)
+	plain, err := s.Sealer.Open(models.BindServerSecret(name), stored.Sealed)
 	if err != nil {
-		return "", Internal(err)
+		return "", models.Internal(err)
 	}
 	return plain, nil
 }
@@ -119,24 +121,24 @@ type SAMLLogin struct {
 // role (group -> role).
 type SAMLPolicy struct {
 	Domains    map[string]string
-	GroupRoles map[string]Role
+	GroupRoles map[string]models.Role
 }
 
-var roleRank = map[Role]int{RoleCustomer: 0, RoleAgent: 1, RoleAdmin: 2}
+var roleRank = map[models.Role]int{models.RoleCustomer: 0, models.RoleAgent: 1, models.RoleAdmin: 2}
 
 // RoleForGroups returns the highest role that groups grant under mapping
 // (customer when none matches). Staff roles (agent, admin) are granted only
 // to users of the provider's own organization; anyone else gets customer, so
 // a tenant's IdP can never make its users provider staff.
-func RoleForGroups(groups []string, mapping map[string]Role, provider bool) Role {
-	role := RoleCustomer
+func RoleForGroups(groups []string, mapping map[string]models.Role, provider bool) models.Role {
+	role := models.RoleCustomer
 	for _, g := range groups {
 		if r, ok := mapping[strings.TrimSpace(g)]; ok && roleRank[r] > roleRank[role] {
 			role = r
 		}
 	}
-	if role != RoleCustomer && !provider {
-		return RoleCustomer
+	if role != models.RoleCustomer && !provider {
+		return models.RoleCustomer
 	}
 	return role
 }
@@ -156,13 +158,13 @@ func (s *Store) SAMLUser(ctx context.Context, login SAMLLogin, policy SAMLPolicy
 	_, domain, _ := strings.Cut(email, "@")
 	orgID, trusted := policy.Domains[domain]
 	if !trusted {
-		return nil, false, Errorf(CodeAccessRestricted, "single sign-on is not enabled for %s's domain", email)
+		return nil, false, models.Errorf(models.CodeAccessRestricted, "single sign-on is not enabled for %s's domain", email)
 	}
-	db := s.In(ctx, SystemScope())
+	db := s.In(ctx, models.SystemScope())
 	provider := func(orgID string) (bool, error) {
-		var org Organization
+		var org models.Organization
 		if err := db.Where("id = ?", orgID).Take(&org).Error; err != nil {
-			return false, NotFoundOr(err, "organization")
+			return false, models.NotFoundOr(err, "organization")
 		}
 		return org.Provider, nil
 	}
@@ -170,7 +172,7 @@ func (s *Store) SAMLUser(ctx context.Context, login SAMLLogin, policy SAMLPolicy
 	err := db.Where("email = ?", email).Take(&u).Error
 	if err == nil {
 		if u.OrganizationID != orgID {
-			return nil, false, Errorf(CodeAccessRestricted, "the account %s cannot sign in through this identity provider: it belongs to another organization than the one single sign-on serves for its domain", email)
+			return nil, false, models.Errorf(models.CodeAccessRestricted, "the account %s cannot sign in through this identity provider: it belongs to another organization than the one single sign-on serves for its domain", email)
 		}
 		if len(policy.GroupRoles) == 0 {
 			return &u, false, nil
@@ -181,14 +183,14 @@ func (s *Store) SAMLUser(ctx context.Context, login SAMLLogin, policy SAMLPolicy
 		}
 		if role := RoleForGroups(login.Groups, policy.GroupRoles, isProvider); role != u.Role {
 			if err := db.Model(&User{}).Where("id = ?", u.ID).Updates(map[string]any{"role": role, "updated_at": s.Now()}).Error; err != nil {
-				return nil, false, DBErr(err)
+				return nil, false, models.DBErr(err)
 			}
 			u.Role = role
 		}
 		return &u, false, nil
 	}
 	if !errors.Is(err, gorm.ErrRecordNotFound) {
-		return nil, false, DBErr(err)
+		return nil, false, models.DBErr(err)
 	}
 	name := login.Name
 	if strings.TrimSpace(name) == "" {
@@ -198,7 +200,7 @@ func (s *Store) SAMLUser(ctx context.Context, login SAMLLogin, policy SAMLPolicy
 	if err != nil {
 		return nil, false, err
 	}
-	admin := &Principal{Role: RoleAdmin, Permissions: []string{"*"}}
+	admin := &models.Principal{Role: models.RoleAdmin, Permissions: []string{"*"}}
 	created, err := s.CreateUser(ctx, admin, UserInput{Email: email, Name: name, Role: RoleForGroups(login.Groups, policy.GroupRoles, isProvider), OrganizationID: orgID})
 	if err != nil {
 		return nil, false, err
