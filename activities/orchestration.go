@@ -14,6 +14,7 @@ import (
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/automation"
 	"github.com/telcoplatform/platform/models/catalog"
+	"github.com/telcoplatform/platform/models/eventlog"
 	"github.com/telcoplatform/platform/models/services"
 	"github.com/telcoplatform/platform/simulator"
 	"github.com/telcoplatform/platform/workflows"
@@ -273,7 +274,7 @@ func (a *Orchestration) Notify(ctx context.Context, in workflows.OrchestrationSt
 		resource = svc.ID
 		data["service"] = map[string]any{"id": svc.ID, "status": string(svc.Status), "type": svc.Kind, "service_type": svc.ServiceType, "name": svc.Name}
 	}
-	ev := models.NewEvent(typ, resource, data)
+	ev := eventlog.NewEvent(typ, resource, data)
 	ev.ID = automation.DerivedID(models.PrefixEvent, fmt.Sprintf("%s#%d", in.Run.RequestID, in.Step.Order))
 	if err := a.automation.RecordEventOnce(ctx, scope, ev); err != nil {
 		return nil, a.fail(ctx, what, err)
@@ -340,7 +341,7 @@ func (a *Orchestration) FinishTrigger(ctx context.Context, ref workflows.Orchest
 // organization waiting for its type (see DispatchOrchestrationEvent) and
 // returns how many it reached. Errors: DEPENDENCY_UNAVAILABLE (no Temporal client).
 func (a *Orchestration) DispatchEvent(ctx context.Context, in workflows.OrchestrationEventInput) (int, error) {
-	ev := &models.Event{ID: in.Event.ID, Type: in.Event.Type, ResourceID: in.Event.ResourceID, Data: in.Event.Data,
+	ev := &eventlog.Event{ID: in.Event.ID, Type: in.Event.Type, ResourceID: in.Event.ResourceID, Data: in.Event.Data,
 		Tenant: models.Tenant{OrganizationID: in.OrganizationID, Environment: in.Environment}}
 	n, err := DispatchOrchestrationEvent(ctx, a.temporal, a.store, ev)
 	return n, a.fail(ctx, workflows.ActivityName(workflows.OrchestrationActivities.DispatchEvent), err)
@@ -350,8 +351,8 @@ func (a *Orchestration) DispatchEvent(ctx context.Context, in workflows.Orchestr
 // (events.Options.OnEvent) that hands every outbox event to the event
 // triggers of orchestrations (DispatchOrchestrationEvent) through c.
 // Handing an event over twice starts one run.
-func OrchestrationEventHook(c client.Client, store *models.Store) func(context.Context, *models.Event) error {
-	return func(ctx context.Context, ev *models.Event) error {
+func OrchestrationEventHook(c client.Client, store *models.Store) func(context.Context, *eventlog.Event) error {
+	return func(ctx context.Context, ev *eventlog.Event) error {
 		_, err := DispatchOrchestrationEvent(ctx, c, store, ev)
 		return err
 	}
@@ -367,7 +368,7 @@ func OrchestrationEventHook(c client.Client, store *models.Store) func(context.C
 // Orchestration.DispatchEvent activity instead. It returns how many
 // triggers it reached.
 // Errors: DEPENDENCY_UNAVAILABLE (no client, or Temporal unreachable).
-func DispatchOrchestrationEvent(ctx context.Context, c client.Client, store *models.Store, ev *models.Event) (int, error) {
+func DispatchOrchestrationEvent(ctx context.Context, c client.Client, store *models.Store, ev *eventlog.Event) (int, error) {
 	scope := models.TenantScope(ev.OrganizationID, ev.Environment)
 	defs, err := automation.NewStore(store).OrchestrationsTriggeredBy(ctx, scope, ev.Type)
 	if err != nil || len(defs) == 0 {

@@ -13,6 +13,7 @@ import (
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/billing"
 	"github.com/telcoplatform/platform/models/catalog"
+	"github.com/telcoplatform/platform/models/eventlog"
 	"github.com/telcoplatform/platform/models/identity"
 	"github.com/telcoplatform/platform/models/services"
 	"github.com/telcoplatform/platform/simulator"
@@ -148,7 +149,7 @@ func TestStepsAreIdempotent(t *testing.T) {
 	}
 	// Every status move is reported once, however often the steps ran:
 	// pending → provisioning, provisioning → operational, then service.provisioned.
-	evs, _ := f.store.EventsFor(ctx, in.Scope(), in.ServiceID)
+	evs, _ := eventlog.NewStore(f.store).EventsFor(ctx, in.Scope(), in.ServiceID)
 	type move struct{ typ, from, to string }
 	var got []move
 	for _, ev := range evs {
@@ -198,7 +199,7 @@ func TestFailureAndCompensation(t *testing.T) {
 		t.Fatalf("service %s (%s), operation %s", svc.Status, svc.IPBlock, op.Status)
 	}
 	// The failure is a status move too, reported once however often Finish ran.
-	evs, _ := f.store.EventsFor(ctx, in.Scope(), in.ServiceID)
+	evs, _ := eventlog.NewStore(f.store).EventsFor(ctx, in.Scope(), in.ServiceID)
 	if len(evs) != 2 || evs[1].Type != "service.status_changed" || evs[1].Data["from"] != "provisioning" || evs[1].Data["to"] != "failed" ||
 		evs[1].Data["reason"] != "provisioning_failed" || evs[1].Data["request_id"] != in.RequestID {
 		t.Fatalf("events: %+v", evs)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/telcoplatform/platform/events"
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/eventlog"
 	"github.com/telcoplatform/platform/webhooks"
 	"github.com/telcoplatform/platform/workflows"
 )
@@ -17,10 +18,11 @@ import (
 // attempt is stored once under its number, so a retried activity never
 // records (nor, once recorded, sends) an attempt twice.
 type Webhooks struct {
-	store  *models.Store
-	client *webhooks.Client
-	log    *slog.Logger
-	now    func() time.Time
+	store    *models.Store
+	eventlog *eventlog.Store
+	client   *webhooks.Client
+	log      *slog.Logger
+	now      func() time.Time
 }
 
 // NewWebhooks returns the delivery activities over store, sending with
@@ -29,7 +31,7 @@ func NewWebhooks(store *models.Store, client *webhooks.Client, log *slog.Logger)
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Webhooks{store: store, client: client, log: log, now: func() time.Time { return time.Now().UTC() }}
+	return &Webhooks{store: store, eventlog: eventlog.NewStore(store), client: client, log: log, now: func() time.Time { return time.Now().UTC() }}
 }
 
 // activityError converts a store failure for Temporal: ApplicationError
@@ -44,9 +46,9 @@ func activityError(err error) error {
 // counts as cancelled).
 func (a *Webhooks) Prepare(ctx context.Context, in workflows.WebhookDeliveryInput) (*workflows.WebhookPrepareResult, error) {
 	scope := in.Scope()
-	d, err := a.store.DeliveryIn(ctx, scope, in.DeliveryID)
+	d, err := a.eventlog.DeliveryIn(ctx, scope, in.DeliveryID)
 	if models.ErrorCode(err) == models.CodeNotFound {
-		return &workflows.WebhookPrepareResult{Stop: true, Status: models.DeliveryCancelled}, nil
+		return &workflows.WebhookPrepareResult{Stop: true, Status: eventlog.DeliveryCancelled}, nil
 	}
 	if err != nil {
 		return nil, activityError(err)
@@ -54,7 +56,7 @@ func (a *Webhooks) Prepare(ctx context.Context, in workflows.WebhookDeliveryInpu
 	if d.Status.Terminal() {
 		return &workflows.WebhookPrepareResult{Stop: true, Status: d.Status}, nil
 	}
-	ready, err := a.store.DeliveryReady(ctx, scope, d)
+	ready, err := a.eventlog.DeliveryReady(ctx, scope, d)
 	if err != nil {
 		return nil, activityError(err)
 	}
@@ -62,12 +64,12 @@ func (a *Webhooks) Prepare(ctx context.Context, in workflows.WebhookDeliveryInpu
 }
 
 // stop ends a delivery as cancelled and returns the Stop result.
-func (a *Webhooks) stop(ctx context.Context, scope models.Scope, d *models.WebhookDelivery, reason string) (*workflows.WebhookAttemptResult, error) {
-	if err := a.store.FinishDelivery(ctx, scope, d.ID, models.DeliveryCancelled, reason); err != nil {
+func (a *Webhooks) stop(ctx context.Context, scope models.Scope, d *eventlog.WebhookDelivery, reason string) (*workflows.WebhookAttemptResult, error) {
+	if err := a.eventlog.FinishDelivery(ctx, scope, d.ID, eventlog.DeliveryCancelled, reason); err != nil {
 		return nil, activityError(err)
 	}
 	a.log.InfoContext(ctx, "webhook delivery cancelled", "delivery_id", d.ID, "reason", reason)
-	return &workflows.WebhookAttemptResult{Stop: true, Status: models.DeliveryCancelled, Error: reason}, nil
+	return &workflows.WebhookAttemptResult{Stop: true, Status: eventlog.DeliveryCancelled, Error: reason}, nil
 }
 
 // Attempt makes attempt number in.Attempt of a delivery, once: it loads the
@@ -80,14 +82,14 @@ func (a *Webhooks) stop(ctx context.Context, scope models.Scope, d *models.Webho
 // sending again.
 func (a *Webhooks) Attempt(ctx context.Context, in workflows.WebhookAttemptInput) (*workflows.WebhookAttemptResult, error) {
 	scope := in.Delivery.Scope()
-	d, err := a.store.DeliveryIn(ctx, scope, in.Delivery.DeliveryID)
+	d, err := a.eventlog.DeliveryIn(ctx, scope, in.Delivery.DeliveryID)
 	if models.ErrorCode(err) == models.CodeNotFound {
-		return &workflows.WebhookAttemptResult{Stop: true, Status: models.DeliveryCancelled}, nil
+		return &workflows.WebhookAttemptResult{Stop: true, Status: eventlog.DeliveryCancelled}, nil
 	}
 	if err != nil {
 		return nil, activityError(err)
 	}
-	prev, err := a.store.AttemptOf(ctx, scope, d.ID, in.Attempt)
+	prev, err := a.eventlog.AttemptOf(ctx, scope, d.ID, in.Attempt)
 	if err != nil {
 		return nil, activityError(err)
 	}
@@ -97,27 +99,27 @@ func (a *Webhooks) Attempt(ctx context.Context, in workflows.WebhookAttemptInput
 	if d.Status.Terminal() {
 		return &workflows.WebhookAttemptResult{Stop: true, Status: d.Status}, nil
 	}
-	sub, err := a.store.WebhookIn(ctx, scope, d.SubscriptionID)
+	sub, err := a.eventlog.WebhookIn(ctx, scope, d.SubscriptionID)
 	if models.ErrorCode(err) == models.CodeNotFound {
 		return a.stop(ctx, scope, d, "the subscription was deleted")
 	}
 	if err != nil {
 		return nil, activityError(err)
 	}
-	if !sub.Active && d.Reason != models.DeliveryTest {
+	if !sub.Active && d.Reason != eventlog.DeliveryTest {
 		return a.stop(ctx, scope, d, "the subscription was paused")
 	}
-	ev, err := a.store.EventByID(ctx, d.EventID)
+	ev, err := a.eventlog.EventByID(ctx, d.EventID)
 	if models.ErrorCode(err) == models.CodeNotFound {
 		return a.stop(ctx, scope, d, "the event no longer exists")
 	}
 	if err != nil {
 		return nil, activityError(err)
 	}
-	if !models.SubscriptionMayReceive(sub, ev) {
+	if !eventlog.SubscriptionMayReceive(sub, ev) {
 		return a.stop(ctx, scope, d, "the event belongs to another organization")
 	}
-	current, previous, err := a.store.WebhookSecrets(sub)
+	current, previous, err := a.eventlog.WebhookSecrets(sub)
 	if err != nil {
 		return nil, activityError(err)
 	}
@@ -136,11 +138,11 @@ func (a *Webhooks) Attempt(ctx context.Context, in workflows.WebhookAttemptInput
 		t := now.Add(in.NextDelay)
 		next = &t
 	}
-	att := &models.WebhookAttempt{
+	att := &eventlog.WebhookAttempt{
 		DeliveryID: d.ID, Number: in.Attempt, AttemptedAt: now, StatusCode: out.StatusCode, LatencyMs: out.Latency.Milliseconds(),
 		Success: out.Success, Error: out.Error, ResponseBody: out.ResponseBodyPrefix,
 	}
-	if _, err := a.store.RecordDeliveryAttempt(ctx, scope, att, next); err != nil {
+	if _, err := a.eventlog.RecordDeliveryAttempt(ctx, scope, att, next); err != nil {
 		return nil, activityError(err)
 	}
 	a.log.InfoContext(ctx, "webhook delivery attempt", "delivery_id", d.ID, "event_id", ev.ID, "attempt", in.Attempt,
@@ -152,5 +154,5 @@ func (a *Webhooks) Attempt(ctx context.Context, in workflows.WebhookAttemptInput
 // cancelled with its workflow); a delivery that already ended is left as
 // it is.
 func (a *Webhooks) Finish(ctx context.Context, in workflows.WebhookFinishInput) error {
-	return activityError(a.store.FinishDelivery(ctx, in.Delivery.Scope(), in.Delivery.DeliveryID, in.Status, in.Reason))
+	return activityError(a.eventlog.FinishDelivery(ctx, in.Delivery.Scope(), in.Delivery.DeliveryID, in.Status, in.Reason))
 }

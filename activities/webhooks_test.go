@@ -16,6 +16,7 @@ import (
 
 	"github.com/telcoplatform/platform/activities"
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/eventlog"
 	"github.com/telcoplatform/platform/models/identity"
 	"github.com/telcoplatform/platform/testenv"
 	"github.com/telcoplatform/platform/webhooks"
@@ -108,21 +109,21 @@ func newWebhookFixture(t *testing.T, allowPrivate bool) *whFixture {
 
 // delivery creates a subscription of p to url and a delivery of a new
 // service.provisioned event of the tenant to it.
-func (f *whFixture) delivery(t *testing.T, p *models.Principal, url string, all bool) (*models.WebhookSubscription, *models.Event, workflows.WebhookDeliveryInput) {
+func (f *whFixture) delivery(t *testing.T, p *models.Principal, url string, all bool) (*eventlog.WebhookSubscription, *eventlog.Event, workflows.WebhookDeliveryInput) {
 	t.Helper()
 	ctx := context.Background()
-	sub, err := f.store.CreateWebhook(ctx, p, models.WebhookSpec{Area: models.WebhookAreaAll, URL: url, Events: []string{"*"}, Active: true, AllOrganizations: all, Secret: secretA})
+	sub, err := eventlog.NewStore(f.store).CreateWebhook(ctx, p, eventlog.WebhookSpec{Area: eventlog.WebhookAreaAll, URL: url, Events: []string{"*"}, Active: true, AllOrganizations: all, Secret: secretA})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ev := models.NewEvent(models.EventServiceProvisioned, "svc_1", map[string]any{"service": map[string]any{"id": "svc_1"}})
-	if err := f.store.Tx(ctx, f.p.OwnScope(), func(tx *gorm.DB) error { return models.RecordEvent(tx, ev) }); err != nil {
+	ev := eventlog.NewEvent(eventlog.EventServiceProvisioned, "svc_1", map[string]any{"service": map[string]any{"id": "svc_1"}})
+	if err := f.store.Tx(ctx, f.p.OwnScope(), func(tx *gorm.DB) error { return eventlog.RecordEvent(tx, ev) }); err != nil {
 		t.Fatal(err)
 	}
-	if ev, err = f.store.EventByID(ctx, ev.ID); err != nil {
+	if ev, err = eventlog.NewStore(f.store).EventByID(ctx, ev.ID); err != nil {
 		t.Fatal(err)
 	}
-	ds, err := f.store.EnsureDeliveries(ctx, ev, []models.WebhookSubscription{*sub})
+	ds, err := eventlog.NewStore(f.store).EnsureDeliveries(ctx, ev, []eventlog.WebhookSubscription{*sub})
 	if err != nil || len(ds) != 1 {
 		t.Fatal(ds, err)
 	}
@@ -161,11 +162,11 @@ func TestWebhookAttemptIsSignedAndRecordedOnce(t *testing.T) {
 	if again := f.attempt(t, in, 1); !again.Success || rcv.count() != 1 {
 		t.Fatalf("repeated attempt: %+v, %d requests", again, rcv.count())
 	}
-	d, _ := f.store.DeliveryIn(context.Background(), in.Scope(), in.DeliveryID)
-	if d.Status != models.DeliverySucceeded || d.Attempts != 1 || d.LastStatusCode != 200 {
+	d, _ := eventlog.NewStore(f.store).DeliveryIn(context.Background(), in.Scope(), in.DeliveryID)
+	if d.Status != eventlog.DeliverySucceeded || d.Attempts != 1 || d.LastStatusCode != 200 {
 		t.Fatalf("delivery %+v", d)
 	}
-	if prep, _ := f.acts.Prepare(context.Background(), in); !prep.Stop || prep.Status != models.DeliverySucceeded {
+	if prep, _ := f.acts.Prepare(context.Background(), in); !prep.Stop || prep.Status != eventlog.DeliverySucceeded {
 		t.Fatalf("a delivered delivery stops: %+v", prep)
 	}
 	if next := f.attempt(t, in, 2); !next.Stop || rcv.count() != 1 {
@@ -182,18 +183,18 @@ func TestWebhookAttemptFailuresAreRecorded(t *testing.T) {
 		t.Fatalf("%+v", res)
 	}
 	ctx := context.Background()
-	a, err := f.store.AttemptOf(ctx, in.Scope(), in.DeliveryID, 1)
+	a, err := eventlog.NewStore(f.store).AttemptOf(ctx, in.Scope(), in.DeliveryID, 1)
 	if err != nil || a == nil || a.StatusCode != 500 || a.ResponseBody != "database on fire" || a.Success || a.LatencyMs < 0 {
 		t.Fatalf("attempt %+v %v", a, err)
 	}
-	d, _ := f.store.DeliveryIn(ctx, in.Scope(), in.DeliveryID)
-	if d.Status != models.DeliveryPending || d.NextAttemptAt == nil || d.NextAttemptAt.Sub(a.AttemptedAt) != 5*time.Second {
+	d, _ := eventlog.NewStore(f.store).DeliveryIn(ctx, in.Scope(), in.DeliveryID)
+	if d.Status != eventlog.DeliveryPending || d.NextAttemptAt == nil || d.NextAttemptAt.Sub(a.AttemptedAt) != 5*time.Second {
 		t.Fatalf("delivery %+v", d)
 	}
-	if err := f.acts.Finish(ctx, workflows.WebhookFinishInput{Delivery: in, Status: models.DeliveryFailed, Reason: "every attempt failed"}); err != nil {
+	if err := f.acts.Finish(ctx, workflows.WebhookFinishInput{Delivery: in, Status: eventlog.DeliveryFailed, Reason: "every attempt failed"}); err != nil {
 		t.Fatal(err)
 	}
-	if d, _ = f.store.DeliveryIn(ctx, in.Scope(), in.DeliveryID); d.Status != models.DeliveryFailed || d.NextAttemptAt != nil {
+	if d, _ = eventlog.NewStore(f.store).DeliveryIn(ctx, in.Scope(), in.DeliveryID); d.Status != eventlog.DeliveryFailed || d.NextAttemptAt != nil {
 		t.Fatalf("failed: %+v", d)
 	}
 }
@@ -212,7 +213,7 @@ func TestWebhookAttemptDuringARotationSignsWithBothSecrets(t *testing.T) {
 	f := newWebhookFixture(t, true)
 	rcv := newReceiver(t, func(int) (int, string) { return 204, "" })
 	sub, _, in := f.delivery(t, f.p, rcv.URL, false)
-	if _, err := f.store.RotateWebhookSecret(context.Background(), f.p, sub.ID, secretB); err != nil {
+	if _, err := eventlog.NewStore(f.store).RotateWebhookSecret(context.Background(), f.p, sub.ID, secretB); err != nil {
 		t.Fatal(err)
 	}
 	if res := f.attempt(t, in, 1); !res.Success {
@@ -232,15 +233,15 @@ func TestWebhookAttemptStopsForPausedOrDeletedSubscriptions(t *testing.T) {
 	paused := false
 
 	sub, _, in := f.delivery(t, f.p, rcv.URL, false)
-	if _, err := f.store.UpdateWebhook(ctx, f.p, sub.ID, models.WebhookPatch{Active: &paused}); err != nil {
+	if _, err := eventlog.NewStore(f.store).UpdateWebhook(ctx, f.p, sub.ID, eventlog.WebhookPatch{Active: &paused}); err != nil {
 		t.Fatal(err)
 	}
-	if res := f.attempt(t, in, 1); !res.Stop || res.Status != models.DeliveryCancelled || rcv.count() != 0 {
+	if res := f.attempt(t, in, 1); !res.Stop || res.Status != eventlog.DeliveryCancelled || rcv.count() != 0 {
 		t.Fatalf("paused: %+v", res)
 	}
 
 	// A test ping goes to a paused subscription.
-	td, _, err := f.store.CreateTestDelivery(ctx, sub, map[string]any{"webhook_id": sub.ID})
+	td, _, err := eventlog.NewStore(f.store).CreateTestDelivery(ctx, sub, map[string]any{"webhook_id": sub.ID})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -254,14 +255,14 @@ func TestWebhookAttemptStopsForPausedOrDeletedSubscriptions(t *testing.T) {
 
 	sub2, _, in2 := f.delivery(t, f.p, rcv.URL, false)
 	// Deleting cancels pending deliveries; a workflow that did not notice stops at its next attempt.
-	if err := f.store.DeleteWebhook(ctx, f.p, sub2.ID); err != nil {
+	if err := eventlog.NewStore(f.store).DeleteWebhook(ctx, f.p, sub2.ID); err != nil {
 		t.Fatal(err)
 	}
 	if res := f.attempt(t, in2, 1); !res.Stop || rcv.count() != 1 {
 		t.Fatalf("deleted: %+v", res)
 	}
-	d, _ := f.store.DeliveryIn(ctx, in2.Scope(), in2.DeliveryID)
-	if d.Status != models.DeliveryCancelled || d.StatusReason != "the subscription was deleted" {
+	d, _ := eventlog.NewStore(f.store).DeliveryIn(ctx, in2.Scope(), in2.DeliveryID)
+	if d.Status != eventlog.DeliveryCancelled || d.StatusReason != "the subscription was deleted" {
 		t.Fatalf("delivery %+v", d)
 	}
 	if res, err := f.acts.Attempt(ctx, workflows.WebhookAttemptInput{Delivery: workflows.WebhookDeliveryInput{DeliveryID: "whd_missing", OrganizationID: f.p.OrganizationID, Environment: models.EnvLive}, Attempt: 1}); err != nil || !res.Stop {

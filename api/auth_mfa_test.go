@@ -16,6 +16,7 @@ import (
 	"github.com/pquerna/otp/totp"
 
 	"github.com/telcoplatform/platform/auth"
+	"github.com/telcoplatform/platform/models/eventlog"
 	"github.com/telcoplatform/platform/models/identity"
 )
 
@@ -152,7 +153,7 @@ func TestMFATOTPChallenge(t *testing.T) {
 // shows codes).
 func outboxCode(t *testing.T, h *harness, orgID, recipient string) string {
 	t.Helper()
-	pending, err := h.store.PendingNotifications(context.Background(), 1000)
+	pending, err := eventlog.NewStore(h.store).PendingNotifications(context.Background(), 1000)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +162,7 @@ func outboxCode(t *testing.T, h *harness, orgID, recipient string) string {
 		if n.Recipient != recipient || n.OrganizationID != orgID {
 			continue
 		}
-		_, body, err := h.store.NotificationText(n)
+		_, body, err := eventlog.NewStore(h.store).NotificationText(n)
 		m := regexp.MustCompile(`\b(\d{6})\b`).FindStringSubmatch(body)
 		if err != nil || m == nil {
 			t.Fatalf("message to %s without a code: %q %v", recipient, body, err)

@@ -19,6 +19,7 @@ import (
 
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/billing"
+	"github.com/telcoplatform/platform/models/eventlog"
 	"github.com/telcoplatform/platform/models/services"
 	"github.com/telcoplatform/platform/redisconn"
 	"github.com/telcoplatform/platform/simulator"
@@ -124,7 +125,7 @@ func newInvoice(t testing.TB, h *harness, tn tenant, svc string, quantity int, u
 // eventTypes returns the outbox event types about resourceID, oldest first.
 func eventTypes(t testing.TB, h *harness, tn tenant, resourceID string) []string {
 	t.Helper()
-	evs, err := h.store.EventsFor(context.Background(), models.TenantScope(tn.org.ID, models.EnvLive), resourceID)
+	evs, err := eventlog.NewStore(h.store).EventsFor(context.Background(), models.TenantScope(tn.org.ID, models.EnvLive), resourceID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -843,7 +844,7 @@ func TestBudgetsEndpoint(t *testing.T) {
 		t.Fatalf("budget %+v", bud)
 	}
 	threshold := func() []float64 {
-		evs, err := h.store.EventsFor(context.Background(), models.TenantScope(a.org.ID, models.EnvLive), bud.ID)
+		evs, err := eventlog.NewStore(h.store).EventsFor(context.Background(), models.TenantScope(a.org.ID, models.EnvLive), bud.ID)
 		if err != nil {
 			t.Fatal(err)
 		}

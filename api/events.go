@@ -9,6 +9,7 @@ import (
 
 	"github.com/telcoplatform/platform/events"
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/eventlog"
 )
 
 // EventItem is one event of the event log.
@@ -21,7 +22,7 @@ type EventItem struct {
 	DispatchedAt *string        `json:"dispatched_at" doc:"When its deliveries were handed to the workflow engine; null until then"`
 }
 
-func eventItem(ev *models.Event) EventItem {
+func eventItem(ev *eventlog.Event) EventItem {
 	data := ev.Data
 	if data == nil {
 		data = map[string]any{}
@@ -100,7 +101,7 @@ func (s *Server) registerEvents() {
 			if err != nil {
 				return nil, err
 			}
-			f := models.EventFilter{Readable: readable, ResourceID: in.ResourceID}
+			f := eventlog.EventFilter{Readable: readable, ResourceID: in.ResourceID}
 			var v models.Validator
 			if err := events.TypeFilter(&f, in.Type); err != nil {
 				v.Add("type", models.AsError(err).Message)
@@ -117,7 +118,7 @@ func (s *Server) registerEvents() {
 				return nil, err
 			}
 			f.CreatedAfter, f.CreatedBefore = after, before
-			evs, total, err := s.store.ListEvents(ctx, p, f, pr)
+			evs, total, err := s.eventlog.ListEvents(ctx, p, f, pr)
 			if err != nil {
 				return nil, err
 			}
@@ -134,14 +135,14 @@ func (s *Server) registerEvents() {
 			if err != nil {
 				return nil, err
 			}
-			ev, err := s.store.GetEvent(ctx, p, in.EventID, readable)
+			ev, err := s.eventlog.GetEvent(ctx, p, in.EventID, readable)
 			if err != nil {
 				return nil, err
 			}
 			out := &EventOutput{}
 			out.Body.Event = eventItem(ev)
 			if p.Can("webhooks:manage") {
-				ds, atts, err := s.store.DeliveriesOfEvent(ctx, p, ev.ID)
+				ds, atts, err := s.eventlog.DeliveriesOfEvent(ctx, p, ev.ID)
 				if err != nil {
 					return nil, err
 				}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/telcoplatform/platform/auth"
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/eventlog"
 	"github.com/telcoplatform/platform/models/identity"
 )
 
@@ -151,7 +152,7 @@ func (s *Server) registerMFA() {
 		}
 		s.audit(ctx, identity.AuditEvent{EventType: identity.AuditMFACodeSent, OrganizationID: p.OrganizationID, UserID: p.UserID, AuthenticationMethod: "sms", Reason: "phone confirmation"})
 		out := &MFACodeSentOutput{}
-		out.Body.Method, out.Body.Destination = "sms", models.MaskRecipient(in.Body.PhoneNumber)
+		out.Body.Method, out.Body.Destination = "sms", eventlog.MaskRecipient(in.Body.PhoneNumber)
 		out.Body.ExpiresAt = models.Timestamp(s.now().Add(identity.MFAPhoneCodeTTL))
 		return out, nil
 	})

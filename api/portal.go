@@ -15,6 +15,7 @@ import (
 
 	"github.com/telcoplatform/platform/auth"
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/eventlog"
 	"github.com/telcoplatform/platform/models/identity"
 	"github.com/telcoplatform/platform/models/services"
 )
@@ -62,7 +63,7 @@ type portalView struct {
 	Environment models.Environment // whose services and operations are shown: live or test (the sandbox)
 	Services    []services.Service
 	Total       int64
-	Inbox       []models.Inbox
+	Inbox       []eventlog.Inbox
 	Operations  []services.Operation
 }
 
@@ -271,7 +272,7 @@ func (s *Server) portalDashboard(ctx context.Context, ps *identity.PortalSession
 	if phone, err := s.identity.MFAPhoneOf(ctx, user.ID); err == nil && phone != "" {
 		recipients = append(recipients, phone)
 	}
-	inbox, err := s.store.UserInbox(ctx, user.OrganizationID, recipients, 20)
+	inbox, err := s.eventlog.UserInbox(ctx, user.OrganizationID, recipients, 20)
 	if err != nil {
 		return nil, err
 	}

@@ -10,7 +10,7 @@ import (
 	"github.com/pquerna/otp/totp"
 
 	"github.com/telcoplatform/platform/auth"
-	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/eventlog"
 	"github.com/telcoplatform/platform/models/identity"
 )
 
@@ -49,7 +49,7 @@ func TestPortalInboxNeverShowsCodes(t *testing.T) {
 		t.Fatalf("sign-in: %d", res.StatusCode)
 	}
 	res, page = b.send("GET", "/portal", nil)
-	if res.StatusCode != http.StatusOK || !strings.Contains(page, "Your verification code") || !strings.Contains(page, "A code was sent to "+models.MaskRecipient(u.Email)) {
+	if res.StatusCode != http.StatusOK || !strings.Contains(page, "Your verification code") || !strings.Contains(page, "A code was sent to "+eventlog.MaskRecipient(u.Email)) {
 		t.Fatalf("portal inbox: %d %s", res.StatusCode, page)
 	}
 	if strings.Contains(page, emailCode) {

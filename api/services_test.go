@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/sdk/mocks"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/eventlog"
 	"github.com/telcoplatform/platform/models/services"
 	"github.com/telcoplatform/platform/simulator"
 	"github.com/telcoplatform/platform/workflows"
@@ -327,7 +328,7 @@ func TestServiceChanges(t *testing.T) {
 			t.Fatal(err)
 		}
 		end(phone.ID, op.ID)
-		evs, _ := h.store.EventsFor(ctx, scope, phone.ID)
+		evs, _ := eventlog.NewStore(h.store).EventsFor(ctx, scope, phone.ID)
 		types := []string{}
 		for _, ev := range evs {
 			types = append(types, ev.Type)
@@ -615,7 +616,7 @@ func TestMetricsHealthAnalytics(t *testing.T) {
 		if st.Status != "degraded" {
 			t.Fatalf("status %+v", st)
 		}
-		evs, _ := h.store.EventsFor(ctx, scope, phone.ID)
+		evs, _ := eventlog.NewStore(h.store).EventsFor(ctx, scope, phone.ID)
 		last := evs[len(evs)-1]
 		if last.Type != "service.performance_alert" || fmt.Sprint(last.Data["incident"].(map[string]any)["kind"]) != "degraded" {
 			t.Fatalf("events %+v", evs)

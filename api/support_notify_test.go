@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/eventlog"
 	"github.com/telcoplatform/platform/models/identity"
 )
 
@@ -20,11 +21,11 @@ type notificationsAnswer struct {
 // outboxBody returns the recipient and the body of the outbox message id.
 func outboxBody(t *testing.T, h *harness, id string) (string, string) {
 	t.Helper()
-	var n models.ContactNotification
+	var n eventlog.ContactNotification
 	if err := h.store.In(context.Background(), models.SystemScope()).Where("id = ?", id).Take(&n).Error; err != nil {
 		t.Fatalf("outbox row %s: %v", id, err)
 	}
-	_, body, err := h.store.NotificationText(&n)
+	_, body, err := eventlog.NewStore(h.store).NotificationText(&n)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +83,7 @@ func TestSupportNotifySendsEmailAndSMS(t *testing.T) {
 		t.Fatalf("sms %s %q", to, body)
 	}
 	// The list shows every message of the ticket, with the outbox status.
-	if err := h.store.MarkNotificationSent(context.Background(), res.MessageIDs[0]); err != nil {
+	if err := eventlog.NewStore(h.store).MarkNotificationSent(context.Background(), res.MessageIDs[0]); err != nil {
 		t.Fatal(err)
 	}
 	list := ticketNotifications(t, h, staff, tk.Ticket.ID, "")

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/eventlog"
 	"github.com/telcoplatform/platform/models/identity"
 )
 
@@ -133,7 +134,7 @@ func TestSupportTicketCreateAndGet(t *testing.T) {
 	res := h.do("POST", "/v1/support/tickets", a.liveKey, map[string]any{"title": "x", "description": "y", "category": "general", "customer_id": h.tenants[1].org.CustomerID})
 	wantFields(t, res, "customer_id")
 	// ticket.created in the same transaction, with the support payload.
-	evs, err := h.store.EventsFor(context.Background(), models.TenantScope(a.org.ID, models.EnvLive), tk.Ticket.ID)
+	evs, err := eventlog.NewStore(h.store).EventsFor(context.Background(), models.TenantScope(a.org.ID, models.EnvLive), tk.Ticket.ID)
 	if err != nil || len(evs) != 1 || evs[0].Type != "ticket.created" {
 		t.Fatalf("events %+v %v", evs, err)
 	}
@@ -261,7 +262,7 @@ func TestSupportTicketLifecycleAndHistory(t *testing.T) {
 	if up.Ticket.Status != "resolved" {
 		t.Fatalf("status %s", up.Ticket.Status)
 	}
-	evs, err := h.store.EventsFor(context.Background(), models.TenantScope(a.org.ID, models.EnvLive), tk.Ticket.ID)
+	evs, err := eventlog.NewStore(h.store).EventsFor(context.Background(), models.TenantScope(a.org.ID, models.EnvLive), tk.Ticket.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -349,7 +350,7 @@ func TestSupportTicketComments(t *testing.T) {
 	if got.Ticket.Status != "open" {
 		t.Fatalf("status after a customer's comment on a resolved ticket: %s", got.Ticket.Status)
 	}
-	evs, err := h.store.EventsFor(context.Background(), models.TenantScope(a.org.ID, models.EnvLive), tk.Ticket.ID)
+	evs, err := eventlog.NewStore(h.store).EventsFor(context.Background(), models.TenantScope(a.org.ID, models.EnvLive), tk.Ticket.ID)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/telcoplatform/platform/events"
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/eventlog"
 	"github.com/telcoplatform/platform/webhooks"
 )
 
@@ -17,11 +18,11 @@ type WebhookFiltersBody struct {
 	Priorities  []string `json:"priorities,omitempty" maxItems:"4" doc:"Only events with these priorities: low, medium, high, critical"`
 }
 
-func (f *WebhookFiltersBody) filters() *models.WebhookFilters {
+func (f *WebhookFiltersBody) filters() *eventlog.WebhookFilters {
 	if f == nil {
 		return nil
 	}
-	return &models.WebhookFilters{CustomerIDs: f.CustomerIDs, Priorities: f.Priorities}
+	return &eventlog.WebhookFilters{CustomerIDs: f.CustomerIDs, Priorities: f.Priorities}
 }
 
 // WebhookCreateBody is the body of every subscription POST.
@@ -74,7 +75,7 @@ type WebhookItem struct {
 	UpdatedAt               string             `json:"updated_at"`
 }
 
-func (s *Server) webhookItem(sub *models.WebhookSubscription) WebhookItem {
+func (s *Server) webhookItem(sub *eventlog.WebhookSubscription) WebhookItem {
 	it := WebhookItem{
 		ID: sub.ID, URL: sub.URL, Description: sub.Description, Area: sub.Area, Events: nonNil(sub.Events),
 		Filters: WebhookFiltersItem{CustomerIDs: nonNil(sub.CustomerIDs), Priorities: nonNil(sub.Priorities)},
@@ -136,7 +137,7 @@ type DeliveryItem struct {
 	CompletedAt   *string               `json:"completed_at"`
 }
 
-func deliveryItem(d *models.WebhookDelivery, atts []models.WebhookAttempt) DeliveryItem {
+func deliveryItem(d *eventlog.WebhookDelivery, atts []eventlog.WebhookAttempt) DeliveryItem {
 	it := DeliveryItem{
 		ID: d.ID, WebhookID: d.SubscriptionID, EventID: d.EventID, EventType: d.EventType, ResourceID: d.ResourceID,
 		Reason: string(d.Reason), Generation: d.Generation, Status: string(d.Status), StatusReason: d.StatusReason,
@@ -213,7 +214,7 @@ func (s *Server) createWebhook(ctx context.Context, area webhooks.Area, b *Webho
 	if err != nil {
 		return nil, err
 	}
-	sub, err := s.store.CreateWebhook(ctx, principal(ctx), spec)
+	sub, err := s.eventlog.CreateWebhook(ctx, principal(ctx), spec)
 	if err != nil {
 		return nil, err
 	}
@@ -255,12 +256,12 @@ func (s *Server) registerWebhooks() {
 			if err != nil {
 				return nil, err
 			}
-			f := models.WebhookListFilter{Area: in.Area}
+			f := eventlog.WebhookListFilter{Area: in.Area}
 			if in.Active != "" {
 				active := in.Active == "true"
 				f.Active = &active
 			}
-			subs, total, err := s.store.ListWebhooks(ctx, principal(ctx), f, pr)
+			subs, total, err := s.eventlog.ListWebhooks(ctx, principal(ctx), f, pr)
 			if err != nil {
 				return nil, err
 			}
@@ -292,7 +293,7 @@ func (s *Server) registerWebhooks() {
 		})
 	register(s, huma.Operation{OperationID: "get-webhook", Method: http.MethodGet, Path: "/webhooks/{webhook_id}", Summary: "Get a webhook subscription", Tags: tags},
 		manage, func(ctx context.Context, in *webhookPath) (*WebhookOutput, error) {
-			sub, err := s.store.GetWebhook(ctx, principal(ctx), in.WebhookID)
+			sub, err := s.eventlog.GetWebhook(ctx, principal(ctx), in.WebhookID)
 			if err != nil {
 				return nil, err
 			}
@@ -308,7 +309,7 @@ func (s *Server) registerWebhooks() {
 			Body      WebhookPatchBody
 		}) (*WebhookOutput, error) {
 			p := principal(ctx)
-			sub, err := s.store.GetWebhook(ctx, p, in.WebhookID)
+			sub, err := s.eventlog.GetWebhook(ctx, p, in.WebhookID)
 			if err != nil {
 				return nil, err
 			}
@@ -317,7 +318,7 @@ func (s *Server) registerWebhooks() {
 			if err != nil {
 				return nil, err
 			}
-			if sub, err = s.store.UpdateWebhook(ctx, p, in.WebhookID, patch); err != nil {
+			if sub, err = s.eventlog.UpdateWebhook(ctx, p, in.WebhookID, patch); err != nil {
 				return nil, err
 			}
 			out := &WebhookOutput{Status: http.StatusOK}
@@ -327,7 +328,7 @@ func (s *Server) registerWebhooks() {
 	register(s, huma.Operation{OperationID: "delete-webhook", Method: http.MethodDelete, Path: "/webhooks/{webhook_id}", Summary: "Delete a webhook subscription",
 		Tags: tags, DefaultStatus: http.StatusNoContent, Description: "Its pending deliveries are cancelled; nothing more is sent to it."},
 		manage, func(ctx context.Context, in *webhookPath) (*struct{}, error) {
-			return nil, s.store.DeleteWebhook(ctx, principal(ctx), in.WebhookID)
+			return nil, s.eventlog.DeleteWebhook(ctx, principal(ctx), in.WebhookID)
 		})
 	register(s, huma.Operation{OperationID: "rotate-webhook-secret", Method: http.MethodPost, Path: "/webhooks/{webhook_id}/rotate-secret", Summary: "Rotate a webhook's signing secret",
 		Tags: tags, Description: "Replaces the signing secret (the one given, or a generated one, shown once). For the next 24 hours deliveries carry " +
@@ -339,7 +340,7 @@ func (s *Server) registerWebhooks() {
 			}
 		}) (*WebhookOutput, error) {
 			p := principal(ctx)
-			if _, err := s.store.GetWebhook(ctx, p, in.WebhookID); err != nil {
+			if _, err := s.eventlog.GetWebhook(ctx, p, in.WebhookID); err != nil {
 				return nil, err
 			}
 			given := ""
@@ -350,7 +351,7 @@ func (s *Server) registerWebhooks() {
 			if err != nil {
 				return nil, err
 			}
-			sub, err := s.store.RotateWebhookSecret(ctx, p, in.WebhookID, secret)
+			sub, err := s.eventlog.RotateWebhookSecret(ctx, p, in.WebhookID, secret)
 			if err != nil {
 				return nil, err
 			}
@@ -384,8 +385,8 @@ func (s *Server) registerWebhooks() {
 			if err != nil {
 				return nil, err
 			}
-			ds, atts, total, err := s.store.ListDeliveries(ctx, principal(ctx), in.WebhookID,
-				models.DeliveryListFilter{Status: models.DeliveryStatus(in.Status), EventID: in.EventID}, pr)
+			ds, atts, total, err := s.eventlog.ListDeliveries(ctx, principal(ctx), in.WebhookID,
+				eventlog.DeliveryListFilter{Status: eventlog.DeliveryStatus(in.Status), EventID: in.EventID}, pr)
 			if err != nil {
 				return nil, err
 			}

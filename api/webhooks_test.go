@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/eventlog"
 )
 
 // A public address literal: subscriptions are checked without DNS in tests.
@@ -61,11 +62,11 @@ func webhookFixtures(t testing.TB, h *harness, tn tenant, serviceID string) (web
 	t.Helper()
 	ctx := context.Background()
 	p := tenantPrincipal(tn)
-	sub, err := h.store.CreateWebhook(ctx, p, models.WebhookSpec{Area: models.WebhookAreaAll, URL: publicHook, Events: []string{"*"}, Active: true, Secret: validSecret})
+	sub, err := eventlog.NewStore(h.store).CreateWebhook(ctx, p, eventlog.WebhookSpec{Area: eventlog.WebhookAreaAll, URL: publicHook, Events: []string{"*"}, Active: true, Secret: validSecret})
 	if err != nil {
 		t.Fatal(err)
 	}
-	evs, err := h.store.EventsFor(ctx, p.OwnScope(), serviceID)
+	evs, err := eventlog.NewStore(h.store).EventsFor(ctx, p.OwnScope(), serviceID)
 	if err != nil || len(evs) == 0 {
 		t.Fatalf("no event for %s: %v", serviceID, err)
 	}
@@ -283,7 +284,7 @@ func TestEventEndpoints(t *testing.T) {
 	a, b := h.tenants[0], h.tenants[1]
 	ctx := context.Background()
 	p := tenantPrincipal(a)
-	early, err := h.store.CreateWebhook(ctx, p, models.WebhookSpec{Area: models.WebhookAreaServices, URL: publicHook, Events: []string{"service.*"}, Active: true, Secret: validSecret})
+	early, err := eventlog.NewStore(h.store).CreateWebhook(ctx, p, eventlog.WebhookSpec{Area: eventlog.WebhookAreaServices, URL: publicHook, Events: []string{"service.*"}, Active: true, Secret: validSecret})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -345,12 +346,12 @@ func TestEventEndpoints(t *testing.T) {
 
 	t.Run("redeliver", func(t *testing.T) {
 		h.do("POST", "/v1/events/"+evID+"/redeliver", a.liveKey, nil).wantError(409, "INVALID_STATE_TRANSITION")
-		ev, err := h.store.EventByID(ctx, evID)
+		ev, err := eventlog.NewStore(h.store).EventByID(ctx, evID)
 		if err != nil {
 			t.Fatal(err)
 		}
 		// As the dispatcher would: the first delivery of the event to the subscription.
-		first, err := h.store.EnsureDeliveries(ctx, ev, []models.WebhookSubscription{*early})
+		first, err := eventlog.NewStore(h.store).EnsureDeliveries(ctx, ev, []eventlog.WebhookSubscription{*early})
 		if err != nil || len(first) != 1 {
 			t.Fatal(first, err)
 		}
@@ -390,7 +391,7 @@ func TestWebhookSubscriptionCap(t *testing.T) {
 	a := h.tenants[0]
 	paths := []string{"/v1/webhooks", "/v1/services/webhooks"}
 	var first webhookAnswer
-	for i := 0; i < models.MaxWebhooksPerTenant; i++ {
+	for i := 0; i < eventlog.MaxWebhooksPerTenant; i++ {
 		res := h.do("POST", paths[i%2], a.liveKey, map[string]any{"url": publicHook, "events": []string{"service.provisioned"}})
 		if i == 0 {
 			res.decode(201, &first)
@@ -399,7 +400,7 @@ func TestWebhookSubscriptionCap(t *testing.T) {
 		}
 	}
 	e := h.do("POST", "/v1/billing/webhooks", a.liveKey, map[string]any{"url": publicHook, "events": []string{"invoice.*"}}).wantError(409, "RESOURCE_LIMIT_EXCEEDED")
-	if e.Error.Details["limit"] != float64(models.MaxWebhooksPerTenant) || e.Error.Details["resource"] != "webhook_subscriptions" {
+	if e.Error.Details["limit"] != float64(eventlog.MaxWebhooksPerTenant) || e.Error.Details["resource"] != "webhook_subscriptions" {
 		t.Fatalf("details %+v", e.Error.Details)
 	}
 	h.do("POST", "/v1/webhooks", a.testKey, map[string]any{"url": publicHook, "events": []string{"service.provisioned"}}).decode(201, nil)

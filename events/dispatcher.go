@@ -10,6 +10,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/eventlog"
 	"github.com/telcoplatform/platform/workflows"
 )
 
@@ -47,7 +48,7 @@ type Options struct {
 	// stops the round and leaves the event undispatched, so the next round
 	// calls OnEvent again: it must be idempotent (a crash between OnEvent
 	// and the mark calls it again too).
-	OnEvent func(ctx context.Context, ev *models.Event) error
+	OnEvent func(ctx context.Context, ev *eventlog.Event) error
 	Logger  *slog.Logger
 }
 
@@ -62,11 +63,12 @@ type Options struct {
 // event twice to a subscription: a repeated insert keeps the existing row
 // and a repeated start finds the workflow already started.
 type Dispatcher struct {
-	store *models.Store
-	tc    client.Client
-	opts  Options
-	log   *slog.Logger
-	nudge chan struct{}
+	store    *models.Store
+	eventlog *eventlog.Store
+	tc       client.Client
+	opts     Options
+	log      *slog.Logger
+	nudge    chan struct{}
 }
 
 // NewDispatcher returns a Dispatcher over store that starts workflows
@@ -89,7 +91,7 @@ func NewDispatcher(store *models.Store, tc client.Client, opts Options) *Dispatc
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Dispatcher{store: store, tc: tc, opts: opts, log: log, nudge: make(chan struct{}, 1)}
+	return &Dispatcher{store: store, eventlog: eventlog.NewStore(store), tc: tc, opts: opts, log: log, nudge: make(chan struct{}, 1)}
 }
 
 // Stats count what one round did.
@@ -141,13 +143,13 @@ func (d *Dispatcher) Nudge() {
 // engine), or the error of OnEvent.
 func (d *Dispatcher) DispatchOnce(ctx context.Context) (Stats, error) {
 	var st Stats
-	evs, err := d.store.UndispatchedEvents(ctx, d.opts.BatchSize)
+	evs, err := d.eventlog.UndispatchedEvents(ctx, d.opts.BatchSize)
 	if err != nil {
 		return st, err
 	}
 	for i := range evs {
 		ev := &evs[i]
-		subs, err := d.store.CandidateSubscriptions(ctx, ev)
+		subs, err := d.eventlog.CandidateSubscriptions(ctx, ev)
 		if err != nil {
 			return st, err
 		}
@@ -157,7 +159,7 @@ func (d *Dispatcher) DispatchOnce(ctx context.Context) (Stats, error) {
 				matched = append(matched, subs[j])
 			}
 		}
-		dels, err := d.store.EnsureDeliveries(ctx, ev, matched)
+		dels, err := d.eventlog.EnsureDeliveries(ctx, ev, matched)
 		if err != nil {
 			return st, err
 		}
@@ -174,12 +176,12 @@ func (d *Dispatcher) DispatchOnce(ctx context.Context) (Stats, error) {
 		if err := d.onEvent(ctx, ev); err != nil {
 			return st, err
 		}
-		if err := d.store.MarkEventDispatched(ctx, ev.ID); err != nil {
+		if err := d.eventlog.MarkEventDispatched(ctx, ev.ID); err != nil {
 			return st, err
 		}
 		st.Events++
 	}
-	older, err := d.store.UnstartedDeliveries(ctx, time.Now().UTC().Add(-d.opts.StartGrace), d.opts.BatchSize)
+	older, err := d.eventlog.UnstartedDeliveries(ctx, time.Now().UTC().Add(-d.opts.StartGrace), d.opts.BatchSize)
 	if err != nil {
 		return st, err
 	}
@@ -193,7 +195,7 @@ func (d *Dispatcher) DispatchOnce(ctx context.Context) (Stats, error) {
 }
 
 // onEvent calls Options.OnEvent (if any) on ev, within onEventTimeout.
-func (d *Dispatcher) onEvent(ctx context.Context, ev *models.Event) error {
+func (d *Dispatcher) onEvent(ctx context.Context, ev *eventlog.Event) error {
 	if d.opts.OnEvent == nil {
 		return nil
 	}
@@ -206,7 +208,7 @@ func (d *Dispatcher) onEvent(ctx context.Context, ev *models.Event) error {
 // duplicate id refused, "already started" counted as success) and records
 // that it exists. Errors: DEPENDENCY_UNAVAILABLE (no or unreachable
 // workflow engine), INTERNAL_ERROR.
-func (d *Dispatcher) Start(ctx context.Context, del *models.WebhookDelivery) error {
+func (d *Dispatcher) Start(ctx context.Context, del *eventlog.WebhookDelivery) error {
 	if d.tc == nil {
 		return models.Errorf(models.CodeDependencyUnavailable, "no workflow engine is configured")
 	}
@@ -225,12 +227,12 @@ func (d *Dispatcher) Start(ctx context.Context, del *models.WebhookDelivery) err
 			return e
 		}
 	}
-	return d.store.MarkDeliveryStarted(ctx, del.ID)
+	return d.eventlog.MarkDeliveryStarted(ctx, del.ID)
 }
 
 // StartAll starts the workflows of dels, logging (not returning) failures:
 // a delivery whose start failed is started by a later dispatch round.
-func (d *Dispatcher) StartAll(ctx context.Context, dels []models.WebhookDelivery) {
+func (d *Dispatcher) StartAll(ctx context.Context, dels []eventlog.WebhookDelivery) {
 	if d.tc == nil {
 		return
 	}
@@ -249,34 +251,34 @@ func (d *Dispatcher) StartAll(ctx context.Context, dels []models.WebhookDelivery
 // subscription does not receive this event's type or tenant),
 // INVALID_STATE_TRANSITION (the subscription is paused, or no active
 // subscription received the event).
-func (d *Dispatcher) Redeliver(ctx context.Context, p *models.Principal, eventID, subscriptionID string) ([]models.WebhookDelivery, error) {
-	ev, err := d.store.GetEvent(ctx, p, eventID, nil)
+func (d *Dispatcher) Redeliver(ctx context.Context, p *models.Principal, eventID, subscriptionID string) ([]eventlog.WebhookDelivery, error) {
+	ev, err := d.eventlog.GetEvent(ctx, p, eventID, nil)
 	if err != nil {
 		return nil, err
 	}
-	var subs []models.WebhookSubscription
+	var subs []eventlog.WebhookSubscription
 	if subscriptionID != "" {
-		sub, err := d.store.GetWebhook(ctx, p, subscriptionID)
+		sub, err := d.eventlog.GetWebhook(ctx, p, subscriptionID)
 		if err != nil {
 			return nil, err
 		}
 		if !sub.Active {
 			return nil, models.Errorf(models.CodeInvalidStateTransition, "the subscription is paused; resume it first")
 		}
-		if ev.Type == models.EventWebhookTest {
+		if ev.Type == eventlog.EventWebhookTest {
 			if ev.ResourceID != sub.ID {
 				return nil, models.Invalid(models.FieldIssue{Field: "subscription_id", Issue: "a test event is sent only to the subscription it tested"})
 			}
-		} else if !models.SubscriptionMayReceive(sub, ev) || !Matches(sub, ev) {
+		} else if !eventlog.SubscriptionMayReceive(sub, ev) || !Matches(sub, ev) {
 			return nil, models.Invalid(models.FieldIssue{Field: "subscription_id", Issue: "the subscription does not receive " + ev.Type + " events of this organization"})
 		}
 		subs = append(subs, *sub)
 	} else {
-		ids, err := d.store.MatchedSubscriptionIDs(ctx, p, ev.ID)
+		ids, err := d.eventlog.MatchedSubscriptionIDs(ctx, p, ev.ID)
 		if err != nil {
 			return nil, err
 		}
-		if ev.Type == models.EventWebhookTest {
+		if ev.Type == eventlog.EventWebhookTest {
 			ids = append(ids, ev.ResourceID)
 		}
 		seen := map[string]bool{}
@@ -285,7 +287,7 @@ func (d *Dispatcher) Redeliver(ctx context.Context, p *models.Principal, eventID
 				continue
 			}
 			seen[id] = true
-			sub, err := d.store.GetWebhook(ctx, p, id)
+			sub, err := d.eventlog.GetWebhook(ctx, p, id)
 			if models.ErrorCode(err) == models.CodeNotFound {
 				continue
 			}
@@ -300,7 +302,7 @@ func (d *Dispatcher) Redeliver(ctx context.Context, p *models.Principal, eventID
 			return nil, models.Errorf(models.CodeInvalidStateTransition, "no active subscription of yours received this event; name one with subscription_id")
 		}
 	}
-	dels, err := d.store.CreateRedeliveries(ctx, p, ev, subs)
+	dels, err := d.eventlog.CreateRedeliveries(ctx, p, ev, subs)
 	if err != nil {
 		return nil, err
 	}
@@ -310,8 +312,8 @@ func (d *Dispatcher) Redeliver(ctx context.Context, p *models.Principal, eventID
 
 // SendTest sends a signed webhook.test event to subscription webhookID
 // (visible to p) alone, paused or not. Errors: NOT_FOUND, INTERNAL_ERROR.
-func (d *Dispatcher) SendTest(ctx context.Context, p *models.Principal, webhookID string) (*models.WebhookDelivery, *models.Event, error) {
-	sub, err := d.store.GetWebhook(ctx, p, webhookID)
+func (d *Dispatcher) SendTest(ctx context.Context, p *models.Principal, webhookID string) (*eventlog.WebhookDelivery, *eventlog.Event, error) {
+	sub, err := d.eventlog.GetWebhook(ctx, p, webhookID)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -319,10 +321,10 @@ func (d *Dispatcher) SendTest(ctx context.Context, p *models.Principal, webhookI
 		"webhook_id": sub.ID,
 		"message":    "This is a test delivery from the platform. Verify its signature with your subscription's secret.",
 	}
-	del, ev, err := d.store.CreateTestDelivery(ctx, sub, data)
+	del, ev, err := d.eventlog.CreateTestDelivery(ctx, sub, data)
 	if err != nil {
 		return nil, nil, err
 	}
-	d.StartAll(ctx, []models.WebhookDelivery{*del})
+	d.StartAll(ctx, []eventlog.WebhookDelivery{*del})
 	return del, ev, nil
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/telcoplatform/platform/events"
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/eventlog"
 	"github.com/telcoplatform/platform/models/identity"
 	"github.com/telcoplatform/platform/testenv"
 	"github.com/telcoplatform/platform/webhooks"
@@ -87,7 +88,7 @@ func TestSubscriptionRules(t *testing.T) {
 		{"private by name", webhooks.AreaAll, events.SubscriptionInput{URL: "https://rebind.example/x", Events: []string{"*"}}, []string{"url"}},
 		{"metadata", webhooks.AreaAll, events.SubscriptionInput{URL: "http://metadata.example/latest", Events: []string{"*"}}, []string{"url"}},
 		{"filters on billing", webhooks.AreaBilling, events.SubscriptionInput{URL: "https://hooks.example.com/x", Events: []string{"invoice.*"},
-			Filters: &models.WebhookFilters{Priorities: []string{"high"}}}, []string{"filters"}},
+			Filters: &eventlog.WebhookFilters{Priorities: []string{"high"}}}, []string{"filters"}},
 		{"every issue at once", webhooks.AreaServices, events.SubscriptionInput{URL: "gopher://x", Events: []string{"ticket.*"}, Secret: "x"}, []string{"url", "events[0]", "secret"}},
 	}
 	for _, tc := range tests {
@@ -122,7 +123,7 @@ func TestSubscriptionRules(t *testing.T) {
 		}
 	})
 	t.Run("patch stays within the area", func(t *testing.T) {
-		sub := &models.WebhookSubscription{Area: models.WebhookAreaBilling}
+		sub := &eventlog.WebhookSubscription{Area: eventlog.WebhookAreaBilling}
 		if _, err := rules.Patch(ctx, sub, events.PatchInput{Events: []string{"service.*"}}); !fieldsOf(t, err)["events[0]"] {
 			t.Fatal(err)
 		}
@@ -144,13 +145,13 @@ func eventsInput(evs []string) events.SubscriptionInput {
 func eventsAreaName(a webhooks.Area) string { return events.AreaName(a) }
 
 func TestMatches(t *testing.T) {
-	ev := func(org string, env models.Environment, typ string, data map[string]any) *models.Event {
-		e := models.NewEvent(typ, "x_1", data)
+	ev := func(org string, env models.Environment, typ string, data map[string]any) *eventlog.Event {
+		e := eventlog.NewEvent(typ, "x_1", data)
 		e.OrganizationID, e.Environment = org, env
 		return e
 	}
-	sub := func(mut func(*models.WebhookSubscription)) *models.WebhookSubscription {
-		s := &models.WebhookSubscription{Active: true, Events: []string{"*"}}
+	sub := func(mut func(*eventlog.WebhookSubscription)) *eventlog.WebhookSubscription {
+		s := &eventlog.WebhookSubscription{Active: true, Events: []string{"*"}}
 		s.OrganizationID, s.Environment = "org_a", models.EnvLive
 		mut(s)
 		return s
@@ -158,26 +159,26 @@ func TestMatches(t *testing.T) {
 	ticket := map[string]any{"ticket": map[string]any{"id": "tkt_1", "customer_id": "cust_1", "priority": "high"}}
 	tests := []struct {
 		name string
-		sub  *models.WebhookSubscription
-		ev   *models.Event
+		sub  *eventlog.WebhookSubscription
+		ev   *eventlog.Event
 		want bool
 	}{
-		{"own event", sub(func(*models.WebhookSubscription) {}), ev("org_a", models.EnvLive, "service.provisioned", nil), true},
-		{"another organization", sub(func(*models.WebhookSubscription) {}), ev("org_b", models.EnvLive, "service.provisioned", nil), false},
-		{"another environment", sub(func(*models.WebhookSubscription) {}), ev("org_a", models.EnvTest, "service.provisioned", nil), false},
-		{"staff across organizations", sub(func(s *models.WebhookSubscription) { s.AllOrganizations = true }), ev("org_b", models.EnvLive, "service.provisioned", nil), true},
-		{"staff, another environment", sub(func(s *models.WebhookSubscription) { s.AllOrganizations = true }), ev("org_b", models.EnvTest, "service.provisioned", nil), false},
-		{"paused", sub(func(s *models.WebhookSubscription) { s.Active = false }), ev("org_a", models.EnvLive, "service.provisioned", nil), false},
-		{"other group", sub(func(s *models.WebhookSubscription) { s.Events = []string{"invoice.*"} }), ev("org_a", models.EnvLive, "service.provisioned", nil), false},
-		{"alias in the subscription", sub(func(s *models.WebhookSubscription) { s.Events = []string{"payment.received"} }), ev("org_a", models.EnvLive, "payment.successful", nil), true},
-		{"test ping never matches", sub(func(*models.WebhookSubscription) {}), ev("org_a", models.EnvLive, "webhook.test", nil), false},
-		{"customer filter passes", sub(func(s *models.WebhookSubscription) { s.CustomerIDs = []string{"cust_1"} }), ev("org_a", models.EnvLive, "ticket.created", ticket), true},
-		{"customer filter refuses", sub(func(s *models.WebhookSubscription) { s.CustomerIDs = []string{"cust_2"} }), ev("org_a", models.EnvLive, "ticket.created", ticket), false},
-		{"priority filter passes", sub(func(s *models.WebhookSubscription) { s.Priorities = []string{"critical", "high"} }), ev("org_a", models.EnvLive, "ticket.escalated", ticket), true},
-		{"priority filter refuses", sub(func(s *models.WebhookSubscription) { s.Priorities = []string{"low"} }), ev("org_a", models.EnvLive, "ticket.escalated", ticket), false},
-		{"top-level priority", sub(func(s *models.WebhookSubscription) { s.Priorities = []string{"low"} }), ev("org_a", models.EnvLive, "sla.breach", map[string]any{"priority": "low"}), true},
-		{"filter without the field", sub(func(s *models.WebhookSubscription) { s.Priorities = []string{"low"} }), ev("org_a", models.EnvLive, "comment.added", map[string]any{}), false},
-		{"filters ignore other areas", sub(func(s *models.WebhookSubscription) { s.Priorities = []string{"low"} }), ev("org_a", models.EnvLive, "service.down", nil), true},
+		{"own event", sub(func(*eventlog.WebhookSubscription) {}), ev("org_a", models.EnvLive, "service.provisioned", nil), true},
+		{"another organization", sub(func(*eventlog.WebhookSubscription) {}), ev("org_b", models.EnvLive, "service.provisioned", nil), false},
+		{"another environment", sub(func(*eventlog.WebhookSubscription) {}), ev("org_a", models.EnvTest, "service.provisioned", nil), false},
+		{"staff across organizations", sub(func(s *eventlog.WebhookSubscription) { s.AllOrganizations = true }), ev("org_b", models.EnvLive, "service.provisioned", nil), true},
+		{"staff, another environment", sub(func(s *eventlog.WebhookSubscription) { s.AllOrganizations = true }), ev("org_b", models.EnvTest, "service.provisioned", nil), false},
+		{"paused", sub(func(s *eventlog.WebhookSubscription) { s.Active = false }), ev("org_a", models.EnvLive, "service.provisioned", nil), false},
+		{"other group", sub(func(s *eventlog.WebhookSubscription) { s.Events = []string{"invoice.*"} }), ev("org_a", models.EnvLive, "service.provisioned", nil), false},
+		{"alias in the subscription", sub(func(s *eventlog.WebhookSubscription) { s.Events = []string{"payment.received"} }), ev("org_a", models.EnvLive, "payment.successful", nil), true},
+		{"test ping never matches", sub(func(*eventlog.WebhookSubscription) {}), ev("org_a", models.EnvLive, "webhook.test", nil), false},
+		{"customer filter passes", sub(func(s *eventlog.WebhookSubscription) { s.CustomerIDs = []string{"cust_1"} }), ev("org_a", models.EnvLive, "ticket.created", ticket), true},
+		{"customer filter refuses", sub(func(s *eventlog.WebhookSubscription) { s.CustomerIDs = []string{"cust_2"} }), ev("org_a", models.EnvLive, "ticket.created", ticket), false},
+		{"priority filter passes", sub(func(s *eventlog.WebhookSubscription) { s.Priorities = []string{"critical", "high"} }), ev("org_a", models.EnvLive, "ticket.escalated", ticket), true},
+		{"priority filter refuses", sub(func(s *eventlog.WebhookSubscription) { s.Priorities = []string{"low"} }), ev("org_a", models.EnvLive, "ticket.escalated", ticket), false},
+		{"top-level priority", sub(func(s *eventlog.WebhookSubscription) { s.Priorities = []string{"low"} }), ev("org_a", models.EnvLive, "sla.breach", map[string]any{"priority": "low"}), true},
+		{"filter without the field", sub(func(s *eventlog.WebhookSubscription) { s.Priorities = []string{"low"} }), ev("org_a", models.EnvLive, "comment.added", map[string]any{}), false},
+		{"filters ignore other areas", sub(func(s *eventlog.WebhookSubscription) { s.Priorities = []string{"low"} }), ev("org_a", models.EnvLive, "service.down", nil), true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -189,13 +190,13 @@ func TestMatches(t *testing.T) {
 }
 
 func TestBodyAndReadableGroups(t *testing.T) {
-	ev := models.NewEvent("service.provisioned", "svc_1", map[string]any{"service": map[string]any{"id": "svc_1"}})
+	ev := eventlog.NewEvent("service.provisioned", "svc_1", map[string]any{"service": map[string]any{"id": "svc_1"}})
 	ev.OrganizationID, ev.CreatedAt = "org_a", time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	body, err := events.Body(ev, &models.WebhookSubscription{})
+	body, err := events.Body(ev, &eventlog.WebhookSubscription{})
 	if err != nil || string(body) != `{"id":"`+ev.ID+`","event":"service.provisioned","timestamp":"2026-01-02T03:04:05Z","data":{"service":{"id":"svc_1"}}}` {
 		t.Fatalf("%s %v", body, err)
 	}
-	body, err = events.Body(ev, &models.WebhookSubscription{AllOrganizations: true})
+	body, err = events.Body(ev, &eventlog.WebhookSubscription{AllOrganizations: true})
 	var m map[string]any
 	if err != nil || json.Unmarshal(body, &m) != nil || m["organization_id"] != "org_a" || m["event"] != "service.provisioned" {
 		t.Fatalf("%s %v", body, err)
@@ -215,7 +216,7 @@ func TestBodyAndReadableGroups(t *testing.T) {
 
 	for typ, want := range map[string]string{"service.provisioned": "T:service.provisioned", "invoice.generated": "T:invoice.created",
 		"ticket.*": "G:ticket", "webhook.test": "T:webhook.test", "*": "", "": ""} {
-		var f models.EventFilter
+		var f eventlog.EventFilter
 		if err := events.TypeFilter(&f, typ); err != nil {
 			t.Fatalf("%q: %v", typ, err)
 		}
@@ -230,7 +231,7 @@ func TestBodyAndReadableGroups(t *testing.T) {
 			t.Fatalf("%q: %q, want %q", typ, got, want)
 		}
 	}
-	var f models.EventFilter
+	var f eventlog.EventFilter
 	if err := events.TypeFilter(&f, "nonsense.*"); models.ErrorCode(err) != models.CodeValidation {
 		t.Fatal(err)
 	}
@@ -240,8 +241,8 @@ func TestBodyAndReadableGroups(t *testing.T) {
 type dispatchFixture struct {
 	store *models.Store
 	p     *models.Principal
-	sub   *models.WebhookSubscription
-	other *models.WebhookSubscription
+	sub   *eventlog.WebhookSubscription
+	other *eventlog.WebhookSubscription
 }
 
 func newDispatchFixture(t *testing.T) *dispatchFixture {
@@ -258,8 +259,8 @@ func newDispatchFixture(t *testing.T) *dispatchFixture {
 		t.Fatal(err)
 	}
 	p := &models.Principal{ID: "ak_t", OrganizationID: org.ID, Environment: models.EnvLive, Role: models.RoleCustomer, Permissions: []string{"*"}}
-	mk := func(evs ...string) *models.WebhookSubscription {
-		sub, err := store.CreateWebhook(ctx, p, models.WebhookSpec{Area: "all", URL: "https://hooks.example.com/x", Events: evs, Active: true, Secret: secret})
+	mk := func(evs ...string) *eventlog.WebhookSubscription {
+		sub, err := eventlog.NewStore(store).CreateWebhook(ctx, p, eventlog.WebhookSpec{Area: "all", URL: "https://hooks.example.com/x", Events: evs, Active: true, Secret: secret})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -268,10 +269,10 @@ func newDispatchFixture(t *testing.T) *dispatchFixture {
 	return &dispatchFixture{store: store, p: p, sub: mk("service.*"), other: mk("invoice.*")}
 }
 
-func (f *dispatchFixture) event(t *testing.T) *models.Event {
+func (f *dispatchFixture) event(t *testing.T) *eventlog.Event {
 	t.Helper()
-	ev := models.NewEvent(models.EventServiceProvisioned, "svc_1", nil)
-	if err := f.store.Tx(context.Background(), f.p.OwnScope(), func(tx *gorm.DB) error { return models.RecordEvent(tx, ev) }); err != nil {
+	ev := eventlog.NewEvent(eventlog.EventServiceProvisioned, "svc_1", nil)
+	if err := f.store.Tx(context.Background(), f.p.OwnScope(), func(tx *gorm.DB) error { return eventlog.RecordEvent(tx, ev) }); err != nil {
 		t.Fatal(err)
 	}
 	return ev
@@ -292,11 +293,11 @@ func TestDispatcherIsIdempotent(t *testing.T) {
 	if _, err := d.DispatchOnce(ctx); models.ErrorCode(err) != models.CodeDependencyUnavailable {
 		t.Fatalf("round 1: %v", err)
 	}
-	rows, _ := f.store.EnsureDeliveries(ctx, ev, nil)
+	rows, _ := eventlog.NewStore(f.store).EnsureDeliveries(ctx, ev, nil)
 	if len(rows) != 1 || rows[0].SubscriptionID != f.sub.ID || rows[0].WorkflowStartedAt != nil {
 		t.Fatalf("rows after round 1: %+v", rows)
 	}
-	if und, _ := f.store.UndispatchedEvents(ctx, 10); len(und) != 1 {
+	if und, _ := eventlog.NewStore(f.store).UndispatchedEvents(ctx, 10); len(und) != 1 {
 		t.Fatal("the event must stay undispatched")
 	}
 
@@ -327,7 +328,7 @@ func TestDispatcherIsIdempotent(t *testing.T) {
 	if st, err := d.DispatchOnce(ctx); err != nil || st != (events.Stats{}) {
 		t.Fatalf("nothing left: %+v %v", st, err)
 	}
-	rows, _ = f.store.EnsureDeliveries(ctx, ev, nil)
+	rows, _ = eventlog.NewStore(f.store).EnsureDeliveries(ctx, ev, nil)
 	if len(rows) != 1 || rows[0].WorkflowStartedAt == nil {
 		t.Fatalf("rows: %+v", rows)
 	}
@@ -353,7 +354,7 @@ func TestRedeliveriesAndTestsStartedByTheSweep(t *testing.T) {
 		t.Fatalf("%+v %v", re, err)
 	}
 	td, tev, err := api.SendTest(ctx, f.p, f.other.ID)
-	if err != nil || td.SubscriptionID != f.other.ID || tev.Type != models.EventWebhookTest {
+	if err != nil || td.SubscriptionID != f.other.ID || tev.Type != eventlog.EventWebhookTest {
 		t.Fatal(td, err)
 	}
 	if _, err := api.Redeliver(ctx, f.p, tev.ID, f.sub.ID); models.ErrorCode(err) != models.CodeValidation {
@@ -383,7 +384,7 @@ func TestDispatcherOnEventHook(t *testing.T) {
 	ctx := context.Background()
 	// Two events, the second one newer (rounds take the oldest first).
 	first, second := f.event(t), f.event(t)
-	if err := f.store.In(ctx, models.SystemScope()).Model(&models.Event{}).Where("id = ?", second.ID).Update("created_at", time.Now().UTC().Add(time.Second)).Error; err != nil {
+	if err := f.store.In(ctx, models.SystemScope()).Model(&eventlog.Event{}).Where("id = ?", second.ID).Update("created_at", time.Now().UTC().Add(time.Second)).Error; err != nil {
 		t.Fatal(err)
 	}
 	mc := mocks.NewClient(t)
@@ -391,18 +392,18 @@ func TestDispatcherOnEventHook(t *testing.T) {
 	outage := models.Errorf(models.CodeDependencyUnavailable, "the workflow engine is unavailable")
 	calls := map[string]int{}
 	failSecond := true
-	hook := func(hctx context.Context, ev *models.Event) error {
+	hook := func(hctx context.Context, ev *eventlog.Event) error {
 		calls[ev.ID]++
 		if _, ok := hctx.Deadline(); !ok {
 			t.Error("the hook must run with a deadline")
 		}
 		// Called after the deliveries are started, before the event is marked dispatched.
-		und, _ := f.store.UndispatchedEvents(ctx, 10)
+		und, _ := eventlog.NewStore(f.store).UndispatchedEvents(ctx, 10)
 		found := false
 		for _, u := range und {
 			found = found || u.ID == ev.ID
 		}
-		rows, _ := f.store.EnsureDeliveries(ctx, ev, nil)
+		rows, _ := eventlog.NewStore(f.store).EnsureDeliveries(ctx, ev, nil)
 		if !found || len(rows) != 1 || rows[0].WorkflowStartedAt == nil {
 			t.Errorf("hook called on %s: undispatched %v, deliveries %+v", ev.ID, found, rows)
 		}
@@ -438,14 +439,14 @@ func TestDispatcherOnEventHook(t *testing.T) {
 			if len(calls) != len(tc.wantCalls) || calls[first.ID] != tc.wantCalls[first.ID] || calls[second.ID] != tc.wantCalls[second.ID] {
 				t.Fatalf("hook calls %v, want %v", calls, tc.wantCalls)
 			}
-			if und, _ := f.store.UndispatchedEvents(ctx, 10); len(und) != tc.left || (tc.left == 1 && und[0].ID != second.ID) {
+			if und, _ := eventlog.NewStore(f.store).UndispatchedEvents(ctx, 10); len(und) != tc.left || (tc.left == 1 && und[0].ID != second.ID) {
 				t.Fatalf("undispatched %+v", und)
 			}
 		})
 	}
 	// The delivery of the event the hook refused was started once: the
 	// retried round found it started.
-	rows, _ := f.store.EnsureDeliveries(ctx, second, nil)
+	rows, _ := eventlog.NewStore(f.store).EnsureDeliveries(ctx, second, nil)
 	if len(rows) != 1 || rows[0].WorkflowStartedAt == nil {
 		t.Fatalf("deliveries %+v", rows)
 	}

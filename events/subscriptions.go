@@ -14,6 +14,7 @@ import (
 	"slices"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/eventlog"
 	"github.com/telcoplatform/platform/webhooks"
 )
 
@@ -21,11 +22,11 @@ import (
 // "services", "billing", "support").
 func Area(name string) webhooks.Area {
 	switch name {
-	case models.WebhookAreaServices:
+	case eventlog.WebhookAreaServices:
 		return webhooks.AreaServices
-	case models.WebhookAreaBilling:
+	case eventlog.WebhookAreaBilling:
 		return webhooks.AreaBilling
-	case models.WebhookAreaSupport:
+	case eventlog.WebhookAreaSupport:
 		return webhooks.AreaSupport
 	}
 	return webhooks.AreaAll
@@ -34,7 +35,7 @@ func Area(name string) webhooks.Area {
 // AreaName returns the stored name of an area ("all" for AreaAll).
 func AreaName(a webhooks.Area) string {
 	if a == webhooks.AreaAll {
-		return models.WebhookAreaAll
+		return eventlog.WebhookAreaAll
 	}
 	return string(a)
 }
@@ -44,7 +45,7 @@ type SubscriptionInput struct {
 	URL              string
 	Description      string
 	Events           []string
-	Filters          *models.WebhookFilters
+	Filters          *eventlog.WebhookFilters
 	Secret           string // "" to have one generated
 	Active           *bool  // nil: active
 	AllOrganizations bool
@@ -55,7 +56,7 @@ type PatchInput struct {
 	URL         *string
 	Description *string
 	Events      []string
-	Filters     *models.WebhookFilters
+	Filters     *eventlog.WebhookFilters
 	Active      *bool
 }
 
@@ -95,7 +96,7 @@ func issues(v *models.Validator, err error) error {
 }
 
 // checkFilters refuses filters on an area whose events they cannot apply to.
-func checkFilters(v *models.Validator, area webhooks.Area, f *models.WebhookFilters) {
+func checkFilters(v *models.Validator, area webhooks.Area, f *eventlog.WebhookFilters) {
 	if f == nil || (len(f.CustomerIDs) == 0 && len(f.Priorities) == 0) {
 		return
 	}
@@ -109,9 +110,9 @@ func checkFilters(v *models.Validator, area webhooks.Area, f *models.WebhookFilt
 // Errors: VALIDATION_ERROR naming every invalid field (url, events[i],
 // secret, filters); DEPENDENCY_UNAVAILABLE when the URL's host could not
 // be resolved for a reason other than not existing.
-func (s *Subscriptions) Spec(ctx context.Context, area webhooks.Area, in SubscriptionInput) (models.WebhookSpec, error) {
+func (s *Subscriptions) Spec(ctx context.Context, area webhooks.Area, in SubscriptionInput) (eventlog.WebhookSpec, error) {
 	var v models.Validator
-	spec := models.WebhookSpec{Area: AreaName(area), URL: in.URL, Description: in.Description, Active: true, AllOrganizations: in.AllOrganizations}
+	spec := eventlog.WebhookSpec{Area: AreaName(area), URL: in.URL, Description: in.Description, Active: true, AllOrganizations: in.AllOrganizations}
 	if in.Active != nil {
 		spec.Active = *in.Active
 	}
@@ -144,10 +145,10 @@ func (s *Subscriptions) Spec(ctx context.Context, area webhooks.Area, in Subscri
 
 // Patch checks a change to sub (its events must stay within sub's area).
 // Errors: as Spec.
-func (s *Subscriptions) Patch(ctx context.Context, sub *models.WebhookSubscription, in PatchInput) (models.WebhookPatch, error) {
+func (s *Subscriptions) Patch(ctx context.Context, sub *eventlog.WebhookSubscription, in PatchInput) (eventlog.WebhookPatch, error) {
 	var v models.Validator
 	area := Area(sub.Area)
-	out := models.WebhookPatch{URL: in.URL, Description: in.Description, Filters: in.Filters, Active: in.Active}
+	out := eventlog.WebhookPatch{URL: in.URL, Description: in.Description, Filters: in.Filters, Active: in.Active}
 	if in.URL != nil {
 		if err := issues(&v, webhooks.ValidateURLWith(ctx, s.resolver, *in.URL, s.allowPrivate)); err != nil {
 			return out, err
@@ -203,8 +204,8 @@ func stringAt(data map[string]any, key string, outer ...string) (string, bool) {
 // (at the top level or in its ticket object); an event without the field
 // does not pass a filter on it. webhook.test never matches (it is sent to
 // one subscription directly).
-func Matches(sub *models.WebhookSubscription, ev *models.Event) bool {
-	if !sub.Active || !models.SubscriptionMayReceive(sub, ev) || !webhooks.Matches(sub.Events, ev.Type) {
+func Matches(sub *eventlog.WebhookSubscription, ev *eventlog.Event) bool {
+	if !sub.Active || !eventlog.SubscriptionMayReceive(sub, ev) || !webhooks.Matches(sub.Events, ev.Type) {
 		return false
 	}
 	if !supportEvent(ev.Type) {
@@ -230,7 +231,7 @@ func Matches(sub *models.WebhookSubscription, ev *models.Event) bool {
 // when the event happened), plus "organization_id" for provider staff
 // subscriptions across organizations. Errors: VALIDATION_ERROR (unknown
 // event type), INTERNAL_ERROR.
-func Body(ev *models.Event, sub *models.WebhookSubscription) ([]byte, error) {
+func Body(ev *eventlog.Event, sub *eventlog.WebhookSubscription) ([]byte, error) {
 	body, err := webhooks.Payload(ev.ID, ev.Type, ev.CreatedAt, ev.Data)
 	if err != nil || !sub.AllOrganizations {
 		return body, err
@@ -283,11 +284,11 @@ func ReadableGroups(p *models.Principal) ([]string, error) {
 // TypeFilter turns the `type` query parameter (a canonical name, an alias,
 // or a group pattern such as "service.*") into a models.EventFilter's Types
 // or Groups. Errors: VALIDATION_ERROR (field type).
-func TypeFilter(f *models.EventFilter, typ string) error {
+func TypeFilter(f *eventlog.EventFilter, typ string) error {
 	if typ == "" {
 		return nil
 	}
-	if typ == models.EventWebhookTest {
+	if typ == eventlog.EventWebhookTest {
 		f.Types = []string{typ}
 		return nil
 	}

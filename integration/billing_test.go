@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/eventlog"
 )
 
 // startBillingPlatform starts the platform with the demo tenant's sandbox
@@ -244,7 +245,7 @@ func TestBillingEndToEnd(t *testing.T) {
 
 	// The billing events are in the outbox.
 	types := func(id string) []string {
-		evs, err := p.store.EventsFor(ctx, scope, id)
+		evs, err := eventlog.NewStore(p.store).EventsFor(ctx, scope, id)
 		if err != nil {
 			t.Fatal(err)
 		}

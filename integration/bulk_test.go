@@ -13,6 +13,7 @@ import (
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/automation"
 	"github.com/telcoplatform/platform/models/catalog"
+	"github.com/telcoplatform/platform/models/eventlog"
 	"github.com/telcoplatform/platform/models/identity"
 	"github.com/telcoplatform/platform/models/services"
 	"github.com/telcoplatform/platform/workflows"
@@ -434,7 +435,7 @@ func TestOrchestrationEndToEnd(t *testing.T) {
 		if alias.Status != "failed" || alias.Orchestration.Name != "Branch" || !models.HasPrefix(svcID, "svc") {
 			t.Fatalf("alias %+v, service %q", alias, svcID)
 		}
-		evs, err := s.store.EventsFor(ctx, models.TenantScope(s.orgID, models.EnvTest), svcID)
+		evs, err := eventlog.NewStore(s.store).EventsFor(ctx, models.TenantScope(s.orgID, models.EnvTest), svcID)
 		// the provisioning's status moves, service.provisioned, then the notify step's event
 		if err != nil || len(evs) != 4 || evs[3].Type != "service.maintenance_scheduled" || evs[3].Data["message"] != "welcome" {
 			t.Fatalf("outbox %+v %v", evs, err)
@@ -445,7 +446,7 @@ func TestOrchestrationEndToEnd(t *testing.T) {
 		// The earlier events (the manual DAG's service.provisioned) are
 		// handed over before the trigger listens.
 		bulkWaitFor(t, func() bool {
-			und, err := s.store.UndispatchedEvents(ctx, 1)
+			und, err := eventlog.NewStore(s.store).UndispatchedEvents(ctx, 1)
 			return err == nil && len(und) == 0
 		})
 		var acc struct {
@@ -472,7 +473,7 @@ func TestOrchestrationEndToEnd(t *testing.T) {
 			t.Fatalf("provisioning %+v", done[len(done)-1])
 		}
 		scope := models.TenantScope(s.orgID, models.EnvTest)
-		evs, err := s.store.EventsFor(ctx, scope, prov.ServiceID)
+		evs, err := eventlog.NewStore(s.store).EventsFor(ctx, scope, prov.ServiceID)
 		if err != nil || len(evs) != 3 || evs[2].Type != "service.provisioned" {
 			t.Fatalf("%+v %v", evs, err)
 		}
@@ -516,12 +517,12 @@ func TestOrchestrationEndToEnd(t *testing.T) {
 		if n := handled(); n != 1 {
 			t.Fatalf("the trigger handled %v events, want 1", n)
 		}
-		if err := s.store.In(ctx, models.SystemScope()).Model(&models.Event{}).Where("id = ?", evs[2].ID).Update("dispatched_at", nil).Error; err != nil {
+		if err := s.store.In(ctx, models.SystemScope()).Model(&eventlog.Event{}).Where("id = ?", evs[2].ID).Update("dispatched_at", nil).Error; err != nil {
 			t.Fatal(err)
 		}
 		bulkWaitFor(t, func() bool { return handled() == 2 })
 		bulkWaitFor(t, func() bool {
-			und, err := s.store.UndispatchedEvents(ctx, 1000)
+			und, err := eventlog.NewStore(s.store).UndispatchedEvents(ctx, 1000)
 			for _, ev := range und {
 				if ev.ID == evs[2].ID {
 					return false

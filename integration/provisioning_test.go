@@ -29,6 +29,7 @@ import (
 	"github.com/telcoplatform/platform/events"
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/catalog"
+	"github.com/telcoplatform/platform/models/eventlog"
 	"github.com/telcoplatform/platform/models/identity"
 	"github.com/telcoplatform/platform/models/seed"
 	"github.com/telcoplatform/platform/temporalclient"
@@ -431,7 +432,7 @@ func TestProvisioningEndToEnd(t *testing.T) {
 		}
 		scope := models.TenantScope(p.demo.Demo.ID, models.EnvLive)
 		// Every status move (pending → provisioning → operational), then service.provisioned.
-		if evs, err := p.store.EventsFor(ctx, scope, acc.ServiceID); err != nil || len(evs) != 3 || evs[0].Type != "service.status_changed" ||
+		if evs, err := eventlog.NewStore(p.store).EventsFor(ctx, scope, acc.ServiceID); err != nil || len(evs) != 3 || evs[0].Type != "service.status_changed" ||
 			evs[1].Type != "service.status_changed" || evs[1].Data["to"] != "operational" || evs[2].Type != "service.provisioned" {
 			t.Fatalf("outbox: %+v %v", evs, err)
 		}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/catalog"
+	"github.com/telcoplatform/platform/models/eventlog"
 	"github.com/telcoplatform/platform/simulator"
 )
 
@@ -238,7 +239,7 @@ func TestServicesAreaEndToEnd(t *testing.T) {
 		if allocs, _ := catalog.NewStore(p.store).ServiceAllocations(ctx, scope, pbx); len(allocs) != 0 {
 			t.Fatalf("inventory still held: %+v", allocs)
 		}
-		evs, _ := p.store.EventsFor(ctx, scope, pbx)
+		evs, _ := eventlog.NewStore(p.store).EventsFor(ctx, scope, pbx)
 		last := evs[len(evs)-1]
 		if last.Type != "service.decommissioned" {
 			t.Fatalf("events %+v", evs)

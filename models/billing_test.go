@@ -11,6 +11,7 @@ import (
 
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/billing"
+	"github.com/telcoplatform/platform/models/eventlog"
 	"github.com/telcoplatform/platform/models/identity"
 	"github.com/telcoplatform/platform/models/services"
 )
@@ -236,7 +237,7 @@ func visaMethod(acct *models.BillingAccount) *billing.PaymentMethod {
 
 func typesOf(t *testing.T, s *models.Store, scope models.Scope, id string) []string {
 	t.Helper()
-	evs, err := s.EventsFor(context.Background(), scope, id)
+	evs, err := eventlog.NewStore(s).EventsFor(context.Background(), scope, id)
 	if err != nil {
 		t.Fatal(err)
 	}

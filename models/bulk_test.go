@@ -10,6 +10,7 @@ import (
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/automation"
 	"github.com/telcoplatform/platform/models/billing"
+	"github.com/telcoplatform/platform/models/eventlog"
 	"github.com/telcoplatform/platform/models/identity"
 	"github.com/telcoplatform/platform/models/services"
 )
@@ -346,7 +347,7 @@ func TestStatusChangesAreAppliedOnceAndReverted(t *testing.T) {
 			t.Fatalf("suspend: %+v %v", got, err)
 		}
 	}
-	evs, _ := s.EventsFor(ctx, scope, svc.ID)
+	evs, _ := eventlog.NewStore(s).EventsFor(ctx, scope, svc.ID)
 	// one for the provisioning (provisioning → operational), one for the suspension
 	if n := countEvents(evs, "service.status_changed"); n != 2 {
 		t.Fatalf("%d service.status_changed events, want 2 (provisioned, then one change applied twice)", n)
@@ -371,7 +372,7 @@ func TestStatusChangesAreAppliedOnceAndReverted(t *testing.T) {
 	if back.Status != services.ServiceOperational {
 		t.Fatalf("suspension not reverted: %s", back.Status)
 	}
-	evs, _ = s.EventsFor(ctx, scope, svc.ID)
+	evs, _ = eventlog.NewStore(s).EventsFor(ctx, scope, svc.ID)
 	if n := countEvents(evs, "service.status_changed"); n != 3 {
 		t.Fatalf("%d service.status_changed events, want 3 (provisioned, suspended, reverted)", n)
 	}
@@ -379,7 +380,7 @@ func TestStatusChangesAreAppliedOnceAndReverted(t *testing.T) {
 	if got, err := automation.NewStore(s).ApplyServiceChange(ctx, scope, automation.ChangeRequest{Key: "k3", OperationID: "bulk_r", ServiceID: svc.ID, Kind: automation.ChangeResume}); err != nil || got.Status != services.ServiceOperational {
 		t.Fatalf("resuming a running service: %v", err)
 	}
-	if evs, _ := s.EventsFor(ctx, scope, svc.ID); countEvents(evs, "service.status_changed") != 3 {
+	if evs, _ := eventlog.NewStore(s).EventsFor(ctx, scope, svc.ID); countEvents(evs, "service.status_changed") != 3 {
 		t.Fatal("a no-op resume wrote an event")
 	}
 
@@ -423,7 +424,7 @@ func TestStatusChangesAreAppliedOnceAndReverted(t *testing.T) {
 		t.Fatal(err)
 	}
 	back, _ = services.NewStore(s).GetService(ctx, p, svc.ID)
-	evs, _ = s.EventsFor(ctx, scope, svc.ID)
+	evs, _ = eventlog.NewStore(s).EventsFor(ctx, scope, svc.ID)
 	if back.Status != services.ServiceDecommissioned || back.IPBlock != "" || back.BillingEndedAt == nil || back.DecommissionedAt == nil || countEvents(evs, "service.decommissioned") != 1 {
 		t.Fatalf("retired: %+v", back)
 	}
@@ -439,7 +440,7 @@ func TestStatusChangesAreAppliedOnceAndReverted(t *testing.T) {
 	}
 }
 
-func countEvents(evs []models.Event, typ string) int {
+func countEvents(evs []eventlog.Event, typ string) int {
 	n := 0
 	for _, e := range evs {
 		if e.Type == typ {

@@ -11,6 +11,7 @@ import (
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/billing"
 	"github.com/telcoplatform/platform/models/catalog"
+	"github.com/telcoplatform/platform/models/eventlog"
 	"github.com/telcoplatform/platform/models/identity"
 	"github.com/telcoplatform/platform/models/seed"
 	"github.com/telcoplatform/platform/models/services"
@@ -495,7 +496,7 @@ func TestCompleteProvisioningWritesTheOutboxEvent(t *testing.T) {
 	if _, err := services.NewStore(s).CompleteProvisioning(ctx, scope, "prov_outbox", "svc_outbox"); models.ErrorCode(err) != models.CodeInvalidStateTransition {
 		t.Fatalf("pending cannot become operational: %v", err)
 	}
-	if evs, _ := s.EventsFor(ctx, scope, "svc_outbox"); len(evs) != 0 {
+	if evs, _ := eventlog.NewStore(s).EventsFor(ctx, scope, "svc_outbox"); len(evs) != 0 {
 		t.Fatalf("a failed transition must not leave an event: %+v", evs)
 	}
 	if _, err := services.NewStore(s).TransitionService(ctx, scope, nil, "svc_outbox", services.ServiceProvisioning); err != nil {
@@ -507,13 +508,13 @@ func TestCompleteProvisioningWritesTheOutboxEvent(t *testing.T) {
 			t.Fatalf("%+v %v", svc, err)
 		}
 	}
-	evs, err := s.EventsFor(ctx, scope, "svc_outbox")
+	evs, err := eventlog.NewStore(s).EventsFor(ctx, scope, "svc_outbox")
 	// The status move is reported as service.status_changed, then service.provisioned, both in the outbox.
 	if err != nil || len(evs) != 2 || evs[0].Type != "service.status_changed" || evs[0].Data["from"] != "provisioning" ||
 		evs[0].Data["to"] != "operational" || evs[0].Data["reason"] != "provisioned" || evs[0].Data["request_id"] != "prov_outbox" {
 		t.Fatalf("events: %+v %v", evs, err)
 	}
-	if ev := evs[1]; ev.Type != models.EventServiceProvisioned || ev.DispatchedAt != nil || !models.HasPrefix(ev.ID, "evt") ||
+	if ev := evs[1]; ev.Type != eventlog.EventServiceProvisioned || ev.DispatchedAt != nil || !models.HasPrefix(ev.ID, "evt") ||
 		ev.OrganizationID != p.OrganizationID || ev.Data["request_id"] != "prov_outbox" {
 		t.Fatalf("events: %+v", evs)
 	}

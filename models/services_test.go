@@ -10,6 +10,7 @@ import (
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/billing"
 	"github.com/telcoplatform/platform/models/catalog"
+	"github.com/telcoplatform/platform/models/eventlog"
 	"github.com/telcoplatform/platform/models/services"
 	"github.com/telcoplatform/platform/webhooks"
 )
@@ -271,7 +272,7 @@ func TestIncidentsMoveTheServiceAndWriteEvents(t *testing.T) {
 		t.Fatalf("resolved twice: %+v %v", inc, err)
 	}
 	got, _ := services.NewStore(s).GetService(ctx, p, svc.ID)
-	evs, _ := s.EventsFor(ctx, scope, svc.ID)
+	evs, _ := eventlog.NewStore(s).EventsFor(ctx, scope, svc.ID)
 	var types []string
 	for _, ev := range evs {
 		types = append(types, ev.Type)

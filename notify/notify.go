@@ -21,6 +21,7 @@ import (
 	mail "github.com/wneessen/go-mail"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/eventlog"
 )
 
 // Message is one notification to send.
@@ -85,7 +86,7 @@ func (s *SMTP) Send(ctx context.Context, m Message) error {
 	msg.SetMessageIDWithValue(m.ID + "@telco-platform")
 	msg.SetDate()
 	kind := mail.TypeTextPlain
-	if strings.HasPrefix(m.Body, models.HTMLBodyPrefix) {
+	if strings.HasPrefix(m.Body, eventlog.HTMLBodyPrefix) {
 		kind = mail.TypeTextHTML // a body rendered from an HTML template
 	}
 	msg.SetBodyString(kind, m.Body)
@@ -142,9 +143,10 @@ type Options struct {
 // Dispatcher sends due outbox messages on the channels it has; a message of
 // a channel without a sender stays queued (and the portal shows it).
 type Dispatcher struct {
-	store *models.Store
-	opts  Options
-	log   *slog.Logger
+	store    *models.Store
+	eventlog *eventlog.Store
+	opts     Options
+	log      *slog.Logger
 }
 
 // NewDispatcher returns a Dispatcher over store.
@@ -159,7 +161,7 @@ func NewDispatcher(store *models.Store, opts Options) *Dispatcher {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Dispatcher{store: store, opts: opts, log: log}
+	return &Dispatcher{store: store, eventlog: eventlog.NewStore(store), opts: opts, log: log}
 }
 
 // Enabled reports whether the dispatcher has any channel to send on.
@@ -169,7 +171,7 @@ func (d *Dispatcher) Enabled() bool { return d.opts.Email != nil || d.opts.SMS !
 // A failure is recorded on the message (retried with backoff), not returned.
 // Errors: the store's, when the outbox cannot be read.
 func (d *Dispatcher) SendDue(ctx context.Context) (int, error) {
-	due, err := d.store.PendingNotifications(ctx, d.opts.BatchSize)
+	due, err := d.eventlog.PendingNotifications(ctx, d.opts.BatchSize)
 	if err != nil {
 		return 0, err
 	}
@@ -177,13 +179,13 @@ func (d *Dispatcher) SendDue(ctx context.Context) (int, error) {
 	for i := range due {
 		n := &due[i]
 		sender := d.opts.Email
-		if n.Channel == models.ChannelSMS {
+		if n.Channel == eventlog.ChannelSMS {
 			sender = d.opts.SMS
 		}
 		if sender == nil {
 			continue
 		}
-		subject, body, err := d.store.NotificationText(n)
+		subject, body, err := d.eventlog.NotificationText(n)
 		if err == nil {
 			sendCtx, cancel := context.WithTimeout(ctx, 20*time.Second)
 			err = sender.Send(sendCtx, Message{ID: n.ID, To: n.Recipient, Subject: subject, Body: body})
@@ -191,12 +193,12 @@ func (d *Dispatcher) SendDue(ctx context.Context) (int, error) {
 		}
 		if err != nil {
 			d.log.Warn("notification not sent; will retry", "id", n.ID, "channel", n.Channel, "attempt", n.Attempts+1, "error", err)
-			if merr := d.store.MarkNotificationFailed(ctx, n, err); merr != nil {
+			if merr := d.eventlog.MarkNotificationFailed(ctx, n, err); merr != nil {
 				return sent, merr
 			}
 			continue
 		}
-		if err := d.store.MarkNotificationSent(ctx, n.ID); err != nil {
+		if err := d.eventlog.MarkNotificationSent(ctx, n.ID); err != nil {
 			return sent, err
 		}
 		sent++

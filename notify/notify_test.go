@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/eventlog"
 	"github.com/telcoplatform/platform/notify"
 	"github.com/telcoplatform/platform/testenv"
 )
@@ -28,11 +29,11 @@ func TestDispatcherSendsEmailAndSMS(t *testing.T) {
 	}
 	d := notify.NewDispatcher(store, notify.Options{Email: email, SMS: notify.NewSMSHTTP(smsURL)})
 
-	mail, err := store.QueueMessage(ctx, scope, models.Message{Channel: models.ChannelEmail, Recipient: "ada@example.test", Template: "mfa_code", Subject: "Your verification code", Body: "code 123456"})
+	mail, err := eventlog.NewStore(store).QueueMessage(ctx, scope, eventlog.Message{Channel: eventlog.ChannelEmail, Recipient: "ada@example.test", Template: "mfa_code", Subject: "Your verification code", Body: "code 123456"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	sms, err := store.QueueMessage(ctx, scope, models.Message{Channel: models.ChannelSMS, Recipient: "+14155550123", Template: "mfa_code", Subject: "code", Body: "code 654321"})
+	sms, err := eventlog.NewStore(store).QueueMessage(ctx, scope, eventlog.Message{Channel: eventlog.ChannelSMS, Recipient: "+14155550123", Template: "mfa_code", Subject: "code", Body: "code 654321"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +59,7 @@ func TestDispatcherSendsEmailAndSMS(t *testing.T) {
 	if n, _ := d.SendDue(ctx); n != 0 {
 		t.Fatalf("a third round sent %d messages again", n)
 	}
-	box, err := store.UserInbox(ctx, scope.OrganizationID, []string{"ada@example.test", "+14155550123"}, 10)
+	box, err := eventlog.NewStore(store).UserInbox(ctx, scope.OrganizationID, []string{"ada@example.test", "+14155550123"}, 10)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,29 +82,29 @@ func TestFailedMessagesBackOffAndStop(t *testing.T) {
 	store := testenv.Store(t)
 	now := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
 	store.Now = func() time.Time { return now }
-	if _, err := store.QueueMessage(ctx, scope, models.Message{Channel: models.ChannelEmail, Recipient: "bob@example.test", Subject: "s", Body: "b"}); err != nil {
+	if _, err := eventlog.NewStore(store).QueueMessage(ctx, scope, eventlog.Message{Channel: eventlog.ChannelEmail, Recipient: "bob@example.test", Subject: "s", Body: "b"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := store.QueueMessage(ctx, scope, models.Message{Channel: models.ChannelSMS, Recipient: "+14155550100", Subject: "s", Body: "b"}); err != nil {
+	if _, err := eventlog.NewStore(store).QueueMessage(ctx, scope, eventlog.Message{Channel: eventlog.ChannelSMS, Recipient: "+14155550100", Subject: "s", Body: "b"}); err != nil {
 		t.Fatal(err)
 	}
 	d := notify.NewDispatcher(store, notify.Options{Email: failing{}})
-	for attempt := 1; attempt <= models.NotificationMaxAttempts; attempt++ {
+	for attempt := 1; attempt <= eventlog.NotificationMaxAttempts; attempt++ {
 		if n, err := d.SendDue(ctx); err != nil || n != 0 {
 			t.Fatalf("attempt %d: sent %d, %v", attempt, n, err)
 		}
-		if due, _ := store.PendingNotifications(ctx, 10); len(due) != 1 || due[0].Channel != models.ChannelSMS {
+		if due, _ := eventlog.NewStore(store).PendingNotifications(ctx, 10); len(due) != 1 || due[0].Channel != eventlog.ChannelSMS {
 			t.Fatalf("attempt %d: due right after a failure: %+v (want only the unsendable SMS)", attempt, due)
 		}
-		now = now.Add(models.NotificationRetryMax)
+		now = now.Add(eventlog.NotificationRetryMax)
 	}
-	box, _ := store.UserInbox(ctx, scope.OrganizationID, []string{"bob@example.test", "+14155550100"}, 10)
+	box, _ := eventlog.NewStore(store).UserInbox(ctx, scope.OrganizationID, []string{"bob@example.test", "+14155550100"}, 10)
 	statuses := map[string]string{}
 	for _, m := range box {
 		statuses[m.Channel] = m.Status
 	}
 	if statuses["email"] != "failed" || statuses["sms"] != "queued" {
-		t.Fatalf("statuses %v, want the e-mail failed after %d attempts and the SMS queued", statuses, models.NotificationMaxAttempts)
+		t.Fatalf("statuses %v, want the e-mail failed after %d attempts and the SMS queued", statuses, eventlog.NotificationMaxAttempts)
 	}
 }
 
@@ -126,8 +127,8 @@ func TestHTMLBodiesAreSentAsHTML(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := notify.NewDispatcher(store, notify.Options{Email: email})
-	for _, body := range []string{models.HTMLBodyPrefix + "\n<html><body><p>TKT-000001</p></body></html>", "plain text"} {
-		if _, err := store.QueueMessage(ctx, scope, models.Message{Channel: models.ChannelEmail, Recipient: "ada@example.test", Template: "support_ticket_update", Subject: "s", Body: body}); err != nil {
+	for _, body := range []string{eventlog.HTMLBodyPrefix + "\n<html><body><p>TKT-000001</p></body></html>", "plain text"} {
+		if _, err := eventlog.NewStore(store).QueueMessage(ctx, scope, eventlog.Message{Channel: eventlog.ChannelEmail, Recipient: "ada@example.test", Template: "support_ticket_update", Subject: "s", Body: body}); err != nil {
 			t.Fatal(err)
 		}
 	}

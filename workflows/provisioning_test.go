@@ -16,6 +16,7 @@ import (
 
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/catalog"
+	"github.com/telcoplatform/platform/models/eventlog"
 	"github.com/telcoplatform/platform/models/services"
 	"github.com/telcoplatform/platform/simulator"
 	"github.com/telcoplatform/platform/testenv"
@@ -404,7 +405,7 @@ func TestProvisioningSandboxFailureReleasesEverything(t *testing.T) {
 				}
 			}
 			// Only its status moves: no service.provisioned, and the last one is to failed.
-			evs, _ := store.EventsFor(ctx, in.Scope(), in.ServiceID)
+			evs, _ := eventlog.NewStore(store).EventsFor(ctx, in.Scope(), in.ServiceID)
 			for _, ev := range evs {
 				if ev.Type != "service.status_changed" {
 					t.Fatalf("a failed provisioning wrote %s", ev.Type)

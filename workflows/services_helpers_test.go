@@ -8,6 +8,7 @@ import (
 
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/catalog"
+	"github.com/telcoplatform/platform/models/eventlog"
 	"github.com/telcoplatform/platform/models/services"
 	"github.com/telcoplatform/platform/worker"
 	"github.com/telcoplatform/platform/workflows"
@@ -78,7 +79,7 @@ func (e *servicesEnv) operation(env models.Environment, id string) *services.Ope
 
 func (e *servicesEnv) eventTypes(scope models.Scope, id string) []string {
 	e.t.Helper()
-	evs, err := e.store.EventsFor(context.Background(), scope, id)
+	evs, err := eventlog.NewStore(e.store).EventsFor(context.Background(), scope, id)
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/telcoplatform/platform/activities"
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/billing"
+	"github.com/telcoplatform/platform/models/eventlog"
 	"github.com/telcoplatform/platform/models/seed"
 	"github.com/telcoplatform/platform/models/services"
 	"github.com/telcoplatform/platform/testenv"
@@ -366,11 +367,11 @@ func TestSubscriptionProrationWithTheRealActivities(t *testing.T) {
 	if ended.Status != billing.SubscriptionCancelled || ended.EndedReason != billing.EndedCancelled {
 		t.Fatalf("subscription %+v", ended)
 	}
-	evs, _ := store.EventsFor(ctx, scope, sub.ID)
+	evs, _ := eventlog.NewStore(store).EventsFor(ctx, scope, sub.ID)
 	if len(evs) != 2 || evs[0].Type != "subscription.created" || evs[1].Type != "subscription.cancelled" {
 		t.Fatalf("events %+v", evs)
 	}
-	if evs, _ := store.EventsFor(ctx, scope, inv.ID); len(evs) != 2 || evs[1].Type != "invoice.overdue" {
+	if evs, _ := eventlog.NewStore(store).EventsFor(ctx, scope, inv.ID); len(evs) != 2 || evs[1].Type != "invoice.overdue" {
 		t.Fatalf("invoice events %+v", evs)
 	}
 }

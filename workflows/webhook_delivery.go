@@ -8,6 +8,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/eventlog"
 	"github.com/telcoplatform/platform/webhooks"
 )
 
@@ -66,9 +67,9 @@ func (in WebhookDeliveryInput) DelayAfter(attempt int) time.Duration {
 // WebhookPrepareResult says whether a delivery may make its first attempt
 // (Ready) or has nothing left to do (Stop, with the delivery's Status).
 type WebhookPrepareResult struct {
-	Ready  bool                  `json:"ready"`
-	Stop   bool                  `json:"stop"`
-	Status models.DeliveryStatus `json:"status,omitempty"`
+	Ready  bool                    `json:"ready"`
+	Stop   bool                    `json:"stop"`
+	Status eventlog.DeliveryStatus `json:"status,omitempty"`
 }
 
 // WebhookAttemptInput asks for attempt number Attempt of a delivery;
@@ -84,24 +85,24 @@ type WebhookAttemptInput struct {
 // Stop when the delivery must not continue (subscription paused or
 // deleted, delivery already ended), with the delivery's Status.
 type WebhookAttemptResult struct {
-	Success    bool                  `json:"success"`
-	Stop       bool                  `json:"stop"`
-	Status     models.DeliveryStatus `json:"status,omitempty"`
-	StatusCode int                   `json:"status_code"`
-	Error      string                `json:"error,omitempty"`
+	Success    bool                    `json:"success"`
+	Stop       bool                    `json:"stop"`
+	Status     eventlog.DeliveryStatus `json:"status,omitempty"`
+	StatusCode int                     `json:"status_code"`
+	Error      string                  `json:"error,omitempty"`
 }
 
 // WebhookFinishInput ends a pending delivery with Status and Reason.
 type WebhookFinishInput struct {
-	Delivery WebhookDeliveryInput  `json:"delivery"`
-	Status   models.DeliveryStatus `json:"status"`
-	Reason   string                `json:"reason"`
+	Delivery WebhookDeliveryInput    `json:"delivery"`
+	Status   eventlog.DeliveryStatus `json:"status"`
+	Reason   string                  `json:"reason"`
 }
 
 // WebhookDeliveryResult is how a delivery ended and after how many attempts.
 type WebhookDeliveryResult struct {
-	Status   models.DeliveryStatus `json:"status"`
-	Attempts int                   `json:"attempts"`
+	Status   eventlog.DeliveryStatus `json:"status"`
+	Attempts int                     `json:"attempts"`
 }
 
 // WebhookActivityOptions are the options of the delivery activities. An
@@ -128,7 +129,7 @@ func WebhookDelivery(ctx workflow.Context, in WebhookDeliveryInput) (*WebhookDel
 	log := workflow.GetLogger(ctx)
 	actx := workflow.WithActivityOptions(ctx, WebhookActivityOptions())
 
-	finish := func(status models.DeliveryStatus, reason string) {
+	finish := func(status eventlog.DeliveryStatus, reason string) {
 		dctx, _ := workflow.NewDisconnectedContext(ctx)
 		dctx = workflow.WithActivityOptions(dctx, WebhookActivityOptions())
 		if err := execute(dctx, WebhooksActivities.Finish, WebhookFinishInput{Delivery: in, Status: status, Reason: reason}).Get(dctx, nil); err != nil {
@@ -143,7 +144,7 @@ func WebhookDelivery(ctx workflow.Context, in WebhookDeliveryInput) (*WebhookDel
 		var prep WebhookPrepareResult
 		if err := call(actx, WebhooksActivities.Prepare, in).Get(actx, &prep); err != nil {
 			if cancelled(err) {
-				finish(models.DeliveryCancelled, "the delivery workflow was cancelled")
+				finish(eventlog.DeliveryCancelled, "the delivery workflow was cancelled")
 				return nil, err
 			}
 			log.Warn("preparing a delivery failed; attempting it anyway", "delivery_id", in.DeliveryID, "error", err)
@@ -156,7 +157,7 @@ func WebhookDelivery(ctx workflow.Context, in WebhookDeliveryInput) (*WebhookDel
 			break
 		}
 		if err := workflow.Sleep(ctx, WebhookOrderWaitInterval); err != nil {
-			finish(models.DeliveryCancelled, "the delivery workflow was cancelled")
+			finish(eventlog.DeliveryCancelled, "the delivery workflow was cancelled")
 			return nil, err
 		}
 	}
@@ -171,14 +172,14 @@ func WebhookDelivery(ctx workflow.Context, in WebhookDeliveryInput) (*WebhookDel
 		err := call(actx, WebhooksActivities.Attempt, WebhookAttemptInput{Delivery: in, Attempt: attempt, NextDelay: next}).Get(actx, &res)
 		switch {
 		case err != nil && cancelled(err):
-			finish(models.DeliveryCancelled, "the delivery workflow was cancelled")
+			finish(eventlog.DeliveryCancelled, "the delivery workflow was cancelled")
 			return nil, err
 		case err != nil:
 			// The attempt could not be made or recorded for an hour: it
 			// counts as a failed attempt.
 			log.Error("a delivery attempt failed to run", "delivery_id", in.DeliveryID, "attempt", attempt, "error", err)
 		case res.Success:
-			return &WebhookDeliveryResult{Status: models.DeliverySucceeded, Attempts: attempt}, nil
+			return &WebhookDeliveryResult{Status: eventlog.DeliverySucceeded, Attempts: attempt}, nil
 		case res.Stop:
 			return &WebhookDeliveryResult{Status: res.Status, Attempts: attempt - 1}, nil
 		}
@@ -186,10 +187,10 @@ func WebhookDelivery(ctx workflow.Context, in WebhookDeliveryInput) (*WebhookDel
 			break
 		}
 		if err := workflow.Sleep(ctx, next); err != nil {
-			finish(models.DeliveryCancelled, "the delivery workflow was cancelled")
+			finish(eventlog.DeliveryCancelled, "the delivery workflow was cancelled")
 			return nil, err
 		}
 	}
-	finish(models.DeliveryFailed, "every attempt failed")
-	return &WebhookDeliveryResult{Status: models.DeliveryFailed, Attempts: last}, nil
+	finish(eventlog.DeliveryFailed, "every attempt failed")
+	return &WebhookDeliveryResult{Status: eventlog.DeliveryFailed, Attempts: last}, nil
 }

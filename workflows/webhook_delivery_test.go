@@ -14,6 +14,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/eventlog"
 	"github.com/telcoplatform/platform/webhooks"
 	"github.com/telcoplatform/platform/workflows"
 )
@@ -104,7 +105,7 @@ func TestWebhookDeliverySucceedsFirstTime(t *testing.T) {
 	})
 	env.ExecuteWorkflow(workflows.WebhookDeliveryWorkflow, deliveryInput)
 	res := deliveryResult(t, env)
-	if res.Status != models.DeliverySucceeded || res.Attempts != 1 || len(log.attempts) != 1 || len(log.finishes) != 0 {
+	if res.Status != eventlog.DeliverySucceeded || res.Attempts != 1 || len(log.attempts) != 1 || len(log.finishes) != 0 {
 		t.Fatalf("%+v, %d attempts, finishes %+v", res, len(log.attempts), log.finishes)
 	}
 	if log.attempts[0].NextDelay != webhooks.RetryDelay(1, webhooks.JitterSeed(deliveryInput.DeliveryID)) {
@@ -119,7 +120,7 @@ func TestWebhookDeliveryRetrySchedule(t *testing.T) {
 	env, log := deliveryEnv(t, ready, failing)
 	env.ExecuteWorkflow(workflows.WebhookDeliveryWorkflow, deliveryInput)
 	res := deliveryResult(t, env)
-	if res.Status != models.DeliveryFailed || res.Attempts != webhooks.MaxAttempts || len(log.attempts) != webhooks.MaxAttempts {
+	if res.Status != eventlog.DeliveryFailed || res.Attempts != webhooks.MaxAttempts || len(log.attempts) != webhooks.MaxAttempts {
 		t.Fatalf("%+v after %d attempts", res, len(log.attempts))
 	}
 	seed := webhooks.JitterSeed(deliveryInput.DeliveryID)
@@ -143,7 +144,7 @@ func TestWebhookDeliveryRetrySchedule(t *testing.T) {
 	if span := log.times[len(log.times)-1].Sub(log.times[0]); span < 24*time.Hour {
 		t.Fatalf("retries span %v, want at least 24h", span)
 	}
-	if len(log.finishes) != 1 || log.finishes[0].Status != models.DeliveryFailed || log.finishes[0].Delivery.DeliveryID != deliveryInput.DeliveryID {
+	if len(log.finishes) != 1 || log.finishes[0].Status != eventlog.DeliveryFailed || log.finishes[0].Delivery.DeliveryID != deliveryInput.DeliveryID {
 		t.Fatalf("the final failure must be recorded once: %+v", log.finishes)
 	}
 }
@@ -160,7 +161,7 @@ func TestWebhookDeliverySucceedsOnALaterRetry(t *testing.T) {
 	})
 	env.ExecuteWorkflow(workflows.WebhookDeliveryWorkflow, deliveryInput)
 	res := deliveryResult(t, env)
-	if res.Status != models.DeliverySucceeded || res.Attempts != 3 || len(log.attempts) != 3 || len(log.finishes) != 0 {
+	if res.Status != eventlog.DeliverySucceeded || res.Attempts != 3 || len(log.attempts) != 3 || len(log.finishes) != 0 {
 		t.Fatalf("%+v %d %+v", res, len(log.attempts), log.finishes)
 	}
 	seed := webhooks.JitterSeed(deliveryInput.DeliveryID)
@@ -174,11 +175,11 @@ func TestWebhookDeliveryStopsWhenTheSubscriptionIsPaused(t *testing.T) {
 		if n == 1 {
 			return failing(n)
 		}
-		return &workflows.WebhookAttemptResult{Stop: true, Status: models.DeliveryCancelled, Error: "the subscription was paused"}, nil
+		return &workflows.WebhookAttemptResult{Stop: true, Status: eventlog.DeliveryCancelled, Error: "the subscription was paused"}, nil
 	})
 	env.ExecuteWorkflow(workflows.WebhookDeliveryWorkflow, deliveryInput)
 	res := deliveryResult(t, env)
-	if res.Status != models.DeliveryCancelled || len(log.attempts) != 2 || len(log.finishes) != 0 {
+	if res.Status != eventlog.DeliveryCancelled || len(log.attempts) != 2 || len(log.finishes) != 0 {
 		t.Fatalf("%+v %d %+v", res, len(log.attempts), log.finishes)
 	}
 }
@@ -191,7 +192,7 @@ func TestWebhookDeliveryWaitsForEarlierEventsOfTheResource(t *testing.T) {
 	})
 	env.ExecuteWorkflow(workflows.WebhookDeliveryWorkflow, deliveryInput)
 	res := deliveryResult(t, env)
-	if res.Status != models.DeliverySucceeded || len(log.prepares) != 4 {
+	if res.Status != eventlog.DeliverySucceeded || len(log.prepares) != 4 {
 		t.Fatalf("%+v after %d checks", res, len(log.prepares))
 	}
 	if got := log.times[0].Sub(log.prepares[0]); got != 3*workflows.WebhookOrderWaitInterval {
@@ -206,17 +207,17 @@ func TestWebhookDeliveryDoesNotWaitForeverForOrder(t *testing.T) {
 		return &workflows.WebhookAttemptResult{Success: true, StatusCode: 200}, nil
 	})
 	env.ExecuteWorkflow(workflows.WebhookDeliveryWorkflow, deliveryInput)
-	if res := deliveryResult(t, env); res.Status != models.DeliverySucceeded || len(log.prepares) != workflows.WebhookOrderWaitChecks {
+	if res := deliveryResult(t, env); res.Status != eventlog.DeliverySucceeded || len(log.prepares) != workflows.WebhookOrderWaitChecks {
 		t.Fatalf("%+v after %d checks", res, len(log.prepares))
 	}
 }
 
 func TestWebhookDeliveryThatAlreadyEnded(t *testing.T) {
 	env, log := deliveryEnv(t, func(int) (*workflows.WebhookPrepareResult, error) {
-		return &workflows.WebhookPrepareResult{Stop: true, Status: models.DeliverySucceeded}, nil
+		return &workflows.WebhookPrepareResult{Stop: true, Status: eventlog.DeliverySucceeded}, nil
 	}, failing)
 	env.ExecuteWorkflow(workflows.WebhookDeliveryWorkflow, deliveryInput)
-	if res := deliveryResult(t, env); res.Status != models.DeliverySucceeded || len(log.attempts) != 0 {
+	if res := deliveryResult(t, env); res.Status != eventlog.DeliverySucceeded || len(log.attempts) != 0 {
 		t.Fatalf("a restarted workflow of an ended delivery must not send: %+v %d", res, len(log.attempts))
 	}
 }
@@ -234,7 +235,7 @@ func TestWebhookDeliveryCustomScheduleAndActivityErrors(t *testing.T) {
 	})
 	env.ExecuteWorkflow(workflows.WebhookDeliveryWorkflow, in)
 	res := deliveryResult(t, env)
-	if res.Status != models.DeliveryFailed || len(log.attempts) != 3 || len(log.finishes) != 1 {
+	if res.Status != eventlog.DeliveryFailed || len(log.attempts) != 3 || len(log.finishes) != 1 {
 		t.Fatalf("%+v %d %+v", res, len(log.attempts), log.finishes)
 	}
 	if log.times[1].Sub(log.times[0]) != time.Second || log.times[2].Sub(log.times[1]) != 2*time.Second {
@@ -249,7 +250,7 @@ func TestWebhookDeliveryCancelled(t *testing.T) {
 	if err := env.GetWorkflowError(); !temporal.IsCanceledError(err) {
 		t.Fatalf("error %v, want cancellation", err)
 	}
-	if len(log.finishes) != 1 || log.finishes[0].Status != models.DeliveryCancelled {
+	if len(log.finishes) != 1 || log.finishes[0].Status != eventlog.DeliveryCancelled {
 		t.Fatalf("a cancelled workflow cancels its delivery: %+v", log.finishes)
 	}
 }

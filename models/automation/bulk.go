@@ -14,6 +14,7 @@ import (
 
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/catalog"
+	"github.com/telcoplatform/platform/models/eventlog"
 	"github.com/telcoplatform/platform/models/services"
 )
 
@@ -1105,7 +1106,7 @@ func (s *Store) ApplyServiceChange(ctx context.Context, scope models.Scope, req 
 				return err
 			}
 			svc = *moved
-			if err := models.RecordEvent(tx, models.NewEvent(eventServiceStatusChanged, svc.ID, map[string]any{
+			if err := eventlog.RecordEvent(tx, eventlog.NewEvent(eventServiceStatusChanged, svc.ID, map[string]any{
 				"service": serviceEventData(&svc), "from": string(before), "to": string(to), "reason": req.Kind, "request_id": req.OperationID,
 			})); err != nil {
 				return err
@@ -1155,7 +1156,7 @@ func (s *Store) RevertServiceChange(ctx context.Context, scope models.Scope, key
 			if err != nil {
 				return err
 			}
-			if err := models.RecordEvent(tx, models.NewEvent(eventServiceStatusChanged, svc.ID, map[string]any{
+			if err := eventlog.RecordEvent(tx, eventlog.NewEvent(eventServiceStatusChanged, svc.ID, map[string]any{
 				"service": serviceEventData(moved), "from": string(rec.After.Status), "to": string(rec.Before.Status), "reason": "rollback", "request_id": rec.OperationID,
 			})); err != nil {
 				return err
@@ -1230,7 +1231,7 @@ func (s *Store) RetireProvisionedService(ctx context.Context, scope models.Scope
 		if err := tx.Model(&services.Service{}).Where("id = ?", serviceID).Updates(updates).Error; err != nil {
 			return models.DBErr(err)
 		}
-		return models.RecordEvent(tx, models.NewEvent(eventServiceDecommissioned, serviceID, map[string]any{
+		return eventlog.RecordEvent(tx, eventlog.NewEvent(eventServiceDecommissioned, serviceID, map[string]any{
 			"service": serviceEventData(moved), "reason": "rollback", "request_id": opID, "billing_ended_at": models.Timestamp(billingEnded),
 		}))
 	}))

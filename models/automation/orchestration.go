@@ -18,6 +18,7 @@ import (
 
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/catalog"
+	"github.com/telcoplatform/platform/models/eventlog"
 	"github.com/telcoplatform/platform/models/services"
 )
 
@@ -887,7 +888,7 @@ func (s *Store) EventTriggerDepth(ctx context.Context, scope models.Scope, data 
 
 // RecordEventOnce writes ev to the outbox in scope unless an event with its
 // id exists (an activity's retry with a derived id).
-func (s *Store) RecordEventOnce(ctx context.Context, scope models.Scope, ev *models.Event) error {
+func (s *Store) RecordEventOnce(ctx context.Context, scope models.Scope, ev *eventlog.Event) error {
 	return models.DBErr(s.In(ctx, scope).Clauses(clause.OnConflict{DoNothing: true}).Create(ev).Error)
 }
 

@@ -10,6 +10,7 @@ import (
 	"gorm.io/gorm/clause"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/eventlog"
 )
 
 // PrefixBudget is the prefix of budget ids (bud_).
@@ -168,7 +169,7 @@ func (s *Store) evaluateBudgets(tx *gorm.DB, accountID string, now time.Time) er
 			if int64(spent)*100 < int64(b.Amount)*int64(t) {
 				continue
 			}
-			ev := models.NewEvent(EventUsageThreshold, b.ID, map[string]any{
+			ev := eventlog.NewEvent(EventUsageThreshold, b.ID, map[string]any{
 				"budget":    map[string]any{"id": b.ID, "account_id": b.AccountID, "amount": b.Amount, "currency": b.Currency, "period": b.Period},
 				"threshold": t, "spent": spent, "percent_used": percentOf(spent, b.Amount),
 				"period_start": models.Timestamp(from), "period_end": models.Timestamp(to),
@@ -181,7 +182,7 @@ func (s *Store) evaluateBudgets(tx *gorm.DB, accountID string, now time.Time) er
 				return models.DBErr(res.Error)
 			}
 			if res.RowsAffected == 1 {
-				if err := models.RecordEvent(tx, ev); err != nil {
+				if err := eventlog.RecordEvent(tx, ev); err != nil {
 					return err
 				}
 			}

@@ -10,6 +10,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/eventlog"
 )
 
 // Dispute and invoice-cancellation event names.
@@ -97,7 +98,7 @@ func (s *Store) DisputeInvoice(ctx context.Context, p *models.Principal, invoice
 		}
 		data := InvoiceEventData(cur)
 		data["dispute"] = map[string]any{"id": d.ID, "reason": d.Reason, "description": d.Description, "status": d.Status}
-		return models.RecordEvent(tx, models.NewEvent(EventInvoiceDisputed, inv.ID, data))
+		return eventlog.RecordEvent(tx, eventlog.NewEvent(EventInvoiceDisputed, inv.ID, data))
 	})
 	if err != nil {
 		return nil, models.AsError(err)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/catalog"
+	"github.com/telcoplatform/platform/models/eventlog"
 	"github.com/telcoplatform/platform/models/services"
 )
 
@@ -373,7 +374,7 @@ func (s *Store) insertInvoice(tx *gorm.DB, scope models.Scope, inv *Invoice, now
 			return models.DBErr(err)
 		}
 	}
-	if err := models.RecordEvent(tx, models.NewEvent(EventInvoiceCreated, inv.ID, InvoiceEventData(inv))); err != nil {
+	if err := eventlog.RecordEvent(tx, eventlog.NewEvent(EventInvoiceCreated, inv.ID, InvoiceEventData(inv))); err != nil {
 		return err
 	}
 	return s.evaluateBudgets(tx, inv.AccountID, now)
@@ -566,7 +567,7 @@ func (s *Store) CancelInvoice(ctx context.Context, p *models.Principal, id, reas
 		data := InvoiceEventData(cur)
 		data["reason"] = reason
 		data["cancelled_by"] = p.ID
-		return models.RecordEvent(tx, models.NewEvent(EventInvoiceCancelled, id, data))
+		return eventlog.RecordEvent(tx, eventlog.NewEvent(EventInvoiceCancelled, id, data))
 	})
 	if err != nil {
 		return nil, models.AsError(err)
@@ -593,7 +594,7 @@ func (s *Store) MarkInvoiceOverdue(ctx context.Context, scope models.Scope, id s
 			return models.DBErr(err)
 		}
 		inv.Status, inv.OverdueAt = InvoiceOverdue, &now
-		return models.RecordEvent(tx, models.NewEvent(EventInvoiceOverdue, inv.ID, InvoiceEventData(inv)))
+		return eventlog.RecordEvent(tx, eventlog.NewEvent(EventInvoiceOverdue, inv.ID, InvoiceEventData(inv)))
 	})
 	if err != nil {
 		return nil, models.AsError(err)

@@ -9,6 +9,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/eventlog"
 )
 
 // PaymentStatus is a payment's state: processing while the gateway is
@@ -174,7 +175,7 @@ func (s *Store) FinishPayment(ctx context.Context, scope models.Scope, paymentID
 			if err := tx.Model(&Payment{}).Where("id = ?", pay.ID).Select("status", "failure_code", "failure_message", "details", "processed_at", "updated_at").Updates(&pay).Error; err != nil {
 				return models.DBErr(err)
 			}
-			return models.RecordEvent(tx, models.NewEvent(EventPaymentFailed, pay.ID, PaymentEventData(&pay, inv)))
+			return eventlog.RecordEvent(tx, eventlog.NewEvent(EventPaymentFailed, pay.ID, PaymentEventData(&pay, inv)))
 		}
 		pay.Status, pay.TransactionID = PaymentSuccessful, out.TransactionID
 		if err := tx.Model(&Payment{}).Where("id = ?", pay.ID).Select("status", "transaction_id", "processed_at", "updated_at").Updates(&pay).Error; err != nil {
@@ -193,11 +194,11 @@ func (s *Store) FinishPayment(ctx context.Context, scope models.Scope, paymentID
 		if err := tx.Model(&Invoice{}).Where("id = ?", inv.ID).Updates(updates).Error; err != nil {
 			return models.DBErr(err)
 		}
-		if err := models.RecordEvent(tx, models.NewEvent(EventPaymentSuccessful, pay.ID, PaymentEventData(&pay, inv))); err != nil {
+		if err := eventlog.RecordEvent(tx, eventlog.NewEvent(EventPaymentSuccessful, pay.ID, PaymentEventData(&pay, inv))); err != nil {
 			return err
 		}
 		if paid {
-			return models.RecordEvent(tx, models.NewEvent(EventInvoicePaid, inv.ID, InvoiceEventData(inv)))
+			return eventlog.RecordEvent(tx, eventlog.NewEvent(EventInvoicePaid, inv.ID, InvoiceEventData(inv)))
 		}
 		return nil
 	})

@@ -15,6 +15,7 @@ import (
 
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/catalog"
+	"github.com/telcoplatform/platform/models/eventlog"
 	"github.com/telcoplatform/platform/models/services"
 )
 
@@ -555,7 +556,7 @@ func (s *Store) BeginSubscription(ctx context.Context, scope models.Scope, id st
 		if err := tx.Model(&Subscription{}).Where("id = ?", id).Updates(map[string]any{"status": sub.Status, "updated_at": sub.UpdatedAt}).Error; err != nil {
 			return models.DBErr(err)
 		}
-		return models.RecordEvent(tx, models.NewEvent(EventSubscriptionCreated, sub.ID, SubscriptionEventData(sub)))
+		return eventlog.RecordEvent(tx, eventlog.NewEvent(EventSubscriptionCreated, sub.ID, SubscriptionEventData(sub)))
 	})
 	if err != nil {
 		return nil, models.AsError(err)
@@ -755,7 +756,7 @@ func (s *Store) CloseSubscriptionPeriod(ctx context.Context, scope models.Scope,
 				return models.DBErr(err)
 			}
 			out.Ended, out.EndedReason = true, reason
-			return models.RecordEvent(tx, models.NewEvent(EventSubscriptionCancelled, sub.ID, SubscriptionEventData(sub)))
+			return eventlog.RecordEvent(tx, eventlog.NewEvent(EventSubscriptionCancelled, sub.ID, SubscriptionEventData(sub)))
 		}
 		cycle := sub.BillingCycle
 		if sub.PendingCycle != "" {

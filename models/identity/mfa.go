@@ -13,6 +13,7 @@ import (
 	"gorm.io/gorm/clause"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/eventlog"
 )
 
 // MFA rules: challenges live 5 minutes and are single use; 5 wrong codes in
@@ -304,7 +305,7 @@ type MFACodeSent struct {
 // confirmed phone), RATE_LIMIT_EXCEEDED (too many or too frequent sends;
 // details.retry_after), INTERNAL_ERROR.
 func (s *Store) SendMFACode(ctx context.Context, scope models.Scope, user *User, challengeID, method, code string) (*MFACodeSent, error) {
-	if method != models.ChannelEmail && method != models.ChannelSMS {
+	if method != eventlog.ChannelEmail && method != eventlog.ChannelSMS {
 		return nil, models.Invalid(models.FieldIssue{Field: "method", Issue: "must be email or sms"})
 	}
 	var sent *MFACodeSent
@@ -324,7 +325,7 @@ func (s *Store) SendMFACode(ctx context.Context, scope models.Scope, user *User,
 			return models.Errorf(models.CodeRateLimitExceeded, "a code was just sent: wait before asking for another").WithDetail("retry_after", int(wait.Seconds())+1)
 		}
 		to := user.Email
-		if method == models.ChannelSMS {
+		if method == eventlog.ChannelSMS {
 			var ph MFAPhone
 			if err := tx.Where("user_id = ? AND confirmed = ?", user.ID, true).Take(&ph).Error; err != nil {
 				if errors.Is(err, gorm.ErrRecordNotFound) {
@@ -338,18 +339,18 @@ func (s *Store) SendMFACode(ctx context.Context, scope models.Scope, user *User,
 			"code_hash": models.HashSecret(code), "code_method": method, "code_sent_at": now, "code_sends": c.CodeSends + 1}).Error; err != nil {
 			return models.DBErr(err)
 		}
-		if _, err := models.QueueMessage(tx, s.Sealer, mfaCodeMessage(method, to, code, "to confirm a sensitive operation")); err != nil {
+		if _, err := eventlog.QueueMessage(tx, s.Sealer, mfaCodeMessage(method, to, code, "to confirm a sensitive operation")); err != nil {
 			return err
 		}
-		sent = &MFACodeSent{ChallengeID: c.ID, Method: method, Destination: models.MaskRecipient(to), ExpiresAt: c.ExpiresAt}
+		sent = &MFACodeSent{ChallengeID: c.ID, Method: method, Destination: eventlog.MaskRecipient(to), ExpiresAt: c.ExpiresAt}
 		return nil
 	})
 	return sent, err
 }
 
-func mfaCodeMessage(method, to, code, purpose string) models.Message {
+func mfaCodeMessage(method, to, code, purpose string) eventlog.Message {
 	body := fmt.Sprintf("Your Telco Platform verification code is %s (%s). It expires in a few minutes; never share it.", code, purpose)
-	return models.Message{Channel: method, Recipient: to, Template: models.TemplateMFACode, Subject: "Your verification code", Body: body}
+	return eventlog.Message{Channel: method, Recipient: to, Template: eventlog.TemplateMFACode, Subject: "Your verification code", Body: body}
 }
 
 // VerifyMFACode checks an e-mail or SMS code against the challenge it was
@@ -443,7 +444,7 @@ func (s *Store) BeginPhoneEnrollment(ctx context.Context, scope models.Scope, us
 		default:
 			return models.DBErr(err)
 		}
-		_, err = models.QueueMessage(tx, s.Sealer, mfaCodeMessage(models.ChannelSMS, number, code, "to confirm this phone number"))
+		_, err = eventlog.QueueMessage(tx, s.Sealer, mfaCodeMessage(eventlog.ChannelSMS, number, code, "to confirm this phone number"))
 		return err
 	})
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/telcoplatform/platform/models/automation"
 	"github.com/telcoplatform/platform/models/billing"
 	"github.com/telcoplatform/platform/models/catalog"
+	"github.com/telcoplatform/platform/models/eventlog"
 	"github.com/telcoplatform/platform/models/identity"
 	"github.com/telcoplatform/platform/models/migrate"
 	"github.com/telcoplatform/platform/models/services"
@@ -29,15 +30,15 @@ func domainTypes() []any {
 		&models.Organization{}, &identity.User{}, &models.BillingAccount{}, &identity.APIKey{}, &models.IdempotencyRecord{},
 		&catalog.CatalogCategory{}, &catalog.CatalogService{}, &models.RateLimitSuspension{},
 		&catalog.ServiceableLocation{}, &catalog.LocationCapacity{}, &catalog.ProvisioningTemplate{}, &catalog.InventoryAllocation{},
-		&services.Service{}, &services.Operation{}, &services.TelemetrySample{}, &models.Event{},
-		&models.WebhookSubscription{}, &models.WebhookDelivery{}, &models.WebhookAttempt{},
+		&services.Service{}, &services.Operation{}, &services.TelemetrySample{}, &eventlog.Event{},
+		&eventlog.WebhookSubscription{}, &eventlog.WebhookDelivery{}, &eventlog.WebhookAttempt{},
 		&identity.SigningKey{}, &identity.RevokedToken{}, &identity.ServerSecret{}, &identity.OAuthClient{}, &identity.OAuthToken{},
 		&identity.DeviceGrant{}, &identity.MFAEnrollment{}, &identity.MFABackupCode{}, &identity.MFAChallenge{}, &identity.MFAPhone{},
 		&identity.ClientCertificate{}, &identity.SAMLRequest{}, &identity.PortalSession{}, &identity.AuditEvent{},
 		&automation.BulkItem{}, &automation.ServiceChange{}, &automation.OrchestrationDefinition{},
 		&billing.PaymentMethod{}, &billing.BillingSequence{}, &billing.Invoice{}, &billing.InvoiceLine{}, &billing.InvoiceDispute{},
 		&billing.Payment{}, &billing.Subscription{}, &billing.UsageRecord{}, &billing.Budget{}, &billing.BudgetAlert{},
-		&catalog.NumberBlock{}, &services.Quote{}, &models.ContactNotification{}, &services.DataMigration{}, &services.ServiceIncident{},
+		&catalog.NumberBlock{}, &services.Quote{}, &eventlog.ContactNotification{}, &services.DataMigration{}, &services.ServiceIncident{},
 		&support.Category{}, &support.Subcategory{}, &support.SLATarget{}, &support.Ticket{}, &support.HistoryEntry{},
 		&support.Comment{}, &support.RoutingRule{}, &support.Article{}, &support.Feedback{}, &support.TicketNotification{},
 	}

@@ -4,9 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/telcoplatform/platform/models/identity"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/eventlog"
+	"github.com/telcoplatform/platform/models/identity"
 )
 
 // sealedColumn is one column of sealed values: its table (a model), the
@@ -22,10 +23,10 @@ type sealedColumn struct {
 func sealedColumns() []sealedColumn {
 	return []sealedColumn{
 		{&identity.APIKey{}, "id", "signing_secret", models.BindAPIKey},
-		{&models.WebhookSubscription{}, "id", "secret", models.BindWebhook},
-		{&models.WebhookSubscription{}, "id", "previous_secret", models.BindWebhook},
+		{&eventlog.WebhookSubscription{}, "id", "secret", models.BindWebhook},
+		{&eventlog.WebhookSubscription{}, "id", "previous_secret", models.BindWebhook},
 		{&identity.MFAEnrollment{}, "user_id", "secret_sealed", models.BindMFA},
-		{&models.ContactNotification{}, "id", "body_sealed", models.BindNotification},
+		{&eventlog.ContactNotification{}, "id", "body_sealed", models.BindNotification},
 		{&identity.ServerSecret{}, "name", "sealed", models.BindServerSecret},
 		{&identity.SigningKey{}, "id", "private_sealed", models.BindSigningKey},
 		{&models.IdempotencyRecord{}, "scope_key", "body_sealed", models.BindIdempotency},

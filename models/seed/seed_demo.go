@@ -11,6 +11,7 @@ import (
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/billing"
 	"github.com/telcoplatform/platform/models/catalog"
+	"github.com/telcoplatform/platform/models/eventlog"
 	"github.com/telcoplatform/platform/models/services"
 )
 
@@ -170,7 +171,7 @@ func (s *Store) DemoDataCounts(ctx context.Context) (map[string]int64, error) {
 	}
 	scope := models.TenantScope(demo.ID, models.EnvTest)
 	out := map[string]int64{}
-	for name, m := range map[string]any{"services": &services.Service{}, "telemetry": &services.TelemetrySample{}, "invoices": &billing.Invoice{}, "payments": &billing.Payment{}, "events": &models.Event{}} {
+	for name, m := range map[string]any{"services": &services.Service{}, "telemetry": &services.TelemetrySample{}, "invoices": &billing.Invoice{}, "payments": &billing.Payment{}, "events": &eventlog.Event{}} {
 		var n int64
 		if err := s.In(ctx, scope).Model(m).Count(&n).Error; err != nil {
 			return nil, models.DBErr(err)

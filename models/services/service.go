@@ -18,6 +18,7 @@ import (
 
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/catalog"
+	"github.com/telcoplatform/platform/models/eventlog"
 )
 
 // ServiceStatus is a service's lifecycle state (DECISIONS 10b).
@@ -340,7 +341,7 @@ func (s *Store) CompleteProvisioning(ctx context.Context, scope models.Scope, op
 		if err != nil {
 			return err
 		}
-		if err := models.RecordEvent(tx, models.NewEvent(models.EventServiceProvisioned, svc.ID, ProvisionedData(svc, opID))); err != nil {
+		if err := eventlog.RecordEvent(tx, eventlog.NewEvent(eventlog.EventServiceProvisioned, svc.ID, ProvisionedData(svc, opID))); err != nil {
 			return err
 		}
 		if err := notifyContacts(tx, svc, opID, "service_provisioned", fmt.Sprintf("Your %s is in service", svc.Name),
@@ -423,7 +424,7 @@ func (s *Store) MoveServiceTx(ctx context.Context, scope models.Scope, tx *gorm.
 	if opID != "" {
 		data["request_id"] = opID
 	}
-	if err := models.RecordEvent(tx, models.NewEvent(svcEventStatusChanged, id, data)); err != nil {
+	if err := eventlog.RecordEvent(tx, eventlog.NewEvent(svcEventStatusChanged, id, data)); err != nil {
 		return nil, err
 	}
 	return moved, nil
@@ -448,13 +449,13 @@ func notifyContacts(tx *gorm.DB, svc *Service, opID, template, subject string, d
 			continue
 		}
 		var n int64
-		if err := tx.Model(&models.ContactNotification{}).Where("service_id = ? AND operation_id = ? AND template = ? AND recipient = ?", svc.ID, opID, template, to).Count(&n).Error; err != nil {
+		if err := tx.Model(&eventlog.ContactNotification{}).Where("service_id = ? AND operation_id = ? AND template = ? AND recipient = ?", svc.ID, opID, template, to).Count(&n).Error; err != nil {
 			return models.DBErr(err)
 		}
 		if n > 0 {
 			continue
 		}
-		row := &models.ContactNotification{ID: models.NewID(models.PrefixNotification), ServiceID: svc.ID, OperationID: opID, Channel: "email", Role: role,
+		row := &eventlog.ContactNotification{ID: models.NewID(eventlog.PrefixNotification), ServiceID: svc.ID, OperationID: opID, Channel: "email", Role: role,
 			Recipient: to, Template: template, Subject: subject, Data: data}
 		if err := tx.Create(row).Error; err != nil {
 			return models.DBErr(err)
@@ -464,8 +465,8 @@ func notifyContacts(tx *gorm.DB, svc *Service, opID, template, subject string, d
 }
 
 // Notifications returns the notifications written about a service, oldest first.
-func (s *Store) ServiceNotifications(ctx context.Context, scope models.Scope, serviceID string) ([]models.ContactNotification, error) {
-	var out []models.ContactNotification
+func (s *Store) ServiceNotifications(ctx context.Context, scope models.Scope, serviceID string) ([]eventlog.ContactNotification, error) {
+	var out []eventlog.ContactNotification
 	err := s.In(ctx, scope).Where("service_id = ?", serviceID).Order("created_at, id").Find(&out).Error
 	return out, models.DBErr(err)
 }
@@ -1115,7 +1116,7 @@ func (s *Store) ScheduleMaintenance(ctx context.Context, scope models.Scope, ser
 		if u.ApplyAt != nil {
 			data["effective_date"] = models.Timestamp(*u.ApplyAt)
 		}
-		if err := models.RecordEvent(tx, models.NewEvent(svcEventMaintenanceScheduled, svc.ID, data)); err != nil {
+		if err := eventlog.RecordEvent(tx, eventlog.NewEvent(svcEventMaintenanceScheduled, svc.ID, data)); err != nil {
 			return err
 		}
 		return notifyContacts(tx, &svc, opID, "maintenance_scheduled", fmt.Sprintf("Maintenance of %s on %s", svc.Name, models.Timestamp(*u.WindowStart)),
@@ -1199,7 +1200,7 @@ func (s *Store) ApplyServiceUpdate(ctx context.Context, scope models.Scope, serv
 					return models.DBErr(err)
 				}
 			}
-			if err := models.RecordEvent(tx, models.NewEvent(svcEventModified, svc.ID, map[string]any{
+			if err := eventlog.RecordEvent(tx, eventlog.NewEvent(svcEventModified, svc.ID, map[string]any{
 				"service": serviceSummary(&svc), "changes": u.Changes, "type": string(u.Type), "request_id": opID,
 			})); err != nil {
 				return err
@@ -1487,7 +1488,7 @@ func (s *Store) CompleteDecommission(ctx context.Context, scope models.Scope, op
 		if d.Migrate {
 			data["migration"] = map[string]any{"destination": d.Destination, "verified": d.Verify}
 		}
-		if err := models.RecordEvent(tx, models.NewEvent(svcEventDecommissioned, svc.ID, data)); err != nil {
+		if err := eventlog.RecordEvent(tx, eventlog.NewEvent(svcEventDecommissioned, svc.ID, data)); err != nil {
 			return err
 		}
 		if err := notifyContacts(tx, svc, opID, "service_decommissioned", fmt.Sprintf("%s has been decommissioned", svc.Name),

@@ -9,6 +9,7 @@ import (
 
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/catalog"
+	"github.com/telcoplatform/platform/models/eventlog"
 )
 
 // TelemetrySample is one measurement of a service by the network: latency,
@@ -794,7 +795,7 @@ func (s *Store) RaiseIncident(ctx context.Context, scope models.Scope, serviceID
 		targets := SLATargets(svc.SLA)
 		data := map[string]any{"service": serviceSummary(moved), "incident": map[string]any{"id": inc.ID, "kind": kind, "cause": cause, "started_at": models.Timestamp(inc.StartedAt)},
 			"metrics": metrics, "targets": map[string]any{"latency_ms": targets.LatencyMs, "jitter_ms": targets.JitterMs, "packet_loss": targets.PacketLossPct}}
-		if err := models.RecordEvent(tx, models.NewEvent(typ, serviceID, data)); err != nil {
+		if err := eventlog.RecordEvent(tx, eventlog.NewEvent(typ, serviceID, data)); err != nil {
 			return err
 		}
 		out = inc
@@ -834,7 +835,7 @@ func (s *Store) ResolveIncident(ctx context.Context, scope models.Scope, service
 			}
 			data := map[string]any{"service": serviceSummary(moved), "incident": map[string]any{"id": inc.ID, "kind": inc.Kind, "cause": inc.Cause,
 				"started_at": models.Timestamp(inc.StartedAt), "resolved_at": models.Timestamp(when)}, "duration_seconds": int64(when.Sub(inc.StartedAt) / time.Second)}
-			if err := models.RecordEvent(tx, models.NewEvent(svcEventRestored, serviceID, data)); err != nil {
+			if err := eventlog.RecordEvent(tx, eventlog.NewEvent(svcEventRestored, serviceID, data)); err != nil {
 				return err
 			}
 		}

@@ -9,6 +9,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/eventlog"
 )
 
 // Comment visibilities: customer comments are seen by the customer and
@@ -177,7 +178,7 @@ func (s *Store) AddComment(ctx context.Context, p *models.Principal, ticketID st
 			}
 		}
 		res.Ticket = &t
-		if err := models.RecordEvent(tx, models.NewEvent(EventCommentAdded, t.ID, c.EventData(&t))); err != nil {
+		if err := eventlog.RecordEvent(tx, eventlog.NewEvent(EventCommentAdded, t.ID, c.EventData(&t))); err != nil {
 			return err
 		}
 		if isStaff(p) && c.Visibility == VisibilityCustomer {

@@ -11,6 +11,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/eventlog"
 	"github.com/telcoplatform/platform/models/identity"
 )
 
@@ -68,7 +69,7 @@ type TicketNotification struct {
 
 	// Delivery is the outbox row (filled by ListTicketNotifications; nil
 	// when the row is gone).
-	Delivery *models.ContactNotification `gorm:"-"`
+	Delivery *eventlog.ContactNotification `gorm:"-"`
 }
 
 // TableName is the ticket notifications table.
@@ -77,7 +78,7 @@ func (TicketNotification) TableName() string { return "support_ticket_notificati
 // Status is the delivery status from the outbox: queued, sent or failed.
 func (n *TicketNotification) Status() string {
 	if n.Delivery == nil {
-		return models.NotificationQueued
+		return eventlog.NotificationQueued
 	}
 	return n.Delivery.DeliveryStatus()
 }
@@ -179,13 +180,13 @@ func (s *Store) NotifyTicket(ctx context.Context, p *models.Principal, ticketID 
 	var out []TicketNotification
 	err = s.core.Tx(ctx, models.TenantScope(t.OrganizationID, t.Environment), func(tx *gorm.DB) error {
 		for _, r := range in.Recipients {
-			m := models.Message{Channel: models.ChannelSMS, Recipient: r.Phone, Template: "support_sms", Body: in.Message, Role: "support"}
+			m := eventlog.Message{Channel: eventlog.ChannelSMS, Recipient: r.Phone, Template: "support_sms", Body: in.Message, Role: "support"}
 			if in.Type == NotifyEmail {
 				subject, body, err := renderEmail(in.Template, emailData{Ticket: t, Name: r.Name, Variables: in.Variables, Comments: comments}, in.Subject)
 				if err != nil {
 					return err
 				}
-				m = models.Message{Channel: models.ChannelEmail, Recipient: r.Email, Template: "support_" + in.Template, Subject: subject, Body: body, Role: "support"}
+				m = eventlog.Message{Channel: eventlog.ChannelEmail, Recipient: r.Email, Template: "support_" + in.Template, Subject: subject, Body: body, Role: "support"}
 			}
 			n, err := s.queue(tx, t, m, r, TriggerManual, actorID(p))
 			if err != nil {
@@ -202,8 +203,8 @@ func (s *Store) NotifyTicket(ctx context.Context, p *models.Principal, ticketID 
 }
 
 // queue writes m to the outbox inside tx and records it against t.
-func (s *Store) queue(tx *gorm.DB, t *Ticket, m models.Message, r NotifyRecipient, trigger, by string) (*TicketNotification, error) {
-	row, err := s.core.QueueMessageIn(tx, m)
+func (s *Store) queue(tx *gorm.DB, t *Ticket, m eventlog.Message, r NotifyRecipient, trigger, by string) (*TicketNotification, error) {
+	row, err := s.eventlog.QueueMessageIn(tx, m)
 	if err != nil {
 		return nil, err
 	}
@@ -237,7 +238,7 @@ func (s *Store) notifyContact(tx *gorm.DB, t *Ticket, trigger string, p *models.
 	if err != nil {
 		return err
 	}
-	m := models.Message{Channel: models.ChannelEmail, Recipient: t.Contact.Email, Template: "support_" + tmpl, Subject: subject, Body: body, Role: "support"}
+	m := eventlog.Message{Channel: eventlog.ChannelEmail, Recipient: t.Contact.Email, Template: "support_" + tmpl, Subject: subject, Body: body, Role: "support"}
 	_, err = s.queue(tx, t, m, NotifyRecipient{Email: t.Contact.Email, Name: t.Contact.Name, Role: "contact"}, trigger, actorID(p))
 	return err
 }
@@ -267,7 +268,7 @@ func (s *Store) ListTicketNotifications(ctx context.Context, p *models.Principal
 	for i := range out {
 		ids[i] = out[i].ID
 	}
-	var rows []models.ContactNotification
+	var rows []eventlog.ContactNotification
 	if err := db.Where("id IN ?", ids).Find(&rows).Error; err != nil {
 		return nil, 0, dbErr(err)
 	}

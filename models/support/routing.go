@@ -11,6 +11,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/eventlog"
 	"github.com/telcoplatform/platform/models/identity"
 )
 
@@ -399,7 +400,7 @@ func (s *Store) recordRouting(tx *gorm.DB, t *Ticket, r *Routing) error {
 		if err != nil {
 			return err
 		}
-		m := models.Message{Channel: models.ChannelEmail, Recipient: to, Template: "support_" + TemplateCustom, Subject: subj, Body: body, Role: "support"}
+		m := eventlog.Message{Channel: eventlog.ChannelEmail, Recipient: to, Template: "support_" + TemplateCustom, Subject: subj, Body: body, Role: "support"}
 		if _, err := s.queue(tx, t, m, NotifyRecipient{Email: to, Role: "routing_notify"}, TriggerRouted, r.Rule.ID); err != nil {
 			return err
 		}

@@ -15,6 +15,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/eventlog"
 	"github.com/telcoplatform/platform/models/identity"
 )
 
@@ -42,6 +43,7 @@ const PrefixHistory = "hist"
 // helpers, with the support operations as methods.
 type Store struct {
 	core     *models.Store
+	eventlog *eventlog.Store
 	identity *identity.Store
 	blobs    *blob.Bucket // attachments' content (nil: attachments refused)
 }
@@ -49,7 +51,7 @@ type Store struct {
 // NewStore returns the support store on core, configured by opts
 // (WithBlobs).
 func NewStore(core *models.Store, opts ...Option) *Store {
-	s := &Store{core: core, identity: identity.NewStore(core)}
+	s := &Store{core: core, eventlog: eventlog.NewStore(core), identity: identity.NewStore(core)}
 	for _, o := range opts {
 		o(s)
 	}

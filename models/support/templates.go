@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/eventlog"
 )
 
 // E-mail templates of ticket notifications (docs/support.md).
@@ -24,7 +25,7 @@ func EmailTemplates() []string {
 // emailLayout frames every template: a greeting, the template's content,
 // the variables (but message, shown by the content), the comments and the
 // ticket's summary. html/template escapes every value.
-const emailLayout = models.HTMLBodyPrefix + `
+const emailLayout = eventlog.HTMLBodyPrefix + `
 <html><body>
 <p>{{if .Name}}Dear {{.Name}},{{else}}Hello,{{end}}</p>
 {{template "content" .}}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/eventlog"
 )
 
 func TestNotifyTemplatesRender(t *testing.T) {
@@ -17,7 +18,7 @@ func TestNotifyTemplatesRender(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !strings.HasPrefix(body, models.HTMLBodyPrefix) || !strings.Contains(body, "TKT-000042") || !strings.Contains(body, "Dear Jane") {
+			if !strings.HasPrefix(body, eventlog.HTMLBodyPrefix) || !strings.Contains(body, "TKT-000042") || !strings.Contains(body, "Dear Jane") {
 				t.Fatalf("body %s", body)
 			}
 			for _, want := range []string{"Hello &lt;b&gt;there&lt;/b&gt;", "eta: 5 &amp; 6", "We replaced &lt;the&gt; card", "Loss &lt;on&gt; NYC"} {

@@ -12,6 +12,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/eventlog"
 	"github.com/telcoplatform/platform/models/identity"
 )
 
@@ -232,7 +233,7 @@ func (s *Store) CreateTicket(ctx context.Context, p *models.Principal, in Ticket
 				return err
 			}
 		}
-		if err := models.RecordEvent(tx, models.NewEvent(EventTicketCreated, t.ID, t.EventData())); err != nil {
+		if err := eventlog.RecordEvent(tx, eventlog.NewEvent(EventTicketCreated, t.ID, t.EventData())); err != nil {
 			return err
 		}
 		return s.notifyContact(tx, t, TriggerTicketCreated, p, nil)

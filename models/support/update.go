@@ -11,6 +11,7 @@ import (
 	"gorm.io/gorm/clause"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/eventlog"
 	"github.com/telcoplatform/platform/models/identity"
 )
 
@@ -143,7 +144,7 @@ func (s *Store) UpdateTicket(ctx context.Context, p *models.Principal, id string
 			if err := tx.Create(cm).Error; err != nil {
 				return dbErr(err)
 			}
-			if err := models.RecordEvent(tx, models.NewEvent(EventCommentAdded, t.ID, cm.EventData(&t))); err != nil {
+			if err := eventlog.RecordEvent(tx, eventlog.NewEvent(EventCommentAdded, t.ID, cm.EventData(&t))); err != nil {
 				return err
 			}
 			res.Comment = cm
@@ -315,12 +316,12 @@ func (c *change) flush() error {
 	}
 	data := c.t.EventData()
 	data["changes"] = c.changed
-	if err := models.RecordEvent(c.tx, models.NewEvent(EventTicketUpdated, c.t.ID, data)); err != nil {
+	if err := eventlog.RecordEvent(c.tx, eventlog.NewEvent(EventTicketUpdated, c.t.ID, data)); err != nil {
 		return err
 	}
 	events := []string{EventTicketUpdated}
 	for _, name := range c.events {
-		if err := models.RecordEvent(c.tx, models.NewEvent(name, c.t.ID, c.t.EventData())); err != nil {
+		if err := eventlog.RecordEvent(c.tx, eventlog.NewEvent(name, c.t.ID, c.t.EventData())); err != nil {
 			return err
 		}
 		events = append(events, name)

@@ -1,4 +1,4 @@
-package models
+package eventlog
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
+
+	"github.com/telcoplatform/platform/models"
 )
 
 // PrefixDelivery starts the id of a webhook delivery (whd_), which is also
@@ -45,7 +47,7 @@ const (
 // signing for a while after a rotation (SecretRotatedAt).
 type WebhookSubscription struct {
 	ID string `gorm:"primaryKey;size:40"`
-	Tenant
+	models.Tenant
 	Area             string     `gorm:"size:20;not null"`
 	URL              string     `gorm:"size:2000;not null"`
 	Description      string     `gorm:"size:500"`
@@ -124,7 +126,7 @@ const (
 // the next generation. The row belongs to the subscription's tenant.
 type WebhookDelivery struct {
 	ID string `gorm:"primaryKey;size:40"`
-	Tenant
+	models.Tenant
 	EventID           string         `gorm:"size:40;not null;uniqueIndex:idx_webhook_delivery_pair,priority:1"`
 	SubscriptionID    string         `gorm:"size:40;not null;uniqueIndex:idx_webhook_delivery_pair,priority:2;index:idx_webhook_delivery_order,priority:1"`
 	Generation        int            `gorm:"not null;uniqueIndex:idx_webhook_delivery_pair,priority:3"`
@@ -148,7 +150,7 @@ type WebhookDelivery struct {
 type WebhookAttempt struct {
 	DeliveryID string `gorm:"primaryKey;size:40;autoIncrement:false"`
 	Number     int    `gorm:"primaryKey;autoIncrement:false"`
-	Tenant
+	models.Tenant
 	AttemptedAt  time.Time `gorm:"not null"`
 	StatusCode   int       `gorm:"not null"` // 0: no response
 	LatencyMs    int64     `gorm:"not null"`
@@ -179,7 +181,7 @@ func truncate(s string, n int) string {
 }
 
 // checkFilters validates support filters into v.
-func checkFilters(v *Validator, f WebhookFilters) {
+func checkFilters(v *models.Validator, f WebhookFilters) {
 	v.Check(len(f.CustomerIDs) <= MaxWebhookCustomerIDs, "filters.customer_ids", "must have at most 100 entries")
 	for _, id := range f.CustomerIDs {
 		if id == "" || len(id) > 64 {
@@ -202,55 +204,55 @@ func checkFilters(v *Validator, f WebhookFilters) {
 // organization's row, so concurrent ones cannot pass the cap together.
 // Errors: VALIDATION_ERROR (filters, description), INSUFFICIENT_PERMISSIONS
 // (all_organizations by a customer), RESOURCE_LIMIT_EXCEEDED, INTERNAL_ERROR.
-func (s *Store) CreateWebhook(ctx context.Context, p *Principal, spec WebhookSpec) (*WebhookSubscription, error) {
-	var v Validator
+func (s *Store) CreateWebhook(ctx context.Context, p *models.Principal, spec WebhookSpec) (*WebhookSubscription, error) {
+	var v models.Validator
 	checkFilters(&v, WebhookFilters{CustomerIDs: spec.CustomerIDs, Priorities: spec.Priorities})
 	v.Check(len(spec.Description) <= MaxWebhookDescription, "description", "must be at most 500 characters")
 	if err := v.Err(); err != nil {
 		return nil, err
 	}
 	if spec.AllOrganizations && !p.IsStaff() {
-		return nil, Errorf(CodeInsufficientPermissions, "only provider staff may subscribe to every organization's events")
+		return nil, models.Errorf(models.CodeInsufficientPermissions, "only provider staff may subscribe to every organization's events")
 	}
 	if s.Sealer == nil {
-		return nil, Internal(errors.New("the store has no sealer for secrets"))
+		return nil, models.Internal(errors.New("the store has no sealer for secrets"))
 	}
-	subID := NewID(PrefixWebhook)
+	subID := models.NewID(models.PrefixWebhook)
 	sub := &WebhookSubscription{
 		ID: subID, Area: spec.Area, URL: spec.URL, Description: spec.Description, Events: spec.Events,
 		CustomerIDs: spec.CustomerIDs, Priorities: spec.Priorities, Active: spec.Active, AllOrganizations: spec.AllOrganizations,
-		Secret: s.Sealer.Seal(BindWebhook(subID), spec.Secret), CreatedBy: p.ID,
+		Secret: s.Sealer.Seal(models.BindWebhook(subID), spec.Secret), CreatedBy: p.ID,
 	}
 	err := s.Tx(ctx, p.OwnScope(), func(tx *gorm.DB) error {
-		if err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Where("id = ?", p.OrganizationID).Take(&Organization{}).Error; err != nil {
-			return NotFoundOr(err, "organization")
+		if err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Where("id = ?", p.OrganizationID).Take(&models.Organization{}).Error; err != nil {
+			return models.NotFoundOr(err, "organization")
 		}
 		var n int64
 		if err := tx.Model(&WebhookSubscription{}).Count(&n).Error; err != nil {
-			return DBErr(err)
+			return models.DBErr(err)
 		}
 		if n >= MaxWebhooksPerTenant {
-			return Errorf(CodeResourceLimit, "this organization already has %d webhook subscriptions in this environment, the most it may hold; delete one first", n).
+			return models.Errorf(models.CodeResourceLimit, "this organization already has %d webhook subscriptions in this environment, the most it may hold; delete one first", n).
 				WithDetail("resource", "webhook_subscriptions").WithDetail("limit", MaxWebhooksPerTenant)
 		}
-		return DBErr(tx.Create(sub).Error)
+		return models.DBErr(tx.Create(sub).Error)
 	})
 	if err != nil {
-		return nil, AsError(err)
+		return nil, models.AsError(err)
 	}
 	return sub, nil
 }
 
 // GetWebhook returns a subscription visible to p. Errors: NOT_FOUND.
-func (s *Store) GetWebhook(ctx context.Context, p *Principal, id string) (*WebhookSubscription, error) {
+func (s *Store) GetWebhook(ctx context.Context, p *models.Principal, id string) (*WebhookSubscription, error) {
 	return s.WebhookIn(ctx, p.Scope(), id)
 }
 
 // WebhookIn returns a subscription in scope. Errors: NOT_FOUND.
-func (s *Store) WebhookIn(ctx context.Context, scope Scope, id string) (*WebhookSubscription, error) {
+func (s *Store) WebhookIn(ctx context.Context, scope models.Scope, id string) (*WebhookSubscription, error) {
 	var sub WebhookSubscription
 	err := s.In(ctx, scope).Where("id = ?", id).Take(&sub).Error
-	return &sub, NotFoundOr(err, "webhook")
+	return &sub, models.NotFoundOr(err, "webhook")
 }
 
 // WebhookListFilter narrows a list of subscriptions.
@@ -259,11 +261,11 @@ type WebhookListFilter struct {
 	Active *bool
 }
 
-var webhookSorts = SortFields{"created_at": "created_at", "url": "url"}
+var webhookSorts = models.SortFields{"created_at": "created_at", "url": "url"}
 
 // ListWebhooks returns a page of the subscriptions visible to p.
 // Errors: VALIDATION_ERROR (sort).
-func (s *Store) ListWebhooks(ctx context.Context, p *Principal, f WebhookListFilter, page PageRequest) ([]WebhookSubscription, int64, error) {
+func (s *Store) ListWebhooks(ctx context.Context, p *models.Principal, f WebhookListFilter, page models.PageRequest) ([]WebhookSubscription, int64, error) {
 	q := s.In(ctx, p.Scope()).Model(&WebhookSubscription{})
 	if f.Area != "" {
 		q = q.Where("area = ?", f.Area)
@@ -272,15 +274,15 @@ func (s *Store) ListWebhooks(ctx context.Context, p *Principal, f WebhookListFil
 		q = q.Where("active = ?", *f.Active)
 	}
 	var subs []WebhookSubscription
-	total, err := Paginate(q, page, webhookSorts, &subs)
+	total, err := models.Paginate(q, page, webhookSorts, &subs)
 	return subs, total, err
 }
 
 // UpdateWebhook applies a validated patch. Pausing (active false) cancels
 // the subscription's pending deliveries in the same transaction.
 // Errors: NOT_FOUND, VALIDATION_ERROR (filters, description).
-func (s *Store) UpdateWebhook(ctx context.Context, p *Principal, id string, patch WebhookPatch) (*WebhookSubscription, error) {
-	var v Validator
+func (s *Store) UpdateWebhook(ctx context.Context, p *models.Principal, id string, patch WebhookPatch) (*WebhookSubscription, error) {
+	var v models.Validator
 	if patch.Filters != nil {
 		checkFilters(&v, *patch.Filters)
 	}
@@ -293,7 +295,7 @@ func (s *Store) UpdateWebhook(ctx context.Context, p *Principal, id string, patc
 	err := s.Tx(ctx, p.Scope(), func(tx *gorm.DB) error {
 		var sub WebhookSubscription
 		if err := tx.Where("id = ?", id).Take(&sub).Error; err != nil {
-			return NotFoundOr(err, "webhook")
+			return models.NotFoundOr(err, "webhook")
 		}
 		updates := map[string]any{"updated_at": s.Now()}
 		if patch.URL != nil {
@@ -312,7 +314,7 @@ func (s *Store) UpdateWebhook(ctx context.Context, p *Principal, id string, patc
 			updates["active"], sub.Active = *patch.Active, *patch.Active
 		}
 		if err := tx.Model(&WebhookSubscription{}).Where("id = ?", id).Updates(updates).Error; err != nil {
-			return DBErr(err)
+			return models.DBErr(err)
 		}
 		if !sub.Active {
 			return s.cancelPending(tx, id, "the subscription was paused")
@@ -320,7 +322,7 @@ func (s *Store) UpdateWebhook(ctx context.Context, p *Principal, id string, patc
 		return nil
 	})
 	if err != nil {
-		return nil, AsError(err)
+		return nil, models.AsError(err)
 	}
 	return s.GetWebhook(ctx, p, id)
 }
@@ -340,19 +342,19 @@ func (s *Store) cancelPending(tx *gorm.DB, subID, reason string) error {
 	now := s.Now()
 	err := tx.Model(&WebhookDelivery{}).Where("subscription_id = ? AND status = ?", subID, DeliveryPending).
 		Updates(map[string]any{"status": DeliveryCancelled, "status_reason": reason, "next_attempt_at": nil, "completed_at": now, "updated_at": now}).Error
-	return DBErr(err)
+	return models.DBErr(err)
 }
 
 // DeleteWebhook removes a subscription and cancels its pending deliveries;
 // its delivery history is kept. Errors: NOT_FOUND.
-func (s *Store) DeleteWebhook(ctx context.Context, p *Principal, id string) error {
+func (s *Store) DeleteWebhook(ctx context.Context, p *models.Principal, id string) error {
 	return webhookErr(s.Tx(ctx, p.Scope(), func(tx *gorm.DB) error {
 		res := tx.Where("id = ?", id).Delete(&WebhookSubscription{})
 		if res.Error != nil {
-			return DBErr(res.Error)
+			return models.DBErr(res.Error)
 		}
 		if res.RowsAffected == 0 {
-			return NotFound("webhook")
+			return models.NotFound("webhook")
 		}
 		return s.cancelPending(tx, id, "the subscription was deleted")
 	}))
@@ -362,22 +364,22 @@ func (s *Store) DeleteWebhook(ctx context.Context, p *Principal, id string) erro
 // subscription's signing secret; the secret it replaces keeps signing
 // until the overlap after SecretRotatedAt ends (a secret older than that
 // is dropped at once). Errors: NOT_FOUND, INTERNAL_ERROR.
-func (s *Store) RotateWebhookSecret(ctx context.Context, p *Principal, id, secret string) (*WebhookSubscription, error) {
+func (s *Store) RotateWebhookSecret(ctx context.Context, p *models.Principal, id, secret string) (*WebhookSubscription, error) {
 	if s.Sealer == nil {
-		return nil, Internal(errors.New("the store has no sealer for secrets"))
+		return nil, models.Internal(errors.New("the store has no sealer for secrets"))
 	}
 	err := s.Tx(ctx, p.Scope(), func(tx *gorm.DB) error {
 		var sub WebhookSubscription
 		if err := tx.Where("id = ?", id).Take(&sub).Error; err != nil {
-			return NotFoundOr(err, "webhook")
+			return models.NotFoundOr(err, "webhook")
 		}
 		now := s.Now()
-		return DBErr(tx.Model(&WebhookSubscription{}).Where("id = ?", id).Updates(map[string]any{
-			"secret": s.Sealer.Seal(BindWebhook(sub.ID), secret), "previous_secret": sub.Secret, "secret_rotated_at": now, "updated_at": now,
+		return models.DBErr(tx.Model(&WebhookSubscription{}).Where("id = ?", id).Updates(map[string]any{
+			"secret": s.Sealer.Seal(models.BindWebhook(sub.ID), secret), "previous_secret": sub.Secret, "secret_rotated_at": now, "updated_at": now,
 		}).Error)
 	})
 	if err != nil {
-		return nil, AsError(err)
+		return nil, models.AsError(err)
 	}
 	return s.GetWebhook(ctx, p, id)
 }
@@ -386,14 +388,14 @@ func (s *Store) RotateWebhookSecret(ctx context.Context, p *Principal, id, secre
 // one ("" before any rotation), opened. Errors: INTERNAL_ERROR.
 func (s *Store) WebhookSecrets(sub *WebhookSubscription) (current, previous string, err error) {
 	if s.Sealer == nil {
-		return "", "", Internal(errors.New("the store has no sealer for secrets"))
+		return "", "", models.Internal(errors.New("the store has no sealer for secrets"))
 	}
-	if current, err = s.Sealer.Open(BindWebhook(sub.ID), sub.Secret); err != nil {
-		return "", "", Internal(err)
+	if current, err = s.Sealer.Open(models.BindWebhook(sub.ID), sub.Secret); err != nil {
+		return "", "", models.Internal(err)
 	}
 	if sub.PreviousSecret != "" {
-		if previous, err = s.Sealer.Open(BindWebhook(sub.ID), sub.PreviousSecret); err != nil {
-			return "", "", Internal(err)
+		if previous, err = s.Sealer.Open(models.BindWebhook(sub.ID), sub.PreviousSecret); err != nil {
+			return "", "", models.Internal(err)
 		}
 	}
 	return current, previous, nil
@@ -406,16 +408,16 @@ func (s *Store) WebhookSecrets(sub *WebhookSubscription) (current, previous stri
 // their event patterns and filters.
 func (s *Store) CandidateSubscriptions(ctx context.Context, ev *Event) ([]WebhookSubscription, error) {
 	var subs []WebhookSubscription
-	err := s.In(ctx, SystemScope()).Where("environment = ? AND active = ? AND created_at <= ?", ev.Environment, true, ev.CreatedAt).
+	err := s.In(ctx, models.SystemScope()).Where("environment = ? AND active = ? AND created_at <= ?", ev.Environment, true, ev.CreatedAt).
 		Where("organization_id = ? OR all_organizations = ?", ev.OrganizationID, true).
 		Order("created_at, id").Find(&subs).Error
-	return subs, DBErr(err)
+	return subs, models.DBErr(err)
 }
 
 // newDelivery returns a pending delivery of ev to sub.
 func newDelivery(ev *Event, sub *WebhookSubscription, gen int, reason DeliveryReason) *WebhookDelivery {
 	return &WebhookDelivery{
-		ID: NewID(PrefixDelivery), Tenant: sub.Tenant, EventID: ev.ID, SubscriptionID: sub.ID, Generation: gen, Reason: reason,
+		ID: models.NewID(PrefixDelivery), Tenant: sub.Tenant, EventID: ev.ID, SubscriptionID: sub.ID, Generation: gen, Reason: reason,
 		EventType: ev.Type, ResourceID: ev.ResourceID, EventCreatedAt: ev.CreatedAt, Status: DeliveryPending,
 	}
 }
@@ -424,58 +426,58 @@ func newDelivery(ev *Event, sub *WebhookSubscription, gen int, reason DeliveryRe
 // subs, keeping any that already exists (the unique key makes a repeated
 // dispatch harmless), and returns every first-generation delivery of ev.
 func (s *Store) EnsureDeliveries(ctx context.Context, ev *Event, subs []WebhookSubscription) ([]WebhookDelivery, error) {
-	db := s.In(ctx, SystemScope())
+	db := s.In(ctx, models.SystemScope())
 	for i := range subs {
 		if err := db.Clauses(clause.OnConflict{DoNothing: true}).Create(newDelivery(ev, &subs[i], 1, DeliveryForEvent)).Error; err != nil {
-			return nil, DBErr(err)
+			return nil, models.DBErr(err)
 		}
 	}
 	var out []WebhookDelivery
 	err := db.Where("event_id = ? AND generation = ? AND reason = ?", ev.ID, 1, DeliveryForEvent).Order("created_at, id").Find(&out).Error
-	return out, DBErr(err)
+	return out, models.DBErr(err)
 }
 
 // UndispatchedEvents returns up to limit events not yet handed to
 // delivery, oldest first (every tenant).
 func (s *Store) UndispatchedEvents(ctx context.Context, limit int) ([]Event, error) {
 	var out []Event
-	err := s.In(ctx, SystemScope()).Where("dispatched_at IS NULL").Order("created_at, id").Limit(limit).Find(&out).Error
-	return out, DBErr(err)
+	err := s.In(ctx, models.SystemScope()).Where("dispatched_at IS NULL").Order("created_at, id").Limit(limit).Find(&out).Error
+	return out, models.DBErr(err)
 }
 
 // MarkEventDispatched records that every delivery of event id was handed to
 // the workflow engine.
 func (s *Store) MarkEventDispatched(ctx context.Context, id string) error {
-	return DBErr(s.In(ctx, SystemScope()).Model(&Event{}).Where("id = ? AND dispatched_at IS NULL", id).Update("dispatched_at", s.Now()).Error)
+	return models.DBErr(s.In(ctx, models.SystemScope()).Model(&Event{}).Where("id = ? AND dispatched_at IS NULL", id).Update("dispatched_at", s.Now()).Error)
 }
 
 // UnstartedDeliveries returns up to limit pending deliveries created before
 // `before` whose workflow has not been started (every tenant), oldest first.
 func (s *Store) UnstartedDeliveries(ctx context.Context, before time.Time, limit int) ([]WebhookDelivery, error) {
 	var out []WebhookDelivery
-	err := s.In(ctx, SystemScope()).Where("workflow_started_at IS NULL AND status = ? AND created_at < ?", DeliveryPending, before).
+	err := s.In(ctx, models.SystemScope()).Where("workflow_started_at IS NULL AND status = ? AND created_at < ?", DeliveryPending, before).
 		Order("created_at, id").Limit(limit).Find(&out).Error
-	return out, DBErr(err)
+	return out, models.DBErr(err)
 }
 
 // MarkDeliveryStarted records that the delivery's workflow exists.
 func (s *Store) MarkDeliveryStarted(ctx context.Context, id string) error {
-	return DBErr(s.In(ctx, SystemScope()).Model(&WebhookDelivery{}).Where("id = ? AND workflow_started_at IS NULL", id).
+	return models.DBErr(s.In(ctx, models.SystemScope()).Model(&WebhookDelivery{}).Where("id = ? AND workflow_started_at IS NULL", id).
 		Update("workflow_started_at", s.Now()).Error)
 }
 
 // DeliveryIn returns one delivery in scope. Errors: NOT_FOUND.
-func (s *Store) DeliveryIn(ctx context.Context, scope Scope, id string) (*WebhookDelivery, error) {
+func (s *Store) DeliveryIn(ctx context.Context, scope models.Scope, id string) (*WebhookDelivery, error) {
 	var d WebhookDelivery
 	err := s.In(ctx, scope).Where("id = ?", id).Take(&d).Error
-	return &d, NotFoundOr(err, "delivery")
+	return &d, models.NotFoundOr(err, "delivery")
 }
 
 // DeliveryReady reports whether d may make its first attempt: an event
 // delivery waits while an earlier event of the same resource, for the same
 // subscription, has not made its first attempt yet. Redeliveries, tests and
 // deliveries that already attempted are always ready.
-func (s *Store) DeliveryReady(ctx context.Context, scope Scope, d *WebhookDelivery) (bool, error) {
+func (s *Store) DeliveryReady(ctx context.Context, scope models.Scope, d *WebhookDelivery) (bool, error) {
 	if d.Reason != DeliveryForEvent || d.Attempts > 0 {
 		return true, nil
 	}
@@ -485,14 +487,14 @@ func (s *Store) DeliveryReady(ctx context.Context, scope Scope, d *WebhookDelive
 			d.SubscriptionID, d.ResourceID, DeliveryForEvent, DeliveryPending, d.ID).
 		Where("event_created_at < ? OR (event_created_at = ? AND event_id < ?)", d.EventCreatedAt, d.EventCreatedAt, d.EventID).
 		Count(&n).Error
-	return n == 0, DBErr(err)
+	return n == 0, models.DBErr(err)
 }
 
 // AttemptOf returns attempt number n of a delivery, or nil when it was not made.
-func (s *Store) AttemptOf(ctx context.Context, scope Scope, deliveryID string, n int) (*WebhookAttempt, error) {
+func (s *Store) AttemptOf(ctx context.Context, scope models.Scope, deliveryID string, n int) (*WebhookAttempt, error) {
 	var out []WebhookAttempt
 	if err := s.In(ctx, scope).Where("delivery_id = ? AND number = ?", deliveryID, n).Limit(1).Find(&out).Error; err != nil {
-		return nil, DBErr(err)
+		return nil, models.DBErr(err)
 	}
 	if len(out) == 0 {
 		return nil, nil
@@ -505,17 +507,17 @@ func (s *Store) AttemptOf(ctx context.Context, scope Scope, deliveryID string, n
 // attempt count, last outcome, next attempt time, and succeeded on success
 // while the delivery is still pending. It returns the delivery.
 // Errors: NOT_FOUND, INTERNAL_ERROR.
-func (s *Store) RecordDeliveryAttempt(ctx context.Context, scope Scope, a *WebhookAttempt, next *time.Time) (*WebhookDelivery, error) {
+func (s *Store) RecordDeliveryAttempt(ctx context.Context, scope models.Scope, a *WebhookAttempt, next *time.Time) (*WebhookDelivery, error) {
 	a.Error = truncate(a.Error, 500)
 	var out WebhookDelivery
 	err := s.Tx(ctx, scope, func(tx *gorm.DB) error {
 		if err := tx.Where("id = ?", a.DeliveryID).Take(&out).Error; err != nil {
-			return NotFoundOr(err, "delivery")
+			return models.NotFoundOr(err, "delivery")
 		}
 		a.Tenant = out.Tenant
 		res := tx.Clauses(clause.OnConflict{DoNothing: true}).Create(a)
 		if res.Error != nil {
-			return DBErr(res.Error)
+			return models.DBErr(res.Error)
 		}
 		if res.RowsAffected == 0 {
 			return nil
@@ -526,33 +528,33 @@ func (s *Store) RecordDeliveryAttempt(ctx context.Context, scope Scope, a *Webho
 			updates["attempts"] = a.Number
 		}
 		if err := tx.Model(&WebhookDelivery{}).Where("id = ?", a.DeliveryID).Updates(updates).Error; err != nil {
-			return DBErr(err)
+			return models.DBErr(err)
 		}
 		if a.Success {
 			if err := tx.Model(&WebhookDelivery{}).Where("id = ? AND status = ?", a.DeliveryID, DeliveryPending).
 				Updates(map[string]any{"status": DeliverySucceeded, "next_attempt_at": nil, "completed_at": now}).Error; err != nil {
-				return DBErr(err)
+				return models.DBErr(err)
 			}
 		}
 		// A fresh value: scanning into out would keep fields that are now NULL.
 		var fresh WebhookDelivery
 		if err := tx.Where("id = ?", a.DeliveryID).Take(&fresh).Error; err != nil {
-			return DBErr(err)
+			return models.DBErr(err)
 		}
 		out = fresh
 		return nil
 	})
 	if err != nil {
-		return nil, AsError(err)
+		return nil, models.AsError(err)
 	}
 	return &out, nil
 }
 
 // FinishDelivery ends a pending delivery with status (failed or cancelled)
 // and a reason; a delivery that already ended is left as it is.
-func (s *Store) FinishDelivery(ctx context.Context, scope Scope, id string, status DeliveryStatus, reason string) error {
+func (s *Store) FinishDelivery(ctx context.Context, scope models.Scope, id string, status DeliveryStatus, reason string) error {
 	now := s.Now()
-	return DBErr(s.In(ctx, scope).Model(&WebhookDelivery{}).Where("id = ? AND status = ?", id, DeliveryPending).
+	return models.DBErr(s.In(ctx, scope).Model(&WebhookDelivery{}).Where("id = ? AND status = ?", id, DeliveryPending).
 		Updates(map[string]any{"status": status, "status_reason": truncate(reason, 200), "next_attempt_at": nil, "completed_at": now, "updated_at": now}).Error)
 }
 
@@ -562,12 +564,12 @@ type DeliveryListFilter struct {
 	EventID string
 }
 
-var deliverySorts = SortFields{"created_at": "created_at", "event_created_at": "event_created_at"}
+var deliverySorts = models.SortFields{"created_at": "created_at", "event_created_at": "event_created_at"}
 
 // ListDeliveries returns a page of a subscription's deliveries (newest
 // first by default) and their attempts, by delivery id, in order.
 // Errors: NOT_FOUND (subscription), VALIDATION_ERROR (sort, status).
-func (s *Store) ListDeliveries(ctx context.Context, p *Principal, webhookID string, f DeliveryListFilter, page PageRequest) ([]WebhookDelivery, map[string][]WebhookAttempt, int64, error) {
+func (s *Store) ListDeliveries(ctx context.Context, p *models.Principal, webhookID string, f DeliveryListFilter, page models.PageRequest) ([]WebhookDelivery, map[string][]WebhookAttempt, int64, error) {
 	if _, err := s.GetWebhook(ctx, p, webhookID); err != nil {
 		return nil, nil, 0, err
 	}
@@ -576,7 +578,7 @@ func (s *Store) ListDeliveries(ctx context.Context, p *Principal, webhookID stri
 		switch f.Status {
 		case DeliveryPending, DeliverySucceeded, DeliveryFailed, DeliveryCancelled:
 		default:
-			return nil, nil, 0, Invalid(FieldIssue{Field: "status", Issue: "must be pending, succeeded, failed or cancelled"})
+			return nil, nil, 0, models.Invalid(models.FieldIssue{Field: "status", Issue: "must be pending, succeeded, failed or cancelled"})
 		}
 		q = q.Where("status = ?", f.Status)
 	}
@@ -584,7 +586,7 @@ func (s *Store) ListDeliveries(ctx context.Context, p *Principal, webhookID stri
 		q = q.Where("event_id = ?", f.EventID)
 	}
 	var ds []WebhookDelivery
-	total, err := Paginate(q, page, deliverySorts, &ds)
+	total, err := models.Paginate(q, page, deliverySorts, &ds)
 	if err != nil {
 		return nil, nil, 0, err
 	}
@@ -593,7 +595,7 @@ func (s *Store) ListDeliveries(ctx context.Context, p *Principal, webhookID stri
 }
 
 // attemptsOf loads the attempts of deliveries, by delivery id, in order.
-func (s *Store) attemptsOf(ctx context.Context, scope Scope, ds []WebhookDelivery) (map[string][]WebhookAttempt, error) {
+func (s *Store) attemptsOf(ctx context.Context, scope models.Scope, ds []WebhookDelivery) (map[string][]WebhookAttempt, error) {
 	out := map[string][]WebhookAttempt{}
 	if len(ds) == 0 {
 		return out, nil
@@ -604,7 +606,7 @@ func (s *Store) attemptsOf(ctx context.Context, scope Scope, ds []WebhookDeliver
 	}
 	var atts []WebhookAttempt
 	if err := s.In(ctx, scope).Where("delivery_id IN ?", ids).Order("delivery_id, number").Find(&atts).Error; err != nil {
-		return nil, DBErr(err)
+		return nil, models.DBErr(err)
 	}
 	for _, a := range atts {
 		out[a.DeliveryID] = append(out[a.DeliveryID], a)
@@ -614,10 +616,10 @@ func (s *Store) attemptsOf(ctx context.Context, scope Scope, ds []WebhookDeliver
 
 // DeliveriesOfEvent returns the deliveries of an event visible to p, oldest
 // first, with their attempts.
-func (s *Store) DeliveriesOfEvent(ctx context.Context, p *Principal, eventID string) ([]WebhookDelivery, map[string][]WebhookAttempt, error) {
+func (s *Store) DeliveriesOfEvent(ctx context.Context, p *models.Principal, eventID string) ([]WebhookDelivery, map[string][]WebhookAttempt, error) {
 	var ds []WebhookDelivery
 	if err := s.In(ctx, p.Scope()).Where("event_id = ?", eventID).Order("created_at, id").Find(&ds).Error; err != nil {
-		return nil, nil, DBErr(err)
+		return nil, nil, models.DBErr(err)
 	}
 	atts, err := s.attemptsOf(ctx, p.Scope(), ds)
 	return ds, atts, err
@@ -625,17 +627,17 @@ func (s *Store) DeliveriesOfEvent(ctx context.Context, p *Principal, eventID str
 
 // MatchedSubscriptionIDs returns the subscriptions visible to p that the
 // dispatcher matched with an event (its first-generation deliveries).
-func (s *Store) MatchedSubscriptionIDs(ctx context.Context, p *Principal, eventID string) ([]string, error) {
+func (s *Store) MatchedSubscriptionIDs(ctx context.Context, p *models.Principal, eventID string) ([]string, error) {
 	var ids []string
 	err := s.In(ctx, p.Scope()).Model(&WebhookDelivery{}).Where("event_id = ? AND reason = ?", eventID, DeliveryForEvent).
 		Order("created_at, id").Pluck("subscription_id", &ids).Error
-	return ids, DBErr(err)
+	return ids, models.DBErr(err)
 }
 
 // CreateRedeliveries writes a new delivery of ev to each of subs, each with
 // the next generation of its (event, subscription) pair, in one
 // transaction. Errors: INTERNAL_ERROR.
-func (s *Store) CreateRedeliveries(ctx context.Context, p *Principal, ev *Event, subs []WebhookSubscription) ([]WebhookDelivery, error) {
+func (s *Store) CreateRedeliveries(ctx context.Context, p *models.Principal, ev *Event, subs []WebhookSubscription) ([]WebhookDelivery, error) {
 	var out []WebhookDelivery
 	err := s.Tx(ctx, p.Scope(), func(tx *gorm.DB) error {
 		out = out[:0]
@@ -643,18 +645,18 @@ func (s *Store) CreateRedeliveries(ctx context.Context, p *Principal, ev *Event,
 			var maxGen int
 			if err := tx.Model(&WebhookDelivery{}).Where("event_id = ? AND subscription_id = ?", ev.ID, subs[i].ID).
 				Select("COALESCE(MAX(generation), 0)").Scan(&maxGen).Error; err != nil {
-				return DBErr(err)
+				return models.DBErr(err)
 			}
 			d := newDelivery(ev, &subs[i], max(maxGen, 1)+1, DeliveryRedelivery)
 			if err := tx.Create(d).Error; err != nil {
-				return DBErr(err)
+				return models.DBErr(err)
 			}
 			out = append(out, *d)
 		}
 		return nil
 	})
 	if err != nil {
-		return nil, AsError(err)
+		return nil, models.AsError(err)
 	}
 	return out, nil
 }
@@ -668,14 +670,14 @@ func (s *Store) CreateTestDelivery(ctx context.Context, sub *WebhookSubscription
 	now := s.Now()
 	ev.CreatedAt, ev.DispatchedAt = now, &now
 	d := newDelivery(ev, sub, 1, DeliveryTest)
-	err := s.Tx(ctx, TenantScope(sub.OrganizationID, sub.Environment), func(tx *gorm.DB) error {
+	err := s.Tx(ctx, models.TenantScope(sub.OrganizationID, sub.Environment), func(tx *gorm.DB) error {
 		if err := RecordEvent(tx, ev); err != nil {
 			return err
 		}
-		return DBErr(tx.Create(d).Error)
+		return models.DBErr(tx.Create(d).Error)
 	})
 	if err != nil {
-		return nil, nil, AsError(err)
+		return nil, nil, models.AsError(err)
 	}
 	return d, ev, nil
 }
@@ -685,5 +687,5 @@ func webhookErr(err error) error {
 	if err == nil {
 		return nil
 	}
-	return AsError(err)
+	return models.AsError(err)
 }

@@ -1,4 +1,4 @@
-package models
+package eventlog
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"gorm.io/gorm"
+
+	"github.com/telcoplatform/platform/models"
 )
 
 // Notification channels.
@@ -40,7 +42,7 @@ type Message struct {
 // QueueMessage writes a message to the notification outbox for scope's
 // organization and environment; the notify dispatcher sends it.
 // Errors: VALIDATION_ERROR (unknown channel, no recipient), INTERNAL_ERROR.
-func (s *Store) QueueMessage(ctx context.Context, scope Scope, m Message) (*ContactNotification, error) {
+func (s *Store) QueueMessage(ctx context.Context, scope models.Scope, m Message) (*ContactNotification, error) {
 	return QueueMessage(s.In(ctx, scope), s.Sealer, m)
 }
 
@@ -75,24 +77,24 @@ func (n *ContactNotification) DeliveryStatus() string {
 	return NotificationQueued
 }
 
-func QueueMessage(tx *gorm.DB, sealer *Sealer, m Message) (*ContactNotification, error) {
-	var v Validator
+func QueueMessage(tx *gorm.DB, sealer *models.Sealer, m Message) (*ContactNotification, error) {
+	var v models.Validator
 	v.Check(m.Channel == ChannelEmail || m.Channel == ChannelSMS, "channel", "must be email or sms")
 	v.Check(strings.TrimSpace(m.Recipient) != "", "recipient", "is required")
 	if err := v.Err(); err != nil {
 		return nil, err
 	}
 	if sealer == nil {
-		return nil, Internal(errors.New("queued messages need SECRETS_KEY (no sealer configured)"))
+		return nil, models.Internal(errors.New("queued messages need SECRETS_KEY (no sealer configured)"))
 	}
 	if m.Role == "" {
 		m.Role = "user"
 	}
-	id := NewID(PrefixNotification)
+	id := models.NewID(PrefixNotification)
 	row := &ContactNotification{ID: id, Channel: m.Channel, Role: m.Role, Recipient: m.Recipient,
-		Template: m.Template, Subject: m.Subject, BodySealed: sealer.Seal(BindNotification(id), m.Body)}
+		Template: m.Template, Subject: m.Subject, BodySealed: sealer.Seal(models.BindNotification(id), m.Body)}
 	if err := tx.Create(row).Error; err != nil {
-		return nil, DBErr(err)
+		return nil, models.DBErr(err)
 	}
 	return row, nil
 }
@@ -101,10 +103,10 @@ func QueueMessage(tx *gorm.DB, sealer *Sealer, m Message) (*ContactNotification,
 // oldest first, across every tenant (the dispatcher's view). Errors: INTERNAL_ERROR.
 func (s *Store) PendingNotifications(ctx context.Context, limit int) ([]ContactNotification, error) {
 	var out []ContactNotification
-	err := s.In(ctx, SystemScope()).
+	err := s.In(ctx, models.SystemScope()).
 		Where("sent_at IS NULL AND attempts < ? AND (next_attempt_at IS NULL OR next_attempt_at <= ?)", NotificationMaxAttempts, s.Now()).
 		Order("created_at, id").Limit(limit).Find(&out).Error
-	return out, DBErr(err)
+	return out, models.DBErr(err)
 }
 
 // NotificationText returns the subject and body to send for n: the sealed
@@ -113,11 +115,11 @@ func (s *Store) PendingNotifications(ctx context.Context, limit int) ([]ContactN
 func (s *Store) NotificationText(n *ContactNotification) (subject, body string, err error) {
 	if n.BodySealed != "" {
 		if s.Sealer == nil {
-			return "", "", Internal(errors.New("no sealer configured"))
+			return "", "", models.Internal(errors.New("no sealer configured"))
 		}
-		body, err := s.Sealer.Open(BindNotification(n.ID), n.BodySealed)
+		body, err := s.Sealer.Open(models.BindNotification(n.ID), n.BodySealed)
 		if err != nil {
-			return "", "", Internal(err)
+			return "", "", models.Internal(err)
 		}
 		return n.Subject, body, nil
 	}
@@ -141,7 +143,7 @@ func (s *Store) NotificationText(n *ContactNotification) (subject, body string, 
 // wipes its sealed body (a one-time code is not kept once sent).
 // Errors: INTERNAL_ERROR.
 func (s *Store) MarkNotificationSent(ctx context.Context, id string) error {
-	return DBErr(s.In(ctx, SystemScope()).Model(&ContactNotification{}).Where("id = ? AND sent_at IS NULL", id).
+	return models.DBErr(s.In(ctx, models.SystemScope()).Model(&ContactNotification{}).Where("id = ? AND sent_at IS NULL", id).
 		Updates(map[string]any{"sent_at": s.Now(), "body_sealed": "", "last_error": ""}).Error)
 }
 
@@ -157,7 +159,7 @@ func (s *Store) MarkNotificationFailed(ctx context.Context, n *ContactNotificati
 	if len(msg) > 500 {
 		msg = msg[:500]
 	}
-	return DBErr(s.In(ctx, SystemScope()).Model(&ContactNotification{}).Where("id = ?", n.ID).
+	return models.DBErr(s.In(ctx, models.SystemScope()).Model(&ContactNotification{}).Where("id = ?", n.ID).
 		Updates(map[string]any{"attempts": n.Attempts + 1, "last_error": msg, "next_attempt_at": s.Now().Add(delay)}).Error)
 }
 
@@ -186,11 +188,11 @@ type Inbox struct {
 // Errors: INTERNAL_ERROR.
 func (s *Store) UserInbox(ctx context.Context, orgID string, recipients []string, limit int) ([]Inbox, error) {
 	var rows []ContactNotification
-	for _, env := range []Environment{EnvLive, EnvTest} {
+	for _, env := range []models.Environment{models.EnvLive, models.EnvTest} {
 		var part []ContactNotification
-		err := s.In(ctx, TenantScope(orgID, env)).Where("recipient IN ?", recipients).Order("created_at DESC, id DESC").Limit(limit).Find(&part).Error
+		err := s.In(ctx, models.TenantScope(orgID, env)).Where("recipient IN ?", recipients).Order("created_at DESC, id DESC").Limit(limit).Find(&part).Error
 		if err != nil {
-			return nil, DBErr(err)
+			return nil, models.DBErr(err)
 		}
 		rows = append(rows, part...)
 	}
@@ -224,7 +226,7 @@ func (s *Store) UserInbox(ctx context.Context, orgID string, recipients []string
 // notify package sends it (SentAt); see models/notification.go.
 type ContactNotification struct {
 	ID string `gorm:"primaryKey;size:40"`
-	Tenant
+	models.Tenant
 	ServiceID   string         `gorm:"size:40;not null;index"`
 	OperationID string         `gorm:"size:64;index"`
 	Channel     string         `gorm:"size:10;not null"`

@@ -1,4 +1,4 @@
-package models
+package eventlog
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"gorm.io/gorm"
+
+	"github.com/telcoplatform/platform/models"
 )
 
 // Event names written by this package (DECISIONS 9 lists every canonical name).
@@ -21,7 +23,7 @@ const (
 // delivered later (dispatched_at is set once delivery has been scheduled).
 type Event struct {
 	ID string `gorm:"primaryKey;size:40"`
-	Tenant
+	models.Tenant
 	Type         string         `gorm:"size:60;not null;index"`
 	ResourceID   string         `gorm:"size:64;not null;index"`
 	Data         map[string]any `gorm:"serializer:json;type:text"`
@@ -31,20 +33,20 @@ type Event struct {
 
 // NewEvent returns an event (evt_) of type typ about resourceID with data.
 func NewEvent(typ, resourceID string, data map[string]any) *Event {
-	return &Event{ID: NewID(PrefixEvent), Type: typ, ResourceID: resourceID, Data: data}
+	return &Event{ID: models.NewID(models.PrefixEvent), Type: typ, ResourceID: resourceID, Data: data}
 }
 
 // RecordEvent writes ev inside tx, the transaction of the state change it
 // reports (tx carries the tenant scope, which stamps the event).
 func RecordEvent(tx *gorm.DB, ev *Event) error {
-	return DBErr(tx.Create(ev).Error)
+	return models.DBErr(tx.Create(ev).Error)
 }
 
 // EventsFor returns the events about resourceID in scope, oldest first.
-func (s *Store) EventsFor(ctx context.Context, scope Scope, resourceID string) ([]Event, error) {
+func (s *Store) EventsFor(ctx context.Context, scope models.Scope, resourceID string) ([]Event, error) {
 	var out []Event
 	err := s.In(ctx, scope).Where("resource_id = ?", resourceID).Order("created_at, id").Find(&out).Error
-	return out, DBErr(err)
+	return out, models.DBErr(err)
 }
 
 // EventFilter narrows a list of events. Types and Groups select by name
@@ -60,7 +62,7 @@ type EventFilter struct {
 	CreatedBefore *time.Time
 }
 
-var eventSorts = SortFields{"created_at": "created_at", "type": "type"}
+var eventSorts = models.SortFields{"created_at": "created_at", "type": "type"}
 
 // groupsClause returns "(type LIKE ? OR ...)" and its arguments.
 func groupsClause(groups []string) (string, []any) {
@@ -73,7 +75,7 @@ func groupsClause(groups []string) (string, []any) {
 }
 
 // eventsQuery returns the events visible to p that f selects.
-func (s *Store) eventsQuery(ctx context.Context, p *Principal, f EventFilter) *gorm.DB {
+func (s *Store) eventsQuery(ctx context.Context, p *models.Principal, f EventFilter) *gorm.DB {
 	q := s.In(ctx, p.Scope()).Model(&Event{})
 	if f.Readable != nil {
 		if len(f.Readable) == 0 {
@@ -106,24 +108,24 @@ func (s *Store) eventsQuery(ctx context.Context, p *Principal, f EventFilter) *g
 
 // ListEvents returns a page of the events visible to p that f selects,
 // newest first by default. Errors: VALIDATION_ERROR (sort).
-func (s *Store) ListEvents(ctx context.Context, p *Principal, f EventFilter, page PageRequest) ([]Event, int64, error) {
+func (s *Store) ListEvents(ctx context.Context, p *models.Principal, f EventFilter, page models.PageRequest) ([]Event, int64, error) {
 	var out []Event
-	total, err := Paginate(s.eventsQuery(ctx, p, f), page, eventSorts, &out)
+	total, err := models.Paginate(s.eventsQuery(ctx, p, f), page, eventSorts, &out)
 	return out, total, err
 }
 
 // GetEvent returns one event visible to p whose group is readable (see
 // EventFilter.Readable). Errors: NOT_FOUND.
-func (s *Store) GetEvent(ctx context.Context, p *Principal, id string, readable []string) (*Event, error) {
+func (s *Store) GetEvent(ctx context.Context, p *models.Principal, id string, readable []string) (*Event, error) {
 	var ev Event
 	err := s.eventsQuery(ctx, p, EventFilter{Readable: readable}).Where("id = ?", id).Take(&ev).Error
-	return &ev, NotFoundOr(err, "event")
+	return &ev, models.NotFoundOr(err, "event")
 }
 
 // EventByID returns any tenant's event (delivery activities).
 // Errors: NOT_FOUND.
 func (s *Store) EventByID(ctx context.Context, id string) (*Event, error) {
 	var ev Event
-	err := s.In(ctx, SystemScope()).Where("id = ?", id).Take(&ev).Error
-	return &ev, NotFoundOr(err, "event")
+	err := s.In(ctx, models.SystemScope()).Where("id = ?", id).Take(&ev).Error
+	return &ev, models.NotFoundOr(err, "event")
 }
