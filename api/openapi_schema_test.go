@@ -241,6 +241,7 @@ var schemaBodyExemptions = map[string]string{
 	// on creation only (their descriptions say so).
 	"POST /v1/support/knowledge":     "title, body and category are required on creation only",
 	"POST /v1/support/routing-rules": "rule_name is required on creation only",
+	"POST /v1/support/categories":    "id, name and default_priority are required on creation only",
 	// One of two fields: payment_method or payment_method_id; location or location_id.
 	"POST /v1/billing/payments":                 "payment_method or payment_method_id",
 	"POST /v1/services/security/infrastructure": "location or location_id",

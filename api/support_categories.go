@@ -103,16 +103,16 @@ func (s *Server) registerSupportCategories(tags []string) {
 
 // SubcategoryBody is a subcategory as sent.
 type SubcategoryBody struct {
-	ID           string              `json:"id,omitempty" maxLength:"40" doc:"Required: lowercase letters, digits, underscores" example:"lorawan"`
-	Name         string              `json:"name,omitempty" maxLength:"200" doc:"Required" example:"LoRaWAN"`
+	ID           string              `json:"id" required:"true" minLength:"1" maxLength:"40" doc:"Required: lowercase letters, digits, underscores" example:"lorawan"`
+	Name         string              `json:"name" required:"true" minLength:"1" maxLength:"200" doc:"Required" example:"LoRaWAN"`
 	RoutingRules *SubcategoryRouting `json:"routing_rules,omitempty" doc:"Hints shown in the category answer (auto_assign at most 100, escalation_threshold at most 20 characters)"`
 }
 
 // SLATargetBody is the SLA target of one priority as sent.
 type SLATargetBody struct {
-	Priority       string `json:"priority,omitempty" maxLength:"16" doc:"Required: low, medium, high or critical" example:"critical"`
-	ResponseTime   string `json:"response_time,omitempty" maxLength:"20" doc:"Required: whole minutes, 1m to 720h" example:"30m"`
-	ResolutionTime string `json:"resolution_time,omitempty" maxLength:"20" doc:"Required: whole minutes, 1m to 720h; not shorter than response_time" example:"6h"`
+	Priority       string `json:"priority" required:"true" enum:"low,medium,high,critical" doc:"Required: low, medium, high or critical" example:"critical"`
+	ResponseTime   string `json:"response_time" required:"true" minLength:"2" maxLength:"20" doc:"Required: whole minutes, 1m to 720h" example:"30m"`
+	ResolutionTime string `json:"resolution_time" required:"true" minLength:"2" maxLength:"20" doc:"Required: whole minutes, 1m to 720h; not shorter than response_time" example:"6h"`
 }
 
 // SupportCategoryBody is the body of a category creation or update (on an

@@ -41,6 +41,7 @@ func domainTypes() []any {
 		&catalog.NumberBlock{}, &services.Quote{}, &eventlog.ContactNotification{}, &services.DataMigration{}, &services.ServiceIncident{},
 		&support.Category{}, &support.Subcategory{}, &support.SLATarget{}, &support.Ticket{}, &support.HistoryEntry{},
 		&support.Comment{}, &support.RoutingRule{}, &support.Article{}, &support.Feedback{}, &support.TicketNotification{},
+		&support.Attachment{}, &support.Team{}, &support.TeamMember{},
 	}
 }
 
