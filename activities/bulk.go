@@ -9,6 +9,7 @@ import (
 
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/automation"
+	"github.com/telcoplatform/platform/models/operations"
 	"github.com/telcoplatform/platform/models/services"
 	"github.com/telcoplatform/platform/simulator"
 	"github.com/telcoplatform/platform/workflows"
@@ -21,6 +22,7 @@ import (
 // keyed by the operation and the item's position.
 type Bulk struct {
 	store      *models.Store
+	operations *operations.Store
 	services   *services.Store
 	automation *automation.Store
 	net        simulator.Southbound
@@ -32,7 +34,7 @@ func NewBulk(store *models.Store, net simulator.Southbound, log *slog.Logger) *B
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Bulk{store: store, services: services.NewStore(store), automation: automation.NewStore(store), net: net, log: log}
+	return &Bulk{store: store, operations: operations.NewStore(store), services: services.NewStore(store), automation: automation.NewStore(store), net: net, log: log}
 }
 
 // bulkAppError converts err for Temporal (ApplicationError, RetryByCode)
@@ -123,7 +125,7 @@ func bulkChangeID(opID string, position int, rollback bool) string {
 // Errors: NOT_FOUND, INVALID_STATE_TRANSITION (the operation has ended).
 func (a *Bulk) Begin(ctx context.Context, ref workflows.BulkRef) error {
 	runID := activity.GetInfo(ctx).WorkflowExecution.RunID
-	_, err := a.services.BeginOperation(ctx, ref.Scope(), ref.RequestID, runID)
+	_, err := a.operations.BeginOperation(ctx, ref.Scope(), ref.RequestID, runID)
 	return bulkAppError(ctx, a.log, workflows.ActivityName(workflows.BulkActivities.Begin), err)
 }
 
@@ -136,7 +138,7 @@ func (a *Bulk) Load(ctx context.Context, in workflows.BulkLoadInput) (*workflows
 	if err != nil {
 		return nil, bulkAppError(ctx, a.log, workflows.ActivityName(workflows.BulkActivities.Load), err)
 	}
-	if in.Bulk.Type == services.OpTypeBulkProvision {
+	if in.Bulk.Type == operations.OpTypeBulkProvision {
 		for _, s := range in.Statuses {
 			if s == automation.ItemPending {
 				if err := a.automation.EnsureChildOperations(ctx, scope, in.Bulk.CreatedBy, items); err != nil {
@@ -163,7 +165,7 @@ func (a *Bulk) Record(ctx context.Context, in workflows.BulkRecordInput) error {
 // per item). Errors: NOT_FOUND, SERVICE_CONFLICT, SERVICE_MAINTENANCE,
 // INVALID_STATE_TRANSITION.
 func (a *Bulk) Apply(ctx context.Context, in workflows.BulkItemInput) error {
-	if in.Bulk.Type != services.OpTypeBulkStatus {
+	if in.Bulk.Type != operations.OpTypeBulkStatus {
 		return temporal.NewNonRetryableApplicationError("only bulk status items are applied by this activity", string(models.CodeValidation), nil)
 	}
 	req := automation.ChangeRequest{Key: automation.ChangeKey(in.Bulk.RequestID, in.Item.Position), OperationID: in.Bulk.RequestID,
@@ -220,9 +222,9 @@ func (a *Bulk) Rollback(ctx context.Context, in workflows.BulkItemInput) error {
 	scope := in.Bulk.Scope()
 	var err error
 	switch in.Bulk.Type {
-	case services.OpTypeBulkProvision:
+	case operations.OpTypeBulkProvision:
 		err = bulkRollbackProvisioned(ctx, a.store, a.net, scope, in.Bulk.RequestID, in.Item.ServiceID, in.Item.ChildID, in.Item.Order)
-	case services.OpTypeBulkStatus:
+	case operations.OpTypeBulkStatus:
 		err = bulkRevertService(ctx, a.store, a.net, scope, in.Item.Action, automation.ChangeKey(in.Bulk.RequestID, in.Item.Position), in.Item.ServiceID)
 	default:
 		return temporal.NewNonRetryableApplicationError("a modification is rolled back by PrepareRevert", string(models.CodeValidation), nil)
@@ -256,7 +258,7 @@ func (a *Bulk) Finish(ctx context.Context, in workflows.BulkFinishInput) (*workf
 	if err != nil {
 		return nil, bulkAppError(ctx, a.log, workflows.ActivityName(workflows.BulkActivities.Finish), err)
 	}
-	if in.Bulk.Type == services.OpTypeBulkProvision {
+	if in.Bulk.Type == operations.OpTypeBulkProvision {
 		items, _, err := a.automation.BulkItems(ctx, scope, in.Bulk.RequestID, 0, len(op.Items), automation.ItemSkipped, automation.ItemCancelled)
 		if err != nil {
 			return nil, bulkAppError(ctx, a.log, workflows.ActivityName(workflows.BulkActivities.Finish), err)

@@ -15,6 +15,7 @@ import (
 	"github.com/telcoplatform/platform/models/automation"
 	"github.com/telcoplatform/platform/models/catalog"
 	"github.com/telcoplatform/platform/models/eventlog"
+	"github.com/telcoplatform/platform/models/operations"
 	"github.com/telcoplatform/platform/models/services"
 	"github.com/telcoplatform/platform/simulator"
 	"github.com/telcoplatform/platform/workflows"
@@ -26,6 +27,7 @@ import (
 // Temporal client, which may be nil where no events are dispatched.
 type Orchestration struct {
 	store      *models.Store
+	operations *operations.Store
 	catalog    *catalog.Store
 	services   *services.Store
 	automation *automation.Store
@@ -39,7 +41,7 @@ func NewOrchestration(store *models.Store, net simulator.Southbound, c client.Cl
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Orchestration{store: store, catalog: catalog.NewStore(store), services: services.NewStore(store), automation: automation.NewStore(store), net: net, temporal: c, log: log}
+	return &Orchestration{store: store, operations: operations.NewStore(store), catalog: catalog.NewStore(store), services: services.NewStore(store), automation: automation.NewStore(store), net: net, temporal: c, log: log}
 }
 
 func (a *Orchestration) fail(ctx context.Context, what string, err error) error {
@@ -50,7 +52,7 @@ func (a *Orchestration) fail(ctx context.Context, what string, err error) error 
 // records the current run id. Errors: NOT_FOUND, INVALID_STATE_TRANSITION.
 func (a *Orchestration) Begin(ctx context.Context, ref workflows.OrchestrationRef) error {
 	runID := activity.GetInfo(ctx).WorkflowExecution.RunID
-	_, err := a.services.BeginOperation(ctx, ref.Scope(), ref.RequestID, runID)
+	_, err := a.operations.BeginOperation(ctx, ref.Scope(), ref.RequestID, runID)
 	return a.fail(ctx, workflows.ActivityName(workflows.OrchestrationActivities.Begin), err)
 }
 
@@ -61,9 +63,9 @@ func (a *Orchestration) MarkStep(ctx context.Context, in workflows.Orchestration
 	var err error
 	switch in.Mark {
 	case workflows.MarkStarted:
-		err = a.services.StartStep(ctx, scope, in.Run.RequestID, in.Step)
+		err = a.operations.StartStep(ctx, scope, in.Run.RequestID, in.Step)
 	case workflows.MarkCompleted:
-		err = a.services.CompleteStep(ctx, scope, in.Run.RequestID, in.Step)
+		err = a.operations.CompleteStep(ctx, scope, in.Run.RequestID, in.Step)
 	default:
 		err = a.automation.FailStep(ctx, scope, in.Run.RequestID, in.Step, in.Error)
 	}
@@ -141,7 +143,7 @@ func (a *Orchestration) PrepareProvision(ctx context.Context, in workflows.Orche
 	}
 	seed := fmt.Sprintf("%s#%d", in.Run.RequestID, in.Step.Order)
 	childID, svcID := automation.DerivedID(models.PrefixProvisioning, seed), automation.DerivedID(models.PrefixService, seed)
-	op := services.NewOperation(childID, services.OpTypeProvisioning, svcID, in.Run.CreatedBy, services.ProvisioningSteps(false), map[string]any{
+	op := operations.NewOperation(childID, operations.OpTypeProvisioning, svcID, in.Run.CreatedBy, operations.ProvisioningSteps(false), map[string]any{
 		"orchestration_request_id": in.Run.RequestID, "step": in.Step.Order, "trigger_depth": in.Run.Depth,
 	})
 	if _, err := a.automation.EnsureOperation(ctx, scope, op); err != nil {

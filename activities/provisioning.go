@@ -12,6 +12,7 @@ import (
 
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/catalog"
+	"github.com/telcoplatform/platform/models/operations"
 	"github.com/telcoplatform/platform/models/services"
 	"github.com/telcoplatform/platform/simulator"
 	"github.com/telcoplatform/platform/workflows"
@@ -22,10 +23,11 @@ import (
 // "Provisioning.<Method>" (workflows.ProvisioningActivities). Each step activity records its step on the operation row (started,
 // completed); the workflow records failures through Finish.
 type Provisioning struct {
-	store    *models.Store
-	services *services.Store
-	net      simulator.Southbound
-	log      *slog.Logger
+	store      *models.Store
+	operations *operations.Store
+	services   *services.Store
+	net        simulator.Southbound
+	log        *slog.Logger
 }
 
 // NewProvisioning returns the provisioning activities over store and the southbound net.
@@ -33,7 +35,7 @@ func NewProvisioning(store *models.Store, net simulator.Southbound, log *slog.Lo
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Provisioning{store: store, services: services.NewStore(store), net: net, log: log}
+	return &Provisioning{store: store, operations: operations.NewStore(store), services: services.NewStore(store), net: net, log: log}
 }
 
 func order(in workflows.ProvisioningInput) simulator.Order {
@@ -73,20 +75,20 @@ func appError(ctx context.Context, log *slog.Logger, requestID, step string, err
 // step runs fn as the step name of the operation, recording it on the row.
 func (a *Provisioning) step(ctx context.Context, in workflows.ProvisioningInput, name string, fn func(scope models.Scope) error) error {
 	scope := in.Scope()
-	if err := a.services.StartStep(ctx, scope, in.RequestID, name); err != nil {
+	if err := a.operations.StartStep(ctx, scope, in.RequestID, name); err != nil {
 		return a.temporalError(ctx, in, name, err)
 	}
 	if err := fn(scope); err != nil {
 		return a.temporalError(ctx, in, name, err)
 	}
-	return a.temporalError(ctx, in, name, a.services.CompleteStep(ctx, scope, in.RequestID, name))
+	return a.temporalError(ctx, in, name, a.operations.CompleteStep(ctx, scope, in.RequestID, name))
 }
 
 // Begin marks the operation in progress and records the workflow's run id.
 // Errors: NOT_FOUND (the API removed the row), INVALID_STATE_TRANSITION.
 func (a *Provisioning) Begin(ctx context.Context, in workflows.ProvisioningInput) error {
 	runID := activity.GetInfo(ctx).WorkflowExecution.RunID
-	_, err := a.services.BeginOperation(ctx, in.Scope(), in.RequestID, runID)
+	_, err := a.operations.BeginOperation(ctx, in.Scope(), in.RequestID, runID)
 	return a.temporalError(ctx, in, "begin", err)
 }
 
@@ -95,9 +97,9 @@ func (a *Provisioning) Begin(ctx context.Context, in workflows.ProvisioningInput
 func (a *Provisioning) MarkStep(ctx context.Context, in workflows.StepInput) error {
 	var err error
 	if in.Done {
-		err = a.services.CompleteStep(ctx, in.Input.Scope(), in.Input.RequestID, in.Step)
+		err = a.operations.CompleteStep(ctx, in.Input.Scope(), in.Input.RequestID, in.Step)
 	} else {
-		err = a.services.StartStep(ctx, in.Input.Scope(), in.Input.RequestID, in.Step)
+		err = a.operations.StartStep(ctx, in.Input.Scope(), in.Input.RequestID, in.Step)
 	}
 	return a.temporalError(ctx, in.Input, in.Step, err)
 }
@@ -107,7 +109,7 @@ func (a *Provisioning) MarkStep(ctx context.Context, in workflows.StepInput) err
 // feasibility, then moves the service to provisioning. Errors: the order's
 // validation codes, PROVISIONING_FAILED.
 func (a *Provisioning) Validate(ctx context.Context, in workflows.ProvisioningInput) error {
-	return a.step(ctx, in, services.StepValidate, func(scope models.Scope) error {
+	return a.step(ctx, in, operations.StepValidate, func(scope models.Scope) error {
 		o := in.Order
 		if _, err := a.services.EnsureService(ctx, scope, in.ServiceID, in.RequestID, &o); err != nil {
 			return err
@@ -128,13 +130,13 @@ func (a *Provisioning) Validate(ctx context.Context, in workflows.ProvisioningIn
 // region, phone numbers (recorded on the service). Errors:
 // INSUFFICIENT_BANDWIDTH, SERVICE_UNAVAILABLE_AT_LOCATION, PROVISIONING_FAILED.
 func (a *Provisioning) ReserveCapacity(ctx context.Context, in workflows.ProvisioningInput) error {
-	return a.step(ctx, in, services.StepReserveCapacity, func(scope models.Scope) error {
+	return a.step(ctx, in, operations.StepReserveCapacity, func(scope models.Scope) error {
 		o := order(in)
 		var numbers []any
 		plan := in.Order.Plan()
 		for i := 0; i < len(plan); i++ {
 			r := plan[i]
-			if r.Step != services.StepReserveCapacity {
+			if r.Step != operations.StepReserveCapacity {
 				continue
 			}
 			switch r.Kind {
@@ -177,14 +179,14 @@ func (a *Provisioning) ReserveCapacity(ctx context.Context, in workflows.Provisi
 // machines, environments, endpoints, tenants); and records all of it on
 // the service. Errors: DEPENDENCY_UNAVAILABLE (pool exhausted), PROVISIONING_FAILED.
 func (a *Provisioning) Configure(ctx context.Context, in workflows.ProvisioningInput) error {
-	return a.step(ctx, in, services.StepConfigure, func(scope models.Scope) error {
+	return a.step(ctx, in, operations.StepConfigure, func(scope models.Scope) error {
 		o := order(in)
 		var ip simulator.IPAssignment
 		var vlans []int
 		var vlanSites []string
 		for _, r := range in.Order.Plan() {
 			switch {
-			case r.Step != services.StepConfigure:
+			case r.Step != operations.StepConfigure:
 			case r.Kind == catalog.AllocIPBlock:
 				got, err := a.net.AllocateIP(ctx, at(o, r))
 				if err != nil {
@@ -241,7 +243,7 @@ func (a *Provisioning) Configure(ctx context.Context, in workflows.ProvisioningI
 // Activate turns the circuit up and records it on the service.
 // Errors: PROVISIONING_FAILED.
 func (a *Provisioning) Activate(ctx context.Context, in workflows.ProvisioningInput) error {
-	return a.step(ctx, in, services.StepActivate, func(scope models.Scope) error {
+	return a.step(ctx, in, operations.StepActivate, func(scope models.Scope) error {
 		c, err := a.net.Activate(ctx, order(in))
 		if err != nil {
 			return err
@@ -255,21 +257,21 @@ func (a *Provisioning) Activate(ctx context.Context, in workflows.ProvisioningIn
 // the operation. Errors: PROVISIONING_FAILED, INVALID_STATE_TRANSITION.
 func (a *Provisioning) RecordService(ctx context.Context, in workflows.ProvisioningInput) (*workflows.ProvisioningResult, error) {
 	scope := in.Scope()
-	op, err := a.services.OperationIn(ctx, scope, in.RequestID)
+	op, err := a.operations.OperationIn(ctx, scope, in.RequestID)
 	if err != nil {
-		return nil, a.temporalError(ctx, in, services.StepRecordService, err)
+		return nil, a.temporalError(ctx, in, operations.StepRecordService, err)
 	}
-	if op.Status != services.OpCompleted {
-		if err := a.services.StartStep(ctx, scope, in.RequestID, services.StepRecordService); err != nil {
-			return nil, a.temporalError(ctx, in, services.StepRecordService, err)
+	if op.Status != operations.OpCompleted {
+		if err := a.operations.StartStep(ctx, scope, in.RequestID, operations.StepRecordService); err != nil {
+			return nil, a.temporalError(ctx, in, operations.StepRecordService, err)
 		}
 		if err := a.net.Handover(ctx, order(in)); err != nil {
-			return nil, a.temporalError(ctx, in, services.StepRecordService, err)
+			return nil, a.temporalError(ctx, in, operations.StepRecordService, err)
 		}
 	}
 	svc, err := a.services.CompleteProvisioning(ctx, scope, in.RequestID, in.ServiceID)
 	if err != nil {
-		return nil, a.temporalError(ctx, in, services.StepRecordService, err)
+		return nil, a.temporalError(ctx, in, operations.StepRecordService, err)
 	}
 	return &workflows.ProvisioningResult{ServiceID: svc.ID, Status: string(svc.Status)}, nil
 }
@@ -312,18 +314,18 @@ func (a *Provisioning) Finish(ctx context.Context, in workflows.FinishInput) err
 	}
 	// The service first, so that whoever sees the operation ended sees the service failed.
 	reason := "provisioning_failed"
-	if in.Status == services.OpCancelled {
+	if in.Status == operations.OpCancelled {
 		reason = "provisioning_cancelled"
 	}
 	if err := a.services.FailService(ctx, scope, in.Input.ServiceID, reason, in.Input.RequestID); err != nil {
 		return a.temporalError(ctx, in.Input, "finish", err)
 	}
-	if in.Status == services.OpFailed && in.Error != nil {
+	if in.Status == operations.OpFailed && in.Error != nil {
 		if err := a.services.NotifyProvisioningFailed(ctx, scope, in.Input.ServiceID, in.Input.RequestID, in.Error.Message); err != nil {
 			return a.temporalError(ctx, in.Input, "finish", err)
 		}
 	}
-	_, err := a.services.FinishOperation(ctx, scope, in.Input.RequestID, services.FinishInput{
+	_, err := a.operations.FinishOperation(ctx, scope, in.Input.RequestID, operations.FinishInput{
 		Status: in.Status, FailedStep: in.FailedStep, Error: in.Error, Compensated: in.Compensated, Result: result,
 	})
 	return a.temporalError(ctx, in.Input, "finish", err)

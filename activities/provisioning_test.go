@@ -15,6 +15,7 @@ import (
 	"github.com/telcoplatform/platform/models/catalog"
 	"github.com/telcoplatform/platform/models/eventlog"
 	"github.com/telcoplatform/platform/models/identity"
+	"github.com/telcoplatform/platform/models/operations"
 	"github.com/telcoplatform/platform/models/services"
 	"github.com/telcoplatform/platform/simulator"
 	"github.com/telcoplatform/platform/testenv"
@@ -68,7 +69,7 @@ func (f *fixture) order(t *testing.T, env models.Environment, loc catalog.Locati
 	}
 	in := workflows.ProvisioningInput{RequestID: models.NewID(models.PrefixProvisioning), OrganizationID: scope.OrganizationID, Environment: scope.Environment,
 		ServiceID: models.NewID(models.PrefixService), Order: *o}
-	if err := services.NewStore(f.store).CreateOperation(ctx, scope, services.NewOperation(in.RequestID, services.OpTypeProvisioning, in.ServiceID, p.ID, services.ProvisioningSteps(false), nil)); err != nil {
+	if err := operations.NewStore(f.store).CreateOperation(ctx, scope, operations.NewOperation(in.RequestID, operations.OpTypeProvisioning, in.ServiceID, p.ID, operations.ProvisioningSteps(false), nil)); err != nil {
 		t.Fatal(err)
 	}
 	return in
@@ -143,8 +144,8 @@ func TestStepsAreIdempotent(t *testing.T) {
 	if err != nil || svc.Status != services.ServiceOperational || svc.IPBlock == "" || svc.VLANID == 0 || svc.CircuitID == "" || svc.OperationID != in.RequestID {
 		t.Fatalf("service: %+v %v", svc, err)
 	}
-	op, _ := services.NewStore(f.store).GetOperation(ctx, p, in.RequestID)
-	if op.Status != services.OpCompleted || op.RunID == "" || op.Progress().Completed != 5 {
+	op, _ := operations.NewStore(f.store).GetOperation(ctx, p, in.RequestID)
+	if op.Status != operations.OpCompleted || op.RunID == "" || op.Progress().Completed != 5 {
 		t.Fatalf("operation: %+v", op)
 	}
 	// Every status move is reported once, however often the steps ran:
@@ -187,15 +188,15 @@ func TestFailureAndCompensation(t *testing.T) {
 	if active, released := f.allocations(t, in); active != 0 || released != 3 || f.capacity(t, in) != 0 {
 		t.Fatalf("after compensation: %d active, %d released, %d Mbps", active, released, f.capacity(t, in))
 	}
-	fin := workflows.FinishInput{Input: in, Status: services.OpFailed, FailedStep: services.StepConfigure, Compensated: []string{services.StepReserveCapacity},
-		Error: &services.OperationError{Code: models.CodeProvisioningFailed, Message: "configure failed"}}
+	fin := workflows.FinishInput{Input: in, Status: operations.OpFailed, FailedStep: operations.StepConfigure, Compensated: []string{operations.StepReserveCapacity},
+		Error: &operations.OperationError{Code: models.CodeProvisioningFailed, Message: "configure failed"}}
 	f.must(t, f.prov.Finish, fin)
 	f.must(t, f.prov.Finish, fin)
 	ctx := context.Background()
 	p := &models.Principal{OrganizationID: in.OrganizationID, Environment: in.Environment, Permissions: []string{"*"}}
 	svc, _ := services.NewStore(f.store).GetService(ctx, p, in.ServiceID)
-	op, _ := services.NewStore(f.store).GetOperation(ctx, p, in.RequestID)
-	if svc.Status != services.ServiceFailed || svc.IPBlock != "" || op.Status != services.OpFailed || op.Error.Code != models.CodeProvisioningFailed {
+	op, _ := operations.NewStore(f.store).GetOperation(ctx, p, in.RequestID)
+	if svc.Status != services.ServiceFailed || svc.IPBlock != "" || op.Status != operations.OpFailed || op.Error.Code != models.CodeProvisioningFailed {
 		t.Fatalf("service %s (%s), operation %s", svc.Status, svc.IPBlock, op.Status)
 	}
 	// The failure is a status move too, reported once however often Finish ran.

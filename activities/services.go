@@ -8,6 +8,7 @@ import (
 
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/catalog"
+	"github.com/telcoplatform/platform/models/operations"
 	"github.com/telcoplatform/platform/models/services"
 	"github.com/telcoplatform/platform/simulator"
 	"github.com/telcoplatform/platform/workflows"
@@ -19,10 +20,11 @@ import (
 // Decommission ("Decommission.<Method>"). Every
 // activity is idempotent: run again, it finds what its first run did.
 type Services struct {
-	store    *models.Store
-	services *services.Store
-	net      simulator.Southbound
-	log      *slog.Logger
+	store      *models.Store
+	operations *operations.Store
+	services   *services.Store
+	net        simulator.Southbound
+	log        *slog.Logger
 }
 
 // NewServices returns the change and decommission activities over store
@@ -31,7 +33,7 @@ func NewServices(store *models.Store, net simulator.Southbound, log *slog.Logger
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Services{store: store, services: services.NewStore(store), net: net, log: log}
+	return &Services{store: store, operations: operations.NewStore(store), services: services.NewStore(store), net: net, log: log}
 }
 
 // serviceOrder is what the network needs to know about svc for operation opID.
@@ -51,32 +53,32 @@ func (a *Services) service(ctx context.Context, scope models.Scope, id string) (
 // step runs fn as step name of operation opID, recording it on the row;
 // an operation that has ended already (a retried last step) is left alone.
 func (a *Services) step(ctx context.Context, scope models.Scope, opID, name string, fn func() error) error {
-	op, err := a.services.OperationIn(ctx, scope, opID)
+	op, err := a.operations.OperationIn(ctx, scope, opID)
 	if err != nil {
 		return appError(ctx, a.log, opID, name, err)
 	}
 	if op.Status.Terminal() {
 		return nil
 	}
-	if err := a.services.StartStep(ctx, scope, opID, name); err != nil {
+	if err := a.operations.StartStep(ctx, scope, opID, name); err != nil {
 		return appError(ctx, a.log, opID, name, err)
 	}
 	if err := fn(); err != nil {
 		return appError(ctx, a.log, opID, name, err)
 	}
-	if op, err := a.services.OperationIn(ctx, scope, opID); err == nil && op.Status.Terminal() {
+	if op, err := a.operations.OperationIn(ctx, scope, opID); err == nil && op.Status.Terminal() {
 		return nil // fn completed the operation
 	}
-	return appError(ctx, a.log, opID, name, a.services.CompleteStep(ctx, scope, opID, name))
+	return appError(ctx, a.log, opID, name, a.operations.CompleteStep(ctx, scope, opID, name))
 }
 
 // mark records a wait step started or done.
 func (a *Services) mark(ctx context.Context, scope models.Scope, opID, name string, done bool) error {
 	var err error
 	if done {
-		err = a.services.CompleteStep(ctx, scope, opID, name)
+		err = a.operations.CompleteStep(ctx, scope, opID, name)
 	} else {
-		err = a.services.StartStep(ctx, scope, opID, name)
+		err = a.operations.StartStep(ctx, scope, opID, name)
 	}
 	return appError(ctx, a.log, opID, name, err)
 }
@@ -87,7 +89,7 @@ func (a *Services) mark(ctx context.Context, scope models.Scope, opID, name stri
 func (a *Services) ChangeBegin(ctx context.Context, in workflows.ServiceChangeInput) error {
 	scope := in.Scope()
 	runID := activity.GetInfo(ctx).WorkflowExecution.RunID
-	if _, err := a.services.BeginOperation(ctx, scope, in.RequestID, runID); err != nil {
+	if _, err := a.operations.BeginOperation(ctx, scope, in.RequestID, runID); err != nil {
 		return appError(ctx, a.log, in.RequestID, "begin", err)
 	}
 	return appError(ctx, a.log, in.RequestID, "begin", a.services.ScheduleMaintenance(ctx, scope, in.ServiceID, in.RequestID, &in.Update))
@@ -113,7 +115,7 @@ func (a *Services) ChangeStartMaintenance(ctx context.Context, in workflows.Serv
 // SERVICE_CONFLICT, INSUFFICIENT_BANDWIDTH, PROVISIONING_FAILED.
 func (a *Services) ChangeValidate(ctx context.Context, in workflows.ServiceChangeInput) error {
 	scope := in.Scope()
-	return a.step(ctx, scope, in.RequestID, services.StepValidate, func() error {
+	return a.step(ctx, scope, in.RequestID, operations.StepValidate, func() error {
 		svc, err := a.service(ctx, scope, in.ServiceID)
 		if err != nil {
 			return err
@@ -136,7 +138,7 @@ func (a *Services) ChangeValidate(ctx context.Context, in workflows.ServiceChang
 // Errors: INSUFFICIENT_BANDWIDTH, PROVISIONING_FAILED.
 func (a *Services) ChangeReserveCapacity(ctx context.Context, in workflows.ServiceChangeInput) error {
 	scope := in.Scope()
-	return a.step(ctx, scope, in.RequestID, services.StepReserveCapacity, func() error {
+	return a.step(ctx, scope, in.RequestID, operations.StepReserveCapacity, func() error {
 		svc, err := a.service(ctx, scope, in.ServiceID)
 		if err != nil {
 			return err
@@ -200,7 +202,7 @@ func (a *Services) ChangeFinish(ctx context.Context, in workflows.ChangeFinishIn
 	if len(in.CompensationErrors) > 0 {
 		result["compensation_errors"] = in.CompensationErrors
 	}
-	err := a.services.EndServiceOperation(ctx, in.Input.Scope(), in.Input.ServiceID, in.Input.RequestID, services.FinishInput{
+	err := a.services.EndServiceOperation(ctx, in.Input.Scope(), in.Input.ServiceID, in.Input.RequestID, operations.FinishInput{
 		Status: in.Status, FailedStep: in.FailedStep, Error: in.Error, Compensated: in.Compensated, Result: result,
 	})
 	return appError(ctx, a.log, in.Input.RequestID, "finish", err)
@@ -210,7 +212,7 @@ func (a *Services) ChangeFinish(ctx context.Context, in workflows.ChangeFinishIn
 // INVALID_STATE_TRANSITION.
 func (a *Services) DecomBegin(ctx context.Context, in workflows.DecommissionInput) error {
 	runID := activity.GetInfo(ctx).WorkflowExecution.RunID
-	_, err := a.services.BeginOperation(ctx, in.Scope(), in.RequestID, runID)
+	_, err := a.operations.BeginOperation(ctx, in.Scope(), in.RequestID, runID)
 	return appError(ctx, a.log, in.RequestID, "begin", err)
 }
 
@@ -234,7 +236,7 @@ func (a *Services) decomOrder(ctx context.Context, in workflows.DecommissionInpu
 // SERVICE_CONFLICT, PROVISIONING_FAILED.
 func (a *Services) DecomValidate(ctx context.Context, in workflows.DecommissionInput) error {
 	scope := in.Scope()
-	return a.step(ctx, scope, in.RequestID, services.StepValidate, func() error {
+	return a.step(ctx, scope, in.RequestID, operations.StepValidate, func() error {
 		if err := a.services.ValidateDecommission(ctx, scope, in.RequestID, &in.Plan); err != nil {
 			return err
 		}
@@ -326,12 +328,12 @@ func (a *Services) DecomStopBilling(ctx context.Context, in workflows.Decommissi
 // in one transaction. Errors: INVALID_STATE_TRANSITION.
 func (a *Services) DecomRecord(ctx context.Context, in workflows.DecommissionInput) (*workflows.DecommissionResult, error) {
 	scope := in.Scope()
-	op, err := a.services.OperationIn(ctx, scope, in.RequestID)
+	op, err := a.operations.OperationIn(ctx, scope, in.RequestID)
 	if err != nil {
 		return nil, appError(ctx, a.log, in.RequestID, services.StepRecordDecommission, err)
 	}
-	if op.Status != services.OpCompleted {
-		if err := a.services.StartStep(ctx, scope, in.RequestID, services.StepRecordDecommission); err != nil {
+	if op.Status != operations.OpCompleted {
+		if err := a.operations.StartStep(ctx, scope, in.RequestID, services.StepRecordDecommission); err != nil {
 			return nil, appError(ctx, a.log, in.RequestID, services.StepRecordDecommission, err)
 		}
 	}
@@ -350,7 +352,7 @@ func (a *Services) DecomFinish(ctx context.Context, in workflows.DecomFinishInpu
 	if len(in.CompensationErrors) > 0 {
 		result["compensation_errors"] = in.CompensationErrors
 	}
-	err := a.services.EndServiceOperation(ctx, in.Input.Scope(), in.Input.ServiceID, in.Input.RequestID, services.FinishInput{
+	err := a.services.EndServiceOperation(ctx, in.Input.Scope(), in.Input.ServiceID, in.Input.RequestID, operations.FinishInput{
 		Status: in.Status, FailedStep: in.FailedStep, Error: in.Error, Compensated: in.Compensated, Result: result,
 	})
 	return appError(ctx, a.log, in.Input.RequestID, "finish", err)

@@ -10,6 +10,7 @@ import (
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/catalog"
 	"github.com/telcoplatform/platform/models/eventlog"
+	"github.com/telcoplatform/platform/models/operations"
 	"github.com/telcoplatform/platform/models/services"
 	"github.com/telcoplatform/platform/simulator"
 	"github.com/telcoplatform/platform/workflows"
@@ -49,7 +50,7 @@ func TestChangeActivitiesAreIdempotent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	op := services.NewOperation(models.NewID(services.PrefixModification), u.Type, svc.ID, "ak_x", services.UpdateSteps(u), nil)
+	op := operations.NewOperation(models.NewID(services.PrefixModification), u.Type, svc.ID, "ak_x", services.UpdateSteps(u), nil)
 	if err := services.NewStore(f.store).StartServiceOperation(ctx, scope, svc.ID, op); err != nil {
 		t.Fatal(err)
 	}
@@ -63,9 +64,9 @@ func TestChangeActivitiesAreIdempotent(t *testing.T) {
 	}
 	c, _ := catalog.NewStore(f.store).Capacity(ctx, models.EnvLive, "loc_austin_congress", "fiber_dedicated")
 	got, _ := services.NewStore(f.store).GetService(ctx, p, svc.ID)
-	done, _ := services.NewStore(f.store).GetOperation(ctx, p, op.ID)
+	done, _ := operations.NewStore(f.store).GetOperation(ctx, p, op.ID)
 	evs, _ := eventlog.NewStore(f.store).EventsFor(ctx, scope, svc.ID)
-	if c.AllocatedMbps != 10000 || got.Bandwidth != "10gbps" || got.PendingOperationID != "" || done.Status != services.OpCompleted || len(evs) != 4 || evs[3].Type != "service.modified" {
+	if c.AllocatedMbps != 10000 || got.Bandwidth != "10gbps" || got.PendingOperationID != "" || done.Status != operations.OpCompleted || len(evs) != 4 || evs[3].Type != "service.modified" {
 		t.Fatalf("allocated %d, service %+v, operation %s, %d events", c.AllocatedMbps, got, done.Status, len(evs))
 	}
 }
@@ -80,7 +81,7 @@ func TestDecommissionActivitiesAreIdempotent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	op := services.NewOperation(models.NewID(models.PrefixDecommission), services.OpTypeDecommission, svc.ID, "ak_x", services.DecommissionSteps(plan, false), nil)
+	op := operations.NewOperation(models.NewID(models.PrefixDecommission), services.OpTypeDecommission, svc.ID, "ak_x", services.DecommissionSteps(plan, false), nil)
 	if err := services.NewStore(f.store).StartServiceOperation(ctx, scope, svc.ID, op); err != nil {
 		t.Fatal(err)
 	}
@@ -93,11 +94,11 @@ func TestDecommissionActivitiesAreIdempotent(t *testing.T) {
 		}
 	}
 	got, _ := services.NewStore(f.store).GetService(ctx, p, svc.ID)
-	done, _ := services.NewStore(f.store).GetOperation(ctx, p, op.ID)
+	done, _ := operations.NewStore(f.store).GetOperation(ctx, p, op.ID)
 	allocs, _ := catalog.NewStore(f.store).ServiceAllocations(ctx, scope, svc.ID)
 	c, _ := catalog.NewStore(f.store).Capacity(ctx, models.EnvLive, "loc_austin_congress", "fiber_dedicated")
 	evs, _ := eventlog.NewStore(f.store).EventsFor(ctx, scope, svc.ID)
-	if got.Status != services.ServiceDecommissioned || got.BillingEndedAt == nil || got.IPBlock != "" || done.Status != services.OpCompleted ||
+	if got.Status != services.ServiceDecommissioned || got.BillingEndedAt == nil || got.IPBlock != "" || done.Status != operations.OpCompleted ||
 		len(allocs) != 0 || c.AllocatedMbps != 0 || len(evs) != 6 || evs[5].Type != "service.decommissioned" {
 		t.Fatalf("service %+v, operation %s, %d allocations, %d Mbps, events %d", got, done.Status, len(allocs), c.AllocatedMbps, len(evs))
 	}

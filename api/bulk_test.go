@@ -16,6 +16,7 @@ import (
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/automation"
 	"github.com/telcoplatform/platform/models/billing"
+	"github.com/telcoplatform/platform/models/operations"
 	"github.com/telcoplatform/platform/models/services"
 	"github.com/telcoplatform/platform/simulator"
 	"github.com/telcoplatform/platform/workflows"
@@ -62,7 +63,7 @@ func operatingService(t *testing.T, h *harness, tn tenant) (serviceID, requestID
 		t.Fatal(err)
 	}
 	opID, svcID := models.NewID(models.PrefixProvisioning), models.NewID(models.PrefixService)
-	if err := services.NewStore(h.store).CreateOperation(ctx, scope, services.NewOperation(opID, services.OpTypeProvisioning, svcID, p.ID, services.ProvisioningSteps(false), nil)); err != nil {
+	if err := operations.NewStore(h.store).CreateOperation(ctx, scope, operations.NewOperation(opID, operations.OpTypeProvisioning, svcID, p.ID, operations.ProvisioningSteps(false), nil)); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := services.NewStore(h.store).EnsureService(ctx, scope, svcID, opID, o); err != nil {
@@ -141,7 +142,7 @@ func TestBulkProvision(t *testing.T) {
 		t.Fatalf("accepted %+v", acc)
 	}
 	in, ok := started.arg.(workflows.BulkInput)
-	if !ok || started.opts.ID != acc.RequestID || started.opts.TaskQueue != "platform-background" || in.Total != 4 || in.Bulk.Type != services.OpTypeBulkProvision ||
+	if !ok || started.opts.ID != acc.RequestID || started.opts.TaskQueue != "platform-background" || in.Total != 4 || in.Bulk.Type != operations.OpTypeBulkProvision ||
 		in.Bulk.OrganizationID != a.org.ID || in.Bulk.Environment != models.EnvTest || !in.Options.Parallel || !in.Options.RollbackOnFailure || in.Options.Window() != 4 {
 		t.Fatalf("started %+v %+v", started.opts, started.arg)
 	}
@@ -220,7 +221,7 @@ func TestBulkModify(t *testing.T) {
 		"changes":  map[string]any{"monitoring": "advanced"},
 	}).decode(202, &acc)
 	in := started.arg.(workflows.BulkInput)
-	if acc.Type != "bulk_modify" || acc.Total != 2 || in.Bulk.Type != services.OpTypeBulkModify || in.Options.Window() != 1 || started.opts.TaskQueue != "platform-background" {
+	if acc.Type != "bulk_modify" || acc.Total != 2 || in.Bulk.Type != operations.OpTypeBulkModify || in.Options.Window() != 1 || started.opts.TaskQueue != "platform-background" {
 		t.Fatalf("accepted %+v, started %+v", acc, in)
 	}
 	for _, tc := range []struct {
@@ -277,7 +278,7 @@ func TestBulkStatus(t *testing.T) {
 	var acc bulkAccepted
 	res := h.do("POST", "/v1/services/bulk/status", a.liveKey, map[string]any{"service_ids": []string{s1}, "action": "suspend",
 		"orchestration": map[string]any{"parallel": true}}).decode(202, &acc)
-	if acc.Type != "bulk_status" || acc.Total != 1 || res.header.Get("Location") != acc.StatusURL || started.arg.(workflows.BulkInput).Bulk.Type != services.OpTypeBulkStatus {
+	if acc.Type != "bulk_status" || acc.Total != 1 || res.header.Get("Location") != acc.StatusURL || started.arg.(workflows.BulkInput).Bulk.Type != operations.OpTypeBulkStatus {
 		t.Fatalf("accepted %+v", acc)
 	}
 	for _, tc := range []struct {
@@ -321,7 +322,7 @@ func finishedBulk(t *testing.T, h *harness, tn tenant, n int, failed ...int) str
 		u := automation.ItemUpdate{Position: i, Status: automation.ItemCompleted}
 		for _, f := range failed {
 			if f == i {
-				u = automation.ItemUpdate{Position: i, Status: automation.ItemFailed, Error: &services.OperationError{Code: models.CodeProvisioningFailed, Message: "activate failed"}}
+				u = automation.ItemUpdate{Position: i, Status: automation.ItemFailed, Error: &operations.OperationError{Code: models.CodeProvisioningFailed, Message: "activate failed"}}
 			}
 		}
 		updates = append(updates, u)

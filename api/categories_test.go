@@ -12,6 +12,7 @@ import (
 
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/catalog"
+	"github.com/telcoplatform/platform/models/operations"
 	"github.com/telcoplatform/platform/models/services"
 	"github.com/telcoplatform/platform/workflows"
 )
@@ -263,7 +264,7 @@ func serviceFixture(t testing.TB, h *harness, tn tenant, path string, body map[s
 		t.Fatal(err)
 	}
 	opID, svcID := models.NewID(models.PrefixProvisioning), models.NewID(models.PrefixService)
-	if err := services.NewStore(h.store).CreateOperation(ctx, scope, services.NewOperation(opID, services.OpTypeProvisioning, svcID, p.ID, services.ProvisioningSteps(false), nil)); err != nil {
+	if err := operations.NewStore(h.store).CreateOperation(ctx, scope, operations.NewOperation(opID, operations.OpTypeProvisioning, svcID, p.ID, operations.ProvisioningSteps(false), nil)); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := services.NewStore(h.store).EnsureService(ctx, scope, svcID, opID, o); err != nil {
@@ -336,7 +337,7 @@ func TestCategoryListsAndInternetChanges(t *testing.T) {
 	h.do("DELETE", "/v1/services/connectivity/internet/"+internetID, a.liveKey, nil).wantError(409, "SERVICE_CONFLICT")
 	ctx := context.Background()
 	scope := models.TenantScope(a.org.ID, models.EnvLive)
-	if err := services.NewStore(h.store).EndServiceOperation(ctx, scope, internetID, acc.RequestID, services.FinishInput{Status: services.OpCancelled}); err != nil {
+	if err := services.NewStore(h.store).EndServiceOperation(ctx, scope, internetID, acc.RequestID, operations.FinishInput{Status: operations.OpCancelled}); err != nil {
 		t.Fatal(err)
 	}
 

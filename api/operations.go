@@ -16,7 +16,7 @@ import (
 	"go.temporal.io/api/serviceerror"
 
 	"github.com/telcoplatform/platform/models"
-	"github.com/telcoplatform/platform/models/services"
+	"github.com/telcoplatform/platform/models/operations"
 	"github.com/telcoplatform/platform/workflows"
 )
 
@@ -95,7 +95,7 @@ type OperationOutput struct {
 	}
 }
 
-func operationError(e *services.OperationError) *OperationErrorItem {
+func operationError(e *operations.OperationError) *OperationErrorItem {
 	if e == nil {
 		return nil
 	}
@@ -111,15 +111,15 @@ func (s *Server) uiURL(workflowID string) string {
 	return s.cfg.TemporalUIURL + "/namespaces/" + url.PathEscape(ns) + "/workflows/" + url.PathEscape(workflowID)
 }
 
-func (s *Server) operationDocument(op *services.Operation) OperationDocument {
+func (s *Server) operationDocument(op *operations.Operation) OperationDocument {
 	p := op.Progress()
 	doc := OperationDocument{
 		RequestID: op.ID, Type: string(op.Type), Status: string(op.Status),
 		Progress: OperationProgressItem{Total: p.Total, Completed: p.Completed, Failed: p.Failed, Percent: p.Percent},
-		Steps: mapSlice(op.Steps, func(st *services.OperationStep) OperationStepItem {
+		Steps: mapSlice(op.Steps, func(st *operations.OperationStep) OperationStepItem {
 			return OperationStepItem{Name: st.Name, Status: string(st.Status), StartedAt: optTimestamp(st.StartedAt), FinishedAt: optTimestamp(st.FinishedAt), Error: operationError(st.Error)}
 		}),
-		Items: mapSlice(op.Items, func(it *services.OperationItem) OperationItemDoc {
+		Items: mapSlice(op.Items, func(it *operations.OperationItem) OperationItemDoc {
 			return OperationItemDoc{ID: it.ID, Status: it.Status, Error: operationError(it.Error)}
 		}),
 		Result: op.Result, Error: operationError(op.Error),
@@ -132,7 +132,7 @@ func (s *Server) operationDocument(op *services.Operation) OperationDocument {
 // addLiveDetail adds the workflow's run state and progress query to a
 // running operation's document. It never fails: when Temporal or the worker
 // does not answer within liveDetailTimeout the document stays as the row says.
-func (s *Server) addLiveDetail(ctx context.Context, doc *OperationDocument, op *services.Operation) {
+func (s *Server) addLiveDetail(ctx context.Context, doc *OperationDocument, op *operations.Operation) {
 	if s.temporal == nil || op.Status.Terminal() {
 		return
 	}
@@ -165,7 +165,7 @@ func (s *Server) addLiveDetail(ctx context.Context, doc *OperationDocument, op *
 	doc.Workflow.Status, doc.Workflow.Live = status, live
 }
 
-func (s *Server) operationOutput(op *services.Operation, status int) *OperationOutput {
+func (s *Server) operationOutput(op *operations.Operation, status int) *OperationOutput {
 	out := &OperationOutput{Status: status}
 	out.Body.OperationDocument = s.operationDocument(op)
 	if status == http.StatusAccepted {
@@ -192,8 +192,8 @@ func acceptsEventStream(accept string) bool {
 // the document as an `operation` event whenever it changes, until a terminal
 // status. Other requests pass to the JSON operation registered after it.
 func (s *Server) operationStream(c *fiber.Ctx) error {
-	return s.serveOperationStream(c, "request_id", func(ctx context.Context, p *models.Principal, id string) (*services.Operation, error) {
-		return s.services.GetOperation(ctx, p, id)
+	return s.serveOperationStream(c, "request_id", func(ctx context.Context, p *models.Principal, id string) (*operations.Operation, error) {
+		return s.operations.GetOperation(ctx, p, id)
 	})
 }
 
@@ -204,7 +204,7 @@ func (s *Server) operationStream(c *fiber.Ctx) error {
 // per-tenant cap, credential re-checks) and streams until the operation
 // ends. Values are copied out of the Fiber context before the stream writer
 // runs. Other requests pass to the JSON operation registered after it.
-func (s *Server) serveOperationStream(c *fiber.Ctx, param string, load func(context.Context, *models.Principal, string) (*services.Operation, error)) error {
+func (s *Server) serveOperationStream(c *fiber.Ctx, param string, load func(context.Context, *models.Principal, string) (*operations.Operation, error)) error {
 	if !acceptsEventStream(c.Get(fiber.HeaderAccept)) {
 		return c.Next()
 	}
@@ -236,7 +236,7 @@ func (s *Server) serveOperationStream(c *fiber.Ctx, param string, load func(cont
 // client goes away (a failed flush), sseMaxDuration passes or the caller's
 // credential is no longer valid (checked every StreamOptions.Recheck; an
 // `error` event then ends the stream). The lease's slots are freed at the end.
-func (s *Server) streamOperation(ctx context.Context, w *bufio.Writer, lease *streamLease, p *models.Principal, id string, op *services.Operation) {
+func (s *Server) streamOperation(ctx context.Context, w *bufio.Writer, lease *streamLease, p *models.Principal, id string, op *operations.Operation) {
 	defer lease.close()
 	defer func() {
 		if r := recover(); r != nil {
@@ -286,7 +286,7 @@ func (s *Server) streamOperation(ctx context.Context, w *bufio.Writer, lease *st
 			endWith(err)
 			return
 		}
-		next, err := s.services.GetOperation(ctx, p, id)
+		next, err := s.operations.GetOperation(ctx, p, id)
 		if err != nil {
 			endWith(err)
 			return
@@ -301,7 +301,7 @@ func (s *Server) registerOperations() {
 		"With `Accept: text/event-stream` the answer is a stream of Server-Sent Events (`event: operation`, the same document) " +
 		"sent whenever the operation changes, ending at a terminal status. See docs/operations.md."
 	getOp := func(ctx context.Context, in *operationPath) (*OperationOutput, error) {
-		op, err := s.services.GetOperation(ctx, principal(ctx), in.RequestID)
+		op, err := s.operations.GetOperation(ctx, principal(ctx), in.RequestID)
 		if err != nil {
 			return nil, err
 		}
@@ -327,14 +327,14 @@ func (s *Server) registerOperations() {
 			"when it has already ended otherwise. An operation that completes before the cancellation reaches it stays completed."},
 		access{}, func(ctx context.Context, in *operationPath) (*OperationOutput, error) {
 			p := principal(ctx)
-			op, err := s.services.GetOperation(ctx, p, in.RequestID)
+			op, err := s.operations.GetOperation(ctx, p, in.RequestID)
 			if err != nil {
 				return nil, err
 			}
-			if err := services.CheckCancellable(p, op); err != nil {
+			if err := operations.CheckCancellable(p, op); err != nil {
 				return nil, err
 			}
-			if op.Status == services.OpCancelled {
+			if op.Status == operations.OpCancelled {
 				return s.operationOutput(op, http.StatusOK), nil
 			}
 			if s.temporal == nil {

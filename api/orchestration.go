@@ -9,7 +9,7 @@ import (
 
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/automation"
-	"github.com/telcoplatform/platform/models/services"
+	"github.com/telcoplatform/platform/models/operations"
 	"github.com/telcoplatform/platform/workflows"
 )
 
@@ -83,7 +83,7 @@ func orchestrationInfo(def *automation.OrchestrationDefinition) OrchestrationInf
 // GET /services/orchestration/workflows/{workflow_id} like the operation's
 // own stream; other requests pass to the JSON operation registered after it.
 func (s *Server) orchestrationStream(c *fiber.Ctx) error {
-	return s.serveOperationStream(c, "workflow_id", func(ctx context.Context, p *models.Principal, id string) (*services.Operation, error) {
+	return s.serveOperationStream(c, "workflow_id", func(ctx context.Context, p *models.Principal, id string) (*operations.Operation, error) {
 		op, _, err := s.automation.GetOrchestration(ctx, p, id)
 		return op, err
 	})

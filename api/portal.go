@@ -17,6 +17,7 @@ import (
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/eventlog"
 	"github.com/telcoplatform/platform/models/identity"
+	"github.com/telcoplatform/platform/models/operations"
 	"github.com/telcoplatform/platform/models/services"
 )
 
@@ -64,7 +65,7 @@ type portalView struct {
 	Services    []services.Service
 	Total       int64
 	Inbox       []eventlog.Inbox
-	Operations  []services.Operation
+	Operations  []operations.Operation
 }
 
 func (s *Server) registerPortal() {
@@ -264,7 +265,7 @@ func (s *Server) portalDashboard(ctx context.Context, ps *identity.PortalSession
 	if err != nil {
 		return nil, err
 	}
-	ops, err := s.services.RecentOperations(ctx, p.OwnScope(), 10)
+	ops, err := s.operations.RecentOperations(ctx, p.OwnScope(), 10)
 	if err != nil {
 		return nil, err
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/catalog"
+	"github.com/telcoplatform/platform/models/operations"
 	"github.com/telcoplatform/platform/models/services"
 	"github.com/telcoplatform/platform/workflows"
 )
@@ -121,7 +122,7 @@ func (s *Server) taskQueue() string { return s.taskQueues().For(workflows.Intera
 // operationStart is an operation to store and the workflow that runs it.
 type operationStart struct {
 	scope     models.Scope
-	op        *services.Operation
+	op        *operations.Operation
 	workflow  string
 	input     any
 	serviceID string
@@ -175,7 +176,7 @@ func (s *Server) startProvisioning(ctx context.Context, o *services.Provisioning
 	p := principal(ctx)
 	opID, svcID := models.NewID(models.PrefixProvisioning), models.NewID(models.PrefixService)
 	scheduled := o.PreferredDate != nil && o.PreferredDate.After(s.now())
-	op := services.NewOperation(opID, services.OpTypeProvisioning, svcID, p.ID, services.ProvisioningSteps(scheduled), asMap(o))
+	op := operations.NewOperation(opID, operations.OpTypeProvisioning, svcID, p.ID, operations.ProvisioningSteps(scheduled), asMap(o))
 	in := workflows.ProvisioningInput{
 		RequestID: opID, OrganizationID: scope.OrganizationID, Environment: scope.Environment,
 		ServiceID: svcID, Scheduled: scheduled, Order: *o,
@@ -187,7 +188,7 @@ func (s *Server) startProvisioning(ctx context.Context, o *services.Provisioning
 					return err
 				}
 			}
-			if err := s.services.CreateOperation(ctx, scope, op); err != nil {
+			if err := s.operations.CreateOperation(ctx, scope, op); err != nil {
 				if o.QuoteID != "" {
 					_ = s.services.ReleaseQuoteItem(context.WithoutCancel(ctx), scope, o.QuoteID, o.QuoteItem, opID)
 				}
@@ -201,7 +202,7 @@ func (s *Server) startProvisioning(ctx context.Context, o *services.Provisioning
 					return err
 				}
 			}
-			return s.services.DeleteOperation(ctx, scope, opID)
+			return s.operations.DeleteOperation(ctx, scope, opID)
 		},
 	})
 }
@@ -214,7 +215,7 @@ func (s *Server) startServiceChange(ctx context.Context, svc *services.Service, 
 		prefix = services.PrefixScaling
 	}
 	opID := models.NewID(prefix)
-	op := services.NewOperation(opID, u.Type, svc.ID, principal(ctx).ID, services.UpdateSteps(u), asMap(map[string]any{"update": u, "changes": u.Changes}))
+	op := operations.NewOperation(opID, u.Type, svc.ID, principal(ctx).ID, services.UpdateSteps(u), asMap(map[string]any{"update": u, "changes": u.Changes}))
 	in := workflows.ServiceChangeInput{RequestID: opID, OrganizationID: scope.OrganizationID, Environment: scope.Environment, ServiceID: svc.ID, Update: *u}
 	return s.startOperation(ctx, operationStart{scope: scope, op: op, workflow: workflows.ServiceChangeWorkflow, input: in, serviceID: svc.ID,
 		store:   func(ctx context.Context) error { return s.services.StartServiceOperation(ctx, scope, svc.ID, op) },
@@ -226,7 +227,7 @@ func (s *Server) startServiceChange(ctx context.Context, svc *services.Service, 
 func (s *Server) startDecommission(ctx context.Context, svc *services.Service, plan *services.DecommissionPlan, scope models.Scope) (*OperationAcceptedOutput, error) {
 	opID := models.NewID(models.PrefixDecommission)
 	scheduled := plan.Scheduled(s.now())
-	op := services.NewOperation(opID, services.OpTypeDecommission, svc.ID, principal(ctx).ID, services.DecommissionSteps(plan, scheduled), asMap(plan))
+	op := operations.NewOperation(opID, services.OpTypeDecommission, svc.ID, principal(ctx).ID, services.DecommissionSteps(plan, scheduled), asMap(plan))
 	in := workflows.DecommissionInput{RequestID: opID, OrganizationID: scope.OrganizationID, Environment: scope.Environment, ServiceID: svc.ID,
 		Scheduled: scheduled, Plan: *plan}
 	return s.startOperation(ctx, operationStart{scope: scope, op: op, workflow: workflows.DecommissionWorkflow, input: in, serviceID: svc.ID,

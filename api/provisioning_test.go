@@ -17,6 +17,7 @@ import (
 	"github.com/telcoplatform/platform/api"
 	"github.com/telcoplatform/platform/config"
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/operations"
 	"github.com/telcoplatform/platform/models/services"
 	"github.com/telcoplatform/platform/simulator"
 	"github.com/telcoplatform/platform/workflows"
@@ -44,10 +45,10 @@ func provisionedFixture(t testing.TB, h *harness, tn tenant) (requestID, service
 		t.Fatal(err)
 	}
 	requestID, serviceID = models.NewID(models.PrefixProvisioning), models.NewID(models.PrefixService)
-	if err := services.NewStore(h.store).CreateOperation(ctx, scope, services.NewOperation(requestID, services.OpTypeProvisioning, serviceID, p.ID, services.ProvisioningSteps(false), nil)); err != nil {
+	if err := operations.NewStore(h.store).CreateOperation(ctx, scope, operations.NewOperation(requestID, operations.OpTypeProvisioning, serviceID, p.ID, operations.ProvisioningSteps(false), nil)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := services.NewStore(h.store).BeginOperation(ctx, scope, requestID, "run-fixture"); err != nil {
+	if _, err := operations.NewStore(h.store).BeginOperation(ctx, scope, requestID, "run-fixture"); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := services.NewStore(h.store).EnsureService(ctx, scope, serviceID, requestID, o); err != nil {
@@ -415,7 +416,7 @@ func TestOperationCancel(t *testing.T) {
 	ctx := context.Background()
 	scope := models.TenantScope(a.org.ID, models.EnvLive)
 	running := models.NewID(models.PrefixProvisioning)
-	if err := services.NewStore(h.store).CreateOperation(ctx, scope, services.NewOperation(running, services.OpTypeProvisioning, "svc_x", "ak_x", services.ProvisioningSteps(false), nil)); err != nil {
+	if err := operations.NewStore(h.store).CreateOperation(ctx, scope, operations.NewOperation(running, operations.OpTypeProvisioning, "svc_x", "ak_x", operations.ProvisioningSteps(false), nil)); err != nil {
 		t.Fatal(err)
 	}
 	var key keyAnswer
@@ -428,7 +429,7 @@ func TestOperationCancel(t *testing.T) {
 	if doc.RequestID != running || res.header.Get("Location") == "" {
 		t.Fatalf("cancel answer: %s", res.body)
 	}
-	if _, err := services.NewStore(h.store).FinishOperation(ctx, scope, running, services.FinishInput{Status: services.OpCancelled}); err != nil {
+	if _, err := operations.NewStore(h.store).FinishOperation(ctx, scope, running, operations.FinishInput{Status: operations.OpCancelled}); err != nil {
 		t.Fatal(err)
 	}
 	h.do("POST", "/v1/operations/"+running+"/cancel", a.liveKey, nil).decode(200, &doc)
@@ -480,16 +481,16 @@ func TestOperationEventStream(t *testing.T) {
 		ctx := context.Background()
 		scope := models.TenantScope(a.org.ID, models.EnvLive)
 		id := models.NewID(models.PrefixProvisioning)
-		if err := services.NewStore(h.store).CreateOperation(ctx, scope, services.NewOperation(id, services.OpTypeProvisioning, "svc_x", "ak_x", services.ProvisioningSteps(false), nil)); err != nil {
+		if err := operations.NewStore(h.store).CreateOperation(ctx, scope, operations.NewOperation(id, operations.OpTypeProvisioning, "svc_x", "ak_x", operations.ProvisioningSteps(false), nil)); err != nil {
 			t.Fatal(err)
 		}
 		go func() {
 			// The stream ends only when the operation does; each change is a
 			// separate write that the stream may or may not see in between.
-			_, _ = services.NewStore(h.store).BeginOperation(ctx, scope, id, "run")
-			_ = services.NewStore(h.store).StartStep(ctx, scope, id, services.StepValidate)
-			_, _ = services.NewStore(h.store).FinishOperation(ctx, scope, id, services.FinishInput{Status: services.OpFailed, FailedStep: services.StepValidate,
-				Error: &services.OperationError{Code: models.CodeProvisioningFailed, Message: "validate failed"}})
+			_, _ = operations.NewStore(h.store).BeginOperation(ctx, scope, id, "run")
+			_ = operations.NewStore(h.store).StartStep(ctx, scope, id, operations.StepValidate)
+			_, _ = operations.NewStore(h.store).FinishOperation(ctx, scope, id, operations.FinishInput{Status: operations.OpFailed, FailedStep: operations.StepValidate,
+				Error: &operations.OperationError{Code: models.CodeProvisioningFailed, Message: "validate failed"}})
 		}()
 		res := h.do("GET", "/api/v1/services/provision/"+id+"/status", a.liveKey, nil, "Accept", "text/event-stream")
 		events := sseEvents(t, res.body)

@@ -29,6 +29,7 @@ import (
 	"github.com/telcoplatform/platform/models/catalog"
 	"github.com/telcoplatform/platform/models/eventlog"
 	"github.com/telcoplatform/platform/models/identity"
+	"github.com/telcoplatform/platform/models/operations"
 	"github.com/telcoplatform/platform/models/services"
 	"github.com/telcoplatform/platform/models/support"
 	"github.com/telcoplatform/platform/ratelimit"
@@ -66,6 +67,7 @@ type Server struct {
 	store      *models.Store
 	automation *automation.Store // bulk operations and orchestrations
 	support    *support.Store    // the support area's domain, on store
+	operations *operations.Store // long-running operations
 	eventlog   *eventlog.Store   // the event log, webhook subscriptions and deliveries, the notification outbox
 	identity   *identity.Store   // organizations, users, keys, OAuth, MFA, SAML, certificates, audit
 	catalog    *catalog.Store    // the catalog, templates, locations and inventory
@@ -130,6 +132,7 @@ func New(deps Deps) *Server {
 	s.services = services.NewStore(s.store)
 	s.billing = billing.NewStore(s.store)
 	s.automation = automation.NewStore(s.store)
+	s.operations = operations.NewStore(s.store)
 	s.eventlog = eventlog.NewStore(s.store)
 	s.identity = identity.NewStore(s.store)
 	s.anonymous = anonymousLimits(deps.Config.AnonymousHourly, deps.Config.AnonymousBurst)

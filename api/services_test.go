@@ -16,6 +16,7 @@ import (
 
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/eventlog"
+	"github.com/telcoplatform/platform/models/operations"
 	"github.com/telcoplatform/platform/models/services"
 	"github.com/telcoplatform/platform/simulator"
 	"github.com/telcoplatform/platform/workflows"
@@ -163,7 +164,7 @@ func TestServiceChanges(t *testing.T) {
 		Run(func(args mock.Arguments) { change = args.Get(3).(workflows.ServiceChangeInput) }).Return(mocks.NewWorkflowRun(t), nil)
 	end := func(svcID, opID string) {
 		t.Helper()
-		if err := services.NewStore(h.store).EndServiceOperation(ctx, scope, svcID, opID, services.FinishInput{Status: services.OpCancelled}); err != nil {
+		if err := services.NewStore(h.store).EndServiceOperation(ctx, scope, svcID, opID, operations.FinishInput{Status: operations.OpCancelled}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -278,7 +279,7 @@ func TestServiceChanges(t *testing.T) {
 	t.Run("SERVICE_MAINTENANCE with Retry-After", func(t *testing.T) {
 		ends := time.Now().UTC().Add(90 * time.Minute)
 		u := &services.ServiceUpdate{Type: services.OpTypeScaling, WindowStart: new(time.Now().UTC()), WindowEnd: &ends, Changes: map[string]any{}}
-		op := services.NewOperation("scl_fixture", services.OpTypeScaling, phone.ID, "ak_x", services.UpdateSteps(u), nil)
+		op := operations.NewOperation("scl_fixture", services.OpTypeScaling, phone.ID, "ak_x", services.UpdateSteps(u), nil)
 		if err := services.NewStore(h.store).StartServiceOperation(ctx, scope, phone.ID, op); err != nil {
 			t.Fatal(err)
 		}
@@ -377,7 +378,7 @@ func TestDecommissionRequests(t *testing.T) {
 	if !strings.Contains(string(mustMarshal(e.Error.Details)), "data_migration.destination") {
 		t.Fatalf("details %v", e.Error.Details)
 	}
-	if err := services.NewStore(h.store).EndServiceOperation(ctx, scope, phone.ID, acc.RequestID, services.FinishInput{Status: services.OpCancelled}); err != nil {
+	if err := services.NewStore(h.store).EndServiceOperation(ctx, scope, phone.ID, acc.RequestID, operations.FinishInput{Status: operations.OpCancelled}); err != nil {
 		t.Fatal(err)
 	}
 	for name, body := range map[string]map[string]any{

@@ -17,7 +17,7 @@ import (
 	"github.com/telcoplatform/platform/auth"
 	"github.com/telcoplatform/platform/config"
 	"github.com/telcoplatform/platform/models"
-	"github.com/telcoplatform/platform/models/services"
+	"github.com/telcoplatform/platform/models/operations"
 	"github.com/telcoplatform/platform/ratelimit"
 	"github.com/telcoplatform/platform/redisconn"
 )
@@ -54,7 +54,7 @@ func (h *harness) runningOperation(t *testing.T) string {
 	t.Helper()
 	id := models.NewID(models.PrefixProvisioning)
 	scope := models.TenantScope(h.tenants[0].org.ID, models.EnvLive)
-	if err := services.NewStore(h.store).CreateOperation(context.Background(), scope, services.NewOperation(id, services.OpTypeProvisioning, "svc_x", "ak_x", services.ProvisioningSteps(false), nil)); err != nil {
+	if err := operations.NewStore(h.store).CreateOperation(context.Background(), scope, operations.NewOperation(id, operations.OpTypeProvisioning, "svc_x", "ak_x", operations.ProvisioningSteps(false), nil)); err != nil {
 		t.Fatal(err)
 	}
 	return id
@@ -140,8 +140,8 @@ func TestStreamsPerTenantCap(t *testing.T) {
 	}
 	other := h.tenants[1]
 	otherOp := models.NewID(models.PrefixProvisioning)
-	if err := services.NewStore(h.store).CreateOperation(context.Background(), models.TenantScope(other.org.ID, models.EnvLive),
-		services.NewOperation(otherOp, services.OpTypeProvisioning, "svc_y", "ak_y", services.ProvisioningSteps(false), nil)); err != nil {
+	if err := operations.NewStore(h.store).CreateOperation(context.Background(), models.TenantScope(other.org.ID, models.EnvLive),
+		operations.NewOperation(otherOp, operations.OpTypeProvisioning, "svc_y", "ak_y", operations.ProvisioningSteps(false), nil)); err != nil {
 		t.Fatal(err)
 	}
 	if res, _ := openStream(t, base, "/v1/operations/"+otherOp, other.liveKey); res.StatusCode != 200 {

@@ -15,7 +15,7 @@ import (
 	"github.com/telcoplatform/platform/models/catalog"
 	"github.com/telcoplatform/platform/models/eventlog"
 	"github.com/telcoplatform/platform/models/identity"
-	"github.com/telcoplatform/platform/models/services"
+	"github.com/telcoplatform/platform/models/operations"
 	"github.com/telcoplatform/platform/workflows"
 )
 
@@ -479,7 +479,7 @@ func TestOrchestrationEndToEnd(t *testing.T) {
 		}
 		runID := automation.TriggeredRunID(acc.RequestID, evs[2].ID)
 		bulkWaitFor(t, func() bool {
-			_, err := services.NewStore(s.store).OperationIn(ctx, scope, runID)
+			_, err := operations.NewStore(s.store).OperationIn(ctx, scope, runID)
 			return err == nil
 		})
 		ops := s.follow(runID, s.key, time.Minute)

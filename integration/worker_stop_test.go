@@ -9,7 +9,7 @@ import (
 
 	"go.temporal.io/api/enums/v1"
 
-	"github.com/telcoplatform/platform/models/services"
+	"github.com/telcoplatform/platform/models/operations"
 	"github.com/telcoplatform/platform/simulator"
 	"github.com/telcoplatform/platform/webhooks"
 	"github.com/telcoplatform/platform/worker"
@@ -122,7 +122,7 @@ func startInternetOrder(t *testing.T, p *platform) accepted {
 	}
 	p.poll(acc.StatusURL, p.liveKey, func(op *operation) bool {
 		for _, s := range op.Steps {
-			if s.Name == services.StepValidate && s.Status == "in_progress" {
+			if s.Name == operations.StepValidate && s.Status == "in_progress" {
 				return true
 			}
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/telcoplatform/platform/models/billing"
 	"github.com/telcoplatform/platform/models/eventlog"
 	"github.com/telcoplatform/platform/models/identity"
+	"github.com/telcoplatform/platform/models/operations"
 	"github.com/telcoplatform/platform/models/services"
 )
 
@@ -42,7 +43,7 @@ func runningService(t *testing.T, s *models.Store, p *models.Principal, loc stri
 		t.Fatal(err)
 	}
 	opID, svcID := models.NewID(models.PrefixProvisioning), models.NewID(models.PrefixService)
-	if err := services.NewStore(s).CreateOperation(ctx, scope, services.NewOperation(opID, services.OpTypeProvisioning, svcID, p.ID, services.ProvisioningSteps(false), nil)); err != nil {
+	if err := operations.NewStore(s).CreateOperation(ctx, scope, operations.NewOperation(opID, operations.OpTypeProvisioning, svcID, p.ID, operations.ProvisioningSteps(false), nil)); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := services.NewStore(s).EnsureService(ctx, scope, svcID, opID, o); err != nil {
@@ -109,15 +110,15 @@ func TestBulkStatusFromItems(t *testing.T) {
 		name string
 		o    automation.BulkOutcome
 		fin  automation.BulkFinish
-		want services.OperationStatus
+		want operations.OperationStatus
 	}{
-		{"all completed", automation.BulkOutcome{Total: 3, Completed: 3}, automation.BulkFinish{}, services.OpCompleted},
-		{"some failed", automation.BulkOutcome{Total: 3, Completed: 2, Failed: 1}, automation.BulkFinish{}, services.OpPartial},
-		{"some skipped", automation.BulkOutcome{Total: 3, Completed: 2, Skipped: 1}, automation.BulkFinish{}, services.OpPartial},
-		{"all failed", automation.BulkOutcome{Total: 3, Failed: 3}, automation.BulkFinish{}, services.OpFailed},
-		{"rolled back", automation.BulkOutcome{Total: 3, RolledBack: 2, Failed: 1}, automation.BulkFinish{RolledBack: true}, services.OpRolledBack},
-		{"rollback failed", automation.BulkOutcome{Total: 3, Completed: 1, RollbackFailed: 1, RolledBack: 1, Failed: 1}, automation.BulkFinish{RolledBack: true}, services.OpFailed},
-		{"cancelled", automation.BulkOutcome{Total: 3, Completed: 1, Cancelled: 2}, automation.BulkFinish{Cancelled: true}, services.OpCancelled},
+		{"all completed", automation.BulkOutcome{Total: 3, Completed: 3}, automation.BulkFinish{}, operations.OpCompleted},
+		{"some failed", automation.BulkOutcome{Total: 3, Completed: 2, Failed: 1}, automation.BulkFinish{}, operations.OpPartial},
+		{"some skipped", automation.BulkOutcome{Total: 3, Completed: 2, Skipped: 1}, automation.BulkFinish{}, operations.OpPartial},
+		{"all failed", automation.BulkOutcome{Total: 3, Failed: 3}, automation.BulkFinish{}, operations.OpFailed},
+		{"rolled back", automation.BulkOutcome{Total: 3, RolledBack: 2, Failed: 1}, automation.BulkFinish{RolledBack: true}, operations.OpRolledBack},
+		{"rollback failed", automation.BulkOutcome{Total: 3, Completed: 1, RollbackFailed: 1, RolledBack: 1, Failed: 1}, automation.BulkFinish{RolledBack: true}, operations.OpFailed},
+		{"cancelled", automation.BulkOutcome{Total: 3, Completed: 1, Cancelled: 2}, automation.BulkFinish{Cancelled: true}, operations.OpCancelled},
 	}
 	for _, tc := range tests {
 		if got := automation.BulkStatus(tc.o, tc.fin); got != tc.want {
@@ -143,7 +144,7 @@ func TestPrepareBulkProvision(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if plan.Type != services.OpTypeBulkProvision || plan.Scope.OrganizationID != p.OrganizationID || plan.Scope.Environment != models.EnvTest || len(plan.Items) != 3 {
+	if plan.Type != operations.OpTypeBulkProvision || plan.Scope.OrganizationID != p.OrganizationID || plan.Scope.Environment != models.EnvTest || len(plan.Items) != 3 {
 		t.Fatalf("plan %+v", plan)
 	}
 	for i, it := range plan.Items {
@@ -219,7 +220,7 @@ func TestBulkOperationLifecycleAndRetry(t *testing.T) {
 		t.Fatal(err)
 	}
 	scope := plan.Scope
-	if op.Status != services.OpPending || len(op.Items) != 5 || op.Items[2].ID != plan.Items[2].ServiceID || op.Progress().Total != 5 {
+	if op.Status != operations.OpPending || len(op.Items) != 5 || op.Items[2].ID != plan.Items[2].ServiceID || op.Progress().Total != 5 {
 		t.Fatalf("operation %+v", op)
 	}
 	page, next, err := automation.NewStore(s).BulkItems(ctx, scope, "bulk_lifecycle", 0, 2, automation.ItemPending)
@@ -231,11 +232,11 @@ func TestBulkOperationLifecycleAndRetry(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	child, err := services.NewStore(s).OperationIn(ctx, scope, page[0].ChildID)
-	if err != nil || child.Type != services.OpTypeProvisioning || child.ResourceID != page[0].ServiceID || child.Status != services.OpPending {
+	child, err := operations.NewStore(s).OperationIn(ctx, scope, page[0].ChildID)
+	if err != nil || child.Type != operations.OpTypeProvisioning || child.ResourceID != page[0].ServiceID || child.Status != operations.OpPending {
 		t.Fatalf("child %+v %v", child, err)
 	}
-	fail := &services.OperationError{Code: models.CodeProvisioningFailed, Message: "activate failed"}
+	fail := &operations.OperationError{Code: models.CodeProvisioningFailed, Message: "activate failed"}
 	_, err = automation.NewStore(s).RecordBulkItems(ctx, scope, "bulk_lifecycle", []automation.ItemUpdate{
 		{Position: 0, Status: automation.ItemInProgress}, {Position: 1, Status: automation.ItemInProgress},
 		{Position: 0, Status: automation.ItemCompleted}, {Position: 1, Status: automation.ItemFailed, Error: fail},
@@ -248,8 +249,8 @@ func TestBulkOperationLifecycleAndRetry(t *testing.T) {
 	if _, _, err := automation.NewStore(s).BulkItems(ctx, scope, "bulk_lifecycle", 0, 10, automation.ItemCompleted); err != nil {
 		t.Fatal(err)
 	}
-	got, _ := services.NewStore(s).OperationIn(ctx, scope, "bulk_lifecycle")
-	if got.Status != services.OpInProgress || got.Items[0].Status != automation.ItemCompleted || got.Items[1].Status != automation.ItemFailed {
+	got, _ := operations.NewStore(s).OperationIn(ctx, scope, "bulk_lifecycle")
+	if got.Status != operations.OpInProgress || got.Items[0].Status != automation.ItemCompleted || got.Items[1].Status != automation.ItemFailed {
 		t.Fatalf("items %+v", got.Items)
 	}
 	if pr := got.Progress(); pr.Completed != 1 || pr.Failed != 1 || pr.Percent != 20 {
@@ -260,7 +261,7 @@ func TestBulkOperationLifecycleAndRetry(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if fin.Status != services.OpPartial || fmt.Sprint(fin.Result["skipped"]) != "3" || fmt.Sprint(fin.Result["completed"]) != "1" || fin.Error == nil ||
+		if fin.Status != operations.OpPartial || fmt.Sprint(fin.Result["skipped"]) != "3" || fmt.Sprint(fin.Result["completed"]) != "1" || fin.Error == nil ||
 			fin.Error.Code != models.CodeProvisioningFailed || fin.Result["retry_url"] != "/v1/operations/bulk_lifecycle/retry" || fin.FinishedAt == nil {
 			t.Fatalf("finished %+v %+v", fin, fin.Error)
 		}
@@ -278,8 +279,8 @@ func TestBulkOperationLifecycleAndRetry(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, it := range all {
-		c, _ := services.NewStore(s).OperationIn(ctx, scope, it.ChildID)
-		if want := map[bool]services.OperationStatus{true: services.OpCancelled, false: services.OpPending}[it.Position >= 2]; c.Status != want {
+		c, _ := operations.NewStore(s).OperationIn(ctx, scope, it.ChildID)
+		if want := map[bool]operations.OperationStatus{true: operations.OpCancelled, false: operations.OpPending}[it.Position >= 2]; c.Status != want {
 			t.Fatalf("child of item %d is %s, want %s", it.Position, c.Status, want)
 		}
 	}
@@ -296,7 +297,7 @@ func TestBulkOperationLifecycleAndRetry(t *testing.T) {
 	if err != nil || again.Input["retry_of"] != "bulk_lifecycle" {
 		t.Fatalf("%+v %v", again, err)
 	}
-	orig, _ := services.NewStore(s).OperationIn(ctx, scope, "bulk_lifecycle")
+	orig, _ := operations.NewStore(s).OperationIn(ctx, scope, "bulk_lifecycle")
 	if orig.Result["retried_by"] != "bulk_retry" {
 		t.Fatalf("retried_by %v", orig.Result)
 	}
@@ -309,10 +310,10 @@ func TestBulkOperationLifecycleAndRetry(t *testing.T) {
 	if err := automation.NewStore(s).DeleteBulkOperation(ctx, scope, "bulk_retry", "bulk_lifecycle"); err != nil {
 		t.Fatal(err)
 	}
-	if orig, _ := services.NewStore(s).OperationIn(ctx, scope, "bulk_lifecycle"); orig.Result["retried_by"] != nil {
+	if orig, _ := operations.NewStore(s).OperationIn(ctx, scope, "bulk_lifecycle"); orig.Result["retried_by"] != nil {
 		t.Fatalf("deleting the retry must free the original: %v", orig.Result)
 	}
-	if _, err := services.NewStore(s).OperationIn(ctx, scope, "bulk_retry"); models.ErrorCode(err) != models.CodeNotFound {
+	if _, err := operations.NewStore(s).OperationIn(ctx, scope, "bulk_retry"); models.ErrorCode(err) != models.CodeNotFound {
 		t.Fatalf("deleted retry: %v", err)
 	}
 	t.Run("what cannot be retried", func(t *testing.T) {
@@ -483,7 +484,7 @@ func TestPrepareBulkModifyAndStatus(t *testing.T) {
 	}
 
 	st, err := automation.NewStore(s).PrepareBulkStatus(ctx, p, automation.BulkStatusInput{ServiceIDs: []string{a1.ID, a2.ID}, Action: automation.ActionSuspend})
-	if err != nil || len(st.Items) != 2 || st.Items[1].Action != automation.ActionSuspend || st.Type != services.OpTypeBulkStatus {
+	if err != nil || len(st.Items) != 2 || st.Items[1].Action != automation.ActionSuspend || st.Type != operations.OpTypeBulkStatus {
 		t.Fatalf("%+v %v", st, err)
 	}
 	if f := fieldsOf(t, func() error {

@@ -11,7 +11,7 @@ import (
 
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/automation"
-	"github.com/telcoplatform/platform/models/services"
+	"github.com/telcoplatform/platform/models/operations"
 	"github.com/telcoplatform/platform/webhooks"
 )
 
@@ -198,18 +198,18 @@ func TestOrchestrationsAndTriggers(t *testing.T) {
 	}
 
 	t.Run("a run reports what ran, failed and was skipped", func(t *testing.T) {
-		if err := services.NewStore(s).StartStep(ctx, scope, "wf_manual", "1:notify"); err != nil {
+		if err := operations.NewStore(s).StartStep(ctx, scope, "wf_manual", "1:notify"); err != nil {
 			t.Fatal(err)
 		}
-		if err := automation.NewStore(s).FailStep(ctx, scope, "wf_manual", "1:notify", &services.OperationError{Code: models.CodeNotFound, Message: "service not found"}); err != nil {
+		if err := automation.NewStore(s).FailStep(ctx, scope, "wf_manual", "1:notify", &operations.OperationError{Code: models.CodeNotFound, Message: "service not found"}); err != nil {
 			t.Fatal(err)
 		}
 		for range 2 {
-			fin, err := automation.NewStore(s).FinishOrchestration(ctx, scope, "wf_manual", false, []automation.StepOutcome{{Order: 1, Status: services.StepFailed}})
+			fin, err := automation.NewStore(s).FinishOrchestration(ctx, scope, "wf_manual", false, []automation.StepOutcome{{Order: 1, Status: operations.StepFailed}})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if fin.Status != services.OpFailed || fin.Error == nil || fin.Error.Code != models.CodeNotFound || fin.Steps[1].Status != services.StepSkipped ||
+			if fin.Status != operations.OpFailed || fin.Error == nil || fin.Error.Code != models.CodeNotFound || fin.Steps[1].Status != operations.StepSkipped ||
 				fmt.Sprint(fin.Result["skipped"]) != "[2:wait]" || fmt.Sprint(fin.Result["failed"]) != "[1:notify]" {
 				t.Fatalf("finished %+v %+v", fin, fin.Error)
 			}
@@ -247,8 +247,8 @@ func TestOrchestrationsAndTriggers(t *testing.T) {
 			t.Fatalf("run %+v", run)
 		}
 	}
-	tr, _ := services.NewStore(s).OperationIn(ctx, scope, "wf_trigger")
-	if len(tr.Items) != 1 || tr.Items[0].ID != runID || tr.Status != services.OpInProgress {
+	tr, _ := operations.NewStore(s).OperationIn(ctx, scope, "wf_trigger")
+	if len(tr.Items) != 1 || tr.Items[0].ID != runID || tr.Status != operations.OpInProgress {
 		t.Fatalf("trigger items %+v", tr)
 	}
 	if got, _, _ := automation.NewStore(s).GetOrchestration(ctx, p, runID); got == nil {
@@ -257,10 +257,10 @@ func TestOrchestrationsAndTriggers(t *testing.T) {
 	if d, _ := automation.NewStore(s).OrchestrationIn(ctx, scope, "wf_trigger"); d.Runs != 1 {
 		t.Fatalf("runs counted %d", d.Runs)
 	}
-	if err := automation.NewStore(s).RecordTriggerRun(ctx, scope, "wf_trigger", runID, services.OpCompleted, nil); err != nil {
+	if err := automation.NewStore(s).RecordTriggerRun(ctx, scope, "wf_trigger", runID, operations.OpCompleted, nil); err != nil {
 		t.Fatal(err)
 	}
-	if tr, _ := services.NewStore(s).OperationIn(ctx, scope, "wf_trigger"); tr.Items[0].Status != "completed" {
+	if tr, _ := operations.NewStore(s).OperationIn(ctx, scope, "wf_trigger"); tr.Items[0].Status != "completed" {
 		t.Fatalf("run status not recorded: %+v", tr.Items)
 	}
 	if d := automation.NewStore(s).EventTriggerDepth(ctx, scope, map[string]any{"request_id": runID}); d != 1 {
@@ -274,7 +274,7 @@ func TestOrchestrationsAndTriggers(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if tr, _ := services.NewStore(s).OperationIn(ctx, scope, "wf_trigger"); tr.Status != services.OpCancelled {
+	if tr, _ := operations.NewStore(s).OperationIn(ctx, scope, "wf_trigger"); tr.Status != operations.OpCancelled {
 		t.Fatalf("trigger %s", tr.Status)
 	}
 	if defs, _ := automation.NewStore(s).OrchestrationsTriggeredBy(ctx, scope, "service.provisioned"); len(defs) != 0 {

@@ -13,6 +13,7 @@ import (
 	"github.com/telcoplatform/platform/models/catalog"
 	"github.com/telcoplatform/platform/models/eventlog"
 	"github.com/telcoplatform/platform/models/identity"
+	"github.com/telcoplatform/platform/models/operations"
 	"github.com/telcoplatform/platform/models/seed"
 	"github.com/telcoplatform/platform/models/services"
 )
@@ -407,73 +408,73 @@ func TestOperationLifecycle(t *testing.T) {
 	p, acct := provisioningTenant(t, s, "A")
 	q, _ := provisioningTenant(t, s, "B")
 	scope := p.OwnScope()
-	op := services.NewOperation("prov_lifecycle", services.OpTypeProvisioning, "svc_x", p.ID, services.ProvisioningSteps(false), nil)
-	if err := services.NewStore(s).CreateOperation(ctx, scope, op); err != nil {
+	op := operations.NewOperation("prov_lifecycle", operations.OpTypeProvisioning, "svc_x", p.ID, operations.ProvisioningSteps(false), nil)
+	if err := operations.NewStore(s).CreateOperation(ctx, scope, op); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := services.NewStore(s).GetOperation(ctx, q, op.ID); models.ErrorCode(err) != models.CodeNotFound {
+	if _, err := operations.NewStore(s).GetOperation(ctx, q, op.ID); models.ErrorCode(err) != models.CodeNotFound {
 		t.Fatalf("another tenant: %v", err)
 	}
 	reader := *p
 	reader.Permissions = []string{"billing:read"}
-	if _, err := services.NewStore(s).GetOperation(ctx, &reader, op.ID); models.ErrorCode(err) != models.CodeInsufficientPermissions {
+	if _, err := operations.NewStore(s).GetOperation(ctx, &reader, op.ID); models.ErrorCode(err) != models.CodeInsufficientPermissions {
 		t.Fatalf("without services:read: %v", err)
 	}
-	if _, err := services.NewStore(s).BeginOperation(ctx, scope, op.ID, "run-1"); err != nil {
+	if _, err := operations.NewStore(s).BeginOperation(ctx, scope, op.ID, "run-1"); err != nil {
 		t.Fatal(err)
 	}
-	for _, step := range []string{services.StepValidate, services.StepReserveCapacity} {
-		if err := services.NewStore(s).StartStep(ctx, scope, op.ID, step); err != nil {
+	for _, step := range []string{operations.StepValidate, operations.StepReserveCapacity} {
+		if err := operations.NewStore(s).StartStep(ctx, scope, op.ID, step); err != nil {
 			t.Fatal(err)
 		}
-		if err := services.NewStore(s).CompleteStep(ctx, scope, op.ID, step); err != nil {
+		if err := operations.NewStore(s).CompleteStep(ctx, scope, op.ID, step); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := services.NewStore(s).CompleteStep(ctx, scope, op.ID, services.StepReserveCapacity); err != nil {
+	if err := operations.NewStore(s).CompleteStep(ctx, scope, op.ID, operations.StepReserveCapacity); err != nil {
 		t.Fatalf("completing twice: %v", err)
 	}
-	if err := services.NewStore(s).StartStep(ctx, scope, op.ID, services.StepConfigure); err != nil {
+	if err := operations.NewStore(s).StartStep(ctx, scope, op.ID, operations.StepConfigure); err != nil {
 		t.Fatal(err)
 	}
-	got, _ := services.NewStore(s).GetOperation(ctx, p, op.ID)
-	if pr := got.Progress(); got.Status != services.OpInProgress || got.RunID != "run-1" || pr.Total != 5 || pr.Completed != 2 || pr.Percent != 40 {
+	got, _ := operations.NewStore(s).GetOperation(ctx, p, op.ID)
+	if pr := got.Progress(); got.Status != operations.OpInProgress || got.RunID != "run-1" || pr.Total != 5 || pr.Completed != 2 || pr.Percent != 40 {
 		t.Fatalf("in progress: %+v %+v", got, pr)
 	}
-	if err := services.CheckCancellable(p, got); err != nil {
+	if err := operations.CheckCancellable(p, got); err != nil {
 		t.Fatalf("a running operation is cancellable: %v", err)
 	}
-	fail := services.FinishInput{Status: services.OpFailed, FailedStep: services.StepConfigure, Compensated: []string{services.StepReserveCapacity},
-		Error: &services.OperationError{Code: models.CodeProvisioningFailed, Message: "configure failed"}}
-	done, err := services.NewStore(s).FinishOperation(ctx, scope, op.ID, fail)
+	fail := operations.FinishInput{Status: operations.OpFailed, FailedStep: operations.StepConfigure, Compensated: []string{operations.StepReserveCapacity},
+		Error: &operations.OperationError{Code: models.CodeProvisioningFailed, Message: "configure failed"}}
+	done, err := operations.NewStore(s).FinishOperation(ctx, scope, op.ID, fail)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]services.StepStatus{
-		services.StepValidate: services.StepCompleted, services.StepReserveCapacity: services.StepCompensated, services.StepConfigure: services.StepFailed,
-		services.StepActivate: services.StepSkipped, services.StepRecordService: services.StepSkipped,
+	want := map[string]operations.StepStatus{
+		operations.StepValidate: operations.StepCompleted, operations.StepReserveCapacity: operations.StepCompensated, operations.StepConfigure: operations.StepFailed,
+		operations.StepActivate: operations.StepSkipped, operations.StepRecordService: operations.StepSkipped,
 	}
 	for _, st := range done.Steps {
 		if st.Status != want[st.Name] {
 			t.Errorf("step %s is %s, want %s", st.Name, st.Status, want[st.Name])
 		}
 	}
-	if done.Status != services.OpFailed || done.FinishedAt == nil || done.Error.Code != models.CodeProvisioningFailed || done.Progress().Failed != 1 {
+	if done.Status != operations.OpFailed || done.FinishedAt == nil || done.Error.Code != models.CodeProvisioningFailed || done.Progress().Failed != 1 {
 		t.Fatalf("failed: %+v", done)
 	}
-	if _, err := services.NewStore(s).FinishOperation(ctx, scope, op.ID, fail); err != nil {
+	if _, err := operations.NewStore(s).FinishOperation(ctx, scope, op.ID, fail); err != nil {
 		t.Fatalf("finishing twice the same way: %v", err)
 	}
-	if _, err := services.NewStore(s).FinishOperation(ctx, scope, op.ID, services.FinishInput{Status: services.OpCancelled}); models.ErrorCode(err) != models.CodeInvalidStateTransition {
+	if _, err := operations.NewStore(s).FinishOperation(ctx, scope, op.ID, operations.FinishInput{Status: operations.OpCancelled}); models.ErrorCode(err) != models.CodeInvalidStateTransition {
 		t.Fatalf("finishing otherwise: %v", err)
 	}
-	if err := services.NewStore(s).StartStep(ctx, scope, op.ID, services.StepActivate); models.ErrorCode(err) != models.CodeInvalidStateTransition {
+	if err := operations.NewStore(s).StartStep(ctx, scope, op.ID, operations.StepActivate); models.ErrorCode(err) != models.CodeInvalidStateTransition {
 		t.Fatalf("a step after the end: %v", err)
 	}
-	if err := services.CheckCancellable(p, done); models.ErrorCode(err) != models.CodeInvalidStateTransition {
+	if err := operations.CheckCancellable(p, done); models.ErrorCode(err) != models.CodeInvalidStateTransition {
 		t.Fatalf("a failed operation cannot be cancelled: %v", err)
 	}
-	if _, err := services.NewStore(s).FinishOperation(ctx, scope, op.ID, services.FinishInput{Status: services.OpCompleted}); models.ErrorCode(err) != models.CodeValidation {
+	if _, err := operations.NewStore(s).FinishOperation(ctx, scope, op.ID, operations.FinishInput{Status: operations.OpCompleted}); models.ErrorCode(err) != models.CodeValidation {
 		t.Fatalf("completed is not a finish status: %v", err)
 	}
 	_ = acct
@@ -487,7 +488,7 @@ func TestCompleteProvisioningWritesTheOutboxEvent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := services.NewStore(s).CreateOperation(ctx, scope, services.NewOperation("prov_outbox", services.OpTypeProvisioning, "svc_outbox", p.ID, services.ProvisioningSteps(false), nil)); err != nil {
+	if err := operations.NewStore(s).CreateOperation(ctx, scope, operations.NewOperation("prov_outbox", operations.OpTypeProvisioning, "svc_outbox", p.ID, operations.ProvisioningSteps(false), nil)); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := services.NewStore(s).EnsureService(ctx, scope, "svc_outbox", "prov_outbox", o); err != nil {
@@ -518,11 +519,11 @@ func TestCompleteProvisioningWritesTheOutboxEvent(t *testing.T) {
 		ev.OrganizationID != p.OrganizationID || ev.Data["request_id"] != "prov_outbox" {
 		t.Fatalf("events: %+v", evs)
 	}
-	op, _ := services.NewStore(s).GetOperation(ctx, p, "prov_outbox")
-	if op.Status != services.OpCompleted || op.Result["service_id"] != "svc_outbox" || op.Progress().Percent != 100 {
+	op, _ := operations.NewStore(s).GetOperation(ctx, p, "prov_outbox")
+	if op.Status != operations.OpCompleted || op.Result["service_id"] != "svc_outbox" || op.Progress().Percent != 100 {
 		t.Fatalf("operation: %+v", op)
 	}
-	if err := services.CheckCancellable(p, op); models.ErrorCode(err) != models.CodeInvalidStateTransition {
+	if err := operations.CheckCancellable(p, op); models.ErrorCode(err) != models.CodeInvalidStateTransition {
 		t.Fatalf("a completed operation cannot be cancelled: %v", err)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/catalog"
 	"github.com/telcoplatform/platform/models/identity"
+	"github.com/telcoplatform/platform/models/operations"
 	"github.com/telcoplatform/platform/models/services"
 	"github.com/telcoplatform/platform/simulator"
 	"github.com/telcoplatform/platform/testenv"
@@ -60,7 +61,7 @@ func TestMagicValuesOfTheServicesArea(t *testing.T) {
 	ctx := context.Background()
 	sim := simulator.New(s, simulator.Options{})
 	t.Run("a magic name fails any step in the sandbox", func(t *testing.T) {
-		for _, step := range []string{services.StepValidate, services.StepConfigure, services.StepMigrateData} {
+		for _, step := range []string{operations.StepValidate, operations.StepConfigure, services.StepMigrateData} {
 			o := simulator.Order{Environment: models.EnvTest, Name: simulator.MagicFailName(step)}
 			if err := sim.InjectedFault(ctx, o, step); models.ErrorCode(err) != models.CodeProvisioningFailed {
 				t.Fatalf("%s: %v", step, err)

@@ -22,6 +22,7 @@ import (
 
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/catalog"
+	"github.com/telcoplatform/platform/models/operations"
 	"github.com/telcoplatform/platform/models/services"
 )
 
@@ -255,7 +256,7 @@ func (s *Simulator) CheckFeasibility(ctx context.Context, o Order) error {
 	if err := s.wait(ctx); err != nil {
 		return err
 	}
-	return s.InjectedFault(ctx, o, services.StepValidate)
+	return s.InjectedFault(ctx, o, operations.StepValidate)
 }
 
 // ReserveCapacity holds the order's bandwidth in the location's inventory.
@@ -263,7 +264,7 @@ func (s *Simulator) ReserveCapacity(ctx context.Context, o Order) (Reservation, 
 	if err := s.wait(ctx); err != nil {
 		return Reservation{}, err
 	}
-	if err := s.InjectedFault(ctx, o, services.StepReserveCapacity); err != nil {
+	if err := s.InjectedFault(ctx, o, operations.StepReserveCapacity); err != nil {
 		return Reservation{}, err
 	}
 	a, err := s.catalog.ReserveCapacity(ctx, o.Scope(), s.request(o))
@@ -302,7 +303,7 @@ func (s *Simulator) Configure(ctx context.Context, o Order, c DeviceConfig) erro
 	if err := s.wait(ctx); err != nil {
 		return err
 	}
-	if err := s.InjectedFault(ctx, o, services.StepConfigure); err != nil {
+	if err := s.InjectedFault(ctx, o, operations.StepConfigure); err != nil {
 		return err
 	}
 	s.log.DebugContext(ctx, "simulator: device configured", "operation", o.OperationID, "ip_block", c.IP.CIDR, "vlan", c.VLANID)
@@ -335,7 +336,7 @@ func (s *Simulator) Activate(ctx context.Context, o Order) (Circuit, error) {
 	if err := s.wait(ctx); err != nil {
 		return Circuit{}, err
 	}
-	if err := s.InjectedFault(ctx, o, services.StepActivate); err != nil {
+	if err := s.InjectedFault(ctx, o, operations.StepActivate); err != nil {
 		return Circuit{}, err
 	}
 	has, err := s.services.HasTelemetry(ctx, o.Scope(), o.ServiceID)
@@ -358,7 +359,7 @@ func (s *Simulator) Handover(ctx context.Context, o Order) error {
 	if err := s.wait(ctx); err != nil {
 		return err
 	}
-	return s.InjectedFault(ctx, o, services.StepRecordService)
+	return s.InjectedFault(ctx, o, operations.StepRecordService)
 }
 
 // Deactivate simulates turning the circuit down.
@@ -423,7 +424,7 @@ func (s *Simulator) ReserveCompute(ctx context.Context, o Order) error {
 	if err := s.wait(ctx); err != nil {
 		return err
 	}
-	if err := s.InjectedFault(ctx, o, services.StepReserveCapacity); err != nil {
+	if err := s.InjectedFault(ctx, o, operations.StepReserveCapacity); err != nil {
 		return err
 	}
 	_, err := s.catalog.ReserveUnits(ctx, o.Scope(), s.request(o))
@@ -435,7 +436,7 @@ func (s *Simulator) AssignNumbers(ctx context.Context, o Order, typ, areaCode st
 	if err := s.wait(ctx); err != nil {
 		return nil, err
 	}
-	if err := s.InjectedFault(ctx, o, services.StepReserveCapacity); err != nil {
+	if err := s.InjectedFault(ctx, o, operations.StepReserveCapacity); err != nil {
 		return nil, err
 	}
 	allocs, err := s.catalog.AllocateNumbers(ctx, o.Scope(), s.request(o), typ, areaCode, slots)
@@ -455,7 +456,7 @@ func (s *Simulator) Deploy(ctx context.Context, o Order, items []services.Deploy
 	if err := s.wait(ctx); err != nil {
 		return nil, err
 	}
-	if err := s.InjectedFault(ctx, o, services.StepConfigure); err != nil {
+	if err := s.InjectedFault(ctx, o, operations.StepConfigure); err != nil {
 		return nil, err
 	}
 	short := fmt.Sprintf("%08x", hashOf(o.OperationID)&0xFFFFFFFF)

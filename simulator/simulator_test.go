@@ -9,6 +9,7 @@ import (
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/catalog"
 	"github.com/telcoplatform/platform/models/identity"
+	"github.com/telcoplatform/platform/models/operations"
 	"github.com/telcoplatform/platform/models/services"
 	"github.com/telcoplatform/platform/simulator"
 	"github.com/telcoplatform/platform/testenv"
@@ -26,13 +27,13 @@ func TestInjectedFaults(t *testing.T) {
 		step     string
 		wantFail bool
 	}{
-		{"magic location in the sandbox", models.EnvTest, "loc_sandbox_fail_configure", "", services.StepConfigure, true},
-		{"magic location, another step", models.EnvTest, "loc_sandbox_fail_configure", "", services.StepActivate, false},
-		{"magic template in the sandbox", models.EnvTest, "loc_sandbox_all", "sandbox-fail-activate", services.StepActivate, true},
-		{"magic template, another step", models.EnvTest, "loc_sandbox_all", "sandbox-fail-activate", services.StepValidate, false},
-		{"every step has a magic value", models.EnvTest, "loc_sandbox_fail_record", "", services.StepRecordService, true},
-		{"never live", models.EnvLive, "loc_sandbox_fail_configure", "sandbox-fail-configure", services.StepConfigure, false},
-		{"ordinary location", models.EnvTest, "loc_austin_congress", "internet-dedicated-1g", services.StepConfigure, false},
+		{"magic location in the sandbox", models.EnvTest, "loc_sandbox_fail_configure", "", operations.StepConfigure, true},
+		{"magic location, another step", models.EnvTest, "loc_sandbox_fail_configure", "", operations.StepActivate, false},
+		{"magic template in the sandbox", models.EnvTest, "loc_sandbox_all", "sandbox-fail-activate", operations.StepActivate, true},
+		{"magic template, another step", models.EnvTest, "loc_sandbox_all", "sandbox-fail-activate", operations.StepValidate, false},
+		{"every step has a magic value", models.EnvTest, "loc_sandbox_fail_record", "", operations.StepRecordService, true},
+		{"never live", models.EnvLive, "loc_sandbox_fail_configure", "sandbox-fail-configure", operations.StepConfigure, false},
+		{"ordinary location", models.EnvTest, "loc_austin_congress", "internet-dedicated-1g", operations.StepConfigure, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

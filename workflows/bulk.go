@@ -12,6 +12,7 @@ import (
 
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/automation"
+	"github.com/telcoplatform/platform/models/operations"
 	"github.com/telcoplatform/platform/models/services"
 )
 
@@ -42,11 +43,11 @@ const (
 
 // BulkRef names a bulk operation and its tenant: what every bulk activity needs.
 type BulkRef struct {
-	RequestID      string                 `json:"request_id"`
-	OrganizationID string                 `json:"organization_id"`
-	Environment    models.Environment     `json:"environment"`
-	Type           services.OperationType `json:"type"`
-	CreatedBy      string                 `json:"created_by"`
+	RequestID      string                   `json:"request_id"`
+	OrganizationID string                   `json:"organization_id"`
+	Environment    models.Environment       `json:"environment"`
+	Type           operations.OperationType `json:"type"`
+	CreatedBy      string                   `json:"created_by"`
 }
 
 // Scope returns the tenant scope the operation belongs to.
@@ -120,13 +121,13 @@ type BulkFinishInput struct {
 // BulkResult is what a bulk workflow returns: the operation's final status
 // and its items counted by status.
 type BulkResult struct {
-	Status     services.OperationStatus `json:"status"`
-	Total      int                      `json:"total"`
-	Completed  int                      `json:"completed"`
-	Failed     int                      `json:"failed"`
-	RolledBack int                      `json:"rolled_back"`
-	Skipped    int                      `json:"skipped"`
-	Cancelled  int                      `json:"cancelled"`
+	Status     operations.OperationStatus `json:"status"`
+	Total      int                        `json:"total"`
+	Completed  int                        `json:"completed"`
+	Failed     int                        `json:"failed"`
+	RolledBack int                        `json:"rolled_back"`
+	Skipped    int                        `json:"skipped"`
+	Cancelled  int                        `json:"cancelled"`
 }
 
 // BulkProgress is the live state of a bulk workflow (QueryProgress).
@@ -156,7 +157,7 @@ func BookkeepingActivityOptions() workflow.ActivityOptions {
 // orchestration step runs as, in the tenant of ref: its id is the
 // operation's request id; it inherits the parent's task queue; a cancelled
 // parent cancels it (it then compensates) and waits for it.
-func ChildOperationOptions(ref BulkRef, childID, resourceID string, opType services.OperationType) workflow.ChildWorkflowOptions {
+func ChildOperationOptions(ref BulkRef, childID, resourceID string, opType operations.OperationType) workflow.ChildWorkflowOptions {
 	return workflow.ChildWorkflowOptions{
 		WorkflowID:            childID,
 		ParentClosePolicy:     enums.PARENT_CLOSE_POLICY_REQUEST_CANCEL,
@@ -170,9 +171,9 @@ func ChildOperationOptions(ref BulkRef, childID, resourceID string, opType servi
 // ServiceChange workflow (the services area's modification or scaling), or
 // Noop when there is nothing to change.
 type ChangeStart struct {
-	Noop  bool                   `json:"noop"`
-	Type  services.OperationType `json:"type"`
-	Input ServiceChangeInput     `json:"input"`
+	Noop  bool                     `json:"noop"`
+	Type  operations.OperationType `json:"type"`
+	Input ServiceChangeInput       `json:"input"`
 }
 
 // runChange prepares a change with the activity prepare (its argument arg)
@@ -204,9 +205,9 @@ func changeFuture[I, In any](ctx workflow.Context, ref BulkRef, prepare func(I, 
 
 // itemError returns the error of a failed item from the error its child
 // workflow or activity ended with.
-func itemError(err error) *services.OperationError {
+func itemError(err error) *operations.OperationError {
 	e := ErrorOf(err)
-	return &services.OperationError{Code: e.Code, Message: e.Message, Details: e.Details}
+	return &operations.OperationError{Code: e.Code, Message: e.Message, Details: e.Details}
 }
 
 // recorder buffers item updates and writes them to the operation in
@@ -365,13 +366,13 @@ func Bulk(ctx workflow.Context, in BulkInput) (*BulkResult, error) {
 			start := func(it BulkWorkItem) workflow.Future {
 				rec.add(automation.ItemUpdate{Position: it.Position, Status: automation.ItemInProgress})
 				switch in.Bulk.Type {
-				case services.OpTypeBulkProvision:
-					cctx := workflow.WithChildOptions(ctx, ChildOperationOptions(in.Bulk, it.ChildID, it.ServiceID, services.OpTypeProvisioning))
+				case operations.OpTypeBulkProvision:
+					cctx := workflow.WithChildOptions(ctx, ChildOperationOptions(in.Bulk, it.ChildID, it.ServiceID, operations.OpTypeProvisioning))
 					return workflow.ExecuteChildWorkflow(cctx, ProvisioningWorkflow, ProvisioningInput{
 						RequestID: it.ChildID, OrganizationID: in.Bulk.OrganizationID, Environment: in.Bulk.Environment,
 						ServiceID: it.ServiceID, Order: *it.Order,
 					})
-				case services.OpTypeBulkModify:
+				case operations.OpTypeBulkModify:
 					return changeFuture(ctx, in.Bulk, BulkActivities.PrepareChange, BulkItemInput{Bulk: in.Bulk, Item: it})
 				}
 				actx := workflow.WithActivityOptions(ctx, StepActivityOptions())
@@ -413,7 +414,7 @@ func Bulk(ctx workflow.Context, in BulkInput) (*BulkResult, error) {
 			// Compensation must happen: it runs on the disconnected context.
 			cctx := workflow.WithActivityOptions(dctx, CompensationActivityOptions())
 			start := func(it BulkWorkItem) workflow.Future {
-				if in.Bulk.Type == services.OpTypeBulkModify {
+				if in.Bulk.Type == operations.OpTypeBulkModify {
 					return changeFuture(cctx, in.Bulk, BulkActivities.PrepareRevert, BulkItemInput{Bulk: in.Bulk, Item: it})
 				}
 				return execute(cctx, BulkActivities.Rollback, BulkItemInput{Bulk: in.Bulk, Item: it})

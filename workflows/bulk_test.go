@@ -17,6 +17,7 @@ import (
 
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/automation"
+	"github.com/telcoplatform/platform/models/operations"
 	"github.com/telcoplatform/platform/models/services"
 	"github.com/telcoplatform/platform/workflows"
 )
@@ -27,8 +28,8 @@ import (
 // many items are in flight at once.
 type fakeBulk struct {
 	mu          sync.Mutex
-	kind        services.OperationType
-	items       []services.OperationItem
+	kind        operations.OperationType
+	items       []operations.OperationItem
 	work        []workflows.BulkWorkItem
 	fail        map[int]bool
 	itemTime    time.Duration
@@ -43,12 +44,12 @@ type fakeBulk struct {
 	run         int // the run being executed (set by runBulk)
 }
 
-func newFakeBulk(kind services.OperationType, n int, fail ...int) *fakeBulk {
+func newFakeBulk(kind operations.OperationType, n int, fail ...int) *fakeBulk {
 	f := &fakeBulk{kind: kind, fail: map[int]bool{}, itemTime: time.Minute, startsByRun: map[int]int{}}
 	for i := 0; i < n; i++ {
-		f.items = append(f.items, services.OperationItem{ID: fmt.Sprintf("svc_%04d", i), Status: automation.ItemPending})
+		f.items = append(f.items, operations.OperationItem{ID: fmt.Sprintf("svc_%04d", i), Status: automation.ItemPending})
 		w := workflows.BulkWorkItem{Position: i, ServiceID: fmt.Sprintf("svc_%04d", i)}
-		if kind == services.OpTypeBulkProvision {
+		if kind == operations.OpTypeBulkProvision {
 			w.ChildID = fmt.Sprintf("prov_%04d", i)
 			w.Order = &services.ProvisioningOrder{ServiceType: "fiber_dedicated", LocationID: "loc_sandbox_all", BandwidthMbps: 100}
 		} else {
@@ -228,7 +229,7 @@ func (f *fakeBulk) env(t *testing.T) *testsuite.TestWorkflowEnvironment {
 	return env
 }
 
-func bulkInput(kind services.OperationType, n int, opts automation.BulkOptions, pageSize int) workflows.BulkInput {
+func bulkInput(kind operations.OperationType, n int, opts automation.BulkOptions, pageSize int) workflows.BulkInput {
 	return workflows.BulkInput{
 		Bulk:  workflows.BulkRef{RequestID: "bulk_test", OrganizationID: "org_test", Environment: models.EnvTest, Type: kind, CreatedBy: "ak_test"},
 		Total: n, Options: opts, PageSize: pageSize,
@@ -288,12 +289,12 @@ func runBulk(t *testing.T, f *fakeBulk, in workflows.BulkInput, setup func(env *
 }
 
 func TestBulkProvisionPartialFailure(t *testing.T) {
-	f := newFakeBulk(services.OpTypeBulkProvision, 25, 3, 17)
-	res, runs, _, err := runBulk(t, f, bulkInput(services.OpTypeBulkProvision, 25, automation.BulkOptions{Parallel: true, MaxConcurrency: 5}, 10), nil)
+	f := newFakeBulk(operations.OpTypeBulkProvision, 25, 3, 17)
+	res, runs, _, err := runBulk(t, f, bulkInput(operations.OpTypeBulkProvision, 25, automation.BulkOptions{Parallel: true, MaxConcurrency: 5}, 10), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Status != services.OpPartial || res.Completed != 23 || res.Failed != 2 || res.Total != 25 {
+	if res.Status != operations.OpPartial || res.Completed != 23 || res.Failed != 2 || res.Total != 25 {
 		t.Fatalf("result %+v", res)
 	}
 	if runs != 3 {
@@ -319,12 +320,12 @@ func TestBulkProvisionPartialFailure(t *testing.T) {
 }
 
 func TestBulkSequentialRollbackOnFailure(t *testing.T) {
-	f := newFakeBulk(services.OpTypeBulkProvision, 12, 4)
-	res, _, _, err := runBulk(t, f, bulkInput(services.OpTypeBulkProvision, 12, automation.BulkOptions{RollbackOnFailure: true}, 5), nil)
+	f := newFakeBulk(operations.OpTypeBulkProvision, 12, 4)
+	res, _, _, err := runBulk(t, f, bulkInput(operations.OpTypeBulkProvision, 12, automation.BulkOptions{RollbackOnFailure: true}, 5), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Status != services.OpRolledBack || res.RolledBack != 4 || res.Failed != 1 || res.Skipped != 7 {
+	if res.Status != operations.OpRolledBack || res.RolledBack != 4 || res.Failed != 1 || res.Skipped != 7 {
 		t.Fatalf("result %+v", res)
 	}
 	if !slices.Equal(f.started, []int{0, 1, 2, 3, 4}) {
@@ -348,13 +349,13 @@ func TestBulkSequentialRollbackOnFailure(t *testing.T) {
 }
 
 func TestBulkParallelRollbackCompensatesEveryCompletedItem(t *testing.T) {
-	f := newFakeBulk(services.OpTypeBulkProvision, 40, 6)
-	res, _, _, err := runBulk(t, f, bulkInput(services.OpTypeBulkProvision, 40, automation.BulkOptions{Parallel: true, MaxConcurrency: 4, RollbackOnFailure: true}, 10), nil)
+	f := newFakeBulk(operations.OpTypeBulkProvision, 40, 6)
+	res, _, _, err := runBulk(t, f, bulkInput(operations.OpTypeBulkProvision, 40, automation.BulkOptions{Parallel: true, MaxConcurrency: 4, RollbackOnFailure: true}, 10), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	st := f.statuses()
-	if res.Status != services.OpRolledBack || !slices.Equal(st[automation.ItemFailed], []int{6}) || len(st[automation.ItemCompleted]) != 0 {
+	if res.Status != operations.OpRolledBack || !slices.Equal(st[automation.ItemFailed], []int{6}) || len(st[automation.ItemCompleted]) != 0 {
 		t.Fatalf("result %+v, statuses %v", res, st)
 	}
 	// Every item that completed was rolled back; none started once the failure was seen.
@@ -369,13 +370,13 @@ func TestBulkParallelRollbackCompensatesEveryCompletedItem(t *testing.T) {
 }
 
 func TestBulkOfAThousandItemsContinuesAsNew(t *testing.T) {
-	f := newFakeBulk(services.OpTypeBulkProvision, 1000, 500)
+	f := newFakeBulk(operations.OpTypeBulkProvision, 1000, 500)
 	f.itemTime = 10 * time.Second
-	res, runs, largest, err := runBulk(t, f, bulkInput(services.OpTypeBulkProvision, 1000, automation.BulkOptions{Parallel: true, MaxConcurrency: 10}, 0), nil)
+	res, runs, largest, err := runBulk(t, f, bulkInput(operations.OpTypeBulkProvision, 1000, automation.BulkOptions{Parallel: true, MaxConcurrency: 10}, 0), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Status != services.OpPartial || res.Completed != 999 || res.Failed != 1 {
+	if res.Status != operations.OpPartial || res.Completed != 999 || res.Failed != 1 {
 		t.Fatalf("result %+v", res)
 	}
 	if runs != 10 {
@@ -403,22 +404,22 @@ func TestBulkOfAThousandItemsContinuesAsNew(t *testing.T) {
 }
 
 func TestBulkModifyItemsRunAsServiceChanges(t *testing.T) {
-	f := newFakeBulk(services.OpTypeBulkModify, 8, 2)
-	res, _, _, err := runBulk(t, f, bulkInput(services.OpTypeBulkModify, 8, automation.BulkOptions{Parallel: true, MaxConcurrency: 3}, 0), nil)
+	f := newFakeBulk(operations.OpTypeBulkModify, 8, 2)
+	res, _, _, err := runBulk(t, f, bulkInput(operations.OpTypeBulkModify, 8, automation.BulkOptions{Parallel: true, MaxConcurrency: 3}, 0), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Item 0 changes nothing (it completes without a child); item 2's change fails.
-	if res.Status != services.OpPartial || res.Failed != 1 || res.Completed != 7 || len(f.started) != 7 || f.maxInFlight != 3 {
+	if res.Status != operations.OpPartial || res.Failed != 1 || res.Completed != 7 || len(f.started) != 7 || f.maxInFlight != 3 {
 		t.Fatalf("result %+v, started %v, in flight %d", res, f.started, f.maxInFlight)
 	}
 	if e := f.items[2].Error; e == nil || e.Code != models.CodeServiceMaintenance {
 		t.Fatalf("item error %+v", e)
 	}
 	t.Run("rolled back by reverse changes", func(t *testing.T) {
-		f := newFakeBulk(services.OpTypeBulkModify, 6, 3)
-		res, _, _, err := runBulk(t, f, bulkInput(services.OpTypeBulkModify, 6, automation.BulkOptions{RollbackOnFailure: true}, 0), nil)
-		if err != nil || res.Status != services.OpRolledBack || res.RolledBack != 3 || res.Skipped != 2 {
+		f := newFakeBulk(operations.OpTypeBulkModify, 6, 3)
+		res, _, _, err := runBulk(t, f, bulkInput(operations.OpTypeBulkModify, 6, automation.BulkOptions{RollbackOnFailure: true}, 0), nil)
+		if err != nil || res.Status != operations.OpRolledBack || res.RolledBack != 3 || res.Skipped != 2 {
 			t.Fatalf("result %+v, %v", res, err)
 		}
 		rolled := slices.Clone(f.rollbacks)
@@ -428,16 +429,16 @@ func TestBulkModifyItemsRunAsServiceChanges(t *testing.T) {
 		}
 	})
 	t.Run("status items: all fail", func(t *testing.T) {
-		f := newFakeBulk(services.OpTypeBulkStatus, 3, 0, 1, 2)
-		res, _, _, err := runBulk(t, f, bulkInput(services.OpTypeBulkStatus, 3, automation.BulkOptions{}, 0), nil)
-		if err != nil || res.Status != services.OpFailed {
+		f := newFakeBulk(operations.OpTypeBulkStatus, 3, 0, 1, 2)
+		res, _, _, err := runBulk(t, f, bulkInput(operations.OpTypeBulkStatus, 3, automation.BulkOptions{}, 0), nil)
+		if err != nil || res.Status != operations.OpFailed {
 			t.Fatalf("result %+v, %v", res, err)
 		}
 	})
 	t.Run("status items: all complete", func(t *testing.T) {
-		f := newFakeBulk(services.OpTypeBulkStatus, 3)
-		res, _, _, err := runBulk(t, f, bulkInput(services.OpTypeBulkStatus, 3, automation.BulkOptions{Parallel: true}, 0), nil)
-		if err != nil || res.Status != services.OpCompleted || res.Completed != 3 {
+		f := newFakeBulk(operations.OpTypeBulkStatus, 3)
+		res, _, _, err := runBulk(t, f, bulkInput(operations.OpTypeBulkStatus, 3, automation.BulkOptions{Parallel: true}, 0), nil)
+		if err != nil || res.Status != operations.OpCompleted || res.Completed != 3 {
 			t.Fatalf("result %+v, %v", res, err)
 		}
 	})
@@ -446,8 +447,8 @@ func TestBulkModifyItemsRunAsServiceChanges(t *testing.T) {
 func TestBulkCancelled(t *testing.T) {
 	for _, rollback := range []bool{false, true} {
 		t.Run(fmt.Sprintf("rollback_on_failure=%v", rollback), func(t *testing.T) {
-			f := newFakeBulk(services.OpTypeBulkProvision, 30)
-			in := bulkInput(services.OpTypeBulkProvision, 30, automation.BulkOptions{Parallel: true, MaxConcurrency: 4, RollbackOnFailure: rollback}, 0)
+			f := newFakeBulk(operations.OpTypeBulkProvision, 30)
+			in := bulkInput(operations.OpTypeBulkProvision, 30, automation.BulkOptions{Parallel: true, MaxConcurrency: 4, RollbackOnFailure: rollback}, 0)
 			// Items take a minute each: after 150 s, 8 have completed and 4 are running.
 			res, runs, _, err := runBulk(t, f, in, func(env *testsuite.TestWorkflowEnvironment) {
 				env.RegisterDelayedCallback(env.CancelWorkflow, 150*time.Second)

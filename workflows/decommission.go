@@ -4,6 +4,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/operations"
 	"github.com/telcoplatform/platform/models/services"
 )
 
@@ -36,12 +37,12 @@ type DecomStepInput struct {
 
 // DecomFinishInput ends a decommission that did not complete.
 type DecomFinishInput struct {
-	Input              DecommissionInput        `json:"input"`
-	Status             services.OperationStatus `json:"status"`
-	FailedStep         string                   `json:"failed_step"`
-	Error              *services.OperationError `json:"error"`
-	Compensated        []string                 `json:"compensated"`
-	CompensationErrors []string                 `json:"compensation_errors"`
+	Input              DecommissionInput          `json:"input"`
+	Status             operations.OperationStatus `json:"status"`
+	FailedStep         string                     `json:"failed_step"`
+	Error              *operations.OperationError `json:"error"`
+	Compensated        []string                   `json:"compensated"`
+	CompensationErrors []string                   `json:"compensation_errors"`
 }
 
 // DecommissionResult is what a completed decommission returns.
@@ -89,7 +90,7 @@ func Decommission(ctx workflow.Context, in DecommissionInput) (*DecommissionResu
 			s.complete(services.StepWaitForDate)
 		}
 		s.progress.Phase = PhaseRunning
-		if err := s.run(actx, services.StepValidate, ActivityName(DecommissionActivities.Validate), nil); err != nil {
+		if err := s.run(actx, operations.StepValidate, ActivityName(DecommissionActivities.Validate), nil); err != nil {
 			return err
 		}
 		if plan.Migrate {

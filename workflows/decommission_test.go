@@ -11,6 +11,7 @@ import (
 
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/catalog"
+	"github.com/telcoplatform/platform/models/operations"
 	"github.com/telcoplatform/platform/models/services"
 	"github.com/telcoplatform/platform/simulator"
 	"github.com/telcoplatform/platform/workflows"
@@ -25,7 +26,7 @@ func startDecommission(t *testing.T, e *servicesEnv, env models.Environment, ser
 		t.Fatal(err)
 	}
 	scheduled := plan.Scheduled(now)
-	op := services.NewOperation(models.NewID(models.PrefixDecommission), services.OpTypeDecommission, svc.ID, "ak_x", services.DecommissionSteps(plan, scheduled), nil)
+	op := operations.NewOperation(models.NewID(models.PrefixDecommission), services.OpTypeDecommission, svc.ID, "ak_x", services.DecommissionSteps(plan, scheduled), nil)
 	if err := services.NewStore(e.store).StartServiceOperation(ctx, scope, svc.ID, op); err != nil {
 		t.Fatal(err)
 	}
@@ -77,12 +78,12 @@ func TestDecommissionWithMigrationAtItsDate(t *testing.T) {
 	svc = e.service(models.EnvLive, old.ServiceID)
 	op := e.operation(models.EnvLive, in.RequestID)
 	if svc.Status != services.ServiceDecommissioned || svc.BillingEndedAt == nil || svc.DecommissionedAt == nil || svc.DecommissionReason != "consolidation" ||
-		svc.PendingOperationID != "" || op.Status != services.OpCompleted || op.Result["billing_ended_at"] == nil {
+		svc.PendingOperationID != "" || op.Status != operations.OpCompleted || op.Result["billing_ended_at"] == nil {
 		t.Fatalf("service %+v, operation %+v", svc, op)
 	}
 	wantSteps := []string{"wait_for_date", "validate", "migrate_data", "verify_migration", "deactivate", "release_inventory", "stop_billing", "record_decommission"}
 	for i, st := range op.Steps {
-		if st.Name != wantSteps[i] || st.Status != services.StepCompleted {
+		if st.Name != wantSteps[i] || st.Status != operations.StepCompleted {
 			t.Fatalf("steps %+v", op.Steps)
 		}
 	}
@@ -127,7 +128,7 @@ func TestDecommissionVerificationFailureRollsBack(t *testing.T) {
 	}
 	svc := e.service(models.EnvTest, old.ServiceID)
 	op := e.operation(models.EnvTest, in.RequestID)
-	if svc.Status != services.ServiceOperational || svc.BillingEndedAt != nil || svc.PendingOperationID != "" || op.Status != services.OpFailed ||
+	if svc.Status != services.ServiceOperational || svc.BillingEndedAt != nil || svc.PendingOperationID != "" || op.Status != operations.OpFailed ||
 		op.Error.Details["step"] != services.StepVerifyMigration || op.Error.Details["service_taken_out"] != false || op.Error.Details["sandbox"] != true {
 		t.Fatalf("service %+v, operation %+v %+v", svc, op, op.Error)
 	}
@@ -135,9 +136,9 @@ func TestDecommissionVerificationFailureRollsBack(t *testing.T) {
 		t.Fatalf("migration %+v", m)
 	}
 	for _, st := range op.Steps {
-		want := map[string]services.StepStatus{"validate": services.StepCompleted, "migrate_data": services.StepCompensated, "verify_migration": services.StepFailed}[st.Name]
+		want := map[string]operations.StepStatus{"validate": operations.StepCompleted, "migrate_data": operations.StepCompensated, "verify_migration": operations.StepFailed}[st.Name]
 		if want == "" {
-			want = services.StepSkipped
+			want = operations.StepSkipped
 		}
 		if st.Status != want {
 			t.Fatalf("step %s is %s, want %s", st.Name, st.Status, want)
@@ -161,7 +162,7 @@ func TestDecommissionCancelledWhileWaiting(t *testing.T) {
 	}
 	svc := e.service(models.EnvLive, prov.ServiceID)
 	op := e.operation(models.EnvLive, in.RequestID)
-	if svc.Status != services.ServiceOperational || svc.PendingOperationID != "" || op.Status != services.OpCancelled || op.Steps[0].Status != services.StepCancelled {
+	if svc.Status != services.ServiceOperational || svc.PendingOperationID != "" || op.Status != operations.OpCancelled || op.Steps[0].Status != operations.StepCancelled {
 		t.Fatalf("service %+v, operation %+v", svc, op)
 	}
 	if got := e.active(prov.Scope(), prov.ServiceID); got[catalog.AllocCapacity] != 1 || got[catalog.AllocIPBlock] != 1 {
@@ -231,7 +232,7 @@ func TestProvisioningEveryKindAndCompensation(t *testing.T) {
 	t.Run("a sandbox failure releases every slot", func(t *testing.T) {
 		body := &services.NetworkBody{NetworkType: "mpls", Topology: "hub_and_spoke", Bandwidth: "1gbps", AccountID: account,
 			Locations:   []services.NetworkSite{{ID: "loc_sandbox_all", Role: "hub"}, {ID: "loc_austin_congress", Role: "spoke"}},
-			OrderExtras: services.OrderExtras{Name: simulator.MagicFailName(services.StepRecordService), Contacts: &services.OrderContacts{Technical: "noc@example.com"}}}
+			OrderExtras: services.OrderExtras{Name: simulator.MagicFailName(operations.StepRecordService), Contacts: &services.OrderContacts{Technical: "noc@example.com"}}}
 		in, err := e.provision(models.EnvTest, body)
 		var appErr *temporal.ApplicationError
 		if !errors.As(err, &appErr) || appErr.Type() != string(models.CodeProvisioningFailed) {
@@ -266,7 +267,7 @@ func TestProvisioningEveryKindAndCompensation(t *testing.T) {
 		}
 		in := workflows.ProvisioningInput{RequestID: models.NewID(models.PrefixProvisioning), OrganizationID: scope.OrganizationID, Environment: scope.Environment,
 			ServiceID: models.NewID(models.PrefixService), Order: *o, Scheduled: true}
-		if err := services.NewStore(e.store).CreateOperation(ctx, scope, services.NewOperation(in.RequestID, services.OpTypeProvisioning, in.ServiceID, "ak_x", services.ProvisioningSteps(true), nil)); err != nil {
+		if err := operations.NewStore(e.store).CreateOperation(ctx, scope, operations.NewOperation(in.RequestID, operations.OpTypeProvisioning, in.ServiceID, "ak_x", operations.ProvisioningSteps(true), nil)); err != nil {
 			t.Fatal(err)
 		}
 		var early bool

@@ -11,7 +11,7 @@ import (
 
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/automation"
-	"github.com/telcoplatform/platform/models/services"
+	"github.com/telcoplatform/platform/models/operations"
 )
 
 // Registered names of the orchestration workflows: a run of an
@@ -80,10 +80,10 @@ const (
 
 // OrchestrationMarkInput records a step's start or end on the operation.
 type OrchestrationMarkInput struct {
-	Run   OrchestrationRef         `json:"run"`
-	Step  string                   `json:"step"`
-	Mark  string                   `json:"mark"`
-	Error *services.OperationError `json:"error,omitempty"`
+	Run   OrchestrationRef           `json:"run"`
+	Step  string                     `json:"step"`
+	Mark  string                     `json:"mark"`
+	Error *operations.OperationError `json:"error,omitempty"`
 }
 
 // OrchestrationFinishInput ends a run.
@@ -95,10 +95,10 @@ type OrchestrationFinishInput struct {
 
 // OrchestrationResult is what a run returns: its final status and which steps ran.
 type OrchestrationResult struct {
-	Status    services.OperationStatus `json:"status"`
-	Completed []int                    `json:"completed"`
-	Failed    []int                    `json:"failed"`
-	Skipped   []int                    `json:"skipped"`
+	Status    operations.OperationStatus `json:"status"`
+	Completed []int                      `json:"completed"`
+	Failed    []int                      `json:"failed"`
+	Skipped   []int                      `json:"skipped"`
 }
 
 // OrchestrationProgress is the live state of a run (QueryProgress).
@@ -149,15 +149,15 @@ type stepDone struct {
 // cancelled. It returns which steps ran, or the cancellation.
 func Orchestration(ctx workflow.Context, in OrchestrationInput) (*OrchestrationResult, error) {
 	log := workflow.GetLogger(ctx)
-	status := map[int]services.StepStatus{}
+	status := map[int]operations.StepStatus{}
 	byOrder := map[int]automation.OrchestrationStep{}
 	for _, st := range in.Steps {
-		status[st.Order], byOrder[st.Order] = services.StepPending, st
+		status[st.Order], byOrder[st.Order] = operations.StepPending, st
 	}
 	outputs := map[int]map[string]any{}
 	outcomes := []automation.StepOutcome{}
 	phase := PhaseRunning
-	list := func(want services.StepStatus) []int {
+	list := func(want operations.StepStatus) []int {
 		out := []int{}
 		for _, st := range in.Steps {
 			if status[st.Order] == want {
@@ -167,8 +167,8 @@ func Orchestration(ctx workflow.Context, in OrchestrationInput) (*OrchestrationR
 		return out
 	}
 	if err := workflow.SetQueryHandler(ctx, QueryProgress, func() (OrchestrationProgress, error) {
-		return OrchestrationProgress{Phase: phase, Running: list(services.StepInProgress), Completed: list(services.StepCompleted),
-			Failed: list(services.StepFailed), Skipped: list(services.StepSkipped)}, nil
+		return OrchestrationProgress{Phase: phase, Running: list(operations.StepInProgress), Completed: list(operations.StepCompleted),
+			Failed: list(operations.StepFailed), Skipped: list(operations.StepSkipped)}, nil
 	}); err != nil {
 		return nil, err
 	}
@@ -183,7 +183,7 @@ func Orchestration(ctx workflow.Context, in OrchestrationInput) (*OrchestrationR
 		d, _ := workflow.NewDisconnectedContext(ctx)
 		return workflow.WithActivityOptions(d, BookkeepingActivityOptions())
 	}
-	mark := func(ctx workflow.Context, step automation.OrchestrationStep, m string, e *services.OperationError) {
+	mark := func(ctx workflow.Context, step automation.OrchestrationStep, m string, e *operations.OperationError) {
 		err := execute(ctx, OrchestrationActivities.MarkStep, OrchestrationMarkInput{Run: in.Run, Step: automation.StepName(step), Mark: m, Error: e}).Get(ctx, nil)
 		if err != nil {
 			log.Error("recording a step failed", "request_id", in.Run.RequestID, "step", step.Order, "error", err)
@@ -195,14 +195,14 @@ func Orchestration(ctx workflow.Context, in OrchestrationInput) (*OrchestrationR
 	for {
 		if ctx.Err() == nil {
 			for _, st := range in.Steps {
-				if status[st.Order] != services.StepPending {
+				if status[st.Order] != operations.StepPending {
 					continue
 				}
 				ready, blocked := true, false
 				for _, d := range st.DependsOn {
 					switch status[d] {
-					case services.StepCompleted:
-					case services.StepFailed, services.StepSkipped, services.StepCancelled:
+					case operations.StepCompleted:
+					case operations.StepFailed, operations.StepSkipped, operations.StepCancelled:
 						blocked = true
 					default:
 						ready = false
@@ -210,9 +210,9 @@ func Orchestration(ctx workflow.Context, in OrchestrationInput) (*OrchestrationR
 				}
 				switch {
 				case blocked:
-					status[st.Order] = services.StepSkipped
+					status[st.Order] = operations.StepSkipped
 				case ready:
-					status[st.Order] = services.StepInProgress
+					status[st.Order] = operations.StepInProgress
 					running++
 					step := st
 					params, rerr := automation.ResolveParameters(step.Parameters, outputs, in.Event)
@@ -233,7 +233,7 @@ func Orchestration(ctx workflow.Context, in OrchestrationInput) (*OrchestrationR
 			// Steps skipped because a dependency failed may unblock nothing
 			// else; loop until no pending step can change.
 			if ctx.Err() == nil && slices.ContainsFunc(in.Steps, func(st automation.OrchestrationStep) bool {
-				return status[st.Order] == services.StepPending && dependsOnEnded(st, status)
+				return status[st.Order] == operations.StepPending && dependsOnEnded(st, status)
 			}) {
 				continue
 			}
@@ -245,16 +245,16 @@ func Orchestration(ctx workflow.Context, in OrchestrationInput) (*OrchestrationR
 		step := byOrder[d.order]
 		switch {
 		case d.err == nil:
-			status[d.order], outputs[d.order] = services.StepCompleted, d.output
-			outcomes = append(outcomes, automation.StepOutcome{Order: d.order, Status: services.StepCompleted, Output: d.output})
+			status[d.order], outputs[d.order] = operations.StepCompleted, d.output
+			outcomes = append(outcomes, automation.StepOutcome{Order: d.order, Status: operations.StepCompleted, Output: d.output})
 			mark(dctx, step, MarkCompleted, nil)
 		case ctx.Err() != nil && (temporal.IsCanceledError(d.err) || errors.Is(d.err, workflow.ErrCanceled)):
-			status[d.order] = services.StepCancelled
-			outcomes = append(outcomes, automation.StepOutcome{Order: d.order, Status: services.StepCancelled})
+			status[d.order] = operations.StepCancelled
+			outcomes = append(outcomes, automation.StepOutcome{Order: d.order, Status: operations.StepCancelled})
 		default:
 			e := itemError(d.err)
-			status[d.order] = services.StepFailed
-			outcomes = append(outcomes, automation.StepOutcome{Order: d.order, Status: services.StepFailed, Error: e})
+			status[d.order] = operations.StepFailed
+			outcomes = append(outcomes, automation.StepOutcome{Order: d.order, Status: operations.StepFailed, Error: e})
 			mark(dctx, step, MarkFailed, e)
 			log.Warn("orchestration step failed", "request_id", in.Run.RequestID, "step", d.order, "error", d.err)
 		}
@@ -265,28 +265,28 @@ func Orchestration(ctx workflow.Context, in OrchestrationInput) (*OrchestrationR
 	if err != nil {
 		return nil, err
 	}
-	res := &OrchestrationResult{Status: services.OpCompleted, Completed: list(services.StepCompleted), Failed: list(services.StepFailed), Skipped: list(services.StepSkipped)}
+	res := &OrchestrationResult{Status: operations.OpCompleted, Completed: list(operations.StepCompleted), Failed: list(operations.StepFailed), Skipped: list(operations.StepSkipped)}
 	for _, st := range in.Steps {
-		if status[st.Order] == services.StepPending {
+		if status[st.Order] == operations.StepPending {
 			res.Skipped = append(res.Skipped, st.Order)
 		}
 	}
 	switch {
 	case cancelled:
-		res.Status = services.OpCancelled
+		res.Status = operations.OpCancelled
 		return res, ctx.Err()
 	case len(res.Failed) > 0 || len(res.Skipped) > 0:
-		res.Status = services.OpFailed
+		res.Status = operations.OpFailed
 	}
 	return res, nil
 }
 
 // dependsOnEnded reports whether a pending step waits on a dependency that
 // can no longer complete.
-func dependsOnEnded(st automation.OrchestrationStep, status map[int]services.StepStatus) bool {
+func dependsOnEnded(st automation.OrchestrationStep, status map[int]operations.StepStatus) bool {
 	for _, d := range st.DependsOn {
 		switch status[d] {
-		case services.StepFailed, services.StepSkipped, services.StepCancelled:
+		case operations.StepFailed, operations.StepSkipped, operations.StepCancelled:
 			return true
 		}
 	}
@@ -304,7 +304,7 @@ func runStep(ctx workflow.Context, run OrchestrationRef, step automation.Orchest
 		if err := call(actx, OrchestrationActivities.PrepareProvision, in).Get(actx, &pin); err != nil {
 			return nil, err
 		}
-		cctx := workflow.WithChildOptions(ctx, ChildOperationOptions(run.bulkRef(), pin.RequestID, pin.ServiceID, services.OpTypeProvisioning))
+		cctx := workflow.WithChildOptions(ctx, ChildOperationOptions(run.bulkRef(), pin.RequestID, pin.ServiceID, operations.OpTypeProvisioning))
 		var res ProvisioningResult
 		if err := workflow.ExecuteChildWorkflow(cctx, ProvisioningWorkflow, pin).Get(cctx, &res); err != nil {
 			return nil, err

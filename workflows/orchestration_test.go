@@ -16,6 +16,7 @@ import (
 
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/automation"
+	"github.com/telcoplatform/platform/models/operations"
 	"github.com/telcoplatform/platform/models/services"
 	"github.com/telcoplatform/platform/workflows"
 )
@@ -136,8 +137,8 @@ func step(order int, action string, params map[string]any, deps ...int) automati
 	return automation.OrchestrationStep{Order: order, Action: action, Parameters: params, DependsOn: deps}
 }
 
-func outcomeStatuses(in *workflows.OrchestrationFinishInput) map[int]services.StepStatus {
-	out := map[int]services.StepStatus{}
+func outcomeStatuses(in *workflows.OrchestrationFinishInput) map[int]operations.StepStatus {
+	out := map[int]operations.StepStatus{}
 	for _, o := range in.Outcomes {
 		out[o.Order] = o.Status
 	}
@@ -160,7 +161,7 @@ func TestOrchestrationRunsTheDAGInOrderAndInParallel(t *testing.T) {
 		t.Fatal(err)
 	}
 	var res workflows.OrchestrationResult
-	if err := env.GetWorkflowResult(&res); err != nil || res.Status != services.OpCompleted || len(res.Completed) != 6 {
+	if err := env.GetWorkflowResult(&res); err != nil || res.Status != operations.OpCompleted || len(res.Completed) != 6 {
 		t.Fatalf("result %+v %v", res, err)
 	}
 	b, e := f.began, f.ended
@@ -217,11 +218,11 @@ func TestOrchestrationFailureSkipsDependantsOnly(t *testing.T) {
 	if err := env.GetWorkflowResult(&res); err != nil {
 		t.Fatal(err)
 	}
-	if res.Status != services.OpFailed || !slices.Equal(res.Completed, []int{1, 5}) || !slices.Equal(res.Failed, []int{2}) || !slices.Equal(res.Skipped, []int{3, 4, 6}) {
+	if res.Status != operations.OpFailed || !slices.Equal(res.Completed, []int{1, 5}) || !slices.Equal(res.Failed, []int{2}) || !slices.Equal(res.Skipped, []int{3, 4, 6}) {
 		t.Fatalf("result %+v", res)
 	}
 	st := outcomeStatuses(f.finish)
-	if st[1] != services.StepCompleted || st[2] != services.StepFailed || st[5] != services.StepCompleted || len(st) != 3 {
+	if st[1] != operations.StepCompleted || st[2] != operations.StepFailed || st[5] != operations.StepCompleted || len(st) != 3 {
 		t.Fatalf("outcomes %v", st)
 	}
 	for _, o := range f.finish.Outcomes {
@@ -271,7 +272,7 @@ func TestOrchestrationCancelled(t *testing.T) {
 		t.Fatalf("finish %+v", f.finish)
 	}
 	st := outcomeStatuses(f.finish)
-	if st[1] != services.StepCancelled || st[2] != services.StepCancelled {
+	if st[1] != operations.StepCancelled || st[2] != operations.StepCancelled {
 		t.Fatalf("outcomes %v", st)
 	}
 	if _, ran := f.began[3]; ran {
@@ -293,7 +294,7 @@ func TestOrchestrationTriggerStartsOneRunPerEvent(t *testing.T) {
 		if in.Event["type"] != "service.provisioned" || in.Run.TriggerID != "wf_trigger" || in.Run.Depth != 1 {
 			return nil, errors.New("bad run input")
 		}
-		return &workflows.OrchestrationResult{Status: services.OpCompleted}, workflow.Sleep(ctx, time.Hour)
+		return &workflows.OrchestrationResult{Status: operations.OpCompleted}, workflow.Sleep(ctx, time.Hour)
 	}, workflow.RegisterOptions{Name: workflows.OrchestrationWorkflow})
 	env.RegisterActivityWithOptions(func(context.Context, workflows.OrchestrationRef) error { return nil }, activity.RegisterOptions{Name: workflows.ActivityName(workflows.OrchestrationActivities.Begin)})
 	env.RegisterActivityWithOptions(func(_ context.Context, in workflows.PrepareRunInput) (*workflows.OrchestrationInput, error) {

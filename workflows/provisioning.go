@@ -7,6 +7,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/operations"
 	"github.com/telcoplatform/platform/models/services"
 )
 
@@ -42,13 +43,13 @@ type StepInput struct {
 
 // FinishInput ends an operation that did not complete.
 type FinishInput struct {
-	Input              ProvisioningInput        `json:"input"`
-	Status             services.OperationStatus `json:"status"`
-	FailedStep         string                   `json:"failed_step"`
-	Error              *services.OperationError `json:"error"`
-	Compensated        []string                 `json:"compensated"`   // steps whose compensation ran
-	Compensations      []string                 `json:"compensations"` // the compensations that ran, in order
-	CompensationErrors []string                 `json:"compensation_errors"`
+	Input              ProvisioningInput          `json:"input"`
+	Status             operations.OperationStatus `json:"status"`
+	FailedStep         string                     `json:"failed_step"`
+	Error              *operations.OperationError `json:"error"`
+	Compensated        []string                   `json:"compensated"`   // steps whose compensation ran
+	Compensations      []string                   `json:"compensations"` // the compensations that ran, in order
+	CompensationErrors []string                   `json:"compensation_errors"`
 }
 
 // ProvisioningResult is what a completed provisioning returns.
@@ -132,9 +133,9 @@ func Provisioning(ctx workflow.Context, in ProvisioningInput) (*ProvisioningResu
 			return err
 		}
 		if in.Scheduled {
-			s.begin(services.StepSchedule)
+			s.begin(operations.StepSchedule)
 			s.progress.Phase, s.progress.ScheduledFor = PhaseScheduled, in.Order.PreferredDate
-			if err := execute(actx, ProvisioningActivities.MarkStep, StepInput{Input: in, Step: services.StepSchedule}).Get(actx, nil); err != nil {
+			if err := execute(actx, ProvisioningActivities.MarkStep, StepInput{Input: in, Step: operations.StepSchedule}).Get(actx, nil); err != nil {
 				return err
 			}
 			if in.Order.PreferredDate != nil {
@@ -145,25 +146,25 @@ func Provisioning(ctx workflow.Context, in ProvisioningInput) (*ProvisioningResu
 					}
 				}
 			}
-			if err := execute(actx, ProvisioningActivities.MarkStep, StepInput{Input: in, Step: services.StepSchedule, Done: true}).Get(actx, nil); err != nil {
+			if err := execute(actx, ProvisioningActivities.MarkStep, StepInput{Input: in, Step: operations.StepSchedule, Done: true}).Get(actx, nil); err != nil {
 				return err
 			}
-			s.complete(services.StepSchedule)
+			s.complete(operations.StepSchedule)
 		}
 		s.progress.Phase = PhaseRunning
-		if err := s.run(actx, services.StepValidate, ActivityName(ProvisioningActivities.Validate), nil); err != nil {
+		if err := s.run(actx, operations.StepValidate, ActivityName(ProvisioningActivities.Validate), nil); err != nil {
 			return err
 		}
-		if err := s.runWithCompensation(actx, services.StepReserveCapacity, ActivityName(ProvisioningActivities.ReserveCapacity), ActivityName(ProvisioningActivities.ReleaseCapacity), "release_capacity"); err != nil {
+		if err := s.runWithCompensation(actx, operations.StepReserveCapacity, ActivityName(ProvisioningActivities.ReserveCapacity), ActivityName(ProvisioningActivities.ReleaseCapacity), "release_capacity"); err != nil {
 			return err
 		}
-		if err := s.runWithCompensation(actx, services.StepConfigure, ActivityName(ProvisioningActivities.Configure), ActivityName(ProvisioningActivities.ReleaseNetwork), "release_network"); err != nil {
+		if err := s.runWithCompensation(actx, operations.StepConfigure, ActivityName(ProvisioningActivities.Configure), ActivityName(ProvisioningActivities.ReleaseNetwork), "release_network"); err != nil {
 			return err
 		}
-		if err := s.runWithCompensation(actx, services.StepActivate, ActivityName(ProvisioningActivities.Activate), ActivityName(ProvisioningActivities.Deactivate), "deactivate"); err != nil {
+		if err := s.runWithCompensation(actx, operations.StepActivate, ActivityName(ProvisioningActivities.Activate), ActivityName(ProvisioningActivities.Deactivate), "deactivate"); err != nil {
 			return err
 		}
-		return s.run(actx, services.StepRecordService, ActivityName(ProvisioningActivities.RecordService), &result)
+		return s.run(actx, operations.StepRecordService, ActivityName(ProvisioningActivities.RecordService), &result)
 	}()
 	if err == nil {
 		s.done()

@@ -17,6 +17,7 @@ import (
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/catalog"
 	"github.com/telcoplatform/platform/models/eventlog"
+	"github.com/telcoplatform/platform/models/operations"
 	"github.com/telcoplatform/platform/models/services"
 	"github.com/telcoplatform/platform/simulator"
 	"github.com/telcoplatform/platform/testenv"
@@ -128,11 +129,11 @@ func TestProvisioningFailureAtEachStepCompensates(t *testing.T) {
 		activity    string
 		compensated []string // compensation activities, in the order they must run
 	}{
-		{services.StepValidate, workflows.ActivityName(workflows.ProvisioningActivities.Validate), nil},
-		{services.StepReserveCapacity, workflows.ActivityName(workflows.ProvisioningActivities.ReserveCapacity), []string{workflows.ActivityName(workflows.ProvisioningActivities.ReleaseCapacity)}},
-		{services.StepConfigure, workflows.ActivityName(workflows.ProvisioningActivities.Configure), []string{workflows.ActivityName(workflows.ProvisioningActivities.ReleaseNetwork), workflows.ActivityName(workflows.ProvisioningActivities.ReleaseCapacity)}},
-		{services.StepActivate, workflows.ActivityName(workflows.ProvisioningActivities.Activate), []string{workflows.ActivityName(workflows.ProvisioningActivities.Deactivate), workflows.ActivityName(workflows.ProvisioningActivities.ReleaseNetwork), workflows.ActivityName(workflows.ProvisioningActivities.ReleaseCapacity)}},
-		{services.StepRecordService, workflows.ActivityName(workflows.ProvisioningActivities.RecordService), []string{workflows.ActivityName(workflows.ProvisioningActivities.Deactivate), workflows.ActivityName(workflows.ProvisioningActivities.ReleaseNetwork), workflows.ActivityName(workflows.ProvisioningActivities.ReleaseCapacity)}},
+		{operations.StepValidate, workflows.ActivityName(workflows.ProvisioningActivities.Validate), nil},
+		{operations.StepReserveCapacity, workflows.ActivityName(workflows.ProvisioningActivities.ReserveCapacity), []string{workflows.ActivityName(workflows.ProvisioningActivities.ReleaseCapacity)}},
+		{operations.StepConfigure, workflows.ActivityName(workflows.ProvisioningActivities.Configure), []string{workflows.ActivityName(workflows.ProvisioningActivities.ReleaseNetwork), workflows.ActivityName(workflows.ProvisioningActivities.ReleaseCapacity)}},
+		{operations.StepActivate, workflows.ActivityName(workflows.ProvisioningActivities.Activate), []string{workflows.ActivityName(workflows.ProvisioningActivities.Deactivate), workflows.ActivityName(workflows.ProvisioningActivities.ReleaseNetwork), workflows.ActivityName(workflows.ProvisioningActivities.ReleaseCapacity)}},
+		{operations.StepRecordService, workflows.ActivityName(workflows.ProvisioningActivities.RecordService), []string{workflows.ActivityName(workflows.ProvisioningActivities.Deactivate), workflows.ActivityName(workflows.ProvisioningActivities.ReleaseNetwork), workflows.ActivityName(workflows.ProvisioningActivities.ReleaseCapacity)}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.step, func(t *testing.T) {
@@ -159,7 +160,7 @@ func TestProvisioningFailureAtEachStepCompensates(t *testing.T) {
 				t.Fatalf("compensations %v, want %v", comps, tc.compensated)
 			}
 			fin := rec.finish
-			if fin.Status != services.OpFailed || fin.FailedStep != tc.step || fin.Error == nil || fin.Error.Code != models.CodeProvisioningFailed ||
+			if fin.Status != operations.OpFailed || fin.FailedStep != tc.step || fin.Error == nil || fin.Error.Code != models.CodeProvisioningFailed ||
 				fin.Error.Details["step"] != tc.step || fin.Error.Details["reason_code"] != string(models.CodeProvisioningFailed) ||
 				fin.Error.Details["compensated"] != true || fin.Error.Details["sandbox"] != true || len(fin.Compensated) != len(tc.compensated) ||
 				len(fin.Compensations) != len(tc.compensated) {
@@ -181,8 +182,8 @@ func TestProvisioningCompensationFailureIsReported(t *testing.T) {
 		t.Fatal("want an error")
 	}
 	fin := rec.finish
-	if fin.Status != services.OpFailed || fin.Error.Details["compensated"] != false || len(fin.CompensationErrors) != 1 ||
-		!slices.Equal(fin.Compensated, []string{services.StepActivate, services.StepReserveCapacity}) {
+	if fin.Status != operations.OpFailed || fin.Error.Details["compensated"] != false || len(fin.CompensationErrors) != 1 ||
+		!slices.Equal(fin.Compensated, []string{operations.StepActivate, operations.StepReserveCapacity}) {
 		t.Fatalf("finish %+v", fin)
 	}
 	if !slices.Contains(rec.list(), workflows.ActivityName(workflows.ProvisioningActivities.ReleaseCapacity)) {
@@ -208,7 +209,7 @@ func TestProvisioningCancelledDuringAStep(t *testing.T) {
 	if at < 0 || got[at+1] != workflows.ActivityName(workflows.ProvisioningActivities.ReleaseCapacity) || got[len(got)-1] != workflows.ActivityName(workflows.ProvisioningActivities.Finish) {
 		t.Fatalf("compensation on cancellation: %v", got)
 	}
-	if fin := rec.finish; fin.Status != services.OpCancelled || fin.FailedStep != services.StepConfigure || fin.Error != nil {
+	if fin := rec.finish; fin.Status != operations.OpCancelled || fin.FailedStep != operations.StepConfigure || fin.Error != nil {
 		t.Fatalf("finish %+v", fin)
 	}
 }
@@ -252,7 +253,7 @@ func TestProvisioningWaitsForTheScheduleAndCanBeCancelledMeanwhile(t *testing.T)
 		if got := rec.list(); slices.Contains(got, workflows.ActivityName(workflows.ProvisioningActivities.Validate)) || got[len(got)-1] != workflows.ActivityName(workflows.ProvisioningActivities.Finish) {
 			t.Fatalf("activities %v", got)
 		}
-		if fin := rec.finish; fin.Status != services.OpCancelled || fin.FailedStep != services.StepSchedule || len(fin.Compensated) != 0 {
+		if fin := rec.finish; fin.Status != operations.OpCancelled || fin.FailedStep != operations.StepSchedule || len(fin.Compensated) != 0 {
 			t.Fatalf("finish %+v", fin)
 		}
 	})
@@ -328,7 +329,7 @@ func acceptOrder(t *testing.T, store *models.Store, org string, env models.Envir
 	}
 	in := workflows.ProvisioningInput{RequestID: models.NewID(models.PrefixProvisioning), OrganizationID: scope.OrganizationID, Environment: scope.Environment,
 		ServiceID: models.NewID(models.PrefixService), Order: *o}
-	if err := services.NewStore(store).CreateOperation(ctx, scope, services.NewOperation(in.RequestID, services.OpTypeProvisioning, in.ServiceID, p.ID, services.ProvisioningSteps(false), nil)); err != nil {
+	if err := operations.NewStore(store).CreateOperation(ctx, scope, operations.NewOperation(in.RequestID, operations.OpTypeProvisioning, in.ServiceID, p.ID, operations.ProvisioningSteps(false), nil)); err != nil {
 		t.Fatal(err)
 	}
 	return in
@@ -359,8 +360,8 @@ func TestProvisioningRetriedActivitiesNeverAllocateTwice(t *testing.T) {
 	}
 	p := &models.Principal{OrganizationID: in.OrganizationID, Environment: in.Environment, Permissions: []string{"*"}}
 	svc, _ := services.NewStore(store).GetService(ctx, p, in.ServiceID)
-	op, _ := services.NewStore(store).GetOperation(ctx, p, in.RequestID)
-	if svc.Status != services.ServiceOperational || op.Status != services.OpCompleted || svc.IPBlock != allocs[1].CIDR {
+	op, _ := operations.NewStore(store).GetOperation(ctx, p, in.RequestID)
+	if svc.Status != services.ServiceOperational || op.Status != operations.OpCompleted || svc.IPBlock != allocs[1].CIDR {
 		t.Fatalf("service %s %s, operation %s", svc.Status, svc.IPBlock, op.Status)
 	}
 }
@@ -370,11 +371,11 @@ func TestProvisioningSandboxFailureReleasesEverything(t *testing.T) {
 		address string
 		step    string
 	}{
-		{"10 Failure Ave", services.StepValidate},
-		{"20 Failure Ave", services.StepReserveCapacity},
-		{"30 Failure Ave", services.StepConfigure},
-		{"40 Failure Ave", services.StepActivate},
-		{"50 Failure Ave", services.StepRecordService},
+		{"10 Failure Ave", operations.StepValidate},
+		{"20 Failure Ave", operations.StepReserveCapacity},
+		{"30 Failure Ave", operations.StepConfigure},
+		{"40 Failure Ave", operations.StepActivate},
+		{"50 Failure Ave", operations.StepRecordService},
 	} {
 		t.Run(tc.step, func(t *testing.T) {
 			env, store, org := realEnv(t, nil)
@@ -395,12 +396,12 @@ func TestProvisioningSandboxFailureReleasesEverything(t *testing.T) {
 			left, _ := catalog.NewStore(store).AvailableMbps(ctx, in.Scope(), in.Order.LocationID, "fiber_dedicated")
 			p := &models.Principal{OrganizationID: in.OrganizationID, Environment: in.Environment, Permissions: []string{"*"}}
 			svc, _ := services.NewStore(store).GetService(ctx, p, in.ServiceID)
-			op, _ := services.NewStore(store).GetOperation(ctx, p, in.RequestID)
-			if left != c.CapacityMbps || svc.Status != services.ServiceFailed || op.Status != services.OpFailed || op.Error.Code != models.CodeProvisioningFailed || op.Error.Details["step"] != tc.step {
+			op, _ := operations.NewStore(store).GetOperation(ctx, p, in.RequestID)
+			if left != c.CapacityMbps || svc.Status != services.ServiceFailed || op.Status != operations.OpFailed || op.Error.Code != models.CodeProvisioningFailed || op.Error.Details["step"] != tc.step {
 				t.Fatalf("%d of %d Mbps left, service %s, operation %s %+v", left, c.CapacityMbps, svc.Status, op.Status, op.Error)
 			}
 			for _, st := range op.Steps {
-				if st.Name == tc.step && st.Status != services.StepFailed {
+				if st.Name == tc.step && st.Status != operations.StepFailed {
 					t.Fatalf("step %s is %s", st.Name, st.Status)
 				}
 			}

@@ -9,7 +9,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/telcoplatform/platform/models"
-	"github.com/telcoplatform/platform/models/services"
+	"github.com/telcoplatform/platform/models/operations"
 )
 
 // compensation undoes one step.
@@ -93,11 +93,11 @@ func (s *saga) runWithCompensation(ctx workflow.Context, name, activity, undo, l
 // sagaOutcome is how an operation that did not complete ended: what its
 // finish activity records.
 type sagaOutcome struct {
-	Status             services.OperationStatus
+	Status             operations.OperationStatus
 	FailedStep         string
-	Error              *services.OperationError // nil for a cancellation, unless sagaEnding.cancelledButNotReleased says otherwise
-	Compensated        []string                 // steps whose compensation ran
-	Compensations      []string                 // labels of the compensations that ran, in order
+	Error              *operations.OperationError // nil for a cancellation, unless sagaEnding.cancelledButNotReleased says otherwise
+	Compensated        []string                   // steps whose compensation ran
+	Compensations      []string                   // labels of the compensations that ran, in order
 	CompensationErrors []string
 }
 
@@ -150,13 +150,13 @@ func (s *saga) fail(ctx workflow.Context, err error, end sagaEnding) error {
 	}
 	switch {
 	case cancelled:
-		out.Status = services.OpCancelled
+		out.Status = operations.OpCancelled
 		if end.cancelledButNotReleased != "" && len(out.CompensationErrors) > 0 {
-			out.Error = &services.OperationError{Code: models.CodeProvisioningFailed, Message: end.cancelledButNotReleased,
+			out.Error = &operations.OperationError{Code: models.CodeProvisioningFailed, Message: end.cancelledButNotReleased,
 				Details: map[string]any{"step": s.step, "compensated": false, "compensation_errors": out.CompensationErrors}}
 		}
 	default:
-		out.Status = services.OpFailed
+		out.Status = operations.OpFailed
 		r := ErrorOf(err)
 		details := map[string]any{"step": s.step, "reason_code": string(r.Code), "compensated": len(out.CompensationErrors) == 0}
 		// Copying between maps gives the same map in any iteration order.
@@ -170,7 +170,7 @@ func (s *saga) fail(ctx workflow.Context, err error, end sagaEnding) error {
 		if len(out.CompensationErrors) > 0 {
 			details["compensation_errors"] = out.CompensationErrors
 		}
-		out.Error = &services.OperationError{Code: models.CodeProvisioningFailed, Message: fmt.Sprintf("%s failed: %s", s.step, r.Message), Details: details}
+		out.Error = &operations.OperationError{Code: models.CodeProvisioningFailed, Message: fmt.Sprintf("%s failed: %s", s.step, r.Message), Details: details}
 	}
 	if ferr := workflow.ExecuteActivity(dctx, end.finish, end.input(out)).Get(dctx, nil); ferr != nil {
 		log.Error(end.logFinishFailed, "request_id", s.requestID, "error", ferr)

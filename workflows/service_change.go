@@ -6,6 +6,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/operations"
 	"github.com/telcoplatform/platform/models/services"
 )
 
@@ -39,12 +40,12 @@ type ChangeStepInput struct {
 
 // ChangeFinishInput ends a change that did not complete.
 type ChangeFinishInput struct {
-	Input              ServiceChangeInput       `json:"input"`
-	Status             services.OperationStatus `json:"status"`
-	FailedStep         string                   `json:"failed_step"`
-	Error              *services.OperationError `json:"error"`
-	Compensated        []string                 `json:"compensated"`
-	CompensationErrors []string                 `json:"compensation_errors"`
+	Input              ServiceChangeInput         `json:"input"`
+	Status             operations.OperationStatus `json:"status"`
+	FailedStep         string                     `json:"failed_step"`
+	Error              *operations.OperationError `json:"error"`
+	Compensated        []string                   `json:"compensated"`
+	CompensationErrors []string                   `json:"compensation_errors"`
 }
 
 // ServiceChangeResult is what a completed change returns.
@@ -114,11 +115,11 @@ func ServiceChange(ctx workflow.Context, in ServiceChangeInput) (*ServiceChangeR
 			}
 		}
 		s.progress.Phase = PhaseRunning
-		if err := s.run(actx, services.StepValidate, ActivityName(ServiceChangeActivities.Validate), nil); err != nil {
+		if err := s.run(actx, operations.StepValidate, ActivityName(ServiceChangeActivities.Validate), nil); err != nil {
 			return err
 		}
 		if len(u.Capacity) > 0 {
-			if err := s.runWithCompensation(actx, services.StepReserveCapacity, ActivityName(ServiceChangeActivities.ReserveCapacity), ActivityName(ServiceChangeActivities.ReleaseCapacity), "release_capacity"); err != nil {
+			if err := s.runWithCompensation(actx, operations.StepReserveCapacity, ActivityName(ServiceChangeActivities.ReserveCapacity), ActivityName(ServiceChangeActivities.ReleaseCapacity), "release_capacity"); err != nil {
 				return err
 			}
 		}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/catalog"
+	"github.com/telcoplatform/platform/models/operations"
 	"github.com/telcoplatform/platform/models/services"
 	"github.com/telcoplatform/platform/simulator"
 	"github.com/telcoplatform/platform/workflows"
@@ -51,7 +52,7 @@ func startChange(t *testing.T, e *servicesEnv, env models.Environment, serviceID
 	if u.Type == services.OpTypeScaling {
 		prefix = services.PrefixScaling
 	}
-	op := services.NewOperation(models.NewID(prefix), u.Type, svc.ID, "ak_x", services.UpdateSteps(u), nil)
+	op := operations.NewOperation(models.NewID(prefix), u.Type, svc.ID, "ak_x", services.UpdateSteps(u), nil)
 	if err := services.NewStore(e.store).StartServiceOperation(ctx, scope, svc.ID, op); err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +77,7 @@ func TestScalingWaitsForTheMaintenanceWindow(t *testing.T) {
 	type seen struct {
 		status    services.ServiceStatus
 		bandwidth string
-		opStatus  services.OperationStatus
+		opStatus  operations.OperationStatus
 	}
 	var before, waiting, applied seen
 	look := func(s *seen) func() {
@@ -92,9 +93,9 @@ func TestScalingWaitsForTheMaintenanceWindow(t *testing.T) {
 	if err := wenv.GetWorkflowError(); err != nil {
 		t.Fatal(err)
 	}
-	if before != (seen{services.ServiceOperational, "1gbps", services.OpInProgress}) ||
-		waiting != (seen{services.ServiceMaintenance, "1gbps", services.OpInProgress}) ||
-		applied != (seen{services.ServiceMaintenance, "10gbps", services.OpInProgress}) {
+	if before != (seen{services.ServiceOperational, "1gbps", operations.OpInProgress}) ||
+		waiting != (seen{services.ServiceMaintenance, "1gbps", operations.OpInProgress}) ||
+		applied != (seen{services.ServiceMaintenance, "10gbps", operations.OpInProgress}) {
 		t.Fatalf("before %+v, waiting %+v, applied %+v", before, waiting, applied)
 	}
 	if end := wenv.Now(); end.Before(start.Add(2 * time.Hour)) {
@@ -103,11 +104,11 @@ func TestScalingWaitsForTheMaintenanceWindow(t *testing.T) {
 	svc := e.service(models.EnvLive, prov.ServiceID)
 	op := e.operation(models.EnvLive, in.RequestID)
 	if svc.Status != services.ServiceOperational || svc.Bandwidth != "10gbps" || svc.BandwidthMbps != 10000 || svc.PendingOperationID != "" ||
-		svc.MaintenanceEndsAt != nil || svc.MonthlyCharge <= prov.Order.MonthlyCharge || op.Status != services.OpCompleted || op.Progress().Percent != 100 {
+		svc.MaintenanceEndsAt != nil || svc.MonthlyCharge <= prov.Order.MonthlyCharge || op.Status != operations.OpCompleted || op.Progress().Percent != 100 {
 		t.Fatalf("service %+v, operation %+v", svc, op)
 	}
 	for _, st := range op.Steps {
-		if st.Status != services.StepCompleted {
+		if st.Status != operations.StepCompleted {
 			t.Fatalf("step %s is %s", st.Name, st.Status)
 		}
 	}
@@ -141,7 +142,7 @@ func TestScalingCancelledBeforeTheWindow(t *testing.T) {
 	svc := e.service(models.EnvLive, prov.ServiceID)
 	op := e.operation(models.EnvLive, in.RequestID)
 	if svc.Status != services.ServiceOperational || svc.Bandwidth != "1gbps" || svc.PendingOperationID != "" || svc.MaintenanceStartsAt != nil ||
-		op.Status != services.OpCancelled || op.Steps[0].Status != services.StepCancelled {
+		op.Status != operations.OpCancelled || op.Steps[0].Status != operations.StepCancelled {
 		t.Fatalf("service %+v, operation %+v", svc, op)
 	}
 }
@@ -157,7 +158,7 @@ func TestScalingFailureInTheWindowIsCompensated(t *testing.T) {
 		Action: "scale_up", NewBandwidth: "10gbps", Window: &services.MaintenanceWindowInput{Start: &start, Duration: "4_hours"},
 	}})
 	// the sandbox's magic name makes the network refuse the change's validate step, in the window
-	if err := e.store.In(ctx, scope).Model(&services.Service{}).Where("id = ?", prov.ServiceID).Update("name", simulator.MagicFailName(services.StepValidate)).Error; err != nil {
+	if err := e.store.In(ctx, scope).Model(&services.Service{}).Where("id = ?", prov.ServiceID).Update("name", simulator.MagicFailName(operations.StepValidate)).Error; err != nil {
 		t.Fatal(err)
 	}
 	wenv.ExecuteWorkflow(workflows.ServiceChangeWorkflow, in)
@@ -167,8 +168,8 @@ func TestScalingFailureInTheWindowIsCompensated(t *testing.T) {
 	}
 	svc := e.service(models.EnvTest, prov.ServiceID)
 	op := e.operation(models.EnvTest, in.RequestID)
-	if svc.Status != services.ServiceOperational || svc.Bandwidth != "1gbps" || svc.PendingOperationID != "" || op.Status != services.OpFailed ||
-		op.Error.Code != models.CodeProvisioningFailed || op.Error.Details["step"] != services.StepValidate || op.Error.Details["applied"] != false {
+	if svc.Status != services.ServiceOperational || svc.Bandwidth != "1gbps" || svc.PendingOperationID != "" || op.Status != operations.OpFailed ||
+		op.Error.Code != models.CodeProvisioningFailed || op.Error.Details["step"] != operations.StepValidate || op.Error.Details["applied"] != false {
 		t.Fatalf("service %+v, operation %+v %+v", svc, op, op.Error)
 	}
 	got := e.eventTypes(scope, prov.ServiceID)
@@ -199,7 +200,7 @@ func TestModificationAppliesAtOnce(t *testing.T) {
 	svc := e.service(models.EnvLive, pbx.ServiceID)
 	op := e.operation(models.EnvLive, in.RequestID)
 	if svc.Name != "Reception" || !slices.Equal(svc.Features, feats) || svc.Configuration["timezone"] != "America/Chicago" || svc.MonthlyCharge != in.Update.MonthlyCharge ||
-		svc.PendingOperationID != "" || op.Status != services.OpCompleted || len(op.Steps) != 2 {
+		svc.PendingOperationID != "" || op.Status != operations.OpCompleted || len(op.Steps) != 2 {
 		t.Fatalf("service %+v, operation %+v", svc, op)
 	}
 	if got := e.eventTypes(pbx.Scope(), pbx.ServiceID); !slices.Equal(got, []string{"service.status_changed", "service.status_changed", "service.provisioned", "service.modified"}) {

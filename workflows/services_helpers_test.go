@@ -9,6 +9,7 @@ import (
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/catalog"
 	"github.com/telcoplatform/platform/models/eventlog"
+	"github.com/telcoplatform/platform/models/operations"
 	"github.com/telcoplatform/platform/models/services"
 	"github.com/telcoplatform/platform/worker"
 	"github.com/telcoplatform/platform/workflows"
@@ -51,7 +52,7 @@ func (e *servicesEnv) provision(env models.Environment, body services.KindBody) 
 	}
 	in := workflows.ProvisioningInput{RequestID: models.NewID(models.PrefixProvisioning), OrganizationID: scope.OrganizationID, Environment: scope.Environment,
 		ServiceID: models.NewID(models.PrefixService), Order: *o, Scheduled: o.PreferredDate != nil}
-	if err := services.NewStore(e.store).CreateOperation(ctx, scope, services.NewOperation(in.RequestID, services.OpTypeProvisioning, in.ServiceID, "ak_x", services.ProvisioningSteps(in.Scheduled), nil)); err != nil {
+	if err := operations.NewStore(e.store).CreateOperation(ctx, scope, operations.NewOperation(in.RequestID, operations.OpTypeProvisioning, in.ServiceID, "ak_x", operations.ProvisioningSteps(in.Scheduled), nil)); err != nil {
 		e.t.Fatal(err)
 	}
 	wenv := e.env()
@@ -68,9 +69,9 @@ func (e *servicesEnv) service(env models.Environment, id string) *services.Servi
 	return svc
 }
 
-func (e *servicesEnv) operation(env models.Environment, id string) *services.Operation {
+func (e *servicesEnv) operation(env models.Environment, id string) *operations.Operation {
 	e.t.Helper()
-	op, err := services.NewStore(e.store).GetOperation(context.Background(), e.principal(env), id)
+	op, err := operations.NewStore(e.store).GetOperation(context.Background(), e.principal(env), id)
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/catalog"
 	"github.com/telcoplatform/platform/models/eventlog"
+	"github.com/telcoplatform/platform/models/operations"
 	"github.com/telcoplatform/platform/models/services"
 )
 
@@ -156,7 +157,7 @@ func ChangeKey(opID string, n int) string { return fmt.Sprintf("%s#%d", opID, n)
 
 // BulkPlan is a validated bulk request, ready to be stored and run.
 type BulkPlan struct {
-	Type    services.OperationType
+	Type    operations.OperationType
 	Scope   models.Scope
 	Options BulkOptions
 	Items   []BulkItem
@@ -307,7 +308,7 @@ func (s *Store) PrepareBulkProvision(ctx context.Context, p *models.Principal, i
 	if err := v.Err(); err != nil {
 		return nil, err
 	}
-	plan := &BulkPlan{Type: services.OpTypeBulkProvision, Options: in.Options}
+	plan := &BulkPlan{Type: operations.OpTypeBulkProvision, Options: in.Options}
 	var (
 		issues   []models.FieldIssue
 		failures []itemFailure
@@ -421,7 +422,7 @@ func (s *Store) PrepareBulkModify(ctx context.Context, p *models.Principal, in B
 	if err != nil {
 		return nil, err
 	}
-	plan := &BulkPlan{Type: services.OpTypeBulkModify, Scope: scope, Options: in.Options, Input: map[string]any{}}
+	plan := &BulkPlan{Type: operations.OpTypeBulkModify, Scope: scope, Options: in.Options, Input: map[string]any{}}
 	for i, it := range in.Items {
 		ch := it.Changes.merged(in.Changes)
 		prefix := fmt.Sprintf("services[%d].changes", i)
@@ -455,7 +456,7 @@ func (s *Store) PrepareBulkModify(ctx context.Context, p *models.Principal, in B
 // ChangeOperation is a change of one service ready to run as the services
 // area's ServiceChange workflow, or Noop when it changes nothing.
 type ChangeOperation struct {
-	Operation *services.Operation
+	Operation *operations.Operation
 	Update    *services.ServiceUpdate
 	Noop      bool
 }
@@ -468,7 +469,7 @@ type ChangeOperation struct {
 // Errors: NOT_FOUND, VALIDATION_ERROR, SERVICE_MAINTENANCE,
 // INVALID_STATE_TRANSITION, SERVICE_CONFLICT, INSUFFICIENT_BANDWIDTH.
 func (s *Store) PrepareChangeOperation(ctx context.Context, scope models.Scope, createdBy, opID, serviceID string, in services.ServiceUpdateInput, input map[string]any) (*ChangeOperation, error) {
-	if op, err := s.services.OperationIn(ctx, scope, opID); err == nil {
+	if op, err := s.operations.OperationIn(ctx, scope, opID); err == nil {
 		var u services.ServiceUpdate
 		if err := remarshal(op.Input["update"], &u); err != nil {
 			return nil, models.Internal(err)
@@ -494,9 +495,9 @@ func (s *Store) PrepareChangeOperation(ctx context.Context, scope models.Scope, 
 	if err := remarshal(opInput, &m); err != nil {
 		return nil, models.Internal(err)
 	}
-	op := services.NewOperation(opID, u.Type, svc.ID, createdBy, services.UpdateSteps(u), m)
+	op := operations.NewOperation(opID, u.Type, svc.ID, createdBy, services.UpdateSteps(u), m)
 	if err := s.services.StartServiceOperation(ctx, svcScope, svc.ID, op); err != nil {
-		if existing, gerr := s.services.OperationIn(ctx, scope, opID); gerr == nil {
+		if existing, gerr := s.operations.OperationIn(ctx, scope, opID); gerr == nil {
 			return &ChangeOperation{Operation: existing, Update: u}, nil // a concurrent retry created it
 		}
 		return nil, err
@@ -510,8 +511,8 @@ func (s *Store) PrepareChangeOperation(ctx context.Context, scope models.Scope, 
 // Errors: NOT_FOUND.
 func (s *Store) ReverseChange(ctx context.Context, scope models.Scope, opID string) (services.ServiceUpdateInput, bool, error) {
 	var in services.ServiceUpdateInput
-	op, err := s.services.OperationIn(ctx, scope, opID)
-	if err != nil || op.Status != services.OpCompleted {
+	op, err := s.operations.OperationIn(ctx, scope, opID)
+	if err != nil || op.Status != operations.OpCompleted {
 		return in, false, err
 	}
 	changes, _ := op.Input["changes"].(map[string]any)
@@ -572,7 +573,7 @@ func (s *Store) PrepareBulkStatus(ctx context.Context, p *models.Principal, in B
 	if err := v.Err(); err != nil {
 		return nil, err
 	}
-	plan := &BulkPlan{Type: services.OpTypeBulkStatus, Scope: scope, Options: in.Options, Input: map[string]any{"action": in.Action}}
+	plan := &BulkPlan{Type: operations.OpTypeBulkStatus, Scope: scope, Options: in.Options, Input: map[string]any{"action": in.Action}}
 	for i := range in.ServiceIDs {
 		svc := svcs[i]
 		plan.Items = append(plan.Items, BulkItem{Position: i, ServiceID: svc.ID, Action: in.Action,
@@ -624,7 +625,7 @@ func (s *Store) BulkServiceStatuses(ctx context.Context, p *models.Principal, id
 // it also records the new operation on the retried one (result.retried_by),
 // refusing a second retry of the same operation.
 // Errors: INVALID_STATE_TRANSITION (already retried), NOT_FOUND.
-func (s *Store) CreateBulkOperation(ctx context.Context, plan *BulkPlan, id, createdBy string) (*services.Operation, error) {
+func (s *Store) CreateBulkOperation(ctx context.Context, plan *BulkPlan, id, createdBy string) (*operations.Operation, error) {
 	input := map[string]any{"orchestration": plan.Options, "total": len(plan.Items)}
 	for k, val := range plan.Input {
 		input[k] = val
@@ -632,18 +633,18 @@ func (s *Store) CreateBulkOperation(ctx context.Context, plan *BulkPlan, id, cre
 	if plan.RetryOf != "" {
 		input["retry_of"] = plan.RetryOf
 	}
-	op := services.NewOperation(id, plan.Type, "", createdBy, nil, input)
-	op.Steps = []services.OperationStep{}
-	op.Items = make([]services.OperationItem, len(plan.Items))
+	op := operations.NewOperation(id, plan.Type, "", createdBy, nil, input)
+	op.Steps = []operations.OperationStep{}
+	op.Items = make([]operations.OperationItem, len(plan.Items))
 	items := make([]BulkItem, len(plan.Items))
 	for i, it := range plan.Items {
 		it.OperationID, it.Position = id, i
 		items[i] = it
-		op.Items[i] = services.OperationItem{ID: it.ServiceID, Status: ItemPending}
+		op.Items[i] = operations.OperationItem{ID: it.ServiceID, Status: ItemPending}
 	}
 	err := s.Tx(ctx, plan.Scope, func(tx *gorm.DB) error {
 		if plan.RetryOf != "" {
-			_, err := s.services.UpdateOperation(ctx, plan.Scope, tx, plan.RetryOf, func(orig *services.Operation) error {
+			_, err := s.operations.UpdateOperation(ctx, plan.Scope, tx, plan.RetryOf, func(orig *operations.Operation) error {
 				if by, ok := orig.Result["retried_by"].(string); ok && by != "" {
 					return models.Errorf(models.CodeInvalidStateTransition, "operation %s was already retried by %s", orig.ID, by).WithDetail("retried_by", by)
 				}
@@ -673,7 +674,7 @@ func (s *Store) CreateBulkOperation(ctx context.Context, plan *BulkPlan, id, cre
 // none), in position order, and the position after the last one examined.
 // Errors: NOT_FOUND.
 func (s *Store) BulkItems(ctx context.Context, scope models.Scope, opID string, from, limit int, statuses ...string) ([]BulkItem, int, error) {
-	op, err := s.services.OperationIn(ctx, scope, opID)
+	op, err := s.operations.OperationIn(ctx, scope, opID)
 	if err != nil {
 		return nil, from, err
 	}
@@ -696,12 +697,12 @@ func (s *Store) BulkItems(ctx context.Context, scope models.Scope, opID string, 
 // that each bulk provisioning item runs as, so that the item's Provisioning
 // workflow can start. Calling it again changes nothing.
 func (s *Store) EnsureChildOperations(ctx context.Context, scope models.Scope, createdBy string, items []BulkItem) error {
-	ops := make([]*services.Operation, 0, len(items))
+	ops := make([]*operations.Operation, 0, len(items))
 	for _, it := range items {
 		if it.ChildID == "" || it.Order == nil {
 			continue
 		}
-		ops = append(ops, services.NewOperation(it.ChildID, services.OpTypeProvisioning, it.ServiceID, createdBy, services.ProvisioningSteps(false),
+		ops = append(ops, operations.NewOperation(it.ChildID, operations.OpTypeProvisioning, it.ServiceID, createdBy, operations.ProvisioningSteps(false),
 			map[string]any{"bulk_request_id": it.OperationID, "position": it.Position}))
 	}
 	if len(ops) == 0 {
@@ -712,20 +713,20 @@ func (s *Store) EnsureChildOperations(ctx context.Context, scope models.Scope, c
 
 // ItemUpdate is a new status of one bulk item.
 type ItemUpdate struct {
-	Position int                      `json:"position"`
-	Status   string                   `json:"status"`
-	Error    *services.OperationError `json:"error,omitempty"`
+	Position int                        `json:"position"`
+	Status   string                     `json:"status"`
+	Error    *operations.OperationError `json:"error,omitempty"`
 }
 
 // RecordBulkItems applies updates to the operation's items in one write. An
 // update never moves an item that has ended back to pending or in_progress.
 // Errors: NOT_FOUND, INVALID_STATE_TRANSITION (the operation has ended).
-func (s *Store) RecordBulkItems(ctx context.Context, scope models.Scope, opID string, updates []ItemUpdate) (*services.Operation, error) {
-	return s.services.UpdateOperation(ctx, scope, nil, opID, func(op *services.Operation) error {
+func (s *Store) RecordBulkItems(ctx context.Context, scope models.Scope, opID string, updates []ItemUpdate) (*operations.Operation, error) {
+	return s.operations.UpdateOperation(ctx, scope, nil, opID, func(op *operations.Operation) error {
 		if op.Status.Terminal() {
-			return services.ErrTerminal(op)
+			return operations.ErrTerminal(op)
 		}
-		op.Status = services.OpInProgress
+		op.Status = operations.OpInProgress
 		for _, u := range updates {
 			if u.Position < 0 || u.Position >= len(op.Items) {
 				continue
@@ -754,7 +755,7 @@ type BulkOutcome struct {
 }
 
 // CountItems counts items by status.
-func CountItems(items []services.OperationItem) BulkOutcome {
+func CountItems(items []operations.OperationItem) BulkOutcome {
 	o := BulkOutcome{Total: len(items)}
 	for _, it := range items {
 		switch it.Status {
@@ -782,25 +783,25 @@ func CountItems(items []services.OperationItem) BulkOutcome {
 // as o: cancelled when it was cancelled; rolled_back when a rollback undid
 // every completed item (failed when some could not be undone); otherwise
 // completed when every item completed, failed when none did, partial between.
-func BulkStatus(o BulkOutcome, fin BulkFinish) services.OperationStatus {
+func BulkStatus(o BulkOutcome, fin BulkFinish) operations.OperationStatus {
 	switch {
 	case fin.Cancelled:
-		return services.OpCancelled
+		return operations.OpCancelled
 	case fin.RolledBack && o.RollbackFailed > 0:
-		return services.OpFailed
+		return operations.OpFailed
 	case fin.RolledBack:
-		return services.OpRolledBack
+		return operations.OpRolledBack
 	case o.Completed == o.Total:
-		return services.OpCompleted
+		return operations.OpCompleted
 	case o.Completed == 0:
-		return services.OpFailed
+		return operations.OpFailed
 	}
-	return services.OpPartial
+	return operations.OpPartial
 }
 
 // bulkFailureCode is the code of a bulk operation's error.
-func bulkFailureCode(t services.OperationType, items []services.OperationItem) models.Code {
-	if t == services.OpTypeBulkProvision {
+func bulkFailureCode(t operations.OperationType, items []operations.OperationItem) models.Code {
+	if t == operations.OpTypeBulkProvision {
 		return models.CodeProvisioningFailed
 	}
 	for _, it := range items {
@@ -817,8 +818,8 @@ func bulkFailureCode(t services.OperationType, items []services.OperationItem) m
 // failed, partial or rolled_back) summarises the failures; the first failed
 // item is in details. Finishing it again is harmless.
 // Errors: NOT_FOUND, INVALID_STATE_TRANSITION (it ended otherwise).
-func (s *Store) FinishBulk(ctx context.Context, scope models.Scope, opID string, fin BulkFinish) (*services.Operation, error) {
-	return s.services.UpdateOperation(ctx, scope, nil, opID, func(op *services.Operation) error {
+func (s *Store) FinishBulk(ctx context.Context, scope models.Scope, opID string, fin BulkFinish) (*operations.Operation, error) {
+	return s.operations.UpdateOperation(ctx, scope, nil, opID, func(op *operations.Operation) error {
 		if op.Status.Terminal() {
 			return nil
 		}
@@ -846,12 +847,12 @@ func (s *Store) FinishBulk(ctx context.Context, scope models.Scope, opID string,
 		if retry, ok := op.Input["retry_of"]; ok {
 			result["retry_of"] = retry
 		}
-		if op.Status != services.OpCompleted && o.Completed < o.Total {
+		if op.Status != operations.OpCompleted && o.Completed < o.Total {
 			result["retry_url"] = "/v1/operations/" + op.ID + "/retry"
 		}
 		op.Result = result
 		op.Error = nil
-		if op.Status == services.OpFailed || op.Status == services.OpPartial || op.Status == services.OpRolledBack {
+		if op.Status == operations.OpFailed || op.Status == operations.OpPartial || op.Status == operations.OpRolledBack {
 			first := -1
 			for i, it := range op.Items {
 				if it.Status == ItemFailed || (it.Status == ItemCompleted && it.Error != nil) {
@@ -875,14 +876,14 @@ func (s *Store) FinishBulk(ctx context.Context, scope models.Scope, opID string,
 					msg += fmt.Sprintf("; the first (services[%d]): %s", first, e.Message)
 				}
 			}
-			op.Error = &services.OperationError{Code: bulkFailureCode(op.Type, op.Items), Message: msg, Details: details}
+			op.Error = &operations.OperationError{Code: bulkFailureCode(op.Type, op.Items), Message: msg, Details: details}
 		}
 		return nil
 	})
 }
 
 // retryableStatuses are the final statuses of a bulk operation that retry accepts.
-var retryableStatuses = []services.OperationStatus{services.OpPartial, services.OpFailed, services.OpRolledBack, services.OpCancelled}
+var retryableStatuses = []operations.OperationStatus{operations.OpPartial, operations.OpFailed, operations.OpRolledBack, operations.OpCancelled}
 
 // PrepareBulkRetry plans a new bulk operation that runs again the items of
 // bulk operation opID that did not complete (failed, rolled_back, skipped or
@@ -892,7 +893,7 @@ var retryableStatuses = []services.OperationStatus{services.OpPartial, services.
 // VALIDATION_ERROR (not a bulk operation), INVALID_STATE_TRANSITION (still
 // running, completed, or already retried), and PrepareBulkProvision's 422 codes.
 func (s *Store) PrepareBulkRetry(ctx context.Context, p *models.Principal, opID string, options *BulkOptions) (*BulkPlan, error) {
-	op, err := s.services.GetOperation(ctx, p, opID)
+	op, err := s.operations.GetOperation(ctx, p, opID)
 	if err != nil {
 		return nil, err
 	}
@@ -932,14 +933,14 @@ func (s *Store) PrepareBulkRetry(ctx context.Context, p *models.Principal, opID 
 	}
 	var plan *BulkPlan
 	switch op.Type {
-	case services.OpTypeBulkProvision:
+	case operations.OpTypeBulkProvision:
 		in := BulkProvisionInput{Options: opts}
 		in.AccountID, _ = op.Input["account_id"].(string)
 		for _, it := range items {
 			in.Items = append(in.Items, provisionItemFromSpec(it.Spec))
 		}
 		plan, err = s.PrepareBulkProvision(ctx, p, in)
-	case services.OpTypeBulkModify:
+	case operations.OpTypeBulkModify:
 		in := BulkModifyInput{Options: opts}
 		for _, it := range items {
 			var ch ServiceChanges
@@ -1243,12 +1244,12 @@ func (s *Store) RetireProvisionedService(ctx context.Context, scope models.Scope
 func (s *Store) CancelPendingOperations(ctx context.Context, scope models.Scope, ids []string) error {
 	for start := 0; start < len(ids); start += 500 {
 		var pending []string
-		err := s.In(ctx, scope).Model(&services.Operation{}).Where("id IN ? AND status = ?", ids[start:min(start+500, len(ids))], services.OpPending).Pluck("id", &pending).Error
+		err := s.In(ctx, scope).Model(&operations.Operation{}).Where("id IN ? AND status = ?", ids[start:min(start+500, len(ids))], operations.OpPending).Pluck("id", &pending).Error
 		if err != nil {
 			return models.DBErr(err)
 		}
 		for _, id := range pending {
-			_, err := s.services.FinishOperation(ctx, scope, id, services.FinishInput{Status: services.OpCancelled, Result: map[string]any{"reason": "the bulk operation ended before this item started"}})
+			_, err := s.operations.FinishOperation(ctx, scope, id, operations.FinishInput{Status: operations.OpCancelled, Result: map[string]any{"reason": "the bulk operation ended before this item started"}})
 			if err != nil && models.ErrorCode(err) != models.CodeInvalidStateTransition {
 				return err
 			}
@@ -1265,13 +1266,13 @@ func (s *Store) DeleteBulkOperation(ctx context.Context, scope models.Scope, id,
 		if err := tx.Where("operation_id = ?", id).Delete(&BulkItem{}).Error; err != nil {
 			return err
 		}
-		if err := tx.Where("id = ? AND status = ?", id, services.OpPending).Delete(&services.Operation{}).Error; err != nil {
+		if err := tx.Where("id = ? AND status = ?", id, operations.OpPending).Delete(&operations.Operation{}).Error; err != nil {
 			return err
 		}
 		if retryOf == "" {
 			return nil
 		}
-		_, err := s.services.UpdateOperation(ctx, scope, tx, retryOf, func(orig *services.Operation) error {
+		_, err := s.operations.UpdateOperation(ctx, scope, tx, retryOf, func(orig *operations.Operation) error {
 			if by, _ := orig.Result["retried_by"].(string); by == id {
 				delete(orig.Result, "retried_by")
 			}

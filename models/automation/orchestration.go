@@ -19,14 +19,15 @@ import (
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/catalog"
 	"github.com/telcoplatform/platform/models/eventlog"
+	"github.com/telcoplatform/platform/models/operations"
 	"github.com/telcoplatform/platform/models/services"
 )
 
 // Orchestration operation types: a run of an orchestration's steps, and the
 // standing operation of an event-triggered orchestration (its items are its runs).
 const (
-	OpTypeOrchestration        services.OperationType = "orchestration"
-	OpTypeOrchestrationTrigger services.OperationType = "orchestration_trigger"
+	OpTypeOrchestration        operations.OperationType = "orchestration"
+	OpTypeOrchestrationTrigger operations.OperationType = "orchestration_trigger"
 )
 
 // Triggers (DECISIONS 5): manual runs the steps at once; event:<name> runs
@@ -779,15 +780,15 @@ func orchestrationSteps(def *OrchestrationDefinition) []string {
 // trigger the run (type orchestration, one step per step), for an event
 // trigger the standing operation (type orchestration_trigger, whose items
 // will be its runs). The definition of an event trigger is active.
-func (s *Store) CreateOrchestration(ctx context.Context, scope models.Scope, def *OrchestrationDefinition, id, createdBy string) (*services.Operation, error) {
+func (s *Store) CreateOrchestration(ctx context.Context, scope models.Scope, def *OrchestrationDefinition, id, createdBy string) (*operations.Operation, error) {
 	def.ID, def.CreatedBy, def.Active = id, createdBy, def.EventType != ""
 	input := map[string]any{"name": def.Name, "trigger": def.Trigger, "steps": def.Steps}
-	var op *services.Operation
+	var op *operations.Operation
 	if def.EventType == "" {
-		op = services.NewOperation(id, OpTypeOrchestration, id, createdBy, orchestrationSteps(def), input)
+		op = operations.NewOperation(id, OpTypeOrchestration, id, createdBy, orchestrationSteps(def), input)
 	} else {
-		op = services.NewOperation(id, OpTypeOrchestrationTrigger, id, createdBy, nil, input)
-		op.Steps = []services.OperationStep{}
+		op = operations.NewOperation(id, OpTypeOrchestrationTrigger, id, createdBy, nil, input)
+		op.Steps = []operations.OperationStep{}
 	}
 	err := s.Tx(ctx, scope, func(tx *gorm.DB) error {
 		if err := tx.Create(def).Error; err != nil {
@@ -812,8 +813,8 @@ func (s *Store) OrchestrationIn(ctx context.Context, scope models.Scope, id stri
 // or an event trigger's standing operation) and its definition.
 // Errors: NOT_FOUND (also for operations that are not orchestrations),
 // INSUFFICIENT_PERMISSIONS.
-func (s *Store) GetOrchestration(ctx context.Context, p *models.Principal, id string) (*services.Operation, *OrchestrationDefinition, error) {
-	op, err := s.services.GetOperation(ctx, p, id)
+func (s *Store) GetOrchestration(ctx context.Context, p *models.Principal, id string) (*operations.Operation, *OrchestrationDefinition, error) {
+	op, err := s.operations.GetOperation(ctx, p, id)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -874,7 +875,7 @@ func TriggerDepth(data map[string]any) int {
 func (s *Store) EventTriggerDepth(ctx context.Context, scope models.Scope, data map[string]any) int {
 	depth := TriggerDepth(data)
 	if id, ok := data["request_id"].(string); ok && id != "" {
-		if op, err := s.services.OperationIn(ctx, scope, id); err == nil {
+		if op, err := s.operations.OperationIn(ctx, scope, id); err == nil {
 			switch d := op.Input["trigger_depth"].(type) {
 			case float64:
 				depth = max(depth, int(d))
@@ -904,17 +905,17 @@ func TriggeredRunID(defID, evtID string) string {
 // lists it first in the trigger's items (keeping the latest 100) and counts
 // it on the definition. It returns the run's operation and the definition.
 // Errors: NOT_FOUND, INVALID_STATE_TRANSITION (the trigger is no longer active).
-func (s *Store) PrepareTriggeredRun(ctx context.Context, scope models.Scope, defID string, ev TriggerEvent, depth int) (*services.Operation, *OrchestrationDefinition, error) {
+func (s *Store) PrepareTriggeredRun(ctx context.Context, scope models.Scope, defID string, ev TriggerEvent, depth int) (*operations.Operation, *OrchestrationDefinition, error) {
 	runID := TriggeredRunID(defID, ev.ID)
 	var (
-		run *services.Operation
+		run *operations.Operation
 		def OrchestrationDefinition
 	)
 	err := s.Tx(ctx, scope, func(tx *gorm.DB) error {
 		if err := tx.Where("id = ?", defID).Take(&def).Error; err != nil {
 			return models.NotFoundOr(err, "orchestration workflow")
 		}
-		var existing services.Operation
+		var existing operations.Operation
 		err := tx.Where("id = ?", runID).Take(&existing).Error
 		if err == nil {
 			run = &existing
@@ -926,7 +927,7 @@ func (s *Store) PrepareTriggeredRun(ctx context.Context, scope models.Scope, def
 		if !def.Active {
 			return models.Errorf(models.CodeInvalidStateTransition, "orchestration %s is no longer active", defID)
 		}
-		run = services.NewOperation(runID, OpTypeOrchestration, defID, def.CreatedBy, orchestrationSteps(&def), map[string]any{
+		run = operations.NewOperation(runID, OpTypeOrchestration, defID, def.CreatedBy, orchestrationSteps(&def), map[string]any{
 			"definition_id": defID, "name": def.Name, "trigger": def.Trigger, "steps": def.Steps, "event": ev.Map(), "trigger_depth": depth,
 		})
 		if err := tx.Create(run).Error; err != nil {
@@ -935,12 +936,12 @@ func (s *Store) PrepareTriggeredRun(ctx context.Context, scope models.Scope, def
 		if err := tx.Model(&OrchestrationDefinition{}).Where("id = ?", defID).Update("runs", gorm.Expr("runs + 1")).Error; err != nil {
 			return err
 		}
-		_, err = s.services.UpdateOperation(ctx, scope, tx, defID, func(op *services.Operation) error {
+		_, err = s.operations.UpdateOperation(ctx, scope, tx, defID, func(op *operations.Operation) error {
 			if op.Status.Terminal() {
-				return services.ErrTerminal(op)
+				return operations.ErrTerminal(op)
 			}
-			op.Status = services.OpInProgress
-			op.Items = append([]services.OperationItem{{ID: runID, Status: string(services.OpPending)}}, op.Items...)
+			op.Status = operations.OpInProgress
+			op.Items = append([]operations.OperationItem{{ID: runID, Status: string(operations.OpPending)}}, op.Items...)
 			if len(op.Items) > MaxTriggerRunsListed {
 				op.Items = op.Items[:MaxTriggerRunsListed]
 			}
@@ -957,8 +958,8 @@ func (s *Store) PrepareTriggeredRun(ctx context.Context, scope models.Scope, def
 // RecordTriggerRun sets the status (and error) of run runID in the items of
 // event trigger triggerID. A trigger that has ended, or no longer lists the
 // run, is left alone.
-func (s *Store) RecordTriggerRun(ctx context.Context, scope models.Scope, triggerID, runID string, status services.OperationStatus, e *services.OperationError) error {
-	_, err := s.services.UpdateOperation(ctx, scope, nil, triggerID, func(op *services.Operation) error {
+func (s *Store) RecordTriggerRun(ctx context.Context, scope models.Scope, triggerID, runID string, status operations.OperationStatus, e *operations.OperationError) error {
+	_, err := s.operations.UpdateOperation(ctx, scope, nil, triggerID, func(op *operations.Operation) error {
 		if op.Status.Terminal() {
 			return nil
 		}
@@ -989,7 +990,7 @@ func (s *Store) FinishTrigger(ctx context.Context, scope models.Scope, id string
 	if err != nil {
 		return models.AsError(err)
 	}
-	_, err = s.services.FinishOperation(ctx, scope, id, services.FinishInput{Status: services.OpCancelled, Result: map[string]any{"runs": def.Runs, "active": false}})
+	_, err = s.operations.FinishOperation(ctx, scope, id, operations.FinishInput{Status: operations.OpCancelled, Result: map[string]any{"runs": def.Runs, "active": false}})
 	if models.ErrorCode(err) == models.CodeInvalidStateTransition {
 		return nil
 	}
@@ -1004,25 +1005,25 @@ func (s *Store) DeactivateOrchestration(ctx context.Context, scope models.Scope,
 
 // StepOutcome is how one step of a run ended.
 type StepOutcome struct {
-	Order  int                      `json:"order"`
-	Status services.StepStatus      `json:"status"`
-	Output map[string]any           `json:"output,omitempty"`
-	Error  *services.OperationError `json:"error,omitempty"`
+	Order  int                        `json:"order"`
+	Status operations.StepStatus      `json:"status"`
+	Output map[string]any             `json:"output,omitempty"`
+	Error  *operations.OperationError `json:"error,omitempty"`
 }
 
 // FailStep marks a step failed with e. Errors: NOT_FOUND,
 // INVALID_STATE_TRANSITION (the operation has ended).
-func (s *Store) FailStep(ctx context.Context, scope models.Scope, id, step string, e *services.OperationError) error {
-	_, err := s.services.UpdateOperation(ctx, scope, nil, id, func(op *services.Operation) error {
+func (s *Store) FailStep(ctx context.Context, scope models.Scope, id, step string, e *operations.OperationError) error {
+	_, err := s.operations.UpdateOperation(ctx, scope, nil, id, func(op *operations.Operation) error {
 		if op.Status.Terminal() {
-			return services.ErrTerminal(op)
+			return operations.ErrTerminal(op)
 		}
 		st := op.Step(step)
 		now := s.Now()
 		if st.StartedAt == nil {
 			st.StartedAt = &now
 		}
-		st.Status, st.FinishedAt, st.Error = services.StepFailed, &now, e
+		st.Status, st.FinishedAt, st.Error = operations.StepFailed, &now, e
 		return nil
 	})
 	return err
@@ -1034,8 +1035,8 @@ func (s *Store) FailStep(ctx context.Context, scope models.Scope, id, step strin
 // steps that ran (completed), failed and were skipped, and each step's
 // outputs by order. Finishing it again is harmless.
 // Errors: NOT_FOUND, INVALID_STATE_TRANSITION (it ended otherwise).
-func (s *Store) FinishOrchestration(ctx context.Context, scope models.Scope, id string, cancelled bool, outcomes []StepOutcome) (*services.Operation, error) {
-	return s.services.UpdateOperation(ctx, scope, nil, id, func(op *services.Operation) error {
+func (s *Store) FinishOrchestration(ctx context.Context, scope models.Scope, id string, cancelled bool, outcomes []StepOutcome) (*operations.Operation, error) {
+	return s.operations.UpdateOperation(ctx, scope, nil, id, func(op *operations.Operation) error {
 		if op.Status.Terminal() {
 			return nil
 		}
@@ -1044,19 +1045,19 @@ func (s *Store) FinishOrchestration(ctx context.Context, scope models.Scope, id 
 		for i := range op.Steps {
 			st := &op.Steps[i]
 			switch st.Status {
-			case services.StepPending:
-				st.Status = services.StepSkipped
-			case services.StepInProgress:
-				st.Status, st.FinishedAt = services.StepCancelled, &now
+			case operations.StepPending:
+				st.Status = operations.StepSkipped
+			case operations.StepInProgress:
+				st.Status, st.FinishedAt = operations.StepCancelled, &now
 			}
 			switch st.Status {
-			case services.StepCompleted:
+			case operations.StepCompleted:
 				ran = append(ran, st.Name)
-			case services.StepFailed:
+			case operations.StepFailed:
 				failed = append(failed, st.Name)
-			case services.StepSkipped:
+			case operations.StepSkipped:
 				skipped = append(skipped, st.Name)
-			case services.StepCancelled:
+			case operations.StepCancelled:
 				stopped = append(stopped, st.Name)
 			}
 		}
@@ -1070,15 +1071,15 @@ func (s *Store) FinishOrchestration(ctx context.Context, scope models.Scope, id 
 		op.Error = nil
 		switch {
 		case cancelled:
-			op.Status = services.OpCancelled
+			op.Status = operations.OpCancelled
 		case len(failed) == 0 && len(skipped) == 0 && len(stopped) == 0:
-			op.Status = services.OpCompleted
+			op.Status = operations.OpCompleted
 		default:
-			op.Status = services.OpFailed
+			op.Status = operations.OpFailed
 			details := map[string]any{"failed_steps": nonNil(failed), "skipped_steps": nonNil(skipped)}
 			code, msg := models.CodeProvisioningFailed, "the orchestration did not complete"
 			for _, st := range op.Steps {
-				if st.Status == services.StepFailed && st.Error != nil {
+				if st.Status == operations.StepFailed && st.Error != nil {
 					code, msg = st.Error.Code, fmt.Sprintf("step %s failed: %s", st.Name, st.Error.Message)
 					details["first_failed_step"] = st.Name
 					break
@@ -1087,7 +1088,7 @@ func (s *Store) FinishOrchestration(ctx context.Context, scope models.Scope, id 
 			if len(skipped) > 0 {
 				msg += fmt.Sprintf("; %d dependent steps were skipped", len(skipped))
 			}
-			op.Error = &services.OperationError{Code: code, Message: msg, Details: details}
+			op.Error = &operations.OperationError{Code: code, Message: msg, Details: details}
 		}
 		op.FinishedAt = &now
 		return nil
@@ -1103,19 +1104,19 @@ func nonNil(s []string) []string {
 
 // EnsureOperation creates op in scope unless an operation with its id
 // exists (an activity's retry); either way it returns the stored one.
-func (s *Store) EnsureOperation(ctx context.Context, scope models.Scope, op *services.Operation) (*services.Operation, error) {
+func (s *Store) EnsureOperation(ctx context.Context, scope models.Scope, op *operations.Operation) (*operations.Operation, error) {
 	db := s.In(ctx, scope)
 	if err := db.Clauses(clause.OnConflict{DoNothing: true}).Create(op).Error; err != nil {
 		return nil, models.DBErr(err)
 	}
-	return s.services.OperationIn(ctx, scope, op.ID)
+	return s.operations.OperationIn(ctx, scope, op.ID)
 }
 
 // DeleteOrchestration removes an orchestration whose workflow could not be
 // started: its definition and its operation (still pending).
 func (s *Store) DeleteOrchestration(ctx context.Context, scope models.Scope, id string) error {
 	return models.DBErr(s.Tx(ctx, scope, func(tx *gorm.DB) error {
-		if err := tx.Where("id = ? AND status = ?", id, services.OpPending).Delete(&services.Operation{}).Error; err != nil {
+		if err := tx.Where("id = ? AND status = ?", id, operations.OpPending).Delete(&operations.Operation{}).Error; err != nil {
 			return err
 		}
 		return tx.Where("id = ?", id).Delete(&OrchestrationDefinition{}).Error

@@ -3,6 +3,7 @@ package automation
 import (
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/catalog"
+	"github.com/telcoplatform/platform/models/operations"
 	"github.com/telcoplatform/platform/models/services"
 )
 
@@ -10,11 +11,12 @@ import (
 // tenancy scopes) with bulk operations and orchestrations as methods.
 type Store struct {
 	*models.Store
-	catalog  *catalog.Store
-	services *services.Store
+	operations *operations.Store
+	catalog    *catalog.Store
+	services   *services.Store
 }
 
 // NewStore returns the automation store on core.
 func NewStore(core *models.Store) *Store {
-	return &Store{Store: core, catalog: catalog.NewStore(core), services: services.NewStore(core)}
+	return &Store{Store: core, operations: operations.NewStore(core), catalog: catalog.NewStore(core), services: services.NewStore(core)}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/telcoplatform/platform/models/eventlog"
 	"github.com/telcoplatform/platform/models/identity"
 	"github.com/telcoplatform/platform/models/migrate"
+	"github.com/telcoplatform/platform/models/operations"
 	"github.com/telcoplatform/platform/models/services"
 	"github.com/telcoplatform/platform/models/support"
 )
@@ -30,7 +31,7 @@ func domainTypes() []any {
 		&models.Organization{}, &identity.User{}, &models.BillingAccount{}, &identity.APIKey{}, &models.IdempotencyRecord{},
 		&catalog.CatalogCategory{}, &catalog.CatalogService{}, &models.RateLimitSuspension{},
 		&catalog.ServiceableLocation{}, &catalog.LocationCapacity{}, &catalog.ProvisioningTemplate{}, &catalog.InventoryAllocation{},
-		&services.Service{}, &services.Operation{}, &services.TelemetrySample{}, &eventlog.Event{},
+		&services.Service{}, &operations.Operation{}, &services.TelemetrySample{}, &eventlog.Event{},
 		&eventlog.WebhookSubscription{}, &eventlog.WebhookDelivery{}, &eventlog.WebhookAttempt{},
 		&identity.SigningKey{}, &identity.RevokedToken{}, &identity.ServerSecret{}, &identity.OAuthClient{}, &identity.OAuthToken{},
 		&identity.DeviceGrant{}, &identity.MFAEnrollment{}, &identity.MFABackupCode{}, &identity.MFAChallenge{}, &identity.MFAPhone{},

@@ -12,7 +12,7 @@ import (
 
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/catalog"
-	"github.com/telcoplatform/platform/models/services"
+	"github.com/telcoplatform/platform/models/operations"
 )
 
 //go:embed locations.json
@@ -60,7 +60,7 @@ func SeedProvisioning(ctx context.Context, db *gorm.DB) error {
 			if err := v.Err(); err != nil {
 				return fmt.Errorf("locations seed: %w", err)
 			}
-			if loc.FailAtStep != "" && !slices.Contains(services.ProvisioningSteps(false), loc.FailAtStep) {
+			if loc.FailAtStep != "" && !slices.Contains(operations.ProvisioningSteps(false), loc.FailAtStep) {
 				return fmt.Errorf("locations seed: %s: unknown fail_at_step %q", loc.ID, loc.FailAtStep)
 			}
 			loc.Address, loc.City, loc.State, loc.Zip = in.Address, in.City, in.State, in.Zip
@@ -102,7 +102,7 @@ func SeedProvisioning(ctx context.Context, db *gorm.DB) error {
 			if !slices.Contains(offer.BandwidthOptions, t.DefaultBandwidth) || !slices.Contains(offer.SLAOptions, t.DefaultSLA) {
 				return fmt.Errorf("templates seed: %s: default bandwidth or SLA not offered by %s", t.ID, offer.ID)
 			}
-			if t.FailAtStep != "" && !slices.Contains(services.ProvisioningSteps(false), t.FailAtStep) {
+			if t.FailAtStep != "" && !slices.Contains(operations.ProvisioningSteps(false), t.FailAtStep) {
 				return fmt.Errorf("templates seed: %s: unknown fail_at_step %q", t.ID, t.FailAtStep)
 			}
 			t.Position = i

@@ -16,6 +16,7 @@ import (
 
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/catalog"
+	"github.com/telcoplatform/platform/models/operations"
 )
 
 // Order sources: a category endpoint's body (spec 2.1), a template or a
@@ -174,16 +175,16 @@ func (o *ProvisioningOrder) Plan() []ResourceRequest {
 	sites := o.SiteIDs()
 	if prof.Capacity && o.BandwidthMbps > 0 {
 		for i, site := range sites {
-			out = append(out, ResourceRequest{Kind: catalog.AllocCapacity, Step: StepReserveCapacity, Slot: i, LocationID: site, Pool: o.ServiceType, Amount: o.BandwidthMbps})
+			out = append(out, ResourceRequest{Kind: catalog.AllocCapacity, Step: operations.StepReserveCapacity, Slot: i, LocationID: site, Pool: o.ServiceType, Amount: o.BandwidthMbps})
 		}
 	}
 	for i, c := range o.Compute {
-		out = append(out, ResourceRequest{Kind: catalog.AllocCapacity, Step: StepReserveCapacity, Slot: i, LocationID: c.Region, Pool: c.Pool, Amount: c.Units})
+		out = append(out, ResourceRequest{Kind: catalog.AllocCapacity, Step: operations.StepReserveCapacity, Slot: i, LocationID: c.Region, Pool: c.Pool, Amount: c.Units})
 	}
 	slot := 0
 	for _, n := range o.Numbers {
 		for range n.Quantity {
-			out = append(out, ResourceRequest{Kind: catalog.AllocPhoneNumber, Step: StepReserveCapacity, Slot: slot, NumberType: n.Type, AreaCode: n.AreaCode, Amount: 1})
+			out = append(out, ResourceRequest{Kind: catalog.AllocPhoneNumber, Step: operations.StepReserveCapacity, Slot: slot, NumberType: n.Type, AreaCode: n.AreaCode, Amount: 1})
 			slot++
 		}
 	}
@@ -192,7 +193,7 @@ func (o *ProvisioningOrder) Plan() []ResourceRequest {
 		if len(sites) > 0 {
 			loc = sites[0]
 		}
-		out = append(out, ResourceRequest{Kind: catalog.AllocIPBlock, Step: StepConfigure, LocationID: loc})
+		out = append(out, ResourceRequest{Kind: catalog.AllocIPBlock, Step: operations.StepConfigure, LocationID: loc})
 	}
 	if prof.Located {
 		vlans := sites
@@ -200,7 +201,7 @@ func (o *ProvisioningOrder) Plan() []ResourceRequest {
 			vlans = slices.Repeat(sites, o.Quantity)
 		}
 		for i, site := range vlans {
-			out = append(out, ResourceRequest{Kind: catalog.AllocVLAN, Step: StepConfigure, Slot: i, LocationID: site})
+			out = append(out, ResourceRequest{Kind: catalog.AllocVLAN, Step: operations.StepConfigure, Slot: i, LocationID: site})
 		}
 	}
 	return out

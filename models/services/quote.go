@@ -15,6 +15,7 @@ import (
 
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/catalog"
+	"github.com/telcoplatform/platform/models/operations"
 )
 
 // PriceLine is one line of a price: what, how many, at which unit price,
@@ -810,9 +811,9 @@ func (s *Store) checkQuoteItemFree(ctx context.Context, scope models.Scope, q *Q
 	}
 	svc, err := s.ServiceIn(ctx, scope, item.ServiceID)
 	if models.ErrorCode(err) == models.CodeNotFound {
-		var op Operation
+		var op operations.Operation
 		err := s.In(ctx, scope).Where("id = ?", item.RequestID).Take(&op).Error
-		if errors.Is(err, gorm.ErrRecordNotFound) || (err == nil && (op.Status == OpFailed || op.Status == OpCancelled)) {
+		if errors.Is(err, gorm.ErrRecordNotFound) || (err == nil && (op.Status == operations.OpFailed || op.Status == operations.OpCancelled)) {
 			return nil
 		}
 		if err != nil {

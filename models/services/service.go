@@ -19,6 +19,7 @@ import (
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/catalog"
 	"github.com/telcoplatform/platform/models/eventlog"
+	"github.com/telcoplatform/platform/models/operations"
 )
 
 // ServiceStatus is a service's lifecycle state (DECISIONS 10b).
@@ -322,11 +323,11 @@ func (s *Store) MoveService(ctx context.Context, scope models.Scope, id string, 
 func (s *Store) CompleteProvisioning(ctx context.Context, scope models.Scope, opID, serviceID string) (*Service, error) {
 	var out *Service
 	err := s.In(ctx, scope).Transaction(func(tx *gorm.DB) error {
-		var op Operation
+		var op operations.Operation
 		if err := tx.Where("id = ?", opID).Take(&op).Error; err != nil {
 			return models.NotFoundOr(err, "operation")
 		}
-		if op.Status == OpCompleted {
+		if op.Status == operations.OpCompleted {
 			var svc Service
 			if err := tx.Where("id = ?", serviceID).Take(&svc).Error; err != nil {
 				return models.NotFoundOr(err, "service")
@@ -335,7 +336,7 @@ func (s *Store) CompleteProvisioning(ctx context.Context, scope models.Scope, op
 			return nil
 		}
 		if op.Status.Terminal() {
-			return ErrTerminal(&op)
+			return operations.ErrTerminal(&op)
 		}
 		svc, err := s.MoveServiceTx(ctx, scope, tx, serviceID, ServiceOperational, "provisioned", opID)
 		if err != nil {
@@ -349,7 +350,7 @@ func (s *Store) CompleteProvisioning(ctx context.Context, scope models.Scope, op
 			return err
 		}
 		result := map[string]any{"service_id": svc.ID, "status": string(svc.Status), "service_url": "/v1/services/" + svc.ID}
-		if err := s.CompleteOperationTx(ctx, tx, opID, StepRecordService, result); err != nil {
+		if err := s.operations.CompleteOperationTx(ctx, tx, opID, operations.StepRecordService, result); err != nil {
 			return err
 		}
 		out = svc
@@ -370,9 +371,9 @@ func (s *Store) ClearServiceNetwork(ctx context.Context, scope models.Scope, id 
 
 // Operation types of the services area besides provisioning (DECISIONS 5).
 const (
-	OpTypeModification OperationType = "modification"
-	OpTypeScaling      OperationType = "scaling"
-	OpTypeDecommission OperationType = "decommission"
+	OpTypeModification operations.OperationType = "modification"
+	OpTypeScaling      operations.OperationType = "scaling"
+	OpTypeDecommission operations.OperationType = "decommission"
 )
 
 // Identifier prefixes of service changes (not in DECISIONS 2; see
@@ -667,7 +668,7 @@ func CheckServiceChangeable(svc *Service, now time.Time) error {
 // changing the service, in one transaction with the checks of
 // CheckServiceChangeable, so that two concurrent changes cannot both start.
 // Errors: NOT_FOUND, SERVICE_MAINTENANCE, INVALID_STATE_TRANSITION, SERVICE_CONFLICT.
-func (s *Store) StartServiceOperation(ctx context.Context, scope models.Scope, serviceID string, op *Operation) error {
+func (s *Store) StartServiceOperation(ctx context.Context, scope models.Scope, serviceID string, op *operations.Operation) error {
 	return svcErrOrNil(s.Tx(ctx, scope, func(tx *gorm.DB) error {
 		var svc Service
 		if err := tx.Where("id = ?", serviceID).Take(&svc).Error; err != nil {
@@ -695,7 +696,7 @@ func (s *Store) AbandonServiceOperation(ctx context.Context, scope models.Scope,
 		if err := tx.Model(&Service{}).Where("id = ? AND pending_operation_id = ?", serviceID, opID).Update("pending_operation_id", "").Error; err != nil {
 			return models.DBErr(err)
 		}
-		return models.DBErr(tx.Where("id = ? AND status = ?", opID, OpPending).Delete(&Operation{}).Error)
+		return models.DBErr(tx.Where("id = ? AND status = ?", opID, operations.OpPending).Delete(&operations.Operation{}).Error)
 	}))
 }
 
@@ -739,25 +740,25 @@ type ServiceUpdateInput struct {
 // ServiceUpdate is a validated change of a service, what the change
 // workflow carries. Nil and empty fields are left as they are.
 type ServiceUpdate struct {
-	Type             OperationType     `json:"type"`
-	Name             *string           `json:"name,omitempty"`
-	SLA              *string           `json:"sla,omitempty"`
-	Bandwidth        string            `json:"bandwidth,omitempty"`
-	BandwidthMbps    int               `json:"bandwidth_mbps,omitempty"`
-	Quantity         int               `json:"quantity,omitempty"`
-	Features         *[]string         `json:"features,omitempty"`
-	Configuration    map[string]any    `json:"configuration,omitempty"` // the whole new configuration, when it changes
-	Redundancy       *string           `json:"redundancy,omitempty"`
-	Monitoring       *string           `json:"monitoring,omitempty"`
-	TechnicalContact *string           `json:"technical_contact,omitempty"`
-	BillingContact   *string           `json:"billing_contact,omitempty"`
-	Action           string            `json:"scaling_action,omitempty"`
-	ApplyAt          *time.Time        `json:"apply_at,omitempty"`
-	WindowStart      *time.Time        `json:"window_start,omitempty"`
-	WindowEnd        *time.Time        `json:"window_end,omitempty"`
-	MonthlyCharge    models.Money      `json:"monthly_charge"`
-	Capacity         []ResourceRequest `json:"capacity,omitempty"` // bandwidth to reserve in place of the current
-	Changes          map[string]any    `json:"changes"`            // field: {from, to}
+	Type             operations.OperationType `json:"type"`
+	Name             *string                  `json:"name,omitempty"`
+	SLA              *string                  `json:"sla,omitempty"`
+	Bandwidth        string                   `json:"bandwidth,omitempty"`
+	BandwidthMbps    int                      `json:"bandwidth_mbps,omitempty"`
+	Quantity         int                      `json:"quantity,omitempty"`
+	Features         *[]string                `json:"features,omitempty"`
+	Configuration    map[string]any           `json:"configuration,omitempty"` // the whole new configuration, when it changes
+	Redundancy       *string                  `json:"redundancy,omitempty"`
+	Monitoring       *string                  `json:"monitoring,omitempty"`
+	TechnicalContact *string                  `json:"technical_contact,omitempty"`
+	BillingContact   *string                  `json:"billing_contact,omitempty"`
+	Action           string                   `json:"scaling_action,omitempty"`
+	ApplyAt          *time.Time               `json:"apply_at,omitempty"`
+	WindowStart      *time.Time               `json:"window_start,omitempty"`
+	WindowEnd        *time.Time               `json:"window_end,omitempty"`
+	MonthlyCharge    models.Money             `json:"monthly_charge"`
+	Capacity         []ResourceRequest        `json:"capacity,omitempty"` // bandwidth to reserve in place of the current
+	Changes          map[string]any           `json:"changes"`            // field: {from, to}
 }
 
 // ServiceSites returns the locations a service is delivered at: its sites
@@ -803,9 +804,9 @@ func UpdateSteps(u *ServiceUpdate) []string {
 	if u.Windowed() {
 		steps = append(steps, StepWaitForWindow, StepStartMaintenance)
 	}
-	steps = append(steps, StepValidate)
+	steps = append(steps, operations.StepValidate)
 	if len(u.Capacity) > 0 {
-		steps = append(steps, StepReserveCapacity)
+		steps = append(steps, operations.StepReserveCapacity)
 	}
 	steps = append(steps, StepApply)
 	if u.Windowed() {
@@ -971,7 +972,7 @@ func (s *Store) validateUpdate(ctx context.Context, scope models.Scope, svc *Ser
 	}
 	if u.BandwidthMbps > 0 && prof.Capacity {
 		for i, site := range ServiceSites(svc) {
-			u.Capacity = append(u.Capacity, ResourceRequest{Kind: catalog.AllocCapacity, Step: StepReserveCapacity, Slot: i, LocationID: site, Pool: svc.ServiceType, Amount: u.BandwidthMbps})
+			u.Capacity = append(u.Capacity, ResourceRequest{Kind: catalog.AllocCapacity, Step: operations.StepReserveCapacity, Slot: i, LocationID: site, Pool: svc.ServiceType, Amount: u.BandwidthMbps})
 		}
 	}
 	price, err := s.priceService(ctx, svc, u)
@@ -1207,7 +1208,7 @@ func (s *Store) ApplyServiceUpdate(ctx context.Context, scope models.Scope, serv
 			}
 		}
 		if complete {
-			if err := s.CompleteOperationTx(ctx, tx, opID, StepApply, map[string]any{"service_id": svc.ID, "changes": u.Changes, "service_url": "/v1/services/" + svc.ID}); err != nil {
+			if err := s.operations.CompleteOperationTx(ctx, tx, opID, StepApply, map[string]any{"service_id": svc.ID, "changes": u.Changes, "service_url": "/v1/services/" + svc.ID}); err != nil {
 				return err
 			}
 			if err := tx.Model(&Service{}).Where("id = ? AND pending_operation_id = ?", svc.ID, opID).Update("pending_operation_id", "").Error; err != nil {
@@ -1245,7 +1246,7 @@ func (s *Store) LeaveMaintenance(ctx context.Context, scope models.Scope, servic
 			}
 		}
 		if complete {
-			if err := s.CompleteOperationTx(ctx, tx, opID, StepEndMaintenance, result); err != nil {
+			if err := s.operations.CompleteOperationTx(ctx, tx, opID, StepEndMaintenance, result); err != nil {
 				return err
 			}
 			if err := tx.Model(&Service{}).Where("id = ? AND pending_operation_id = ?", serviceID, opID).Update("pending_operation_id", "").Error; err != nil {
@@ -1260,7 +1261,7 @@ func (s *Store) LeaveMaintenance(ctx context.Context, scope models.Scope, servic
 // complete (failed or cancelled): the operation is finished, a maintenance
 // it started ends, and the service is free for other changes. Calling it
 // again changes nothing. Errors: INVALID_STATE_TRANSITION.
-func (s *Store) EndServiceOperation(ctx context.Context, scope models.Scope, serviceID, opID string, fin FinishInput) error {
+func (s *Store) EndServiceOperation(ctx context.Context, scope models.Scope, serviceID, opID string, fin operations.FinishInput) error {
 	// The service first, so that whoever sees the operation ended may change the service.
 	if err := s.LeaveMaintenance(ctx, scope, serviceID, opID, false, nil); err != nil && models.ErrorCode(err) != models.CodeNotFound {
 		return err
@@ -1268,7 +1269,7 @@ func (s *Store) EndServiceOperation(ctx context.Context, scope models.Scope, ser
 	if err := s.In(ctx, scope).Model(&Service{}).Where("id = ? AND pending_operation_id = ?", serviceID, opID).Update("pending_operation_id", "").Error; err != nil {
 		return models.DBErr(err)
 	}
-	_, err := s.FinishOperation(ctx, scope, opID, fin)
+	_, err := s.operations.FinishOperation(ctx, scope, opID, fin)
 	return err
 }
 
@@ -1303,7 +1304,7 @@ func DecommissionSteps(d *DecommissionPlan, scheduled bool) []string {
 	if scheduled {
 		steps = append(steps, StepWaitForDate)
 	}
-	steps = append(steps, StepValidate)
+	steps = append(steps, operations.StepValidate)
 	if d.Migrate {
 		steps = append(steps, StepMigrateData)
 		if d.Verify {
@@ -1456,11 +1457,11 @@ func (s *Store) StopBilling(ctx context.Context, scope models.Scope, serviceID s
 func (s *Store) CompleteDecommission(ctx context.Context, scope models.Scope, opID string, d *DecommissionPlan) (*Service, error) {
 	var out *Service
 	err := s.Tx(ctx, scope, func(tx *gorm.DB) error {
-		var op Operation
+		var op operations.Operation
 		if err := tx.Where("id = ?", opID).Take(&op).Error; err != nil {
 			return models.NotFoundOr(err, "operation")
 		}
-		if op.Status == OpCompleted {
+		if op.Status == operations.OpCompleted {
 			var svc Service
 			if err := tx.Where("id = ?", d.ServiceID).Take(&svc).Error; err != nil {
 				return models.NotFoundOr(err, "service")
@@ -1469,7 +1470,7 @@ func (s *Store) CompleteDecommission(ctx context.Context, scope models.Scope, op
 			return nil
 		}
 		if op.Status.Terminal() {
-			return ErrTerminal(&op)
+			return operations.ErrTerminal(&op)
 		}
 		svc, err := s.MoveServiceTx(ctx, scope, tx, d.ServiceID, ServiceDecommissioned, OrDefault(d.Reason, "decommission"), opID)
 		if err != nil {
@@ -1503,7 +1504,7 @@ func (s *Store) CompleteDecommission(ctx context.Context, scope models.Scope, op
 		if d.Migrate {
 			result["migration"] = map[string]any{"destination": d.Destination, "verified": d.Verify}
 		}
-		if err := s.CompleteOperationTx(ctx, tx, opID, StepRecordDecommission, result); err != nil {
+		if err := s.operations.CompleteOperationTx(ctx, tx, opID, StepRecordDecommission, result); err != nil {
 			return err
 		}
 		out = svc

@@ -1,0 +1,12 @@
+package operations
+
+import "github.com/telcoplatform/platform/models"
+
+// Store is the operations domain's store: the core store (database, clock, sealer,
+// tenancy scopes) with long-running operations, their steps and their outcomes as methods.
+type Store struct {
+	*models.Store
+}
+
+// NewStore returns the operations store on core.
+func NewStore(core *models.Store) *Store { return &Store{Store: core} }
