@@ -21,6 +21,7 @@ import (
 	"github.com/telcoplatform/platform/models/billing"
 	"github.com/telcoplatform/platform/models/eventlog"
 	"github.com/telcoplatform/platform/models/services"
+	"github.com/telcoplatform/platform/models/telemetry"
 	"github.com/telcoplatform/platform/redisconn"
 	"github.com/telcoplatform/platform/simulator"
 	"github.com/telcoplatform/platform/workflows"
@@ -307,7 +308,7 @@ func mustService(t testing.TB, h *harness, tn tenant) string {
 	if err := h.store.In(ctx, scope).Create(svc).Error; err != nil {
 		t.Fatal(err)
 	}
-	if err := services.NewStore(h.store).RecordTelemetry(ctx, scope, simulator.Sample(svc.ID, svc.SLA, svc.Status, now)); err != nil {
+	if err := telemetry.NewStore(h.store).RecordTelemetry(ctx, scope, simulator.Sample(svc.ID, svc.SLA, svc.Status, now)); err != nil {
 		t.Fatal(err)
 	}
 	return svc.ID

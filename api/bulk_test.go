@@ -18,6 +18,7 @@ import (
 	"github.com/telcoplatform/platform/models/billing"
 	"github.com/telcoplatform/platform/models/operations"
 	"github.com/telcoplatform/platform/models/services"
+	"github.com/telcoplatform/platform/models/telemetry"
 	"github.com/telcoplatform/platform/simulator"
 	"github.com/telcoplatform/platform/workflows"
 )
@@ -75,7 +76,7 @@ func operatingService(t *testing.T, h *harness, tn tenant) (serviceID, requestID
 	if _, err := services.NewStore(h.store).CompleteProvisioning(ctx, scope, opID, svcID); err != nil {
 		t.Fatal(err)
 	}
-	if err := services.NewStore(h.store).RecordTelemetry(ctx, scope, simulator.Sample(svcID, "premium", services.ServiceOperational, h.store.Now())); err != nil {
+	if err := telemetry.NewStore(h.store).RecordTelemetry(ctx, scope, simulator.Sample(svcID, "premium", services.ServiceOperational, h.store.Now())); err != nil {
 		t.Fatal(err)
 	}
 	return svcID, opID

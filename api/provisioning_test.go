@@ -19,6 +19,7 @@ import (
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/operations"
 	"github.com/telcoplatform/platform/models/services"
+	"github.com/telcoplatform/platform/models/telemetry"
 	"github.com/telcoplatform/platform/simulator"
 	"github.com/telcoplatform/platform/workflows"
 )
@@ -60,7 +61,7 @@ func provisionedFixture(t testing.TB, h *harness, tn tenant) (requestID, service
 	if _, err := services.NewStore(h.store).CompleteProvisioning(ctx, scope, requestID, serviceID); err != nil {
 		t.Fatal(err)
 	}
-	if err := services.NewStore(h.store).RecordTelemetry(ctx, scope, simulator.Sample(serviceID, "premium", services.ServiceOperational, time.Now().UTC())); err != nil {
+	if err := telemetry.NewStore(h.store).RecordTelemetry(ctx, scope, simulator.Sample(serviceID, "premium", services.ServiceOperational, time.Now().UTC())); err != nil {
 		t.Fatal(err)
 	}
 	return requestID, serviceID
@@ -516,7 +517,7 @@ func TestServiceAndStatus(t *testing.T) {
 	ctx := context.Background()
 	scope := models.TenantScope(a.org.ID, models.EnvLive)
 	now := time.Now().UTC()
-	var samples []*services.TelemetrySample
+	var samples []*telemetry.TelemetrySample
 	for i := 1; i <= 9; i++ { // 9 samples over the last few hours, the 5th down
 		status := services.ServiceOperational
 		if i == 5 {
@@ -524,7 +525,7 @@ func TestServiceAndStatus(t *testing.T) {
 		}
 		samples = append(samples, simulator.Sample(svcID, "premium", status, now.Add(-time.Duration(i)*20*time.Minute)))
 	}
-	if err := services.NewStore(h.store).RecordTelemetry(ctx, scope, samples...); err != nil {
+	if err := telemetry.NewStore(h.store).RecordTelemetry(ctx, scope, samples...); err != nil {
 		t.Fatal(err)
 	}
 

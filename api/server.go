@@ -32,6 +32,7 @@ import (
 	"github.com/telcoplatform/platform/models/operations"
 	"github.com/telcoplatform/platform/models/services"
 	"github.com/telcoplatform/platform/models/support"
+	"github.com/telcoplatform/platform/models/telemetry"
 	"github.com/telcoplatform/platform/ratelimit"
 )
 
@@ -67,11 +68,12 @@ type Server struct {
 	store      *models.Store
 	automation *automation.Store // bulk operations and orchestrations
 	support    *support.Store    // the support area's domain, on store
+	telemetry  *telemetry.Store  // telemetry, uptime, incidents, performance
 	operations *operations.Store // long-running operations
 	eventlog   *eventlog.Store   // the event log, webhook subscriptions and deliveries, the notification outbox
 	identity   *identity.Store   // organizations, users, keys, OAuth, MFA, SAML, certificates, audit
 	catalog    *catalog.Store    // the catalog, templates, locations and inventory
-	services   *services.Store   // orders, services and their changes, quotes, telemetry, operations
+	services   *services.Store   // orders of the nine kinds, services and their changes, quotes
 	billing    *billing.Store    // accounts, invoices, payments, subscriptions, usage, budgets
 	temporal   client.Client
 	redis      redis.UniversalClient
@@ -132,6 +134,7 @@ func New(deps Deps) *Server {
 	s.services = services.NewStore(s.store)
 	s.billing = billing.NewStore(s.store)
 	s.automation = automation.NewStore(s.store)
+	s.telemetry = telemetry.NewStore(s.store)
 	s.operations = operations.NewStore(s.store)
 	s.eventlog = eventlog.NewStore(s.store)
 	s.identity = identity.NewStore(s.store)

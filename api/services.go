@@ -13,6 +13,7 @@ import (
 
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/services"
+	"github.com/telcoplatform/platform/models/telemetry"
 )
 
 // ServiceLocation is where a service is delivered.
@@ -451,11 +452,11 @@ func (s *Server) registerServices() {
 		Description: "Counts by status and kind, availability, average latency, data transferred and calls over the period, incidents " +
 			"and monthly recurring charges, computed from the services, their telemetry and incidents."},
 		access{permission: "services:read"}, func(ctx context.Context, in *PeriodQuery) (*SummaryOutput, error) {
-			period, err := services.ParseMetricsPeriod(orDefaultStr(in.Period, "30d"))
+			period, err := telemetry.ParseMetricsPeriod(orDefaultStr(in.Period, "30d"))
 			if err != nil {
 				return nil, err
 			}
-			sum, err := s.services.SummarizeServices(ctx, principal(ctx), period, s.now())
+			sum, err := s.telemetry.SummarizeServices(ctx, principal(ctx), period, s.now())
 			if err != nil {
 				return nil, err
 			}
@@ -482,7 +483,7 @@ func (s *Server) registerServices() {
 		Summary: "Service status", Tags: tags,
 		Description: "Status, uptime, last incident, performance and health checks, computed from the telemetry the network records for the service. See docs/provisioning.md."},
 		access{permission: "services:read"}, func(ctx context.Context, in *ServicePath) (*ServiceStatusOutput, error) {
-			r, err := s.services.StatusReport(ctx, principal(ctx), in.ServiceID, s.now())
+			r, err := s.telemetry.StatusReport(ctx, principal(ctx), in.ServiceID, s.now())
 			if err != nil {
 				return nil, err
 			}
@@ -504,11 +505,11 @@ func (s *Server) registerServices() {
 			ServicePath
 			PeriodQuery
 		}) (*ServiceMetricsOutput, error) {
-			period, err := services.ParseMetricsPeriod(in.Period)
+			period, err := telemetry.ParseMetricsPeriod(in.Period)
 			if err != nil {
 				return nil, err
 			}
-			m, err := s.services.ServiceMetrics(ctx, principal(ctx), in.ServiceID, period, s.now())
+			m, err := s.telemetry.ServiceMetrics(ctx, principal(ctx), in.ServiceID, period, s.now())
 			if err != nil {
 				return nil, err
 			}
@@ -516,7 +517,7 @@ func (s *Server) registerServices() {
 			b := &out.Body
 			b.ServiceID, b.Period, b.Interval = m.Service.ID, orDefaultStr(in.Period, "24h"), period.Bucket.String()
 			b.From, b.To = models.Timestamp(m.From), models.Timestamp(m.To)
-			b.Metrics = mapSlice(m.Points, func(pt *services.MetricPoint) MetricPointItem {
+			b.Metrics = mapSlice(m.Points, func(pt *telemetry.MetricPoint) MetricPointItem {
 				return MetricPointItem{Timestamp: models.Timestamp(pt.Start), Samples: pt.Samples, UptimePercentage: pt.UptimePercentage,
 					LatencyMs: pt.LatencyMs, JitterMs: pt.JitterMs, PacketLoss: pt.PacketLoss, BandwidthUtilization: pt.Utilization,
 					ThroughputMbps: pt.ThroughputMbps, PeakThroughputMbps: pt.PeakThroughputMbps, DataTransferredMB: pt.DataTransferredMB,
@@ -529,7 +530,7 @@ func (s *Server) registerServices() {
 		Description: "Health checks computed from the telemetry: connectivity, performance, security, availability (uptime against the " +
 			"SLA's target) and, for voice, call quality; each with what was observed and the target; overall is the worst."},
 		access{permission: "services:read"}, func(ctx context.Context, in *ServicePath) (*ServiceHealthOutput, error) {
-			h, err := s.services.ServiceHealthReport(ctx, principal(ctx), in.ServiceID, s.now())
+			h, err := s.telemetry.ServiceHealthReport(ctx, principal(ctx), in.ServiceID, s.now())
 			if err != nil {
 				return nil, err
 			}
@@ -537,7 +538,7 @@ func (s *Server) registerServices() {
 			b := &out.Body
 			b.ServiceID, b.Status, b.Overall, b.CheckedAt = h.Service.ID, string(h.Service.Status), h.Overall, models.Timestamp(s.now())
 			b.LastSampleAt = optTimestamp(h.LastSampleAt)
-			b.Checks = mapSlice(h.Checks, func(c *services.HealthCheck) HealthCheckItem {
+			b.Checks = mapSlice(h.Checks, func(c *telemetry.HealthCheck) HealthCheckItem {
 				return HealthCheckItem{Name: c.Name, Status: c.Status, Observed: orEmpty(c.Observed), Target: orEmpty(c.Target), Message: c.Message}
 			})
 			if inc := h.OpenIncident; inc != nil {
@@ -554,11 +555,11 @@ func (s *Server) registerServices() {
 			PeriodQuery
 		}) (*ServiceAnalyticsOutput, error) {
 			name := orDefaultStr(in.Period, "last_30_days")
-			period, err := services.ParseMetricsPeriod(name)
+			period, err := telemetry.ParseMetricsPeriod(name)
 			if err != nil {
 				return nil, err
 			}
-			a, err := s.services.ServiceAnalyticsFor(ctx, principal(ctx), in.ServiceID, period, s.now())
+			a, err := s.telemetry.ServiceAnalyticsFor(ctx, principal(ctx), in.ServiceID, period, s.now())
 			if err != nil {
 				return nil, err
 			}

@@ -18,6 +18,7 @@ import (
 	"github.com/telcoplatform/platform/models/eventlog"
 	"github.com/telcoplatform/platform/models/operations"
 	"github.com/telcoplatform/platform/models/services"
+	"github.com/telcoplatform/platform/models/telemetry"
 	"github.com/telcoplatform/platform/simulator"
 	"github.com/telcoplatform/platform/workflows"
 )
@@ -57,7 +58,7 @@ func TestServiceList(t *testing.T) {
 	other := serviceFixture(t, h, b, "/v1/services/voice/systems", categoryBodies(b)["/v1/services/voice/systems"])
 	ctx := context.Background()
 	scope := models.TenantScope(a.org.ID, models.EnvLive)
-	if _, err := services.NewStore(h.store).RaiseIncident(ctx, scope, net.ID, services.IncidentDown, "fiber cut", nil, time.Now()); err != nil {
+	if _, err := telemetry.NewStore(h.store).RaiseIncident(ctx, scope, net.ID, telemetry.IncidentDown, "fiber cut", nil, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 
@@ -439,7 +440,7 @@ func TestMetricsHealthAnalytics(t *testing.T) {
 	internet, _ := services.NewStore(h.store).GetService(ctx, p, internetID)
 	now := time.Now().UTC()
 	// 24 hours of samples every 10 minutes for both services; one hour down for the internet service
-	var samples, linkSamples []*services.TelemetrySample
+	var samples, linkSamples []*telemetry.TelemetrySample
 	sumData := 0.0
 	calls := 0
 	for i := 1; i <= 144; i++ {
@@ -455,7 +456,7 @@ func TestMetricsHealthAnalytics(t *testing.T) {
 		calls += ph.Calls
 		samples = append(samples, ph)
 	}
-	if err := services.NewStore(h.store).RecordTelemetry(ctx, scope, samples...); err != nil {
+	if err := telemetry.NewStore(h.store).RecordTelemetry(ctx, scope, samples...); err != nil {
 		t.Fatal(err)
 	}
 	if calls == 0 || sumData == 0 {
@@ -577,7 +578,7 @@ func TestMetricsHealthAnalytics(t *testing.T) {
 		}
 	})
 	t.Run("summary", func(t *testing.T) {
-		if _, err := services.NewStore(h.store).RaiseIncident(ctx, scope, phone.ID, services.IncidentDegraded, "jitter", nil, now); err != nil {
+		if _, err := telemetry.NewStore(h.store).RaiseIncident(ctx, scope, phone.ID, telemetry.IncidentDegraded, "jitter", nil, now); err != nil {
 			t.Fatal(err)
 		}
 		var sum struct {

@@ -14,6 +14,7 @@ import (
 	"github.com/telcoplatform/platform/models/eventlog"
 	"github.com/telcoplatform/platform/models/identity"
 	"github.com/telcoplatform/platform/models/services"
+	"github.com/telcoplatform/platform/models/telemetry"
 )
 
 func TestInvoiceTransitions(t *testing.T) {
@@ -224,8 +225,8 @@ func operationalService(t *testing.T, s *models.Store, p *models.Principal, acct
 	if err := s.In(ctx, scope).Create(svc).Error; err != nil {
 		t.Fatal(err)
 	}
-	sample := &services.TelemetrySample{ServiceID: svc.ID, At: now, Up: true, LatencyMs: 10, UtilizationPct: 40}
-	if err := services.NewStore(s).RecordTelemetry(ctx, scope, sample); err != nil {
+	sample := &telemetry.TelemetrySample{ServiceID: svc.ID, At: now, Up: true, LatencyMs: 10, UtilizationPct: 40}
+	if err := telemetry.NewStore(s).RecordTelemetry(ctx, scope, sample); err != nil {
 		t.Fatal(err)
 	}
 	return svc

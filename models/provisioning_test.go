@@ -16,6 +16,7 @@ import (
 	"github.com/telcoplatform/platform/models/operations"
 	"github.com/telcoplatform/platform/models/seed"
 	"github.com/telcoplatform/platform/models/services"
+	"github.com/telcoplatform/platform/models/telemetry"
 )
 
 // provisioningTenant creates an organization with a live billing account and
@@ -540,12 +541,12 @@ func TestServiceStatusFromTelemetry(t *testing.T) {
 		t.Fatal(err)
 	}
 	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
-	pendingSample := &services.TelemetrySample{ServiceID: "svc_tel", At: now.Add(-time.Minute), Up: true, LatencyMs: 5}
-	if err := services.NewStore(s).RecordTelemetry(ctx, scope, pendingSample); err != nil {
+	pendingSample := &telemetry.TelemetrySample{ServiceID: "svc_tel", At: now.Add(-time.Minute), Up: true, LatencyMs: 5}
+	if err := telemetry.NewStore(s).RecordTelemetry(ctx, scope, pendingSample); err != nil {
 		t.Fatal(err)
 	}
-	r, err := services.NewStore(s).StatusReport(ctx, p, "svc_tel", now)
-	if err != nil || r.UptimePercentage != nil || r.Metrics != nil || r.Connectivity != services.HealthUnknown {
+	r, err := telemetry.NewStore(s).StatusReport(ctx, p, "svc_tel", now)
+	if err != nil || r.UptimePercentage != nil || r.Metrics != nil || r.Connectivity != telemetry.HealthUnknown {
 		t.Fatalf("a service not yet operational has no measurements: %+v %v", r, err)
 	}
 	if err := s.In(ctx, scope).Delete(pendingSample).Error; err != nil {
@@ -556,14 +557,14 @@ func TestServiceStatusFromTelemetry(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	r, err = services.NewStore(s).StatusReport(ctx, p, "svc_tel", now)
-	if err != nil || r.UptimePercentage != nil || r.Metrics != nil || r.LastIncident != nil || r.Connectivity != services.HealthUnknown {
+	r, err = telemetry.NewStore(s).StatusReport(ctx, p, "svc_tel", now)
+	if err != nil || r.UptimePercentage != nil || r.Metrics != nil || r.LastIncident != nil || r.Connectivity != telemetry.HealthUnknown {
 		t.Fatalf("without telemetry: %+v %v", r, err)
 	}
-	sample := func(ago time.Duration, up bool, latency, jitter, loss, util float64, alerts int) *services.TelemetrySample {
-		return &services.TelemetrySample{ServiceID: "svc_tel", At: now.Add(-ago), Up: up, LatencyMs: latency, JitterMs: jitter, PacketLossPct: loss, UtilizationPct: util, SecurityAlerts: alerts}
+	sample := func(ago time.Duration, up bool, latency, jitter, loss, util float64, alerts int) *telemetry.TelemetrySample {
+		return &telemetry.TelemetrySample{ServiceID: "svc_tel", At: now.Add(-ago), Up: up, LatencyMs: latency, JitterMs: jitter, PacketLossPct: loss, UtilizationPct: util, SecurityAlerts: alerts}
 	}
-	err = services.NewStore(s).RecordTelemetry(ctx, scope,
+	err = telemetry.NewStore(s).RecordTelemetry(ctx, scope,
 		sample(40*24*time.Hour, false, 0, 0, 100, 0, 0), // outside the uptime window, but the last incident before the others
 		sample(3*time.Hour, false, 0, 0, 100, 0, 0),
 		sample(2*time.Hour, true, 10, 1, 0, 50, 1),
@@ -574,23 +575,23 @@ func TestServiceStatusFromTelemetry(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err = services.NewStore(s).StatusReport(ctx, p, "svc_tel", now)
+	r, err = telemetry.NewStore(s).StatusReport(ctx, p, "svc_tel", now)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if r.Samples != 4 || *r.UptimePercentage != 75 || !r.LastIncident.Equal(now.Add(-3*time.Hour)) {
 		t.Fatalf("uptime %v, last incident %v, samples %d", *r.UptimePercentage, r.LastIncident, r.Samples)
 	}
-	want := services.PerformanceMetrics{LatencyMs: 20, JitterMs: 1.5, PacketLoss: 0.02, BandwidthUtilization: 50}
+	want := telemetry.PerformanceMetrics{LatencyMs: 20, JitterMs: 1.5, PacketLoss: 0.02, BandwidthUtilization: 50}
 	if *r.Metrics != want {
 		t.Fatalf("metrics %+v, want %+v", *r.Metrics, want)
 	}
 	// enterprise: latency 20 and jitter 3 allowed; 20 is not above the target.
-	if r.Connectivity != services.HealthHealthy || r.Performance != services.HealthHealthy || r.Security != services.HealthWarning {
+	if r.Connectivity != telemetry.HealthHealthy || r.Performance != telemetry.HealthHealthy || r.Security != telemetry.HealthWarning {
 		t.Fatalf("health %s %s %s", r.Connectivity, r.Performance, r.Security)
 	}
 	q, _ := provisioningTenant(t, s, "B")
-	if _, err := services.NewStore(s).StatusReport(ctx, q, "svc_tel", now); models.ErrorCode(err) != models.CodeNotFound {
+	if _, err := telemetry.NewStore(s).StatusReport(ctx, q, "svc_tel", now); models.ErrorCode(err) != models.CodeNotFound {
 		t.Fatalf("another tenant: %v", err)
 	}
 }

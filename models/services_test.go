@@ -13,6 +13,7 @@ import (
 	"github.com/telcoplatform/platform/models/eventlog"
 	"github.com/telcoplatform/platform/models/operations"
 	"github.com/telcoplatform/platform/models/services"
+	"github.com/telcoplatform/platform/models/telemetry"
 	"github.com/telcoplatform/platform/webhooks"
 )
 
@@ -253,23 +254,23 @@ func TestIncidentsMoveTheServiceAndWriteEvents(t *testing.T) {
 	scope := p.OwnScope()
 	svc := operational(t, s, p, acct)
 	at := time.Now().UTC()
-	if inc, err := services.NewStore(s).RaiseIncident(ctx, scope, svc.ID, services.IncidentDegraded, "jitter", map[string]any{"latency_ms": 80}, at); err != nil || inc == nil {
+	if inc, err := telemetry.NewStore(s).RaiseIncident(ctx, scope, svc.ID, telemetry.IncidentDegraded, "jitter", map[string]any{"latency_ms": 80}, at); err != nil || inc == nil {
 		t.Fatalf("%+v %v", inc, err)
 	}
-	if inc, err := services.NewStore(s).RaiseIncident(ctx, scope, svc.ID, services.IncidentDown, "fiber cut", nil, at.Add(time.Minute)); err != nil || inc == nil || inc.Kind != "down" {
+	if inc, err := telemetry.NewStore(s).RaiseIncident(ctx, scope, svc.ID, telemetry.IncidentDown, "fiber cut", nil, at.Add(time.Minute)); err != nil || inc == nil || inc.Kind != "down" {
 		t.Fatalf("%+v %v", inc, err)
 	}
-	if inc, err := services.NewStore(s).RaiseIncident(ctx, scope, svc.ID, services.IncidentDegraded, "again", nil, at.Add(2*time.Minute)); err != nil || inc != nil {
+	if inc, err := telemetry.NewStore(s).RaiseIncident(ctx, scope, svc.ID, telemetry.IncidentDegraded, "again", nil, at.Add(2*time.Minute)); err != nil || inc != nil {
 		t.Fatalf("a down service degraded: %+v %v", inc, err)
 	}
-	open, _ := services.NewStore(s).OpenIncident(ctx, scope, svc.ID)
+	open, _ := telemetry.NewStore(s).OpenIncident(ctx, scope, svc.ID)
 	if open == nil || open.Kind != "down" {
 		t.Fatalf("open %+v", open)
 	}
-	if inc, err := services.NewStore(s).ResolveIncident(ctx, scope, svc.ID, at.Add(10*time.Minute)); err != nil || inc == nil || inc.ResolvedAt == nil {
+	if inc, err := telemetry.NewStore(s).ResolveIncident(ctx, scope, svc.ID, at.Add(10*time.Minute)); err != nil || inc == nil || inc.ResolvedAt == nil {
 		t.Fatalf("%+v %v", inc, err)
 	}
-	if inc, err := services.NewStore(s).ResolveIncident(ctx, scope, svc.ID, at.Add(11*time.Minute)); err != nil || inc != nil {
+	if inc, err := telemetry.NewStore(s).ResolveIncident(ctx, scope, svc.ID, at.Add(11*time.Minute)); err != nil || inc != nil {
 		t.Fatalf("resolved twice: %+v %v", inc, err)
 	}
 	got, _ := services.NewStore(s).GetService(ctx, p, svc.ID)
@@ -285,7 +286,7 @@ func TestIncidentsMoveTheServiceAndWriteEvents(t *testing.T) {
 	if got.Status != services.ServiceOperational || !slices.Equal(types, want) {
 		t.Fatalf("status %s, events %v", got.Status, types)
 	}
-	all, _ := services.NewStore(s).ServiceIncidents(ctx, scope, svc.ID)
+	all, _ := telemetry.NewStore(s).ServiceIncidents(ctx, scope, svc.ID)
 	if len(all) != 2 || all[0].ResolvedAt == nil || all[1].ResolvedAt == nil {
 		t.Fatalf("incidents %+v", all)
 	}

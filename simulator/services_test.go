@@ -10,6 +10,7 @@ import (
 	"github.com/telcoplatform/platform/models/identity"
 	"github.com/telcoplatform/platform/models/operations"
 	"github.com/telcoplatform/platform/models/services"
+	"github.com/telcoplatform/platform/models/telemetry"
 	"github.com/telcoplatform/platform/simulator"
 	"github.com/telcoplatform/platform/testenv"
 )
@@ -90,7 +91,7 @@ func TestMagicValuesOfTheServicesArea(t *testing.T) {
 				t.Fatalf("measurement %d: %s and %s", i, got.Status, other.Status)
 			}
 		}
-		var samples []services.TelemetrySample
+		var samples []telemetry.TelemetrySample
 		s.In(ctx, scope).Where("service_id = ?", down.ID).Order("at").Find(&samples)
 		if len(samples) != 3 || samples[0].Up || !samples[1].Up {
 			t.Fatalf("samples %+v", samples)
@@ -99,7 +100,7 @@ func TestMagicValuesOfTheServicesArea(t *testing.T) {
 		if got, _ := services.NewStore(s).GetService(ctx, lp, calm.ID); got.Status != services.ServiceOperational {
 			t.Fatalf("live service %s", got.Status)
 		}
-		incs, _ := services.NewStore(s).ServiceIncidents(ctx, scope, down.ID)
+		incs, _ := telemetry.NewStore(s).ServiceIncidents(ctx, scope, down.ID)
 		if len(incs) != 2 || incs[1].ResolvedAt == nil || incs[0].ResolvedAt != nil {
 			t.Fatalf("incidents %+v", incs)
 		}

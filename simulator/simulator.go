@@ -24,6 +24,7 @@ import (
 	"github.com/telcoplatform/platform/models/catalog"
 	"github.com/telcoplatform/platform/models/operations"
 	"github.com/telcoplatform/platform/models/services"
+	"github.com/telcoplatform/platform/models/telemetry"
 )
 
 // Order is what the network needs to know about one operation on a
@@ -149,6 +150,7 @@ type Options struct {
 // inventory lives in the database.
 type Simulator struct {
 	store        *models.Store
+	telemetry    *telemetry.Store
 	catalog      *catalog.Store
 	services     *services.Store
 	delay        time.Duration
@@ -169,7 +171,7 @@ func New(store *models.Store, opts Options) *Simulator {
 	case rate < 0:
 		rate = 0
 	}
-	return &Simulator{store: store, catalog: catalog.NewStore(store), services: services.NewStore(store), delay: opts.StepDelay, log: log, incidentRate: rate}
+	return &Simulator{store: store, telemetry: telemetry.NewStore(store), catalog: catalog.NewStore(store), services: services.NewStore(store), delay: opts.StepDelay, log: log, incidentRate: rate}
 }
 
 var _ Southbound = (*Simulator)(nil)
@@ -339,7 +341,7 @@ func (s *Simulator) Activate(ctx context.Context, o Order) (Circuit, error) {
 	if err := s.InjectedFault(ctx, o, operations.StepActivate); err != nil {
 		return Circuit{}, err
 	}
-	has, err := s.services.HasTelemetry(ctx, o.Scope(), o.ServiceID)
+	has, err := s.telemetry.HasTelemetry(ctx, o.Scope(), o.ServiceID)
 	if err != nil {
 		return Circuit{}, err
 	}
@@ -347,7 +349,7 @@ func (s *Simulator) Activate(ctx context.Context, o Order) (Circuit, error) {
 		sample := Sample(o.ServiceID, o.SLA, services.ServiceOperational, s.store.Now())
 		sample.SecurityAlerts = 0
 		sample.ThroughputMbps = round2(float64(o.BandwidthMbps) * sample.UtilizationPct / 100)
-		if err := s.services.RecordTelemetry(ctx, o.Scope(), sample); err != nil {
+		if err := s.telemetry.RecordTelemetry(ctx, o.Scope(), sample); err != nil {
 			return Circuit{}, err
 		}
 	}
@@ -384,14 +386,14 @@ func (s *Simulator) Release(ctx context.Context, o Order, kinds ...catalog.Alloc
 // Sample returns a plausible measurement of a service in status at time at.
 // The values depend only on the service, its SLA, its status and the time
 // (a seeded generator), so the same inputs give the same sample.
-func Sample(serviceID, sla string, status services.ServiceStatus, at time.Time) *services.TelemetrySample {
+func Sample(serviceID, sla string, status services.ServiceStatus, at time.Time) *telemetry.TelemetrySample {
 	h := fnv.New64a()
 	_, _ = h.Write([]byte(serviceID))
 	rng := rand.New(rand.NewPCG(h.Sum64(), uint64(at.Unix())))
-	target := services.SLATargets(sla)
+	target := telemetry.SLATargets(sla)
 	hour := float64(at.UTC().Hour()) + float64(at.UTC().Minute())/60
 	daily := (math.Sin((hour-9)/24*2*math.Pi) + 1) / 2 // busiest mid-afternoon
-	smp := &services.TelemetrySample{
+	smp := &telemetry.TelemetrySample{
 		ServiceID:      serviceID,
 		At:             at.UTC(),
 		Up:             true,
@@ -558,7 +560,7 @@ func (s *Simulator) MigrateData(ctx context.Context, o Order, destination string
 		return nil, err
 	}
 	var stored float64
-	if err := s.store.In(ctx, scope).Model(&services.TelemetrySample{}).Where("service_id = ?", o.ServiceID).
+	if err := s.store.In(ctx, scope).Model(&telemetry.TelemetrySample{}).Where("service_id = ?", o.ServiceID).
 		Select("COALESCE(SUM(data_mb), 0)").Scan(&stored).Error; err != nil {
 		return nil, models.Internal(err)
 	}
@@ -641,7 +643,7 @@ func dailyCurve(at time.Time) float64 {
 // since the previous one: Sample's values, plus the traffic (throughput and
 // data transferred, from its nominal rate and utilisation) and, for voice,
 // the calls and their quality. Like Sample it depends only on its inputs.
-func SampleFor(svc *services.Service, at time.Time, interval time.Duration) *services.TelemetrySample {
+func SampleFor(svc *services.Service, at time.Time, interval time.Duration) *telemetry.TelemetrySample {
 	smp := Sample(svc.ID, svc.SLA, svc.Status, at)
 	smp.Tenant = svc.Tenant
 	rng := rand.New(rand.NewPCG(hashOf(svc.ID, "traffic"), uint64(at.Unix())))
@@ -684,7 +686,7 @@ func (s *Simulator) RecordTelemetry(ctx context.Context, at time.Time) (int, err
 // measure applies the incidents of this measurement (magic ones, and random
 // ones when random is set), then records a sample of every monitored service.
 func (s *Simulator) measure(ctx context.Context, at time.Time, interval time.Duration, random bool) (int, error) {
-	svcs, err := s.services.MonitoredServices(ctx)
+	svcs, err := s.telemetry.MonitoredServices(ctx)
 	if err != nil {
 		return 0, err
 	}
@@ -702,11 +704,11 @@ func (s *Simulator) measure(ctx context.Context, at time.Time, interval time.Dur
 	written := 0
 	for start := 0; start < len(svcs); start += 200 {
 		batch := svcs[start:min(start+200, len(svcs))]
-		samples := make([]*services.TelemetrySample, len(batch))
+		samples := make([]*telemetry.TelemetrySample, len(batch))
 		for i := range batch {
 			samples[i] = SampleFor(&batch[i], at, interval)
 		}
-		if err := s.services.RecordTelemetry(ctx, models.SystemScope(), samples...); err != nil {
+		if err := s.telemetry.RecordTelemetry(ctx, models.SystemScope(), samples...); err != nil {
 			return written, err
 		}
 		written += len(samples)
@@ -722,9 +724,9 @@ func (s *Simulator) incidents(ctx context.Context, svc *services.Service, at tim
 	if svc.Environment == models.EnvTest {
 		switch svc.Name {
 		case MagicIncidentDown:
-			magic = services.IncidentDown
+			magic = telemetry.IncidentDown
 		case MagicIncidentDegraded:
-			magic = services.IncidentDegraded
+			magic = telemetry.IncidentDegraded
 		}
 	}
 	rng := rand.New(rand.NewPCG(hashOf(svc.ID, "incident"), uint64(at.Unix())))
@@ -733,7 +735,7 @@ func (s *Simulator) incidents(ctx context.Context, svc *services.Service, at tim
 		if magic == "" && !(random && svc.Environment == models.EnvLive && rng.IntN(3) == 0) {
 			return "", nil
 		}
-		inc, err := s.services.ResolveIncident(ctx, scope, svc.ID, at)
+		inc, err := s.telemetry.ResolveIncident(ctx, scope, svc.ID, at)
 		if err != nil || inc == nil {
 			return "", err
 		}
@@ -743,9 +745,9 @@ func (s *Simulator) incidents(ctx context.Context, svc *services.Service, at tim
 	}
 	kind := magic
 	if kind == "" && random && svc.Environment == models.EnvLive && rng.Float64() < s.incidentRate {
-		kind = services.IncidentDegraded
+		kind = telemetry.IncidentDegraded
 		if rng.IntN(4) == 0 {
-			kind = services.IncidentDown
+			kind = telemetry.IncidentDown
 		}
 	}
 	if kind == "" {
@@ -753,7 +755,7 @@ func (s *Simulator) incidents(ctx context.Context, svc *services.Service, at tim
 	}
 	status := services.ServiceDegraded
 	cause := "latency and packet loss above the SLA's targets"
-	if kind == services.IncidentDown {
+	if kind == telemetry.IncidentDown {
 		status, cause = services.ServiceDown, "loss of signal on the access circuit"
 	}
 	if magic != "" {
@@ -761,7 +763,7 @@ func (s *Simulator) incidents(ctx context.Context, svc *services.Service, at tim
 	}
 	smp := Sample(svc.ID, svc.SLA, status, at)
 	metrics := map[string]any{"latency_ms": smp.LatencyMs, "jitter_ms": smp.JitterMs, "packet_loss": smp.PacketLossPct, "up": smp.Up}
-	inc, err := s.services.RaiseIncident(ctx, scope, svc.ID, kind, cause, metrics, at)
+	inc, err := s.telemetry.RaiseIncident(ctx, scope, svc.ID, kind, cause, metrics, at)
 	if err != nil || inc == nil {
 		return "", err
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/telcoplatform/platform/models/identity"
 	"github.com/telcoplatform/platform/models/operations"
 	"github.com/telcoplatform/platform/models/services"
+	"github.com/telcoplatform/platform/models/telemetry"
 	"github.com/telcoplatform/platform/simulator"
 	"github.com/telcoplatform/platform/testenv"
 )
@@ -81,7 +82,7 @@ func TestSouthboundCallsAreKeyedByOperation(t *testing.T) {
 		}
 	}
 	var samples int64
-	if err := s.In(ctx, o.Scope()).Model(&services.TelemetrySample{}).Where("service_id = ?", "svc_sim").Count(&samples).Error; err != nil || samples != 1 {
+	if err := s.In(ctx, o.Scope()).Model(&telemetry.TelemetrySample{}).Where("service_id = ?", "svc_sim").Count(&samples).Error; err != nil || samples != 1 {
 		t.Fatalf("turn-up samples: %d %v", samples, err)
 	}
 	other := o
@@ -117,7 +118,7 @@ func TestSamples(t *testing.T) {
 	if *a != *b {
 		t.Fatalf("samples of the same inputs differ: %+v %+v", a, b)
 	}
-	target := services.SLATargets("premium")
+	target := telemetry.SLATargets("premium")
 	if !a.Up || a.LatencyMs <= 0 || a.LatencyMs > target.LatencyMs || a.JitterMs > target.JitterMs || a.PacketLossPct > target.PacketLossPct ||
 		a.UtilizationPct <= 0 || a.UtilizationPct > 100 {
 		t.Fatalf("an operational sample is within its SLA: %+v", a)
@@ -159,7 +160,7 @@ func TestRecordTelemetry(t *testing.T) {
 			t.Fatalf("round %d: %d samples, %v", i, n, err)
 		}
 	}
-	var rows []services.TelemetrySample
+	var rows []telemetry.TelemetrySample
 	if err := s.In(ctx, scope).Order("at").Find(&rows).Error; err != nil {
 		t.Fatal(err)
 	}

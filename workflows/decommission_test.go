@@ -13,6 +13,7 @@ import (
 	"github.com/telcoplatform/platform/models/catalog"
 	"github.com/telcoplatform/platform/models/operations"
 	"github.com/telcoplatform/platform/models/services"
+	"github.com/telcoplatform/platform/models/telemetry"
 	"github.com/telcoplatform/platform/simulator"
 	"github.com/telcoplatform/platform/workflows"
 )
@@ -56,7 +57,7 @@ func TestDecommissionWithMigrationAtItsDate(t *testing.T) {
 	}
 	// traffic to migrate
 	svc := e.service(models.EnvLive, old.ServiceID)
-	if err := services.NewStore(e.store).RecordTelemetry(ctx, scope, simulator.SampleFor(svc, time.Now().UTC(), time.Hour)); err != nil {
+	if err := telemetry.NewStore(e.store).RecordTelemetry(ctx, scope, simulator.SampleFor(svc, time.Now().UTC(), time.Hour)); err != nil {
 		t.Fatal(err)
 	}
 

@@ -15,6 +15,7 @@ import (
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/catalog"
 	"github.com/telcoplatform/platform/models/services"
+	"github.com/telcoplatform/platform/models/telemetry"
 )
 
 // Usage metrics (spec 2.3 total_usage).
@@ -83,14 +84,14 @@ func measureData(db *gorm.DB, svc *services.Service, from, to time.Time) (gb flo
 		Avg *float64
 		N   int64
 	}
-	if err := db.Model(&services.TelemetrySample{}).Select("AVG(CASE WHEN up THEN utilization_pct ELSE 0 END) AS avg, COUNT(*) AS n").
+	if err := db.Model(&telemetry.TelemetrySample{}).Select("AVG(CASE WHEN up THEN utilization_pct ELSE 0 END) AS avg, COUNT(*) AS n").
 		Where("service_id = ? AND at >= ? AND at < ?", svc.ID, from, to).Scan(&agg).Error; err != nil {
 		return 0, false, models.DBErr(err)
 	}
 	if agg.N > 0 && agg.Avg != nil {
 		return dataGB(*agg.Avg, svc.BandwidthMbps, from, to), true, nil
 	}
-	var last services.TelemetrySample
+	var last telemetry.TelemetrySample
 	if err := db.Where("service_id = ? AND at < ?", svc.ID, to).Order("at DESC").Limit(1).Find(&last).Error; err != nil {
 		return 0, false, models.DBErr(err)
 	}
@@ -682,8 +683,8 @@ func (s *Store) Costs(ctx context.Context, p *models.Principal, currency string,
 			ServiceID string
 			Avg       float64
 		}
-		if err := db.Model(&services.TelemetrySample{}).Select("service_id, AVG(CASE WHEN up THEN utilization_pct ELSE 0 END) AS avg").
-			Where("service_id IN ? AND at > ?", ids, now.Add(-services.UptimeWindow)).Group("service_id").Scan(&util).Error; err != nil {
+		if err := db.Model(&telemetry.TelemetrySample{}).Select("service_id, AVG(CASE WHEN up THEN utilization_pct ELSE 0 END) AS avg").
+			Where("service_id IN ? AND at > ?", ids, now.Add(-telemetry.UptimeWindow)).Group("service_id").Scan(&util).Error; err != nil {
 			return nil, models.DBErr(err)
 		}
 		for _, u := range util {

@@ -20,6 +20,7 @@ import (
 	"github.com/telcoplatform/platform/models/operations"
 	"github.com/telcoplatform/platform/models/services"
 	"github.com/telcoplatform/platform/models/support"
+	"github.com/telcoplatform/platform/models/telemetry"
 )
 
 // domainTypes lists every domain type stored in a table of its own. It is
@@ -31,7 +32,7 @@ func domainTypes() []any {
 		&models.Organization{}, &identity.User{}, &models.BillingAccount{}, &identity.APIKey{}, &models.IdempotencyRecord{},
 		&catalog.CatalogCategory{}, &catalog.CatalogService{}, &models.RateLimitSuspension{},
 		&catalog.ServiceableLocation{}, &catalog.LocationCapacity{}, &catalog.ProvisioningTemplate{}, &catalog.InventoryAllocation{},
-		&services.Service{}, &operations.Operation{}, &services.TelemetrySample{}, &eventlog.Event{},
+		&services.Service{}, &operations.Operation{}, &telemetry.TelemetrySample{}, &eventlog.Event{},
 		&eventlog.WebhookSubscription{}, &eventlog.WebhookDelivery{}, &eventlog.WebhookAttempt{},
 		&identity.SigningKey{}, &identity.RevokedToken{}, &identity.ServerSecret{}, &identity.OAuthClient{}, &identity.OAuthToken{},
 		&identity.DeviceGrant{}, &identity.MFAEnrollment{}, &identity.MFABackupCode{}, &identity.MFAChallenge{}, &identity.MFAPhone{},
@@ -39,7 +40,7 @@ func domainTypes() []any {
 		&automation.BulkItem{}, &automation.ServiceChange{}, &automation.OrchestrationDefinition{},
 		&billing.PaymentMethod{}, &billing.BillingSequence{}, &billing.Invoice{}, &billing.InvoiceLine{}, &billing.InvoiceDispute{},
 		&billing.Payment{}, &billing.Subscription{}, &billing.UsageRecord{}, &billing.Budget{}, &billing.BudgetAlert{},
-		&catalog.NumberBlock{}, &services.Quote{}, &eventlog.ContactNotification{}, &services.DataMigration{}, &services.ServiceIncident{},
+		&catalog.NumberBlock{}, &services.Quote{}, &eventlog.ContactNotification{}, &services.DataMigration{}, &telemetry.ServiceIncident{},
 		&support.Category{}, &support.Subcategory{}, &support.SLATarget{}, &support.Ticket{}, &support.HistoryEntry{},
 		&support.Comment{}, &support.RoutingRule{}, &support.Article{}, &support.Feedback{}, &support.TicketNotification{},
 		&support.Attachment{}, &support.Team{}, &support.TeamMember{},

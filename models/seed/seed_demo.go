@@ -13,6 +13,7 @@ import (
 	"github.com/telcoplatform/platform/models/catalog"
 	"github.com/telcoplatform/platform/models/eventlog"
 	"github.com/telcoplatform/platform/models/services"
+	"github.com/telcoplatform/platform/models/telemetry"
 )
 
 // DemoTelemetryDays is how many days of hourly telemetry SeedDemoData gives
@@ -84,12 +85,12 @@ func (s *Store) SeedDemoData(ctx context.Context, seeded *SeedResult) (*DemoData
 		if err := db.Clauses(clause.OnConflict{DoNothing: true}).Create(svc).Error; err != nil {
 			return nil, models.DBErr(err)
 		}
-		has, err := s.services.HasTelemetry(ctx, scope, d.ID)
+		has, err := s.telemetry.HasTelemetry(ctx, scope, d.ID)
 		if err != nil {
 			return nil, err
 		}
 		if !has {
-			if err := s.services.RecordTelemetry(ctx, scope, demoTelemetry(d, now)...); err != nil {
+			if err := s.telemetry.RecordTelemetry(ctx, scope, demoTelemetry(d, now)...); err != nil {
 				return nil, err
 			}
 		}
@@ -140,23 +141,23 @@ func (s *Store) payDemoInvoice(ctx context.Context, scope models.Scope) error {
 // demoTelemetry returns hourly samples of d over the DemoTelemetryDays
 // before now: a daily traffic curve with a little noise, the same for every
 // seeding of the same hour (a generator seeded by the service id).
-func demoTelemetry(d demoService, now time.Time) []*services.TelemetrySample {
+func demoTelemetry(d demoService, now time.Time) []*telemetry.TelemetrySample {
 	var seed uint64
 	for _, c := range d.ID {
 		seed = seed*31 + uint64(c)
 	}
 	rng := rand.New(rand.NewPCG(seed, 2026))
 	hours := DemoTelemetryDays * 24
-	out := make([]*services.TelemetrySample, 0, hours)
+	out := make([]*telemetry.TelemetrySample, 0, hours)
 	for h := hours; h > 0; h-- {
 		at := now.Add(-time.Duration(h) * time.Hour)
 		daily := 0.5 - 0.5*math.Cos(2*math.Pi*float64(at.Hour()-4)/24) // 0 at 04:00, 1 at 16:00
 		util := 15 + 55*daily + rng.Float64()*8
 		throughput := float64(d.BandwidthMbps) * util / 100
-		out = append(out, &services.TelemetrySample{ServiceID: d.ID, At: at, Up: true,
-			LatencyMs: services.Round2(d.BaseLatencyMs + 2*daily + rng.Float64()*1.5), JitterMs: services.Round2(0.6 + rng.Float64()*0.8),
-			PacketLossPct: services.Round2(rng.Float64() * 0.03), UtilizationPct: services.Round2(util), ThroughputMbps: services.Round2(throughput),
-			DataMB: services.Round2(throughput * 3600 / 8)})
+		out = append(out, &telemetry.TelemetrySample{ServiceID: d.ID, At: at, Up: true,
+			LatencyMs: telemetry.Round2(d.BaseLatencyMs + 2*daily + rng.Float64()*1.5), JitterMs: telemetry.Round2(0.6 + rng.Float64()*0.8),
+			PacketLossPct: telemetry.Round2(rng.Float64() * 0.03), UtilizationPct: telemetry.Round2(util), ThroughputMbps: telemetry.Round2(throughput),
+			DataMB: telemetry.Round2(throughput * 3600 / 8)})
 	}
 	return out
 }
@@ -171,7 +172,7 @@ func (s *Store) DemoDataCounts(ctx context.Context) (map[string]int64, error) {
 	}
 	scope := models.TenantScope(demo.ID, models.EnvTest)
 	out := map[string]int64{}
-	for name, m := range map[string]any{"services": &services.Service{}, "telemetry": &services.TelemetrySample{}, "invoices": &billing.Invoice{}, "payments": &billing.Payment{}, "events": &eventlog.Event{}} {
+	for name, m := range map[string]any{"services": &services.Service{}, "telemetry": &telemetry.TelemetrySample{}, "invoices": &billing.Invoice{}, "payments": &billing.Payment{}, "events": &eventlog.Event{}} {
 		var n int64
 		if err := s.In(ctx, scope).Model(m).Count(&n).Error; err != nil {
 			return nil, models.DBErr(err)

@@ -269,9 +269,9 @@ func (s *Store) PriceOrder(ctx context.Context, o *ProvisioningOrder, termMonths
 	return p, nil
 }
 
-// priceService prices a service as it would be after the update u (on the
+// PriceService prices a service as it would be after the update u (on the
 // service's own term).
-func (s *Store) priceService(ctx context.Context, svc *Service, u *ServiceUpdate) (*Price, error) {
+func (s *Store) PriceService(ctx context.Context, svc *Service, u *ServiceUpdate) (*Price, error) {
 	o := &ProvisioningOrder{Kind: svc.Kind, ServiceType: svc.ServiceType, CatalogServiceID: svc.CatalogServiceID, Bandwidth: svc.Bandwidth,
 		SLA: svc.SLA, Quantity: svc.Quantity, Features: svc.Features, Spec: svc.Spec, Redundancy: svc.Redundancy}
 	if u != nil {
@@ -833,7 +833,7 @@ func (s *Store) checkQuoteItemFree(ctx context.Context, scope models.Scope, q *Q
 // When every item is ordered the quote becomes ordered.
 // Errors: NOT_FOUND, SERVICE_CONFLICT.
 func (s *Store) ClaimQuoteItem(ctx context.Context, scope models.Scope, id string, idx int, serviceID, opID string) error {
-	return svcErrOrNil(s.Tx(ctx, scope, func(tx *gorm.DB) error {
+	return ErrOrNil(s.Tx(ctx, scope, func(tx *gorm.DB) error {
 		var q Quote
 		if err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Where("id = ?", id).Take(&q).Error; err != nil {
 			return models.NotFoundOr(err, "quote")
@@ -859,7 +859,7 @@ func (s *Store) ClaimQuoteItem(ctx context.Context, scope models.Scope, id strin
 // ReleaseQuoteItem forgets the claim of operation opID on a quote item
 // (its workflow could not be started).
 func (s *Store) ReleaseQuoteItem(ctx context.Context, scope models.Scope, id string, idx int, opID string) error {
-	return svcErrOrNil(s.Tx(ctx, scope, func(tx *gorm.DB) error {
+	return ErrOrNil(s.Tx(ctx, scope, func(tx *gorm.DB) error {
 		var q Quote
 		if err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Where("id = ?", id).Take(&q).Error; err != nil {
 			return models.NotFoundOr(err, "quote")

@@ -388,16 +388,16 @@ const (
 // canonical names are in package webhooks).
 const (
 	svcEventModified             = "service.modified"
-	svcEventDown                 = "service.down"
-	svcEventRestored             = "service.restored"
-	svcEventPerformanceAlert     = "service.performance_alert"
+	EventServiceDown             = "service.down"
+	EventServiceRestored         = "service.restored"
+	EventServicePerformanceAlert = "service.performance_alert"
 	svcEventMaintenanceScheduled = "service.maintenance_scheduled"
 	svcEventDecommissioned       = "service.decommissioned"
 	svcEventStatusChanged        = "service.status_changed"
 )
 
-// serviceSummary is the service as events describe it.
-func serviceSummary(svc *Service) map[string]any {
+// ServiceSummary is the service as events describe it.
+func ServiceSummary(svc *Service) map[string]any {
 	return map[string]any{
 		"id": svc.ID, "name": svc.Name, "status": string(svc.Status), "type": svc.Kind, "service_type": svc.ServiceType,
 		"account_id": svc.AccountID, "bandwidth": svc.Bandwidth, "sla": svc.SLA, "location_id": svc.LocationID, "quantity": svc.Quantity,
@@ -421,7 +421,7 @@ func (s *Store) MoveServiceTx(ctx context.Context, scope models.Scope, tx *gorm.
 	if err != nil {
 		return nil, err
 	}
-	data := map[string]any{"service": serviceSummary(moved), "from": string(before.Status), "to": string(to), "reason": reason}
+	data := map[string]any{"service": ServiceSummary(moved), "from": string(before.Status), "to": string(to), "reason": reason}
 	if opID != "" {
 		data["request_id"] = opID
 	}
@@ -669,7 +669,7 @@ func CheckServiceChangeable(svc *Service, now time.Time) error {
 // CheckServiceChangeable, so that two concurrent changes cannot both start.
 // Errors: NOT_FOUND, SERVICE_MAINTENANCE, INVALID_STATE_TRANSITION, SERVICE_CONFLICT.
 func (s *Store) StartServiceOperation(ctx context.Context, scope models.Scope, serviceID string, op *operations.Operation) error {
-	return svcErrOrNil(s.Tx(ctx, scope, func(tx *gorm.DB) error {
+	return ErrOrNil(s.Tx(ctx, scope, func(tx *gorm.DB) error {
 		var svc Service
 		if err := tx.Where("id = ?", serviceID).Take(&svc).Error; err != nil {
 			return models.NotFoundOr(err, "service")
@@ -692,7 +692,7 @@ func (s *Store) StartServiceOperation(ctx context.Context, scope models.Scope, s
 // AbandonServiceOperation removes an operation whose workflow could not be
 // started, and frees its service for other changes.
 func (s *Store) AbandonServiceOperation(ctx context.Context, scope models.Scope, serviceID, opID string) error {
-	return svcErrOrNil(s.Tx(ctx, scope, func(tx *gorm.DB) error {
+	return ErrOrNil(s.Tx(ctx, scope, func(tx *gorm.DB) error {
 		if err := tx.Model(&Service{}).Where("id = ? AND pending_operation_id = ?", serviceID, opID).Update("pending_operation_id", "").Error; err != nil {
 			return models.DBErr(err)
 		}
@@ -701,7 +701,7 @@ func (s *Store) AbandonServiceOperation(ctx context.Context, scope models.Scope,
 }
 
 // svcErrOrNil returns nil for nil, else err as *Error.
-func svcErrOrNil(err error) error {
+func ErrOrNil(err error) error {
 	if err == nil {
 		return nil
 	}
@@ -975,7 +975,7 @@ func (s *Store) validateUpdate(ctx context.Context, scope models.Scope, svc *Ser
 			u.Capacity = append(u.Capacity, ResourceRequest{Kind: catalog.AllocCapacity, Step: operations.StepReserveCapacity, Slot: i, LocationID: site, Pool: svc.ServiceType, Amount: u.BandwidthMbps})
 		}
 	}
-	price, err := s.priceService(ctx, svc, u)
+	price, err := s.PriceService(ctx, svc, u)
 	if err != nil {
 		return nil, err
 	}
@@ -1100,7 +1100,7 @@ func (s *Store) ScheduleMaintenance(ctx context.Context, scope models.Scope, ser
 	if !u.Windowed() {
 		return nil
 	}
-	return svcErrOrNil(s.Tx(ctx, scope, func(tx *gorm.DB) error {
+	return ErrOrNil(s.Tx(ctx, scope, func(tx *gorm.DB) error {
 		var svc Service
 		if err := tx.Where("id = ?", serviceID).Take(&svc).Error; err != nil {
 			return models.NotFoundOr(err, "service")
@@ -1113,7 +1113,7 @@ func (s *Store) ScheduleMaintenance(ctx context.Context, scope models.Scope, ser
 			return models.DBErr(err)
 		}
 		window := map[string]any{"start": models.Timestamp(*u.WindowStart), "end": models.Timestamp(*u.WindowEnd)}
-		data := map[string]any{"service": serviceSummary(&svc), "maintenance_window": window, "changes": u.Changes, "request_id": opID}
+		data := map[string]any{"service": ServiceSummary(&svc), "maintenance_window": window, "changes": u.Changes, "request_id": opID}
 		if u.ApplyAt != nil {
 			data["effective_date"] = models.Timestamp(*u.ApplyAt)
 		}
@@ -1129,7 +1129,7 @@ func (s *Store) ScheduleMaintenance(ctx context.Context, scope models.Scope, ser
 // (service.status_changed). Entering again changes nothing.
 // Errors: NOT_FOUND, INVALID_STATE_TRANSITION.
 func (s *Store) EnterMaintenance(ctx context.Context, scope models.Scope, serviceID, opID string) error {
-	return svcErrOrNil(s.Tx(ctx, scope, func(tx *gorm.DB) error {
+	return ErrOrNil(s.Tx(ctx, scope, func(tx *gorm.DB) error {
 		_, err := s.MoveServiceTx(ctx, scope, tx, serviceID, ServiceMaintenance, "scheduled_maintenance", opID)
 		return err
 	}))
@@ -1202,7 +1202,7 @@ func (s *Store) ApplyServiceUpdate(ctx context.Context, scope models.Scope, serv
 				}
 			}
 			if err := eventlog.RecordEvent(tx, eventlog.NewEvent(svcEventModified, svc.ID, map[string]any{
-				"service": serviceSummary(&svc), "changes": u.Changes, "type": string(u.Type), "request_id": opID,
+				"service": ServiceSummary(&svc), "changes": u.Changes, "type": string(u.Type), "request_id": opID,
 			})); err != nil {
 				return err
 			}
@@ -1230,7 +1230,7 @@ func (s *Store) ApplyServiceUpdate(ctx context.Context, scope models.Scope, serv
 // other changes. Leaving again changes nothing. Errors: NOT_FOUND,
 // INVALID_STATE_TRANSITION.
 func (s *Store) LeaveMaintenance(ctx context.Context, scope models.Scope, serviceID, opID string, complete bool, result map[string]any) error {
-	return svcErrOrNil(s.Tx(ctx, scope, func(tx *gorm.DB) error {
+	return ErrOrNil(s.Tx(ctx, scope, func(tx *gorm.DB) error {
 		var svc Service
 		if err := tx.Where("id = ?", serviceID).Take(&svc).Error; err != nil {
 			return models.NotFoundOr(err, "service")
@@ -1426,7 +1426,7 @@ func (s *Store) BeginDecommissioning(ctx context.Context, scope models.Scope, se
 		out = moved
 		return err
 	})
-	return out, svcErrOrNil(err)
+	return out, ErrOrNil(err)
 }
 
 // StopBilling records when billing of the service stopped (once: stopping
@@ -1445,7 +1445,7 @@ func (s *Store) StopBilling(ctx context.Context, scope models.Scope, serviceID s
 		at = s.Now()
 		return models.DBErr(tx.Model(&Service{}).Where("id = ?", serviceID).Update("billing_ended_at", at).Error)
 	})
-	return at, svcErrOrNil(err)
+	return at, ErrOrNil(err)
 }
 
 // CompleteDecommission is the state change that ends a decommission, in one
@@ -1482,7 +1482,7 @@ func (s *Store) CompleteDecommission(ctx context.Context, scope models.Scope, op
 		if err := tx.Model(svc).Select("decommissioned_at", "decommission_reason", "pending_operation_id", "ip_block", "gateway", "vlan_id", "circuit_id").Updates(svc).Error; err != nil {
 			return models.DBErr(err)
 		}
-		data := map[string]any{"service": serviceSummary(svc), "reason": d.Reason, "request_id": opID}
+		data := map[string]any{"service": ServiceSummary(svc), "reason": d.Reason, "request_id": opID}
 		if svc.BillingEndedAt != nil {
 			data["billing_ended_at"] = models.Timestamp(*svc.BillingEndedAt)
 		}

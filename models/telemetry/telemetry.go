@@ -1,4 +1,4 @@
-package services
+package telemetry
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/catalog"
 	"github.com/telcoplatform/platform/models/eventlog"
+	"github.com/telcoplatform/platform/models/services"
 )
 
 // TelemetrySample is one measurement of a service by the network: latency,
@@ -97,7 +98,7 @@ type PerformanceMetrics struct {
 // the service was down or lost more packets than its SLA allows), averages
 // of the last hour (or the latest sample), and health checks.
 type ServiceStatusReport struct {
-	Service          *Service
+	Service          *services.Service
 	UptimePercentage *float64
 	LastIncident     *time.Time
 	Metrics          *PerformanceMetrics
@@ -114,12 +115,12 @@ func Round2(v float64) float64 { return math.Round(v*100) / 100 }
 // time now. A service that never became operational (pending, provisioning,
 // failed) has no measurements: nulls and unknown health. Errors: NOT_FOUND.
 func (s *Store) StatusReport(ctx context.Context, p *models.Principal, serviceID string, now time.Time) (*ServiceStatusReport, error) {
-	svc, err := s.GetService(ctx, p, serviceID)
+	svc, err := s.services.GetService(ctx, p, serviceID)
 	if err != nil {
 		return nil, err
 	}
 	switch svc.Status {
-	case ServicePending, ServiceProvisioning, ServiceFailed:
+	case services.ServicePending, services.ServiceProvisioning, services.ServiceFailed:
 		return &ServiceStatusReport{Service: svc, Connectivity: HealthUnknown, Performance: HealthUnknown, Security: HealthUnknown}, nil
 	}
 	scope := models.TenantScope(svc.OrganizationID, svc.Environment)
@@ -256,7 +257,7 @@ type MetricPoint struct {
 
 // MetricsSeries is a service's telemetry over a period, in buckets.
 type MetricsSeries struct {
-	Service *Service
+	Service *services.Service
 	Period  MetricsPeriod
 	From    time.Time
 	To      time.Time
@@ -269,7 +270,7 @@ func svcRound(v float64) *float64 { r := Round2(v); return &r }
 // ending at now: one point per bucket, oldest first, including empty
 // buckets. Errors: NOT_FOUND.
 func (s *Store) ServiceMetrics(ctx context.Context, p *models.Principal, serviceID string, period MetricsPeriod, now time.Time) (*MetricsSeries, error) {
-	svc, err := s.GetService(ctx, p, serviceID)
+	svc, err := s.services.GetService(ctx, p, serviceID)
 	if err != nil {
 		return nil, err
 	}
@@ -358,7 +359,7 @@ type HealthCheck struct {
 // ServiceHealth is a service's health, computed from its telemetry: the
 // checks, and overall the worst of them.
 type ServiceHealth struct {
-	Service      *Service
+	Service      *services.Service
 	Overall      string
 	Checks       []HealthCheck
 	LastSampleAt *time.Time
@@ -434,7 +435,7 @@ func (s *Store) ServiceHealthReport(ctx context.Context, p *models.Principal, se
 		c.Message = svcHealthMessage(c)
 	}
 	h.Checks = []HealthCheck{conn, perf, sec, avail}
-	if svc.Kind == KindPhoneSystem || svc.Kind == KindContactCenter {
+	if svc.Kind == services.KindPhoneSystem || svc.Kind == services.KindContactCenter {
 		var q struct {
 			Quality float64
 			Calls   int64
@@ -480,7 +481,7 @@ func svcHealthMessage(c *HealthCheck) string {
 // ServiceAnalytics is the analytics response of spec 2.2, computed from a
 // service's telemetry and price over a period.
 type ServiceAnalytics struct {
-	Service              *Service
+	Service              *services.Service
 	Period               MetricsPeriod
 	From, To             time.Time
 	DataTransferredMB    float64
@@ -527,7 +528,7 @@ func (s *Store) svcTelemetryTotals(ctx context.Context, db *gorm.DB, from, to ti
 // per month), and trends (usage growth and latency improvement of the
 // period's second half over its first, in percent). Errors: NOT_FOUND.
 func (s *Store) ServiceAnalyticsFor(ctx context.Context, p *models.Principal, serviceID string, period MetricsPeriod, now time.Time) (*ServiceAnalytics, error) {
-	svc, err := s.GetService(ctx, p, serviceID)
+	svc, err := s.services.GetService(ctx, p, serviceID)
 	if err != nil {
 		return nil, err
 	}
@@ -548,7 +549,7 @@ func (s *Store) ServiceAnalyticsFor(ctx context.Context, p *models.Principal, se
 		return nil, err
 	}
 	a := &ServiceAnalytics{Service: svc, Period: period, From: from, To: to, DataTransferredMB: Round2(all.Data), PeakThroughputMbps: Round2(all.Peak),
-		AverageLatencyMs: Round2(all.Latency), TotalCalls: all.Calls, CallQuality: Round2(all.Quality), Samples: all.Samples, Currency: OrDefault(svc.Currency, "USD")}
+		AverageLatencyMs: Round2(all.Latency), TotalCalls: all.Calls, CallQuality: Round2(all.Quality), Samples: all.Samples, Currency: services.OrDefault(svc.Currency, "USD")}
 	if all.Samples > 0 {
 		a.UptimePercentage = svcRound(float64(all.UpN) * 100 / float64(all.Samples))
 	}
@@ -573,7 +574,7 @@ func (s *Store) ServiceAnalyticsFor(ctx context.Context, p *models.Principal, se
 // svcBilledCost prorates the service's monthly charge (30-day months) over the
 // part of [from, to] in which it was billed: from activation to the end of
 // billing.
-func svcBilledCost(svc *Service, from, to time.Time) models.Money {
+func svcBilledCost(svc *services.Service, from, to time.Time) models.Money {
 	if svc.ActivatedAt == nil {
 		return 0
 	}
@@ -599,8 +600,8 @@ func laterOf(a, b time.Time) time.Time {
 // optimization returns the monthly saving of moving a bandwidth service to
 // the smallest catalog option that covers 125 % of its peak throughput, and
 // that option ("" when it is already the right size or has no bandwidth).
-func (s *Store) optimization(ctx context.Context, svc *Service, peakMbps float64) (models.Money, string, error) {
-	prof, _ := LookupKind(svc.Kind)
+func (s *Store) optimization(ctx context.Context, svc *services.Service, peakMbps float64) (models.Money, string, error) {
+	prof, _ := services.LookupKind(svc.Kind)
 	if prof.Bandwidth == "" || svc.BandwidthMbps == 0 || peakMbps <= 0 {
 		return 0, "", nil
 	}
@@ -617,7 +618,7 @@ func (s *Store) optimization(ctx context.Context, svc *Service, peakMbps float64
 		if mbps >= svc.BandwidthMbps {
 			return 0, "", nil
 		}
-		after, err := s.priceService(ctx, svc, &ServiceUpdate{Bandwidth: opt, BandwidthMbps: mbps})
+		after, err := s.services.PriceService(ctx, svc, &services.ServiceUpdate{Bandwidth: opt, BandwidthMbps: mbps})
 		if err != nil {
 			return 0, "", err
 		}
@@ -657,7 +658,7 @@ func (s *Store) SummarizeServices(ctx context.Context, p *models.Principal, peri
 		Kind   string
 		N      int64
 	}
-	if err := s.In(ctx, scope).Model(&Service{}).Select("status, kind, COUNT(*) AS n").Group("status, kind").Scan(&groups).Error; err != nil {
+	if err := s.In(ctx, scope).Model(&services.Service{}).Select("status, kind, COUNT(*) AS n").Group("status, kind").Scan(&groups).Error; err != nil {
 		return nil, models.DBErr(err)
 	}
 	for _, g := range groups {
@@ -669,12 +670,12 @@ func (s *Store) SummarizeServices(ctx context.Context, p *models.Principal, peri
 		Total    int64
 		Currency string
 	}
-	if err := s.In(ctx, scope).Model(&Service{}).Where("status IN ? AND billing_ended_at IS NULL", svcMonitoredStatuses()).
+	if err := s.In(ctx, scope).Model(&services.Service{}).Where("status IN ? AND billing_ended_at IS NULL", svcMonitoredStatuses()).
 		Select("COALESCE(SUM(monthly_charge), 0) AS total, COALESCE(MAX(currency), '') AS currency").Scan(&money).Error; err != nil {
 		return nil, models.DBErr(err)
 	}
 	sum.MonthlyRecurring = models.Money(money.Total)
-	sum.Currency = OrDefault(money.Currency, "USD")
+	sum.Currency = services.OrDefault(money.Currency, "USD")
 	t, err := s.svcTelemetryTotals(ctx, s.In(ctx, scope), from, to)
 	if err != nil {
 		return nil, err
@@ -693,14 +694,14 @@ func (s *Store) SummarizeServices(ctx context.Context, p *models.Principal, peri
 }
 
 // svcMonitoredStatuses returns the statuses of services the network measures.
-func svcMonitoredStatuses() []ServiceStatus {
-	return []ServiceStatus{ServiceOperational, ServiceDegraded, ServiceDown, ServiceMaintenance}
+func svcMonitoredStatuses() []services.ServiceStatus {
+	return []services.ServiceStatus{services.ServiceOperational, services.ServiceDegraded, services.ServiceDown, services.ServiceMaintenance}
 }
 
 // MonitoredServices returns every service the network measures, of every
 // tenant (the simulator's telemetry run).
-func (s *Store) MonitoredServices(ctx context.Context) ([]Service, error) {
-	var out []Service
+func (s *Store) MonitoredServices(ctx context.Context) ([]services.Service, error) {
+	var out []services.Service
 	err := s.In(ctx, models.SystemScope()).Where("status IN ?", svcMonitoredStatuses()).Order("id").Find(&out).Error
 	return out, models.DBErr(err)
 }
@@ -755,20 +756,20 @@ func (s *Store) ServiceIncidents(ctx context.Context, scope models.Scope, servic
 // delivered, or already in that state (or down, for degraded) is left as it
 // is and nil is returned. Errors: NOT_FOUND.
 func (s *Store) RaiseIncident(ctx context.Context, scope models.Scope, serviceID, kind, cause string, metrics map[string]any, at time.Time) (*ServiceIncident, error) {
-	to := ServiceDown
+	to := services.ServiceDown
 	if kind == IncidentDegraded {
-		to = ServiceDegraded
+		to = services.ServiceDegraded
 	}
 	var out *ServiceIncident
 	err := s.Tx(ctx, scope, func(tx *gorm.DB) error {
-		var svc Service
+		var svc services.Service
 		if err := tx.Where("id = ?", serviceID).Take(&svc).Error; err != nil {
 			return models.NotFoundOr(err, "service")
 		}
-		if svc.Status != ServiceOperational && !(svc.Status == ServiceDegraded && to == ServiceDown) {
+		if svc.Status != services.ServiceOperational && !(svc.Status == services.ServiceDegraded && to == services.ServiceDown) {
 			return nil
 		}
-		moved, err := s.MoveServiceTx(ctx, scope, tx, serviceID, to, "incident: "+cause, "")
+		moved, err := s.services.MoveServiceTx(ctx, scope, tx, serviceID, to, "incident: "+cause, "")
 		if err != nil {
 			return err
 		}
@@ -783,17 +784,17 @@ func (s *Store) RaiseIncident(ctx context.Context, scope models.Scope, serviceID
 					return models.DBErr(err)
 				}
 			}
-			inc = &ServiceIncident{ID: models.NewID(PrefixIncident), ServiceID: serviceID, Kind: kind, Cause: cause, Metrics: metrics, StartedAt: at.UTC()}
+			inc = &ServiceIncident{ID: models.NewID(services.PrefixIncident), ServiceID: serviceID, Kind: kind, Cause: cause, Metrics: metrics, StartedAt: at.UTC()}
 			if err := tx.Create(inc).Error; err != nil {
 				return models.DBErr(err)
 			}
 		}
-		typ := svcEventDown
+		typ := services.EventServiceDown
 		if kind == IncidentDegraded {
-			typ = svcEventPerformanceAlert
+			typ = services.EventServicePerformanceAlert
 		}
 		targets := SLATargets(svc.SLA)
-		data := map[string]any{"service": serviceSummary(moved), "incident": map[string]any{"id": inc.ID, "kind": kind, "cause": cause, "started_at": models.Timestamp(inc.StartedAt)},
+		data := map[string]any{"service": services.ServiceSummary(moved), "incident": map[string]any{"id": inc.ID, "kind": kind, "cause": cause, "started_at": models.Timestamp(inc.StartedAt)},
 			"metrics": metrics, "targets": map[string]any{"latency_ms": targets.LatencyMs, "jitter_ms": targets.JitterMs, "packet_loss": targets.PacketLossPct}}
 		if err := eventlog.RecordEvent(tx, eventlog.NewEvent(typ, serviceID, data)); err != nil {
 			return err
@@ -801,7 +802,7 @@ func (s *Store) RaiseIncident(ctx context.Context, scope models.Scope, serviceID
 		out = inc
 		return nil
 	})
-	return out, svcErrOrNil(err)
+	return out, services.ErrOrNil(err)
 }
 
 // ResolveIncident records that the service is back at at: its open
@@ -824,23 +825,23 @@ func (s *Store) ResolveIncident(ctx context.Context, scope models.Scope, service
 			return models.DBErr(err)
 		}
 		inc.ResolvedAt = &when
-		var svc Service
+		var svc services.Service
 		if err := tx.Where("id = ?", serviceID).Take(&svc).Error; err != nil {
 			return models.NotFoundOr(err, "service")
 		}
-		if svc.Status == ServiceDown || svc.Status == ServiceDegraded {
-			moved, err := s.MoveServiceTx(ctx, scope, tx, serviceID, ServiceOperational, "incident resolved", "")
+		if svc.Status == services.ServiceDown || svc.Status == services.ServiceDegraded {
+			moved, err := s.services.MoveServiceTx(ctx, scope, tx, serviceID, services.ServiceOperational, "incident resolved", "")
 			if err != nil {
 				return err
 			}
-			data := map[string]any{"service": serviceSummary(moved), "incident": map[string]any{"id": inc.ID, "kind": inc.Kind, "cause": inc.Cause,
+			data := map[string]any{"service": services.ServiceSummary(moved), "incident": map[string]any{"id": inc.ID, "kind": inc.Kind, "cause": inc.Cause,
 				"started_at": models.Timestamp(inc.StartedAt), "resolved_at": models.Timestamp(when)}, "duration_seconds": int64(when.Sub(inc.StartedAt) / time.Second)}
-			if err := eventlog.RecordEvent(tx, eventlog.NewEvent(svcEventRestored, serviceID, data)); err != nil {
+			if err := eventlog.RecordEvent(tx, eventlog.NewEvent(services.EventServiceRestored, serviceID, data)); err != nil {
 				return err
 			}
 		}
 		out = &inc
 		return nil
 	})
-	return out, svcErrOrNil(err)
+	return out, services.ErrOrNil(err)
 }
