@@ -81,6 +81,7 @@ func (e *ErrorBody) setMetadata(m Metadata) { e.Metadata = &m }
 // without a method named Error clashing with the JSON field.
 type errorAnswer struct{ *ErrorBody }
 
+// Error returns the code and the message.
 func (e errorAnswer) Error() string {
 	return string(e.ErrorBody.Error.Code) + ": " + e.ErrorBody.Error.Message
 }

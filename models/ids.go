@@ -36,6 +36,7 @@ const (
 	PrefixOperationUnknown = "op"
 )
 
+// Base62 is the alphabet of random identifiers.
 const Base62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 
 // RandomString returns n random base62 characters from crypto/rand.

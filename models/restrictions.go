@@ -113,6 +113,8 @@ func ValidateAccessPolicy(in AccessPolicy) (*AccessPolicy, error) {
 	return out, nil
 }
 
+// NormalizeAccessPolicy checks in, reporting issues under field, and returns
+// it normalised (trimmed, deduplicated, sorted).
 func NormalizeAccessPolicy(v *Validator, field string, in AccessPolicy) *AccessPolicy {
 	out := &AccessPolicy{
 		IPAllowList:      NormalizeIPAllowList(v, field+".ip_allowlist", in.IPAllowList),
@@ -141,6 +143,8 @@ func ValidateIPAllowList(field string, entries []string) ([]string, error) {
 	return out, nil
 }
 
+// NormalizeIPAllowList checks an IP allow-list (addresses or CIDR ranges),
+// reporting issues under field, and returns it normalised.
 func NormalizeIPAllowList(v *Validator, field string, entries []string) []string {
 	v.Check(len(entries) <= MaxIPAllowList, field, "must have at most "+strconv.Itoa(MaxIPAllowList)+" entries")
 	var out []string

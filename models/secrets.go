@@ -140,6 +140,8 @@ func BindAPIKey(id string) string { return "api_keys:" + id }
 // BindSigningKey binds a token signing key's private key to its kid.
 func BindSigningKey(kid string) string { return "signing_keys:" + kid }
 
+// The bindings of the other sealed columns: the table and the row a
+// sealed value belongs to (see Sealer.Seal).
 func BindWebhook(id string) string           { return "webhooks:" + id }
 func BindMFA(userID string) string           { return "mfa_enrollments:" + userID }
 func BindNotification(id string) string      { return "notifications:" + id }

@@ -93,8 +93,10 @@ func ServiceTypeNames(kind string) []string {
 }
 
 var (
+	// ZipPattern is a US ZIP code: 12345 or 12345-6789.
 	ZipPattern       = regexp.MustCompile(`^[0-9]{5}(-[0-9]{4})?$`)
 	bandwidthPattern = regexp.MustCompile(`^([1-9][0-9]{0,5})(mbps|gbps)$`)
+	// USStates are the two-letter codes of the US states and territories.
 	USStates         = strings.Fields("AL AK AZ AR CA CO CT DE DC FL GA HI ID IL IN IA KS KY LA ME MD MA MI MN MS MO MT NE NV NH NJ NM NY NC ND OH OK OR PA RI SC SD TN TX UT VT VA WA WV WI WY PR GU VI AS MP")
 )
 
@@ -185,6 +187,7 @@ func LocationMatchKey(in LocationInput) string {
 	return norm(in.Address) + "|" + norm(in.City) + "|" + strings.ToUpper(strings.TrimSpace(in.State)) + "|" + zip
 }
 
+// Input returns the location as a client sends it.
 func (l *ServiceableLocation) Input() LocationInput {
 	return LocationInput{Address: l.Address, City: l.City, State: l.State, Zip: l.Zip}
 }

@@ -77,6 +77,8 @@ func (n *ContactNotification) DeliveryStatus() string {
 	return NotificationQueued
 }
 
+// QueueMessage validates m and writes it to the notification outbox inside
+// tx (a one-time code body is sealed). Errors: VALIDATION_ERROR.
 func QueueMessage(tx *gorm.DB, sealer *models.Sealer, m Message) (*ContactNotification, error) {
 	var v models.Validator
 	v.Check(m.Channel == ChannelEmail || m.Channel == ChannelSMS, "channel", "must be email or sms")

@@ -257,6 +257,8 @@ func (s *Store) UpdateOperation(ctx context.Context, scope models.Scope, tx *gor
 	return out, nil
 }
 
+// Step returns the operation's step name, appending it as pending when the
+// operation has none yet.
 func (op *Operation) Step(name string) *OperationStep {
 	for i := range op.Steps {
 		if op.Steps[i].Name == name {
@@ -267,6 +269,8 @@ func (op *Operation) Step(name string) *OperationStep {
 	return &op.Steps[len(op.Steps)-1]
 }
 
+// ErrTerminal is the INVALID_STATE_TRANSITION of a change to an operation
+// that has already ended.
 func ErrTerminal(op *Operation) error {
 	return models.Errorf(models.CodeInvalidStateTransition, "operation %s is already %s", op.ID, op.Status).WithDetail("status", string(op.Status))
 }

@@ -313,6 +313,7 @@ func (s *Store) defaultAccount(ctx context.Context, p *models.Principal, o *Prov
 	return nil
 }
 
+// OrDefault returns v, or def when v is empty.
 func OrDefault(v, def string) string {
 	if v == "" {
 		return def

@@ -189,6 +189,7 @@ func (s *Store) GetService(ctx context.Context, p *models.Principal, id string) 
 	return s.ServiceIn(ctx, p.Scope(), id)
 }
 
+// ServiceIn returns the service id in scope. Errors: NOT_FOUND.
 func (s *Store) ServiceIn(ctx context.Context, scope models.Scope, id string) (*Service, error) {
 	var svc Service
 	err := s.In(ctx, scope).Where("id = ?", id).Take(&svc).Error
