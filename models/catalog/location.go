@@ -97,7 +97,7 @@ var (
 	ZipPattern       = regexp.MustCompile(`^[0-9]{5}(-[0-9]{4})?$`)
 	bandwidthPattern = regexp.MustCompile(`^([1-9][0-9]{0,5})(mbps|gbps)$`)
 	// USStates are the two-letter codes of the US states and territories.
-	USStates         = strings.Fields("AL AK AZ AR CA CO CT DE DC FL GA HI ID IL IN IA KS KY LA ME MD MA MI MN MS MO MT NE NV NH NJ NM NY NC ND OH OK OR PA RI SC SD TN TX UT VT VA WA WV WI WY PR GU VI AS MP")
+	USStates = strings.Fields("AL AK AZ AR CA CO CT DE DC FL GA HI ID IL IN IA KS KY LA ME MD MA MI MN MS MO MT NE NV NH NJ NM NY NC ND OH OK OR PA RI SC SD TN TX UT VT VA WA WV WI WY PR GU VI AS MP")
 )
 
 // ParseBandwidth parses a bandwidth written as a number followed by mbps or
