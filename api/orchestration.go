@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 
 	"github.com/danielgtaylor/huma/v2"
@@ -17,7 +18,7 @@ import (
 type OrchestrationStepBody struct {
 	Order      int            `json:"order" required:"true" minimum:"1" example:"1" doc:"Required: a positive integer, unique in the workflow"`
 	Action     string         `json:"action" required:"true" enum:"provision_service,modify_service,scale_service,suspend_service,resume_service,run_availability_check,notify,wait" maxLength:"60" example:"provision_service" doc:"Required: provision_service, modify_service, scale_service, suspend_service, resume_service, run_availability_check, notify or wait"`
-	Parameters map[string]any `json:"parameters,omitempty" doc:"The action's parameters (each action has its own, docs/bulk-and-orchestration.md); strings may reference ${steps.<order>.<output>} of a step this one depends on, or ${event....} with an event trigger"`
+	Parameters map[string]any `json:"parameters,omitempty" doc:"The action's parameters: each action has its own, with the JSON Schema of the component OrchestrationParameters_<action> (docs/bulk-and-orchestration.md); strings may reference ${steps.<order>.<output>} of a step this one depends on, or ${event....} with an event trigger"`
 	DependsOn  []int          `json:"depends_on,omitempty" maxItems:"50" example:"[1]" doc:"Orders of the steps that must complete first"`
 }
 
@@ -111,6 +112,7 @@ func (s *Server) startOrchestration(ctx context.Context, scope models.Scope, def
 // registerOrchestration registers /services/orchestration/workflows (fixed
 // paths: before registerServices), the GET with its Server-Sent Events route first.
 func (s *Server) registerOrchestration() {
+	s.publishParameterSchemas()
 	tags := []string{"Services: orchestration"}
 	for _, prefix := range []string{"/v1", "/api/v1"} {
 		s.App.Get(prefix+"/services/orchestration/workflows/:workflow_id", s.orchestrationStream)
@@ -173,4 +175,28 @@ func (s *Server) registerOrchestration() {
 			out.Body.Orchestration = orchestrationInfo(def)
 			return out, nil
 		})
+}
+
+// parameterSchemaName is the OpenAPI component of an action's parameters.
+func parameterSchemaName(action string) string { return "OrchestrationParameters_" + action }
+
+// publishParameterSchemas adds the JSON Schema of every orchestration
+// action's parameters to the OpenAPI components (parameterSchemaName), the
+// schemas the domain validates steps with (automation.ActionSpec.ParametersSchema).
+func (s *Server) publishParameterSchemas() {
+	schemas := s.API.OpenAPI().Components.Schemas.Map()
+	for _, a := range automation.OrchestrationActions() {
+		doc := a.ParametersSchema()
+		delete(doc, "$schema") // the OpenAPI document's own dialect applies
+		b, err := json.Marshal(doc)
+		var hs huma.Schema
+		if err == nil {
+			err = json.Unmarshal(b, &hs)
+		}
+		if err != nil {
+			s.log.Error("orchestration parameters schema not published", "action", a.Name, "error", err)
+			continue
+		}
+		schemas[parameterSchemaName(a.Name)] = &hs
+	}
 }

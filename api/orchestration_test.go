@@ -209,3 +209,41 @@ func TestOrchestrationWorkflows(t *testing.T) {
 		h.do("GET", "/v1/services/orchestration/workflows/"+acc.RequestID, key.APIKey.Key, nil).decode(200, nil)
 	})
 }
+
+// TestOrchestrationParameterSchemasArePublished checks that /openapi.json
+// carries the JSON Schema of every action's parameters, the one the domain
+// validates steps with.
+func TestOrchestrationParameterSchemasArePublished(t *testing.T) {
+	h := newHarness(t)
+	var doc struct {
+		Components struct {
+			Schemas map[string]struct {
+				Type                 string         `json:"type"`
+				Required             []string       `json:"required"`
+				Properties           map[string]any `json:"properties"`
+				AdditionalProperties *bool          `json:"additionalProperties"`
+			} `json:"schemas"`
+		} `json:"components"`
+	}
+	h.do("GET", "/openapi.json", "", nil).decode(200, &doc)
+	for _, a := range automation.OrchestrationActions() {
+		s, ok := doc.Components.Schemas["OrchestrationParameters_"+a.Name]
+		if !ok {
+			t.Errorf("no schema for the parameters of %s", a.Name)
+			continue
+		}
+		var required []string
+		for _, ps := range a.Params {
+			if ps.Required {
+				required = append(required, ps.Name)
+			}
+			if _, ok := s.Properties[ps.Name]; !ok {
+				t.Errorf("%s: no property %s", a.Name, ps.Name)
+			}
+		}
+		if s.Type != "object" || len(s.Properties) != len(a.Params) || s.AdditionalProperties == nil || *s.AdditionalProperties ||
+			strings.Join(s.Required, ",") != strings.Join(required, ",") {
+			t.Errorf("%s: schema %+v", a.Name, s)
+		}
+	}
+}

@@ -412,51 +412,8 @@ func (s *Store) ValidateOrchestration(ctx context.Context, p *models.Principal, 
 // field f. Values holding references are checked when the step runs.
 func (s *Store) checkStepParameters(ctx context.Context, p *models.Principal, v *models.Validator, f string, st OrchestrationStep) error {
 	spec, _ := LookupAction(st.Action)
-	known := map[string]ParamSpec{}
-	for _, ps := range spec.Params {
-		known[ps.Name] = ps
-	}
-	for name, val := range st.Parameters {
-		ps, ok := known[name]
-		if !ok {
-			v.Add(f+"."+name, fmt.Sprintf("is not a parameter of %s", st.Action))
-			continue
-		}
-		switch ps.Kind {
-		case "string", "duration":
-			sv, isStr := val.(string)
-			v.Check(isStr && len(sv) <= 2000, f+"."+name, "must be a string (at most 2000 characters)")
-		case "integer":
-			n, isNum := val.(float64)
-			if i, isInt := val.(int); isInt {
-				n, isNum = float64(i), true
-			}
-			v.Check(isNum && n == float64(int(n)) && n >= 0, f+"."+name, "must be a non-negative integer")
-		case "string_list":
-			list, isList := val.([]any)
-			good := isList && len(list) <= 20
-			for _, e := range list {
-				_, isStr := e.(string)
-				good = good && isStr
-			}
-			v.Check(good, f+"."+name, "must be a list of at most 20 strings")
-		case "object":
-			obj, isObj := val.(map[string]any)
-			if !isObj {
-				v.Add(f+"."+name, "must be an object")
-				continue
-			}
-			for k, e := range obj {
-				_, isStr := e.(string)
-				v.Check(slices.Contains(ps.Fields, k), f+"."+name+"."+k, "is not one of "+strings.Join(ps.Fields, ", "))
-				v.Check(isStr, f+"."+name+"."+k, "must be a string")
-			}
-		}
-	}
-	for _, ps := range spec.Params {
-		if _, ok := st.Parameters[ps.Name]; ps.Required && !ok {
-			v.Add(f+"."+ps.Name, "is required")
-		}
+	if err := checkParameterShapes(v, f, spec, st.Parameters); err != nil {
+		return err
 	}
 	str := func(name string) (string, bool) {
 		val, ok := st.Parameters[name].(string)
