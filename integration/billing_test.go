@@ -287,3 +287,60 @@ func TestBillingEndToEnd(t *testing.T) {
 
 // near compares two amounts of money decoded as floats.
 func near(a, b float64) bool { d := a - b; return d < 0.005 && d > -0.005 }
+
+// TestInvoiceBecomesOverdue creates a manual invoice due in two seconds:
+// the API starts its InvoiceDue workflow on the real Temporal server, whose
+// timer fires at the due date and whose activity marks the unpaid invoice
+// overdue (invoice.overdue). Its history is recorded for the replay test.
+func TestInvoiceBecomesOverdue(t *testing.T) {
+	p := startPlatform(t, platformOptions{queuePrefix: "invoice", keys: demoTestKey})
+	ctx := context.Background()
+	key := p.testKey
+	var accts struct {
+		Accounts []struct{ ID string } `json:"accounts"`
+	}
+	if status := p.do("GET", "/v1/billing/accounts", key, nil, &accts); status != 200 || len(accts.Accounts) == 0 {
+		t.Fatalf("sandbox accounts: %d %+v", status, accts)
+	}
+	acct := accts.Accounts[0].ID
+	var acc accepted
+	if status := p.do("POST", "/v1/services/provision", key, map[string]any{"service_template": "internet-business-100m", "location_id": "loc_sandbox_all", "account_id": acct}, &acc); status != 202 {
+		t.Fatalf("provision: %d", status)
+	}
+	if op := p.poll(acc.StatusURL, key, func(op *operation) bool { return terminal(op.Status) }); op.Status != "completed" {
+		t.Fatalf("provisioning %+v", op)
+	}
+
+	due := time.Now().Add(2 * time.Second).UTC()
+	var created struct {
+		Invoice billingInvoice `json:"invoice"`
+	}
+	if status := p.do("POST", "/api/v1/billing/invoices", key, map[string]any{"account_id": acct, "due_date": due.Format(time.RFC3339Nano),
+		"services": []map[string]any{{"service_id": acc.ServiceID, "quantity": 1, "unit_price": 10}}}, &created); status != 201 || created.Invoice.Status != "pending" {
+		t.Fatalf("create invoice: %d %+v", status, created)
+	}
+	id := created.Invoice.ID
+	if err := p.temporal.GetWorkflow(ctx, id, "").Get(ctx, nil); err != nil {
+		t.Fatalf("InvoiceDue workflow: %v", err)
+	}
+	if time.Now().Before(due) {
+		t.Fatalf("the workflow ended before the due date %s", due)
+	}
+	var got struct {
+		Invoice billingInvoice `json:"invoice"`
+	}
+	if status := p.do("GET", "/api/v1/billing/invoices/"+id, key, nil, &got); status != 200 || got.Invoice.Status != "overdue" {
+		t.Fatalf("invoice after its due date: %d %+v", status, got.Invoice)
+	}
+	evs, err := eventlog.NewStore(p.store).EventsFor(ctx, models.TenantScope(p.demo.Demo.ID, models.EnvTest), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var types []string
+	for _, e := range evs {
+		types = append(types, e.Type)
+	}
+	if !slices.Contains(types, "invoice.overdue") {
+		t.Fatalf("events of the invoice: %v", types)
+	}
+}
