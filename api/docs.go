@@ -1,9 +1,16 @@
 package api
 
 import (
+	"encoding/json"
+	"slices"
+
+	"github.com/danielgtaylor/huma/v2"
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/adaptor"
 	"github.com/swaggest/swgui/v5emb"
+
+	"github.com/telcoplatform/platform/models/automation"
+	"github.com/telcoplatform/platform/models/services"
 )
 
 // registerDocs serves the OpenAPI 3.0 document (huma's downgrade of its 3.1
@@ -27,4 +34,72 @@ func (s *Server) registerDocs() {
 	explorer := adaptor.HTTPHandler(v5emb.New("Telecom & IT Services Platform API", "/openapi.json", "/docs/"))
 	s.App.Get("/docs", explorer)
 	s.App.Get("/docs/*", explorer)
+}
+
+// parameterSchemaName is the OpenAPI component of an action's parameters.
+func parameterSchemaName(action string) string { return "OrchestrationParameters_" + action }
+
+// configurationSchemaName is the OpenAPI component of a kind's
+// configuration settings.
+func configurationSchemaName(kind string) string { return "ServiceConfiguration_" + kind }
+
+// publishDomainSchemas adds to the OpenAPI components the JSON Schemas the
+// domain validates free-form objects with: every orchestration action's
+// parameters (parameterSchemaName, automation.ActionSpec.ParametersSchema)
+// and every kind's configuration settings (configurationSchemaName,
+// services.SettingsSchema).
+func (s *Server) publishDomainSchemas() {
+	for _, a := range automation.OrchestrationActions() {
+		s.publishSchema(parameterSchemaName(a.Name), a.ParametersSchema())
+	}
+	for _, k := range services.KindNames() {
+		s.publishSchema(configurationSchemaName(k), services.SettingsSchema(k))
+	}
+}
+
+// publishSchema adds the JSON Schema doc to the OpenAPI components as name.
+func (s *Server) publishSchema(name string, doc map[string]any) {
+	delete(doc, "$schema") // the OpenAPI document's own dialect applies
+	b, err := json.Marshal(nullableTypes(doc))
+	var hs huma.Schema
+	if err == nil {
+		err = json.Unmarshal(b, &hs)
+	}
+	if err != nil {
+		s.log.Error("schema not published", "name", name, "error", err)
+		return
+	}
+	s.API.OpenAPI().Components.Schemas.Map()[name] = &hs
+}
+
+// nullableTypes rewrites, in a JSON Schema and every schema it holds, a
+// type list of one type and "null" as that type with nullable (and drops
+// null from an enum): the form the OpenAPI document's schemas take.
+func nullableTypes(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = nullableTypes(e)
+		}
+		if types, ok := x["type"].([]string); ok && len(types) == 2 && slices.Contains(types, "null") {
+			for _, t := range types {
+				if t != "null" {
+					out["type"] = t
+				}
+			}
+			out["nullable"] = true
+			if enum, ok := x["enum"].([]any); ok {
+				out["enum"] = slices.DeleteFunc(slices.Clone(enum), func(e any) bool { return e == nil })
+			}
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = nullableTypes(e)
+		}
+		return out
+	}
+	return v
 }

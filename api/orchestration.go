@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 
 	"github.com/danielgtaylor/huma/v2"
@@ -112,7 +111,6 @@ func (s *Server) startOrchestration(ctx context.Context, scope models.Scope, def
 // registerOrchestration registers /services/orchestration/workflows (fixed
 // paths: before registerServices), the GET with its Server-Sent Events route first.
 func (s *Server) registerOrchestration() {
-	s.publishParameterSchemas()
 	tags := []string{"Services: orchestration"}
 	for _, prefix := range []string{"/v1", "/api/v1"} {
 		s.App.Get(prefix+"/services/orchestration/workflows/:workflow_id", s.orchestrationStream)
@@ -175,28 +173,4 @@ func (s *Server) registerOrchestration() {
 			out.Body.Orchestration = orchestrationInfo(def)
 			return out, nil
 		})
-}
-
-// parameterSchemaName is the OpenAPI component of an action's parameters.
-func parameterSchemaName(action string) string { return "OrchestrationParameters_" + action }
-
-// publishParameterSchemas adds the JSON Schema of every orchestration
-// action's parameters to the OpenAPI components (parameterSchemaName), the
-// schemas the domain validates steps with (automation.ActionSpec.ParametersSchema).
-func (s *Server) publishParameterSchemas() {
-	schemas := s.API.OpenAPI().Components.Schemas.Map()
-	for _, a := range automation.OrchestrationActions() {
-		doc := a.ParametersSchema()
-		delete(doc, "$schema") // the OpenAPI document's own dialect applies
-		b, err := json.Marshal(doc)
-		var hs huma.Schema
-		if err == nil {
-			err = json.Unmarshal(b, &hs)
-		}
-		if err != nil {
-			s.log.Error("orchestration parameters schema not published", "action", a.Name, "error", err)
-			continue
-		}
-		schemas[parameterSchemaName(a.Name)] = &hs
-	}
 }

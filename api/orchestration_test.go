@@ -10,6 +10,7 @@ import (
 
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/automation"
+	"github.com/telcoplatform/platform/models/services"
 	"github.com/telcoplatform/platform/workflows"
 )
 
@@ -244,6 +245,28 @@ func TestOrchestrationParameterSchemasArePublished(t *testing.T) {
 		if s.Type != "object" || len(s.Properties) != len(a.Params) || s.AdditionalProperties == nil || *s.AdditionalProperties ||
 			strings.Join(s.Required, ",") != strings.Join(required, ",") {
 			t.Errorf("%s: schema %+v", a.Name, s)
+		}
+	}
+}
+
+// TestServiceConfigurationSchemasArePublished checks that /openapi.json
+// carries the JSON Schema of every kind's configuration settings.
+func TestServiceConfigurationSchemasArePublished(t *testing.T) {
+	h := newHarness(t)
+	var doc struct {
+		Components struct {
+			Schemas map[string]struct {
+				Properties           map[string]any `json:"properties"`
+				AdditionalProperties *bool          `json:"additionalProperties"`
+			} `json:"schemas"`
+		} `json:"components"`
+	}
+	h.do("GET", "/openapi.json", "", nil).decode(200, &doc)
+	for _, k := range services.KindNames() {
+		s, ok := doc.Components.Schemas["ServiceConfiguration_"+k]
+		want := services.SettingsSchema(k)["properties"].(map[string]any)
+		if !ok || len(s.Properties) != len(want) || s.AdditionalProperties == nil || *s.AdditionalProperties {
+			t.Errorf("%s: schema %+v, want the properties %v", k, s, want)
 		}
 	}
 }

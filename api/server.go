@@ -197,6 +197,7 @@ func New(deps Deps) *Server {
 	// Fixed /services/bulk/... and /services/orchestration/... paths: before /services/{service_id}.
 	s.registerBulk()
 	s.registerOrchestration()
+	s.publishDomainSchemas()
 	s.registerAvailability() // fixed /services/... paths before /services/{service_id}
 	s.registerProvisioning() // fixed /services/... paths before /services/{service_id}
 	s.registerQuotes()       // fixed /services/quotes/... before /services/{service_id}

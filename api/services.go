@@ -242,7 +242,7 @@ type ServiceUpdateBody struct {
 	SLA           string                  `json:"sla,omitempty" maxLength:"20" example:"premium" doc:"One of the offer's SLA options"`
 	Contacts      *services.OrderContacts `json:"contacts,omitempty"`
 	Features      *[]string               `json:"features,omitempty" maxItems:"20" doc:"Replaces the features (the kind's, docs/services.md)"`
-	Configuration map[string]any          `json:"configuration,omitempty" doc:"Settings to set (null removes one); see PUT /services/{service_id}/configuration"`
+	Configuration map[string]any          `json:"configuration,omitempty" doc:"Settings to set (null removes one), as the component ServiceConfiguration_<kind> states; see PUT /services/{service_id}/configuration"`
 }
 
 // FeaturesBody replaces a service's features (PUT /services/{service_id}/features).
@@ -610,7 +610,7 @@ func (s *Server) registerServices() {
 		})
 	register(s, huma.Operation{OperationID: "configure-service", Method: http.MethodPut, Path: "/services/{service_id}/configuration",
 		Summary: "Change a service's configuration", Tags: tags, DefaultStatus: http.StatusAccepted,
-		Description: "The body is the settings to set, as an object of at least one setting (a null value removes one); each kind has its settings " +
+		Description: "The body is the settings to set, as an object of at least one setting (a null value removes one); each kind has its settings, with the JSON Schema of the component ServiceConfiguration_<kind> " +
 			"(docs/services.md), e.g. dns_servers, qos_profile, routed_prefixes for internet. A modification operation (mod_)." + changeErrors},
 		access{permission: "services:write"}, func(ctx context.Context, in *struct {
 			ServicePath

@@ -2,7 +2,6 @@ package services
 
 import (
 	"fmt"
-	"math"
 	"net/netip"
 	"regexp"
 	"slices"
@@ -119,62 +118,21 @@ func ServiceSettings(kind string) []SettingDoc {
 
 var svcCountryPattern = regexp.MustCompile(`^[A-Z]{2}$`)
 
-// checkSetting validates one setting's value and returns it normalised.
+// checkSetting applies the rules a schema cannot state (addresses, networks,
+// time zones, response times) to one setting whose shape its schema has
+// accepted (checkSettingShapes), and returns the value normalised.
 func checkSetting(v *models.Validator, field string, r settingRule, val any) any {
-	list := func() ([]string, bool) {
-		items, ok := val.([]any)
-		if !ok {
-			if ss, ok2 := val.([]string); ok2 {
-				for _, x := range ss {
-					items = append(items, x)
-				}
-				ok = true
-			}
-		}
-		if !ok {
-			v.Add(field, "must be a list of strings")
-			return nil, false
-		}
-		if r.Max > 0 && len(items) > r.Max {
-			v.Add(field, fmt.Sprintf("must list at most %d values", r.Max))
-			return nil, false
-		}
-		out := make([]string, 0, len(items))
-		for i, it := range items {
-			str, ok := it.(string)
-			if !ok {
-				v.Add(fmt.Sprintf("%s[%d]", field, i), "must be a string")
-				return nil, false
-			}
-			out = append(out, strings.TrimSpace(str))
-		}
-		return out, true
-	}
 	switch r.Type {
-	case "enum":
-		str, ok := val.(string)
-		if !ok || !slices.Contains(r.Values, str) {
-			v.Add(field, "must be one of "+strings.Join(r.Values, ", "))
-			return nil
-		}
-		return str
-	case "bool":
-		b, ok := val.(bool)
-		if !ok {
-			v.Add(field, "must be true or false")
-			return nil
-		}
-		return b
+	case "enum", "bool":
+		return val
 	case "int":
-		f, ok := val.(float64)
-		if n, isInt := val.(int); isInt {
-			f, ok = float64(n), true
+		switch n := val.(type) {
+		case float64:
+			return int(n)
+		case int:
+			return n
 		}
-		if !ok || f != math.Trunc(f) || f < float64(r.Min) || f > float64(r.Max) {
-			v.Add(field, fmt.Sprintf("must be a whole number from %d to %d", r.Min, r.Max))
-			return nil
-		}
-		return int(f)
+		return val
 	case "email":
 		str, ok := val.(string)
 		if !ok || !models.ValidEmail(str) {
@@ -207,9 +165,17 @@ func checkSetting(v *models.Validator, field string, r settingRule, val any) any
 		}
 		return str
 	}
-	items, ok := list()
-	if !ok {
-		return nil
+	var items []string
+	switch list := val.(type) {
+	case []string:
+		for _, it := range list {
+			items = append(items, strings.TrimSpace(it))
+		}
+	case []any:
+		for _, it := range list {
+			str, _ := it.(string)
+			items = append(items, strings.TrimSpace(str))
+		}
 	}
 	for i, it := range items {
 		f := fmt.Sprintf("%s[%d]", field, i)
@@ -246,17 +212,16 @@ func (s *Store) mergeConfiguration(v *models.Validator, svc *Service, settings m
 	if len(settings) == 0 {
 		v.Add("configuration", "must set at least one setting")
 	}
-	names := make([]string, 0, len(rules))
-	for k := range rules {
-		names = append(names, k)
+	bad, err := checkSettingShapes(v, svc.Kind, settings)
+	if err != nil {
+		v.Add("configuration", "could not be checked")
+		return cfg, "", ""
 	}
-	slices.Sort(names)
 	for k, val := range settings {
 		field := "configuration." + k
 		r, ok := rules[k]
-		if !ok {
-			v.Add(field, fmt.Sprintf("is not a setting of a %s; settings: %s", strings.ReplaceAll(svc.Kind, "_", " "), strings.Join(names, ", ")))
-			continue
+		if !ok || bad[k] {
+			continue // reported by checkSettingShapes
 		}
 		if val == nil {
 			delete(cfg, k)
