@@ -13,6 +13,7 @@ import (
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/catalog"
 	"github.com/telcoplatform/platform/models/operations"
+	"github.com/telcoplatform/platform/models/quotes"
 	"github.com/telcoplatform/platform/models/services"
 	"github.com/telcoplatform/platform/workflows"
 )
@@ -184,13 +185,13 @@ func (s *Server) startProvisioning(ctx context.Context, o *services.Provisioning
 	return s.startOperation(ctx, operationStart{scope: scope, op: op, workflow: workflows.ProvisioningWorkflow, input: in, serviceID: svcID,
 		store: func(ctx context.Context) error {
 			if o.QuoteID != "" {
-				if err := s.services.ClaimQuoteItem(ctx, scope, o.QuoteID, o.QuoteItem, svcID, opID); err != nil {
+				if err := s.quotes.ClaimQuoteItem(ctx, scope, o.QuoteID, o.QuoteItem, svcID, opID); err != nil {
 					return err
 				}
 			}
 			if err := s.operations.CreateOperation(ctx, scope, op); err != nil {
 				if o.QuoteID != "" {
-					_ = s.services.ReleaseQuoteItem(context.WithoutCancel(ctx), scope, o.QuoteID, o.QuoteItem, opID)
+					_ = s.quotes.ReleaseQuoteItem(context.WithoutCancel(ctx), scope, o.QuoteID, o.QuoteItem, opID)
 				}
 				return err
 			}
@@ -198,7 +199,7 @@ func (s *Server) startProvisioning(ctx context.Context, o *services.Provisioning
 		},
 		abandon: func(ctx context.Context) error {
 			if o.QuoteID != "" {
-				if err := s.services.ReleaseQuoteItem(ctx, scope, o.QuoteID, o.QuoteItem, opID); err != nil {
+				if err := s.quotes.ReleaseQuoteItem(ctx, scope, o.QuoteID, o.QuoteItem, opID); err != nil {
 					return err
 				}
 			}
@@ -257,14 +258,14 @@ func (s *Server) prepareProvision(ctx context.Context, b *ProvisionBody) (*servi
 		if err := v.Err(); err != nil {
 			return nil, models.Scope{}, err
 		}
-		in := services.QuoteOrderInput{QuoteID: b.QuoteID, Item: b.QuoteItem, Name: b.Name}
+		in := quotes.QuoteOrderInput{QuoteID: b.QuoteID, Item: b.QuoteItem, Name: b.Name}
 		if d := b.DeploymentSchedule; d != nil {
 			in.PreferredDate, in.Flexibility = d.PreferredDate, d.Flexibility
 		}
 		if c := b.Contacts; c != nil {
 			in.TechnicalContact, in.BillingContact = c.Technical, c.Billing
 		}
-		return s.services.PrepareQuoteOrder(ctx, p, in)
+		return s.quotes.PrepareQuoteOrder(ctx, p, in)
 	case b.Type != "":
 		var v models.Validator
 		v.Check(b.Customizations == nil, "customizations", "go with service_template; put the settings in configuration")

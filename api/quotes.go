@@ -8,6 +8,7 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/quotes"
 	"github.com/telcoplatform/platform/models/services"
 )
 
@@ -97,12 +98,12 @@ type QuoteOutput struct {
 	}
 }
 
-func (s *Server) quoteOutput(q *services.Quote, status int) *QuoteOutput {
+func (s *Server) quoteOutput(q *quotes.Quote, status int) *QuoteOutput {
 	out := &QuoteOutput{Status: status}
 	out.Body.Quote = QuoteDocument{
 		ID: q.ID, Status: q.StatusAt(s.now()), AccountID: q.AccountID, Currency: q.Currency, BillingCycle: q.BillingCycle,
 		Term: strconv.Itoa(q.TermMonths) + "_months", TermMonths: q.TermMonths, DiscountPercent: q.DiscountPercent,
-		Services: mapSlice(q.Items, func(it *services.QuoteItem) QuoteServiceItem {
+		Services: mapSlice(q.Items, func(it *quotes.QuoteItem) QuoteServiceItem {
 			return QuoteServiceItem{Index: it.Index, Type: it.Type, ServiceType: it.ServiceType, CatalogServiceID: it.CatalogServiceID, Name: it.Name,
 				Quantity: it.Quantity, Bandwidth: it.Bandwidth, SLA: it.SLA, Features: nonNil(it.Features), Specification: orEmpty(it.Spec),
 				Lines: mapSlice(it.Lines, func(l *services.PriceLine) QuoteLineItem {
@@ -131,11 +132,11 @@ func (s *Server) registerQuotes() {
 			"with POST /v1/services/provision {quote_id, quote_item}. See docs/services.md."},
 		access{permission: "services:write"}, func(ctx context.Context, in *struct{ Body QuoteBody }) (*QuoteOutput, error) {
 			b := in.Body
-			qin := services.QuoteInput{Services: b.Services, AccountID: b.AccountID}
+			qin := quotes.QuoteInput{Services: b.Services, AccountID: b.AccountID}
 			if bp := b.BillingPreferences; bp != nil {
 				qin.Cycle, qin.Term = bp.Cycle, bp.Term
 			}
-			q, err := s.services.CreateQuote(ctx, principal(ctx), qin)
+			q, err := s.quotes.CreateQuote(ctx, principal(ctx), qin)
 			if err != nil {
 				return nil, err
 			}
@@ -146,7 +147,7 @@ func (s *Server) registerQuotes() {
 		access{permission: "services:read"}, func(ctx context.Context, in *struct {
 			QuoteID string `path:"quote_id" maxLength:"40" example:"quo_3fK9aZ"`
 		}) (*QuoteOutput, error) {
-			q, err := s.services.GetQuote(ctx, principal(ctx), in.QuoteID)
+			q, err := s.quotes.GetQuote(ctx, principal(ctx), in.QuoteID)
 			if err != nil {
 				return nil, err
 			}

@@ -30,6 +30,7 @@ import (
 	"github.com/telcoplatform/platform/models/eventlog"
 	"github.com/telcoplatform/platform/models/identity"
 	"github.com/telcoplatform/platform/models/operations"
+	"github.com/telcoplatform/platform/models/quotes"
 	"github.com/telcoplatform/platform/models/services"
 	"github.com/telcoplatform/platform/models/support"
 	"github.com/telcoplatform/platform/models/telemetry"
@@ -68,12 +69,13 @@ type Server struct {
 	store      *models.Store
 	automation *automation.Store // bulk operations and orchestrations
 	support    *support.Store    // the support area's domain, on store
+	quotes     *quotes.Store     // quotes: priced offers ordered item by item
 	telemetry  *telemetry.Store  // telemetry, uptime, incidents, performance
 	operations *operations.Store // long-running operations
 	eventlog   *eventlog.Store   // the event log, webhook subscriptions and deliveries, the notification outbox
 	identity   *identity.Store   // organizations, users, keys, OAuth, MFA, SAML, certificates, audit
 	catalog    *catalog.Store    // the catalog, templates, locations and inventory
-	services   *services.Store   // orders of the nine kinds, services and their changes, quotes
+	services   *services.Store   // orders of the nine kinds, services and their changes, pricing
 	billing    *billing.Store    // accounts, invoices, payments, subscriptions, usage, budgets
 	temporal   client.Client
 	redis      redis.UniversalClient
@@ -134,6 +136,7 @@ func New(deps Deps) *Server {
 	s.services = services.NewStore(s.store)
 	s.billing = billing.NewStore(s.store)
 	s.automation = automation.NewStore(s.store)
+	s.quotes = quotes.NewStore(s.store)
 	s.telemetry = telemetry.NewStore(s.store)
 	s.operations = operations.NewStore(s.store)
 	s.eventlog = eventlog.NewStore(s.store)

@@ -18,6 +18,7 @@ import (
 	"github.com/telcoplatform/platform/models/identity"
 	"github.com/telcoplatform/platform/models/migrate"
 	"github.com/telcoplatform/platform/models/operations"
+	"github.com/telcoplatform/platform/models/quotes"
 	"github.com/telcoplatform/platform/models/services"
 	"github.com/telcoplatform/platform/models/support"
 	"github.com/telcoplatform/platform/models/telemetry"
@@ -40,7 +41,7 @@ func domainTypes() []any {
 		&automation.BulkItem{}, &automation.ServiceChange{}, &automation.OrchestrationDefinition{},
 		&billing.PaymentMethod{}, &billing.BillingSequence{}, &billing.Invoice{}, &billing.InvoiceLine{}, &billing.InvoiceDispute{},
 		&billing.Payment{}, &billing.Subscription{}, &billing.UsageRecord{}, &billing.Budget{}, &billing.BudgetAlert{},
-		&catalog.NumberBlock{}, &services.Quote{}, &eventlog.ContactNotification{}, &services.DataMigration{}, &telemetry.ServiceIncident{},
+		&catalog.NumberBlock{}, &quotes.Quote{}, &eventlog.ContactNotification{}, &services.DataMigration{}, &telemetry.ServiceIncident{},
 		&support.Category{}, &support.Subcategory{}, &support.SLATarget{}, &support.Ticket{}, &support.HistoryEntry{},
 		&support.Comment{}, &support.RoutingRule{}, &support.Article{}, &support.Feedback{}, &support.TicketNotification{},
 		&support.Attachment{}, &support.Team{}, &support.TeamMember{},

@@ -49,7 +49,7 @@ func (b *AIPlatformBody) prepare(p *orderPrep, o *ProvisioningOrder) error {
 	}
 	var caps []string
 	if p.required(len(b.Capabilities) > 0, "capabilities") {
-		caps = svcCheckList(v, "capabilities", b.Capabilities, aiCapabilities, 1, 4)
+		caps = CheckList(v, "capabilities", b.Capabilities, aiCapabilities, 1, 4)
 	}
 	tier := strings.TrimSpace(b.ComputeTier)
 	if p.required(tier != "", "compute_tier") {

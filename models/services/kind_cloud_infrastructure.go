@@ -94,7 +94,7 @@ func (b *CloudInfrastructureBody) prepare(p *orderPrep, o *ProvisioningOrder) er
 	}
 	var providers []string
 	if p.required(len(b.Providers) > 0, "providers") {
-		providers = svcCheckList(v, "providers", b.Providers, cloudProviders, 1, 5)
+		providers = CheckList(v, "providers", b.Providers, cloudProviders, 1, 5)
 		switch o.ServiceType {
 		case "single_cloud":
 			v.Check(len(providers) == 1, "providers", "single_cloud uses exactly one provider")

@@ -44,7 +44,7 @@ func (b *ContactCenterBody) prepare(p *orderPrep, o *ProvisioningOrder) error {
 	}
 	var channels []string
 	if p.required(len(b.Channels) > 0, "channels") {
-		channels = svcCheckList(v, "channels", b.Channels, centerChannels, 1, 4)
+		channels = CheckList(v, "channels", b.Channels, centerChannels, 1, 4)
 	}
 	voice := slices.Contains(channels, "voice")
 	if o.ServiceType == "omnichannel" && len(b.Channels) > 0 {
@@ -58,7 +58,7 @@ func (b *ContactCenterBody) prepare(p *orderPrep, o *ProvisioningOrder) error {
 	}
 	o.Quantity = max(b.AgentCount, 1)
 	prof, _ := LookupKind(KindContactCenter)
-	o.Features = svcCheckList(v, "features", b.Features, prof.Features, 0, 10)
+	o.Features = CheckList(v, "features", b.Features, prof.Features, 0, 10)
 	if slices.Contains(o.Features, "call_recording") && len(channels) > 0 {
 		v.Check(voice, "features", "call_recording needs the voice channel")
 	}

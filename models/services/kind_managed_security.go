@@ -53,9 +53,9 @@ func (b *ManagedSecurityBody) prepare(p *orderPrep, o *ProvisioningOrder) error 
 	}
 	var services []string
 	if p.required(len(b.Services) > 0, "services") {
-		services = svcCheckList(v, "services", b.Services, securityServices, 1, 4)
+		services = CheckList(v, "services", b.Services, securityServices, 1, 4)
 	}
-	frameworks := svcCheckList(v, "compliance_frameworks", b.ComplianceFrameworks, complianceFrameworks, 0, 6)
+	frameworks := CheckList(v, "compliance_frameworks", b.ComplianceFrameworks, complianceFrameworks, 0, 6)
 	if slices.Contains(services, "compliance_reporting") {
 		v.Check(len(frameworks) > 0, "compliance_frameworks", "compliance_reporting needs at least one framework")
 	} else if len(frameworks) > 0 && len(b.Services) > 0 {

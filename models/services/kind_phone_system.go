@@ -67,8 +67,8 @@ func (b *PhoneSystemBody) prepare(p *orderPrep, o *ProvisioningOrder) error {
 		o.ServiceType = "cloud_pbx"
 	}
 	prof, _ := LookupKind(KindPhoneSystem)
-	o.Features = svcCheckList(v, "features", b.Features, prof.Features, 0, 20)
-	svcCheckList(v, "integrations", b.Integrations, nil, 0, 10)
+	o.Features = CheckList(v, "features", b.Features, prof.Features, 0, 20)
+	CheckList(v, "integrations", b.Integrations, nil, 0, 10)
 	if p.required(b.Users != 0, "users") {
 		v.Check(b.Users >= 1 && b.Users <= 10000, "users", "must be from 1 to 10000")
 	}

@@ -60,7 +60,7 @@ func (b *SecurityInfrastructureBody) prepare(p *orderPrep, o *ProvisioningOrder)
 		}
 	}
 	prof, _ := LookupKind(KindSecurityInfrastructure)
-	o.Features = svcCheckList(v, "features", b.Features, prof.Features, 0, 10)
+	o.Features = CheckList(v, "features", b.Features, prof.Features, 0, 10)
 	if slices.Contains(o.Features, "ssl_inspection") {
 		v.Check(o.ServiceType == "next_gen_firewall" || o.ServiceType == "secure_web_gateway", "features", "ssl_inspection needs next_gen_firewall or secure_web_gateway")
 	}

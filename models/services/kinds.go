@@ -249,7 +249,7 @@ func specOf(body KindBody) map[string]any {
 // Errors: VALIDATION_ERROR, LOCATION_NOT_SERVICEABLE,
 // SERVICE_UNAVAILABLE_AT_LOCATION, INSUFFICIENT_BANDWIDTH, SERVICE_CONFLICT.
 func (s *Store) PrepareServiceOrder(ctx context.Context, p *models.Principal, body KindBody) (*ProvisioningOrder, models.Scope, error) {
-	o, err := s.orderFromBody(ctx, p.Environment, body, false)
+	o, err := s.OrderFromBody(ctx, p.Environment, body, false)
 	if err != nil {
 		return nil, models.Scope{}, err
 	}
@@ -257,17 +257,17 @@ func (s *Store) PrepareServiceOrder(ctx context.Context, p *models.Principal, bo
 		if o.AccountID == "" && p.IsStaff() {
 			return nil, models.Scope{}, models.Invalid(models.FieldIssue{Field: "account_id", Issue: "is required when provider staff provision for a customer"})
 		}
-		if err := s.defaultAccount(ctx, p, o); err != nil {
+		if err := s.DefaultAccount(ctx, p, o); err != nil {
 			return nil, models.Scope{}, err
 		}
 	}
-	return s.completeOrder(ctx, p, o)
+	return s.CompleteOrder(ctx, p, o)
 }
 
-// orderFromBody validates body into an order (no account, availability or
+// OrderFromBody validates body into an order (no account, availability or
 // price yet). For a quote, missing fields are not errors: they are returned
 // in the order's Spec under "_missing".
-func (s *Store) orderFromBody(ctx context.Context, env models.Environment, body KindBody, quote bool) (*ProvisioningOrder, error) {
+func (s *Store) OrderFromBody(ctx context.Context, env models.Environment, body KindBody, quote bool) (*ProvisioningOrder, error) {
 	var v models.Validator
 	prof, _ := LookupKind(body.ServiceKind())
 	o := &ProvisioningOrder{
@@ -283,7 +283,7 @@ func (s *Store) orderFromBody(ctx context.Context, env models.Environment, body 
 	if o.CatalogServiceID == "" && prof.Kind != catalog.KindInternet {
 		o.CatalogServiceID = prof.Offers[0]
 	}
-	if err := s.checkOrderFields(ctx, &v, o); err != nil {
+	if err := s.CheckOrderFields(ctx, &v, o); err != nil {
 		return nil, err
 	}
 	if err := v.Err(); err != nil {
@@ -328,7 +328,7 @@ var (
 // svcCheckList validates a list of values: each allowed (nil allows any
 // identifier), no duplicates, between min and max items. It returns the
 // list trimmed.
-func svcCheckList(v *models.Validator, field string, got, allowed []string, minItems, maxItems int) []string {
+func CheckList(v *models.Validator, field string, got, allowed []string, minItems, maxItems int) []string {
 	out := make([]string, 0, len(got))
 	if len(got) < minItems {
 		if minItems == 1 {

@@ -283,21 +283,21 @@ func (s *Store) PrepareTemplateOrder(ctx context.Context, p *models.Principal, i
 	if o.AccountID == "" && p.IsStaff() {
 		v.Add("account_id", "is required when provider staff provision for a customer")
 	}
-	if err := s.checkOrderFields(ctx, &v, o); err != nil {
+	if err := s.CheckOrderFields(ctx, &v, o); err != nil {
 		return nil, models.Scope{}, err
 	}
 	if err := v.Err(); err != nil {
 		return nil, models.Scope{}, err
 	}
-	if err := s.defaultAccount(ctx, p, o); err != nil {
+	if err := s.DefaultAccount(ctx, p, o); err != nil {
 		return nil, models.Scope{}, err
 	}
-	return s.completeOrder(ctx, p, o)
+	return s.CompleteOrder(ctx, p, o)
 }
 
-// defaultAccount gives an order without account_id the organization's
+// DefaultAccount gives an order without account_id the organization's
 // oldest billing account. Errors: VALIDATION_ERROR (none exists).
-func (s *Store) defaultAccount(ctx context.Context, p *models.Principal, o *ProvisioningOrder) error {
+func (s *Store) DefaultAccount(ctx context.Context, p *models.Principal, o *ProvisioningOrder) error {
 	if o.AccountID != "" {
 		return nil
 	}
@@ -321,12 +321,12 @@ func OrDefault(v, def string) string {
 	return v
 }
 
-// checkOrderFields records the issues of the fields every order has:
+// CheckOrderFields records the issues of the fields every order has:
 // bandwidth (for the kinds ordered with one) and SLA against the catalog
 // offer, billing cycle, redundancy, monitoring, schedule and contacts. It
 // fills Kind, CatalogServiceID (for location service types), BandwidthMbps,
 // a default SLA and a default name. It fails only on database errors.
-func (s *Store) checkOrderFields(ctx context.Context, v *models.Validator, o *ProvisioningOrder) error {
+func (s *Store) CheckOrderFields(ctx context.Context, v *models.Validator, o *ProvisioningOrder) error {
 	st, isType := catalog.LookupServiceType(o.ServiceType)
 	if isType {
 		o.Kind, o.CatalogServiceID = st.Kind, st.CatalogServiceID
@@ -425,9 +425,9 @@ func defaultServiceName(offer *catalog.CatalogService, o *ProvisioningOrder) str
 	return offer.Name
 }
 
-// completeOrder resolves the account (and with it the tenant), checks
+// CompleteOrder resolves the account (and with it the tenant), checks
 // availability and conflicts, and prices the order.
-func (s *Store) completeOrder(ctx context.Context, p *models.Principal, o *ProvisioningOrder) (*ProvisioningOrder, models.Scope, error) {
+func (s *Store) CompleteOrder(ctx context.Context, p *models.Principal, o *ProvisioningOrder) (*ProvisioningOrder, models.Scope, error) {
 	var acct models.BillingAccount
 	err := s.In(ctx, p.Scope()).Where("id = ?", o.AccountID).Take(&acct).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
@@ -437,7 +437,7 @@ func (s *Store) completeOrder(ctx context.Context, p *models.Principal, o *Provi
 		return nil, models.Scope{}, models.DBErr(err)
 	}
 	scope := models.TenantScope(acct.OrganizationID, p.Environment)
-	if err := s.checkOrderAvailability(ctx, scope, o); err != nil {
+	if err := s.CheckOrderAvailability(ctx, scope, o); err != nil {
 		return nil, models.Scope{}, err
 	}
 	if err := s.checkServiceConflict(ctx, scope, o, ""); err != nil {
@@ -470,12 +470,12 @@ func (s *Store) checkAvailability(ctx context.Context, scope models.Scope, o *Pr
 	return nil
 }
 
-// checkOrderAvailability checks that the network can deliver the order now,
+// CheckOrderAvailability checks that the network can deliver the order now,
 // as scope sees it: bandwidth at every site, compute units in every region,
 // phone numbers in every area code; and resolves a located order's location.
 // Errors: LOCATION_NOT_SERVICEABLE, SERVICE_UNAVAILABLE_AT_LOCATION,
 // INSUFFICIENT_BANDWIDTH, VALIDATION_ERROR (unknown location id).
-func (s *Store) checkOrderAvailability(ctx context.Context, scope models.Scope, o *ProvisioningOrder) error {
+func (s *Store) CheckOrderAvailability(ctx context.Context, scope models.Scope, o *ProvisioningOrder) error {
 	prof := o.Profile()
 	switch {
 	case prof.Capacity && len(o.Sites) > 0:
@@ -603,7 +603,7 @@ func (s *Store) ValidateOrderFor(ctx context.Context, scope models.Scope, servic
 	}
 	saved := o.PreferredDate
 	o.PreferredDate = nil // a scheduled order is validated when its date has come
-	err := s.checkOrderFields(ctx, &v, o)
+	err := s.CheckOrderFields(ctx, &v, o)
 	o.PreferredDate = saved
 	if err != nil {
 		return err
@@ -619,7 +619,7 @@ func (s *Store) ValidateOrderFor(ctx context.Context, scope models.Scope, servic
 	if err != nil {
 		return models.DBErr(err)
 	}
-	if err := s.checkOrderAvailability(ctx, scope, o); err != nil {
+	if err := s.CheckOrderAvailability(ctx, scope, o); err != nil {
 		return err
 	}
 	return s.checkServiceConflict(ctx, scope, o, serviceID)

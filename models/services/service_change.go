@@ -291,7 +291,7 @@ func (s *Store) validateUpdate(ctx context.Context, scope models.Scope, svc *Ser
 		}
 	}
 	if in.Features != nil {
-		feats := svcCheckList(&v, "features", *in.Features, prof.Features, 0, 20)
+		feats := CheckList(&v, "features", *in.Features, prof.Features, 0, 20)
 		slices.Sort(feats)
 		current := slices.Clone(svc.Features)
 		slices.Sort(current)

@@ -7,7 +7,7 @@ import (
 )
 
 // Store is the services domain's store: the core store (database, clock, sealer,
-// tenancy scopes) with orders of the nine kinds, services and their changes and quotes as methods.
+// tenancy scopes) with orders of the nine kinds, services, their changes and their pricing as methods.
 type Store struct {
 	*models.Store
 	operations *operations.Store

@@ -1,4 +1,4 @@
-package services
+package quotes
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/catalog"
 	"github.com/telcoplatform/platform/models/operations"
+	"github.com/telcoplatform/platform/models/services"
 )
 
 // CreateQuote validates a quote request for principal p and stores the
@@ -29,7 +30,7 @@ import (
 func (s *Store) CreateQuote(ctx context.Context, p *models.Principal, in QuoteInput) (*Quote, error) {
 	var v models.Validator
 	v.Check(len(in.Services) >= 1 && len(in.Services) <= 50, "services", "must list 1 to 50 services")
-	cycle := OrDefault(strings.TrimSpace(in.Cycle), "monthly")
+	cycle := services.OrDefault(strings.TrimSpace(in.Cycle), "monthly")
 	v.Check(slices.Contains(models.BillingCycles, cycle), "billing_preferences.cycle", "must be monthly, quarterly or annual")
 	term := 1
 	if t := strings.TrimSpace(in.Term); t != "" {
@@ -51,8 +52,8 @@ func (s *Store) CreateQuote(ctx context.Context, p *models.Principal, in QuoteIn
 	if err := v.Err(); err != nil {
 		return nil, err
 	}
-	holder := &ProvisioningOrder{AccountID: accountID}
-	if err := s.defaultAccount(ctx, p, holder); err != nil {
+	holder := &services.ProvisioningOrder{AccountID: accountID}
+	if err := s.services.DefaultAccount(ctx, p, holder); err != nil {
 		return nil, err
 	}
 	var acct models.BillingAccount
@@ -66,7 +67,7 @@ func (s *Store) CreateQuote(ctx context.Context, p *models.Principal, in QuoteIn
 	scope := models.TenantScope(acct.OrganizationID, p.Environment)
 	now := s.Now()
 	q := &Quote{ID: models.NewID(models.PrefixQuote), AccountID: acct.ID, Status: QuoteOpen, BillingCycle: cycle, TermMonths: term,
-		DiscountPercent: TermDiscountPercent(term), CreatedBy: p.ID, ExpiresAt: now.Add(QuoteValidity)}
+		DiscountPercent: services.TermDiscountPercent(term), CreatedBy: p.ID, ExpiresAt: now.Add(QuoteValidity)}
 	var issues []models.FieldIssue
 	for i, item := range in.Services {
 		field := fmt.Sprintf("services[%d]", i)
@@ -110,12 +111,12 @@ func (s *Store) quoteItem(ctx context.Context, scope models.Scope, field string,
 	if err != nil {
 		return nil, err
 	}
-	o, err := s.orderFromBody(ctx, scope.Environment, body, true)
+	o, err := s.services.OrderFromBody(ctx, scope.Environment, body, true)
 	if err != nil {
 		return nil, err
 	}
 	missing := o.MissingForProvisioning()
-	if quantity > 0 && (o.Kind == KindPhoneSystem || o.Kind == KindContactCenter) {
+	if quantity > 0 && (o.Kind == services.KindPhoneSystem || o.Kind == services.KindContactCenter) {
 		return nil, models.Invalid(models.FieldIssue{Field: "quantity", Issue: "give users (or agent_count) instead"})
 	}
 	if quantity > 0 {
@@ -126,11 +127,11 @@ func (s *Store) quoteItem(ctx context.Context, scope models.Scope, field string,
 	}
 	located := o.Profile().Located && (o.LocationID != "" || o.Location != (catalog.LocationInput{}))
 	if located || len(o.Compute) > 0 || len(o.Numbers) > 0 || len(o.Sites) > 0 {
-		if err := s.checkOrderAvailability(ctx, scope, o); err != nil {
+		if err := s.services.CheckOrderAvailability(ctx, scope, o); err != nil {
 			return nil, err
 		}
 	}
-	price, err := s.PriceOrder(ctx, o, term)
+	price, err := s.services.PriceOrder(ctx, o, term)
 	if err != nil {
 		return nil, err
 	}
@@ -181,7 +182,7 @@ type QuoteOrderInput struct {
 // kind's create body, with the quote's account and at the quote's prices.
 // Errors: VALIDATION_ERROR, INVALID_STATE_TRANSITION (quote expired or
 // ordered), SERVICE_CONFLICT (item already ordered), and PrepareServiceOrder's.
-func (s *Store) PrepareQuoteOrder(ctx context.Context, p *models.Principal, in QuoteOrderInput) (*ProvisioningOrder, models.Scope, error) {
+func (s *Store) PrepareQuoteOrder(ctx context.Context, p *models.Principal, in QuoteOrderInput) (*services.ProvisioningOrder, models.Scope, error) {
 	q, err := s.GetQuote(ctx, p, strings.TrimSpace(in.QuoteID))
 	if models.ErrorCode(err) == models.CodeNotFound {
 		return nil, models.Scope{}, models.Invalid(models.FieldIssue{Field: "quote_id", Issue: fmt.Sprintf("no quote %s", in.QuoteID)})
@@ -221,7 +222,7 @@ func (s *Store) PrepareQuoteOrder(ctx context.Context, p *models.Principal, in Q
 		switch k {
 		case "quantity":
 		case "features":
-			if item.Type != KindPhoneSystem && item.Type != KindContactCenter && item.Type != KindSecurityInfrastructure {
+			if item.Type != services.KindPhoneSystem && item.Type != services.KindContactCenter && item.Type != services.KindSecurityInfrastructure {
 				features = item.Features
 				continue
 			}
@@ -234,15 +235,15 @@ func (s *Store) PrepareQuoteOrder(ctx context.Context, p *models.Principal, in Q
 	if in.Name != "" {
 		spec["name"] = in.Name
 	}
-	body, err := DecodeKindBody("quote", item.Type, spec)
+	body, err := services.DecodeKindBody("quote", item.Type, spec)
 	if err != nil {
 		return nil, models.Scope{}, err
 	}
-	o, err := s.orderFromBody(ctx, p.Environment, body, false)
+	o, err := s.services.OrderFromBody(ctx, p.Environment, body, false)
 	if err != nil {
 		return nil, models.Scope{}, qtPrefixFields(err, fmt.Sprintf("quote.services[%d]", idx))
 	}
-	o.Source, o.QuoteID, o.QuoteItem = OrderFromQuote, q.ID, idx
+	o.Source, o.QuoteID, o.QuoteItem = services.OrderFromQuote, q.ID, idx
 	o.Quantity = item.Quantity
 	if features != nil {
 		o.Features = features
@@ -251,13 +252,13 @@ func (s *Store) PrepareQuoteOrder(ctx context.Context, p *models.Principal, in Q
 	o.PreferredDate, o.Flexibility = in.PreferredDate, strings.TrimSpace(in.Flexibility)
 	o.TechnicalContact, o.BillingContact = strings.TrimSpace(in.TechnicalContact), strings.TrimSpace(in.BillingContact)
 	var v models.Validator
-	if err := s.checkOrderFields(ctx, &v, o); err != nil {
+	if err := s.services.CheckOrderFields(ctx, &v, o); err != nil {
 		return nil, models.Scope{}, err
 	}
 	if err := v.Err(); err != nil {
 		return nil, models.Scope{}, err
 	}
-	return s.completeOrder(ctx, p, o)
+	return s.services.CompleteOrder(ctx, p, o)
 }
 
 // checkQuoteItemFree returns SERVICE_CONFLICT when item idx of q was
@@ -267,7 +268,7 @@ func (s *Store) checkQuoteItemFree(ctx context.Context, scope models.Scope, q *Q
 	if item.ServiceID == "" {
 		return nil
 	}
-	svc, err := s.ServiceIn(ctx, scope, item.ServiceID)
+	svc, err := s.services.ServiceIn(ctx, scope, item.ServiceID)
 	if models.ErrorCode(err) == models.CodeNotFound {
 		var op operations.Operation
 		err := s.In(ctx, scope).Where("id = ?", item.RequestID).Take(&op).Error
@@ -279,7 +280,7 @@ func (s *Store) checkQuoteItemFree(ctx context.Context, scope models.Scope, q *Q
 		}
 	} else if err != nil {
 		return err
-	} else if svc.Status == ServiceFailed {
+	} else if svc.Status == services.ServiceFailed {
 		return nil
 	}
 	return models.Errorf(models.CodeServiceConflict, "service %d of quote %s was already ordered as %s", idx, q.ID, item.ServiceID).
@@ -291,7 +292,7 @@ func (s *Store) checkQuoteItemFree(ctx context.Context, scope models.Scope, q *Q
 // When every item is ordered the quote becomes ordered.
 // Errors: NOT_FOUND, SERVICE_CONFLICT.
 func (s *Store) ClaimQuoteItem(ctx context.Context, scope models.Scope, id string, idx int, serviceID, opID string) error {
-	return ErrOrNil(s.Tx(ctx, scope, func(tx *gorm.DB) error {
+	return services.ErrOrNil(s.Tx(ctx, scope, func(tx *gorm.DB) error {
 		var q Quote
 		if err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Where("id = ?", id).Take(&q).Error; err != nil {
 			return models.NotFoundOr(err, "quote")
@@ -317,7 +318,7 @@ func (s *Store) ClaimQuoteItem(ctx context.Context, scope models.Scope, id strin
 // ReleaseQuoteItem forgets the claim of operation opID on a quote item
 // (its workflow could not be started).
 func (s *Store) ReleaseQuoteItem(ctx context.Context, scope models.Scope, id string, idx int, opID string) error {
-	return ErrOrNil(s.Tx(ctx, scope, func(tx *gorm.DB) error {
+	return services.ErrOrNil(s.Tx(ctx, scope, func(tx *gorm.DB) error {
 		var q Quote
 		if err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Where("id = ?", id).Take(&q).Error; err != nil {
 			return models.NotFoundOr(err, "quote")
