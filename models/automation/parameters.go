@@ -1,14 +1,10 @@
 package automation
 
 import (
-	"bytes"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 
 	"github.com/telcoplatform/platform/models"
@@ -79,49 +75,18 @@ func paramIssue(k string) string {
 	}
 }
 
-// compileParameters compiles the action's parameters schema.
-func compileParameters(a ActionSpec) (*jsonschema.Schema, error) {
-	doc, err := jsonDocument(a.ParametersSchema())
-	if err != nil {
-		return nil, err
-	}
-	url := "urn:platform:orchestration:parameters:" + a.Name
-	c := jsonschema.NewCompiler()
-	if err := c.AddResource(url, doc); err != nil {
-		return nil, err
-	}
-	return c.Compile(url)
-}
-
-// jsonDocument returns v as the JSON decoder gives it (numbers as
-// json.Number), the form the validator reads.
-func jsonDocument(v any) (any, error) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return nil, err
-	}
-	return jsonschema.UnmarshalJSON(bytes.NewReader(b))
-}
+// parametersURL names the action's parameters schema.
+func parametersURL(a ActionSpec) string { return "urn:platform:orchestration:parameters:" + a.Name }
 
 // checkParameterShapes validates params against the action's JSON Schema
 // and records each issue under f (f.<parameter>, f.<parameter>.<key>), once.
 func checkParameterShapes(v *models.Validator, f string, a ActionSpec, params map[string]any) error {
-	sch, err := compileParameters(a)
-	if err != nil {
-		return models.Internal(fmt.Errorf("parameters schema of %s: %w", a.Name, err))
-	}
 	if params == nil {
 		params = map[string]any{}
 	}
-	doc, err := jsonDocument(params)
-	if err != nil {
-		v.Add(f, "must be a JSON object")
-		return nil
-	}
-	err = sch.Validate(doc)
-	var ve *jsonschema.ValidationError
-	if err == nil || !errors.As(err, &ve) {
-		return nil
+	violations, err := models.SchemaViolations(parametersURL(a), a.ParametersSchema(), params)
+	if err != nil || len(violations) == 0 {
+		return err
 	}
 	kinds := map[string]ParamSpec{}
 	for _, ps := range a.Params {
@@ -134,7 +99,7 @@ func checkParameterShapes(v *models.Validator, f string, a ActionSpec, params ma
 			v.Add(field, issue)
 		}
 	}
-	for _, leaf := range leaves(ve) {
+	for _, leaf := range violations {
 		loc := leaf.InstanceLocation
 		switch k := leaf.ErrorKind.(type) {
 		case *kind.Required:
@@ -164,16 +129,4 @@ func checkParameterShapes(v *models.Validator, f string, a ActionSpec, params ma
 		add(f+"."+loc[0], paramIssue(ps.Kind))
 	}
 	return nil
-}
-
-// leaves returns the innermost errors of e: the ones that say what is wrong.
-func leaves(e *jsonschema.ValidationError) []*jsonschema.ValidationError {
-	if len(e.Causes) == 0 {
-		return []*jsonschema.ValidationError{e}
-	}
-	var out []*jsonschema.ValidationError
-	for _, c := range e.Causes {
-		out = append(out, leaves(c)...)
-	}
-	return out
 }

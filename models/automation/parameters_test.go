@@ -9,7 +9,7 @@ import (
 
 func TestEveryActionSchemaCompiles(t *testing.T) {
 	for _, a := range OrchestrationActions() {
-		if _, err := compileParameters(a); err != nil {
+		if _, err := models.SchemaViolations(parametersURL(a), a.ParametersSchema(), map[string]any{}); err != nil {
 			t.Errorf("%s: %v", a.Name, err)
 		}
 		s := a.ParametersSchema()

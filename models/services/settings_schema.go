@@ -1,9 +1,6 @@
 package services
 
 import (
-	"bytes"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -92,27 +89,12 @@ func settingShapeIssue(r settingRule) string {
 // settings that have one (their values are not checked further).
 func checkSettingShapes(v *models.Validator, kindName string, settings map[string]any) (map[string]bool, error) {
 	rules := serviceSettings(kindName)
-	doc, err := schemaDocument(SettingsSchema(kindName))
+	violations, err := models.SchemaViolations("urn:platform:services:configuration:"+kindName, SettingsSchema(kindName), settings)
 	if err != nil {
-		return nil, models.Internal(err)
-	}
-	url := "urn:platform:services:configuration:" + kindName
-	c := jsonschema.NewCompiler()
-	if err := c.AddResource(url, doc); err != nil {
-		return nil, models.Internal(err)
-	}
-	sch, err := c.Compile(url)
-	if err != nil {
-		return nil, models.Internal(err)
-	}
-	inst, err := schemaDocument(settings)
-	if err != nil {
-		v.Add("configuration", "must be a JSON object")
-		return nil, nil
+		return nil, err
 	}
 	bad := map[string]bool{}
-	var ve *jsonschema.ValidationError
-	if err := sch.Validate(inst); err == nil || !errors.As(err, &ve) {
+	if len(violations) == 0 {
 		return bad, nil
 	}
 	names := make([]string, 0, len(rules))
@@ -127,7 +109,7 @@ func checkSettingShapes(v *models.Validator, kindName string, settings map[strin
 			v.Add(field, issue)
 		}
 	}
-	for _, leaf := range schemaLeaves(ve) {
+	for _, leaf := range violations {
 		loc := leaf.InstanceLocation
 		if k, ok := leaf.ErrorKind.(*kind.AdditionalProperties); ok && len(loc) == 0 {
 			for _, name := range k.Properties {
@@ -159,27 +141,4 @@ func checkSettingShapes(v *models.Validator, kindName string, settings map[strin
 func isMaxItems(k jsonschema.ErrorKind) bool {
 	_, ok := k.(*kind.MaxItems)
 	return ok
-}
-
-// schemaDocument returns v as the JSON decoder gives it (numbers as
-// json.Number), the form the validator reads.
-func schemaDocument(v any) (any, error) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return nil, err
-	}
-	return jsonschema.UnmarshalJSON(bytes.NewReader(b))
-}
-
-// schemaLeaves returns the innermost errors of e: the ones that say what
-// is wrong.
-func schemaLeaves(e *jsonschema.ValidationError) []*jsonschema.ValidationError {
-	if len(e.Causes) == 0 {
-		return []*jsonschema.ValidationError{e}
-	}
-	var out []*jsonschema.ValidationError
-	for _, c := range e.Causes {
-		out = append(out, schemaLeaves(c)...)
-	}
-	return out
 }
