@@ -301,7 +301,10 @@ func (s *Store) validateUpdate(ctx context.Context, scope models.Scope, svc *Ser
 		}
 	}
 	if in.Configuration != nil {
-		cfg, monitoring, redundancy := s.mergeConfiguration(&v, svc, in.Configuration)
+		cfg, monitoring, redundancy, err := s.mergeConfiguration(&v, svc, in.Configuration)
+		if err != nil {
+			return nil, err
+		}
 		if !svcJSONEqual(cfg, svc.Configuration) {
 			u.Configuration = cfg
 			change("configuration", svc.Configuration, cfg)

@@ -202,8 +202,9 @@ func checkSetting(v *models.Validator, field string, r settingRule, val any) any
 // mergeConfiguration validates settings against the service's kind and
 // merges them into its configuration (a null value removes a setting). It
 // returns the new configuration, and the monitoring and redundancy settings
-// when given (they are also columns of the service).
-func (s *Store) mergeConfiguration(v *models.Validator, svc *Service, settings map[string]any) (cfg map[string]any, monitoring, redundancy string) {
+// when given (they are also columns of the service). Errors: INTERNAL_ERROR
+// (the kind's settings schema does not compile).
+func (s *Store) mergeConfiguration(v *models.Validator, svc *Service, settings map[string]any) (cfg map[string]any, monitoring, redundancy string, err error) {
 	rules := serviceSettings(svc.Kind)
 	cfg = map[string]any{}
 	for k, val := range svc.Configuration {
@@ -214,8 +215,7 @@ func (s *Store) mergeConfiguration(v *models.Validator, svc *Service, settings m
 	}
 	bad, err := checkSettingShapes(v, svc.Kind, settings)
 	if err != nil {
-		v.Add("configuration", "could not be checked")
-		return cfg, "", ""
+		return nil, "", "", err
 	}
 	for k, val := range settings {
 		field := "configuration." + k
@@ -265,7 +265,7 @@ func (s *Store) mergeConfiguration(v *models.Validator, svc *Service, settings m
 			prev = d
 		}
 	}
-	return cfg, monitoring, redundancy
+	return cfg, monitoring, redundancy, nil
 }
 
 // ProvisionedData is the data of a service.provisioned event.
