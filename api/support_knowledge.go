@@ -36,7 +36,7 @@ type ArticleItem struct {
 	Category    string   `json:"category"`
 	Tags        []string `json:"tags"`
 	Status      string   `json:"status" enum:"draft,published"`
-	Score       *int     `json:"score,omitempty" doc:"Keyword relevance (search results only): title matches weigh 3, tag matches 2, body matches 1 per query word"`
+	Score       *float64 `json:"score,omitempty" doc:"Full-text relevance (search results only; higher is more relevant): a match in the title weighs three times one in the body, in the tags twice. Comparable within one answer only"`
 	PublishedAt *string  `json:"published_at" doc:"When it was last published; null while never published"`
 	CreatedAt   string   `json:"created_at"`
 	UpdatedAt   string   `json:"updated_at"`

@@ -45,6 +45,7 @@ func migrations() []*gormigrate.Migration {
 		{ID: "202611260100_support_ticket_notifications", Migrate: migrateSupportNotificationsV3, Rollback: rollbackSupportNotificationsV3},
 		{ID: "202611260110_idempotency_expiry_index", Migrate: migrateIdempotencyExpiryIndex, Rollback: rollbackIdempotencyExpiryIndex},
 		{ID: "202611260120_support_attachments_teams", Migrate: migrateSupportAttachmentsTeamsV4, Rollback: rollbackSupportAttachmentsTeamsV4},
+		{ID: "202611260130_support_knowledge_fulltext", Migrate: migrateKnowledgeFullText, Rollback: rollbackKnowledgeFullText},
 	}
 }
 

@@ -2,9 +2,11 @@ package support
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"gorm.io/gorm"
@@ -29,8 +31,9 @@ const (
 	MaxArticleTag   = 50
 )
 
-// Weights of the keyword ranking: a query word found in the title counts
-// more than one found in the tags, which counts more than one in the body.
+// Weights of the full-text ranking: a match in the title counts three
+// times one in the body, a match in the tags twice (PostgreSQL's ts_rank
+// weights A, B and C; SQLite FTS5's bm25 column weights).
 const (
 	WeightTitle = 3
 	WeightTags  = 2
@@ -59,10 +62,12 @@ type Article struct {
 func (Article) TableName() string { return "support_articles" }
 
 // ArticleHit is an article found by a knowledge search, with its
-// relevance score (0 when the search had no keywords).
+// relevance score (higher is more relevant; 0 when the search had no
+// keywords). Scores order the hits of one search; they are not comparable
+// across searches or databases.
 type ArticleHit struct {
 	Article
-	Score int
+	Score float64
 }
 
 // ArticleInput is an article's fields as sent; nil fields are absent (on
@@ -197,14 +202,15 @@ type KnowledgeSearch struct {
 }
 
 // SearchArticles returns a page of the published articles that in selects,
-// ranked by keyword relevance, and the number of them. An article matches
-// when any query word appears, in any case, in its title, tags or body;
-// its score is the sum, over the query words, of WeightTitle when the
-// word is in the title, WeightTags in the tags and WeightBody in the body.
-// Rows come by score, then the most recently updated first, then by id.
-// The ranking is computed in SQL the same way on SQLite and PostgreSQL.
-// page.Sort must be empty (the order is the ranking). Errors:
-// VALIDATION_ERROR.
+// ranked by full-text relevance, and the number of them. An article matches
+// when any query word (stemmed: "outages" finds "outage") appears in its
+// title, tags or body. On PostgreSQL the match and the score come from the
+// english text-search configuration (stop words such as "the" are
+// ignored) and ts_rank over the stored tsvector; on SQLite from an FTS5
+// index with the porter stemmer and bm25. Both weigh a match in the title
+// WeightTitle, in the tags WeightTags and in the body WeightBody. Rows come
+// by score, then the most recently updated first, then by id. page.Sort must
+// be empty (the order is the ranking). Errors: VALIDATION_ERROR.
 func (s *Store) SearchArticles(ctx context.Context, in KnowledgeSearch, page models.PageRequest) ([]ArticleHit, int64, error) {
 	var v models.Validator
 	in.Category = strings.TrimSpace(in.Category)
@@ -222,37 +228,69 @@ func (s *Store) SearchArticles(ctx context.Context, in KnowledgeSearch, page mod
 	if err := v.Err(); err != nil {
 		return nil, 0, err
 	}
-	words = slices.Compact(slices.Sorted(slices.Values(words)))
-	q := s.core.In(ctx, models.SystemScope()).Model(&Article{}).Where("status = ?", ArticlePublished)
+	db := s.core.In(ctx, models.SystemScope())
+	q := db.Table("support_articles AS a").Where("a.status = ?", ArticlePublished)
 	if in.Category != "" {
-		q = q.Where("category = ?", in.Category)
+		q = q.Where("a.category = ?", in.Category)
 	}
-	score, args := "0", []any{}
+	score, scoreArgs := "0", []any(nil)
 	if len(words) > 0 {
-		var ors []string
-		var anyArgs []any
-		var terms []string
-		for _, w := range words {
-			pat := likePattern(w)
-			ors = append(ors, `LOWER(title) LIKE ? ESCAPE '\' OR LOWER(tags) LIKE ? ESCAPE '\' OR LOWER(body) LIKE ? ESCAPE '\'`)
-			anyArgs = append(anyArgs, pat, pat, pat)
-			terms = append(terms, `CASE WHEN LOWER(title) LIKE ? ESCAPE '\' THEN `+itoa(WeightTitle)+` ELSE 0 END`,
-				`CASE WHEN LOWER(tags) LIKE ? ESCAPE '\' THEN `+itoa(WeightTags)+` ELSE 0 END`,
-				`CASE WHEN LOWER(body) LIKE ? ESCAPE '\' THEN `+itoa(WeightBody)+` ELSE 0 END`)
-			args = append(args, pat, pat, pat)
+		var ok bool
+		if q, score, scoreArgs, ok = fullText(db, q, words); !ok {
+			return nil, 0, nil // no word has a letter or digit: nothing can match
 		}
-		q = q.Where("("+strings.Join(ors, " OR ")+")", anyArgs...)
-		score = strings.Join(terms, " + ")
 	}
 	var total int64
 	if err := q.Session(&gorm.Session{}).Count(&total).Error; err != nil {
 		return nil, 0, dbErr(err)
 	}
 	var out []ArticleHit
-	err := q.Session(&gorm.Session{}).Select("support_articles.*, ("+score+") AS score", args...).
-		Order("score DESC").Order("updated_at DESC").Order("id ASC").Limit(page.Limit).Offset(page.Offset).Find(&out).Error
+	err := q.Session(&gorm.Session{}).Select(articleColumns+", ("+score+") AS score", scoreArgs...).
+		Order("score DESC").Order("a.updated_at DESC").Order("a.id ASC").Limit(page.Limit).Offset(page.Offset).Find(&out).Error
 	if err != nil {
 		return nil, 0, dbErr(err)
 	}
 	return out, total, nil
+}
+
+// articleColumns are the columns of an Article, read from the alias a.
+const articleColumns = "a.id, a.title, a.body, a.category, a.tags, a.status, a.created_by, a.updated_by, a.published_at, a.created_at, a.updated_at"
+
+// fullText narrows q (over support_articles AS a) to the articles matching
+// any of words and returns the score expression with its arguments; ok is
+// false when no word has a letter or a digit.
+func fullText(db, q *gorm.DB, words []string) (_ *gorm.DB, score string, args []any, ok bool) {
+	var phrases []string
+	for _, w := range slices.Compact(slices.Sorted(slices.Values(words))) {
+		tokens := strings.FieldsFunc(w, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+		if len(tokens) > 0 {
+			phrases = append(phrases, strings.Join(tokens, " "))
+		}
+	}
+	if len(phrases) == 0 {
+		return q, "", nil, false
+	}
+	if models.IsSQLite(db) {
+		// Each word is an FTS5 phrase of its tokens, quoted, so that no
+		// character of the query is FTS5 syntax; any phrase matches.
+		match := make([]string, len(phrases))
+		for i, p := range phrases {
+			match[i] = `"` + p + `"`
+		}
+		q = q.Joins("JOIN support_articles_fts ON support_articles_fts.id = a.id").
+			Where("support_articles_fts MATCH ?", strings.Join(match, " OR "))
+		return q, "-bm25(support_articles_fts, 0, " + itoa(WeightTitle) + ", " + itoa(WeightTags) + ", " + itoa(WeightBody) + ")", nil, true
+	}
+	// Each word is a plainto_tsquery (its lexemes, all required); any
+	// word matches. Weights are {D, C, B, A}, scaled so that A is 1.
+	parts := make([]string, len(phrases))
+	qargs := make([]any, len(phrases))
+	for i, p := range phrases {
+		parts[i] = "plainto_tsquery('english', ?)"
+		qargs[i] = p
+	}
+	tsq := "(" + strings.Join(parts, " || ") + ")"
+	weights := fmt.Sprintf("'{0, %g, %g, 1}'", float64(WeightBody)/WeightTitle, float64(WeightTags)/WeightTitle)
+	q = q.Where("a.search @@ "+tsq, qargs...)
+	return q, "ts_rank(" + weights + ", a.search, " + tsq + ")", qargs, true
 }

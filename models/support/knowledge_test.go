@@ -12,7 +12,10 @@ import (
 	"github.com/telcoplatform/platform/testenv"
 )
 
-func TestKnowledgeRankingInSQL(t *testing.T) {
+// TestKnowledgeFullTextSearch runs the full-text search of the database in
+// use (SQLite FTS5 or PostgreSQL text search): stemming, weights, drafts
+// left out, the index kept in step with edits.
+func TestKnowledgeFullTextSearch(t *testing.T) {
 	ctx := context.Background()
 	core, seeded := testenv.SeededStore(t)
 	s := support.NewStore(core)
@@ -55,6 +58,23 @@ func TestKnowledgeRankingInSQL(t *testing.T) {
 		}
 		if !slices.Equal(ids, tc.want) || total != int64(len(tc.want)) || slices.Contains(ids, draft) {
 			t.Errorf("%q: %v (total %d), want %v", tc.q, ids, total, tc.want)
+		}
+	}
+	// The index follows edits: a new title is found, the old one no longer.
+	if _, err := s.UpdateArticle(ctx, admin, title, support.ArticleInput{Title: str("Microwave link fade")}); err != nil {
+		t.Fatal(err)
+	}
+	for q, want := range map[string][]string{"microwave": {title}, "outage": {tags}, "fading": {title}} {
+		hits, _, err := s.SearchArticles(ctx, support.KnowledgeSearch{Query: q}, models.PageRequest{Limit: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, h := range hits {
+			ids = append(ids, h.ID)
+		}
+		if !slices.Equal(ids, want) {
+			t.Errorf("after the edit, %q: %v, want %v", q, ids, want)
 		}
 	}
 	if _, err := s.GetArticle(ctx, customer, draft); models.ErrorCode(err) != models.CodeNotFound {
