@@ -4,6 +4,7 @@ go 1.26.8
 
 require (
 	github.com/alicebob/miniredis/v2 v2.40.0
+	github.com/arran4/golang-ical v0.3.4
 	github.com/beevik/etree v1.7.0
 	github.com/chromedp/chromedp v0.23.0
 	github.com/crewjam/saml v0.5.1
