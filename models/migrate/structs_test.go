@@ -44,7 +44,7 @@ func domainTypes() []any {
 		&catalog.NumberBlock{}, &quotes.Quote{}, &eventlog.ContactNotification{}, &services.DataMigration{}, &telemetry.ServiceIncident{},
 		&support.Category{}, &support.Subcategory{}, &support.SLATarget{}, &support.Ticket{}, &support.HistoryEntry{},
 		&support.Comment{}, &support.RoutingRule{}, &support.Article{}, &support.Feedback{}, &support.TicketNotification{},
-		&support.Attachment{}, &support.Team{}, &support.TeamMember{},
+		&support.Attachment{}, &support.Team{}, &support.TeamMember{}, &support.Clock{}, &support.Segment{}, &support.Escalation{},
 	}
 }
 

@@ -46,6 +46,7 @@ type Store struct {
 	eventlog *eventlog.Store
 	identity *identity.Store
 	blobs    *blob.Bucket // attachments' content (nil: attachments refused)
+	credits  CreditIssuer // SLA credits of resolution breaches (nil: none)
 }
 
 // NewStore returns the support store on core, configured by opts

@@ -63,15 +63,22 @@ type Ticket struct {
 	EscalationLevel      int        `gorm:"not null;default:0"`
 	EscalationReason     string     `gorm:"size:500"`
 	EscalatedAt          *time.Time ``
-	EstimatedResolution  *time.Time ``
-	InternalNotes        string     `gorm:"type:text"` // staff only
-	RootCause            string     `gorm:"size:2000"`
-	VendorTicket         string     `gorm:"size:100"`
-	CreatedBy            string     `gorm:"size:40;not null"`
-	ResolvedAt           *time.Time ``
-	ClosedAt             *time.Time ``
-	CreatedAt            time.Time  `gorm:"not null;index"`
-	UpdatedAt            time.Time  `gorm:"not null"`
+	// The SLA clock (sla_clock.go): the current cycle (1, then one more per
+	// reopen), the policy it runs under, the last history entry it
+	// replayed and the earliest due time of a running, unbreached clock.
+	SLACycle            int        `gorm:"not null;default:1"`
+	SLAPolicyID         string     `gorm:"size:40"`
+	SLASyncedAt         *time.Time ``
+	SLANextBreachAt     *time.Time `gorm:"index"`
+	EstimatedResolution *time.Time ``
+	InternalNotes       string     `gorm:"type:text"` // staff only
+	RootCause           string     `gorm:"size:2000"`
+	VendorTicket        string     `gorm:"size:100"`
+	CreatedBy           string     `gorm:"size:40;not null"`
+	ResolvedAt          *time.Time ``
+	ClosedAt            *time.Time ``
+	CreatedAt           time.Time  `gorm:"not null;index"`
+	UpdatedAt           time.Time  `gorm:"not null"`
 
 	// Agent is the assigned agent (filled by Get and List when assigned).
 	Agent *identity.User `gorm:"-"`
@@ -197,7 +204,12 @@ func (s *Store) CreateTicket(ctx context.Context, p *models.Principal, in Ticket
 		SLAResponseMinutes: target.ResponseMinutes, SLAResolutionMinutes: target.ResolutionMinutes,
 		ResponseDue:   now.Add(time.Duration(target.ResponseMinutes) * time.Minute),
 		ResolutionDue: now.Add(time.Duration(target.ResolutionMinutes) * time.Minute),
-		CreatedBy:     actorID(p), CreatedAt: now, UpdatedAt: now,
+		CreatedBy:     actorID(p), CreatedAt: now, UpdatedAt: now, SLACycle: 1, SLASyncedAt: &now,
+	}
+	t.OrganizationID, t.Environment = org.ID, p.Environment
+	policy, err := s.clockPolicyFor(ctx, t)
+	if err != nil {
+		return nil, err
 	}
 	routing, err := s.route(ctx, t, string(org.Plan))
 	if err != nil {
@@ -217,6 +229,11 @@ func (s *Store) CreateTicket(ctx context.Context, p *models.Principal, in Ticket
 			return err
 		}
 		t.Number = num
+		sy := &slaSync{s: s, ctx: ctx, tx: tx, t: t, view: *t, policy: policy}
+		if err := sy.startCycle(1, now, true); err != nil {
+			return err
+		}
+		sy.dues()
 		if err := tx.Create(t).Error; err != nil {
 			return dbErr(err)
 		}

@@ -1,0 +1,168 @@
+package support_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/eventlog"
+	"github.com/telcoplatform/platform/models/identity"
+	"github.com/telcoplatform/platform/models/support"
+	"github.com/telcoplatform/platform/testenv"
+)
+
+// slaFixture is a store on a settable clock with a customer and an agent.
+type slaFixture struct {
+	t        *testing.T
+	ctx      context.Context
+	core     *models.Store
+	s        *support.Store
+	clock    time.Time
+	staff    *models.Principal
+	customer *models.Principal
+}
+
+func newSLAFixture(t *testing.T, opts ...support.Option) *slaFixture {
+	t.Helper()
+	ctx := context.Background()
+	core, seeded := testenv.SeededStore(t)
+	f := &slaFixture{t: t, ctx: ctx, core: core, clock: time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC)} // a Monday
+	core.Now = func() time.Time { return f.clock }
+	f.s = support.NewStore(core, opts...)
+	prov, err := identity.NewStore(core).EnsureProviderOrganization(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.staff = &models.Principal{ID: "ak_staff", OrganizationID: prov.ID, Environment: models.EnvLive, Role: models.RoleAgent, Permissions: []string{"*"}}
+	f.customer = &models.Principal{ID: "ak_cust", OrganizationID: seeded.Demo.ID, Environment: models.EnvLive, Role: models.RoleCustomer, Permissions: []string{"*"}}
+	return f
+}
+
+func (f *slaFixture) open(priority string) *support.Ticket {
+	f.t.Helper()
+	tk, err := f.s.CreateTicket(f.ctx, f.customer, support.TicketInput{Title: "t", Description: "d", Category: "general", Priority: priority})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return tk
+}
+
+func (f *slaFixture) update(id string, in support.UpdateInput) {
+	f.t.Helper()
+	if _, err := f.s.UpdateTicket(f.ctx, f.staff, id, in); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+func (f *slaFixture) sync(id string) *support.SLAState {
+	f.t.Helper()
+	st, err := f.s.SyncSLA(f.ctx, id, f.clock)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return st
+}
+
+func (f *slaFixture) events(id, name string) int {
+	f.t.Helper()
+	evs, err := eventlog.NewStore(f.core).EventsFor(f.ctx, models.SystemScope(), id)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	n := 0
+	for _, e := range evs {
+		if e.Type == name {
+			n++
+		}
+	}
+	return n
+}
+
+func metric(st *support.SLAState, m string) support.MetricState {
+	for _, x := range st.Metrics {
+		if x.Metric == m {
+			return x
+		}
+	}
+	return support.MetricState{}
+}
+
+func str(v string) *string { return &v }
+
+// TestSLAClockPauseResumeBreach: a high ticket (1h response, 8h
+// resolution, calendar hours) answered after 10 minutes, pending for two
+// hours, resumed: the resolution is due two hours later than at first; it
+// breaches once.
+func TestSLAClockPauseResumeBreach(t *testing.T) {
+	f := newSLAFixture(t)
+	t0 := f.clock
+	tk := f.open(support.PriorityHigh)
+	if !tk.ResolutionDue.Equal(t0.Add(8*time.Hour)) || !tk.ResponseDue.Equal(t0.Add(time.Hour)) {
+		t.Fatalf("dues at creation: %v %v", tk.ResponseDue, tk.ResolutionDue)
+	}
+	st := f.sync(tk.ID)
+	if st.NextAt == nil || !st.NextAt.Equal(t0.Add(45*time.Minute)) { // the response warning at 75 %
+		t.Fatalf("next at %v", st.NextAt)
+	}
+	f.clock = t0.Add(10 * time.Minute)
+	f.update(tk.ID, support.UpdateInput{Status: str(support.StatusPending)}) // the agent answers: response met
+	f.clock = t0.Add(2*time.Hour + 10*time.Minute)
+	st = f.sync(tk.ID)
+	if m := metric(st, support.MetricResponse); m.Status != support.SLAMet {
+		t.Fatalf("response %+v", m)
+	}
+	if m := metric(st, support.MetricResolution); m.Status != support.SLAPaused || m.ElapsedSeconds != 600 {
+		t.Fatalf("resolution while pending %+v", m)
+	}
+	f.update(tk.ID, support.UpdateInput{Status: str(support.StatusInProgress)})
+	st = f.sync(tk.ID)
+	due := t0.Add(10*time.Hour + 10*time.Minute - 10*time.Minute)
+	if m := metric(st, support.MetricResolution); m.Status != support.SLAInProgress || m.DueAt == nil || !m.DueAt.Equal(due) {
+		t.Fatalf("resolution resumed %+v, want due %v", m, due)
+	}
+	f.clock = due.Add(time.Minute)
+	st = f.sync(tk.ID)
+	st = f.sync(tk.ID)
+	if m := metric(st, support.MetricResolution); m.Status != support.SLABreached {
+		t.Fatalf("resolution after due %+v", m)
+	}
+	if n := f.events(tk.ID, support.EventSLABreach); n != 1 {
+		t.Fatalf("%d sla.breach events", n)
+	}
+	// Resolved later: still breached; reopened: a new cycle with a fresh resolution clock.
+	f.update(tk.ID, support.UpdateInput{Status: str(support.StatusResolved)})
+	st = f.sync(tk.ID)
+	if m := metric(st, support.MetricResolution); m.Status != support.SLABreached || st.NextAt != nil {
+		t.Fatalf("resolved %+v next %v", m, st.NextAt)
+	}
+	f.clock = f.clock.Add(time.Hour)
+	f.update(tk.ID, support.UpdateInput{Status: str(support.StatusOpen)})
+	st = f.sync(tk.ID)
+	if m := metric(st, support.MetricResolution); st.Cycle != 2 || m.Status != support.SLAInProgress || len(st.Metrics) != 1 || !m.DueAt.Equal(f.clock.Add(8*time.Hour)) {
+		t.Fatalf("reopened: cycle %d %+v", st.Cycle, st.Metrics)
+	}
+}
+
+// TestSLAClockRetimeCarriesElapsed: raising the priority from medium
+// (24h resolution) to critical (4h) after 3 hours keeps the 3 hours: due
+// 1 hour later; the ledger notes old and new due times.
+func TestSLAClockRetimeCarriesElapsed(t *testing.T) {
+	f := newSLAFixture(t)
+	t0 := f.clock
+	tk := f.open(support.PriorityMedium)
+	f.clock = t0.Add(3 * time.Hour)
+	f.update(tk.ID, support.UpdateInput{Priority: str(support.PriorityCritical)})
+	st := f.sync(tk.ID)
+	if m := metric(st, support.MetricResolution); m.TargetMinutes != 240 || !m.DueAt.Equal(t0.Add(4*time.Hour)) {
+		t.Fatalf("after the upgrade %+v", m)
+	}
+	// The response target (15m) is already exceeded: breached at the re-timing.
+	if m := metric(st, support.MetricResponse); m.Status != support.SLABreached {
+		t.Fatalf("response after the upgrade %+v", m)
+	}
+	var segs []support.Segment
+	if err := f.core.In(f.ctx, models.SystemScope()).Where("ticket_id = ? AND kind = ?", tk.ID, support.SegmentRetimed).Find(&segs).Error; err != nil || len(segs) != 2 {
+		t.Fatalf("retimed segments %v %v", segs, err)
+	}
+}
