@@ -94,7 +94,7 @@ type icalParser struct {
 // icalDate is an iCalendar DATE or DATE-TIME value: its civil date and
 // whether it is a date-time after midnight.
 type icalDate struct {
-	day          int64
+	day           int64
 	afterMidnight bool
 }
 
