@@ -44,6 +44,7 @@ const maxRecurrenceSteps = 1_000_000
 // for the occurrences starting in the years fromYear through toYear; a
 // February 29 occurrence is skipped in other years, as RFC 5545 says. Dates
 // listed by EXDATE are left out. Other rules are an error naming the event.
+// Events without a rule are kept whatever their year.
 // Events with STATUS:CANCELLED are ignored.
 //
 // Content lines are read by github.com/arran4/golang-ical, which unfolds
