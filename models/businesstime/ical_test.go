@@ -150,3 +150,26 @@ func TestParseICalErrors(t *testing.T) {
 		})
 	}
 }
+
+// FuzzParseICal checks that no input makes ParseICal panic and that what it
+// returns is sorted, unique and bounded.
+func FuzzParseICal(f *testing.F) {
+	f.Add(sampleICal)
+	f.Add(crlf(sampleICal))
+	f.Add("BEGIN:VCALENDAR\nBEGIN:VEVENT\nDTSTART;VALUE=DATE:20240229\nRRULE:FREQ=YEARLY;COUNT=2\nEND:VEVENT\nEND:VCALENDAR\n")
+	f.Add("BEGIN:VCALENDAR\nBEGIN:VEVENT\nDTSTART;VALUE=DATE\nEND:VEVENT\nEND:VCALENDAR\n")
+	f.Fuzz(func(t *testing.T, text string) {
+		hs, err := businesstime.ParseICal(strings.NewReader(text), 2020, 2030)
+		if err != nil {
+			return
+		}
+		if len(hs) > businesstime.MaxHolidays {
+			t.Fatalf("%d holidays", len(hs))
+		}
+		for i := 1; i < len(hs); i++ {
+			if hs[i-1].Date >= hs[i].Date {
+				t.Fatalf("holidays not sorted and unique: %v, %v", hs[i-1], hs[i])
+			}
+		}
+	})
+}
