@@ -293,7 +293,7 @@ func parseYearly(v string, start int64) (yearly, error) {
 			freq = strings.ToUpper(val)
 		case "INTERVAL", "COUNT", "BYMONTH", "BYMONTHDAY":
 			n, err := strconv.Atoi(val)
-			if err != nil || n < 1 {
+			if err != nil || n < 1 || (k == "INTERVAL" && n > 9999) {
 				return bad()
 			}
 			switch {
