@@ -4,6 +4,17 @@
 // instant, count the business time between two instants, split a span into
 // working and non-working pieces). It does no I/O: the SLA workflows call it
 // directly, and the API's what-if simulation uses the same functions.
+//
+// Working intervals are local wall-clock times, so business time follows
+// the zone's daylight-saving changes: a 00:00-24:00 day lasts 23 or 25 hours
+// when the clocks change. A nil *Calendar counts calendar time; so does a
+// calendar that Validate refuses because its zone does not load or its week
+// has no working minute (an SLA clock keeps running rather than never
+// ending). Every search is bounded by Horizon.
+//
+// ParseICal imports holidays from an iCalendar (RFC 5545) stream; the
+// content lines are read with github.com/arran4/golang-ical, and the
+// expansion of yearly rules into dates is done here.
 package businesstime
 
 import (

@@ -136,7 +136,7 @@ func (e *engine) ranges(n int64, buf []span) []span {
 	if len(ivs) == 0 {
 		return buf
 	}
-	if i, found := slices.BinarySearch(e.holidays, n); found && i >= 0 {
+	if _, found := slices.BinarySearch(e.holidays, n); found {
 		return buf
 	}
 	y, m, d := civil(n)

@@ -44,6 +44,7 @@ const maxRecurrenceSteps = 1_000_000
 // for the occurrences starting in the years fromYear through toYear; a
 // February 29 occurrence is skipped in other years, as RFC 5545 says. Dates
 // listed by EXDATE are left out. Other rules are an error naming the event.
+// Events without a rule are kept whatever their year.
 // Events with STATUS:CANCELLED are ignored.
 //
 // Content lines are read by github.com/arran4/golang-ical, which unfolds
@@ -94,7 +95,7 @@ type icalParser struct {
 // icalDate is an iCalendar DATE or DATE-TIME value: its civil date and
 // whether it is a date-time after midnight.
 type icalDate struct {
-	day          int64
+	day           int64
 	afterMidnight bool
 }
 
@@ -292,7 +293,7 @@ func parseYearly(v string, start int64) (yearly, error) {
 			freq = strings.ToUpper(val)
 		case "INTERVAL", "COUNT", "BYMONTH", "BYMONTHDAY":
 			n, err := strconv.Atoi(val)
-			if err != nil || n < 1 {
+			if err != nil || n < 1 || (k == "INTERVAL" && n > 9999) {
 				return bad()
 			}
 			switch {
