@@ -7,6 +7,7 @@ import (
 
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/support"
+	"github.com/telcoplatform/platform/workflows"
 )
 
 // SupportTickets holds the dependencies of the support area's activities.
@@ -31,4 +32,15 @@ func (a *SupportTickets) CloseIfQuiet(ctx context.Context, in support.AutoClose)
 		activity.GetLogger(ctx).Info("closed a resolved ticket after its quiet period", "ticket_id", in.TicketID)
 	}
 	return closed, nil
+}
+
+// SyncSLA brings a ticket's SLA clocks to the workflow's instant
+// (support.Store.SyncSLA) and answers their state. Errors: INTERNAL_ERROR
+// (retried by Temporal).
+func (a *SupportTickets) SyncSLA(ctx context.Context, in workflows.SLASyncInput) (*support.SLAState, error) {
+	st, err := a.store.SyncSLA(ctx, in.TicketID, in.Now)
+	if err != nil {
+		return nil, activityError(err)
+	}
+	return st, nil
 }

@@ -94,6 +94,7 @@ func (s *Server) registerSupportComments(tags []string) {
 			if err != nil {
 				return nil, err
 			}
+			s.syncSLA(ctx, res.Ticket) // a first response, or a reopen
 			out := &CommentOutput{Status: http.StatusCreated}
 			out.Body.Comment = s.commentItem(res.Comment)
 			return out, nil

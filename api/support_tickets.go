@@ -281,6 +281,7 @@ func (s *Server) registerSupportTickets(tags []string) {
 			if err != nil {
 				return nil, err
 			}
+			s.syncSLA(ctx, t)
 			out := &TicketOutput{Status: http.StatusCreated}
 			out.Body.Ticket = s.ticketItem(p, t)
 			return out, nil
@@ -324,6 +325,9 @@ func (s *Server) registerSupportTickets(tags []string) {
 		}
 		if slices.Contains(res.Events, support.EventTicketResolved) {
 			s.startAutoClose(ctx, res.Ticket)
+		}
+		if len(res.Changed) > 0 {
+			s.syncSLA(ctx, res.Ticket)
 		}
 		out := &TicketOutput{Status: http.StatusOK}
 		out.Body.Ticket = s.ticketItem(p, res.Ticket)

@@ -65,8 +65,9 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 search_attributes=()
-for sa in OrganizationId Environment OperationType ResourceId; do
-	search_attributes+=(--search-attribute "$sa=Keyword")
+for sa in OrganizationId=Keyword Environment=Keyword OperationType=Keyword ResourceId=Keyword \
+	TicketStatus=Keyword TicketPriority=Keyword SlaNextBreachAt=Datetime; do
+	search_attributes+=(--search-attribute "$sa")
 done
 bin/temporal server start-dev \
 	--db-filename .data/temporal.db --sqlite-pragma journal_mode=wal \

@@ -65,6 +65,7 @@ func RegisterWorkflows(w WorkflowRegistry) {
 	w.RegisterWorkflowWithOptions(workflows.Orchestration, workflow.RegisterOptions{Name: workflows.OrchestrationWorkflow})
 	w.RegisterWorkflowWithOptions(workflows.OrchestrationTrigger, workflow.RegisterOptions{Name: workflows.OrchestrationTriggerWorkflow})
 	w.RegisterWorkflowWithOptions(workflows.TicketAutoClose, workflow.RegisterOptions{Name: workflows.TicketAutoCloseWorkflow})
+	w.RegisterWorkflowWithOptions(workflows.TicketSLA, workflow.RegisterOptions{Name: workflows.TicketSLAWorkflow})
 }
 
 // ActivityRegistry is where activities are registered: a worker, or a

@@ -35,6 +35,9 @@ func SearchAttributes() []SearchAttribute {
 		{EnvironmentKey.GetName(), enums.INDEXED_VALUE_TYPE_KEYWORD},
 		{OperationTypeKey.GetName(), enums.INDEXED_VALUE_TYPE_KEYWORD},
 		{ResourceIDKey.GetName(), enums.INDEXED_VALUE_TYPE_KEYWORD},
+		{TicketStatusKey.GetName(), enums.INDEXED_VALUE_TYPE_KEYWORD},
+		{TicketPriorityKey.GetName(), enums.INDEXED_VALUE_TYPE_KEYWORD},
+		{SlaNextBreachAtKey.GetName(), enums.INDEXED_VALUE_TYPE_DATETIME},
 	}
 }
 
@@ -43,7 +46,11 @@ func SearchAttributes() []SearchAttribute {
 func DevServerArgs() []string {
 	var args []string
 	for _, sa := range SearchAttributes() {
-		args = append(args, "--search-attribute", sa.Name+"=Keyword")
+		typ := "Keyword"
+		if sa.Type == enums.INDEXED_VALUE_TYPE_DATETIME {
+			typ = "Datetime"
+		}
+		args = append(args, "--search-attribute", sa.Name+"="+typ)
 	}
 	return args
 }

@@ -2,8 +2,9 @@
 // calendar of weekly working hours in an IANA time zone, with holidays,
 // and pure, deterministic functions over it (add business time to an
 // instant, count the business time between two instants, split a span into
-// working and non-working pieces). It does no I/O: the SLA workflows call it
-// directly, and the API's what-if simulation uses the same functions.
+// working and non-working pieces). It does no I/O beyond reading zone data:
+// the SLA clock's activities and the API's what-if simulation use the same
+// functions.
 //
 // Working intervals are local wall-clock times, so business time follows
 // the zone's daylight-saving changes: a 00:00-24:00 day lasts 23 or 25 hours
@@ -23,7 +24,7 @@ import (
 	"slices"
 	"strconv"
 	"time"
-	_ "time/tzdata" // zones are embedded: the same answers on every machine
+	_ "time/tzdata" // zones are embedded: a host without zone files still has them
 )
 
 // Interval is one working period of a day, in minutes after local

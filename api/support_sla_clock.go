@@ -1,0 +1,29 @@
+package api
+
+import (
+	"context"
+
+	"github.com/telcoplatform/platform/models/support"
+	"github.com/telcoplatform/platform/workflows"
+)
+
+// syncSLA tells the ticket's SLA workflow that the ticket changed, starting
+// the workflow when it is not running (signal-with-start). The change is
+// already stored in the ticket's history, which the workflow replays: a
+// signal that fails (the workflow engine unavailable, or absent in handler
+// tests) is logged, and the clocks catch up at the workflow's next timer or
+// the ticket's next change.
+func (s *Server) syncSLA(ctx context.Context, t *support.Ticket) {
+	if s.temporal == nil || t == nil {
+		return
+	}
+	opts := workflows.StartOptions(s.taskQueues(), workflows.Start{ID: workflows.TicketSLAID(t.ID), Priority: workflows.Interactive,
+		OrganizationID: t.OrganizationID, Environment: t.Environment, OperationType: "ticket_sla", ResourceID: t.ID})
+	opts.WorkflowExecutionErrorWhenAlreadyStarted = false
+	sigCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), workflowStartTimeout)
+	defer cancel()
+	in := workflows.TicketSLAInput{TicketID: t.ID, OrganizationID: t.OrganizationID, Environment: t.Environment}
+	if _, err := s.temporal.SignalWithStartWorkflow(sigCtx, opts.ID, workflows.TicketSLASignal, nil, opts, workflows.TicketSLAWorkflow, in); err != nil {
+		s.log.WarnContext(ctx, "the ticket's SLA clock was not told of a change", "ticket_id", t.ID, "error", err)
+	}
+}
