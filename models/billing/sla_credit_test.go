@@ -140,22 +140,21 @@ func TestIssueSLACredit(t *testing.T) {
 			}
 		})
 	}
-	if n, _ := countCredits(t, s, a.scope()); n != 4 {
+	if n := countCredits(t, s, a.scope()); n != 4 {
 		t.Fatalf("%d credits stored, want 4", n)
 	}
-	if n, _ := countCredits(t, s, other.scope()); n != 0 {
+	if n := countCredits(t, s, other.scope()); n != 0 {
 		t.Fatalf("%d credits in the other tenant", n)
 	}
 }
 
-func countCredits(t *testing.T, s *models.Store, scope models.Scope) (int64, error) {
+func countCredits(t *testing.T, s *models.Store, scope models.Scope) int64 {
 	t.Helper()
 	var n int64
-	err := s.In(context.Background(), scope).Model(&billing.SLACredit{}).Count(&n).Error
-	if err != nil {
+	if err := s.In(context.Background(), scope).Model(&billing.SLACredit{}).Count(&n).Error; err != nil {
 		t.Fatal(err)
 	}
-	return n, nil
+	return n
 }
 
 // TestSLACreditsApplyToTheNextInvoice issues credits, then invoices, and
