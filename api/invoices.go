@@ -21,7 +21,7 @@ type InvoiceLineItem struct {
 	Amount      models.Money `json:"amount" example:"299.00"`
 	Quantity    int64        `json:"quantity" example:"1"`
 	UnitPrice   models.Money `json:"unit_price" example:"299.00" doc:"Price of one unit for a full period; a prorated recurring line's amount is less than quantity × unit_price"`
-	Kind        string       `json:"kind" enum:"service,recurring,usage,overage"`
+	Kind        string       `json:"kind" enum:"service,recurring,usage,overage,sla_credit" doc:"sla_credit: an SLA credit, a negative amount"`
 	Category    string       `json:"category" example:"connectivity"`
 	PeriodStart *string      `json:"period_start,omitempty"`
 	PeriodEnd   *string      `json:"period_end,omitempty"`

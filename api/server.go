@@ -221,6 +221,7 @@ func New(deps Deps) *Server {
 	s.registerPortal()
 	s.registerAudit()
 	s.registerInvoices()
+	s.registerSLACredits()
 	s.registerPayments()
 	s.registerUsage()
 	s.registerBudgets()

@@ -55,6 +55,9 @@ const (
 	EventTicketEscalated = "ticket.escalated"
 	EventCommentAdded    = "comment.added"
 	EventSLABreach       = "sla.breach"
+	// EventSLACreditIssued is written by billing when a breached SLA target
+	// earns a service credit; in the sla group, so in the support area.
+	EventSLACreditIssued = "sla.credit_issued"
 
 	// EventTest is the ping sent by POST /v1/webhooks/{id}/test. It is not
 	// subscribable: the test endpoint sends it to the one subscription being
@@ -74,15 +77,15 @@ const PatternAll = "*"
 
 // subscribable returns the canonical subscribable names, grouped by area. It
 // returns an array (a value), so the catalogue is constant, not shared state.
-func subscribable() [24]string {
-	return [24]string{
+func subscribable() [25]string {
+	return [25]string{
 		EventServiceProvisioned, EventServiceModified, EventServiceDown, EventServiceRestored,
 		EventServicePerformanceAlert, EventServiceMaintenanceScheduled, EventServiceDecommissioned,
 		EventServiceStatusChanged,
 		EventInvoiceCreated, EventInvoicePaid, EventInvoiceOverdue, EventInvoiceCancelled, EventInvoiceDisputed, EventPaymentSuccessful,
 		EventPaymentFailed, EventSubscriptionCreated, EventSubscriptionCancelled, EventUsageThreshold,
 		EventTicketCreated, EventTicketUpdated, EventTicketResolved, EventTicketEscalated,
-		EventCommentAdded, EventSLABreach,
+		EventCommentAdded, EventSLABreach, EventSLACreditIssued,
 	}
 }
 

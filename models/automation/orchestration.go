@@ -152,7 +152,7 @@ func triggerEvents() []string {
 		"service.maintenance_scheduled", "service.decommissioned", "service.status_changed",
 		"invoice.created", "invoice.paid", "invoice.overdue", "invoice.cancelled", "invoice.disputed", "payment.successful", "payment.failed",
 		"subscription.created", "subscription.cancelled", "usage.threshold",
-		"ticket.created", "ticket.updated", "ticket.resolved", "ticket.escalated", "comment.added", "sla.breach",
+		"ticket.created", "ticket.updated", "ticket.resolved", "ticket.escalated", "comment.added", "sla.breach", "sla.credit_issued",
 	}
 }
 

@@ -129,6 +129,7 @@ const (
 	LineRecurring = "recurring" // a subscription's charge for (part of) a period
 	LineUsage     = "usage"     // metered usage beyond what the price includes
 	LineOverage   = "overage"   // API requests beyond the plan's monthly volume
+	// LineCredit (sla_credit, in sla_credit.go) applies an SLA credit.
 )
 
 // Categories of charges in cost analysis: the catalog's categories, plus
@@ -338,12 +339,16 @@ func (s *Store) CreateInvoice(ctx context.Context, p *models.Principal, in Invoi
 	return inv, nil
 }
 
-// insertInvoice numbers inv, totals its lines, stores it with its lines,
+// insertInvoice numbers inv, applies the pending SLA credits of its
+// services (applySLACredits), totals its lines, stores it with its lines,
 // writes invoice.created (and invoice.paid for a zero total) and evaluates
 // the account's budgets, inside tx.
 func (s *Store) insertInvoice(tx *gorm.DB, scope models.Scope, inv *Invoice, now time.Time) error {
 	n, err := nextSequence(tx, scope.OrganizationID, scope.Environment, "invoice")
 	if err != nil {
+		return err
+	}
+	if err := applySLACredits(tx, inv, now); err != nil {
 		return err
 	}
 	inv.Number = fmt.Sprintf("INV-%06d", n)

@@ -40,7 +40,7 @@ func domainTypes() []any {
 		&identity.ClientCertificate{}, &identity.SAMLRequest{}, &identity.PortalSession{}, &identity.AuditEvent{},
 		&automation.BulkItem{}, &automation.ServiceChange{}, &automation.OrchestrationDefinition{},
 		&billing.PaymentMethod{}, &billing.BillingSequence{}, &billing.Invoice{}, &billing.InvoiceLine{}, &billing.InvoiceDispute{},
-		&billing.Payment{}, &billing.Subscription{}, &billing.UsageRecord{}, &billing.Budget{}, &billing.BudgetAlert{},
+		&billing.Payment{}, &billing.Subscription{}, &billing.UsageRecord{}, &billing.Budget{}, &billing.BudgetAlert{}, &billing.SLACredit{},
 		&catalog.NumberBlock{}, &quotes.Quote{}, &eventlog.ContactNotification{}, &services.DataMigration{}, &telemetry.ServiceIncident{},
 		&support.Category{}, &support.Subcategory{}, &support.SLATarget{}, &support.Ticket{}, &support.HistoryEntry{},
 		&support.Comment{}, &support.RoutingRule{}, &support.Article{}, &support.Feedback{}, &support.TicketNotification{},
