@@ -2,10 +2,12 @@ package activities
 
 import (
 	"context"
+	"fmt"
 
 	"go.temporal.io/sdk/activity"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/billing"
 	"github.com/telcoplatform/platform/models/support"
 	"github.com/telcoplatform/platform/workflows"
 )
@@ -15,9 +17,29 @@ type SupportTickets struct {
 	store *support.Store
 }
 
-// NewSupportTickets returns the support activities over store.
+// NewSupportTickets returns the support activities over store. A
+// breached resolution target of a ticket whose service_affected names one
+// of its organization's services earns the SLA credit of its policy
+// (billing.Store.IssueSLACredit).
 func NewSupportTickets(store *models.Store) *SupportTickets {
-	return &SupportTickets{store: support.NewStore(store)}
+	bills := billing.NewStore(store)
+	issue := func(ctx context.Context, req support.SLACreditRequest) error {
+		t := req.Ticket
+		_, created, err := bills.IssueSLACredit(ctx, models.TenantScope(t.OrganizationID, t.Environment), billing.SLACreditInput{
+			ServiceID: t.ServiceAffected, TicketID: t.ID, SourceKey: req.SourceKey(), PercentBP: req.PercentBP, At: req.At,
+			Reason: fmt.Sprintf("resolution target of ticket %s breached at %s", t.Number, models.Timestamp(req.At))})
+		switch models.ErrorCode(err) {
+		case "":
+			if created {
+				activity.GetLogger(ctx).Info("issued an SLA credit", "ticket_id", t.ID, "service_id", t.ServiceAffected)
+			}
+			return nil
+		case models.CodeNotFound, models.CodeValidation: // not a service of the tenant, or nothing to credit
+			return nil
+		}
+		return err
+	}
+	return &SupportTickets{store: support.NewStore(store, support.WithCredits(issue))}
 }
 
 // CloseIfQuiet closes a resolved ticket that nothing changed since its

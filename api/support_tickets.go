@@ -234,12 +234,13 @@ type TicketPath struct {
 
 // TicketListParams are the filters of the ticket list.
 type TicketListParams struct {
-	CustomerID   string `query:"customer_id" maxLength:"64" doc:"Tickets of this customer (cust_); provider staff see every customer's"`
-	Status       string `query:"status" maxLength:"200" doc:"Comma-separated statuses" example:"open,escalated"`
-	Priority     string `query:"priority" maxLength:"100" doc:"Comma-separated priorities" example:"high,critical"`
-	Category     string `query:"category" maxLength:"40"`
-	AssignedTo   string `query:"assigned_to" maxLength:"64" doc:"An agent's user id"`
-	CreatedAfter string `query:"created_after" maxLength:"40" doc:"RFC 3339 timestamp"`
+	CustomerID      string `query:"customer_id" maxLength:"64" doc:"Tickets of this customer (cust_); provider staff see every customer's"`
+	Status          string `query:"status" maxLength:"200" doc:"Comma-separated statuses" example:"open,escalated"`
+	Priority        string `query:"priority" maxLength:"100" doc:"Comma-separated priorities" example:"high,critical"`
+	Category        string `query:"category" maxLength:"40"`
+	AssignedTo      string `query:"assigned_to" maxLength:"64" doc:"An agent's user id"`
+	CreatedAfter    string `query:"created_after" maxLength:"40" doc:"RFC 3339 timestamp"`
+	BreachingWithin string `query:"breaching_within" maxLength:"20" doc:"Tickets whose next SLA target (first response or resolution, running and not yet breached) is due within this duration, in whole minutes: 30m, 2h, 1h30m. Answered from the stored next-breach times; sort=sla_next_breach_at:asc lists the most urgent first" example:"30m"`
 	ListParams
 }
 
@@ -256,6 +257,7 @@ func (s *Server) registerSupport() {
 	s.registerSupportKnowledge(tags)
 	s.registerSupportNotifications(tags)
 	s.registerSupportAttachments(tags)
+	s.registerSupportSLA(tags)
 }
 
 // registerSupportTickets registers ticket creation, reading, listing,
@@ -296,7 +298,7 @@ func (s *Server) registerSupportTickets(tags []string) {
 			}
 			p := principal(ctx)
 			f := support.TicketFilter{CustomerID: in.CustomerID, Status: splitList(in.Status), Priority: splitList(in.Priority), Category: in.Category,
-				AssignedTo: in.AssignedTo, CreatedAfter: in.CreatedAfter}
+				AssignedTo: in.AssignedTo, CreatedAfter: in.CreatedAfter, BreachingWithin: in.BreachingWithin}
 			rows, total, err := s.support.ListTickets(ctx, p, f, pr)
 			if err != nil {
 				return nil, err

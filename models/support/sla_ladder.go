@@ -48,11 +48,6 @@ func (sy *slaSync) advance(at time.Time) error {
 			if err := sy.recordEvent(EventSLABreach, data); err != nil {
 				return err
 			}
-			if c.Metric == MetricResolution && sy.s.credits != nil && sy.t.ServiceAffected != "" && sy.policy.CreditBP > 0 {
-				if err := sy.s.credits(sy.tx, SLACreditRequest{Ticket: sy.t, Cycle: c.Cycle, PercentBP: sy.policy.CreditBP, At: b}); err != nil {
-					return err
-				}
-			}
 		}
 		for i, step := range sy.policy.Ladder {
 			if step.Metric != c.Metric {

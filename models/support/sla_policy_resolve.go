@@ -3,9 +3,8 @@ package support
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"time"
-
-	"gorm.io/gorm"
 
 	"github.com/telcoplatform/platform/models/businesstime"
 )
@@ -88,9 +87,15 @@ type SLACreditRequest struct {
 	At        time.Time
 }
 
-// CreditIssuer issues the credit of req inside tx (the transaction of the
-// breach), once per ticket and cycle.
-type CreditIssuer func(tx *gorm.DB, req SLACreditRequest) error
+// SourceKey identifies the credit of a ticket's cycle: issuing is
+// idempotent on it.
+func (r SLACreditRequest) SourceKey() string {
+	return fmt.Sprintf("ticket:%s:cycle:%d:resolution", r.Ticket.ID, r.Cycle)
+}
+
+// CreditIssuer issues the credit of req, once per SourceKey (a second call
+// changes nothing).
+type CreditIssuer func(ctx context.Context, req SLACreditRequest) error
 
 // WithCredits makes resolution breaches of tickets tied to a service issue
 // SLA credits through issue.

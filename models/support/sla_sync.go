@@ -84,6 +84,7 @@ func (s *Store) SyncSLA(ctx context.Context, ticketID string, now time.Time) (*S
 		return nil, dbErr(err)
 	}
 	var state *SLAState
+	var credit *SLACreditRequest
 	err := s.core.Tx(ctx, models.TenantScope(head.OrganizationID, head.Environment), func(tx *gorm.DB) error {
 		var t Ticket
 		if err := tx.Clauses(lockForUpdate(tx)...).Where("id = ?", ticketID).Take(&t).Error; err != nil {
@@ -91,11 +92,21 @@ func (s *Store) SyncSLA(ctx context.Context, ticketID string, now time.Time) (*S
 		}
 		sy := &slaSync{s: s, ctx: ctx, tx: tx, t: &t}
 		var err error
-		state, err = sy.run(now)
-		return err
+		if state, err = sy.run(now); err != nil {
+			return err
+		}
+		credit = sy.creditDue()
+		return nil
 	})
 	if err != nil {
 		return nil, models.AsError(err)
+	}
+	if credit != nil && s.credits != nil {
+		// After the breach is stored; idempotent, so every later sync of
+		// the cycle asks again until billing has it.
+		if err := s.credits(ctx, *credit); err != nil {
+			return nil, err
+		}
 	}
 	return state, nil
 }
@@ -492,6 +503,16 @@ func (sy *slaSync) save(now time.Time) (*SLAState, error) {
 	}
 	st.NextAt, st.NextBreachAt = next, breach
 	return st, nil
+}
+
+// creditDue is the credit the cycle's breached resolution earns (nil when
+// none: no breach, no service, or a policy without credit).
+func (sy *slaSync) creditDue() *SLACreditRequest {
+	c := sy.clock(MetricResolution)
+	if c == nil || c.BreachedAt == nil || sy.t.ServiceAffected == "" || sy.policy.CreditBP <= 0 {
+		return nil
+	}
+	return &SLACreditRequest{Ticket: sy.t, Cycle: c.Cycle, PercentBP: sy.policy.CreditBP, At: *c.BreachedAt}
 }
 
 // dues copies the clocks' targets and due times onto the ticket (a paused

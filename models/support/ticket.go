@@ -308,6 +308,10 @@ type TicketFilter struct {
 	Category     string
 	AssignedTo   string
 	CreatedAfter string // RFC 3339
+	// BreachingWithin selects tickets with a running, unbreached SLA
+	// clock due within this duration (15m, 2h, 1h30m), from the stored
+	// next-breach times; empty: no such filter.
+	BreachingWithin string
 	// Query is a keyword search over title and description (see
 	// SearchTickets); the list does not offer it.
 	Query string
@@ -317,7 +321,8 @@ type TicketFilter struct {
 // rank (low < medium < high < critical) and status in lifecycle order
 // (open, in_progress, pending, escalated, resolved, closed).
 var ticketSorts = models.SortFields{"created_at": "created_at", "updated_at": "updated_at",
-	"priority": rankExpr("priority", Priorities()), "status": rankExpr("status", Statuses()), "number": "number"}
+	"priority": rankExpr("priority", Priorities()), "status": rankExpr("status", Statuses()), "number": "number",
+	"sla_next_breach_at": "sla_next_breach_at"}
 
 // rankExpr is a CASE expression giving each of values its index in col's
 // order (unknown values first).
@@ -373,6 +378,10 @@ func (s *Store) ticketQuery(ctx context.Context, p *models.Principal, f TicketFi
 		after, err = time.Parse(time.RFC3339, f.CreatedAfter)
 		v.Check(err == nil, "created_after", "must be an RFC 3339 timestamp")
 	}
+	var within int
+	if f.BreachingWithin != "" {
+		within = parseRuleDuration(v, "breaching_within", strings.TrimSpace(f.BreachingWithin))
+	}
 	words := keywords(f.Query)
 	v.Check(utf8.RuneCountInString(f.Query) <= MaxQuery, "query", "must be at most "+itoa(MaxQuery)+" characters")
 	v.Check(len(words) <= MaxQueryWords, "query", "must have at most "+itoa(MaxQueryWords)+" words")
@@ -397,6 +406,9 @@ func (s *Store) ticketQuery(ctx context.Context, p *models.Principal, f TicketFi
 	}
 	if !after.IsZero() {
 		q = q.Where("created_at > ?", after.UTC())
+	}
+	if within > 0 {
+		q = q.Where("sla_next_breach_at IS NOT NULL AND sla_next_breach_at <= ?", s.now().Add(time.Duration(within)*time.Minute))
 	}
 	for _, w := range words {
 		pat := likePattern(w)
