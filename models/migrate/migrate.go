@@ -46,6 +46,7 @@ func migrations() []*gormigrate.Migration {
 		{ID: "202611260110_idempotency_expiry_index", Migrate: migrateIdempotencyExpiryIndex, Rollback: rollbackIdempotencyExpiryIndex},
 		{ID: "202611260120_support_attachments_teams", Migrate: migrateSupportAttachmentsTeamsV4, Rollback: rollbackSupportAttachmentsTeamsV4},
 		{ID: "202611260130_support_knowledge_fulltext", Migrate: migrateKnowledgeFullText, Rollback: rollbackKnowledgeFullText},
+		{ID: "202611260140_support_sla_policies", Migrate: migrateSupportSLAPoliciesV0140, Rollback: rollbackSupportSLAPoliciesV0140},
 	}
 }
 
