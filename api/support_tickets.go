@@ -244,7 +244,8 @@ type TicketListParams struct {
 }
 
 // registerSupport registers the support area: categories, ticket search,
-// tickets, comments, routing rules, knowledge base and feedback.
+// tickets, comments, routing rules, knowledge base and feedback, SLA
+// policies and business calendars.
 func (s *Server) registerSupport() {
 	tags := []string{"Support"}
 	s.registerSupportCategories(tags)
@@ -256,6 +257,7 @@ func (s *Server) registerSupport() {
 	s.registerSupportKnowledge(tags)
 	s.registerSupportNotifications(tags)
 	s.registerSupportAttachments(tags)
+	s.registerSupportSLA(tags)
 }
 
 // registerSupportTickets registers ticket creation, reading, listing,
