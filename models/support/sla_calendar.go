@@ -171,33 +171,39 @@ func defaultWeek() [7][]businesstime.Interval {
 func parseWeek(v *models.Validator, hours map[string][]ClockInterval) [7][]businesstime.Interval {
 	var w [7][]businesstime.Interval
 	days := Weekdays()
+	clean := true // no issue so far: the week total is meaningful
+	issue := func(field, msg string) { v.Add(field, msg); clean = false }
 	for name := range hours {
 		if !slices.Contains(days[:], name) {
-			v.Add("working_hours."+name, "is not a day: use "+joinList(days[:]))
+			issue("working_hours."+name, "is not a day: use "+joinList(days[:]))
 		}
 	}
 	total := 0
 	for d, name := range days {
 		list := hours[name]
 		field := "working_hours." + name
+		w[d] = []businesstime.Interval{}
 		if len(list) > MaxIntervalsPerDay {
-			v.Add(field, "must have at most "+itoa(MaxIntervalsPerDay)+" intervals")
+			issue(field, "must have at most "+itoa(MaxIntervalsPerDay)+" intervals")
 			continue
 		}
-		w[d] = []businesstime.Interval{}
 		ok := true
 		for i, iv := range list {
 			f := field + "[" + itoa(i) + "]"
 			start, okS := parseClock(strings.TrimSpace(iv.Start))
 			end, okE := parseClock(strings.TrimSpace(iv.End))
-			v.Check(okS, f+".start", "must be a clock HH:MM from 00:00 to 24:00")
-			v.Check(okE, f+".end", "must be a clock HH:MM from 00:00 to 24:00")
+			if !okS {
+				issue(f+".start", "must be a clock HH:MM from 00:00 to 24:00")
+			}
+			if !okE {
+				issue(f+".end", "must be a clock HH:MM from 00:00 to 24:00")
+			}
 			if !okS || !okE {
 				ok = false
 				continue
 			}
 			if start >= end {
-				v.Add(f+".end", "must be after start")
+				issue(f+".end", "must be after start")
 				ok = false
 				continue
 			}
@@ -209,7 +215,7 @@ func parseWeek(v *models.Validator, hours map[string][]ClockInterval) [7][]busin
 		slices.SortFunc(w[d], func(a, b businesstime.Interval) int { return a.Start - b.Start })
 		for i := 1; i < len(w[d]); i++ {
 			if w[d][i].Start <= w[d][i-1].End {
-				v.Add(field, "intervals must not overlap or touch: "+formatClock(w[d][i-1].Start)+"-"+formatClock(w[d][i-1].End)+
+				issue(field, "intervals must not overlap or touch: "+formatClock(w[d][i-1].Start)+"-"+formatClock(w[d][i-1].End)+
 					" and "+formatClock(w[d][i].Start)+"-"+formatClock(w[d][i].End))
 				break
 			}
@@ -218,8 +224,8 @@ func parseWeek(v *models.Validator, hours map[string][]ClockInterval) [7][]busin
 			total += iv.End - iv.Start
 		}
 	}
-	if v.Err() == nil {
-		v.Check(total > 0, "working_hours", "must have at least one working minute in the week")
+	if clean && total == 0 {
+		v.Add("working_hours", "must have at least one working minute in the week")
 	}
 	return w
 }
