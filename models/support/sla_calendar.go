@@ -25,12 +25,14 @@ const (
 
 // Bounds of a business calendar.
 const (
-	MaxCalendarName     = 200
-	MaxHolidayName      = 200
-	MaxHolidays         = 1000 // per calendar
-	MaxIntervalsPerDay  = 12
-	MaxImportYearSpan   = 10 // an iCalendar import covers at most this many years
-	minuteOfDayMax      = 24 * 60
+	MaxCalendarName    = 200
+	MaxHolidayName     = 200
+	MaxHolidays        = 1000 // per calendar
+	MaxIntervalsPerDay = 12
+	MaxImportYearSpan  = 10 // an iCalendar import covers at most this many years
+)
+
+const (
 	holidayDateLayout   = time.DateOnly
 	calendarUsedMessage = "calendar %s is used by SLA policies: %s; move them to another calendar first"
 )

@@ -37,13 +37,16 @@ func Metrics() []string { return []string{MetricResponse, MetricResolution} }
 
 // Escalation actions.
 const (
-	ActionNotifyAssignee    = "notify_assignee"
-	ActionNotifyTeamLead    = "notify_team_lead"
-	ActionReassignTeamLead  = "reassign_team_lead"
-	ActionPageDutyManager   = "page_duty_manager"
-	ActionNotifyRecipients  = "notify"
-	defaultWarningPercent   = 75
-	maxCreditBasisPoints    = 10000
+	ActionNotifyAssignee   = "notify_assignee"
+	ActionNotifyTeamLead   = "notify_team_lead"
+	ActionReassignTeamLead = "reassign_team_lead"
+	ActionPageDutyManager  = "page_duty_manager"
+	ActionNotifyRecipients = "notify"
+)
+
+const (
+	defaultWarningPercent   = 75    // percent of a target
+	maxCreditBasisPoints    = 10000 // 100 percent
 	maxEscalationRecipients = 20
 )
 
