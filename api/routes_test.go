@@ -241,5 +241,10 @@ func routeFixtures(t *testing.T, h *harness, a tenant) map[string]string {
 	_, agentID := staffKey(t, h)
 	// Routing rules are the provider's: customers of every tenant get 403.
 	fixtures["rule_id"] = newRule(t, h, map[string]any{"rule_name": "tenancy probe", "actions": map[string]any{"assign_to": agentID}}).RoutingRule.ID
+	// SLA calendars and policies are the provider's: customers of every tenant get 403.
+	fixtures["calendar_id"] = newCalendar(t, h, map[string]any{"name": "tenancy probe", "timezone": "UTC",
+		"holidays": []map[string]any{{"date": "2026-12-25", "name": "Christmas Day"}}}).Calendar.ID
+	fixtures["date"] = "2026-12-25"
+	fixtures["policy_id"] = newPolicy(t, h, map[string]any{"name": "tenancy probe", "tier": "enterprise", "category": "voice"}).Policy.ID
 	return fixtures
 }

@@ -174,8 +174,8 @@ func slaStatusItem(v *support.SLAView) SLAStatusItem {
 	return out
 }
 
-// registerSupportSLA registers a ticket's SLA status and its escalation.
-func (s *Server) registerSupportSLA(tags []string) {
+// registerSupportTicketSLA registers a ticket's SLA status and its escalation.
+func (s *Server) registerSupportTicketSLA(tags []string) {
 	register(s, huma.Operation{OperationID: "get-support-ticket-sla", Method: http.MethodGet, Path: "/support/tickets/{ticket_id}/sla",
 		Summary: "Get a ticket's SLA status",
 		Description: "The live state of the ticket's SLA clocks (the same source as the ticket's sla and the list's sla_status): first response " +

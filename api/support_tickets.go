@@ -245,7 +245,8 @@ type TicketListParams struct {
 }
 
 // registerSupport registers the support area: categories, ticket search,
-// tickets, comments, routing rules, knowledge base and feedback.
+// tickets, comments, routing rules, knowledge base and feedback, SLA
+// policies and business calendars.
 func (s *Server) registerSupport() {
 	tags := []string{"Support"}
 	s.registerSupportCategories(tags)
@@ -258,6 +259,7 @@ func (s *Server) registerSupport() {
 	s.registerSupportNotifications(tags)
 	s.registerSupportAttachments(tags)
 	s.registerSupportSLA(tags)
+	s.registerSupportTicketSLA(tags)
 }
 
 // registerSupportTickets registers ticket creation, reading, listing,

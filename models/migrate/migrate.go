@@ -46,6 +46,7 @@ func migrations() []*gormigrate.Migration {
 		{ID: "202611260110_idempotency_expiry_index", Migrate: migrateIdempotencyExpiryIndex, Rollback: rollbackIdempotencyExpiryIndex},
 		{ID: "202611260120_support_attachments_teams", Migrate: migrateSupportAttachmentsTeamsV4, Rollback: rollbackSupportAttachmentsTeamsV4},
 		{ID: "202611260130_support_knowledge_fulltext", Migrate: migrateKnowledgeFullText, Rollback: rollbackKnowledgeFullText},
+		{ID: "202611260140_support_sla_policies", Migrate: migrateSupportSLAPoliciesV0140, Rollback: rollbackSupportSLAPoliciesV0140},
 		{ID: "202611260150_support_sla_clocks", Migrate: migrateSupportSLAClocksV5, Rollback: rollbackSupportSLAClocksV5},
 		{ID: "202611260160_sla_credits", Migrate: migrateSLACreditsV0160, Rollback: rollbackSLACreditsV0160},
 	}

@@ -45,6 +45,7 @@ func domainTypes() []any {
 		&support.Category{}, &support.Subcategory{}, &support.SLATarget{}, &support.Ticket{}, &support.HistoryEntry{},
 		&support.Comment{}, &support.RoutingRule{}, &support.Article{}, &support.Feedback{}, &support.TicketNotification{},
 		&support.Attachment{}, &support.Team{}, &support.TeamMember{}, &support.Clock{}, &support.Segment{}, &support.Escalation{},
+		&support.Calendar{}, &support.Holiday{}, &support.SLAPolicy{}, &support.SLAPolicyTarget{},
 	}
 }
 

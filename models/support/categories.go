@@ -128,7 +128,7 @@ var defaultCategories = []seedCategory{
 }
 
 // Seed ensures the default categories, their subcategories and SLA targets
-// exist. It is idempotent and keeps rows that already exist unchanged.
+// exist, and the default SLA policies and calendar (see seedSLA). It is idempotent and keeps rows that already exist unchanged.
 func (s *Store) Seed(ctx context.Context) error {
 	db := s.core.In(ctx, models.SystemScope())
 	now := s.now()
@@ -151,7 +151,7 @@ func (s *Store) Seed(ctx context.Context) error {
 			}
 		}
 	}
-	return nil
+	return s.seedSLA(ctx)
 }
 
 // ListCategories returns every category, in their order, with its

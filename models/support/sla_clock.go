@@ -7,15 +7,6 @@ import (
 	"github.com/telcoplatform/platform/models/businesstime"
 )
 
-// The metrics an SLA clock measures.
-const (
-	MetricResponse   = "response"
-	MetricResolution = "resolution"
-)
-
-// Metrics lists the SLA metrics, in the order answers show them.
-func Metrics() []string { return []string{MetricResponse, MetricResolution} }
-
 // The states of an SLA clock: counting, paused (the ticket is pending, on
 // the customer) or stopped (the metric was met or the ticket resolved).
 const (

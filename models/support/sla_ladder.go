@@ -186,7 +186,7 @@ func (sy *slaSync) act(c *Clock, ls LadderStep, msg string) (string, error) {
 			to = admins
 		}
 		return sy.mail(to, "PAGE "+subject, msg)
-	case ActionNotify:
+	case ActionNotifyRecipients:
 		return sy.mail(recipientsOf(ls.Recipients, "notify"), subject, msg)
 	case ActionEscalate:
 		ch := &change{tx: sy.tx, t: t, p: &models.Principal{ID: ActorSLA}, now: sy.now(), system: ActorSLA}

@@ -6,35 +6,34 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/businesstime"
 )
 
-// Escalation ladder actions.
+// ActionEscalate is the ladder action that escalates the ticket: status
+// escalated, one level up, ticket.escalated.
+const ActionEscalate = "escalate"
+
+// Escalation rows that are not ladder steps.
 const (
-	ActionNotifyAssignee    = "notify_assignee"
-	ActionNotifyTeamLead    = "notify_team_lead"
-	ActionReassignTeamLead  = "reassign_team_lead"
-	ActionPageDutyManager   = "page_duty_manager"
-	ActionNotify            = "notify"
-	ActionEscalate          = "escalate"
 	escalationManualMetric  = "manual"
 	escalationManualStep    = -1
 	escalationWarningAction = "warning"
 )
 
-// LadderStep is one step of an escalation ladder: when the metric's clock
-// reaches AtPercent of its target (100 is the breach), do Action; a step at
-// or after the breach may repeat every RepeatEvery until the ticket is
-// acknowledged (a change by provider staff after the step fired). With
-// WorkingHoursOnly the message waits for the calendar's next working
-// minute.
+// LadderStep is one step of an escalation ladder as the clock runs it:
+// when the metric's clock reaches AtPercent of its target (100 is the
+// breach), do Action; a step at or after the breach may repeat every
+// RepeatEvery until the ticket is acknowledged (a change by provider staff
+// after the step fired). With WorkingHoursOnly the step waits for the
+// policy calendar's next working minute.
 type LadderStep struct {
-	Metric           string        `json:"metric"`
-	AtPercent        int           `json:"at_percent"`
-	Action           string        `json:"action"`
-	Recipients       []string      `json:"recipients,omitempty"`
-	RepeatEvery      time.Duration `json:"repeat_every,omitempty"`
-	WorkingHoursOnly bool          `json:"working_hours_only,omitempty"`
+	Metric           string
+	AtPercent        int
+	Action           string
+	Recipients       []string
+	RepeatEvery      time.Duration
+	WorkingHoursOnly bool
 }
 
 // metricTarget is one metric's target under a policy.
@@ -59,22 +58,84 @@ type clockPolicy struct {
 }
 
 // clockPolicyFor resolves the policy of t (its tier, category and
-// priority as they are now).
+// priority as they are now) with PolicyFor. Under the catch-all policy (no
+// tier, no category), or without any policy, the targets are the
+// category's own (GET /v1/support/categories), in calendar time; the
+// catch-all policy's ladder, warning share and credit still apply.
 func (s *Store) clockPolicyFor(ctx context.Context, t *Ticket) (*clockPolicy, error) {
-	cats, err := s.ListCategories(ctx)
+	tier, err := s.ticketTier(ctx, t)
 	if err != nil {
 		return nil, err
 	}
-	target := SLATarget{ResponseMinutes: DefaultSLATargets()[t.Priority][0], ResolutionMinutes: DefaultSLATargets()[t.Priority][1]}
-	if c := categoryByID(cats, t.Category); c != nil {
-		if tg, ok := c.Target(t.Priority); ok {
-			target = tg
+	pol, cal, err := s.PolicyFor(ctx, tier, t.Category)
+	if err != nil {
+		return nil, err
+	}
+	fallback := SLATarget{ResponseMinutes: DefaultSLATargets()[t.Priority][0], ResolutionMinutes: DefaultSLATargets()[t.Priority][1]}
+	ownTargets := false
+	if pol == nil || (pol.Tier == "" && pol.Category == "") {
+		cats, err := s.ListCategories(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if c := categoryByID(cats, t.Category); c != nil {
+			if tg, ok := c.Target(t.Priority); ok {
+				fallback, ownTargets = tg, true
+			}
 		}
 	}
-	return &clockPolicy{WarningPercent: DefaultWarningPercent, Targets: map[string]metricTarget{
-		MetricResponse:   {Minutes: target.ResponseMinutes},
-		MetricResolution: {Minutes: target.ResolutionMinutes},
-	}}, nil
+	if pol == nil {
+		return &clockPolicy{Tier: tier, WarningPercent: DefaultWarningPercent, Targets: map[string]metricTarget{
+			MetricResponse:   {Minutes: fallback.ResponseMinutes},
+			MetricResolution: {Minutes: fallback.ResolutionMinutes},
+		}}, nil
+	}
+	cp := &clockPolicy{PolicyID: pol.ID, CalendarID: pol.CalendarID, Calendar: cal, Tier: tier, WarningPercent: pol.WarningPercent,
+		CreditBP: pol.CreditPercentBP}
+	if cp.WarningPercent <= 0 {
+		cp.WarningPercent = DefaultWarningPercent
+	}
+	tg, ok := pol.Target(t.Priority)
+	if !ok || ownTargets { // the catch-all policy counts the category's own targets, in calendar time
+		tg = SLAPolicyTarget{ResponseMinutes: fallback.ResponseMinutes, ResolutionMinutes: fallback.ResolutionMinutes}
+	}
+	cp.UpdateMinutes = tg.UpdateMinutes
+	cp.Targets = map[string]metricTarget{
+		MetricResponse:   {Minutes: tg.ResponseMinutes, BusinessHours: tg.BusinessHours},
+		MetricResolution: {Minutes: tg.ResolutionMinutes, BusinessHours: tg.BusinessHours},
+	}
+	for _, st := range pol.Escalation {
+		cp.Ladder = append(cp.Ladder, LadderStep{Metric: st.Metric, AtPercent: st.AtPercent, Action: st.Action, Recipients: st.Recipients,
+			RepeatEvery: time.Duration(st.RepeatEveryMinutes) * time.Minute, WorkingHoursOnly: st.WorkingHoursOnly})
+	}
+	return cp, nil
+}
+
+// ticketTier is the tier of t's policy: the SLA of the service its
+// service_affected names (a service of its organization and environment),
+// else its organization's plan (TierOf).
+func (s *Store) ticketTier(ctx context.Context, t *Ticket) (string, error) {
+	var serviceSLA string
+	if t.ServiceAffected != "" {
+		var rows []string
+		err := s.core.In(ctx, models.TenantScope(t.OrganizationID, t.Environment)).Table("services").
+			Where("id = ?", t.ServiceAffected).Limit(1).Pluck("sla", &rows).Error
+		if err != nil {
+			return "", dbErr(err)
+		}
+		if len(rows) > 0 {
+			serviceSLA = rows[0]
+		}
+	}
+	var plans []string
+	if err := s.core.In(ctx, models.SystemScope()).Model(&models.Organization{}).Where("id = ?", t.OrganizationID).Limit(1).Pluck("plan", &plans).Error; err != nil {
+		return "", dbErr(err)
+	}
+	var plan models.Plan
+	if len(plans) > 0 {
+		plan = models.Plan(plans[0])
+	}
+	return TierOf(serviceSLA, plan), nil
 }
 
 // SLACreditRequest asks billing for the credit a breached resolution target
