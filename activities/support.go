@@ -66,3 +66,14 @@ func (a *SupportTickets) SyncSLA(ctx context.Context, in workflows.SLASyncInput)
 	}
 	return st, nil
 }
+
+// RetimeCandidates lists a page of the open tickets a policy or calendar
+// edit affects (support.Store.RetimeCandidates). Errors: INTERNAL_ERROR
+// (retried by Temporal).
+func (a *SupportTickets) RetimeCandidates(ctx context.Context, in workflows.SLARetimePage) ([]string, error) {
+	ids, err := a.store.RetimeCandidates(ctx, in.Scope, in.After, support.MaxRetimePage)
+	if err != nil {
+		return nil, activityError(err)
+	}
+	return ids, nil
+}

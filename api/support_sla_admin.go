@@ -237,7 +237,8 @@ func (s *Server) registerSupportSLA(tags []string) {
 			return calendarOutput(http.StatusOK, c), nil
 		})
 	register(s, huma.Operation{OperationID: "update-support-calendar", Method: http.MethodPatch, Path: "/support/calendars/{calendar_id}", Summary: "Update a business calendar",
-		Description: "Applies the fields sent; working_hours and holidays are replaced whole. The result is validated as a new calendar." + writers, Tags: tags},
+		Description: "Applies the fields sent; working_hours and holidays are replaced whole. The result is validated as a new calendar. Open tickets " +
+			"whose clocks count in it are re-timed at once (their SLA workflows are signalled)." + writers, Tags: tags},
 		write, func(ctx context.Context, in *struct {
 			CalendarPath
 			Body CalendarUpdateBody
@@ -248,6 +249,7 @@ func (s *Server) registerSupportSLA(tags []string) {
 			if err != nil {
 				return nil, err
 			}
+			s.retimeSLA(ctx, support.RetimeScope{CalendarID: c.ID})
 			return calendarOutput(http.StatusOK, c), nil
 		})
 	register(s, huma.Operation{OperationID: "delete-support-calendar", Method: http.MethodDelete, Path: "/support/calendars/{calendar_id}", Summary: "Delete a business calendar",
@@ -280,6 +282,9 @@ func (s *Server) registerSupportSLA(tags []string) {
 			if err != nil {
 				return nil, err
 			}
+			if len(res.Imported) > 0 {
+				s.retimeSLA(ctx, support.RetimeScope{CalendarID: in.ID})
+			}
 			out := &HolidayImportOutput{}
 			out.Body.Imported, out.Body.Skipped = len(res.Imported), res.Skipped
 			out.Body.Holidays = mapSlice(res.Imported, holidayItem)
@@ -295,6 +300,7 @@ func (s *Server) registerSupportSLA(tags []string) {
 			if err != nil {
 				return nil, err
 			}
+			s.retimeSLA(ctx, support.RetimeScope{CalendarID: in.ID})
 			out := &HolidayOutput{Status: http.StatusCreated}
 			out.Body.Holiday = holidayItem(h)
 			return out, nil
@@ -303,7 +309,11 @@ func (s *Server) registerSupportSLA(tags []string) {
 		Summary: "Remove a holiday", Description: "Removes the calendar's holiday on the date (404 when there is none)." + writers, Tags: tags,
 		DefaultStatus: http.StatusNoContent},
 		write, func(ctx context.Context, in *HolidayPath) (*struct{}, error) {
-			return nil, s.support.DeleteHoliday(ctx, principal(ctx), in.ID, in.Date)
+			if err := s.support.DeleteHoliday(ctx, principal(ctx), in.ID, in.Date); err != nil {
+				return nil, err
+			}
+			s.retimeSLA(ctx, support.RetimeScope{CalendarID: in.ID})
+			return nil, nil
 		})
 	s.registerSupportSLAPolicies(tags, read, write, readers, writers)
 }
@@ -506,6 +516,7 @@ func (s *Server) registerSupportSLAPolicies(tags []string, read, write access, r
 			if err != nil {
 				return nil, err
 			}
+			s.retimeSLA(ctx, support.RetimeScopeOfPolicy(p))
 			return slaPolicyOutput(http.StatusCreated, p), nil
 		})
 	register(s, huma.Operation{OperationID: "list-support-sla-policies", Method: http.MethodGet, Path: "/support/sla-policies", Summary: "List SLA policies",
@@ -535,7 +546,7 @@ func (s *Server) registerSupportSLAPolicies(tags []string, read, write access, r
 		})
 	register(s, huma.Operation{OperationID: "update-support-sla-policy", Method: http.MethodPatch, Path: "/support/sla-policies/{policy_id}", Summary: "Update an SLA policy",
 		Description: "Applies the fields sent (targets: the priorities sent; escalation: replaced whole); the result is validated as a new policy. " +
-			"Tickets keep the targets they were given." + writers, Tags: tags},
+			"Open tickets under it (and, for a change of category, every open ticket) are re-timed at once: their SLA workflows are signalled." + writers, Tags: tags},
 		write, func(ctx context.Context, in *struct {
 			SLAPolicyPath
 			Body SLAPolicyUpdateBody
@@ -544,15 +555,28 @@ func (s *Server) registerSupportSLAPolicies(tags []string, read, write access, r
 			pin := support.PolicyInput{Name: b.Name, Description: b.Description, Tier: b.Tier, Category: b.Category, CalendarID: b.CalendarID,
 				WarningPercent: b.WarningPercent, CreditPercent: b.CreditPercent, Escalation: escalationInputs(b.Escalation)}
 			pin.Targets = b.Targets.input()
+			before, err := s.support.GetSLAPolicy(ctx, principal(ctx), in.ID)
+			if err != nil {
+				return nil, err
+			}
 			p, err := s.support.UpdateSLAPolicy(ctx, principal(ctx), in.ID, pin)
 			if err != nil {
 				return nil, err
 			}
+			scope := support.RetimeScopeOfPolicy(p)
+			if before.Category != p.Category {
+				scope.Any = true
+			}
+			s.retimeSLA(ctx, scope)
 			return slaPolicyOutput(http.StatusOK, p), nil
 		})
 	register(s, huma.Operation{OperationID: "delete-support-sla-policy", Method: http.MethodDelete, Path: "/support/sla-policies/{policy_id}", Summary: "Delete an SLA policy",
-		Description: "Removes the policy; tickets keep the targets they were given." + writers, Tags: tags, DefaultStatus: http.StatusNoContent},
+		Description: "Removes the policy; the open tickets under it are re-timed at once under the policy that now applies." + writers, Tags: tags, DefaultStatus: http.StatusNoContent},
 		write, func(ctx context.Context, in *SLAPolicyPath) (*struct{}, error) {
-			return nil, s.support.DeleteSLAPolicy(ctx, principal(ctx), in.ID)
+			if err := s.support.DeleteSLAPolicy(ctx, principal(ctx), in.ID); err != nil {
+				return nil, err
+			}
+			s.retimeSLA(ctx, support.RetimeScope{PolicyID: in.ID})
+			return nil, nil
 		})
 }

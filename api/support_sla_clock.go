@@ -3,6 +3,8 @@ package api
 import (
 	"context"
 
+	"github.com/telcoplatform/platform/models"
+
 	"github.com/telcoplatform/platform/models/support"
 	"github.com/telcoplatform/platform/workflows"
 )
@@ -25,5 +27,23 @@ func (s *Server) syncSLA(ctx context.Context, t *support.Ticket) {
 	in := workflows.TicketSLAInput{TicketID: t.ID, OrganizationID: t.OrganizationID, Environment: t.Environment}
 	if _, err := s.temporal.SignalWithStartWorkflow(sigCtx, opts.ID, workflows.TicketSLASignal, nil, opts, workflows.TicketSLAWorkflow, in); err != nil {
 		s.log.WarnContext(ctx, "the ticket's SLA clock was not told of a change", "ticket_id", t.ID, "error", err)
+	}
+}
+
+// retimeSLA starts the workflow that signals the SLA workflows of the open
+// tickets an edit of SLA policies or calendars affects (sc), so that they
+// re-time at once. The edit is already stored: when the workflow engine is
+// unavailable the failure is logged and each ticket re-times at its next
+// timer or change.
+func (s *Server) retimeSLA(ctx context.Context, sc support.RetimeScope) {
+	if s.temporal == nil {
+		return
+	}
+	id := "sla-retime-" + models.NewID("rt")
+	opts := workflows.StartOptions(s.taskQueues(), workflows.Start{ID: id, Priority: workflows.Interactive, OperationType: "sla_retime", ResourceID: sc.PolicyID + sc.CalendarID})
+	startCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), workflowStartTimeout)
+	defer cancel()
+	if _, err := s.temporal.ExecuteWorkflow(startCtx, opts, workflows.SLARetimeWorkflow, workflows.SLARetimeInput{Scope: sc}); err != nil {
+		s.log.WarnContext(ctx, "open tickets were not re-timed after an SLA policy or calendar edit", "error", err)
 	}
 }

@@ -66,6 +66,7 @@ func RegisterWorkflows(w WorkflowRegistry) {
 	w.RegisterWorkflowWithOptions(workflows.OrchestrationTrigger, workflow.RegisterOptions{Name: workflows.OrchestrationTriggerWorkflow})
 	w.RegisterWorkflowWithOptions(workflows.TicketAutoClose, workflow.RegisterOptions{Name: workflows.TicketAutoCloseWorkflow})
 	w.RegisterWorkflowWithOptions(workflows.TicketSLA, workflow.RegisterOptions{Name: workflows.TicketSLAWorkflow})
+	w.RegisterWorkflowWithOptions(workflows.SLARetime, workflow.RegisterOptions{Name: workflows.SLARetimeWorkflow})
 }
 
 // ActivityRegistry is where activities are registered: a worker, or a

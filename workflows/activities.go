@@ -129,11 +129,12 @@ type HousekeepingActivities interface {
 	Purge(ctx context.Context, in HousekeepingPurgeInput) (identity.PurgeCounts, error)
 }
 
-// SupportActivities are the activities of the TicketAutoClose and
-// TicketSLA workflows (activities.SupportTickets), named "Support.<Method>".
+// SupportActivities are the activities of the TicketAutoClose, TicketSLA
+// and SLARetime workflows (activities.SupportTickets), named "Support.<Method>".
 type SupportActivities interface {
 	CloseIfQuiet(ctx context.Context, in support.AutoClose) (bool, error)
 	SyncSLA(ctx context.Context, in SLASyncInput) (*support.SLAState, error)
+	RetimeCandidates(ctx context.Context, in SLARetimePage) ([]string, error)
 }
 
 // ActivityInterfaces returns the type of every activity interface: the
