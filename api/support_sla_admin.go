@@ -357,7 +357,7 @@ func (b *PolicyTargetsBody) input() map[string]support.PolicyTargetInput {
 type EscalationStepBody struct {
 	Metric           string   `json:"metric" required:"true" enum:"response,resolution" doc:"Required: the target watched" example:"resolution"`
 	AtPercent        int      `json:"at_percent" required:"true" minimum:"1" maximum:"500" doc:"Required: the share of the target elapsed, 1 to 500 (100 is the breach, above is after it)" example:"100"`
-	Action           string   `json:"action" required:"true" enum:"notify_assignee,notify_team_lead,reassign_team_lead,page_duty_manager,notify" doc:"Required" example:"notify_team_lead"`
+	Action           string   `json:"action" required:"true" enum:"notify_assignee,notify_team_lead,reassign_team_lead,page_duty_manager,notify,escalate" doc:"Required. escalate: the ticket becomes escalated, one level up (ticket.escalated)" example:"notify_team_lead"`
 	Recipients       []string `json:"recipients,omitempty" maxItems:"20" doc:"With action notify only, and required there: 1 to 20 e-mail addresses"`
 	RepeatEvery      string   `json:"repeat_every,omitempty" maxLength:"20" doc:"Repeat the action this often (whole minutes, 1m to 720h); only with at_percent 100 or more" example:"1h"`
 	WorkingHoursOnly bool     `json:"working_hours_only,omitempty" doc:"Hold the action outside the calendar's working hours; default false"`
