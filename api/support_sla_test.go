@@ -147,7 +147,7 @@ func TestSupportBreachingWithin(t *testing.T) {
 	h := newHarness(t)
 	a := h.tenants[0]
 	critical := newTicket(t, h, a.liveKey, map[string]any{"priority": "critical"}) // 15m first response
-	_ = newTicket(t, h, a.liveKey, map[string]any{"priority": "low"})             // hours away
+	_ = newTicket(t, h, a.liveKey, map[string]any{"priority": "low"})              // hours away
 	var list struct {
 		Tickets []struct{ ID string } `json:"tickets"`
 	}

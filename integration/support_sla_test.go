@@ -116,8 +116,8 @@ func TestSupportSLABreachEndToEnd(t *testing.T) {
 	// The SLA status tells why: both breached, the ledger's running segments.
 	var status struct {
 		SLAStatus struct {
-			SLATier        string `json:"sla_tier"`
-			PolicyID       string `json:"policy_id"`
+			SLATier        string                  `json:"sla_tier"`
+			PolicyID       string                  `json:"policy_id"`
 			ResponseTime   struct{ Status string } `json:"response_time"`
 			ResolutionTime struct{ Status string } `json:"resolution_time"`
 			Ledger         []struct{ Kind string } `json:"ledger"`
