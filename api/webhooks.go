@@ -237,7 +237,7 @@ func (s *Server) registerWebhooks() {
 	}{
 		{"create-services-webhook", "/services/webhooks", "Subscribe to service events", "Events: service.* only.", webhooks.AreaServices},
 		{"create-billing-webhook", "/billing/webhooks", "Subscribe to billing events", "Events: invoice.*, payment.*, subscription.*, usage.* only (aliases invoice.generated, payment.received).", webhooks.AreaBilling},
-		{"create-support-webhook", "/support/webhooks", "Subscribe to support events", "Events: ticket.*, comment.*, sla.* only; filters by customer_ids and priorities. Tickets emit ticket.* and comment.added; sla.* is not emitted yet (SLA clocks are coming).", webhooks.AreaSupport},
+		{"create-support-webhook", "/support/webhooks", "Subscribe to support events", "Events: ticket.*, comment.*, sla.* only; filters by customer_ids and priorities. Tickets emit ticket.* and comment.added; their SLA clocks sla.breach and sla.credit_issued.", webhooks.AreaSupport},
 		{"create-webhook", "/webhooks", "Subscribe to events of every area", "Events of any area, group patterns such as invoice.*, or * for everything.", webhooks.AreaAll},
 	} {
 		register(s, huma.Operation{OperationID: area.id, Method: http.MethodPost, Path: area.path, Summary: area.summary,
