@@ -40,7 +40,7 @@ type slaRun struct {
 	staff    *models.Principal
 	customer *models.Principal
 	plan     models.Plan
-	syncs    []time.Time               // the workflow instants of the syncs
+	syncs    []time.Time                 // the workflow instants of the syncs
 	upserts  []temporal.SearchAttributes // the search attributes of each sync
 }
 
