@@ -182,6 +182,14 @@ func (sy *slaSync) run(now time.Time) (*SLAState, error) {
 	if err := sy.advance(now); err != nil {
 		return nil, err
 	}
+	if sy.stale() { // the policy or its calendar was edited since the clocks were timed
+		if err := sy.retime(now, "policy or calendar changed"); err != nil {
+			return nil, err
+		}
+		if err := sy.advance(now); err != nil {
+			return nil, err
+		}
+	}
 	if len(hist) > 0 {
 		last := hist[len(hist)-1].CreatedAt
 		t.SLASyncedAt = &last
@@ -440,6 +448,26 @@ func (sy *slaSync) retime(at time.Time, why string) error {
 	}
 	sy.t.SLAPolicyID = p.PolicyID
 	return nil
+}
+
+// stale reports whether an unstopped clock of the cycle is timed by
+// another policy than the ticket's (targets, business hours, calendar,
+// warning share or policy id differ): an edit of the policy or of its
+// calendar, which no history entry records.
+func (sy *slaSync) stale() bool {
+	p := sy.policy
+	for _, c := range sy.clocks {
+		if c.State == ClockStopped {
+			continue
+		}
+		target := p.Targets[c.Metric]
+		business := target.BusinessHours && p.Calendar != nil
+		if c.TargetMinutes != target.Minutes || c.BusinessHours != business || c.PolicyID != p.PolicyID ||
+			c.WarningPercent != p.WarningPercent || !sameCalendar(c.Calendar, p.Calendar) {
+			return true
+		}
+	}
+	return false
 }
 
 // stamp formats an optional instant for a ledger note.

@@ -166,3 +166,61 @@ func TestSLAClockRetimeCarriesElapsed(t *testing.T) {
 		t.Fatalf("retimed segments %v %v", segs, err)
 	}
 }
+
+// TestSLAClockCalendarEditRetimes: a holiday added to the policy's calendar
+// re-times the open ticket at its next sync, with no change to the ticket:
+// the resolution (16 business hours from Monday 09:00, due Tuesday 17:00)
+// is due a working day later; the ledger notes it.
+func TestSLAClockCalendarEditRetimes(t *testing.T) {
+	f := newSLAFixture(t)
+	t0 := f.clock
+	tier := support.TierOf("", models.PlanBusiness)
+	hours := map[string][]support.ClockInterval{}
+	for _, d := range []string{"monday", "tuesday", "wednesday", "thursday", "friday"} {
+		hours[d] = []support.ClockInterval{{Start: "09:00", End: "17:00"}}
+	}
+	name, tz := "Office", "UTC"
+	cal, err := f.s.CreateCalendar(f.ctx, f.staff, support.CalendarInput{Name: &name, Timezone: &tz, WorkingHours: &hours})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pname, cat := "Premium general", "general"
+	_, err = f.s.CreateSLAPolicy(f.ctx, f.staff, support.PolicyInput{Name: &pname, Tier: &tier, Category: &cat, CalendarID: &cal.ID,
+		Targets: map[string]support.PolicyTargetInput{support.PriorityMedium: {ResponseTime: "4h", ResolutionTime: "16h", BusinessHours: true}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tk := f.open(support.PriorityMedium)
+	st := f.sync(tk.ID)
+	if m := metric(st, support.MetricResolution); m.DueAt == nil || !m.DueAt.Equal(t0.Add(32*time.Hour)) {
+		t.Fatalf("before the edit %+v", m)
+	}
+	f.clock = t0.Add(time.Hour)
+	if st = f.sync(tk.ID); len(f.retimed(tk.ID)) != 0 {
+		t.Fatalf("re-timed without an edit: %v", f.retimed(tk.ID))
+	}
+	holidays := []support.HolidayInput{{Date: "2026-11-24", Name: "Tuesday off"}}
+	if _, err := f.s.UpdateCalendar(f.ctx, f.staff, cal.ID, support.CalendarInput{Holidays: &holidays}); err != nil {
+		t.Fatal(err)
+	}
+	st = f.sync(tk.ID)
+	if m := metric(st, support.MetricResolution); m.DueAt == nil || !m.DueAt.Equal(t0.Add(56*time.Hour)) || m.ElapsedSeconds != 3600 {
+		t.Fatalf("after the edit %+v", m)
+	}
+	if segs := f.retimed(tk.ID); len(segs) != 2 {
+		t.Fatalf("retimed segments %v", segs)
+	}
+	f.sync(tk.ID)
+	if segs := f.retimed(tk.ID); len(segs) != 2 {
+		t.Fatalf("a second sync re-timed again: %v", segs)
+	}
+}
+
+func (f *slaFixture) retimed(id string) []support.Segment {
+	f.t.Helper()
+	var segs []support.Segment
+	if err := f.core.In(f.ctx, models.SystemScope()).Where("ticket_id = ? AND kind = ?", id, support.SegmentRetimed).Find(&segs).Error; err != nil {
+		f.t.Fatal(err)
+	}
+	return segs
+}
