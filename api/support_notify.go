@@ -40,7 +40,7 @@ type NotificationItem struct {
 	Role          string  `json:"role,omitempty"`
 	Template      string  `json:"template"`
 	Subject       string  `json:"subject,omitempty"`
-	Trigger       string  `json:"trigger" enum:"manual,ticket_created,comment_added,ticket_resolved,ticket_routed,sla_escalation"`
+	Trigger       string  `json:"trigger" enum:"manual,ticket_created,comment_added,ticket_resolved,ticket_routed,sla_escalation,auto_update"`
 	Status        string  `json:"status" enum:"queued,sent,failed"`
 	Attempts      int     `json:"attempts"`
 	LastError     string  `json:"last_error,omitempty"`

@@ -36,8 +36,8 @@ const ActorSystem = "system"
 // title or the description, in any case) and a customer tier (the plan of
 // the customer's organization). Its actions assign the ticket to a
 // provider agent or a team, e-mail the notify list when the rule assigns,
-// and record when to escalate and how often to update the customer (kept
-// for the SLA work, not acted on yet). Rules are the provider's: the same
+// and say when to escalate and how often to update the customer (timers of
+// the ticket's SLA workflow, sla_routing_timers.go). Rules are the provider's: the same
 // for every tenant and environment.
 type RoutingRule struct {
 	ID                   string    `gorm:"primaryKey;size:40"`

@@ -26,6 +26,9 @@ const (
 // request for a resolution breach of a ticket tied to a service) and the
 // ladder steps whose instant has come.
 func (sy *slaSync) advance(at time.Time) error {
+	if err := sy.fireTimers(at); err != nil {
+		return err
+	}
 	for _, c := range sy.clocks {
 		if c.State != ClockRunning {
 			continue
@@ -193,7 +196,11 @@ func (sy *slaSync) act(c *Clock, ls LadderStep, msg string) (string, error) {
 		if CanTransition(t.Status, StatusEscalated) {
 			ch.set("status", t.Status, StatusEscalated, false, func() { t.Status = StatusEscalated })
 		}
-		ch.escalate(fmt.Sprintf("%s SLA at %d%% of its target", strings.ToLower(metricName(c.Metric)), ls.AtPercent), t.EscalationLevel+1)
+		reason := fmt.Sprintf("%s SLA at %d%% of its target", strings.ToLower(metricName(c.Metric)), ls.AtPercent)
+		if ls.AtPercent == 0 { // a timer, not a ladder step: msg says why
+			reason = msg
+		}
+		ch.escalate(truncate(reason, MaxEscalationReason), t.EscalationLevel+1)
 		if err := ch.flush(); err != nil {
 			return "", err
 		}

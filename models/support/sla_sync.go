@@ -63,6 +63,7 @@ type slaSync struct {
 	seq    map[string]int      // the last segment number of each clock
 	fired  map[string]bool     // escalations fired this cycle: metric/step/repeat
 	acked  *time.Time          // the last change by provider staff
+	timers routingTimers       // the routing rule's and the policy's timers
 	events []string
 }
 
@@ -236,7 +237,7 @@ func (sy *slaSync) load() error {
 		return err
 	}
 	sy.policy = p
-	return nil
+	return sy.loadTimers()
 }
 
 func firedKey(metric string, step, repeat int) string {
@@ -517,6 +518,11 @@ func (sy *slaSync) save(now time.Time) (*SLAState, error) {
 			}
 			for _, at := range sy.ladderTimes(c, now) {
 				next = earliest(next, &at)
+			}
+			if c.Metric == MetricResolution {
+				for _, at := range sy.timerTimes(now) {
+					next = earliest(next, &at)
+				}
 			}
 		}
 		st.Metrics = append(st.Metrics, MetricState{Metric: c.Metric, Status: c.Status(), TargetMinutes: c.TargetMinutes,

@@ -224,3 +224,51 @@ func (f *slaFixture) retimed(id string) []support.Segment {
 	}
 	return segs
 }
+
+// TestSLARoutingTimers: a routing rule's escalate_after escalates a ticket
+// still unresolved at that instant (once), and its auto_update_frequency
+// fires an automatic update per interval while the resolution clock runs.
+func TestSLARoutingTimers(t *testing.T) {
+	f := newSLAFixture(t)
+	if _, err := f.s.SeedAgents(f.ctx); err != nil {
+		t.Fatal(err)
+	}
+	admin := &models.Principal{ID: "ak_admin", OrganizationID: f.staff.OrganizationID, Environment: models.EnvLive, Role: models.RoleAdmin, Permissions: []string{"*"}}
+	_, err := f.s.CreateRoutingRule(f.ctx, admin, support.RuleInput{Name: str("general timers"), Category: str("general"),
+		AssignTo: str(support.CategoryTeamID("general")), EscalateAfter: str("30m"), AutoUpdateFrequency: str("1h")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := f.clock
+	tk := f.open(support.PriorityLow)
+	st := f.sync(tk.ID)
+	if st.NextAt == nil || !st.NextAt.Equal(t0.Add(30*time.Minute)) {
+		t.Fatalf("next at %v, want the escalation at +30m", st.NextAt)
+	}
+	f.clock = t0.Add(30 * time.Minute)
+	st = f.sync(tk.ID)
+	got, err := f.s.GetTicket(f.ctx, f.staff, tk.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status != support.StatusEscalated || got.EscalationLevel != 1 || f.events(tk.ID, support.EventTicketEscalated) != 1 {
+		t.Fatalf("after escalate_after: %s level %d", got.Status, got.EscalationLevel)
+	}
+	if st.NextAt == nil || !st.NextAt.Equal(t0.Add(time.Hour)) {
+		t.Fatalf("next at %v, want the first update at +1h", st.NextAt)
+	}
+	f.clock = t0.Add(3*time.Hour + time.Minute)
+	f.sync(tk.ID)
+	f.sync(tk.ID)
+	var rows []support.Escalation
+	if err := f.core.In(f.ctx, models.SystemScope()).Where("ticket_id = ? AND metric = ?", tk.ID, "timer").Order("fired_at").Find(&rows).Error; err != nil {
+		t.Fatal(err)
+	}
+	// The escalation once, then the latest due update (+3h): missed ones are not sent in a burst.
+	if len(rows) != 2 || rows[0].Action != "escalate" || rows[1].Action != "auto_update" || !rows[1].FiredAt.Equal(t0.Add(3*time.Hour)) {
+		t.Fatalf("timer firings %+v", rows)
+	}
+	if n := f.events(tk.ID, support.EventTicketEscalated); n != 1 {
+		t.Fatalf("%d ticket.escalated", n)
+	}
+}
