@@ -122,7 +122,7 @@ func TestSLAClockPauseResumeBreach(t *testing.T) {
 		t.Fatalf("resolution resumed %+v, want due %v", m, due)
 	}
 	f.clock = due.Add(time.Minute)
-	st = f.sync(tk.ID)
+	f.sync(tk.ID)
 	st = f.sync(tk.ID)
 	if m := metric(st, support.MetricResolution); m.Status != support.SLABreached {
 		t.Fatalf("resolution after due %+v", m)
@@ -196,7 +196,7 @@ func TestSLAClockCalendarEditRetimes(t *testing.T) {
 		t.Fatalf("before the edit %+v", m)
 	}
 	f.clock = t0.Add(time.Hour)
-	if st = f.sync(tk.ID); len(f.retimed(tk.ID)) != 0 {
+	if f.sync(tk.ID); len(f.retimed(tk.ID)) != 0 {
 		t.Fatalf("re-timed without an edit: %v", f.retimed(tk.ID))
 	}
 	holidays := []support.HolidayInput{{Date: "2026-11-24", Name: "Tuesday off"}}
