@@ -87,6 +87,20 @@ func TestSupportTicketSLA(t *testing.T) {
 	if st := got.SLAStatus; st.ResolutionTime.Status != "paused" || st.ResolutionTime.DueAt != nil || st.ResponseTime.Status != "met" || st.ResponseTime.Actual == nil {
 		t.Fatalf("pending: %+v %+v", st.ResolutionTime, *st.ResponseTime)
 	}
+	// The list's sla_status comes from the same clocks: the paused time remaining, the response met.
+	var list struct {
+		Tickets []struct {
+			ID        string `json:"id"`
+			SLAStatus struct {
+				ResponseMet   bool   `json:"response_met"`
+				TimeRemaining string `json:"time_remaining"`
+			} `json:"sla_status"`
+		} `json:"tickets"`
+	}
+	h.do("GET", "/v1/support/tickets", a.liveKey, nil).decode(200, &list)
+	if len(list.Tickets) != 1 || !list.Tickets[0].SLAStatus.ResponseMet || list.Tickets[0].SLAStatus.TimeRemaining != got.SLAStatus.ResolutionTime.TimeRemaining {
+		t.Fatalf("list sla_status %+v, sla %+v", list.Tickets, got.SLAStatus.ResolutionTime)
+	}
 }
 
 // TestSupportEscalate: provider staff escalate with the spec's body; the

@@ -88,24 +88,69 @@ type Ticket struct {
 	// Attachments are the files sent with the ticket (filled by Create,
 	// Get and List).
 	Attachments []Attachment `gorm:"-"`
+	// Clocks are the SLA clocks of the ticket's current cycle (filled by
+	// Get and List): the source of TimeRemaining and ResponseMet.
+	Clocks []Clock `gorm:"-"`
 }
 
 // TableName is the tickets table.
 func (Ticket) TableName() string { return "support_tickets" }
 
+// clock returns the current cycle's clock of metric (nil when the clocks
+// are not loaded or the cycle has none).
+func (t *Ticket) clock(metric string) *Clock {
+	for i := range t.Clocks {
+		if t.Clocks[i].Metric == metric {
+			return &t.Clocks[i]
+		}
+	}
+	return nil
+}
+
 // ResponseMet reports whether the first response came within its target
-// (false while there is none).
+// (false while there is none), from the response clock when loaded.
 func (t *Ticket) ResponseMet() bool {
+	if c := t.clock(MetricResponse); c != nil {
+		return c.Status() == SLAMet
+	}
 	return t.RespondedAt != nil && !t.RespondedAt.After(t.ResponseDue)
 }
 
-// TimeRemaining is the time left until the resolution is due, in whole
-// minutes: negative when overdue, zero once resolved or closed.
+// TimeRemaining is the time left on the resolution target at now, in whole
+// minutes: from the resolution clock when loaded (business time on a
+// business-hours target; it does not run while the ticket is pending),
+// else until resolution_due; negative when overdue, zero once resolved or
+// closed.
 func (t *Ticket) TimeRemaining(now time.Time) time.Duration {
 	if t.Status == StatusResolved || t.Status == StatusClosed {
 		return 0
 	}
+	if c := t.clock(MetricResolution); c != nil {
+		return c.Remaining(now).Truncate(time.Minute)
+	}
 	return t.ResolutionDue.Sub(now).Truncate(time.Minute)
+}
+
+// fillClocks loads the clocks of each ticket's current cycle.
+func (s *Store) fillClocks(ctx context.Context, ts []*Ticket) {
+	if len(ts) == 0 {
+		return
+	}
+	ids := make([]string, len(ts))
+	for i, t := range ts {
+		ids[i] = t.ID
+	}
+	var clocks []Clock
+	if err := s.core.In(ctx, models.SystemScope()).Where("ticket_id IN ?", ids).Find(&clocks).Error; err != nil {
+		return // the answers fall back on the stored due times
+	}
+	for _, t := range ts {
+		for _, c := range clocks {
+			if c.TicketID == t.ID && c.Cycle == max(t.SLACycle, 1) {
+				t.Clocks = append(t.Clocks, c)
+			}
+		}
+	}
 }
 
 // EventData is the data of every ticket event: data.ticket.
@@ -297,6 +342,7 @@ func (s *Store) GetTicket(ctx context.Context, p *models.Principal, id string) (
 	}
 	s.fillAgents(ctx, []*Ticket{&t})
 	s.fillTicketAttachments(ctx, []*Ticket{&t})
+	s.fillClocks(ctx, []*Ticket{&t})
 	return &t, nil
 }
 
@@ -359,6 +405,7 @@ func (s *Store) pageTickets(ctx context.Context, q *gorm.DB, page models.PageReq
 	}
 	s.fillAgents(ctx, ptrs)
 	s.fillTicketAttachments(ctx, ptrs)
+	s.fillClocks(ctx, ptrs)
 	return out, total, nil
 }
 
