@@ -306,6 +306,7 @@ func (s *Server) registerSupportSLA(tags []string) {
 			return nil, s.support.DeleteHoliday(ctx, principal(ctx), in.ID, in.Date)
 		})
 	s.registerSupportSLAPolicies(tags, read, write, readers, writers)
+	s.registerSupportSLASimulate(tags)
 }
 
 // PolicyTargetBody is a policy's target of one priority as sent.
