@@ -197,6 +197,7 @@ func (f *slaFixture) snapshot() string {
 func TestSimulateSLAFilterAndLimits(t *testing.T) {
 	f := newSLAFixture(t)
 	high := f.open(support.PriorityHigh)
+	f.clock = f.clock.Add(time.Minute) // oldest first
 	low := f.open(support.PriorityLow)
 	closed := f.open(support.PriorityLow)
 	f.update(closed.ID, support.UpdateInput{Status: str(support.StatusResolved)})
