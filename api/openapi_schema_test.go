@@ -260,6 +260,9 @@ var schemaBodyExemptions = map[string]string{
 	"POST /v1/services/webhooks": "events of the services area",
 	"POST /v1/billing/webhooks":  "events of the billing area",
 	"POST /v1/support/webhooks":  "events of the support area",
+	// Exactly one of ticket_id and filter, and exactly one kind of change
+	// (priority, policy_id, or calendar_id with its edits).
+	"POST /v1/support/sla/simulate": "exactly one of ticket_id and filter; exactly one kind of change",
 }
 
 // TestEveryOperationAcceptsItsSchemaMinimalBody builds, for every operation

@@ -316,6 +316,7 @@ func (s *Server) registerSupportSLA(tags []string) {
 			return nil, nil
 		})
 	s.registerSupportSLAPolicies(tags, read, write, readers, writers)
+	s.registerSupportSLASimulate(tags)
 }
 
 // PolicyTargetBody is a policy's target of one priority as sent.
