@@ -30,6 +30,18 @@ func (s *Store) In(ctx context.Context, scope Scope) *gorm.DB {
 	return Scoped(ctx, s.DB, scope)
 }
 
+// Bound returns a copy of s whose database is tx: its In and Tx run on
+// the transaction's connection (Tx as a savepoint). Code that holds a
+// transaction and calls other store methods uses it, so that a
+// transaction never waits for a second connection of the pool while it
+// holds one (a pool of n connections would deadlock under n such
+// transactions at once).
+func (s *Store) Bound(tx *gorm.DB) *Store {
+	c := *s
+	c.DB = tx
+	return &c
+}
+
 // Tx runs fn in one database transaction bound to ctx and scope.
 func (s *Store) Tx(ctx context.Context, scope Scope, fn func(tx *gorm.DB) error) error {
 	return s.In(ctx, scope).Transaction(fn)

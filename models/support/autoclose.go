@@ -55,6 +55,7 @@ func sameInstant(a, b time.Time) bool {
 func (s *Store) CloseIfQuiet(ctx context.Context, in AutoClose) (bool, error) {
 	closed := false
 	err := s.core.Tx(ctx, models.TenantScope(in.OrganizationID, in.Environment), func(tx *gorm.DB) error {
+		s := s.bound(tx) // reads in the transaction: never a second connection
 		var t Ticket
 		err := tx.Clauses(lockForUpdate(tx)...).Where("id = ?", in.TicketID).Take(&t).Error
 		if err != nil {

@@ -145,6 +145,7 @@ func (s *Store) AddComment(ctx context.Context, p *models.Principal, ticketID st
 		return nil, err
 	}
 	err = s.core.Tx(ctx, models.TenantScope(cur.OrganizationID, cur.Environment), func(tx *gorm.DB) error {
+		s := s.bound(tx) // reads in the transaction: never a second connection
 		var t Ticket
 		if err := tx.Clauses(lockForUpdate(tx)...).Where("id = ?", cur.ID).Take(&t).Error; err != nil {
 			return notFoundOr(err, "ticket")

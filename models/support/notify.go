@@ -179,6 +179,7 @@ func (s *Store) NotifyTicket(ctx context.Context, p *models.Principal, ticketID 
 	}
 	var out []TicketNotification
 	err = s.core.Tx(ctx, models.TenantScope(t.OrganizationID, t.Environment), func(tx *gorm.DB) error {
+		s := s.bound(tx) // reads in the transaction: never a second connection
 		for _, r := range in.Recipients {
 			m := eventlog.Message{Channel: eventlog.ChannelSMS, Recipient: r.Phone, Template: "support_sms", Body: in.Message, Role: "support"}
 			if in.Type == NotifyEmail {

@@ -91,7 +91,9 @@ func (s *Store) SyncSLA(ctx context.Context, ticketID string, now time.Time) (*S
 		if err := tx.Clauses(lockForUpdate(tx)...).Where("id = ?", ticketID).Take(&t).Error; err != nil {
 			return notFoundOr(err, "ticket")
 		}
-		sy := &slaSync{s: s, ctx: ctx, tx: tx, t: &t}
+		// Every read of the sync (policies, calendars, users, rules) runs
+		// in the transaction: it never waits for a second connection.
+		sy := &slaSync{s: s.bound(tx), ctx: ctx, tx: tx, t: &t}
 		var err error
 		if state, err = sy.run(now); err != nil {
 			return err

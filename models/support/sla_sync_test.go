@@ -272,3 +272,26 @@ func TestSLARoutingTimers(t *testing.T) {
 		t.Fatalf("%d ticket.escalated", n)
 	}
 }
+
+// TestSLASyncConcurrently opens and syncs many tickets at once, more than
+// the connection pool holds: each sync's reads run in its own transaction,
+// so none waits for a second connection (which would deadlock the pool).
+func TestSLASyncConcurrently(t *testing.T) {
+	f := newSLAFixture(t)
+	const n = 24
+	errs := make(chan error, n)
+	for range n {
+		go func() {
+			tk, err := f.s.CreateTicket(f.ctx, f.customer, support.TicketInput{Title: "t", Description: "d", Category: "network", Priority: support.PriorityHigh})
+			if err == nil {
+				_, err = f.s.SyncSLA(f.ctx, tk.ID, f.clock.Add(time.Hour))
+			}
+			errs <- err
+		}()
+	}
+	for range n {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -49,6 +49,15 @@ type Store struct {
 	credits  CreditIssuer // SLA credits of resolution breaches (nil: none)
 }
 
+// bound returns a copy of s on the transaction tx (models.Store.Bound):
+// every query of its methods runs on tx's connection.
+func (s *Store) bound(tx *gorm.DB) *Store {
+	core := s.core.Bound(tx)
+	c := *s
+	c.core, c.eventlog, c.identity = core, eventlog.NewStore(core), identity.NewStore(core)
+	return &c
+}
+
 // NewStore returns the support store on core, configured by opts
 // (WithBlobs).
 func NewStore(core *models.Store, opts ...Option) *Store {

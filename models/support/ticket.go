@@ -269,6 +269,7 @@ func (s *Store) CreateTicket(ctx context.Context, p *models.Principal, in Ticket
 		return nil, err
 	}
 	err = s.core.Tx(ctx, models.TenantScope(org.ID, p.Environment), func(tx *gorm.DB) error {
+		s := s.bound(tx) // reads in the transaction: never a second connection
 		num, err := nextNumber(tx)
 		if err != nil {
 			return err
