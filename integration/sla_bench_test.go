@@ -185,7 +185,7 @@ func BenchmarkSLAOpenTickets(b *testing.B) {
 			}
 			total += d
 			b.ReportMetric(float64(d)/float64(n), table+"-rows/ticket")
-			lines = append(lines, fmt.Sprintf("  %-34s %8d rows  %6.2f per ticket", table, d, float64(d)/float64(n)))
+			lines = append(lines, fmt.Sprintf("%s %.2f", table, float64(d)/float64(n)))
 		}
 		b.ReportMetric(float64(total)/float64(n), "rows/ticket")
 		dbPerTicket := float64(bytesAfter-bytesBefore) / float64(n)
@@ -194,15 +194,14 @@ func BenchmarkSLAOpenTickets(b *testing.B) {
 		b.ReportMetric(heapPerTicket, "heap-B/ticket")
 
 		b.Logf("SLA clocks at scale: %d open tickets, %d creations in flight (database %s, %d cores)", n, concurrency, databaseName(), runtime.NumCPU())
-		b.Logf("creation: %d answers 5xx, tried again", failures.Load())
-		b.Logf("creation: %.1f tickets/s with the SLA workflow, %.1f without (ratio %.2f); GET /v1/support/categories %.1f/s (ratio %.3f)",
-			rate, plainRate, rate/plainRate, readRate, rate/readRate)
+		b.Logf("creation: %.1f tickets/s with the SLA workflow, %.1f without (ratio %.2f); GET /v1/support/categories %.1f/s (ratio %.3f); %d answers 5xx, tried again",
+			rate, plainRate, rate/plainRate, readRate, rate/readRate, failures.Load())
 		b.Logf("settle: every workflow running and synced %.1f s after the last creation (%.1f s from the first)",
 			settled.Sub(created).Seconds(), settled.Sub(start).Seconds())
 		b.Logf("idle over %s: this process (API + worker) %.2f cpu-ms/s empty, %.2f with the tickets open; Temporal dev server %.2f empty, %.2f open",
 			quiet, idleBefore.self, idleAfter.self, idleBefore.temporal, idleAfter.temporal)
-		b.Logf("database: %d rows (%.2f per ticket), %.0f bytes per ticket; Go heap %.0f bytes per ticket\n%s",
-			total, float64(total)/float64(n), dbPerTicket, heapPerTicket, strings.Join(lines, "\n"))
+		b.Logf("database: %d rows (%.2f per ticket: %s), %.0f bytes per ticket; Go heap %.0f bytes per ticket",
+			total, float64(total)/float64(n), strings.Join(lines, ", "), dbPerTicket, heapPerTicket)
 	}
 }
 
