@@ -4,7 +4,7 @@ GO ?= go
 STATICCHECK_VERSION ?= v0.8.2
 WORKFLOWCHECK_VERSION ?= v0.6.0
 
-.PHONY: run build test test-sqlite test-postgres lint workflowcheck bench temporal clean
+.PHONY: run build test test-sqlite test-postgres lint workflowcheck bench bench-sla temporal clean
 
 run: build temporal
 	@bash scripts/dev.sh
@@ -38,6 +38,15 @@ workflowcheck:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+# SLA clocks at scale (docs/performance.md): SLA_BENCH_TICKETS open tickets,
+# each with its SLA workflow, on a real Temporal dev server. SQLite unless
+# TEST_DATABASE_URL names a PostgreSQL server; SLA_BENCH_CONCURRENCY (the
+# creations in flight, default 16) and SLA_BENCH_QUIET (the idle window,
+# default 30s) pass through from the environment.
+SLA_BENCH_TICKETS ?= 10000
+bench-sla: temporal
+	SLA_BENCH_TICKETS=$(SLA_BENCH_TICKETS) $(GO) test -run '^$$' -bench BenchmarkSLAOpenTickets -benchtime 1x -timeout 60m ./integration/
 
 clean:
 	rm -rf bin/platform
