@@ -34,6 +34,7 @@ type DashboardOverview struct {
 	AvgResolutionTime    *string  `json:"avg_resolution_time" nullable:"true" doc:"Mean time from creation to resolution of the resolved tickets, in hours and minutes; null when none was resolved" example:"5h42m"`
 	SLACompliance        *float64 `json:"sla_compliance" nullable:"true" doc:"Percent (one decimal) of the tickets' resolution SLA clocks, every cycle, that stopped without breach, among those stopped or breached; null when none is" example:"94.5"`
 	CustomerSatisfaction *float64 `json:"customer_satisfaction" nullable:"true" doc:"Mean feedback rating (1 to 5, two decimals) of the tickets; null without feedback" example:"4.25"`
+	SLAAtRisk            int64    `json:"sla_at_risk" doc:"Now, whatever the period: the open tickets with an SLA target due within the next hour and not yet breached (as GET /v1/support/tickets?breaching_within=1h)"`
 }
 
 // DashboardCategory is the figures of one category's tickets.
@@ -93,8 +94,14 @@ func (s *Server) registerSupportDashboard(tags []string) {
 			if err != nil {
 				return nil, err
 			}
+			_, atRisk, err := s.support.ListTickets(ctx, principal(ctx), support.TicketFilter{CustomerID: in.CustomerID, BreachingWithin: "1h"},
+				models.PageRequest{Limit: 1})
+			if err != nil {
+				return nil, err
+			}
 			out := &DashboardOutput{}
 			out.Body.Dashboard = dashboardItem(d)
+			out.Body.Dashboard.Overview.SLAAtRisk = atRisk
 			return out, nil
 		})
 }

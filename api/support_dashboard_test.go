@@ -141,3 +141,27 @@ func TestSupportDashboard(t *testing.T) {
 		wantFields(t, get(a.liveKey, tc.query), tc.field)
 	}
 }
+
+// TestSupportDashboardAtRisk: the overview counts the open tickets whose
+// next SLA target is due within the hour, of the caller's organization only.
+func TestSupportDashboardAtRisk(t *testing.T) {
+	h := newHarness(t)
+	a, b := h.tenants[0], h.tenants[1]
+	newTicket(t, h, a.liveKey, map[string]any{"priority": "critical"}) // first response due in 15m
+	newTicket(t, h, a.liveKey, map[string]any{"priority": "low"})      // hours away
+	var got struct {
+		Dashboard struct {
+			Overview struct {
+				SLAAtRisk int `json:"sla_at_risk"`
+			} `json:"overview"`
+		} `json:"dashboard"`
+	}
+	h.do("GET", "/v1/support/analytics/dashboard", a.liveKey, nil).decode(200, &got)
+	if got.Dashboard.Overview.SLAAtRisk != 1 {
+		t.Fatalf("at risk %d, want 1", got.Dashboard.Overview.SLAAtRisk)
+	}
+	h.do("GET", "/v1/support/analytics/dashboard", b.liveKey, nil).decode(200, &got)
+	if got.Dashboard.Overview.SLAAtRisk != 0 {
+		t.Fatalf("another tenant's at risk %d, want 0", got.Dashboard.Overview.SLAAtRisk)
+	}
+}
