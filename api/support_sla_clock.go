@@ -3,6 +3,8 @@ package api
 import (
 	"context"
 
+	"go.temporal.io/api/enums/v1"
+
 	"github.com/telcoplatform/platform/models"
 
 	"github.com/telcoplatform/platform/models/support"
@@ -22,6 +24,9 @@ func (s *Server) syncSLA(ctx context.Context, t *support.Ticket) {
 	opts := workflows.StartOptions(s.taskQueues(), workflows.Start{ID: workflows.TicketSLAID(t.ID), Priority: workflows.Interactive,
 		OrganizationID: t.OrganizationID, Environment: t.Environment, OperationType: "ticket_sla", ResourceID: t.ID})
 	opts.WorkflowExecutionErrorWhenAlreadyStarted = false
+	// A workflow an operator terminated starts afresh at the ticket's next
+	// change (its state is in the database).
+	opts.WorkflowIDReusePolicy = enums.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE
 	sigCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), workflowStartTimeout)
 	defer cancel()
 	in := workflows.TicketSLAInput{TicketID: t.ID, OrganizationID: t.OrganizationID, Environment: t.Environment}

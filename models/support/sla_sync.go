@@ -171,9 +171,14 @@ func (sy *slaSync) run(now time.Time) (*SLAState, error) {
 			return nil, err
 		}
 	}
+	var seen *time.Time // the newest history entry replayed
 	for _, c := range changes {
-		if c.at.After(now) {
+		if c.at.After(now) { // written after the instant synced to (another machine's clock): the next sync takes it
 			continue
+		}
+		if c.field != "responded" {
+			at := c.at
+			seen = &at
 		}
 		if err := sy.advance(c.at); err != nil {
 			return nil, err
@@ -193,9 +198,8 @@ func (sy *slaSync) run(now time.Time) (*SLAState, error) {
 			return nil, err
 		}
 	}
-	if len(hist) > 0 {
-		last := hist[len(hist)-1].CreatedAt
-		t.SLASyncedAt = &last
+	if seen != nil {
+		t.SLASyncedAt = seen
 	}
 	return sy.save(now)
 }
