@@ -260,6 +260,7 @@ func (s *Server) registerSupport() {
 	s.registerSupportAttachments(tags)
 	s.registerSupportSLA(tags)
 	s.registerSupportTicketSLA(tags)
+	s.registerSupportIntegrations(tags)
 }
 
 // registerSupportTickets registers ticket creation, reading, listing,
