@@ -28,20 +28,26 @@ type Webhooks struct {
 	baseURL  string
 }
 
+// WebhooksOption configures the delivery activities.
+type WebhooksOption func(*Webhooks)
+
+// WithPublicBaseURL sets the public base URL of the API (PUBLIC_BASE_URL),
+// under which chat messages link tickets.
+func WithPublicBaseURL(u string) WebhooksOption {
+	return func(a *Webhooks) { a.baseURL = u }
+}
+
 // NewWebhooks returns the delivery activities over store, sending with
 // client (which applies the SSRF guard at connection time).
-func NewWebhooks(store *models.Store, client *webhooks.Client, log *slog.Logger) *Webhooks {
+func NewWebhooks(store *models.Store, client *webhooks.Client, log *slog.Logger, opts ...WebhooksOption) *Webhooks {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Webhooks{store: store, eventlog: eventlog.NewStore(store), support: support.NewStore(store), client: client, log: log,
+	a := &Webhooks{store: store, eventlog: eventlog.NewStore(store), support: support.NewStore(store), client: client, log: log,
 		now: func() time.Time { return time.Now().UTC() }}
-}
-
-// WithBaseURL sets the public base URL of the API (PUBLIC_BASE_URL), which
-// chat messages link tickets under, and returns a.
-func (a *Webhooks) WithBaseURL(u string) *Webhooks {
-	a.baseURL = u
+	for _, o := range opts {
+		o(a)
+	}
 	return a
 }
 

@@ -112,7 +112,7 @@ func RegisterActivities(w ActivityRegistry, deps Deps) {
 	registerGroup[workflows.ProvisioningActivities](w, activities.NewProvisioning(deps.Store, net, deps.Logger))
 	registerGroup[workflows.ServiceChangeActivities](w, activities.NewServiceChange(svcs))
 	registerGroup[workflows.DecommissionActivities](w, activities.NewDecommission(svcs))
-	registerGroup[workflows.WebhooksActivities](w, activities.NewWebhooks(deps.Store, whClient, deps.Logger).WithBaseURL(deps.PublicBaseURL))
+	registerGroup[workflows.WebhooksActivities](w, activities.NewWebhooks(deps.Store, whClient, deps.Logger, activities.WithPublicBaseURL(deps.PublicBaseURL)))
 	registerGroup[workflows.BillingActivities](w, activities.NewBilling(deps.Store, deps.Payments, deps.APIUsage, deps.Logger))
 	registerGroup[workflows.BulkActivities](w, activities.NewBulk(deps.Store, net, deps.Logger))
 	registerGroup[workflows.OrchestrationActivities](w, activities.NewOrchestration(deps.Store, net, deps.Temporal, deps.Logger))
