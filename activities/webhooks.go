@@ -8,6 +8,7 @@ import (
 	"github.com/telcoplatform/platform/events"
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/eventlog"
+	"github.com/telcoplatform/platform/models/support"
 	"github.com/telcoplatform/platform/webhooks"
 	"github.com/telcoplatform/platform/workflows"
 )
@@ -20,18 +21,34 @@ import (
 type Webhooks struct {
 	store    *models.Store
 	eventlog *eventlog.Store
+	support  *support.Store
 	client   *webhooks.Client
 	log      *slog.Logger
 	now      func() time.Time
+	baseURL  string
+}
+
+// WebhooksOption configures the delivery activities.
+type WebhooksOption func(*Webhooks)
+
+// WithPublicBaseURL sets the public base URL of the API (PUBLIC_BASE_URL),
+// under which chat messages link tickets.
+func WithPublicBaseURL(u string) WebhooksOption {
+	return func(a *Webhooks) { a.baseURL = u }
 }
 
 // NewWebhooks returns the delivery activities over store, sending with
 // client (which applies the SSRF guard at connection time).
-func NewWebhooks(store *models.Store, client *webhooks.Client, log *slog.Logger) *Webhooks {
+func NewWebhooks(store *models.Store, client *webhooks.Client, log *slog.Logger, opts ...WebhooksOption) *Webhooks {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Webhooks{store: store, eventlog: eventlog.NewStore(store), client: client, log: log, now: func() time.Time { return time.Now().UTC() }}
+	a := &Webhooks{store: store, eventlog: eventlog.NewStore(store), support: support.NewStore(store), client: client, log: log,
+		now: func() time.Time { return time.Now().UTC() }}
+	for _, o := range opts {
+		o(a)
+	}
+	return a
 }
 
 // activityError converts a store failure for Temporal: ApplicationError
@@ -72,7 +89,8 @@ func (a *Webhooks) stop(ctx context.Context, scope models.Scope, d *eventlog.Web
 	return &workflows.WebhookAttemptResult{Stop: true, Status: eventlog.DeliveryCancelled, Error: reason}, nil
 }
 
-// Attempt makes attempt number in.Attempt of a delivery, once: it loads the
+// Attempt makes attempt number in.Attempt of a delivery, once (a delivery
+// of kind chat goes to a support chat integration: attemptChat): it loads the
 // subscription (stopping when it was deleted or paused, tests excepted)
 // and the event, signs the body with the subscription's active secrets
 // (both during a rotation's overlap), POSTs it through the SSRF-guarded
@@ -98,6 +116,9 @@ func (a *Webhooks) Attempt(ctx context.Context, in workflows.WebhookAttemptInput
 	}
 	if d.Status.Terminal() {
 		return &workflows.WebhookAttemptResult{Stop: true, Status: d.Status}, nil
+	}
+	if d.Kind == eventlog.DeliveryToChat {
+		return a.attemptChat(ctx, in, d)
 	}
 	sub, err := a.eventlog.WebhookIn(ctx, scope, d.SubscriptionID)
 	if models.ErrorCode(err) == models.CodeNotFound {
@@ -133,6 +154,13 @@ func (a *Webhooks) Attempt(ctx context.Context, in workflows.WebhookAttemptInput
 		rotatedAt = *sub.SecretRotatedAt
 	}
 	out := a.client.Deliver(ctx, sub.URL, webhooks.ActiveSecrets(current, previous, rotatedAt, now), ev.ID, now, body)
+	return a.record(ctx, scope, d, in, now, out)
+}
+
+// record stores the outcome of attempt in.Attempt of delivery d, made at
+// now, with the delivery's new state (the next attempt's time when it
+// failed and one follows), and returns it as the activity's result.
+func (a *Webhooks) record(ctx context.Context, scope models.Scope, d *eventlog.WebhookDelivery, in workflows.WebhookAttemptInput, now time.Time, out webhooks.Attempt) (*workflows.WebhookAttemptResult, error) {
 	var next *time.Time
 	if !out.Success && in.NextDelay > 0 {
 		t := now.Add(in.NextDelay)
@@ -145,7 +173,7 @@ func (a *Webhooks) Attempt(ctx context.Context, in workflows.WebhookAttemptInput
 	if _, err := a.eventlog.RecordDeliveryAttempt(ctx, scope, att, next); err != nil {
 		return nil, activityError(err)
 	}
-	a.log.InfoContext(ctx, "webhook delivery attempt", "delivery_id", d.ID, "event_id", ev.ID, "attempt", in.Attempt,
+	a.log.InfoContext(ctx, "webhook delivery attempt", "delivery_id", d.ID, "kind", d.Kind, "event_id", d.EventID, "attempt", in.Attempt,
 		"success", out.Success, "status_code", out.StatusCode, "error", out.Error)
 	return &workflows.WebhookAttemptResult{Success: out.Success, StatusCode: out.StatusCode, Error: out.Error}, nil
 }

@@ -246,5 +246,6 @@ func routeFixtures(t *testing.T, h *harness, a tenant) map[string]string {
 		"holidays": []map[string]any{{"date": "2026-12-25", "name": "Christmas Day"}}}).Calendar.ID
 	fixtures["date"] = "2026-12-25"
 	fixtures["policy_id"] = newPolicy(t, h, map[string]any{"name": "tenancy probe", "tier": "enterprise", "category": "voice"}).Policy.ID
+	fixtures["integration_id"] = chatFixture(t, h, a)
 	return fixtures
 }

@@ -261,6 +261,7 @@ func (s *Server) registerSupport() {
 	s.registerSupportSLA(tags)
 	s.registerSupportTicketSLA(tags)
 	s.registerSupportDashboard(tags)
+	s.registerSupportIntegrations(tags)
 }
 
 // registerSupportTickets registers ticket creation, reading, listing,

@@ -11,6 +11,7 @@ import (
 
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/eventlog"
+	"github.com/telcoplatform/platform/models/support"
 	"github.com/telcoplatform/platform/workflows"
 )
 
@@ -54,8 +55,8 @@ type Options struct {
 
 // Dispatcher hands committed outbox events to delivery. Each round it
 // takes the events not yet dispatched, oldest first; for each it writes one
-// delivery row per matching subscription (unique per event and
-// subscription), starts one workflow per row with the row's id as workflow
+// delivery row per matching subscription and per matching support chat
+// integration (unique per event and subscription or integration), starts one workflow per row with the row's id as workflow
 // id, calls Options.OnEvent (the event triggers of orchestrations), then
 // marks the event dispatched; finally it starts the workflows of older
 // delivery rows that have none. Every step is idempotent, so a crash
@@ -65,6 +66,7 @@ type Options struct {
 type Dispatcher struct {
 	store    *models.Store
 	eventlog *eventlog.Store
+	support  *support.Store
 	tc       client.Client
 	opts     Options
 	log      *slog.Logger
@@ -91,7 +93,7 @@ func NewDispatcher(store *models.Store, tc client.Client, opts Options) *Dispatc
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Dispatcher{store: store, eventlog: eventlog.NewStore(store), tc: tc, opts: opts, log: log, nudge: make(chan struct{}, 1)}
+	return &Dispatcher{store: store, eventlog: eventlog.NewStore(store), support: support.NewStore(store), tc: tc, opts: opts, log: log, nudge: make(chan struct{}, 1)}
 }
 
 // Stats count what one round did.
@@ -158,6 +160,13 @@ func (d *Dispatcher) DispatchOnce(ctx context.Context) (Stats, error) {
 			if Matches(&subs[j], ev) {
 				matched = append(matched, subs[j])
 			}
+		}
+		chats, err := d.chatTargets(ctx, ev)
+		if err != nil {
+			return st, err
+		}
+		if err := d.eventlog.EnsureChatDeliveries(ctx, ev, chats); err != nil {
+			return st, err
 		}
 		dels, err := d.eventlog.EnsureDeliveries(ctx, ev, matched)
 		if err != nil {

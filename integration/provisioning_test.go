@@ -123,7 +123,7 @@ func startPlatform(t testing.TB, o platformOptions) *platform {
 		hookOpts = append(hookOpts, webhooks.WithTimeout(o.webhookTimeout))
 	}
 	deps := worker.Deps{Store: store, SimulatorStepDelay: cfg.SimulatorStepDelay, Webhooks: webhooks.NewClient(cfg.WebhookAllowPrivate, hookOpts...),
-		StopTimeout: o.stopTimeout}
+		PublicBaseURL: cfg.PublicBaseURL, StopTimeout: o.stopTimeout}
 	workers := []sdkworker.Worker{worker.New(tc, queue, deps)}
 	if o.background {
 		workers = append(workers, worker.NewBackground(tc, cfg.TemporalBackgroundTaskQueue, deps))

@@ -209,6 +209,37 @@ func (c *Client) Deliver(ctx context.Context, rawURL string, secrets []string, m
 		a.Error = "signing failed: " + models.AsError(err).Message
 		return a
 	}
+	return c.send(ctx, rawURL, map[string]string{HeaderID: msgID, HeaderTimestamp: strconv.FormatInt(ts.Unix(), 10), HeaderSignature: sig}, body)
+}
+
+// Post makes one unsigned delivery attempt, as chat applications' incoming
+// webhooks take them: it checks rawURL (ValidateURL) and POSTs body with
+// Content-Type application/json, User-Agent UserAgent and the webhook-id
+// header msgID (the same across retries, so receivers can deduplicate).
+// Redirects are not followed. The outcome is as Deliver's.
+func (c *Client) Post(ctx context.Context, rawURL, msgID string, body []byte) (a Attempt) {
+	start := time.Now()
+	defer func() {
+		if r := recover(); r != nil {
+			a = Attempt{Error: fmt.Sprintf("internal error: %v", r)}
+		}
+		a.Latency = time.Since(start)
+	}()
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	if err := c.ValidateURL(ctx, rawURL); err != nil {
+		a.Error = "url refused: " + models.AsError(err).Message
+		return a
+	}
+	return c.send(ctx, rawURL, map[string]string{HeaderID: msgID}, body)
+}
+
+// send POSTs body to rawURL with headers and returns the outcome (Latency
+// is set by the caller).
+func (c *Client) send(ctx context.Context, rawURL string, headers map[string]string, body []byte) (a Attempt) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, rawURL, bytes.NewReader(body))
 	if err != nil {
 		a.Error = "building the request failed: " + unwrapURLError(err).Error()
@@ -216,9 +247,9 @@ func (c *Client) Deliver(ctx context.Context, rawURL string, secrets []string, m
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", UserAgent)
-	req.Header.Set(HeaderID, msgID)
-	req.Header.Set(HeaderTimestamp, strconv.FormatInt(ts.Unix(), 10))
-	req.Header.Set(HeaderSignature, sig)
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
 
 	resp, err := c.hc.Do(req)
 	if err != nil {

@@ -33,6 +33,9 @@ type Deps struct {
 	// Webhooks sends webhook deliveries; nil means a client that refuses
 	// private addresses (webhooks.NewClient(false)).
 	Webhooks *webhooks.Client
+	// PublicBaseURL is the API's public base URL (PUBLIC_BASE_URL), under
+	// which support chat messages link tickets.
+	PublicBaseURL string
 	// Payments charges cards for auto-pay; nil means the simulator (payments.NewSimulator).
 	Payments payments.Gateway
 	// APIUsage reads the organizations' monthly API requests for overage
@@ -109,7 +112,7 @@ func RegisterActivities(w ActivityRegistry, deps Deps) {
 	registerGroup[workflows.ProvisioningActivities](w, activities.NewProvisioning(deps.Store, net, deps.Logger))
 	registerGroup[workflows.ServiceChangeActivities](w, activities.NewServiceChange(svcs))
 	registerGroup[workflows.DecommissionActivities](w, activities.NewDecommission(svcs))
-	registerGroup[workflows.WebhooksActivities](w, activities.NewWebhooks(deps.Store, whClient, deps.Logger))
+	registerGroup[workflows.WebhooksActivities](w, activities.NewWebhooks(deps.Store, whClient, deps.Logger, activities.WithPublicBaseURL(deps.PublicBaseURL)))
 	registerGroup[workflows.BillingActivities](w, activities.NewBilling(deps.Store, deps.Payments, deps.APIUsage, deps.Logger))
 	registerGroup[workflows.BulkActivities](w, activities.NewBulk(deps.Store, net, deps.Logger))
 	registerGroup[workflows.OrchestrationActivities](w, activities.NewOrchestration(deps.Store, net, deps.Temporal, deps.Logger))

@@ -344,7 +344,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, runWorker, 
 			apiUsage = ratelimit.New(wrdb)
 		}
 		w := worker.New(tc, cfg.TemporalTaskQueue, worker.Deps{Store: store, Logger: log, Southbound: sim,
-			Webhooks: webhooks.NewClient(cfg.WebhookAllowPrivate), APIUsage: apiUsage, StopTimeout: cfg.ShutdownTimeout})
+			Webhooks: webhooks.NewClient(cfg.WebhookAllowPrivate), PublicBaseURL: cfg.PublicBaseURL, APIUsage: apiUsage, StopTimeout: cfg.ShutdownTimeout})
 		if err := w.Start(); err != nil {
 			return fmt.Errorf("start worker: %w", err)
 		}
@@ -358,7 +358,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, runWorker, 
 		}
 		hkCancel()
 		bw := worker.NewBackground(tc, cfg.TemporalBackgroundTaskQueue, worker.Deps{Store: store, Logger: log, Southbound: sim,
-			Webhooks: webhooks.NewClient(cfg.WebhookAllowPrivate), StopTimeout: cfg.ShutdownTimeout})
+			Webhooks: webhooks.NewClient(cfg.WebhookAllowPrivate), PublicBaseURL: cfg.PublicBaseURL, StopTimeout: cfg.ShutdownTimeout})
 		if err := bw.Start(); err != nil {
 			return fmt.Errorf("start background worker: %w", err)
 		}

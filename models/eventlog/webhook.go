@@ -120,6 +120,16 @@ const (
 	DeliveryTest       DeliveryReason = "test"
 )
 
+// DeliveryKind says what a delivery is sent to.
+type DeliveryKind string
+
+// Delivery kinds: a signed event to a webhook subscription, or a rendered
+// message to a support chat integration (whose id is then SubscriptionID).
+const (
+	DeliveryToWebhook DeliveryKind = "webhook"
+	DeliveryToChat    DeliveryKind = "chat"
+)
+
 // WebhookDelivery is one event sent to one subscription (whd_), with its
 // retries. (EventID, SubscriptionID, Generation) is unique: the dispatcher
 // writes generation 1 once, whatever happens to it; each redelivery takes
@@ -130,6 +140,7 @@ type WebhookDelivery struct {
 	EventID           string         `gorm:"size:40;not null;uniqueIndex:idx_webhook_delivery_pair,priority:1"`
 	SubscriptionID    string         `gorm:"size:40;not null;uniqueIndex:idx_webhook_delivery_pair,priority:2;index:idx_webhook_delivery_order,priority:1"`
 	Generation        int            `gorm:"not null;uniqueIndex:idx_webhook_delivery_pair,priority:3"`
+	Kind              DeliveryKind   `gorm:"size:12;not null;default:webhook"`
 	Reason            DeliveryReason `gorm:"size:12;not null"`
 	EventType         string         `gorm:"size:60;not null"`
 	ResourceID        string         `gorm:"size:64;not null;index:idx_webhook_delivery_order,priority:2"`
@@ -179,6 +190,10 @@ func truncate(s string, n int) string {
 	}
 	return s[:n]
 }
+
+// CheckWebhookFilters validates support filters (customer_ids,
+// priorities) into v, as subscriptions and chat integrations take them.
+func CheckWebhookFilters(v *models.Validator, f WebhookFilters) { checkFilters(v, f) }
 
 // checkFilters validates support filters into v.
 func checkFilters(v *models.Validator, f WebhookFilters) {
@@ -417,7 +432,7 @@ func (s *Store) CandidateSubscriptions(ctx context.Context, ev *Event) ([]Webhoo
 // newDelivery returns a pending delivery of ev to sub.
 func newDelivery(ev *Event, sub *WebhookSubscription, gen int, reason DeliveryReason) *WebhookDelivery {
 	return &WebhookDelivery{
-		ID: models.NewID(PrefixDelivery), Tenant: sub.Tenant, EventID: ev.ID, SubscriptionID: sub.ID, Generation: gen, Reason: reason,
+		ID: models.NewID(PrefixDelivery), Tenant: sub.Tenant, EventID: ev.ID, SubscriptionID: sub.ID, Generation: gen, Reason: reason, Kind: DeliveryToWebhook,
 		EventType: ev.Type, ResourceID: ev.ResourceID, EventCreatedAt: ev.CreatedAt, Status: DeliveryPending,
 	}
 }
@@ -435,6 +450,48 @@ func (s *Store) EnsureDeliveries(ctx context.Context, ev *Event, subs []WebhookS
 	var out []WebhookDelivery
 	err := db.Where("event_id = ? AND generation = ? AND reason = ?", ev.ID, 1, DeliveryForEvent).Order("created_at, id").Find(&out).Error
 	return out, models.DBErr(err)
+}
+
+// EnsureChatDeliveries writes the first-generation delivery (kind chat) of
+// ev to each of the chat integrations chats (as their subscription view:
+// id and tenant), keeping any that already exists; EnsureDeliveries,
+// called after it, returns them with the others.
+func (s *Store) EnsureChatDeliveries(ctx context.Context, ev *Event, chats []WebhookSubscription) error {
+	db := s.In(ctx, models.SystemScope())
+	for i := range chats {
+		d := newDelivery(ev, &chats[i], 1, DeliveryForEvent)
+		d.Kind = DeliveryToChat
+		if err := db.Clauses(clause.OnConflict{DoNothing: true}).Create(d).Error; err != nil {
+			return models.DBErr(err)
+		}
+	}
+	return nil
+}
+
+// CreateChatTestDelivery writes, in one transaction, a webhook.test event
+// about chat integration chat (its subscription view) and its delivery of
+// kind chat, for a test message the caller sends at once and records with
+// RecordDeliveryAttempt (and FinishDelivery when it failed).
+// Errors: INTERNAL_ERROR.
+func (s *Store) CreateChatTestDelivery(ctx context.Context, chat *WebhookSubscription, data map[string]any) (*WebhookDelivery, *Event, error) {
+	ev := NewEvent(EventWebhookTest, chat.ID, data)
+	ev.Tenant = chat.Tenant
+	now := s.Now()
+	ev.CreatedAt, ev.DispatchedAt = now, &now
+	d := newDelivery(ev, chat, 1, DeliveryTest)
+	// Sent by the caller itself, never by a workflow: marked started so
+	// that the dispatcher's sweep of unstarted deliveries leaves it alone.
+	d.Kind, d.WorkflowStartedAt = DeliveryToChat, &now
+	err := s.Tx(ctx, models.TenantScope(chat.OrganizationID, chat.Environment), func(tx *gorm.DB) error {
+		if err := RecordEvent(tx, ev); err != nil {
+			return err
+		}
+		return models.DBErr(tx.Create(d).Error)
+	})
+	if err != nil {
+		return nil, nil, models.AsError(err)
+	}
+	return d, ev, nil
 }
 
 // UndispatchedEvents returns up to limit events not yet handed to
@@ -573,7 +630,14 @@ func (s *Store) ListDeliveries(ctx context.Context, p *models.Principal, webhook
 	if _, err := s.GetWebhook(ctx, p, webhookID); err != nil {
 		return nil, nil, 0, err
 	}
-	q := s.In(ctx, p.Scope()).Model(&WebhookDelivery{}).Where("subscription_id = ?", webhookID)
+	return s.ListDeliveriesTo(ctx, p, webhookID, f, page)
+}
+
+// ListDeliveriesTo returns a page of the deliveries visible to p sent to
+// targetID (a subscription or a chat integration, which the caller has
+// found visible), as ListDeliveries. Errors: VALIDATION_ERROR (sort, status).
+func (s *Store) ListDeliveriesTo(ctx context.Context, p *models.Principal, targetID string, f DeliveryListFilter, page models.PageRequest) ([]WebhookDelivery, map[string][]WebhookAttempt, int64, error) {
+	q := s.In(ctx, p.Scope()).Model(&WebhookDelivery{}).Where("subscription_id = ?", targetID)
 	if f.Status != "" {
 		switch f.Status {
 		case DeliveryPending, DeliverySucceeded, DeliveryFailed, DeliveryCancelled:
@@ -629,7 +693,7 @@ func (s *Store) DeliveriesOfEvent(ctx context.Context, p *models.Principal, even
 // dispatcher matched with an event (its first-generation deliveries).
 func (s *Store) MatchedSubscriptionIDs(ctx context.Context, p *models.Principal, eventID string) ([]string, error) {
 	var ids []string
-	err := s.In(ctx, p.Scope()).Model(&WebhookDelivery{}).Where("event_id = ? AND reason = ?", eventID, DeliveryForEvent).
+	err := s.In(ctx, p.Scope()).Model(&WebhookDelivery{}).Where("event_id = ? AND reason = ? AND kind = ?", eventID, DeliveryForEvent, DeliveryToWebhook).
 		Order("created_at, id").Pluck("subscription_id", &ids).Error
 	return ids, models.DBErr(err)
 }
