@@ -186,30 +186,14 @@ func (c *Client) CloseIdleConnections() { c.hc.CloseIdleConnections() }
 // a network error, a timeout (the Client's timeout or ctx) and a non-2xx
 // status (3xx included) are failures with Success false and Error set;
 // StatusCode is 0 when no response arrived.
-func (c *Client) Deliver(ctx context.Context, rawURL string, secrets []string, msgID string, ts time.Time, body []byte) (a Attempt) {
-	start := time.Now()
-	defer func() {
-		if r := recover(); r != nil {
-			a = Attempt{Error: fmt.Sprintf("internal error: %v", r)}
+func (c *Client) Deliver(ctx context.Context, rawURL string, secrets []string, msgID string, ts time.Time, body []byte) Attempt {
+	return c.attempt(ctx, rawURL, body, func() (map[string]string, string) {
+		sig, err := Sign(secrets, msgID, ts, body)
+		if err != nil {
+			return nil, "signing failed: " + models.AsError(err).Message
 		}
-		a.Latency = time.Since(start)
-	}()
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	ctx, cancel := context.WithTimeout(ctx, c.timeout)
-	defer cancel()
-
-	if err := c.ValidateURL(ctx, rawURL); err != nil {
-		a.Error = "url refused: " + models.AsError(err).Message
-		return a
-	}
-	sig, err := Sign(secrets, msgID, ts, body)
-	if err != nil {
-		a.Error = "signing failed: " + models.AsError(err).Message
-		return a
-	}
-	return c.send(ctx, rawURL, map[string]string{HeaderID: msgID, HeaderTimestamp: strconv.FormatInt(ts.Unix(), 10), HeaderSignature: sig}, body)
+		return map[string]string{HeaderID: msgID, HeaderTimestamp: strconv.FormatInt(ts.Unix(), 10), HeaderSignature: sig}, ""
+	})
 }
 
 // Post makes one unsigned delivery attempt, as chat applications' incoming
@@ -217,7 +201,17 @@ func (c *Client) Deliver(ctx context.Context, rawURL string, secrets []string, m
 // Content-Type application/json, User-Agent UserAgent and the webhook-id
 // header msgID (the same across retries, so receivers can deduplicate).
 // Redirects are not followed. The outcome is as Deliver's.
-func (c *Client) Post(ctx context.Context, rawURL, msgID string, body []byte) (a Attempt) {
+func (c *Client) Post(ctx context.Context, rawURL, msgID string, body []byte) Attempt {
+	return c.attempt(ctx, rawURL, body, func() (map[string]string, string) {
+		return map[string]string{HeaderID: msgID}, ""
+	})
+}
+
+// attempt is one delivery attempt of body to rawURL within the Client's
+// timeout: the URL checked (ValidateURL), then POSTed with the headers
+// headers returns (or the failure it reports); a panic becomes a failed
+// attempt, and Latency is the whole attempt's.
+func (c *Client) attempt(ctx context.Context, rawURL string, body []byte, headers func() (map[string]string, string)) (a Attempt) {
 	start := time.Now()
 	defer func() {
 		if r := recover(); r != nil {
@@ -234,7 +228,12 @@ func (c *Client) Post(ctx context.Context, rawURL, msgID string, body []byte) (a
 		a.Error = "url refused: " + models.AsError(err).Message
 		return a
 	}
-	return c.send(ctx, rawURL, map[string]string{HeaderID: msgID}, body)
+	h, failure := headers()
+	if failure != "" {
+		a.Error = failure
+		return a
+	}
+	return c.send(ctx, rawURL, h, body)
 }
 
 // send POSTs body to rawURL with headers and returns the outcome (Latency
