@@ -73,8 +73,8 @@ type SLAEscalationItem struct {
 	Action  string `json:"action"`
 	Level   int    `json:"level"`
 	Reason  string `json:"reason"`
-	Detail  string `json:"detail,omitempty"`
-	ActorID string `json:"actor_id"`
+	Detail  string `json:"detail,omitempty" doc:"What it did (who was mailed, the metadata of a manual escalation); provider staff only"`
+	ActorID string `json:"actor_id,omitempty" doc:"Who escalated (sla_clock for the clock's own steps); provider staff only"`
 	FiredAt string `json:"fired_at"`
 }
 
@@ -136,8 +136,10 @@ func escalationItem(e *support.Escalation) SLAEscalationItem {
 		Reason: e.Reason, Detail: e.Detail, ActorID: e.ActorID, FiredAt: models.Timestamp(e.FiredAt)}
 }
 
-// slaStatusItem renders an SLA view.
-func slaStatusItem(v *support.SLAView) SLAStatusItem {
+// slaStatusItem renders an SLA view; customers (staff false) do not see
+// what an escalation did (who was mailed or paged, its metadata), nor who
+// did it.
+func slaStatusItem(v *support.SLAView, staff bool) SLAStatusItem {
 	t := v.Ticket
 	out := SLAStatusItem{TicketID: t.ID, Priority: t.Priority, Category: t.Category, SLATier: v.Tier, PolicyID: v.PolicyID, Cycle: v.Cycle,
 		Escalation: SLAEscalation{CurrentLevel: t.EscalationLevel, EscalatedAt: optStamp(t.EscalatedAt), EscalationReason: t.EscalationReason,
@@ -161,7 +163,11 @@ func slaStatusItem(v *support.SLAView) SLAStatusItem {
 		}
 	}
 	for i := range v.Escalations {
-		out.Escalations = append(out.Escalations, escalationItem(&v.Escalations[i]))
+		it := escalationItem(&v.Escalations[i])
+		if !staff {
+			it.Detail, it.ActorID = "", ""
+		}
+		out.Escalations = append(out.Escalations, it)
 	}
 	for _, e := range v.Ledger {
 		le := SLALedgerEntry{Metric: e.Metric, Cycle: e.Cycle, Seq: e.Seq, Kind: e.Kind, StartedAt: models.Timestamp(e.StartedAt),
@@ -191,7 +197,7 @@ func (s *Server) registerSupportTicketSLA(tags []string) {
 				return nil, err
 			}
 			out := &SLAStatusOutput{}
-			out.Body.SLAStatus = slaStatusItem(v)
+			out.Body.SLAStatus = slaStatusItem(v, principal(ctx).IsStaff())
 			return out, nil
 		})
 	register(s, huma.Operation{OperationID: "escalate-support-ticket", Method: http.MethodPost, Path: "/support/tickets/{ticket_id}/escalate",

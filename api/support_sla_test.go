@@ -129,6 +129,15 @@ func TestSupportEscalate(t *testing.T) {
 	wantFields(t, h.do("POST", path, staff, map[string]any{"escalation_level": 2, "reason": "again"}), "escalation_level")
 	var got slaAnswer
 	h.do("GET", "/v1/support/tickets/"+tk.Ticket.ID+"/sla", a.liveKey, nil).decode(200, &got)
+	var raw map[string]any
+	h.do("GET", "/v1/support/tickets/"+tk.Ticket.ID+"/sla", a.liveKey, nil).decode(200, &raw)
+	if esc := raw["sla_status"].(map[string]any)["escalations"].([]any)[0].(map[string]any); esc["detail"] != nil || esc["actor_id"] != nil {
+		t.Fatalf("a customer sees what an escalation did: %v", esc)
+	}
+	h.do("GET", "/v1/support/tickets/"+tk.Ticket.ID+"/sla", staff, nil).decode(200, &raw)
+	if esc := raw["sla_status"].(map[string]any)["escalations"].([]any)[0].(map[string]any); esc["detail"] == nil || esc["actor_id"] == nil {
+		t.Fatalf("staff do not see what an escalation did: %v", esc)
+	}
 	if e := got.SLAStatus.Escalation; e.CurrentLevel != 2 || e.EscalationReason != "Customer-wide outage" || e.EscalatedAt == nil ||
 		len(got.SLAStatus.Escalations) != 1 || got.SLAStatus.Escalations[0].Metric != "manual" {
 		t.Fatalf("escalation %+v %+v", e, got.SLAStatus.Escalations)
