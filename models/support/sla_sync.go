@@ -537,7 +537,7 @@ func (sy *slaSync) save(now time.Time) (*SLAState, error) {
 	sy.dues()
 	t.SLANextBreachAt = breach
 	err := sy.tx.Model(t).Select("sla_cycle", "sla_policy_id", "sla_synced_at", "sla_next_breach_at", "sla_response_minutes",
-		"sla_resolution_minutes", "response_due", "resolution_due").Updates(t).Error
+		"sla_resolution_minutes", "response_due", "resolution_due").UpdateColumns(t).Error
 	if err != nil {
 		return nil, dbErr(err)
 	}

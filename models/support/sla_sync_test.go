@@ -295,3 +295,26 @@ func TestSLASyncConcurrently(t *testing.T) {
 		}
 	}
 }
+
+// TestSLASyncLeavesTheTicketUnchanged: a sync writes the ticket's clock
+// columns only; updated_at stays the change's, so the automatic close of a
+// resolved ticket still finds it quiet.
+func TestSLASyncLeavesTheTicketUnchanged(t *testing.T) {
+	f := newSLAFixture(t)
+	tk := f.open(support.PriorityHigh)
+	f.clock = f.clock.Add(time.Minute)
+	res, err := f.s.UpdateTicket(f.ctx, f.staff, tk.ID, support.UpdateInput{Status: str(support.StatusResolved)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.clock = f.clock.Add(time.Minute)
+	f.sync(tk.ID)
+	in, ok := support.AutoCloseOf(res.Ticket)
+	if !ok {
+		t.Fatal("no auto close")
+	}
+	f.clock = f.clock.Add(support.AutoCloseAfter)
+	if closed, err := f.s.CloseIfQuiet(f.ctx, in); err != nil || !closed {
+		t.Fatalf("a synced resolved ticket was not closed: %v %v", closed, err)
+	}
+}
