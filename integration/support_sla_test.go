@@ -26,6 +26,11 @@ import (
 // invoice as a negative line. An edit of the policy meanwhile reaches the
 // open ticket through the SLARetime fan-out.
 func TestSupportSLABreachEndToEnd(t *testing.T) {
+	if testenv.IsPostgres() {
+		// It waits out real one-minute targets; the clocks' database work
+		// runs on PostgreSQL in the workflow, model and API tests.
+		t.Skip("the end-to-end SLA run is the SQLite one")
+	}
 	smtpURL, mailbox := testenv.SMTPServer(t)
 	p := startPlatform(t, platformOptions{queuePrefix: "support-sla", webhookTimeout: testAttemptTimeout, keys: demoLiveKey})
 	mailer, err := notify.NewSMTP(smtpURL, "Telco Platform <no-reply@example.test>")
