@@ -121,16 +121,6 @@ type EscalateOutput struct {
 	}
 }
 
-func optStamp(t *time.Time) *string {
-	if t == nil {
-		return nil
-	}
-	s := models.Timestamp(*t)
-	return &s
-}
-
-func durationText(d time.Duration) string { return formatRemaining(d) }
-
 func escalationItem(e *support.Escalation) SLAEscalationItem {
 	return SLAEscalationItem{Metric: e.Metric, Cycle: e.Cycle, Step: e.Step, Repeat: e.Repeat, Action: e.Action, Level: e.Level,
 		Reason: e.Reason, Detail: e.Detail, ActorID: e.ActorID, FiredAt: models.Timestamp(e.FiredAt)}
@@ -142,22 +132,22 @@ func escalationItem(e *support.Escalation) SLAEscalationItem {
 func slaStatusItem(v *support.SLAView, staff bool) SLAStatusItem {
 	t := v.Ticket
 	out := SLAStatusItem{TicketID: t.ID, Priority: t.Priority, Category: t.Category, SLATier: v.Tier, PolicyID: v.PolicyID, Cycle: v.Cycle,
-		Escalation: SLAEscalation{CurrentLevel: t.EscalationLevel, EscalatedAt: optStamp(t.EscalatedAt), EscalationReason: t.EscalationReason,
-			NextEscalation: optStamp(v.NextEscalation)},
+		Escalation: SLAEscalation{CurrentLevel: t.EscalationLevel, EscalatedAt: optTimestamp(t.EscalatedAt), EscalationReason: t.EscalationReason,
+			NextEscalation: optTimestamp(v.NextEscalation)},
 		Escalations: []SLAEscalationItem{}, ComputedAt: models.Timestamp(v.At)}
 	if c := v.Response; c != nil {
-		r := &SLAResponseTime{Target: support.FormatMinutes(c.TargetMinutes), Status: c.Status(), DueAt: optStamp(c.DueAt),
-			BusinessHours: c.BusinessHours, WarnedAt: optStamp(c.WarnedAt), BreachedAt: optStamp(c.BreachedAt)}
+		r := &SLAResponseTime{Target: support.FormatMinutes(c.TargetMinutes), Status: c.Status(), DueAt: optTimestamp(c.DueAt),
+			BusinessHours: c.BusinessHours, WarnedAt: optTimestamp(c.WarnedAt), BreachedAt: optTimestamp(c.BreachedAt)}
 		if c.State == support.ClockStopped && c.StoppedAt != nil {
-			a := durationText(c.Elapsed(*c.StoppedAt))
-			r.Actual, r.RespondedAt = &a, optStamp(t.RespondedAt)
+			a := formatRemaining(c.Elapsed(*c.StoppedAt))
+			r.Actual, r.RespondedAt = &a, optTimestamp(t.RespondedAt)
 		}
 		out.ResponseTime = r
 	}
 	if c := v.Resolution; c != nil {
-		out.ResolutionTime = SLAResolutionTime{Target: support.FormatMinutes(c.TargetMinutes), Elapsed: durationText(c.Elapsed(v.At)),
-			Status: c.Status(), DueAt: optStamp(c.DueAt), TimeRemaining: durationText(c.Remaining(v.At)), BusinessHours: c.BusinessHours,
-			WarnedAt: optStamp(c.WarnedAt), BreachedAt: optStamp(c.BreachedAt)}
+		out.ResolutionTime = SLAResolutionTime{Target: support.FormatMinutes(c.TargetMinutes), Elapsed: formatRemaining(c.Elapsed(v.At)),
+			Status: c.Status(), DueAt: optTimestamp(c.DueAt), TimeRemaining: formatRemaining(c.Remaining(v.At)), BusinessHours: c.BusinessHours,
+			WarnedAt: optTimestamp(c.WarnedAt), BreachedAt: optTimestamp(c.BreachedAt)}
 		if c.State == support.ClockPaused {
 			out.ResolutionTime.DueAt = nil
 		}
@@ -171,7 +161,7 @@ func slaStatusItem(v *support.SLAView, staff bool) SLAStatusItem {
 	}
 	for _, e := range v.Ledger {
 		le := SLALedgerEntry{Metric: e.Metric, Cycle: e.Cycle, Seq: e.Seq, Kind: e.Kind, StartedAt: models.Timestamp(e.StartedAt),
-			EndedAt: optStamp(e.EndedAt), BusinessTime: durationText(time.Duration(e.BusinessSeconds) * time.Second), Note: e.Note}
+			EndedAt: optTimestamp(e.EndedAt), BusinessTime: formatRemaining(time.Duration(e.BusinessSeconds) * time.Second), Note: e.Note}
 		for _, sp := range e.Spans {
 			le.Spans = append(le.Spans, SLALedgerSpan{Start: models.Timestamp(sp.Start), End: models.Timestamp(sp.End), Working: sp.Working})
 		}

@@ -138,10 +138,10 @@ func simulationItem(sim *support.Simulation) SLASimulationItem {
 		t := st.Ticket
 		it := SLASimulatedTicketItem{TicketID: t.ID, Number: t.Number, Priority: t.Priority, Category: t.Category, Metrics: []SLASimulatedMetricItem{}}
 		for _, m := range st.Metrics {
-			it.Metrics = append(it.Metrics, SLASimulatedMetricItem{Metric: m.Metric, Status: m.Status, Changed: m.Changed, Elapsed: durationText(m.Elapsed),
+			it.Metrics = append(it.Metrics, SLASimulatedMetricItem{Metric: m.Metric, Status: m.Status, Changed: m.Changed, Elapsed: formatRemaining(m.Elapsed),
 				TargetBefore: support.FormatMinutes(m.TargetBefore), TargetAfter: support.FormatMinutes(m.TargetAfter),
-				BusinessHoursBefore: m.BusinessHoursBefore, BusinessHoursAfter: m.BusinessHoursAfter, DueBefore: optStamp(m.DueBefore),
-				DueAfter: optStamp(m.DueAfter), Shift: shiftText(m.Shift), WouldBreachImmediately: m.WouldBreachImmediately})
+				BusinessHoursBefore: m.BusinessHoursBefore, BusinessHoursAfter: m.BusinessHoursAfter, DueBefore: optTimestamp(m.DueBefore),
+				DueAfter: optTimestamp(m.DueAfter), Shift: shiftText(m.Shift), WouldBreachImmediately: m.WouldBreachImmediately})
 		}
 		out.Tickets = append(out.Tickets, it)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
@@ -165,14 +164,7 @@ func formatRemaining(d time.Duration) string {
 	if m == 0 {
 		return "0m"
 	}
-	if m < 60 {
-		return sign + support.FormatMinutes(m)
-	}
-	h, rest := m/60, m%60
-	if rest == 0 {
-		return sign + support.FormatMinutes(m)
-	}
-	return sign + strconv.Itoa(h) + "h" + strconv.Itoa(rest) + "m"
+	return sign + support.FormatMinutes(m)
 }
 
 // TicketOutput wraps one ticket.

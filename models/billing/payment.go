@@ -168,7 +168,7 @@ func (s *Store) FinishPayment(ctx context.Context, scope models.Scope, paymentID
 		now := s.Now()
 		pay.ProcessedAt, pay.UpdatedAt = &now, now
 		if !out.Succeeded {
-			pay.Status, pay.FailureCode, pay.FailureMessage = PaymentFailed, out.FailureCode, truncateText(out.FailureMessage, 300)
+			pay.Status, pay.FailureCode, pay.FailureMessage = PaymentFailed, out.FailureCode, models.Truncate(out.FailureMessage, 300)
 			if out.Available != nil {
 				pay.Details = map[string]any{"available_cents": int64(*out.Available)}
 			}
@@ -206,13 +206,6 @@ func (s *Store) FinishPayment(ctx context.Context, scope models.Scope, paymentID
 		return nil, nil, models.AsError(err)
 	}
 	return &pay, inv, nil
-}
-
-func truncateText(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n]
 }
 
 // PaymentEventData is the data of the payment.* events.

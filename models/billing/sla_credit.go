@@ -287,7 +287,7 @@ func applySLACredits(tx *gorm.DB, inv *Invoice, now time.Time) error {
 			desc += fmt.Sprintf(" (%s of %s %s)", take, c.Amount, c.Currency)
 		}
 		inv.Lines = append(inv.Lines, InvoiceLine{Position: len(inv.Lines) + 1, Kind: LineCredit, ServiceID: c.ServiceID,
-			Category: category[c.ServiceID], Description: truncateText(desc, 500), Quantity: 1, UnitPrice: -take, Amount: -take})
+			Category: category[c.ServiceID], Description: models.Truncate(desc, 500), Quantity: 1, UnitPrice: -take, Amount: -take})
 		room -= take
 		if room == 0 {
 			break

@@ -119,7 +119,7 @@ func recurringLines(sub *Subscription, start, periodEnd, end time.Time) []Invoic
 			desc += fmt.Sprintf(" (prorated: %.1f%% of the period)", float64(to.Sub(from))*100/float64(full))
 		}
 		f, t := from, to
-		out = append(out, InvoiceLine{Kind: LineRecurring, ServiceID: sub.ServiceID, Category: sub.Category, Description: truncateText(desc, 500),
+		out = append(out, InvoiceLine{Kind: LineRecurring, ServiceID: sub.ServiceID, Category: sub.Category, Description: models.Truncate(desc, 500),
 			Quantity: int64(seg.Quantity), UnitPrice: unit, Amount: amount, PeriodStart: &f, PeriodEnd: &t})
 	}
 	return out

@@ -180,17 +180,6 @@ func SubscriptionMayReceive(sub *WebhookSubscription, ev *Event) bool {
 	return sub.AllOrganizations || sub.OrganizationID == ev.OrganizationID
 }
 
-// truncate returns s cut to at most n bytes on a rune boundary.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && n < len(s) && s[n]&0xC0 == 0x80 {
-		n--
-	}
-	return s[:n]
-}
-
 // CheckWebhookFilters validates support filters (customer_ids,
 // priorities) into v, as subscriptions and chat integrations take them.
 func CheckWebhookFilters(v *models.Validator, f WebhookFilters) { checkFilters(v, f) }
@@ -565,7 +554,7 @@ func (s *Store) AttemptOf(ctx context.Context, scope models.Scope, deliveryID st
 // while the delivery is still pending. It returns the delivery.
 // Errors: NOT_FOUND, INTERNAL_ERROR.
 func (s *Store) RecordDeliveryAttempt(ctx context.Context, scope models.Scope, a *WebhookAttempt, next *time.Time) (*WebhookDelivery, error) {
-	a.Error = truncate(a.Error, 500)
+	a.Error = models.Truncate(a.Error, 500)
 	var out WebhookDelivery
 	err := s.Tx(ctx, scope, func(tx *gorm.DB) error {
 		if err := tx.Where("id = ?", a.DeliveryID).Take(&out).Error; err != nil {
@@ -612,7 +601,7 @@ func (s *Store) RecordDeliveryAttempt(ctx context.Context, scope models.Scope, a
 func (s *Store) FinishDelivery(ctx context.Context, scope models.Scope, id string, status DeliveryStatus, reason string) error {
 	now := s.Now()
 	return models.DBErr(s.In(ctx, scope).Model(&WebhookDelivery{}).Where("id = ? AND status = ?", id, DeliveryPending).
-		Updates(map[string]any{"status": status, "status_reason": truncate(reason, 200), "next_attempt_at": nil, "completed_at": now, "updated_at": now}).Error)
+		Updates(map[string]any{"status": status, "status_reason": models.Truncate(reason, 200), "next_attempt_at": nil, "completed_at": now, "updated_at": now}).Error)
 }
 
 // DeliveryListFilter narrows a list of deliveries.

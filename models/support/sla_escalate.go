@@ -114,7 +114,7 @@ func (s *Store) EscalateTicket(ctx context.Context, p *models.Principal, ticketI
 		meta, _ := json.Marshal(in.Metadata)
 		e := &Escalation{ID: models.NewID(PrefixEscalation), TicketID: t.ID, Cycle: max(t.SLACycle, 1), Metric: escalationManualMetric,
 			Step: escalationManualStep, Repeat: int(n), Action: ActionEscalate, Level: in.Level, Reason: in.Reason,
-			Detail: truncate(string(meta), 1000), ActorID: actorID(p), FiredAt: now, CreatedAt: now}
+			Detail: models.Truncate(string(meta), 1000), ActorID: actorID(p), FiredAt: now, CreatedAt: now}
 		if err := tx.Create(e).Error; err != nil {
 			return dbErr(err)
 		}

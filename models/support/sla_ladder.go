@@ -135,19 +135,7 @@ func (sy *slaSync) ladderTimes(c *Clock, now time.Time) []time.Time {
 // fire performs one firing of a ladder step (or a warning notice), once:
 // it records the escalation row, then acts.
 func (sy *slaSync) fire(c *Clock, step, repeat int, action string, at time.Time, ls LadderStep, msg string) error {
-	key := firedKey(c.Metric, step, repeat)
-	if sy.fired[key] {
-		return nil
-	}
-	sy.fired[key] = true
-	e := &Escalation{ID: models.NewID(PrefixEscalation), Tenant: sy.t.Tenant, TicketID: sy.t.ID, Cycle: c.Cycle, Metric: c.Metric, Step: step,
-		Repeat: repeat, Action: action, Level: sy.t.EscalationLevel, Reason: truncate(msg, 500), ActorID: ActorSLA, FiredAt: at, CreatedAt: at}
-	detail, err := sy.act(c, ls, msg)
-	if err != nil {
-		return err
-	}
-	e.Detail, e.Level = truncate(detail, 1000), sy.t.EscalationLevel
-	return dbErr(sy.tx.Create(e).Error)
+	return sy.fireAt(c, c.Metric, step, repeat, action, at, ls, msg)
 }
 
 // act does what a ladder step says and describes what it did.
@@ -200,7 +188,7 @@ func (sy *slaSync) act(c *Clock, ls LadderStep, msg string) (string, error) {
 		if ls.AtPercent == 0 { // a timer, not a ladder step: msg says why
 			reason = msg
 		}
-		ch.escalate(truncate(reason, MaxEscalationReason), t.EscalationLevel+1)
+		ch.escalate(models.Truncate(reason, MaxEscalationReason), t.EscalationLevel+1)
 		if err := ch.flush(); err != nil {
 			return "", err
 		}

@@ -146,7 +146,7 @@ func (sy *slaSync) fireAt(c *Clock, metric string, step, repeat int, action stri
 		detail = d
 	}
 	e := &Escalation{ID: models.NewID(PrefixEscalation), Tenant: sy.t.Tenant, TicketID: sy.t.ID, Cycle: c.Cycle, Metric: metric, Step: step,
-		Repeat: repeat, Action: action, Level: sy.t.EscalationLevel, Reason: truncate(msg, 500), Detail: truncate(detail, 1000),
+		Repeat: repeat, Action: action, Level: sy.t.EscalationLevel, Reason: models.Truncate(msg, 500), Detail: models.Truncate(detail, 1000),
 		ActorID: ActorSLA, FiredAt: at, CreatedAt: at}
 	return dbErr(sy.tx.Create(e).Error)
 }

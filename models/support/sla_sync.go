@@ -305,7 +305,7 @@ func (sy *slaSync) open(c *Clock, kind string, at time.Time) error {
 func (sy *slaSync) mark(c *Clock, at time.Time, note string) error {
 	sy.seq[c.ID]++
 	g := &Segment{ID: models.NewID(PrefixSegment), Tenant: c.Tenant, ClockID: c.ID, TicketID: c.TicketID, Cycle: c.Cycle, Metric: c.Metric,
-		Seq: sy.seq[c.ID], Kind: SegmentRetimed, StartedAt: at, EndedAt: &at, Note: truncate(note, 500), CreatedAt: at}
+		Seq: sy.seq[c.ID], Kind: SegmentRetimed, StartedAt: at, EndedAt: &at, Note: models.Truncate(note, 500), CreatedAt: at}
 	return dbErr(sy.tx.Create(g).Error)
 }
 
@@ -483,14 +483,6 @@ func stamp(t *time.Time) string {
 		return "none"
 	}
 	return models.Timestamp(*t)
-}
-
-// truncate cuts s to at most n bytes.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n]
 }
 
 // save stores the clocks and the ticket's SLA columns and answers the state.
