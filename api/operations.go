@@ -337,20 +337,30 @@ func (s *Server) registerOperations() {
 			if op.Status == operations.OpCancelled {
 				return s.operationOutput(op, http.StatusOK), nil
 			}
-			if s.temporal == nil {
-				return nil, models.Errorf(models.CodeDependencyUnavailable, "cancellation is unavailable: no workflow engine is configured")
-			}
-			if err := s.temporal.CancelWorkflow(ctx, op.ID, ""); err != nil {
-				var nf *serviceerror.NotFound
-				if errors.As(err, &nf) {
-					return nil, models.Errorf(models.CodeInvalidStateTransition, "the operation's workflow is no longer running")
-				}
-				e := models.Errorf(models.CodeDependencyUnavailable, "the workflow engine is unavailable; retry later").WithDetail("retry_after", 5)
-				e.Cause = err
-				return nil, e
+			if err := s.cancelWorkflow(ctx, op.ID); err != nil {
+				return nil, err
 			}
 			return s.operationOutput(op, http.StatusAccepted), nil
 		})
+}
+
+// cancelWorkflow asks the workflow of operation id to stop. Errors:
+// DEPENDENCY_UNAVAILABLE (no or no answering engine), INVALID_STATE_TRANSITION
+// (the workflow is no longer running).
+func (s *Server) cancelWorkflow(ctx context.Context, id string) error {
+	if s.temporal == nil {
+		return models.Errorf(models.CodeDependencyUnavailable, "cancellation is unavailable: no workflow engine is configured")
+	}
+	if err := s.temporal.CancelWorkflow(ctx, id, ""); err != nil {
+		var nf *serviceerror.NotFound
+		if errors.As(err, &nf) {
+			return models.Errorf(models.CodeInvalidStateTransition, "the operation's workflow is no longer running")
+		}
+		e := models.Errorf(models.CodeDependencyUnavailable, "the workflow engine is unavailable; retry later").WithDetail("retry_after", 5)
+		e.Cause = err
+		return e
+	}
+	return nil
 }
 
 // eventStreamResponse documents the Server-Sent Events alternative of a GET.

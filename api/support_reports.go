@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"errors"
 	"io"
 	"mime"
 	"net/http"
@@ -10,7 +9,6 @@ import (
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
-	"go.temporal.io/api/serviceerror"
 
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/operations"
@@ -275,17 +273,8 @@ func (s *Server) registerSupportReports(tags []string) {
 			if op.Status == operations.OpCancelled {
 				return s.reportOutput(ctx, op, http.StatusOK, 0)
 			}
-			if s.temporal == nil {
-				return nil, models.Errorf(models.CodeDependencyUnavailable, "cancellation is unavailable: no workflow engine is configured")
-			}
-			if err := s.temporal.CancelWorkflow(ctx, op.ID, ""); err != nil {
-				var nf *serviceerror.NotFound
-				if errors.As(err, &nf) {
-					return nil, models.Errorf(models.CodeInvalidStateTransition, "the report's workflow is no longer running")
-				}
-				e := models.Errorf(models.CodeDependencyUnavailable, "the workflow engine is unavailable; retry later").WithDetail("retry_after", 5)
-				e.Cause = err
-				return nil, e
+			if err := s.cancelWorkflow(ctx, op.ID); err != nil {
+				return nil, err
 			}
 			return s.reportOutput(ctx, op, http.StatusAccepted, 0)
 		})
