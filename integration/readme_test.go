@@ -157,6 +157,15 @@ func compareStep(expected, got string) []string {
 			}
 		}
 	}
+	// Plain text (a CSV file, a single value): its first line, the header.
+	if len(keys(expected)) == 0 && strings.TrimSpace(expected) != "" {
+		want, _, _ := strings.Cut(strings.TrimSpace(expected), "\n")
+		have, _, _ := strings.Cut(strings.TrimSpace(got), "\n")
+		shape := func(l string) string { return reTime.ReplaceAllString(reID.ReplaceAllString(l, "${1}_*"), "<time>") }
+		if !strings.Contains(want, "...") && !strings.Contains(want, "…") && shape(have) != shape(want) {
+			diffs = append(diffs, fmt.Sprintf("first line %q, the README shows %q", have, want))
+		}
+	}
 	slices.Sort(diffs)
 	return diffs
 }
@@ -187,7 +196,7 @@ func TestREADMEFirstSession(t *testing.T) {
 		t.Fatalf("README steps: %d, %v", len(steps), err)
 	}
 
-	p := startPlatform(t, platformOptions{keys: demoTestKey})
+	p := startPlatform(t, platformOptions{keys: demoTestKey, background: true}) // the background worker runs step 13's report
 	ctx := context.Background()
 	adminKey := "sk_live_" + models.RandomString(56)
 	if _, err := identity.NewStore(p.store).EnsureAPIKey(ctx, p.demo.Provider.ID, adminKey, "Platform admin (bootstrap)", models.RoleAdmin, []string{"*"}); err != nil {
