@@ -50,7 +50,10 @@ type Options struct {
 	// calls OnEvent again: it must be idempotent (a crash between OnEvent
 	// and the mark calls it again too).
 	OnEvent func(ctx context.Context, ev *eventlog.Event) error
-	Logger  *slog.Logger
+	// TrackerPollInterval and TrackerRetryInterval are passed to the
+	// tracker sync workflows it starts (zero: the workflow's defaults).
+	TrackerPollInterval, TrackerRetryInterval time.Duration
+	Logger                                    *slog.Logger
 }
 
 // Dispatcher hands committed outbox events to delivery. Each round it
@@ -181,6 +184,9 @@ func (d *Dispatcher) DispatchOnce(ctx context.Context) (Stats, error) {
 				return st, err
 			}
 			st.Started++
+		}
+		if err := d.signalTrackers(ctx, ev); err != nil {
+			return st, err
 		}
 		if err := d.onEvent(ctx, ev); err != nil {
 			return st, err
