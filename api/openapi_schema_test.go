@@ -77,13 +77,13 @@ type minimalBuilder struct {
 	doc schemaDoc
 	// ids replaces the value of properties named like a fixture
 	// (account_id, service_id, ...): the schema can say an identifier's
-	// shape, not which identifiers exist; and url and webhook_url, whose host
+	// shape, not which identifiers exist; and url, webhook_url and tracker_url, whose host
 	// must resolve to a public address (a DNS fact, not a schema one).
 	ids map[string]string
 }
 
 func newMinimalBuilder(doc schemaDoc, fixtures map[string]string) minimalBuilder {
-	ids := map[string]string{"url": publicHook, "webhook_url": publicHook}
+	ids := map[string]string{"url": publicHook, "webhook_url": publicHook, "tracker_url": publicHook}
 	for k, v := range fixtures {
 		ids[k] = v
 	}
