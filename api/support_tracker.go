@@ -35,8 +35,8 @@ func (b *TrackerPriorityMappingBody) mapping() support.PriorityMapping {
 
 // TrackerSyncSettingsBody is what a tracker integration syncs.
 type TrackerSyncSettingsBody struct {
-	CreateTrackerIssues bool                        `json:"create_tracker_issues" doc:"Each new ticket of the organization and environment becomes one issue"`
-	SyncComments        bool                        `json:"sync_comments" doc:"Customer-visible comments are posted to the issue, and the issue's comments are added to the ticket"`
+	CreateTrackerIssues bool                        `json:"create_tracker_issues,omitempty" doc:"Default false. Each new ticket of the organization and environment becomes one issue"`
+	SyncComments        bool                        `json:"sync_comments,omitempty" doc:"Default false. Customer-visible comments are posted to the issue, and the issue's comments are added to the ticket"`
 	PriorityMapping     *TrackerPriorityMappingBody `json:"priority_mapping,omitempty" doc:"The tracker priority of each ticket priority; absent or blank ones take the defaults (Highest, High, Medium, Low)"`
 }
 
