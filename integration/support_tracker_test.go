@@ -83,12 +83,12 @@ func (p *jiraPeer) serve(w http.ResponseWriter, r *http.Request) {
 	case r.Method == "POST" && path == "/rest/api/2/issue":
 		var body struct {
 			Fields struct {
-				Project     struct{ Key string } `json:"project"`
-				Summary     string               `json:"summary"`
-				Description string               `json:"description"`
+				Project     struct{ Key string }  `json:"project"`
+				Summary     string                `json:"summary"`
+				Description string                `json:"description"`
 				IssueType   struct{ Name string } `json:"issuetype"`
 				Priority    struct{ Name string } `json:"priority"`
-				Labels      []string             `json:"labels"`
+				Labels      []string              `json:"labels"`
 			} `json:"fields"`
 		}
 		if json.NewDecoder(r.Body).Decode(&body) != nil || body.Fields.Project.Key != "OPS" || body.Fields.IssueType.Name != "Task" {

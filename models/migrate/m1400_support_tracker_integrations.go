@@ -11,19 +11,19 @@ import (
 // tickets of its organization and environment become issues of, its API
 // token sealed.
 type supportTrackerIntegrationV1400 struct {
-	ID              string    `gorm:"primaryKey;size:40"`
-	OrganizationID  string    `gorm:"size:40;not null;index"`
-	Environment     string    `gorm:"size:8;not null;index"`
-	TrackerURL      string    `gorm:"size:2000;not null"`
-	Username        string    `gorm:"size:200;not null"`
-	APITokenSealed  string    `gorm:"type:text;not null"`
-	APITokenLast4   string    `gorm:"size:4;not null"`
-	ProjectKey      string    `gorm:"size:10;not null"`
-	CreateIssues    bool      `gorm:"not null"`
-	SyncComments    bool      `gorm:"not null"`
-	PriorityMapping string    `gorm:"type:text;not null"`
-	Active          bool      `gorm:"not null;index"`
-	LastError       string    `gorm:"size:500"`
+	ID              string `gorm:"primaryKey;size:40"`
+	OrganizationID  string `gorm:"size:40;not null;index"`
+	Environment     string `gorm:"size:8;not null;index"`
+	TrackerURL      string `gorm:"size:2000;not null"`
+	Username        string `gorm:"size:200;not null"`
+	APITokenSealed  string `gorm:"type:text;not null"`
+	APITokenLast4   string `gorm:"size:4;not null"`
+	ProjectKey      string `gorm:"size:10;not null"`
+	CreateIssues    bool   `gorm:"not null"`
+	SyncComments    bool   `gorm:"not null"`
+	PriorityMapping string `gorm:"type:text;not null"`
+	Active          bool   `gorm:"not null;index"`
+	LastError       string `gorm:"size:500"`
 	LastErrorAt     *time.Time
 	CreatedBy       string    `gorm:"size:40"`
 	CreatedAt       time.Time `gorm:"not null;index"`
