@@ -60,7 +60,9 @@ type Options struct {
 // takes the events not yet dispatched, oldest first; for each it writes one
 // delivery row per matching subscription and per matching support chat
 // integration (unique per event and subscription or integration), starts one workflow per row with the row's id as workflow
-// id, calls Options.OnEvent (the event triggers of orchestrations), then
+// id, signals the sync workflow of each active support tracker integration
+// of the event's tenant (support events only; signalTrackers), calls
+// Options.OnEvent (the event triggers of orchestrations), then
 // marks the event dispatched; finally it starts the workflows of older
 // delivery rows that have none. Every step is idempotent, so a crash
 // between any two of them, or two dispatchers at once, never delivers an
