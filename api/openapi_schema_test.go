@@ -304,7 +304,7 @@ func TestEveryOperationAcceptsItsSchemaMinimalBody(t *testing.T) {
 			body := b.requestBody(t, method, path)
 			concrete := path
 			for _, n := range param.FindAllStringSubmatch(path, -1) {
-				id, ok := fixtures[n[1]]
+				id, ok := fixtureFor(fixtures, path, n[1])
 				if !ok {
 					t.Fatalf("no fixture for path parameter %q: add one to routeFixtures", n[1])
 				}

@@ -1,9 +1,23 @@
 package api_test
 
 import (
+	"context"
 	"strings"
 	"testing"
+
+	"github.com/telcoplatform/platform/models/support"
 )
+
+// trackerFixture stores, without the API, a tracker integration of tn (live).
+func trackerFixture(t testing.TB, h *harness, tn tenant) string {
+	t.Helper()
+	c, err := support.NewStore(h.store).CreateTrackerIntegration(context.Background(), tenantPrincipal(tn),
+		support.TrackerSpec{TrackerURL: publicHook, Username: "probe", APIToken: "probe-token", ProjectKey: "OPS", Active: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c.ID
+}
 
 type trackerAnswer struct {
 	Integration struct {
