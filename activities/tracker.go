@@ -109,7 +109,7 @@ func (a *Tracker) Plan(ctx context.Context, in workflows.TrackerRef) (*support.T
 // ticket's metadata.vendor_ticket) is recorded before it returns.
 func (a *Tracker) EnsureIssue(ctx context.Context, in workflows.TrackerRef) (*workflows.TrackerIssueResult, error) {
 	c, cr, err := a.load(ctx, in)
-	if err != nil || c == nil {
+	if err != nil || c == nil || !c.CreateIssues {
 		return &workflows.TrackerIssueResult{}, err
 	}
 	scope := in.Scope()
