@@ -4,7 +4,7 @@ GO ?= go
 STATICCHECK_VERSION ?= v0.8.2
 WORKFLOWCHECK_VERSION ?= v0.6.0
 
-.PHONY: run build test test-sqlite test-postgres lint workflowcheck bench bench-sla temporal clean
+.PHONY: run build test test-sqlite test-postgres lint workflowcheck bench bench-sla bench-report temporal clean
 
 run: build temporal
 	@bash scripts/dev.sh
@@ -47,6 +47,12 @@ bench:
 SLA_BENCH_TICKETS ?= 10000
 bench-sla: temporal
 	SLA_BENCH_TICKETS=$(SLA_BENCH_TICKETS) $(GO) test -run '^$$' -bench BenchmarkSLAOpenTickets -benchtime 1x -timeout 60m ./integration/
+
+# Support report runs over REPORT_BENCH_TICKETS generated tickets
+# (docs/performance.md): time and peak heap against loading the tickets.
+REPORT_BENCH_TICKETS ?= 100000
+bench-report:
+	REPORT_BENCH_TICKETS=$(REPORT_BENCH_TICKETS) $(GO) test -run '^$$' -bench BenchmarkSupportReport -benchtime 1x -timeout 60m ./models/support/
 
 clean:
 	rm -rf bin/platform

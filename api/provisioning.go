@@ -127,6 +127,7 @@ type operationStart struct {
 	workflow  string
 	input     any
 	serviceID string
+	priority  workflows.Priority              // the task queue's class (default interactive)
 	store     func(ctx context.Context) error // stores op (with whatever else must be stored with it)
 	abandon   func(ctx context.Context) error // undoes store when the workflow cannot be started
 }
@@ -142,7 +143,7 @@ func (s *Server) startOperation(ctx context.Context, st operationStart) (*Operat
 	if err := st.store(ctx); err != nil {
 		return nil, err
 	}
-	opts := workflows.StartOptions(s.taskQueues(), workflows.Start{ID: st.op.ID, Priority: workflows.Interactive,
+	opts := workflows.StartOptions(s.taskQueues(), workflows.Start{ID: st.op.ID, Priority: st.priority,
 		OrganizationID: st.scope.OrganizationID, Environment: st.scope.Environment, OperationType: string(st.op.Type), ResourceID: st.serviceID})
 	startCtx, cancel := context.WithTimeout(ctx, workflowStartTimeout)
 	defer cancel()

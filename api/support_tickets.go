@@ -255,6 +255,7 @@ func (s *Server) registerSupport() {
 	s.registerSupportDashboard(tags)
 	s.registerSupportIntegrations(tags)
 	s.registerSupportTracker(tags)
+	s.registerSupportReports(tags)
 }
 
 // registerSupportTickets registers ticket creation, reading, listing,

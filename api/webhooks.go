@@ -30,7 +30,7 @@ type WebhookCreateBody struct {
 	URL              string              `json:"url" required:"true" minLength:"1" maxLength:"2000" example:"https://hooks.example.com/platform" doc:"Required: an http(s) URL whose host resolves to public addresses only"`
 	Events           []string            `json:"events" required:"true" minItems:"1" maxItems:"50" example:"[\"service.provisioned\",\"invoice.*\"]" doc:"Required: event names, aliases or group patterns (service.*); * for every event on /v1/webhooks only; the area endpoints (/v1/services/webhooks, /v1/billing/webhooks, /v1/support/webhooks) take their area's events only"`
 	Secret           string              `json:"secret,omitempty" maxLength:"200" example:"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw" doc:"whsec_ + base64 of 24 to 64 bytes; generated (and shown once) when absent"`
-	Filters          *WebhookFiltersBody `json:"filters,omitempty" doc:"Support events only (ticket.*, comment.*, sla.*)"`
+	Filters          *WebhookFiltersBody `json:"filters,omitempty" doc:"Support events only (ticket.*, comment.*, sla.*, report.*)"`
 	Active           *bool               `json:"active,omitempty" doc:"false creates the subscription paused (default true)"`
 	Description      string              `json:"description,omitempty" maxLength:"500"`
 	AllOrganizations bool                `json:"all_organizations,omitempty" doc:"Provider staff only: receive the events of every organization of this environment"`
@@ -237,7 +237,7 @@ func (s *Server) registerWebhooks() {
 	}{
 		{"create-services-webhook", "/services/webhooks", "Subscribe to service events", "Events: service.* only.", webhooks.AreaServices},
 		{"create-billing-webhook", "/billing/webhooks", "Subscribe to billing events", "Events: invoice.*, payment.*, subscription.*, usage.* only (aliases invoice.generated, payment.received).", webhooks.AreaBilling},
-		{"create-support-webhook", "/support/webhooks", "Subscribe to support events", "Events: ticket.*, comment.*, sla.* only; filters by customer_ids and priorities. Tickets emit ticket.* and comment.added; their SLA clocks sla.breach and sla.credit_issued.", webhooks.AreaSupport},
+		{"create-support-webhook", "/support/webhooks", "Subscribe to support events", "Events: ticket.*, comment.*, sla.*, report.* only; filters by customer_ids and priorities (which report events, about no ticket, never match). Tickets emit ticket.* and comment.added; their SLA clocks sla.breach and sla.credit_issued; report runs report.completed and report.failed.", webhooks.AreaSupport},
 		{"create-webhook", "/webhooks", "Subscribe to events of every area", "Events of any area, group patterns such as invoice.*, or * for everything.", webhooks.AreaAll},
 	} {
 		register(s, huma.Operation{OperationID: area.id, Method: http.MethodPost, Path: area.path, Summary: area.summary,
@@ -277,7 +277,7 @@ func (s *Server) registerWebhooks() {
 			groups := map[webhooks.Area][]string{
 				webhooks.AreaServices: {"service.*"},
 				webhooks.AreaBilling:  {"invoice.*", "payment.*", "subscription.*", "usage.*"},
-				webhooks.AreaSupport:  {"ticket.*", "comment.*", "sla.*"},
+				webhooks.AreaSupport:  {"ticket.*", "comment.*", "sla.*", "report.*"},
 			}
 			for _, a := range []webhooks.Area{webhooks.AreaServices, webhooks.AreaBilling, webhooks.AreaSupport} {
 				g := EventTypeGroup{Area: string(a), Patterns: groups[a], Events: []string{}}

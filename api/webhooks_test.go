@@ -273,7 +273,7 @@ func TestEventTypesCatalogue(t *testing.T) {
 		Aliases map[string]string `json:"aliases"`
 	}
 	h.do("GET", "/v1/webhooks/event-types", h.tenants[0].liveKey, nil).decode(200, &cat)
-	if len(cat.Areas) != 3 || cat.Areas[0].Area != "services" || len(cat.Areas[0].Events) != 8 || len(cat.Areas[1].Events) != 10 || len(cat.Areas[2].Events) != 7 ||
+	if len(cat.Areas) != 3 || cat.Areas[0].Area != "services" || len(cat.Areas[0].Events) != 8 || len(cat.Areas[1].Events) != 10 || len(cat.Areas[2].Events) != 9 ||
 		cat.Aliases["invoice.generated"] != "invoice.created" {
 		t.Fatalf("%+v", cat)
 	}

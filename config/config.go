@@ -51,6 +51,7 @@ type Config struct {
 	LogLevel            string        // LOG_LEVEL
 	LogFormat           string        // LOG_FORMAT (text|json)
 	ShutdownTimeout     time.Duration // SHUTDOWN_TIMEOUT
+	ReportLinkTTL       time.Duration // REPORT_LINK_TTL
 	SimulatorStepDelay  time.Duration // SIMULATOR_STEP_DELAY
 	TrackerPollInterval time.Duration // TRACKER_POLL_INTERVAL
 	AnonymousHourly     int           // ANONYMOUS_HOURLY_LIMIT (cost units per client address per hour)
@@ -95,7 +96,8 @@ func Variables() []Variable {
 		{"DEV_SAML_IDP_ADDR", "(empty: off)", "`platform dev` only: host:port where an embedded SAML identity provider (crewjam/saml's samlidp) signs in the demo user (user demo, PLATFORM_DEMO_PASSWORD); used when SAML_IDP_METADATA_URL is empty. Development only"},
 		{"SECRETS_KEY", "(required by serve, worker, dev, seed, keys, rekey)", "32 bytes, base64 or hex: encrypts secrets at rest"},
 		{"SECRETS_KEY_PREVIOUS", "(empty)", "comma-separated previous SECRETS_KEY values after a rotation: values sealed under them still open; `platform rekey` re-seals them under SECRETS_KEY"},
-		{"BLOB_URL", "file:.data/blobs", "blob store of the support area's attachments: file:<folder> (relative to the working directory, made absolute at start) or file:///<folder>, created when missing; s3://<bucket>?region=<region> for S3 (AWS SDK credentials)"},
+		{"BLOB_URL", "file:.data/blobs", "blob store of the support area's attachments and report files: file:<folder> (relative to the working directory, made absolute at start) or file:///<folder>, created when missing; s3://<bucket>?region=<region> for S3 (AWS SDK credentials)"},
+		{"REPORT_LINK_TTL", "24h", "how long the signed download link of a support report works (a Go duration, 1m to 168h); GET the report for a fresh one"},
 		{"SMTP_URL", "(empty: outbox only)", "smtp://[user:password@]host:port (STARTTLS when offered) or smtps://... for e-mail notifications; without it messages wait in the outbox and the portal shows them"},
 		{"SMTP_FROM", "Telco Platform <no-reply@localhost>", "sender address of e-mail notifications"},
 		{"SMS_URL", "(empty: outbox only)", "http(s) address of the SMS provider: each SMS is POSTed as JSON {to, body, id}"},
@@ -216,6 +218,9 @@ func Load(getenv func(string) string) (Config, error) {
 	}
 	if c.ShutdownTimeout, err = time.ParseDuration(get("SHUTDOWN_TIMEOUT", "15s")); err != nil || c.ShutdownTimeout <= 0 {
 		bad("SHUTDOWN_TIMEOUT", "must be a positive duration such as 15s")
+	}
+	if c.ReportLinkTTL, err = time.ParseDuration(get("REPORT_LINK_TTL", "24h")); err != nil || c.ReportLinkTTL < time.Minute || c.ReportLinkTTL > 168*time.Hour {
+		bad("REPORT_LINK_TTL", "must be a duration from 1m to 168h, such as 24h")
 	}
 	if c.SimulatorStepDelay, err = time.ParseDuration(get("SIMULATOR_STEP_DELAY", "2s")); err != nil || c.SimulatorStepDelay < 0 {
 		bad("SIMULATOR_STEP_DELAY", "must be a duration such as 2s or 0s")

@@ -122,8 +122,9 @@ func startPlatform(t testing.TB, o platformOptions) *platform {
 	if o.webhookTimeout != 0 {
 		hookOpts = append(hookOpts, webhooks.WithTimeout(o.webhookTimeout))
 	}
+	blobs := testenv.Blobs(t) // attachments (API) and report files (worker)
 	deps := worker.Deps{Store: store, SimulatorStepDelay: cfg.SimulatorStepDelay, Webhooks: webhooks.NewClient(cfg.WebhookAllowPrivate, hookOpts...),
-		PublicBaseURL: cfg.PublicBaseURL, StopTimeout: o.stopTimeout}
+		PublicBaseURL: cfg.PublicBaseURL, StopTimeout: o.stopTimeout, Blobs: blobs, ReportLinkTTL: cfg.ReportLinkTTL}
 	workers := []sdkworker.Worker{worker.New(tc, queue, deps)}
 	if o.background {
 		workers = append(workers, worker.NewBackground(tc, cfg.TemporalBackgroundTaskQueue, deps))
@@ -142,7 +143,7 @@ func startPlatform(t testing.TB, o platformOptions) *platform {
 		startDispatcher(t, store, tc, opts)
 	}
 
-	srv := api.New(api.Deps{Config: cfg, Store: store, Temporal: tc, Blobs: testenv.Blobs(t)})
+	srv := api.New(api.Deps{Config: cfg, Store: store, Temporal: tc, Blobs: blobs})
 	served := make(chan struct{})
 	go func() { _ = srv.App.Listener(ln); close(served) }()
 	t.Cleanup(func() {

@@ -24,7 +24,7 @@ const (
 	AreaAll      Area = ""         // every area
 	AreaServices Area = "services" // service.*
 	AreaBilling  Area = "billing"  // invoice.*, payment.*, subscription.*, usage.*
-	AreaSupport  Area = "support"  // ticket.*, comment.*, sla.*
+	AreaSupport  Area = "support"  // ticket.*, comment.*, sla.*, report.*
 )
 
 // Canonical event names (DECISIONS 9). Deliveries always carry these names.
@@ -58,6 +58,10 @@ const (
 	// EventSLACreditIssued is written by billing when a breached SLA target
 	// earns a service credit; in the sla group, so in the support area.
 	EventSLACreditIssued = "sla.credit_issued"
+	// EventReportCompleted and EventReportFailed end a support report run;
+	// in the report group, so in the support area.
+	EventReportCompleted = "report.completed"
+	EventReportFailed    = "report.failed"
 
 	// EventTest is the ping sent by POST /v1/webhooks/{id}/test. It is not
 	// subscribable: the test endpoint sends it to the one subscription being
@@ -77,15 +81,15 @@ const PatternAll = "*"
 
 // subscribable returns the canonical subscribable names, grouped by area. It
 // returns an array (a value), so the catalogue is constant, not shared state.
-func subscribable() [25]string {
-	return [25]string{
+func subscribable() [27]string {
+	return [27]string{
 		EventServiceProvisioned, EventServiceModified, EventServiceDown, EventServiceRestored,
 		EventServicePerformanceAlert, EventServiceMaintenanceScheduled, EventServiceDecommissioned,
 		EventServiceStatusChanged,
 		EventInvoiceCreated, EventInvoicePaid, EventInvoiceOverdue, EventInvoiceCancelled, EventInvoiceDisputed, EventPaymentSuccessful,
 		EventPaymentFailed, EventSubscriptionCreated, EventSubscriptionCancelled, EventUsageThreshold,
 		EventTicketCreated, EventTicketUpdated, EventTicketResolved, EventTicketEscalated,
-		EventCommentAdded, EventSLABreach, EventSLACreditIssued,
+		EventCommentAdded, EventSLABreach, EventSLACreditIssued, EventReportCompleted, EventReportFailed,
 	}
 }
 
@@ -134,7 +138,7 @@ func groupArea(group string) (Area, bool) {
 		return AreaServices, true
 	case "invoice", "payment", "subscription", "usage":
 		return AreaBilling, true
-	case "ticket", "comment", "sla":
+	case "ticket", "comment", "sla", "report":
 		return AreaSupport, true
 	}
 	return "", false
@@ -173,7 +177,7 @@ func validArea(a Area) bool {
 //
 // Accepted entries are canonical names and aliases, group patterns
 // ("service.*", "invoice.*", "payment.*", "subscription.*", "usage.*",
-// "ticket.*", "comment.*", "sla.*") and "*". For an area other than AreaAll
+// "ticket.*", "comment.*", "sla.*", "report.*") and "*". For an area other than AreaAll
 // every entry must belong to that area, so "*" (which covers every area) is
 // refused there. EventTest is not subscribable.
 //
@@ -244,7 +248,7 @@ func areaGroups(a Area) string {
 	case AreaBilling:
 		return "invoice.*, payment.*, subscription.*, usage.*"
 	case AreaSupport:
-		return "ticket.*, comment.*, sla.*"
+		return "ticket.*, comment.*, sla.*, report.*"
 	}
 	return "*"
 }

@@ -7,8 +7,8 @@ import (
 
 func TestEventNames(t *testing.T) {
 	names := EventNames()
-	if len(names) != 25 {
-		t.Fatalf("%d names, want 25", len(names))
+	if len(names) != 27 {
+		t.Fatalf("%d names, want 27", len(names))
 	}
 	perArea := map[Area]int{}
 	seen := map[string]bool{}
@@ -22,7 +22,7 @@ func TestEventNames(t *testing.T) {
 		}
 		perArea[AreaOf(n)]++
 	}
-	if want := map[Area]int{AreaServices: 8, AreaBilling: 10, AreaSupport: 7}; !mapsEqual(perArea, want) {
+	if want := map[Area]int{AreaServices: 8, AreaBilling: 10, AreaSupport: 9}; !mapsEqual(perArea, want) {
 		t.Fatalf("names per area = %v, want %v", perArea, want)
 	}
 	if slices.Contains(names, EventTest) {
@@ -161,7 +161,7 @@ func TestAreasPartitionEvents(t *testing.T) {
 	areaPatterns := map[Area][]string{
 		AreaServices: {"service.*"},
 		AreaBilling:  {"invoice.*", "payment.*", "subscription.*", "usage.*"},
-		AreaSupport:  {"ticket.*", "comment.*", "sla.*"},
+		AreaSupport:  {"ticket.*", "comment.*", "sla.*", "report.*"},
 	}
 	for _, ev := range EventNames() {
 		for area, pats := range areaPatterns {

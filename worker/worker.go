@@ -10,6 +10,7 @@ import (
 	"go.temporal.io/sdk/client"
 	sdkworker "go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
+	"gocloud.dev/blob"
 
 	"github.com/telcoplatform/platform/activities"
 	"github.com/telcoplatform/platform/models"
@@ -37,6 +38,12 @@ type Deps struct {
 	// PublicBaseURL is the API's public base URL (PUBLIC_BASE_URL), under
 	// which support chat messages link tickets.
 	PublicBaseURL string
+	// Blobs is the blob store support reports are written to (BLOB_URL);
+	// nil fails report runs with DEPENDENCY_UNAVAILABLE.
+	Blobs *blob.Bucket
+	// ReportLinkTTL is how long a report's download link works
+	// (REPORT_LINK_TTL); zero means support.DefaultReportLinkTTL.
+	ReportLinkTTL time.Duration
 	// Payments charges cards for auto-pay; nil means the simulator (payments.NewSimulator).
 	Payments payments.Gateway
 	// APIUsage reads the organizations' monthly API requests for overage
@@ -72,6 +79,7 @@ func RegisterWorkflows(w WorkflowRegistry) {
 	w.RegisterWorkflowWithOptions(workflows.TicketSLA, workflow.RegisterOptions{Name: workflows.TicketSLAWorkflow})
 	w.RegisterWorkflowWithOptions(workflows.SLARetime, workflow.RegisterOptions{Name: workflows.SLARetimeWorkflow})
 	w.RegisterWorkflowWithOptions(workflows.TrackerSync, workflow.RegisterOptions{Name: workflows.TrackerSyncWorkflow})
+	w.RegisterWorkflowWithOptions(workflows.SupportReport, workflow.RegisterOptions{Name: workflows.SupportReportWorkflow})
 }
 
 // ActivityRegistry is where activities are registered: a worker, or a
@@ -121,6 +129,7 @@ func RegisterActivities(w ActivityRegistry, deps Deps) {
 	registerGroup[workflows.HousekeepingActivities](w, activities.NewHousekeeping(deps.Store, deps.Logger))
 	registerGroup[workflows.SupportActivities](w, activities.NewSupportTickets(deps.Store))
 	registerGroup[workflows.TrackerActivities](w, activities.NewTracker(deps.Store, tracker.NewClient(whClient), deps.Logger, deps.PublicBaseURL))
+	registerGroup[workflows.ReportsActivities](w, activities.NewReports(deps.Store, deps.Blobs, deps.PublicBaseURL, deps.ReportLinkTTL))
 }
 
 // registerGroup registers every exported method of impl, the struct that

@@ -152,6 +152,7 @@ func ActivityInterfaces() []reflect.Type {
 		reflect.TypeFor[HousekeepingActivities](),
 		reflect.TypeFor[SupportActivities](),
 		reflect.TypeFor[TrackerActivities](),
+		reflect.TypeFor[ReportsActivities](),
 	}
 }
 

@@ -326,6 +326,12 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, runWorker, 
 	}
 	defer tc.Close()
 
+	// The blob store: attachments (API) and report files (worker).
+	blobs, err := blobstore.Open(ctx, cfg.BlobURL)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = blobs.Close() }()
 	g, gctx := errgroup.WithContext(ctx)
 	if runWorker {
 		if err := temporalclient.EnsureSearchAttributes(ctx, tc, cfg.TemporalNamespace); err != nil {
@@ -344,7 +350,8 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, runWorker, 
 			apiUsage = ratelimit.New(wrdb)
 		}
 		w := worker.New(tc, cfg.TemporalTaskQueue, worker.Deps{Store: store, Logger: log, Southbound: sim,
-			Webhooks: webhooks.NewClient(cfg.WebhookAllowPrivate), PublicBaseURL: cfg.PublicBaseURL, APIUsage: apiUsage, StopTimeout: cfg.ShutdownTimeout})
+			Webhooks: webhooks.NewClient(cfg.WebhookAllowPrivate), PublicBaseURL: cfg.PublicBaseURL, APIUsage: apiUsage, StopTimeout: cfg.ShutdownTimeout,
+			Blobs: blobs, ReportLinkTTL: cfg.ReportLinkTTL})
 		if err := w.Start(); err != nil {
 			return fmt.Errorf("start worker: %w", err)
 		}
@@ -358,7 +365,8 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, runWorker, 
 		}
 		hkCancel()
 		bw := worker.NewBackground(tc, cfg.TemporalBackgroundTaskQueue, worker.Deps{Store: store, Logger: log, Southbound: sim,
-			Webhooks: webhooks.NewClient(cfg.WebhookAllowPrivate), PublicBaseURL: cfg.PublicBaseURL, StopTimeout: cfg.ShutdownTimeout})
+			Webhooks: webhooks.NewClient(cfg.WebhookAllowPrivate), PublicBaseURL: cfg.PublicBaseURL, StopTimeout: cfg.ShutdownTimeout,
+			Blobs: blobs, ReportLinkTTL: cfg.ReportLinkTTL})
 		if err := bw.Start(); err != nil {
 			return fmt.Errorf("start background worker: %w", err)
 		}
@@ -387,11 +395,6 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, runWorker, 
 		if embedded {
 			log.Info("using the embedded in-process Redis (set REDIS_URL for a real one)")
 		}
-		blobs, err := blobstore.Open(ctx, cfg.BlobURL)
-		if err != nil {
-			return err
-		}
-		defer func() { _ = blobs.Close() }()
 		srv := api.New(api.Deps{Config: cfg, Store: store, Temporal: tc, Redis: rdb, Limiter: ratelimit.New(rdb), Logger: log, Blobs: blobs})
 		log.Info("API listening", "addr", cfg.HTTPAddr, "docs", cfg.PublicBaseURL+"/docs")
 		g.Go(func() error { return srv.Run(gctx) })

@@ -42,13 +42,25 @@ type OperationType string
 // Operation types.
 const (
 	OpTypeProvisioning OperationType = "provisioning"
+	// OpTypeSupportReport is a support report run (rpt_...).
+	OpTypeSupportReport OperationType = "support_report"
 )
 
 // ReadPermission returns the permission needed to see operations of type t.
-func (t OperationType) ReadPermission() string { return "services:read" }
+func (t OperationType) ReadPermission() string {
+	if t == OpTypeSupportReport {
+		return "support:read"
+	}
+	return "services:read"
+}
 
 // WritePermission returns the permission needed to cancel operations of type t.
-func (t OperationType) WritePermission() string { return "services:write" }
+func (t OperationType) WritePermission() string {
+	if t == OpTypeSupportReport {
+		return "support:read"
+	}
+	return "services:write"
+}
 
 // StepStatus is the status of one step of an operation.
 type StepStatus string

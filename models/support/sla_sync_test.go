@@ -14,7 +14,7 @@ import (
 
 // slaFixture is a store on a settable clock with a customer and an agent.
 type slaFixture struct {
-	t        *testing.T
+	t        testing.TB
 	ctx      context.Context
 	core     *models.Store
 	s        *support.Store
@@ -23,7 +23,7 @@ type slaFixture struct {
 	customer *models.Principal
 }
 
-func newSLAFixture(t *testing.T, opts ...support.Option) *slaFixture {
+func newSLAFixture(t testing.TB, opts ...support.Option) *slaFixture {
 	t.Helper()
 	ctx := context.Background()
 	core, seeded := testenv.SeededStore(t)
