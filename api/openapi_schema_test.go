@@ -77,13 +77,13 @@ type minimalBuilder struct {
 	doc schemaDoc
 	// ids replaces the value of properties named like a fixture
 	// (account_id, service_id, ...): the schema can say an identifier's
-	// shape, not which identifiers exist; and url and webhook_url, whose host
+	// shape, not which identifiers exist; and url, webhook_url and tracker_url, whose host
 	// must resolve to a public address (a DNS fact, not a schema one).
 	ids map[string]string
 }
 
 func newMinimalBuilder(doc schemaDoc, fixtures map[string]string) minimalBuilder {
-	ids := map[string]string{"url": publicHook, "webhook_url": publicHook}
+	ids := map[string]string{"url": publicHook, "webhook_url": publicHook, "tracker_url": publicHook}
 	for k, v := range fixtures {
 		ids[k] = v
 	}
@@ -304,7 +304,7 @@ func TestEveryOperationAcceptsItsSchemaMinimalBody(t *testing.T) {
 			body := b.requestBody(t, method, path)
 			concrete := path
 			for _, n := range param.FindAllStringSubmatch(path, -1) {
-				id, ok := fixtures[n[1]]
+				id, ok := fixtureFor(fixtures, path, n[1])
 				if !ok {
 					t.Fatalf("no fixture for path parameter %q: add one to routeFixtures", n[1])
 				}

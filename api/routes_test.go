@@ -146,7 +146,7 @@ func TestTenantsNeverSeeEachOther(t *testing.T) {
 				skip = true
 				break
 			}
-			id, ok := fixtures[n[1]]
+			id, ok := fixtureFor(fixtures, path, n[1])
 			if !ok {
 				t.Errorf("no tenancy fixture for path parameter %q of %s: add one to this test", n[1], path)
 				skip = true
@@ -250,6 +250,23 @@ func routeFixtures(t *testing.T, h *harness, a tenant) map[string]string {
 	fixtures["date"] = "2026-12-25"
 	fixtures["policy_id"] = newPolicy(t, h, map[string]any{"name": "tenancy probe", "tier": "enterprise", "category": "voice"}).Policy.ID
 	fixtures["integration_id"] = chatFixture(t, h, a)
+	fixtures[trackerFixturePrefix+"integration_id"] = trackerFixture(t, h, a)
 	fixtures["report_id"] = reportFixture(t, h, a)
 	return fixtures
+}
+
+// trackerFixturePrefix names, in the fixtures, the path parameters of the
+// tracker integration routes, whose integration_id is not a chat one.
+const trackerFixturePrefix = "tracker:"
+
+// fixtureFor returns the fixture of path parameter name in path: the
+// tracker integration's under its routes, else the parameter's.
+func fixtureFor(fixtures map[string]string, path, name string) (string, bool) {
+	if strings.HasPrefix(path, "/v1/support/integrations/tracker/") {
+		if id, ok := fixtures[trackerFixturePrefix+name]; ok {
+			return id, true
+		}
+	}
+	id, ok := fixtures[name]
+	return id, ok
 }

@@ -254,6 +254,7 @@ func (s *Server) registerSupport() {
 	s.registerSupportTicketSLA(tags)
 	s.registerSupportDashboard(tags)
 	s.registerSupportIntegrations(tags)
+	s.registerSupportTracker(tags)
 	s.registerSupportReports(tags)
 }
 

@@ -53,6 +53,7 @@ type Config struct {
 	ShutdownTimeout     time.Duration // SHUTDOWN_TIMEOUT
 	ReportLinkTTL       time.Duration // REPORT_LINK_TTL
 	SimulatorStepDelay  time.Duration // SIMULATOR_STEP_DELAY
+	TrackerPollInterval time.Duration // TRACKER_POLL_INTERVAL
 	AnonymousHourly     int           // ANONYMOUS_HOURLY_LIMIT (cost units per client address per hour)
 	AnonymousBurst      int           // ANONYMOUS_BURST_LIMIT (cost units per client address per burst window)
 
@@ -114,6 +115,7 @@ func Variables() []Variable {
 		{"LOG_FORMAT", "text", "text or json"},
 		{"SHUTDOWN_TIMEOUT", "15s", "how long a graceful shutdown waits for requests and activities"},
 		{"SIMULATOR_STEP_DELAY", "2s", "time each simulated network step takes"},
+		{"TRACKER_POLL_INTERVAL", "60s", "how often support tracker integrations read their issues' comments and status"},
 		{"ANONYMOUS_HOURLY_LIMIT", "1000", "hourly limit, in cost units, of requests without a valid credential, per client address"},
 		{"ANONYMOUS_BURST_LIMIT", "100", "burst limit, in cost units, of requests without a valid credential, per client address"},
 	}
@@ -222,6 +224,9 @@ func Load(getenv func(string) string) (Config, error) {
 	}
 	if c.SimulatorStepDelay, err = time.ParseDuration(get("SIMULATOR_STEP_DELAY", "2s")); err != nil || c.SimulatorStepDelay < 0 {
 		bad("SIMULATOR_STEP_DELAY", "must be a duration such as 2s or 0s")
+	}
+	if c.TrackerPollInterval, err = time.ParseDuration(get("TRACKER_POLL_INTERVAL", "60s")); err != nil || c.TrackerPollInterval < time.Second {
+		bad("TRACKER_POLL_INTERVAL", "must be a duration of at least 1s such as 60s")
 	}
 	if c.AnonymousHourly, err = strconv.Atoi(get("ANONYMOUS_HOURLY_LIMIT", "1000")); err != nil || c.AnonymousHourly <= 0 {
 		bad("ANONYMOUS_HOURLY_LIMIT", "must be a positive whole number of cost units per hour")

@@ -50,14 +50,19 @@ type Options struct {
 	// calls OnEvent again: it must be idempotent (a crash between OnEvent
 	// and the mark calls it again too).
 	OnEvent func(ctx context.Context, ev *eventlog.Event) error
-	Logger  *slog.Logger
+	// TrackerPollInterval and TrackerRetryInterval are passed to the
+	// tracker sync workflows it starts (zero: the workflow's defaults).
+	TrackerPollInterval, TrackerRetryInterval time.Duration
+	Logger                                    *slog.Logger
 }
 
 // Dispatcher hands committed outbox events to delivery. Each round it
 // takes the events not yet dispatched, oldest first; for each it writes one
 // delivery row per matching subscription and per matching support chat
 // integration (unique per event and subscription or integration), starts one workflow per row with the row's id as workflow
-// id, calls Options.OnEvent (the event triggers of orchestrations), then
+// id, signals the sync workflow of each active support tracker integration
+// of the event's tenant (support events only; signalTrackers), calls
+// Options.OnEvent (the event triggers of orchestrations), then
 // marks the event dispatched; finally it starts the workflows of older
 // delivery rows that have none. Every step is idempotent, so a crash
 // between any two of them, or two dispatchers at once, never delivers an
@@ -181,6 +186,9 @@ func (d *Dispatcher) DispatchOnce(ctx context.Context) (Stats, error) {
 				return st, err
 			}
 			st.Started++
+		}
+		if err := d.signalTrackers(ctx, ev); err != nil {
+			return st, err
 		}
 		if err := d.onEvent(ctx, ev); err != nil {
 			return st, err

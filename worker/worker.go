@@ -16,6 +16,7 @@ import (
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/payments"
 	"github.com/telcoplatform/platform/simulator"
+	"github.com/telcoplatform/platform/tracker"
 	"github.com/telcoplatform/platform/webhooks"
 	"github.com/telcoplatform/platform/workflows"
 )
@@ -77,6 +78,7 @@ func RegisterWorkflows(w WorkflowRegistry) {
 	w.RegisterWorkflowWithOptions(workflows.TicketAutoClose, workflow.RegisterOptions{Name: workflows.TicketAutoCloseWorkflow})
 	w.RegisterWorkflowWithOptions(workflows.TicketSLA, workflow.RegisterOptions{Name: workflows.TicketSLAWorkflow})
 	w.RegisterWorkflowWithOptions(workflows.SLARetime, workflow.RegisterOptions{Name: workflows.SLARetimeWorkflow})
+	w.RegisterWorkflowWithOptions(workflows.TrackerSync, workflow.RegisterOptions{Name: workflows.TrackerSyncWorkflow})
 	w.RegisterWorkflowWithOptions(workflows.SupportReport, workflow.RegisterOptions{Name: workflows.SupportReportWorkflow})
 }
 
@@ -126,6 +128,7 @@ func RegisterActivities(w ActivityRegistry, deps Deps) {
 	registerGroup[workflows.OrchestrationActivities](w, activities.NewOrchestration(deps.Store, net, deps.Temporal, deps.Logger))
 	registerGroup[workflows.HousekeepingActivities](w, activities.NewHousekeeping(deps.Store, deps.Logger))
 	registerGroup[workflows.SupportActivities](w, activities.NewSupportTickets(deps.Store))
+	registerGroup[workflows.TrackerActivities](w, activities.NewTracker(deps.Store, tracker.NewClient(whClient), deps.Logger, deps.PublicBaseURL))
 	registerGroup[workflows.ReportsActivities](w, activities.NewReports(deps.Store, deps.Blobs, deps.PublicBaseURL, deps.ReportLinkTTL))
 }
 

@@ -151,6 +151,7 @@ func ActivityInterfaces() []reflect.Type {
 		reflect.TypeFor[OrchestrationActivities](),
 		reflect.TypeFor[HousekeepingActivities](),
 		reflect.TypeFor[SupportActivities](),
+		reflect.TypeFor[TrackerActivities](),
 		reflect.TypeFor[ReportsActivities](),
 	}
 }

@@ -376,7 +376,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, runWorker, 
 		// The outbox dispatcher: hands committed events to delivery workflows
 		// and to the event triggers of orchestrations.
 		dispatcher := events.NewDispatcher(store, tc, events.Options{TaskQueue: cfg.TemporalTaskQueue, Logger: log,
-			OnEvent: activities.OrchestrationEventHook(tc, store)})
+			OnEvent: activities.OrchestrationEventHook(tc, store), TrackerPollInterval: cfg.TrackerPollInterval})
 		g.Go(func() error { return dispatcher.Run(gctx) })
 		// The notification outbox: e-mail through SMTP_URL, SMS through SMS_URL.
 		mailer, err := newNotifier(store, cfg, log)

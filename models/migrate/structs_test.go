@@ -46,7 +46,7 @@ func domainTypes() []any {
 		&support.Comment{}, &support.RoutingRule{}, &support.Article{}, &support.Feedback{}, &support.TicketNotification{},
 		&support.Attachment{}, &support.Team{}, &support.TeamMember{}, &support.Clock{}, &support.Segment{}, &support.Escalation{},
 		&support.Calendar{}, &support.Holiday{}, &support.SLAPolicy{}, &support.SLAPolicyTarget{},
-		&support.ChatIntegration{},
+		&support.ChatIntegration{}, &support.TrackerIntegration{}, &support.TrackerLink{}, &support.TrackerComment{},
 	}
 }
 

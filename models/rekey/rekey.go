@@ -8,6 +8,7 @@ import (
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/eventlog"
 	"github.com/telcoplatform/platform/models/identity"
+	"github.com/telcoplatform/platform/models/support"
 )
 
 // sealedColumn is one column of sealed values: its table (a model), the
@@ -30,6 +31,7 @@ func sealedColumns() []sealedColumn {
 		{&identity.ServerSecret{}, "name", "sealed", models.BindServerSecret},
 		{&identity.SigningKey{}, "id", "private_sealed", models.BindSigningKey},
 		{&models.IdempotencyRecord{}, "scope_key", "body_sealed", models.BindIdempotency},
+		{&support.TrackerIntegration{}, "id", "api_token_sealed", support.BindTrackerToken},
 	}
 }
 
