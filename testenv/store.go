@@ -12,13 +12,25 @@ import (
 )
 
 // Store returns a models.Store on a fresh, migrated database private to t
-// (see DatabaseURL: an SQLite file, or a PostgreSQL database when
-// TEST_DATABASE_URL is set), closed when t finishes. It seals secrets with a
-// fixed 32-byte test key.
+// (an SQLite file, or a PostgreSQL database when TEST_DATABASE_URL is set; see
+// DatabaseURL), closed when t finishes. It seals secrets with a fixed 32-byte
+// test key.
+//
+// The database is a copy of a template that was migrated once and is shared
+// by the tests of every package (see templateKey): a PostgreSQL database
+// created WITH TEMPLATE, or a copy of an SQLite file kept under
+// os.TempDir(). migrate.Run still runs on the copy, where it only confirms
+// that every migration is recorded.
 func Store(t testing.TB) *models.Store {
 	t.Helper()
+	return storeFromTemplate(t, templateKey())
+}
+
+// storeFromTemplate is Store on a copy of the template named by key.
+func storeFromTemplate(t testing.TB, key string) *models.Store {
+	t.Helper()
 	ctx := context.Background()
-	db, err := models.Open(ctx, DatabaseURL(t), nil)
+	db, err := models.Open(ctx, migratedDatabaseURL(t, key), nil)
 	if err != nil {
 		t.Fatalf("testenv: open database: %v", err)
 	}

@@ -21,7 +21,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -61,31 +60,7 @@ func DatabaseURL(t testing.TB) string {
 	if serverURL == "" {
 		return "sqlite:" + filepath.Join(t.TempDir(), "test.db")
 	}
-
-	u, err := url.Parse(serverURL)
-	if err != nil {
-		t.Fatalf("testenv: parse %s: %v", envDatabaseURL, err)
-	}
-	name := "test_" + randomHex(t, 8)
-	ident := pgx.Identifier{name}.Sanitize()
-
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := execAdmin(ctx, serverURL, "CREATE DATABASE "+ident); err != nil {
-		t.Fatalf("testenv: create database %s: %v", name, err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if err := execAdmin(ctx, serverURL, "DROP DATABASE IF EXISTS "+ident+" WITH (FORCE)"); err != nil {
-			t.Errorf("testenv: drop database %s: %v", name, err)
-		}
-	})
-
-	dbURL := *u
-	dbURL.Path = "/" + name
-	dbURL.RawPath = ""
-	return dbURL.String()
+	return postgresDatabase(t, serverURL, "")
 }
 
 // execAdmin runs one statement on a short-lived connection to serverURL.

@@ -7,15 +7,6 @@ import (
 	"gorm.io/gorm"
 )
 
-// IDs returns the IDs of the migrations, in the order they run.
-func IDs() []string {
-	var ids []string
-	for _, m := range migrations() {
-		ids = append(ids, m.ID)
-	}
-	return ids
-}
-
 // RunTo applies the migrations up to and including id, as Run does.
 func RunTo(ctx context.Context, db *gorm.DB, id string) error {
 	return run(ctx, db, func(m *gormigrate.Gormigrate) error { return m.MigrateTo(id) })

@@ -54,6 +54,17 @@ func migrations() []*gormigrate.Migration {
 	}
 }
 
+// IDs returns the IDs of the migrations, in the order they run. A database
+// Run has brought to the newest version has exactly these recorded.
+func IDs() []string {
+	ms := migrations()
+	ids := make([]string, 0, len(ms))
+	for _, m := range ms {
+		ids = append(ids, m.ID)
+	}
+	return ids
+}
+
 // migrationLockID is the PostgreSQL advisory lock that serialises migrations.
 const migrationLockID = 7_202_611_220
 
