@@ -127,17 +127,19 @@ func (q *reportQuery) seconds() string {
 	return "CAST(EXTRACT(EPOCH FROM (support_tickets.resolved_at - support_tickets.created_at)) AS DOUBLE PRECISION)"
 }
 
-// Per-ticket facts joined to the tickets: the resolution clocks met and
-// measured (of every cycle), the feedback rating and the agent's
-// customer-visible replies.
+// Per-ticket facts, each a correlated subquery on an indexed ticket_id
+// (plan-stable whatever the statistics: a fresh bulk load must not turn
+// a join into a nested loop over aggregated subqueries): the resolution
+// clocks met and measured (of every cycle), the feedback rating and the
+// agent's customer-visible replies.
 const (
-	reportClocksJoin = "LEFT JOIN (SELECT ticket_id, " +
-		"SUM(CASE WHEN breached_at IS NULL AND state = 'stopped' THEN 1 ELSE 0 END) AS met, " +
-		"SUM(CASE WHEN breached_at IS NOT NULL OR state = 'stopped' THEN 1 ELSE 0 END) AS measured " +
-		"FROM support_sla_clocks WHERE metric = 'resolution' GROUP BY ticket_id) rc ON rc.ticket_id = support_tickets.id"
-	reportFeedbackJoin = "LEFT JOIN support_feedback rf ON rf.ticket_id = support_tickets.id"
-	reportRepliesJoin  = "LEFT JOIN (SELECT ticket_id, COUNT(*) AS replies FROM support_comments " +
-		"WHERE author_type = 'agent' AND visibility = 'customer' GROUP BY ticket_id) rr ON rr.ticket_id = support_tickets.id"
+	reportMetExpr = "(SELECT COALESCE(SUM(CASE WHEN c.breached_at IS NULL AND c.state = 'stopped' THEN 1 ELSE 0 END), 0) " +
+		"FROM support_sla_clocks c WHERE c.ticket_id = support_tickets.id AND c.metric = 'resolution')"
+	reportMeasuredExpr = "(SELECT COALESCE(SUM(CASE WHEN c.breached_at IS NOT NULL OR c.state = 'stopped' THEN 1 ELSE 0 END), 0) " +
+		"FROM support_sla_clocks c WHERE c.ticket_id = support_tickets.id AND c.metric = 'resolution')"
+	reportRatingExpr  = "(SELECT f.rating FROM support_feedback f WHERE f.ticket_id = support_tickets.id)"
+	reportRepliesExpr = "(SELECT COUNT(*) FROM support_comments c WHERE c.ticket_id = support_tickets.id " +
+		"AND c.author_type = 'agent' AND c.visibility = 'customer')"
 )
 
 // resolvedExpr is true for a resolved (or closed after resolution) ticket.
@@ -146,14 +148,28 @@ const resolvedExpr = "(support_tickets.status IN ('resolved', 'closed') AND supp
 // escalatedExpr is true for a ticket escalated at least once.
 const escalatedExpr = "(support_tickets.escalation_level > 0 OR support_tickets.escalated_at IS NOT NULL)"
 
-// fcrExpr is true for a ticket resolved in its first cycle (never
-// reopened) with at most one customer-visible agent reply.
-const fcrExpr = "(" + resolvedExpr + " AND support_tickets.sla_cycle = 1 AND COALESCE(rr.replies, 0) <= 1)"
+// fcrExpr is true for a facts row (f) of a ticket resolved in its first
+// cycle (never reopened) with at most one customer-visible agent reply.
+const fcrExpr = "(f.resolved = 1 AND f.sla_cycle_n = 1 AND f.replies <= 1)"
 
-// tickets is the scoped query of the report's tickets with their facts.
-func (q *reportQuery) tickets() *gorm.DB {
-	return q.filtered(q.s.core.In(q.ctx, q.spec.Scope()).Model(&Ticket{}).
-		Joins(reportClocksJoin).Joins(reportFeedbackJoin).Joins(reportRepliesJoin))
+// facts is the scoped query of the report's tickets, one row per ticket
+// with its facts under the names the report reads (created_s, resolved_s
+// and updated_s in epoch seconds; res_seconds null unless resolved).
+func (q *reportQuery) facts() *gorm.DB {
+	sel := strings.Join([]string{
+		"support_tickets.id AS id", "support_tickets.number AS number", "support_tickets.customer_id AS customer_id",
+		"support_tickets.category AS category", "support_tickets.priority AS priority", "support_tickets.status AS status",
+		"support_tickets.assigned_to AS assigned_to",
+		q.epoch("support_tickets.created_at") + " AS created_s", q.epoch("support_tickets.resolved_at") + " AS resolved_s",
+		q.epoch("support_tickets.updated_at") + " AS updated_s",
+		"CASE WHEN " + resolvedExpr + " THEN " + q.seconds() + " END AS res_seconds",
+		"CASE WHEN " + resolvedExpr + " THEN 1 ELSE 0 END AS resolved",
+		reportMetExpr + " AS met", reportMeasuredExpr + " AS measured",
+		"CASE WHEN support_tickets.status NOT IN ('resolved', 'closed') THEN 1 ELSE 0 END AS is_open",
+		reportRatingExpr + " AS rating", "CASE WHEN " + escalatedExpr + " THEN 1 ELSE 0 END AS escalated",
+		"support_tickets.escalation_level AS esc_level", reportRepliesExpr + " AS replies", "support_tickets.sla_cycle AS sla_cycle_n",
+	}, ", ")
+	return q.filtered(q.s.core.In(q.ctx, q.spec.Scope()).Model(&Ticket{}).Select(sel))
 }
 
 // filtered restricts db (on support_tickets) to the report's period and filters.
@@ -171,17 +187,17 @@ func (q *reportQuery) filtered(db *gorm.DB) *gorm.DB {
 	return db
 }
 
-// dimension is the column expression of a grouping other than week.
+// dimension is the facts column of a grouping other than week.
 func dimension(g string) string {
 	switch g {
 	case GroupCategory:
-		return "support_tickets.category"
+		return "f.category"
 	case GroupPriority:
-		return "support_tickets.priority"
+		return "f.priority"
 	case GroupAgent:
-		return "support_tickets.assigned_to"
+		return "f.assigned_to"
 	case GroupCustomer:
-		return "support_tickets.customer_id"
+		return "f.customer_id"
 	}
 	return ""
 }
@@ -203,17 +219,7 @@ func (s *Store) RunReport(ctx context.Context, spec *ReportSpec, w ReportRowWrit
 // export streams one row per ticket, oldest first.
 func (q *reportQuery) export(w ReportRowWriter) (ReportStats, error) {
 	var st ReportStats
-	sel := strings.Join([]string{
-		"support_tickets.id", "support_tickets.number", "support_tickets.customer_id", "support_tickets.category",
-		"support_tickets.priority", "support_tickets.status", "support_tickets.assigned_to",
-		q.epoch("support_tickets.created_at"), q.epoch("support_tickets.resolved_at"), q.epoch("support_tickets.updated_at"),
-		"CASE WHEN " + resolvedExpr + " THEN " + q.seconds() + " END",
-		"COALESCE(rc.met, 0)", "COALESCE(rc.measured, 0)",
-		"CASE WHEN support_tickets.status NOT IN ('resolved', 'closed') THEN 1 ELSE 0 END",
-		"rf.rating", "CASE WHEN " + escalatedExpr + " THEN 1 ELSE 0 END", "support_tickets.escalation_level",
-		"COALESCE(rr.replies, 0)", "CASE WHEN " + fcrExpr + " THEN 1 ELSE 0 END",
-	}, ", ")
-	rows, err := q.tickets().Select(sel).Order("support_tickets.created_at, support_tickets.id").Rows()
+	rows, err := q.facts().Order("support_tickets.created_at, support_tickets.id").Rows()
 	if err != nil {
 		return st, dbErr(err)
 	}
@@ -222,20 +228,21 @@ func (q *reportQuery) export(w ReportRowWriter) (ReportStats, error) {
 		var (
 			id, number, customer, category, priority, status, agent string
 			created, updated                                        int64
-			resolved                                                sql.NullInt64
+			resolvedAt                                              sql.NullInt64
 			seconds                                                 sql.NullFloat64
-			met, measured, open, escalated, level, replies, fcr     int64
+			resolved, met, measured, open, escalated, level         int64
+			replies, cycle                                          int64
 			rating                                                  sql.NullInt64
 		)
-		if err := rows.Scan(&id, &number, &customer, &category, &priority, &status, &agent, &created, &resolved, &updated,
-			&seconds, &met, &measured, &open, &rating, &escalated, &level, &replies, &fcr); err != nil {
+		if err := rows.Scan(&id, &number, &customer, &category, &priority, &status, &agent, &created, &resolvedAt, &updated,
+			&seconds, &resolved, &met, &measured, &open, &rating, &escalated, &level, &replies, &cycle); err != nil {
 			return st, dbErr(err)
 		}
 		st.Tickets++
 		st.note(updated)
 		vals := []any{id, number, customer, category, priority, status, agent, time.Unix(created, 0).UTC(), nil}
-		if resolved.Valid {
-			vals[8] = time.Unix(resolved.Int64, 0).UTC()
+		if resolvedAt.Valid {
+			vals[8] = time.Unix(resolvedAt.Int64, 0).UTC()
 		}
 		for _, m := range q.spec.Metrics {
 			switch m {
@@ -256,7 +263,7 @@ func (q *reportQuery) export(w ReportRowWriter) (ReportStats, error) {
 			case MetricEscalationRate:
 				vals = append(vals, escalated == 1, level)
 			case MetricFirstContactResolution:
-				vals = append(vals, replies, fcr == 1)
+				vals = append(vals, replies, resolved == 1 && cycle == 1 && replies <= 1)
 			}
 		}
 		if err := w.WriteRow(vals); err != nil {
@@ -312,16 +319,13 @@ func (q *reportQuery) aggregate(w ReportRowWriter) (ReportStats, error) {
 	}
 	group := append([]string(nil), dims...)
 	if week {
-		group = append(group, fmt.Sprintf("(%s / %d)", q.epoch("support_tickets.created_at"), bucketSeconds))
+		group = append(group, fmt.Sprintf("(f.created_s / %d)", bucketSeconds))
 	}
 	sel := append(append([]string(nil), group...),
-		"COUNT(*)", "COALESCE(SUM(CASE WHEN "+resolvedExpr+" THEN 1 ELSE 0 END), 0)",
-		"COALESCE(SUM(CASE WHEN "+resolvedExpr+" THEN "+q.seconds()+" ELSE 0 END), 0)",
-		"COALESCE(SUM(rc.met), 0)", "COALESCE(SUM(rc.measured), 0)",
-		"COALESCE(SUM(rf.rating), 0)", "COUNT(rf.rating)",
-		"COALESCE(SUM(CASE WHEN "+escalatedExpr+" THEN 1 ELSE 0 END), 0)", "COALESCE(SUM(CASE WHEN "+fcrExpr+" THEN 1 ELSE 0 END), 0)",
-		"MAX("+q.epoch("support_tickets.updated_at")+")")
-	db := q.tickets().Select(strings.Join(sel, ", "))
+		"COUNT(*)", "COALESCE(SUM(f.resolved), 0)", "COALESCE(SUM(f.res_seconds), 0)",
+		"COALESCE(SUM(f.met), 0)", "COALESCE(SUM(f.measured), 0)", "COALESCE(SUM(f.rating), 0)", "COUNT(f.rating)",
+		"COALESCE(SUM(f.escalated), 0)", "COALESCE(SUM(CASE WHEN "+fcrExpr+" THEN 1 ELSE 0 END), 0)", "MAX(f.updated_s)")
+	db := q.s.core.DB.WithContext(q.ctx).Table("(?) AS f", q.facts()).Select(strings.Join(sel, ", "))
 	if len(group) > 0 {
 		db = db.Group(strings.Join(group, ", "))
 	}
