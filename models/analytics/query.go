@@ -21,14 +21,13 @@ import (
 
 // Named periods.
 const (
-	PeriodLast24Hours   = "last_24_hours"
-	PeriodLast7Days     = "last_7_days"
-	PeriodLast30Days    = "last_30_days"
-	PeriodCurrentMonth  = "current_month"
-	PeriodLastMonth     = "last_month"
-	PeriodCurrentYear   = "current_year"
-	DefaultPeriod       = PeriodLast30Days
-	DefaultTimezoneName = "UTC"
+	PeriodLast24Hours  = "last_24_hours"
+	PeriodLast7Days    = "last_7_days"
+	PeriodLast30Days   = "last_30_days"
+	PeriodCurrentMonth = "current_month"
+	PeriodLastMonth    = "last_month"
+	PeriodCurrentYear  = "current_year"
+	DefaultPeriod      = PeriodLast30Days
 )
 
 // Periods returns the named periods, in the order the docs list them.
