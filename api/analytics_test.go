@@ -63,7 +63,7 @@ func TestAnalyticsUsageEndpoint(t *testing.T) {
 
 	// Defaults: the last 30 days by day in UTC.
 	h.do("GET", "/v1/analytics/usage", a.liveKey, nil).decode(http.StatusOK, &u)
-	if u.Usage.Query.Period != "last_30_days" || u.Usage.Query.Granularity != "day" || u.Usage.Query.Timezone != "UTC" || len(u.Usage.Buckets) != 31 {
+	if u.Usage.Query.Period != "last_30_days" || u.Usage.Query.Granularity != "day" || u.Usage.Query.Timezone != "UTC" || len(u.Usage.Buckets) < 30 || len(u.Usage.Buckets) > 31 {
 		t.Errorf("defaults %+v with %d buckets", u.Usage.Query, len(u.Usage.Buckets))
 	}
 
