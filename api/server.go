@@ -226,6 +226,7 @@ func New(deps Deps) *Server {
 	s.registerUsage()
 	s.registerBudgets()
 	s.registerSubscriptions()
+	s.registerAnalytics()
 	s.registerSupport()
 	return s
 }
