@@ -195,6 +195,9 @@ func TestFilterErrors(t *testing.T) {
 		{"status in (open escalated)", 16, `expected "," or ")" in the list`},
 		{"paid_at is not nothing", 15, `expected "null"`},
 		{"é = 1", 0, "expected a field name"},
+		{"title = \"a\xffb\"", 10, "the filter is not valid UTF-8 at 10"},
+		{"title ~ x\x00", 9, "control character U+0000 in the filter at 9"},
+		{"titlé ~ \ufffd", 8, "the filter is not valid UTF-8 at 8"},
 		{`title = "ñandú" and colour = 1`, 20, `unknown field "colour" at 20`},
 	}
 	for _, c := range cases {

@@ -2,6 +2,7 @@ package filter
 
 import (
 	"fmt"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -11,6 +12,9 @@ import (
 func Parse(expr string) (Node, error) {
 	if n := utf8.RuneCountInString(expr); n > MaxLength {
 		return nil, errAt(MaxLength, "the filter is too long", fmt.Sprintf("at most %d characters, this one has %d", MaxLength, n))
+	}
+	if err := checkCharacters(expr); err != nil {
+		return nil, err
 	}
 	toks, err := lex([]rune(expr))
 	if err != nil {
@@ -252,4 +256,21 @@ func isFieldName(w string) bool {
 		}
 	}
 	return w != ""
+}
+
+// checkCharacters refuses bytes that are not UTF-8 and control
+// characters other than white space (NUL...), which no database column
+// compares with.
+func checkCharacters(expr string) error {
+	pos := 0
+	for _, r := range expr {
+		if r == utf8.RuneError {
+			return errAt(pos, "the filter is not valid UTF-8", "")
+		}
+		if unicode.IsControl(r) && !unicode.IsSpace(r) {
+			return errAt(pos, fmt.Sprintf("control character %U in the filter", r), "")
+		}
+		pos++
+	}
+	return nil
 }
