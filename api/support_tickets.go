@@ -232,6 +232,7 @@ type TicketListParams struct {
 	Category        string `query:"category" maxLength:"40"`
 	AssignedTo      string `query:"assigned_to" maxLength:"64" doc:"An agent's user id"`
 	CreatedAfter    string `query:"created_after" maxLength:"40" doc:"RFC 3339 timestamp"`
+	Filter          string `query:"filter" maxLength:"2000" doc:"A filter expression (docs/filtering.md) over status, priority (by rank), category, subcategory, customer_id, assigned_to, created_at, updated_at, resolved_at, escalation_level and title (~ contains); combined with the other filters by and. A malformed one is 400 VALIDATION_ERROR with details.position, the 0-based character offset of the fault" example:"status in (open, escalated) and priority >= high"`
 	BreachingWithin string `query:"breaching_within" maxLength:"20" doc:"Tickets whose next SLA target (first response or resolution, running and not yet breached) is due within this duration, in whole minutes: 30m, 2h, 1h30m. Answered from the stored next-breach times; sort=sla_next_breach_at:asc lists the most urgent first" example:"30m"`
 	ListParams
 }
@@ -288,7 +289,8 @@ func (s *Server) registerSupportTickets(tags []string) {
 		})
 	register(s, huma.Operation{OperationID: "list-support-tickets", Method: http.MethodGet, Path: "/support/tickets", Summary: "List support tickets",
 		Description: "The caller's organization's tickets (provider staff: every organization's), newest first, each with its sla_status. " +
-			"Sortable by created_at, updated_at, priority (by rank), status (in lifecycle order), number.", Tags: tags},
+			"Sortable by created_at, updated_at, priority (by rank), status (in lifecycle order), number. " +
+			"filter= takes an expression of the filter language (docs/filtering.md).", Tags: tags},
 		access{permission: support.PermissionRead}, func(ctx context.Context, in *TicketListParams) (*TicketsOutput, error) {
 			pr, err := in.page()
 			if err != nil {
@@ -296,7 +298,7 @@ func (s *Server) registerSupportTickets(tags []string) {
 			}
 			p := principal(ctx)
 			f := support.TicketFilter{CustomerID: in.CustomerID, Status: splitList(in.Status), Priority: splitList(in.Priority), Category: in.Category,
-				AssignedTo: in.AssignedTo, CreatedAfter: in.CreatedAfter, BreachingWithin: in.BreachingWithin}
+				AssignedTo: in.AssignedTo, CreatedAfter: in.CreatedAfter, BreachingWithin: in.BreachingWithin, Expr: in.Filter}
 			rows, total, err := s.support.ListTickets(ctx, p, f, pr)
 			if err != nil {
 				return nil, err

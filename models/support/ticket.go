@@ -13,6 +13,7 @@ import (
 
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/eventlog"
+	"github.com/telcoplatform/platform/models/filter"
 	"github.com/telcoplatform/platform/models/identity"
 )
 
@@ -362,6 +363,9 @@ type TicketFilter struct {
 	// Query is a keyword search over title and description (see
 	// SearchTickets); the list does not offer it.
 	Query string
+	// Expr is a filter expression over TicketFilterSchema's fields
+	// (docs/filtering.md); empty: no such filter.
+	Expr string
 }
 
 // ticketSorts are the fields a ticket list sorts by: priority sorts by
@@ -436,7 +440,17 @@ func (s *Store) ticketQuery(ctx context.Context, p *models.Principal, f TicketFi
 	if err := v.Err(); err != nil {
 		return nil, err
 	}
+	var expr *filter.Query
+	if strings.TrimSpace(f.Expr) != "" {
+		var err error
+		if expr, err = filter.Compile(TicketFilterSchema(), f.Expr); err != nil {
+			return nil, err
+		}
+	}
 	q := s.core.In(ctx, p.Scope()).Model(&Ticket{})
+	if expr != nil {
+		q = q.Where(expr.SQL, expr.Args...)
+	}
 	if f.CustomerID != "" {
 		q = q.Where("customer_id = ?", f.CustomerID)
 	}
