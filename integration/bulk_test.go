@@ -202,7 +202,8 @@ func TestBulkProvisioningEndToEnd(t *testing.T) {
 			ids = append(ids, it.ID)
 		}
 		// One signed service.provisioned webhook per item, about its service.
-		waitFor(t, "service.provisioned of the 200 items", func() bool { return rcv.hasServiceEvents(t, "service.provisioned", ids) })
+		// About 1,000 deliveries (every item's status changes too): more time than other waits.
+		waitForWithin(t, 4*time.Minute, "service.provisioned of the 200 items", func() bool { return rcv.hasServiceEvents(t, "service.provisioned", ids) })
 		rcv.checkValid(t)
 		got := rcv.serviceDeliveries(t, "service.provisioned")
 		for _, id := range ids {
