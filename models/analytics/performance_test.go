@@ -195,3 +195,26 @@ func TestAnalyticsPerformanceEmptyAndTenancy(t *testing.T) {
 		t.Errorf("another tenant's service: %v", err)
 	}
 }
+
+func TestAnalyticsPerformancePercentileBins(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	rows := []any{}
+	for i, ms := range []float64{10.2, 10.7, 10.9, 250} {
+		rows = append(rows, &telemetry.TelemetrySample{ServiceID: f.a2.ID, At: at("2030-07-01T10:00:00Z").Add(time.Duration(i) * time.Minute), Up: true, LatencyMs: ms})
+	}
+	for _, r := range rows {
+		if err := f.core.In(ctx, f.a.OwnScope()).Create(r).Error; err != nil {
+			t.Fatal(err)
+		}
+	}
+	perf, err := f.s.Performance(ctx, f.a, parse(t, analytics.QueryInput{From: "2030-07-01", To: "2030-07-02"}, false, at("2030-08-01T00:00:00Z")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The exact nearest-rank median (rank 2 of 4) is 10.7; its 1 ms bin
+	// [10, 11) reports its largest latency, 10.9: at most 1 ms above.
+	if tot := perf.Totals; val(tot.LatencyP50Ms) != 10.9 || val(tot.LatencyP95Ms) != 250.0 || val(tot.LatencyP99Ms) != 250.0 {
+		t.Errorf("percentiles %v %v %v", val(tot.LatencyP50Ms), val(tot.LatencyP95Ms), val(tot.LatencyP99Ms))
+	}
+}
