@@ -198,6 +198,73 @@ type CostsAnalyticsOutput struct {
 	}
 }
 
+// PerformanceFiguresItem is the performance of a bucket, service or period.
+type PerformanceFiguresItem struct {
+	Samples         int64    `json:"samples" doc:"Telemetry samples taken" example:"2880"`
+	UpSamples       int64    `json:"up_samples" doc:"Samples in which the service was up" example:"2877"`
+	AvailabilityPct *float64 `json:"availability_pct" doc:"up_samples / samples × 100, three decimals; null without samples" example:"99.896"`
+	LatencyP50Ms    *float64 `json:"latency_p50_ms" doc:"Median latency of the up samples, ms (nearest rank over 1 ms bins, see docs/analytics.md); null without up samples" example:"12.4"`
+	LatencyP95Ms    *float64 `json:"latency_p95_ms" doc:"95th percentile latency, ms, likewise" example:"18.9"`
+	LatencyP99Ms    *float64 `json:"latency_p99_ms" doc:"99th percentile latency, ms, likewise" example:"24.7"`
+	JitterMs        *float64 `json:"jitter_ms" doc:"Mean jitter of the up samples, ms; null without up samples" example:"1.8"`
+	PacketLossPct   *float64 `json:"packet_loss_pct" doc:"Mean packet loss of the up samples, percent" example:"0.05"`
+	UtilizationPct  *float64 `json:"utilization_pct" doc:"Mean bandwidth utilisation of the up samples, percent" example:"41.2"`
+	Incidents       int64    `json:"incidents" doc:"Down incidents that started in the bucket" example:"1"`
+	Restored        int64    `json:"restored" doc:"Down incidents resolved in the bucket" example:"1"`
+	MTTRMinutes     *float64 `json:"mttr_minutes" doc:"Mean minutes from down to restored of the incidents restored in the bucket; null when none" example:"42.5"`
+}
+
+// performanceFigures converts figures.
+func performanceFigures(f analytics.PerformanceFigures) PerformanceFiguresItem {
+	return PerformanceFiguresItem{Samples: f.Samples, UpSamples: f.UpSamples, AvailabilityPct: f.AvailabilityPct, LatencyP50Ms: f.LatencyP50Ms,
+		LatencyP95Ms: f.LatencyP95Ms, LatencyP99Ms: f.LatencyP99Ms, JitterMs: f.JitterMs, PacketLossPct: f.PacketLossPct, UtilizationPct: f.UtilizationPct,
+		Incidents: f.Incidents, Restored: f.Restored, MTTRMinutes: f.MTTRMinutes}
+}
+
+// PerformanceBucketItem is one bucket's performance.
+type PerformanceBucketItem struct {
+	Start string `json:"start" doc:"Inclusive, RFC 3339 in timezone (the period's start for the first bucket)" example:"2026-11-25T00:00:00Z"`
+	End   string `json:"end" doc:"Exclusive, RFC 3339 in timezone (the period's end for the last bucket)" example:"2026-11-26T00:00:00Z"`
+	PerformanceFiguresItem
+}
+
+// ServicePerformanceItem is one service's performance over the period.
+type ServicePerformanceItem struct {
+	ServiceID   string  `json:"service_id" example:"svc_3fK9aZ"`
+	Name        string  `json:"name" example:"HQ internet"`
+	ServiceType string  `json:"service_type" doc:"The service's kind" example:"internet"`
+	Category    string  `json:"category" example:"connectivity"`
+	SLA         string  `json:"sla" enum:"standard,premium,enterprise" example:"premium"`
+	TargetPct   float64 `json:"availability_target_pct" doc:"The SLA tier's availability target: 99.5 standard, 99.9 premium, 99.99 enterprise" example:"99.9"`
+	MetSLA      *bool   `json:"met_sla" doc:"availability_pct (unrounded) >= availability_target_pct; null without samples" example:"true"`
+	PerformanceFiguresItem
+}
+
+// SLAAttainmentItem is the share of services that met their SLA tier's target.
+type SLAAttainmentItem struct {
+	Measured      int64    `json:"services_measured" doc:"Services with samples in the period" example:"4"`
+	Met           int64    `json:"services_met" doc:"Of which met their tier's availability target" example:"3"`
+	AttainmentPct *float64 `json:"attainment_pct" doc:"services_met / services_measured × 100, two decimals; null when none measured" example:"75"`
+}
+
+// PerformanceAnalytics is the performance answer.
+type PerformanceAnalytics struct {
+	Query            AnalyticsQuery           `json:"query"`
+	PercentileMethod string                   `json:"percentile_method" enum:"nearest_rank_1ms_histogram" doc:"How latency percentiles are computed (docs/analytics.md)" example:"nearest_rank_1ms_histogram"`
+	Totals           PerformanceFiguresItem   `json:"totals"`
+	Buckets          []PerformanceBucketItem  `json:"buckets" doc:"Every bucket of the period, oldest first, empty ones included (zeros and nulls)"`
+	Services         []ServicePerformanceItem `json:"services" doc:"The services with samples or down incidents in the period, by id"`
+	SLA              SLAAttainmentItem        `json:"sla_attainment"`
+}
+
+// PerformanceAnalyticsOutput wraps the performance answer.
+type PerformanceAnalyticsOutput struct {
+	Body struct {
+		Envelope
+		Performance PerformanceAnalytics `json:"performance"`
+	}
+}
+
 // registerAnalytics registers the analytics endpoints (docs/analytics.md).
 func (s *Server) registerAnalytics() {
 	store := analytics.NewStore(s.store)
@@ -241,6 +308,24 @@ func (s *Server) registerAnalytics() {
 			out.Body.Costs = costsAnalytics(c)
 			return out, nil
 		})
+	register(s, huma.Operation{OperationID: "get-analytics-performance", Method: http.MethodGet, Path: "/analytics/performance", Summary: "Performance analytics", Tags: tags,
+		Description: "Performance per bucket, per service and over the period, from the services' telemetry samples and down incidents: availability " +
+			"(share of samples up), latency p50/p95/p99, mean jitter, packet loss and utilisation (of the up samples), incidents and MTTR; and the share of " +
+			"services that met their SLA tier's availability target. Counts in the large data exports rate-limit group. See docs/analytics.md."},
+		access{permission: "services:read"}, func(ctx context.Context, in *AnalyticsParams) (*PerformanceAnalyticsOutput, error) {
+			p := principal(ctx)
+			q, err := analytics.ParseQuery(in.input(), p.IsStaff(), s.now())
+			if err != nil {
+				return nil, err
+			}
+			perf, err := store.Performance(ctx, p, q)
+			if err != nil {
+				return nil, err
+			}
+			out := &PerformanceAnalyticsOutput{}
+			out.Body.Performance = performanceAnalytics(perf)
+			return out, nil
+		})
 }
 
 // usageAnalytics converts a usage answer.
@@ -282,5 +367,19 @@ func costsAnalytics(c *analytics.Costs) CostsAnalytics {
 	f := c.Forecast
 	out.Forecast = ForecastItem{Method: f.Method, PeriodStart: analytics.Label(f.PeriodStart), PeriodEnd: analytics.Label(f.PeriodEnd),
 		SpentToDate: f.SpentToDate, ElapsedFraction: f.ElapsedFraction, Forecast: f.Forecast}
+	return out
+}
+
+// performanceAnalytics converts a performance answer.
+func performanceAnalytics(a *analytics.Performance) PerformanceAnalytics {
+	out := PerformanceAnalytics{Query: analyticsQuery(a.Query), PercentileMethod: analytics.PercentileMethod, Totals: performanceFigures(a.Totals),
+		SLA: SLAAttainmentItem{Measured: a.SLA.Measured, Met: a.SLA.Met, AttainmentPct: a.SLA.AttainmentPct}}
+	out.Buckets = mapSlice(a.Buckets, func(b *analytics.PerformanceBucket) PerformanceBucketItem {
+		return PerformanceBucketItem{Start: analytics.Label(b.Start), End: analytics.Label(b.End), PerformanceFiguresItem: performanceFigures(b.PerformanceFigures)}
+	})
+	out.Services = mapSlice(a.Services, func(v *analytics.ServicePerformance) ServicePerformanceItem {
+		return ServicePerformanceItem{ServiceID: v.ServiceID, Name: v.Name, ServiceType: v.Kind, Category: v.Category, SLA: v.SLA, TargetPct: v.TargetPct,
+			MetSLA: v.MetSLA, PerformanceFiguresItem: performanceFigures(v.PerformanceFigures)}
+	})
 	return out
 }

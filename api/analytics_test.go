@@ -32,7 +32,7 @@ type analyticsUsageAnswer struct {
 }
 
 func TestAnalyticsEndpointsCountAsExports(t *testing.T) {
-	for _, path := range []string{"/v1/analytics/usage", "/v1/analytics/costs", "/api/v1/analytics/usage", "/api/v1/analytics/costs"} {
+	for _, path := range []string{"/v1/analytics/usage", "/v1/analytics/costs", "/v1/analytics/performance", "/api/v1/analytics/usage", "/api/v1/analytics/costs"} {
 		if got := api.EndpointGroup(http.MethodGet, path); got != ratelimit.GroupExports {
 			t.Errorf("GET %s: group %q, want %q", path, got, ratelimit.GroupExports)
 		}
@@ -100,7 +100,7 @@ func TestAnalyticsValidation(t *testing.T) {
 		{"period=last_7_days&from=2026-01-01&to=2026-01-02", []string{"period"}},
 		{"organization_id=" + a.org.ID, []string{"organization_id"}},
 	}
-	for _, path := range []string{"/v1/analytics/usage", "/v1/analytics/costs"} {
+	for _, path := range []string{"/v1/analytics/usage", "/v1/analytics/costs", "/v1/analytics/performance"} {
 		for _, c := range cases {
 			e := h.do("GET", path+"?"+c.query, a.liveKey, nil).wantError(http.StatusBadRequest, "VALIDATION_ERROR")
 			fields, _ := e.Error.Details["fields"].([]any)
@@ -160,4 +160,51 @@ func TestAnalyticsCostsEndpoint(t *testing.T) {
 	if c.Costs.Query["filters"].(map[string]any)["organization_id"] != b.org.ID {
 		t.Errorf("filters echo %v", c.Costs.Query)
 	}
+}
+
+func TestAnalyticsPerformanceEndpoint(t *testing.T) {
+	h := newHarness(t)
+	a, b := h.tenants[0], h.tenants[1]
+	svcA := mustService(t, h, a)
+	svcB := mustService(t, h, b)
+	var p struct {
+		Performance struct {
+			Query            map[string]any   `json:"query"`
+			PercentileMethod string           `json:"percentile_method"`
+			Totals           map[string]any   `json:"totals"`
+			Buckets          []map[string]any `json:"buckets"`
+			Services         []map[string]any `json:"services"`
+			SLA              map[string]any   `json:"sla_attainment"`
+		} `json:"performance"`
+	}
+	h.do("GET", "/v1/analytics/performance?period=last_24_hours&timezone=Europe/Berlin", a.liveKey, nil).decode(http.StatusOK, &p)
+	perf := p.Performance
+	if perf.Query["timezone"] != "Europe/Berlin" || perf.Query["granularity"] != "hour" || perf.PercentileMethod != "nearest_rank_1ms_histogram" {
+		t.Errorf("query %v method %q", perf.Query, perf.PercentileMethod)
+	}
+	if n := len(perf.Buckets); n < 24 || n > 25 {
+		t.Errorf("%d hourly buckets", n)
+	}
+	for _, k := range []string{"samples", "up_samples", "availability_pct", "latency_p50_ms", "latency_p95_ms", "latency_p99_ms", "jitter_ms",
+		"packet_loss_pct", "utilization_pct", "incidents", "restored", "mttr_minutes"} {
+		if _, ok := perf.Totals[k]; !ok {
+			t.Errorf("totals lack %s: %v", k, perf.Totals)
+		}
+	}
+	if perf.Totals["samples"] != 1.0 || len(perf.Services) != 1 || perf.Services[0]["service_id"] != svcA || perf.Services[0]["availability_target_pct"] == nil {
+		t.Errorf("totals %v services %v", perf.Totals, perf.Services)
+	}
+	if perf.SLA["services_measured"] != 1.0 {
+		t.Errorf("sla %v", perf.SLA)
+	}
+
+	// An empty period: zeros and nulls.
+	h.do("GET", "/v1/analytics/performance?from=2001-01-01&to=2001-01-03&granularity=day", a.liveKey, nil).decode(http.StatusOK, &p)
+	perf = p.Performance
+	if len(perf.Buckets) != 2 || perf.Totals["samples"] != 0.0 || perf.Totals["availability_pct"] != nil || perf.Totals["latency_p95_ms"] != nil ||
+		perf.Totals["mttr_minutes"] != nil || len(perf.Services) != 0 || perf.SLA["attainment_pct"] != nil {
+		t.Errorf("empty totals %v services %v sla %v", perf.Totals, perf.Services, perf.SLA)
+	}
+	h.do("GET", "/v1/analytics/performance?service_id="+svcB, a.liveKey, nil).wantError(http.StatusNotFound, "NOT_FOUND")
+	h.do("GET", "/v1/analytics/performance", "", nil).wantError(http.StatusUnauthorized, "UNAUTHENTICATED")
 }

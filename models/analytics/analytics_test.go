@@ -24,6 +24,7 @@ type fixture struct {
 	a1, a2, b1         *services.Service
 	orgA, orgB         string
 	creditID, budgetID string
+	core               *models.Store
 }
 
 func at(s string) time.Time {
@@ -43,7 +44,7 @@ func newFixture(t *testing.T) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &fixture{s: analytics.NewStore(store)}
+	f := &fixture{s: analytics.NewStore(store), core: store}
 	f.staff = &models.Principal{ID: "ak_staff", OrganizationID: provider.ID, Environment: models.EnvLive, Role: models.RoleAdmin, Permissions: []string{"*"}}
 	tenant := func(name string) (*models.Principal, string) {
 		org, err := ids.CreateOrganization(ctx, f.staff, identity.OrganizationInput{Name: name, Plan: models.PlanBusiness})
