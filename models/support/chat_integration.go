@@ -289,21 +289,31 @@ func (s *Store) CreateChatIntegration(ctx context.Context, p *models.Principal, 
 	c := &ChatIntegration{ID: models.NewID(PrefixChatIntegration), WebhookURL: spec.WebhookURL, Channel: strings.TrimSpace(spec.Channel),
 		Events: spec.Events, CustomerIDs: spec.Filters.CustomerIDs, Priorities: spec.Filters.Priorities, Template: spec.Template,
 		Active: spec.Active, CreatedBy: p.ID}
-	err := s.core.Tx(ctx, p.OwnScope(), func(tx *gorm.DB) error {
-		var n int64
-		if err := tx.Model(&ChatIntegration{}).Count(&n).Error; err != nil {
-			return models.DBErr(err)
-		}
-		if n >= MaxChatsPerTenant {
-			return models.Errorf(models.CodeResourceLimit, "this organization already has %d chat integrations in this environment, the most it may hold; delete one first", n).
-				WithDetail("resource", "chat_integrations").WithDetail("limit", MaxChatsPerTenant)
-		}
-		return models.DBErr(tx.Create(c).Error)
-	})
-	if err != nil {
-		return nil, models.AsError(err)
+	if err := s.createCapped(ctx, p, &ChatIntegration{}, c, MaxChatsPerTenant, "chat_integrations", "chat integrations"); err != nil {
+		return nil, err
 	}
 	return c, nil
+}
+
+// createCapped creates row in p's own organization and environment, in
+// one transaction with the count of model's rows there, unless there are
+// already max (RESOURCE_LIMIT_EXCEEDED, details resource and limit).
+func (s *Store) createCapped(ctx context.Context, p *models.Principal, model, row any, max int, resource, what string) error {
+	err := s.core.Tx(ctx, p.OwnScope(), func(tx *gorm.DB) error {
+		var n int64
+		if err := tx.Model(model).Count(&n).Error; err != nil {
+			return models.DBErr(err)
+		}
+		if n >= int64(max) {
+			return models.Errorf(models.CodeResourceLimit, "this organization already has %d %s in this environment, the most it may hold; delete one first", n, what).
+				WithDetail("resource", resource).WithDetail("limit", max)
+		}
+		return models.DBErr(tx.Create(row).Error)
+	})
+	if err != nil {
+		return models.AsError(err)
+	}
+	return nil
 }
 
 // GetChatIntegration returns a chat integration visible to p. Errors: NOT_FOUND.

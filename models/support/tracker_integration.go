@@ -194,19 +194,8 @@ func (s *Store) CreateTrackerIntegration(ctx context.Context, p *models.Principa
 		CreateIssues: spec.CreateIssues, SyncComments: spec.SyncComments, PriorityMapping: spec.PriorityMapping.withDefaults(),
 		Active: spec.Active, CreatedBy: p.ID}
 	c.APITokenSealed = s.core.Sealer.Seal(BindTrackerToken(c.ID), spec.APIToken)
-	err := s.core.Tx(ctx, p.OwnScope(), func(tx *gorm.DB) error {
-		var n int64
-		if err := tx.Model(&TrackerIntegration{}).Count(&n).Error; err != nil {
-			return models.DBErr(err)
-		}
-		if n >= MaxTrackersPerTenant {
-			return models.Errorf(models.CodeResourceLimit, "this organization already has %d tracker integrations in this environment, the most it may hold; delete one first", n).
-				WithDetail("resource", "tracker_integrations").WithDetail("limit", MaxTrackersPerTenant)
-		}
-		return models.DBErr(tx.Create(c).Error)
-	})
-	if err != nil {
-		return nil, models.AsError(err)
+	if err := s.createCapped(ctx, p, &TrackerIntegration{}, c, MaxTrackersPerTenant, "tracker_integrations", "tracker integrations"); err != nil {
+		return nil, err
 	}
 	return c, nil
 }
