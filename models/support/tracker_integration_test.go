@@ -246,3 +246,31 @@ func TestTrackerCommentsOnce(t *testing.T) {
 		t.Fatalf("plan of a paused integration %+v", plan)
 	}
 }
+
+// TestTrackerIntegrationLimit: an organization holds at most
+// MaxTrackersPerTenant tracker integrations per environment; the next is
+// RESOURCE_LIMIT_EXCEEDED and nothing is stored, and another environment
+// has its own allowance.
+func TestTrackerIntegrationLimit(t *testing.T) {
+	f := newTrackerFixture(t) // holds one already
+	spec := support.TrackerSpec{TrackerURL: "https://t.example.com", Username: "bot", APIToken: "tok", ProjectKey: "OPS", Active: true}
+	for i := 1; i < support.MaxTrackersPerTenant; i++ {
+		if _, err := f.s.CreateTrackerIntegration(f.ctx, f.customer, spec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err := f.s.CreateTrackerIntegration(f.ctx, f.customer, spec)
+	if e := models.AsError(err); e.Code != models.CodeResourceLimit || e.Details["limit"] != support.MaxTrackersPerTenant {
+		t.Fatalf("one over the limit: %v %+v", err, e.Details)
+	}
+	var n int64
+	f.core.In(f.ctx, f.customer.OwnScope()).Model(&support.TrackerIntegration{}).Count(&n)
+	if n != support.MaxTrackersPerTenant {
+		t.Fatalf("%d integrations stored, want %d", n, support.MaxTrackersPerTenant)
+	}
+	sandbox := *f.customer
+	sandbox.Environment = models.EnvTest
+	if _, err := f.s.CreateTrackerIntegration(f.ctx, &sandbox, spec); err != nil {
+		t.Fatalf("the sandbox's first integration: %v", err)
+	}
+}
