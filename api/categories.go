@@ -76,7 +76,7 @@ func registerKind[B any, PB interface {
 	register(s, huma.Operation{OperationID: listID, Method: http.MethodGet, Path: prof.Collection,
 		Summary: "List " + title + "s", Tags: tags,
 		Description: "The organization's services of kind " + prof.Kind + ", with the filters of GET /v1/services (status, location, account_id, " +
-			"search with fields, date_from, date_to), sort and page or cursor pagination."},
+			"search with fields, date_from, date_to, filter), sort and page or cursor pagination."},
 		access{permission: "services:read"}, func(ctx context.Context, in *categoryListInput) (*ServicesOutput, error) {
 			return s.listServices(ctx, in.ListParams, in.ServiceFilterParams, prof.Kind)
 		})

@@ -84,13 +84,15 @@ const eventsReadDoc = "Needs webhooks:manage (every event), or services:read, bi
 func (s *Server) registerEvents() {
 	tags := []string{"Events"}
 	register(s, huma.Operation{OperationID: "list-events", Method: http.MethodGet, Path: "/events", Summary: "List events",
-		Tags: tags, Description: "The events of your organization, newest first: state changes that webhooks deliver. " + eventsReadDoc},
+		Tags: tags, Description: "The events of your organization, newest first: state changes that webhooks deliver. " +
+			"filter= takes an expression of the filter language (docs/filtering.md). " + eventsReadDoc},
 		access{}, func(ctx context.Context, in *struct {
 			ListParams
 			Type          string `query:"type" maxLength:"60" example:"service.provisioned" doc:"An event name, alias or group pattern (service.*)"`
 			ResourceID    string `query:"resource_id" maxLength:"64" example:"svc_3fK9aZ"`
 			CreatedAfter  string `query:"created_after" maxLength:"40" doc:"RFC 3339; inclusive"`
 			CreatedBefore string `query:"created_before" maxLength:"40" doc:"RFC 3339; exclusive"`
+			Filter        string `query:"filter" maxLength:"2000" doc:"A filter expression (docs/filtering.md) over type (the canonical event name; ~ contains), resource_id and created_at; combined with the other filters by and, over the events you may read. A malformed one is 400 VALIDATION_ERROR with details.position, the 0-based character offset of the fault" example:"type ~ \"service.\" and created_at >= 2026-11-01"`
 		}) (*EventsOutput, error) {
 			p := principal(ctx)
 			readable, err := events.ReadableGroups(p)
@@ -101,7 +103,7 @@ func (s *Server) registerEvents() {
 			if err != nil {
 				return nil, err
 			}
-			f := eventlog.EventFilter{Readable: readable, ResourceID: in.ResourceID}
+			f := eventlog.EventFilter{Readable: readable, ResourceID: in.ResourceID, Expr: in.Filter}
 			var v models.Validator
 			if err := events.TypeFilter(&f, in.Type); err != nil {
 				v.Add("type", models.AsError(err).Message)

@@ -131,7 +131,8 @@ func dateBound(field, v string, end bool) (*time.Time, error) {
 func (s *Server) registerInvoices() {
 	tags := []string{"Billing: invoices"}
 	register(s, huma.Operation{OperationID: "list-invoices", Method: http.MethodGet, Path: "/billing/invoices", Summary: "List invoices", Tags: tags,
-		Description: "Newest first. date_from and date_to bound the issue date (a date or an RFC 3339 time; date_to of a date includes that day)."},
+		Description: "Newest first. date_from and date_to bound the issue date (a date or an RFC 3339 time; date_to of a date includes that day). " +
+			"filter= takes an expression of the filter language (docs/filtering.md)."},
 		access{permission: "billing:read"}, func(ctx context.Context, in *struct {
 			Limit     int    `query:"limit" minimum:"1" maximum:"200" default:"50" doc:"Invoices per page (1-200)"`
 			Offset    int    `query:"offset" minimum:"0" doc:"Invoices to skip"`
@@ -139,6 +140,7 @@ func (s *Server) registerInvoices() {
 			DateFrom  string `query:"date_from" maxLength:"40" example:"2026-11-01"`
 			DateTo    string `query:"date_to" maxLength:"40" example:"2026-11-30"`
 			AccountID string `query:"account_id" maxLength:"64"`
+			Filter    string `query:"filter" maxLength:"2000" doc:"A filter expression (docs/filtering.md) over status, number, account_id, source, subscription_id (null for a manual invoice), currency, amount (the total), subtotal, tax and amount_paid (money), issued_at, due_date, paid_at (null until paid), created_at and updated_at; combined with the other filters by and. A malformed one is 400 VALIDATION_ERROR with details.position, the 0-based character offset of the fault" example:"status in (pending, overdue) and amount >= 100.00"`
 		}) (*InvoicesOutput, error) {
 			from, err := dateBound("date_from", in.DateFrom, false)
 			if err != nil {
@@ -148,7 +150,7 @@ func (s *Server) registerInvoices() {
 			if err != nil {
 				return nil, err
 			}
-			invs, total, err := s.billing.ListInvoices(ctx, principal(ctx), billing.InvoiceFilter{Status: in.Status, AccountID: in.AccountID, From: from, To: to, Limit: in.Limit, Offset: in.Offset})
+			invs, total, err := s.billing.ListInvoices(ctx, principal(ctx), billing.InvoiceFilter{Status: in.Status, AccountID: in.AccountID, From: from, To: to, Limit: in.Limit, Offset: in.Offset, Expr: in.Filter})
 			if err != nil {
 				return nil, err
 			}

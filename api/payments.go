@@ -99,7 +99,8 @@ func (s *Server) registerPayments() {
 			return out, nil
 		})
 	register(s, huma.Operation{OperationID: "list-payments", Method: http.MethodGet, Path: "/billing/payments", Summary: "Payment history", Tags: tags,
-		Description: "Newest first; filters invoice_id, account_id, status, date_from and date_to (creation time)."},
+		Description: "Newest first; filters invoice_id, account_id, status, date_from and date_to (creation time); " +
+			"filter= takes an expression of the filter language (docs/filtering.md)."},
 		access{permission: "billing:read"}, func(ctx context.Context, in *struct {
 			ListParams
 			InvoiceID string `query:"invoice_id" maxLength:"64"`
@@ -107,6 +108,7 @@ func (s *Server) registerPayments() {
 			Status    string `query:"status" enum:"processing,successful,failed"`
 			DateFrom  string `query:"date_from" maxLength:"40"`
 			DateTo    string `query:"date_to" maxLength:"40"`
+			Filter    string `query:"filter" maxLength:"2000" doc:"A filter expression (docs/filtering.md) over status, amount (money), currency, method (the payment method's type), invoice_id, account_id, source, created_at and processed_at (null until processed); combined with the other filters by and. A malformed one is 400 VALIDATION_ERROR with details.position, the 0-based character offset of the fault" example:"status = failed and amount > 50.00"`
 		}) (*PaymentsOutput, error) {
 			pr, err := in.page()
 			if err != nil {
@@ -120,7 +122,7 @@ func (s *Server) registerPayments() {
 			if err != nil {
 				return nil, err
 			}
-			pays, total, err := s.billing.ListPayments(ctx, principal(ctx), billing.PaymentFilter{InvoiceID: in.InvoiceID, AccountID: in.AccountID, Status: in.Status, From: from, To: to}, pr)
+			pays, total, err := s.billing.ListPayments(ctx, principal(ctx), billing.PaymentFilter{InvoiceID: in.InvoiceID, AccountID: in.AccountID, Status: in.Status, From: from, To: to, Expr: in.Filter}, pr)
 			if err != nil {
 				return nil, err
 			}

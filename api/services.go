@@ -170,6 +170,7 @@ type ServiceFilterParams struct {
 	Fields    string `query:"fields" maxLength:"200" example:"name,city" doc:"Comma-separated fields search looks in: name, id, service_type, type, address, city, state, zip, location_id, account_id, circuit_id (default name, id, service_type, address, city)"`
 	DateFrom  string `query:"date_from" maxLength:"40" example:"2026-11-01" doc:"Created at or after (RFC 3339 or YYYY-MM-DD)"`
 	DateTo    string `query:"date_to" maxLength:"40" doc:"Created at or before (RFC 3339 or YYYY-MM-DD, the whole day)"`
+	Filter    string `query:"filter" maxLength:"2000" doc:"A filter expression (docs/filtering.md) over status, type (the kind), service_type, name and city (~ contains), account_id, location_id, state, zip, sla, bandwidth_mbps, monthly_charge (money), created_at, updated_at, status_changed_at and activated_at (null until activated); combined with the other filters by and. A malformed one is 400 VALIDATION_ERROR with details.position, the 0-based character offset of the fault" example:"status in (operational, degraded) and bandwidth_mbps >= 1000"`
 }
 
 // serviceListInput is the query of GET /services.
@@ -224,7 +225,7 @@ func (s *Server) listServices(ctx context.Context, lp ListParams, f ServiceFilte
 	}
 	svcs, total, err := s.services.ListServices(ctx, principal(ctx), services.ServiceFilter{
 		Kind: kind, Statuses: splitList(f.Status), Types: types, Location: f.Location, AccountID: f.AccountID,
-		Search: f.Search, Fields: splitList(f.Fields), CreatedFrom: from, CreatedTo: to,
+		Search: f.Search, Fields: splitList(f.Fields), CreatedFrom: from, CreatedTo: to, Expr: f.Filter,
 	}, page)
 	if err != nil {
 		return nil, err
@@ -475,7 +476,8 @@ func (s *Server) registerServices() {
 		Summary: "List services", Tags: tags,
 		Description: "The organization's services of every kind. Filters: status, type (kinds or service types), location, account_id, " +
 			"date_from, date_to; search with fields; sort=field:asc|desc (created_at, updated_at, name, status, type, service_type, " +
-			"monthly_charge, status_changed_at); limit with offset, page or cursor."},
+			"monthly_charge, status_changed_at); limit with offset, page or cursor. " +
+			"filter= takes an expression of the filter language (docs/filtering.md)."},
 		access{permission: "services:read"}, func(ctx context.Context, in *serviceListInput) (*ServicesOutput, error) {
 			return s.listServices(ctx, in.ListParams, in.ServiceFilterParams, "", splitList(in.Type)...)
 		})

@@ -14,6 +14,7 @@ import (
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/catalog"
 	"github.com/telcoplatform/platform/models/eventlog"
+	"github.com/telcoplatform/platform/models/filter"
 	"github.com/telcoplatform/platform/models/services"
 )
 
@@ -466,6 +467,9 @@ type InvoiceFilter struct {
 	To        *time.Time // issued before
 	Limit     int
 	Offset    int
+	// Expr is a filter expression over InvoiceFilterSchema's fields
+	// (docs/filtering.md); empty: no such filter.
+	Expr string
 }
 
 // ListInvoices returns a window of the invoices visible to p, newest first,
@@ -487,6 +491,13 @@ func (s *Store) ListInvoices(ctx context.Context, p *models.Principal, f Invoice
 		return nil, 0, err
 	}
 	q := s.In(ctx, p.Scope()).Model(&Invoice{})
+	if strings.TrimSpace(f.Expr) != "" {
+		expr, err := filter.Compile(InvoiceFilterSchema(), f.Expr)
+		if err != nil {
+			return nil, 0, err
+		}
+		q = q.Where(expr.SQL, expr.Args...)
+	}
 	if f.Status != "" {
 		q = q.Where("status = ?", f.Status)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/eventlog"
+	"github.com/telcoplatform/platform/models/filter"
 )
 
 // PaymentStatus is a payment's state: processing while the gateway is
@@ -269,6 +270,9 @@ type PaymentFilter struct {
 	AccountID string
 	Status    string
 	From, To  *time.Time
+	// Expr is a filter expression over PaymentFilterSchema's fields
+	// (docs/filtering.md); empty: no such filter.
+	Expr string
 }
 
 var paymentSorts = models.SortFields{"created_at": "created_at", "amount": "amount", "status": "status"}
@@ -287,6 +291,13 @@ func (s *Store) ListPayments(ctx context.Context, p *models.Principal, f Payment
 		return nil, 0, err
 	}
 	q := s.In(ctx, p.Scope()).Model(&Payment{})
+	if strings.TrimSpace(f.Expr) != "" {
+		expr, err := filter.Compile(PaymentFilterSchema(), f.Expr)
+		if err != nil {
+			return nil, 0, err
+		}
+		q = q.Where(expr.SQL, expr.Args...)
+	}
 	if f.InvoiceID != "" {
 		q = q.Where("invoice_id = ?", f.InvoiceID)
 	}

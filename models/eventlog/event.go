@@ -8,6 +8,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/filter"
 )
 
 // Event names written by this package (DECISIONS 9 lists every canonical name).
@@ -60,6 +61,9 @@ type EventFilter struct {
 	ResourceID    string
 	CreatedAfter  *time.Time
 	CreatedBefore *time.Time
+	// Expr is a filter expression over EventFilterSchema's fields
+	// (docs/filtering.md), applied by ListEvents; empty: no such filter.
+	Expr string
 }
 
 var eventSorts = models.SortFields{"created_at": "created_at", "type": "type"}
@@ -107,10 +111,18 @@ func (s *Store) eventsQuery(ctx context.Context, p *models.Principal, f EventFil
 }
 
 // ListEvents returns a page of the events visible to p that f selects,
-// newest first by default. Errors: VALIDATION_ERROR (sort).
+// newest first by default. Errors: VALIDATION_ERROR (sort, filter).
 func (s *Store) ListEvents(ctx context.Context, p *models.Principal, f EventFilter, page models.PageRequest) ([]Event, int64, error) {
+	q := s.eventsQuery(ctx, p, f)
+	if strings.TrimSpace(f.Expr) != "" {
+		expr, err := filter.Compile(EventFilterSchema(), f.Expr)
+		if err != nil {
+			return nil, 0, err
+		}
+		q = q.Where(expr.SQL, expr.Args...)
+	}
 	var out []Event
-	total, err := models.Paginate(s.eventsQuery(ctx, p, f), page, eventSorts, &out)
+	total, err := models.Paginate(q, page, eventSorts, &out)
 	return out, total, err
 }
 

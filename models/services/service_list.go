@@ -9,6 +9,7 @@ import (
 
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/catalog"
+	"github.com/telcoplatform/platform/models/filter"
 )
 
 // ---------------------------------------------------------------------------
@@ -25,6 +26,9 @@ type ServiceFilter struct {
 	Fields      []string // the fields search looks in (default: name, id, service_type, address, city)
 	CreatedFrom *time.Time
 	CreatedTo   *time.Time
+	// Expr is a filter expression over ServiceFilterSchema's fields
+	// (docs/filtering.md); empty: no such filter.
+	Expr string
 }
 
 var serviceSorts = models.SortFields{
@@ -118,6 +122,13 @@ func (s *Store) ListServices(ctx context.Context, p *models.Principal, f Service
 	}
 	if err := v.Err(); err != nil {
 		return nil, 0, err
+	}
+	if strings.TrimSpace(f.Expr) != "" {
+		expr, err := filter.Compile(ServiceFilterSchema(), f.Expr)
+		if err != nil {
+			return nil, 0, err
+		}
+		q = q.Where(expr.SQL, expr.Args...)
 	}
 	var out []Service
 	total, err := models.Paginate(q, page, serviceSorts, &out)
