@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 	"slices"
 	"strings"
@@ -161,15 +160,6 @@ func (s *Server) startOperation(ctx context.Context, st operationStart) (*Operat
 	return out, nil
 }
 
-// asMap returns v as a JSON object (the operation's input).
-func asMap(v any) map[string]any {
-	var m map[string]any
-	if raw, err := json.Marshal(v); err == nil {
-		_ = json.Unmarshal(raw, &m)
-	}
-	return m
-}
-
 // startProvisioning creates the operation row (pending) and starts the
 // provisioning workflow under the operation's id; an order from a quote
 // claims its quote item in the same step. If the workflow cannot be started
@@ -178,7 +168,7 @@ func (s *Server) startProvisioning(ctx context.Context, o *services.Provisioning
 	p := principal(ctx)
 	opID, svcID := models.NewID(models.PrefixProvisioning), models.NewID(models.PrefixService)
 	scheduled := o.PreferredDate != nil && o.PreferredDate.After(s.now())
-	op := operations.NewOperation(opID, operations.OpTypeProvisioning, svcID, p.ID, operations.ProvisioningSteps(scheduled), asMap(o))
+	op := operations.NewOperation(opID, operations.OpTypeProvisioning, svcID, p.ID, operations.ProvisioningSteps(scheduled), models.AsMap(o))
 	in := workflows.ProvisioningInput{
 		RequestID: opID, OrganizationID: scope.OrganizationID, Environment: scope.Environment,
 		ServiceID: svcID, Scheduled: scheduled, Order: *o,
@@ -217,7 +207,7 @@ func (s *Server) startServiceChange(ctx context.Context, svc *services.Service, 
 		prefix = services.PrefixScaling
 	}
 	opID := models.NewID(prefix)
-	op := operations.NewOperation(opID, u.Type, svc.ID, principal(ctx).ID, services.UpdateSteps(u), asMap(map[string]any{"update": u, "changes": u.Changes}))
+	op := operations.NewOperation(opID, u.Type, svc.ID, principal(ctx).ID, services.UpdateSteps(u), models.AsMap(map[string]any{"update": u, "changes": u.Changes}))
 	in := workflows.ServiceChangeInput{RequestID: opID, OrganizationID: scope.OrganizationID, Environment: scope.Environment, ServiceID: svc.ID, Update: *u}
 	return s.startOperation(ctx, operationStart{scope: scope, op: op, workflow: workflows.ServiceChangeWorkflow, input: in, serviceID: svc.ID,
 		store:   func(ctx context.Context) error { return s.services.StartServiceOperation(ctx, scope, svc.ID, op) },
@@ -229,7 +219,7 @@ func (s *Server) startServiceChange(ctx context.Context, svc *services.Service, 
 func (s *Server) startDecommission(ctx context.Context, svc *services.Service, plan *services.DecommissionPlan, scope models.Scope) (*OperationAcceptedOutput, error) {
 	opID := models.NewID(models.PrefixDecommission)
 	scheduled := plan.Scheduled(s.now())
-	op := operations.NewOperation(opID, services.OpTypeDecommission, svc.ID, principal(ctx).ID, services.DecommissionSteps(plan, scheduled), asMap(plan))
+	op := operations.NewOperation(opID, services.OpTypeDecommission, svc.ID, principal(ctx).ID, services.DecommissionSteps(plan, scheduled), models.AsMap(plan))
 	in := workflows.DecommissionInput{RequestID: opID, OrganizationID: scope.OrganizationID, Environment: scope.Environment, ServiceID: svc.ID,
 		Scheduled: scheduled, Plan: *plan}
 	return s.startOperation(ctx, operationStart{scope: scope, op: op, workflow: workflows.DecommissionWorkflow, input: in, serviceID: svc.ID,

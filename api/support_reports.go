@@ -128,8 +128,8 @@ type reportPath struct {
 }
 
 // reportItem renders a report run; a completed one gets a fresh signed
-// link valid for REPORT_LINK_TTL.
-func (s *Server) reportItem(ctx context.Context, op *operations.Operation, estimate time.Duration) (ReportItem, error) {
+// link valid for REPORT_LINK_TTL, made by link (support.Store.ReportLinks).
+func (s *Server) reportItem(op *operations.Operation, estimate time.Duration, link func(id string, expires time.Time) string) (ReportItem, error) {
 	spec, err := support.SpecOf(op)
 	if err != nil {
 		return ReportItem{}, err
@@ -147,12 +147,8 @@ func (s *Server) reportItem(ctx context.Context, op *operations.Operation, estim
 	}
 	if res := support.ResultOf(op); res != nil && op.Status == operations.OpCompleted {
 		expires := s.now().Add(s.reportLinkTTL()).Truncate(time.Second)
-		link, err := s.support.ReportLink(ctx, s.cfg.PublicBaseURL, op.ID, expires)
-		if err != nil {
-			return ReportItem{}, err
-		}
-		exp := models.Timestamp(expires)
-		it.DownloadURL, it.DownloadExpiresAt, it.RowCount, it.SizeBytes = &link, &exp, &res.RowCount, &res.SizeBytes
+		url, exp := link(op.ID, expires), models.Timestamp(expires)
+		it.DownloadURL, it.DownloadExpiresAt, it.RowCount, it.SizeBytes = &url, &exp, &res.RowCount, &res.SizeBytes
 		for _, c := range res.Columns {
 			it.Columns = append(it.Columns, ReportColumnItem{Name: c.Name, Type: c.Type})
 		}
@@ -171,7 +167,11 @@ func (s *Server) reportLinkTTL() time.Duration {
 }
 
 func (s *Server) reportOutput(ctx context.Context, op *operations.Operation, status int, estimate time.Duration) (*ReportOutput, error) {
-	it, err := s.reportItem(ctx, op, estimate)
+	link, err := s.support.ReportLinks(ctx, s.cfg.PublicBaseURL)
+	if err != nil {
+		return nil, err
+	}
+	it, err := s.reportItem(op, estimate, link)
 	if err != nil {
 		return nil, err
 	}
@@ -237,10 +237,14 @@ func (s *Server) registerSupportReports(tags []string) {
 			if err != nil {
 				return nil, err
 			}
+			link, err := s.support.ReportLinks(ctx, s.cfg.PublicBaseURL)
+			if err != nil {
+				return nil, err
+			}
 			out := &ReportsOutput{}
 			out.Body.Reports = make([]ReportItem, 0, len(ops))
 			for i := range ops {
-				it, err := s.reportItem(ctx, &ops[i], 0)
+				it, err := s.reportItem(&ops[i], 0, link)
 				if err != nil {
 					return nil, err
 				}

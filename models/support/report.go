@@ -252,14 +252,6 @@ func ValidateReport(p *models.Principal, in ReportRequest, now time.Time) (*Repo
 	return spec, nil
 }
 
-// specInput is the spec as an operation's input.
-func specInput(spec *ReportSpec) map[string]any {
-	raw, _ := json.Marshal(spec)
-	var out map[string]any
-	_ = json.Unmarshal(raw, &out)
-	return out
-}
-
 // SpecOf reads the spec a report operation stores. Errors: INTERNAL_ERROR
 // (not a report's input).
 func SpecOf(op *operations.Operation) (*ReportSpec, error) {
@@ -279,7 +271,7 @@ func SpecOf(op *operations.Operation) (*ReportSpec, error) {
 // operations.Store.CreateOperation in the requester's own scope.
 func NewReportOperation(id string, spec *ReportSpec) *operations.Operation {
 	return operations.NewOperation(id, operations.OpTypeSupportReport, id, spec.RequestedBy,
-		[]string{ReportStepQuery, ReportStepDeliver}, specInput(spec))
+		[]string{ReportStepQuery, ReportStepDeliver}, models.AsMap(spec))
 }
 
 // ReportStatus is a report's status from its operation's.
@@ -308,12 +300,7 @@ type ReportResult struct {
 }
 
 // ResultMap is the result as an operation's result.
-func (r *ReportResult) ResultMap() map[string]any {
-	raw, _ := json.Marshal(r)
-	var out map[string]any
-	_ = json.Unmarshal(raw, &out)
-	return out
-}
+func (r *ReportResult) ResultMap() map[string]any { return models.AsMap(r) }
 
 // ResultOf reads a completed report's result; nil when it has none.
 func ResultOf(op *operations.Operation) *ReportResult {

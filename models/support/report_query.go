@@ -142,8 +142,9 @@ const (
 		"AND c.author_type = 'agent' AND c.visibility = 'customer')"
 )
 
-// resolvedExpr is true for a resolved (or closed after resolution) ticket.
-const resolvedExpr = "(support_tickets.status IN ('resolved', 'closed') AND support_tickets.resolved_at IS NOT NULL)"
+// resolvedExpr is true for a resolved ticket: the dashboard's rule
+// (resolvedCond) on support_tickets.
+func resolvedExpr() string { return "(" + resolvedCond("support_tickets.") + ")" }
 
 // escalatedExpr is true for a ticket escalated at least once.
 const escalatedExpr = "(support_tickets.escalation_level > 0 OR support_tickets.escalated_at IS NOT NULL)"
@@ -162,8 +163,8 @@ func (q *reportQuery) facts() *gorm.DB {
 		"support_tickets.assigned_to AS assigned_to",
 		q.epoch("support_tickets.created_at") + " AS created_s", q.epoch("support_tickets.resolved_at") + " AS resolved_s",
 		q.epoch("support_tickets.updated_at") + " AS updated_s",
-		"CASE WHEN " + resolvedExpr + " THEN " + q.seconds() + " END AS res_seconds",
-		"CASE WHEN " + resolvedExpr + " THEN 1 ELSE 0 END AS resolved",
+		"CASE WHEN " + resolvedExpr() + " THEN " + q.seconds() + " END AS res_seconds",
+		"CASE WHEN " + resolvedExpr() + " THEN 1 ELSE 0 END AS resolved",
 		reportMetExpr + " AS met", reportMeasuredExpr + " AS measured",
 		"CASE WHEN support_tickets.status NOT IN ('resolved', 'closed') THEN 1 ELSE 0 END AS is_open",
 		reportRatingExpr + " AS rating", "CASE WHEN " + escalatedExpr + " THEN 1 ELSE 0 END AS escalated",

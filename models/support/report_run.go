@@ -208,23 +208,31 @@ func reportEventData(id string, spec *ReportSpec, res *ReportResult, e *operatio
 // <unix seconds>&signature=<hex HMAC-SHA256>. Errors: INTERNAL_ERROR (no
 // SECRETS_KEY to keep the signing secret).
 func (s *Store) ReportLink(ctx context.Context, baseURL, id string, expires time.Time) (string, error) {
-	sig, err := s.reportSignature(ctx, id, expires.Unix())
+	link, err := s.ReportLinks(ctx, baseURL)
 	if err != nil {
 		return "", err
 	}
-	q := url.Values{"expires": {strconv.FormatInt(expires.Unix(), 10)}, "signature": {sig}}
-	return baseURL + "/v1/support/reports/" + url.PathEscape(id) + "/download?" + q.Encode(), nil
+	return link(id, expires), nil
 }
 
-// reportSignature signs (id, expires).
-func (s *Store) reportSignature(ctx context.Context, id string, expires int64) (string, error) {
+// ReportLinks returns a function making ReportLink's links, with the
+// signing secret read once (for a page of reports). Errors: as ReportLink.
+func (s *Store) ReportLinks(ctx context.Context, baseURL string) (func(id string, expires time.Time) string, error) {
 	secret, err := s.identity.EnsureServerSecret(ctx, reportLinkSecret)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
+	return func(id string, expires time.Time) string {
+		q := url.Values{"expires": {strconv.FormatInt(expires.Unix(), 10)}, "signature": {reportSignature(secret, id, expires.Unix())}}
+		return baseURL + "/v1/support/reports/" + url.PathEscape(id) + "/download?" + q.Encode()
+	}, nil
+}
+
+// reportSignature signs (id, expires) with secret.
+func reportSignature(secret, id string, expires int64) string {
 	mac := hmac.New(sha256.New, []byte(secret))
 	fmt.Fprintf(mac, "report-download\x00%s\x00%d", id, expires)
-	return hex.EncodeToString(mac.Sum(nil)), nil
+	return hex.EncodeToString(mac.Sum(nil))
 }
 
 // OpenReportDownload checks a download link's expiry and signature at now
@@ -238,11 +246,11 @@ func (s *Store) OpenReportDownload(ctx context.Context, id, expires, signature s
 	if err != nil || len(signature) != sha256.Size*2 {
 		return nil, nil, nil, bad
 	}
-	want, err := s.reportSignature(ctx, id, exp)
+	secret, err := s.identity.EnsureServerSecret(ctx, reportLinkSecret)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	if !hmac.Equal([]byte(want), []byte(signature)) {
+	if !hmac.Equal([]byte(reportSignature(secret, id, exp)), []byte(signature)) {
 		return nil, nil, nil, bad
 	}
 	if now.Unix() > exp {
