@@ -295,7 +295,7 @@ func TestTrendsEdges(t *testing.T) {
 
 	// Now inside the period: the compared part ends now (10 July 06:00 is
 	// 2.25 days in), the previous period is as long; the forecast fits the
-	// two whole days that ended (too few) .
+	// two whole days that ended (too few).
 	now := at("2030-07-10T06:00:00Z")
 	tr, err := f.s.Trends(ctx, f.a, parse(t, july, false, now), 0, "", now)
 	if err != nil {
