@@ -4,7 +4,7 @@ GO ?= go
 STATICCHECK_VERSION ?= v0.8.2
 WORKFLOWCHECK_VERSION ?= v0.6.0
 
-.PHONY: run build test test-sqlite test-postgres lint workflowcheck bench bench-load bench-sla bench-report temporal clean
+.PHONY: run build test test-sqlite test-postgres lint workflowcheck bench bench-load bench-sla bench-report bench-analytics temporal clean
 
 run: build temporal
 	@bash scripts/dev.sh
@@ -67,6 +67,14 @@ bench-sla: temporal
 REPORT_BENCH_TICKETS ?= 100000
 bench-report:
 	REPORT_BENCH_TICKETS=$(REPORT_BENCH_TICKETS) $(GO) test -run '^$$' -bench BenchmarkSupportReport -benchtime 1x -timeout 60m ./models/support/
+
+# GET /v1/analytics/usage over ANALYTICS_BENCH_SERVICES services with one
+# telemetry sample per hour for ANALYTICS_BENCH_DAYS days (docs/performance.md):
+# time and heap against a count and sum over the same samples.
+ANALYTICS_BENCH_SERVICES ?= 1000
+ANALYTICS_BENCH_DAYS ?= 365
+bench-analytics:
+	ANALYTICS_BENCH_SERVICES=$(ANALYTICS_BENCH_SERVICES) ANALYTICS_BENCH_DAYS=$(ANALYTICS_BENCH_DAYS) $(GO) test -run '^$$' -bench BenchmarkAnalyticsUsage -benchtime 1x -benchmem -timeout 120m ./api/
 
 clean:
 	rm -rf bin/platform

@@ -174,6 +174,15 @@ func (s *Server) operationOutput(op *operations.Operation, status int) *Operatio
 	return out
 }
 
+// OperationsOutput lists operations.
+type OperationsOutput struct {
+	Body struct {
+		Envelope
+		Operations []OperationDocument `json:"operations"`
+		Pagination Pagination          `json:"pagination"`
+	}
+}
+
 type operationPath struct {
 	RequestID string `path:"request_id" maxLength:"64" example:"prov_3fK9aZ"`
 }
@@ -309,6 +318,31 @@ func (s *Server) registerOperations() {
 		s.addLiveDetail(ctx, &out.Body.OperationDocument, op)
 		return out, nil
 	}
+	register(s, huma.Operation{OperationID: "list-operations", Method: http.MethodGet, Path: "/operations", Summary: "List operations",
+		Tags: tags, Description: "The operations of your organization and environment, newest first, each as GET /v1/operations/{request_id} " +
+			"answers it (without the workflow's live status). Provisioning, change, bulk and orchestration operations need services:read, " +
+			"support reports support:read; the others are left out. filter= takes an expression of the filter language (docs/filtering.md)."},
+		access{}, func(ctx context.Context, in *struct {
+			ListParams
+			Type       string `query:"type" enum:"provisioning,modification,scaling,decommission,bulk_provision,bulk_modify,bulk_status,orchestration,orchestration_trigger,support_report" doc:"Only operations of this type"`
+			Status     string `query:"status" enum:"pending,in_progress,completed,partial,failed,rolled_back,cancelled" doc:"Only operations in this status"`
+			ResourceID string `query:"resource_id" maxLength:"64" example:"svc_3fK9aZ" doc:"Only operations on this resource (a service, an orchestration definition, a report)"`
+			Filter     string `query:"filter" maxLength:"2000" doc:"A filter expression (docs/filtering.md) over type, status, resource_id, created_by, created_at, updated_at and finished_at; combined with the other filters by and, over the operations you may read. A malformed one is 400 VALIDATION_ERROR with details.position, the 0-based character offset of the fault" example:"status in (failed, rolled_back) and created_at >= 2026-11-01"`
+		}) (*OperationsOutput, error) {
+			pr, err := in.page()
+			if err != nil {
+				return nil, err
+			}
+			f := operations.OperationFilter{Type: operations.OperationType(in.Type), Status: operations.OperationStatus(in.Status), ResourceID: in.ResourceID, Expr: in.Filter}
+			ops, total, err := s.operations.ListOperations(ctx, principal(ctx), f, pr)
+			if err != nil {
+				return nil, err
+			}
+			out := &OperationsOutput{}
+			out.Body.Operations = mapSlice(ops, s.operationDocument)
+			out.Body.Pagination = newPagination(pr, total)
+			return out, nil
+		})
 	for _, prefix := range []string{"/v1", "/api/v1"} {
 		s.App.Get(prefix+"/operations/:request_id", s.operationStream)
 		s.App.Get(prefix+"/services/provision/:request_id/status", s.operationStream)

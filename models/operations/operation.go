@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/filter"
 )
 
 // OperationStatus is the status of a long-running operation (DECISIONS 5).
@@ -441,4 +443,53 @@ const (
 // IsBulk reports whether operations of type t are bulk operations (with items).
 func (t OperationType) IsBulk() bool {
 	return t == OpTypeBulkProvision || t == OpTypeBulkModify || t == OpTypeBulkStatus
+}
+
+// OperationFilter selects operations for ListOperations.
+type OperationFilter struct {
+	Type       OperationType   // empty: every type
+	Status     OperationStatus // empty: every status
+	ResourceID string          // empty: any resource
+	// Expr is a filter expression over OperationFilterSchema's fields
+	// (docs/filtering.md); empty: no such filter.
+	Expr string
+}
+
+var operationSorts = models.SortFields{"created_at": "created_at", "updated_at": "updated_at", "finished_at": "finished_at", "type": "type", "status": "status"}
+
+// ListOperations returns a page of the operations in p's scope that f
+// selects and p may read (support reports need support:read, the others
+// services:read), newest first by default. Errors: VALIDATION_ERROR (sort,
+// filter).
+func (s *Store) ListOperations(ctx context.Context, p *models.Principal, f OperationFilter, page models.PageRequest) ([]Operation, int64, error) {
+	q := s.In(ctx, p.Scope()).Model(&Operation{})
+	services, support := p.Can(OpTypeProvisioning.ReadPermission()), p.Can(OpTypeSupportReport.ReadPermission())
+	switch {
+	case services && support:
+	case services:
+		q = q.Where("type <> ?", OpTypeSupportReport)
+	case support:
+		q = q.Where("type = ?", OpTypeSupportReport)
+	default:
+		q = q.Where("1 = 0")
+	}
+	if f.Type != "" {
+		q = q.Where("type = ?", f.Type)
+	}
+	if f.Status != "" {
+		q = q.Where("status = ?", f.Status)
+	}
+	if f.ResourceID != "" {
+		q = q.Where("resource_id = ?", f.ResourceID)
+	}
+	if strings.TrimSpace(f.Expr) != "" {
+		expr, err := filter.Compile(OperationFilterSchema(), f.Expr)
+		if err != nil {
+			return nil, 0, err
+		}
+		q = q.Where(expr.SQL, expr.Args...)
+	}
+	var out []Operation
+	total, err := models.Paginate(q, page, operationSorts, &out)
+	return out, total, err
 }

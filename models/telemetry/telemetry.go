@@ -18,7 +18,7 @@ type TelemetrySample struct {
 	ID uint64 `gorm:"primaryKey;autoIncrement"`
 	models.Tenant
 	ServiceID      string    `gorm:"size:40;not null;index:idx_telemetry_service_at,priority:1"`
-	At             time.Time `gorm:"not null;index:idx_telemetry_service_at,priority:2"`
+	At             time.Time `gorm:"not null;index:idx_telemetry_service_at,priority:2;index:idx_telemetry_at"`
 	Up             bool      `gorm:"not null"`
 	LatencyMs      float64   `gorm:"not null"`
 	JitterMs       float64   `gorm:"not null"`
