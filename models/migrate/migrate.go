@@ -51,6 +51,7 @@ func migrations() []*gormigrate.Migration {
 		{ID: "202611260160_sla_credits", Migrate: migrateSLACreditsV0160, Rollback: rollbackSLACreditsV0160},
 		{ID: "202611260170_support_chat_integrations", Migrate: migrateSupportChatIntegrationsV0170, Rollback: rollbackSupportChatIntegrationsV0170},
 		{ID: "202611261400_support_tracker_integrations", Migrate: migrateSupportTrackerV1400, Rollback: rollbackSupportTrackerV1400},
+		{ID: "202611261800_analytics_report_definitions", Migrate: migrateAnalyticsReportsV1800, Rollback: rollbackAnalyticsReportsV1800},
 	}
 }
 
