@@ -33,10 +33,11 @@ func (d dialect) slot(col string) string {
 	return fmt.Sprintf("CAST(FLOOR(EXTRACT(EPOCH FROM %s) / %d) AS BIGINT)", col, slotSeconds)
 }
 
-// seconds is to - from in seconds, a floating-point number.
+// seconds is to - from in seconds, a floating-point number (whole
+// seconds on SQLite).
 func (d dialect) seconds(from, to string) string {
 	if d.sqlite {
-		return fmt.Sprintf("((julianday(%s) - julianday(%s)) * 86400.0)", to, from)
+		return fmt.Sprintf("CAST(%s - %s AS REAL)", d.epoch(to), d.epoch(from))
 	}
 	return fmt.Sprintf("CAST(EXTRACT(EPOCH FROM (%s - %s)) AS DOUBLE PRECISION)", to, from)
 }
