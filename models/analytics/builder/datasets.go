@@ -62,8 +62,8 @@ func servicesDataset() dataset {
 // telemetryDataset is the telemetry samples with their services' kind.
 func telemetryDataset() dataset {
 	return dataset{
-		info: Dataset{Name: "telemetry", Description: "The services' telemetry samples, by the time each was taken, with the service's kind, category, SLA tier and account.", TimeField: "at"},
-		from: "telemetry_samples t LEFT JOIN services s ON s.id = t.service_id AND s.organization_id = t.organization_id AND s.environment = t.environment",
+		info:  Dataset{Name: "telemetry", Description: "The services' telemetry samples, by the time each was taken, with the service's kind, category, SLA tier and account.", TimeField: "at"},
+		from:  "telemetry_samples t LEFT JOIN services s ON s.id = t.service_id AND s.organization_id = t.organization_id AND s.environment = t.environment",
 		alias: "t", timeCol: "at",
 		cols: func(dialect) []string {
 			return append(cols("t", "organization_id", "service_id", "at", "up", "latency_ms", "jitter_ms", "packet_loss_pct", "utilization_pct",
@@ -303,7 +303,7 @@ func slaDataset() dataset {
 	return dataset{
 		info: Dataset{Name: "sla", Description: "The SLA clocks of the support tickets: one per metric (response, resolution) and cycle of a ticket, by the time each started, with the ticket's priority, category and customer.",
 			TimeField: "started_at"},
-		from: "support_sla_clocks c LEFT JOIN support_tickets k ON k.id = c.ticket_id AND k.organization_id = c.organization_id AND k.environment = c.environment",
+		from:  "support_sla_clocks c LEFT JOIN support_tickets k ON k.id = c.ticket_id AND k.organization_id = c.organization_id AND k.environment = c.environment",
 		alias: "c", timeCol: "started_at",
 		cols: func(dialect) []string {
 			return append(cols("c", "organization_id", "ticket_id", "cycle", "metric", "state", "target_minutes", "business_hours", "elapsed_seconds",
