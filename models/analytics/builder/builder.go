@@ -40,10 +40,11 @@ const (
 	// MaxTimeUnits is the most hours, days, weeks or months a time
 	// dimension may span over the period.
 	MaxTimeUnits = 10000
-	// MaxFoldGroups is the most groups (of 15-minute slots, before
-	// folding) a run with a time dimension reads; past it the run fails
-	// with a VALIDATION_ERROR asking for a shorter period or fewer
-	// dimensions.
+	// MaxFoldGroups is the most output groups (after folding the
+	// 15-minute slots into the zone's units) a run with a time dimension
+	// holds; past it the run fails with a VALIDATION_ERROR asking for a
+	// shorter period, a coarser time dimension or fewer dimensions (see
+	// also MaxSlotRows).
 	MaxFoldGroups = 200000
 )
 

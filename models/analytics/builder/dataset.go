@@ -122,6 +122,8 @@ func (ds *dataset) public() Dataset {
 			desc = "one of " + strings.Join(f.Values, ", ") + " (ordered)"
 		case f.Type == filter.Enum:
 			desc = "one of " + strings.Join(f.Values, ", ")
+		case f.Type == filter.String && f.Allows(filter.Contains):
+			desc = "takes ~ (contains)"
 		}
 		if f.Nullable {
 			desc = strings.TrimPrefix(desc+"; may be null", "; ")
