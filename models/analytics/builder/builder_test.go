@@ -2,6 +2,7 @@ package builder
 
 import (
 	"errors"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -269,5 +270,34 @@ func TestUnits(t *testing.T) {
 	}
 	if !unitsWithin(at, at.AddDate(0, 0, 3), DimDay, 4) || unitsWithin(at, at.AddDate(0, 0, 3), DimDay, 3) {
 		t.Error("unitsWithin")
+	}
+}
+
+// TestDocsListEveryName checks that the datasets' document lists every
+// metric, dimension and filter field of each dataset in its section.
+func TestDocsListEveryName(t *testing.T) {
+	raw, err := os.ReadFile("../../../docs/report-builder-datasets.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(raw)
+	for _, ds := range Datasets() {
+		_, section, ok := strings.Cut(doc, "## `"+ds.Name+"`")
+		if !ok {
+			t.Errorf("no section for %s", ds.Name)
+			continue
+		}
+		section, _, _ = strings.Cut(section, "\n## ")
+		if !strings.Contains(section, "**Time field:** `"+ds.TimeField+"`") {
+			t.Errorf("%s: time field %s not documented", ds.Name, ds.TimeField)
+		}
+		for _, c := range append(append(slices.Clone(ds.Metrics), ds.Dimensions...), ds.Filters...) {
+			if c.Type == TypeTimestamp && slices.Contains(TimeDimensions(), c.Name) {
+				continue
+			}
+			if !strings.Contains(section, "| `"+c.Name+"` | "+c.Type+" |") {
+				t.Errorf("%s: %s (%s) not documented", ds.Name, c.Name, c.Type)
+			}
+		}
 	}
 }

@@ -313,7 +313,7 @@ func slaDataset() dataset {
 		metrics: []metricDef{
 			count("count", "", "clocks"),
 			count("breached", "breached_at IS NOT NULL", "clocks breached"),
-			count("met", "breached_at IS NULL AND state = 'stopped'", "clocks stopped before their due time"),
+			count("met", "breached_at IS NULL AND state = 'stopped'", "clocks stopped without a breach"),
 			count("measured", measured, "clocks decided: breached or stopped"),
 			pct("attainment_pct", "CASE WHEN breached_at IS NULL AND state = 'stopped' THEN 1 ELSE 0 END", "CASE WHEN "+measured+" THEN 1 ELSE 0 END", "met / measured × 100"),
 			metric("avg_target_minutes", TypeNumber, aggAvg, "target_minutes", false, "mean target, minutes"),
