@@ -30,10 +30,17 @@ type Scope struct {
 }
 
 // Store runs plans over the database.
-type Store struct{ core *models.Store }
+type Store struct {
+	core *models.Store
+	// maxSlotRows and maxGroups bound a run with a time dimension
+	// (MaxSlotRows and MaxFoldGroups; tests lower them).
+	maxSlotRows, maxGroups int
+}
 
 // NewStore returns the Store of the report builder over core's database.
-func NewStore(core *models.Store) *Store { return &Store{core: core} }
+func NewStore(core *models.Store) *Store {
+	return &Store{core: core, maxSlotRows: MaxSlotRows, maxGroups: MaxFoldGroups}
+}
 
 // Stats of a written file.
 type Stats struct {
@@ -204,13 +211,13 @@ func (s *Store) run(ctx context.Context, q *query, plan *Plan, emit func([]any) 
 			st.Rows++
 			continue
 		}
-		if read++; read > MaxSlotRows {
-			return st, tooMany(fmt.Sprintf("the report reads more than %d groups of 15-minute slots", MaxSlotRows))
+		if read++; read > s.maxSlotRows {
+			return st, tooMany(fmt.Sprintf("the report reads more than %d groups of 15-minute slots", s.maxSlotRows))
 		}
 		g := groups[key.String()]
 		if g == nil {
-			if len(groups) == MaxFoldGroups {
-				return st, tooMany(fmt.Sprintf("the report has more than %d groups", MaxFoldGroups))
+			if len(groups) == s.maxGroups {
+				return st, tooMany(fmt.Sprintf("the report has more than %d groups", s.maxGroups))
 			}
 			groups[key.String()] = &group{dims: dims, cells: cells}
 			continue

@@ -6,6 +6,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -410,4 +411,25 @@ func TestStoreHoursInAQuarterHourZone(t *testing.T) {
 		{time.Date(2030, 1, 6, 0, 0, 0, 0, kathmandu), int64(2)},
 		{time.Date(2030, 1, 6, 6, 0, 0, 0, kathmandu), int64(1)},
 	})
+}
+
+func TestStoreFoldBounds(t *testing.T) {
+	s := fixture(t)
+	plan, err := Validate(jan("telemetry", []string{"samples"}, []string{"day"}, ""), at("2030-03-01T00:00:00Z"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Two days from four slots: within bounds of 2 groups and 4 slots.
+	s.maxGroups, s.maxSlotRows = 2, 4
+	if rows, _, err := s.Rows(context.Background(), plan, scopeA); err != nil || len(rows) != 2 {
+		t.Fatalf("within bounds: %v %v", rows, err)
+	}
+	for _, bounds := range [][2]int{{1, 4}, {2, 3}} {
+		s.maxGroups, s.maxSlotRows = bounds[0], bounds[1]
+		_, _, err := s.Rows(context.Background(), plan, scopeA)
+		fields, _ := issues(t, err)
+		if !strings.Contains(fields["period"], "narrow the period") {
+			t.Fatalf("bounds %v: %v", bounds, err)
+		}
+	}
 }
