@@ -122,7 +122,20 @@ type query struct {
 	mets []metricDef // in the definition's order
 	// folded: the statement groups by 15-minute slot (a time dimension
 	// is asked); the rows are folded, sorted and limited by the caller.
-	folded bool
+	folded  bool
+	dialect dialect
+}
+
+// columns are the output columns: the dimensions, then the metrics.
+func (q *query) columns() []Column {
+	var out []Column
+	for _, dd := range q.dims {
+		out = append(out, dd.col)
+	}
+	for _, m := range q.mets {
+		out = append(out, m.col)
+	}
+	return out
 }
 
 // compile writes the statement of plan over scope. Errors:
@@ -140,7 +153,7 @@ func compile(plan *Plan, scope Scope, d dialect) (*query, error) {
 	if !ok {
 		return nil, models.Invalid(models.FieldIssue{Field: "dataset", Issue: "must be one of " + strings.Join(DatasetNames(), ", ")})
 	}
-	q := &query{ds: ds}
+	q := &query{ds: ds, dialect: d}
 	for _, name := range def.Dimensions {
 		dd, ok := ds.dimension(name)
 		if !ok {

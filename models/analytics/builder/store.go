@@ -88,7 +88,7 @@ func (s *Store) Write(ctx context.Context, w io.Writer, id string, plan *Plan, s
 	if err != nil {
 		return Stats{}, err
 	}
-	f, err := newFile(w, id, plan, format, generatedAt)
+	f, err := newFile(w, id, plan, q.columns(), format, generatedAt)
 	if err != nil {
 		return Stats{}, models.Internal(err)
 	}
@@ -136,6 +136,10 @@ func (s *Store) run(ctx context.Context, q *query, plan *Plan, emit func([]any) 
 			plain++
 		}
 	}
+	parts := make([][]partial, len(q.mets))
+	for i, m := range q.mets {
+		parts[i] = m.partials(q.dialect)
+	}
 	groups := map[string]*group{}
 	var read int
 	for rows.Next() {
@@ -151,10 +155,7 @@ func (s *Store) run(ctx context.Context, q *query, plan *Plan, emit func([]any) 
 		}
 		var ints []*sql.NullInt64
 		var reals []*sql.NullFloat64
-		parts := make([][]partial, len(q.mets))
-		d := s.dialect()
-		for i, m := range q.mets {
-			parts[i] = m.partials(d)
+		for i := range q.mets {
 			for _, p := range parts[i] {
 				if p.real {
 					v := new(sql.NullFloat64)

@@ -51,10 +51,10 @@ type fileColumn struct {
 	Type string `json:"type"`
 }
 
-// newFile starts the file on w: the CSV header, or the JSON document up
+// newFile starts the file of cols on w: the CSV header, or the JSON document up
 // to its first row.
-func newFile(w io.Writer, id string, plan *Plan, format string, generatedAt time.Time) (*file, error) {
-	f := &file{cols: plan.Columns, loc: plan.Location, buf: bufio.NewWriterSize(w, 64<<10)}
+func newFile(w io.Writer, id string, plan *Plan, cols []Column, format string, generatedAt time.Time) (*file, error) {
+	f := &file{cols: cols, loc: plan.Location, buf: bufio.NewWriterSize(w, 64<<10)}
 	if format == FormatCSV {
 		f.csv = csv.NewWriter(f.buf)
 		header := make([]string, len(f.cols))
