@@ -129,84 +129,17 @@ func (s *Store) run(ctx context.Context, q *query, plan *Plan, emit func([]any) 
 		return st, models.DBErr(err)
 	}
 	defer rows.Close()
-	loc := plan.Location
-	var plain int // dimensions read from the database
-	for _, dd := range q.dims {
-		if dd.unit == "" {
-			plain++
-		}
-	}
-	parts := make([][]partial, len(q.mets))
-	for i, m := range q.mets {
-		parts[i] = m.partials(q.dialect)
-	}
+	r := newReader(q, plan.Location)
 	groups := map[string]*group{}
 	var read int
 	for rows.Next() {
-		keys := make([]sql.NullString, plain)
-		var slot int64
-		var fresh sql.NullInt64
-		dest := make([]any, 0, plain+2+2*len(q.mets))
-		for i := range keys {
-			dest = append(dest, &keys[i])
-		}
-		if q.folded {
-			dest = append(dest, &slot)
-		}
-		var ints []*sql.NullInt64
-		var reals []*sql.NullFloat64
-		for i := range q.mets {
-			for _, p := range parts[i] {
-				if p.real {
-					v := new(sql.NullFloat64)
-					reals = append(reals, v)
-					dest = append(dest, v)
-				} else {
-					v := new(sql.NullInt64)
-					ints = append(ints, v)
-					dest = append(dest, v)
-				}
-			}
-		}
-		dest = append(dest, &fresh)
-		if err := rows.Scan(dest...); err != nil {
+		g, key, fresh, err := r.read(rows)
+		if err != nil {
 			return st, models.DBErr(err)
 		}
 		st.note(fresh)
-		cells := make([][]cell, len(q.mets))
-		for i := range q.mets {
-			for _, p := range parts[i] {
-				var c cell
-				if p.real {
-					v := reals[0]
-					reals = reals[1:]
-					c = cell{x: v.Float64, n: int64(v.Float64), ok: v.Valid}
-				} else {
-					v := ints[0]
-					ints = ints[1:]
-					c = cell{n: v.Int64, x: float64(v.Int64), ok: v.Valid}
-				}
-				cells[i] = append(cells[i], c)
-			}
-		}
-		// The dimension values in the definition's order.
-		dims := make([]any, len(q.dims))
-		k := 0
-		at := time.Unix(slot*slotSeconds, 0).In(loc)
-		var key strings.Builder
-		for i, dd := range q.dims {
-			if dd.unit != "" {
-				t := unitStart(at, dd.unit)
-				dims[i] = t
-				fmt.Fprintf(&key, "%d\x00", t.Unix())
-				continue
-			}
-			dims[i] = dimValue(dd, keys[k].String)
-			key.WriteString(keys[k].String + "\x00")
-			k++
-		}
 		if !q.folded {
-			if err := emit(q.values(dims, cells)); err != nil {
+			if err := emit(q.values(g.dims, g.cells)); err != nil {
 				return st, models.Internal(err)
 			}
 			st.Rows++
@@ -215,16 +148,16 @@ func (s *Store) run(ctx context.Context, q *query, plan *Plan, emit func([]any) 
 		if read++; read > s.maxSlotRows {
 			return st, tooMany(fmt.Sprintf("the report reads more than %d groups of 15-minute slots", s.maxSlotRows))
 		}
-		g := groups[key.String()]
-		if g == nil {
+		acc := groups[key]
+		if acc == nil {
 			if len(groups) == s.maxGroups {
 				return st, tooMany(fmt.Sprintf("the report has more than %d groups", s.maxGroups))
 			}
-			groups[key.String()] = &group{dims: dims, cells: cells}
+			groups[key] = g
 			continue
 		}
 		for i, m := range q.mets {
-			m.fold(g.cells[i], cells[i])
+			m.fold(acc.cells[i], g.cells[i])
 		}
 	}
 	if err := rows.Err(); err != nil {
@@ -248,6 +181,93 @@ func (s *Store) run(ctx context.Context, q *query, plan *Plan, emit func([]any) 
 		st.Rows++
 	}
 	return st, nil
+}
+
+// reader scans the rows of a query.
+type reader struct {
+	q     *query
+	loc   *time.Location
+	parts [][]partial // each metric's partial columns
+	plain int         // the dimensions read from the database (not time)
+}
+
+func newReader(q *query, loc *time.Location) *reader {
+	r := &reader{q: q, loc: loc, parts: make([][]partial, len(q.mets))}
+	for i, m := range q.mets {
+		r.parts[i] = m.partials(q.dialect)
+	}
+	for _, dd := range q.dims {
+		if dd.unit == "" {
+			r.plain++
+		}
+	}
+	return r
+}
+
+// read scans the current row: its group (the dimension values in the
+// definition's order, time dimensions as the start of the slot's unit in
+// the zone, and the metrics' partials), the group's key and the newest
+// time field of its records.
+func (r *reader) read(rows *sql.Rows) (*group, string, sql.NullInt64, error) {
+	q := r.q
+	keys := make([]sql.NullString, r.plain)
+	var slot int64
+	var fresh sql.NullInt64
+	dest := make([]any, 0, r.plain+2+2*len(q.mets))
+	for i := range keys {
+		dest = append(dest, &keys[i])
+	}
+	if q.folded {
+		dest = append(dest, &slot)
+	}
+	g := &group{dims: make([]any, len(q.dims)), cells: make([][]cell, len(q.mets))}
+	var ints []*sql.NullInt64
+	var reals []*sql.NullFloat64
+	for i := range q.mets {
+		for _, p := range r.parts[i] {
+			if p.real {
+				reals = append(reals, new(sql.NullFloat64))
+				dest = append(dest, reals[len(reals)-1])
+			} else {
+				ints = append(ints, new(sql.NullInt64))
+				dest = append(dest, ints[len(ints)-1])
+			}
+		}
+	}
+	dest = append(dest, &fresh)
+	if err := rows.Scan(dest...); err != nil {
+		return nil, "", fresh, err
+	}
+	for i := range q.mets {
+		for _, p := range r.parts[i] {
+			var c cell
+			if p.real {
+				v := reals[0]
+				reals = reals[1:]
+				c = cell{x: v.Float64, n: int64(v.Float64), ok: v.Valid}
+			} else {
+				v := ints[0]
+				ints = ints[1:]
+				c = cell{n: v.Int64, x: float64(v.Int64), ok: v.Valid}
+			}
+			g.cells[i] = append(g.cells[i], c)
+		}
+	}
+	at := time.Unix(slot*slotSeconds, 0).In(r.loc)
+	var key strings.Builder
+	k := 0
+	for i, dd := range q.dims {
+		if dd.unit != "" {
+			t := unitStart(at, dd.unit)
+			g.dims[i] = t
+			fmt.Fprintf(&key, "%d\x00", t.Unix())
+			continue
+		}
+		g.dims[i] = dimValue(dd, keys[k].String)
+		key.WriteString(keys[k].String + "\x00")
+		k++
+	}
+	return g, key.String(), fresh, nil
 }
 
 // tooMany is the error of a run past its bounds.
