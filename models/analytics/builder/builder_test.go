@@ -226,6 +226,12 @@ func TestDatasetsDescribed(t *testing.T) {
 	if strings.Join(names, ",") != "services,telemetry,usage,invoices,payments,operations,tickets,sla" {
 		t.Fatalf("names %v", names)
 	}
+	if ds, ok := LookupDataset("sla"); !ok || ds.TimeField != "started_at" {
+		t.Fatalf("LookupDataset(sla) %+v %v", ds, ok)
+	}
+	if _, ok := LookupDataset("users"); ok {
+		t.Fatal("LookupDataset(users)")
+	}
 	types := []string{TypeString, TypeInteger, TypeNumber, TypeMoney, TypeTimestamp, TypeBoolean}
 	for _, ds := range Datasets() {
 		if ds.Description == "" || ds.TimeField == "" || len(ds.Metrics) == 0 || len(ds.Dimensions) == 0 || len(ds.Filters) == 0 {

@@ -153,6 +153,16 @@ func DatasetNames() []string {
 	return out
 }
 
+// LookupDataset returns the description of the dataset called name, and
+// whether it exists.
+func LookupDataset(name string) (Dataset, bool) {
+	ds, ok := lookup(name)
+	if !ok {
+		return Dataset{}, false
+	}
+	return ds.public(), true
+}
+
 // lookup returns the dataset called name.
 func lookup(name string) (*dataset, bool) {
 	all := datasets()
