@@ -269,6 +269,7 @@ type PerformanceAnalyticsOutput struct {
 func (s *Server) registerAnalytics() {
 	store := analytics.NewStore(s.store)
 	tags := []string{"Analytics"}
+	s.registerAnalyticsTrends(store, tags)
 	register(s, huma.Operation{OperationID: "get-analytics-usage", Method: http.MethodGet, Path: "/analytics/usage", Summary: "Usage analytics", Tags: tags,
 		Description: "Usage per bucket, per service, per category and per service kind over a period: data transferred and calls from the services' " +
 			"telemetry samples, voice minutes and storage from the metered usage records. Counts in the large data exports rate-limit group. " +

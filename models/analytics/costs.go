@@ -113,17 +113,8 @@ func (s *Store) Costs(ctx context.Context, p *models.Principal, q *Query, curren
 		return nil, err
 	}
 	if currency == "" {
-		var a models.BillingAccount
-		db := s.In(ctx, t.scope).Order("created_at, id").Limit(1)
-		if q.Filters.AccountID != "" {
-			db = db.Where("id = ?", q.Filters.AccountID)
-		}
-		if err := db.Find(&a).Error; err != nil {
-			return nil, models.DBErr(err)
-		}
-		currency = "USD"
-		if a.ID != "" {
-			currency = a.Currency
+		if currency, err = s.defaultCurrency(ctx, t, q.Filters); err != nil {
+			return nil, err
 		}
 	}
 	c := &Costs{Query: q, Currency: currency, Buckets: make([]CostBucket, len(q.Buckets))}
@@ -173,6 +164,23 @@ func (s *Store) Costs(ctx context.Context, p *models.Principal, q *Query, curren
 		return nil, err
 	}
 	return c, nil
+}
+
+// defaultCurrency is the currency of the oldest billing account in view
+// (of f's account when given), else USD.
+func (s *Store) defaultCurrency(ctx context.Context, t *target, f Filters) (string, error) {
+	var a models.BillingAccount
+	db := s.In(ctx, t.scope).Order("created_at, id").Limit(1)
+	if f.AccountID != "" {
+		db = db.Where("id = ?", f.AccountID)
+	}
+	if err := db.Find(&a).Error; err != nil {
+		return "", models.DBErr(err)
+	}
+	if a.ID == "" {
+		return "USD", nil
+	}
+	return a.Currency, nil
 }
 
 // costQuery runs the cost aggregates of a target in a currency.
