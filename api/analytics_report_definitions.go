@@ -65,7 +65,7 @@ type ReportDefinitionItem struct {
 	To             *string               `json:"to"`
 	Format         string                `json:"format" enum:"json,csv"`
 	Delivery       AnalyticsDeliveryBody `json:"delivery"`
-	OrganizationID *string               `json:"organization_id" doc:"The organization read (provider staff's choice); null: the caller's own, or every organization for staff"`
+	OrganizationID *string               `json:"organization_id" doc:"Provider staff's choice of the organization read; null: the owner's own organization, or every organization when provider staff saved it"`
 	Schedule       *ReportScheduleItem   `json:"schedule"`
 	LastRunID      *string               `json:"last_run_id"`
 	LastRunAt      *string               `json:"last_run_at"`
@@ -82,7 +82,7 @@ func reportDefinitionItem(d *reports.Definition) ReportDefinitionItem {
 	if d.Query.From != "" {
 		it.From, it.To = &d.Query.From, &d.Query.To
 	}
-	if d.ReadOrganizationID != "" && d.ReadOrganizationID != d.OrganizationID {
+	if d.ReadOrganizationID != "" {
 		it.OrganizationID = &d.ReadOrganizationID
 	}
 	if d.LastRunID != "" {
@@ -251,8 +251,8 @@ func (s *Server) registerAnalyticsReportDefinitions(tags []string) {
 		Summary: "Replace a report definition", Tags: tags,
 		Description: "Replaces the definition whole (absent fields take their defaults); a schedule added, changed or removed changes its Temporal schedule."},
 		write, func(ctx context.Context, in *struct {
-			definitionPath
-			Body ReportDefinitionBody
+			DefinitionID string `path:"definition_id" maxLength:"64" doc:"The definition (rdef_...)"`
+			Body         ReportDefinitionBody
 		}) (*ReportDefinitionOutput, error) {
 			p := principal(ctx)
 			old, d, err := s.analyticsReports.UpdateDefinition(ctx, p, in.DefinitionID, in.Body.input())

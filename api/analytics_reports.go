@@ -116,7 +116,7 @@ type AnalyticsReportItem struct {
 	DownloadURL         *string               `json:"download_url" doc:"Once completed: a signed link that works without a credential until download_url_expires_at; GET the report again for a fresh one"`
 	DownloadExpiresAt   *string               `json:"download_url_expires_at"`
 	RowCount            *int64                `json:"row_count"`
-	Columns             []AnalyticsColumnItem    `json:"columns" doc:"Once completed: the file's columns, in order (the dimensions, then the metrics)"`
+	Columns             []AnalyticsColumnItem `json:"columns" doc:"Once completed: the file's columns, in order (the dimensions, then the metrics)"`
 	SizeBytes           *int64                `json:"size_bytes"`
 	DataFreshness       *string               `json:"data_freshness" doc:"The newest time-field value read (null when no row)"`
 	Error               *OperationErrorItem   `json:"error"`
@@ -227,14 +227,14 @@ type AnalyticsColumnItem struct {
 
 // DatasetItem describes one dataset of the report builder.
 type DatasetItem struct {
-	Name        string             `json:"name" example:"invoices"`
-	Description string             `json:"description"`
-	TimeField   string             `json:"time_field" doc:"The field the period and the time dimensions apply to" example:"issued_at"`
-	Permission  string             `json:"permission" doc:"The permission reading it needs, on top of analytics:read" example:"billing:read"`
+	Name        string                `json:"name" example:"invoices"`
+	Description string                `json:"description"`
+	TimeField   string                `json:"time_field" doc:"The field the period and the time dimensions apply to" example:"issued_at"`
+	Permission  string                `json:"permission" doc:"The permission reading it needs, on top of analytics:read" example:"billing:read"`
 	Metrics     []AnalyticsColumnItem `json:"metrics"`
 	Dimensions  []AnalyticsColumnItem `json:"dimensions"`
 	Filters     []AnalyticsColumnItem `json:"filters" doc:"The fields filter expressions may name"`
-	Schema      string             `json:"schema" doc:"The OpenAPI component of its queries" example:"AnalyticsReportDataset_invoices"`
+	Schema      string                `json:"schema" doc:"The OpenAPI component of its queries" example:"AnalyticsReportDataset_invoices"`
 }
 
 // DatasetsOutput lists the datasets.
@@ -302,7 +302,9 @@ func (s *Server) registerAnalyticsReports() {
 		Description: "Every dataset a report may read, with its allowed metrics, dimensions and filter fields and the permission it needs.", Tags: tags},
 		read, func(ctx context.Context, _ *struct{}) (*DatasetsOutput, error) {
 			cols := func(in []builder.Column) []AnalyticsColumnItem {
-				return mapSlice(in, func(c *builder.Column) AnalyticsColumnItem { return AnalyticsColumnItem{Name: c.Name, Type: c.Type, Description: c.Description} })
+				return mapSlice(in, func(c *builder.Column) AnalyticsColumnItem {
+					return AnalyticsColumnItem{Name: c.Name, Type: c.Type, Description: c.Description}
+				})
 			}
 			out := &DatasetsOutput{}
 			out.Body.Datasets = mapSlice(builder.Datasets(), func(d *builder.Dataset) DatasetItem {

@@ -21,6 +21,7 @@ type analyticsReportDefinitionV1800 struct {
 	DeliveryMethod     string `gorm:"size:16;not null"`
 	NotificationEmail  string `gorm:"size:254;not null;default:''"`
 	ReadOrganizationID string `gorm:"size:40;not null;default:''"`
+	AllOrganizations   bool   `gorm:"not null;default:false"`
 	Schedule           string `gorm:"type:text"`
 	ScheduleID         string `gorm:"size:120;not null;default:''"`
 	LastRunID          string `gorm:"size:40;not null;default:''"`

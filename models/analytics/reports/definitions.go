@@ -70,9 +70,13 @@ type Definition struct {
 	Format            string             `gorm:"size:8;not null"`
 	DeliveryMethod    string             `gorm:"size:16;not null"`
 	NotificationEmail string             `gorm:"size:254;not null;default:''"`
-	// ReadOrganizationID is the organization read ("" every organization, staff).
-	ReadOrganizationID string    `gorm:"size:40;not null;default:''"`
-	Schedule           *Schedule `gorm:"serializer:json;type:text"`
+	// ReadOrganizationID is provider staff's choice of the organization
+	// read ("" when none was made).
+	ReadOrganizationID string `gorm:"size:40;not null;default:''"`
+	// AllOrganizations is set when provider staff saved it without
+	// choosing: its runs read every organization.
+	AllOrganizations bool      `gorm:"not null;default:false"`
+	Schedule         *Schedule `gorm:"serializer:json;type:text"`
 	// ScheduleID is the Temporal schedule running it ("" when unscheduled).
 	ScheduleID string `gorm:"size:120;not null;default:''"`
 	LastRunID  string `gorm:"size:40;not null;default:''"`
@@ -84,6 +88,18 @@ type Definition struct {
 
 // TableName is the table of saved definitions.
 func (Definition) TableName() string { return "analytics_report_definitions" }
+
+// ReadScope is the organization its runs read: staff's choice, every
+// organization ("") when staff made none, else its own.
+func (d *Definition) ReadScope() string {
+	switch {
+	case d.ReadOrganizationID != "":
+		return d.ReadOrganizationID
+	case d.AllOrganizations:
+		return ""
+	}
+	return d.OrganizationID
+}
 
 // Request returns the request the definition makes.
 func (d *Definition) Request() Request {
@@ -127,15 +143,11 @@ func validateDefinition(p *models.Principal, in DefinitionInput, now time.Time) 
 	}
 	d := &Definition{ID: models.NewID(models.PrefixReportDefinition), OrganizationID: p.OrganizationID, Environment: p.Environment,
 		Name: name, Description: desc, Query: in.Request.Query, Format: spec.Format, DeliveryMethod: spec.DeliveryMethod,
-		NotificationEmail: spec.NotificationEmail, ReadOrganizationID: spec.ReadOrganizationID, Schedule: sched, CreatedBy: p.ID}
-	// Keep the query as asked (a relative period stays relative) but with
-	// the builder's defaults filled in.
+		NotificationEmail: spec.NotificationEmail, ReadOrganizationID: strings.TrimSpace(in.Request.OrganizationID),
+		AllOrganizations: spec.ReadOrganizationID == "", Schedule: sched, CreatedBy: p.ID}
+	// The query as asked (a relative period stays relative), with the
+	// builder's defaults filled in.
 	d.Query = spec.Query
-	if in.Request.Query.Period == "" && in.Request.Query.From == "" {
-		d.Query.From, d.Query.To = "", ""
-	} else if in.Request.Query.From != "" {
-		d.Query.Period = ""
-	}
 	if sched != nil {
 		d.ScheduleID = ScheduleID(d.ID)
 	}

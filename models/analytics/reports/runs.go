@@ -158,7 +158,7 @@ func (s *Store) PrepareScheduledRun(ctx context.Context, defID, key string, now 
 		return "", err
 	}
 	spec := &Spec{Query: plan.Definition, From: plan.From.UTC(), To: plan.To.UTC(), Format: d.Format, DeliveryMethod: d.DeliveryMethod,
-		NotificationEmail: d.NotificationEmail, ReadOrganizationID: d.ReadOrganizationID, Environment: d.Environment,
+		NotificationEmail: d.NotificationEmail, ReadOrganizationID: d.ReadScope(), Environment: d.Environment,
 		OrganizationID: d.OrganizationID, RequestedBy: d.CreatedBy, DefinitionID: d.ID, Scheduled: true}
 	op := NewRunOperation(id, spec)
 	err = s.core.Tx(ctx, scope, func(tx *gorm.DB) error {
