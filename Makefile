@@ -4,7 +4,7 @@ GO ?= go
 STATICCHECK_VERSION ?= v0.8.2
 WORKFLOWCHECK_VERSION ?= v0.6.0
 
-.PHONY: run build test test-sqlite test-postgres lint workflowcheck bench bench-sla bench-report temporal clean
+.PHONY: run build test test-sqlite test-postgres lint workflowcheck bench bench-load bench-sla bench-report temporal clean
 
 run: build temporal
 	@bash scripts/dev.sh
@@ -38,6 +38,20 @@ workflowcheck:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+# API throughput under load (docs/performance.md): the platform's `serve` on
+# loopback against a real redis-server, driven by vegeta at 1, 8, 32 and 128
+# connections next to two floors (bare Fiber; Fiber + key hash + redis_rate),
+# on SQLite, then on PostgreSQL when its binaries exist. LOAD_BENCH_DURATION
+# is the time per point; LOAD_BENCH_CONNECTIONS (comma-separated) and
+# LOAD_BENCH_HALF_CONNECTIONS pass through from the environment;
+# LOAD_BENCH_PROFILE=file saves a CPU profile of the platform under the
+# catalog load (file-postgres for the PostgreSQL run).
+LOAD_BENCH_DURATION ?= 5s
+LOAD_BENCH_RUN = LOAD_BENCH=1 LOAD_BENCH_DURATION=$(LOAD_BENCH_DURATION) $(if $(LOAD_BENCH_PROFILE),LOAD_BENCH_PROFILE=$(abspath $(LOAD_BENCH_PROFILE)))
+bench-load:
+	$(LOAD_BENCH_RUN) $(GO) test -run '^$$' -bench BenchmarkAPILoad -benchtime 1x -timeout 60m ./loadbench/
+	@$(LOAD_BENCH_RUN) bash scripts/with-postgres.sh $(GO) test -run '^$$' -bench BenchmarkAPILoad -benchtime 1x -timeout 60m ./loadbench/
 
 # SLA clocks at scale (docs/performance.md): SLA_BENCH_TICKETS open tickets,
 # each with its SLA workflow, on a real Temporal dev server. SQLite unless

@@ -71,6 +71,11 @@ type Config struct {
 	// (empty: the built-in table, DefaultGeoIP). GeoIP is that table, loaded.
 	GeoIPFile string
 	GeoIP     *GeoIP
+
+	// PprofAddr is PPROF_ADDR: the loopback host:port of a separate
+	// listener serving Go's profiling endpoints (net/http/pprof); empty
+	// turns profiling off. Load refuses any other address.
+	PprofAddr string
 }
 
 // Variable documents one environment variable: its name, default and meaning.
@@ -111,6 +116,7 @@ func Variables() []Variable {
 		{"WEBHOOK_ALLOW_PRIVATE", "false", "allow webhook URLs on loopback and private addresses (development, tests)"},
 		{"TRUSTED_PROXIES", "(empty)", "comma-separated CIDRs whose X-Forwarded-For is trusted"},
 		{"GEOIP_FILE", "(empty: built-in table of the documentation and loopback ranges)", "CSV of cidr,country rows (ISO 3166 alpha-2) locating client addresses for country restrictions; replaces the built-in table"},
+		{"PPROF_ADDR", "(empty: off)", "loopback host:port (127.0.0.1:6060, [::1]:6060 or localhost:6060) of a separate listener serving Go's profiling endpoints under /debug/pprof/ (see docs/performance.md); other addresses are refused. Diagnosis only"},
 		{"LOG_LEVEL", "info", "debug, info, warn or error"},
 		{"LOG_FORMAT", "text", "text or json"},
 		{"SHUTDOWN_TIMEOUT", "15s", "how long a graceful shutdown waits for requests and activities"},
@@ -143,6 +149,7 @@ func Load(getenv func(string) string) (Config, error) {
 		DemoKey:            get("PLATFORM_DEMO_KEY", ""),
 		DemoPassword:       get("PLATFORM_DEMO_PASSWORD", ""),
 		DevSAMLIdPAddr:     get("DEV_SAML_IDP_ADDR", ""),
+		PprofAddr:          get("PPROF_ADDR", ""),
 		BlobURL:            get("BLOB_URL", "file:.data/blobs"),
 		SMTPURL:            get("SMTP_URL", ""),
 		SMTPFrom:           get("SMTP_FROM", "Telco Platform <no-reply@localhost>"),
@@ -168,6 +175,11 @@ func Load(getenv func(string) string) (Config, error) {
 	if c.DevSAMLIdPAddr != "" {
 		if _, _, err := net.SplitHostPort(c.DevSAMLIdPAddr); err != nil {
 			bad("DEV_SAML_IDP_ADDR", "must be host:port, e.g. 127.0.0.1:8090")
+		}
+	}
+	if c.PprofAddr != "" {
+		if err := CheckLoopbackAddr(c.PprofAddr); err != nil {
+			bad("PPROF_ADDR", err.Error())
 		}
 	}
 	if c.DemoPassword != "" && len(c.DemoPassword) < 12 {
@@ -301,6 +313,28 @@ func Load(getenv func(string) string) (Config, error) {
 		return Config{}, fmt.Errorf("invalid configuration:\n  %s", strings.Join(errs, "\n  "))
 	}
 	return c, nil
+}
+
+// CheckLoopbackAddr accepts a host:port whose host is a loopback IP
+// address or "localhost" and whose port is a number: the profiling
+// listener (PPROF_ADDR) must never be reachable from another machine, so
+// ":6060" (every interface) and host names other than localhost are refused.
+func CheckLoopbackAddr(addr string) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("must be a loopback host:port such as 127.0.0.1:6060")
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		return fmt.Errorf("%q is not a port number", port)
+	}
+	if host == "localhost" {
+		return nil
+	}
+	ip, err := netip.ParseAddr(host)
+	if err != nil || !ip.Unmap().IsLoopback() {
+		return fmt.Errorf("%q is not a loopback address: use 127.0.0.1, ::1 or localhost", host)
+	}
+	return nil
 }
 
 // RequireSecrets returns an error naming SECRETS_KEY when it is missing.

@@ -129,3 +129,26 @@ func TestREADMEListsEveryVariable(t *testing.T) {
 		}
 	}
 }
+
+// TestPprofAddr: profiling is off unless PPROF_ADDR is set, and only a
+// loopback address is accepted.
+func TestPprofAddr(t *testing.T) {
+	c, err := config.Load(env(map[string]string{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.PprofAddr != "" {
+		t.Fatalf("PprofAddr = %q by default, want empty (off)", c.PprofAddr)
+	}
+	for _, ok := range []string{"127.0.0.1:6060", "[::1]:6060", "localhost:6060", "127.0.0.2:0"} {
+		c, err := config.Load(env(map[string]string{"PPROF_ADDR": ok}))
+		if err != nil || c.PprofAddr != ok {
+			t.Errorf("PPROF_ADDR=%s: %q, %v", ok, c.PprofAddr, err)
+		}
+	}
+	for _, refused := range []string{":6060", "0.0.0.0:6060", "[::]:6060", "192.0.2.1:6060", "example.com:6060", "127.0.0.1", "127.0.0.1:http"} {
+		if _, err := config.Load(env(map[string]string{"PPROF_ADDR": refused})); err == nil || !strings.Contains(err.Error(), "PPROF_ADDR") {
+			t.Errorf("PPROF_ADDR=%s: error %v, want a PPROF_ADDR refusal", refused, err)
+		}
+	}
+}

@@ -301,6 +301,11 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, runWorker, 
 		return err
 	}
 	defer closeDB()
+	_, stopPprof, err := startPprof(ctx, cfg.PprofAddr, log)
+	if err != nil {
+		return err
+	}
+	defer stopPprof()
 	if runAPI {
 		if err := bootstrapKeys(ctx, log, cfg, store, nil); err != nil {
 			return err
