@@ -30,7 +30,7 @@ type AnalyticsSortBody struct {
 type AnalyticsQueryBody struct {
 	Dataset    string              `json:"dataset" required:"true" enum:"services,telemetry,usage,invoices,payments,operations,tickets,sla" doc:"What the report reads" example:"invoices"`
 	Metrics    []string            `json:"metrics" required:"true" minItems:"1" maxItems:"20" doc:"Aggregates from the dataset's metric allow-list (component AnalyticsReportDataset_<dataset>)" example:"[\"count\",\"sum_total\"]"`
-	Dimensions []string            `json:"dimensions,omitempty" maxItems:"5" doc:"Group by these, from the dataset's dimension allow-list; hour, day, week and month cut the dataset's time field in timezone; none: one row of totals" example:"[\"month\",\"status\"]"`
+	Dimensions []string            `json:"dimensions,omitempty" maxItems:"8" doc:"Group by these, from the dataset's dimension allow-list; hour, day, week and month cut the dataset's time field in timezone; none: one row of totals" example:"[\"month\",\"status\"]"`
 	Filter     string              `json:"filter,omitempty" maxLength:"2000" doc:"A filter expression over the dataset's filter fields (docs/filtering.md)" example:"status in (paid, overdue) and total >= 100"`
 	Sort       []AnalyticsSortBody `json:"sort,omitempty" maxItems:"5" doc:"Default: the dimensions in order"`
 	Limit      int                 `json:"limit,omitempty" minimum:"1" maximum:"100000" doc:"Rows at most; default 10000" example:"1000"`
@@ -274,7 +274,7 @@ func (s *Server) publishDatasetSchemas() {
 			"properties": map[string]any{
 				"dataset":    map[string]any{"type": "string", "enum": []any{ds.Name}},
 				"metrics":    map[string]any{"type": "array", "minItems": 1, "maxItems": 20, "items": map[string]any{"type": "string", "enum": toAny(metrics)}},
-				"dimensions": map[string]any{"type": "array", "maxItems": 5, "items": map[string]any{"type": "string", "enum": toAny(dims)}},
+				"dimensions": map[string]any{"type": "array", "maxItems": 8, "items": map[string]any{"type": "string", "enum": toAny(dims)}},
 				"filter":     map[string]any{"type": "string", "maxLength": 2000, "description": filterDoc},
 				"sort": map[string]any{"type": "array", "maxItems": 5, "items": map[string]any{"type": "object", "required": []any{"field"},
 					"properties": map[string]any{"field": map[string]any{"type": "string", "enum": toAny(slices.Concat(dims, metrics))},

@@ -282,18 +282,18 @@ func TestUnits(t *testing.T) {
 // TestDocsListEveryName checks that the datasets' document lists every
 // metric, dimension and filter field of each dataset in its section.
 func TestDocsListEveryName(t *testing.T) {
-	raw, err := os.ReadFile("../../../docs/report-builder-datasets.md")
+	raw, err := os.ReadFile("../../../docs/analytics.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	doc := string(raw)
 	for _, ds := range Datasets() {
-		_, section, ok := strings.Cut(doc, "## `"+ds.Name+"`")
+		_, section, ok := strings.Cut(doc, "#### `"+ds.Name+"`")
 		if !ok {
 			t.Errorf("no section for %s", ds.Name)
 			continue
 		}
-		section, _, _ = strings.Cut(section, "\n## ")
+		section, _, _ = strings.Cut(section, "\n#")
 		if !strings.Contains(section, "**Time field:** `"+ds.TimeField+"`") {
 			t.Errorf("%s: time field %s not documented", ds.Name, ds.TimeField)
 		}
