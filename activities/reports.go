@@ -52,22 +52,8 @@ func (a *Reports) Begin(ctx context.Context, in workflows.ReportInput) error {
 // (support.Store.GenerateReport), heartbeating while it works, and returns
 // its result. A retry writes the file again under the same key.
 func (a *Reports) Generate(ctx context.Context, in workflows.ReportInput) (*support.ReportResult, error) {
-	done := make(chan struct{})
-	defer close(done)
-	go func() {
-		t := time.NewTicker(reportHeartbeat)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				activity.RecordHeartbeat(ctx)
-			}
-		}
-	}()
+	stop := heartbeatEvery(ctx, reportHeartbeat)
+	defer stop()
 	res, err := a.store.GenerateReport(ctx, in.ReportID)
 	if err != nil {
 		return nil, reportError(err)

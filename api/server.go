@@ -24,6 +24,7 @@ import (
 	"github.com/telcoplatform/platform/auth"
 	"github.com/telcoplatform/platform/config"
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/analytics/reports"
 	"github.com/telcoplatform/platform/models/automation"
 	"github.com/telcoplatform/platform/models/billing"
 	"github.com/telcoplatform/platform/models/catalog"
@@ -69,21 +70,23 @@ type Server struct {
 	store      *models.Store
 	automation *automation.Store // bulk operations and orchestrations
 	support    *support.Store    // the support area's domain, on store
-	quotes     *quotes.Store     // quotes: priced offers ordered item by item
-	telemetry  *telemetry.Store  // telemetry, uptime, incidents, performance
-	operations *operations.Store // long-running operations
-	eventlog   *eventlog.Store   // the event log, webhook subscriptions and deliveries, the notification outbox
-	identity   *identity.Store   // organizations, users, keys, OAuth, MFA, SAML, certificates, audit
-	catalog    *catalog.Store    // the catalog, templates, locations and inventory
-	services   *services.Store   // orders of the nine kinds, services and their changes, pricing
-	billing    *billing.Store    // accounts, invoices, payments, subscriptions, usage, budgets
-	temporal   client.Client
-	redis      redis.UniversalClient
-	log        *slog.Logger
-	now        func() time.Time
-	keyUsage   *identity.KeyUsage
-	limiter    *ratelimit.Limiter
-	limits     limiterStats
+	// analyticsReports is the report builder: definitions, runs, files.
+	analyticsReports *reports.Store
+	quotes           *quotes.Store     // quotes: priced offers ordered item by item
+	telemetry        *telemetry.Store  // telemetry, uptime, incidents, performance
+	operations       *operations.Store // long-running operations
+	eventlog         *eventlog.Store   // the event log, webhook subscriptions and deliveries, the notification outbox
+	identity         *identity.Store   // organizations, users, keys, OAuth, MFA, SAML, certificates, audit
+	catalog          *catalog.Store    // the catalog, templates, locations and inventory
+	services         *services.Store   // orders of the nine kinds, services and their changes, pricing
+	billing          *billing.Store    // accounts, invoices, payments, subscriptions, usage, budgets
+	temporal         client.Client
+	redis            redis.UniversalClient
+	log              *slog.Logger
+	now              func() time.Time
+	keyUsage         *identity.KeyUsage
+	limiter          *ratelimit.Limiter
+	limits           limiterStats
 	// anonymous are the per-address limits of requests without a valid
 	// credential (ANONYMOUS_HOURLY_LIMIT, ANONYMOUS_BURST_LIMIT).
 	anonymous models.RateLimits
@@ -132,6 +135,7 @@ func New(deps Deps) *Server {
 		s.now = func() time.Time { return time.Now().UTC() }
 	}
 	s.support = support.NewStore(s.store, support.WithBlobs(deps.Blobs))
+	s.analyticsReports = reports.NewStore(s.store, deps.Blobs)
 	s.catalog = catalog.NewStore(s.store)
 	s.services = services.NewStore(s.store)
 	s.billing = billing.NewStore(s.store)
@@ -227,6 +231,7 @@ func New(deps Deps) *Server {
 	s.registerBudgets()
 	s.registerSubscriptions()
 	s.registerAnalytics()
+	s.registerAnalyticsReports()
 	s.registerSupport()
 	return s
 }

@@ -22,6 +22,7 @@ const (
 	PrefixComment          = "cmt"
 	PrefixAttachment       = "att"
 	PrefixReport           = "rpt"
+	PrefixReportDefinition = "rdef"
 	PrefixRule             = "rule"
 	PrefixWebhook          = "wh"
 	PrefixEvent            = "evt"

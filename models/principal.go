@@ -34,7 +34,7 @@ const (
 var knownPermissions = []string{
 	"services:read", "services:write", "billing:read", "billing:write", "billing:admin",
 	"support:read", "support:create", "support:write", "support:admin",
-	"webhooks:manage", "auth:manage", "analytics:read", "*",
+	"webhooks:manage", "auth:manage", "analytics:read", "analytics:write", "*",
 }
 
 // KnownPermissions returns every permission a credential can hold.

@@ -25,6 +25,9 @@ const (
 	AreaServices Area = "services" // service.*
 	AreaBilling  Area = "billing"  // invoice.*, payment.*, subscription.*, usage.*
 	AreaSupport  Area = "support"  // ticket.*, comment.*, sla.*, report.*
+	// AreaAnalytics has no endpoint of its own: its events are subscribed
+	// to through /v1/webhooks.
+	AreaAnalytics Area = "analytics" // analytics_report.*
 )
 
 // Canonical event names (DECISIONS 9). Deliveries always carry these names.
@@ -62,6 +65,10 @@ const (
 	// in the report group, so in the support area.
 	EventReportCompleted = "report.completed"
 	EventReportFailed    = "report.failed"
+	// EventAnalyticsReportCompleted and EventAnalyticsReportFailed end an
+	// analytics report builder run; in the analytics area.
+	EventAnalyticsReportCompleted = "analytics_report.completed"
+	EventAnalyticsReportFailed    = "analytics_report.failed"
 
 	// EventTest is the ping sent by POST /v1/webhooks/{id}/test. It is not
 	// subscribable: the test endpoint sends it to the one subscription being
@@ -81,8 +88,8 @@ const PatternAll = "*"
 
 // subscribable returns the canonical subscribable names, grouped by area. It
 // returns an array (a value), so the catalogue is constant, not shared state.
-func subscribable() [27]string {
-	return [27]string{
+func subscribable() [29]string {
+	return [29]string{
 		EventServiceProvisioned, EventServiceModified, EventServiceDown, EventServiceRestored,
 		EventServicePerformanceAlert, EventServiceMaintenanceScheduled, EventServiceDecommissioned,
 		EventServiceStatusChanged,
@@ -90,11 +97,12 @@ func subscribable() [27]string {
 		EventPaymentFailed, EventSubscriptionCreated, EventSubscriptionCancelled, EventUsageThreshold,
 		EventTicketCreated, EventTicketUpdated, EventTicketResolved, EventTicketEscalated,
 		EventCommentAdded, EventSLABreach, EventSLACreditIssued, EventReportCompleted, EventReportFailed,
+		EventAnalyticsReportCompleted, EventAnalyticsReportFailed,
 	}
 }
 
 // EventNames returns the canonical subscribable event names, services first,
-// then billing, then support (a new slice on every call). It does not
+// then billing, then support, then analytics (a new slice on every call). It does not
 // contain the aliases or EventTest.
 func EventNames() []string {
 	all := subscribable()
@@ -140,6 +148,8 @@ func groupArea(group string) (Area, bool) {
 		return AreaBilling, true
 	case "ticket", "comment", "sla", "report":
 		return AreaSupport, true
+	case "analytics_report":
+		return AreaAnalytics, true
 	}
 	return "", false
 }
@@ -164,7 +174,7 @@ func AreaOf(event string) Area {
 // validArea reports whether a is one of the defined areas.
 func validArea(a Area) bool {
 	switch a {
-	case AreaAll, AreaServices, AreaBilling, AreaSupport:
+	case AreaAll, AreaServices, AreaBilling, AreaSupport, AreaAnalytics:
 		return true
 	}
 	return false
@@ -249,6 +259,8 @@ func areaGroups(a Area) string {
 		return "invoice.*, payment.*, subscription.*, usage.*"
 	case AreaSupport:
 		return "ticket.*, comment.*, sla.*, report.*"
+	case AreaAnalytics:
+		return "analytics_report.*"
 	}
 	return "*"
 }

@@ -7,8 +7,8 @@ import (
 
 func TestEventNames(t *testing.T) {
 	names := EventNames()
-	if len(names) != 27 {
-		t.Fatalf("%d names, want 27", len(names))
+	if len(names) != 29 {
+		t.Fatalf("%d names, want 29", len(names))
 	}
 	perArea := map[Area]int{}
 	seen := map[string]bool{}
@@ -22,7 +22,7 @@ func TestEventNames(t *testing.T) {
 		}
 		perArea[AreaOf(n)]++
 	}
-	if want := map[Area]int{AreaServices: 8, AreaBilling: 10, AreaSupport: 9}; !mapsEqual(perArea, want) {
+	if want := map[Area]int{AreaServices: 8, AreaBilling: 10, AreaSupport: 9, AreaAnalytics: 2}; !mapsEqual(perArea, want) {
 		t.Fatalf("names per area = %v, want %v", perArea, want)
 	}
 	if slices.Contains(names, EventTest) {

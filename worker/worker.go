@@ -80,6 +80,8 @@ func RegisterWorkflows(w WorkflowRegistry) {
 	w.RegisterWorkflowWithOptions(workflows.SLARetime, workflow.RegisterOptions{Name: workflows.SLARetimeWorkflow})
 	w.RegisterWorkflowWithOptions(workflows.TrackerSync, workflow.RegisterOptions{Name: workflows.TrackerSyncWorkflow})
 	w.RegisterWorkflowWithOptions(workflows.SupportReport, workflow.RegisterOptions{Name: workflows.SupportReportWorkflow})
+	w.RegisterWorkflowWithOptions(workflows.AnalyticsReport, workflow.RegisterOptions{Name: workflows.AnalyticsReportWorkflow})
+	w.RegisterWorkflowWithOptions(workflows.ScheduledAnalyticsReport, workflow.RegisterOptions{Name: workflows.ScheduledAnalyticsReportWorkflow})
 }
 
 // ActivityRegistry is where activities are registered: a worker, or a
@@ -130,6 +132,7 @@ func RegisterActivities(w ActivityRegistry, deps Deps) {
 	registerGroup[workflows.SupportActivities](w, activities.NewSupportTickets(deps.Store))
 	registerGroup[workflows.TrackerActivities](w, activities.NewTracker(deps.Store, tracker.NewClient(whClient), deps.Logger, deps.PublicBaseURL))
 	registerGroup[workflows.ReportsActivities](w, activities.NewReports(deps.Store, deps.Blobs, deps.PublicBaseURL, deps.ReportLinkTTL))
+	registerGroup[workflows.AnalyticsReportsActivities](w, activities.NewAnalyticsReports(deps.Store, deps.Blobs, deps.PublicBaseURL, deps.ReportLinkTTL))
 }
 
 // registerGroup registers every exported method of impl, the struct that

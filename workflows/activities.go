@@ -153,6 +153,7 @@ func ActivityInterfaces() []reflect.Type {
 		reflect.TypeFor[SupportActivities](),
 		reflect.TypeFor[TrackerActivities](),
 		reflect.TypeFor[ReportsActivities](),
+		reflect.TypeFor[AnalyticsReportsActivities](),
 	}
 }
 

@@ -153,7 +153,7 @@ func triggerEvents() []string {
 		"invoice.created", "invoice.paid", "invoice.overdue", "invoice.cancelled", "invoice.disputed", "payment.successful", "payment.failed",
 		"subscription.created", "subscription.cancelled", "usage.threshold",
 		"ticket.created", "ticket.updated", "ticket.resolved", "ticket.escalated", "comment.added", "sla.breach", "sla.credit_issued",
-		"report.completed", "report.failed",
+		"report.completed", "report.failed", "analytics_report.completed", "analytics_report.failed",
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"gorm.io/gorm/schema"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/analytics/reports"
 	"github.com/telcoplatform/platform/models/automation"
 	"github.com/telcoplatform/platform/models/billing"
 	"github.com/telcoplatform/platform/models/catalog"
@@ -47,6 +48,7 @@ func domainTypes() []any {
 		&support.Attachment{}, &support.Team{}, &support.TeamMember{}, &support.Clock{}, &support.Segment{}, &support.Escalation{},
 		&support.Calendar{}, &support.Holiday{}, &support.SLAPolicy{}, &support.SLAPolicyTarget{},
 		&support.ChatIntegration{}, &support.TrackerIntegration{}, &support.TrackerLink{}, &support.TrackerComment{},
+		&reports.Definition{},
 	}
 }
 

@@ -46,20 +46,28 @@ const (
 	OpTypeProvisioning OperationType = "provisioning"
 	// OpTypeSupportReport is a support report run (rpt_...).
 	OpTypeSupportReport OperationType = "support_report"
+	// OpTypeAnalyticsReport is an analytics report builder run (rpt_...).
+	OpTypeAnalyticsReport OperationType = "analytics_report"
 )
 
 // ReadPermission returns the permission needed to see operations of type t.
 func (t OperationType) ReadPermission() string {
-	if t == OpTypeSupportReport {
+	switch t {
+	case OpTypeSupportReport:
 		return "support:read"
+	case OpTypeAnalyticsReport:
+		return "analytics:read"
 	}
 	return "services:read"
 }
 
 // WritePermission returns the permission needed to cancel operations of type t.
 func (t OperationType) WritePermission() string {
-	if t == OpTypeSupportReport {
+	switch t {
+	case OpTypeSupportReport:
 		return "support:read"
+	case OpTypeAnalyticsReport:
+		return "analytics:read"
 	}
 	return "services:write"
 }

@@ -2,13 +2,8 @@ package support
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"io"
-	"net/url"
-	"strconv"
 	"time"
 
 	"gocloud.dev/blob"
@@ -18,6 +13,7 @@ import (
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/eventlog"
 	"github.com/telcoplatform/platform/models/operations"
+	"github.com/telcoplatform/platform/models/reportrun"
 )
 
 // Report events (in the support area's event groups).
@@ -28,10 +24,13 @@ const (
 
 // DefaultReportLinkTTL is how long a report's download link works when the
 // platform sets no other (REPORT_LINK_TTL).
-const DefaultReportLinkTTL = 24 * time.Hour
+const DefaultReportLinkTTL = reportrun.DefaultLinkTTL
 
-// reportLinkSecret names the server secret download links are signed with.
-const reportLinkSecret = "report_links"
+// reportsPath is the collection of support reports, their links' prefix.
+const reportsPath = "/v1/support/reports"
+
+// blobErr is a blob store failure (reportrun.BlobError).
+func blobErr(err error) error { return reportrun.BlobError(err) }
 
 // reportBlobKey is where a report's file is kept in the blob store.
 func reportBlobKey(spec *ReportSpec, id string) string {
@@ -66,7 +65,7 @@ func (s *Store) GenerateReport(ctx context.Context, id string) (*ReportResult, e
 	if err != nil {
 		return nil, blobErr(err)
 	}
-	counter := &countingWriter{w: bw}
+	counter := &reportrun.CountingWriter{W: bw}
 	st, err := s.writeReport(ctx, counter, id, spec, now)
 	if err != nil {
 		_ = bw.Close() // the partial file is replaced by the retry
@@ -75,7 +74,7 @@ func (s *Store) GenerateReport(ctx context.Context, id string) (*ReportResult, e
 	if err := bw.Close(); err != nil {
 		return nil, blobErr(err)
 	}
-	res := &ReportResult{BlobKey: key, RowCount: st.Rows, Columns: ReportColumns(spec), SizeBytes: counter.n,
+	res := &ReportResult{BlobKey: key, RowCount: st.Rows, Columns: ReportColumns(spec), SizeBytes: counter.N,
 		DataFreshness: st.Newest, GeneratedAt: now, Tickets: st.Tickets}
 	if err := ops.CompleteStep(ctx, scope, id, ReportStepQuery); err != nil {
 		return nil, err
@@ -97,28 +96,6 @@ func (s *Store) writeReport(ctx context.Context, w io.Writer, id string, spec *R
 		return st, blobErr(err)
 	}
 	return st, nil
-}
-
-// countingWriter counts the bytes written through it.
-type countingWriter struct {
-	w io.Writer
-	n int64
-}
-
-func (c *countingWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n += int64(n)
-	return n, err
-}
-
-// blobErr is a blob store failure: DEPENDENCY_UNAVAILABLE (retried).
-func blobErr(err error) error {
-	if me := models.AsError(err); me.Code != models.CodeInternal {
-		return me
-	}
-	e := models.Errorf(models.CodeDependencyUnavailable, "the blob store failed; retry later")
-	e.Cause = err
-	return e
 }
 
 // CompleteReport completes report id with res in one transaction: the
@@ -218,21 +195,11 @@ func (s *Store) ReportLink(ctx context.Context, baseURL, id string, expires time
 // ReportLinks returns a function making ReportLink's links, with the
 // signing secret read once (for a page of reports). Errors: as ReportLink.
 func (s *Store) ReportLinks(ctx context.Context, baseURL string) (func(id string, expires time.Time) string, error) {
-	secret, err := s.identity.EnsureServerSecret(ctx, reportLinkSecret)
+	signer, err := reportrun.LoadSigner(ctx, s.identity)
 	if err != nil {
 		return nil, err
 	}
-	return func(id string, expires time.Time) string {
-		q := url.Values{"expires": {strconv.FormatInt(expires.Unix(), 10)}, "signature": {reportSignature(secret, id, expires.Unix())}}
-		return baseURL + "/v1/support/reports/" + url.PathEscape(id) + "/download?" + q.Encode()
-	}, nil
-}
-
-// reportSignature signs (id, expires) with secret.
-func reportSignature(secret, id string, expires int64) string {
-	mac := hmac.New(sha256.New, []byte(secret))
-	fmt.Fprintf(mac, "report-download\x00%s\x00%d", id, expires)
-	return hex.EncodeToString(mac.Sum(nil))
+	return func(id string, expires time.Time) string { return signer.Link(baseURL, reportsPath, id, expires) }, nil
 }
 
 // OpenReportDownload checks a download link's expiry and signature at now
@@ -241,21 +208,12 @@ func reportSignature(secret, id string, expires int64) string {
 // (the link expired), NOT_FOUND (no such completed report, or its file is
 // gone), DEPENDENCY_UNAVAILABLE (blob store).
 func (s *Store) OpenReportDownload(ctx context.Context, id, expires, signature string, now time.Time) (*operations.Operation, *ReportSpec, io.ReadCloser, error) {
-	exp, err := strconv.ParseInt(expires, 10, 64)
-	bad := models.Errorf(models.CodeInvalidSignature, "this download link is not valid: GET /v1/support/reports/%s for a fresh one", id)
-	if err != nil || len(signature) != sha256.Size*2 {
-		return nil, nil, nil, bad
-	}
-	secret, err := s.identity.EnsureServerSecret(ctx, reportLinkSecret)
+	signer, err := reportrun.LoadSigner(ctx, s.identity)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	if !hmac.Equal([]byte(reportSignature(secret, id, exp)), []byte(signature)) {
-		return nil, nil, nil, bad
-	}
-	if now.Unix() > exp {
-		return nil, nil, nil, models.Errorf(models.CodeTokenExpired, "this download link expired at %s: GET /v1/support/reports/%s for a fresh one",
-			models.Timestamp(time.Unix(exp, 0)), id).WithDetail("expired_at", models.Timestamp(time.Unix(exp, 0)))
+	if err := signer.Check(id, expires, signature, reportsPath+"/"+id, now); err != nil {
+		return nil, nil, nil, err
 	}
 	op, err := s.ReportByID(ctx, id)
 	if err != nil {
