@@ -321,10 +321,10 @@ func (s *Server) registerOperations() {
 	register(s, huma.Operation{OperationID: "list-operations", Method: http.MethodGet, Path: "/operations", Summary: "List operations",
 		Tags: tags, Description: "The operations of your organization and environment, newest first, each as GET /v1/operations/{request_id} " +
 			"answers it (without the workflow's live status). Provisioning, change, bulk and orchestration operations need services:read, " +
-			"support reports support:read; the others are left out. filter= takes an expression of the filter language (docs/filtering.md)."},
+			"support reports support:read, analytics reports analytics:read; the others are left out. filter= takes an expression of the filter language (docs/filtering.md)."},
 		access{}, func(ctx context.Context, in *struct {
 			ListParams
-			Type       string `query:"type" enum:"provisioning,modification,scaling,decommission,bulk_provision,bulk_modify,bulk_status,orchestration,orchestration_trigger,support_report" doc:"Only operations of this type"`
+			Type       string `query:"type" enum:"provisioning,modification,scaling,decommission,bulk_provision,bulk_modify,bulk_status,orchestration,orchestration_trigger,support_report,analytics_report" doc:"Only operations of this type"`
 			Status     string `query:"status" enum:"pending,in_progress,completed,partial,failed,rolled_back,cancelled" doc:"Only operations in this status"`
 			ResourceID string `query:"resource_id" maxLength:"64" example:"svc_3fK9aZ" doc:"Only operations on this resource (a service, an orchestration definition, a report)"`
 			Filter     string `query:"filter" maxLength:"2000" doc:"A filter expression (docs/filtering.md) over type, status, resource_id, created_by, created_at, updated_at and finished_at; combined with the other filters by and, over the operations you may read. A malformed one is 400 VALIDATION_ERROR with details.position, the 0-based character offset of the fault" example:"status in (failed, rolled_back) and created_at >= 2026-11-01"`

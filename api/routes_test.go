@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/analytics/reports"
 	"github.com/telcoplatform/platform/models/identity"
 )
 
@@ -118,7 +119,7 @@ func TestTenantsNeverSeeEachOther(t *testing.T) {
 	global := map[string]bool{"category": true, "article_id": true}
 	// A report's download link needs no credential: its signature is the
 	// authorisation (TestSupportReportDownload tampers with it).
-	signed := map[string]bool{"/v1/support/reports/{report_id}/download": true}
+	signed := map[string]bool{"/v1/support/reports/{report_id}/download": true, "/v1/analytics/reports/{report_id}/download": true}
 	bodies := map[string]any{
 		"PUT /v1/organizations/{organization_id}":          map[string]any{},
 		"PATCH /v1/webhooks/{webhook_id}":                  map[string]any{},
@@ -252,18 +253,35 @@ func routeFixtures(t *testing.T, h *harness, a tenant) map[string]string {
 	fixtures["integration_id"] = chatFixture(t, h, a)
 	fixtures[trackerFixturePrefix+"integration_id"] = trackerFixture(t, h, a)
 	fixtures["report_id"] = reportFixture(t, h, a)
+	fixtures[analyticsFixturePrefix+"report_id"] = analyticsRunFixture(t, h, a, reports.Request{Query: buildQuery("tickets", []string{"count"}, nil)})
+	var def struct {
+		Definition struct{ ID string } `json:"definition"`
+	}
+	h.do("POST", "/v1/analytics/report-definitions", a.liveKey, map[string]any{"name": "tenancy probe", "dataset": "tickets", "metrics": []string{"count"}}).
+		decode(http.StatusCreated, &def)
+	fixtures["definition_id"] = def.Definition.ID
 	return fixtures
 }
+
+// analyticsFixturePrefix names, in the fixtures, the path parameters of the
+// analytics report routes, whose report_id is not a support report's.
+const analyticsFixturePrefix = "analytics:"
 
 // trackerFixturePrefix names, in the fixtures, the path parameters of the
 // tracker integration routes, whose integration_id is not a chat one.
 const trackerFixturePrefix = "tracker:"
 
 // fixtureFor returns the fixture of path parameter name in path: the
-// tracker integration's under its routes, else the parameter's.
+// tracker integration's and the analytics report's under their routes,
+// else the parameter's.
 func fixtureFor(fixtures map[string]string, path, name string) (string, bool) {
 	if strings.HasPrefix(path, "/v1/support/integrations/tracker/") {
 		if id, ok := fixtures[trackerFixturePrefix+name]; ok {
+			return id, true
+		}
+	}
+	if strings.HasPrefix(path, "/v1/analytics/reports/") {
+		if id, ok := fixtures[analyticsFixturePrefix+name]; ok {
 			return id, true
 		}
 	}

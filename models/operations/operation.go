@@ -466,18 +466,28 @@ type OperationFilter struct {
 var operationSorts = models.SortFields{"created_at": "created_at", "updated_at": "updated_at", "finished_at": "finished_at", "type": "type", "status": "status"}
 
 // ListOperations returns a page of the operations in p's scope that f
-// selects and p may read (support reports need support:read, the others
-// services:read), newest first by default. Errors: VALIDATION_ERROR (sort,
+// selects and p may read (support reports need support:read, analytics
+// reports analytics:read, the others services:read), newest first by default. Errors: VALIDATION_ERROR (sort,
 // filter).
 func (s *Store) ListOperations(ctx context.Context, p *models.Principal, f OperationFilter, page models.PageRequest) ([]Operation, int64, error) {
 	q := s.In(ctx, p.Scope()).Model(&Operation{})
-	services, support := p.Can(OpTypeProvisioning.ReadPermission()), p.Can(OpTypeSupportReport.ReadPermission())
+	// Report runs have read permissions of their own; every other type
+	// needs services:read.
+	var readable, unreadable []OperationType
+	for _, t := range []OperationType{OpTypeSupportReport, OpTypeAnalyticsReport} {
+		if p.Can(t.ReadPermission()) {
+			readable = append(readable, t)
+		} else {
+			unreadable = append(unreadable, t)
+		}
+	}
 	switch {
-	case services && support:
-	case services:
-		q = q.Where("type <> ?", OpTypeSupportReport)
-	case support:
-		q = q.Where("type = ?", OpTypeSupportReport)
+	case p.Can(OpTypeProvisioning.ReadPermission()):
+		if len(unreadable) > 0 {
+			q = q.Where("type NOT IN ?", unreadable)
+		}
+	case len(readable) > 0:
+		q = q.Where("type IN ?", readable)
 	default:
 		q = q.Where("1 = 0")
 	}

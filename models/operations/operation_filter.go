@@ -10,7 +10,7 @@ import "github.com/telcoplatform/platform/models/filter"
 func TypeNames() []string {
 	return []string{string(OpTypeProvisioning), "modification", "scaling", "decommission",
 		string(OpTypeBulkProvision), string(OpTypeBulkModify), string(OpTypeBulkStatus),
-		"orchestration", "orchestration_trigger", string(OpTypeSupportReport)}
+		"orchestration", "orchestration_trigger", string(OpTypeSupportReport), string(OpTypeAnalyticsReport)}
 }
 
 // StatusNames are the operation statuses, pending first.
