@@ -289,3 +289,42 @@ func TestAnalyticsReportDefinitions(t *testing.T) {
 	}
 	h.do("GET", "/v1/analytics/report-definitions/"+d.ID, key, nil).wantError(http.StatusNotFound, "NOT_FOUND")
 }
+
+// TestAnalyticsReportIsolation runs the same report as three callers over
+// tenant A's live tickets: tenant A counts them, tenant B (even filtering
+// on what only A's tickets carry) and A's sandbox count none of them.
+func TestAnalyticsReportIsolation(t *testing.T) {
+	h := newHarness(t)
+	ctx := context.Background()
+	for range 3 {
+		newTicket(t, h, h.tenants[0].liveKey, map[string]any{"title": "isolation probe of tenant A"})
+	}
+	query := buildQuery("tickets", []string{"count"}, nil)
+	query.Filter = `title ~ "isolation probe of tenant A"`
+	count := func(org string, env models.Environment) any {
+		t.Helper()
+		p := &models.Principal{ID: "ak_probe", OrganizationID: org, Environment: env, Role: models.RoleCustomer, Permissions: []string{"*"}}
+		spec, err := reports.Validate(p, reports.Request{Query: query}, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		plan, err := spec.Plan()
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows, _, err := builder.NewStore(h.store).Rows(ctx, plan, spec.BuilderScope())
+		if err != nil || len(rows) != 1 {
+			t.Fatalf("rows %v %v", rows, err)
+		}
+		return rows[0][0]
+	}
+	if n := count(h.tenants[0].org.ID, models.EnvLive); n != int64(3) {
+		t.Fatalf("tenant A counts %v (%T)", n, n)
+	}
+	if n := count(h.tenants[1].org.ID, models.EnvLive); n != int64(0) {
+		t.Fatalf("tenant B counts %v of A's tickets", n)
+	}
+	if n := count(h.tenants[0].org.ID, models.EnvTest); n != int64(0) {
+		t.Fatalf("A's sandbox counts %v live tickets", n)
+	}
+}
