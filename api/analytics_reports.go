@@ -2,11 +2,8 @@ package api
 
 import (
 	"context"
-	"io"
-	"mime"
 	"net/http"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
@@ -400,17 +397,11 @@ func (s *Server) registerAnalyticsReports() {
 			if err != nil {
 				return nil, err
 			}
-			return &ReportDownloadOutput{ContentType: spec.ContentType(), CacheControl: "private, no-store", NoSniff: "nosniff",
-				ContentDisposition: mime.FormatMediaType("attachment", map[string]string{"filename": op.ID + "." + spec.Extension()}),
-				Body: func(hctx huma.Context) {
-					defer func() { _ = r.Close() }()
-					if res := reports.ResultOf(op); res != nil {
-						hctx.SetHeader("Content-Length", strconv.FormatInt(res.SizeBytes, 10))
-					}
-					if _, err := io.Copy(hctx.BodyWriter(), r); err != nil {
-						s.log.WarnContext(ctx, "report download interrupted", "report_id", op.ID, "error", err)
-					}
-				}}, nil
+			var size int64 = -1
+			if res := reports.ResultOf(op); res != nil {
+				size = res.SizeBytes
+			}
+			return s.reportDownload(ctx, op.ID+"."+spec.Extension(), spec.ContentType(), size, r), nil
 		})
 	s.registerAnalyticsReportDefinitions(tags)
 }

@@ -192,6 +192,22 @@ type ReportDownloadOutput struct {
 	Body               func(ctx huma.Context)
 }
 
+// reportDownload streams a report's file r (size bytes, -1 unknown) as
+// filename; the answer closes r.
+func (s *Server) reportDownload(ctx context.Context, filename, contentType string, size int64, r io.ReadCloser) *ReportDownloadOutput {
+	return &ReportDownloadOutput{ContentType: contentType, CacheControl: "private, no-store", NoSniff: "nosniff",
+		ContentDisposition: mime.FormatMediaType("attachment", map[string]string{"filename": filename}),
+		Body: func(hctx huma.Context) {
+			defer func() { _ = r.Close() }()
+			if size >= 0 {
+				hctx.SetHeader("Content-Length", strconv.FormatInt(size, 10))
+			}
+			if _, err := io.Copy(hctx.BodyWriter(), r); err != nil {
+				s.log.WarnContext(ctx, "report download interrupted", "file", filename, "error", err)
+			}
+		}}
+}
+
 // registerSupportReports registers report runs (docs/support.md, Report runs).
 func (s *Server) registerSupportReports(tags []string) {
 	read := access{permission: support.PermissionRead}
@@ -296,16 +312,10 @@ func (s *Server) registerSupportReports(tags []string) {
 			if err != nil {
 				return nil, err
 			}
-			return &ReportDownloadOutput{ContentType: spec.ContentType(), CacheControl: "private, no-store", NoSniff: "nosniff",
-				ContentDisposition: mime.FormatMediaType("attachment", map[string]string{"filename": op.ID + "." + spec.Extension()}),
-				Body: func(hctx huma.Context) {
-					defer func() { _ = r.Close() }()
-					if res := support.ResultOf(op); res != nil {
-						hctx.SetHeader("Content-Length", strconv.FormatInt(res.SizeBytes, 10))
-					}
-					if _, err := io.Copy(hctx.BodyWriter(), r); err != nil {
-						s.log.WarnContext(ctx, "report download interrupted", "report_id", op.ID, "error", err)
-					}
-				}}, nil
+			var size int64 = -1
+			if res := support.ResultOf(op); res != nil {
+				size = res.SizeBytes
+			}
+			return s.reportDownload(ctx, op.ID+"."+spec.Extension(), spec.ContentType(), size, r), nil
 		})
 }

@@ -16,6 +16,9 @@ import (
 	"strconv"
 	"time"
 
+	"gocloud.dev/blob"
+	"gocloud.dev/gcerrors"
+
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/identity"
 )
@@ -77,6 +80,23 @@ func (s *Signer) Check(id, expires, signature, fresh string, now time.Time) erro
 		return models.Errorf(models.CodeTokenExpired, "this download link expired at %s: GET %s for a fresh one", at, fresh).WithDetail("expired_at", at)
 	}
 	return nil
+}
+
+// Open opens report id's file at key in blobs; the caller closes it.
+// Errors: NOT_FOUND (the file is no longer kept), DEPENDENCY_UNAVAILABLE
+// (no blob store, or it failed).
+func Open(ctx context.Context, blobs *blob.Bucket, key, id string) (io.ReadCloser, error) {
+	if blobs == nil {
+		return nil, models.Errorf(models.CodeDependencyUnavailable, "reports need a blob store (BLOB_URL)")
+	}
+	r, err := blobs.NewReader(ctx, key, nil)
+	if gcerrors.Code(err) == gcerrors.NotFound {
+		return nil, models.Errorf(models.CodeNotFound, "report %s's file is no longer kept", id)
+	}
+	if err != nil {
+		return nil, BlobError(err)
+	}
+	return r, nil
 }
 
 // CountingWriter counts the bytes written through it to W.

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"gocloud.dev/blob"
-	"gocloud.dev/gcerrors"
 	"gorm.io/gorm"
 
 	"github.com/telcoplatform/platform/models"
@@ -227,15 +226,9 @@ func (s *Store) OpenReportDownload(ctx context.Context, id, expires, signature s
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	if s.blobs == nil {
-		return nil, nil, nil, models.Errorf(models.CodeDependencyUnavailable, "reports need a blob store (BLOB_URL)")
-	}
-	r, err := s.blobs.NewReader(ctx, res.BlobKey, nil)
-	if gcerrors.Code(err) == gcerrors.NotFound {
-		return nil, nil, nil, models.Errorf(models.CodeNotFound, "report %s's file is no longer kept", id)
-	}
+	r, err := reportrun.Open(ctx, s.blobs, res.BlobKey, id)
 	if err != nil {
-		return nil, nil, nil, blobErr(err)
+		return nil, nil, nil, err
 	}
 	return op, spec, r, nil
 }
