@@ -75,7 +75,7 @@ func EndpointGroup(method, path string) ratelimit.Group {
 		strings.HasPrefix(p, "/services/analytics") || (strings.HasPrefix(p, "/services/") && strings.HasSuffix(p, "/analytics")) ||
 		p == "/events"
 	switch {
-	case exports && (method == http.MethodGet || strings.HasSuffix(p, "/reports") || strings.HasSuffix(p, "/generate")):
+	case exports && (method == http.MethodGet || strings.HasSuffix(p, "/reports") || strings.HasSuffix(p, "/generate") || strings.HasSuffix(p, "/run")):
 		return ratelimit.GroupExports
 	case method == http.MethodPost && provisioningPaths[p]:
 		return ratelimit.GroupProvisioning
