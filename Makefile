@@ -20,11 +20,11 @@ test: temporal test-sqlite test-postgres
 
 test-sqlite:
 	@echo "== tests on SQLite =="
-	$(GO) test -count=1 ./...
+	$(GO) test -count=1 -timeout 25m ./...
 
 test-postgres:
 	@echo "== tests on PostgreSQL =="
-	@bash scripts/with-postgres.sh $(GO) test -count=1 ./...
+	@bash scripts/with-postgres.sh $(GO) test -count=1 -timeout 25m ./...
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
