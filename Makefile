@@ -4,7 +4,7 @@ GO ?= go
 STATICCHECK_VERSION ?= v0.8.2
 WORKFLOWCHECK_VERSION ?= v0.6.0
 
-.PHONY: run build test test-sqlite test-postgres lint workflowcheck bench bench-load bench-sla bench-report bench-analytics temporal clean
+.PHONY: run build test test-sqlite test-postgres lint workflowcheck bench bench-load bench-start bench-webhooks bench-sla bench-report bench-analytics temporal clean
 
 run: build temporal
 	@bash scripts/dev.sh
@@ -52,6 +52,22 @@ LOAD_BENCH_RUN = LOAD_BENCH=1 LOAD_BENCH_DURATION=$(LOAD_BENCH_DURATION) $(if $(
 bench-load:
 	$(LOAD_BENCH_RUN) $(GO) test -run '^$$' -bench BenchmarkAPILoad -benchtime 1x -timeout 60m ./loadbench/
 	@$(LOAD_BENCH_RUN) bash scripts/with-postgres.sh $(GO) test -run '^$$' -bench BenchmarkAPILoad -benchtime 1x -timeout 60m ./loadbench/
+
+# Starting an operation (docs/performance.md): POST /v1/services/provision
+# on `platform serve` against a raw SDK ExecuteWorkflow loop on the same
+# Temporal dev server, at 1, 8 and 32 connections, on SQLite (prefix the
+# command with scripts/with-postgres.sh for PostgreSQL). LOAD_BENCH_DURATION
+# and LOAD_BENCH_CONNECTIONS as for bench-load.
+bench-start: temporal
+	$(LOAD_BENCH_RUN) $(GO) test -run '^$$' -bench BenchmarkProvisionStart -benchtime 1x -timeout 60m ./loadbench/
+
+# Webhook fan-out (docs/performance.md): LOAD_BENCH_EVENTS events (default
+# 1000) to LOAD_BENCH_SUBSCRIPTIONS subscriptions each (default 10) on a
+# loopback receiver, delivered by `platform worker`, on SQLite.
+# LOAD_BENCH_EVENT_RATE (events/s; default: as fast as they commit) passes
+# through from the environment.
+bench-webhooks: temporal
+	LOAD_BENCH=1 $(GO) test -run '^$$' -bench BenchmarkWebhookFanout -benchtime 1x -timeout 60m ./loadbench/
 
 # SLA clocks at scale (docs/performance.md): SLA_BENCH_TICKETS open tickets,
 # each with its SLA workflow, on a real Temporal dev server. SQLite unless
