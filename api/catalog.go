@@ -76,12 +76,18 @@ func (s *Server) registerCatalog() {
 	tags := []string{"Services: catalog"}
 	register(s, huma.Operation{OperationID: "get-catalog", Method: http.MethodGet, Path: "/services/catalog", Summary: "Service catalog", Tags: tags},
 		access{permission: "services:read"}, func(ctx context.Context, _ *struct{}) (*CatalogOutput, error) {
-			entries, err := s.catalog.Catalog(ctx)
+			cats, err := s.catalogAnswer.get(ctx, func(ctx context.Context) ([]CatalogCategoryItem, error) {
+				entries, err := s.catalog.Catalog(ctx)
+				if err != nil {
+					return nil, err
+				}
+				return mapSlice(entries, catalogItem), nil
+			})
 			if err != nil {
 				return nil, err
 			}
 			out := &CatalogOutput{}
-			out.Body.Categories = mapSlice(entries, catalogItem)
+			out.Body.Categories = cats
 			return out, nil
 		})
 	register(s, huma.Operation{OperationID: "get-catalog-category", Method: http.MethodGet, Path: "/services/catalog/{category}", Summary: "One catalog category", Tags: tags},

@@ -106,6 +106,8 @@ type Server struct {
 	// largeBodies are the routes registered with a body limit above
 	// MaxJSONBody (attachments); filled while registering, read-only after New.
 	largeBodies []largeBodyRoute
+	// catalogAnswer is GET /v1/services/catalog's answer, kept for a second.
+	catalogAnswer *catalogCache
 }
 
 // access is what an operation requires of its caller, declared once per route.
@@ -129,7 +131,7 @@ func New(deps Deps) *Server {
 		cfg: deps.Config, store: deps.Store, temporal: deps.Temporal, redis: deps.Redis,
 		log: deps.Logger, now: deps.Now, limiter: deps.Limiter,
 		streams: deps.Streams.withDefaults(), openStreams: &localStreams{open: map[string]int{}},
-		keys: deps.Keys,
+		keys: deps.Keys, catalogAnswer: newCatalogCache(catalogCacheTTL),
 	}
 	if s.keys == nil {
 		s.keys = identity.NewKeyCache(identity.DefaultKeyCacheTTL)
