@@ -41,6 +41,7 @@ type CatalogOutput struct {
 	Body struct {
 		Envelope
 		Categories []CatalogCategoryItem `json:"categories"`
+		knownETag                        // computed once per build of the catalog (catalogCache)
 	}
 }
 
@@ -76,13 +77,25 @@ func (s *Server) registerCatalog() {
 	tags := []string{"Services: catalog"}
 	register(s, huma.Operation{OperationID: "get-catalog", Method: http.MethodGet, Path: "/services/catalog", Summary: "Service catalog", Tags: tags},
 		access{permission: "services:read"}, func(ctx context.Context, _ *struct{}) (*CatalogOutput, error) {
-			entries, err := s.catalog.Catalog(ctx)
+			answer, err := s.catalogAnswer.get(ctx, func(ctx context.Context) (*CatalogOutput, error) {
+				entries, err := s.catalog.Catalog(ctx)
+				if err != nil {
+					return nil, err
+				}
+				out := &CatalogOutput{}
+				out.Body.Categories = mapSlice(entries, catalogItem)
+				etag, err := bodyETag(&out.Body)
+				if err != nil {
+					return nil, err
+				}
+				out.Body.knownETag = knownETag{etag: etag}
+				return out, nil
+			})
 			if err != nil {
 				return nil, err
 			}
-			out := &CatalogOutput{}
-			out.Body.Categories = mapSlice(entries, catalogItem)
-			return out, nil
+			out := *answer // a copy: the envelope transformer fills its metadata
+			return &out, nil
 		})
 	register(s, huma.Operation{OperationID: "get-catalog-category", Method: http.MethodGet, Path: "/services/catalog/{category}", Summary: "One catalog category", Tags: tags},
 		access{permission: "services:read"}, func(ctx context.Context, in *struct {

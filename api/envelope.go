@@ -98,15 +98,36 @@ func (s *Server) envelopeTransformer(hctx huma.Context, status string, v any) (a
 		return v, nil
 	}
 	if hctx.Method() == http.MethodGet && status == "200" {
-		raw, err := jsonMarshal(target.Interface())
-		if err == nil {
-			sum := sha256.Sum256(raw)
-			hctx.SetHeader("ETag", `"`+hex.EncodeToString(sum[:16])+`"`)
+		if k, ok := target.Interface().(etagKnown); ok && k.knownETagValue() != "" {
+			hctx.SetHeader("ETag", k.knownETagValue())
+		} else if etag, err := bodyETag(target.Interface()); err == nil {
+			hctx.SetHeader("ETag", etag)
 		}
 	}
 	setter.setMetadata(s.metadataFor(hctx.Context()))
 	return target.Interface(), nil
 }
+
+// bodyETag is the ETag of an answer body: the first half of the SHA-256 of
+// its JSON without metadata (which must be nil).
+func bodyETag(body any) (string, error) {
+	raw, err := jsonMarshal(body)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(raw)
+	return `"` + hex.EncodeToString(sum[:16]) + `"`, nil
+}
+
+// knownETag, embedded in an answer body, carries the body's ETag computed
+// in advance (bodyETag), for a body served many times (the catalog): the
+// envelope transformer then does not encode it a second time. It is
+// neither encoded nor in the schema (unexported).
+type knownETag struct{ etag string }
+
+func (k knownETag) knownETagValue() string { return k.etag }
+
+type etagKnown interface{ knownETagValue() string }
 
 // jsonMarshal encodes v as JSON without HTML escaping and without a trailing newline.
 func jsonMarshal(v any) ([]byte, error) {

@@ -345,6 +345,21 @@ func (s *Server) setClientInfo(c *fiber.Ctx) netip.Addr {
 
 type authErrorKey struct{}
 
+// dropCachedKeys empties the cache of authenticated API keys once a
+// request that may write (any method but GET, HEAD and OPTIONS) has been
+// handled, before its answer is sent: a key's revocation, rotation or
+// permission change, and a change of its organization's plan limits or
+// access policy, applies to the next request this instance receives.
+// Other instances see it within the cache's TTL (one second).
+func (s *Server) dropCachedKeys(c *fiber.Ctx) error {
+	switch c.Method() {
+	case fiber.MethodGet, fiber.MethodHead, fiber.MethodOptions:
+		return c.Next()
+	}
+	defer s.keys.Invalidate()
+	return c.Next()
+}
+
 // resolveCredential authenticates an API key or an access token from ip and
 // applies the restrictions that bind it. A signing key's signature is
 // accepted once (see replayGuard). Errors: those of AuthenticateAPIKey,
@@ -357,7 +372,7 @@ func (s *Server) resolveCredential(c *fiber.Ctx, secret string, ip netip.Addr) e
 		return s.resolveAccessToken(c, secret, ip)
 	}
 	ctx := c.UserContext()
-	auth, err := s.identity.AuthenticateAPIKey(ctx, secret, ip)
+	auth, err := s.identity.AuthenticateAPIKeyCached(ctx, s.keys, secret, ip)
 	if err != nil {
 		return err
 	}

@@ -60,6 +60,10 @@ type Deps struct {
 	// Blobs is the blob store of the support area's attachments (BLOB_URL;
 	// nil: attachments are refused with 503 DEPENDENCY_UNAVAILABLE).
 	Blobs *blob.Bucket
+	// Keys caches authenticated API keys (nil: a cache of
+	// identity.DefaultKeyCacheTTL). Every request that may write empties it
+	// (see dropCachedKeys).
+	Keys *identity.KeyCache
 }
 
 // Server is the HTTP API: the Fiber app and the huma API on it.
@@ -85,6 +89,7 @@ type Server struct {
 	log              *slog.Logger
 	now              func() time.Time
 	keyUsage         *identity.KeyUsage
+	keys             *identity.KeyCache // authenticated API keys, for a second (see dropCachedKeys)
 	limiter          *ratelimit.Limiter
 	limits           limiterStats
 	// anonymous are the per-address limits of requests without a valid
@@ -104,6 +109,8 @@ type Server struct {
 	// largeBodies are the routes registered with a body limit above
 	// MaxJSONBody (attachments); filled while registering, read-only after New.
 	largeBodies []largeBodyRoute
+	// catalogAnswer is GET /v1/services/catalog's answer, kept for a second.
+	catalogAnswer *catalogCache
 }
 
 // access is what an operation requires of its caller, declared once per route.
@@ -127,6 +134,10 @@ func New(deps Deps) *Server {
 		cfg: deps.Config, store: deps.Store, temporal: deps.Temporal, redis: deps.Redis,
 		log: deps.Logger, now: deps.Now, limiter: deps.Limiter,
 		streams: deps.Streams.withDefaults(), openStreams: &localStreams{open: map[string]int{}},
+		keys: deps.Keys, catalogAnswer: newCatalogCache(catalogCacheTTL),
+	}
+	if s.keys == nil {
+		s.keys = identity.NewKeyCache(identity.DefaultKeyCacheTTL)
 	}
 	if s.log == nil {
 		s.log = slog.Default()
@@ -166,7 +177,7 @@ func New(deps Deps) *Server {
 		EnableIPValidation:    true,
 		JSONEncoder:           jsonMarshal,
 	})
-	s.App.Use(s.recoverPanics, s.requestContext, s.limitBody, s.authenticate, s.rateLimit, s.conditionalGet)
+	s.App.Use(s.recoverPanics, s.dropCachedKeys, s.requestContext, s.limitBody, s.authenticate, s.rateLimit, s.conditionalGet)
 
 	cfg := huma.DefaultConfig("Telecom & IT Services Platform API", LatestVersion)
 	cfg.CreateHooks = nil

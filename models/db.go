@@ -46,11 +46,16 @@ func Open(ctx context.Context, url string, log *slog.Logger) (*gorm.DB, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Keep as many idle connections as open ones: with database/sql's
+	// default of 2, any load above two requests in flight closes
+	// connections on release and reopens them on the next request (on
+	// SQLite each new connection runs the pragmas and parses the schema).
+	maxOpen := 20
 	if IsSQLite(db) {
-		sqlDB.SetMaxOpenConns(8)
-	} else {
-		sqlDB.SetMaxOpenConns(20)
+		maxOpen = 8
 	}
+	sqlDB.SetMaxOpenConns(maxOpen)
+	sqlDB.SetMaxIdleConns(maxOpen)
 	sqlDB.SetConnMaxIdleTime(5 * time.Minute)
 	pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()

@@ -302,9 +302,42 @@ type AuthenticatedKey struct {
 // Errors: INVALID_API_KEY (malformed, unknown, expired or revoked),
 // IP_NOT_ALLOWED (client IP outside the key's allow-list).
 func (s *Store) AuthenticateAPIKey(ctx context.Context, secret string, clientIP netip.Addr) (*AuthenticatedKey, error) {
+	return s.AuthenticateAPIKeyCached(ctx, nil, secret, clientIP)
+}
+
+// AuthenticateAPIKeyCached is AuthenticateAPIKey reading the key (with its
+// organization's plan limits and access policy) through cache, which may
+// be nil (no cache). Only what the database holds is cached: revocation,
+// expiry and the IP allow-list are checked on every call, against the
+// cached row. Unknown keys are not cached.
+func (s *Store) AuthenticateAPIKeyCached(ctx context.Context, cache *KeyCache, secret string, clientIP netip.Addr) (*AuthenticatedKey, error) {
 	if _, ok := ValidKeyFormat(secret); !ok {
 		return nil, models.Errorf(models.CodeInvalidAPIKey, "the API key is malformed")
 	}
+	hash := models.HashSecret(secret)
+	rec, ticket, found := cache.get(hash)
+	if !found {
+		var err error
+		if rec, err = s.readKeyRecord(ctx, hash); err != nil {
+			return nil, err
+		}
+		cache.put(hash, rec, ticket)
+	}
+	return s.checkKeyRecord(rec, clientIP)
+}
+
+// keyRecord is what authenticating a key reads from the database: the key
+// with its organization's plan limits and access policy. It is shared by
+// the requests that find it in a KeyCache: never modified.
+type keyRecord struct {
+	key    APIKey
+	org    models.Organization // ID, plan and custom limits only
+	policy *models.AccessPolicy
+}
+
+// readKeyRecord reads the key whose secret hashes to hash.
+// Errors: INVALID_API_KEY (unknown).
+func (s *Store) readKeyRecord(ctx context.Context, hash string) (*keyRecord, error) {
 	// One read on the hot path: the key with its organization's plan limits
 	// and access policy.
 	var row struct {
@@ -318,15 +351,26 @@ func (s *Store) AuthenticateAPIKey(ctx context.Context, secret string, clientIP 
 	err := s.In(ctx, models.SystemScope()).Model(&APIKey{}).
 		Select("api_keys.*, organizations.plan, organizations.custom_hourly, organizations.custom_burst, organizations.custom_concurrent, organizations.access_policy").
 		Joins("JOIN organizations ON organizations.id = api_keys.organization_id").
-		Where("api_keys.hash = ?", models.HashSecret(secret)).Take(&row).Error
+		Where("api_keys.hash = ?", hash).Take(&row).Error
 	if err != nil {
 		if e := models.NotFoundOr(err, "key"); models.ErrorCode(e) == models.CodeNotFound {
 			return nil, models.Errorf(models.CodeInvalidAPIKey, "the API key is not valid")
 		}
 		return nil, models.DBErr(err)
 	}
-	key := row.APIKey
-	org := models.Organization{ID: key.OrganizationID, Plan: row.Plan, CustomHourly: row.CustomHourly, CustomBurst: row.CustomBurst, CustomConcurrent: row.CustomConcurrent}
+	return &keyRecord{
+		key:    row.APIKey,
+		org:    models.Organization{ID: row.OrganizationID, Plan: row.Plan, CustomHourly: row.CustomHourly, CustomBurst: row.CustomBurst, CustomConcurrent: row.CustomConcurrent},
+		policy: row.AccessPolicy,
+	}, nil
+}
+
+// checkKeyRecord applies revocation, expiry and the IP allow-list to a key
+// read by readKeyRecord and builds its principal (fresh values: callers
+// may keep or change them).
+func (s *Store) checkKeyRecord(rec *keyRecord, clientIP netip.Addr) (*AuthenticatedKey, error) {
+	key := rec.key
+	org := rec.org
 	if key.RevokedAt != nil {
 		return nil, models.Errorf(models.CodeInvalidAPIKey, "the API key has been revoked")
 	}
@@ -346,7 +390,7 @@ func (s *Store) AuthenticateAPIKey(ctx context.Context, secret string, clientIP 
 		}
 	}
 	return &AuthenticatedKey{
-		Key: &key, Policy: row.AccessPolicy,
+		Key: &key, Policy: rec.policy,
 		Principal: &models.Principal{
 			Kind: models.PrincipalAPIKey, ID: key.ID, OrganizationID: key.OrganizationID, Environment: key.Environment,
 			Role: key.Role, Permissions: key.Permissions,

@@ -1,0 +1,114 @@
+package api_test
+
+import (
+	"context"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/telcoplatform/platform/api"
+	"github.com/telcoplatform/platform/config"
+	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/identity"
+)
+
+// secondInstance returns another API server on the harness's database,
+// with its own cache of authenticated keys.
+func secondInstance(t *testing.T, h *harness) *api.Server {
+	t.Helper()
+	cfg, err := config.Load(func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return api.New(api.Deps{Config: cfg, Store: h.store, Blobs: h.blobs})
+}
+
+// on runs fn with the harness pointed at srv.
+func on(h *harness, srv *api.Server, fn func()) {
+	prev := h.srv
+	h.srv = srv
+	defer func() { h.srv = prev }()
+	fn()
+}
+
+// untilStatus sends GET path with key to srv until it answers want, and
+// fails if a request sent one second or more after since did not.
+func untilStatus(t *testing.T, h *harness, srv *api.Server, path, key string, want int, since time.Time) time.Duration {
+	t.Helper()
+	for {
+		sent := time.Now()
+		var got int
+		on(h, srv, func() { got = h.do("GET", path, key, nil).status })
+		if got == want {
+			return sent.Sub(since)
+		}
+		if sent.Sub(since) >= identity.DefaultKeyCacheTTL {
+			t.Fatalf("GET %s answered %d %v after the change, want %d within %v", path, got, sent.Sub(since), want, identity.DefaultKeyCacheTTL)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestCachedKeyRevocation: a key revoked on one instance stops working at
+// once there, and within one second on another instance that has it cached.
+func TestCachedKeyRevocation(t *testing.T) {
+	h := newHarness(t)
+	a, b := h.srv, secondInstance(t, h)
+	id, key := h.limitedKey(100, 50)
+	for _, srv := range []*api.Server{a, b} { // both instances now hold the key
+		on(h, srv, func() { h.do("GET", "/v1/services/catalog", key, nil).decode(http.StatusOK, nil) })
+	}
+	h.do("DELETE", "/v1/auth/api-keys/"+id, h.tenants[0].liveKey, nil).decode(http.StatusOK, nil)
+	revoked := time.Now()
+	h.do("GET", "/v1/services/catalog", key, nil).wantError(http.StatusUnauthorized, "INVALID_API_KEY")
+	took := untilStatus(t, h, b, "/v1/services/catalog", key, http.StatusUnauthorized, revoked)
+	t.Logf("the other instance refused the revoked key after %v", took)
+
+	// Rotation: the old secret stops at once here, within a second there.
+	id, key = h.limitedKey(100, 50)
+	for _, srv := range []*api.Server{a, b} {
+		on(h, srv, func() { h.do("GET", "/v1/services/catalog", key, nil).decode(http.StatusOK, nil) })
+	}
+	h.do("POST", "/v1/auth/api-keys/"+id+"/rotate", h.tenants[0].liveKey, nil).decode(http.StatusOK, nil)
+	rotated := time.Now()
+	h.do("GET", "/v1/services/catalog", key, nil).wantError(http.StatusUnauthorized, "INVALID_API_KEY")
+	untilStatus(t, h, b, "/v1/services/catalog", key, http.StatusUnauthorized, rotated)
+}
+
+// TestCachedKeyChanges: a change of a key's permissions made outside this
+// process, and a change of its organization's access policy made on
+// another instance, apply within one second.
+func TestCachedKeyChanges(t *testing.T) {
+	h := newHarness(t)
+	a, b := h.srv, secondInstance(t, h)
+	id, key := h.limitedKey(100, 50)
+	for _, srv := range []*api.Server{a, b} {
+		on(h, srv, func() { h.do("GET", "/v1/services/catalog", key, nil).decode(http.StatusOK, nil) })
+	}
+
+	// The permissions, changed in the database (another process): both
+	// instances apply them within a second.
+	err := h.store.In(context.Background(), models.SystemScope()).Model(&identity.APIKey{}).Where("id = ?", id).
+		Update("permissions", `["billing:read"]`).Error
+	if err != nil {
+		t.Fatal(err)
+	}
+	changed := time.Now()
+	for _, srv := range []*api.Server{a, b} {
+		untilStatus(t, h, srv, "/v1/services/catalog", key, http.StatusForbidden, changed)
+	}
+
+	// The organization's access policy, changed through instance a: a
+	// applies it at once, b within a second.
+	on(h, b, func() { h.do("GET", "/v1/services/catalog", h.tenants[0].liveKey, nil).decode(http.StatusOK, nil) })
+	h.do("PUT", "/v1/organizations/"+h.tenants[0].org.ID, h.adminKey, map[string]any{"access_policy": map[string]any{"ip_allowlist": []string{"192.0.2.0/24"}}}).decode(http.StatusOK, nil)
+	changed = time.Now()
+	h.do("GET", "/v1/services/catalog", h.tenants[0].liveKey, nil).wantError(http.StatusForbidden, "IP_NOT_ALLOWED")
+	untilStatus(t, h, b, "/v1/services/catalog", h.tenants[0].liveKey, http.StatusForbidden, changed)
+
+	// And back: the policy removed on a, the key works again on both.
+	h.do("PUT", "/v1/organizations/"+h.tenants[0].org.ID, h.adminKey, map[string]any{"access_policy": map[string]any{}}).decode(http.StatusOK, nil)
+	changed = time.Now()
+	h.do("GET", "/v1/services/catalog", h.tenants[0].liveKey, nil).decode(http.StatusOK, nil)
+	untilStatus(t, h, b, "/v1/services/catalog", h.tenants[0].liveKey, http.StatusOK, changed)
+}
