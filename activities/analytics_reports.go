@@ -37,16 +37,12 @@ func NewAnalyticsReports(store *models.Store, blobs *blob.Bucket, baseURL string
 // unscheduled. Errors: VALIDATION_ERROR (not retried: the saved query no
 // longer holds), INTERNAL_ERROR.
 func (a *AnalyticsReports) Prepare(ctx context.Context, in workflows.PrepareReportInput) (*workflows.PreparedReport, error) {
-	id, err := a.store.PrepareScheduledRun(ctx, in.DefinitionID, in.Key, in.At)
+	id, scope, err := a.store.PrepareScheduledRun(ctx, in.DefinitionID, in.Key, in.At)
 	if err != nil || id == "" {
 		return &workflows.PreparedReport{}, reportError(err)
 	}
-	op, err := a.store.RunByID(ctx, id)
-	if err != nil {
-		return nil, reportError(err)
-	}
 	activity.GetLogger(ctx).Info("scheduled report prepared", "definition_id", in.DefinitionID, "report_id", id)
-	return &workflows.PreparedReport{ReportID: id, OrganizationID: op.OrganizationID, Environment: op.Environment}, nil
+	return &workflows.PreparedReport{ReportID: id, OrganizationID: scope.OrganizationID, Environment: scope.Environment}, nil
 }
 
 // Begin marks the run in progress with the workflow's run id. Calling it

@@ -196,19 +196,16 @@ func (s *Server) analyticsReportOutput(ctx context.Context, op *operations.Opera
 func (s *Server) startAnalyticsReport(ctx context.Context, op *operations.Operation) (*AnalyticsReportOutput, error) {
 	scope := principal(ctx).OwnScope()
 	ops := operations.NewStore(s.store)
-	spec, err := reports.SpecOf(op)
-	if err != nil {
-		return nil, err
-	}
 	if _, err := s.startOperation(ctx, operationStart{scope: scope, op: op, workflow: workflows.AnalyticsReportWorkflow,
 		input: workflows.ReportInput{ReportID: op.ID}, serviceID: op.ResourceID, priority: workflows.Background,
 		store:   func(ctx context.Context) error { return ops.CreateOperation(ctx, scope, op) },
 		abandon: func(ctx context.Context) error { return ops.DeleteOperation(ctx, scope, op.ID) }}); err != nil {
 		return nil, err
 	}
-	if spec.DefinitionID != "" {
-		if err := s.analyticsReports.MarkRun(ctx, scope, spec.DefinitionID, op.ID, op.CreatedAt); err != nil {
-			s.log.WarnContext(ctx, "recording a definition's last run failed", "definition_id", spec.DefinitionID, "error", err)
+	// A run of a definition has the definition as its resource (reports.NewRunOperation).
+	if defID := op.ResourceID; defID != op.ID {
+		if err := s.analyticsReports.MarkRun(ctx, scope, defID, op.ID, op.CreatedAt); err != nil {
+			s.log.WarnContext(ctx, "recording a definition's last run failed", "definition_id", defID, "error", err)
 		}
 	}
 	return s.analyticsReportOutput(ctx, op, http.StatusAccepted)

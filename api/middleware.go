@@ -350,14 +350,19 @@ type authErrorKey struct{}
 // handled, before its answer is sent: a key's revocation, rotation or
 // permission change, and a change of its organization's plan limits or
 // access policy, applies to the next request this instance receives.
-// Other instances see it within the cache's TTL (one second).
+// Other instances see it within the cache's TTL (one second). A request
+// refused with a 4xx (unauthenticated, rate-limited, invalid) changed
+// nothing, so it keeps the cache: anyone could otherwise empty it at will.
 func (s *Server) dropCachedKeys(c *fiber.Ctx) error {
 	switch c.Method() {
 	case fiber.MethodGet, fiber.MethodHead, fiber.MethodOptions:
 		return c.Next()
 	}
-	defer s.keys.Invalidate()
-	return c.Next()
+	err := c.Next()
+	if st := c.Response().StatusCode(); err != nil || st < 400 || st >= 500 {
+		s.keys.Invalidate()
+	}
+	return err
 }
 
 // resolveCredential authenticates an API key or an access token from ip and

@@ -6,7 +6,6 @@ import (
 
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/telcoplatform/platform/models"
@@ -71,35 +70,14 @@ type AnalyticsReportsActivities interface {
 // failure ends it failed (analytics_report.failed), a cancellation
 // cancelled, recorded in a disconnected context.
 func AnalyticsReport(ctx workflow.Context, in ReportInput) error {
-	actx := workflow.WithActivityOptions(ctx, ReportActivityOptions())
-	step := reports.StepQuery
-	err := func() error {
-		if err := execute(actx, AnalyticsReportsActivities.Begin, in).Get(actx, nil); err != nil {
-			return err
-		}
-		var res reports.Result
-		if err := call(actx, AnalyticsReportsActivities.Generate, in).Get(actx, &res); err != nil {
-			return err
-		}
-		step = reports.StepDeliver
-		return execute(actx, AnalyticsReportsActivities.Complete, AnalyticsReportCompleteInput{ReportID: in.ReportID, Result: res}).Get(actx, nil)
-	}()
-	if err == nil {
-		return nil
-	}
-	end := ReportFailInput{ReportID: in.ReportID, Status: operations.OpFailed, Step: step}
-	if temporal.IsCanceledError(err) {
-		end.Status = operations.OpCancelled
-	} else {
-		e := ErrorOf(err)
-		end.Error = &operations.OperationError{Code: e.Code, Message: e.Message, Details: e.Details}
-	}
-	dctx, _ := workflow.NewDisconnectedContext(ctx)
-	dctx = workflow.WithActivityOptions(dctx, ReportActivityOptions())
-	if ferr := execute(dctx, AnalyticsReportsActivities.Fail, end).Get(dctx, nil); ferr != nil {
-		workflow.GetLogger(ctx).Error("recording the end of a report run failed", "report_id", in.ReportID, "error", ferr)
-	}
-	return err
+	return runReport(ctx, in, reportSteps[AnalyticsReportsActivities, reports.Result, AnalyticsReportCompleteInput]{
+		begin: AnalyticsReportsActivities.Begin, generate: AnalyticsReportsActivities.Generate, complete: AnalyticsReportsActivities.Complete,
+		fail: AnalyticsReportsActivities.Fail,
+		completeInput: func(id string, res reports.Result) AnalyticsReportCompleteInput {
+			return AnalyticsReportCompleteInput{ReportID: id, Result: res}
+		},
+		query: reports.StepQuery, deliver: reports.StepDeliver,
+	})
 }
 
 // ScheduledAnalyticsReport is one firing of a saved definition's schedule:

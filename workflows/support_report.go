@@ -65,18 +65,45 @@ func ReportActivityOptions() workflow.ActivityOptions {
 // cancellation ends it cancelled. Either way the ending is recorded in a
 // disconnected context, so a cancelled run still records it.
 func SupportReport(ctx workflow.Context, in ReportInput) error {
+	return runReport(ctx, in, reportSteps[ReportsActivities, support.ReportResult, ReportCompleteInput]{
+		begin: ReportsActivities.Begin, generate: ReportsActivities.Generate, complete: ReportsActivities.Complete, fail: ReportsActivities.Fail,
+		completeInput: func(id string, res support.ReportResult) ReportCompleteInput {
+			return ReportCompleteInput{ReportID: id, Result: res}
+		},
+		query: support.ReportStepQuery, deliver: support.ReportStepDeliver,
+	})
+}
+
+// reportSteps are the activities of a report run workflow (of activity
+// group I, whose Generate returns R and whose Complete takes C) and the
+// names of its two steps.
+type reportSteps[I, R, C any] struct {
+	begin         func(I, context.Context, ReportInput) error
+	generate      func(I, context.Context, ReportInput) (*R, error)
+	complete      func(I, context.Context, C) error
+	fail          func(I, context.Context, ReportFailInput) error
+	completeInput func(id string, res R) C
+	query         string // the step Generate runs in
+	deliver       string // the step Complete runs in
+}
+
+// runReport runs a report: Begin, Generate (step query), then Complete
+// (step deliver). A failure ends it failed, a cancellation cancelled,
+// recorded by Fail in a disconnected context so that a cancelled run
+// still records it.
+func runReport[I, R, C any](ctx workflow.Context, in ReportInput, st reportSteps[I, R, C]) error {
 	actx := workflow.WithActivityOptions(ctx, ReportActivityOptions())
-	step := support.ReportStepQuery
+	step := st.query
 	err := func() error {
-		if err := execute(actx, ReportsActivities.Begin, in).Get(actx, nil); err != nil {
+		if err := execute(actx, st.begin, in).Get(actx, nil); err != nil {
 			return err
 		}
-		var res support.ReportResult
-		if err := call(actx, ReportsActivities.Generate, in).Get(actx, &res); err != nil {
+		var res R
+		if err := call(actx, st.generate, in).Get(actx, &res); err != nil {
 			return err
 		}
-		step = support.ReportStepDeliver
-		return execute(actx, ReportsActivities.Complete, ReportCompleteInput{ReportID: in.ReportID, Result: res}).Get(actx, nil)
+		step = st.deliver
+		return execute(actx, st.complete, st.completeInput(in.ReportID, res)).Get(actx, nil)
 	}()
 	if err == nil {
 		return nil
@@ -90,7 +117,7 @@ func SupportReport(ctx workflow.Context, in ReportInput) error {
 	}
 	dctx, _ := workflow.NewDisconnectedContext(ctx)
 	dctx = workflow.WithActivityOptions(dctx, ReportActivityOptions())
-	if ferr := execute(dctx, ReportsActivities.Fail, end).Get(dctx, nil); ferr != nil {
+	if ferr := execute(dctx, st.fail, end).Get(dctx, nil); ferr != nil {
 		workflow.GetLogger(ctx).Error("recording the end of a report run failed", "report_id", in.ReportID, "error", ferr)
 	}
 	return err

@@ -149,11 +149,11 @@ func ParseQuery(in QueryInput, staff bool, now time.Time) (*Query, error) {
 		v.Check(in.From != "", "from", "is required with to")
 		v.Check(in.To != "", "to", "is required with from")
 		if in.From != "" {
-			q.From, okFrom = parseTime(in.From, loc)
+			q.From, okFrom = ParseTime(in.From, loc)
 			v.Check(okFrom, "from", "must be an RFC 3339 timestamp or a date (YYYY-MM-DD)")
 		}
 		if in.To != "" {
-			q.To, okTo = parseTime(in.To, loc)
+			q.To, okTo = ParseTime(in.To, loc)
 			v.Check(okTo, "to", "must be an RFC 3339 timestamp or a date (YYYY-MM-DD)")
 		}
 		if okFrom && okTo {
@@ -189,9 +189,9 @@ func ParseQuery(in QueryInput, staff bool, now time.Time) (*Query, error) {
 	return q, nil
 }
 
-// parseTime reads an RFC 3339 timestamp, or a date as midnight of that day
+// ParseTime reads an RFC 3339 timestamp, or a date as midnight of that day
 // in loc.
-func parseTime(s string, loc *time.Location) (time.Time, bool) {
+func ParseTime(s string, loc *time.Location) (time.Time, bool) {
 	if t, err := time.Parse(time.RFC3339, s); err == nil {
 		return t, true
 	}

@@ -45,9 +45,6 @@ func NewKeyCache(ttl time.Duration) *KeyCache {
 	return &KeyCache{ttl: ttl, now: time.Now, entries: map[string]keyCacheEntry{}}
 }
 
-// TTL returns how long an entry lives.
-func (c *KeyCache) TTL() time.Duration { return c.ttl }
-
 // Invalidate drops every entry, and every read in progress.
 func (c *KeyCache) Invalidate() {
 	if c == nil {

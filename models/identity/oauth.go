@@ -495,25 +495,10 @@ type ServerSecret struct {
 }
 
 // EnsureServerSecret returns the named secret, generating and sealing it on
-// first use; concurrent callers get the same value. Errors: INTERNAL_ERROR.
+// first use (a read, then a write only when it is missing); concurrent
+// callers get the same value. Errors: INTERNAL_ERROR.
 func (s *Store) EnsureServerSecret(ctx context.Context, name string) (string, error) {
-	if s.Sealer == nil {
-		return "", models.Internal(errors.New("server secrets need SECRETS_KEY (no sealer configured)"))
-	}
-	db := s.In(ctx, models.SystemScope())
-	row := ServerSecret{Name: name, Sealed: s.Sealer.Seal(models.BindServerSecret(name), models.RandomString(48)), CreatedAt: s.Now()}
-	if err := db.Clauses(clause.OnConflict{DoNothing: true}).Create(&row).Error; err != nil {
-		return "", models.DBErr(err)
-	}
-	var stored ServerSecret
-	if err := db.Where("name = ?", name).Take(&stored).Error; err != nil {
-		return "", models.DBErr(err)
-	}
-	plain, err := s.Sealer.Open(models.BindServerSecret(name), stored.Sealed)
-	if err != nil {
-		return "", models.Internal(err)
-	}
-	return plain, nil
+	return s.EnsureServerSecretWith(ctx, name, func() (string, error) { return models.RandomString(48), nil })
 }
 
 // Device authorization (RFC 8628) statuses.

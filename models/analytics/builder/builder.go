@@ -221,11 +221,11 @@ func resolvePeriod(v *models.Validator, def *Definition, p *Plan, now time.Time)
 	v.Check(def.To != "", "to", "is required with from")
 	var okFrom, okTo bool
 	if def.From != "" {
-		p.From, okFrom = parseTime(def.From, loc)
+		p.From, okFrom = analytics.ParseTime(def.From, loc)
 		v.Check(okFrom, "from", "must be an RFC 3339 timestamp or a date (YYYY-MM-DD)")
 	}
 	if def.To != "" {
-		p.To, okTo = parseTime(def.To, loc)
+		p.To, okTo = analytics.ParseTime(def.To, loc)
 		v.Check(okTo, "to", "must be an RFC 3339 timestamp or a date (YYYY-MM-DD)")
 	}
 	if !okFrom || !okTo {
@@ -241,18 +241,6 @@ func resolvePeriod(v *models.Validator, def *Definition, p *Plan, now time.Time)
 	}
 	p.From, p.To = p.From.In(loc), p.To.In(loc)
 	return def.Period == ""
-}
-
-// parseTime reads an RFC 3339 timestamp, or a date as midnight of that day
-// in loc.
-func parseTime(s string, loc *time.Location) (time.Time, bool) {
-	if t, err := time.Parse(time.RFC3339, s); err == nil {
-		return t, true
-	}
-	if t, err := time.ParseInLocation(time.DateOnly, s, loc); err == nil {
-		return t, true
-	}
-	return time.Time{}, false
 }
 
 // checkColumns checks the metrics, dimensions and sort of def against ds,

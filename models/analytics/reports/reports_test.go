@@ -79,11 +79,11 @@ func TestScheduledRunLifecycle(t *testing.T) {
 		t.Fatalf("definition %+v %+v", d, d.Schedule)
 	}
 	now := time.Now().UTC()
-	id, err := s.PrepareScheduledRun(ctx, d.ID, "analytics-report-x-2026", now)
+	id, _, err := s.PrepareScheduledRun(ctx, d.ID, "analytics-report-x-2026", now)
 	if err != nil || id == "" {
 		t.Fatal(id, err)
 	}
-	again, err := s.PrepareScheduledRun(ctx, d.ID, "analytics-report-x-2026", now.Add(time.Minute))
+	again, _, err := s.PrepareScheduledRun(ctx, d.ID, "analytics-report-x-2026", now.Add(time.Minute))
 	if err != nil || again != id {
 		t.Fatalf("a retried firing made %q, want %q (%v)", again, id, err)
 	}
@@ -143,7 +143,7 @@ func TestScheduledRunLifecycle(t *testing.T) {
 		Query: builder.Definition{Dataset: "tickets", Metrics: []string{"count"}}}, Schedule: &reports.ScheduleInput{Frequency: "daily"}}); err != nil {
 		t.Fatal(err)
 	}
-	hooked, err := s.PrepareScheduledRun(ctx, d.ID, "analytics-report-x-2027", now)
+	hooked, _, err := s.PrepareScheduledRun(ctx, d.ID, "analytics-report-x-2027", now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +154,7 @@ func TestScheduledRunLifecycle(t *testing.T) {
 	if err := s.CompleteRun(ctx, hooked, res, "https://api.example/link", expires); err != nil {
 		t.Fatal(err)
 	}
-	failed, _ := s.PrepareScheduledRun(ctx, d.ID, "analytics-report-x-2028", now)
+	failed, _, _ := s.PrepareScheduledRun(ctx, d.ID, "analytics-report-x-2028", now)
 	if err := s.FailRun(ctx, failed, operations.OpFailed, reports.StepQuery, &operations.OperationError{Code: "INTERNAL_ERROR", Message: "boom"}); err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +180,7 @@ func TestScheduledRunLifecycle(t *testing.T) {
 	if _, err := s.DeleteDefinition(ctx, p, d.ID); err != nil {
 		t.Fatal(err)
 	}
-	if id, err := s.PrepareScheduledRun(ctx, d.ID, "analytics-report-x-2029", now); err != nil || id != "" {
+	if id, _, err := s.PrepareScheduledRun(ctx, d.ID, "analytics-report-x-2029", now); err != nil || id != "" {
 		t.Fatalf("a deleted definition ran: %q %v", id, err)
 	}
 }

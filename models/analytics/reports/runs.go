@@ -115,8 +115,12 @@ func (s *Store) NewDefinitionRun(ctx context.Context, p *models.Principal, id st
 
 // MarkRun records run id as definition defID's last run.
 func (s *Store) MarkRun(ctx context.Context, scope models.Scope, defID, id string, at time.Time) error {
-	return models.DBErr(s.core.In(ctx, scope).Model(&Definition{}).Where("id = ?", defID).
-		Updates(map[string]any{"last_run_id": id, "last_run_at": at}).Error)
+	return markRun(s.core.In(ctx, scope), defID, id, at)
+}
+
+// markRun records run id as definition defID's last run on db.
+func markRun(db *gorm.DB, defID, id string, at time.Time) error {
+	return models.DBErr(db.Model(&Definition{}).Where("id = ?", defID).Updates(map[string]any{"last_run_id": id, "last_run_at": at}).Error)
 }
 
 // ScheduledRunID is the id of the run that the scheduled start key (the
@@ -128,33 +132,33 @@ func ScheduledRunID(key string) string {
 }
 
 // PrepareScheduledRun creates (once per key) the run of definition defID
-// that its schedule starts at now, and returns its id; "" when the
-// definition is gone or no longer scheduled (the run is skipped). The
+// that its schedule starts at now, and returns its id and tenant; "" when
+// the definition is gone or no longer scheduled (the run is skipped). The
 // query is checked again, as of now. Errors: VALIDATION_ERROR (the saved
 // query no longer valid), INTERNAL_ERROR.
-func (s *Store) PrepareScheduledRun(ctx context.Context, defID, key string, now time.Time) (string, error) {
+func (s *Store) PrepareScheduledRun(ctx context.Context, defID, key string, now time.Time) (string, models.Scope, error) {
 	d, err := s.DefinitionByID(ctx, defID)
 	if models.ErrorCode(err) == models.CodeNotFound {
-		return "", nil
+		return "", models.Scope{}, nil
 	}
 	if err != nil {
-		return "", err
+		return "", models.Scope{}, err
 	}
 	if d.Schedule == nil {
-		return "", nil
+		return "", models.Scope{}, nil
 	}
 	id := ScheduledRunID(key)
 	scope := models.TenantScope(d.OrganizationID, d.Environment)
 	var n int64
 	if err := s.core.In(ctx, scope).Model(&operations.Operation{}).Where("id = ?", id).Count(&n).Error; err != nil {
-		return "", models.DBErr(err)
+		return "", scope, models.DBErr(err)
 	}
 	if n > 0 {
-		return id, nil
+		return id, scope, nil
 	}
 	plan, err := builder.Validate(d.Query, now)
 	if err != nil {
-		return "", err
+		return "", scope, err
 	}
 	spec := &Spec{Query: plan.Definition, From: plan.From.UTC(), To: plan.To.UTC(), Format: d.Format, DeliveryMethod: d.DeliveryMethod,
 		NotificationEmail: d.NotificationEmail, ReadOrganizationID: d.ReadScope(), Environment: d.Environment,
@@ -164,12 +168,12 @@ func (s *Store) PrepareScheduledRun(ctx context.Context, defID, key string, now 
 		if err := tx.Create(op).Error; err != nil {
 			return models.DBErr(err)
 		}
-		return models.DBErr(tx.Model(&Definition{}).Where("id = ?", d.ID).Updates(map[string]any{"last_run_id": id, "last_run_at": now}).Error)
+		return markRun(tx, d.ID, id, now)
 	})
 	if err != nil {
-		return "", err
+		return "", scope, err
 	}
-	return id, nil
+	return id, scope, nil
 }
 
 // GetRun returns run id of p's organization and environment. Errors: NOT_FOUND.
