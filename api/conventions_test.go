@@ -1,7 +1,11 @@
 package api_test
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"net/http"
 	"net/netip"
 	"strings"
@@ -282,4 +286,41 @@ func TestMissingRequiredFieldsAreNamed(t *testing.T) {
 	if names["name"] != "is required" || names["billing_email"] != "is required" {
 		t.Fatalf("missing fields not named: %v", fields)
 	}
+}
+
+// TestGETAnswerEncodedOnce checks the shape of a GET answer encoded once
+// for its ETag and its bytes: the metadata is the first member, followed by
+// exactly the bytes the ETag was computed over.
+func TestGETAnswerEncodedOnce(t *testing.T) {
+	h := newHarness(t)
+	key := h.tenants[0].liveKey
+	for _, path := range []string{"/v1/services/catalog", "/v1/billing/accounts/" + h.tenants[0].account.ID, "/api/v1/auth/api-keys"} {
+		res := h.do("GET", path, key, nil).decode(200, nil)
+		prefix := []byte(`{"metadata":`)
+		if !bytes.HasPrefix(res.body, prefix) {
+			t.Fatalf("%s: body does not start with its metadata: %.80s", path, res.body)
+		}
+		dec := json.NewDecoder(bytes.NewReader(res.body[len(prefix):]))
+		var meta struct {
+			RequestID string `json:"request_id"`
+			Timestamp string `json:"timestamp"`
+		}
+		if err := dec.Decode(&meta); err != nil || meta.RequestID == "" || meta.Timestamp == "" {
+			t.Fatalf("%s: metadata %+v: %v", path, meta, err)
+		}
+		rest := bytes.TrimSpace(res.body[len(prefix)+int(dec.InputOffset()):])
+		rest = bytes.TrimPrefix(rest, []byte(","))
+		raw := append([]byte("{"), rest...)
+		if !json.Valid(raw) {
+			t.Fatalf("%s: the body without its metadata is not JSON: %.80s", path, raw)
+		}
+		if got, want := res.header.Get("ETag"), etagOf(raw); got != want {
+			t.Fatalf("%s: ETag %s, want %s (the body without metadata)", path, got, want)
+		}
+	}
+}
+
+func etagOf(raw []byte) string {
+	sum := sha256.Sum256(raw)
+	return `"` + hex.EncodeToString(sum[:16]) + `"`
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"reflect"
@@ -98,14 +99,62 @@ func (s *Server) envelopeTransformer(hctx huma.Context, status string, v any) (a
 		return v, nil
 	}
 	if hctx.Method() == http.MethodGet && status == "200" {
-		if k, ok := target.Interface().(etagKnown); ok && k.knownETagValue() != "" {
-			hctx.SetHeader("ETag", k.knownETagValue())
-		} else if etag, err := bodyETag(target.Interface()); err == nil {
+		// Encoded once: the ETag is computed over the body without its
+		// metadata, and the metadata is then spliced in front of the same bytes.
+		if raw, err := jsonMarshal(target.Interface()); err == nil && len(raw) >= 2 && raw[0] == '{' {
+			etag := ""
+			if k, ok := target.Interface().(etagKnown); ok {
+				etag = k.knownETagValue()
+			}
+			if etag == "" {
+				etag = rawETag(raw)
+			}
 			hctx.SetHeader("ETag", etag)
+			if meta, err := jsonMarshal(s.metadataFor(hctx.Context())); err == nil {
+				return withMetadata(raw, meta), nil
+			}
 		}
 	}
 	setter.setMetadata(s.metadataFor(hctx.Context()))
 	return target.Interface(), nil
+}
+
+// encodedBody is an answer body already encoded as JSON (a GET's answer,
+// encoded once for both its ETag and its bytes); jsonFormat writes it as
+// it is.
+type encodedBody []byte
+
+// MarshalJSON returns the encoded body.
+func (b encodedBody) MarshalJSON() ([]byte, error) { return b, nil }
+
+// withMetadata returns the JSON object raw (encoded without metadata) with
+// the encoded metadata as its first member, as the envelope encodes it.
+func withMetadata(raw, meta []byte) encodedBody {
+	out := make([]byte, 0, len(raw)+len(meta)+14)
+	out = append(out, `{"metadata":`...)
+	out = append(out, meta...)
+	if rest := bytes.TrimSpace(raw[1:]); len(rest) > 0 && rest[0] != '}' {
+		out = append(out, ',')
+	}
+	return append(out, raw[1:]...)
+}
+
+// jsonFormat is huma's JSON format, writing an encodedBody without
+// encoding it again.
+func jsonFormat() huma.Format {
+	return huma.Format{
+		Marshal: func(w io.Writer, v any) error {
+			if b, ok := v.(encodedBody); ok {
+				if _, err := w.Write(b); err != nil {
+					return err
+				}
+				_, err := w.Write([]byte{'\n'}) // as json.Encoder ends a value
+				return err
+			}
+			return huma.DefaultJSONFormat.Marshal(w, v)
+		},
+		Unmarshal: huma.DefaultJSONFormat.Unmarshal,
+	}
 }
 
 // bodyETag is the ETag of an answer body: the first half of the SHA-256 of
@@ -115,8 +164,13 @@ func bodyETag(body any) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	return rawETag(raw), nil
+}
+
+// rawETag is the ETag of an answer body encoded without its metadata.
+func rawETag(raw []byte) string {
 	sum := sha256.Sum256(raw)
-	return `"` + hex.EncodeToString(sum[:16]) + `"`, nil
+	return `"` + hex.EncodeToString(sum[:16]) + `"`
 }
 
 // knownETag, embedded in an answer body, carries the body's ETag computed

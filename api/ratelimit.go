@@ -115,11 +115,19 @@ func (s *Server) rateLimit(c *fiber.Ctx) error {
 		req.Key = "ip:" + callerIP(c.UserContext())
 	}
 	req.Hourly, req.Burst = limits.Hourly, limits.Burst
+	if p != nil && limits.Concurrent > 0 && authenticationError(c) == nil {
+		// The concurrency slot is taken in the same round trip as the check.
+		req.Slot = ratelimit.SlotRequest{Key: "conc:" + p.OrganizationID + ":" + string(p.Environment), Limit: limits.Concurrent}
+	}
 	res, err := s.limiter.Allow(ctx, req)
 	if err != nil {
 		s.limiterFailedOpen(ctx, err)
 		return s.afterAuthentication(c)
 	}
+	// Freed when the handler returns, fails or panics; an event stream takes
+	// it over and frees it when the stream ends (see openStream).
+	held := &heldSlot{slot: res.Slot}
+	defer held.release()
 	setRateLimitHeaders(c, res)
 	if res.NewSuspension {
 		s.log.Warn("credential suspended for excessive bursts", "credential", req.Key, "until", res.SuspendedUntil, "ip", callerIP(c.UserContext()), "path", c.Path())
@@ -135,22 +143,12 @@ func (s *Server) rateLimit(c *fiber.Ctx) error {
 	if err := authenticationError(c); err != nil {
 		return err
 	}
-	if p == nil || limits.Concurrent <= 0 {
-		return c.Next()
-	}
-	slot, ok, err := s.limiter.AcquireSlot(ctx, "conc:"+p.OrganizationID+":"+string(p.Environment), limits.Concurrent, 0)
-	if err != nil {
-		s.limiterFailedOpen(ctx, err)
-		return c.Next()
-	}
-	// Freed when the handler returns, fails or panics; an event stream takes
-	// it over and frees it when the stream ends (see openStream).
-	held := &heldSlot{slot: slot}
-	c.Locals(heldSlotKey{}, held)
-	defer held.release()
-	if !ok {
+	if res.SlotRefused {
 		return models.Errorf(models.CodeConcurrencyLimit, "too many requests in flight for this organization (limit %d); retry shortly", limits.Concurrent).
 			WithDetail("limit", limits.Concurrent).WithDetail("retry_after", 1)
+	}
+	if res.Slot != nil {
+		c.Locals(heldSlotKey{}, held)
 	}
 	return c.Next()
 }

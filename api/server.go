@@ -192,6 +192,7 @@ func New(deps Deps) *Server {
 		"apiKey": {Type: "apiKey", In: "header", Name: "X-API-Key", Description: "API key"},
 	}
 	cfg.Transformers = []huma.Transformer{s.envelopeTransformer}
+	cfg.Formats = map[string]huma.Format{"application/json": jsonFormat(), "json": jsonFormat()}
 	cfg.Components.Schemas.RegisterTypeAlias(reflect.TypeFor[models.Money](), reflect.TypeFor[float64]()) // 2-decimal amounts
 	s.API = humafiber.New(s.App, cfg)
 	s.API.UseMiddleware(s.authorize, s.idempotent) // a stored answer is replayed only to an authorised caller

@@ -234,16 +234,23 @@ func BenchmarkAPILoad(b *testing.B) {
 	}
 
 	if s.profile != "" {
+		// One CPU profile per endpoint: the catalog's in the named file, the
+		// others beside it (<name>-service<ext>, <name>-operation<ext>).
 		conns := 32
-		fmt.Printf("\nCPU profile of the platform under GET /v1/services/catalog at %d connections (%s): %s\n", conns, s.duration, s.profile)
-		done := make(chan error, 1)
-		go func() { done <- cpuProfile("http://"+pprofAddr, s.duration, s.profile) }()
-		time.Sleep(100 * time.Millisecond) // the profile starts before the load
-		p := attack(targets[2], conns, 0, s.duration+500*time.Millisecond)
-		if err := <-done; err != nil {
-			b.Fatalf("CPU profile: %v", err)
+		ext := filepath.Ext(s.profile)
+		for i, suffix := range []string{"", "-service", "-operation"} {
+			tg := targets[2+i]
+			path := strings.TrimSuffix(s.profile, ext) + suffix + ext
+			fmt.Printf("\nCPU profile of the platform under %s at %d connections (%s): %s\n", tg.name, conns, s.duration, path)
+			done := make(chan error, 1)
+			go func() { done <- cpuProfile("http://"+pprofAddr, s.duration, path) }()
+			time.Sleep(100 * time.Millisecond) // the profile starts before the load
+			p := attack(tg, conns, 0, s.duration+500*time.Millisecond)
+			if err := <-done; err != nil {
+				b.Fatalf("CPU profile: %v", err)
+			}
+			fmt.Printf("(%.0f req/s while profiling; read it with: go tool pprof -top %s)\n", p.rate, path)
 		}
-		fmt.Printf("(%.0f req/s while profiling; read it with: go tool pprof -top %s)\n", p.rate, s.profile)
 	}
 	fmt.Printf("\nfinished%s\n\n", loadAverage())
 }

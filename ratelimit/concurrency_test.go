@@ -263,3 +263,92 @@ func TestSlotRenew(t *testing.T) {
 		t.Fatal("a nil slot must be a no-op")
 	}
 }
+
+// TestAllowTakesSlot checks the concurrency slot taken in Allow's round
+// trip: taken when admitted, refused (units spent) when the cap is full,
+// not taken when the request is rejected or on a dry run, freed by Release,
+// and never more than the cap under concurrent callers.
+func TestAllowTakesSlot(t *testing.T) {
+	eachServer(t, func(t *testing.T, s server) {
+		ctx := context.Background()
+		l := s.limiter(t)
+		slot := SlotRequest{Key: "org_slot_test", Limit: 2}
+		req := Request{Key: "ak_slot_test", Cost: 1, Hourly: 1000, Burst: 100, Slot: slot}
+
+		a, err := l.Allow(ctx, req)
+		if err != nil || !a.Allowed || a.Slot == nil || a.SlotRefused || a.SlotsInUse != 1 {
+			t.Fatalf("first: allowed %v slot %v refused %v in use %d err %v", a.Allowed, a.Slot != nil, a.SlotRefused, a.SlotsInUse, err)
+		}
+		b, err := l.Allow(ctx, req)
+		if err != nil || b.Slot == nil || b.SlotsInUse != 2 {
+			t.Fatalf("second: slot %v in use %d err %v", b.Slot != nil, b.SlotsInUse, err)
+		}
+		c, err := l.Allow(ctx, req)
+		if err != nil || !c.Allowed || c.Slot != nil || !c.SlotRefused || c.SlotsInUse != 2 {
+			t.Fatalf("third: allowed %v slot %v refused %v in use %d err %v", c.Allowed, c.Slot != nil, c.SlotRefused, c.SlotsInUse, err)
+		}
+		if c.Hourly.Remaining != 997 {
+			t.Fatalf("a request refused a slot still spends its units: remaining %d, want 997", c.Hourly.Remaining)
+		}
+		if n, err := l.InFlight(ctx, slot.Key); err != nil || n != 2 {
+			t.Fatalf("in flight %d (%v), want 2", n, err)
+		}
+		a.Slot.Release()
+		a.Slot.Release() // a second release does nothing
+		if n, _ := l.InFlight(ctx, slot.Key); n != 1 {
+			t.Fatalf("in flight after release %d, want 1", n)
+		}
+		d, err := l.Allow(ctx, req)
+		if err != nil || d.Slot == nil {
+			t.Fatalf("after a release a slot is free again: %+v %v", d, err)
+		}
+		b.Slot.Release()
+		d.Slot.Release()
+
+		// Rejected by a bucket: no slot.
+		tight := Request{Key: "ak_slot_tight", Cost: MaxCost, Hourly: MaxCost, Slot: slot}
+		if r, err := l.Allow(ctx, tight); err != nil || !r.Allowed || r.Slot == nil {
+			t.Fatalf("tight first: %+v %v", r, err)
+		} else {
+			r.Slot.Release()
+		}
+		if r, err := l.Allow(ctx, tight); err != nil || r.Allowed || r.Slot != nil || r.SlotRefused || r.SlotsInUse != 0 {
+			t.Fatalf("rejected request: allowed %v slot %v refused %v", r.Allowed, r.Slot != nil, r.SlotRefused)
+		}
+		// A dry run takes none.
+		if r, err := l.CurrentUsage(ctx, "ak_slot_test", 1000, 100); err != nil || r.Slot != nil {
+			t.Fatalf("dry run: slot %v err %v", r.Slot != nil, err)
+		}
+		if n, _ := l.InFlight(ctx, slot.Key); n != 0 {
+			t.Fatalf("in flight at the end %d, want 0", n)
+		}
+
+		// Concurrent callers on separate clients never hold more than the cap.
+		const limit = 3
+		var held, peak atomic.Int64
+		hammer(t, s, func(w int, l *Limiter) {
+			for range 20 {
+				r, err := l.Allow(ctx, Request{Key: "ak_slot_hammer", Cost: 1, Hourly: 100000, Slot: SlotRequest{Key: "org_slot_hammer", Limit: limit}})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if r.Slot == nil {
+					continue
+				}
+				n := held.Add(1)
+				for {
+					p := peak.Load()
+					if n <= p || peak.CompareAndSwap(p, n) {
+						break
+					}
+				}
+				held.Add(-1)
+				r.Slot.Release()
+			}
+		})
+		if p := peak.Load(); p > limit {
+			t.Fatalf("peak %d slots held, cap %d", p, limit)
+		}
+	})
+}

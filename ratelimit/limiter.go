@@ -100,6 +100,21 @@ type Request struct {
 	Burst int
 	// Group is the request's endpoint group; GroupNone for none.
 	Group Group
+	// Slot, when its Limit is positive, also takes one of the concurrency
+	// slots of Slot.Key in the same round trip, if the request is admitted
+	// (as AcquireSlot does): Result.Slot holds it, or Result.SlotRefused
+	// says every slot was taken. Dry runs (CurrentUsage) take none.
+	Slot SlotRequest
+}
+
+// SlotRequest asks Allow for a concurrency slot (see AcquireSlot).
+type SlotRequest struct {
+	// Key names the slots (e.g. an organization and environment).
+	Key string
+	// Limit is how many slots of Key may be held at once; 0 asks for none.
+	Limit int
+	// TTL is the slot's lifetime (DefaultSlotTTL if <= 0).
+	TTL time.Duration
 }
 
 // BucketState is one bucket's state after a check.
@@ -158,6 +173,19 @@ type Result struct {
 	Hourly, BurstBucket, GroupBucket BucketState
 	// Now is the Redis server time of the check.
 	Now time.Time
+	// Slot is the concurrency slot taken for Request.Slot, nil when none
+	// was asked for, the request was not admitted, or every slot was taken.
+	// The caller releases it (Slot.Release).
+	Slot *Slot
+	// SlotRefused is true when the request was admitted but every one of
+	// Request.Slot.Limit slots was taken: the caller refuses the request
+	// (its units are spent, as they would be by a separate AcquireSlot).
+	SlotRefused bool
+	// SlotsInUse is how many slots of Request.Slot.Key were held after the
+	// check (this one included when taken); 0 when none was asked for.
+	SlotsInUse int
+
+	slotTaken int64 // the script's answer: -1 none asked, 0 refused, 1 taken
 }
 
 // RetryAfterSeconds returns RetryAfter in whole seconds, rounded up, for the
@@ -259,6 +287,12 @@ func normalize(req *Request) error {
 	if req.Burst > 0 && req.Burst < MaxCost {
 		req.Burst = MaxCost
 	}
+	if req.Slot.Limit > 0 && req.Slot.Key == "" {
+		return errors.New("ratelimit: empty slot key")
+	}
+	if req.Slot.TTL <= 0 {
+		req.Slot.TTL = DefaultSlotTTL
+	}
 	return nil
 }
 
@@ -290,15 +324,33 @@ func (l *Limiter) run(ctx context.Context, req Request, dry bool) (Result, error
 		BurstRejectionsTolerated, BurstRejectionWindow.Milliseconds(), SuspensionDuration.Milliseconds(),
 		int64(HourlyPeriod / time.Second), int64(BurstPeriod / time.Second),
 	}
+	var token, slots string
+	if req.Slot.Limit > 0 && !dry {
+		var err error
+		if token, err = newToken(); err != nil {
+			return Result{}, fmt.Errorf("ratelimit: slot token: %w", err)
+		}
+		slots = credentialPrefix(req.Slot.Key) + "conc"
+		keys = append(keys, slots)
+		args = append(args, req.Slot.Limit, token, req.Slot.TTL.Milliseconds())
+	}
 	raw, err := l.allow.Run(ctx, l.client, keys, args...).Slice()
 	if err != nil {
 		return Result{}, classify(err)
 	}
-	return parseResult(raw)
+	res, err := parseResult(raw)
+	if err != nil {
+		return Result{}, err
+	}
+	if res.slotTaken == 1 {
+		res.Slot = &Slot{l: l, ctx: ctx, slots: slots, token: token}
+	}
+	res.SlotRefused = res.slotTaken == 0
+	return res, nil
 }
 
 func parseResult(raw []any) (Result, error) {
-	const fields = 20
+	const fields = 22
 	if len(raw) != fields {
 		return Result{}, fmt.Errorf("ratelimit: script returned %d values, want %d", len(raw), fields)
 	}
@@ -333,6 +385,8 @@ func parseResult(raw []any) (Result, error) {
 		HourRequests:  n[17],
 		HourUnits:     n[18],
 		Now:           time.UnixMilli(n[19]),
+		slotTaken:     n[20],
+		SlotsInUse:    int(n[21]),
 	}
 	if n[3] > 0 {
 		r.SuspendedUntil = time.UnixMilli(n[3])

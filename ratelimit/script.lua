@@ -23,6 +23,11 @@
 -- ARGV[11] rejection window (ms) ARGV[12] suspension length (ms)
 -- ARGV[13] hourly period (s)     ARGV[14] burst period (s)
 --
+-- Optionally, a concurrency slot in the same round trip (as acquire.lua):
+-- KEYS[6]  slot set (sorted set: token -> expiry, unix ms)
+-- ARGV[15] cap (0 = no slot)     ARGV[16] token   ARGV[17] slot TTL (ms)
+-- The slot is taken only when the request is admitted and not a dry run.
+--
 -- The usage hashes' names depend on the server's clock, so they are built
 -- here rather than passed in KEYS: the script is for a single Redis primary
 -- (standalone or Sentinel), not Redis Cluster.
@@ -190,6 +195,25 @@ else
   hour_units = (u[2] and tonumber(u[2])) or 0
 end
 
+-- The concurrency slot: -1 when none was asked for (or the request was not
+-- admitted), else 1 taken or 0 refused (the cap is full), with the slots in use.
+local slot_taken, slot_used = -1, 0
+local slot_cap = tonumber(ARGV[15] or "0")
+if allowed == 1 and not dry and slot_cap > 0 and KEYS[6] then
+  local slot_ttl = tonumber(ARGV[17])
+  redis.call("ZREMRANGEBYSCORE", KEYS[6], "-inf", now_ms)
+  slot_used = redis.call("ZCARD", KEYS[6])
+  if slot_used >= slot_cap then
+    slot_taken = 0
+  else
+    redis.call("ZADD", KEYS[6], now_ms + slot_ttl, ARGV[16])
+    -- The set lives as long as its last slot.
+    local last = redis.call("ZREVRANGE", KEYS[6], 0, 0, "WITHSCORES")
+    redis.call("PEXPIRE", KEYS[6], math.max(1, tonumber(last[2]) - now_ms))
+    slot_taken, slot_used = 1, slot_used + 1
+  end
+end
+
 local hl, hr, hs, ht = report(hourly)
 local bl, br, bs, bt = report(burst)
 local gl, gr, gs, gt = report(group)
@@ -200,4 +224,5 @@ return {
   bl, br, bs, bt,
   gl, gr, gs, gt,
   hour_req, hour_units, now_ms,
+  slot_taken, slot_used,
 }
