@@ -41,7 +41,7 @@ type CatalogOutput struct {
 	Body struct {
 		Envelope
 		Categories []CatalogCategoryItem `json:"categories"`
-		knownETag                        // computed once per build of the catalog (catalogCache)
+		preEncoded                       // encoded once per build of the catalog (catalogCache)
 	}
 }
 
@@ -84,11 +84,11 @@ func (s *Server) registerCatalog() {
 				}
 				out := &CatalogOutput{}
 				out.Body.Categories = mapSlice(entries, catalogItem)
-				etag, err := bodyETag(&out.Body)
+				enc, err := encodeInAdvance(&out.Body)
 				if err != nil {
 					return nil, err
 				}
-				out.Body.knownETag = knownETag{etag: etag}
+				out.Body.preEncoded = enc
 				return out, nil
 			})
 			if err != nil {

@@ -99,16 +99,19 @@ func (s *Server) envelopeTransformer(hctx huma.Context, status string, v any) (a
 		return v, nil
 	}
 	if hctx.Method() == http.MethodGet && status == "200" {
-		// Encoded once: the ETag is computed over the body without its
-		// metadata, and the metadata is then spliced in front of the same bytes.
-		if raw, err := jsonMarshal(target.Interface()); err == nil && len(raw) >= 2 && raw[0] == '{' {
-			etag := ""
-			if k, ok := target.Interface().(etagKnown); ok {
-				etag = k.knownETagValue()
+		// Encoded once (or never, for a body encoded in advance): the ETag is
+		// computed over the body without its metadata, and the metadata is
+		// then spliced in front of the same bytes.
+		raw, etag := []byte(nil), ""
+		if k, ok := target.Interface().(encodedInAdvance); ok {
+			raw, etag = k.encoded()
+		}
+		if raw == nil {
+			if b, err := jsonMarshal(target.Interface()); err == nil {
+				raw, etag = b, rawETag(b)
 			}
-			if etag == "" {
-				etag = rawETag(raw)
-			}
+		}
+		if len(raw) >= 2 && raw[0] == '{' {
 			hctx.SetHeader("ETag", etag)
 			if meta, err := jsonMarshal(s.metadataFor(hctx.Context())); err == nil {
 				return withMetadata(raw, meta), nil
@@ -157,31 +160,36 @@ func jsonFormat() huma.Format {
 	}
 }
 
-// bodyETag is the ETag of an answer body: the first half of the SHA-256 of
-// its JSON without metadata (which must be nil).
-func bodyETag(body any) (string, error) {
-	raw, err := jsonMarshal(body)
-	if err != nil {
-		return "", err
-	}
-	return rawETag(raw), nil
-}
-
-// rawETag is the ETag of an answer body encoded without its metadata.
+// rawETag is the ETag of an answer body encoded without its metadata: the
+// first half of the SHA-256 of its JSON.
 func rawETag(raw []byte) string {
 	sum := sha256.Sum256(raw)
 	return `"` + hex.EncodeToString(sum[:16]) + `"`
 }
 
-// knownETag, embedded in an answer body, carries the body's ETag computed
-// in advance (bodyETag), for a body served many times (the catalog): the
-// envelope transformer then does not encode it a second time. It is
-// neither encoded nor in the schema (unexported).
-type knownETag struct{ etag string }
+// preEncoded, embedded in an answer body served many times (the catalog),
+// carries the body encoded in advance without its metadata, and its ETag
+// (see encodeInAdvance): the envelope transformer writes those bytes
+// instead of encoding the body. It is neither encoded nor in the schema
+// (unexported).
+type preEncoded struct {
+	raw  []byte
+	etag string
+}
 
-func (k knownETag) knownETagValue() string { return k.etag }
+func (p preEncoded) encoded() ([]byte, string) { return p.raw, p.etag }
 
-type etagKnown interface{ knownETagValue() string }
+type encodedInAdvance interface{ encoded() ([]byte, string) }
+
+// encodeInAdvance encodes body (whose metadata must be nil) for a
+// preEncoded.
+func encodeInAdvance(body any) (preEncoded, error) {
+	raw, err := jsonMarshal(body)
+	if err != nil {
+		return preEncoded{}, err
+	}
+	return preEncoded{raw: raw, etag: rawETag(raw)}, nil
+}
 
 // jsonMarshal encodes v as JSON without HTML escaping and without a trailing newline.
 func jsonMarshal(v any) ([]byte, error) {

@@ -92,3 +92,45 @@ func (c roundTripCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) re
 		return next(ctx, cmds)
 	}
 }
+
+// BenchmarkRequestLimitsParallel measures what the API does per request
+// with the concurrency cap on, from parallel goroutines sharing one
+// organization's slots: "separate" checks the buckets, then takes the slot
+// with its own script and releases it (the shape before the slot moved into
+// the check); "in-check" takes the slot in the check's round trip and
+// releases it. Both go through the same pipelining of concurrent commands;
+// compare their ns/op and redis-roundtrips/op within one run.
+func BenchmarkRequestLimitsParallel(b *testing.B) {
+	for _, shape := range []string{"separate", "in-check"} {
+		b.Run(shape, func(b *testing.B) {
+			benchServers(b, func(b *testing.B, l *Limiter) {
+				var n, failed atomic.Int64
+				b.SetParallelism(16) // 16 goroutines per CPU: many requests in flight, as under load
+				b.RunParallel(func(pb *testing.PB) {
+					ctx := context.Background()
+					req := Request{Key: "ak_bench_" + strconv.FormatInt(n.Add(1), 10), OrgID: "org_bench", Cost: 1, Hourly: 1_000_000_000, Burst: 1_000_000_000}
+					for pb.Next() {
+						if shape == "separate" {
+							if _, err := l.Allow(ctx, req); err != nil {
+								failed.Add(1) // a timed-out round trip: the API fails open
+							}
+							slot, ok, err := l.AcquireSlot(ctx, "org_bench", 10_000, 0)
+							if err != nil || !ok {
+								failed.Add(1)
+							}
+							slot.Release()
+							continue
+						}
+						req.Slot = SlotRequest{Key: "org_bench", Limit: 10_000}
+						r, err := l.Allow(ctx, req)
+						if err != nil || r.Slot == nil {
+							failed.Add(1)
+						}
+						r.Slot.Release()
+					}
+				})
+				b.ReportMetric(float64(failed.Load())/float64(b.N), "failed/op")
+			})
+		})
+	}
+}

@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // DefaultSlotTTL is the lifetime of a concurrency slot when Acquire is given
@@ -42,8 +44,11 @@ func (s *Slot) Release() {
 	s.once.Do(func() {
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(s.ctx), s.l.timeout)
 		defer cancel()
-		// An error leaves the slot to expire after its TTL.
-		_ = s.l.client.ZRem(rctx, s.slots, s.token).Err()
+		// Sent with other requests' commands in one pipeline. An error
+		// leaves the slot to expire after its TTL.
+		_, _ = s.l.batch.do(rctx, func(c context.Context, p redis.Pipeliner) redis.Cmder {
+			return p.ZRem(c, s.slots, s.token)
+		})
 	})
 }
 

@@ -212,6 +212,7 @@ type Limiter struct {
 	acquire *redis.Script
 	renew   *redis.Script
 	timeout time.Duration
+	batch   *batcher
 }
 
 // Option configures a Limiter.
@@ -240,6 +241,7 @@ func New(client redis.UniversalClient, opts ...Option) *Limiter {
 	for _, o := range opts {
 		o(l)
 	}
+	l.batch = &batcher{client: client, timeout: l.timeout}
 	return l
 }
 
@@ -334,7 +336,18 @@ func (l *Limiter) run(ctx context.Context, req Request, dry bool) (Result, error
 		keys = append(keys, slots)
 		args = append(args, req.Slot.Limit, token, req.Slot.TTL.Milliseconds())
 	}
-	raw, err := l.allow.Run(ctx, l.client, keys, args...).Slice()
+	// Sent with the other requests' checks in one pipeline; the first
+	// check after Redis lost its scripts loads the script again.
+	var raw []any
+	cmd, err := l.batch.do(ctx, func(c context.Context, p redis.Pipeliner) redis.Cmder {
+		return l.allow.EvalSha(c, p, keys, args...)
+	})
+	switch {
+	case isNoScript(err):
+		raw, err = l.allow.Run(ctx, l.client, keys, args...).Slice()
+	case err == nil:
+		raw, err = cmd.(*redis.Cmd).Slice()
+	}
 	if err != nil {
 		return Result{}, classify(err)
 	}
