@@ -2,7 +2,9 @@ package api
 
 import (
 	"context"
+	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/danielgtaylor/huma/v2"
 
@@ -151,7 +153,9 @@ func (s *Server) startBulk(ctx context.Context, plan *automation.BulkPlan) (*Bul
 	}
 	ref := workflows.BulkRef{RequestID: id, OrganizationID: plan.Scope.OrganizationID, Environment: plan.Scope.Environment, Type: plan.Type, CreatedBy: p.ID}
 	opts := workflows.StartOptions(s.taskQueues(), workflows.Start{ID: id, Priority: workflows.Background,
-		OrganizationID: ref.OrganizationID, Environment: ref.Environment, OperationType: string(plan.Type), ResourceID: id})
+		OrganizationID: ref.OrganizationID, Environment: ref.Environment, OperationType: string(plan.Type), ResourceID: id,
+		Summary: fmt.Sprintf("%s of %d items for %s (%s)", strings.ReplaceAll(string(plan.Type), "_", " "), len(plan.Items), ref.OrganizationID, ref.Environment),
+		Link:    s.statusURL(id)})
 	in := workflows.BulkInput{Bulk: ref, Total: len(plan.Items), Options: plan.Options}
 	startCtx, cancel := context.WithTimeout(ctx, workflowStartTimeout)
 	defer cancel()

@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strings"
 	"time"
@@ -239,7 +240,9 @@ func (s *Server) watchDueDate(ctx context.Context, scope models.Scope, mi billin
 		due = mi.DueDate.UTC()
 	}
 	opts := workflows.StartOptions(s.taskQueues(), workflows.Start{ID: mi.ID, Priority: workflows.Interactive,
-		OrganizationID: scope.OrganizationID, Environment: scope.Environment, OperationType: workflows.OperationTypeInvoice, ResourceID: mi.ID})
+		OrganizationID: scope.OrganizationID, Environment: scope.Environment, OperationType: workflows.OperationTypeInvoice, ResourceID: mi.ID,
+		Summary: fmt.Sprintf("Invoice %s due %s for %s (%s)", mi.ID, due.Format(time.DateOnly), scope.OrganizationID, scope.Environment),
+		Link:    s.cfg.PublicBaseURL + "/v1/billing/invoices/" + mi.ID})
 	startCtx, cancel := context.WithTimeout(ctx, workflowStartTimeout)
 	defer cancel()
 	in := workflows.InvoiceDueInput{InvoiceID: mi.ID, OrganizationID: scope.OrganizationID, Environment: scope.Environment, DueAt: due}

@@ -101,7 +101,8 @@ func (s *Server) startOrchestration(ctx context.Context, scope models.Scope, def
 		arg = workflows.OrchestrationTriggerInput{Trigger: ref, EventType: def.EventType}
 	}
 	opts := workflows.StartOptions(s.taskQueues(), workflows.Start{ID: def.ID, Priority: workflows.Interactive,
-		OrganizationID: scope.OrganizationID, Environment: scope.Environment, OperationType: string(opType), ResourceID: def.ID})
+		OrganizationID: scope.OrganizationID, Environment: scope.Environment, OperationType: string(opType), ResourceID: def.ID,
+		Link: s.cfg.PublicBaseURL + "/v1/services/orchestration/workflows/" + def.ID})
 	startCtx, cancel := context.WithTimeout(ctx, workflowStartTimeout)
 	defer cancel()
 	_, err := s.temporal.ExecuteWorkflow(startCtx, opts, wf, arg)

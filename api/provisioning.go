@@ -143,7 +143,8 @@ func (s *Server) startOperation(ctx context.Context, st operationStart) (*Operat
 		return nil, err
 	}
 	opts := workflows.StartOptions(s.taskQueues(), workflows.Start{ID: st.op.ID, Priority: st.priority,
-		OrganizationID: st.scope.OrganizationID, Environment: st.scope.Environment, OperationType: string(st.op.Type), ResourceID: st.serviceID})
+		OrganizationID: st.scope.OrganizationID, Environment: st.scope.Environment, OperationType: string(st.op.Type), ResourceID: st.serviceID,
+		Link: s.statusURL(st.op.ID)})
 	startCtx, cancel := context.WithTimeout(ctx, workflowStartTimeout)
 	defer cancel()
 	if _, err := s.temporal.ExecuteWorkflow(startCtx, opts, st.workflow, st.input); err != nil {

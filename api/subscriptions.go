@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -131,7 +132,9 @@ func (s *Server) startSubscriptions(ctx context.Context, scope models.Scope, sub
 	}
 	for _, sub := range subs {
 		opts := workflows.StartOptions(s.taskQueues(), workflows.Start{ID: sub.ID, Priority: workflows.Interactive,
-			OrganizationID: scope.OrganizationID, Environment: scope.Environment, OperationType: workflows.OperationTypeSubscription, ResourceID: sub.ServiceID})
+			OrganizationID: scope.OrganizationID, Environment: scope.Environment, OperationType: workflows.OperationTypeSubscription, ResourceID: sub.ServiceID,
+			Summary: fmt.Sprintf("Subscription %s of %s for %s (%s)", sub.ID, sub.ServiceID, scope.OrganizationID, scope.Environment),
+			Link:    s.cfg.PublicBaseURL + "/v1/billing/subscriptions/" + sub.ID})
 		in := workflows.SubscriptionInput{SubscriptionID: sub.ID, OrganizationID: scope.OrganizationID, Environment: scope.Environment}
 		startCtx, cancel := context.WithTimeout(ctx, workflowStartTimeout)
 		_, err := s.temporal.ExecuteWorkflow(startCtx, opts, workflows.SubscriptionWorkflow, in)

@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/telcoplatform/platform/models/support"
 	"github.com/telcoplatform/platform/workflows"
@@ -19,6 +20,8 @@ func (s *Server) startAutoClose(ctx context.Context, t *support.Ticket) {
 	}
 	opts := workflows.StartOptions(s.taskQueues(), workflows.Start{ID: workflows.TicketAutoCloseID(t.ID), Priority: workflows.Interactive,
 		OrganizationID: t.OrganizationID, Environment: t.Environment, OperationType: "ticket_autoclose", ResourceID: t.ID,
+		Summary: fmt.Sprintf("Automatic close of resolved ticket %s for %s (%s)", t.ID, t.OrganizationID, t.Environment),
+		Link:    s.cfg.PublicBaseURL + "/v1/support/tickets/" + t.ID,
 		Replace: true}) // a new resolution replaces the last one's timer
 	startCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), workflowStartTimeout)
 	defer cancel()

@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"fmt"
 
 	"go.temporal.io/api/enums/v1"
 
@@ -22,7 +23,9 @@ func (s *Server) syncSLA(ctx context.Context, t *support.Ticket) {
 		return
 	}
 	opts := workflows.StartOptions(s.taskQueues(), workflows.Start{ID: workflows.TicketSLAID(t.ID), Priority: workflows.Interactive,
-		OrganizationID: t.OrganizationID, Environment: t.Environment, OperationType: "ticket_sla", ResourceID: t.ID})
+		OrganizationID: t.OrganizationID, Environment: t.Environment, OperationType: "ticket_sla", ResourceID: t.ID,
+		Summary: fmt.Sprintf("SLA clocks of ticket %s (%s priority) for %s (%s)", t.ID, t.Priority, t.OrganizationID, t.Environment),
+		Link:    s.cfg.PublicBaseURL + "/v1/support/tickets/" + t.ID})
 	opts.WorkflowExecutionErrorWhenAlreadyStarted = false
 	// A workflow an operator terminated starts afresh at the ticket's next
 	// change (its state is in the database).

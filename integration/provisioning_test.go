@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"go.temporal.io/api/enums/v1"
+	sdkpb "go.temporal.io/api/sdk/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
@@ -430,6 +431,26 @@ func TestProvisioningEndToEnd(t *testing.T) {
 			if err := converter.GetDefaultDataConverter().FromPayload(attrs[name], &got); err != nil || got != want {
 				t.Fatalf("search attribute %s = %q (%v), want %q", name, got, err, want)
 			}
+		}
+		// What the Temporal UI shows: the one-line summary, the details with
+		// the API link, and the current details the workflow published.
+		var summary, details string
+		md := desc.GetExecutionConfig().GetUserMetadata()
+		if err := converter.GetDefaultDataConverter().FromPayload(md.GetSummary(), &summary); err != nil ||
+			summary != "Provisioning "+acc.ServiceID+" for "+p.demo.Demo.ID+" (live)" {
+			t.Fatalf("static summary %q (%v)", summary, err)
+		}
+		if err := converter.GetDefaultDataConverter().FromPayload(md.GetDetails(), &details); err != nil || !strings.Contains(details, acc.StatusURL) {
+			t.Fatalf("static details %q (%v)", details, err)
+		}
+		qv, err := p.temporal.QueryWorkflow(ctx, acc.RequestID, "", "__temporal_workflow_metadata")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var meta sdkpb.WorkflowMetadata
+		if err := qv.Get(&meta); err != nil || !strings.Contains(meta.GetCurrentDetails(), "**Phase**: done") ||
+			!strings.Contains(meta.GetCurrentDetails(), "record_service") {
+			t.Fatalf("current details %q (%v)", meta.GetCurrentDetails(), err)
 		}
 		scope := models.TenantScope(p.demo.Demo.ID, models.EnvLive)
 		// Every status move (pending → provisioning → operational), then service.provisioned.

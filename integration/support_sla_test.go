@@ -8,11 +8,15 @@ import (
 	"testing"
 	"time"
 
+	sdkpb "go.temporal.io/api/sdk/v1"
+	"go.temporal.io/sdk/converter"
+
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/identity"
 	"github.com/telcoplatform/platform/models/support"
 	"github.com/telcoplatform/platform/notify"
 	"github.com/telcoplatform/platform/testenv"
+	"github.com/telcoplatform/platform/workflows"
 )
 
 // TestSupportSLABreachEndToEnd runs a ticket's SLA clock on the real
@@ -75,6 +79,30 @@ func TestSupportSLABreachEndToEnd(t *testing.T) {
 	// An edit of the policy reaches the open ticket at once (SLARetime signals its workflow).
 	if st := p.do("PATCH", "/v1/support/sla-policies/"+pol.Policy.ID, staff, map[string]any{"description": "one-minute targets for the test"}, nil); st != http.StatusOK {
 		t.Fatalf("edit the policy: %d", st)
+	}
+
+	// The operator reads the ticket's clocks in the Temporal UI: the summary,
+	// and the next breach in the current details once the workflow synced.
+	slaID := workflows.TicketSLAID(tk.ID)
+	desc, err := p.temporal.DescribeWorkflowExecution(ctx, slaID, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var summary string
+	if err := converter.GetDefaultDataConverter().FromPayload(desc.GetExecutionConfig().GetUserMetadata().GetSummary(), &summary); err != nil ||
+		!strings.HasPrefix(summary, "SLA clocks of ticket "+tk.ID+" (critical priority)") {
+		t.Fatalf("summary %q (%v)", summary, err)
+	}
+	for start := time.Now(); ; time.Sleep(200 * time.Millisecond) {
+		qv, err := p.temporal.QueryWorkflow(ctx, slaID, "", "__temporal_workflow_metadata")
+		var meta sdkpb.WorkflowMetadata
+		if err == nil && qv.Get(&meta) == nil && strings.Contains(meta.GetCurrentDetails(), "**Next breach**") &&
+			strings.Contains(meta.GetCurrentDetails(), "`resolution`") {
+			break
+		}
+		if time.Since(start) > 30*time.Second {
+			t.Fatalf("current details of %s: %q (%v)", slaID, meta.GetCurrentDetails(), err)
+		}
 	}
 
 	// Both targets breach at their minute: one signed sla.breach each, then the ladder escalates.

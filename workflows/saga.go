@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"strings"
+	"time"
 
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
@@ -29,6 +31,7 @@ type compensation struct {
 // Every step and compensation activity is called with the same argument,
 // the workflow's input.
 type saga struct {
+	ctx       workflow.Context
 	in        any    // the argument of every step and compensation activity
 	requestID string // the operation, for the logs
 	progress  ProvisioningProgress
@@ -40,7 +43,7 @@ type saga struct {
 // newSaga starts the saga of the operation requestID, whose activities take
 // in, and answers QueryProgress with its progress.
 func newSaga(ctx workflow.Context, requestID string, in any) (*saga, error) {
-	s := &saga{in: in, requestID: requestID, progress: ProvisioningProgress{Phase: PhaseStarting, Completed: []string{}}}
+	s := &saga{ctx: ctx, in: in, requestID: requestID, progress: ProvisioningProgress{Phase: PhaseStarting, Completed: []string{}}}
 	if err := workflow.SetQueryHandler(ctx, QueryProgress, func() (ProvisioningProgress, error) { return s.progress, nil }); err != nil {
 		return nil, err
 	}
@@ -50,16 +53,42 @@ func newSaga(ctx workflow.Context, requestID string, in any) (*saga, error) {
 // begin makes name the current step (the one a failure is reported at).
 func (s *saga) begin(name string) {
 	s.step, s.progress.CurrentStep = name, name
+	s.publish()
 }
 
 // complete records that the step name has completed.
 func (s *saga) complete(name string) {
 	s.progress.Completed = append(s.progress.Completed, name)
+	s.publish()
 }
 
 // done reports the saga over, whichever way it ended.
 func (s *saga) done() {
 	s.progress.Phase, s.progress.CurrentStep = PhaseDone, ""
+	s.publish()
+}
+
+// publish sets the workflow's current details (what an operator reads in
+// the Temporal UI) from the progress: the phase, the step running, the
+// steps completed. It is no workflow command: it changes no history.
+func (s *saga) publish() {
+	workflow.SetCurrentDetails(s.ctx, progressDetails(s.progress))
+}
+
+// progressDetails renders a progress as the current details' Markdown.
+func progressDetails(p ProvisioningProgress) string {
+	var b strings.Builder
+	b.WriteString(fmt.Sprintf("**Phase**: %s", p.Phase))
+	if p.CurrentStep != "" {
+		b.WriteString(fmt.Sprintf("\n\n**Step**: `%s`", p.CurrentStep))
+	}
+	if p.ScheduledFor != nil {
+		b.WriteString(fmt.Sprintf("\n\n**Scheduled for**: %s", p.ScheduledFor.UTC().Format(time.RFC3339)))
+	}
+	if len(p.Completed) > 0 {
+		b.WriteString(fmt.Sprintf("\n\n**Completed**: %s", strings.Join(p.Completed, ", ")))
+	}
+	return b.String()
 }
 
 // commit marks the point of no return: a failure after it is never reported
@@ -133,6 +162,7 @@ func (s *saga) fail(ctx workflow.Context, err error, end sagaEnding) error {
 	cancelled := !s.committed && (temporal.IsCanceledError(err) || errors.Is(ctx.Err(), workflow.ErrCanceled))
 	log.Warn(end.logFailed, "request_id", s.requestID, "step", s.step, "cancelled", cancelled, "error", err)
 	s.progress.Phase = PhaseCompensating
+	s.publish()
 	dctx, _ := workflow.NewDisconnectedContext(ctx)
 	dctx = workflow.WithActivityOptions(dctx, CompensationActivityOptions())
 	out := sagaOutcome{FailedStep: s.step, Compensated: []string{}, Compensations: []string{}, CompensationErrors: []string{}}

@@ -1,6 +1,9 @@
 package workflows
 
 import (
+	"fmt"
+	"strings"
+
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
@@ -73,17 +76,67 @@ type Start struct {
 	// (conflict policy terminate-existing), and an ended run's id may be
 	// used again.
 	Replace bool
+	// Summary is the one line an operator reads for the workflow in the
+	// Temporal UI and CLI (its static summary); empty: one made of the
+	// fields above ("Provisioning svc_1 for org_1 (live)").
+	Summary string
+	// Link is the address of the API resource the workflow works on (an
+	// operation's status URL, a ticket), shown in the workflow's details.
+	Link string
+}
+
+// summary returns st.Summary, or one made of the kind of work, what it is
+// about and the tenant.
+func (st Start) summary() string {
+	if st.Summary != "" {
+		return st.Summary
+	}
+	what := strings.ReplaceAll(st.OperationType, "_", " ")
+	if what == "" {
+		what = "workflow"
+	}
+	what = strings.ToUpper(what[:1]) + what[1:]
+	if st.ResourceID != "" && st.ResourceID != st.ID {
+		what += " " + st.ResourceID
+	}
+	if st.OrganizationID != "" {
+		what += fmt.Sprintf(" for %s (%s)", st.OrganizationID, st.Environment)
+	}
+	return what
+}
+
+// details returns the workflow's static details (Markdown): what it works
+// on, the tenant with the search attributes that find its other
+// workflows, and the API resource.
+func (st Start) details() string {
+	var b strings.Builder
+	b.WriteString(fmt.Sprintf("**Work**: `%s`", st.OperationType))
+	if st.ResourceID != "" {
+		b.WriteString(fmt.Sprintf(" on `%s`", st.ResourceID))
+	}
+	b.WriteString("\n\n")
+	if st.OrganizationID != "" {
+		b.WriteString(fmt.Sprintf("**Tenant**: `%s` (%s). Its workflows: `OrganizationId = \"%s\" AND Environment = \"%s\"`\n\n",
+			st.OrganizationID, st.Environment, st.OrganizationID, st.Environment))
+	}
+	if st.Link != "" {
+		b.WriteString(fmt.Sprintf("**API**: %s\n", st.Link))
+	}
+	return strings.TrimRight(b.String(), "\n")
 }
 
 // StartOptions returns the options of the start st on queues: the one
 // place where the platform's workflow starts get their id, task queue,
 // id policies and search attributes (the api, the events dispatcher and
-// the worker process all start workflows with it).
+// the worker process all start workflows with it), with the summary and
+// details an operator reads in the Temporal UI.
 func StartOptions(queues TaskQueues, st Start) client.StartWorkflowOptions {
 	opts := client.StartWorkflowOptions{
 		ID:                    st.ID,
 		TaskQueue:             queues.For(st.Priority),
 		TypedSearchAttributes: searchAttributes(st.OrganizationID, st.Environment, st.OperationType, st.ResourceID),
+		StaticSummary:         st.summary(),
+		StaticDetails:         st.details(),
 	}
 	if st.Singleton {
 		opts.WorkflowIDConflictPolicy = enums.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING

@@ -2,6 +2,7 @@ package workflows_test
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 
 	"go.temporal.io/api/enums/v1"
@@ -45,6 +46,8 @@ func TestStartOptions(t *testing.T) {
 		TaskQueue:                                "tq-bg",
 		WorkflowIDReusePolicy:                    enums.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 		WorkflowExecutionErrorWhenAlreadyStarted: true,
+		StaticSummary:                            "Bulk provision for org_1 (test)",
+		StaticDetails:                            "**Work**: `bulk_provision` on `bulk_1`\n\n**Tenant**: `org_1` (test). Its workflows: `OrganizationId = \"org_1\" AND Environment = \"test\"`",
 		TypedSearchAttributes: temporal.NewSearchAttributes(
 			workflows.OrganizationIDKey.ValueSet("org_1"),
 			workflows.EnvironmentKey.ValueSet("test"),
@@ -64,8 +67,34 @@ func TestStartOptions(t *testing.T) {
 		WorkflowIDConflictPolicy: enums.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
 		WorkflowIDReusePolicy:    enums.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
 		TypedSearchAttributes:    temporal.NewSearchAttributes(workflows.OperationTypeKey.ValueSet("housekeeping")),
+		StaticSummary:            "Housekeeping",
+		StaticDetails:            "**Work**: `housekeeping`",
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("singleton start\n%+v\nwant\n%+v", got, want)
+	}
+}
+
+// TestStartSummaries checks the one line and the details an operator reads
+// in the Temporal UI: a given summary wins; otherwise the kind of work,
+// what it is about and the tenant; the API link in the details.
+func TestStartSummaries(t *testing.T) {
+	for _, c := range []struct {
+		st            workflows.Start
+		summary, link string
+	}{
+		{workflows.Start{ID: "prov_1", OrganizationID: "org_1", Environment: models.EnvLive, OperationType: "provisioning", ResourceID: "svc_1",
+			Link: "http://api/v1/operations/prov_1"}, "Provisioning svc_1 for org_1 (live)", "**API**: http://api/v1/operations/prov_1"},
+		{workflows.Start{ID: "sub_1", OrganizationID: "org_1", Environment: models.EnvTest, OperationType: "subscription", Summary: "Subscription sub_1"},
+			"Subscription sub_1", ""},
+		{workflows.Start{ID: "x"}, "Workflow", ""},
+	} {
+		got := workflows.StartOptions(workflows.TaskQueues{}, c.st)
+		if got.StaticSummary != c.summary {
+			t.Errorf("%s: summary %q, want %q", c.st.ID, got.StaticSummary, c.summary)
+		}
+		if c.link != "" && !strings.Contains(got.StaticDetails, c.link) {
+			t.Errorf("%s: details %q lack %q", c.st.ID, got.StaticDetails, c.link)
+		}
 	}
 }

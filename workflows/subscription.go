@@ -1,6 +1,8 @@
 package workflows
 
 import (
+	"fmt"
+	"strings"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -277,6 +279,7 @@ func Subscription(ctx workflow.Context, in SubscriptionInput) error {
 			next = earliest(next, &t)
 		}
 		progress.Phase = SubPhaseWaiting
+		workflow.SetCurrentDetails(ctx, subscriptionDetails(progress, next))
 		tctx, stop := workflow.WithCancel(ctx)
 		sel := workflow.NewSelector(ctx)
 		sel.AddFuture(workflow.NewTimer(tctx, next.Sub(now)), func(workflow.Future) {})
@@ -346,4 +349,25 @@ func InvoiceDue(ctx workflow.Context, in InvoiceDueInput) error {
 		return nil
 	}
 	return err
+}
+
+// subscriptionDetails renders a subscription's progress as the workflow's
+// current details (Markdown): the period, the next timer, the invoices
+// being collected.
+func subscriptionDetails(p SubscriptionProgress, next *time.Time) string {
+	var b strings.Builder
+	b.WriteString(fmt.Sprintf("**Subscription**: `%s`, %s (run %d)", p.SubscriptionID, p.Phase, p.Runs+1))
+	if p.PeriodStart != nil && p.PeriodEnd != nil {
+		b.WriteString(fmt.Sprintf("\n\n**Period**: %s to %s", p.PeriodStart.UTC().Format(time.DateOnly), p.PeriodEnd.UTC().Format(time.DateOnly)))
+	}
+	if p.CancelAt != nil {
+		b.WriteString(fmt.Sprintf("\n\n**Cancels at**: %s", p.CancelAt.UTC().Format(time.RFC3339)))
+	}
+	if next != nil {
+		b.WriteString(fmt.Sprintf("\n\n**Next timer**: %s", next.UTC().Format(time.RFC3339)))
+	}
+	for _, c := range p.Collections {
+		b.WriteString(fmt.Sprintf("\n- invoice `%s`: attempt %d, next %s", c.InvoiceID, c.Attempts, c.NextAt.UTC().Format(time.RFC3339)))
+	}
+	return b.String()
 }

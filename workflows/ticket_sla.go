@@ -1,6 +1,8 @@
 package workflows
 
 import (
+	"fmt"
+	"strings"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -84,6 +86,7 @@ func TicketSLA(ctx workflow.Context, in TicketSLAInput) error {
 		if err := workflow.UpsertTypedSearchAttributes(ctx, TicketStatusKey.ValueSet(st.Status), TicketPriorityKey.ValueSet(st.Priority), next); err != nil {
 			return err
 		}
+		workflow.SetCurrentDetails(ctx, slaDetails(st))
 		if st.Done {
 			return nil
 		}
@@ -103,4 +106,27 @@ func TicketSLA(ctx workflow.Context, in TicketSLAInput) error {
 		sel.Select(ctx)
 		cancel()
 	}
+}
+
+// slaDetails renders a ticket's SLA state as the workflow's current
+// details (Markdown): status and priority, the next breach, the next
+// wake-up, and each clock.
+func slaDetails(st support.SLAState) string {
+	var b strings.Builder
+	b.WriteString(fmt.Sprintf("**Ticket**: `%s`, %s, %s priority", st.TicketID, st.Status, st.Priority))
+	if st.NextBreachAt != nil {
+		b.WriteString(fmt.Sprintf("\n\n**Next breach**: %s", st.NextBreachAt.UTC().Format(time.RFC3339)))
+	}
+	if st.NextAt != nil {
+		b.WriteString(fmt.Sprintf("\n\n**Next timer**: %s", st.NextAt.UTC().Format(time.RFC3339)))
+	} else if !st.Done {
+		b.WriteString("\n\n**Next timer**: none (every clock paused or stopped)")
+	}
+	for _, m := range st.Metrics {
+		b.WriteString(fmt.Sprintf("\n- `%s` %s, %d of %d min", m.Metric, m.Status, m.ElapsedSeconds/60, m.TargetMinutes))
+		if m.DueAt != nil {
+			b.WriteString(fmt.Sprintf(", due %s", m.DueAt.UTC().Format(time.RFC3339)))
+		}
+	}
+	return b.String()
 }
