@@ -23,7 +23,7 @@ const (
 	DefaultStartGrace   = 5 * time.Second
 	// DefaultStartConcurrency is how many workflow starts a round has in
 	// flight at once.
-	DefaultStartConcurrency = 16
+	DefaultStartConcurrency = 64
 	startTimeout            = 10 * time.Second
 	onEventTimeout          = 30 * time.Second
 )
@@ -280,9 +280,13 @@ func (d *Dispatcher) dispatchEvents(ctx context.Context, evs []eventlog.Event, s
 	return len(done), stop
 }
 
+// markChunk is how many started deliveries startMany marks at a time.
+const markChunk = 200
+
 // startMany starts the workflows of dels, Options.StartConcurrency at a
-// time, marks those it started (or found started) in one statement, and
-// returns the error of each start (nil: started and marked).
+// time, marks those it started (or found started), markChunk rows per
+// statement as their starts complete, and returns the error of each start
+// (nil: started and marked).
 func (d *Dispatcher) startMany(ctx context.Context, dels []eventlog.WebhookDelivery) []error {
 	errs := make([]error, len(dels))
 	if len(dels) == 0 {
@@ -294,27 +298,30 @@ func (d *Dispatcher) startMany(ctx context.Context, dels []eventlog.WebhookDeliv
 		}
 		return errs
 	}
-	sem := make(chan struct{}, d.opts.StartConcurrency)
-	var wg sync.WaitGroup
-	for i := range dels {
-		sem <- struct{}{}
-		wg.Add(1)
-		go func(i int) {
-			defer func() { <-sem; wg.Done() }()
-			errs[i] = d.startWorkflow(ctx, &dels[i])
-		}(i)
-	}
-	wg.Wait()
-	var started []string
-	for i := range dels {
-		if errs[i] == nil {
-			started = append(started, dels[i].ID)
+	for lo := 0; lo < len(dels); lo += markChunk {
+		hi := min(lo+markChunk, len(dels))
+		sem := make(chan struct{}, d.opts.StartConcurrency)
+		var wg sync.WaitGroup
+		for i := lo; i < hi; i++ {
+			sem <- struct{}{}
+			wg.Add(1)
+			go func(i int) {
+				defer func() { <-sem; wg.Done() }()
+				errs[i] = d.startWorkflow(ctx, &dels[i])
+			}(i)
 		}
-	}
-	if err := d.eventlog.MarkDeliveriesStarted(ctx, started); err != nil {
-		for i := range errs {
+		wg.Wait()
+		var started []string
+		for i := lo; i < hi; i++ {
 			if errs[i] == nil {
-				errs[i] = err
+				started = append(started, dels[i].ID)
+			}
+		}
+		if err := d.eventlog.MarkDeliveriesStarted(ctx, started); err != nil {
+			for i := lo; i < hi; i++ {
+				if errs[i] == nil {
+					errs[i] = err
+				}
 			}
 		}
 	}
@@ -350,6 +357,12 @@ func (d *Dispatcher) startWorkflow(ctx context.Context, del *eventlog.WebhookDel
 	}
 	opts := workflows.StartOptions(workflows.TaskQueues{Interactive: d.opts.TaskQueue}, workflows.Start{ID: del.ID, Priority: workflows.Interactive,
 		OrganizationID: del.OrganizationID, Environment: del.Environment, OperationType: workflows.OperationTypeWebhookDelivery, ResourceID: del.ResourceID})
+	// Eager start: when a worker of the task queue runs on the same client
+	// (the worker process runs the dispatcher), the engine hands it the
+	// workflow's first task in the answer to the start, with no trip
+	// through the task queue; otherwise (or when the worker has no free
+	// slot) the start is an ordinary one.
+	opts.EnableEagerStart = true
 	in := workflows.WebhookDeliveryInput{
 		DeliveryID: del.ID, OrganizationID: del.OrganizationID, Environment: del.Environment, RetryDelays: d.opts.RetryDelays,
 	}
