@@ -159,8 +159,9 @@ func (d *Dispatcher) Nudge() {
 // DispatchOnce runs one round (see Dispatcher), a batch of events at a
 // time: it reads the candidate subscriptions once per tenant of the batch,
 // writes the delivery rows of every event of the batch in one transaction,
-// starts their workflows concurrently (Options.StartConcurrency at a time),
-// marks the started rows in one statement, then walks the events in order
+// starts their workflows concurrently (Options.StartConcurrency at a time,
+// eagerly), marks the started rows (a few hundred per statement), then
+// walks the events in order
 // (tracker signals, Options.OnEvent) and marks those it got through
 // dispatched in one statement. It stops at the first event whose
 // deliveries cannot be started, or for which Options.OnEvent fails,
