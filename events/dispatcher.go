@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"sync"
 	"time"
 
 	"go.temporal.io/api/serviceerror"
@@ -20,8 +21,11 @@ const (
 	DefaultBatchSize    = 100
 	DefaultPollInterval = time.Second
 	DefaultStartGrace   = 5 * time.Second
-	startTimeout        = 10 * time.Second
-	onEventTimeout      = 30 * time.Second
+	// DefaultStartConcurrency is how many workflow starts a round has in
+	// flight at once.
+	DefaultStartConcurrency = 64
+	startTimeout            = 10 * time.Second
+	onEventTimeout          = 30 * time.Second
 )
 
 // Options configure a Dispatcher.
@@ -39,6 +43,9 @@ type Options struct {
 	// API starts the workflows of redeliveries and tests itself, and the
 	// round only takes over when that did not happen.
 	StartGrace time.Duration
+	// StartConcurrency is how many workflow starts a round has in flight
+	// at once (default DefaultStartConcurrency).
+	StartConcurrency int
 	// RetryDelays replaces the retry schedule of the deliveries it starts
 	// (tests only; empty means webhooks.RetryDelay).
 	RetryDelays []time.Duration
@@ -57,17 +64,20 @@ type Options struct {
 }
 
 // Dispatcher hands committed outbox events to delivery. Each round it
-// takes the events not yet dispatched, oldest first; for each it writes one
-// delivery row per matching subscription and per matching support chat
-// integration (unique per event and subscription or integration), starts one workflow per row with the row's id as workflow
-// id, signals the sync workflow of each active support tracker integration
-// of the event's tenant (support events only; signalTrackers), calls
-// Options.OnEvent (the event triggers of orchestrations), then
-// marks the event dispatched; finally it starts the workflows of older
-// delivery rows that have none. Every step is idempotent, so a crash
-// between any two of them, or two dispatchers at once, never delivers an
-// event twice to a subscription: a repeated insert keeps the existing row
-// and a repeated start finds the workflow already started.
+// takes the events not yet dispatched, oldest first, a batch at a time;
+// for each it writes one delivery row per matching subscription and per
+// matching support chat integration (unique per event and subscription or
+// integration; the rows of the whole batch in one transaction), starts one
+// workflow per row with the row's id as workflow id (many at once), signals
+// the sync workflow of each active support tracker integration of the
+// event's tenant (support events only; signalTrackers), calls
+// Options.OnEvent (the event triggers of orchestrations), then marks the
+// event dispatched; finally it starts the workflows of older delivery rows
+// that have none. Every step is idempotent, so a crash between any two of
+// them, or two dispatchers at once, never delivers an event twice to a
+// subscription: a repeated insert keeps the existing row and a repeated
+// start finds the workflow already started (or, once it ended, refuses the
+// duplicate id).
 type Dispatcher struct {
 	store    *models.Store
 	eventlog *eventlog.Store
@@ -93,6 +103,9 @@ func NewDispatcher(store *models.Store, tc client.Client, opts Options) *Dispatc
 	}
 	if opts.StartGrace <= 0 {
 		opts.StartGrace = DefaultStartGrace
+	}
+	if opts.StartConcurrency <= 0 {
+		opts.StartConcurrency = DefaultStartConcurrency
 	}
 	log := opts.Logger
 	if log == nil {
@@ -143,9 +156,17 @@ func (d *Dispatcher) Nudge() {
 	}
 }
 
-// DispatchOnce runs one round (see Dispatcher). It stops at the first
-// event whose deliveries cannot be started, or for which Options.OnEvent
-// fails, leaving it and the later ones for the next round.
+// DispatchOnce runs one round (see Dispatcher), a batch of events at a
+// time: it reads the candidate subscriptions once per tenant of the batch,
+// writes the delivery rows of every event of the batch in one transaction,
+// starts their workflows concurrently (Options.StartConcurrency at a time,
+// eagerly), marks the started rows (a few hundred per statement), then
+// walks the events in order
+// (tracker signals, Options.OnEvent) and marks those it got through
+// dispatched in one statement. It stops at the first event whose
+// deliveries cannot be started, or for which Options.OnEvent fails,
+// leaving it and the later ones for the next round (whose starts of the
+// rows already started find them started).
 // Errors: INTERNAL_ERROR (database), DEPENDENCY_UNAVAILABLE (workflow
 // engine), or the error of OnEvent.
 func (d *Dispatcher) DispatchOnce(ctx context.Context) (Stats, error) {
@@ -154,61 +175,158 @@ func (d *Dispatcher) DispatchOnce(ctx context.Context) (Stats, error) {
 	if err != nil {
 		return st, err
 	}
-	for i := range evs {
-		ev := &evs[i]
-		subs, err := d.eventlog.CandidateSubscriptions(ctx, ev)
+	if len(evs) > 0 {
+		n, err := d.dispatchEvents(ctx, evs, &st)
+		st.Events = n
 		if err != nil {
 			return st, err
 		}
-		matched := subs[:0]
-		for j := range subs {
-			if Matches(&subs[j], ev) {
-				matched = append(matched, subs[j])
-			}
-		}
-		chats, err := d.chatTargets(ctx, ev)
-		if err != nil {
-			return st, err
-		}
-		if err := d.eventlog.EnsureChatDeliveries(ctx, ev, chats); err != nil {
-			return st, err
-		}
-		dels, err := d.eventlog.EnsureDeliveries(ctx, ev, matched)
-		if err != nil {
-			return st, err
-		}
-		st.Deliveries += len(dels)
-		for j := range dels {
-			if dels[j].WorkflowStartedAt != nil || dels[j].Status.Terminal() {
-				continue
-			}
-			if err := d.Start(ctx, &dels[j]); err != nil {
-				return st, err
-			}
-			st.Started++
-		}
-		if err := d.signalTrackers(ctx, ev); err != nil {
-			return st, err
-		}
-		if err := d.onEvent(ctx, ev); err != nil {
-			return st, err
-		}
-		if err := d.eventlog.MarkEventDispatched(ctx, ev.ID); err != nil {
-			return st, err
-		}
-		st.Events++
 	}
 	older, err := d.eventlog.UnstartedDeliveries(ctx, time.Now().UTC().Add(-d.opts.StartGrace), d.opts.BatchSize)
 	if err != nil {
 		return st, err
 	}
+	errs := d.startMany(ctx, older)
 	for i := range older {
-		if err := d.Start(ctx, &older[i]); err != nil {
-			return st, err
+		if errs[i] != nil {
+			return st, errs[i]
 		}
 		st.Resumed++
 	}
 	return st, nil
+}
+
+// dispatchEvents hands evs (oldest first) to delivery and returns how many
+// of them, from the first, it marked dispatched.
+func (d *Dispatcher) dispatchEvents(ctx context.Context, evs []eventlog.Event, st *Stats) (int, error) {
+	cands, err := d.eventlog.SubscriptionsForEvents(ctx, evs)
+	if err != nil {
+		return 0, err
+	}
+	// The rows of each event: its chat integrations, then its
+	// subscriptions, oldest first (a fixed order: see
+	// eventlog.Store.InsertEventDeliveries). An event whose chat
+	// integrations cannot be read ends the batch before it.
+	var rows []*eventlog.WebhookDelivery
+	var stop error
+	for i := range evs {
+		ev := &evs[i]
+		chats, err := d.chatTargets(ctx, ev)
+		if err != nil {
+			evs, stop = evs[:i], err
+			break
+		}
+		for j := range chats {
+			rows = append(rows, eventlog.NewEventDelivery(ev, &chats[j], eventlog.DeliveryToChat))
+		}
+		subs := cands[eventlog.CandidateKey{OrganizationID: ev.OrganizationID, Environment: ev.Environment}]
+		for j := range subs {
+			if !subs[j].CreatedAt.After(ev.CreatedAt) && Matches(&subs[j], ev) {
+				rows = append(rows, eventlog.NewEventDelivery(ev, &subs[j], eventlog.DeliveryToWebhook))
+			}
+		}
+	}
+	if len(evs) == 0 {
+		return 0, stop
+	}
+	if err := d.eventlog.InsertEventDeliveries(ctx, rows); err != nil {
+		return 0, err
+	}
+	ids := make([]string, len(evs))
+	for i := range evs {
+		ids[i] = evs[i].ID
+	}
+	dels, err := d.eventlog.EventDeliveries(ctx, ids)
+	if err != nil {
+		return 0, err
+	}
+	st.Deliveries += len(dels)
+	var todo []eventlog.WebhookDelivery
+	for i := range dels {
+		if dels[i].WorkflowStartedAt == nil && !dels[i].Status.Terminal() {
+			todo = append(todo, dels[i])
+		}
+	}
+	errs := d.startMany(ctx, todo)
+	failed := map[string]error{} // event id -> first failed start
+	for i := range todo {
+		if errs[i] != nil {
+			if _, ok := failed[todo[i].EventID]; !ok {
+				failed[todo[i].EventID] = errs[i]
+			}
+			continue
+		}
+		st.Started++
+	}
+	var done []string
+	for i := range evs {
+		ev := &evs[i]
+		if err := failed[ev.ID]; err != nil {
+			stop = err
+			break
+		}
+		if err := d.signalTrackers(ctx, ev); err != nil {
+			stop = err
+			break
+		}
+		if err := d.onEvent(ctx, ev); err != nil {
+			stop = err
+			break
+		}
+		done = append(done, ev.ID)
+	}
+	if err := d.eventlog.MarkEventsDispatched(ctx, done); err != nil {
+		return 0, err
+	}
+	return len(done), stop
+}
+
+// markChunk is how many started deliveries startMany marks at a time.
+const markChunk = 200
+
+// startMany starts the workflows of dels, Options.StartConcurrency at a
+// time, marks those it started (or found started), markChunk rows per
+// statement as their starts complete, and returns the error of each start
+// (nil: started and marked).
+func (d *Dispatcher) startMany(ctx context.Context, dels []eventlog.WebhookDelivery) []error {
+	errs := make([]error, len(dels))
+	if len(dels) == 0 {
+		return errs
+	}
+	if d.tc == nil {
+		for i := range errs {
+			errs[i] = models.Errorf(models.CodeDependencyUnavailable, "no workflow engine is configured")
+		}
+		return errs
+	}
+	for lo := 0; lo < len(dels); lo += markChunk {
+		hi := min(lo+markChunk, len(dels))
+		sem := make(chan struct{}, d.opts.StartConcurrency)
+		var wg sync.WaitGroup
+		for i := lo; i < hi; i++ {
+			sem <- struct{}{}
+			wg.Add(1)
+			go func(i int) {
+				defer func() { <-sem; wg.Done() }()
+				errs[i] = d.startWorkflow(ctx, &dels[i])
+			}(i)
+		}
+		wg.Wait()
+		var started []string
+		for i := lo; i < hi; i++ {
+			if errs[i] == nil {
+				started = append(started, dels[i].ID)
+			}
+		}
+		if err := d.eventlog.MarkDeliveriesStarted(ctx, started); err != nil {
+			for i := lo; i < hi; i++ {
+				if errs[i] == nil {
+					errs[i] = err
+				}
+			}
+		}
+	}
+	return errs
 }
 
 // onEvent calls Options.OnEvent (if any) on ev, within onEventTimeout.
@@ -226,11 +344,26 @@ func (d *Dispatcher) onEvent(ctx context.Context, ev *eventlog.Event) error {
 // that it exists. Errors: DEPENDENCY_UNAVAILABLE (no or unreachable
 // workflow engine), INTERNAL_ERROR.
 func (d *Dispatcher) Start(ctx context.Context, del *eventlog.WebhookDelivery) error {
+	if err := d.startWorkflow(ctx, del); err != nil {
+		return err
+	}
+	return d.eventlog.MarkDeliveryStarted(ctx, del.ID)
+}
+
+// startWorkflow starts the workflow of delivery del (Start without the
+// mark).
+func (d *Dispatcher) startWorkflow(ctx context.Context, del *eventlog.WebhookDelivery) error {
 	if d.tc == nil {
 		return models.Errorf(models.CodeDependencyUnavailable, "no workflow engine is configured")
 	}
 	opts := workflows.StartOptions(workflows.TaskQueues{Interactive: d.opts.TaskQueue}, workflows.Start{ID: del.ID, Priority: workflows.Interactive,
 		OrganizationID: del.OrganizationID, Environment: del.Environment, OperationType: workflows.OperationTypeWebhookDelivery, ResourceID: del.ResourceID})
+	// Eager start: when a worker of the task queue runs on the same client
+	// (the worker process runs the dispatcher), the engine hands it the
+	// workflow's first task in the answer to the start, with no trip
+	// through the task queue; otherwise (or when the worker has no free
+	// slot) the start is an ordinary one.
+	opts.EnableEagerStart = true
 	in := workflows.WebhookDeliveryInput{
 		DeliveryID: del.ID, OrganizationID: del.OrganizationID, Environment: del.Environment, RetryDelays: d.opts.RetryDelays,
 	}
@@ -244,7 +377,7 @@ func (d *Dispatcher) Start(ctx context.Context, del *eventlog.WebhookDelivery) e
 			return e
 		}
 	}
-	return d.eventlog.MarkDeliveryStarted(ctx, del.ID)
+	return nil
 }
 
 // StartAll starts the workflows of dels, logging (not returning) failures:

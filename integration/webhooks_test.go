@@ -10,8 +10,11 @@ import (
 
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
+	"gorm.io/gorm"
 
 	"github.com/telcoplatform/platform/events"
+	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/eventlog"
 )
 
 // startWebhookPlatform starts the platform with a short webhook attempt
@@ -348,5 +351,44 @@ func TestDispatchSurvivesACrashBetweenCommitAndDelivery(t *testing.T) {
 	}
 	if _, dispatched := p.provisionedEvent(serviceID); !dispatched {
 		t.Fatal("the event was not marked dispatched")
+	}
+}
+
+// TestWebhookOrderOfABurstAboutOneResource writes a burst of events about
+// one resource straight into the outbox (as state changes do, one
+// transaction each) with the dispatcher running: the subscription receives
+// each exactly once, in the order the events happened.
+func TestWebhookOrderOfABurstAboutOneResource(t *testing.T) {
+	p := startWebhookPlatform(t, true)
+	ctx := context.Background()
+	rcv := newHookReceiver(t, alwaysOK, hookSecret1)
+	p.subscribe("/api/v1/services/webhooks", p.liveKey, map[string]any{"url": rcv.srv.URL, "events": []string{"service.maintenance_scheduled"}, "secret": hookSecret1})
+	scope := models.TenantScope(p.demo.Demo.ID, models.EnvLive)
+	const n = 15
+	ids := make([]string, 0, n)
+	for i := range n {
+		ev := eventlog.NewEvent("service.maintenance_scheduled", "svc_orderburst", map[string]any{"service_id": "svc_orderburst", "sequence": i,
+			"maintenance": map[string]any{"window_start": "2026-12-01T02:00:00Z", "window_end": "2026-12-01T04:00:00Z", "impact": "none"}})
+		if err := p.store.Tx(ctx, scope, func(tx *gorm.DB) error { return eventlog.RecordEvent(tx, ev) }); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, ev.ID)
+	}
+	// The order the events happened: created_at, then id (as the dispatcher
+	// and the ordering rule read them).
+	var evs []eventlog.Event
+	if err := p.store.In(ctx, models.SystemScope()).Where("id IN ?", ids).Order("created_at, id").Find(&evs).Error; err != nil || len(evs) != n {
+		t.Fatalf("%d events: %v", len(evs), err)
+	}
+	waitForWithin(t, 3*time.Minute, "the burst's deliveries", func() bool { return len(rcv.received("service.maintenance_scheduled")) >= n })
+	rcv.checkValid(t)
+	got := rcv.received("service.maintenance_scheduled")
+	if len(got) != n {
+		t.Fatalf("received %d deliveries, want %d", len(got), n)
+	}
+	for i := range got {
+		if got[i].ID != evs[i].ID {
+			t.Fatalf("delivery %d is event %s, want %s (received in another order than the events happened)", i, got[i].ID, evs[i].ID)
+		}
 	}
 }

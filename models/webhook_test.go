@@ -400,3 +400,114 @@ func TestListEvents(t *testing.T) {
 		t.Fatal(got, err)
 	}
 }
+
+// TestEventDeliveriesInBatches covers the dispatcher's batch calls: rows of
+// several events inserted in one call (a repeated call keeps the existing
+// rows and their ids), read back per event, marked started and their
+// events dispatched, each once.
+func TestEventDeliveriesInBatches(t *testing.T) {
+	s := newStore(t)
+	ctx := context.Background()
+	pa, _ := provisioningTenant(t, s, "A")
+	el := eventlog.NewStore(s)
+	var subs []*eventlog.WebhookSubscription
+	for range 3 {
+		sub, err := el.CreateWebhook(ctx, pa, webhookSpec("service.*"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		subs = append(subs, sub)
+	}
+	at := time.Now().UTC().Add(time.Minute)
+	var evs []*eventlog.Event
+	var ids []string
+	for i := range 4 {
+		ev := recordEvent(t, s, pa.OwnScope(), eventlog.EventServiceProvisioned, "svc_1", at.Add(time.Duration(i)*time.Second), nil)
+		evs, ids = append(evs, ev), append(ids, ev.ID)
+	}
+	rows := func() []*eventlog.WebhookDelivery {
+		var out []*eventlog.WebhookDelivery
+		for _, ev := range evs {
+			for _, sub := range subs {
+				out = append(out, eventlog.NewEventDelivery(ev, sub, eventlog.DeliveryToWebhook))
+			}
+		}
+		return out
+	}
+	if err := el.InsertEventDeliveries(ctx, rows()); err != nil {
+		t.Fatal(err)
+	}
+	first, err := el.EventDeliveries(ctx, ids)
+	if err != nil || len(first) != 12 {
+		t.Fatalf("%d rows: %v", len(first), err)
+	}
+	if err := el.InsertEventDeliveries(ctx, rows()); err != nil {
+		t.Fatal(err)
+	}
+	again, err := el.EventDeliveries(ctx, ids)
+	if err != nil || len(again) != 12 {
+		t.Fatalf("%d rows: %v", len(again), err)
+	}
+	seen := map[string]bool{}
+	for _, d := range first {
+		seen[d.ID] = true
+		if d.Generation != 1 || d.Reason != eventlog.DeliveryForEvent || d.Kind != eventlog.DeliveryToWebhook || d.OrganizationID != pa.OrganizationID {
+			t.Fatalf("row %+v", d)
+		}
+	}
+	for _, d := range again {
+		if !seen[d.ID] {
+			t.Fatalf("a repeated insert must keep the rows: %s is new", d.ID)
+		}
+	}
+	if one, err := el.EventDeliveries(ctx, ids[:1]); err != nil || len(one) != 3 || one[0].EventID != ids[0] {
+		t.Fatalf("one event's rows: %+v %v", one, err)
+	}
+
+	startIDs := []string{first[0].ID, first[5].ID}
+	if err := el.MarkDeliveriesStarted(ctx, startIDs); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := el.EventDeliveries(ctx, ids)
+	marks := map[string]time.Time{}
+	for _, d := range got {
+		if (d.WorkflowStartedAt != nil) != (d.ID == startIDs[0] || d.ID == startIDs[1]) {
+			t.Fatalf("row %s started at %v", d.ID, d.WorkflowStartedAt)
+		}
+		if d.WorkflowStartedAt != nil {
+			marks[d.ID] = *d.WorkflowStartedAt
+		}
+	}
+	// Marking again keeps the first mark.
+	if err := el.MarkDeliveriesStarted(ctx, []string{first[0].ID}); err != nil {
+		t.Fatal(err)
+	}
+	got, _ = el.EventDeliveries(ctx, ids[:1])
+	for _, d := range got {
+		if d.ID == first[0].ID && !d.WorkflowStartedAt.Equal(marks[d.ID]) {
+			t.Fatalf("mark moved: %v, was %v", d.WorkflowStartedAt, marks[d.ID])
+		}
+	}
+
+	if err := el.MarkEventsDispatched(ctx, ids[:3]); err != nil {
+		t.Fatal(err)
+	}
+	und, err := el.UndispatchedEvents(ctx, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	left := 0
+	for _, u := range und {
+		for _, id := range ids {
+			if u.ID == id {
+				left++
+				if id != ids[3] {
+					t.Fatalf("event %s still undispatched", id)
+				}
+			}
+		}
+	}
+	if left != 1 {
+		t.Fatalf("%d of the events left undispatched, want 1", left)
+	}
+}

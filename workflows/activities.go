@@ -204,3 +204,11 @@ func execute[I, In any](ctx workflow.Context, m func(I, context.Context, In) err
 func call[I, In, Out any](ctx workflow.Context, m func(I, context.Context, In) (Out, error), in In) workflow.Future {
 	return workflow.ExecuteActivity(ctx, ActivityName(m), in)
 }
+
+// callLocal runs the activity m (as call) as a local activity, on ctx's
+// local activity options: in the worker that runs the workflow task, with
+// no activity task on the server (the worker must have m registered, as
+// it has every activity).
+func callLocal[I, In, Out any](ctx workflow.Context, m func(I, context.Context, In) (Out, error), in In) workflow.Future {
+	return workflow.ExecuteLocalActivity(ctx, ActivityName(m), in)
+}

@@ -21,11 +21,27 @@ const OperationTypeWebhookDelivery = "webhook_delivery"
 
 // Ordering: before its first attempt, a delivery waits while an earlier
 // event of the same resource for the same subscription has not been
-// attempted yet, checking every WebhookOrderWaitInterval, at most
-// WebhookOrderWaitChecks times (then it goes anyway).
+// attempted yet. Since version webhookLocalVersion it checks after
+// WebhookOrderWaitFirst, then after twice the previous pause up to
+// WebhookOrderWaitInterval, until it has waited WebhookOrderWaitMax (then
+// it goes anyway). Workflows started before that version check every
+// WebhookOrderWaitInterval, at most WebhookOrderWaitChecks times.
 const (
+	WebhookOrderWaitFirst    = 100 * time.Millisecond
 	WebhookOrderWaitInterval = time.Second
 	WebhookOrderWaitChecks   = 60
+	WebhookOrderWaitMax      = WebhookOrderWaitChecks * WebhookOrderWaitInterval
+)
+
+// Versions of the delivery workflow (workflow.GetVersion).
+const (
+	// webhookLocalChange is the change id of webhookLocalVersion.
+	webhookLocalChange = "webhook-local-activities"
+	// webhookLocalVersion runs Prepare and Attempt as local activities (a
+	// delivery that succeeds at once is one workflow task, no activity
+	// task) and checks the ordering with growing pauses from
+	// WebhookOrderWaitFirst.
+	webhookLocalVersion = 1
 )
 
 // WebhookDeliveryInput is the one argument of the delivery workflow: the
@@ -118,8 +134,16 @@ func WebhookActivityOptions() workflow.ActivityOptions {
 	}
 }
 
+// WebhookLocalActivityOptions are the options of the delivery activities
+// run as local activities (webhookLocalVersion): those of
+// WebhookActivityOptions.
+func WebhookLocalActivityOptions() workflow.LocalActivityOptions {
+	o := WebhookActivityOptions()
+	return workflow.LocalActivityOptions{StartToCloseTimeout: o.StartToCloseTimeout, ScheduleToCloseTimeout: o.ScheduleToCloseTimeout, RetryPolicy: o.RetryPolicy}
+}
+
 // WebhookDelivery delivers one event to one subscription: it waits for the
-// earlier events of the same resource (see WebhookOrderWaitChecks), then
+// earlier events of the same resource (see WebhookOrderWaitMax), then
 // attempts the delivery, sleeping DelayAfter(n) after each failed attempt,
 // until one succeeds, the subscription is paused or deleted (the activity
 // says stop), or the last attempt fails, after which the delivery is marked
@@ -140,9 +164,31 @@ func WebhookDelivery(ctx workflow.Context, in WebhookDeliveryInput) (*WebhookDel
 		return temporal.IsCanceledError(err) || errors.Is(ctx.Err(), workflow.ErrCanceled)
 	}
 
-	for i := 0; i < WebhookOrderWaitChecks; i++ {
+	local := workflow.GetVersion(ctx, webhookLocalChange, workflow.DefaultVersion, webhookLocalVersion) >= webhookLocalVersion
+	lctx := workflow.WithLocalActivityOptions(ctx, WebhookLocalActivityOptions())
+	prepare := func() workflow.Future {
+		if local {
+			return callLocal(lctx, WebhooksActivities.Prepare, in)
+		}
+		return call(actx, WebhooksActivities.Prepare, in)
+	}
+	send := func(a WebhookAttemptInput) workflow.Future {
+		if local {
+			return callLocal(lctx, WebhooksActivities.Attempt, a)
+		}
+		return call(actx, WebhooksActivities.Attempt, a)
+	}
+
+	pause, waited := WebhookOrderWaitInterval, time.Duration(0)
+	if local {
+		pause = WebhookOrderWaitFirst
+	}
+	for i := 0; ; i++ {
+		if (local && waited >= WebhookOrderWaitMax) || (!local && i >= WebhookOrderWaitChecks) {
+			break
+		}
 		var prep WebhookPrepareResult
-		if err := call(actx, WebhooksActivities.Prepare, in).Get(actx, &prep); err != nil {
+		if err := prepare().Get(ctx, &prep); err != nil {
 			if cancelled(err) {
 				finish(eventlog.DeliveryCancelled, "the delivery workflow was cancelled")
 				return nil, err
@@ -156,9 +202,13 @@ func WebhookDelivery(ctx workflow.Context, in WebhookDeliveryInput) (*WebhookDel
 		if prep.Ready {
 			break
 		}
-		if err := workflow.Sleep(ctx, WebhookOrderWaitInterval); err != nil {
+		if err := workflow.Sleep(ctx, pause); err != nil {
 			finish(eventlog.DeliveryCancelled, "the delivery workflow was cancelled")
 			return nil, err
+		}
+		waited += pause
+		if local {
+			pause = min(2*pause, WebhookOrderWaitInterval)
 		}
 	}
 
@@ -169,7 +219,7 @@ func WebhookDelivery(ctx workflow.Context, in WebhookDeliveryInput) (*WebhookDel
 			next = in.DelayAfter(attempt)
 		}
 		var res WebhookAttemptResult
-		err := call(actx, WebhooksActivities.Attempt, WebhookAttemptInput{Delivery: in, Attempt: attempt, NextDelay: next}).Get(actx, &res)
+		err := send(WebhookAttemptInput{Delivery: in, Attempt: attempt, NextDelay: next}).Get(ctx, &res)
 		switch {
 		case err != nil && cancelled(err):
 			finish(eventlog.DeliveryCancelled, "the delivery workflow was cancelled")

@@ -195,8 +195,42 @@ func TestWebhookDeliveryWaitsForEarlierEventsOfTheResource(t *testing.T) {
 	if res.Status != eventlog.DeliverySucceeded || len(log.prepares) != 4 {
 		t.Fatalf("%+v after %d checks", res, len(log.prepares))
 	}
-	if got := log.times[0].Sub(log.prepares[0]); got != 3*workflows.WebhookOrderWaitInterval {
+	// Pauses of 100, 200 and 400 ms between the checks (growing from
+	// WebhookOrderWaitFirst).
+	if got := log.times[0].Sub(log.prepares[0]); got != 7*workflows.WebhookOrderWaitFirst {
 		t.Fatalf("first attempt after %v", got)
+	}
+	for i := 1; i < len(log.prepares); i++ {
+		if gap, want := log.prepares[i].Sub(log.prepares[i-1]), workflows.WebhookOrderWaitFirst<<(i-1); gap != want {
+			t.Fatalf("check %d after %v, want %v", i+1, gap, want)
+		}
+	}
+}
+
+// TestWebhookDeliveryRunsItsActivitiesLocally checks that Prepare and
+// Attempt run as local activities (no activity task on the server) and
+// Finish as an ordinary one.
+func TestWebhookDeliveryRunsItsActivitiesLocally(t *testing.T) {
+	env, log := deliveryEnv(t, ready, func(n int) (*workflows.WebhookAttemptResult, error) {
+		if n == 1 {
+			return failing(n)
+		}
+		return &workflows.WebhookAttemptResult{Success: true, StatusCode: 200}, nil
+	})
+	var mu sync.Mutex
+	local := 0
+	env.SetOnLocalActivityStartedListener(func(*activity.Info, context.Context, []any) {
+		mu.Lock()
+		local++
+		mu.Unlock()
+	})
+	env.ExecuteWorkflow(workflows.WebhookDeliveryWorkflow, deliveryInput)
+	res := deliveryResult(t, env)
+	if res.Status != eventlog.DeliverySucceeded || res.Attempts != 2 || len(log.prepares) != 1 || len(log.attempts) != 2 {
+		t.Fatalf("%+v: %d checks, %d attempts", res, len(log.prepares), len(log.attempts))
+	}
+	if local != 3 {
+		t.Fatalf("%d local activities, want 3 (one check, two attempts)", local)
 	}
 }
 
@@ -207,8 +241,13 @@ func TestWebhookDeliveryDoesNotWaitForeverForOrder(t *testing.T) {
 		return &workflows.WebhookAttemptResult{Success: true, StatusCode: 200}, nil
 	})
 	env.ExecuteWorkflow(workflows.WebhookDeliveryWorkflow, deliveryInput)
-	if res := deliveryResult(t, env); res.Status != eventlog.DeliverySucceeded || len(log.prepares) != workflows.WebhookOrderWaitChecks {
+	if res := deliveryResult(t, env); res.Status != eventlog.DeliverySucceeded || len(log.prepares) < 2 {
 		t.Fatalf("%+v after %d checks", res, len(log.prepares))
+	}
+	// It goes after waiting WebhookOrderWaitMax in all (the pauses grow to
+	// WebhookOrderWaitInterval).
+	if got := log.times[0].Sub(log.prepares[0]); got < workflows.WebhookOrderWaitMax || got >= workflows.WebhookOrderWaitMax+workflows.WebhookOrderWaitInterval {
+		t.Fatalf("first attempt after %v, want %v", got, workflows.WebhookOrderWaitMax)
 	}
 }
 
