@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/telcoplatform/platform/metrics"
 )
 
 // Metadata is the top-level `metadata` object of every JSON object answer.
@@ -35,7 +37,8 @@ type requestInfo struct {
 	RequestID string
 	Version   string
 	Logger    *slog.Logger
-	Realm     string // PUBLIC_BASE_URL, the realm of 401 challenges
+	Metrics   *metrics.Metrics // counts error answers by code (nil: none)
+	Realm     string           // PUBLIC_BASE_URL, the realm of 401 challenges
 }
 
 // loggerFrom returns the server's logger carried by a request context.

@@ -116,6 +116,7 @@ func (s *Server) rateLimit(c *fiber.Ctx) error {
 	}
 	req.Hourly, req.Burst = limits.Hourly, limits.Burst
 	res, err := s.limiter.Allow(ctx, req)
+	s.countRateLimit(res, err)
 	if err != nil {
 		s.limiterFailedOpen(ctx, err)
 		return s.afterAuthentication(c)

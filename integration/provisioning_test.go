@@ -27,6 +27,7 @@ import (
 	"github.com/telcoplatform/platform/api"
 	"github.com/telcoplatform/platform/config"
 	"github.com/telcoplatform/platform/events"
+	"github.com/telcoplatform/platform/metrics"
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/catalog"
 	"github.com/telcoplatform/platform/models/eventlog"
@@ -60,16 +61,17 @@ type platform struct {
 // is the API, one worker with simulated network steps of 10 ms and the
 // outbox dispatcher with short retries, and no API key.
 type platformOptions struct {
-	stepDelay      string        // SIMULATOR_STEP_DELAY; 10ms when empty
-	settings       env           // added to the configuration
-	queuePrefix    string        // of the random task queue; "provisioning" when empty
-	webhookTimeout time.Duration // of the worker's webhook attempts; the client's default when zero
-	background     bool          // also run the worker of the background task queue
-	noDispatcher   bool          // the test runs the outbox dispatcher's rounds itself
-	realRetries    bool          // deliveries retry on the real schedule, not testRetryDelays
-	httpTimeout    time.Duration // of the test's HTTP client; 30 s when zero
-	keys           keySet        // the API keys to issue
-	stopTimeout    time.Duration // the workers' stop timeout (SHUTDOWN_TIMEOUT); zero when empty
+	stepDelay      string           // SIMULATOR_STEP_DELAY; 10ms when empty
+	settings       env              // added to the configuration
+	queuePrefix    string           // of the random task queue; "provisioning" when empty
+	webhookTimeout time.Duration    // of the worker's webhook attempts; the client's default when zero
+	background     bool             // also run the worker of the background task queue
+	noDispatcher   bool             // the test runs the outbox dispatcher's rounds itself
+	realRetries    bool             // deliveries retry on the real schedule, not testRetryDelays
+	httpTimeout    time.Duration    // of the test's HTTP client; 30 s when zero
+	keys           keySet           // the API keys to issue
+	stopTimeout    time.Duration    // the workers' stop timeout (SHUTDOWN_TIMEOUT); zero when empty
+	metrics        *metrics.Metrics // recorded by the client, the workers, the API and the store, as main wires it; nil: none
 }
 
 // keySet says which API keys startPlatform issues, each with every permission.
@@ -89,7 +91,7 @@ func startPlatform(t testing.TB, o platformOptions) *platform {
 	t.Helper()
 	ctx := context.Background()
 	addr := testenv.TemporalAddress(t, workflows.DevServerArgs()...)
-	tc, err := temporalclient.Dial(ctx, temporalclient.Options{Address: addr, Namespace: "default"})
+	tc, err := temporalclient.Dial(ctx, temporalclient.Options{Address: addr, Namespace: "default", Metrics: o.metrics.TemporalHandler()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,6 +99,9 @@ func startPlatform(t testing.TB, o platformOptions) *platform {
 	t.Cleanup(func() { recordHistories(t, tc) }) // after the workers stop, before the client closes
 
 	store, seeded := testenv.SeededStore(t)
+	if o.metrics != nil {
+		wireMetrics(t, o.metrics, store)
+	}
 
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -124,7 +129,7 @@ func startPlatform(t testing.TB, o platformOptions) *platform {
 	}
 	blobs := testenv.Blobs(t) // attachments (API) and report files (worker)
 	deps := worker.Deps{Store: store, SimulatorStepDelay: cfg.SimulatorStepDelay, Webhooks: webhooks.NewClient(cfg.WebhookAllowPrivate, hookOpts...),
-		PublicBaseURL: cfg.PublicBaseURL, StopTimeout: o.stopTimeout, Blobs: blobs, ReportLinkTTL: cfg.ReportLinkTTL}
+		PublicBaseURL: cfg.PublicBaseURL, StopTimeout: o.stopTimeout, Blobs: blobs, ReportLinkTTL: cfg.ReportLinkTTL, Metrics: o.metrics}
 	workers := []sdkworker.Worker{worker.New(tc, queue, deps)}
 	if o.background {
 		workers = append(workers, worker.NewBackground(tc, cfg.TemporalBackgroundTaskQueue, deps))
@@ -143,7 +148,7 @@ func startPlatform(t testing.TB, o platformOptions) *platform {
 		startDispatcher(t, store, tc, opts)
 	}
 
-	srv := api.New(api.Deps{Config: cfg, Store: store, Temporal: tc, Blobs: blobs})
+	srv := api.New(api.Deps{Config: cfg, Store: store, Temporal: tc, Blobs: blobs, Metrics: o.metrics})
 	served := make(chan struct{})
 	go func() { _ = srv.App.Listener(ln); close(served) }()
 	t.Cleanup(func() {

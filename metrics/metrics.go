@@ -32,7 +32,6 @@ type Metrics struct {
 	httpDuration      *prometheus.HistogramVec
 	apiErrors         *prometheus.CounterVec
 	rateLimit         *prometheus.CounterVec
-	rateLimitFailOpen prometheus.Counter
 	opsStarted        *prometheus.CounterVec
 	opsFinished       *prometheus.CounterVec
 	webhookDeliveries *prometheus.CounterVec
@@ -55,13 +54,11 @@ func New() *Metrics {
 		apiErrors: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "api_errors_total",
 			Help: "API error answers, by error code (the code of the error body)."}, []string{"code"}),
 		rateLimit: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "ratelimit_decisions_total",
-			Help: "Rate-limit decisions, by bucket (credential, oauth_client, anonymous) and outcome (allowed, limited)."}, []string{"bucket", "outcome"}),
-		rateLimitFailOpen: prometheus.NewCounter(prometheus.CounterOpts{Namespace: Namespace, Name: "ratelimit_fail_open_total",
-			Help: "Requests let through unlimited because the limiter (Redis) failed."}),
+			Help: "Rate-limit decisions, by bucket (the one that refused: hourly, burst, group, suspended; admitted: the one the headers describe, or none) and outcome (allowed, limited)."}, []string{"bucket", "outcome"}),
 		opsStarted: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "operations_started_total",
 			Help: "Long-running operations that started running (pending to in_progress), by type."}, []string{"type"}),
 		opsFinished: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "operations_finished_total",
-			Help: "Long-running operations that ended, by type and status (completed, failed, cancelled, rolled_back)."}, []string{"type", "status"}),
+			Help: "Long-running operations that ended, by type and status (completed, partial, failed, cancelled, rolled_back)."}, []string{"type", "status"}),
 		webhookDeliveries: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "webhook_delivery_attempts_total",
 			Help: "Webhook delivery attempts, by outcome (success, failure) and attempt number (1 to 6; later ones as 7+)."}, []string{"outcome", "attempt"}),
 		slaBreaches: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "sla_breaches_total",
@@ -70,7 +67,7 @@ func New() *Metrics {
 			Help: "Support SLA escalation steps fired (warnings included), by metric and action."}, []string{"metric", "action"}),
 		temporal: newTemporalCollector(),
 	}
-	reg.MustRegister(m.httpRequests, m.httpDuration, m.apiErrors, m.rateLimit, m.rateLimitFailOpen, m.opsStarted, m.opsFinished,
+	reg.MustRegister(m.httpRequests, m.httpDuration, m.apiErrors, m.rateLimit, m.opsStarted, m.opsFinished,
 		m.webhookDeliveries, m.slaBreaches, m.slaEscalations, m.temporal,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
@@ -103,16 +100,16 @@ func (m *Metrics) APIError(code string) {
 	m.apiErrors.WithLabelValues(code).Inc()
 }
 
-// Rate-limit buckets and outcomes (labels of RateLimitDecision).
+// Outcomes of RateLimitDecision.
 const (
-	BucketCredential  = "credential"
-	BucketOAuthClient = "oauth_client"
-	BucketAnonymous   = "anonymous"
-	OutcomeAllowed    = "allowed"
-	OutcomeLimited    = "limited"
+	OutcomeAllowed = "allowed"
+	OutcomeLimited = "limited"
 )
 
-// RateLimitDecision counts one decision of the rate limiter.
+// RateLimitDecision counts one decision of the rate limiter: bucket is the
+// bucket that refused the request (hourly, burst, group, suspended) or, for
+// an admitted one, the bucket its X-RateLimit-* headers describe (hourly,
+// group; none when unlimited).
 func (m *Metrics) RateLimitDecision(bucket string, allowed bool) {
 	if m == nil {
 		return
@@ -124,17 +121,21 @@ func (m *Metrics) RateLimitDecision(bucket string, allowed bool) {
 	m.rateLimit.WithLabelValues(bucket, outcome).Inc()
 }
 
-// RateLimitFailOpen counts one request let through because the limiter failed.
-func (m *Metrics) RateLimitFailOpen() {
-	if m == nil {
+// RegisterFailOpen adds platform_ratelimit_fail_open_total, read from
+// total at scrape time: the requests let through unlimited because the
+// limiter (Redis) failed. A second registration on the same Metrics (two
+// API servers in one process, in tests) is ignored.
+func (m *Metrics) RegisterFailOpen(total func() float64) {
+	if m == nil || total == nil {
 		return
 	}
-	m.rateLimitFailOpen.Inc()
+	_ = m.Registry.Register(prometheus.NewCounterFunc(prometheus.CounterOpts{Namespace: Namespace, Name: "ratelimit_fail_open_total",
+		Help: "Requests let through unlimited because the limiter (Redis) failed."}, total))
 }
 
 // OperationStatusChanged counts an operation's transition from one status
 // to another: into in_progress from pending as started; into a terminal
-// status (completed, failed, cancelled, rolled_back) as finished.
+// status (completed, partial, failed, cancelled, rolled_back) as finished.
 func (m *Metrics) OperationStatusChanged(opType, from, to string) {
 	if m == nil || from == to {
 		return
@@ -144,7 +145,7 @@ func (m *Metrics) OperationStatusChanged(opType, from, to string) {
 		if from == "pending" {
 			m.opsStarted.WithLabelValues(opType).Inc()
 		}
-	case "completed", "failed", "cancelled", "rolled_back":
+	case "completed", "partial", "failed", "cancelled", "rolled_back":
 		m.opsFinished.WithLabelValues(opType, to).Inc()
 	}
 }

@@ -42,9 +42,10 @@ func TestFamilies(t *testing.T) {
 	m := metrics.New()
 	m.ObserveHTTP("/v1/services/:service_id", "GET", 200, 30*time.Millisecond)
 	m.APIError("NOT_FOUND")
-	m.RateLimitDecision(metrics.BucketCredential, true)
-	m.RateLimitDecision(metrics.BucketAnonymous, false)
-	m.RateLimitFailOpen()
+	m.RateLimitDecision("hourly", true)
+	m.RateLimitDecision("burst", false)
+	m.RegisterFailOpen(func() float64 { return 1 })
+	m.RegisterFailOpen(func() float64 { return 5 })
 	m.OperationStatusChanged("provision", "pending", "in_progress")
 	m.OperationStatusChanged("provision", "in_progress", "completed")
 	m.OperationStatusChanged("provision", "in_progress", "in_progress")
@@ -60,8 +61,8 @@ func TestFamilies(t *testing.T) {
 		`platform_http_requests_total{method="GET",route="/v1/services/:service_id",status="200"} 1`,
 		`platform_http_request_duration_seconds_bucket{method="GET",route="/v1/services/:service_id",le="0.05"} 1`,
 		`platform_api_errors_total{code="NOT_FOUND"} 1`,
-		`platform_ratelimit_decisions_total{bucket="credential",outcome="allowed"} 1`,
-		`platform_ratelimit_decisions_total{bucket="anonymous",outcome="limited"} 1`,
+		`platform_ratelimit_decisions_total{bucket="hourly",outcome="allowed"} 1`,
+		`platform_ratelimit_decisions_total{bucket="burst",outcome="limited"} 1`,
 		`platform_ratelimit_fail_open_total 1`,
 		`platform_operations_started_total{type="provision"} 1`,
 		`platform_operations_finished_total{status="completed",type="provision"} 1`,
@@ -79,8 +80,8 @@ func TestNilMetrics(t *testing.T) {
 	var m *metrics.Metrics
 	m.ObserveHTTP("/", "GET", 200, time.Second)
 	m.APIError("X")
-	m.RateLimitDecision("credential", true)
-	m.RateLimitFailOpen()
+	m.RateLimitDecision("hourly", true)
+	m.RegisterFailOpen(func() float64 { return 1 })
 	m.OperationStatusChanged("a", "pending", "in_progress")
 	m.WebhookAttempt(true, 1)
 	m.SLABreach("response")

@@ -1,0 +1,95 @@
+package api
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/ratelimit"
+)
+
+// unmatchedRoute is the route label of requests no route matched (their
+// raw paths would make a label per path).
+const unmatchedRoute = "(unmatched)"
+
+// observe is the outermost middleware: it answers the chain's error itself
+// (through the error handler, so the status is final), then writes the
+// request's one access-log line and counts it in the HTTP metrics, both
+// under the route template (never the raw path).
+func (s *Server) observe(c *fiber.Ctx) error {
+	start := time.Now()
+	if err := c.Next(); err != nil {
+		if herr := s.App.Config().ErrorHandler(c, err); herr != nil {
+			_ = c.SendStatus(fiber.StatusInternalServerError)
+		}
+	}
+	elapsed := time.Since(start)
+	route := routeTemplate(c)
+	status := c.Response().StatusCode()
+	method := c.Method()
+	s.metrics.ObserveHTTP(route, method, status, elapsed)
+	level := slog.LevelInfo
+	if status >= 500 {
+		level = slog.LevelWarn
+	}
+	s.log.LogAttrs(c.UserContext(), level, "request",
+		slog.String("method", method), slog.String("route", route), slog.Int("status", status),
+		slog.Float64("latency_ms", float64(elapsed.Microseconds())/1000), slog.Int("bytes", bodySize(c)))
+	return nil
+}
+
+// bodySize is the answer's body length; -1 for a streamed body (an event
+// stream), whose length is unknown when the handler returns (reading it
+// here would wait for the stream's end).
+func bodySize(c *fiber.Ctx) int {
+	if c.Response().IsBodyStream() {
+		return -1
+	}
+	return len(c.Response().Body())
+}
+
+// routeTemplate is the template of the route that answered (e.g.
+// /v1/services/:service_id), or unmatchedRoute when only the middleware
+// (registered at /) ran.
+func routeTemplate(c *fiber.Ctx) string {
+	r := c.Route()
+	if r == nil || (r.Path == "/" && c.Path() != "/") || r.Path == "" {
+		return unmatchedRoute
+	}
+	return r.Path
+}
+
+// countRateLimit records the limiter's decision on a request (nothing when
+// the limiter failed: the fail-open counter, registered in New, counts
+// those).
+func (s *Server) countRateLimit(res ratelimit.Result, err error) {
+	if err != nil {
+		return
+	}
+	bucket := res.RejectedBy
+	if res.Allowed {
+		bucket = res.LimitBucket
+	}
+	if bucket == "" {
+		bucket = "none"
+	}
+	s.metrics.RateLimitDecision(string(bucket), res.Allowed)
+}
+
+// LogAttrs is the logging.Extractor of API requests: request_id, and the
+// organization, environment and principal id of an authenticated caller.
+// It never returns a credential itself.
+func LogAttrs(ctx context.Context) []slog.Attr {
+	var out []slog.Attr
+	if id := RequestID(ctx); id != "" {
+		out = append(out, slog.String("request_id", id))
+	}
+	if p := models.PrincipalFrom(ctx); p != nil {
+		out = append(out, slog.String("organization", p.OrganizationID), slog.String("environment", string(p.Environment)),
+			slog.String("principal_id", p.ID), slog.String("principal_kind", string(p.Kind)))
+	}
+	return out
+}
