@@ -3,6 +3,8 @@ package api
 import (
 	"context"
 	"log/slog"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -27,9 +29,9 @@ func (s *Server) observe(c *fiber.Ctx) error {
 		}
 	}
 	elapsed := time.Since(start)
-	route := routeTemplate(c)
+	route := s.routeTemplate(c)
 	status := c.Response().StatusCode()
-	method := c.Method()
+	method := strings.Clone(c.Method())
 	s.metrics.ObserveHTTP(route, method, status, elapsed)
 	level := slog.LevelInfo
 	if status >= 500 {
@@ -52,14 +54,56 @@ func bodySize(c *fiber.Ctx) int {
 }
 
 // routeTemplate is the template of the route that answered (e.g.
-// /v1/services/:service_id), or unmatchedRoute when only the middleware
-// (registered at /) ran.
-func routeTemplate(c *fiber.Ctx) string {
+// /v1/services/:service_id). A request refused by a middleware (401, 429,
+// 413: only the middleware, registered at /, ran) gets the template of
+// the route it was meant for, or unmatchedRoute when none matches. The
+// answer is a copy: Fiber's strings point into buffers it reuses.
+func (s *Server) routeTemplate(c *fiber.Ctx) string {
 	r := c.Route()
-	if r == nil || (r.Path == "/" && c.Path() != "/") || r.Path == "" {
-		return unmatchedRoute
+	if r != nil && r.Path != "" && (r.Path != "/" || c.Path() == "/") {
+		return strings.Clone(r.Path)
 	}
-	return r.Path
+	return s.routes.match(s.App, c.Method(), c.Path())
+}
+
+// routeIndex is the app's route templates by method, split into segments,
+// in registration order (built on first use, once every route exists).
+type routeIndex struct {
+	once     sync.Once
+	byMethod map[string][]routePattern
+}
+
+type routePattern struct {
+	path     string
+	segments []string
+}
+
+// match returns the first template of method that path matches (the
+// route Fiber would pick), or unmatchedRoute.
+func (ri *routeIndex) match(app *fiber.App, method, path string) string {
+	ri.once.Do(func() {
+		ri.byMethod = map[string][]routePattern{}
+		for _, r := range app.GetRoutes(true) {
+			ri.byMethod[r.Method] = append(ri.byMethod[r.Method], routePattern{path: r.Path, segments: strings.Split(strings.Trim(r.Path, "/"), "/")})
+		}
+	})
+	xs := strings.Split(strings.Trim(path, "/"), "/")
+	for _, p := range ri.byMethod[method] {
+		if len(p.segments) != len(xs) {
+			continue
+		}
+		ok := true
+		for i, seg := range p.segments {
+			if !strings.HasPrefix(seg, ":") && seg != xs[i] {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			return p.path
+		}
+	}
+	return unmatchedRoute
 }
 
 // countRateLimit records the limiter's decision on a request (nothing when

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -70,7 +71,9 @@ func scrapeMetrics(t *testing.T, m *metrics.Metrics) string {
 }
 
 // TestMetricsAfterSession scrapes the registry after a few requests: a
-// 200 and a 404 under their route templates (never the raw path), the
+// 200 and a 404 under their route templates (never the raw path), 401s
+// and 429s refused before routing under the template they were meant for,
+// the
 // error counted by code, rate-limit decisions with a refusal, and one
 // access-log line per request carrying the request id and the caller.
 func TestMetricsAfterSession(t *testing.T) {
@@ -80,6 +83,7 @@ func TestMetricsAfterSession(t *testing.T) {
 	h.do("GET", "/v1/billing/accounts/"+a.account.ID, a.liveKey, nil).decode(http.StatusOK, nil)
 	h.do("GET", "/v1/services/svc_doesnotexist", a.liveKey, nil).wantError(http.StatusNotFound, "NOT_FOUND")
 	h.do("GET", "/v1/no/such/path/at/all", a.liveKey, nil).wantError(http.StatusNotFound, "NOT_FOUND")
+	h.do("POST", "/v1/auth/api-keys", "sk_live_wrong", map[string]any{"name": "x"}).wantError(http.StatusUnauthorized, "INVALID_API_KEY")
 	limited := 0
 	for range 8 {
 		if h.do("GET", "/v1/services/catalog", "", nil).status == http.StatusTooManyRequests {
@@ -95,6 +99,8 @@ func TestMetricsAfterSession(t *testing.T) {
 		`platform_http_requests_total{method="GET",route="/v1/services/:service_id",status="404"} 1`,
 		`platform_http_requests_total{method="GET",route="(unmatched)",status="404"} 1`,
 		`platform_http_request_duration_seconds_count{method="GET",route="/v1/billing/accounts/:account_id"} 1`,
+		`platform_http_requests_total{method="GET",route="/v1/services/catalog",status="429"} ` + strconv.Itoa(limited),
+		`platform_http_requests_total{method="POST",route="/v1/auth/api-keys",status="401"} 1`,
 		`platform_api_errors_total{code="NOT_FOUND"} 2`,
 		`platform_api_errors_total{code="RATE_LIMIT_EXCEEDED"}`,
 		`platform_ratelimit_decisions_total{bucket="hourly",outcome="limited"}`,
@@ -118,8 +124,8 @@ func TestMetricsAfterSession(t *testing.T) {
 			lines = append(lines, rec)
 		}
 	}
-	if len(lines) != 11 {
-		t.Fatalf("%d access-log lines for 11 requests", len(lines))
+	if len(lines) != 12 {
+		t.Fatalf("%d access-log lines for 12 requests", len(lines))
 	}
 	first := lines[0]
 	for _, k := range []string{"method", "route", "status", "latency_ms", "bytes", "request_id", "organization", "environment", "principal_id"} {

@@ -115,6 +115,7 @@ type Server struct {
 	largeBodies []largeBodyRoute
 	// catalogAnswer is GET /v1/services/catalog's answer, kept for a second.
 	catalogAnswer *catalogCache
+	routes        routeIndex // route templates, for the metrics of requests refused before routing
 }
 
 // access is what an operation requires of its caller, declared once per route.

@@ -131,8 +131,11 @@ func TestMetricsScrapeAfterSession(t *testing.T) {
 	if n, _ := s.sum("platform_http_requests_total", `route="/v1/services/:service_id"`, `status="404"`); n != 1 {
 		t.Errorf("GET /v1/services/:service_id 404: %v", n)
 	}
-	if n, _ := s.sum("platform_http_request_duration_seconds_count", `route="/v1/operations/:operation_id"`); n < 1 {
+	if n, _ := s.sum("platform_http_request_duration_seconds_count", `route="/v1/operations/:request_id"`); n < 1 {
 		t.Errorf("operation polls timed: %v", n)
+	}
+	if n, _ := s.sum("platform_http_requests_total", `route="/v1/services"`, `method="GET"`, `status="401"`); n != 1 {
+		t.Errorf("GET /v1/services 401 (refused before routing): %v", n)
 	}
 	if n, _ := s.sum("platform_api_errors_total", `code="NOT_FOUND"`); n != 1 {
 		t.Errorf("NOT_FOUND errors: %v", n)
