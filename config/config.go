@@ -134,7 +134,7 @@ func Variables() []Variable {
 		{"WORKER_HTTP_ADDR", "(empty: off)", "host:port of the worker process's listener of /healthz, /readyz and /metrics (see docs/operations.md); a loopback address unless METRICS_ALLOW is set"},
 		{"METRICS_ALLOW", "(empty: loopback only)", "comma-separated CIDRs of the clients (Prometheus, the kubelet's probes) that may read METRICS_ADDR and WORKER_HTTP_ADDR besides loopback; when set, those listeners may bind any address and answer 403 to everyone else"},
 		{"LOG_LEVEL", "info", "debug, info, warn or error"},
-		{"LOG_FORMAT", "text", "text or json"},
+		{"LOG_FORMAT", "text", "text or json (one object per line); every request writes one access-log line, records carry the request's or the activity's ids, and secrets are redacted (see docs/operations.md)"},
 		{"SHUTDOWN_TIMEOUT", "15s", "how long a graceful shutdown waits for requests and activities"},
 		{"SIMULATOR_STEP_DELAY", "2s", "time each simulated network step takes"},
 		{"TRACKER_POLL_INTERVAL", "60s", "how often support tracker integrations read their issues' comments and status"},
