@@ -30,11 +30,20 @@ func fetch(url string) (int, string) {
 // listener answers /healthz, then /readyz once the workers poll, and
 // /metrics with the SDK's and the outbox's families; the API's metrics
 // listener counts an API request; the API's own port serves no /metrics.
+// With both variables on one address, that one listener serves all of it.
 func TestDevServesMetricsAndWorkerHealth(t *testing.T) {
 	temporal := testenv.TemporalAddress(t, workflows.DevServerArgs()...)
+	t.Run("two listeners", func(t *testing.T) {
+		devObservability(t, temporal, fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t)), fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t)))
+	})
+	t.Run("one listener", func(t *testing.T) {
+		addr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t))
+		devObservability(t, temporal, addr, addr)
+	})
+}
+
+func devObservability(t *testing.T, temporal, metricsAddr, workerAddr string) {
 	api := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t))
-	metricsAddr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t))
-	workerAddr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePort(t))
 	env := envFor(t, map[string]string{"HTTP_ADDR": api, "PUBLIC_BASE_URL": "http://" + api, "TEMPORAL_ADDRESS": temporal,
 		"TEMPORAL_TASK_QUEUE": "metrics-" + models.RandomString(8), "METRICS_ADDR": metricsAddr, "WORKER_HTTP_ADDR": workerAddr,
 		"SHUTDOWN_TIMEOUT": "2s", "BLOB_URL": "file://" + t.TempDir()})
