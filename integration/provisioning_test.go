@@ -61,17 +61,20 @@ type platform struct {
 // is the API, one worker with simulated network steps of 10 ms and the
 // outbox dispatcher with short retries, and no API key.
 type platformOptions struct {
-	stepDelay      string           // SIMULATOR_STEP_DELAY; 10ms when empty
-	settings       env              // added to the configuration
-	queuePrefix    string           // of the random task queue; "provisioning" when empty
-	webhookTimeout time.Duration    // of the worker's webhook attempts; the client's default when zero
-	background     bool             // also run the worker of the background task queue
-	noDispatcher   bool             // the test runs the outbox dispatcher's rounds itself
-	realRetries    bool             // deliveries retry on the real schedule, not testRetryDelays
-	httpTimeout    time.Duration    // of the test's HTTP client; 30 s when zero
-	keys           keySet           // the API keys to issue
-	stopTimeout    time.Duration    // the workers' stop timeout (SHUTDOWN_TIMEOUT); zero when empty
-	metrics        *metrics.Metrics // recorded by the client, the workers, the API and the store, as main wires it; nil: none
+	stepDelay      string        // SIMULATOR_STEP_DELAY; 10ms when empty
+	settings       env           // added to the configuration
+	queuePrefix    string        // of the random task queue; "provisioning" when empty
+	webhookTimeout time.Duration // of the worker's webhook attempts; the client's default when zero
+	background     bool          // also run the worker of the background task queue
+	noDispatcher   bool          // the test runs the outbox dispatcher's rounds itself
+	realRetries    bool          // deliveries retry on the real schedule, not testRetryDelays
+	httpTimeout    time.Duration // of the test's HTTP client; 30 s when zero
+	keys           keySet        // the API keys to issue
+	stopTimeout    time.Duration // the workers' stop timeout (SHUTDOWN_TIMEOUT); zero when empty
+
+	// metrics records the client's, the workers', the API's and the
+	// store's metrics, as main wires them (nil: none).
+	metrics *metrics.Metrics
 }
 
 // keySet says which API keys startPlatform issues, each with every permission.
