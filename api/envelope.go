@@ -37,8 +37,10 @@ type requestInfo struct {
 	RequestID string
 	Version   string
 	Logger    *slog.Logger
-	Metrics   *metrics.Metrics // counts error answers by code (nil: none)
-	Realm     string           // PUBLIC_BASE_URL, the realm of 401 challenges
+	Realm     string // PUBLIC_BASE_URL, the realm of 401 challenges
+
+	// Metrics counts error answers by code (nil: none).
+	Metrics *metrics.Metrics
 }
 
 // loggerFrom returns the server's logger carried by a request context.
