@@ -6,6 +6,7 @@ import (
 
 	"go.temporal.io/sdk/activity"
 
+	"github.com/telcoplatform/platform/metrics"
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/billing"
 	"github.com/telcoplatform/platform/models/support"
@@ -14,14 +15,15 @@ import (
 
 // SupportTickets holds the dependencies of the support area's activities.
 type SupportTickets struct {
-	store *support.Store
+	store   *support.Store
+	metrics *metrics.Metrics // nil: nothing counted
 }
 
 // NewSupportTickets returns the support activities over store. A
 // breached resolution target of a ticket whose service_affected names one
 // of its organization's services earns the SLA credit of its policy
 // (billing.Store.IssueSLACredit).
-func NewSupportTickets(store *models.Store) *SupportTickets {
+func NewSupportTickets(store *models.Store, opts ...SupportOption) *SupportTickets {
 	bills := billing.NewStore(store)
 	issue := func(ctx context.Context, req support.SLACreditRequest) error {
 		t := req.Ticket
@@ -39,7 +41,20 @@ func NewSupportTickets(store *models.Store) *SupportTickets {
 		}
 		return err
 	}
-	return &SupportTickets{store: support.NewStore(store, support.WithCredits(issue))}
+	a := &SupportTickets{store: support.NewStore(store, support.WithCredits(issue))}
+	for _, o := range opts {
+		o(a)
+	}
+	return a
+}
+
+// SupportOption configures the support activities.
+type SupportOption func(*SupportTickets)
+
+// WithSupportMetrics counts the SLA breaches and escalations the syncs
+// record in m.
+func WithSupportMetrics(m *metrics.Metrics) SupportOption {
+	return func(a *SupportTickets) { a.metrics = m }
 }
 
 // CloseIfQuiet closes a resolved ticket that nothing changed since its
@@ -63,6 +78,12 @@ func (a *SupportTickets) SyncSLA(ctx context.Context, in workflows.SLASyncInput)
 	st, err := a.store.SyncSLA(ctx, in.TicketID, in.Now)
 	if err != nil {
 		return nil, activityError(err)
+	}
+	for _, m := range st.Breaches {
+		a.metrics.SLABreach(m)
+	}
+	for _, e := range st.Escalations {
+		a.metrics.SLAEscalation(e.Metric, e.Action)
 	}
 	return st, nil
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/telcoplatform/platform/events"
+	"github.com/telcoplatform/platform/metrics"
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/eventlog"
 	"github.com/telcoplatform/platform/models/support"
@@ -26,6 +27,7 @@ type Webhooks struct {
 	log      *slog.Logger
 	now      func() time.Time
 	baseURL  string
+	metrics  *metrics.Metrics // nil: nothing counted
 }
 
 // WebhooksOption configures the delivery activities.
@@ -35,6 +37,11 @@ type WebhooksOption func(*Webhooks)
 // under which chat messages link tickets.
 func WithPublicBaseURL(u string) WebhooksOption {
 	return func(a *Webhooks) { a.baseURL = u }
+}
+
+// WithWebhookMetrics counts every recorded delivery attempt in m.
+func WithWebhookMetrics(m *metrics.Metrics) WebhooksOption {
+	return func(a *Webhooks) { a.metrics = m }
 }
 
 // NewWebhooks returns the delivery activities over store, sending with
@@ -173,6 +180,7 @@ func (a *Webhooks) record(ctx context.Context, scope models.Scope, d *eventlog.W
 	if _, err := a.eventlog.RecordDeliveryAttempt(ctx, scope, att, next); err != nil {
 		return nil, activityError(err)
 	}
+	a.metrics.WebhookAttempt(out.Success, in.Attempt)
 	a.log.InfoContext(ctx, "webhook delivery attempt", "delivery_id", d.ID, "kind", d.Kind, "event_id", d.EventID, "attempt", in.Attempt,
 		"success", out.Success, "status_code", out.StatusCode, "error", out.Error)
 	return &workflows.WebhookAttemptResult{Success: out.Success, StatusCode: out.StatusCode, Error: out.Error}, nil

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/telcoplatform/platform/metrics"
 )
 
 // Metadata is the top-level `metadata` object of every JSON object answer.
@@ -37,6 +39,9 @@ type requestInfo struct {
 	Version   string
 	Logger    *slog.Logger
 	Realm     string // PUBLIC_BASE_URL, the realm of 401 challenges
+
+	// Metrics counts error answers by code (nil: none).
+	Metrics *metrics.Metrics
 }
 
 // loggerFrom returns the server's logger carried by a request context.

@@ -101,6 +101,7 @@ func newErrorBody(ctx context.Context, log *slog.Logger, err error) *ErrorBody {
 	e := models.AsError(err)
 	status := HTTPStatus(e.Code)
 	info := requestInfoFrom(ctx)
+	info.Metrics.APIError(string(e.Code))
 	if status >= 500 && log != nil {
 		log.ErrorContext(ctx, "request failed", "request_id", info.RequestID, "code", e.Code, "error", err)
 	}

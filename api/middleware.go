@@ -115,7 +115,7 @@ func (s *Server) startRequest(c *fiber.Ctx) error {
 		version = LatestVersion
 	}
 	c.Set("API-Version", version)
-	c.SetUserContext(withRequestInfo(c.UserContext(), requestInfo{RequestID: id, Version: version, Logger: s.log, Realm: s.cfg.PublicBaseURL}))
+	c.SetUserContext(withRequestInfo(c.UserContext(), requestInfo{RequestID: id, Version: version, Logger: s.log, Metrics: s.metrics, Realm: s.cfg.PublicBaseURL}))
 	return verr
 }
 

@@ -120,6 +120,7 @@ func (s *Server) rateLimit(c *fiber.Ctx) error {
 		req.Slot = ratelimit.SlotRequest{Key: "conc:" + p.OrganizationID + ":" + string(p.Environment), Limit: limits.Concurrent}
 	}
 	res, err := s.limiter.Allow(ctx, req)
+	s.countRateLimit(res, err)
 	if err != nil {
 		s.limiterFailedOpen(ctx, err)
 		return s.afterAuthentication(c)

@@ -23,6 +23,7 @@ import (
 
 	"github.com/telcoplatform/platform/auth"
 	"github.com/telcoplatform/platform/config"
+	"github.com/telcoplatform/platform/metrics"
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/analytics/reports"
 	"github.com/telcoplatform/platform/models/automation"
@@ -64,6 +65,8 @@ type Deps struct {
 	// identity.DefaultKeyCacheTTL). Every request that may write empties it
 	// (see dropCachedKeys).
 	Keys *identity.KeyCache
+	// Metrics records the API's metrics (nil: none; see package metrics).
+	Metrics *metrics.Metrics
 }
 
 // Server is the HTTP API: the Fiber app and the huma API on it.
@@ -87,6 +90,7 @@ type Server struct {
 	temporal         client.Client
 	redis            redis.UniversalClient
 	log              *slog.Logger
+	metrics          *metrics.Metrics // nil: nothing recorded
 	now              func() time.Time
 	keyUsage         *identity.KeyUsage
 	keys             *identity.KeyCache // authenticated API keys, for a second (see dropCachedKeys)
@@ -111,6 +115,7 @@ type Server struct {
 	largeBodies []largeBodyRoute
 	// catalogAnswer is GET /v1/services/catalog's answer, kept for a second.
 	catalogAnswer *catalogCache
+	routes        routeIndex // route templates, for the metrics of requests refused before routing
 }
 
 // access is what an operation requires of its caller, declared once per route.
@@ -134,7 +139,7 @@ func New(deps Deps) *Server {
 		cfg: deps.Config, store: deps.Store, temporal: deps.Temporal, redis: deps.Redis,
 		log: deps.Logger, now: deps.Now, limiter: deps.Limiter,
 		streams: deps.Streams.withDefaults(), openStreams: &localStreams{open: map[string]int{}},
-		keys: deps.Keys, catalogAnswer: newCatalogCache(catalogCacheTTL),
+		keys: deps.Keys, metrics: deps.Metrics, catalogAnswer: newCatalogCache(catalogCacheTTL),
 	}
 	if s.keys == nil {
 		s.keys = identity.NewKeyCache(identity.DefaultKeyCacheTTL)
@@ -160,6 +165,7 @@ func New(deps Deps) *Server {
 	s.keyUsage = identity.NewKeyUsage(s.identity)
 	s.tokens = auth.NewTokens(s.store, deps.Config.PublicBaseURL, s.now)
 	s.replays = newReplayGuard(s.redis, s.now)
+	s.metrics.RegisterFailOpen(func() float64 { return float64(s.limits.failOpen.Load()) })
 
 	for _, cidr := range deps.Config.TrustedProxies {
 		if pfx, err := netip.ParsePrefix(cidr); err == nil { // config.Load has validated them
@@ -177,7 +183,7 @@ func New(deps Deps) *Server {
 		EnableIPValidation:    true,
 		JSONEncoder:           jsonMarshal,
 	})
-	s.App.Use(s.recoverPanics, s.dropCachedKeys, s.requestContext, s.limitBody, s.authenticate, s.rateLimit, s.conditionalGet)
+	s.App.Use(s.observe, s.recoverPanics, s.dropCachedKeys, s.requestContext, s.limitBody, s.authenticate, s.rateLimit, s.conditionalGet)
 
 	cfg := huma.DefaultConfig("Telecom & IT Services Platform API", LatestVersion)
 	cfg.CreateHooks = nil

@@ -76,6 +76,19 @@ type Config struct {
 	// listener serving Go's profiling endpoints (net/http/pprof); empty
 	// turns profiling off. Load refuses any other address.
 	PprofAddr string
+
+	// MetricsAddr is METRICS_ADDR: the host:port of the API process's
+	// separate /metrics listener (empty: off). WorkerHTTPAddr is
+	// WORKER_HTTP_ADDR: the worker process's listener of /healthz, /readyz
+	// and /metrics (empty: off). Without MetricsAllow both must be loopback
+	// addresses; neither may share a port with HTTP_ADDR, MTLS_ADDR or
+	// PPROF_ADDR.
+	MetricsAddr    string
+	WorkerHTTPAddr string
+	// MetricsAllow is METRICS_ALLOW, parsed: the client ranges (besides
+	// loopback, always served) that may read the metrics and health
+	// listeners; set, the listeners may bind any address.
+	MetricsAllow []netip.Prefix
 }
 
 // Variable documents one environment variable: its name, default and meaning.
@@ -117,8 +130,11 @@ func Variables() []Variable {
 		{"TRUSTED_PROXIES", "(empty)", "comma-separated CIDRs whose X-Forwarded-For is trusted"},
 		{"GEOIP_FILE", "(empty: built-in table of the documentation and loopback ranges)", "CSV of cidr,country rows (ISO 3166 alpha-2) locating client addresses for country restrictions; replaces the built-in table"},
 		{"PPROF_ADDR", "(empty: off)", "loopback host:port (127.0.0.1:6060, [::1]:6060 or localhost:6060) of a separate listener serving Go's profiling endpoints under /debug/pprof/ (see docs/performance.md); other addresses are refused. Diagnosis only"},
+		{"METRICS_ADDR", "(empty: off)", "host:port of the API process's own Prometheus /metrics listener, never the API's port (see docs/operations.md); a loopback address unless METRICS_ALLOW is set"},
+		{"WORKER_HTTP_ADDR", "(empty: off)", "host:port of the worker process's listener of /healthz, /readyz and /metrics (see docs/operations.md); a loopback address unless METRICS_ALLOW is set"},
+		{"METRICS_ALLOW", "(empty: loopback only)", "comma-separated CIDRs of the clients (Prometheus, the kubelet's probes) that may read METRICS_ADDR and WORKER_HTTP_ADDR besides loopback; when set, those listeners may bind any address and answer 403 to everyone else"},
 		{"LOG_LEVEL", "info", "debug, info, warn or error"},
-		{"LOG_FORMAT", "text", "text or json"},
+		{"LOG_FORMAT", "text", "text or json (one object per line); every request writes one access-log line, records carry the request's or the activity's ids, and secrets are redacted (see docs/operations.md)"},
 		{"SHUTDOWN_TIMEOUT", "15s", "how long a graceful shutdown waits for requests and activities"},
 		{"SIMULATOR_STEP_DELAY", "2s", "time each simulated network step takes"},
 		{"TRACKER_POLL_INTERVAL", "60s", "how often support tracker integrations read their issues' comments and status"},
@@ -150,6 +166,8 @@ func Load(getenv func(string) string) (Config, error) {
 		DemoPassword:       get("PLATFORM_DEMO_PASSWORD", ""),
 		DevSAMLIdPAddr:     get("DEV_SAML_IDP_ADDR", ""),
 		PprofAddr:          get("PPROF_ADDR", ""),
+		MetricsAddr:        get("METRICS_ADDR", ""),
+		WorkerHTTPAddr:     get("WORKER_HTTP_ADDR", ""),
 		BlobURL:            get("BLOB_URL", "file:.data/blobs"),
 		SMTPURL:            get("SMTP_URL", ""),
 		SMTPFrom:           get("SMTP_FROM", "Telco Platform <no-reply@localhost>"),
@@ -182,6 +200,7 @@ func Load(getenv func(string) string) (Config, error) {
 			bad("PPROF_ADDR", err.Error())
 		}
 	}
+	c.checkMetricsAddrs(get("METRICS_ALLOW", ""), bad)
 	if c.DemoPassword != "" && len(c.DemoPassword) < 12 {
 		bad("PLATFORM_DEMO_PASSWORD", "must be at least 12 characters")
 	}
@@ -313,6 +332,47 @@ func Load(getenv func(string) string) (Config, error) {
 		return Config{}, fmt.Errorf("invalid configuration:\n  %s", strings.Join(errs, "\n  "))
 	}
 	return c, nil
+}
+
+// checkMetricsAddrs validates METRICS_ALLOW, METRICS_ADDR and
+// WORKER_HTTP_ADDR: loopback addresses unless an allow-list is set, and
+// never a port of the API, the mutual-TLS or the profiling listener.
+func (c *Config) checkMetricsAddrs(allow string, bad func(name, why string)) {
+	if allow != "" {
+		for _, p := range strings.Split(allow, ",") {
+			pfx, err := netip.ParsePrefix(strings.TrimSpace(p))
+			if err != nil {
+				bad("METRICS_ALLOW", fmt.Sprintf("%q is not a CIDR range", strings.TrimSpace(p)))
+				continue
+			}
+			c.MetricsAllow = append(c.MetricsAllow, pfx.Masked())
+		}
+	}
+	taken := map[string]string{}
+	for name, addr := range map[string]string{"HTTP_ADDR": c.HTTPAddr, "MTLS_ADDR": c.MTLSAddr, "PPROF_ADDR": c.PprofAddr} {
+		if _, port, err := net.SplitHostPort(addr); err == nil && port != "0" {
+			taken[port] = name
+		}
+	}
+	for _, v := range []struct{ name, addr string }{{"METRICS_ADDR", c.MetricsAddr}, {"WORKER_HTTP_ADDR", c.WorkerHTTPAddr}} {
+		if v.addr == "" {
+			continue
+		}
+		_, port, err := net.SplitHostPort(v.addr)
+		if err != nil {
+			bad(v.name, "must be host:port, e.g. 127.0.0.1:9090")
+			continue
+		}
+		if other, ok := taken[port]; ok {
+			bad(v.name, "must not share its port with "+other+": metrics and health have a listener of their own")
+			continue
+		}
+		if len(c.MetricsAllow) == 0 {
+			if err := CheckLoopbackAddr(v.addr); err != nil {
+				bad(v.name, err.Error()+" (or set METRICS_ALLOW to the ranges that may scrape it)")
+			}
+		}
+	}
 }
 
 // CheckLoopbackAddr accepts a host:port whose host is a loopback IP

@@ -152,3 +152,35 @@ func TestPprofAddr(t *testing.T) {
 		}
 	}
 }
+
+// TestMetricsAddrs: the metrics and worker listeners are off by default,
+// loopback-only without METRICS_ALLOW, any address with it, and never on
+// the API's (or another listener's) port.
+func TestMetricsAddrs(t *testing.T) {
+	c, err := config.Load(env(map[string]string{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.MetricsAddr != "" || c.WorkerHTTPAddr != "" || c.MetricsAllow != nil {
+		t.Fatalf("metrics on by default: %q %q %v", c.MetricsAddr, c.WorkerHTTPAddr, c.MetricsAllow)
+	}
+	c, err = config.Load(env(map[string]string{"METRICS_ADDR": "127.0.0.1:9090", "WORKER_HTTP_ADDR": "[::1]:9091"}))
+	if err != nil || c.MetricsAddr != "127.0.0.1:9090" || c.WorkerHTTPAddr != "[::1]:9091" {
+		t.Fatalf("loopback: %+v %v", c, err)
+	}
+	for name, vars := range map[string]map[string]string{
+		"METRICS_ADDR":     {"METRICS_ADDR": ":9090"},
+		"WORKER_HTTP_ADDR": {"WORKER_HTTP_ADDR": "0.0.0.0:9091"},
+		"METRICS_ALLOW":    {"METRICS_ALLOW": "10.0.0.0/8,nonsense"},
+		"must not share":   {"METRICS_ADDR": "127.0.0.1:8080"},
+		"PPROF_ADDR":       {"PPROF_ADDR": "127.0.0.1:6060", "WORKER_HTTP_ADDR": "127.0.0.1:6060"},
+	} {
+		if _, err := config.Load(env(vars)); err == nil || !strings.Contains(err.Error(), name) {
+			t.Errorf("%v: error %v, want one naming %s", vars, err, name)
+		}
+	}
+	c, err = config.Load(env(map[string]string{"METRICS_ALLOW": "10.0.0.0/8, 192.0.2.7/32", "METRICS_ADDR": ":9090", "WORKER_HTTP_ADDR": ":9090"}))
+	if err != nil || len(c.MetricsAllow) != 2 || c.MetricsAllow[1].String() != "192.0.2.7/32" {
+		t.Fatalf("allow-list: %v %v", c.MetricsAllow, err)
+	}
+}

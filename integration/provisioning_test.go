@@ -28,6 +28,7 @@ import (
 	"github.com/telcoplatform/platform/api"
 	"github.com/telcoplatform/platform/config"
 	"github.com/telcoplatform/platform/events"
+	"github.com/telcoplatform/platform/metrics"
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/catalog"
 	"github.com/telcoplatform/platform/models/eventlog"
@@ -71,6 +72,10 @@ type platformOptions struct {
 	httpTimeout    time.Duration // of the test's HTTP client; 30 s when zero
 	keys           keySet        // the API keys to issue
 	stopTimeout    time.Duration // the workers' stop timeout (SHUTDOWN_TIMEOUT); zero when empty
+
+	// metrics records the client's, the workers', the API's and the
+	// store's metrics, as main wires them (nil: none).
+	metrics *metrics.Metrics
 }
 
 // keySet says which API keys startPlatform issues, each with every permission.
@@ -90,7 +95,7 @@ func startPlatform(t testing.TB, o platformOptions) *platform {
 	t.Helper()
 	ctx := context.Background()
 	addr := testenv.TemporalAddress(t, workflows.DevServerArgs()...)
-	tc, err := temporalclient.Dial(ctx, temporalclient.Options{Address: addr, Namespace: "default"})
+	tc, err := temporalclient.Dial(ctx, temporalclient.Options{Address: addr, Namespace: "default", Metrics: o.metrics.TemporalHandler()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,6 +103,9 @@ func startPlatform(t testing.TB, o platformOptions) *platform {
 	t.Cleanup(func() { recordHistories(t, tc) }) // after the workers stop, before the client closes
 
 	store, seeded := testenv.SeededStore(t)
+	if o.metrics != nil {
+		wireMetrics(t, o.metrics, store)
+	}
 
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -125,7 +133,7 @@ func startPlatform(t testing.TB, o platformOptions) *platform {
 	}
 	blobs := testenv.Blobs(t) // attachments (API) and report files (worker)
 	deps := worker.Deps{Store: store, SimulatorStepDelay: cfg.SimulatorStepDelay, Webhooks: webhooks.NewClient(cfg.WebhookAllowPrivate, hookOpts...),
-		PublicBaseURL: cfg.PublicBaseURL, StopTimeout: o.stopTimeout, Blobs: blobs, ReportLinkTTL: cfg.ReportLinkTTL}
+		PublicBaseURL: cfg.PublicBaseURL, StopTimeout: o.stopTimeout, Blobs: blobs, ReportLinkTTL: cfg.ReportLinkTTL, Metrics: o.metrics}
 	workers := []sdkworker.Worker{worker.New(tc, queue, deps)}
 	if o.background {
 		workers = append(workers, worker.NewBackground(tc, cfg.TemporalBackgroundTaskQueue, deps))
@@ -144,7 +152,7 @@ func startPlatform(t testing.TB, o platformOptions) *platform {
 		startDispatcher(t, store, tc, opts)
 	}
 
-	srv := api.New(api.Deps{Config: cfg, Store: store, Temporal: tc, Blobs: blobs})
+	srv := api.New(api.Deps{Config: cfg, Store: store, Temporal: tc, Blobs: blobs, Metrics: o.metrics})
 	served := make(chan struct{})
 	go func() { _ = srv.App.Listener(ln); close(served) }()
 	t.Cleanup(func() {

@@ -3,6 +3,7 @@ package integration
 import (
 	"context"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	sdkpb "go.temporal.io/api/sdk/v1"
 	"go.temporal.io/sdk/converter"
 
+	"github.com/telcoplatform/platform/metrics"
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/identity"
 	"github.com/telcoplatform/platform/models/support"
@@ -36,7 +38,8 @@ func TestSupportSLABreachEndToEnd(t *testing.T) {
 		t.Skip("the end-to-end SLA run is the SQLite one")
 	}
 	smtpURL, mailbox := testenv.SMTPServer(t)
-	p := startPlatform(t, platformOptions{queuePrefix: "support-sla", webhookTimeout: testAttemptTimeout, keys: demoLiveKey})
+	m := metrics.New()
+	p := startPlatform(t, platformOptions{queuePrefix: "support-sla", webhookTimeout: testAttemptTimeout, keys: demoLiveKey, metrics: m})
 	mailer, err := notify.NewSMTP(smtpURL, "Telco Platform <no-reply@example.test>")
 	if err != nil {
 		t.Fatal(err)
@@ -194,6 +197,15 @@ func TestSupportSLABreachEndToEnd(t *testing.T) {
 	}
 	if creditLine != -credits.Credits[0].Amount {
 		t.Fatalf("the invoice's credit line %v, want %v: %+v", creditLine, -credits.Credits[0].Amount, inv.Invoice.Services)
+	}
+	// The breaches and the ladder's steps are counted where the SLA
+	// activity records them.
+	scrape := httptest.NewRecorder()
+	m.Handler().ServeHTTP(scrape, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	for _, want := range []string{`platform_sla_breaches_total{metric="response"} 1`, `platform_sla_breaches_total{metric="resolution"} 1`, `platform_sla_escalations_total{`} {
+		if !strings.Contains(scrape.Body.String(), want) {
+			t.Errorf("the scrape lacks %s", want)
+		}
 	}
 	recordHistories(t, p.temporal)
 }

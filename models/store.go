@@ -18,6 +18,16 @@ type Store struct {
 	// ComparePassword compares a password with its bcrypt hash (nil:
 	// bcrypt.CompareHashAndPassword); tests count the comparisons with it.
 	ComparePassword func(hash, password []byte) error
+	// Observer is told of the transitions that metrics count (nil: none);
+	// main sets it to the process's metrics.
+	Observer Observer
+}
+
+// Observer receives the domain transitions that metrics count.
+type Observer interface {
+	// OperationStatusChanged reports an operation of opType going from
+	// status from to status to (once its change is written).
+	OperationStatusChanged(opType, from, to string)
 }
 
 // NewStore returns a Store on db that seals secrets with sealer.

@@ -20,6 +20,8 @@ type Options struct {
 	Address   string
 	Namespace string
 	Logger    *slog.Logger
+	// Metrics receives the SDK's own metrics (nil: none).
+	Metrics client.MetricsHandler
 }
 
 // NewLazy returns a client that connects on first use, so the API starts
@@ -38,7 +40,7 @@ func Dial(ctx context.Context, opts Options) (client.Client, error) {
 }
 
 func clientOptions(opts Options) client.Options {
-	o := client.Options{HostPort: opts.Address, Namespace: opts.Namespace}
+	o := client.Options{HostPort: opts.Address, Namespace: opts.Namespace, MetricsHandler: opts.Metrics}
 	if opts.Logger != nil {
 		o.Logger = tlog.NewStructuredLogger(opts.Logger.With("component", "temporal"))
 	}

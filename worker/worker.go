@@ -13,6 +13,7 @@ import (
 	"gocloud.dev/blob"
 
 	"github.com/telcoplatform/platform/activities"
+	"github.com/telcoplatform/platform/metrics"
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/payments"
 	"github.com/telcoplatform/platform/simulator"
@@ -54,6 +55,9 @@ type Deps struct {
 	// activity stopped this way is retried by another worker once its
 	// heartbeat times out (workflows.StepHeartbeatTimeout).
 	StopTimeout time.Duration
+	// Metrics counts what the activities record (webhook delivery
+	// attempts, SLA breaches and escalations); nil counts nothing.
+	Metrics *metrics.Metrics
 }
 
 // WorkflowRegistry is where workflows are registered: a worker, or a
@@ -124,12 +128,12 @@ func RegisterActivities(w ActivityRegistry, deps Deps) {
 	registerGroup[workflows.ProvisioningActivities](w, activities.NewProvisioning(deps.Store, net, deps.Logger))
 	registerGroup[workflows.ServiceChangeActivities](w, activities.NewServiceChange(svcs))
 	registerGroup[workflows.DecommissionActivities](w, activities.NewDecommission(svcs))
-	registerGroup[workflows.WebhooksActivities](w, activities.NewWebhooks(deps.Store, whClient, deps.Logger, activities.WithPublicBaseURL(deps.PublicBaseURL)))
+	registerGroup[workflows.WebhooksActivities](w, activities.NewWebhooks(deps.Store, whClient, deps.Logger, activities.WithPublicBaseURL(deps.PublicBaseURL), activities.WithWebhookMetrics(deps.Metrics)))
 	registerGroup[workflows.BillingActivities](w, activities.NewBilling(deps.Store, deps.Payments, deps.APIUsage, deps.Logger))
 	registerGroup[workflows.BulkActivities](w, activities.NewBulk(deps.Store, net, deps.Logger))
 	registerGroup[workflows.OrchestrationActivities](w, activities.NewOrchestration(deps.Store, net, deps.Temporal, deps.Logger))
 	registerGroup[workflows.HousekeepingActivities](w, activities.NewHousekeeping(deps.Store, deps.Logger))
-	registerGroup[workflows.SupportActivities](w, activities.NewSupportTickets(deps.Store))
+	registerGroup[workflows.SupportActivities](w, activities.NewSupportTickets(deps.Store, activities.WithSupportMetrics(deps.Metrics)))
 	registerGroup[workflows.TrackerActivities](w, activities.NewTracker(deps.Store, tracker.NewClient(whClient), deps.Logger, deps.PublicBaseURL))
 	registerGroup[workflows.ReportsActivities](w, activities.NewReports(deps.Store, deps.Blobs, deps.PublicBaseURL, deps.ReportLinkTTL))
 	registerGroup[workflows.AnalyticsReportsActivities](w, activities.NewAnalyticsReports(deps.Store, deps.Blobs, deps.PublicBaseURL, deps.ReportLinkTTL))

@@ -34,7 +34,10 @@ import (
 	"github.com/telcoplatform/platform/blobstore"
 	"github.com/telcoplatform/platform/config"
 	"github.com/telcoplatform/platform/events"
+	"github.com/telcoplatform/platform/logging"
+	"github.com/telcoplatform/platform/metrics"
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/eventlog"
 	"github.com/telcoplatform/platform/models/identity"
 	"github.com/telcoplatform/platform/models/migrate"
 	"github.com/telcoplatform/platform/models/rekey"
@@ -161,14 +164,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	}
 }
 
+// newLogger is the process's logger on standard error: LOG_FORMAT,
+// LOG_LEVEL, secrets redacted, and each record logged with a context
+// carrying what it knows (an API request's id and caller, an activity's
+// workflow).
 func newLogger(cfg config.Config) *slog.Logger {
-	var level slog.Level
-	_ = level.UnmarshalText([]byte(cfg.LogLevel))
-	opts := &slog.HandlerOptions{Level: level}
-	if cfg.LogFormat == "json" {
-		return slog.New(slog.NewJSONHandler(os.Stderr, opts))
-	}
-	return slog.New(slog.NewTextHandler(os.Stderr, opts))
+	return logging.New(os.Stderr, cfg.LogFormat, cfg.LogLevel, api.LogAttrs, logging.Activity)
 }
 
 // openDB connects and migrates.
@@ -301,6 +302,13 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, runWorker, 
 		return err
 	}
 	defer closeDB()
+	// The process's metrics (docs/operations.md): served on METRICS_ADDR
+	// (API) and WORKER_HTTP_ADDR (worker), never on the API's port.
+	m := metrics.New()
+	store.Observer = m
+	if sqlDB, err := store.DB.DB(); err == nil {
+		m.RegisterDB(sqlDB)
+	}
 	_, stopPprof, err := startPprof(ctx, cfg.PprofAddr, log)
 	if err != nil {
 		return err
@@ -321,10 +329,10 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, runWorker, 
 	var tc client.Client
 	if runWorker {
 		dialCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		tc, err = temporalclient.Dial(dialCtx, temporalclient.Options{Address: cfg.TemporalAddress, Namespace: cfg.TemporalNamespace, Logger: log})
+		tc, err = temporalclient.Dial(dialCtx, temporalclient.Options{Address: cfg.TemporalAddress, Namespace: cfg.TemporalNamespace, Logger: log, Metrics: m.TemporalHandler()})
 		cancel()
 	} else {
-		tc, err = temporalclient.NewLazy(temporalclient.Options{Address: cfg.TemporalAddress, Namespace: cfg.TemporalNamespace, Logger: log})
+		tc, err = temporalclient.NewLazy(temporalclient.Options{Address: cfg.TemporalAddress, Namespace: cfg.TemporalNamespace, Logger: log, Metrics: m.TemporalHandler()})
 	}
 	if err != nil {
 		return fmt.Errorf("TEMPORAL_ADDRESS: %w", err)
@@ -339,6 +347,19 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, runWorker, 
 	defer func() { _ = blobs.Close() }()
 	g, gctx := errgroup.WithContext(ctx)
 	if runWorker {
+		// The worker's own listener: /healthz, /readyz and /metrics. It
+		// opens before the workers start, so /readyz answers 503 meanwhile.
+		health := worker.NewHealth(tc, func(ctx context.Context) error { return models.Ping(ctx, store.DB) }, m,
+			cfg.TemporalTaskQueue, cfg.TemporalBackgroundTaskQueue)
+		m.RegisterOutboxLag(eventlog.NewStore(store).OldestUndispatched, nil)
+		if cfg.WorkerHTTPAddr != "" {
+			hs, err := metrics.Listen(cfg.WorkerHTTPAddr, cfg.MetricsAllow, health.Handler(), log)
+			if err != nil {
+				return fmt.Errorf("WORKER_HTTP_ADDR: %w", err)
+			}
+			defer hs.Close(ctx)
+			log.Info("worker health and metrics listening", "addr", hs.Addr())
+		}
 		if err := temporalclient.EnsureSearchAttributes(ctx, tc, cfg.TemporalNamespace); err != nil {
 			log.Warn("could not register search attributes; register them on the cluster", "error", err)
 		}
@@ -356,12 +377,13 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, runWorker, 
 		}
 		w := worker.New(tc, cfg.TemporalTaskQueue, worker.Deps{Store: store, Logger: log, Southbound: sim,
 			Webhooks: webhooks.NewClient(cfg.WebhookAllowPrivate), PublicBaseURL: cfg.PublicBaseURL, APIUsage: apiUsage, StopTimeout: cfg.ShutdownTimeout,
-			Blobs: blobs, ReportLinkTTL: cfg.ReportLinkTTL})
+			Blobs: blobs, ReportLinkTTL: cfg.ReportLinkTTL, Metrics: m})
 		if err := w.Start(); err != nil {
 			return fmt.Errorf("start worker: %w", err)
 		}
+		health.Started(cfg.TemporalTaskQueue)
 		log.Info("worker polling", "task_queue", cfg.TemporalTaskQueue, "temporal", cfg.TemporalAddress)
-		g.Go(func() error { <-gctx.Done(); w.Stop(); return nil })
+		g.Go(func() error { <-gctx.Done(); health.Stopped(cfg.TemporalTaskQueue); w.Stop(); return nil })
 		// Housekeeping (purging expired OAuth artefacts): one loop per
 		// namespace under a fixed id; every worker joins the running one.
 		hkCtx, hkCancel := context.WithTimeout(ctx, 30*time.Second)
@@ -371,12 +393,13 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, runWorker, 
 		hkCancel()
 		bw := worker.NewBackground(tc, cfg.TemporalBackgroundTaskQueue, worker.Deps{Store: store, Logger: log, Southbound: sim,
 			Webhooks: webhooks.NewClient(cfg.WebhookAllowPrivate), PublicBaseURL: cfg.PublicBaseURL, StopTimeout: cfg.ShutdownTimeout,
-			Blobs: blobs, ReportLinkTTL: cfg.ReportLinkTTL})
+			Blobs: blobs, ReportLinkTTL: cfg.ReportLinkTTL, Metrics: m})
 		if err := bw.Start(); err != nil {
 			return fmt.Errorf("start background worker: %w", err)
 		}
+		health.Started(cfg.TemporalBackgroundTaskQueue)
 		log.Info("background worker polling", "task_queue", cfg.TemporalBackgroundTaskQueue)
-		g.Go(func() error { <-gctx.Done(); bw.Stop(); return nil })
+		g.Go(func() error { <-gctx.Done(); health.Stopped(cfg.TemporalBackgroundTaskQueue); bw.Stop(); return nil })
 		g.Go(func() error { sim.RunTelemetry(gctx, time.Minute); return nil })
 		// The outbox dispatcher: hands committed events to delivery workflows
 		// and to the event triggers of orchestrations.
@@ -400,7 +423,17 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, runWorker, 
 		if embedded {
 			log.Info("using the embedded in-process Redis (set REDIS_URL for a real one)")
 		}
-		srv := api.New(api.Deps{Config: cfg, Store: store, Temporal: tc, Redis: rdb, Limiter: ratelimit.New(rdb), Logger: log, Blobs: blobs})
+		srv := api.New(api.Deps{Config: cfg, Store: store, Temporal: tc, Redis: rdb, Limiter: ratelimit.New(rdb), Logger: log, Blobs: blobs, Metrics: m})
+		// In `dev` with WORKER_HTTP_ADDR equal to METRICS_ADDR, the worker's
+		// listener serves /metrics for both.
+		if cfg.MetricsAddr != "" && !(runWorker && cfg.MetricsAddr == cfg.WorkerHTTPAddr) {
+			ms, err := metrics.Listen(cfg.MetricsAddr, cfg.MetricsAllow, m.Handler(), log)
+			if err != nil {
+				return fmt.Errorf("METRICS_ADDR: %w", err)
+			}
+			defer ms.Close(ctx)
+			log.Info("API metrics listening", "addr", ms.Addr()+"/metrics")
+		}
 		log.Info("API listening", "addr", cfg.HTTPAddr, "docs", cfg.PublicBaseURL+"/docs")
 		g.Go(func() error { return srv.Run(gctx) })
 		if cfg.MTLSAddr != "" {

@@ -247,11 +247,13 @@ func CheckCancellable(p *models.Principal, op *Operation) error {
 // locked on PostgreSQL) and saves it.
 func (s *Store) UpdateOperation(ctx context.Context, scope models.Scope, tx *gorm.DB, id string, fn func(op *Operation) error) (*Operation, error) {
 	var out *Operation
+	var from OperationStatus
 	run := func(tx *gorm.DB) error {
 		var op Operation
 		if err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Where("id = ?", id).Take(&op).Error; err != nil {
 			return models.NotFoundOr(err, "operation")
 		}
+		from = op.Status
 		if err := fn(&op); err != nil {
 			return err
 		}
@@ -275,6 +277,9 @@ func (s *Store) UpdateOperation(ctx context.Context, scope models.Scope, tx *gor
 			return nil, me
 		}
 		return nil, models.DBErr(err)
+	}
+	if s.Observer != nil && from != out.Status {
+		s.Observer.OperationStatusChanged(string(out.Type), string(from), string(out.Status))
 	}
 	return out, nil
 }

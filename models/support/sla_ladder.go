@@ -51,6 +51,7 @@ func (sy *slaSync) advance(at time.Time) error {
 			if err := sy.recordEvent(EventSLABreach, data); err != nil {
 				return err
 			}
+			sy.breaches = append(sy.breaches, c.Metric)
 		}
 		for i, step := range sy.policy.Ladder {
 			if step.Metric != c.Metric {

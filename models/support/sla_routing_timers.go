@@ -148,7 +148,11 @@ func (sy *slaSync) fireAt(c *Clock, metric string, step, repeat int, action stri
 	e := &Escalation{ID: models.NewID(PrefixEscalation), Tenant: sy.t.Tenant, TicketID: sy.t.ID, Cycle: c.Cycle, Metric: metric, Step: step,
 		Repeat: repeat, Action: action, Level: sy.t.EscalationLevel, Reason: models.Truncate(msg, 500), Detail: models.Truncate(detail, 1000),
 		ActorID: ActorSLA, FiredAt: at, CreatedAt: at}
-	return dbErr(sy.tx.Create(e).Error)
+	if err := sy.tx.Create(e).Error; err != nil {
+		return dbErr(err)
+	}
+	sy.escalations = append(sy.escalations, SLAEscalation{Metric: metric, Action: action})
+	return nil
 }
 
 // autoUpdate e-mails the ticket's contact an automatic status update.

@@ -38,6 +38,17 @@ type SLAState struct {
 	// Done is true once the ticket is closed (or gone): the workflow ends.
 	Done    bool          `json:"done"`
 	Metrics []MetricState `json:"metrics,omitempty"`
+	// Breaches are the metrics whose breach this sync recorded, and
+	// Escalations the ladder steps (warnings included) it fired: for the
+	// activity's metrics, never part of the workflow's history.
+	Breaches    []string        `json:"-"`
+	Escalations []SLAEscalation `json:"-"`
+}
+
+// SLAEscalation is one escalation step a sync fired: the clock's metric
+// and the step's action.
+type SLAEscalation struct {
+	Metric, Action string
 }
 
 // MetricState is one clock in an SLAState.
@@ -65,6 +76,9 @@ type slaSync struct {
 	acked  *time.Time          // the last change by provider staff
 	timers routingTimers       // the routing rule's and the policy's timers
 	events []string
+	// breaches and escalations are what this sync recorded (SLAState).
+	breaches    []string
+	escalations []SLAEscalation
 }
 
 // SyncSLA brings a ticket's SLA clocks up to now: it replays the changes
@@ -534,6 +548,7 @@ func (sy *slaSync) save(now time.Time) (*SLAState, error) {
 		return nil, dbErr(err)
 	}
 	st.NextAt, st.NextBreachAt = next, breach
+	st.Breaches, st.Escalations = sy.breaches, sy.escalations
 	return st, nil
 }
 
