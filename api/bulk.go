@@ -152,7 +152,7 @@ func (s *Server) startBulk(ctx context.Context, plan *automation.BulkPlan) (*Bul
 	ref := workflows.BulkRef{RequestID: id, OrganizationID: plan.Scope.OrganizationID, Environment: plan.Scope.Environment, Type: plan.Type, CreatedBy: p.ID}
 	opts := workflows.StartOptions(s.taskQueues(), workflows.Start{ID: id, Priority: workflows.Background,
 		OrganizationID: ref.OrganizationID, Environment: ref.Environment, OperationType: string(plan.Type), ResourceID: id})
-	in := workflows.BulkInput{Bulk: ref, Total: len(plan.Items), Options: plan.Options}
+	in := workflows.BulkInput{Bulk: ref, Total: len(plan.Items), Options: plan.Options, Batch: workflows.DefaultBulkBatch}
 	startCtx, cancel := context.WithTimeout(ctx, workflowStartTimeout)
 	defer cancel()
 	if _, err := s.temporal.ExecuteWorkflow(startCtx, opts, workflows.BulkWorkflow, in); err != nil {
