@@ -39,6 +39,9 @@ const batchHeartbeatEvery = time.Second
 // not_started. A cancelled activity answers too, after its items in
 // flight have compensated.
 func (a *Bulk) ProvisionBatch(ctx context.Context, in workflows.BulkBatchInput) (*workflows.BulkBatchResult, error) {
+	if in.ReportOnly {
+		return a.reportBatch(ctx, in)
+	}
 	done := map[int]workflows.BulkItemOutcome{}
 	if activity.HasHeartbeatDetails(ctx) {
 		var prev []workflows.BulkItemOutcome
@@ -135,7 +138,15 @@ func (a *Bulk) ProvisionBatch(ctx context.Context, in workflows.BulkBatchInput) 
 	}
 	wg.Wait()
 	res := &workflows.BulkBatchResult{Items: outcomes}
-	for _, o := range outcomes {
+	countOutcomes(res)
+	a.log.DebugContext(ctx, "bulk batch ended", "request_id", in.Bulk.RequestID, "run", in.Run, "chunk", in.Chunk, "positions", in.Positions,
+		"completed", res.Completed, "failed", res.Failed, "cancelled", res.Cancelled, "not_started", res.NotStarted)
+	return res, nil
+}
+
+// countOutcomes counts res's items by outcome.
+func countOutcomes(res *workflows.BulkBatchResult) {
+	for _, o := range res.Items {
 		switch o.Status {
 		case workflows.BatchItemCompleted:
 			res.Completed++
@@ -147,8 +158,24 @@ func (a *Bulk) ProvisionBatch(ctx context.Context, in workflows.BulkBatchInput) 
 			res.NotStarted++
 		}
 	}
-	a.log.DebugContext(ctx, "bulk batch ended", "request_id", in.Bulk.RequestID, "run", in.Run, "chunk", in.Chunk, "positions", in.Positions,
-		"completed", res.Completed, "failed", res.Failed, "cancelled", res.Cancelled, "not_started", res.NotStarted)
+}
+
+// reportBatch returns the outcomes of the items of in whose operations have
+// ended; the others are not_started.
+func (a *Bulk) reportBatch(ctx context.Context, in workflows.BulkBatchInput) (*workflows.BulkBatchResult, error) {
+	res := &workflows.BulkBatchResult{}
+	for _, it := range in.Items {
+		o := workflows.BulkItemOutcome{Position: it.Position, ServiceID: it.ServiceID, ChildID: it.ChildID, Status: workflows.BatchItemNotStarted}
+		op, err := a.operations.OperationIn(ctx, in.Bulk.Scope(), it.ChildID)
+		if err != nil && models.ErrorCode(err) != models.CodeNotFound {
+			return nil, bulkAppError(ctx, a.log, workflows.ActivityName(workflows.BulkActivities.ProvisionBatch), err)
+		}
+		if err == nil && op.Status.Terminal() {
+			o.Status, o.Error = itemOutcome(op)
+		}
+		res.Items = append(res.Items, o)
+	}
+	countOutcomes(res)
 	return res, nil
 }
 

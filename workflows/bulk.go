@@ -429,7 +429,7 @@ func Bulk(ctx workflow.Context, in BulkInput) (*BulkResult, error) {
 						rec.add(automation.ItemUpdate{Position: o.Position, Status: automation.ItemFailed, Error: e})
 					}
 				}
-				started = runBatches(ctx, b, in.Batch, activities, stop, rec.tick, startChunk, doneItem, &inFlight)
+				started = runBatches(ctx, dctx, b, in.Batch, activities, stop, rec.tick, startChunk, doneItem, &inFlight)
 			} else {
 				started = runWindow(ctx, page.Items, width, stop, start, rec.tick, done, &inFlight)
 			}

@@ -47,7 +47,10 @@ type BulkBatchInput struct {
 	Positions     string         `json:"positions"` // the items' positions, for people: "100-124"
 	Window        int            `json:"window"`
 	StopOnFailure bool           `json:"stop_on_failure"`
-	Items         []BulkWorkItem `json:"items"`
+	// ReportOnly asks for the outcomes of items that have ended (from
+	// their operations) and runs nothing: the others are not_started.
+	ReportOnly bool           `json:"report_only,omitempty"`
+	Items      []BulkWorkItem `json:"items"`
 }
 
 // BulkItemOutcome is how one item of a ProvisionBatch activity ended: its
@@ -137,10 +140,11 @@ func positions(items []BulkWorkItem) string {
 // runBatches runs a page of bulk provisioning items in chunks of batch,
 // each a ProvisionBatch activity, at most `activities` at a time with each
 // running `each` items at once, while stop is false. start is called with
-// each chunk as it starts, done with each item's outcome. It returns how
+// each chunk as it starts, done with each item's outcome (dctx runs the
+// bookkeeping that must survive a cancellation). It returns how
 // many items were in the chunks it started. inFlight counts the items of
 // the chunks running.
-func runBatches(ctx workflow.Context, b BulkBatchInput, batch, activities int, stop func() bool, tick func(),
+func runBatches(ctx, dctx workflow.Context, b BulkBatchInput, batch, activities int, stop func() bool, tick func(),
 	start func([]BulkWorkItem), done func(BulkItemOutcome), inFlight *int) int {
 	items := b.Items
 	var chunks [][]BulkWorkItem
@@ -168,6 +172,16 @@ func runBatches(ctx workflow.Context, b BulkBatchInput, batch, activities int, s
 				*inFlight -= len(c)
 				var res BulkBatchResult
 				err := f.Get(ctx, &res)
+				if err != nil && temporal.IsCanceledError(err) {
+					// Cancelled before answering: its items that ended are
+					// read from their operations (the others end cancelled
+					// with the operation).
+					rin := in
+					rin.ReportOnly = true
+					if call(dctx, BulkActivities.ProvisionBatch, rin).Get(dctx, &res) == nil {
+						err = nil
+					}
+				}
 				if err != nil {
 					// The activity itself failed (its retries exhausted, or it
 					// was cancelled before answering): its items end with its error.
