@@ -41,12 +41,12 @@ const (
 // items (in position order), how many of them may run at once, and whether
 // a failed item stops the items not yet started (rollback_on_failure).
 type BulkBatchInput struct {
-	Bulk          BulkRef        `json:"bulk"`
-	Run           int            `json:"run"`
-	Chunk         int            `json:"chunk"`
-	Positions     string         `json:"positions"` // the items' positions, for people: "100-124"
-	Window        int            `json:"window"`
-	StopOnFailure bool           `json:"stop_on_failure"`
+	Bulk          BulkRef `json:"bulk"`
+	Run           int     `json:"run"`
+	Chunk         int     `json:"chunk"`
+	Positions     string  `json:"positions"` // the items' positions, for people: "100-124"
+	Window        int     `json:"window"`
+	StopOnFailure bool    `json:"stop_on_failure"`
 	// ReportOnly asks for the outcomes of items that have ended (from
 	// their operations) and runs nothing: the others are not_started.
 	ReportOnly bool           `json:"report_only,omitempty"`
