@@ -74,7 +74,10 @@ func TestEveryRegisteredWorkflowHasARecordedHistory(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, f := range files {
-		if name := strings.TrimSuffix(filepath.Base(f), ".json"); !slices.Contains(r.names, name) {
+		// <name>.json, or <name>.<shape>.json for another shape of the same
+		// workflow kept behind workflow.GetVersion (Bulk.batches.json).
+		name, _, _ := strings.Cut(strings.TrimSuffix(filepath.Base(f), ".json"), ".")
+		if !slices.Contains(r.names, name) {
 			t.Errorf("%s is the history of %s, which is not registered", filepath.Base(f), name)
 		}
 	}
