@@ -37,7 +37,9 @@ const batchHeartbeatEvery = time.Second
 // (its outcome is read from the operation). It returns every item's
 // outcome: items never started (cancellation, StopOnFailure) are
 // not_started. A cancelled activity answers too, after its items in
-// flight have compensated.
+// flight have compensated. With in.ReportOnly it runs nothing and reports
+// the items whose operations have ended (the workflow asks for that when a
+// batch was cancelled without answering).
 func (a *Bulk) ProvisionBatch(ctx context.Context, in workflows.BulkBatchInput) (*workflows.BulkBatchResult, error) {
 	if in.ReportOnly {
 		return a.reportBatch(ctx, in)
