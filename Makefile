@@ -4,7 +4,7 @@ GO ?= go
 STATICCHECK_VERSION ?= v0.8.2
 WORKFLOWCHECK_VERSION ?= v0.6.0
 
-.PHONY: run build test test-sqlite test-postgres lint workflowcheck bench bench-load bench-start bench-webhooks bench-sla bench-report bench-analytics temporal clean
+.PHONY: run build test test-sqlite test-postgres lint workflowcheck bench bench-load bench-start bench-bulk bench-webhooks bench-sla bench-report bench-analytics temporal clean
 
 run: build temporal
 	@bash scripts/dev.sh
@@ -60,6 +60,15 @@ bench-load:
 # and LOAD_BENCH_CONNECTIONS as for bench-load.
 bench-start: temporal
 	$(LOAD_BENCH_RUN) $(GO) test -run '^$$' -bench BenchmarkProvisionStart -benchtime 1x -timeout 60m ./loadbench/
+
+# Bulk provisioning (docs/performance.md): POST /v1/services/bulk/provision
+# of LOAD_BENCH_BULK_ITEMS items (default 100,1000,5000) run by `platform
+# worker` with the simulator's step delay at zero, against a raw SDK program
+# of the former shape (a child workflow of seven no-op activities per item,
+# 50 in flight) on the same Temporal dev server, on SQLite (prefix the
+# command with scripts/with-postgres.sh for PostgreSQL).
+bench-bulk: temporal
+	LOAD_BENCH=1 $(GO) test -run '^$$' -bench BenchmarkBulkThroughput -benchtime 1x -timeout 120m ./loadbench/
 
 # Webhook fan-out (docs/performance.md): LOAD_BENCH_EVENTS events (default
 # 1000) to LOAD_BENCH_SUBSCRIPTIONS subscriptions each (default 10) on a

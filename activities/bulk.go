@@ -27,6 +27,7 @@ type Bulk struct {
 	automation *automation.Store
 	net        simulator.Southbound
 	log        *slog.Logger
+	prov       *Provisioning // the steps of a bulk provisioning item (ProvisionBatch)
 }
 
 // NewBulk returns the bulk activities over store and the southbound net.
@@ -34,7 +35,8 @@ func NewBulk(store *models.Store, net simulator.Southbound, log *slog.Logger) *B
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Bulk{store: store, operations: operations.NewStore(store), services: services.NewStore(store), automation: automation.NewStore(store), net: net, log: log}
+	return &Bulk{store: store, operations: operations.NewStore(store), services: services.NewStore(store), automation: automation.NewStore(store), net: net, log: log,
+		prov: NewProvisioning(store, net, log)}
 }
 
 // bulkAppError converts err for Temporal (ApplicationError, RetryByCode)

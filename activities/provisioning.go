@@ -72,16 +72,31 @@ func appError(ctx context.Context, log *slog.Logger, requestID, step string, err
 	return failed(ctx, log, err, "request_id", requestID, "step", step)
 }
 
-// step runs fn as the step name of the operation, recording it on the row.
+// step runs fn as the step name of the operation, recording it on the row
+// (or, for an item of a bulk batch, in its step log: see withStepLog).
 func (a *Provisioning) step(ctx context.Context, in workflows.ProvisioningInput, name string, fn func(scope models.Scope) error) error {
 	scope := in.Scope()
-	if err := a.operations.StartStep(ctx, scope, in.RequestID, name); err != nil {
+	if err := a.startStep(ctx, scope, in.RequestID, name); err != nil {
 		return a.temporalError(ctx, in, name, err)
 	}
 	if err := fn(scope); err != nil {
 		return a.temporalError(ctx, in, name, err)
 	}
+	if l := stepLogOf(ctx); l != nil {
+		l.mark(name, true, a.store.Now())
+		return nil
+	}
 	return a.temporalError(ctx, in, name, a.operations.CompleteStep(ctx, scope, in.RequestID, name))
+}
+
+// startStep marks the step name of operation id started, on the row or in
+// ctx's step log.
+func (a *Provisioning) startStep(ctx context.Context, scope models.Scope, id, name string) error {
+	if l := stepLogOf(ctx); l != nil {
+		l.mark(name, false, a.store.Now())
+		return nil
+	}
+	return a.operations.StartStep(ctx, scope, id, name)
 }
 
 // Begin marks the operation in progress and records the workflow's run id.
@@ -262,12 +277,15 @@ func (a *Provisioning) RecordService(ctx context.Context, in workflows.Provision
 		return nil, a.temporalError(ctx, in, operations.StepRecordService, err)
 	}
 	if op.Status != operations.OpCompleted {
-		if err := a.operations.StartStep(ctx, scope, in.RequestID, operations.StepRecordService); err != nil {
+		if err := a.startStep(ctx, scope, in.RequestID, operations.StepRecordService); err != nil {
 			return nil, a.temporalError(ctx, in, operations.StepRecordService, err)
 		}
 		if err := a.net.Handover(ctx, order(in)); err != nil {
 			return nil, a.temporalError(ctx, in, operations.StepRecordService, err)
 		}
+	}
+	if err := a.flushSteps(ctx, in); err != nil {
+		return nil, a.temporalError(ctx, in, operations.StepRecordService, err)
 	}
 	svc, err := a.services.CompleteProvisioning(ctx, scope, in.RequestID, in.ServiceID)
 	if err != nil {

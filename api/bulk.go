@@ -156,7 +156,7 @@ func (s *Server) startBulk(ctx context.Context, plan *automation.BulkPlan) (*Bul
 		OrganizationID: ref.OrganizationID, Environment: ref.Environment, OperationType: string(plan.Type), ResourceID: id,
 		Summary: fmt.Sprintf("%s of %d items for %s (%s)", strings.ReplaceAll(string(plan.Type), "_", " "), len(plan.Items), ref.OrganizationID, ref.Environment),
 		Link:    s.statusURL(id)})
-	in := workflows.BulkInput{Bulk: ref, Total: len(plan.Items), Options: plan.Options}
+	in := workflows.BulkInput{Bulk: ref, Total: len(plan.Items), Options: plan.Options, Batch: workflows.DefaultBulkBatch}
 	startCtx, cancel := context.WithTimeout(ctx, workflowStartTimeout)
 	defer cancel()
 	if _, err := s.temporal.ExecuteWorkflow(startCtx, opts, workflows.BulkWorkflow, in); err != nil {

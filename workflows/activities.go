@@ -92,7 +92,9 @@ type BillingActivities interface {
 // BulkActivities are the activities of the Bulk workflow (activities.Bulk),
 // named "Bulk.<Method>". PrepareChange and PrepareRevert prepare the
 // ServiceChange child workflow of a modification item (and of its
-// rollback).
+// rollback). ProvisionBatch provisions a chunk of bulk provisioning items
+// in-process (the Provisioning workflow's steps and compensations per
+// item) and returns each item's outcome.
 type BulkActivities interface {
 	Begin(ctx context.Context, ref BulkRef) error
 	Load(ctx context.Context, in BulkLoadInput) (*BulkPage, error)
@@ -102,6 +104,7 @@ type BulkActivities interface {
 	PrepareRevert(ctx context.Context, in BulkItemInput) (*ChangeStart, error)
 	Rollback(ctx context.Context, in BulkItemInput) error
 	Finish(ctx context.Context, in BulkFinishInput) (*BulkResult, error)
+	ProvisionBatch(ctx context.Context, in BulkBatchInput) (*BulkBatchResult, error)
 }
 
 // OrchestrationActivities are the activities of the Orchestration and

@@ -73,7 +73,12 @@ type BulkInput struct {
 	Total    int                    `json:"total"`
 	Options  automation.BulkOptions `json:"options"`
 	PageSize int                    `json:"page_size"` // 0: DefaultBulkPageSize
-	State    BulkState              `json:"state"`
+	// Batch, when positive, runs bulk provisioning items in ProvisionBatch
+	// activities of Batch items each instead of one child Provisioning
+	// workflow per item (the API sets DefaultBulkBatch; inputs written
+	// before batches existed have 0).
+	Batch int       `json:"batch,omitempty"`
+	State BulkState `json:"state"`
 }
 
 // BulkWorkItem is one item as the workflow runs it.
@@ -324,6 +329,7 @@ func Bulk(ctx workflow.Context, in BulkInput) (*BulkResult, error) {
 	rec := &recorder{ctx: dctx, ref: in.Bulk, every: max(10, width)}
 	cancelled := func() bool { return ctx.Err() != nil }
 	pages := 0
+	batched := batchShape(ctx, in)
 
 	load := func(statuses ...string) (*BulkPage, error) {
 		var page BulkPage
@@ -394,7 +400,39 @@ func Bulk(ctx workflow.Context, in BulkInput) (*BulkResult, error) {
 				}
 				rec.add(u)
 			}
-			started := runWindow(ctx, page.Items, width, stop, start, rec.tick, done, &inFlight)
+			var started int
+			if batched {
+				activities, each := batchWindow(width, in.Batch, in.Options.RollbackOnFailure)
+				b := BulkBatchInput{Bulk: in.Bulk, Run: st.Runs, Window: each, StopOnFailure: in.Options.RollbackOnFailure, Items: page.Items}
+				startChunk := func(c []BulkWorkItem) {
+					for _, it := range c {
+						rec.add(automation.ItemUpdate{Position: it.Position, Status: automation.ItemInProgress})
+					}
+				}
+				// As done, from the outcome an item's provisioning ended with.
+				doneItem := func(o BulkItemOutcome) {
+					switch o.Status {
+					case BatchItemCompleted:
+						st.Completed++
+						rec.add(automation.ItemUpdate{Position: o.Position, Status: automation.ItemCompleted})
+					case BatchItemCancelled:
+						rec.add(automation.ItemUpdate{Position: o.Position, Status: automation.ItemCancelled})
+					case BatchItemFailed:
+						e := o.Error
+						if e == nil {
+							e = &operations.OperationError{Code: models.CodeProvisioningFailed, Message: "the item failed"}
+						}
+						st.Failed++
+						if in.Options.RollbackOnFailure {
+							st.Stopped = true
+						}
+						rec.add(automation.ItemUpdate{Position: o.Position, Status: automation.ItemFailed, Error: e})
+					}
+				}
+				started = runBatches(ctx, dctx, b, in.Batch, activities, stop, rec.tick, startChunk, doneItem, &inFlight)
+			} else {
+				started = runWindow(ctx, page.Items, width, stop, start, rec.tick, done, &inFlight)
+			}
 			if started < len(page.Items) {
 				st.Next = page.Items[started].Position
 			} else {

@@ -42,6 +42,7 @@ type fakeBulk struct {
 	finish      *automation.BulkFinish
 	startsByRun map[int]int
 	run         int // the run being executed (set by runBulk)
+	batch       batchFake
 }
 
 func newFakeBulk(kind operations.OperationType, n int, fail ...int) *fakeBulk {
@@ -226,6 +227,7 @@ func (f *fakeBulk) env(t *testing.T) *testsuite.TestWorkflowEnvironment {
 	env.RegisterActivityWithOptions(f.prepareChange, activity.RegisterOptions{Name: workflows.ActivityName(workflows.BulkActivities.PrepareChange)})
 	env.RegisterActivityWithOptions(f.prepareRevert, activity.RegisterOptions{Name: workflows.ActivityName(workflows.BulkActivities.PrepareRevert)})
 	env.RegisterWorkflowWithOptions(f.serviceChange, workflow.RegisterOptions{Name: workflows.ServiceChangeWorkflow})
+	env.RegisterActivityWithOptions(f.provisionBatch, activity.RegisterOptions{Name: workflows.ActivityName(workflows.BulkActivities.ProvisionBatch)})
 	return env
 }
 

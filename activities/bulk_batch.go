@@ -1,0 +1,460 @@
+package activities
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"sync"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/operations"
+	"github.com/telcoplatform/platform/workflows"
+)
+
+// batchHeartbeatEvery is how often a ProvisionBatch activity records its
+// progress besides after each item (the SDK sends at most one heartbeat
+// per 80 % of the heartbeat timeout).
+const batchHeartbeatEvery = time.Second
+
+// ProvisionBatch provisions a chunk of bulk provisioning items, each as the
+// Provisioning workflow does it, in this process: begin, validate,
+// reserve_capacity, configure, activate, record_service on the item's own
+// provisioning operation (each step retried as the workflow retries its
+// activities), and when a step fails or the activity is cancelled, the
+// compensations of the steps that started in reverse order and the end of
+// the operation (failed with PROVISIONING_FAILED, or cancelled) exactly as
+// the workflow's saga records them. Up to in.Window items run at once, in
+// position order; with in.StopOnFailure a failed item stops the items not
+// yet started. It heartbeats every second and after each item with the
+// outcomes so far, so that a retried attempt resumes where the last one
+// stopped; an item whose operation has already ended is not run again
+// (its outcome is read from the operation). It returns every item's
+// outcome: items never started (cancellation, StopOnFailure) are
+// not_started. A cancelled activity answers too, after its items in
+// flight have compensated. With in.ReportOnly it runs nothing and reports
+// the items whose operations have ended (the workflow asks for that when a
+// batch was cancelled without answering).
+func (a *Bulk) ProvisionBatch(ctx context.Context, in workflows.BulkBatchInput) (*workflows.BulkBatchResult, error) {
+	if in.ReportOnly {
+		return a.reportBatch(ctx, in)
+	}
+	done := map[int]workflows.BulkItemOutcome{}
+	if activity.HasHeartbeatDetails(ctx) {
+		var prev []workflows.BulkItemOutcome
+		if err := activity.GetHeartbeatDetails(ctx, &prev); err == nil {
+			for _, o := range prev {
+				done[o.Position] = o
+			}
+		}
+	}
+	// The items' steps run on a context that the activity's cancellation
+	// reaches but that is no activity's: the network calls would otherwise
+	// heartbeat without details, wiping the progress recorded here.
+	ictx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	defer stop()
+	unhook := context.AfterFunc(ctx, stop)
+	defer unhook()
+
+	var mu sync.Mutex
+	outcomes := make([]workflows.BulkItemOutcome, len(in.Items))
+	ended := make([]bool, len(in.Items))
+	stopped := false
+	beat := func() {
+		mu.Lock()
+		details := make([]workflows.BulkItemOutcome, 0, len(in.Items))
+		for i, ok := range ended {
+			if ok {
+				details = append(details, outcomes[i])
+			}
+		}
+		mu.Unlock()
+		activity.RecordHeartbeat(ctx, details)
+	}
+	beat()
+	ticker := time.NewTicker(batchHeartbeatEvery)
+	tickDone := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-ticker.C:
+				beat()
+			case <-tickDone:
+				return
+			}
+		}
+	}()
+	defer func() { ticker.Stop(); close(tickDone) }()
+
+	window := max(1, in.Window)
+	sem := make(chan struct{}, window)
+	var wg sync.WaitGroup
+	for i, it := range in.Items {
+		o := workflows.BulkItemOutcome{Position: it.Position, ServiceID: it.ServiceID, ChildID: it.ChildID, Status: workflows.BatchItemNotStarted}
+		if prev, ok := done[it.Position]; ok && prev.Status != workflows.BatchItemNotStarted {
+			mu.Lock()
+			outcomes[i], ended[i] = prev, true
+			if prev.Status == workflows.BatchItemFailed && in.StopOnFailure {
+				stopped = true
+			}
+			mu.Unlock()
+			continue
+		}
+		sem <- struct{}{}
+		mu.Lock()
+		halt := stopped || ictx.Err() != nil
+		mu.Unlock()
+		if halt {
+			<-sem
+			mu.Lock()
+			outcomes[i], ended[i] = o, true
+			mu.Unlock()
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			if it.Order == nil {
+				o.Status = workflows.BatchItemFailed
+				o.Error = &operations.OperationError{Code: models.CodeValidation, Message: "the item has no order"}
+			} else {
+				o.Status, o.Error = a.prov.provisionItem(ictx, workflows.ProvisioningInput{
+					RequestID: it.ChildID, OrganizationID: in.Bulk.OrganizationID, Environment: in.Bulk.Environment,
+					ServiceID: it.ServiceID, Order: *it.Order,
+				})
+			}
+			mu.Lock()
+			outcomes[i], ended[i] = o, true
+			if o.Status == workflows.BatchItemFailed && in.StopOnFailure {
+				stopped = true
+			}
+			mu.Unlock()
+			beat()
+		}()
+	}
+	wg.Wait()
+	res := &workflows.BulkBatchResult{Items: outcomes}
+	countOutcomes(res)
+	a.log.DebugContext(ctx, "bulk batch ended", "request_id", in.Bulk.RequestID, "run", in.Run, "chunk", in.Chunk, "positions", in.Positions,
+		"completed", res.Completed, "failed", res.Failed, "cancelled", res.Cancelled, "not_started", res.NotStarted)
+	return res, nil
+}
+
+// countOutcomes counts res's items by outcome.
+func countOutcomes(res *workflows.BulkBatchResult) {
+	for _, o := range res.Items {
+		switch o.Status {
+		case workflows.BatchItemCompleted:
+			res.Completed++
+		case workflows.BatchItemFailed:
+			res.Failed++
+		case workflows.BatchItemCancelled:
+			res.Cancelled++
+		default:
+			res.NotStarted++
+		}
+	}
+}
+
+// reportBatch returns the outcomes of the items of in whose operations have
+// ended; the others are not_started.
+func (a *Bulk) reportBatch(ctx context.Context, in workflows.BulkBatchInput) (*workflows.BulkBatchResult, error) {
+	res := &workflows.BulkBatchResult{}
+	for _, it := range in.Items {
+		o := workflows.BulkItemOutcome{Position: it.Position, ServiceID: it.ServiceID, ChildID: it.ChildID, Status: workflows.BatchItemNotStarted}
+		op, err := a.operations.OperationIn(ctx, in.Bulk.Scope(), it.ChildID)
+		if err != nil && models.ErrorCode(err) != models.CodeNotFound {
+			return nil, bulkAppError(ctx, a.log, workflows.ActivityName(workflows.BulkActivities.ProvisionBatch), err)
+		}
+		if err == nil && op.Status.Terminal() {
+			o.Status, o.Error = itemOutcome(op)
+		}
+		res.Items = append(res.Items, o)
+	}
+	countOutcomes(res)
+	return res, nil
+}
+
+// Retries of the steps and compensations that provisionItem runs: those
+// of workflows.StepActivityOptions and workflows.CompensationActivityOptions.
+var (
+	stepRetry         = retryPolicy{attempts: 5, first: time.Second, most: 30 * time.Second, timeout: 5 * time.Minute}
+	compensationRetry = retryPolicy{attempts: 20, first: time.Second, most: time.Minute, timeout: 5 * time.Minute}
+)
+
+type retryPolicy struct {
+	attempts    int
+	first, most time.Duration
+	timeout     time.Duration // of each attempt
+}
+
+// do runs fn until it succeeds, fails for good (a non-retryable
+// application error), runs out of attempts or ctx ends, waiting between
+// attempts as Temporal's retry policy would. An attempt that outlives the
+// policy's timeout fails as a start-to-close timeout.
+func (p retryPolicy) do(ctx context.Context, fn func(ctx context.Context) error) error {
+	wait := p.first
+	for attempt := 1; ; attempt++ {
+		actx, cancel := context.WithTimeout(ctx, p.timeout)
+		err := fn(actx)
+		timedOut := actx.Err() != nil && ctx.Err() == nil
+		cancel()
+		if err == nil {
+			return nil
+		}
+		if timedOut && errors.Is(err, context.DeadlineExceeded) {
+			err = temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_START_TO_CLOSE, err)
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		var appErr *temporal.ApplicationError
+		if attempt >= p.attempts || (errors.As(err, &appErr) && appErr.NonRetryable()) {
+			return err
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		}
+		wait = min(2*wait, p.most)
+	}
+}
+
+// itemCompensation undoes one step of provisionItem.
+type itemCompensation struct {
+	step, label string
+	undo        func(context.Context, workflows.ProvisioningInput) error
+}
+
+// provisionItem provisions the service of one bulk item as the
+// Provisioning workflow does (see Bulk.ProvisionBatch), on ctx (cancelled
+// when the bulk operation is), and returns how its operation ended: a
+// BatchItem* status and, for a failure, the operation's error. An item
+// whose operation has already ended is not run again.
+func (a *Provisioning) provisionItem(ctx context.Context, in workflows.ProvisioningInput) (string, *operations.OperationError) {
+	scope := in.Scope()
+	op, readErr := a.operations.OperationIn(ctx, scope, in.RequestID)
+	if readErr == nil && op.Status.Terminal() {
+		return itemOutcome(op)
+	}
+	// The steps are logged and written with the last one (flushSteps).
+	ctx, _ = withStepLog(ctx)
+	step := ""
+	var comps []itemCompensation
+	run := func(name string, fn func(context.Context, workflows.ProvisioningInput) error) error {
+		step = name
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return stepRetry.do(ctx, func(c context.Context) error { return fn(c, in) })
+	}
+	withUndo := func(name, label string, fn, undo func(context.Context, workflows.ProvisioningInput) error) error {
+		comps = append(comps, itemCompensation{step: name, label: label, undo: undo})
+		return run(name, fn)
+	}
+	err := func() error {
+		// Begin: the operation runs as part of the bulk operation's
+		// workflow, not a workflow of its own (no run id). It is marked in
+		// progress with its steps (flushSteps), unless reading it failed.
+		if readErr != nil {
+			if err := run("", func(c context.Context, in workflows.ProvisioningInput) error {
+				_, err := a.operations.BeginOperation(c, scope, in.RequestID, "")
+				return a.temporalError(c, in, "begin", err)
+			}); err != nil {
+				return err
+			}
+		}
+		if err := run(operations.StepValidate, a.Validate); err != nil {
+			return err
+		}
+		if err := withUndo(operations.StepReserveCapacity, "release_capacity", a.ReserveCapacity, a.ReleaseCapacity); err != nil {
+			return err
+		}
+		if err := withUndo(operations.StepConfigure, "release_network", a.Configure, a.ReleaseNetwork); err != nil {
+			return err
+		}
+		if err := withUndo(operations.StepActivate, "deactivate", a.Activate, a.Deactivate); err != nil {
+			return err
+		}
+		return run(operations.StepRecordService, func(c context.Context, in workflows.ProvisioningInput) error {
+			_, err := a.RecordService(c, in)
+			return err
+		})
+	}()
+	if err == nil {
+		return workflows.BatchItemCompleted, nil
+	}
+	return a.failItem(ctx, in, err, step, comps)
+}
+
+// failItem ends an item whose step failed with err, or that was cancelled,
+// as workflows' saga ends a Provisioning workflow: the compensations in
+// reverse order (on a context the cancellation does not reach; a failed one
+// does not stop the others), then Finish with the operation failed (error
+// PROVISIONING_FAILED naming the step, the reason and whether everything
+// was released) or cancelled.
+func (a *Provisioning) failItem(ctx context.Context, in workflows.ProvisioningInput, err error, step string, comps []itemCompensation) (string, *operations.OperationError) {
+	cancelled := errors.Is(err, context.Canceled) || temporal.IsCanceledError(err) || ctx.Err() != nil
+	a.log.WarnContext(ctx, "provisioning did not complete; compensating", "request_id", in.RequestID, "step", step, "cancelled", cancelled, "error", err)
+	dctx := context.WithoutCancel(ctx)
+	fin := workflows.FinishInput{Input: in, FailedStep: step, Compensated: []string{}, Compensations: []string{}, CompensationErrors: []string{}}
+	for i := len(comps) - 1; i >= 0; i-- {
+		c := comps[i]
+		if cerr := compensationRetry.do(dctx, func(cc context.Context) error { return c.undo(cc, in) }); cerr != nil {
+			a.log.ErrorContext(ctx, "compensation failed", "request_id", in.RequestID, "step", c.step, "error", cerr)
+			fin.CompensationErrors = append(fin.CompensationErrors, fmt.Sprintf("%s: %s", c.label, workflows.ErrorOf(cerr).Message))
+			continue
+		}
+		fin.Compensated = append(fin.Compensated, c.step)
+		fin.Compensations = append(fin.Compensations, c.label)
+	}
+	status := workflows.BatchItemFailed
+	if cancelled {
+		status = workflows.BatchItemCancelled
+		fin.Status = operations.OpCancelled
+		if len(fin.CompensationErrors) > 0 {
+			fin.Error = &operations.OperationError{Code: models.CodeProvisioningFailed, Message: "the operation was cancelled but releasing its resources failed",
+				Details: map[string]any{"step": step, "compensated": false, "compensation_errors": fin.CompensationErrors}}
+		}
+	} else {
+		fin.Status = operations.OpFailed
+		r := workflows.ErrorOf(err)
+		details := map[string]any{"step": step, "reason_code": string(r.Code), "compensated": len(fin.CompensationErrors) == 0}
+		for k, v := range r.Details {
+			if _, taken := details[k]; !taken {
+				details[k] = v
+			}
+		}
+		if len(fin.CompensationErrors) > 0 {
+			details["compensation_errors"] = fin.CompensationErrors
+		}
+		fin.Error = &operations.OperationError{Code: models.CodeProvisioningFailed, Message: fmt.Sprintf("%s failed: %s", step, r.Message), Details: details}
+	}
+	// The steps logged so far reach the row first (the failed one in
+	// progress), so that Finish ends them as it ends a workflow's.
+	if ferr := compensationRetry.do(dctx, func(c context.Context) error {
+		return a.temporalError(c, in, "finish", a.flushSteps(c, in))
+	}); ferr != nil && workflows.ErrorOf(ferr).Code != models.CodeInvalidStateTransition {
+		a.log.ErrorContext(ctx, "recording the steps of the operation failed", "request_id", in.RequestID, "error", ferr)
+	}
+	if ferr := compensationRetry.do(dctx, func(c context.Context) error { return a.Finish(c, fin) }); ferr != nil {
+		a.log.ErrorContext(ctx, "recording the end of the operation failed", "request_id", in.RequestID, "error", ferr)
+	}
+	var e *operations.OperationError
+	if fin.Error != nil {
+		e = &operations.OperationError{Code: fin.Error.Code, Message: fin.Error.Message, Details: maps.Clone(fin.Error.Details)}
+	}
+	return status, e
+}
+
+// itemOutcome is the outcome of an item whose operation op has ended.
+func itemOutcome(op *operations.Operation) (string, *operations.OperationError) {
+	switch op.Status {
+	case operations.OpCompleted:
+		return workflows.BatchItemCompleted, nil
+	case operations.OpCancelled:
+		return workflows.BatchItemCancelled, op.Error
+	}
+	e := op.Error
+	if e == nil {
+		e = &operations.OperationError{Code: models.CodeProvisioningFailed, Message: fmt.Sprintf("the operation ended %s", op.Status)}
+	}
+	return workflows.BatchItemFailed, e
+}
+
+// stepLog holds the step records of one bulk batch item while it runs, so
+// that its operation row is written once before the item ends (with its
+// last step, or its failure) instead of twice per step: the row's steps and
+// their times are the same, they only reach the row later.
+type stepLog struct {
+	mu    sync.Mutex
+	marks []stepMark
+}
+
+type stepMark struct {
+	name     string
+	started  time.Time
+	finished *time.Time
+}
+
+type stepLogKey struct{}
+
+// withStepLog returns ctx with an empty step log: Provisioning's steps run
+// on it record their steps there (flushSteps writes them).
+func withStepLog(ctx context.Context) (context.Context, *stepLog) {
+	l := &stepLog{}
+	return context.WithValue(ctx, stepLogKey{}, l), l
+}
+
+// stepLogOf returns ctx's step log, nil when its steps write the row.
+func stepLogOf(ctx context.Context) *stepLog {
+	l, _ := ctx.Value(stepLogKey{}).(*stepLog)
+	return l
+}
+
+// mark records the step name started (at now, the first time) or
+// completed (at now).
+func (l *stepLog) mark(name string, completed bool, now time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for i := range l.marks {
+		if l.marks[i].name == name {
+			if completed && l.marks[i].finished == nil {
+				l.marks[i].finished = &now
+			}
+			return
+		}
+	}
+	m := stepMark{name: name, started: now}
+	if completed {
+		m.finished = &now
+	}
+	l.marks = append(l.marks, m)
+}
+
+// flushSteps writes ctx's step log (when it has one) to the operation in
+// one update: the operation in progress (as Begin makes it; no run id: it
+// has no workflow of its own) and each logged step started or completed
+// at its time. Errors: NOT_FOUND, INVALID_STATE_TRANSITION (the operation
+// has ended).
+func (a *Provisioning) flushSteps(ctx context.Context, in workflows.ProvisioningInput) error {
+	l := stepLogOf(ctx)
+	if l == nil {
+		return nil
+	}
+	l.mu.Lock()
+	marks := append([]stepMark(nil), l.marks...)
+	l.mu.Unlock()
+	_, err := a.operations.UpdateOperation(ctx, in.Scope(), nil, in.RequestID, func(op *operations.Operation) error {
+		if op.Status.Terminal() {
+			return operations.ErrTerminal(op)
+		}
+		op.Status, op.RunID = operations.OpInProgress, ""
+		for _, m := range marks {
+			st := op.Step(m.name)
+			if st.Status == operations.StepCompleted {
+				continue
+			}
+			if st.StartedAt == nil {
+				started := m.started
+				st.StartedAt = &started
+			}
+			if m.finished != nil {
+				st.Status, st.FinishedAt, st.Error = operations.StepCompleted, m.finished, nil
+			} else {
+				st.Status, st.Error = operations.StepInProgress, nil
+			}
+		}
+		return nil
+	})
+	return err
+}

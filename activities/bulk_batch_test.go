@@ -1,0 +1,145 @@
+package activities_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/telcoplatform/platform/activities"
+	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/catalog"
+	"github.com/telcoplatform/platform/models/operations"
+	"github.com/telcoplatform/platform/models/services"
+	"github.com/telcoplatform/platform/simulator"
+	"github.com/telcoplatform/platform/workflows"
+)
+
+var (
+	sandboxSite = catalog.LocationInput{Address: "1 Sandbox Way", City: "Testville", State: "CA", Zip: "94000"}
+	failingSite = catalog.LocationInput{Address: "30 Failure Ave", City: "Testville", State: "CA", Zip: "94001"} // fails at configure
+)
+
+// batchOf returns a ProvisionBatch input of the provisionings ins, at
+// positions 0, 1...
+func batchOf(window int, ins ...workflows.ProvisioningInput) workflows.BulkBatchInput {
+	b := workflows.BulkBatchInput{Bulk: workflows.BulkRef{RequestID: "bulk_test", OrganizationID: ins[0].OrganizationID, Environment: ins[0].Environment,
+		Type: operations.OpTypeBulkProvision}, Run: 1, Chunk: 1, Window: window}
+	for i, in := range ins {
+		o := in.Order
+		b.Items = append(b.Items, workflows.BulkWorkItem{Position: i, ServiceID: in.ServiceID, ChildID: in.RequestID, Order: &o})
+	}
+	return b
+}
+
+func provisionBatch(t *testing.T, f *fixture, bulk *activities.Bulk, in workflows.BulkBatchInput) workflows.BulkBatchResult {
+	t.Helper()
+	v, err := f.env.ExecuteActivity(bulk.ProvisionBatch, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res workflows.BulkBatchResult
+	if err := v.Get(&res); err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// TestProvisionBatch: each item of a batch runs as a Provisioning workflow
+// would: the completed ones end operational with every step of their
+// operation completed; the failed one is compensated and its operation
+// ends failed as the workflow's saga records it; running the batch again
+// runs nothing again; a retried attempt skips the items its heartbeat
+// details say have ended.
+func TestProvisionBatch(t *testing.T) {
+	f := newFixture(t, nil)
+	net := simulator.New(f.store, simulator.Options{})
+	bulk := activities.NewBulk(f.store, net, nil)
+	f.env.RegisterActivity(bulk)
+	ok1 := f.order(t, models.EnvTest, sandboxSite, "fiber_dedicated", "100mbps")
+	bad := f.order(t, models.EnvTest, failingSite, "fiber_dedicated", "100mbps")
+	ok2 := f.order(t, models.EnvTest, sandboxSite, "fiber_dedicated", "100mbps")
+	in := batchOf(2, ok1, bad, ok2)
+
+	res := provisionBatch(t, f, bulk, in)
+	if res.Completed != 2 || res.Failed != 1 || len(res.Items) != 3 {
+		t.Fatalf("result %+v", res)
+	}
+	failed := res.Items[1]
+	if failed.Status != workflows.BatchItemFailed || failed.Error == nil || failed.Error.Code != models.CodeProvisioningFailed ||
+		failed.Error.Message == "" || failed.Error.Details["step"] != operations.StepConfigure || failed.Error.Details["compensated"] != true ||
+		failed.Error.Details["reason_code"] != string(models.CodeProvisioningFailed) {
+		t.Fatalf("failed item %+v", failed)
+	}
+	ctx := context.Background()
+	p := &models.Principal{OrganizationID: ok1.OrganizationID, Environment: ok1.Environment, Permissions: []string{"*"}}
+	for _, in := range []workflows.ProvisioningInput{ok1, ok2} {
+		op, err := operations.NewStore(f.store).GetOperation(ctx, p, in.RequestID)
+		if err != nil || op.Status != operations.OpCompleted || op.Progress().Completed != 5 || op.RunID != "" {
+			t.Fatalf("operation %+v %v", op, err)
+		}
+		for _, st := range op.Steps {
+			if st.StartedAt == nil || st.FinishedAt == nil || st.FinishedAt.Before(*st.StartedAt) {
+				t.Fatalf("step %+v", st)
+			}
+		}
+		svc, err := services.NewStore(f.store).GetService(ctx, p, in.ServiceID)
+		if err != nil || svc.Status != services.ServiceOperational {
+			t.Fatalf("service %+v %v", svc, err)
+		}
+	}
+	op, _ := operations.NewStore(f.store).GetOperation(ctx, p, bad.RequestID)
+	steps := map[string]operations.StepStatus{}
+	for _, st := range op.Steps {
+		steps[st.Name] = st.Status
+	}
+	if op.Status != operations.OpFailed || op.Error == nil || op.Error.Message != failed.Error.Message || steps[operations.StepValidate] != operations.StepCompleted ||
+		steps[operations.StepReserveCapacity] != operations.StepCompensated || steps[operations.StepConfigure] != operations.StepFailed ||
+		steps[operations.StepActivate] != operations.StepSkipped || op.Result["compensations"] == nil {
+		t.Fatalf("failed operation %s %+v %v %v", op.Status, op.Error, steps, op.Result)
+	}
+	if active, released := f.allocations(t, bad); active != 0 || released == 0 {
+		t.Fatalf("failed item: %d allocations active, %d released", active, released)
+	}
+	svc, _ := services.NewStore(f.store).GetService(ctx, p, bad.ServiceID)
+	if svc.Status != services.ServiceFailed {
+		t.Fatalf("failed item's service is %s", svc.Status)
+	}
+
+	// Again (a retry without heartbeat details): the ended operations give the outcomes.
+	again := provisionBatch(t, f, bulk, in)
+	if again.Completed != 2 || again.Failed != 1 || again.Items[1].Error == nil || again.Items[1].Error.Message != failed.Error.Message {
+		t.Fatalf("again %+v", again)
+	}
+
+	// A retried attempt resumes from its heartbeat details: an item they
+	// report ended is not run (this one has no order: run, it would fail).
+	resume := in
+	resume.Items = append(resume.Items, workflows.BulkWorkItem{Position: 3, ServiceID: "svc_none", ChildID: "prov_none"})
+	f.env.SetHeartbeatDetails([]workflows.BulkItemOutcome{{Position: 3, ServiceID: "svc_none", ChildID: "prov_none", Status: workflows.BatchItemCompleted}})
+	resumed := provisionBatch(t, f, bulk, resume)
+	if resumed.Completed != 3 || resumed.Failed != 1 || resumed.Items[3].Status != workflows.BatchItemCompleted {
+		t.Fatalf("resumed %+v", resumed)
+	}
+}
+
+// TestProvisionBatchStopsOnFailure: with StopOnFailure, one item at a time,
+// the items after a failed one do not start.
+func TestProvisionBatchStopsOnFailure(t *testing.T) {
+	f := newFixture(t, nil)
+	bulk := activities.NewBulk(f.store, simulator.New(f.store, simulator.Options{}), nil)
+	f.env.RegisterActivity(bulk)
+	ok := f.order(t, models.EnvTest, sandboxSite, "fiber_dedicated", "100mbps")
+	bad := f.order(t, models.EnvTest, failingSite, "fiber_dedicated", "100mbps")
+	never := f.order(t, models.EnvTest, sandboxSite, "fiber_dedicated", "100mbps")
+	in := batchOf(1, ok, bad, never)
+	in.StopOnFailure = true
+	res := provisionBatch(t, f, bulk, in)
+	got := []string{res.Items[0].Status, res.Items[1].Status, res.Items[2].Status}
+	if got[0] != workflows.BatchItemCompleted || got[1] != workflows.BatchItemFailed || got[2] != workflows.BatchItemNotStarted || res.NotStarted != 1 {
+		t.Fatalf("outcomes %v", got)
+	}
+	p := &models.Principal{OrganizationID: never.OrganizationID, Environment: never.Environment, Permissions: []string{"*"}}
+	op, _ := operations.NewStore(f.store).GetOperation(context.Background(), p, never.RequestID)
+	if op.Status != operations.OpPending {
+		t.Fatalf("the item not started is %s", op.Status)
+	}
+}
