@@ -227,6 +227,9 @@ type recorder struct {
 	every   int
 	last    time.Time
 	flushes int
+	// flushed, when set, runs after each write (the workflow publishes its
+	// progress then).
+	flushed func()
 }
 
 func (r *recorder) add(u automation.ItemUpdate) {
@@ -257,6 +260,16 @@ func (r *recorder) flush() {
 	}
 	r.buf, r.ended, r.last = nil, 0, workflow.Now(r.ctx)
 	r.flushes++
+	if r.flushed != nil {
+		r.flushed()
+	}
+}
+
+// bulkDetails renders a bulk workflow's progress as its current details
+// (Markdown), what an operator reads in the Temporal UI.
+func bulkDetails(p BulkProgress, total int) string {
+	return fmt.Sprintf("**Phase**: %s (run %d)\n\n**Items**: %d completed, %d failed of %d; next position %d\n\n**In flight**: %d (window %d)",
+		p.Phase, p.Run, p.Completed, p.Failed, total, p.Next, p.InFlight, p.Window)
 }
 
 // runWindow runs items with at most width in flight (a sliding window over a
@@ -327,6 +340,8 @@ func Bulk(ctx workflow.Context, in BulkInput) (*BulkResult, error) {
 	}
 	// The first filled window is written at once (last is the zero time).
 	rec := &recorder{ctx: dctx, ref: in.Bulk, every: max(10, width)}
+	rec.flushed = func() { workflow.SetCurrentDetails(ctx, bulkDetails(progress(), in.Total)) }
+	rec.flushed()
 	cancelled := func() bool { return ctx.Err() != nil }
 	pages := 0
 	batched := batchShape(ctx, in)
