@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -56,9 +57,12 @@ func (a *Bulk) ProvisionBatch(ctx context.Context, in workflows.BulkBatchInput) 
 	// The items' steps run on a context that the activity's cancellation
 	// reaches but that is no activity's: the network calls would otherwise
 	// heartbeat without details, wiping the progress recorded here.
-	ictx, stop := context.WithCancel(context.WithoutCancel(ctx))
-	defer stop()
-	unhook := context.AfterFunc(ctx, stop)
+	// Its cause is the activity context's: a cancellation the workflow
+	// asked for undoes the items in flight; anything else (the worker
+	// stopping, the attempt timed out) leaves them for the retry.
+	ictx, stop := context.WithCancelCause(context.WithoutCancel(ctx))
+	defer stop(nil)
+	unhook := context.AfterFunc(ctx, func() { stop(context.Cause(ctx)) })
 	defer unhook()
 
 	var mu sync.Mutex
@@ -120,6 +124,16 @@ func (a *Bulk) ProvisionBatch(ctx context.Context, in workflows.BulkBatchInput) 
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
+			defer func() {
+				// A panic in one item fails that item, not the worker.
+				if r := recover(); r != nil {
+					a.log.ErrorContext(ctx, "bulk item panicked", "request_id", it.ChildID, "panic", r, "stack", string(debug.Stack()))
+					mu.Lock()
+					o.Status, o.Error = workflows.BatchItemFailed, &operations.OperationError{Code: models.CodeInternal, Message: "internal error"}
+					outcomes[i], ended[i] = o, true
+					mu.Unlock()
+				}
+			}()
 			if it.Order == nil {
 				o.Status = workflows.BatchItemFailed
 				o.Error = &operations.OperationError{Code: models.CodeValidation, Message: "the item has no order"}
@@ -139,6 +153,13 @@ func (a *Bulk) ProvisionBatch(ctx context.Context, in workflows.BulkBatchInput) 
 		}()
 	}
 	wg.Wait()
+	if ictx.Err() != nil && !cancelRequested(ictx) {
+		// Interrupted, not cancelled: the items that ended are in the
+		// heartbeat details; the retry runs the others (their steps are
+		// idempotent) without undoing anything.
+		beat()
+		return nil, temporal.NewApplicationErrorWithCause("the batch was interrupted; its retry resumes it", "BATCH_INTERRUPTED", context.Cause(ictx))
+	}
 	res := &workflows.BulkBatchResult{Items: outcomes}
 	countOutcomes(res)
 	a.log.DebugContext(ctx, "bulk batch ended", "request_id", in.Bulk.RequestID, "run", in.Run, "chunk", in.Chunk, "positions", in.Positions,
@@ -293,7 +314,21 @@ func (a *Provisioning) provisionItem(ctx context.Context, in workflows.Provision
 	if err == nil {
 		return workflows.BatchItemCompleted, nil
 	}
+	if ctx.Err() != nil && !cancelRequested(ctx) {
+		// Interrupted (the worker stopping, the attempt timed out): nothing
+		// is undone and the operation stays in progress; the batch's retry
+		// runs the item again.
+		return workflows.BatchItemNotStarted, nil
+	}
 	return a.failItem(ctx, in, err, step, comps)
+}
+
+// cancelRequested reports whether ctx ended because the workflow asked the
+// activity to stop (a cancellation request), rather than because the
+// worker is stopping, the attempt timed out or its heartbeat failed.
+func cancelRequested(ctx context.Context) bool {
+	var ce *temporal.CanceledError
+	return errors.As(context.Cause(ctx), &ce)
 }
 
 // failItem ends an item whose step failed with err, or that was cancelled,

@@ -2,6 +2,7 @@ package ratelimit
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync"
 	"time"
@@ -32,10 +33,22 @@ type batched struct {
 	queue func(ctx context.Context, p redis.Pipeliner) redis.Cmder
 	cmd   redis.Cmder
 	done  chan struct{}
+	// abandoned is set (under the batcher's lock) when the caller stopped
+	// waiting before the command was sent: it is then never sent, so a
+	// caller that failed open spends nothing and holds no slot later.
+	abandoned bool
 }
 
-// maxBatch bounds the commands of one pipeline.
-const maxBatch = 256
+// Bounds of the queue: the commands of one pipeline, and the commands
+// waiting; beyond the latter (a Redis too slow for the load) a command is
+// refused at once and its caller fails open.
+const (
+	maxBatch   = 256
+	maxPending = 4096
+)
+
+// errQueueFull is returned when maxPending commands are waiting.
+var errQueueFull = errors.New("ratelimit: too many commands waiting for redis")
 
 // do queues a command, waits for its reply and returns the command (its
 // error included). If ctx ends first, do returns ctx's error; the command
@@ -43,6 +56,10 @@ const maxBatch = 256
 func (b *batcher) do(ctx context.Context, queue func(ctx context.Context, p redis.Pipeliner) redis.Cmder) (redis.Cmder, error) {
 	op := &batched{queue: queue, done: make(chan struct{})}
 	b.mu.Lock()
+	if len(b.pending) >= maxPending {
+		b.mu.Unlock()
+		return nil, errQueueFull
+	}
 	b.pending = append(b.pending, op)
 	if !b.flushing {
 		b.flushing = true
@@ -53,6 +70,10 @@ func (b *batcher) do(ctx context.Context, queue func(ctx context.Context, p redi
 	case <-op.done:
 		return op.cmd, op.cmd.Err()
 	case <-ctx.Done():
+		b.mu.Lock()
+		sent := op.cmd != nil
+		op.abandoned = !sent
+		b.mu.Unlock()
 		return nil, ctx.Err()
 	}
 }
@@ -73,22 +94,27 @@ func (b *batcher) flush() {
 		if len(b.pending) == 0 {
 			b.pending = nil
 		}
+		// Commands whose callers gave up are dropped; the others are
+		// marked sent (cmd set) before the lock is released.
+		ctx, cancel := context.WithTimeout(context.Background(), b.timeout)
+		pipe := b.client.Pipeline()
+		live := ops[:0]
+		for _, op := range ops {
+			if op.abandoned {
+				continue
+			}
+			op.cmd = op.queue(ctx, pipe)
+			live = append(live, op)
+		}
 		b.mu.Unlock()
-		b.send(ops)
-	}
-}
-
-func (b *batcher) send(ops []*batched) {
-	ctx, cancel := context.WithTimeout(context.Background(), b.timeout)
-	defer cancel()
-	pipe := b.client.Pipeline()
-	for _, op := range ops {
-		op.cmd = op.queue(ctx, pipe)
-	}
-	// Each command carries its own error; Exec's is the first of them.
-	_, _ = pipe.Exec(ctx)
-	for _, op := range ops {
-		close(op.done)
+		if len(live) > 0 {
+			// Each command carries its own error; Exec's is the first of them.
+			_, _ = pipe.Exec(ctx)
+		}
+		cancel()
+		for _, op := range live {
+			close(op.done)
+		}
 	}
 }
 

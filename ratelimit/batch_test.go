@@ -78,3 +78,45 @@ func TestCheckAfterScriptFlush(t *testing.T) {
 		}
 	})
 }
+
+// TestAbandonedCommandsAreNotSent checks that a check whose caller gave up
+// before it was sent (its context ended while another pipeline was on its
+// way) is never sent: it spends nothing and takes no slot.
+func TestAbandonedCommandsAreNotSent(t *testing.T) {
+	eachServer(t, func(t *testing.T, s server) {
+		l := New(s.client(t))
+		// Hold the queue: a flush is "in progress" until released.
+		l.batch.mu.Lock()
+		l.batch.flushing = true
+		l.batch.mu.Unlock()
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() {
+			_, err := l.Allow(ctx, Request{Key: "ak_abandon", Cost: 1, Hourly: 100, Slot: SlotRequest{Key: "org_abandon", Limit: 5}})
+			done <- err
+		}()
+		for {
+			l.batch.mu.Lock()
+			n := len(l.batch.pending)
+			l.batch.mu.Unlock()
+			if n == 1 {
+				break
+			}
+			time.Sleep(time.Millisecond)
+		}
+		cancel()
+		if err := <-done; err == nil {
+			t.Fatal("an abandoned check answered")
+		}
+		// Let the queue go: the abandoned check is dropped.
+		l.batch.flush()
+		r, err := l.CurrentUsage(context.Background(), "ak_abandon", 100, 0)
+		if err != nil || r.Hourly.Remaining != 100 {
+			t.Fatalf("remaining %d (%v): the abandoned check was sent", r.Hourly.Remaining, err)
+		}
+		time.Sleep(100 * time.Millisecond) // the best-effort release of its token
+		if n, _ := l.InFlight(context.Background(), "org_abandon"); n != 0 {
+			t.Fatalf("%d slots held after an abandoned check", n)
+		}
+	})
+}

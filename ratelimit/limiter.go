@@ -349,6 +349,11 @@ func (l *Limiter) run(ctx context.Context, req Request, dry bool) (Result, error
 		raw, err = cmd.(*redis.Cmd).Slice()
 	}
 	if err != nil {
+		if token != "" && ctx.Err() != nil {
+			// The check may have run and taken a slot the caller never got:
+			// free it now rather than after its TTL.
+			go l.releaseToken(slots, token)
+		}
 		return Result{}, classify(err)
 	}
 	res, err := parseResult(raw)
@@ -468,4 +473,12 @@ func classify(err error) error {
 		}
 	}
 	return fmt.Errorf("ratelimit: %w", err)
+}
+
+// releaseToken frees the slot token of slots (if it was taken), on a
+// context of its own.
+func (l *Limiter) releaseToken(slots, token string) {
+	ctx, cancel := context.WithTimeout(context.Background(), l.timeout)
+	defer cancel()
+	_, _ = l.batch.do(ctx, func(c context.Context, p redis.Pipeliner) redis.Cmder { return p.ZRem(c, slots, token) })
 }

@@ -442,6 +442,9 @@ func Bulk(ctx workflow.Context, in BulkInput) (*BulkResult, error) {
 							st.Stopped = true
 						}
 						rec.add(automation.ItemUpdate{Position: o.Position, Status: automation.ItemFailed, Error: e})
+					case BatchItemNotStarted:
+						// Shown in progress with its chunk, it never ran (a stop).
+						rec.add(automation.ItemUpdate{Position: o.Position, Status: automation.ItemPending})
 					}
 				}
 				started = runBatches(ctx, dctx, b, in.Batch, activities, stop, rec.tick, startChunk, doneItem, &inFlight)
