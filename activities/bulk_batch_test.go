@@ -2,7 +2,11 @@ package activities_test
 
 import (
 	"context"
+	"errors"
 	"testing"
+	"time"
+
+	sdkworker "go.temporal.io/sdk/worker"
 
 	"github.com/telcoplatform/platform/activities"
 	"github.com/telcoplatform/platform/models"
@@ -141,5 +145,39 @@ func TestProvisionBatchStopsOnFailure(t *testing.T) {
 	op, _ := operations.NewStore(f.store).GetOperation(context.Background(), p, never.RequestID)
 	if op.Status != operations.OpPending {
 		t.Fatalf("the item not started is %s", op.Status)
+	}
+}
+
+// TestProvisionBatchInterrupted: a batch whose context ends without a
+// cancellation from its workflow (here its attempt's time runs out while
+// the network is slow) undoes nothing: it fails, its item's operation stays
+// in progress, and the retry provisions the item.
+func TestProvisionBatchInterrupted(t *testing.T) {
+	f := newFixture(t, nil)
+	slow := activities.NewBulk(f.store, simulator.New(f.store, simulator.Options{StepDelay: 3 * time.Second}), nil)
+	f.env.RegisterActivity(slow)
+	item := f.order(t, models.EnvTest, sandboxSite, "fiber_dedicated", "100mbps")
+	in := batchOf(1, item)
+	// The worker stops a second into the batch.
+	root, stop := context.WithCancelCause(context.Background())
+	defer stop(nil)
+	f.env.SetWorkerOptions(sdkworker.Options{BackgroundActivityContext: root})
+	time.AfterFunc(time.Second, func() { stop(errors.New("worker stopping")) })
+	if _, err := f.env.ExecuteActivity(slow.ProvisionBatch, in); err == nil {
+		t.Fatal("an interrupted batch answered")
+	}
+	p := &models.Principal{OrganizationID: item.OrganizationID, Environment: item.Environment, Permissions: []string{"*"}}
+	op, err := operations.NewStore(f.store).GetOperation(context.Background(), p, item.RequestID)
+	if err != nil || op.Status.Terminal() {
+		t.Fatalf("the interrupted item's operation is %s (%v): it must stay in progress", op.Status, err)
+	}
+
+	retry := newFixture(t, nil)
+	retry.store = f.store
+	fast := activities.NewBulk(f.store, simulator.New(f.store, simulator.Options{}), nil)
+	retry.env.RegisterActivity(fast)
+	res := provisionBatch(t, retry, fast, in)
+	if res.Completed != 1 || res.Items[0].Status != workflows.BatchItemCompleted {
+		t.Fatalf("retry %+v", res)
 	}
 }
