@@ -15,6 +15,7 @@ import (
 
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/operations"
+	"github.com/telcoplatform/platform/simulator"
 	"github.com/telcoplatform/platform/workflows"
 )
 
@@ -55,12 +56,11 @@ func (a *Bulk) ProvisionBatch(ctx context.Context, in workflows.BulkBatchInput) 
 		}
 	}
 	// The items' steps run on a context that the activity's cancellation
-	// reaches but that is no activity's: the network calls would otherwise
-	// heartbeat without details, wiping the progress recorded here.
-	// Its cause is the activity context's: a cancellation the workflow
+	// reaches, marked so that the network calls do not heartbeat: an empty
+	// heartbeat would replace the progress recorded here. Its cause is the activity context's: a cancellation the workflow
 	// asked for undoes the items in flight; anything else (the worker
 	// stopping, the attempt timed out) leaves them for the retry.
-	ictx, stop := context.WithCancelCause(context.WithoutCancel(ctx))
+	ictx, stop := context.WithCancelCause(simulator.WithoutHeartbeats(context.WithoutCancel(ctx)))
 	defer stop(nil)
 	unhook := context.AfterFunc(ctx, func() { stop(context.Cause(ctx)) })
 	defer unhook()
@@ -69,7 +69,10 @@ func (a *Bulk) ProvisionBatch(ctx context.Context, in workflows.BulkBatchInput) 
 	outcomes := make([]workflows.BulkItemOutcome, len(in.Items))
 	ended := make([]bool, len(in.Items))
 	stopped := false
+	var beatMu sync.Mutex // one heartbeat at a time, so the newest snapshot is sent last
 	beat := func() {
+		beatMu.Lock()
+		defer beatMu.Unlock()
 		mu.Lock()
 		details := make([]workflows.BulkItemOutcome, 0, len(in.Items))
 		for i, ok := range ended {

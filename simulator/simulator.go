@@ -182,7 +182,8 @@ var _ Southbound = (*Simulator)(nil)
 const HeartbeatInterval = time.Second
 
 // wait takes the configured step time, or returns early with ctx's error.
-// Called from an activity, it heartbeats every HeartbeatInterval meanwhile.
+// Called from an activity, it heartbeats every HeartbeatInterval meanwhile
+// (unless ctx is WithoutHeartbeats).
 func (s *Simulator) wait(ctx context.Context) error {
 	if s.delay <= 0 {
 		return ctx.Err()
@@ -190,7 +191,7 @@ func (s *Simulator) wait(ctx context.Context) error {
 	t := time.NewTimer(s.delay)
 	defer t.Stop()
 	var beat <-chan time.Time
-	if activity.IsActivity(ctx) {
+	if activity.IsActivity(ctx) && ctx.Value(noHeartbeatsKey{}) == nil {
 		activity.RecordHeartbeat(ctx)
 		tick := time.NewTicker(HeartbeatInterval)
 		defer tick.Stop()
@@ -798,4 +799,13 @@ func (s *Simulator) RunTelemetry(ctx context.Context, interval time.Duration) {
 			}
 		}
 	}
+}
+
+type noHeartbeatsKey struct{}
+
+// WithoutHeartbeats returns ctx marked so that the simulator's network
+// calls do not heartbeat: for a caller that heartbeats itself, with details
+// (a bulk batch's progress) that an empty heartbeat would replace.
+func WithoutHeartbeats(ctx context.Context) context.Context {
+	return context.WithValue(ctx, noHeartbeatsKey{}, true)
 }
