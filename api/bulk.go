@@ -4,13 +4,11 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"strings"
 
 	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/automation"
-	"github.com/telcoplatform/platform/models/operations"
 	"github.com/telcoplatform/platform/workflows"
 )
 
@@ -155,7 +153,7 @@ func (s *Server) startBulk(ctx context.Context, plan *automation.BulkPlan) (*Bul
 	ref := workflows.BulkRef{RequestID: id, OrganizationID: plan.Scope.OrganizationID, Environment: plan.Scope.Environment, Type: plan.Type, CreatedBy: p.ID}
 	opts := workflows.StartOptions(s.taskQueues(), workflows.Start{ID: id, Priority: workflows.Background,
 		OrganizationID: ref.OrganizationID, Environment: ref.Environment, OperationType: string(plan.Type), ResourceID: id,
-		Summary: fmt.Sprintf("%s of %d items for %s (%s)", bulkLabel(plan.Type), len(plan.Items), ref.OrganizationID, ref.Environment),
+		Summary: fmt.Sprintf("%s of %d items for %s (%s)", workflows.WorkLabel(string(plan.Type)), len(plan.Items), ref.OrganizationID, ref.Environment),
 		Link:    s.statusURL(id)})
 	in := workflows.BulkInput{Bulk: ref, Total: len(plan.Items), Options: plan.Options, Batch: workflows.DefaultBulkBatch}
 	startCtx, cancel := context.WithTimeout(ctx, workflowStartTimeout)
@@ -306,13 +304,4 @@ func (s *Server) registerBulk() {
 			}
 			return s.bulkAccepted(a), nil
 		})
-}
-
-// bulkLabel names a bulk operation type for people: "Bulk provision".
-func bulkLabel(t operations.OperationType) string {
-	label := strings.ReplaceAll(string(t), "_", " ")
-	if label == "" {
-		return label
-	}
-	return strings.ToUpper(label[:1]) + label[1:]
 }

@@ -56,12 +56,12 @@ func bodySize(c *fiber.Ctx) int {
 // routeTemplate is the template of the route that answered (e.g.
 // /v1/services/:service_id). A request refused by a middleware (401, 429,
 // 413: only the middleware, registered at /, ran) gets the template of
-// the route it was meant for, or unmatchedRoute when none matches. The
-// answer is a copy: Fiber's strings point into buffers it reuses.
+// the route it was meant for, or unmatchedRoute when none matches. Route
+// templates are the registered strings, not views of request buffers.
 func (s *Server) routeTemplate(c *fiber.Ctx) string {
 	r := c.Route()
 	if r != nil && r.Path != "" && (r.Path != "/" || c.Path() == "/") {
-		return strings.Clone(r.Path)
+		return r.Path
 	}
 	return s.routes.match(s.App, c.Method(), c.Path())
 }

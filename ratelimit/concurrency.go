@@ -9,8 +9,6 @@ import (
 	"fmt"
 	"sync"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 )
 
 // DefaultSlotTTL is the lifetime of a concurrency slot when Acquire is given
@@ -28,7 +26,6 @@ var renewScriptSrc string
 // nil Slot (no slot was needed) and from several goroutines.
 type Slot struct {
 	l     *Limiter
-	ctx   context.Context
 	slots string
 	token string
 	once  sync.Once
@@ -41,15 +38,9 @@ func (s *Slot) Release() {
 	if s == nil {
 		return
 	}
-	s.once.Do(func() {
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(s.ctx), s.l.timeout)
-		defer cancel()
-		// Sent with other requests' commands in one pipeline. An error
-		// leaves the slot to expire after its TTL.
-		_, _ = s.l.batch.do(rctx, func(c context.Context, p redis.Pipeliner) redis.Cmder {
-			return p.ZRem(c, s.slots, s.token)
-		})
-	})
+	// Sent with other requests' commands in one pipeline. An error leaves
+	// the slot to expire after its TTL.
+	s.once.Do(func() { s.l.releaseToken(s.slots, s.token) })
 }
 
 // Renew extends the slot's life to ttl from now (DefaultSlotTTL if ttl <= 0),
@@ -113,7 +104,7 @@ func (l *Limiter) AcquireSlot(ctx context.Context, key string, limit int, ttl ti
 	if res[0] != 1 {
 		return nil, false, nil
 	}
-	return &Slot{l: l, ctx: ctx, slots: slots, token: token}, true, nil
+	return &Slot{l: l, slots: slots, token: token}, true, nil
 }
 
 // InFlight returns how many concurrency slots of key are taken and not

@@ -361,7 +361,7 @@ func (l *Limiter) run(ctx context.Context, req Request, dry bool) (Result, error
 		return Result{}, err
 	}
 	if res.slotTaken == 1 {
-		res.Slot = &Slot{l: l, ctx: ctx, slots: slots, token: token}
+		res.Slot = &Slot{l: l, slots: slots, token: token}
 	}
 	res.SlotRefused = res.slotTaken == 0
 	return res, nil

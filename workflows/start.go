@@ -91,11 +91,7 @@ func (st Start) summary() string {
 	if st.Summary != "" {
 		return st.Summary
 	}
-	what := strings.ReplaceAll(st.OperationType, "_", " ")
-	if what == "" {
-		what = "workflow"
-	}
-	what = strings.ToUpper(what[:1]) + what[1:]
+	what := WorkLabel(st.OperationType)
 	if st.ResourceID != "" && st.ResourceID != st.ID {
 		what += " " + st.ResourceID
 	}
@@ -103,6 +99,16 @@ func (st Start) summary() string {
 		what += fmt.Sprintf(" for %s (%s)", st.OrganizationID, st.Environment)
 	}
 	return what
+}
+
+// WorkLabel names a kind of work (an operation type) for people:
+// "bulk_provision" is "Bulk provision"; empty is "Workflow".
+func WorkLabel(opType string) string {
+	label := strings.ReplaceAll(opType, "_", " ")
+	if label == "" {
+		return "Workflow"
+	}
+	return strings.ToUpper(label[:1]) + label[1:]
 }
 
 // details returns the workflow's static details (Markdown): what it works
