@@ -14,6 +14,7 @@ import (
 	"maps"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -460,6 +461,14 @@ func TestProvisioningEndToEnd(t *testing.T) {
 			!strings.Contains(meta.GetCurrentDetails(), "record_service") {
 			t.Fatalf("current details %q (%v)", meta.GetCurrentDetails(), err)
 		}
+		// Every activity says in the UI which step it runs on what.
+		summaries := activitySummaries(ctx, t, p.temporal, acc.RequestID)
+		for _, step := range []string{"begin", "validate", "reserve_capacity", "configure", "activate", "record_service"} {
+			want := step + ": service " + acc.ServiceID + ", operation " + acc.RequestID + ", for " + p.demo.Demo.ID + " (live)"
+			if !slices.Contains(summaries, want) {
+				t.Fatalf("activity summaries %q lack %q", summaries, want)
+			}
+		}
 		scope := models.TenantScope(p.demo.Demo.ID, models.EnvLive)
 		// Every status move (pending → provisioning → operational), then service.provisioned.
 		if evs, err := eventlog.NewStore(p.store).EventsFor(ctx, scope, acc.ServiceID); err != nil || len(evs) != 3 || evs[0].Type != "service.status_changed" ||
@@ -543,4 +552,27 @@ func TestProvisioningEndToEnd(t *testing.T) {
 			t.Fatalf("workflow: %v %v", desc.GetWorkflowExecutionInfo().GetStatus(), err)
 		}
 	})
+}
+
+// activitySummaries returns the summaries of the activities the workflow id
+// scheduled, in order (what the Temporal UI shows for each).
+func activitySummaries(ctx context.Context, t *testing.T, tc client.Client, id string) []string {
+	t.Helper()
+	var out []string
+	it := tc.GetWorkflowHistory(ctx, id, "", false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		ev, err := it.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev.GetEventType() != enums.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED {
+			continue
+		}
+		var s string
+		if err := converter.GetDefaultDataConverter().FromPayload(ev.GetUserMetadata().GetSummary(), &s); err != nil || s == "" {
+			t.Fatalf("activity %s has no summary (%v)", ev.GetActivityTaskScheduledEventAttributes().GetActivityType().GetName(), err)
+		}
+		out = append(out, s)
+	}
+	return out
 }

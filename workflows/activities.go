@@ -194,6 +194,25 @@ func ActivityName(m any) string {
 	return strings.TrimSuffix(parts[1], activitiesSuffix) + "." + parts[2]
 }
 
+// summarized returns ctx with summary as the summary of the activities it
+// schedules (what the Temporal UI shows an operator for each activity),
+// its other activity options unchanged. ctx must carry activity options.
+// A summary is no part of what replay compares: changing its text leaves
+// histories valid.
+func summarized(ctx workflow.Context, summary string) workflow.Context {
+	o := workflow.GetActivityOptions(ctx)
+	o.Summary = summary
+	return workflow.WithActivityOptions(ctx, o)
+}
+
+// summarizedLocal is summarized for the local activities ctx runs (ctx must
+// carry local activity options).
+func summarizedLocal(ctx workflow.Context, summary string) workflow.Context {
+	o := workflow.GetLocalActivityOptions(ctx)
+	o.Summary = summary
+	return workflow.WithLocalActivityOptions(ctx, o)
+}
+
 // execute schedules the activity m (a method expression of an activity
 // interface, with no result) with the argument in, on ctx's activity
 // options.

@@ -89,7 +89,7 @@ func ScheduledAnalyticsReport(ctx workflow.Context, in ScheduledReportInput) err
 	actx := workflow.WithActivityOptions(ctx, ReportActivityOptions())
 	info := workflow.GetInfo(ctx)
 	var prep PreparedReport
-	if err := call(actx, AnalyticsReportsActivities.Prepare, PrepareReportInput{DefinitionID: in.DefinitionID, Key: info.WorkflowExecution.ID,
+	if err := call(summarized(actx, "prepare a run of report definition "+in.DefinitionID), AnalyticsReportsActivities.Prepare, PrepareReportInput{DefinitionID: in.DefinitionID, Key: info.WorkflowExecution.ID,
 		At: workflow.Now(ctx).UTC()}).Get(actx, &prep); err != nil {
 		return err
 	}

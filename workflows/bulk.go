@@ -50,6 +50,11 @@ type BulkRef struct {
 	CreatedBy      string                   `json:"created_by"`
 }
 
+// bulkSubject names a bulk operation in its activities' summaries.
+func bulkSubject(b BulkRef) string {
+	return fmt.Sprintf("%s %s for %s (%s)", b.Type, b.RequestID, b.OrganizationID, b.Environment)
+}
+
 // Scope returns the tenant scope the operation belongs to.
 func (r BulkRef) Scope() models.Scope { return models.TenantScope(r.OrganizationID, r.Environment) }
 
@@ -187,7 +192,7 @@ type ChangeStart struct {
 func runChange[I, In any](ctx workflow.Context, ref BulkRef, prepare func(I, context.Context, In) (*ChangeStart, error), arg In) (*ChangeStart, error) {
 	actx := workflow.WithActivityOptions(ctx, StepActivityOptions())
 	var cs ChangeStart
-	if err := call(actx, prepare, arg).Get(actx, &cs); err != nil {
+	if err := call(summarized(actx, "prepare the change: "+bulkSubject(ref)), prepare, arg).Get(actx, &cs); err != nil {
 		return nil, err
 	}
 	if cs.Noop {
@@ -254,7 +259,7 @@ func (r *recorder) flush() {
 	if len(r.buf) == 0 {
 		return
 	}
-	err := execute(r.ctx, BulkActivities.Record, BulkRecordInput{Bulk: r.ref, Updates: r.buf}).Get(r.ctx, nil)
+	err := execute(summarized(r.ctx, fmt.Sprintf("record %d items: %s", len(r.buf), bulkSubject(r.ref))), BulkActivities.Record, BulkRecordInput{Bulk: r.ref, Updates: r.buf}).Get(r.ctx, nil)
 	if err != nil {
 		workflow.GetLogger(r.ctx).Error("recording bulk items failed", "request_id", r.ref.RequestID, "error", err)
 	}
@@ -335,7 +340,7 @@ func Bulk(ctx workflow.Context, in BulkInput) (*BulkResult, error) {
 	}
 	dctx, _ := workflow.NewDisconnectedContext(ctx)
 	dctx = workflow.WithActivityOptions(dctx, BookkeepingActivityOptions())
-	if err := execute(dctx, BulkActivities.Begin, in.Bulk).Get(dctx, nil); err != nil {
+	if err := execute(summarized(dctx, "begin: "+bulkSubject(in.Bulk)), BulkActivities.Begin, in.Bulk).Get(dctx, nil); err != nil {
 		return nil, err
 	}
 	// The first filled window is written at once (last is the zero time).
@@ -348,7 +353,7 @@ func Bulk(ctx workflow.Context, in BulkInput) (*BulkResult, error) {
 
 	load := func(statuses ...string) (*BulkPage, error) {
 		var page BulkPage
-		err := call(dctx, BulkActivities.Load, BulkLoadInput{Bulk: in.Bulk, From: st.Next, Limit: in.PageSize, Statuses: statuses}).Get(dctx, &page)
+		err := call(summarized(dctx, fmt.Sprintf("load items from position %d: %s", st.Next, bulkSubject(in.Bulk))), BulkActivities.Load, BulkLoadInput{Bulk: in.Bulk, From: st.Next, Limit: in.PageSize, Statuses: statuses}).Get(dctx, &page)
 		return &page, err
 	}
 
@@ -397,7 +402,7 @@ func Bulk(ctx workflow.Context, in BulkInput) (*BulkResult, error) {
 					return changeFuture(ctx, in.Bulk, BulkActivities.PrepareChange, BulkItemInput{Bulk: in.Bulk, Item: it})
 				}
 				actx := workflow.WithActivityOptions(ctx, StepActivityOptions())
-				return execute(actx, BulkActivities.Apply, BulkItemInput{Bulk: in.Bulk, Item: it})
+				return execute(summarized(actx, fmt.Sprintf("item %d (%s %s): %s", it.Position, it.Action, it.ServiceID, bulkSubject(in.Bulk))), BulkActivities.Apply, BulkItemInput{Bulk: in.Bulk, Item: it})
 			}
 			done := func(it BulkWorkItem, err error) {
 				u := automation.ItemUpdate{Position: it.Position, Status: automation.ItemCompleted}
@@ -473,7 +478,7 @@ func Bulk(ctx workflow.Context, in BulkInput) (*BulkResult, error) {
 				if in.Bulk.Type == operations.OpTypeBulkModify {
 					return changeFuture(cctx, in.Bulk, BulkActivities.PrepareRevert, BulkItemInput{Bulk: in.Bulk, Item: it})
 				}
-				return execute(cctx, BulkActivities.Rollback, BulkItemInput{Bulk: in.Bulk, Item: it})
+				return execute(summarized(cctx, fmt.Sprintf("roll back item %d (%s): %s", it.Position, it.ServiceID, bulkSubject(in.Bulk))), BulkActivities.Rollback, BulkItemInput{Bulk: in.Bulk, Item: it})
 			}
 			done := func(it BulkWorkItem, err error) {
 				if err != nil {
@@ -493,7 +498,7 @@ func Bulk(ctx workflow.Context, in BulkInput) (*BulkResult, error) {
 			rec.flush()
 			fin := automation.BulkFinish{Cancelled: cancelled(), RolledBack: st.Stopped || (cancelled() && in.Options.RollbackOnFailure)}
 			var res BulkResult
-			if err := call(dctx, BulkActivities.Finish, BulkFinishInput{Bulk: in.Bulk, Finish: fin}).Get(dctx, &res); err != nil {
+			if err := call(summarized(dctx, "finish: "+bulkSubject(in.Bulk)), BulkActivities.Finish, BulkFinishInput{Bulk: in.Bulk, Finish: fin}).Get(dctx, &res); err != nil {
 				return nil, err
 			}
 			log.Info("bulk operation ended", "request_id", in.Bulk.RequestID, "status", res.Status, "runs", st.Runs)

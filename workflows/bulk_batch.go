@@ -162,7 +162,7 @@ func runBatches(ctx, dctx workflow.Context, b BulkBatchInput, batch, activities 
 			in := b
 			in.Chunk, in.Items, in.Positions = next, c, positions(c)
 			opts := BatchActivityOptions()
-			opts.Summary = fmt.Sprintf("run %d, chunk %d: items %s", in.Run, in.Chunk, in.Positions)
+			opts.Summary = fmt.Sprintf("run %d, chunk %d: items %s of %s", in.Run, in.Chunk, in.Positions, bulkSubject(in.Bulk))
 			actx := workflow.WithActivityOptions(ctx, opts)
 			f := call(actx, BulkActivities.ProvisionBatch, in)
 			running++
@@ -178,7 +178,8 @@ func runBatches(ctx, dctx workflow.Context, b BulkBatchInput, batch, activities 
 					// with the operation).
 					rin := in
 					rin.ReportOnly = true
-					if call(dctx, BulkActivities.ProvisionBatch, rin).Get(dctx, &res) == nil {
+					rctx := summarized(dctx, fmt.Sprintf("run %d, chunk %d: outcomes of items %s of %s", in.Run, in.Chunk, in.Positions, bulkSubject(in.Bulk)))
+					if call(rctx, BulkActivities.ProvisionBatch, rin).Get(rctx, &res) == nil {
 						err = nil
 					}
 				}

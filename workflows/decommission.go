@@ -64,27 +64,27 @@ type DecommissionResult struct {
 func Decommission(ctx workflow.Context, in DecommissionInput) (*DecommissionResult, error) {
 	log := workflow.GetLogger(ctx)
 	plan := in.Plan
-	s, err := newSaga(ctx, in.RequestID, in)
+	s, err := newSaga(ctx, in.RequestID, in, sagaSubject(in.RequestID, in.ServiceID, in.OrganizationID, in.Environment))
 	if err != nil {
 		return nil, err
 	}
 	actx := workflow.WithActivityOptions(ctx, StepActivityOptions())
 	var result DecommissionResult
 	err = func() error {
-		if err := execute(actx, DecommissionActivities.Begin, in).Get(actx, nil); err != nil {
+		if err := execute(summarized(actx, s.summary("begin")), DecommissionActivities.Begin, in).Get(actx, nil); err != nil {
 			return err
 		}
 		if in.Scheduled {
 			s.begin(services.StepWaitForDate)
 			s.progress.Phase, s.progress.ScheduledFor = PhaseScheduled, plan.Date
-			if err := execute(actx, DecommissionActivities.MarkStep, DecomStepInput{Input: in, Step: services.StepWaitForDate}).Get(actx, nil); err != nil {
+			if err := execute(summarized(actx, s.summary("wait: "+services.StepWaitForDate)), DecommissionActivities.MarkStep, DecomStepInput{Input: in, Step: services.StepWaitForDate}).Get(actx, nil); err != nil {
 				return err
 			}
 			log.Info("waiting for the decommission date", "request_id", in.RequestID, "until", plan.Date)
 			if err := sleepUntil(ctx, plan.Date); err != nil {
 				return err
 			}
-			if err := execute(actx, DecommissionActivities.MarkStep, DecomStepInput{Input: in, Step: services.StepWaitForDate, Done: true}).Get(actx, nil); err != nil {
+			if err := execute(summarized(actx, s.summary("end waiting: "+services.StepWaitForDate)), DecommissionActivities.MarkStep, DecomStepInput{Input: in, Step: services.StepWaitForDate, Done: true}).Get(actx, nil); err != nil {
 				return err
 			}
 			s.complete(services.StepWaitForDate)

@@ -2,6 +2,7 @@ package workflows
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"go.temporal.io/sdk/client"
@@ -90,7 +91,7 @@ func Housekeeping(ctx workflow.Context, in HousekeepingInput) error {
 	for i := 0; i < perRun; i++ {
 		status.Iteration = i
 		var counts identity.PurgeCounts
-		err := call(actx, HousekeepingActivities.Purge, HousekeepingPurgeInput{Run: in.Runs, Iteration: i}).Get(ctx, &counts)
+		err := call(summarized(actx, fmt.Sprintf("purge expired OAuth artefacts (run %d, pass %d)", in.Runs, i)), HousekeepingActivities.Purge, HousekeepingPurgeInput{Run: in.Runs, Iteration: i}).Get(ctx, &counts)
 		if err != nil {
 			if temporal.IsCanceledError(err) {
 				return err

@@ -2,6 +2,7 @@ package workflows
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"time"
 
@@ -62,6 +63,11 @@ type OrchestrationInput struct {
 	Steps []automation.OrchestrationStep `json:"steps"`
 	// Event is the triggering event ({id, type, resource_id, data}); nil for a manual run.
 	Event map[string]any `json:"event,omitempty"`
+}
+
+// subject names the run (or trigger) in its activities' summaries.
+func (r OrchestrationRef) subject() string {
+	return fmt.Sprintf("%s of %s for %s (%s)", r.RequestID, r.DefinitionID, r.OrganizationID, r.Environment)
 }
 
 // OrchestrationStepInput is a step to run, its references resolved.
@@ -174,7 +180,7 @@ func Orchestration(ctx workflow.Context, in OrchestrationInput) (*OrchestrationR
 	}
 	dctx, _ := workflow.NewDisconnectedContext(ctx)
 	dctx = workflow.WithActivityOptions(dctx, BookkeepingActivityOptions())
-	if err := execute(dctx, OrchestrationActivities.Begin, in.Run).Get(dctx, nil); err != nil {
+	if err := execute(summarized(dctx, "begin: "+in.Run.subject()), OrchestrationActivities.Begin, in.Run).Get(dctx, nil); err != nil {
 		return nil, err
 	}
 	// bookkeeping returns a context for recording, derived from the
@@ -184,7 +190,7 @@ func Orchestration(ctx workflow.Context, in OrchestrationInput) (*OrchestrationR
 		return workflow.WithActivityOptions(d, BookkeepingActivityOptions())
 	}
 	mark := func(ctx workflow.Context, step automation.OrchestrationStep, m string, e *operations.OperationError) {
-		err := execute(ctx, OrchestrationActivities.MarkStep, OrchestrationMarkInput{Run: in.Run, Step: automation.StepName(step), Mark: m, Error: e}).Get(ctx, nil)
+		err := execute(summarized(ctx, fmt.Sprintf("mark step %d %s: %s", step.Order, m, in.Run.subject())), OrchestrationActivities.MarkStep, OrchestrationMarkInput{Run: in.Run, Step: automation.StepName(step), Mark: m, Error: e}).Get(ctx, nil)
 		if err != nil {
 			log.Error("recording a step failed", "request_id", in.Run.RequestID, "step", step.Order, "error", err)
 		}
@@ -261,7 +267,7 @@ func Orchestration(ctx workflow.Context, in OrchestrationInput) (*OrchestrationR
 	}
 	phase = PhaseDone
 	cancelled := ctx.Err() != nil
-	err := execute(dctx, OrchestrationActivities.Finish, OrchestrationFinishInput{Run: in.Run, Cancelled: cancelled, Outcomes: outcomes}).Get(dctx, nil)
+	err := execute(summarized(dctx, "finish: "+in.Run.subject()), OrchestrationActivities.Finish, OrchestrationFinishInput{Run: in.Run, Cancelled: cancelled, Outcomes: outcomes}).Get(dctx, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -296,6 +302,7 @@ func dependsOnEnded(st automation.OrchestrationStep, status map[int]operations.S
 // runStep performs one step's action and returns its outputs.
 func runStep(ctx workflow.Context, run OrchestrationRef, step automation.OrchestrationStep, params map[string]any) (map[string]any, error) {
 	actx := workflow.WithActivityOptions(ctx, StepActivityOptions())
+	actx = summarized(actx, fmt.Sprintf("step %d, %s: %s", step.Order, step.Action, run.subject()))
 	in := OrchestrationStepInput{Run: run, Step: step, Parameters: params}
 	var out map[string]any
 	switch step.Action {
@@ -374,7 +381,7 @@ func OrchestrationTrigger(ctx workflow.Context, in OrchestrationTriggerInput) er
 	}
 	dctx, _ := workflow.NewDisconnectedContext(ctx)
 	dctx = workflow.WithActivityOptions(dctx, BookkeepingActivityOptions())
-	if err := execute(dctx, OrchestrationActivities.Begin, in.Trigger).Get(dctx, nil); err != nil {
+	if err := execute(summarized(dctx, "begin trigger "+in.Trigger.subject()), OrchestrationActivities.Begin, in.Trigger).Get(dctx, nil); err != nil {
 		return err
 	}
 	events := workflow.GetSignalChannel(ctx, SignalOrchestrationEvent)
@@ -384,7 +391,7 @@ func OrchestrationTrigger(ctx workflow.Context, in OrchestrationTriggerInput) er
 			return
 		}
 		var run OrchestrationInput
-		err := call(dctx, OrchestrationActivities.PrepareRun, PrepareRunInput{Trigger: in.Trigger, Event: ev}).Get(dctx, &run)
+		err := call(summarized(dctx, fmt.Sprintf("prepare the run for event %s: trigger %s", ev.ID, in.Trigger.subject())), OrchestrationActivities.PrepareRun, PrepareRunInput{Trigger: in.Trigger, Event: ev}).Get(dctx, &run)
 		if err != nil {
 			log.Error("preparing a triggered run failed", "trigger", in.Trigger.RequestID, "event", ev.ID, "error", err)
 			return
@@ -414,7 +421,7 @@ func OrchestrationTrigger(ctx workflow.Context, in OrchestrationTriggerInput) er
 		sel.AddReceive(ctx.Done(), func(workflow.ReceiveChannel, bool) { cancelled = true })
 		sel.Select(ctx)
 		if cancelled {
-			if err := execute(dctx, OrchestrationActivities.FinishTrigger, in.Trigger).Get(dctx, nil); err != nil {
+			if err := execute(summarized(dctx, "end trigger "+in.Trigger.subject()), OrchestrationActivities.FinishTrigger, in.Trigger).Get(dctx, nil); err != nil {
 				log.Error("ending the trigger failed", "trigger", in.Trigger.RequestID, "error", err)
 			}
 			return ctx.Err()

@@ -121,7 +121,7 @@ func CompensationActivityOptions() workflow.ActivityOptions {
 // application error, or the cancellation.
 func Provisioning(ctx workflow.Context, in ProvisioningInput) (*ProvisioningResult, error) {
 	log := workflow.GetLogger(ctx)
-	s, err := newSaga(ctx, in.RequestID, in)
+	s, err := newSaga(ctx, in.RequestID, in, sagaSubject(in.RequestID, in.ServiceID, in.OrganizationID, in.Environment))
 	if err != nil {
 		return nil, err
 	}
@@ -129,13 +129,13 @@ func Provisioning(ctx workflow.Context, in ProvisioningInput) (*ProvisioningResu
 
 	var result ProvisioningResult
 	err = func() error {
-		if err := execute(actx, ProvisioningActivities.Begin, in).Get(actx, nil); err != nil {
+		if err := execute(summarized(actx, s.summary("begin")), ProvisioningActivities.Begin, in).Get(actx, nil); err != nil {
 			return err
 		}
 		if in.Scheduled {
 			s.begin(operations.StepSchedule)
 			s.progress.Phase, s.progress.ScheduledFor = PhaseScheduled, in.Order.PreferredDate
-			if err := execute(actx, ProvisioningActivities.MarkStep, StepInput{Input: in, Step: operations.StepSchedule}).Get(actx, nil); err != nil {
+			if err := execute(summarized(actx, s.summary("wait: "+operations.StepSchedule)), ProvisioningActivities.MarkStep, StepInput{Input: in, Step: operations.StepSchedule}).Get(actx, nil); err != nil {
 				return err
 			}
 			if in.Order.PreferredDate != nil {
@@ -146,7 +146,7 @@ func Provisioning(ctx workflow.Context, in ProvisioningInput) (*ProvisioningResu
 					}
 				}
 			}
-			if err := execute(actx, ProvisioningActivities.MarkStep, StepInput{Input: in, Step: operations.StepSchedule, Done: true}).Get(actx, nil); err != nil {
+			if err := execute(summarized(actx, s.summary("end waiting: "+operations.StepSchedule)), ProvisioningActivities.MarkStep, StepInput{Input: in, Step: operations.StepSchedule, Done: true}).Get(actx, nil); err != nil {
 				return err
 			}
 			s.complete(operations.StepSchedule)

@@ -38,16 +38,31 @@ type saga struct {
 	step      string         // the step running, or the last one started
 	comps     []compensation // in the order their steps started
 	committed bool           // past the point of no return: no longer cancelled
+	subject   string         // what the activities act on, for their summaries
 }
 
 // newSaga starts the saga of the operation requestID, whose activities take
-// in, and answers QueryProgress with its progress.
-func newSaga(ctx workflow.Context, requestID string, in any) (*saga, error) {
-	s := &saga{ctx: ctx, in: in, requestID: requestID, progress: ProvisioningProgress{Phase: PhaseStarting, Completed: []string{}}}
+// in, and answers QueryProgress with its progress. subject names what the
+// activities act on (sagaSubject): every activity's summary in the
+// Temporal UI says which step it runs on it.
+func newSaga(ctx workflow.Context, requestID string, in any, subject string) (*saga, error) {
+	s := &saga{ctx: ctx, in: in, requestID: requestID, subject: subject, progress: ProvisioningProgress{Phase: PhaseStarting, Completed: []string{}}}
 	if err := workflow.SetQueryHandler(ctx, QueryProgress, func() (ProvisioningProgress, error) { return s.progress, nil }); err != nil {
 		return nil, err
 	}
 	return s, nil
+}
+
+// sagaSubject names what an operation's activities act on: the service,
+// the operation and the tenant, as their summaries show it.
+func sagaSubject(requestID, serviceID, organizationID string, env models.Environment) string {
+	return fmt.Sprintf("service %s, operation %s, for %s (%s)", serviceID, requestID, organizationID, env)
+}
+
+// summary is the Temporal UI summary of the saga's activity for step (or
+// what it does): the step, then the saga's subject.
+func (s *saga) summary(step string) string {
+	return step + ": " + s.subject
 }
 
 // begin makes name the current step (the one a failure is reported at).
@@ -102,7 +117,7 @@ func (s *saga) commit() {
 // and records it completed when it succeeds.
 func (s *saga) run(ctx workflow.Context, name, activity string, out any) error {
 	s.begin(name)
-	if err := workflow.ExecuteActivity(ctx, activity, s.in).Get(ctx, out); err != nil {
+	if err := workflow.ExecuteActivity(summarized(ctx, s.summary(name)), activity, s.in).Get(ctx, out); err != nil {
 		return err
 	}
 	s.complete(name)
@@ -168,7 +183,8 @@ func (s *saga) fail(ctx workflow.Context, err error, end sagaEnding) error {
 	out := sagaOutcome{FailedStep: s.step, Compensated: []string{}, Compensations: []string{}, CompensationErrors: []string{}}
 	for i := len(s.comps) - 1; i >= 0; i-- {
 		c := s.comps[i]
-		if cerr := workflow.ExecuteActivity(dctx, c.activity, s.in).Get(dctx, nil); cerr != nil {
+		cctx := summarized(dctx, s.summary(fmt.Sprintf("undo %s (%s)", c.step, c.label)))
+		if cerr := workflow.ExecuteActivity(cctx, c.activity, s.in).Get(cctx, nil); cerr != nil {
 			if end.logCompensationFailed != "" {
 				log.Error(end.logCompensationFailed, "request_id", s.requestID, "step", c.step, "error", cerr)
 			}
@@ -202,7 +218,8 @@ func (s *saga) fail(ctx workflow.Context, err error, end sagaEnding) error {
 		}
 		out.Error = &operations.OperationError{Code: models.CodeProvisioningFailed, Message: fmt.Sprintf("%s failed: %s", s.step, r.Message), Details: details}
 	}
-	if ferr := workflow.ExecuteActivity(dctx, end.finish, end.input(out)).Get(dctx, nil); ferr != nil {
+	fctx := summarized(dctx, s.summary("record the operation "+string(out.Status)))
+	if ferr := workflow.ExecuteActivity(fctx, end.finish, end.input(out)).Get(fctx, nil); ferr != nil {
 		log.Error(end.logFinishFailed, "request_id", s.requestID, "error", ferr)
 	}
 	s.done()

@@ -79,17 +79,21 @@ func sleepUntil(ctx workflow.Context, t *time.Time) error {
 func ServiceChange(ctx workflow.Context, in ServiceChangeInput) (*ServiceChangeResult, error) {
 	log := workflow.GetLogger(ctx)
 	u := in.Update
-	s, err := newSaga(ctx, in.RequestID, in)
+	s, err := newSaga(ctx, in.RequestID, in, sagaSubject(in.RequestID, in.ServiceID, in.OrganizationID, in.Environment))
 	if err != nil {
 		return nil, err
 	}
 	actx := workflow.WithActivityOptions(ctx, StepActivityOptions())
 	mark := func(c workflow.Context, name string, done bool) error {
-		return execute(c, ServiceChangeActivities.MarkStep, ChangeStepInput{Input: in, Step: name, Done: done}).Get(c, nil)
+		what := "wait: " + name
+		if done {
+			what = "end waiting: " + name
+		}
+		return execute(summarized(c, s.summary(what)), ServiceChangeActivities.MarkStep, ChangeStepInput{Input: in, Step: name, Done: done}).Get(c, nil)
 	}
 
 	err = func() error {
-		if err := execute(actx, ServiceChangeActivities.Begin, in).Get(actx, nil); err != nil {
+		if err := execute(summarized(actx, s.summary("begin")), ServiceChangeActivities.Begin, in).Get(actx, nil); err != nil {
 			return err
 		}
 		if u.Windowed() {

@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"fmt"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -45,7 +46,7 @@ func SLARetime(ctx workflow.Context, in SLARetimeInput) (int, error) {
 	})
 	for page := 0; page < slaRetimePagesPerRun; page++ {
 		var ids []string
-		if err := call(actx, SupportActivities.RetimeCandidates, SLARetimePage{Scope: in.Scope, After: in.After}).Get(ctx, &ids); err != nil {
+		if err := call(summarized(actx, fmt.Sprintf("find tickets to re-time after %q, page %d", in.After, page)), SupportActivities.RetimeCandidates, SLARetimePage{Scope: in.Scope, After: in.After}).Get(ctx, &ids); err != nil {
 			return in.Signaled, err
 		}
 		futures := make([]workflow.Future, 0, len(ids))

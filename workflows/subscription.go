@@ -192,7 +192,7 @@ func Subscription(ctx workflow.Context, in SubscriptionInput) error {
 	}
 
 	var st SubscriptionState
-	if err := call(actx, BillingActivities.BeginSubscription, in).Get(ctx, &st); err != nil {
+	if err := call(summarized(actx, fmt.Sprintf("begin subscription %s of %s (%s)", in.SubscriptionID, in.OrganizationID, in.Environment)), BillingActivities.BeginSubscription, in).Get(ctx, &st); err != nil {
 		if hasCode(err, models.CodeNotFound) {
 			log.Warn("the subscription no longer exists; nothing to bill", "subscription_id", in.SubscriptionID)
 			return nil
@@ -234,7 +234,7 @@ func Subscription(ctx workflow.Context, in SubscriptionInput) error {
 			var res ClosePeriodResult
 			cin := ClosePeriodInput{SubscriptionID: in.SubscriptionID, OrganizationID: in.OrganizationID, Environment: in.Environment,
 				PeriodStart: st.PeriodStart, CloseAt: deadline}
-			if err := call(actx, BillingActivities.ClosePeriod, cin).Get(ctx, &res); err != nil {
+			if err := call(summarized(actx, fmt.Sprintf("close the period from %s of subscription %s (%s, %s)", st.PeriodStart.UTC().Format(time.DateOnly), in.SubscriptionID, in.OrganizationID, in.Environment)), BillingActivities.ClosePeriod, cin).Get(ctx, &res); err != nil {
 				return err
 			}
 			closed = true
@@ -297,13 +297,14 @@ func Subscription(ctx workflow.Context, in SubscriptionInput) error {
 // whether the invoice needs nothing more.
 func collect(actx workflow.Context, in SubscriptionInput, c *Collection, now time.Time) (bool, error) {
 	inv := InvoiceActionInput{InvoiceID: c.InvoiceID, OrganizationID: in.OrganizationID, Environment: in.Environment}
+	subject := fmt.Sprintf("invoice %s of %s (%s)", c.InvoiceID, in.OrganizationID, in.Environment)
 	if !c.AutoPay {
-		return true, execute(actx, BillingActivities.MarkOverdue, inv).Get(actx, nil)
+		return true, execute(summarized(actx, "mark overdue: "+subject), BillingActivities.MarkOverdue, inv).Get(actx, nil)
 	}
 	c.Attempts++
 	inv.Attempt = c.Attempts
 	var out AutoPayOutcome
-	if err := call(actx, BillingActivities.AutoPay, inv).Get(actx, &out); err != nil {
+	if err := call(summarized(actx, fmt.Sprintf("automatic payment, attempt %d: %s", c.Attempts, subject)), BillingActivities.AutoPay, inv).Get(actx, &out); err != nil {
 		if hasCode(err, models.CodeNotFound) {
 			return true, nil
 		}
@@ -322,7 +323,7 @@ func collect(actx workflow.Context, in SubscriptionInput, c *Collection, now tim
 		return false, nil
 	}
 	// The last retry failed: the invoice is overdue.
-	return true, execute(actx, BillingActivities.MarkOverdue, inv).Get(actx, nil)
+	return true, execute(summarized(actx, "mark overdue: "+subject), BillingActivities.MarkOverdue, inv).Get(actx, nil)
 }
 
 // InvoiceDueInput is the argument of the InvoiceDue workflow (workflow id:
@@ -344,7 +345,7 @@ func InvoiceDue(ctx workflow.Context, in InvoiceDueInput) error {
 		}
 	}
 	actx := workflow.WithActivityOptions(ctx, BillingActivityOptions())
-	err := execute(actx, BillingActivities.MarkOverdue, InvoiceActionInput{InvoiceID: in.InvoiceID, OrganizationID: in.OrganizationID, Environment: in.Environment}).Get(ctx, nil)
+	err := execute(summarized(actx, fmt.Sprintf("mark overdue: invoice %s of %s (%s)", in.InvoiceID, in.OrganizationID, in.Environment)), BillingActivities.MarkOverdue, InvoiceActionInput{InvoiceID: in.InvoiceID, OrganizationID: in.OrganizationID, Environment: in.Environment}).Get(ctx, nil)
 	if hasCode(err, models.CodeNotFound) {
 		return nil
 	}

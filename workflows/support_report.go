@@ -2,6 +2,7 @@ package workflows
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -95,15 +96,15 @@ func runReport[I, R, C any](ctx workflow.Context, in ReportInput, st reportSteps
 	actx := workflow.WithActivityOptions(ctx, ReportActivityOptions())
 	step := st.query
 	err := func() error {
-		if err := execute(actx, st.begin, in).Get(actx, nil); err != nil {
+		if err := execute(summarized(actx, "begin report "+in.ReportID), st.begin, in).Get(actx, nil); err != nil {
 			return err
 		}
 		var res R
-		if err := call(actx, st.generate, in).Get(actx, &res); err != nil {
+		if err := call(summarized(actx, "generate report "+in.ReportID), st.generate, in).Get(actx, &res); err != nil {
 			return err
 		}
 		step = st.deliver
-		return execute(actx, st.complete, st.completeInput(in.ReportID, res)).Get(actx, nil)
+		return execute(summarized(actx, "deliver report "+in.ReportID), st.complete, st.completeInput(in.ReportID, res)).Get(actx, nil)
 	}()
 	if err == nil {
 		return nil
@@ -117,6 +118,7 @@ func runReport[I, R, C any](ctx workflow.Context, in ReportInput, st reportSteps
 	}
 	dctx, _ := workflow.NewDisconnectedContext(ctx)
 	dctx = workflow.WithActivityOptions(dctx, ReportActivityOptions())
+	dctx = summarized(dctx, fmt.Sprintf("record report %s %s", in.ReportID, end.Status))
 	if ferr := execute(dctx, st.fail, end).Get(dctx, nil); ferr != nil {
 		workflow.GetLogger(ctx).Error("recording the end of a report run failed", "report_id", in.ReportID, "error", ferr)
 	}

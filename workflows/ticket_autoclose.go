@@ -42,6 +42,6 @@ func TicketAutoClose(ctx workflow.Context, in TicketAutoCloseInput) (bool, error
 		RetryPolicy:         &temporal.RetryPolicy{InitialInterval: 5 * time.Second, BackoffCoefficient: 2, MaximumInterval: 10 * time.Minute},
 	})
 	var closed bool
-	err := call(actx, SupportActivities.CloseIfQuiet, in.AutoClose).Get(ctx, &closed)
+	err := call(summarized(actx, "close the ticket if still quiet"), SupportActivities.CloseIfQuiet, in.AutoClose).Get(ctx, &closed)
 	return closed, err
 }

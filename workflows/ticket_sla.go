@@ -75,7 +75,7 @@ func TicketSLA(ctx workflow.Context, in TicketSLAInput) error {
 		for signals.ReceiveAsync(nil) { // every pending request is answered by the sync below
 		}
 		var st support.SLAState
-		if err := call(actx, SupportActivities.SyncSLA, SLASyncInput{TicketID: in.TicketID, Now: workflow.Now(ctx)}).Get(ctx, &st); err != nil {
+		if err := call(summarized(actx, "sync the SLA clocks of ticket "+in.TicketID), SupportActivities.SyncSLA, SLASyncInput{TicketID: in.TicketID, Now: workflow.Now(ctx)}).Get(ctx, &st); err != nil {
 			return err
 		}
 		state = st

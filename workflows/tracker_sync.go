@@ -2,6 +2,7 @@ package workflows
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -120,31 +121,32 @@ func TrackerSync(ctx workflow.Context, in TrackerSyncInput) error {
 	})
 	ref := TrackerRef{IntegrationID: in.IntegrationID, OrganizationID: in.OrganizationID, Environment: in.Environment}
 	item := func(id string) TrackerRef { r := ref; r.ItemID = id; return r }
+	subject := fmt.Sprintf("integration %s of %s (%s)", in.IntegrationID, in.OrganizationID, in.Environment)
 	pollDue := true
 	var timer workflow.Future
 	for {
 		for signals.ReceiveAsync(nil) { // every pending request is answered by this round
 		}
 		var plan support.TrackerPlan
-		if err := call(planCtx, TrackerActivities.Plan, ref).Get(ctx, &plan); err != nil {
+		if err := call(summarized(planCtx, "plan a round: "+subject), TrackerActivities.Plan, ref).Get(ctx, &plan); err != nil {
 			return err
 		}
 		if plan.Stop {
 			return nil
 		}
 		for _, id := range plan.TicketIDs {
-			if err := call(itemCtx, TrackerActivities.EnsureIssue, item(id)).Get(ctx, nil); err != nil {
+			if err := call(summarized(itemCtx, "make the issue of ticket "+id+": "+subject), TrackerActivities.EnsureIssue, item(id)).Get(ctx, nil); err != nil {
 				log.Warn("the ticket's issue could not be made; next round tries again", "ticket_id", id, "error", err)
 			}
 		}
 		for _, id := range plan.CommentIDs {
-			if err := execute(itemCtx, TrackerActivities.PushComment, item(id)).Get(ctx, nil); err != nil {
+			if err := execute(summarized(itemCtx, "post comment "+id+": "+subject), TrackerActivities.PushComment, item(id)).Get(ctx, nil); err != nil {
 				log.Warn("the comment could not be posted; next round tries again", "comment_id", id, "error", err)
 			}
 		}
 		if pollDue {
 			for _, id := range plan.LinkIDs {
-				if err := call(itemCtx, TrackerActivities.PollLink, item(id)).Get(ctx, nil); err != nil {
+				if err := call(summarized(itemCtx, "read the issue of link "+id+": "+subject), TrackerActivities.PollLink, item(id)).Get(ctx, nil); err != nil {
 					log.Warn("the issue could not be read; next poll tries again", "link_id", id, "error", err)
 				}
 			}

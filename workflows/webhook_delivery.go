@@ -2,6 +2,7 @@ package workflows
 
 import (
 	"errors"
+	"fmt"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -156,6 +157,7 @@ func WebhookDelivery(ctx workflow.Context, in WebhookDeliveryInput) (*WebhookDel
 	finish := func(status eventlog.DeliveryStatus, reason string) {
 		dctx, _ := workflow.NewDisconnectedContext(ctx)
 		dctx = workflow.WithActivityOptions(dctx, WebhookActivityOptions())
+		dctx = summarized(dctx, fmt.Sprintf("record delivery %s %s", in.DeliveryID, status))
 		if err := execute(dctx, WebhooksActivities.Finish, WebhookFinishInput{Delivery: in, Status: status, Reason: reason}).Get(dctx, nil); err != nil {
 			log.Error("recording the end of a delivery failed", "delivery_id", in.DeliveryID, "error", err)
 		}
@@ -166,17 +168,20 @@ func WebhookDelivery(ctx workflow.Context, in WebhookDeliveryInput) (*WebhookDel
 
 	local := workflow.GetVersion(ctx, webhookLocalChange, workflow.DefaultVersion, webhookLocalVersion) >= webhookLocalVersion
 	lctx := workflow.WithLocalActivityOptions(ctx, WebhookLocalActivityOptions())
+	subject := fmt.Sprintf("delivery %s for %s (%s)", in.DeliveryID, in.OrganizationID, in.Environment)
 	prepare := func() workflow.Future {
+		what := "prepare " + subject
 		if local {
-			return callLocal(lctx, WebhooksActivities.Prepare, in)
+			return callLocal(summarizedLocal(lctx, what), WebhooksActivities.Prepare, in)
 		}
-		return call(actx, WebhooksActivities.Prepare, in)
+		return call(summarized(actx, what), WebhooksActivities.Prepare, in)
 	}
 	send := func(a WebhookAttemptInput) workflow.Future {
+		what := fmt.Sprintf("attempt %d of %d: %s", a.Attempt, in.MaxAttempts(), subject)
 		if local {
-			return callLocal(lctx, WebhooksActivities.Attempt, a)
+			return callLocal(summarizedLocal(lctx, what), WebhooksActivities.Attempt, a)
 		}
-		return call(actx, WebhooksActivities.Attempt, a)
+		return call(summarized(actx, what), WebhooksActivities.Attempt, a)
 	}
 
 	pause, waited := WebhookOrderWaitInterval, time.Duration(0)
