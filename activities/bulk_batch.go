@@ -46,6 +46,9 @@ func (a *Bulk) ProvisionBatch(ctx context.Context, in workflows.BulkBatchInput) 
 	if in.ReportOnly {
 		return a.reportBatch(ctx, in)
 	}
+	if in.Abandon != nil {
+		return a.abandonBatch(ctx, in)
+	}
 	done := map[int]workflows.BulkItemOutcome{}
 	if activity.HasHeartbeatDetails(ctx) {
 		var prev []workflows.BulkItemOutcome
@@ -203,6 +206,51 @@ func (a *Bulk) reportBatch(ctx context.Context, in workflows.BulkBatchInput) (*w
 	}
 	countOutcomes(res)
 	return res, nil
+}
+
+// abandonBatch ends the items of in that have not ended after their batch
+// failed for good (in.Abandon): each one is compensated and failed as
+// failItem fails an item, the step it was running named, with in.Abandon
+// as the reason. The items that ended are reported as they ended.
+func (a *Bulk) abandonBatch(ctx context.Context, in workflows.BulkBatchInput) (*workflows.BulkBatchResult, error) {
+	res := &workflows.BulkBatchResult{}
+	for _, it := range in.Items {
+		o := workflows.BulkItemOutcome{Position: it.Position, ServiceID: it.ServiceID, ChildID: it.ChildID}
+		op, err := a.operations.OperationIn(ctx, in.Bulk.Scope(), it.ChildID)
+		if err != nil {
+			return nil, bulkAppError(ctx, a.log, workflows.ActivityName(workflows.BulkActivities.ProvisionBatch), err)
+		}
+		if op.Status.Terminal() {
+			o.Status, o.Error = itemOutcome(op)
+			res.Items = append(res.Items, o)
+			continue
+		}
+		pin := workflows.ProvisioningInput{RequestID: it.ChildID, OrganizationID: in.Bulk.OrganizationID, Environment: in.Bulk.Environment, ServiceID: it.ServiceID}
+		if it.Order != nil {
+			pin.Order = *it.Order
+		}
+		comps := []itemCompensation{
+			{step: operations.StepReserveCapacity, label: "release_capacity", undo: a.prov.ReleaseCapacity},
+			{step: operations.StepConfigure, label: "release_network", undo: a.prov.ReleaseNetwork},
+			{step: operations.StepActivate, label: "deactivate", undo: a.prov.Deactivate},
+		}
+		cause := temporal.NewNonRetryableApplicationError(in.Abandon.Message, string(in.Abandon.Code), nil, in.Abandon.Details)
+		o.Status, o.Error = a.prov.failItem(context.WithoutCancel(ctx), pin, cause, runningStep(op), comps)
+		res.Items = append(res.Items, o)
+	}
+	countOutcomes(res)
+	return res, nil
+}
+
+// runningStep is the step op was running or would have run next: its
+// first step not completed (validate for an operation that never began).
+func runningStep(op *operations.Operation) string {
+	for _, st := range op.Steps {
+		if st.Status != operations.StepCompleted {
+			return st.Name
+		}
+	}
+	return operations.StepValidate
 }
 
 // Retries of the steps and compensations that provisionItem runs: those

@@ -3,6 +3,7 @@ package activities_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -179,5 +180,72 @@ func TestProvisionBatchInterrupted(t *testing.T) {
 	res := provisionBatch(t, retry, fast, in)
 	if res.Completed != 1 || res.Items[0].Status != workflows.BatchItemCompleted {
 		t.Fatalf("retry %+v", res)
+	}
+}
+
+// TestProvisionBatchAbandon: after a batch failed for good, abandoning it
+// reports the item that completed as completed, and ends the item left in
+// progress (its capacity reserved) and the one never begun: compensated,
+// their services failed, their operations failed with the batch's error as
+// the reason, at the step they were running.
+func TestProvisionBatchAbandon(t *testing.T) {
+	f := newFixture(t, nil)
+	ctx := context.Background()
+	fast := activities.NewBulk(f.store, simulator.New(f.store, simulator.Options{}), nil)
+	f.env.RegisterActivity(fast)
+	done := f.order(t, models.EnvTest, sandboxSite, "fiber_dedicated", "100mbps")
+	if res := provisionBatch(t, f, fast, batchOf(1, done)); res.Completed != 1 {
+		t.Fatalf("first item %+v", res)
+	}
+	// The second is left in progress by a worker that stopped mid-way.
+	half := f.order(t, models.EnvTest, sandboxSite, "fiber_dedicated", "100mbps")
+	slowEnv := newFixture(t, nil)
+	slowEnv.store = f.store
+	slow := activities.NewBulk(f.store, simulator.New(f.store, simulator.Options{StepDelay: 400 * time.Millisecond}), nil)
+	slowEnv.env.RegisterActivity(slow)
+	root, stop := context.WithCancelCause(context.Background())
+	defer stop(nil)
+	slowEnv.env.SetWorkerOptions(sdkworker.Options{BackgroundActivityContext: root})
+	time.AfterFunc(1500*time.Millisecond, func() { stop(errors.New("worker stopping")) })
+	if _, err := slowEnv.env.ExecuteActivity(slow.ProvisionBatch, batchOf(1, half)); err == nil {
+		t.Fatal("an interrupted batch answered")
+	}
+	if active, _ := f.allocations(t, half); active == 0 {
+		t.Fatal("the interrupted item holds no capacity")
+	}
+	never := f.order(t, models.EnvTest, sandboxSite, "fiber_dedicated", "100mbps")
+
+	in := batchOf(1, done, half, never)
+	in.Abandon = &operations.OperationError{Code: models.CodeInternal, Message: "the database is unavailable"}
+	res := provisionBatch(t, f, fast, in)
+	if res.Completed != 1 || res.Failed != 2 || res.Items[0].Status != workflows.BatchItemCompleted {
+		t.Fatalf("abandoned %+v", res)
+	}
+	p := &models.Principal{OrganizationID: done.OrganizationID, Environment: done.Environment, Permissions: []string{"*"}}
+	for _, in := range []workflows.ProvisioningInput{half, never} {
+		op, err := operations.NewStore(f.store).GetOperation(ctx, p, in.RequestID)
+		if err != nil || op.Status != operations.OpFailed || op.Error == nil || op.Error.Details["reason_code"] != string(models.CodeInternal) ||
+			!strings.Contains(op.Error.Message, "the database is unavailable") || op.Error.Details["compensated"] != true {
+			t.Fatalf("abandoned operation %+v %v", op, err)
+		}
+		if active, _ := f.allocations(t, in); active != 0 {
+			t.Fatalf("%s: %d allocations still active", in.RequestID, active)
+		}
+		// A service exists once its validation passed; it ends failed.
+		svc, err := services.NewStore(f.store).GetService(ctx, p, in.ServiceID)
+		if in.RequestID == never.RequestID && models.ErrorCode(err) == models.CodeNotFound {
+			continue
+		}
+		if err != nil || svc.Status != services.ServiceFailed {
+			t.Fatalf("%s: abandoned item's service %s %v", in.RequestID, svc.Status, err)
+		}
+	}
+	op, _ := operations.NewStore(f.store).GetOperation(ctx, p, never.RequestID)
+	if op.Error.Details["step"] != operations.StepValidate {
+		t.Fatalf("never-begun item failed at %v", op.Error.Details["step"])
+	}
+	// Abandoning again changes nothing: every item has ended.
+	if again := provisionBatch(t, f, fast, in); again.Completed != 1 || again.Failed != 2 {
+		t.Fatalf("again %+v", again)
 	}
 }

@@ -21,6 +21,12 @@ const DefaultBulkBatch = 25
 // workflows.
 const bulkBatchChange = "bulk-provision-batches"
 
+// bulkBatchAbandonChange is the workflow.GetVersion change id of what a
+// batch whose activity failed for good does: version 1 asks the activity
+// for the outcomes of its items that ended and abandons the others
+// (BulkBatchInput.Abandon); DefaultVersion fails them all with its error.
+const bulkBatchAbandonChange = "bulk-batch-abandon"
+
 // BatchHeartbeatTimeout is the heartbeat timeout of a ProvisionBatch
 // activity, which heartbeats every second and after each item.
 const BatchHeartbeatTimeout = 10 * time.Second
@@ -49,8 +55,14 @@ type BulkBatchInput struct {
 	StopOnFailure bool    `json:"stop_on_failure"`
 	// ReportOnly asks for the outcomes of items that have ended (from
 	// their operations) and runs nothing: the others are not_started.
-	ReportOnly bool           `json:"report_only,omitempty"`
-	Items      []BulkWorkItem `json:"items"`
+	ReportOnly bool `json:"report_only,omitempty"`
+	// Abandon, set when the batch's activity failed for good, ends the
+	// items that have not ended: each one's compensations run (all of
+	// them, in reverse order: they are idempotent and release only what
+	// was taken) and its operation ends failed with this error as the
+	// reason. The items that ended are reported as they ended.
+	Abandon *operations.OperationError `json:"abandon,omitempty"`
+	Items   []BulkWorkItem             `json:"items"`
 }
 
 // BulkItemOutcome is how one item of a ProvisionBatch activity ended: its
@@ -183,9 +195,23 @@ func runBatches(ctx, dctx workflow.Context, b BulkBatchInput, batch, activities 
 						err = nil
 					}
 				}
+				if err != nil && !temporal.IsCanceledError(err) &&
+					workflow.GetVersion(ctx, bulkBatchAbandonChange, workflow.DefaultVersion, 1) >= 1 {
+					// The activity failed for good: the items that ended keep
+					// their outcomes, the others are compensated and fail
+					// with its error.
+					ain := in
+					ain.Abandon = itemError(err)
+					actx := workflow.WithActivityOptions(dctx, CompensationActivityOptions())
+					actx = summarized(actx, fmt.Sprintf("run %d, chunk %d: abandon the unfinished items of %s of %s", in.Run, in.Chunk, in.Positions, bulkSubject(in.Bulk)))
+					if call(actx, BulkActivities.ProvisionBatch, ain).Get(actx, &res) == nil {
+						err = nil
+					}
+				}
 				if err != nil {
 					// The activity itself failed (its retries exhausted, or it
-					// was cancelled before answering): its items end with its error.
+					// was cancelled before answering) and its items' outcomes
+					// could not be read: its items end with its error.
 					status, e := BatchItemFailed, itemError(err)
 					if temporal.IsCanceledError(err) {
 						status, e = BatchItemCancelled, nil

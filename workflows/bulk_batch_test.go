@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
 
@@ -30,6 +31,11 @@ type batchFake struct {
 	cancelAt int
 	cancel   func()
 	outcomes map[int]workflows.BulkItemOutcome // what each item's operation ended as
+	// failAt, when set (> 0), makes the batch whose chunk holds position
+	// failAt complete the items before it, then fail for good; abandoned
+	// records the inputs that asked to abandon a batch's items.
+	failAt    int
+	abandoned []workflows.BulkBatchInput
 }
 
 // provisionBatch stands in for Bulk.ProvisionBatch: each item completes,
@@ -48,6 +54,36 @@ func (f *fakeBulk) provisionBatch(ctx context.Context, in workflows.BulkBatchInp
 			res.Items = append(res.Items, o)
 		}
 		return res, nil
+	}
+	if in.Abandon != nil {
+		// The items that ended keep their outcomes; the others fail with
+		// the batch's error (their compensations ran).
+		defer f.mu.Unlock()
+		f.batch.abandoned = append(f.batch.abandoned, in)
+		res := &workflows.BulkBatchResult{}
+		for _, it := range in.Items {
+			o, ok := f.batch.outcomes[it.Position]
+			if !ok {
+				o = workflows.BulkItemOutcome{Position: it.Position, ServiceID: it.ServiceID, ChildID: it.ChildID, Status: workflows.BatchItemFailed,
+					Error: &operations.OperationError{Code: models.CodeProvisioningFailed, Message: "validate failed: " + in.Abandon.Message,
+						Details: map[string]any{"step": "validate", "reason_code": string(in.Abandon.Code), "compensated": true}}}
+			}
+			res.Items = append(res.Items, o)
+		}
+		return res, nil
+	}
+	if f.batch.failAt > 0 && slices.ContainsFunc(in.Items, func(it workflows.BulkWorkItem) bool { return it.Position == f.batch.failAt }) {
+		defer f.mu.Unlock()
+		f.batch.inputs = append(f.batch.inputs, in)
+		if f.batch.outcomes == nil {
+			f.batch.outcomes = map[int]workflows.BulkItemOutcome{}
+		}
+		for _, it := range in.Items {
+			if it.Position < f.batch.failAt {
+				f.batch.outcomes[it.Position] = workflows.BulkItemOutcome{Position: it.Position, ServiceID: it.ServiceID, ChildID: it.ChildID, Status: workflows.BatchItemCompleted}
+			}
+		}
+		return nil, temporal.NewNonRetryableApplicationError("the database is unavailable", string(models.CodeInternal), nil)
 	}
 	f.batch.inputs = append(f.batch.inputs, in)
 	f.batch.inFlight++
@@ -244,5 +280,47 @@ func TestBulkBatchesNeedTheBatchVersion(t *testing.T) {
 	})
 	if err != nil || res.Completed != 10 || len(f.batch.inputs) != 0 || len(f.started) != 10 {
 		t.Fatalf("result %+v %v; %d batches, %d children", res, err, len(f.batch.inputs), len(f.started))
+	}
+}
+
+// TestBulkBatchesFailedBatchAbandonsItsUnfinishedItems: a batch whose
+// activity fails for good (after items of its chunk completed) does not
+// fail the items that completed: the workflow asks the activity to
+// abandon the others (compensated, failed with the batch's error) and
+// records each item as it ended.
+func TestBulkBatchesFailedBatchAbandonsItsUnfinishedItems(t *testing.T) {
+	f := newFakeBulk(operations.OpTypeBulkProvision, 50)
+	f.batch.failAt = 30
+	res, _, _, err := runBulk(t, f, batchInput(50, automation.BulkOptions{Parallel: true, MaxConcurrency: 50}, 25), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != operations.OpPartial || res.Completed != 30 || res.Failed != 20 {
+		t.Fatalf("result %+v", res)
+	}
+	if len(f.batch.abandoned) != 1 || f.batch.abandoned[0].Positions != "25-49" || f.batch.abandoned[0].Abandon.Code != models.CodeInternal ||
+		f.batch.abandoned[0].Abandon.Message != "the database is unavailable" {
+		t.Fatalf("abandoned %+v", f.batch.abandoned)
+	}
+	st := f.statuses()
+	if len(st[automation.ItemCompleted]) != 30 || len(st[automation.ItemFailed]) != 20 || st[automation.ItemFailed][0] != 30 {
+		t.Fatalf("statuses %v", st)
+	}
+	if e := f.items[30].Error; e == nil || e.Details["reason_code"] != string(models.CodeInternal) {
+		t.Fatalf("abandoned item's error %+v", e)
+	}
+}
+
+// TestBulkBatchesFailedBatchBeforeAbandon: a history recorded before
+// abandoning (workflow.GetVersion gives DefaultVersion) fails every item
+// of a failed batch with its error, as it did.
+func TestBulkBatchesFailedBatchBeforeAbandon(t *testing.T) {
+	f := newFakeBulk(operations.OpTypeBulkProvision, 50)
+	f.batch.failAt = 30
+	res, _, _, err := runBulk(t, f, batchInput(50, automation.BulkOptions{Parallel: true, MaxConcurrency: 50}, 25), func(env *testsuite.TestWorkflowEnvironment) {
+		env.OnGetVersion("bulk-batch-abandon", workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
+	})
+	if err != nil || res.Completed != 25 || res.Failed != 25 || len(f.batch.abandoned) != 0 {
+		t.Fatalf("result %+v %v; %d abandoned", res, err, len(f.batch.abandoned))
 	}
 }
