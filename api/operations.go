@@ -62,7 +62,7 @@ type OperationItemDoc struct {
 // OperationWorkflow locates the operation's Temporal workflow; status and
 // live are read from Temporal when it answers quickly (running operations only).
 type OperationWorkflow struct {
-	ID     string         `json:"id" example:"prov_3fK9aZ"`
+	ID     string         `json:"id" example:"prov_3fK9aZ" doc:"The workflow id: the operation's request_id, or for an item of a bulk job that runs in its job's workflow, the bulk operation's request_id"`
 	RunID  string         `json:"run_id"`
 	UIURL  string         `json:"ui_url" example:"http://localhost:8233/namespaces/default/workflows/prov_3fK9aZ"`
 	Status string         `json:"status,omitempty" example:"running" doc:"The workflow's run state, from Temporal"`
@@ -126,6 +126,10 @@ func (s *Server) operationDocument(op *operations.Operation) OperationDocument {
 		CreatedAt: models.Timestamp(op.CreatedAt), UpdatedAt: models.Timestamp(op.UpdatedAt), FinishedAt: optTimestamp(op.FinishedAt),
 		Workflow: OperationWorkflow{ID: op.ID, RunID: op.RunID, UIURL: s.uiURL(op.ID)},
 	}
+	if parent := op.BulkParent(); parent != "" {
+		// An item of a bulk job runs in its job's workflow.
+		doc.Workflow = OperationWorkflow{ID: parent, UIURL: s.uiURL(parent)}
+	}
 	return doc
 }
 
@@ -146,13 +150,16 @@ func (s *Server) addLiveDetail(ctx context.Context, doc *OperationDocument, op *
 	wg.Add(2)
 	go func() {
 		defer wg.Done()
-		resp, err := s.temporal.DescribeWorkflowExecution(ctx, op.ID, "")
+		resp, err := s.temporal.DescribeWorkflowExecution(ctx, doc.Workflow.ID, "")
 		if err == nil && resp.GetWorkflowExecutionInfo() != nil {
 			status = strings.ToLower(resp.GetWorkflowExecutionInfo().GetStatus().String())
 		}
 	}()
 	go func() {
 		defer wg.Done()
+		if doc.Workflow.ID != op.ID {
+			return // the bulk job's progress is not this item's
+		}
 		v, err := s.temporal.QueryWorkflow(ctx, op.ID, "", workflows.QueryProgress)
 		if err == nil && v != nil && v.HasValue() {
 			var m map[string]any
@@ -358,7 +365,8 @@ func (s *Server) registerOperations() {
 		Summary: "Cancel an operation", Tags: tags, DefaultStatus: http.StatusAccepted,
 		Description: "Asks the operation's workflow to stop; it undoes what it did (compensation) and the operation ends `cancelled`. " +
 			"Answers 202 with the operation (follow it to the end); 200 when it is already cancelled; 409 INVALID_STATE_TRANSITION " +
-			"when it has already ended otherwise. An operation that completes before the cancellation reaches it stays completed."},
+			"when it has already ended otherwise, or when it is an item of a bulk job run in that job's workflow (`details.bulk_request_id`: " +
+			"cancel the bulk operation). An operation that completes before the cancellation reaches it stays completed."},
 		access{}, func(ctx context.Context, in *operationPath) (*OperationOutput, error) {
 			p := principal(ctx)
 			op, err := s.operations.GetOperation(ctx, p, in.RequestID)

@@ -123,7 +123,9 @@ type bulkOperation struct {
 	Result   map[string]any `json:"result"`
 	Error    map[string]any `json:"error"`
 	Workflow struct {
+		ID    string `json:"id"`
 		RunID string `json:"run_id"`
+		UIURL string `json:"ui_url"`
 	} `json:"workflow"`
 }
 
@@ -228,6 +230,10 @@ func TestBulkProvisioningEndToEnd(t *testing.T) {
 		s.call("GET", "/v1/operations/"+svc.Service.ProvisioningRequestID, s.key, nil, http.StatusOK, &child)
 		if child.Status != "completed" || child.Type != "provisioning" {
 			t.Fatalf("the item's provisioning %+v", child)
+		}
+		// It ran in the bulk job's workflow: that is the workflow it names.
+		if child.Workflow.ID != id || !strings.HasSuffix(child.Workflow.UIURL, "/workflows/"+id) {
+			t.Fatalf("the item's workflow %+v, want the bulk job's %s", child.Workflow, id)
 		}
 		// One parent workflow on the background queue, which continued as new
 		// (pages of 100 items), with each run's history small.

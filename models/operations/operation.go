@@ -240,7 +240,23 @@ func CheckCancellable(p *models.Principal, op *Operation) error {
 		return models.Errorf(models.CodeInvalidStateTransition, "the operation is %s and can no longer be cancelled", op.Status).
 			WithDetail("status", string(op.Status))
 	}
+	if parent := op.BulkParent(); parent != "" && op.Status != OpCancelled {
+		return models.Errorf(models.CodeInvalidStateTransition, "the operation runs as an item of bulk operation %s: cancel that operation", parent).
+			WithDetail("bulk_request_id", parent)
+	}
 	return nil
+}
+
+// BulkParent returns the bulk operation whose workflow runs op, when op is
+// an item of a bulk job without a workflow of its own (a bulk provisioning
+// item runs in its job's batch activities, or waits for its own workflow:
+// RunID empty); "" otherwise.
+func (op *Operation) BulkParent() string {
+	if op.RunID != "" {
+		return ""
+	}
+	parent, _ := op.Input["bulk_request_id"].(string)
+	return parent
 }
 
 // UpdateOperation applies fn to the operation in one transaction (the row
