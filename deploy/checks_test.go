@@ -259,7 +259,7 @@ func containerPort(c corev1.Container, p intstr.IntOrString) int32 {
 // checks it against the platform's configuration.
 func (m *manifests) checkEnv(add func(string, ...any), known map[string]bool, w workload, c corev1.Container) {
 	ref := w.ref + ": container " + c.Name
-	env := map[string]string{}       // everything the container may see
+	env := map[string]string{}        // everything the container may see
 	guaranteed := map[string]string{} // what it always sees (the Secret may lack optional keys)
 	secret := secretKeys(m.secret)
 	for _, ef := range c.EnvFrom {

@@ -153,8 +153,8 @@ func TestKustomizeOverlays(t *testing.T) {
 func TestStrictDecodingRefusesUnknownFields(t *testing.T) {
 	dec := strictDecoder(t)
 	for name, doc := range map[string]string{
-		"misspelt field": "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: x}\nspec:\n  replica: 2\n",
-		"nested unknown": "apiVersion: v1\nkind: Service\nmetadata: {name: x}\nspec:\n  ports:\n    - port: 80\n      targetport: http\n",
+		"misspelt field":  "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: x}\nspec:\n  replica: 2\n",
+		"nested unknown":  "apiVersion: v1\nkind: Service\nmetadata: {name: x}\nspec:\n  ports:\n    - port: 80\n      targetport: http\n",
 		"duplicate field": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\ndata: {A: b}\ndata: {C: d}\n",
 		"unknown monitor": "apiVersion: monitoring.coreos.com/v1\nkind: ServiceMonitor\nmetadata: {name: x}\nspec:\n  endpoint: [{port: metrics}]\n",
 		"unknown kind":    "apiVersion: v1\nkind: Pods\nmetadata: {name: x}\n",
@@ -172,9 +172,9 @@ func TestStrictDecodingRefusesUnknownFields(t *testing.T) {
 // at a time and expects the checks to name the mistake.
 func TestChecksCatchMistakes(t *testing.T) {
 	cases := []struct {
-		name  string
+		name   string
 		break_ func(m *manifests)
-		want  string
+		want   string
 	}{
 		{"no readiness probe", func(m *manifests) { m.deployments[0].Spec.Template.Spec.Containers[0].ReadinessProbe = nil }, "readinessProbe"},
 		{"probe on an undeclared port", func(m *manifests) {
@@ -182,7 +182,9 @@ func TestChecksCatchMistakes(t *testing.T) {
 		}, "not a port the container declares"},
 		{"latest image", func(m *manifests) { m.deployments[0].Spec.Template.Spec.Containers[0].Image = "telco-platform:latest" }, "pinned"},
 		{"untagged image", func(m *manifests) { m.jobs[0].Spec.Template.Spec.Containers[0].Image = "telco-platform" }, "pinned"},
-		{"no memory limit", func(m *manifests) { delete(m.deployments[1].Spec.Template.Spec.Containers[0].Resources.Limits, "memory") }, "limits.memory"},
+		{"no memory limit", func(m *manifests) {
+			delete(m.deployments[1].Spec.Template.Spec.Containers[0].Resources.Limits, "memory")
+		}, "limits.memory"},
 		{"writable root", func(m *manifests) {
 			f := false
 			m.deployments[0].Spec.Template.Spec.Containers[0].SecurityContext.ReadOnlyRootFilesystem = &f
