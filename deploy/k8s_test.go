@@ -173,7 +173,7 @@ func TestStrictDecodingRefusesUnknownFields(t *testing.T) {
 func TestChecksCatchMistakes(t *testing.T) {
 	cases := []struct {
 		name   string
-		break_ func(m *manifests)
+		mutate func(m *manifests)
 		want   string
 	}{
 		{"no readiness probe", func(m *manifests) { m.deployments[0].Spec.Template.Spec.Containers[0].ReadinessProbe = nil }, "readinessProbe"},
@@ -226,7 +226,7 @@ func TestChecksCatchMistakes(t *testing.T) {
 				t.Fatalf("the production overlay has problems before breaking it: %v", got)
 			}
 			byName(m)
-			tc.break_(m)
+			tc.mutate(m)
 			got := strings.Join(m.problems(), "\n")
 			if !strings.Contains(got, tc.want) {
 				t.Fatalf("broken (%s): want a problem mentioning %q, got:\n%s", tc.name, tc.want, got)
