@@ -89,6 +89,12 @@ type Config struct {
 	// loopback, always served) that may read the metrics and health
 	// listeners; set, the listeners may bind any address.
 	MetricsAllow []netip.Prefix
+
+	// Instances is INSTANCES: the most API or worker processes this
+	// deployment runs at once (autoscaling included). Above 1 they must
+	// share a Redis (CheckMultiInstance), since the embedded one is per
+	// process.
+	Instances int
 }
 
 // Variable documents one environment variable: its name, default and meaning.
@@ -103,6 +109,7 @@ func Variables() []Variable {
 		{"PUBLIC_BASE_URL", "http://localhost:8080", "external address of the API: links, JWT issuer and audience"},
 		{"DATABASE_URL", "sqlite:.data/platform.db", "postgres://... for PostgreSQL, or sqlite:<path> for a SQLite file"},
 		{"REDIS_URL", "(empty: embedded in-process Redis)", "redis://host:port/db for rate-limit counters"},
+		{"INSTANCES", "1", "the most API or worker processes this deployment runs at once (the largest replica count, autoscaling included); above 1, serve and worker refuse to start without REDIS_URL, since the embedded Redis is per process (see docs/deployment.md)"},
 		{"TEMPORAL_ADDRESS", "localhost:7233", "Temporal frontend host:port"},
 		{"TEMPORAL_NAMESPACE", "default", "Temporal namespace"},
 		{"TEMPORAL_UI_URL", "http://localhost:8233", "Temporal Web UI address, used in operations' workflow.ui_url"},
@@ -259,6 +266,9 @@ func Load(getenv func(string) string) (Config, error) {
 	if c.TrackerPollInterval, err = time.ParseDuration(get("TRACKER_POLL_INTERVAL", "60s")); err != nil || c.TrackerPollInterval < time.Second {
 		bad("TRACKER_POLL_INTERVAL", "must be a duration of at least 1s such as 60s")
 	}
+	if c.Instances, err = strconv.Atoi(get("INSTANCES", "1")); err != nil || c.Instances < 1 {
+		bad("INSTANCES", "must be a whole number of at least 1")
+	}
 	if c.AnonymousHourly, err = strconv.Atoi(get("ANONYMOUS_HOURLY_LIMIT", "1000")); err != nil || c.AnonymousHourly <= 0 {
 		bad("ANONYMOUS_HOURLY_LIMIT", "must be a positive whole number of cost units per hour")
 	}
@@ -401,6 +411,18 @@ func CheckLoopbackAddr(addr string) error {
 func (c Config) RequireSecrets() error {
 	if len(c.SecretsKey) == 0 {
 		return fmt.Errorf("invalid configuration:\n  SECRETS_KEY: is required (32 random bytes, base64 or hex; e.g. `openssl rand -base64 32`)")
+	}
+	return nil
+}
+
+// CheckMultiInstance returns an error naming REDIS_URL when INSTANCES is
+// above 1 and REDIS_URL is empty: each process would then count rate limits
+// in an embedded Redis of its own, so a client would get INSTANCES times its
+// limits and the workers could not read the API's usage counters. `platform
+// serve` and `platform worker` call it; `platform dev` (one process) does not.
+func (c Config) CheckMultiInstance() error {
+	if c.Instances > 1 && c.RedisURL == "" {
+		return fmt.Errorf("invalid configuration:\n  REDIS_URL: is required when INSTANCES is %d (above 1): the embedded Redis is per process, so several instances need a shared one (redis://host:port/db)", c.Instances)
 	}
 	return nil
 }

@@ -184,3 +184,44 @@ func TestMetricsAddrs(t *testing.T) {
 		t.Fatalf("allow-list: %v %v", c.MetricsAllow, err)
 	}
 }
+
+// TestCheckMultiInstance: INSTANCES above 1 needs a shared Redis
+// (REDIS_URL); one instance may use the embedded Redis; INSTANCES must be a
+// whole number of at least 1.
+func TestCheckMultiInstance(t *testing.T) {
+	tests := []struct {
+		name             string
+		env              map[string]string
+		wantLoad, wantMI string
+	}{
+		{"default: one instance, embedded Redis", map[string]string{}, "", ""},
+		{"one instance, embedded Redis", map[string]string{"INSTANCES": "1"}, "", ""},
+		{"two instances, shared Redis", map[string]string{"INSTANCES": "2", "REDIS_URL": "redis://redis:6379/0"}, "", ""},
+		{"two instances, no Redis", map[string]string{"INSTANCES": "2"}, "", "REDIS_URL"},
+		{"ten instances, blank Redis", map[string]string{"INSTANCES": "10", "REDIS_URL": "  "}, "", "REDIS_URL"},
+		{"zero", map[string]string{"INSTANCES": "0"}, "INSTANCES", ""},
+		{"negative", map[string]string{"INSTANCES": "-2"}, "INSTANCES", ""},
+		{"not a number", map[string]string{"INSTANCES": "two"}, "INSTANCES", ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := config.Load(env(tc.env))
+			if tc.wantLoad != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantLoad) {
+					t.Fatalf("Load: want an error naming %s, got %v", tc.wantLoad, err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Load: %v", err)
+			}
+			err = c.CheckMultiInstance()
+			if tc.wantMI == "" && err != nil {
+				t.Fatalf("CheckMultiInstance: unexpected error %v", err)
+			}
+			if tc.wantMI != "" && (err == nil || !strings.Contains(err.Error(), tc.wantMI) || !strings.Contains(err.Error(), "INSTANCES")) {
+				t.Fatalf("CheckMultiInstance: want an error naming %s and INSTANCES, got %v", tc.wantMI, err)
+			}
+		})
+	}
+}

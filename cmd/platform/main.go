@@ -98,6 +98,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return err
 	}
 	log := newLogger(cfg)
+	if err := cfg.CheckMultiInstance(); err != nil && (args[0] == "serve" || args[0] == "worker") {
+		return err
+	}
 	switch args[0] {
 	case "migrate":
 		db, err := openDB(ctx, cfg, log)
