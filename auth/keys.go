@@ -30,6 +30,12 @@ const KeyPrefix = "rsa"
 // forged kids costs one query per interval, not one per request.
 const UnknownKeyReloadInterval = 30 * time.Second
 
+// KeyRefreshInterval is how long a ring trusts the keys it loaded: after
+// it, the next token it signs or verifies reloads them from the database,
+// so a key rotated or retired on one instance (`platform signing-keys`)
+// signs, or stops verifying, on every instance within this interval.
+const KeyRefreshInterval = time.Minute
+
 // KeyRing hands out the current signing key and the public keys by kid. Keys
 // live in the database (private parts sealed); the ring caches them and
 // reloads when it meets a kid it does not know (another instance rotated),
@@ -44,6 +50,8 @@ type KeyRing struct {
 	public map[string]*rsa.PublicKey
 	// unknownReload is when an unknown kid last reloaded the keys.
 	unknownReload time.Time
+	// loadedAt is when the keys were last loaded (or one was created).
+	loadedAt time.Time
 }
 
 type signingKey struct {
@@ -65,10 +73,13 @@ func NewKeyRing(store *models.Store, now func() time.Time) *KeyRing {
 func (r *KeyRing) signingKey(ctx context.Context) (*signingKey, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.signer != nil {
+	if r.signer != nil && !r.staleLocked() {
 		return r.signer, nil
 	}
 	if err := r.loadLocked(ctx); err != nil {
+		if r.signer != nil {
+			return r.signer, nil // the database is unavailable: keep signing with the key loaded
+		}
 		return nil, err
 	}
 	if r.signer != nil {
@@ -105,6 +116,13 @@ func (r *KeyRing) RetireKey(ctx context.Context, kid string) error {
 func (r *KeyRing) PublicKey(ctx context.Context, kid string) (*rsa.PublicKey, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.staleLocked() {
+		// Keys rotated or retired elsewhere take effect here now; while the
+		// database is unavailable the keys loaded stay in use.
+		if err := r.loadLocked(ctx); err != nil {
+			r.loadedAt = r.now()
+		}
+	}
 	if k, ok := r.public[kid]; ok {
 		return k, nil
 	}
@@ -157,6 +175,12 @@ func (r *KeyRing) JWKS(ctx context.Context) ([]JWK, error) {
 	return out, nil
 }
 
+// staleLocked reports whether the keys were loaded more than
+// KeyRefreshInterval ago (or never).
+func (r *KeyRing) staleLocked() bool {
+	return r.loadedAt.IsZero() || r.now().Sub(r.loadedAt) >= KeyRefreshInterval
+}
+
 func (r *KeyRing) loadLocked(ctx context.Context) error {
 	rows, err := r.identity.ActiveSigningKeys(ctx)
 	if err != nil {
@@ -172,6 +196,7 @@ func (r *KeyRing) loadLocked(ctx context.Context) error {
 	}
 	r.public = public
 	r.signer = nil
+	r.loadedAt = r.now()
 	if len(rows) > 0 { // newest first
 		priv, err := r.openPrivate(rows[0].ID, rows[0].PrivateSealed)
 		if err != nil {

@@ -72,6 +72,8 @@ commands:
   seed         load the catalog, reference data and the demo tenant, whose sandbox gets demo services, telemetry and invoices
   keys create  issue an API key (flags: -org, -env, -name, -permissions, -role)
   rekey        re-seal every stored secret under SECRETS_KEY (after a key rotation)
+  signing-keys list, rotate or retire KID: the access tokens' signing keys
+  healthcheck  ask a loopback health address (http://127.0.0.1:PORT/readyz); fails unless 200
   config       list every configuration variable with its default
 `
 
@@ -84,6 +86,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	case "help", "-h", "--help", "-help":
 		fmt.Fprint(stdout, usage)
 		return nil
+	}
+	if args[0] == "healthcheck" {
+		return healthcheckCommand(ctx, args[1:], stdout)
 	}
 	if args[0] == "config" {
 		w := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
@@ -143,6 +148,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return nil
 	case "keys":
 		return keysCommand(ctx, cfg, log, args[1:], stdout)
+	case "signing-keys":
+		return signingKeysCommand(ctx, cfg, log, args[1:], stdout)
 	case "rekey":
 		store, closeDB, err := openStore(ctx, cfg, log)
 		if err != nil {

@@ -47,6 +47,14 @@ func (s *Store) ActiveSigningKeys(ctx context.Context) ([]SigningKey, error) {
 	return keys, models.DBErr(err)
 }
 
+// SigningKeys returns every signing key, retired ones included, newest
+// first (for operators: `platform signing-keys list`).
+func (s *Store) SigningKeys(ctx context.Context) ([]SigningKey, error) {
+	var keys []SigningKey
+	err := s.In(ctx, models.SystemScope()).Order("created_at DESC").Order("id").Find(&keys).Error
+	return keys, models.DBErr(err)
+}
+
 // RetireSigningKey stops publishing a key: tokens it signed stop verifying.
 // Errors: NOT_FOUND, INTERNAL_ERROR.
 func (s *Store) RetireSigningKey(ctx context.Context, kid string) error {
