@@ -82,12 +82,14 @@ func New(ctx context.Context, opts Options) (*Provider, error) {
 	if err != nil {
 		return nil, fmt.Errorf("OTEL_EXPORTER_OTLP_ENDPOINT: %w", err)
 	}
-	name := opts.ServiceName
-	if name == "" {
-		name = opts.DefaultServiceName
+	// The role's name, unless OTEL_RESOURCE_ATTRIBUTES names the service;
+	// OTEL_SERVICE_NAME above both.
+	detectors := []resource.Option{resource.WithTelemetrySDK(), resource.WithAttributes(attribute.String("service.name", opts.DefaultServiceName)),
+		resource.WithFromEnv()}
+	if opts.ServiceName != "" {
+		detectors = append(detectors, resource.WithAttributes(attribute.String("service.name", opts.ServiceName)))
 	}
-	res, err := resource.New(ctx, resource.WithFromEnv(), resource.WithTelemetrySDK(),
-		resource.WithAttributes(attribute.String("service.name", name)))
+	res, err := resource.New(ctx, detectors...)
 	if err != nil && !errors.Is(err, resource.ErrPartialResource) {
 		return nil, fmt.Errorf("tracing resource: %w", err)
 	}
