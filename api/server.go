@@ -37,6 +37,7 @@ import (
 	"github.com/telcoplatform/platform/models/support"
 	"github.com/telcoplatform/platform/models/telemetry"
 	"github.com/telcoplatform/platform/ratelimit"
+	"github.com/telcoplatform/platform/tracing"
 )
 
 // Body size limits: JSON bodies 1 MiB on every route; bodies with inline
@@ -67,6 +68,9 @@ type Deps struct {
 	Keys *identity.KeyCache
 	// Metrics records the API's metrics (nil: none; see package metrics).
 	Metrics *metrics.Metrics
+	// Tracing traces requests, and the outgoing HTTP of integration tests
+	// (nil or off: no tracing middleware at all; see api/tracing.go).
+	Tracing *tracing.Provider
 }
 
 // Server is the HTTP API: the Fiber app and the huma API on it.
@@ -90,7 +94,8 @@ type Server struct {
 	temporal         client.Client
 	redis            redis.UniversalClient
 	log              *slog.Logger
-	metrics          *metrics.Metrics // nil: nothing recorded
+	metrics          *metrics.Metrics  // nil: nothing recorded
+	tracing          *tracing.Provider // nil or off: nothing traced
 	now              func() time.Time
 	keyUsage         *identity.KeyUsage
 	keys             *identity.KeyCache // authenticated API keys, for a second (see dropCachedKeys)
@@ -139,7 +144,7 @@ func New(deps Deps) *Server {
 		cfg: deps.Config, store: deps.Store, temporal: deps.Temporal, redis: deps.Redis,
 		log: deps.Logger, now: deps.Now, limiter: deps.Limiter,
 		streams: deps.Streams.withDefaults(), openStreams: &localStreams{open: map[string]int{}},
-		keys: deps.Keys, metrics: deps.Metrics, catalogAnswer: newCatalogCache(catalogCacheTTL),
+		keys: deps.Keys, metrics: deps.Metrics, catalogAnswer: newCatalogCache(catalogCacheTTL), tracing: deps.Tracing,
 	}
 	if s.keys == nil {
 		s.keys = identity.NewKeyCache(identity.DefaultKeyCacheTTL)
@@ -183,6 +188,9 @@ func New(deps Deps) *Server {
 		EnableIPValidation:    true,
 		JSONEncoder:           jsonMarshal,
 	})
+	if s.tracing.Enabled() {
+		s.App.Use(s.traceMiddleware()) // outside observe, so the access log carries the trace id
+	}
 	s.App.Use(s.observe, s.recoverPanics, s.dropCachedKeys, s.requestContext, s.limitBody, s.authenticate, s.rateLimit, s.conditionalGet)
 
 	cfg := huma.DefaultConfig("Telecom & IT Services Platform API", LatestVersion)

@@ -240,7 +240,7 @@ func (s *Server) testChatIntegration(ctx context.Context, id string) (*ChatTestO
 	if err != nil {
 		return nil, err
 	}
-	client := webhooks.NewClient(s.cfg.WebhookAllowPrivate)
+	client := webhooks.NewClient(s.cfg.WebhookAllowPrivate, webhooks.WithTransportWrapper(s.tracing.WrapTransport))
 	defer client.CloseIdleConnections()
 	res := client.Post(ctx, c.WebhookURL, ev.ID, body)
 	scope := models.TenantScope(c.OrganizationID, c.Environment)

@@ -323,7 +323,7 @@ func (s *Server) testTrackerIntegration(ctx context.Context, id string) (*Tracke
 	if err != nil {
 		return nil, err
 	}
-	hc := webhooks.NewClient(s.cfg.WebhookAllowPrivate, webhooks.WithTimeout(trackerTestTimeout))
+	hc := webhooks.NewClient(s.cfg.WebhookAllowPrivate, webhooks.WithTimeout(trackerTestTimeout), webhooks.WithTransportWrapper(s.tracing.WrapTransport))
 	defer hc.CloseIdleConnections()
 	start := time.Now()
 	u, err := tracker.NewClient(hc).Myself(ctx, tracker.Credentials{BaseURL: c.TrackerURL, Username: c.Username, APIToken: tok})

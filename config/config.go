@@ -50,6 +50,8 @@ type Config struct {
 	TrustedProxies      []string      // TRUSTED_PROXIES (comma-separated CIDRs)
 	LogLevel            string        // LOG_LEVEL
 	LogFormat           string        // LOG_FORMAT (text|json)
+	OTLPEndpoint        string        // OTEL_EXPORTER_OTLP_ENDPOINT (empty: tracing off)
+	OTELServiceName     string        // OTEL_SERVICE_NAME (empty: by role)
 	ShutdownTimeout     time.Duration // SHUTDOWN_TIMEOUT
 	ReportLinkTTL       time.Duration // REPORT_LINK_TTL
 	SimulatorStepDelay  time.Duration // SIMULATOR_STEP_DELAY
@@ -142,6 +144,8 @@ func Variables() []Variable {
 		{"METRICS_ALLOW", "(empty: loopback only)", "comma-separated CIDRs of the clients (Prometheus, the kubelet's probes) that may read METRICS_ADDR and WORKER_HTTP_ADDR besides loopback; when set, those listeners may bind any address and answer 403 to everyone else"},
 		{"LOG_LEVEL", "info", "debug, info, warn or error"},
 		{"LOG_FORMAT", "text", "text or json (one object per line); every request writes one access-log line, records carry the request's or the activity's ids, and secrets are redacted (see docs/operations.md)"},
+		{"OTEL_EXPORTER_OTLP_ENDPOINT", "(empty: tracing off)", "base URL of an OTLP/HTTP collector (http://localhost:4318): traces of API requests, workflows, activities and SQL statements are exported to <URL>/v1/traces, responses carry traceparent and log records trace_id (see docs/operations.md); the other standard OTEL_EXPORTER_OTLP_* and OTEL_TRACES_SAMPLER variables apply"},
+		{"OTEL_SERVICE_NAME", "platform-api, platform-worker or platform-dev (by command)", "service name of the exported traces"},
 		{"SHUTDOWN_TIMEOUT", "15s", "how long a graceful shutdown waits for requests and activities"},
 		{"SIMULATOR_STEP_DELAY", "2s", "time each simulated network step takes"},
 		{"TRACKER_POLL_INTERVAL", "60s", "how often support tracker integrations read their issues' comments and status"},
@@ -186,6 +190,8 @@ func Load(getenv func(string) string) (Config, error) {
 		SAMLIdPMetadataURL: get("SAML_IDP_METADATA_URL", ""),
 		LogLevel:           get("LOG_LEVEL", "info"),
 		LogFormat:          get("LOG_FORMAT", "text"),
+		OTLPEndpoint:       get("OTEL_EXPORTER_OTLP_ENDPOINT", ""),
+		OTELServiceName:    get("OTEL_SERVICE_NAME", ""),
 	}
 	var errs []string
 	bad := func(name, why string) { errs = append(errs, name+": "+why) }
@@ -332,6 +338,11 @@ func Load(getenv func(string) string) (Config, error) {
 	}
 	if c.LogFormat != "text" && c.LogFormat != "json" {
 		bad("LOG_FORMAT", "must be text or json")
+	}
+	if c.OTLPEndpoint != "" {
+		if u, err := url.Parse(c.OTLPEndpoint); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			bad("OTEL_EXPORTER_OTLP_ENDPOINT", "must be an http(s) URL, e.g. http://localhost:4318")
+		}
 	}
 	for name, v := range map[string]string{"PLATFORM_ADMIN_KEY": c.AdminKey, "PLATFORM_DEMO_KEY": c.DemoKey} {
 		if v != "" && !validKeyShape(v) {

@@ -37,6 +37,7 @@ import (
 	"github.com/telcoplatform/platform/models/seed"
 	"github.com/telcoplatform/platform/temporalclient"
 	"github.com/telcoplatform/platform/testenv"
+	"github.com/telcoplatform/platform/tracing"
 	"github.com/telcoplatform/platform/webhooks"
 	"github.com/telcoplatform/platform/worker"
 	"github.com/telcoplatform/platform/workflows"
@@ -77,6 +78,9 @@ type platformOptions struct {
 	// metrics records the client's, the workers', the API's and the
 	// store's metrics, as main wires them (nil: none).
 	metrics *metrics.Metrics
+	// tracing traces the client, the workers, the API, the store and the
+	// webhook client, as main wires them (nil: off).
+	tracing *tracing.Provider
 }
 
 // keySet says which API keys startPlatform issues, each with every permission.
@@ -96,7 +100,7 @@ func startPlatform(t testing.TB, o platformOptions) *platform {
 	t.Helper()
 	ctx := context.Background()
 	addr := testenv.TemporalAddress(t, workflows.DevServerArgs()...)
-	tc, err := temporalclient.Dial(ctx, temporalclient.Options{Address: addr, Namespace: "default", Metrics: o.metrics.TemporalHandler()})
+	tc, err := temporalclient.Dial(ctx, temporalclient.Options{Address: addr, Namespace: "default", Metrics: o.metrics.TemporalHandler(), Tracing: o.tracing})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,6 +110,9 @@ func startPlatform(t testing.TB, o platformOptions) *platform {
 	store, seeded := testenv.SeededStore(t)
 	if o.metrics != nil {
 		wireMetrics(t, o.metrics, store)
+	}
+	if err := o.tracing.InstrumentDB(store.DB); err != nil {
+		t.Fatal(err)
 	}
 
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -128,7 +135,7 @@ func startPlatform(t testing.TB, o platformOptions) *platform {
 		t.Fatal(err)
 	}
 
-	var hookOpts []webhooks.Option
+	hookOpts := []webhooks.Option{webhooks.WithTransportWrapper(o.tracing.WrapTransport)}
 	if o.webhookTimeout != 0 {
 		hookOpts = append(hookOpts, webhooks.WithTimeout(o.webhookTimeout))
 	}
@@ -153,7 +160,7 @@ func startPlatform(t testing.TB, o platformOptions) *platform {
 		startDispatcher(t, store, tc, opts)
 	}
 
-	srv := api.New(api.Deps{Config: cfg, Store: store, Temporal: tc, Blobs: blobs, Metrics: o.metrics})
+	srv := api.New(api.Deps{Config: cfg, Store: store, Temporal: tc, Blobs: blobs, Metrics: o.metrics, Tracing: o.tracing})
 	served := make(chan struct{})
 	go func() { _ = srv.App.Listener(ln); close(served) }()
 	t.Cleanup(func() {

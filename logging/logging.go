@@ -1,7 +1,8 @@
 // Package logging is the platform's slog set-up: a handler that adds what
 // a record's context knows (request id, organization, environment,
-// principal; an activity's workflow id and run id) to every record logged
-// with a context, and the redaction of secrets that every handler applies.
+// principal; an activity's workflow id and run id; the trace id and span
+// id of a traced context) to every record logged with a context, and the
+// redaction of secrets that every handler applies.
 package logging
 
 import (
@@ -9,8 +10,10 @@ import (
 	"io"
 	"log/slog"
 	"regexp"
+	"slices"
 	"strings"
 
+	"go.opentelemetry.io/otel/trace"
 	"go.temporal.io/sdk/activity"
 )
 
@@ -18,17 +21,18 @@ import (
 // provides one for its requests; Activity is the worker's.
 type Extractor func(ctx context.Context) []slog.Attr
 
-// Handler adds the attributes of its extractors to every record logged
-// with a context (InfoContext, ErrorContext, ...), then hands the record
-// to the wrapped handler.
+// Handler adds the attributes of its extractors, and trace_id and span_id
+// when the context holds a valid OpenTelemetry span context (tracing on),
+// to every record logged with a context (InfoContext, ErrorContext, ...),
+// then hands the record to the wrapped handler.
 type Handler struct {
 	next    slog.Handler
 	extract []Extractor
 }
 
-// NewHandler wraps next with the extractors.
+// NewHandler wraps next with the extractors, and Trace after them.
 func NewHandler(next slog.Handler, extract ...Extractor) *Handler {
-	return &Handler{next: next, extract: extract}
+	return &Handler{next: next, extract: append(slices.Clip(extract), Trace)}
 }
 
 // Enabled reports whether the wrapped handler handles level.
@@ -79,6 +83,17 @@ func Activity(ctx context.Context) []slog.Attr {
 		slog.String("run_id", info.WorkflowExecution.RunID),
 		slog.String("activity_type", info.ActivityType.Name),
 	}
+}
+
+// Trace is the Extractor of traced contexts: trace_id and span_id (hex)
+// of the context's span context when it is valid; nothing otherwise (no
+// span, tracing off). Handler always applies it.
+func Trace(ctx context.Context) []slog.Attr {
+	sc := trace.SpanContextFromContext(ctx)
+	if !sc.IsValid() {
+		return nil
+	}
+	return []slog.Attr{slog.String("trace_id", sc.TraceID().String()), slog.String("span_id", sc.SpanID().String())}
 }
 
 // Redacted replaces a secret's value in the logs.

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"go.opentelemetry.io/otel/trace"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/testsuite"
 
@@ -136,5 +137,34 @@ func TestActivityAttributes(t *testing.T) {
 	rec := decode(t, &buf)[0]
 	if rec["workflow_id"] == nil || rec["workflow_id"] == "" || rec["run_id"] == nil || rec["activity_type"] != "Logs" {
 		t.Errorf("%v", rec)
+	}
+}
+
+// TestTraceIDs: a record logged with a context holding a valid span
+// context carries its trace_id and span_id; one without a span, or with
+// an invalid one, carries neither.
+func TestTraceIDs(t *testing.T) {
+	var buf bytes.Buffer
+	log := logging.New(&buf, "json", "info")
+	tid, _ := trace.TraceIDFromHex("4bf92f3577b34da6a3ce929d0e0e4736")
+	sid, _ := trace.SpanIDFromHex("00f067aa0ba902b7")
+	sc := trace.NewSpanContext(trace.SpanContextConfig{TraceID: tid, SpanID: sid, TraceFlags: trace.FlagsSampled})
+	log.InfoContext(trace.ContextWithSpanContext(context.Background(), sc), "traced")
+	log.InfoContext(context.Background(), "untraced")
+	log.InfoContext(trace.ContextWithSpanContext(context.Background(), trace.SpanContext{}), "invalid")
+	recs := decode(t, &buf)
+	if len(recs) != 3 {
+		t.Fatalf("%d records", len(recs))
+	}
+	if recs[0]["trace_id"] != tid.String() || recs[0]["span_id"] != sid.String() {
+		t.Errorf("traced: %v", recs[0])
+	}
+	for _, r := range recs[1:] {
+		if _, ok := r["trace_id"]; ok {
+			t.Errorf("%v carries a trace id", r)
+		}
+		if _, ok := r["span_id"]; ok {
+			t.Errorf("%v carries a span id", r)
+		}
 	}
 }

@@ -105,9 +105,16 @@ type SMSHTTP struct {
 	client *http.Client
 }
 
-// NewSMSHTTP returns the SMS sender posting to rawURL.
-func NewSMSHTTP(rawURL string) *SMSHTTP {
-	return &SMSHTTP{url: rawURL, client: &http.Client{Timeout: 10 * time.Second}}
+// NewSMSHTTP returns the SMS sender posting to rawURL. wrap, when given
+// (tracing.Provider.WrapTransport), wraps its transport (Go's default one).
+func NewSMSHTTP(rawURL string, wrap ...func(http.RoundTripper) http.RoundTripper) *SMSHTTP {
+	var rt http.RoundTripper = http.DefaultTransport
+	for _, w := range wrap {
+		if w != nil {
+			rt = w(rt)
+		}
+	}
+	return &SMSHTTP{url: rawURL, client: &http.Client{Timeout: 10 * time.Second, Transport: rt}}
 }
 
 // Send posts one SMS. Errors: a network error or a non-2xx answer.

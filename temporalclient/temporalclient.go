@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/client"
 	tlog "go.temporal.io/sdk/log"
 
+	"github.com/telcoplatform/platform/tracing"
 	"github.com/telcoplatform/platform/workflows"
 )
 
@@ -22,29 +23,45 @@ type Options struct {
 	Logger    *slog.Logger
 	// Metrics receives the SDK's own metrics (nil: none).
 	Metrics client.MetricsHandler
+	// Tracing adds the SDK's OpenTelemetry interceptor to the client and
+	// to the workers built from it (nil or off: none).
+	Tracing *tracing.Provider
 }
 
 // NewLazy returns a client that connects on first use, so the API starts
 // (and reports unready) while Temporal is down.
 func NewLazy(opts Options) (client.Client, error) {
-	return client.NewLazyClient(clientOptions(opts))
+	o, err := clientOptions(opts)
+	if err != nil {
+		return nil, err
+	}
+	return client.NewLazyClient(o)
 }
 
 // Dial connects to Temporal and checks the connection.
 func Dial(ctx context.Context, opts Options) (client.Client, error) {
-	c, err := client.DialContext(ctx, clientOptions(opts))
+	o, err := clientOptions(opts)
+	if err != nil {
+		return nil, err
+	}
+	c, err := client.DialContext(ctx, o)
 	if err != nil {
 		return nil, fmt.Errorf("connect to Temporal at %s: %w", opts.Address, err)
 	}
 	return c, nil
 }
 
-func clientOptions(opts Options) client.Options {
+func clientOptions(opts Options) (client.Options, error) {
 	o := client.Options{HostPort: opts.Address, Namespace: opts.Namespace, MetricsHandler: opts.Metrics}
 	if opts.Logger != nil {
 		o.Logger = tlog.NewStructuredLogger(opts.Logger.With("component", "temporal"))
 	}
-	return o
+	interceptors, err := opts.Tracing.TemporalInterceptors()
+	if err != nil {
+		return client.Options{}, err
+	}
+	o.Interceptors = interceptors
+	return o, nil
 }
 
 // EnsureSearchAttributes registers the platform's custom search attributes in

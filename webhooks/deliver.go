@@ -63,6 +63,8 @@ type Client struct {
 	resolver     Resolver
 	timeout      time.Duration
 	hc           *http.Client
+	// wrap wraps the transport (tracing); nil: none.
+	wrap func(http.RoundTripper) http.RoundTripper
 }
 
 // Option configures a Client.
@@ -87,6 +89,14 @@ func WithTimeout(d time.Duration) Option {
 			c.timeout = d
 		}
 	}
+}
+
+// WithTransportWrapper wraps the Client's transport with wrap (the
+// tracing instrumentation, tracing.Provider.WrapTransport): requests go
+// through the wrapper, then through the Client's own transport, whose
+// dialer keeps refusing non-public addresses. nil keeps the transport.
+func WithTransportWrapper(wrap func(http.RoundTripper) http.RoundTripper) Option {
+	return func(c *Client) { c.wrap = wrap }
 }
 
 // NewClient returns a Client. allowPrivate (config WEBHOOK_ALLOW_PRIVATE)
@@ -115,8 +125,12 @@ func NewClient(allowPrivate bool, opts ...Option) *Client {
 		IdleConnTimeout:        90 * time.Second,
 		MaxResponseHeaderBytes: 64 << 10,
 	}
+	var rt http.RoundTripper = tr
+	if c.wrap != nil {
+		rt = c.wrap(tr)
+	}
 	c.hc = &http.Client{
-		Transport: tr,
+		Transport: rt,
 		Timeout:   c.timeout,
 		CheckRedirect: func(*http.Request, []*http.Request) error {
 			return http.ErrUseLastResponse

@@ -48,6 +48,7 @@ import (
 	"github.com/telcoplatform/platform/redisconn"
 	"github.com/telcoplatform/platform/simulator"
 	"github.com/telcoplatform/platform/temporalclient"
+	"github.com/telcoplatform/platform/tracing"
 	"github.com/telcoplatform/platform/webhooks"
 	"github.com/telcoplatform/platform/worker"
 	"github.com/telcoplatform/platform/workflows"
@@ -319,6 +320,18 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, runWorker, 
 	if sqlDB, err := store.DB.DB(); err == nil {
 		m.RegisterDB(sqlDB)
 	}
+	// Traces (docs/operations.md): off unless OTEL_EXPORTER_OTLP_ENDPOINT is set.
+	tp, err := newTracing(ctx, cfg, runWorker, runAPI)
+	if err != nil {
+		return err
+	}
+	defer shutdownTracing(tp, cfg, log)
+	if tp.Enabled() {
+		log.Info("tracing on: spans exported by OTLP")
+	}
+	if err := tp.InstrumentDB(store.DB); err != nil {
+		return err
+	}
 	_, stopPprof, err := startPprof(ctx, cfg.PprofAddr, log)
 	if err != nil {
 		return err
@@ -339,10 +352,10 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, runWorker, 
 	var tc client.Client
 	if runWorker {
 		dialCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		tc, err = temporalclient.Dial(dialCtx, temporalclient.Options{Address: cfg.TemporalAddress, Namespace: cfg.TemporalNamespace, Logger: log, Metrics: m.TemporalHandler()})
+		tc, err = temporalclient.Dial(dialCtx, temporalclient.Options{Address: cfg.TemporalAddress, Namespace: cfg.TemporalNamespace, Logger: log, Metrics: m.TemporalHandler(), Tracing: tp})
 		cancel()
 	} else {
-		tc, err = temporalclient.NewLazy(temporalclient.Options{Address: cfg.TemporalAddress, Namespace: cfg.TemporalNamespace, Logger: log, Metrics: m.TemporalHandler()})
+		tc, err = temporalclient.NewLazy(temporalclient.Options{Address: cfg.TemporalAddress, Namespace: cfg.TemporalNamespace, Logger: log, Metrics: m.TemporalHandler(), Tracing: tp})
 	}
 	if err != nil {
 		return fmt.Errorf("TEMPORAL_ADDRESS: %w", err)
@@ -386,7 +399,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, runWorker, 
 			apiUsage = ratelimit.New(wrdb)
 		}
 		w := worker.New(tc, cfg.TemporalTaskQueue, worker.Deps{Store: store, Logger: log, Southbound: sim,
-			Webhooks: webhooks.NewClient(cfg.WebhookAllowPrivate), PublicBaseURL: cfg.PublicBaseURL, APIUsage: apiUsage, StopTimeout: cfg.ShutdownTimeout,
+			Webhooks: webhooks.NewClient(cfg.WebhookAllowPrivate, webhooks.WithTransportWrapper(tp.WrapTransport)), PublicBaseURL: cfg.PublicBaseURL, APIUsage: apiUsage, StopTimeout: cfg.ShutdownTimeout,
 			Blobs: blobs, ReportLinkTTL: cfg.ReportLinkTTL, Metrics: m})
 		if err := w.Start(); err != nil {
 			return fmt.Errorf("start worker: %w", err)
@@ -402,7 +415,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, runWorker, 
 		}
 		hkCancel()
 		bw := worker.NewBackground(tc, cfg.TemporalBackgroundTaskQueue, worker.Deps{Store: store, Logger: log, Southbound: sim,
-			Webhooks: webhooks.NewClient(cfg.WebhookAllowPrivate), PublicBaseURL: cfg.PublicBaseURL, StopTimeout: cfg.ShutdownTimeout,
+			Webhooks: webhooks.NewClient(cfg.WebhookAllowPrivate, webhooks.WithTransportWrapper(tp.WrapTransport)), PublicBaseURL: cfg.PublicBaseURL, StopTimeout: cfg.ShutdownTimeout,
 			Blobs: blobs, ReportLinkTTL: cfg.ReportLinkTTL, Metrics: m})
 		if err := bw.Start(); err != nil {
 			return fmt.Errorf("start background worker: %w", err)
@@ -417,7 +430,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, runWorker, 
 			OnEvent: activities.OrchestrationEventHook(tc, store), TrackerPollInterval: cfg.TrackerPollInterval})
 		g.Go(func() error { return dispatcher.Run(gctx) })
 		// The notification outbox: e-mail through SMTP_URL, SMS through SMS_URL.
-		mailer, err := newNotifier(store, cfg, log)
+		mailer, err := newNotifier(store, cfg, log, tp)
 		if err != nil {
 			return err
 		}
@@ -433,7 +446,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, runWorker, 
 		if embedded {
 			log.Info("using the embedded in-process Redis (set REDIS_URL for a real one)")
 		}
-		srv := api.New(api.Deps{Config: cfg, Store: store, Temporal: tc, Redis: rdb, Limiter: ratelimit.New(rdb), Logger: log, Blobs: blobs, Metrics: m})
+		srv := api.New(api.Deps{Config: cfg, Store: store, Temporal: tc, Redis: rdb, Limiter: ratelimit.New(rdb), Logger: log, Blobs: blobs, Metrics: m, Tracing: tp})
 		// In `dev` with WORKER_HTTP_ADDR equal to METRICS_ADDR, the worker's
 		// listener serves /metrics for both.
 		if cfg.MetricsAddr != "" && !(runWorker && cfg.MetricsAddr == cfg.WorkerHTTPAddr) {
@@ -460,7 +473,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, runWorker, 
 
 // newNotifier returns the notification outbox's dispatcher with the
 // channels the configuration enables.
-func newNotifier(store *models.Store, cfg config.Config, log *slog.Logger) (*notify.Dispatcher, error) {
+func newNotifier(store *models.Store, cfg config.Config, log *slog.Logger, tp *tracing.Provider) (*notify.Dispatcher, error) {
 	opts := notify.Options{Logger: log}
 	if cfg.SMTPURL != "" {
 		email, err := notify.NewSMTP(cfg.SMTPURL, cfg.SMTPFrom)
@@ -470,10 +483,34 @@ func newNotifier(store *models.Store, cfg config.Config, log *slog.Logger) (*not
 		opts.Email = email
 	}
 	if cfg.SMSURL != "" {
-		opts.SMS = notify.NewSMSHTTP(cfg.SMSURL)
+		opts.SMS = notify.NewSMSHTTP(cfg.SMSURL, tp.WrapTransport)
 	}
 	if opts.Email == nil && opts.SMS == nil {
 		log.Info("notifications stay in the outbox (set SMTP_URL and SMS_URL to send them); the portal shows them, verification codes excepted")
 	}
 	return notify.NewDispatcher(store, opts), nil
+}
+
+// newTracing is the process's tracer provider (off without
+// OTEL_EXPORTER_OTLP_ENDPOINT), named after its role unless
+// OTEL_SERVICE_NAME says otherwise.
+func newTracing(ctx context.Context, cfg config.Config, runWorker, runAPI bool) (*tracing.Provider, error) {
+	name := tracing.ServiceDev
+	switch {
+	case runAPI && !runWorker:
+		name = tracing.ServiceAPI
+	case runWorker && !runAPI:
+		name = tracing.ServiceWorker
+	}
+	return tracing.New(ctx, tracing.Options{Endpoint: cfg.OTLPEndpoint, ServiceName: cfg.OTELServiceName, DefaultServiceName: name})
+}
+
+// shutdownTracing flushes the spans not yet exported, within the shutdown
+// timeout.
+func shutdownTracing(tp *tracing.Provider, cfg config.Config, log *slog.Logger) {
+	ctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
+	defer cancel()
+	if err := tp.Shutdown(ctx); err != nil {
+		log.Warn("could not flush the last traces", "error", err)
+	}
 }
