@@ -51,6 +51,7 @@ type Config struct {
 	LogLevel            string        // LOG_LEVEL
 	LogFormat           string        // LOG_FORMAT (text|json)
 	ShutdownTimeout     time.Duration // SHUTDOWN_TIMEOUT
+	ShutdownDrainDelay  time.Duration // SHUTDOWN_DRAIN_DELAY
 	ReportLinkTTL       time.Duration // REPORT_LINK_TTL
 	SimulatorStepDelay  time.Duration // SIMULATOR_STEP_DELAY
 	TrackerPollInterval time.Duration // TRACKER_POLL_INTERVAL
@@ -136,6 +137,7 @@ func Variables() []Variable {
 		{"LOG_LEVEL", "info", "debug, info, warn or error"},
 		{"LOG_FORMAT", "text", "text or json (one object per line); every request writes one access-log line, records carry the request's or the activity's ids, and secrets are redacted (see docs/operations.md)"},
 		{"SHUTDOWN_TIMEOUT", "15s", "how long a graceful shutdown waits for requests and activities"},
+		{"SHUTDOWN_DRAIN_DELAY", "0s", "API: how long it keeps serving after SIGTERM while /readyz answers 503, so a load balancer stops sending before the listener closes (5s behind a Kubernetes Service; see docs/rolling-restarts.md)"},
 		{"SIMULATOR_STEP_DELAY", "2s", "time each simulated network step takes"},
 		{"TRACKER_POLL_INTERVAL", "60s", "how often support tracker integrations read their issues' comments and status"},
 		{"ANONYMOUS_HOURLY_LIMIT", "1000", "hourly limit, in cost units, of requests without a valid credential, per client address"},
@@ -249,6 +251,9 @@ func Load(getenv func(string) string) (Config, error) {
 	}
 	if c.ShutdownTimeout, err = time.ParseDuration(get("SHUTDOWN_TIMEOUT", "15s")); err != nil || c.ShutdownTimeout <= 0 {
 		bad("SHUTDOWN_TIMEOUT", "must be a positive duration such as 15s")
+	}
+	if c.ShutdownDrainDelay, err = time.ParseDuration(get("SHUTDOWN_DRAIN_DELAY", "0s")); err != nil || c.ShutdownDrainDelay < 0 {
+		bad("SHUTDOWN_DRAIN_DELAY", "must be a duration such as 5s or 0s")
 	}
 	if c.ReportLinkTTL, err = time.ParseDuration(get("REPORT_LINK_TTL", "24h")); err != nil || c.ReportLinkTTL < time.Minute || c.ReportLinkTTL > 168*time.Hour {
 		bad("REPORT_LINK_TTL", "must be a duration from 1m to 168h, such as 24h")
