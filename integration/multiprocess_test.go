@@ -75,18 +75,18 @@ func TestTwoOfEverything(t *testing.T) {
 		t.Skip("TestTwoOfEverything runs four platform processes on one shared database: PostgreSQL only (bash scripts/with-postgres.sh go test ./integration -run TestTwoOfEverything)")
 	}
 	c := startCluster(t)
-	var delivered map[string]int
-	if !t.Run("operations started on either API complete once", func(t *testing.T) { delivered = c.operationsCompleteOnce(t) }) {
+	var beforeKill, afterKill map[string]int // deliveries per webhook-id
+	if !t.Run("operations started on either API complete once", func(t *testing.T) { beforeKill = c.operationsCompleteOnce(t) }) {
 		return
 	}
 	if !t.Run("rate limits hold across both APIs", c.rateLimitsHold) {
 		return
 	}
-	if !t.Run("a worker killed mid-step has the step finished by the other", c.killedWorkerHandsOver) {
+	if !t.Run("a worker killed mid-step has the step finished by the other", func(t *testing.T) { afterKill = c.killedWorkerHandsOver(t) }) {
 		return
 	}
 	t.Run("a rolling restart under load loses no acknowledged request", c.rollingRestart)
-	t.Run("webhooks are delivered once", func(t *testing.T) { c.webhooksDeliveredOnce(t, delivered) })
+	t.Run("webhooks are delivered once", func(t *testing.T) { c.webhooksDeliveredOnce(t, beforeKill, afterKill) })
 }
 
 // startCluster builds the binary, migrates and seeds a fresh database with
@@ -416,8 +416,8 @@ type errorBody struct {
 // killedWorkerHandsOver starts operations, finds a step in flight on one
 // worker, kills that worker (SIGKILL) and checks that the other worker
 // runs the step again and the operations complete; then starts the killed
-// worker again.
-func (c *cluster) killedWorkerHandsOver(t *testing.T) {
+// worker again. It returns the deliveries per webhook-id seen by then.
+func (c *cluster) killedWorkerHandsOver(t *testing.T) map[string]int {
 	ctx := context.Background()
 	accs := make([]accepted, 4)
 	for i := range accs {
@@ -436,7 +436,10 @@ func (c *cluster) killedWorkerHandsOver(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, pa := range desc.GetPendingActivities() {
-				if pa.GetState() != enums.PENDING_ACTIVITY_STATE_STARTED {
+				// A network step (it takes clusterStepDelay) far enough from
+				// its end that it is still running when the kill lands.
+				age := time.Since(pa.GetLastStartedTime().AsTime())
+				if pa.GetState() != enums.PENDING_ACTIVITY_STATE_STARTED || age < 100*time.Millisecond || age > clusterStepDelay-300*time.Millisecond {
 					continue
 				}
 				for _, w := range c.workers {
@@ -479,7 +482,7 @@ func (c *cluster) killedWorkerHandsOver(t *testing.T) {
 	for i, acc := range accs {
 		services[i] = acc.ServiceID
 	}
-	c.waitDelivered(t, services)
+	return c.waitDelivered(t, services)
 }
 
 // activityRun returns the attempt of the last start of an activity of a
@@ -508,28 +511,34 @@ func activityRun(t *testing.T, tc client.Client, wfID, activityID string) (int, 
 }
 
 // webhooksDeliveredOnce checks, at the end, that every service.provisioned
-// event of the tenant was delivered, and that no event was delivered twice
-// but those a killed worker may have sent before it could record them
-// (the ones first received while that worker was being replaced).
-func (c *cluster) webhooksDeliveredOnce(t *testing.T, before map[string]int) {
+// event of the tenant was delivered, and that every event was delivered
+// once, but those first received while a worker was killed and replaced:
+// the killed worker may have sent them without recording it (delivery is
+// at least once).
+func (c *cluster) webhooksDeliveredOnce(t *testing.T, beforeKill, afterKill map[string]int) {
 	var ids []string
-	if err := c.tenantDB().Model(&eventlog.Event{}).Where("type = ?", "service.provisioned").
-		Pluck("resource_id", &ids).Error; err != nil {
+	if err := c.tenantDB().Model(&eventlog.Event{}).Where("type = ?", "service.provisioned").Pluck("resource_id", &ids).Error; err != nil {
 		t.Fatal(err)
 	}
 	counts := c.waitDelivered(t, ids)
-	for id, n := range before {
-		if n != 1 || counts[id] != 1 {
-			t.Errorf("event %s delivered %d times (%d before the worker was killed)", id, counts[id], n)
-		}
-	}
-	var twice []string
+	exempt := 0
 	for id, n := range counts {
-		if n > 1 {
-			twice = append(twice, fmt.Sprintf("%s x%d", id, n))
+		_, early := beforeKill[id]
+		_, duringKill := afterKill[id]
+		if duringKill && !early {
+			exempt++
+			continue
+		}
+		if n != 1 {
+			t.Errorf("event %s delivered %d times", id, n)
 		}
 	}
-	t.Logf("%d events delivered; more than once: %v", len(counts), twice)
+	for id := range beforeKill {
+		if counts[id] != 1 {
+			t.Errorf("event %s delivered %d times", id, counts[id])
+		}
+	}
+	t.Logf("%d events delivered, %d of them while a worker was killed and replaced", len(counts), exempt)
 }
 
 // loadResult is what the load of the rolling restart saw.
