@@ -308,7 +308,7 @@ func (c *cluster) checkCompletedOnce(t *testing.T, op *operation, serviceID stri
 // deliveries per webhook-id seen by then.
 func (c *cluster) operationsCompleteOnce(t *testing.T) map[string]int {
 	const n = 6
-	since := time.Now().Add(-time.Second)
+	existing := c.countServices(t)
 	accs := make([]accepted, n)
 	for i := range accs {
 		accs[i] = c.provision(i, c.opsKey, "two-"+models.RandomString(10))
@@ -320,12 +320,7 @@ func (c *cluster) operationsCompleteOnce(t *testing.T) map[string]int {
 		op := c.waitOperation(t, i+1, c.opsKey, acc.RequestID, 2*time.Minute)
 		c.checkCompletedOnce(t, op, acc.ServiceID)
 	}
-	var created int64
-	if err := c.tenantDB().Table("services").Where("created_at >= ?", since).
-		Count(&created).Error; err != nil {
-		t.Fatal(err)
-	}
-	if created != n {
+	if created := c.countServices(t) - existing; created != n {
 		t.Fatalf("%d services created for %d operations", created, n)
 	}
 	services := make([]string, n)
@@ -333,6 +328,16 @@ func (c *cluster) operationsCompleteOnce(t *testing.T) map[string]int {
 		services[i] = acc.ServiceID
 	}
 	return c.waitDelivered(t, services)
+}
+
+// countServices counts the demo tenant's sandbox services.
+func (c *cluster) countServices(t *testing.T) int64 {
+	t.Helper()
+	var n int64
+	if err := c.tenantDB().Table("services").Count(&n).Error; err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
 
 // waitDelivered waits until the service.provisioned event of each service
@@ -650,6 +655,7 @@ func (c *cluster) runLoad(r *loadResult, client int, stop <-chan struct{}) {
 // drain's 503 and that everything acknowledged exists: each ticket can be
 // read, each operation completes.
 func (c *cluster) rollingRestart(t *testing.T) {
+	existing := c.countServices(t)
 	r := &loadResult{}
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
@@ -688,5 +694,9 @@ func (c *cluster) rollingRestart(t *testing.T) {
 	for i, acc := range r.ops {
 		op := c.waitOperation(t, i, c.loadKey, acc.RequestID, 2*time.Minute)
 		c.checkCompletedOnce(t, op, acc.ServiceID)
+	}
+	// A POST retried on the other API (same Idempotency-Key) created nothing twice.
+	if created := c.countServices(t) - existing; created != int64(len(r.ops)) {
+		t.Fatalf("%d services created for %d operations acknowledged", created, len(r.ops))
 	}
 }
