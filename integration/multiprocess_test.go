@@ -231,7 +231,9 @@ func (c *cluster) send(base, method, path, key string, body any, headers map[str
 	if err != nil {
 		return 0, nil, nil, err
 	}
-	req.Header.Set("Authorization", "Bearer "+key)
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
@@ -650,10 +652,30 @@ func (c *cluster) runLoad(r *loadResult, client int, stop <-chan struct{}) {
 	}
 }
 
-// rollingRestart restarts every process in turn (SIGTERM, exit, start,
-// ready) under a steady load, then checks that the load saw no 5xx but the
-// drain's 503 and that everything acknowledged exists: each ticket can be
-// read, each operation completes.
+// waitDraining checks that an API sent SIGTERM drains: its /readyz
+// answers 503 (server: draining) before its listener closes.
+func (c *cluster) waitDraining(t *testing.T, p *proc) {
+	t.Helper()
+	for {
+		st, raw, _, err := c.send(strings.TrimSuffix(p.ready, "/readyz"), "GET", "/readyz", "", nil, nil)
+		if err != nil {
+			t.Fatalf("%s closed its listener before /readyz answered 503: %v", p.name, err)
+		}
+		var ready struct{ Components map[string]string }
+		if st == http.StatusServiceUnavailable && json.Unmarshal(raw, &ready) == nil && ready.Components["server"] == "draining" {
+			return
+		}
+		if st != http.StatusOK {
+			t.Fatalf("%s /readyz after SIGTERM: %d %s", p.name, st, raw)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// rollingRestart restarts every process in turn (SIGTERM, the APIs'
+// drain, exit, start, ready) under a steady load, then checks that the
+// load saw no 5xx but the drain's 503 and that everything acknowledged
+// exists: each ticket can be read, each operation completes, once.
 func (c *cluster) rollingRestart(t *testing.T) {
 	existing := c.countServices(t)
 	r := &loadResult{}
@@ -667,7 +689,15 @@ func (c *cluster) rollingRestart(t *testing.T) {
 	defer stopLoad()
 	time.Sleep(time.Second) // the load runs before the first restart
 	for _, p := range []*proc{c.apis[0], c.apis[1], c.workers[0], c.workers[1]} {
-		took := p.stop(30 * time.Second)
+		began := time.Now()
+		p.terminate()
+		if p.command == "serve" {
+			c.waitDraining(t, p)
+		}
+		if code := p.wait(30 * time.Second); code != 0 {
+			t.Fatalf("%s exited with status %d after SIGTERM", p.name, code)
+		}
+		took := time.Since(began)
 		p.start()
 		p.waitReady(time.Minute)
 		t.Logf("restarted %s (stopped in %s)", p.name, took.Round(time.Millisecond))

@@ -131,27 +131,25 @@ func (p *proc) waitReady(timeout time.Duration) {
 	}
 }
 
-// stop sends SIGTERM and waits for the exit, failing the test unless the
-// process exits with status 0 within timeout; it returns how long the
-// process took.
-func (p *proc) stop(timeout time.Duration) time.Duration {
+// terminate sends SIGTERM.
+func (p *proc) terminate() {
 	p.t.Helper()
 	p.mu.Lock()
-	cmd, done := p.cmd, p.done
+	cmd := p.cmd
 	p.mu.Unlock()
-	began := time.Now()
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		p.t.Fatalf("SIGTERM %s: %v", p.name, err)
 	}
-	select {
-	case <-done:
-	case <-time.After(timeout):
-		p.t.Fatalf("%s still running %s after SIGTERM", p.name, timeout)
-	}
-	if code := cmd.ProcessState.ExitCode(); code != 0 {
+}
+
+// stop sends SIGTERM and waits for the exit, failing the test unless the
+// process exits with status 0 within timeout.
+func (p *proc) stop(timeout time.Duration) {
+	p.t.Helper()
+	p.terminate()
+	if code := p.wait(timeout); code != 0 {
 		p.t.Fatalf("%s exited with status %d after SIGTERM", p.name, code)
 	}
-	return time.Since(began)
 }
 
 // wait waits for the current run to exit and returns its exit status,
