@@ -142,16 +142,6 @@ func (p *proc) terminate() {
 	}
 }
 
-// stop sends SIGTERM and waits for the exit, failing the test unless the
-// process exits with status 0 within timeout.
-func (p *proc) stop(timeout time.Duration) {
-	p.t.Helper()
-	p.terminate()
-	if code := p.wait(timeout); code != 0 {
-		p.t.Fatalf("%s exited with status %d after SIGTERM", p.name, code)
-	}
-}
-
 // wait waits for the current run to exit and returns its exit status,
 // failing the test after timeout.
 func (p *proc) wait(timeout time.Duration) int {
