@@ -3,9 +3,11 @@ package api
 import (
 	"context"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
+	"github.com/gofiber/fiber/v2"
 
 	"github.com/telcoplatform/platform/models"
 )
@@ -30,6 +32,38 @@ type ReadyOutput struct {
 	}
 }
 
+// drainRetryAfter is the Retry-After (seconds) of a request refused while
+// the server shuts down: another instance can take it at once.
+const drainRetryAfter = 1
+
+// drainState is where a shutdown stands (see Server.Run and
+// docs/rolling-restarts.md). Draining: /readyz answers 503 so that load
+// balancers stop sending, every other request is still served, and each
+// answer closes its connection so that clients reconnect elsewhere.
+// Closing (after SHUTDOWN_DRAIN_DELAY): the listener is closed and requests
+// in flight finish; a request that still arrives on an open connection is
+// refused with 503 DEPENDENCY_UNAVAILABLE and Retry-After before anything
+// is done for it, so it may be retried on another instance.
+type drainState struct {
+	draining atomic.Bool
+	closing  atomic.Bool
+}
+
+// refuseWhileClosing is the middleware of drainState, after the request
+// has its id and before authentication (a refused request costs no
+// rate-limit units).
+func (s *Server) refuseWhileClosing(c *fiber.Ctx) error {
+	if !s.drain.draining.Load() {
+		return c.Next()
+	}
+	c.Context().SetConnectionClose()
+	if !s.drain.closing.Load() {
+		return c.Next()
+	}
+	return models.Errorf(models.CodeDependencyUnavailable, "this API instance is shutting down; retry the request").
+		WithDetail("reason", "shutting_down").WithDetail("retry_after", drainRetryAfter)
+}
+
 func (s *Server) registerHealth() {
 	registerRoot(s, huma.Operation{OperationID: "healthz", Method: http.MethodGet, Path: "/healthz", Summary: "Liveness", Tags: []string{"Health"}},
 		access{public: true}, func(ctx context.Context, _ *struct{}) (*HealthOutput, error) {
@@ -46,6 +80,13 @@ func (s *Server) ready(ctx context.Context, _ *struct{}) (*ReadyOutput, error) {
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
 	out := &ReadyOutput{Status: http.StatusOK}
+	if s.drain.draining.Load() {
+		// Shutting down: no longer a target, whatever the dependencies say.
+		out.Status, out.Body.Status = http.StatusServiceUnavailable, "unready"
+		out.Body.Components = map[string]string{"server": "draining"}
+		out.Body.Metrics = map[string]int64{"rate_limit_fail_open_total": s.limits.failOpen.Load()}
+		return out, nil
+	}
 	comps := map[string]string{}
 	ready, degraded := true, false
 	if err := models.Ping(ctx, s.store.DB); err != nil {

@@ -121,6 +121,7 @@ type Server struct {
 	// catalogAnswer is GET /v1/services/catalog's answer, kept for a second.
 	catalogAnswer *catalogCache
 	routes        routeIndex // route templates, for the metrics of requests refused before routing
+	drain         drainState // set by Run on shutdown: /readyz 503, then new requests 503
 }
 
 // access is what an operation requires of its caller, declared once per route.
@@ -191,7 +192,7 @@ func New(deps Deps) *Server {
 	if s.tracing.Enabled() {
 		s.App.Use(s.traceMiddleware()) // outside observe, so the access log carries the trace id
 	}
-	s.App.Use(s.observe, s.recoverPanics, s.dropCachedKeys, s.requestContext, s.limitBody, s.authenticate, s.rateLimit, s.conditionalGet)
+	s.App.Use(s.observe, s.recoverPanics, s.dropCachedKeys, s.requestContext, s.refuseWhileClosing, s.limitBody, s.authenticate, s.rateLimit, s.conditionalGet)
 
 	cfg := huma.DefaultConfig("Telecom & IT Services Platform API", LatestVersion)
 	cfg.CreateHooks = nil
@@ -263,7 +264,9 @@ func New(deps Deps) *Server {
 }
 
 // Run serves until ctx ends, flushing key usage in the background, then
-// shuts down gracefully within the configured timeout.
+// drains (see drainState: /readyz answers 503 while requests are still
+// served for SHUTDOWN_DRAIN_DELAY) and shuts down gracefully within
+// SHUTDOWN_TIMEOUT: the listener closes, requests in flight finish.
 func (s *Server) Run(ctx context.Context) error {
 	usageCtx, stopUsage := context.WithCancel(context.WithoutCancel(ctx))
 	usageDone := make(chan struct{})
@@ -274,11 +277,27 @@ func (s *Server) Run(ctx context.Context) error {
 	select {
 	case err = <-errc:
 	case <-ctx.Done():
-		err = s.App.ShutdownWithTimeout(s.cfg.ShutdownTimeout)
+		err = s.shutdown(errc)
 	}
 	stopUsage()
 	<-usageDone
 	return err
+}
+
+// shutdown drains, then stops the listener errc reports on.
+func (s *Server) shutdown(errc <-chan error) error {
+	s.drain.draining.Store(true)
+	if d := s.cfg.ShutdownDrainDelay; d > 0 {
+		s.log.Info("draining: /readyz answers 503, requests are still served", "for", d.String())
+		select {
+		case <-time.After(d):
+		case err := <-errc:
+			return err
+		}
+	}
+	s.drain.closing.Store(true)
+	s.log.Info("shutting down: the listener closes, requests in flight finish", "within", s.cfg.ShutdownTimeout.String())
+	return s.App.ShutdownWithTimeout(s.cfg.ShutdownTimeout)
 }
 
 // FlushUsage writes pending API-key usage counts (tests and shutdown).

@@ -53,6 +53,7 @@ type Config struct {
 	OTLPEndpoint        string        // OTEL_EXPORTER_OTLP_ENDPOINT (empty: tracing off)
 	OTELServiceName     string        // OTEL_SERVICE_NAME (empty: by role)
 	ShutdownTimeout     time.Duration // SHUTDOWN_TIMEOUT
+	ShutdownDrainDelay  time.Duration // SHUTDOWN_DRAIN_DELAY
 	ReportLinkTTL       time.Duration // REPORT_LINK_TTL
 	SimulatorStepDelay  time.Duration // SIMULATOR_STEP_DELAY
 	TrackerPollInterval time.Duration // TRACKER_POLL_INTERVAL
@@ -147,6 +148,7 @@ func Variables() []Variable {
 		{"OTEL_EXPORTER_OTLP_ENDPOINT", "(empty: tracing off)", "base URL of an OTLP/HTTP collector (http://localhost:4318): traces of API requests, workflows, activities and SQL statements are exported to <URL>/v1/traces, responses carry traceparent and log records trace_id (see docs/operations.md); the other standard OTEL_EXPORTER_OTLP_* and OTEL_TRACES_SAMPLER variables apply"},
 		{"OTEL_SERVICE_NAME", "platform-api, platform-worker or platform-dev (by command)", "service name of the exported traces"},
 		{"SHUTDOWN_TIMEOUT", "15s", "how long a graceful shutdown waits for requests and activities"},
+		{"SHUTDOWN_DRAIN_DELAY", "0s", "API: how long it keeps serving after SIGTERM while /readyz answers 503, so a load balancer stops sending before the listener closes (5s behind a Kubernetes Service; see docs/rolling-restarts.md)"},
 		{"SIMULATOR_STEP_DELAY", "2s", "time each simulated network step takes"},
 		{"TRACKER_POLL_INTERVAL", "60s", "how often support tracker integrations read their issues' comments and status"},
 		{"ANONYMOUS_HOURLY_LIMIT", "1000", "hourly limit, in cost units, of requests without a valid credential, per client address"},
@@ -262,6 +264,9 @@ func Load(getenv func(string) string) (Config, error) {
 	}
 	if c.ShutdownTimeout, err = time.ParseDuration(get("SHUTDOWN_TIMEOUT", "15s")); err != nil || c.ShutdownTimeout <= 0 {
 		bad("SHUTDOWN_TIMEOUT", "must be a positive duration such as 15s")
+	}
+	if c.ShutdownDrainDelay, err = time.ParseDuration(get("SHUTDOWN_DRAIN_DELAY", "0s")); err != nil || c.ShutdownDrainDelay < 0 {
+		bad("SHUTDOWN_DRAIN_DELAY", "must be a duration such as 5s or 0s")
 	}
 	if c.ReportLinkTTL, err = time.ParseDuration(get("REPORT_LINK_TTL", "24h")); err != nil || c.ReportLinkTTL < time.Minute || c.ReportLinkTTL > 168*time.Hour {
 		bad("REPORT_LINK_TTL", "must be a duration from 1m to 168h, such as 24h")

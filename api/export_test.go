@@ -1,0 +1,8 @@
+package api
+
+// StartDrain puts the server where Run puts it when its context ends:
+// draining, and closing too when closing is true (see drainState).
+func (s *Server) StartDrain(closing bool) {
+	s.drain.draining.Store(true)
+	s.drain.closing.Store(closing)
+}
