@@ -88,7 +88,7 @@ func (s scraped) sum(family string, labels ...string) (total float64, n int) {
 func TestMetricsScrapeAfterSession(t *testing.T) {
 	m := metrics.New()
 	p := startPlatform(t, platformOptions{queuePrefix: "metrics", keys: demoLiveKey, metrics: m})
-	health := worker.NewHealth(p.temporal, func(ctx context.Context) error { return models.Ping(ctx, p.store.DB) }, m, p.queue)
+	health := worker.NewHealth(p.temporal, "", func(ctx context.Context) error { return models.Ping(ctx, p.store.DB) }, m, p.queue)
 	health.Started(p.queue)
 	srv, err := metrics.Listen("127.0.0.1:0", nil, health.Handler(), nil)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
 
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/operatorservice/v1"
@@ -26,6 +27,21 @@ type Options struct {
 	// Tracing adds the SDK's OpenTelemetry interceptor to the client and
 	// to the workers built from it (nil or off: none).
 	Tracing *tracing.Provider
+	// Identity names the client, and the workers built from it, to the
+	// server (its pollers' identity in DescribeTaskQueue and the UI's
+	// workers list); "" is the SDK's default. See Identity.
+	Identity string
+}
+
+// Identity returns the identity of this process in role ("platform-worker",
+// "platform-dev"...): the SDK's own form, pid@host, with the role in place
+// of its empty task-queue part.
+func Identity(role string) string {
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "unknown"
+	}
+	return fmt.Sprintf("%d@%s@%s", os.Getpid(), host, role)
 }
 
 // NewLazy returns a client that connects on first use, so the API starts
@@ -52,7 +68,7 @@ func Dial(ctx context.Context, opts Options) (client.Client, error) {
 }
 
 func clientOptions(opts Options) (client.Options, error) {
-	o := client.Options{HostPort: opts.Address, Namespace: opts.Namespace, MetricsHandler: opts.Metrics}
+	o := client.Options{HostPort: opts.Address, Namespace: opts.Namespace, MetricsHandler: opts.Metrics, Identity: opts.Identity}
 	if opts.Logger != nil {
 		o.Logger = tlog.NewStructuredLogger(opts.Logger.With("component", "temporal"))
 	}

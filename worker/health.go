@@ -8,17 +8,27 @@ import (
 	"sync"
 	"time"
 
+	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 
 	"github.com/telcoplatform/platform/metrics"
 )
 
+// PollerSeenWithin is how recently the Temporal server must have seen a
+// poll of this process on a task queue for /readyz to call its worker
+// polling. A poll is a long poll that the server answers within about a
+// minute, after which the worker polls again at once.
+const PollerSeenWithin = 3 * time.Minute
+
 // Health answers the worker process's own listener (WORKER_HTTP_ADDR):
 // /healthz (the process is up), /readyz (Temporal answers, every expected
-// worker has started polling and not stopped, the database answers) and
-// /metrics (the process's registry).
+// worker has started polling and not stopped and, when the process's
+// identity is known, the server has seen it poll each task queue within
+// PollerSeenWithin; the database answers) and /metrics (the process's
+// registry).
 type Health struct {
 	temporal client.Client
+	identity string
 	ping     func(ctx context.Context) error
 	metrics  *metrics.Metrics
 	mu       sync.Mutex
@@ -28,9 +38,12 @@ type Health struct {
 
 // NewHealth returns the health of a worker process whose workers are
 // named by taskQueues (each must be marked started before /readyz says
-// ready). ping checks the database (nil: not checked).
-func NewHealth(tc client.Client, ping func(ctx context.Context) error, m *metrics.Metrics, taskQueues ...string) *Health {
-	return &Health{temporal: tc, ping: ping, metrics: m, expected: slices.Clone(taskQueues), polling: map[string]bool{}}
+// ready). identity is the process's Temporal identity (the client's, which
+// its workers share; temporalclient.Identity), whose polls the server must
+// have seen on each task queue; "" skips that check. ping checks the
+// database (nil: not checked).
+func NewHealth(tc client.Client, identity string, ping func(ctx context.Context) error, m *metrics.Metrics, taskQueues ...string) *Health {
+	return &Health{temporal: tc, identity: identity, ping: ping, metrics: m, expected: slices.Clone(taskQueues), polling: map[string]bool{}}
 }
 
 // Started records that the worker of taskQueue started polling.
@@ -69,10 +82,11 @@ func (h *Health) Check(ctx context.Context) Readiness {
 		r.Checks["temporal"] = "ok"
 	}
 	h.mu.Lock()
+	var started []string
 	for _, q := range h.expected {
-		switch started, seen := h.polling[q]; {
-		case started:
-			r.Checks["worker:"+q] = "polling"
+		switch on, seen := h.polling[q]; {
+		case on:
+			started = append(started, q)
 		case seen:
 			fail("worker:"+q, "stopped")
 		default:
@@ -80,6 +94,20 @@ func (h *Health) Check(ctx context.Context) Readiness {
 		}
 	}
 	h.mu.Unlock()
+	for _, q := range started {
+		switch {
+		case h.identity == "" || h.temporal == nil:
+			r.Checks["worker:"+q] = "polling"
+		case r.Checks["temporal"] != "ok":
+			fail("worker:"+q, "unconfirmed")
+		default:
+			if state := h.serverSeesPolls(ctx, q); state != "polling" {
+				fail("worker:"+q, state)
+			} else {
+				r.Checks["worker:"+q] = state
+			}
+		}
+	}
 	if h.ping != nil {
 		if err := h.ping(ctx); err != nil {
 			fail("database", "unavailable")
@@ -88,6 +116,22 @@ func (h *Health) Check(ctx context.Context) Readiness {
 		}
 	}
 	return r
+}
+
+// serverSeesPolls asks the server whether it saw this process poll the
+// workflow tasks of taskQueue within PollerSeenWithin: "polling", "not
+// seen by the server" or "unconfirmed" (the server did not answer).
+func (h *Health) serverSeesPolls(ctx context.Context, taskQueue string) string {
+	resp, err := h.temporal.DescribeTaskQueue(ctx, taskQueue, enums.TASK_QUEUE_TYPE_WORKFLOW)
+	if err != nil {
+		return "unconfirmed"
+	}
+	for _, p := range resp.GetPollers() {
+		if p.GetIdentity() == h.identity && time.Since(p.GetLastAccessTime().AsTime()) < PollerSeenWithin {
+			return "polling"
+		}
+	}
+	return "not seen by the server"
 }
 
 // Handler serves /healthz, /readyz and /metrics.

@@ -8,10 +8,14 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"go.temporal.io/sdk/client"
+	sdkworker "go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
 
 	"github.com/telcoplatform/platform/metrics"
+	"github.com/telcoplatform/platform/testenv"
 	"github.com/telcoplatform/platform/worker"
 )
 
@@ -46,7 +50,7 @@ func TestHealthEndpoints(t *testing.T) {
 	var dbErr error
 	m := metrics.New()
 	m.WebhookAttempt(true, 1)
-	h := worker.NewHealth(tc, func(context.Context) error { return dbErr }, m, "platform", "platform-background")
+	h := worker.NewHealth(tc, "", func(context.Context) error { return dbErr }, m, "platform", "platform-background")
 	srv, err := metrics.Listen("127.0.0.1:0", nil, h.Handler(), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -93,5 +97,44 @@ func TestHealthEndpoints(t *testing.T) {
 	}
 	if status, _ := get(t, base, "/other"); status != 404 {
 		t.Errorf("/other: %d", status)
+	}
+}
+
+// TestReadinessAsksTheServer: against a real Temporal server, a started
+// worker is "polling" only once the server has seen its identity poll the
+// task queue; a process whose identity never polled is "not seen by the
+// server", whatever it believes.
+func TestReadinessAsksTheServer(t *testing.T) {
+	ctx := context.Background()
+	queue := "health-" + strings.ToLower(t.Name())
+	identity := "4242@health-test@platform-worker"
+	tc, err := client.Dial(client.Options{HostPort: testenv.TemporalAddress(t), Identity: identity})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tc.Close()
+	w := sdkworker.New(tc, queue, sdkworker.Options{})
+	w.RegisterWorkflowWithOptions(func(workflow.Context) error { return nil }, workflow.RegisterOptions{Name: "Noop"})
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	h := worker.NewHealth(tc, identity, nil, metrics.New(), queue)
+	h.Started(queue)
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		r := h.Check(ctx)
+		if r.Status == "ready" && r.Checks["worker:"+queue] == "polling" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the server never saw the worker poll: %+v", r)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	other := worker.NewHealth(tc, "1@elsewhere@platform-worker", nil, metrics.New(), queue)
+	other.Started(queue)
+	if r := other.Check(ctx); r.Status != "unready" || r.Checks["worker:"+queue] != "not seen by the server" {
+		t.Fatalf("a process that never polled: %+v", r)
 	}
 }

@@ -350,12 +350,16 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, runWorker, 
 		defer stopIdP()
 	}
 	var tc client.Client
+	// The process's identity to Temporal (its workers' pollers, the UI's
+	// workers list), which the worker's /readyz looks for on the server.
+	identity := temporalclient.Identity(roleName(runWorker, runAPI))
+	topts := temporalclient.Options{Address: cfg.TemporalAddress, Namespace: cfg.TemporalNamespace, Logger: log, Metrics: m.TemporalHandler(), Tracing: tp, Identity: identity}
 	if runWorker {
 		dialCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		tc, err = temporalclient.Dial(dialCtx, temporalclient.Options{Address: cfg.TemporalAddress, Namespace: cfg.TemporalNamespace, Logger: log, Metrics: m.TemporalHandler(), Tracing: tp})
+		tc, err = temporalclient.Dial(dialCtx, topts)
 		cancel()
 	} else {
-		tc, err = temporalclient.NewLazy(temporalclient.Options{Address: cfg.TemporalAddress, Namespace: cfg.TemporalNamespace, Logger: log, Metrics: m.TemporalHandler(), Tracing: tp})
+		tc, err = temporalclient.NewLazy(topts)
 	}
 	if err != nil {
 		return fmt.Errorf("TEMPORAL_ADDRESS: %w", err)
@@ -372,7 +376,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, runWorker, 
 	if runWorker {
 		// The worker's own listener: /healthz, /readyz and /metrics. It
 		// opens before the workers start, so /readyz answers 503 meanwhile.
-		health := worker.NewHealth(tc, func(ctx context.Context) error { return models.Ping(ctx, store.DB) }, m,
+		health := worker.NewHealth(tc, identity, func(ctx context.Context) error { return models.Ping(ctx, store.DB) }, m,
 			cfg.TemporalTaskQueue, cfg.TemporalBackgroundTaskQueue)
 		m.RegisterOutboxLag(eventlog.NewStore(store).OldestUndispatched, nil)
 		if cfg.WorkerHTTPAddr != "" {
@@ -495,14 +499,19 @@ func newNotifier(store *models.Store, cfg config.Config, log *slog.Logger, tp *t
 // OTEL_EXPORTER_OTLP_ENDPOINT), named after its role unless
 // OTEL_SERVICE_NAME says otherwise.
 func newTracing(ctx context.Context, cfg config.Config, runWorker, runAPI bool) (*tracing.Provider, error) {
-	name := tracing.ServiceDev
+	return tracing.New(ctx, tracing.Options{Endpoint: cfg.OTLPEndpoint, ServiceName: cfg.OTELServiceName, DefaultServiceName: roleName(runWorker, runAPI)})
+}
+
+// roleName names the process by what it runs: platform-api (serve),
+// platform-worker (worker) or platform-dev (both).
+func roleName(runWorker, runAPI bool) string {
 	switch {
 	case runAPI && !runWorker:
-		name = tracing.ServiceAPI
+		return tracing.ServiceAPI
 	case runWorker && !runAPI:
-		name = tracing.ServiceWorker
+		return tracing.ServiceWorker
 	}
-	return tracing.New(ctx, tracing.Options{Endpoint: cfg.OTLPEndpoint, ServiceName: cfg.OTELServiceName, DefaultServiceName: name})
+	return tracing.ServiceDev
 }
 
 // shutdownTracing flushes the spans not yet exported, within the shutdown
