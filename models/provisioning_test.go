@@ -306,6 +306,20 @@ func TestInventoryAllocationsAreIdempotent(t *testing.T) {
 	if ip3.CIDR != "100.64.0.0/29" {
 		t.Fatalf("a released block is reused first: %s", ip3.CIDR)
 	}
+	// A gap between blocks in use is filled before the end; with no gap
+	// the next block follows the last.
+	if ip, _ := catalog.NewStore(s).AllocateIPBlock(ctx, scope, req("op5", 0)); ip.CIDR != "100.64.0.16/29" {
+		t.Fatalf("third block %s", ip.CIDR)
+	}
+	if n, _ := catalog.NewStore(s).ReleaseAllocations(ctx, scope, "op2", catalog.AllocIPBlock); n != 1 {
+		t.Fatalf("release of op2's block released %d", n)
+	}
+	if ip, _ := catalog.NewStore(s).AllocateIPBlock(ctx, scope, req("op6", 0)); ip.CIDR != "100.64.0.8/29" {
+		t.Fatalf("the gap's block %s", ip.CIDR)
+	}
+	if ip, _ := catalog.NewStore(s).AllocateIPBlock(ctx, scope, req("op7", 0)); ip.CIDR != "100.64.0.24/29" {
+		t.Fatalf("the block after the last %s", ip.CIDR)
+	}
 	if n, _ := catalog.NewStore(s).ReleaseAllocations(ctx, scope, "op2", catalog.AllocVLAN); n != 1 {
 		t.Fatalf("release by kind released %d", n)
 	}

@@ -55,15 +55,15 @@ type InventoryAllocation struct {
 	ID uint64 `gorm:"primaryKey;autoIncrement"`
 	models.Tenant
 	OperationID   string         `gorm:"size:64;not null;uniqueIndex:idx_allocation_op_kind_slot"`
-	Kind          AllocationKind `gorm:"size:20;not null;uniqueIndex:idx_allocation_op_kind_slot"`
+	Kind          AllocationKind `gorm:"size:20;not null;uniqueIndex:idx_allocation_op_kind_slot;index:idx_allocation_active_pool,priority:1,where:released_at IS NULL;index:idx_allocation_active_index,priority:1,where:released_at IS NULL"`
 	Slot          int            `gorm:"not null;default:0;uniqueIndex:idx_allocation_op_kind_slot"`
 	Reference     string         `gorm:"size:60"`
 	ServiceID     string         `gorm:"size:40;not null;index"`
-	LocationID    string         `gorm:"size:60"`
-	ServiceType   string         `gorm:"size:40"`
-	AmountMbps    int            `gorm:"not null;default:0"`
+	LocationID    string         `gorm:"size:60;index:idx_allocation_active_pool,priority:2,where:released_at IS NULL;index:idx_allocation_active_index,priority:2,where:released_at IS NULL"`
+	ServiceType   string         `gorm:"size:40;index:idx_allocation_active_pool,priority:3,where:released_at IS NULL"`
+	AmountMbps    int            `gorm:"not null;default:0;index:idx_allocation_active_pool,priority:4,where:released_at IS NULL"`
 	ResourceKey   *string        `gorm:"size:160;uniqueIndex:idx_allocation_active_resource,where:released_at IS NULL"`
-	ResourceIndex int            `gorm:"not null;default:0"`
+	ResourceIndex int            `gorm:"not null;default:0;index:idx_allocation_active_index,priority:3,where:released_at IS NULL"`
 	CIDR          string         `gorm:"size:43"`
 	Gateway       string         `gorm:"size:39"`
 	VLANID        int            `gorm:"not null;default:0"`
@@ -288,10 +288,10 @@ func heldMbps(db *gorm.DB, locationID, serviceType string) (int, error) {
 	return int(held), err
 }
 
-// activeIndexes returns the resource indexes of the active allocations of
-// kind (at location, for VLANs) in scope's environment: of every tenant live,
-// of the scope's organization in the sandbox.
-func activeIndexes(ctx context.Context, tx *gorm.DB, scope models.Scope, kind AllocationKind, location string) ([]int, error) {
+// activeQuery selects the active allocations of kind (at location, for
+// VLANs and numbers) in scope's environment: of every tenant live, of the
+// scope's organization in the sandbox.
+func activeQuery(ctx context.Context, tx *gorm.DB, scope models.Scope, kind AllocationKind, location string) *gorm.DB {
 	q := models.Scoped(ctx, tx, models.SystemScope()).Model(&InventoryAllocation{}).
 		Where("environment = ? AND kind = ? AND released_at IS NULL", scope.Environment, kind)
 	if scope.Environment == models.EnvTest {
@@ -300,11 +300,44 @@ func activeIndexes(ctx context.Context, tx *gorm.DB, scope models.Scope, kind Al
 	if location != "" {
 		q = q.Where("location_id = ?", location)
 	}
+	return q
+}
+
+// activeIndexes returns the resource indexes of the active allocations of
+// kind (at location), in order.
+func activeIndexes(ctx context.Context, tx *gorm.DB, scope models.Scope, kind AllocationKind, location string) ([]int, error) {
 	var used []int
-	if err := q.Order("resource_index").Pluck("resource_index", &used).Error; err != nil {
+	if err := activeQuery(ctx, tx, scope, kind, location).Order("resource_index").Pluck("resource_index", &used).Error; err != nil {
 		return nil, err
 	}
 	return used, nil
+}
+
+// lowestFreeIndex returns the smallest resource index >= first that no
+// active allocation of kind (at location) holds. When the indexes in use
+// from first on have no gap (the usual case: they are handed out lowest
+// first), one aggregate row answers; otherwise the indexes are read.
+func lowestFreeIndex(ctx context.Context, tx *gorm.DB, scope models.Scope, kind AllocationKind, location string, first int) (int, error) {
+	var agg struct {
+		N        int64
+		Low, Top *int
+	}
+	err := activeQuery(ctx, tx, scope, kind, location).Where("resource_index >= ?", first).
+		Select("COUNT(DISTINCT resource_index) AS n, MIN(resource_index) AS low, MAX(resource_index) AS top").Scan(&agg).Error
+	if err != nil {
+		return 0, err
+	}
+	switch {
+	case agg.N == 0 || agg.Low == nil || agg.Top == nil || *agg.Low > first:
+		return first, nil
+	case int64(*agg.Top-first+1) == agg.N:
+		return *agg.Top + 1, nil
+	}
+	used, err := activeIndexes(ctx, tx, scope, kind, location)
+	if err != nil {
+		return 0, err
+	}
+	return lowestFree(used, first), nil
 }
 
 // lowestFree returns the smallest value >= first not in sorted used.
@@ -336,11 +369,10 @@ func resourceKeyPrefix(scope models.Scope) string {
 // INVALID_STATE_TRANSITION (already released).
 func (s *Store) AllocateIPBlock(ctx context.Context, scope models.Scope, req AllocationRequest) (*InventoryAllocation, error) {
 	return s.allocate(ctx, scope, req.OperationID, AllocIPBlock, req.Slot, func(tx *gorm.DB) (*InventoryAllocation, error) {
-		used, err := activeIndexes(ctx, tx, scope, AllocIPBlock, "")
+		index, err := lowestFreeIndex(ctx, tx, scope, AllocIPBlock, "", 0)
 		if err != nil {
 			return nil, err
 		}
-		index := lowestFree(used, 0)
 		cidr, gateway, ok := ipBlock(scope.Environment, index)
 		if !ok {
 			return nil, models.Errorf(models.CodeDependencyUnavailable, "the IP address pool is exhausted")
@@ -358,11 +390,10 @@ func (s *Store) AllocateIPBlock(ctx context.Context, scope models.Scope, req All
 // INVALID_STATE_TRANSITION (already released).
 func (s *Store) AllocateVLAN(ctx context.Context, scope models.Scope, req AllocationRequest) (*InventoryAllocation, error) {
 	return s.allocate(ctx, scope, req.OperationID, AllocVLAN, req.Slot, func(tx *gorm.DB) (*InventoryAllocation, error) {
-		used, err := activeIndexes(ctx, tx, scope, AllocVLAN, req.LocationID)
+		vlan, err := lowestFreeIndex(ctx, tx, scope, AllocVLAN, req.LocationID, vlanFirst)
 		if err != nil {
 			return nil, err
 		}
-		vlan := lowestFree(used, vlanFirst)
 		if vlan > vlanLast {
 			return nil, models.Errorf(models.CodeDependencyUnavailable, "no VLAN id is left at location %s", req.LocationID)
 		}

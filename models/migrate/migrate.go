@@ -53,6 +53,7 @@ func migrations() []*gormigrate.Migration {
 		{ID: "202611261400_support_tracker_integrations", Migrate: migrateSupportTrackerV1400, Rollback: rollbackSupportTrackerV1400},
 		{ID: "202611261500_telemetry_at_index", Migrate: migrateTelemetryAtIndex, Rollback: rollbackTelemetryAtIndex},
 		{ID: "202611261800_analytics_report_definitions", Migrate: migrateAnalyticsReportsV1800, Rollback: rollbackAnalyticsReportsV1800},
+		{ID: "202611261900_allocation_active_indexes", Migrate: migrateAllocationActiveIndexes, Rollback: rollbackAllocationActiveIndexes},
 	}
 }
 
