@@ -210,11 +210,32 @@ func (a *Bulk) reportBatch(ctx context.Context, in workflows.BulkBatchInput) (*w
 
 // abandonBatch ends the items of in that have not ended after their batch
 // failed for good (in.Abandon): each one is compensated and failed as
-// failItem fails an item, the step it was running named, with in.Abandon
-// as the reason. The items that ended are reported as they ended.
+// failItem fails an item, at the first step its operation has not recorded
+// as completed, with in.Abandon as the reason. The items that ended are
+// reported as they ended. It heartbeats every second; when its context
+// ends it stops before the next item (the item under way is finished) and
+// fails, and its retry goes on from there (the items it ended are read as
+// ended).
 func (a *Bulk) abandonBatch(ctx context.Context, in workflows.BulkBatchInput) (*workflows.BulkBatchResult, error) {
+	ticker := time.NewTicker(batchHeartbeatEvery)
+	defer ticker.Stop()
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		for {
+			select {
+			case <-ticker.C:
+				activity.RecordHeartbeat(ctx)
+			case <-stop:
+				return
+			}
+		}
+	}()
 	res := &workflows.BulkBatchResult{}
 	for _, it := range in.Items {
+		if err := ctx.Err(); err != nil {
+			return nil, temporal.NewApplicationErrorWithCause("abandoning the batch was interrupted; its retry goes on", "BATCH_INTERRUPTED", err)
+		}
 		o := workflows.BulkItemOutcome{Position: it.Position, ServiceID: it.ServiceID, ChildID: it.ChildID}
 		op, err := a.operations.OperationIn(ctx, in.Bulk.Scope(), it.ChildID)
 		if err != nil {

@@ -43,7 +43,8 @@ const drainRetryAfter = 1
 // Closing (after SHUTDOWN_DRAIN_DELAY): the listener is closed and requests
 // in flight finish; a request that still arrives on an open connection is
 // refused with 503 DEPENDENCY_UNAVAILABLE and Retry-After before anything
-// is done for it, so it may be retried on another instance.
+// is done for it, so it may be retried on another instance. /healthz
+// answers 200 throughout: the process is alive until it exits.
 type drainState struct {
 	draining atomic.Bool
 	closing  atomic.Bool
@@ -57,8 +58,8 @@ func (s *Server) refuseWhileClosing(c *fiber.Ctx) error {
 		return c.Next()
 	}
 	c.Context().SetConnectionClose()
-	if !s.drain.closing.Load() {
-		return c.Next()
+	if !s.drain.closing.Load() || c.Path() == "/healthz" {
+		return c.Next() // liveness holds until the process exits
 	}
 	return models.Errorf(models.CodeDependencyUnavailable, "this API instance is shutting down; retry the request").
 		WithDetail("reason", "shutting_down").WithDetail("retry_after", drainRetryAfter)

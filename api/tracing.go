@@ -13,7 +13,8 @@ import (
 // of the caller's traceparent when one is sent, named "METHOD <route
 // template>", in the request's context (handlers, the Temporal client and
 // the database pass it on). Every answer carries the span's traceparent
-// header. Probes (/healthz, /readyz) are not traced. The client's address
+// header. Probes (/healthz, /readyz) and Server-Sent Events streams are
+// not traced. The client's address
 // is not recorded; the middleware's own metrics are dropped (the API's
 // are Prometheus').
 func (s *Server) traceMiddleware() fiber.Handler {
@@ -23,8 +24,11 @@ func (s *Server) traceMiddleware() fiber.Handler {
 		otelfiber.WithMeterProvider(metricnoop.NewMeterProvider()),
 		otelfiber.WithCollectClientIP(false),
 		otelfiber.WithNext(func(c *fiber.Ctx) bool {
+			// Server-Sent Events are not traced: the middleware reads the
+			// answer's body when the handler returns, which for a stream
+			// would wait for its end before sending anything.
 			p := c.Path()
-			return p == "/healthz" || p == "/readyz"
+			return p == "/healthz" || p == "/readyz" || acceptsEventStream(c.Get(fiber.HeaderAccept))
 		}),
 		otelfiber.WithSpanNameFormatter(func(c *fiber.Ctx) string {
 			return strings.Clone(c.Method()) + " " + s.routeTemplate(c)

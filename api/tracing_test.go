@@ -132,7 +132,33 @@ func TestTracedRequests(t *testing.T) {
 		t.Errorf("401's span %+v (found %v)", s, ok)
 	}
 
+	// A caller's baggage is not taken in, nor answered; a URL's query is
+	// not recorded.
+	res = h.do("GET", "/v1/billing/accounts/"+a.account.ID+"?secret=s3cret", a.liveKey, nil, "baggage", "tenant=other")
+	_, sid = traceparent(t, res.header.Get("Traceparent"))
+	if v := res.header.Get("Baggage"); v != "" {
+		t.Errorf("baggage answered: %q", v)
+	}
+	for _, kv := range spans()[sid].Attributes {
+		if strings.Contains(kv.Value.Emit(), "s3cret") {
+			t.Errorf("the query is recorded: %s=%s", kv.Key, kv.Value.Emit())
+		}
+	}
+
+	// A Server-Sent Events stream is not traced (the middleware would hold
+	// the stream back until it ends).
 	before := len(rec.Ended())
+	res = h.do("GET", "/v1/billing/accounts/"+a.account.ID, a.liveKey, nil, "Accept", "text/event-stream")
+	if res.header.Get("Traceparent") != "" {
+		t.Errorf("an event stream request answered traceparent %q", res.header.Get("Traceparent"))
+	}
+	for _, s := range rec.Ended()[before:] {
+		if s.SpanKind() == trace.SpanKindServer {
+			t.Errorf("event stream request traced: %q", s.Name())
+		}
+	}
+
+	before = len(rec.Ended())
 	res = h.do("GET", "/healthz", "", nil)
 	if res.status != http.StatusOK || res.header.Get("Traceparent") != "" {
 		t.Errorf("/healthz: %d, traceparent %q", res.status, res.header.Get("Traceparent"))

@@ -119,9 +119,7 @@ func (r *KeyRing) PublicKey(ctx context.Context, kid string) (*rsa.PublicKey, er
 	if r.staleLocked() {
 		// Keys rotated or retired elsewhere take effect here now; while the
 		// database is unavailable the keys loaded stay in use.
-		if err := r.loadLocked(ctx); err != nil {
-			r.loadedAt = r.now()
-		}
+		_ = r.loadLocked(ctx)
 	}
 	if k, ok := r.public[kid]; ok {
 		return k, nil
@@ -181,7 +179,12 @@ func (r *KeyRing) staleLocked() bool {
 	return r.loadedAt.IsZero() || r.now().Sub(r.loadedAt) >= KeyRefreshInterval
 }
 
+// loadLocked reads the active keys and, when all of them could be read,
+// replaces the ring's: a failure leaves the keys loaded before in use.
+// Either way the ring waits KeyRefreshInterval before its next periodic
+// reload, so an unavailable database costs one query per interval.
 func (r *KeyRing) loadLocked(ctx context.Context) error {
+	r.loadedAt = r.now()
 	rows, err := r.identity.ActiveSigningKeys(ctx)
 	if err != nil {
 		return err
@@ -194,16 +197,15 @@ func (r *KeyRing) loadLocked(ctx context.Context) error {
 		}
 		public[row.ID] = pub
 	}
-	r.public = public
-	r.signer = nil
-	r.loadedAt = r.now()
+	var signer *signingKey
 	if len(rows) > 0 { // newest first
 		priv, err := r.openPrivate(rows[0].ID, rows[0].PrivateSealed)
 		if err != nil {
 			return err
 		}
-		r.signer = &signingKey{kid: rows[0].ID, key: priv}
+		signer = &signingKey{kid: rows[0].ID, key: priv}
 	}
+	r.public, r.signer = public, signer
 	return nil
 }
 

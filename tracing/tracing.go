@@ -11,7 +11,9 @@
 // (OTEL_EXPORTER_OTLP_HEADERS, OTEL_EXPORTER_OTLP_TIMEOUT, ...) and the
 // sampler's (OTEL_TRACES_SAMPLER, OTEL_TRACES_SAMPLER_ARG) apply as the
 // OpenTelemetry SDK reads them. Trace context crosses processes in W3C
-// traceparent and baggage headers.
+// traceparent headers; baggage is neither read nor sent. URLs are recorded
+// without their query and, for outgoing requests, without their path
+// (both may hold secrets: signed links, webhook tokens).
 package tracing
 
 import (
@@ -64,10 +66,11 @@ type Provider struct {
 	enabled    bool
 }
 
-// Propagator is the W3C trace context and baggage propagator every
-// instrumentation of the platform uses.
+// Propagator is the W3C trace context propagator every instrumentation of
+// the platform uses. Baggage is left out: what a caller puts in it would
+// otherwise travel into every workflow's headers and back out.
 func Propagator() propagation.TextMapPropagator {
-	return propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{})
+	return propagation.TraceContext{}
 }
 
 // New returns the Provider opts describe: off (a no-op provider) without
@@ -100,7 +103,7 @@ func New(ctx context.Context, opts Options) (*Provider, error) {
 // (tests pass a tracetest.SpanRecorder); res may be nil. Every span is
 // sampled unless OTEL_TRACES_SAMPLER says otherwise.
 func NewWithSpanProcessor(sp sdktrace.SpanProcessor, res *resource.Resource) *Provider {
-	opts := []sdktrace.TracerProviderOption{sdktrace.WithSpanProcessor(sp)}
+	opts := []sdktrace.TracerProviderOption{sdktrace.WithSpanProcessor(redactor{next: sp})}
 	if res != nil {
 		opts = append(opts, sdktrace.WithResource(res))
 	}
@@ -125,8 +128,7 @@ func (p *Provider) TracerProvider() trace.TracerProvider {
 	return p.tp
 }
 
-// Propagator is the provider's text map propagator (W3C trace context and
-// baggage).
+// Propagator is the provider's text map propagator (W3C trace context).
 func (p *Provider) Propagator() propagation.TextMapPropagator {
 	if p == nil || p.propagator == nil {
 		return Propagator()
@@ -160,6 +162,7 @@ func (p *Provider) TemporalInterceptors() ([]interceptor.ClientInterceptor, erro
 		// Workflows started before tracing was turned on (or by another
 		// SDK) keep running whatever their headers hold.
 		AllowInvalidParentSpans: true,
+		DisableBaggage:          true,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("temporal tracing interceptor: %w", err)

@@ -104,6 +104,21 @@ func BatchActivityOptions() workflow.ActivityOptions {
 	}
 }
 
+// AbandonActivityOptions are the options of the ProvisionBatch activity
+// that abandons a failed batch's unfinished items (BulkBatchInput.Abandon):
+// it compensates them one after the other, each compensation retried for
+// up to several minutes, heartbeating every second, and is retried as
+// compensations are.
+func AbandonActivityOptions() workflow.ActivityOptions {
+	return workflow.ActivityOptions{
+		StartToCloseTimeout: 2 * time.Hour,
+		HeartbeatTimeout:    BatchHeartbeatTimeout,
+		RetryPolicy: &temporal.RetryPolicy{
+			InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: time.Minute, MaximumAttempts: 20,
+		},
+	}
+}
+
 // batchShape reports whether this run provisions its items in
 // ProvisionBatch activities: a bulk provisioning whose input asks for
 // batches, on a history that has (or now records) the batch version.
@@ -202,7 +217,7 @@ func runBatches(ctx, dctx workflow.Context, b BulkBatchInput, batch, activities 
 					// with its error.
 					ain := in
 					ain.Abandon = itemError(err)
-					actx := workflow.WithActivityOptions(dctx, CompensationActivityOptions())
+					actx := workflow.WithActivityOptions(dctx, AbandonActivityOptions())
 					actx = summarized(actx, fmt.Sprintf("run %d, chunk %d: abandon the unfinished items of %s of %s", in.Run, in.Chunk, in.Positions, bulkSubject(in.Bulk)))
 					if call(actx, BulkActivities.ProvisionBatch, ain).Get(actx, &res) == nil {
 						err = nil

@@ -502,6 +502,9 @@ func newTracing(ctx context.Context, cfg config.Config, runWorker, runAPI bool) 
 	return tracing.New(ctx, tracing.Options{Endpoint: cfg.OTLPEndpoint, ServiceName: cfg.OTELServiceName, DefaultServiceName: roleName(runWorker, runAPI)})
 }
 
+// tracingFlushTimeout bounds the flush of the last spans at shutdown.
+const tracingFlushTimeout = 5 * time.Second
+
 // roleName names the process by what it runs: platform-api (serve),
 // platform-worker (worker) or platform-dev (both).
 func roleName(runWorker, runAPI bool) string {
@@ -514,10 +517,12 @@ func roleName(runWorker, runAPI bool) string {
 	return tracing.ServiceDev
 }
 
-// shutdownTracing flushes the spans not yet exported, within the shutdown
-// timeout.
+// shutdownTracing flushes the spans not yet exported, within
+// tracingFlushTimeout (or the shutdown timeout when shorter): it runs after
+// the API drained and the workers stopped, inside the grace period the
+// orchestrator allows.
 func shutdownTracing(tp *tracing.Provider, cfg config.Config, log *slog.Logger) {
-	ctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), min(cfg.ShutdownTimeout, tracingFlushTimeout))
 	defer cancel()
 	if err := tp.Shutdown(ctx); err != nil {
 		log.Warn("could not flush the last traces", "error", err)

@@ -91,7 +91,10 @@ func healthcheckCommand(ctx context.Context, args []string, stdout io.Writer) er
 	if err != nil {
 		return err
 	}
-	resp, err := http.DefaultClient.Do(req)
+	// A redirect is an answer, not an address to follow: only the loopback
+	// address given is asked.
+	hc := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := hc.Do(req)
 	if err != nil {
 		return fmt.Errorf("healthcheck: %w", err)
 	}
