@@ -53,9 +53,9 @@ type cluster struct {
 	t        *testing.T
 	store    *models.Store
 	temporal client.Client
-	apis     [2]*proc
+	apis     [2]*testenv.Process
 	bases    [2]string // the APIs' base URLs
-	workers  [2]*proc
+	workers  [2]*testenv.Process
 	http     *http.Client
 	demoOrg  string
 	opsKey   string // sandbox key of the demo tenant: provisioning and webhooks
@@ -97,7 +97,7 @@ func startCluster(t *testing.T) *cluster {
 	temporalAddr := testenv.TemporalAddress(t, workflows.DevServerArgs()...)
 	redisURL := testenv.RedisURL(t)
 	dbURL := testenv.DatabaseURL(t)
-	exe := buildPlatform(t, dir)
+	exe := testenv.BuildPlatform(t, dir)
 	queue := "twoofall-" + models.RandomString(6)
 	common := []string{
 		"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "TMPDIR=" + dir,
@@ -106,9 +106,9 @@ func startCluster(t *testing.T) *cluster {
 		"SIMULATOR_STEP_DELAY=" + clusterStepDelay.String(), "SHUTDOWN_TIMEOUT=10s", "SHUTDOWN_DRAIN_DELAY=1s",
 		"WEBHOOK_ALLOW_PRIVATE=true", "LOG_LEVEL=info",
 	}
-	seedCmd := newProc(t, "seed", exe, "seed", dir, "", common) // migrates, then seeds
-	seedCmd.start()
-	if code := seedCmd.wait(2 * time.Minute); code != 0 {
+	seedCmd := testenv.NewProcess(t, "seed", exe, "seed", dir, "", common) // migrates, then seeds
+	seedCmd.Start()
+	if code := seedCmd.Wait(2 * time.Minute); code != 0 {
 		t.Fatalf("platform seed exited with status %d", code)
 	}
 
@@ -124,18 +124,18 @@ func startCluster(t *testing.T) *cluster {
 
 	for i, name := range []string{"worker-1", "worker-2"} {
 		addr := "127.0.0.1:" + strconv.Itoa(testenv.FreePort(t))
-		c.workers[i] = newProc(t, name, exe, "worker", dir, "http://"+addr+"/readyz", append(common, "WORKER_HTTP_ADDR="+addr))
+		c.workers[i] = testenv.NewProcess(t, name, exe, "worker", dir, "http://"+addr+"/readyz", append(common, "WORKER_HTTP_ADDR="+addr))
 	}
 	for i, name := range []string{"api-a", "api-b"} {
 		addr := "127.0.0.1:" + strconv.Itoa(testenv.FreePort(t))
 		c.bases[i] = "http://" + addr
-		c.apis[i] = newProc(t, name, exe, "serve", dir, c.bases[i]+"/readyz", append(common, "HTTP_ADDR="+addr, "PUBLIC_BASE_URL="+c.bases[i]))
+		c.apis[i] = testenv.NewProcess(t, name, exe, "serve", dir, c.bases[i]+"/readyz", append(common, "HTTP_ADDR="+addr, "PUBLIC_BASE_URL="+c.bases[i]))
 	}
 	for _, p := range append(c.workers[:], c.apis[:]...) {
-		p.start()
+		p.Start()
 	}
 	for _, p := range append(c.workers[:], c.apis[:]...) {
-		p.waitReady(time.Minute)
+		p.WaitReady(time.Minute)
 	}
 
 	c.hooks = newHookReceiver(t, alwaysOK, hookSecret1)
@@ -430,7 +430,7 @@ func (c *cluster) killedWorkerHandsOver(t *testing.T) map[string]int {
 	for i := range accs {
 		accs[i] = c.provision(i, c.opsKey, "kill-"+models.RandomString(10))
 	}
-	var victim *proc
+	var victim *testenv.Process
 	var wfID, activityID string
 	deadline := time.Now().Add(time.Minute)
 	for victim == nil {
@@ -450,7 +450,7 @@ func (c *cluster) killedWorkerHandsOver(t *testing.T) map[string]int {
 					continue
 				}
 				for _, w := range c.workers {
-					if strings.HasPrefix(pa.GetLastWorkerIdentity(), strconv.Itoa(w.pid())+"@") {
+					if strings.HasPrefix(pa.GetLastWorkerIdentity(), strconv.Itoa(w.PID())+"@") {
 						victim, wfID, activityID = w, acc.RequestID, pa.GetActivityId()
 						break
 					}
@@ -467,10 +467,10 @@ func (c *cluster) killedWorkerHandsOver(t *testing.T) map[string]int {
 			time.Sleep(20 * time.Millisecond)
 		}
 	}
-	killedIdentity := strconv.Itoa(victim.pid()) + "@"
-	victim.kill()
+	killedIdentity := strconv.Itoa(victim.PID()) + "@"
+	victim.Kill()
 	killed := time.Now()
-	t.Logf("killed %s (pid %s) running activity %s of %s", victim.name, strings.TrimSuffix(killedIdentity, "@"), activityID, wfID)
+	t.Logf("killed %s (pid %s) running activity %s of %s", victim.Name(), strings.TrimSuffix(killedIdentity, "@"), activityID, wfID)
 
 	for i, acc := range accs {
 		op := c.waitOperation(t, i+1, c.opsKey, acc.RequestID, workflows.StepHeartbeatTimeout+90*time.Second)
@@ -483,8 +483,8 @@ func (c *cluster) killedWorkerHandsOver(t *testing.T) map[string]int {
 	}
 	t.Logf("the other worker (%s) completed the step on attempt %d; operations done %s after the kill", by, attempt, took.Round(time.Millisecond))
 
-	victim.start()
-	victim.waitReady(time.Minute)
+	victim.Start()
+	victim.WaitReady(time.Minute)
 	services := make([]string, len(accs))
 	for i, acc := range accs {
 		services[i] = acc.ServiceID
@@ -654,19 +654,19 @@ func (c *cluster) runLoad(r *loadResult, client int, stop <-chan struct{}) {
 
 // waitDraining checks that an API sent SIGTERM drains: its /readyz
 // answers 503 (server: draining) before its listener closes.
-func (c *cluster) waitDraining(t *testing.T, p *proc) {
+func (c *cluster) waitDraining(t *testing.T, p *testenv.Process) {
 	t.Helper()
 	for {
-		st, raw, _, err := c.send(strings.TrimSuffix(p.ready, "/readyz"), "GET", "/readyz", "", nil, nil)
+		st, raw, _, err := c.send(strings.TrimSuffix(p.Ready(), "/readyz"), "GET", "/readyz", "", nil, nil)
 		if err != nil {
-			t.Fatalf("%s closed its listener before /readyz answered 503: %v", p.name, err)
+			t.Fatalf("%s closed its listener before /readyz answered 503: %v", p.Name(), err)
 		}
 		var ready struct{ Components map[string]string }
 		if st == http.StatusServiceUnavailable && json.Unmarshal(raw, &ready) == nil && ready.Components["server"] == "draining" {
 			return
 		}
 		if st != http.StatusOK {
-			t.Fatalf("%s /readyz after SIGTERM: %d %s", p.name, st, raw)
+			t.Fatalf("%s /readyz after SIGTERM: %d %s", p.Name(), st, raw)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -688,19 +688,19 @@ func (c *cluster) rollingRestart(t *testing.T) {
 	stopLoad := sync.OnceFunc(func() { close(stop); wg.Wait() })
 	defer stopLoad()
 	time.Sleep(time.Second) // the load runs before the first restart
-	for _, p := range []*proc{c.apis[0], c.apis[1], c.workers[0], c.workers[1]} {
+	for _, p := range []*testenv.Process{c.apis[0], c.apis[1], c.workers[0], c.workers[1]} {
 		began := time.Now()
-		p.terminate()
-		if p.command == "serve" {
+		p.Terminate()
+		if p.Command() == "serve" {
 			c.waitDraining(t, p)
 		}
-		if code := p.wait(30 * time.Second); code != 0 {
-			t.Fatalf("%s exited with status %d after SIGTERM", p.name, code)
+		if code := p.Wait(30 * time.Second); code != 0 {
+			t.Fatalf("%s exited with status %d after SIGTERM", p.Name(), code)
 		}
 		took := time.Since(began)
-		p.start()
-		p.waitReady(time.Minute)
-		t.Logf("restarted %s (stopped in %s)", p.name, took.Round(time.Millisecond))
+		p.Start()
+		p.WaitReady(time.Minute)
+		t.Logf("restarted %s (stopped in %s)", p.Name(), took.Round(time.Millisecond))
 		time.Sleep(500 * time.Millisecond)
 	}
 	time.Sleep(time.Second)

@@ -131,12 +131,7 @@ func BenchmarkAPILoad(b *testing.B) {
 	fx := prepareDatabase(b, ctx, dbURL)
 
 	// The platform: `platform serve`, built from this tree, on loopback.
-	exe := filepath.Join(dir, "platform")
-	build := exec.Command("go", "build", "-o", exe, "github.com/telcoplatform/platform/cmd/platform")
-	build.Stdout, build.Stderr = os.Stdout, os.Stderr
-	if err := build.Run(); err != nil {
-		b.Fatalf("build the platform: %v", err)
-	}
+	exe := testenv.BuildPlatform(b, dir)
 	apiAddr := freeAddr(b)
 	pprofAddr := freeAddr(b)
 	srv := exec.Command(exe, "serve")

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -73,12 +72,7 @@ func startStack(b *testing.B, withWorker bool, env ...string) *stack {
 	}
 	s.demoOrg = demo.ID
 
-	exe := filepath.Join(dir, "platform")
-	build := exec.Command("go", "build", "-o", exe, "github.com/telcoplatform/platform/cmd/platform")
-	build.Stdout, build.Stderr = os.Stdout, os.Stderr
-	if err := build.Run(); err != nil {
-		b.Fatalf("build the platform: %v", err)
-	}
+	exe := testenv.BuildPlatform(b, dir)
 	apiAddr := freeAddr(b)
 	s.base = "http://" + apiAddr
 	common := []string{
@@ -89,53 +83,12 @@ func startStack(b *testing.B, withWorker bool, env ...string) *stack {
 		"TEMPORAL_ADDRESS=" + temporal, "TEMPORAL_TASK_QUEUE=" + s.queue, "LOG_LEVEL=warn",
 	}
 	common = append(common, env...)
-	startProcess(b, exe, "serve", dir, common)
+	testenv.NewProcess(b, "serve", exe, "serve", dir, s.base+"/healthz", common).Start()
 	waitHTTP(b, s.base+"/healthz", filepath.Join(dir, "serve.log"))
 	if withWorker {
-		startProcess(b, exe, "worker", dir, common)
+		testenv.NewProcess(b, "worker", exe, "worker", dir, "", common).Start()
 	}
 	return s
-}
-
-// startProcess runs `exe command` in dir with env, its output in
-// dir/command.log, and stops it (interrupt, then kill after 20 s) when b
-// ends.
-func startProcess(b *testing.B, exe, command, dir string, env []string) {
-	b.Helper()
-	logFile, err := os.Create(filepath.Join(dir, command+".log"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	cmd := exec.Command(exe, command)
-	cmd.Dir, cmd.Env = dir, env
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	if err := cmd.Start(); err != nil {
-		_ = logFile.Close()
-		b.Fatalf("start platform %s: %v", command, err)
-	}
-	done := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(done) }()
-	b.Cleanup(func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		select {
-		case <-done:
-		case <-time.After(20 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
-		_ = logFile.Close()
-		if b.Failed() {
-			raw, _ := os.ReadFile(logFile.Name())
-			b.Logf("platform %s log (tail):\n%s", command, tailOf(raw, 4000))
-		}
-	})
-}
-
-func tailOf(raw []byte, n int) string {
-	if len(raw) > n {
-		raw = raw[len(raw)-n:]
-	}
-	return string(raw)
 }
 
 // attackWith drives the requests targeter makes with conns connections

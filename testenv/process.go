@@ -1,4 +1,4 @@
-package integration
+package testenv
 
 import (
 	"fmt"
@@ -12,9 +12,9 @@ import (
 	"time"
 )
 
-// buildPlatform builds cmd/platform from this tree into dir and returns
+// BuildPlatform builds cmd/platform from this tree into dir and returns
 // the binary's path.
-func buildPlatform(t testing.TB, dir string) string {
+func BuildPlatform(t testing.TB, dir string) string {
 	t.Helper()
 	exe := filepath.Join(dir, "platform")
 	build := exec.Command("go", "build", "-o", exe, "github.com/telcoplatform/platform/cmd/platform")
@@ -24,12 +24,12 @@ func buildPlatform(t testing.TB, dir string) string {
 	return exe
 }
 
-// proc is one process of the built platform binary (`platform serve` or
+// Process is one process of the built platform binary (`platform serve` or
 // `platform worker`) that a test starts, stops, kills and starts again.
 // Every run appends its output to one log file, whose tail is logged when
 // the test fails; the process still running when the test ends is stopped
 // (SIGTERM, then SIGKILL after 20 s).
-type proc struct {
+type Process struct {
 	t       testing.TB
 	name    string   // for logs: api-a, worker-1...
 	exe     string   // the platform binary
@@ -45,9 +45,9 @@ type proc struct {
 	runs int
 }
 
-// newProc returns the process, not started; ready is its readiness URL.
-func newProc(t testing.TB, name, exe, command, dir, ready string, env []string) *proc {
-	p := &proc{t: t, name: name, exe: exe, command: command, env: env, dir: dir, ready: ready,
+// NewProcess returns the process, not started; ready is its readiness URL.
+func NewProcess(t testing.TB, name, exe, command, dir, ready string, env []string) *Process {
+	p := &Process{t: t, name: name, exe: exe, command: command, env: env, dir: dir, ready: ready,
 		logPath: filepath.Join(dir, name+".log")}
 	t.Cleanup(func() {
 		p.mu.Lock()
@@ -68,14 +68,14 @@ func newProc(t testing.TB, name, exe, command, dir, ready string, env []string) 
 		}
 		if t.Failed() {
 			raw, _ := os.ReadFile(p.logPath)
-			t.Logf("platform %s (%s) log (tail):\n%s", command, name, tailOf(raw, 6000))
+			t.Logf("platform %s (%s) log (tail):\n%s", command, name, Tail(raw, 6000))
 		}
 	})
 	return p
 }
 
-// start starts a new run of the process (the previous one must have exited).
-func (p *proc) start() {
+// Start starts a new run of the process (the previous one must have exited).
+func (p *Process) Start() {
 	p.t.Helper()
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -96,16 +96,25 @@ func (p *proc) start() {
 	p.cmd, p.done = cmd, done
 }
 
-// pid is the current run's process id.
-func (p *proc) pid() int {
+// Name is the process's name in logs (api-a, worker-1...).
+func (p *Process) Name() string { return p.name }
+
+// Command is the platform command the process runs (serve, worker...).
+func (p *Process) Command() string { return p.command }
+
+// Ready is the URL that answers 200 once the process is ready.
+func (p *Process) Ready() string { return p.ready }
+
+// PID is the current run's process id.
+func (p *Process) PID() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.cmd.Process.Pid
 }
 
-// waitReady polls the readiness URL until it answers 200, failing the
+// WaitReady polls the readiness URL until it answers 200, failing the
 // test if the process exits or timeout passes first.
-func (p *proc) waitReady(timeout time.Duration) {
+func (p *Process) WaitReady(timeout time.Duration) {
 	p.t.Helper()
 	p.mu.Lock()
 	done := p.done
@@ -131,8 +140,8 @@ func (p *proc) waitReady(timeout time.Duration) {
 	}
 }
 
-// terminate sends SIGTERM.
-func (p *proc) terminate() {
+// Terminate sends SIGTERM.
+func (p *Process) Terminate() {
 	p.t.Helper()
 	p.mu.Lock()
 	cmd := p.cmd
@@ -142,9 +151,9 @@ func (p *proc) terminate() {
 	}
 }
 
-// wait waits for the current run to exit and returns its exit status,
+// Wait waits for the current run to exit and returns its exit status,
 // failing the test after timeout.
-func (p *proc) wait(timeout time.Duration) int {
+func (p *Process) Wait(timeout time.Duration) int {
 	p.t.Helper()
 	p.mu.Lock()
 	cmd, done := p.cmd, p.done
@@ -157,8 +166,8 @@ func (p *proc) wait(timeout time.Duration) int {
 	return cmd.ProcessState.ExitCode()
 }
 
-// kill sends SIGKILL and waits for the process to be gone.
-func (p *proc) kill() {
+// Kill sends SIGKILL and waits for the process to be gone.
+func (p *Process) Kill() {
 	p.t.Helper()
 	p.mu.Lock()
 	cmd, done := p.cmd, p.done
@@ -169,7 +178,8 @@ func (p *proc) kill() {
 	<-done
 }
 
-func tailOf(raw []byte, n int) string {
+// Tail returns the last n bytes of raw (a log), as text.
+func Tail(raw []byte, n int) string {
 	if len(raw) > n {
 		raw = raw[len(raw)-n:]
 	}
