@@ -53,22 +53,25 @@ const (
 // vCPUs or GPUs in a region.
 type InventoryAllocation struct {
 	ID uint64 `gorm:"primaryKey;autoIncrement"`
-	models.Tenant
-	OperationID   string         `gorm:"size:64;not null;uniqueIndex:idx_allocation_op_kind_slot"`
-	Kind          AllocationKind `gorm:"size:20;not null;uniqueIndex:idx_allocation_op_kind_slot;index:idx_allocation_active_pool,priority:1,where:released_at IS NULL;index:idx_allocation_active_index,priority:1,where:released_at IS NULL"`
-	Slot          int            `gorm:"not null;default:0;uniqueIndex:idx_allocation_op_kind_slot"`
-	Reference     string         `gorm:"size:60"`
-	ServiceID     string         `gorm:"size:40;not null;index"`
-	LocationID    string         `gorm:"size:60;index:idx_allocation_active_pool,priority:2,where:released_at IS NULL;index:idx_allocation_active_index,priority:2,where:released_at IS NULL"`
-	ServiceType   string         `gorm:"size:40;index:idx_allocation_active_pool,priority:3,where:released_at IS NULL"`
-	AmountMbps    int            `gorm:"not null;default:0;index:idx_allocation_active_pool,priority:4,where:released_at IS NULL"`
-	ResourceKey   *string        `gorm:"size:160;uniqueIndex:idx_allocation_active_resource,where:released_at IS NULL"`
-	ResourceIndex int            `gorm:"not null;default:0;index:idx_allocation_active_index,priority:3,where:released_at IS NULL"`
-	CIDR          string         `gorm:"size:43"`
-	Gateway       string         `gorm:"size:39"`
-	VLANID        int            `gorm:"not null;default:0"`
-	ReleasedAt    *time.Time
-	CreatedAt     time.Time
+	// The tenant (as models.Tenant, spelt out so that the active
+	// allocations' indexes can hold it: the inventory queries filter on it).
+	OrganizationID string             `gorm:"size:40;not null;index;index:idx_allocation_active_pool,priority:4,where:released_at IS NULL;index:idx_allocation_active_index,priority:3,where:released_at IS NULL" json:"-"`
+	Environment    models.Environment `gorm:"size:8;not null;index;index:idx_allocation_active_pool,priority:5,where:released_at IS NULL;index:idx_allocation_active_index,priority:2,where:released_at IS NULL" json:"-"`
+	OperationID    string             `gorm:"size:64;not null;uniqueIndex:idx_allocation_op_kind_slot"`
+	Kind           AllocationKind     `gorm:"size:20;not null;uniqueIndex:idx_allocation_op_kind_slot;index:idx_allocation_active_pool,priority:1,where:released_at IS NULL;index:idx_allocation_active_index,priority:1,where:released_at IS NULL"`
+	Slot           int                `gorm:"not null;default:0;uniqueIndex:idx_allocation_op_kind_slot"`
+	Reference      string             `gorm:"size:60"`
+	ServiceID      string             `gorm:"size:40;not null;index"`
+	LocationID     string             `gorm:"size:60;index:idx_allocation_active_pool,priority:2,where:released_at IS NULL;index:idx_allocation_active_index,priority:4,where:released_at IS NULL"`
+	ServiceType    string             `gorm:"size:40;index:idx_allocation_active_pool,priority:3,where:released_at IS NULL"`
+	AmountMbps     int                `gorm:"not null;default:0;index:idx_allocation_active_pool,priority:6,where:released_at IS NULL"`
+	ResourceKey    *string            `gorm:"size:160;uniqueIndex:idx_allocation_active_resource,where:released_at IS NULL"`
+	ResourceIndex  int                `gorm:"not null;default:0;index:idx_allocation_active_index,priority:5,where:released_at IS NULL"`
+	CIDR           string             `gorm:"size:43"`
+	Gateway        string             `gorm:"size:39"`
+	VLANID         int                `gorm:"not null;default:0"`
+	ReleasedAt     *time.Time         `gorm:"index:idx_allocation_active_pool,priority:7,where:released_at IS NULL;index:idx_allocation_active_index,priority:6,where:released_at IS NULL"` // last in the indexes: they then hold every column the queries read
+	CreatedAt      time.Time
 }
 
 // AllocationRequest names the operation (and service) an allocation is for,
