@@ -82,12 +82,15 @@ func (s scraped) sum(family string, labels ...string) (total float64, n int) {
 // API, a worker and the outbox dispatcher on a Temporal dev server),
 // serves the registry on a loopback listener as WORKER_HTTP_ADDR does, and
 // scrapes it: HTTP requests by route template with a 4xx, errors by code,
-// an operation started and completed through its workflow, webhook
+// rate-limit decisions and the fail-open count, an operation started and
+// completed through its workflow, webhook
 // delivery attempts, the outbox lag, the pool's statistics, the Go and
-// process collectors, and the Temporal SDK's own metrics.
+// process collectors, and the Temporal SDK's own metrics. (SLA breaches
+// and escalations are scraped after a ticket's clocks breach, in
+// TestSupportSLABreachEndToEnd.)
 func TestMetricsScrapeAfterSession(t *testing.T) {
 	m := metrics.New()
-	p := startPlatform(t, platformOptions{queuePrefix: "metrics", keys: demoLiveKey, metrics: m})
+	p := startPlatform(t, platformOptions{queuePrefix: "metrics", keys: demoLiveKey, metrics: m, rateLimits: true})
 	health := worker.NewHealth(p.temporal, "", func(ctx context.Context) error { return models.Ping(ctx, p.store.DB) }, m, p.queue)
 	health.Started(p.queue)
 	srv, err := metrics.Listen("127.0.0.1:0", nil, health.Handler(), nil)
@@ -151,6 +154,12 @@ func TestMetricsScrapeAfterSession(t *testing.T) {
 	}
 	if n, c := s.sum("platform_outbox_lag_seconds"); c != 1 || n < 0 || n > 60 {
 		t.Errorf("outbox lag %v (%d series)", n, c)
+	}
+	if n, _ := s.sum("platform_ratelimit_decisions_total", `outcome="allowed"`); n < 3 {
+		t.Errorf("rate-limit decisions allowed: %v", n)
+	}
+	if n, c := s.sum("platform_ratelimit_fail_open_total"); c != 1 || n != 0 {
+		t.Errorf("rate limiter fail-open count %v (%d series)", n, c)
 	}
 	if _, c := s.sum("go_sql_open_connections", `db_name="platform"`); c != 1 {
 		t.Errorf("no pool statistics")

@@ -35,6 +35,8 @@ import (
 	"github.com/telcoplatform/platform/models/eventlog"
 	"github.com/telcoplatform/platform/models/identity"
 	"github.com/telcoplatform/platform/models/seed"
+	"github.com/telcoplatform/platform/ratelimit"
+	"github.com/telcoplatform/platform/redisconn"
 	"github.com/telcoplatform/platform/temporalclient"
 	"github.com/telcoplatform/platform/testenv"
 	"github.com/telcoplatform/platform/tracing"
@@ -81,6 +83,9 @@ type platformOptions struct {
 	// tracing traces the client, the workers, the API, the store and the
 	// webhook client, as main wires them (nil: off).
 	tracing *tracing.Provider
+	// rateLimits puts the API's rate limiter on a redis-server of its own
+	// (off: no rate limiting).
+	rateLimits bool
 }
 
 // keySet says which API keys startPlatform issues, each with every permission.
@@ -160,7 +165,16 @@ func startPlatform(t testing.TB, o platformOptions) *platform {
 		startDispatcher(t, store, tc, opts)
 	}
 
-	srv := api.New(api.Deps{Config: cfg, Store: store, Temporal: tc, Blobs: blobs, Metrics: o.metrics, Tracing: o.tracing})
+	apiDeps := api.Deps{Config: cfg, Store: store, Temporal: tc, Blobs: blobs, Metrics: o.metrics, Tracing: o.tracing}
+	if o.rateLimits {
+		rdb, _, closeRedis, err := redisconn.Open(context.Background(), testenv.RedisURL(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = closeRedis() })
+		apiDeps.Redis, apiDeps.Limiter = rdb, ratelimit.New(rdb)
+	}
+	srv := api.New(apiDeps)
 	served := make(chan struct{})
 	go func() { _ = srv.App.Listener(ln); close(served) }()
 	t.Cleanup(func() {
