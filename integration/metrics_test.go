@@ -122,10 +122,14 @@ func TestMetricsScrapeAfterSession(t *testing.T) {
 		t.Fatal("no webhook delivery within 30 s")
 	}
 	var s scraped
-	p.waitUntil("the delivery attempt is counted", func() bool {
+	// The delivery attempt, and the provisioning workflow's completion,
+	// which the worker counts once its last workflow task is done (after
+	// the operation's row says completed).
+	p.waitUntil("the delivery attempt and the workflow's completion are counted", func() bool {
 		s = scrapeURL(t, base+"/metrics")
 		n, _ := s.sum("platform_webhook_delivery_attempts_total", `outcome="success"`, `attempt="1"`)
-		return n >= 1
+		done, _ := s.sum("temporal_workflow_completed_total", `workflow_type="`)
+		return n >= 1 && done >= 1
 	})
 
 	if n, _ := s.sum("platform_http_requests_total", `route="/v1/services/connectivity/internet"`, `method="POST"`, `status="202"`); n != 1 {
