@@ -87,19 +87,7 @@ func (a *Bulk) ProvisionBatch(ctx context.Context, in workflows.BulkBatchInput) 
 		activity.RecordHeartbeat(ctx, details)
 	}
 	beat()
-	ticker := time.NewTicker(batchHeartbeatEvery)
-	tickDone := make(chan struct{})
-	go func() {
-		for {
-			select {
-			case <-ticker.C:
-				beat()
-			case <-tickDone:
-				return
-			}
-		}
-	}()
-	defer func() { ticker.Stop(); close(tickDone) }()
+	defer every(batchHeartbeatEvery, beat)()
 
 	window := max(1, in.Window)
 	sem := make(chan struct{}, window)
@@ -217,20 +205,8 @@ func (a *Bulk) reportBatch(ctx context.Context, in workflows.BulkBatchInput) (*w
 // fails, and its retry goes on from there (the items it ended are read as
 // ended).
 func (a *Bulk) abandonBatch(ctx context.Context, in workflows.BulkBatchInput) (*workflows.BulkBatchResult, error) {
-	ticker := time.NewTicker(batchHeartbeatEvery)
-	defer ticker.Stop()
-	stop := make(chan struct{})
-	defer close(stop)
-	go func() {
-		for {
-			select {
-			case <-ticker.C:
-				activity.RecordHeartbeat(ctx)
-			case <-stop:
-				return
-			}
-		}
-	}()
+	defer every(batchHeartbeatEvery, func() { activity.RecordHeartbeat(ctx) })()
+	cause := temporal.NewNonRetryableApplicationError(in.Abandon.Message, string(in.Abandon.Code), nil, in.Abandon.Details)
 	res := &workflows.BulkBatchResult{}
 	for _, it := range in.Items {
 		if err := ctx.Err(); err != nil {
@@ -250,17 +226,28 @@ func (a *Bulk) abandonBatch(ctx context.Context, in workflows.BulkBatchInput) (*
 		if it.Order != nil {
 			pin.Order = *it.Order
 		}
-		comps := []itemCompensation{
-			{step: operations.StepReserveCapacity, label: "release_capacity", undo: a.prov.ReleaseCapacity},
-			{step: operations.StepConfigure, label: "release_network", undo: a.prov.ReleaseNetwork},
-			{step: operations.StepActivate, label: "deactivate", undo: a.prov.Deactivate},
-		}
-		cause := temporal.NewNonRetryableApplicationError(in.Abandon.Message, string(in.Abandon.Code), nil, in.Abandon.Details)
-		o.Status, o.Error = a.prov.failItem(context.WithoutCancel(ctx), pin, cause, runningStep(op), comps)
+		o.Status, o.Error = a.prov.failItem(context.WithoutCancel(ctx), pin, cause, runningStep(op), a.prov.compensations())
 		res.Items = append(res.Items, o)
 	}
 	countOutcomes(res)
 	return res, nil
+}
+
+// every calls fn every d until the function it returns is called.
+func every(d time.Duration, fn func()) (stop func()) {
+	ticker := time.NewTicker(d)
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-ticker.C:
+				fn()
+			case <-done:
+				return
+			}
+		}
+	}()
+	return func() { ticker.Stop(); close(done) }
 }
 
 // runningStep is the step op was running or would have run next: its
@@ -328,6 +315,17 @@ type itemCompensation struct {
 	undo        func(context.Context, workflows.ProvisioningInput) error
 }
 
+// compensations are the undo of the provisioning steps that take
+// something, in step order: release_capacity (reserve_capacity),
+// release_network (configure), deactivate (activate).
+func (a *Provisioning) compensations() []itemCompensation {
+	return []itemCompensation{
+		{step: operations.StepReserveCapacity, label: "release_capacity", undo: a.ReleaseCapacity},
+		{step: operations.StepConfigure, label: "release_network", undo: a.ReleaseNetwork},
+		{step: operations.StepActivate, label: "deactivate", undo: a.Deactivate},
+	}
+}
+
 // provisionItem provisions the service of one bulk item as the
 // Provisioning workflow does (see Bulk.ProvisionBatch), on ctx (cancelled
 // when the bulk operation is), and returns how its operation ended: a
@@ -350,9 +348,10 @@ func (a *Provisioning) provisionItem(ctx context.Context, in workflows.Provision
 		}
 		return stepRetry.do(ctx, func(c context.Context) error { return fn(c, in) })
 	}
-	withUndo := func(name, label string, fn, undo func(context.Context, workflows.ProvisioningInput) error) error {
-		comps = append(comps, itemCompensation{step: name, label: label, undo: undo})
-		return run(name, fn)
+	undo := a.compensations()
+	withUndo := func(c itemCompensation, fn func(context.Context, workflows.ProvisioningInput) error) error {
+		comps = append(comps, c)
+		return run(c.step, fn)
 	}
 	err := func() error {
 		// Begin: the operation runs as part of the bulk operation's
@@ -369,13 +368,13 @@ func (a *Provisioning) provisionItem(ctx context.Context, in workflows.Provision
 		if err := run(operations.StepValidate, a.Validate); err != nil {
 			return err
 		}
-		if err := withUndo(operations.StepReserveCapacity, "release_capacity", a.ReserveCapacity, a.ReleaseCapacity); err != nil {
+		if err := withUndo(undo[0], a.ReserveCapacity); err != nil {
 			return err
 		}
-		if err := withUndo(operations.StepConfigure, "release_network", a.Configure, a.ReleaseNetwork); err != nil {
+		if err := withUndo(undo[1], a.Configure); err != nil {
 			return err
 		}
-		if err := withUndo(operations.StepActivate, "deactivate", a.Activate, a.Deactivate); err != nil {
+		if err := withUndo(undo[2], a.Activate); err != nil {
 			return err
 		}
 		return run(operations.StepRecordService, func(c context.Context, in workflows.ProvisioningInput) error {

@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -134,38 +133,17 @@ func BenchmarkAPILoad(b *testing.B) {
 	exe := testenv.BuildPlatform(b, dir)
 	apiAddr := freeAddr(b)
 	pprofAddr := freeAddr(b)
-	srv := exec.Command(exe, "serve")
-	srv.Dir = dir
-	srv.Env = []string{
+	base := "http://" + apiAddr
+	platform := testenv.NewProcess(b, "platform", exe, "serve", dir, base+"/healthz", []string{
 		"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "TMPDIR=" + dir,
 		"HTTP_ADDR=" + apiAddr, "PUBLIC_BASE_URL=http://" + apiAddr,
 		"DATABASE_URL=" + dbURL, "REDIS_URL=" + redisURL, "SECRETS_KEY=" + secretsKey,
 		"BLOB_URL=file:" + filepath.Join(dir, "blobs"),
 		"TEMPORAL_ADDRESS=127.0.0.1:" + strconv.Itoa(testenv.FreePort(b)), // never dialled by `serve`
 		"PPROF_ADDR=" + pprofAddr, "LOG_LEVEL=warn",
-	}
-	logFile, err := os.Create(filepath.Join(dir, "platform.log"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer logFile.Close()
-	srv.Stdout, srv.Stderr = logFile, logFile
-	if err := srv.Start(); err != nil {
-		b.Fatalf("start the platform: %v", err)
-	}
-	defer func() {
-		_ = srv.Process.Signal(os.Interrupt)
-		done := make(chan struct{})
-		go func() { _ = srv.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(20 * time.Second):
-			_ = srv.Process.Kill()
-			<-done
-		}
-	}()
-	base := "http://" + apiAddr
-	waitHTTP(b, base+"/healthz", filepath.Join(dir, "platform.log"))
+	})
+	platform.Start()
+	platform.WaitReady(60 * time.Second)
 
 	// What each platform endpoint answers, fetched once: the catalog's
 	// bytes are what floor (b) writes.
@@ -431,21 +409,6 @@ func fetch(b *testing.B, url, key string) []byte {
 	return body
 }
 
-// waitHTTP polls url until it answers 200, failing after 60 s with the log.
-func waitHTTP(b *testing.B, url, logPath string) {
-	deadline := time.Now().Add(60 * time.Second)
-	for time.Now().Before(deadline) {
-		if res, err := http.Get(url); err == nil {
-			res.Body.Close()
-			if res.StatusCode == http.StatusOK {
-				return
-			}
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	log, _ := os.ReadFile(logPath)
-	b.Fatalf("the platform did not answer %s within 60 s; its log:\n%s", url, log)
-}
 
 // freeAddr returns a free loopback host:port.
 func freeAddr(b *testing.B) string {

@@ -83,8 +83,9 @@ func startStack(b *testing.B, withWorker bool, env ...string) *stack {
 		"TEMPORAL_ADDRESS=" + temporal, "TEMPORAL_TASK_QUEUE=" + s.queue, "LOG_LEVEL=warn",
 	}
 	common = append(common, env...)
-	testenv.NewProcess(b, "serve", exe, "serve", dir, s.base+"/healthz", common).Start()
-	waitHTTP(b, s.base+"/healthz", filepath.Join(dir, "serve.log"))
+	api := testenv.NewProcess(b, "serve", exe, "serve", dir, s.base+"/healthz", common)
+	api.Start()
+	api.WaitReady(60 * time.Second)
 	if withWorker {
 		testenv.NewProcess(b, "worker", exe, "worker", dir, "", common).Start()
 	}

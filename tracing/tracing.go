@@ -57,13 +57,11 @@ type Options struct {
 	DefaultServiceName string
 }
 
-// Provider is the process's tracer provider with the propagator that goes
-// with it. The zero value and nil are off.
+// Provider is the process's tracer provider. The zero value and nil are
+// off.
 type Provider struct {
-	tp         trace.TracerProvider
-	propagator propagation.TextMapPropagator
-	shutdown   func(context.Context) error
-	enabled    bool
+	tp       trace.TracerProvider
+	shutdown func(context.Context) error // nil: off
 }
 
 // Propagator is the W3C trace context propagator every instrumentation of
@@ -108,16 +106,16 @@ func NewWithSpanProcessor(sp sdktrace.SpanProcessor, res *resource.Resource) *Pr
 		opts = append(opts, sdktrace.WithResource(res))
 	}
 	tp := sdktrace.NewTracerProvider(opts...)
-	return &Provider{tp: tp, propagator: Propagator(), shutdown: tp.Shutdown, enabled: true}
+	return &Provider{tp: tp, shutdown: tp.Shutdown}
 }
 
 // Off returns a disabled Provider: a no-op tracer provider.
 func Off() *Provider {
-	return &Provider{tp: noop.NewTracerProvider(), propagator: Propagator()}
+	return &Provider{tp: noop.NewTracerProvider()}
 }
 
 // Enabled reports whether spans are recorded and exported.
-func (p *Provider) Enabled() bool { return p != nil && p.enabled }
+func (p *Provider) Enabled() bool { return p != nil && p.shutdown != nil }
 
 // TracerProvider is the provider instrumentations are given (a no-op one
 // when off).
@@ -128,18 +126,13 @@ func (p *Provider) TracerProvider() trace.TracerProvider {
 	return p.tp
 }
 
-// Propagator is the provider's text map propagator (W3C trace context).
-func (p *Provider) Propagator() propagation.TextMapPropagator {
-	if p == nil || p.propagator == nil {
-		return Propagator()
-	}
-	return p.propagator
-}
+// Propagator is the provider's text map propagator: Propagator().
+func (p *Provider) Propagator() propagation.TextMapPropagator { return Propagator() }
 
 // Shutdown flushes the spans not yet exported and stops the exporter; a
 // disabled Provider has nothing to do.
 func (p *Provider) Shutdown(ctx context.Context) error {
-	if !p.Enabled() || p.shutdown == nil {
+	if !p.Enabled() {
 		return nil
 	}
 	return p.shutdown(ctx)
@@ -158,7 +151,7 @@ func (p *Provider) TemporalInterceptors() ([]interceptor.ClientInterceptor, erro
 	}
 	i, err := opentelemetry.NewTracingInterceptor(opentelemetry.TracerOptions{
 		Tracer:            p.tp.Tracer("go.temporal.io/sdk"),
-		TextMapPropagator: p.propagator,
+		TextMapPropagator: Propagator(),
 		// Workflows started before tracing was turned on (or by another
 		// SDK) keep running whatever their headers hold.
 		AllowInvalidParentSpans: true,

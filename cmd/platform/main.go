@@ -104,8 +104,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return err
 	}
 	log := newLogger(cfg)
-	if err := cfg.CheckMultiInstance(); err != nil && (args[0] == "serve" || args[0] == "worker") {
-		return err
+	if args[0] == "serve" || args[0] == "worker" {
+		if err := cfg.CheckMultiInstance(); err != nil {
+			return err
+		}
 	}
 	switch args[0] {
 	case "migrate":
@@ -402,8 +404,10 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, runWorker, 
 			defer closeWorkerRedis()
 			apiUsage = ratelimit.New(wrdb)
 		}
+		// One webhook client (and connection pool) for both workers.
+		hooks := webhooks.NewClient(cfg.WebhookAllowPrivate, webhooks.WithTransportWrapper(tp.WrapTransport))
 		w := worker.New(tc, cfg.TemporalTaskQueue, worker.Deps{Store: store, Logger: log, Southbound: sim,
-			Webhooks: webhooks.NewClient(cfg.WebhookAllowPrivate, webhooks.WithTransportWrapper(tp.WrapTransport)), PublicBaseURL: cfg.PublicBaseURL, APIUsage: apiUsage, StopTimeout: cfg.ShutdownTimeout,
+			Webhooks: hooks, PublicBaseURL: cfg.PublicBaseURL, APIUsage: apiUsage, StopTimeout: cfg.ShutdownTimeout,
 			Blobs: blobs, ReportLinkTTL: cfg.ReportLinkTTL, Metrics: m})
 		if err := w.Start(); err != nil {
 			return fmt.Errorf("start worker: %w", err)
@@ -419,7 +423,7 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, runWorker, 
 		}
 		hkCancel()
 		bw := worker.NewBackground(tc, cfg.TemporalBackgroundTaskQueue, worker.Deps{Store: store, Logger: log, Southbound: sim,
-			Webhooks: webhooks.NewClient(cfg.WebhookAllowPrivate, webhooks.WithTransportWrapper(tp.WrapTransport)), PublicBaseURL: cfg.PublicBaseURL, StopTimeout: cfg.ShutdownTimeout,
+			Webhooks: hooks, PublicBaseURL: cfg.PublicBaseURL, StopTimeout: cfg.ShutdownTimeout,
 			Blobs: blobs, ReportLinkTTL: cfg.ReportLinkTTL, Metrics: m})
 		if err := bw.Start(); err != nil {
 			return fmt.Errorf("start background worker: %w", err)

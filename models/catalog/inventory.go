@@ -331,7 +331,7 @@ func lowestFreeIndex(ctx context.Context, tx *gorm.DB, scope models.Scope, kind 
 		return 0, err
 	}
 	switch {
-	case agg.N == 0 || agg.Low == nil || agg.Top == nil || *agg.Low > first:
+	case agg.N == 0 || *agg.Low > first: // with rows, Low and Top are set
 		return first, nil
 	case int64(*agg.Top-first+1) == agg.N:
 		return *agg.Top + 1, nil
