@@ -77,14 +77,14 @@ func Decommission(ctx workflow.Context, in DecommissionInput) (*DecommissionResu
 		if in.Scheduled {
 			s.begin(services.StepWaitForDate)
 			s.progress.Phase, s.progress.ScheduledFor = PhaseScheduled, plan.Date
-			if err := execute(summarized(actx, s.summary("wait: "+services.StepWaitForDate)), DecommissionActivities.MarkStep, DecomStepInput{Input: in, Step: services.StepWaitForDate}).Get(actx, nil); err != nil {
+			if err := execute(summarized(actx, s.waitSummary(services.StepWaitForDate, false)), DecommissionActivities.MarkStep, DecomStepInput{Input: in, Step: services.StepWaitForDate}).Get(actx, nil); err != nil {
 				return err
 			}
 			log.Info("waiting for the decommission date", "request_id", in.RequestID, "until", plan.Date)
 			if err := sleepUntil(ctx, plan.Date); err != nil {
 				return err
 			}
-			if err := execute(summarized(actx, s.summary("end waiting: "+services.StepWaitForDate)), DecommissionActivities.MarkStep, DecomStepInput{Input: in, Step: services.StepWaitForDate, Done: true}).Get(actx, nil); err != nil {
+			if err := execute(summarized(actx, s.waitSummary(services.StepWaitForDate, true)), DecommissionActivities.MarkStep, DecomStepInput{Input: in, Step: services.StepWaitForDate, Done: true}).Get(actx, nil); err != nil {
 				return err
 			}
 			s.complete(services.StepWaitForDate)

@@ -135,7 +135,7 @@ func Provisioning(ctx workflow.Context, in ProvisioningInput) (*ProvisioningResu
 		if in.Scheduled {
 			s.begin(operations.StepSchedule)
 			s.progress.Phase, s.progress.ScheduledFor = PhaseScheduled, in.Order.PreferredDate
-			if err := execute(summarized(actx, s.summary("wait: "+operations.StepSchedule)), ProvisioningActivities.MarkStep, StepInput{Input: in, Step: operations.StepSchedule}).Get(actx, nil); err != nil {
+			if err := execute(summarized(actx, s.waitSummary(operations.StepSchedule, false)), ProvisioningActivities.MarkStep, StepInput{Input: in, Step: operations.StepSchedule}).Get(actx, nil); err != nil {
 				return err
 			}
 			if in.Order.PreferredDate != nil {
@@ -146,7 +146,7 @@ func Provisioning(ctx workflow.Context, in ProvisioningInput) (*ProvisioningResu
 					}
 				}
 			}
-			if err := execute(summarized(actx, s.summary("end waiting: "+operations.StepSchedule)), ProvisioningActivities.MarkStep, StepInput{Input: in, Step: operations.StepSchedule, Done: true}).Get(actx, nil); err != nil {
+			if err := execute(summarized(actx, s.waitSummary(operations.StepSchedule, true)), ProvisioningActivities.MarkStep, StepInput{Input: in, Step: operations.StepSchedule, Done: true}).Get(actx, nil); err != nil {
 				return err
 			}
 			s.complete(operations.StepSchedule)

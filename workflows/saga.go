@@ -65,6 +65,15 @@ func (s *saga) summary(step string) string {
 	return step + ": " + s.subject
 }
 
+// waitSummary is the summary of the activity that marks the waiting step
+// name begun, or done.
+func (s *saga) waitSummary(name string, done bool) string {
+	if done {
+		return s.summary("end waiting: " + name)
+	}
+	return s.summary("wait: " + name)
+}
+
 // begin makes name the current step (the one a failure is reported at).
 func (s *saga) begin(name string) {
 	s.step, s.progress.CurrentStep = name, name

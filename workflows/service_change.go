@@ -85,11 +85,7 @@ func ServiceChange(ctx workflow.Context, in ServiceChangeInput) (*ServiceChangeR
 	}
 	actx := workflow.WithActivityOptions(ctx, StepActivityOptions())
 	mark := func(c workflow.Context, name string, done bool) error {
-		what := "wait: " + name
-		if done {
-			what = "end waiting: " + name
-		}
-		return execute(summarized(c, s.summary(what)), ServiceChangeActivities.MarkStep, ChangeStepInput{Input: in, Step: name, Done: done}).Get(c, nil)
+		return execute(summarized(c, s.waitSummary(name, done)), ServiceChangeActivities.MarkStep, ChangeStepInput{Input: in, Step: name, Done: done}).Get(c, nil)
 	}
 
 	err = func() error {
