@@ -23,10 +23,8 @@ const unmatchedRoute = "(unmatched)"
 // under the route template (never the raw path).
 func (s *Server) observe(c *fiber.Ctx) error {
 	start := time.Now()
-	if err := c.Next(); err != nil {
-		if herr := s.App.Config().ErrorHandler(c, err); herr != nil {
-			_ = c.SendStatus(fiber.StatusInternalServerError)
-		}
+	if s.runNext(c) != nil {
+		_ = c.SendStatus(fiber.StatusInternalServerError)
 	}
 	elapsed := time.Since(start)
 	route := s.routeTemplate(c)

@@ -16,6 +16,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/telcoplatform/platform/models/operations"
 )
 
 // Namespace prefixes every family of the platform's own (the Temporal
@@ -140,12 +142,12 @@ func (m *Metrics) OperationStatusChanged(opType, from, to string) {
 	if m == nil || from == to {
 		return
 	}
-	switch to {
-	case "in_progress":
-		if from == "pending" {
+	switch status := operations.OperationStatus(to); {
+	case status == operations.OpInProgress:
+		if operations.OperationStatus(from) == operations.OpPending {
 			m.opsStarted.WithLabelValues(opType).Inc()
 		}
-	case "completed", "partial", "failed", "cancelled", "rolled_back":
+	case status.Terminal():
 		m.opsFinished.WithLabelValues(opType, to).Inc()
 	}
 }

@@ -3,7 +3,6 @@ package ratelimit
 import (
 	"context"
 	"errors"
-	"strings"
 	"sync"
 	"time"
 
@@ -118,8 +117,3 @@ func (b *batcher) flush() {
 	}
 }
 
-// isNoScript reports whether err says the server does not have the script
-// (a restarted or flushed Redis): the caller loads it and tries again.
-func isNoScript(err error) bool {
-	return err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT")
-}

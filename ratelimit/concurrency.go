@@ -90,7 +90,7 @@ func (l *Limiter) AcquireSlot(ctx context.Context, key string, limit int, ttl ti
 	if err != nil {
 		return nil, false, fmt.Errorf("ratelimit: slot token: %w", err)
 	}
-	slots := credentialPrefix(key) + "conc"
+	slots := slotsKey(key)
 
 	runCtx, cancel := context.WithTimeout(ctx, l.timeout)
 	defer cancel()
@@ -112,7 +112,7 @@ func (l *Limiter) AcquireSlot(ctx context.Context, key string, limit int, ttl ti
 func (l *Limiter) InFlight(ctx context.Context, key string) (int, error) {
 	ctx, cancel := context.WithTimeout(ctx, l.timeout)
 	defer cancel()
-	slots := credentialPrefix(key) + "conc"
+	slots := slotsKey(key)
 	t, err := l.client.Time(ctx).Result()
 	if err != nil {
 		return 0, classify(err)

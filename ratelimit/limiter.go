@@ -332,7 +332,7 @@ func (l *Limiter) run(ctx context.Context, req Request, dry bool) (Result, error
 		if token, err = newToken(); err != nil {
 			return Result{}, fmt.Errorf("ratelimit: slot token: %w", err)
 		}
-		slots = credentialPrefix(req.Slot.Key) + "conc"
+		slots = slotsKey(req.Slot.Key)
 		keys = append(keys, slots)
 		args = append(args, req.Slot.Limit, token, req.Slot.TTL.Milliseconds())
 	}
@@ -343,8 +343,10 @@ func (l *Limiter) run(ctx context.Context, req Request, dry bool) (Result, error
 		return l.allow.EvalSha(c, p, keys, args...)
 	})
 	switch {
-	case isNoScript(err):
-		raw, err = l.allow.Run(ctx, l.client, keys, args...).Slice()
+	case redis.HasErrorPrefix(err, "NOSCRIPT"):
+		// EVAL, not Run (whose EVALSHA is known to fail): it loads the
+		// script for the next checks too.
+		raw, err = l.allow.Eval(ctx, l.client, keys, args...).Slice()
 	case err == nil:
 		raw, err = cmd.(*redis.Cmd).Slice()
 	}
@@ -446,6 +448,9 @@ func toInt64(v any) (int64, error) {
 	}
 	return 0, fmt.Errorf("unexpected %T", v)
 }
+
+// slotsKey is the Redis key of key's concurrency slots.
+func slotsKey(key string) string { return credentialPrefix(key) + "conc" }
 
 // credentialPrefix is the prefix of every key of one credential. The hash
 // tag keeps them in one slot.

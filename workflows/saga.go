@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"strings"
-	"time"
 
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
@@ -107,7 +106,7 @@ func progressDetails(p ProvisioningProgress) string {
 		b.WriteString(fmt.Sprintf("\n\n**Step**: `%s`", p.CurrentStep))
 	}
 	if p.ScheduledFor != nil {
-		b.WriteString(fmt.Sprintf("\n\n**Scheduled for**: %s", p.ScheduledFor.UTC().Format(time.RFC3339)))
+		b.WriteString(fmt.Sprintf("\n\n**Scheduled for**: %s", models.Timestamp(*p.ScheduledFor)))
 	}
 	if len(p.Completed) > 0 {
 		b.WriteString(fmt.Sprintf("\n\n**Completed**: %s", strings.Join(p.Completed, ", ")))

@@ -362,13 +362,13 @@ func subscriptionDetails(p SubscriptionProgress, next *time.Time) string {
 		b.WriteString(fmt.Sprintf("\n\n**Period**: %s to %s", p.PeriodStart.UTC().Format(time.DateOnly), p.PeriodEnd.UTC().Format(time.DateOnly)))
 	}
 	if p.CancelAt != nil {
-		b.WriteString(fmt.Sprintf("\n\n**Cancels at**: %s", p.CancelAt.UTC().Format(time.RFC3339)))
+		b.WriteString(fmt.Sprintf("\n\n**Cancels at**: %s", models.Timestamp(*p.CancelAt)))
 	}
 	if next != nil {
-		b.WriteString(fmt.Sprintf("\n\n**Next timer**: %s", next.UTC().Format(time.RFC3339)))
+		b.WriteString(fmt.Sprintf("\n\n**Next timer**: %s", models.Timestamp(*next)))
 	}
 	for _, c := range p.Collections {
-		b.WriteString(fmt.Sprintf("\n- invoice `%s`: attempt %d, next %s", c.InvoiceID, c.Attempts, c.NextAt.UTC().Format(time.RFC3339)))
+		b.WriteString(fmt.Sprintf("\n- invoice `%s`: attempt %d, next %s", c.InvoiceID, c.Attempts, models.Timestamp(c.NextAt)))
 	}
 	return b.String()
 }

@@ -115,17 +115,17 @@ func slaDetails(st support.SLAState) string {
 	var b strings.Builder
 	b.WriteString(fmt.Sprintf("**Ticket**: `%s`, %s, %s priority", st.TicketID, st.Status, st.Priority))
 	if st.NextBreachAt != nil {
-		b.WriteString(fmt.Sprintf("\n\n**Next breach**: %s", st.NextBreachAt.UTC().Format(time.RFC3339)))
+		b.WriteString(fmt.Sprintf("\n\n**Next breach**: %s", models.Timestamp(*st.NextBreachAt)))
 	}
 	if st.NextAt != nil {
-		b.WriteString(fmt.Sprintf("\n\n**Next timer**: %s", st.NextAt.UTC().Format(time.RFC3339)))
+		b.WriteString(fmt.Sprintf("\n\n**Next timer**: %s", models.Timestamp(*st.NextAt)))
 	} else if !st.Done {
 		b.WriteString("\n\n**Next timer**: none (every clock paused or stopped)")
 	}
 	for _, m := range st.Metrics {
 		b.WriteString(fmt.Sprintf("\n- `%s` %s, %d of %d min", m.Metric, m.Status, m.ElapsedSeconds/60, m.TargetMinutes))
 		if m.DueAt != nil {
-			b.WriteString(fmt.Sprintf(", due %s", m.DueAt.UTC().Format(time.RFC3339)))
+			b.WriteString(fmt.Sprintf(", due %s", models.Timestamp(*m.DueAt)))
 		}
 	}
 	return b.String()
