@@ -409,7 +409,6 @@ func fetch(b *testing.B, url, key string) []byte {
 	return body
 }
 
-
 // freeAddr returns a free loopback host:port.
 func freeAddr(b *testing.B) string {
 	return net.JoinHostPort("127.0.0.1", strconv.Itoa(testenv.FreePort(b)))

@@ -116,4 +116,3 @@ func (b *batcher) flush() {
 		}
 	}
 }
-
