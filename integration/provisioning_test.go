@@ -21,6 +21,8 @@ import (
 
 	"go.temporal.io/api/enums/v1"
 	sdkpb "go.temporal.io/api/sdk/v1"
+	workflowpb "go.temporal.io/api/workflow/v1"
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
@@ -446,12 +448,21 @@ func TestProvisioningEndToEnd(t *testing.T) {
 			t.Fatalf("service: %+v", svc)
 		}
 
-		// The operator sees the same workflow, under the same id, with the search attributes.
-		desc, err := p.temporal.DescribeWorkflowExecution(ctx, acc.RequestID, "")
-		if err != nil {
-			t.Fatal(err)
+		// The operator sees the same workflow, under the same id, with the
+		// search attributes. The operation's row ends before the workflow's
+		// last task completes: wait for the workflow to close.
+		var desc *workflowservice.DescribeWorkflowExecutionResponse
+		var info *workflowpb.WorkflowExecutionInfo
+		for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+			var err error
+			if desc, err = p.temporal.DescribeWorkflowExecution(ctx, acc.RequestID, ""); err != nil {
+				t.Fatal(err)
+			}
+			info = desc.GetWorkflowExecutionInfo()
+			if info.GetStatus() != enums.WORKFLOW_EXECUTION_STATUS_RUNNING || time.Now().After(deadline) {
+				break
+			}
 		}
-		info := desc.GetWorkflowExecutionInfo()
 		if info.GetStatus() != enums.WORKFLOW_EXECUTION_STATUS_COMPLETED || info.GetExecution().GetRunId() != op.Workflow.RunID {
 			t.Fatalf("workflow: %v", info)
 		}

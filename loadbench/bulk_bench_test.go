@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -69,9 +70,17 @@ func BenchmarkBulkThroughput(b *testing.B) {
 		}
 	}
 	ctx := context.Background()
-	st := startStack(b, true, "SIMULATOR_STEP_DELAY=0s")
+	profile := os.Getenv("LOAD_BENCH_PROFILE")
+	if profile != "" {
+		abs, err := filepath.Abs(profile)
+		if err != nil {
+			b.Fatal(err)
+		}
+		profile = abs
+	}
+	st := startStackProfiled(b, true, profile != "", "SIMULATOR_STEP_DELAY=0s")
 
-	tc, err := client.DialContext(ctx, client.Options{HostPort: st.temporal, Namespace: "default"})
+	tc, err := client.DialContext(ctx, client.Options{HostPort: st.temporal, Namespace: "default", Logger: quietLogger()})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -121,9 +130,24 @@ func BenchmarkBulkThroughput(b *testing.B) {
 	var failures []string
 	for _, n := range sizes {
 		key := bulkTenant(b, st)
+		profiled := make(chan error, 1)
+		if profile != "" {
+			// A CPU profile of the worker for the first seconds of each
+			// size (10 s, or about the run's length for 100 items).
+			path := strings.TrimSuffix(profile, filepath.Ext(profile)) + fmt.Sprintf("-%d", n) + filepath.Ext(profile)
+			go func() {
+				profiled <- cpuProfile(st.pprof, min(10*time.Second, time.Duration(n)*20*time.Millisecond), path)
+			}()
+			fmt.Printf("CPU profile of the worker during %d items: %s\n", n, path)
+		} else {
+			profiled <- nil
+		}
 		start := time.Now()
 		status, done := runBulk(b, st, key, n)
 		elapsed := time.Since(start)
+		if err := <-profiled; err != nil {
+			b.Fatalf("CPU profile: %v", err)
+		}
 		if status != "completed" || done != n {
 			failures = append(failures, fmt.Sprintf("%d items: ended %s with %d completed", n, status, done))
 		}

@@ -82,7 +82,7 @@ func BenchmarkProvisionStart(b *testing.B) {
 	if err != nil {
 		b.Fatalf("prepare the raw loop's order: %v", err)
 	}
-	tc, err := client.DialContext(ctx, client.Options{HostPort: st.temporal, Namespace: "default"})
+	tc, err := client.DialContext(ctx, client.Options{HostPort: st.temporal, Namespace: "default", Logger: quietLogger()})
 	if err != nil {
 		b.Fatal(err)
 	}

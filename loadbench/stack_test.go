@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/hex"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	vegeta "github.com/tsenart/vegeta/v12/lib"
+	tlog "go.temporal.io/sdk/log"
 
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/seed"
@@ -34,6 +36,7 @@ type stack struct {
 	base     string // the API's base URL
 	temporal string // the dev server's frontend host:port
 	queue    string // TEMPORAL_TASK_QUEUE of every process
+	pprof    string // the worker's profiling listener (http://host:port), when startStack was asked for one
 	dbName   string // SQLite or PostgreSQL
 	fx       fixture
 	store    *models.Store
@@ -43,6 +46,13 @@ type stack struct {
 // startStack starts the stack (see stack); env adds NAME=value settings to
 // both processes. Everything stops when b ends.
 func startStack(b *testing.B, withWorker bool, env ...string) *stack {
+	return startStackProfiled(b, withWorker, false, env...)
+}
+
+// startStackProfiled is startStack whose worker, when workerPprof is set,
+// serves Go's profiling endpoints on a loopback port of its own
+// (stack.pprof).
+func startStackProfiled(b *testing.B, withWorker, workerPprof bool, env ...string) *stack {
 	b.Helper()
 	ctx := context.Background()
 	dir := b.TempDir()
@@ -87,7 +97,13 @@ func startStack(b *testing.B, withWorker bool, env ...string) *stack {
 	api.Start()
 	api.WaitReady(60 * time.Second)
 	if withWorker {
-		testenv.NewProcess(b, "worker", exe, "worker", dir, "", common).Start()
+		wenv := common
+		if workerPprof {
+			addr := freeAddr(b)
+			s.pprof = "http://" + addr
+			wenv = append(slices.Clone(common), "PPROF_ADDR="+addr)
+		}
+		testenv.NewProcess(b, "worker", exe, "worker", dir, "", wenv).Start()
 	}
 	return s
 }
@@ -193,3 +209,11 @@ func jsonHeader(key string) http.Header {
 
 // msf formats a duration in milliseconds with one decimal.
 func msf(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d)/float64(time.Millisecond)) }
+
+// quietLogger is the Temporal SDK logger of the benchmarks' own clients
+// and workers: warnings and errors only, as the platform's processes run
+// (LOG_LEVEL=warn), so that the references do not pay for debug lines the
+// platform does not write.
+func quietLogger() tlog.Logger {
+	return tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+}

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	_ "github.com/glebarez/go-sqlite"
+	_ "modernc.org/sqlite"
 
 	"github.com/telcoplatform/platform/metrics"
 )

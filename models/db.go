@@ -7,11 +7,16 @@ import (
 	"strings"
 	"time"
 
-	"github.com/glebarez/sqlite"
+	"github.com/libtnb/sqlite"
 	"gorm.io/driver/postgres"
 	"gorm.io/gorm"
 	"gorm.io/gorm/logger"
 )
+
+// preparedStatements is how many distinct statements a SQLite database
+// keeps prepared (gorm.Config.PrepareStmtMaxSize): the least recently used
+// is closed beyond it.
+const preparedStatements = 256
 
 // Open connects to DATABASE_URL: "postgres://..." or "postgresql://..." is
 // PostgreSQL; "sqlite:<path>" (or a bare path) is a SQLite file, opened in WAL
@@ -19,6 +24,7 @@ import (
 // worker can share it. It installs the tenant-scoping callbacks.
 func Open(ctx context.Context, url string, log *slog.Logger) (*gorm.DB, error) {
 	var dialector gorm.Dialector
+	sqliteFile := false
 	switch {
 	case strings.HasPrefix(url, "postgres://"), strings.HasPrefix(url, "postgresql://"):
 		dialector = postgres.Open(url)
@@ -31,13 +37,23 @@ func Open(ctx context.Context, url string, log *slog.Logger) (*gorm.DB, error) {
 		if strings.Contains(path, "?") {
 			sep = "&"
 		}
-		dialector = sqlite.Open(path + sep + "_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)&_txlock=immediate")
+		// _time_format=sqlite writes times as SQLite's date functions
+		// read them ("2006-01-02 15:04:05.999999999-07:00").
+		dialector = sqlite.Open(path + sep + "_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)&_txlock=immediate&_time_format=sqlite")
+		sqliteFile = true
 	}
 	db, err := gorm.Open(dialector, &gorm.Config{
 		Logger:                 logger.Discard,
 		NowFunc:                func() time.Time { return time.Now().UTC().Truncate(time.Microsecond) },
 		SkipDefaultTransaction: true,
 		TranslateError:         true,
+		// On SQLite, statements stay prepared on their connection, so that
+		// SQLite parses each one once rather than on every query (the
+		// driver keeps a prepared statement's handle); a bounded number
+		// of them (queries with IN lists differ by their length).
+		// PostgreSQL's driver (pgx) keeps its own statement cache.
+		PrepareStmt:        sqliteFile,
+		PrepareStmtMaxSize: preparedStatements,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("open database: %w", err)

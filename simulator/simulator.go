@@ -8,7 +8,6 @@ package simulator
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"hash/fnv"
 	"log/slog"
@@ -18,7 +17,6 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/activity"
-	"gorm.io/gorm"
 
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/catalog"
@@ -156,6 +154,7 @@ type Simulator struct {
 	delay        time.Duration
 	log          *slog.Logger
 	incidentRate float64
+	faults       *faultSteps
 }
 
 // New returns a simulator over store.
@@ -171,7 +170,8 @@ func New(store *models.Store, opts Options) *Simulator {
 	case rate < 0:
 		rate = 0
 	}
-	return &Simulator{store: store, telemetry: telemetry.NewStore(store), catalog: catalog.NewStore(store), services: services.NewStore(store), delay: opts.StepDelay, log: log, incidentRate: rate}
+	return &Simulator{store: store, telemetry: telemetry.NewStore(store), catalog: catalog.NewStore(store), services: services.NewStore(store), delay: opts.StepDelay, log: log, incidentRate: rate,
+		faults: newFaultSteps(faultStepsTTL)}
 }
 
 var _ Southbound = (*Simulator)(nil)
@@ -207,46 +207,6 @@ func (s *Simulator) wait(ctx context.Context) error {
 			return ctx.Err()
 		}
 	}
-}
-
-// MagicFailName returns the sandbox magic service name that makes an
-// operation fail at step: "sandbox-fail-" and the step with dashes.
-func MagicFailName(step string) string { return "sandbox-fail-" + strings.ReplaceAll(step, "_", "-") }
-
-// InjectedFault returns the sandbox failure configured for step, if any: in
-// the test environment, an order at a location or from a template whose
-// fail_at_step is step, or a service named MagicFailName(step), fails there
-// with PROVISIONING_FAILED (docs/sandbox.md).
-func (s *Simulator) InjectedFault(ctx context.Context, o Order, step string) error {
-	if o.Environment != models.EnvTest {
-		return nil
-	}
-	db := s.store.In(ctx, models.SystemScope())
-	var magic []string
-	if o.Name != "" && o.Name == MagicFailName(step) {
-		magic = append(magic, "name "+o.Name)
-	}
-	if o.LocationID != "" {
-		var loc catalog.ServiceableLocation
-		if err := db.Where("id = ?", o.LocationID).Take(&loc).Error; err == nil && loc.FailAtStep == step {
-			magic = append(magic, "location "+loc.ID)
-		} else if err != nil && !errors.Is(err, gorm.ErrRecordNotFound) {
-			return models.Internal(err)
-		}
-	}
-	if o.TemplateID != "" {
-		var tpl catalog.ProvisioningTemplate
-		if err := db.Where("id = ?", o.TemplateID).Take(&tpl).Error; err == nil && tpl.FailAtStep == step {
-			magic = append(magic, "template "+tpl.ID)
-		} else if err != nil && !errors.Is(err, gorm.ErrRecordNotFound) {
-			return models.Internal(err)
-		}
-	}
-	if len(magic) == 0 {
-		return nil
-	}
-	return models.Errorf(models.CodeProvisioningFailed, "the network rejected the %s step (sandbox magic value: %s)", step, strings.Join(magic, ", ")).
-		WithDetail("sandbox", true).WithDetail("magic_value", strings.Join(magic, ", "))
 }
 
 func (s *Simulator) request(o Order) catalog.AllocationRequest {
