@@ -2,12 +2,16 @@ package api_test
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/telcoplatform/platform/models/identity"
 	"github.com/telcoplatform/platform/redisconn"
 )
 
@@ -366,4 +370,23 @@ func TestBatchRateLimits(t *testing.T) {
 		}
 		h.do("POST", "/v1/batch", key, gets(1)).wantError(429, "RATE_LIMIT_EXCEEDED")
 	})
+}
+
+func TestBatchOfASigningKey(t *testing.T) {
+	h := newHarness(t)
+	var k keyAnswer
+	h.do("POST", "/v1/auth/api-keys", h.tenants[0].liveKey, map[string]any{"name": "signed", "permissions": []string{"*"}, "require_signing": true}).decode(201, &k)
+	ts := strconv.FormatInt(time.Now().Unix(), 10)
+	body := `{"requests":[{"id":"a","method":"POST","path":"/v1/billing/accounts","body":{"name":"Signed batch","currency":"USD","billing_email":"s@example.com"}},` +
+		`{"id":"b","method":"GET","path":"/v1/billing/accounts/{{a.body.account.id}}","depends_on":["a"]}]}`
+	sign := func(nonce, b string) string {
+		return "v2," + base64.StdEncoding.EncodeToString(identity.SignRequestV2(k.APIKey.SigningSecret, ts, nonce, "POST", "/v1/batch", []byte(b)))
+	}
+	// Unsigned, or signed over another body: the batch itself is refused.
+	h.do("POST", "/v1/batch", k.APIKey.Key, body).wantError(401, "INVALID_SIGNATURE")
+	h.do("POST", "/v1/batch", k.APIKey.Key, body, "X-Timestamp", ts, "X-Nonce", "n-0", "X-Signature", sign("n-0", `{"requests":[]}`)).wantError(401, "INVALID_SIGNATURE")
+	// The batch's signature covers its items: they need none of their own.
+	ans := h.batch(k.APIKey.Key, body, "X-Timestamp", ts, "X-Nonce", "n-1", "X-Signature", sign("n-1", body))
+	ans.want(t, "a", 201, "")
+	ans.want(t, "b", 200, "")
 }
