@@ -77,8 +77,9 @@ type batchCall struct {
 	principal  *models.Principal
 }
 
-// credentialHeaders are copied from the batch to each of its sub-requests.
-var credentialHeaders = []string{fiber.HeaderAuthorization, "X-API-Key", ForwardedCertHeader, fiber.HeaderUserAgent, fiber.HeaderHost}
+// inheritedHeaders are copied from the batch to each of its sub-requests
+// (an item's own API-Version replaces the batch's).
+var inheritedHeaders = []string{fiber.HeaderAuthorization, "X-API-Key", ForwardedCertHeader, fiber.HeaderUserAgent, fiber.HeaderHost, "API-Version"}
 
 // Resolve captures the batch's credential and connection (huma calls it
 // after authorization, before the handler).
@@ -86,7 +87,7 @@ func (in *BatchInput) Resolve(hctx huma.Context) []error {
 	c := humafiber.Unwrap(hctx)
 	in.call = batchCall{fc: c, headers: map[string]string{}, remoteAddr: c.Context().RemoteAddr(),
 		requestID: RequestID(c.UserContext()), principal: models.PrincipalFrom(c.UserContext())}
-	for _, h := range credentialHeaders {
+	for _, h := range inheritedHeaders {
 		if v := c.Get(h); v != "" {
 			in.call.headers[h] = strings.Clone(v)
 		}

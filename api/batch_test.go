@@ -390,3 +390,28 @@ func TestBatchOfASigningKey(t *testing.T) {
 	ans.want(t, "a", 201, "")
 	ans.want(t, "b", 200, "")
 }
+
+func TestBatchItemsInheritTheAPIVersion(t *testing.T) {
+	h := newHarness(t)
+	ans := h.batch(h.tenants[0].liveKey, map[string]any{"requests": []map[string]any{
+		{"id": "inherited", "method": "GET", "path": "/v1/billing/accounts"},
+		{"id": "own", "method": "GET", "path": "/v1/billing/accounts", "headers": map[string]string{"api-version": "1.0"}},
+		{"id": "bad", "method": "GET", "path": "/v1/billing/accounts", "headers": map[string]string{"API-Version": "2.0"}},
+	}}, "API-Version", "1.1")
+	version := func(id string) string {
+		var b struct {
+			Metadata struct{ Version string } `json:"metadata"`
+		}
+		if err := json.Unmarshal(ans.want(t, id, 200, ""), &b); err != nil {
+			t.Fatal(err)
+		}
+		return b.Metadata.Version
+	}
+	if v := version("inherited"); v != "1.1.0" {
+		t.Fatalf("inherited version %q, want 1.1.0", v)
+	}
+	if v := version("own"); v != "1.0.0" {
+		t.Fatalf("the item's own version %q, want 1.0.0", v)
+	}
+	ans.want(t, "bad", 400, "UNSUPPORTED_API_VERSION")
+}
