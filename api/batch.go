@@ -48,7 +48,7 @@ type BatchResponse struct {
 // BatchInput is the request of POST /v1/batch.
 type BatchInput struct {
 	Body struct {
-		Requests []BatchItem `json:"requests" required:"true" minItems:"1" maxItems:"100" doc:"The sub-requests, answered in this order"`
+		Requests []BatchItem `json:"requests" required:"true" nullable:"false" minItems:"1" maxItems:"100" doc:"The sub-requests, answered in this order"`
 		Atomic   bool        `json:"atomic,omitempty" doc:"All or nothing, in one database transaction: only plain creates (and reads) of one area; see docs/batch.md"`
 	}
 	call batchCall // the caller's credential and connection, read by Resolve
@@ -176,8 +176,8 @@ func planBatch(items []BatchItem) (*batchPlan, error) {
 	issue := func(i int, field, format string, args ...any) {
 		issues = append(issues, models.FieldIssue{Field: fmt.Sprintf("requests[%d].%s", i, field), Issue: fmt.Sprintf(format, args...)})
 	}
-	if len(items) > MaxBatchItems {
-		return nil, models.Invalid(models.FieldIssue{Field: "requests", Issue: fmt.Sprintf("at most %d items (got %d)", MaxBatchItems, len(items))})
+	if len(items) == 0 || len(items) > MaxBatchItems {
+		return nil, models.Invalid(models.FieldIssue{Field: "requests", Issue: fmt.Sprintf("1 to %d items (got %d)", MaxBatchItems, len(items))})
 	}
 	index := make(map[string]int, len(items))
 	for i, it := range items {

@@ -179,6 +179,7 @@ func TestBatchRefusesMalformedBatches(t *testing.T) {
 	}{
 		{"101 items", many, "requests"},
 		{"no items", []map[string]any{}, "requests"},
+		{"null items", nil, "requests"},
 		{"cycle", []map[string]any{get("a", "c"), get("b", "a"), get("c", "b")}, "requests[0].depends_on"},
 		{"self", []map[string]any{get("a", "a")}, "requests[0].depends_on"},
 		{"unknown dependency", []map[string]any{get("a", "zz")}, "requests[0].depends_on"},
@@ -259,6 +260,27 @@ func TestBatchAtomic(t *testing.T) {
 		}
 		h.do("GET", "/v1/billing/accounts", key, nil).decode(200, nil) // the database is free again
 	})
+	t.Run("a webhook and a budget rolled back together", func(t *testing.T) {
+		hook := map[string]any{"id": "hook", "method": "POST", "path": "/v1/billing/webhooks",
+			"body": map[string]any{"url": publicHook + "/atomic", "events": []string{"invoice.*"}}}
+		ans := h.batch(key, map[string]any{"atomic": true, "requests": []map[string]any{hook, create("Hooked"), budget(-5)}})
+		ans.want(t, "hook", 424, "FAILED_DEPENDENCY")
+		var list struct {
+			Webhooks []struct{ URL string } `json:"webhooks"`
+		}
+		h.do("GET", "/v1/webhooks", key, nil).decode(200, &list)
+		for _, w := range list.Webhooks {
+			if strings.HasSuffix(w.URL, "/atomic") {
+				t.Fatal("the webhook of a rolled-back batch was kept")
+			}
+		}
+		ans = h.batch(key, map[string]any{"atomic": true, "requests": []map[string]any{hook, create("Hooked")}})
+		ans.want(t, "hook", 201, "")
+		h.do("GET", "/v1/webhooks", key, nil).decode(200, &list)
+		if len(list.Webhooks) != 1 || !strings.HasSuffix(list.Webhooks[0].URL, "/atomic") {
+			t.Fatalf("the committed webhook: %+v", list.Webhooks)
+		}
+	})
 	for name, items := range map[string][]map[string]any{
 		"an operation": {{"id": "p", "method": "POST", "path": "/v1/services/provision", "body": map[string]any{"template": "x"}}},
 		"a delete":     {{"id": "d", "method": "DELETE", "path": "/v1/billing/budgets/bud_x"}},
@@ -310,6 +332,15 @@ func TestBatchIdempotency(t *testing.T) {
 	}
 	other := h.batch(key, map[string]any{"requests": []map[string]any{item("Another body")}})
 	other.want(t, "acct", 422, "IDEMPOTENCY_KEY_MISMATCH")
+
+	// The batch's own key replays the whole answer without running an item.
+	whole := map[string]any{"requests": []map[string]any{{"id": "acct", "method": "POST", "path": "/v1/billing/accounts",
+		"body": map[string]any{"name": "Whole batch", "currency": "USD", "billing_email": "idem@example.com"}}}}
+	one := h.batch(key, whole, "Idempotency-Key", "whole-batch-1")
+	two := h.batch(key, whole, "Idempotency-Key", "whole-batch-1")
+	if two.res.header.Get("Idempotent-Replayed") != "true" || accountID(t, two.want(t, "acct", 201, "")) != accountID(t, one.want(t, "acct", 201, "")) {
+		t.Fatalf("the batch was not replayed: %s", two.res.body)
+	}
 }
 
 func TestBatchRateLimits(t *testing.T) {
