@@ -38,6 +38,7 @@ var statusOf = map[models.Code]int{
 	models.CodeIdempotencyKeyInUse:     http.StatusConflict,
 	models.CodeAlreadyExists:           http.StatusConflict,
 	models.CodeResourceLimit:           http.StatusConflict,
+	models.CodeFailedDependency:        http.StatusFailedDependency,
 	models.CodePayloadTooLarge:         http.StatusRequestEntityTooLarge,
 	models.CodeUnsupportedMediaType:    http.StatusUnsupportedMediaType,
 	models.CodeUnavailableAtLocation:   http.StatusUnprocessableEntity,

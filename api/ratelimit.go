@@ -115,8 +115,9 @@ func (s *Server) rateLimit(c *fiber.Ctx) error {
 		req.Key = "ip:" + callerIP(c.UserContext())
 	}
 	req.Hourly, req.Burst = limits.Hourly, limits.Burst
-	if p != nil && limits.Concurrent > 0 && authenticationError(c) == nil {
-		// The concurrency slot is taken in the same round trip as the check.
+	if p != nil && limits.Concurrent > 0 && authenticationError(c) == nil && batchItemFrom(ctx) == nil {
+		// The concurrency slot is taken in the same round trip as the check
+		// (a batch's sub-requests run within the batch's slot).
 		req.Slot = ratelimit.SlotRequest{Key: "conc:" + p.OrganizationID + ":" + string(p.Environment), Limit: limits.Concurrent}
 	}
 	res, err := s.limiter.Allow(ctx, req)

@@ -122,6 +122,7 @@ type Server struct {
 	catalogAnswer *catalogCache
 	routes        routeIndex // route templates, for the metrics of requests refused before routing
 	drain         drainState // set by Run on shutdown: /readyz 503, then new requests 503
+	inProcess     inProcess  // the app's handler, for the sub-requests of batches
 }
 
 // access is what an operation requires of its caller, declared once per route.
@@ -189,6 +190,7 @@ func New(deps Deps) *Server {
 		EnableIPValidation:    true,
 		JSONEncoder:           jsonMarshal,
 	})
+	s.App.Use(s.adoptBatchItem) // first: a batch's sub-request starts from the context made for it
 	if s.tracing.Enabled() {
 		s.App.Use(s.traceMiddleware()) // outside observe, so the access log carries the trace id
 	}
@@ -260,6 +262,7 @@ func New(deps Deps) *Server {
 	s.registerAnalytics()
 	s.registerAnalyticsReports()
 	s.registerSupport()
+	s.registerBatch()
 	return s
 }
 

@@ -42,6 +42,7 @@ const (
 	CodeServiceMaintenance      Code = "SERVICE_MAINTENANCE"
 	CodeDependencyUnavailable   Code = "DEPENDENCY_UNAVAILABLE"
 	CodeProvisioningFailed      Code = "PROVISIONING_FAILED"
+	CodeFailedDependency        Code = "FAILED_DEPENDENCY"
 )
 
 // FieldIssue names one invalid input field and what is wrong with it.

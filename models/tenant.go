@@ -60,7 +60,28 @@ type scopeKey struct{}
 // insert is stamped with it. The scope travels in the statement's context, so
 // it survives every chained call and transaction.
 func Scoped(ctx context.Context, db *gorm.DB, scope Scope) *gorm.DB {
+	if tx, ok := ctx.Value(txKey{}).(*gorm.DB); ok && tx != nil && !inTransaction(db) {
+		db = tx
+	}
 	return db.WithContext(context.WithValue(ctx, scopeKey{}, scope))
+}
+
+type txKey struct{}
+
+// WithTx returns ctx carrying the open transaction tx: every query made
+// through Scoped with ctx (so every Store.In and Store.Tx, a Tx then being
+// a savepoint) runs in tx instead of on the pool, unless it is already
+// made on a transaction. It lets one transaction span several requests
+// served in process (the atomic batches of api/batch.go); tx is used by one
+// goroutine at a time.
+func WithTx(ctx context.Context, tx *gorm.DB) context.Context {
+	return context.WithValue(ctx, txKey{}, tx)
+}
+
+// inTransaction reports whether db runs on a transaction's connection.
+func inTransaction(db *gorm.DB) bool {
+	committer, ok := db.Statement.ConnPool.(gorm.TxCommitter)
+	return ok && committer != nil
 }
 
 // registerTenantCallbacks installs the callbacks that enforce tenant scoping.
