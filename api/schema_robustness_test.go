@@ -9,6 +9,7 @@ import (
 	"math/rand"
 	"net/url"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -297,17 +298,16 @@ func concretePath(path string, id func(string) (string, bool)) (string, bool) {
 // queryValues returns the operation's query: its required parameters
 // with schema values, and a few queries with one value out of its schema
 // each (wrong type, too large, too long, empty), plus the paging values
-// that overflowed an offset for the lists.
+// that overflowed an offset (page, offset, cursor) where the operation
+// takes them.
 func queryValues(b minimalBuilder, op schemaOperation, rng *rand.Rand) (url.Values, []url.Values) {
 	valid := url.Values{}
 	var names []string
-	list := false
 	for _, p := range op.Parameters {
 		if p.In != "query" {
 			continue
 		}
 		names = append(names, p.Name)
-		list = list || p.Name == "cursor"
 		if p.Required {
 			if v, err := b.value(p.Schema, "query."+p.Name); err == nil {
 				valid.Set(p.Name, fmt.Sprint(v))
@@ -322,9 +322,9 @@ func queryValues(b minimalBuilder, op schemaOperation, rng *rand.Rand) (url.Valu
 		q.Set(n, bad[rng.Intn(len(bad))])
 		out = append(out, q)
 	}
-	if list {
-		huge := "9223372036854775807"
-		for _, kv := range [][2]string{{"page", huge}, {"offset", huge}, {"cursor", base64.RawURLEncoding.EncodeToString([]byte("o:" + huge))}, {"cursor", "@@@"}} {
+	huge := "9223372036854775807"
+	for _, kv := range [][2]string{{"page", huge}, {"offset", huge}, {"cursor", base64.RawURLEncoding.EncodeToString([]byte("o:" + huge))}, {"cursor", "@@@"}} {
+		if slices.Contains(names, kv[0]) {
 			q := cloneValues(valid)
 			q.Set(kv[0], kv[1])
 			out = append(out, q)
