@@ -4,7 +4,7 @@ GO ?= go
 STATICCHECK_VERSION ?= v0.8.2
 WORKFLOWCHECK_VERSION ?= v0.6.0
 
-.PHONY: run build test test-sqlite test-postgres lint workflowcheck bench bench-load bench-start bench-bulk bench-webhooks bench-sla bench-report bench-analytics temporal clean
+.PHONY: run build test test-sqlite test-postgres fuzz lint workflowcheck bench bench-load bench-start bench-bulk bench-webhooks bench-sla bench-report bench-analytics temporal clean
 
 run: build temporal
 	@bash scripts/dev.sh
@@ -25,6 +25,12 @@ test-sqlite:
 test-postgres:
 	@echo "== tests on PostgreSQL =="
 	@bash scripts/with-postgres.sh $(GO) test -count=1 -timeout 25m ./...
+
+# Every fuzz target (docs/fuzzing.md) for FUZZTIME each, one after another;
+# their seed corpora also run as ordinary tests in `make test`.
+FUZZTIME ?= 2s
+fuzz:
+	FUZZTIME=$(FUZZTIME) GO=$(GO) bash scripts/fuzz.sh
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi

@@ -136,7 +136,7 @@ func (s *Server) registerInvoices() {
 			"filter= takes an expression of the filter language (docs/filtering.md)."},
 		access{permission: "billing:read"}, func(ctx context.Context, in *struct {
 			Limit     int    `query:"limit" minimum:"1" maximum:"200" default:"50" doc:"Invoices per page (1-200)"`
-			Offset    int    `query:"offset" minimum:"0" doc:"Invoices to skip"`
+			Offset    int    `query:"offset" minimum:"0" maximum:"2147483647" doc:"Invoices to skip"`
 			Status    string `query:"status" enum:"pending,paid,overdue,cancelled"`
 			DateFrom  string `query:"date_from" maxLength:"40" example:"2026-11-01"`
 			DateTo    string `query:"date_to" maxLength:"40" example:"2026-11-30"`

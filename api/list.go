@@ -6,7 +6,7 @@ import "github.com/telcoplatform/platform/models"
 type ListParams struct {
 	Limit   int    `query:"limit" minimum:"1" maximum:"200" doc:"Items per page (1-200, default 50)"`
 	PerPage int    `query:"per_page" minimum:"1" maximum:"200" doc:"Alias of limit"`
-	Offset  int    `query:"offset" minimum:"0" doc:"Items to skip"`
+	Offset  int    `query:"offset" minimum:"0" maximum:"2147483647" doc:"Items to skip"`
 	Page    int    `query:"page" minimum:"1" doc:"1-based page number (instead of offset)"`
 	Cursor  string `query:"cursor" maxLength:"200" doc:"Opaque cursor from pagination.next_cursor"`
 	Sort    string `query:"sort" maxLength:"200" doc:"Comma-separated field:asc|desc" example:"created_at:desc"`

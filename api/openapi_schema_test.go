@@ -54,6 +54,9 @@ type jsonSchema struct {
 	Example          any                    `json:"example"`
 	Examples         []any                  `json:"examples"`
 	Minimum          *float64               `json:"minimum"`
+	Maximum          *float64               `json:"maximum"`
+	MaxLength        *int                   `json:"maxLength"`
+	MaxItems         *int                   `json:"maxItems"`
 	ExclusiveMinimum any                    `json:"exclusiveMinimum"` // bool in 3.0, number in 3.1
 	MinLength        *int                   `json:"minLength"`
 	MinItems         *int                   `json:"minItems"`

@@ -3,6 +3,7 @@ package models
 import (
 	"encoding/base64"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,6 +15,9 @@ import (
 const (
 	DefaultPageLimit = 50
 	MaxPageLimit     = 200
+	// MaxPageOffset bounds the items a list request may skip (offset, page
+	// or cursor), so that offset + limit never overflows.
+	MaxPageOffset = math.MaxInt32
 )
 
 // SortField is one `field:asc|desc` item of a sort parameter.
@@ -55,14 +59,21 @@ func ParsePage(q ListQuery) (PageRequest, error) {
 	}
 	v.Check(q.Offset >= 0, "offset", "must not be negative")
 	v.Check(q.Page >= 0, "page", "must be 1 or more")
+	tooFar := fmt.Sprintf("must not skip more than %d items", MaxPageOffset)
 	switch {
 	case q.Cursor != "":
 		off, err := decodeCursor(q.Cursor)
-		v.Check(err == nil, "cursor", "is not a cursor returned by this API")
+		v.Check(err == nil && off <= MaxPageOffset, "cursor", "is not a cursor returned by this API")
 		pr.Offset = off
 	case q.Page > 0:
-		pr.Offset = (q.Page - 1) * pr.Limit
+		// (page-1)*limit would overflow for the largest pages.
+		ok := q.Page-1 <= MaxPageOffset/max(pr.Limit, 1)
+		v.Check(ok, "page", tooFar)
+		if ok {
+			pr.Offset = (q.Page - 1) * pr.Limit
+		}
 	default:
+		v.Check(q.Offset <= MaxPageOffset, "offset", tooFar)
 		pr.Offset = q.Offset
 	}
 	if q.Sort != "" {

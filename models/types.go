@@ -30,15 +30,17 @@ func (m *Money) UnmarshalJSON(b []byte) error {
 // String returns the amount with two decimals, e.g. "12.50".
 func (m Money) String() string {
 	sign := ""
-	v := int64(m)
-	if v < 0 {
+	v := uint64(m) // two's complement: the magnitude of math.MinInt64 fits
+	if m < 0 {
 		sign = "-"
 		v = -v
 	}
 	return fmt.Sprintf("%s%d.%02d", sign, v/100, v%100)
 }
 
-// ParseMoney parses a decimal amount with at most two decimals into minor units.
+// ParseMoney parses a decimal amount with at most two decimals into minor
+// units; every amount a Money holds (math.MinInt64 to math.MaxInt64 cents)
+// parses, a larger one is refused.
 func ParseMoney(s string) (Money, error) {
 	s = strings.TrimSpace(s)
 	neg := strings.HasPrefix(s, "-")
@@ -50,17 +52,24 @@ func ParseMoney(s string) (Money, error) {
 	for len(frac) < 2 {
 		frac += "0"
 	}
-	w, err := strconv.ParseInt(whole, 10, 64)
-	if err != nil || w > math.MaxInt64/100-1 {
+	w, err := strconv.ParseUint(whole, 10, 64)
+	if err != nil {
 		return 0, fmt.Errorf("invalid amount")
 	}
-	f, err := strconv.ParseInt(frac, 10, 64)
+	f, err := strconv.ParseUint(frac, 10, 64)
 	if err != nil {
+		return 0, fmt.Errorf("invalid amount")
+	}
+	limit := uint64(math.MaxInt64)
+	if neg {
+		limit++ // math.MinInt64
+	}
+	if w > (limit-f)/100 {
 		return 0, fmt.Errorf("invalid amount")
 	}
 	v := w*100 + f
 	if neg {
-		v = -v
+		return Money(-v), nil // wraps to math.MinInt64 at the limit
 	}
 	return Money(v), nil
 }

@@ -54,6 +54,12 @@ func (s *Store) SearchTickets(ctx context.Context, p *models.Principal, in Ticke
 	v.Check(in.Order == OrderAsc || in.Order == OrderDesc, "sort.order", "must be asc or desc")
 	v.Check(in.Page >= 0, "pagination.page", "must be 1 or more")
 	v.Check(in.Limit >= 0 && in.Limit <= models.MaxPageLimit, "pagination.limit", "must be between 1 and "+itoa(models.MaxPageLimit))
+	// (page-1)*limit would overflow for the largest pages.
+	limit := models.DefaultPageLimit
+	if in.Limit > 0 {
+		limit = in.Limit
+	}
+	v.Check(in.Page-1 <= models.MaxPageOffset/limit, "pagination.page", "must not skip more than "+itoa(models.MaxPageOffset)+" tickets")
 	q, err := s.ticketQuery(ctx, p, in.Filter, &v)
 	if err != nil {
 		return nil, 0, models.PageRequest{}, err
