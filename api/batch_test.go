@@ -135,7 +135,7 @@ func TestBatchItemsKeepTheCallersRights(t *testing.T) {
 		{"id": "smuggle", "method": "POST", "path": "/v1/billing/accounts", "body": acct, "headers": map[string]string{"Authorization": "Bearer " + h.adminKey}},
 		{"id": "smuggle-key", "method": "POST", "path": "/v1/billing/accounts", "body": acct, "headers": map[string]string{"x-api-key": a.liveKey}},
 		{"id": "forwarded", "method": "GET", "path": "/v1/billing/accounts", "headers": map[string]string{"X-Forwarded-For": "10.0.0.1"}},
-		{"id": "cookie", "method": "GET", "path": "/v1/billing/accounts", "headers": map[string]string{"Cookie": "session=x"}},
+		{"id": "cookie", "method": "GET", "path": "/v1/billing/accounts", "headers": map[string]string{"Cookie": "sid=x"}},
 	}})
 	ans.want(t, "read", 200, "")
 	ans.want(t, "create", 403, "INSUFFICIENT_PERMISSIONS")
