@@ -135,7 +135,7 @@ func TestBatchItemsKeepTheCallersRights(t *testing.T) {
 		{"id": "smuggle", "method": "POST", "path": "/v1/billing/accounts", "body": acct, "headers": map[string]string{"Authorization": "Bearer " + h.adminKey}},
 		{"id": "smuggle-key", "method": "POST", "path": "/v1/billing/accounts", "body": acct, "headers": map[string]string{"x-api-key": a.liveKey}},
 		{"id": "forwarded", "method": "GET", "path": "/v1/billing/accounts", "headers": map[string]string{"X-Forwarded-For": "10.0.0.1"}},
-		{"id": "cookie", "method": "GET", "path": "/v1/billing/accounts", "headers": map[string]string{"Cookie": "session=x"}},
+		{"id": "cookie", "method": "GET", "path": "/v1/billing/accounts", "headers": map[string]string{"Cookie": "sid=x"}},
 	}})
 	ans.want(t, "read", 200, "")
 	ans.want(t, "create", 403, "INSUFFICIENT_PERMISSIONS")
@@ -350,7 +350,7 @@ func TestBatchRateLimits(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = closeFn() })
 	h := newHarness(t)
-	h.withLimiter(rdb)
+	lim := h.withLimiter(rdb)
 	gets := func(n int) map[string]any {
 		items := make([]map[string]any, n)
 		for i := range items {
@@ -400,6 +400,36 @@ func TestBatchRateLimits(t *testing.T) {
 			t.Fatalf("want 8 answered and 2 refused: %v", counts)
 		}
 		h.do("POST", "/v1/batch", key, gets(1)).wantError(429, "RATE_LIMIT_EXCEEDED")
+	})
+	t.Run("the batch holds one concurrency slot", func(t *testing.T) {
+		// Business plan: 50 requests in flight. With 49 taken, the batch
+		// takes the last one and its items run within it.
+		conc := "conc:" + h.tenants[1].org.ID + ":live"
+		var releases []func()
+		defer func() {
+			for _, r := range releases {
+				r()
+			}
+		}()
+		for range 49 {
+			release, ok, err := lim.Acquire(context.Background(), conc, 50, 0)
+			if err != nil || !ok {
+				t.Fatalf("acquire: %v %v", ok, err)
+			}
+			releases = append(releases, release)
+		}
+		ans := h.batch(h.tenants[1].liveKey, gets(10))
+		for _, r := range ans.Responses {
+			if r.Status != 200 {
+				t.Fatalf("item %s: %d %s", r.ID, r.Status, r.Body)
+			}
+		}
+		release, ok, err := lim.Acquire(context.Background(), conc, 50, 0)
+		if err != nil || !ok {
+			t.Fatalf("the batch's slot was not given back: %v %v", ok, err)
+		}
+		releases = append(releases, release)
+		h.do("POST", "/v1/batch", h.tenants[1].liveKey, gets(1)).wantError(429, "CONCURRENCY_LIMIT_EXCEEDED")
 	})
 }
 
