@@ -21,7 +21,11 @@ fi
 
 # corpus_files counts the inputs kept for a target (a finding adds one).
 corpus_files() {
-	find "$1" -type f 2>/dev/null | wc -l
+	if [ -d "$1" ]; then
+		find "$1" -type f | wc -l
+	else
+		echo 0
+	fi
 }
 
 out=$(mktemp)
