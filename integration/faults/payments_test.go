@@ -44,6 +44,7 @@ func TestConcurrentFullPayments(t *testing.T) {
 	}
 
 	const n = 100
+	keys := s.keyPool(3)
 	statuses := make([]int, n)
 	codes := make([]string, n)
 	start := make(chan struct{})
@@ -53,7 +54,7 @@ func TestConcurrentFullPayments(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			<-start
-			a, err := s.send(s.bases[i%2], "POST", "/v1/billing/payments", map[string]any{"invoice_id": inv.ID, "amount": inv.AmountDue,
+			a, err := s.sendKey(keys[i%3], s.bases[i%2], "POST", "/v1/billing/payments", map[string]any{"invoice_id": inv.ID, "amount": inv.AmountDue,
 				"payment_method": map[string]any{"type": "credit_card", "card_token": "tok_visa"}}, map[string]string{"Idempotency-Key": fmt.Sprintf("pay-%d", i)})
 			if err != nil {
 				codes[i] = err.Error()

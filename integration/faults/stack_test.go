@@ -247,6 +247,22 @@ func (a answer) errorCode() string {
 
 // send sends one request with the tenant's key to base.
 func (s *stack) send(base, method, path string, body any, headers map[string]string) (answer, error) {
+	return s.sendKey(s.key, base, method, path, body, headers)
+}
+
+// keyPool issues n more keys of the tenant: the provisioning and billing
+// endpoints have their own hourly limits per credential (50 and 100
+// requests), which a test sending more spreads over several keys.
+func (s *stack) keyPool(n int) []string {
+	keys := make([]string, n)
+	for i := range keys {
+		keys[i] = s.newKey(identity.APIKeyInput{Name: fmt.Sprintf("pool-%d", i), RequestsPerMinute: 100_000, BurstLimit: 100_000})
+	}
+	return keys
+}
+
+// sendKey sends one request with key to base.
+func (s *stack) sendKey(key, base, method, path string, body any, headers map[string]string) (answer, error) {
 	var r io.Reader
 	if body != nil {
 		raw, err := json.Marshal(body)
@@ -259,7 +275,7 @@ func (s *stack) send(base, method, path string, body any, headers map[string]str
 	if err != nil {
 		return answer{}, err
 	}
-	req.Header.Set("Authorization", "Bearer "+s.key)
+	req.Header.Set("Authorization", "Bearer "+key)
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
