@@ -368,3 +368,31 @@ func (s *stack) figure(name string, value any) {
 	}
 	s.t.Logf("figure: %s %s=%v", db, name, value)
 }
+
+// retryCall sends one request as a well-behaved client does: a connection
+// error or the documented 503 DEPENDENCY_UNAVAILABLE is retried after a
+// pause (with the same Idempotency-Key, so nothing is done twice) for up
+// to a minute. It returns the answer, how many times it retried, and a
+// problem when the answer is outside the contract (another 5xx) or none
+// came.
+func (s *stack) retryCall(key, base, method, path string, body any, idem string) (answer, int, string) {
+	var headers map[string]string
+	if idem != "" {
+		headers = map[string]string{"Idempotency-Key": idem}
+	}
+	deadline := time.Now().Add(time.Minute)
+	for retries := 0; ; retries++ {
+		a, err := s.sendKey(key, base, method, path, body, headers)
+		switch {
+		case err == nil && a.status == http.StatusServiceUnavailable && a.errorCode() == "DEPENDENCY_UNAVAILABLE" && a.header.Get("Retry-After") != "":
+		case err == nil && a.status >= 500:
+			return a, retries, fmt.Sprintf("%s %s: %d %s", method, path, a.status, a.body)
+		case err == nil:
+			return a, retries, ""
+		}
+		if time.Now().After(deadline) {
+			return a, retries, fmt.Sprintf("%s %s: no answer within a minute: %d %v", method, path, a.status, err)
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+}

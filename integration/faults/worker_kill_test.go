@@ -70,20 +70,24 @@ func TestWorkerKilledRepeatedly(t *testing.T) {
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var failures []string
+	startRetries := 0
 	for c := range 8 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := c; i < killOperations; i += 8 {
-				a, err := s.sendKey(keys[i/40], s.bases[0], "POST", "/v1/services/provision", sandboxOrder, map[string]string{"Idempotency-Key": fmt.Sprintf("kill-%d", i)})
+				a, retries, problem := s.retryCall(keys[i/40], s.bases[0], "POST", "/v1/services/provision", sandboxOrder, fmt.Sprintf("kill-%d", i))
 				var acc accepted
-				if err == nil && a.status == http.StatusAccepted {
-					err = jsonDecode(a.body, &acc)
+				if problem == "" && (a.status != http.StatusAccepted || jsonDecode(a.body, &acc) != nil) {
+					problem = fmt.Sprintf("start %d: %d %s", i, a.status, a.body)
 				}
-				if err != nil || a.status != http.StatusAccepted {
-					mu.Lock()
-					failures = append(failures, fmt.Sprintf("start %d: %d %s %v", i, a.status, a.body, err))
-					mu.Unlock()
+				mu.Lock()
+				startRetries += retries
+				if problem != "" {
+					failures = append(failures, problem)
+				}
+				mu.Unlock()
+				if problem != "" {
 					continue
 				}
 				ops[i] = acc.RequestID
@@ -126,8 +130,8 @@ func TestWorkerKilledRepeatedly(t *testing.T) {
 		again += got[id] - 1
 	}
 	t.Logf("%d operations and a %d-item bulk job in %s with %d worker SIGKILLs: every operation completed once, %d services, %d service events, "+
-		"%d deliveries succeeded (one per event), %d requests repeated with the same webhook-id by a worker killed before it recorded the delivery",
-		killOperations, killBulkItems, took.Round(time.Second), kills, c.services, c.events, deliveries["succeeded"], again)
+		"%d deliveries succeeded (one per event), %d requests repeated with the same webhook-id by a worker killed before it recorded the delivery; %d starts retried after a 503",
+		killOperations, killBulkItems, took.Round(time.Second), kills, c.services, c.events, deliveries["succeeded"], again, startRetries)
 	s.figure("kill_operations", killOperations+1)
 	s.figure("kill_bulk_items", killBulkItems)
 	s.figure("kill_worker_sigkills", kills)
