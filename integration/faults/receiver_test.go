@@ -110,13 +110,14 @@ func (r *receiver) deliveries() []received {
 	return append([]received(nil), r.got...)
 }
 
-// subscribe subscribes the receiver to events (patterns) of the tenant.
+// subscribe subscribes the receiver to events (patterns of any area) of
+// the tenant.
 func (s *stack) subscribe(r *receiver, events ...string) string {
 	s.t.Helper()
 	var out struct {
 		Webhook struct{ ID string } `json:"webhook"`
 	}
-	s.do("POST", "/v1/services/webhooks", map[string]any{"url": r.url(), "events": events, "secret": receiverSecret}, nil, http.StatusCreated, &out)
+	s.do("POST", "/v1/webhooks", map[string]any{"url": r.url(), "events": events, "secret": receiverSecret}, nil, http.StatusCreated, &out)
 	return out.Webhook.ID
 }
 
