@@ -238,10 +238,11 @@ func startRedis(t testing.TB) (*daemon, string) {
 }
 
 // startTemporal starts a Temporal dev server private to the test from
-// bin/temporal, keeping its state in a SQLite file so that it can be
-// stopped and started again on the same port with the same workflows, and
-// returns it and its frontend address.
-func startTemporal(t testing.TB) (*daemon, string) {
+// bin/temporal and returns it and its frontend address. With persistent,
+// it keeps its state in a SQLite file so that it can be stopped and
+// started again on the same port with the same workflows; otherwise in
+// memory (much faster under many workflows).
+func startTemporal(t testing.TB, persistent bool) (*daemon, string) {
 	t.Helper()
 	exe, err := filepath.Abs(filepath.Join("..", "..", "bin", "temporal"))
 	if err != nil {
@@ -255,7 +256,10 @@ func startTemporal(t testing.TB) (*daemon, string) {
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	args := []string{exe, "server", "start-dev", "--ip", "127.0.0.1", "--port", strconv.Itoa(port),
 		"--http-port", strconv.Itoa(testenv.FreePort(t)), "--metrics-port", strconv.Itoa(testenv.FreePort(t)),
-		"--headless", "--namespace", "default", "--log-level", "error", "--db-filename", filepath.Join(dir, "temporal.db")}
+		"--headless", "--namespace", "default", "--log-level", "error"}
+	if persistent {
+		args = append(args, "--db-filename", filepath.Join(dir, "temporal.db"))
+	}
 	args = append(args, workflows.DevServerArgs()...)
 	ready := func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)

@@ -76,6 +76,7 @@ type stackOptions struct {
 	apis, workers int           // processes of each (default 1)
 	stepDelay     time.Duration // SIMULATOR_STEP_DELAY (default 20ms)
 	postgresOnly  string        // when set, the test skips on SQLite with this reason
+	restartable   bool          // the Temporal server keeps its state in a file, to be restarted
 }
 
 // stack is the platform as deployed: `platform serve` and `platform
@@ -130,7 +131,7 @@ func startStack(t *testing.T, o stackOptions) *stack {
 	}
 	var redisURL string
 	s.redis, redisURL = startRedis(t)
-	s.temporal, s.temporalAddr = startTemporal(t)
+	s.temporal, s.temporalAddr = startTemporal(t, o.restartable)
 	s.env = []string{
 		"PATH=" + os.Getenv("PATH"), "HOME=" + s.dir, "TMPDIR=" + s.dir,
 		"DATABASE_URL=" + s.dbURL, "REDIS_URL=" + redisURL, "SECRETS_KEY=" + secretsKey,

@@ -19,7 +19,7 @@ const temporalOutage = 30 * time.Second
 // started again on the same port and state, the operations in flight and
 // new ones complete, without restarting the platform.
 func TestTemporalDown(t *testing.T) {
-	s := startStack(t, stackOptions{stepDelay: 500 * time.Millisecond})
+	s := startStack(t, stackOptions{stepDelay: 500 * time.Millisecond, restartable: true})
 	var inFlight []string
 	for i := range 5 {
 		var acc accepted

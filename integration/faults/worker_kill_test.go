@@ -98,7 +98,7 @@ func TestWorkerKilledRepeatedly(t *testing.T) {
 	if len(failures) > 0 {
 		t.Fatalf("starts refused:\n%v", failures)
 	}
-	statuses := s.waitTerminal(append(append([]string{}, ops...), bulk.RequestID), 6*time.Minute)
+	statuses := s.waitTerminal(append(append([]string{}, ops...), bulk.RequestID), 10*time.Minute)
 	kills := stopKiller()
 	took := time.Since(began)
 	for id, st := range statuses {
