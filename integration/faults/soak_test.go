@@ -24,10 +24,10 @@ const (
 // soakRun counts what the soak did.
 type soakRun struct {
 	requests, reads, tickets, ops, invoices, payments, refused atomic.Int64
-	mu                                                      sync.Mutex
-	opIDs                                                   []string
-	paidInvoices                                            []string
-	bad                                                     []string
+	mu                                                         sync.Mutex
+	opIDs                                                      []string
+	paidInvoices                                               []string
+	bad                                                        []string
 }
 
 func (r *soakRun) fail(format string, args ...any) {
