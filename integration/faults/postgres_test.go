@@ -88,8 +88,8 @@ func TestPostgresRestart(t *testing.T) {
 		t.Fatalf("%d services for %d acknowledged operations", services, len(ids))
 	}
 	t.Logf("PostgreSQL down %s: %d requests, %d answered 503 DEPENDENCY_UNAVAILABLE (Retry-After), %d writes acknowledged while down, "+
-		"writes acknowledged again %s after its start; %d tickets and %d operations acknowledged, all found",
-		up.Sub(down).Round(time.Millisecond), l.requests.Load(), l.unavailable.Load(), duringOK, recovered.Round(time.Millisecond), len(l.tickets), len(l.ops))
+		"writes acknowledged again %s after its start; %d tickets and %d operations acknowledged, all found; %d retries answered 409 IDEMPOTENCY_KEY_IN_USE",
+		up.Sub(down).Round(time.Millisecond), l.requests.Load(), l.unavailable.Load(), duringOK, recovered.Round(time.Millisecond), len(l.tickets), len(l.ops), l.inUse.Load())
 	s.figure("pg_outage_requests", l.requests.Load())
 	s.figure("pg_outage_503", l.unavailable.Load())
 	s.figure("pg_outage_500", 0)
@@ -105,6 +105,7 @@ type pgLoad struct {
 	stop        chan struct{}
 	requests    atomic.Int64
 	unavailable atomic.Int64
+	inUse       atomic.Int64
 	acked       atomic.Int64
 	mu          sync.Mutex
 	tickets     []string
@@ -121,8 +122,9 @@ func (l *pgLoad) fail(format string, args ...any) {
 }
 
 // call sends a request until it gets an answer other than the documented
-// 503 (retrying, as a client should, after a pause); it records any other
-// 5xx as a failure and returns the answer (status 0 when stopped).
+// 503 or 409 IDEMPOTENCY_KEY_IN_USE (retrying, as a client should, after a
+// pause); it records any other 5xx as a failure and returns the answer
+// (status 0 when stopped).
 func (l *pgLoad) call(method, path string, body any, headers map[string]string) answer {
 	for {
 		l.requests.Add(1)
@@ -137,6 +139,10 @@ func (l *pgLoad) call(method, path string, body any, headers map[string]string) 
 				l.fail("%s %s: undocumented 503 %v %s", method, path, a.header, a.body)
 				return answer{}
 			}
+		case a.status == http.StatusConflict && a.errorCode() == "IDEMPOTENCY_KEY_IN_USE":
+			// The first try's claim of the key could not be released while
+			// the database was down: it lapses after two minutes.
+			l.inUse.Add(1)
 		case a.status >= 500:
 			l.fail("%s %s: %d %s", method, path, a.status, a.body)
 			return answer{}

@@ -114,18 +114,20 @@ func TestWorkerKilledRepeatedly(t *testing.T) {
 	if deliveries["succeeded"] != c.events || len(deliveries) != 1 {
 		t.Fatalf("deliveries by status %v for %d events", deliveries, c.events)
 	}
+	// The webhook-id is the event's id (the same on every attempt, for
+	// receivers to deduplicate).
 	got := map[string]int{}
 	for _, d := range hooks.deliveries() {
 		got[d.id]++
 	}
-	var ids []string
-	if err := s.db().Table("webhook_deliveries").Where("subscription_id = ?", sub).Pluck("id", &ids).Error; err != nil {
+	var eventIDs []string
+	if err := s.db().Table("webhook_deliveries").Where("subscription_id = ?", sub).Pluck("event_id", &eventIDs).Error; err != nil {
 		t.Fatal(err)
 	}
 	again := 0
-	for _, id := range ids {
+	for _, id := range eventIDs {
 		if got[id] == 0 {
-			t.Fatalf("delivery %s recorded as succeeded never reached the receiver", id)
+			t.Fatalf("event %s recorded as delivered never reached the receiver", id)
 		}
 		again += got[id] - 1
 	}
