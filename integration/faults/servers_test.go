@@ -203,7 +203,7 @@ func startPostgres(t testing.TB) (*daemon, string) {
 		}
 		return conn.Close(ctx)
 	}
-	// SIGINT is PostgreSQL's fast shutdown: sessions are ended, what was
+	// SIGINT is PostgreSQL's fast shutdown: connections are ended, what was
 	// committed stays.
 	d := newDaemon(t, "postgres", dir, syscall.SIGINT, ready, filepath.Join(bin, "postgres"), "-D", data, "-p", strconv.Itoa(port),
 		"-k", dir, "-c", "listen_addresses=127.0.0.1", "-c", "fsync=off", "-c", "synchronous_commit=off",

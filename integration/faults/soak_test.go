@@ -161,7 +161,7 @@ func TestSoak(t *testing.T) {
 				}
 			}()
 		default: // reads
-			path := []string{"/v1/services/catalog", "/v1/services", "/v1/support/tickets", "/v1/billing/invoices"}[i%4]
+			path := []string{"/v1/services/catalog", "/v1/services", "/v1/support/tickets", "/v1/operations"}[i%4]
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
