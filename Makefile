@@ -1,10 +1,11 @@
 # The platform's commands. `make run` starts everything on embedded defaults;
-# `make test` runs every test (SQLite, then PostgreSQL when its binaries exist).
+# `make test` runs every test (SQLite, then PostgreSQL when its binaries exist),
+# the fault tests included (test-faults).
 GO ?= go
 STATICCHECK_VERSION ?= v0.8.2
 WORKFLOWCHECK_VERSION ?= v0.6.0
 
-.PHONY: run build test test-sqlite test-postgres fuzz lint workflowcheck bench bench-load bench-start bench-bulk bench-webhooks bench-sla bench-report bench-analytics temporal clean
+.PHONY: run build test test-sqlite test-postgres test-faults soak fuzz lint workflowcheck bench bench-load bench-start bench-bulk bench-webhooks bench-sla bench-report bench-analytics temporal clean
 
 run: build temporal
 	@bash scripts/dev.sh
@@ -16,7 +17,7 @@ build:
 temporal:
 	@bash scripts/install-temporal.sh
 
-test: temporal test-sqlite test-postgres
+test: temporal test-sqlite test-postgres test-faults
 
 test-sqlite:
 	@echo "== tests on SQLite =="
@@ -31,6 +32,23 @@ test-postgres:
 FUZZTIME ?= 2s
 fuzz:
 	FUZZTIME=$(FUZZTIME) GO=$(GO) bash scripts/fuzz.sh
+
+# Fault tests (docs/reliability.md, build tag faults): the built binary as
+# real processes against PostgreSQL, redis-server and Temporal dev server
+# processes that the tests kill, stop and start again. On SQLite the tests
+# that apply (the others skip, saying why), then on PostgreSQL.
+test-faults: temporal
+	@echo "== fault tests on SQLite =="
+	$(GO) test -tags faults -count=1 -timeout 15m ./integration/faults/
+	@echo "== fault tests on PostgreSQL =="
+	@bash scripts/with-postgres.sh $(GO) test -tags faults -count=1 -timeout 20m ./integration/faults/
+
+# Soak (docs/reliability.md): mixed traffic at a steady rate through two
+# APIs with a worker SIGKILLed every 30 s, for SOAK_DURATION (30s to 30m),
+# then a consistency check over the database; prints the figures.
+SOAK_DURATION ?= 3m
+soak: temporal
+	SOAK_DURATION=$(SOAK_DURATION) bash scripts/with-postgres.sh $(GO) test -tags 'faults soak' -count=1 -run TestSoak -v -timeout 60m ./integration/faults/
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi

@@ -104,6 +104,13 @@ func (s *Server) rateLimit(c *fiber.Ctx) error {
 	}
 	ctx := c.UserContext()
 	p := models.PrincipalFrom(ctx)
+	if err := authenticationError(c); p == nil && models.DatabaseUnavailable(err) {
+		// The credential could not be checked because the database is
+		// down: the answer is a 503, and the request is not spent from
+		// the address's anonymous budget (an outage must not get every
+		// client behind the address refused, then suspended, afterwards).
+		return err
+	}
 	req := ratelimit.Request{Cost: ratelimit.Cost(c.Method()), Group: EndpointGroup(c.Method(), c.Path())}
 	limits := s.anonymous
 	switch client, clientLimits, ok := s.oauthClientBudget(c); {
