@@ -5,8 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/valyala/fasthttp"
@@ -21,6 +24,7 @@ type APIError struct {
 	Code    string
 	Message string
 	Fields  []FieldIssue
+	Details M          // the error's details
 	MFA     *Challenge // 401 mfa_required: the challenge to satisfy
 }
 
@@ -78,9 +82,24 @@ func (cl *Client) request(method, path string, body any, accept string) (*fastht
 		req.SetBody(raw)
 	}
 	var rc fasthttp.RequestCtx
-	rc.Init(&req, cl.outer.RemoteAddr(), nil)
+	rc.Init2(inProcessConn{remote: cl.outer.RemoteAddr(), local: cl.outer.LocalAddr()}, nil, false)
+	req.CopyTo(&rc.Request)
 	return &rc, nil
 }
+
+// inProcessConn is the connection of an in-process request: it carries
+// the browser's addresses and has nothing to read or write (the handler
+// reads the request and writes the response in memory).
+type inProcessConn struct{ remote, local net.Addr }
+
+func (inProcessConn) Read([]byte) (int, error)         { return 0, io.EOF }
+func (inProcessConn) Write(b []byte) (int, error)      { return len(b), nil }
+func (inProcessConn) Close() error                     { return nil }
+func (c inProcessConn) LocalAddr() net.Addr            { return c.local }
+func (c inProcessConn) RemoteAddr() net.Addr           { return c.remote }
+func (inProcessConn) SetDeadline(time.Time) error      { return nil }
+func (inProcessConn) SetReadDeadline(time.Time) error  { return nil }
+func (inProcessConn) SetWriteDeadline(time.Time) error { return nil }
 
 // Do sends a request to the API (path without the /v1 prefix) with body
 // as JSON (nil: none) and decodes a successful answer into out (nil:
@@ -174,12 +193,16 @@ func decodeError(status int, raw []byte) *APIError {
 	var body struct {
 		Code    string `json:"code"`
 		Message string `json:"message"`
-		Details struct {
-			Fields []FieldIssue `json:"fields"`
-		} `json:"details"`
+		Details M      `json:"details"`
 	}
 	if json.Unmarshal(env.Error, &body) == nil {
-		e.Code, e.Message, e.Fields = body.Code, body.Message, body.Details.Fields
+		e.Code, e.Message, e.Details = body.Code, body.Message, body.Details
+		var fields struct {
+			Fields []FieldIssue `json:"fields"`
+		}
+		if raw, err := json.Marshal(body.Details); err == nil && json.Unmarshal(raw, &fields) == nil {
+			e.Fields = fields.Fields
+		}
 	}
 	return e
 }
