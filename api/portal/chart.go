@@ -84,6 +84,11 @@ func lineChart(id, title, unit, key string, points []any) chart {
 	if path.Len() > 0 {
 		fmt.Fprintf(&b, `<path class="line" d="%s"/>`, strings.TrimSpace(path.String()))
 	}
+	for i, v := range vals { // each bucket's value as a dot, so a lone sample shows too
+		if !math.IsNaN(v) {
+			fmt.Fprintf(&b, `<circle class="dot" cx="%.1f" cy="%.1f" r="2.5"/>`, x(i), y(v))
+		}
+	}
 	b.WriteString(`</svg>`)
 	return chart{ID: id, Title: title, Unit: unit, SVG: template.HTML(b.String()), Last: last} // #nosec: numbers and escaped text only
 }
