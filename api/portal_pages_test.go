@@ -1,13 +1,19 @@
 package api_test
 
 import (
+	"html"
 	"net/http"
 	"net/url"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/pquerna/otp/totp"
 
 	"github.com/telcoplatform/platform/api/portal"
+	"github.com/telcoplatform/platform/auth"
+	"github.com/telcoplatform/platform/models/identity"
 )
 
 // portalUser creates a customer of tenant i with a password (and the
@@ -150,5 +156,82 @@ func TestPortalPermissions(t *testing.T) {
 	delete(b.cookies, "platform_session")
 	if res, page := b.send("GET", "/portal/services", nil); res.StatusCode != 200 || !strings.Contains(page, `action="/portal/login"`) {
 		t.Fatalf("signed-out page: %d", res.StatusCode)
+	}
+}
+
+// formFields reads the named inputs of the form with id in page.
+func formFields(t *testing.T, page, id string) url.Values {
+	t.Helper()
+	start := strings.Index(page, `id="`+id+`"`)
+	if start < 0 {
+		t.Fatalf("no form %s in:\n%s", id, page)
+	}
+	form := page[start:]
+	form = form[:strings.Index(form, "</form>")]
+	out := url.Values{}
+	for _, m := range regexp.MustCompile(`<input[^>]*name="([^"]+)"[^>]*value="([^"]*)"`).FindAllStringSubmatch(form, -1) {
+		out.Add(m[1], html.UnescapeString(m[2]))
+	}
+	return out
+}
+
+// TestPortalSecondFactor creates an API key from the portal as a user
+// with TOTP enrolled: the API's mfa_required becomes the challenge form in
+// the page, carrying the form's fields; a wrong code is refused there; the
+// right one leads to the continue form, whose post creates the key.
+func TestPortalSecondFactor(t *testing.T) {
+	h := newHarness(t)
+	clock := time.Now().UTC().Truncate(30 * time.Second).Add(time.Second)
+	h.store.Now = func() time.Time { return clock }
+	b := portalUser(t, h, 0, "ines@tenant-a.example", nil)
+	var me struct {
+		Users []identity.User `json:"users"`
+	}
+	h.do("GET", "/v1/users?email=ines@tenant-a.example", h.adminKey, nil).decode(http.StatusOK, &me)
+	var u *identity.User
+	for i := range me.Users {
+		if me.Users[i].Email == "ines@tenant-a.example" {
+			u = &me.Users[i]
+		}
+	}
+	if u == nil {
+		t.Fatalf("user not found: %+v", me)
+	}
+	tok := h.issue(h.srv.Tokens(), auth.Grant{Subject: u.ID, OrganizationID: u.OrganizationID, Permissions: []string{"auth:manage"}, AuthMethod: "password"}).Token
+	var setup struct {
+		Secret string `json:"secret"`
+	}
+	h.do("POST", "/v1/auth/mfa/totp/setup", tok, nil).decode(http.StatusOK, &setup)
+	code, _ := totp.GenerateCode(setup.Secret, clock)
+	h.do("POST", "/v1/auth/mfa/verify", tok, map[string]any{"method": "totp", "code": code}).decode(http.StatusOK, nil)
+	clock = clock.Add(30 * time.Second) // a fresh code for the challenge
+
+	csrf := sessionCSRF(t, b)
+	res, page := b.send("POST", "/portal/developers/keys", url.Values{"csrf_token": {csrf}, "name": {"with mfa"}, "permissions": {"services:read"}})
+	if res.StatusCode != http.StatusUnauthorized || !strings.Contains(page, `id="mfa-form"`) {
+		t.Fatalf("challenged action: %d\n%s", res.StatusCode, page)
+	}
+	fields := formFields(t, page, "mfa-form")
+	if fields.Get("f.name") != "with mfa" || fields.Get("f.permissions") != "services:read" || fields.Get("mfa_action") != "/portal/developers/keys" || !strings.HasPrefix(fields.Get("mfa_challenge"), "mfa_") {
+		t.Fatalf("challenge form fields: %v", fields)
+	}
+	fields.Set("mfa_method", "totp")
+	fields.Set("mfa_code", "000000")
+	if res, page := b.send("POST", "/portal/mfa/verify", fields); res.StatusCode != http.StatusUnauthorized || !strings.Contains(page, `role="alert"`) {
+		t.Fatalf("wrong code: %d", res.StatusCode)
+	}
+	code, _ = totp.GenerateCode(setup.Secret, clock)
+	fields.Set("mfa_code", code)
+	res, page = b.send("POST", "/portal/mfa/verify", fields)
+	if res.StatusCode != http.StatusOK || !strings.Contains(page, `id="mfa-continue"`) {
+		t.Fatalf("verified: %d\n%s", res.StatusCode, page)
+	}
+	again := formFields(t, page, "mfa-continue")
+	if again.Get("mfa_challenge_id") != fields.Get("mfa_challenge") || again.Get("name") != "with mfa" {
+		t.Fatalf("continue form: %v", again)
+	}
+	res, page = b.send("POST", "/portal/developers/keys", again)
+	if res.StatusCode != http.StatusCreated || !regexp.MustCompile(`sk_live_[A-Za-z0-9]+`).MatchString(page) {
+		t.Fatalf("the action after the second factor: %d\n%s", res.StatusCode, page)
 	}
 }
