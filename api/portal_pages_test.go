@@ -94,6 +94,10 @@ func TestPortalPages(t *testing.T) {
 	if res.StatusCode != 200 || !strings.Contains(page, "loc_austin_congress") || !strings.Contains(page, `id="quote-fiber_dedicated"`) {
 		t.Fatalf("availability: %d\n%s", res.StatusCode, page)
 	}
+	res, page = b.send("POST", "/portal/order/availability", url.Values{"csrf_token": {csrf}, "address": {"1 Nowhere Rd"}, "city": {"Nome"}, "state": {"AK"}, "zip": {"99762"}})
+	if res.StatusCode != 200 || !strings.Contains(page, `id="availability-refusal"`) {
+		t.Fatalf("availability outside the service area: %d\n%s", res.StatusCode, page)
+	}
 	res, _ = b.send("POST", "/portal/order/quote", url.Values{"csrf_token": {csrf}, "service": {"internet-fiber-dedicated"}, "location_id": {"loc_austin_congress"}, "bandwidth": {"1gbps"}, "sla": {"premium"}})
 	if res.StatusCode != http.StatusSeeOther || !strings.HasPrefix(res.Header.Get("Location"), "/portal/order/quotes/quo_") {
 		t.Fatalf("quote: %d %q", res.StatusCode, res.Header.Get("Location"))
