@@ -125,10 +125,19 @@ func (p *Portal) serviceDetail(c *fiber.Ctx, r *Request) error {
 			return err
 		}
 		d.Subscriptions = listOf(subs, "subscriptions")
+		ids := map[string]bool{}
 		for _, s := range d.Subscriptions {
-			inv, err := r.API.Get("/billing/invoices", url.Values{"subscription_id": {str(obj(s)["id"])}, "limit": {"10"}})
-			if err == nil {
-				d.Invoices = append(d.Invoices, listOf(inv, "invoices")...)
+			ids[str(obj(s)["id"])] = true
+		}
+		if len(ids) > 0 {
+			inv, err := r.API.Get("/billing/invoices", url.Values{"limit": {"100"}})
+			if err != nil {
+				return err
+			}
+			for _, i := range listOf(inv, "invoices") { // the invoices of the service's subscriptions
+				if ids[str(obj(i)["subscription_id"])] {
+					d.Invoices = append(d.Invoices, i)
+				}
 			}
 		}
 	}
