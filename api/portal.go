@@ -3,9 +3,7 @@ package api
 import (
 	"context"
 	"crypto/subtle"
-	"embed"
 	"fmt"
-	"html/template"
 	"net/http"
 	"strings"
 	"time"
@@ -13,12 +11,11 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/telcoplatform/platform/api/portal"
 	"github.com/telcoplatform/platform/auth"
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/eventlog"
 	"github.com/telcoplatform/platform/models/identity"
-	"github.com/telcoplatform/platform/models/operations"
-	"github.com/telcoplatform/platform/models/services"
 )
 
 // The portal: server-rendered pages for people who sign in with SAML single
@@ -27,17 +24,9 @@ import (
 // cookie as a credential, but POST /v1/auth/session/token exchanges it,
 // with the session's CSRF token, for an access token (JWT).
 const (
-	portalPath        = "/portal"
-	sessionCookie     = "platform_session"
-	portalLoginCookie = "portal_csrf"
+	portalPath    = portal.Path
+	sessionCookie = "platform_session"
 )
-
-//go:embed templates/portal.html
-var portalTemplates embed.FS
-
-var portalPage = template.Must(template.New("portal.html").Funcs(template.FuncMap{
-	"ts": func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") },
-}).ParseFS(portalTemplates, "templates/portal.html"))
 
 // sessionID is the audit identifier of a portal session: a prefix of its
 // token hash (the token itself is never logged).
@@ -53,81 +42,23 @@ func (s *Server) clearSessionCookie(c *fiber.Ctx) {
 		Secure: strings.HasPrefix(s.cfg.PublicBaseURL, "https://"), SameSite: fiber.CookieSameSiteLaxMode})
 }
 
-// portalView is what the portal page shows.
-type portalView struct {
-	SSO         bool
-	Error       string
-	Email       string
-	LoginCSRF   string
-	User        *identity.User
-	Session     *identity.PortalSession
-	Environment models.Environment // whose services and operations are shown: live or test (the sandbox)
-	Services    []services.Service
-	Total       int64
-	Inbox       []eventlog.Inbox
-	Operations  []operations.Operation
-}
-
 func (s *Server) registerPortal() {
-	render := func(c *fiber.Ctx, status int, v portalView) error {
-		v.SSO = s.cfg.SAMLIdPMetadataURL != ""
-		if v.User == nil {
-			v.LoginCSRF = c.Cookies(portalLoginCookie)
-			if len(v.LoginCSRF) < 32 {
-				v.LoginCSRF = models.RandomString(32)
-				c.Cookie(&fiber.Cookie{Name: portalLoginCookie, Value: v.LoginCSRF, Path: portalPath, HTTPOnly: true, SameSite: fiber.CookieSameSiteLaxMode,
-					Secure: strings.HasPrefix(s.cfg.PublicBaseURL, "https://")})
-			}
-		}
-		var b strings.Builder
-		if err := portalPage.Execute(&b, v); err != nil {
-			return models.Internal(err)
-		}
-		c.Set(fiber.HeaderCacheControl, "no-store")
-		c.Set("X-Frame-Options", "DENY")
-		c.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; style-src 'unsafe-inline'; script-src 'unsafe-inline'; frame-ancestors 'none'")
-		c.Type("html", "utf-8")
-		return c.Status(status).SendString(b.String())
-	}
-
-	s.App.Get(portalPath, func(c *fiber.Ctx) error {
-		ctx := c.UserContext()
-		ps, user, err := s.identity.PortalSessionByToken(ctx, c.Cookies(sessionCookie))
-		if err != nil {
-			if models.ErrorCode(err) == models.CodeUnauthenticated {
-				return render(c, http.StatusOK, portalView{})
-			}
-			return err
-		}
-		if err := s.userAccess(ctx, user); err != nil {
-			if models.ErrorCode(err) == models.CodeInternal {
-				return err
-			}
-			return render(c, http.StatusForbidden, portalView{Error: "Access from here or at this time is not allowed for your account: " + models.AsError(err).Message})
-		}
-		env := models.EnvLive
-		if c.Query("env") == string(models.EnvTest) {
-			env = models.EnvTest
-		}
-		v, err := s.portalDashboard(ctx, ps, user, env)
-		if err != nil {
-			return err
-		}
-		return render(c, http.StatusOK, *v)
-	})
+	s.portal = portal.New(portal.Config{Sessions: portalSessions{s}, API: s.App.Handler(), SessionCookie: sessionCookie,
+		SSO: s.cfg.SAMLIdPMetadataURL != "", Secure: strings.HasPrefix(s.cfg.PublicBaseURL, "https://"), Log: s.log})
+	s.portal.Mount(s.App)
 	// Password sign-in (the SAML sign-in starts at /saml/sso?RelayState=/portal).
 	s.App.Post(portalPath+"/login", func(c *fiber.Ctx) error {
 		ctx := c.UserContext()
-		want := c.Cookies(portalLoginCookie)
+		want := c.Cookies(portal.LoginCookie)
 		if len(want) < 32 || subtle.ConstantTimeCompare([]byte(want), []byte(c.FormValue("csrf_token"))) != 1 {
-			return render(c, http.StatusForbidden, portalView{Error: "Your sign-in form expired. Please try again."})
+			return s.portal.RenderSignIn(c, http.StatusForbidden, "Your sign-in form expired. Please try again.", "")
 		}
 		email := c.FormValue("email")
 		user, err := s.identity.CheckPassword(ctx, email, c.FormValue("password"))
 		if err != nil {
 			reason, msg := passwordRefusal(err)
 			s.audit(ctx, identity.AuditEvent{EventType: identity.AuditLoginFailed, Outcome: "failure", AuthenticationMethod: "password", Reason: "portal: " + reason})
-			return render(c, http.StatusUnauthorized, portalView{Error: msg, Email: email})
+			return s.portal.RenderSignIn(c, http.StatusUnauthorized, msg, email)
 		}
 		if err := s.userAccess(ctx, user); err != nil {
 			if models.ErrorCode(err) == models.CodeInternal {
@@ -135,7 +66,7 @@ func (s *Server) registerPortal() {
 			}
 			s.audit(ctx, identity.AuditEvent{EventType: identity.AuditLoginFailed, Outcome: "failure", OrganizationID: user.OrganizationID, UserID: user.ID,
 				AuthenticationMethod: "password", Reason: "portal: " + string(models.ErrorCode(err))})
-			return render(c, http.StatusForbidden, portalView{Error: "Access from here or at this time is not allowed for your account: " + models.AsError(err).Message})
+			return s.portal.RenderSignIn(c, http.StatusForbidden, "Access from here or at this time is not allowed for your account: "+models.AsError(err).Message, email)
 		}
 		token, ps, err := s.identity.StartPortalSession(ctx, user, "password", nil)
 		if err != nil {
@@ -256,28 +187,43 @@ func (s *Server) userAccess(ctx context.Context, u *identity.User) error {
 	return s.identity.CheckAccess(ctx, identity.AccessSubject{OrganizationID: u.OrganizationID, UserID: u.ID}, s.requestOrigin(ctx))
 }
 
-// portalDashboard gathers what the signed-in page shows: the services and
-// recent operations of the user's organization in env (live or the
-// sandbox) and the messages addressed to the user.
-func (s *Server) portalDashboard(ctx context.Context, ps *identity.PortalSession, user *identity.User, env models.Environment) (*portalView, error) {
-	p := &models.Principal{Kind: models.PrincipalUser, ID: user.ID, UserID: user.ID, OrganizationID: user.OrganizationID, Environment: env, Role: models.RoleCustomer}
-	services, total, err := s.services.ListServices(ctx, p, services.ServiceFilter{}, models.PageRequest{Limit: 20, Sort: []models.SortField{{Field: "created_at", Desc: true}}})
+// portalSessions gives the portal its sessions, their access tokens and
+// their users' messages.
+type portalSessions struct{ s *Server }
+
+// Session returns the live session of token after its user's restrictions.
+func (ps portalSessions) Session(ctx context.Context, token string) (*portal.Session, error) {
+	sess, user, err := ps.s.identity.PortalSessionByToken(ctx, token)
 	if err != nil {
 		return nil, err
 	}
-	ops, err := s.operations.RecentOperations(ctx, p.OwnScope(), 10)
-	if err != nil {
+	if err := ps.s.userAccess(ctx, user); err != nil {
 		return nil, err
 	}
-	recipients := []string{user.Email}
-	if phone, err := s.identity.MFAPhoneOf(ctx, user.ID); err == nil && phone != "" {
+	return &portal.Session{ID: sessionID(sess), UserID: user.ID, Name: user.Name, Email: user.Email, Role: string(user.Role), OrganizationID: user.OrganizationID,
+		AuthMethod: sess.AuthMethod, CSRFToken: sess.CSRFToken, ExpiresAt: sess.ExpiresAt, Permissions: user.SessionPermissions()}, nil
+}
+
+// AccessToken mints the token POST /v1/auth/session/token would hand out
+// for the session (same permissions and authentication method; never past
+// the session's end), in env.
+func (ps portalSessions) AccessToken(ctx context.Context, sess *portal.Session, env models.Environment) (string, error) {
+	ttl := max(min(auth.AccessTokenTTL, sess.ExpiresAt.Sub(ps.s.store.Now()).Truncate(time.Second)), time.Second)
+	issued, err := ps.s.tokens.Issue(ctx, auth.Grant{Subject: sess.UserID, OrganizationID: sess.OrganizationID, Environment: env,
+		Permissions: sess.Permissions, AuthMethod: sess.AuthMethod, TTL: ttl})
+	if err != nil {
+		return "", err
+	}
+	return issued.Token, nil
+}
+
+// Inbox returns the e-mail and SMS sent to the session's user.
+func (ps portalSessions) Inbox(ctx context.Context, sess *portal.Session) ([]eventlog.Inbox, error) {
+	recipients := []string{sess.Email}
+	if phone, err := ps.s.identity.MFAPhoneOf(ctx, sess.UserID); err == nil && phone != "" {
 		recipients = append(recipients, phone)
 	}
-	inbox, err := s.eventlog.UserInbox(ctx, user.OrganizationID, recipients, 20)
-	if err != nil {
-		return nil, err
-	}
-	return &portalView{User: user, Session: ps, Environment: env, Services: services, Total: total, Inbox: inbox, Operations: ops}, nil
+	return ps.s.eventlog.UserInbox(ctx, sess.OrganizationID, recipients, 20)
 }
 
 // SessionInput carries the portal session cookie.

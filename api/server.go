@@ -21,6 +21,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"gocloud.dev/blob"
 
+	"github.com/telcoplatform/platform/api/portal"
 	"github.com/telcoplatform/platform/auth"
 	"github.com/telcoplatform/platform/config"
 	"github.com/telcoplatform/platform/metrics"
@@ -120,9 +121,10 @@ type Server struct {
 	largeBodies []largeBodyRoute
 	// catalogAnswer is GET /v1/services/catalog's answer, kept for a second.
 	catalogAnswer *catalogCache
-	routes        routeIndex // route templates, for the metrics of requests refused before routing
-	drain         drainState // set by Run on shutdown: /readyz 503, then new requests 503
-	inProcess     inProcess  // the app's handler, for the sub-requests of batches
+	routes        routeIndex     // route templates, for the metrics of requests refused before routing
+	drain         drainState     // set by Run on shutdown: /readyz 503, then new requests 503
+	inProcess     inProcess      // the app's handler, for the sub-requests of batches
+	portal        *portal.Portal // the portal's pages (api/portal)
 }
 
 // access is what an operation requires of its caller, declared once per route.

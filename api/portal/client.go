@@ -1,0 +1,208 @@
+package portal
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/valyala/fasthttp"
+)
+
+// M is a JSON object as the API answers it; pages render these directly.
+type M = map[string]any
+
+// APIError is a refusal of the API.
+type APIError struct {
+	Status  int
+	Code    string
+	Message string
+	Fields  []FieldIssue
+	Details M          // the error's details
+	MFA     *Challenge // 401 mfa_required: the challenge to satisfy
+}
+
+// FieldIssue is one problem of a validation error.
+type FieldIssue struct {
+	Field string `json:"field"`
+	Issue string `json:"issue"`
+}
+
+// Challenge is the API's second-factor challenge (401 mfa_required).
+type Challenge struct {
+	ID      string   `json:"challenge_id"`
+	Methods []string `json:"methods"`
+	Message string   `json:"message"`
+}
+
+func (e *APIError) Error() string { return fmt.Sprintf("API %d %s: %s", e.Status, e.Code, e.Message) }
+
+// Client calls the platform's API in process, as the session's user.
+type Client struct {
+	ctx     context.Context
+	handler fasthttp.RequestHandler
+	outer   *fasthttp.RequestCtx // the browser's request: its address and forwarding headers
+	token   string
+	// Challenge is sent as X-MFA-Challenge-Id (a verified second factor).
+	Challenge string
+}
+
+func newClient(ctx context.Context, h fasthttp.RequestHandler, outer *fasthttp.RequestCtx, token string) *Client {
+	return &Client{ctx: ctx, handler: h, outer: outer, token: token}
+}
+
+// request builds an in-process request to path (under /v1).
+func (cl *Client) request(method, path string, body any, accept string) (*fasthttp.RequestCtx, error) {
+	var req fasthttp.Request
+	req.Header.SetMethod(method)
+	req.SetRequestURI("/v1" + path)
+	req.Header.SetHost(string(cl.outer.Host()))
+	req.Header.Set(fiber.HeaderAuthorization, "Bearer "+cl.token)
+	req.Header.Set(fiber.HeaderAccept, accept)
+	for _, h := range []string{fiber.HeaderXForwardedFor, fiber.HeaderUserAgent, "X-Request-Id"} {
+		if v := cl.outer.Request.Header.Peek(h); len(v) > 0 {
+			req.Header.SetBytesV(h, v)
+		}
+	}
+	if cl.Challenge != "" {
+		req.Header.Set("X-MFA-Challenge-Id", cl.Challenge)
+	}
+	if body != nil {
+		raw, err := json.Marshal(body)
+		if err != nil {
+			return nil, err
+		}
+		req.Header.SetContentType(fiber.MIMEApplicationJSON)
+		req.SetBody(raw)
+	}
+	var rc fasthttp.RequestCtx
+	rc.Init2(inProcessConn{remote: cl.outer.RemoteAddr(), local: cl.outer.LocalAddr()}, nil, false)
+	req.CopyTo(&rc.Request)
+	return &rc, nil
+}
+
+// inProcessConn is the connection of an in-process request: it carries
+// the browser's addresses and has nothing to read or write (the handler
+// reads the request and writes the response in memory).
+type inProcessConn struct{ remote, local net.Addr }
+
+func (inProcessConn) Read([]byte) (int, error)         { return 0, io.EOF }
+func (inProcessConn) Write(b []byte) (int, error)      { return len(b), nil }
+func (inProcessConn) Close() error                     { return nil }
+func (c inProcessConn) LocalAddr() net.Addr            { return c.local }
+func (c inProcessConn) RemoteAddr() net.Addr           { return c.remote }
+func (inProcessConn) SetDeadline(time.Time) error      { return nil }
+func (inProcessConn) SetReadDeadline(time.Time) error  { return nil }
+func (inProcessConn) SetWriteDeadline(time.Time) error { return nil }
+
+// Do sends a request to the API (path without the /v1 prefix) with body
+// as JSON (nil: none) and decodes a successful answer into out (nil:
+// ignored). A refusal is an *APIError.
+func (cl *Client) Do(method, path string, body, out any) error {
+	rc, err := cl.request(method, path, body, fiber.MIMEApplicationJSON)
+	if err != nil {
+		return err
+	}
+	cl.handler(rc)
+	status, raw := rc.Response.StatusCode(), rc.Response.Body()
+	if status >= 400 {
+		return decodeError(status, raw)
+	}
+	if out == nil || len(raw) == 0 {
+		return nil
+	}
+	if err := json.Unmarshal(raw, out); err != nil {
+		return fmt.Errorf("decode %s %s: %w", method, path, err)
+	}
+	return nil
+}
+
+// Get reads path into a JSON object.
+func (cl *Client) Get(path string, query url.Values) (M, error) {
+	if len(query) > 0 {
+		path += "?" + query.Encode()
+	}
+	var out M
+	err := cl.Do(fiber.MethodGet, path, nil, &out)
+	return out, err
+}
+
+// Stream opens an event stream of the API (an operation's) and copies it
+// to the browser's response, flushing each chunk, until either side ends.
+func (cl *Client) Stream(c *fiber.Ctx, path string) error {
+	rc, err := cl.request(fiber.MethodGet, path, nil, "text/event-stream")
+	if err != nil {
+		return err
+	}
+	cl.handler(rc)
+	if status := rc.Response.StatusCode(); status >= 400 {
+		return decodeError(status, rc.Response.Body())
+	}
+	body := rc.Response.BodyStream()
+	if body == nil {
+		return c.Status(rc.Response.StatusCode()).Send(rc.Response.Body())
+	}
+	c.Set(fiber.HeaderContentType, "text/event-stream")
+	c.Set(fiber.HeaderCacheControl, "no-cache")
+	c.Set("X-Accel-Buffering", "no")
+	c.Context().SetBodyStreamWriter(func(w *bufio.Writer) {
+		defer func() { _ = rc.Response.CloseBodyStream() }()
+		buf := make([]byte, 4096)
+		for {
+			n, err := body.Read(buf)
+			if n > 0 {
+				if _, werr := w.Write(buf[:n]); werr != nil {
+					return
+				}
+				if w.Flush() != nil {
+					return
+				}
+			}
+			if err != nil {
+				return
+			}
+		}
+	})
+	return nil
+}
+
+// decodeError reads the API's error envelope (or the flat mfa_required body).
+func decodeError(status int, raw []byte) *APIError {
+	var env struct {
+		Error json.RawMessage `json:"error"`
+		Challenge
+	}
+	e := &APIError{Status: status, Code: "HTTP_" + fmt.Sprint(status), Message: strings.TrimSpace(string(raw))}
+	if json.Unmarshal(raw, &env) != nil {
+		return e
+	}
+	var flat string
+	if json.Unmarshal(env.Error, &flat) == nil {
+		if flat == "mfa_required" {
+			ch := env.Challenge
+			e.Code, e.Message, e.MFA = "MFA_REQUIRED", ch.Message, &ch
+		}
+		return e
+	}
+	var body struct {
+		Code    string `json:"code"`
+		Message string `json:"message"`
+		Details M      `json:"details"`
+	}
+	if json.Unmarshal(env.Error, &body) == nil {
+		e.Code, e.Message, e.Details = body.Code, body.Message, body.Details
+		var fields struct {
+			Fields []FieldIssue `json:"fields"`
+		}
+		if raw, err := json.Marshal(body.Details); err == nil && json.Unmarshal(raw, &fields) == nil {
+			e.Fields = fields.Fields
+		}
+	}
+	return e
+}

@@ -1,0 +1,149 @@
+package portal
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+)
+
+// developersPage is the data of the developers page.
+type developersPage struct {
+	Keys        []any
+	Clients     []any
+	Webhooks    []any
+	Events      []any
+	Permissions []string // what a new key may be given (the session's own)
+	CanKeys     bool
+	CanWebhooks bool
+	CanEvents   bool
+	Message     string
+}
+
+// secretPage shows a secret once (a new or rotated key, a webhook's secret).
+type secretPage struct {
+	Kind   string
+	ID     string
+	Name   string
+	Secret string
+}
+
+// webhookPage is a webhook subscription with its deliveries.
+type webhookPage struct {
+	Webhook    M
+	Deliveries []any
+	Message    string
+}
+
+// keyPermissions are the permissions a key can be created with from the page.
+func keyPermissions() []string {
+	return []string{"services:read", "services:write", "billing:read", "billing:write", "support:read", "support:create", "support:write",
+		"webhooks:manage", "analytics:read"}
+}
+
+// registerDevelopers registers API keys, OAuth clients, webhook
+// subscriptions with their deliveries, and events.
+func (p *Portal) registerDevelopers(r fiber.Router) {
+	r.Get("/developers", p.page(p.developers))
+	r.Post("/developers/keys", p.page(func(c *fiber.Ctx, r *Request) error {
+		perms := []string{}
+		for k, v := range c.Request().PostArgs().All() {
+			if string(k) == "permissions" {
+				perms = append(perms, string(v))
+			}
+		}
+		var out M
+		if err := r.API.Do(http.MethodPost, "/auth/api-keys", M{"name": c.FormValue("name"), "permissions": perms}, &out); err != nil {
+			return err
+		}
+		k := obj(out["api_key"])
+		return p.render(c, http.StatusCreated, "secret", r, secretPage{Kind: "API key", ID: str(k["id"]), Name: str(k["name"]), Secret: str(k["key"])})
+	}))
+	r.Post("/developers/keys/:id/rotate", p.page(func(c *fiber.Ctx, r *Request) error {
+		var out M
+		if err := r.API.Do(http.MethodPost, "/auth/api-keys/"+url.PathEscape(c.Params("id"))+"/rotate", M{}, &out); err != nil {
+			return err
+		}
+		k := obj(out["api_key"])
+		return p.render(c, http.StatusOK, "secret", r, secretPage{Kind: "API key", ID: str(k["id"]), Name: str(k["name"]), Secret: str(k["key"])})
+	}))
+	r.Post("/developers/keys/:id/revoke", p.page(func(c *fiber.Ctx, r *Request) error {
+		if err := r.API.Do(http.MethodDelete, "/auth/api-keys/"+url.PathEscape(c.Params("id")), nil, nil); err != nil {
+			return err
+		}
+		return c.Redirect(Path+"/developers?message=Key+revoked.", http.StatusSeeOther)
+	}))
+	r.Post("/developers/webhooks", p.page(func(c *fiber.Ctx, r *Request) error {
+		events := []string{}
+		for _, e := range strings.Split(c.FormValue("events"), ",") {
+			if e = strings.TrimSpace(e); e != "" {
+				events = append(events, e)
+			}
+		}
+		var out M
+		if err := r.API.Do(http.MethodPost, "/webhooks", M{"url": c.FormValue("url"), "events": events, "description": c.FormValue("description")}, &out); err != nil {
+			return err
+		}
+		w := obj(out["webhook"])
+		return p.render(c, http.StatusCreated, "secret", r, secretPage{Kind: "Webhook signing secret", ID: str(w["id"]), Name: str(w["url"]), Secret: str(w["secret"])})
+	}))
+	r.Get("/developers/webhooks/:id", p.page(func(c *fiber.Ctx, r *Request) error {
+		id := url.PathEscape(c.Params("id"))
+		w, err := r.API.Get("/webhooks/"+id, nil)
+		if err != nil {
+			return err
+		}
+		d, err := r.API.Get("/webhooks/"+id+"/deliveries", url.Values{"limit": {"50"}})
+		if err != nil {
+			return err
+		}
+		return p.render(c, http.StatusOK, "webhook", r, webhookPage{Webhook: obj(w["webhook"]), Deliveries: listOf(d, "deliveries"), Message: c.Query("message")})
+	}))
+	r.Post("/developers/webhooks/:id/redeliver", p.page(func(c *fiber.Ctx, r *Request) error {
+		id := c.Params("id")
+		if err := r.API.Do(http.MethodPost, "/events/"+url.PathEscape(c.FormValue("event_id"))+"/redeliver", M{"subscription_id": id}, nil); err != nil {
+			return err
+		}
+		return c.Redirect(Path+"/developers/webhooks/"+url.PathEscape(id)+"?message=Redelivery+started.", http.StatusSeeOther)
+	}))
+}
+
+func (p *Portal) developers(c *fiber.Ctx, r *Request) error {
+	s := r.Session
+	d := developersPage{CanKeys: s.Can("auth:manage"), CanWebhooks: s.Can("webhooks:manage"), CanEvents: s.Can("services:read"), Message: c.Query("message")}
+	if !d.CanKeys && !d.CanWebhooks {
+		return p.renderError(c, s, http.StatusForbidden, "You are not allowed to manage API keys or webhooks.")
+	}
+	for _, perm := range keyPermissions() {
+		if s.Can(perm) {
+			d.Permissions = append(d.Permissions, perm)
+		}
+	}
+	if d.CanKeys {
+		keys, err := r.API.Get("/auth/api-keys", url.Values{"limit": {"50"}})
+		if err != nil {
+			return err
+		}
+		d.Keys = listOf(keys, "api_keys")
+		clients, err := r.API.Get("/auth/clients", nil)
+		if err != nil {
+			return err
+		}
+		d.Clients = listOf(clients, "clients")
+	}
+	if d.CanWebhooks {
+		hooks, err := r.API.Get("/webhooks", nil)
+		if err != nil {
+			return err
+		}
+		d.Webhooks = listOf(hooks, "webhooks")
+	}
+	if d.CanEvents {
+		events, err := r.API.Get("/events", url.Values{"limit": {"20"}})
+		if err == nil {
+			d.Events = listOf(events, "events")
+		}
+	}
+	return p.render(c, http.StatusOK, "developers", r, d)
+}
