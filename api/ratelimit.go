@@ -39,6 +39,7 @@ func anonymousLimits(hourly, burst int) models.RateLimits {
 
 // exemptFromLimits are the unversioned operational paths (DECISIONS 8).
 func exemptFromLimits(path string) bool {
+	path = strings.ToLower(path) // as the router matches it
 	switch {
 	case path == "/healthz", path == "/readyz", strings.HasPrefix(path, "/openapi"), path == "/docs", strings.HasPrefix(path, "/docs/"):
 		return true
@@ -58,9 +59,10 @@ var provisioningPaths = map[string]bool{
 
 // EndpointGroup returns the endpoint group of a request (DECISIONS 8): large
 // data exports, service provisioning, billing operations or account
-// management; a request belongs to at most one, the most specific.
+// management; a request belongs to at most one, the most specific. Paths
+// compare without regard to case, as the router matches them.
 func EndpointGroup(method, path string) ratelimit.Group {
-	p := strings.TrimSuffix(path, "/")
+	p := strings.ToLower(strings.TrimSuffix(path, "/"))
 	switch {
 	case strings.HasPrefix(p, "/api/v1/"):
 		p = p[len("/api/v1"):]

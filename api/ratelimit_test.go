@@ -280,6 +280,8 @@ func TestEndpointGroup(t *testing.T) {
 		want         ratelimit.Group
 	}{
 		{"GET", "/v1/billing/invoices", ratelimit.GroupBilling},
+		{"GET", "/v1/BILLING/Invoices", ratelimit.GroupBilling}, // the router matches paths without regard to case
+		{"POST", "/API/V1/Services/Bulk/Provision/", ratelimit.GroupProvisioning},
 		{"POST", "/api/v1/billing/payments", ratelimit.GroupBilling},
 		{"GET", "/api/v1/billing/usage", ratelimit.GroupExports},
 		{"GET", "/v1/billing/cost-analysis", ratelimit.GroupExports},
