@@ -66,9 +66,9 @@ func (k *sseSink) done() <-chan struct{} { return nil }
 // frame (code 1008 and "<ERROR_CODE>: message"; 1001 at the maximum
 // duration).
 type wsSink struct {
-	conn      *fiberws.Conn
-	timeout   time.Duration
-	closed    chan struct{}
+	conn    *fiberws.Conn
+	timeout time.Duration
+	closed  chan struct{}
 }
 
 // maxClientMessage bounds what a client may send (nothing is expected).

@@ -20,7 +20,7 @@ import (
 // POST /v1/stream/token mints a short-lived token for ?token=.
 const (
 	// StreamTokenTTL is how long a stream token opens a stream.
-	StreamTokenTTL = 60 * time.Second
+	StreamTokenTTL     = 60 * time.Second
 	streamTokenPrefix  = "stk_"
 	streamTokenBinding = "stream-token"
 )
