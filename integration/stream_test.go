@@ -138,7 +138,7 @@ func TestRealtimeStreamAcrossInstances(t *testing.T) {
 		"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "TMPDIR=" + dir,
 		"DATABASE_URL=" + dbURL, "REDIS_URL=" + redisURL, "SECRETS_KEY=" + clusterSecretsKey,
 		"BLOB_URL=file:" + filepath.Join(dir, "blobs"), "TEMPORAL_ADDRESS=" + temporalAddr, "TEMPORAL_TASK_QUEUE=stream-" + models.RandomString(6),
-		"SIMULATOR_STEP_DELAY=300ms", "SHUTDOWN_TIMEOUT=5s", "LOG_LEVEL=info",
+		"SIMULATOR_STEP_DELAY=100ms", "SHUTDOWN_TIMEOUT=5s", "LOG_LEVEL=info",
 	}
 	seedCmd := testenv.NewProcess(t, "seed", exe, "seed", dir, "", common)
 	seedCmd.Start()
@@ -179,8 +179,8 @@ func TestRealtimeStreamAcrossInstances(t *testing.T) {
 	sseGot, wsGot := sse.received(), ws.received()
 	c.waitOperation(t, 0, c.opsKey, first.RequestID, 2*time.Minute)
 	// Two more while they are away.
-	for i := 1; i <= 2; i++ {
-		acc := c.provision(i, c.opsKey, "stream-"+models.RandomString(10))
+	away := []accepted{c.provision(1, c.opsKey, "stream-"+models.RandomString(10)), c.provision(2, c.opsKey, "stream-"+models.RandomString(10))}
+	for i, acc := range away {
 		c.waitOperation(t, i, c.opsKey, acc.RequestID, 2*time.Minute)
 	}
 	// Each resumes on the other instance from its last event id.
@@ -207,7 +207,7 @@ func TestRealtimeStreamAcrossInstances(t *testing.T) {
 		after  *streamClient
 	}{{"SSE (api-a, then api-b)", sseGot, sse2}, {"WebSocket (api-b, then api-a)", wsGot, ws2}} {
 		waitCount(t, cl.after, len(want)-len(cl.before), cl.name)
-		time.Sleep(1500 * time.Millisecond) // a duplicate would come by now
+		time.Sleep(time.Second) // a duplicate would come by now
 		got := append(append([]string(nil), cl.before...), cl.after.received()...)
 		if strings.Join(got, ",") != strings.Join(want, ",") {
 			t.Fatalf("%s received\n%v\nthe event log has\n%v", cl.name, got, want)
