@@ -183,6 +183,9 @@ func (s *Server) streamRoute(c *fiber.Ctx) error {
 		return err
 	}
 	streamHeaders(c)
+	// The stream's writes set the connection's write deadline: the
+	// connection ends with the stream rather than serve another request.
+	c.Context().SetConnectionClose()
 	conn := c.Context().Conn()
 	c.Context().SetBodyStreamWriter(func(w *bufio.Writer) {
 		s.runEventStream(ctx, st, &sseSink{w: w, conn: conn, timeout: s.streams.WriteTimeout})
