@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"slices"
 	"strings"
@@ -188,7 +189,14 @@ func (s *Server) streamRoute(c *fiber.Ctx) error {
 	c.Context().SetConnectionClose()
 	conn := c.Context().Conn()
 	c.Context().SetBodyStreamWriter(func(w *bufio.Writer) {
-		s.runEventStream(ctx, st, &sseSink{w: w, conn: conn, timeout: s.streams.WriteTimeout})
+		sink := &sseSink{w: w, conn: conn, timeout: s.streams.WriteTimeout}
+		// The headers and a reconnection delay go out at once, so the
+		// client knows the stream is open before the first event.
+		if _, err := fmt.Fprint(w, "retry: 2000\n\n"); err != nil || sink.flush() != nil {
+			s.endEventStream(st)
+			return
+		}
+		s.runEventStream(ctx, st, sink)
 	})
 	return nil
 }
