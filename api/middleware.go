@@ -304,6 +304,15 @@ func (s *Server) authenticate(c *fiber.Ctx) error {
 	}
 	secret, present := credential(c)
 	if !present {
+		if cred, ok, err := s.streamTokenFor(c); ok { // GET /v1/stream?token=
+			if err != nil {
+				c.Locals(authErrorKey{}, err)
+				return c.Next()
+			}
+			secret, present = cred, true
+		}
+	}
+	if !present {
 		anonymous := c.UserContext()
 		if err := s.resolveCertificate(c); err != nil { // mutual-TLS listener only
 			c.Locals(authErrorKey{}, err)
@@ -316,6 +325,9 @@ func (s *Server) authenticate(c *fiber.Ctx) error {
 			}
 		}
 		return c.Next()
+	}
+	if c.Method() == fiber.MethodPost && strings.HasSuffix(c.Path(), "/stream/token") {
+		c.SetUserContext(context.WithValue(c.UserContext(), streamCredentialKey{}, strings.Clone(secret)))
 	}
 	if err := s.resolveCredential(c, secret, ip); err != nil {
 		c.Locals(authErrorKey{}, err)
@@ -404,7 +416,9 @@ func (s *Server) resolveCredential(c *fiber.Ctx, secret string, ip netip.Addr) e
 	c.SetUserContext(models.WithPrincipal(ctx, auth.Principal))
 	secret = strings.Clone(secret) // Fiber reuses its buffers after the handler
 	setCredentialCheck(c, func(ctx context.Context) error {
-		_, err := s.identity.AuthenticateAPIKey(ctx, secret, ip)
+		// Through the key cache: a revocation on any instance shows within
+		// its TTL (one second), so streams that check often end quickly.
+		_, err := s.identity.AuthenticateAPIKeyCached(ctx, s.keys, secret, ip)
 		return err
 	})
 	return nil

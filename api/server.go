@@ -111,6 +111,8 @@ type Server struct {
 	streams   StreamOptions
 	// openStreams counts open event streams when the limiter cannot.
 	openStreams *localStreams
+	hub         *streamHub        // the real-time streams' reader of the event log
+	spentTokens *usedStreamTokens // stream tokens used, when Redis cannot tell
 	// trustedProxies are TRUSTED_PROXIES, parsed once (see clientIP).
 	trustedProxies []netip.Prefix
 	// clientCAs are CLIENT_CA_FILE's CAs: registered and forwarded client
@@ -169,6 +171,8 @@ func New(deps Deps) *Server {
 	s.telemetry = telemetry.NewStore(s.store)
 	s.operations = operations.NewStore(s.store)
 	s.eventlog = eventlog.NewStore(s.store)
+	s.hub = newStreamHub(s.eventlog, s.redis, s.log, s.streams)
+	s.spentTokens = &usedStreamTokens{seen: map[string]time.Time{}}
 	s.identity = identity.NewStore(s.store)
 	s.anonymous = anonymousLimits(deps.Config.AnonymousHourly, deps.Config.AnonymousBurst)
 	s.keyUsage = identity.NewKeyUsage(s.identity)
@@ -243,6 +247,7 @@ func New(deps Deps) *Server {
 	s.registerOperations()   // raw SSE routes before their huma operations
 	s.registerWebhooks()     // fixed /services/webhooks before /services/{service_id}
 	s.registerEvents()       // /events/...
+	s.registerStream()       // /stream: the raw route before its huma operation
 	s.registerServices()     // /services/{service_id}: after every fixed /services/... path
 	s.registerOrganizations()
 	s.registerAccounts()

@@ -27,6 +27,13 @@ const (
 type StreamOptions struct {
 	Recheck      time.Duration // default DefaultStreamRecheck
 	MaxPerTenant int           // default DefaultMaxStreams
+	// The real-time stream (GET /v1/stream; see stream_hub.go).
+	Settle          time.Duration // default DefaultStreamSettle
+	Poll            time.Duration // default DefaultStreamPoll
+	Buffer          int           // default DefaultStreamBuffer
+	Heartbeat       time.Duration // default DefaultStreamHeartbeat
+	WriteTimeout    time.Duration // default DefaultStreamWriteTimeout
+	CredentialCheck time.Duration // default DefaultStreamCredentialCheck
 }
 
 func (o StreamOptions) withDefaults() StreamOptions {
@@ -36,7 +43,22 @@ func (o StreamOptions) withDefaults() StreamOptions {
 	if o.MaxPerTenant <= 0 {
 		o.MaxPerTenant = DefaultMaxStreams
 	}
+	o.Settle = orDefault(o.Settle, DefaultStreamSettle)
+	o.Poll = orDefault(o.Poll, DefaultStreamPoll)
+	o.Heartbeat = orDefault(o.Heartbeat, DefaultStreamHeartbeat)
+	o.WriteTimeout = orDefault(o.WriteTimeout, DefaultStreamWriteTimeout)
+	o.CredentialCheck = orDefault(o.CredentialCheck, DefaultStreamCredentialCheck)
+	if o.Buffer <= 0 {
+		o.Buffer = DefaultStreamBuffer
+	}
 	return o
+}
+
+func orDefault(d, def time.Duration) time.Duration {
+	if d <= 0 {
+		return def
+	}
+	return d
 }
 
 // credentialCheck authenticates again the credential of the request it was

@@ -57,6 +57,11 @@ type Options struct {
 	// calls OnEvent again: it must be idempotent (a crash between OnEvent
 	// and the mark calls it again too).
 	OnEvent func(ctx context.Context, ev *eventlog.Event) error
+	// Announce, when set, is called with each batch of committed events a
+	// round reads, before it dispatches them (the worker publishes them
+	// as wake-ups of the API's real-time streams). It must not block for
+	// long; its failures are the caller's to log.
+	Announce func(ctx context.Context, evs []eventlog.Event)
 	// TrackerPollInterval and TrackerRetryInterval are passed to the
 	// tracker sync workflows it starts (zero: the workflow's defaults).
 	TrackerPollInterval, TrackerRetryInterval time.Duration
@@ -176,6 +181,9 @@ func (d *Dispatcher) DispatchOnce(ctx context.Context) (Stats, error) {
 		return st, err
 	}
 	if len(evs) > 0 {
+		if d.opts.Announce != nil {
+			d.opts.Announce(ctx, evs)
+		}
 		n, err := d.dispatchEvents(ctx, evs, &st)
 		st.Events = n
 		if err != nil {

@@ -39,6 +39,7 @@ type Metrics struct {
 	webhookDeliveries *prometheus.CounterVec
 	slaBreaches       *prometheus.CounterVec
 	slaEscalations    *prometheus.CounterVec
+	streamEnds        *prometheus.CounterVec
 	temporal          *temporalCollector
 }
 
@@ -67,10 +68,12 @@ func New() *Metrics {
 			Help: "Support SLA breaches recorded, by metric (response, resolution)."}, []string{"metric"}),
 		slaEscalations: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "sla_escalations_total",
 			Help: "Support SLA escalation steps fired (warnings included), by metric and action."}, []string{"metric", "action"}),
+		streamEnds: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "stream_disconnects_total",
+			Help: "Real-time streams (GET /v1/stream) the server ended, by reason (slow_consumer, credential, max_duration, shutdown)."}, []string{"reason"}),
 		temporal: newTemporalCollector(),
 	}
 	reg.MustRegister(m.httpRequests, m.httpDuration, m.apiErrors, m.rateLimit, m.opsStarted, m.opsFinished,
-		m.webhookDeliveries, m.slaBreaches, m.slaEscalations, m.temporal,
+		m.webhookDeliveries, m.slaBreaches, m.slaEscalations, m.streamEnds, m.temporal,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -166,6 +169,15 @@ func (m *Metrics) WebhookAttempt(success bool, attempt int) {
 		n = "7+"
 	}
 	m.webhookDeliveries.WithLabelValues(outcome, n).Inc()
+}
+
+// StreamDisconnected counts one real-time stream the server ended for
+// reason (slow_consumer, credential, max_duration, shutdown).
+func (m *Metrics) StreamDisconnected(reason string) {
+	if m == nil {
+		return
+	}
+	m.streamEnds.WithLabelValues(reason).Inc()
 }
 
 // SLABreach counts one recorded breach of a ticket's SLA metric.

@@ -396,8 +396,10 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, runWorker, 
 		// Billing charges API overage from the rate limiter's monthly counters:
 		// it needs the shared Redis (the embedded one lives in the API process).
 		var apiUsage activities.APIUsage
+		var wrdb redis.UniversalClient
 		if cfg.RedisURL != "" {
-			wrdb, _, closeWorkerRedis, err := redisconn.Open(ctx, cfg.RedisURL)
+			var closeWorkerRedis func() error
+			wrdb, _, closeWorkerRedis, err = redisconn.Open(ctx, cfg.RedisURL)
 			if err != nil {
 				return fmt.Errorf("REDIS_URL: %w", err)
 			}
@@ -435,7 +437,14 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, runWorker, 
 		// The outbox dispatcher: hands committed events to delivery workflows
 		// and to the event triggers of orchestrations.
 		dispatcher := events.NewDispatcher(store, tc, events.Options{TaskQueue: cfg.TemporalTaskQueue, Logger: log,
-			OnEvent: activities.OrchestrationEventHook(tc, store), TrackerPollInterval: cfg.TrackerPollInterval})
+			OnEvent: activities.OrchestrationEventHook(tc, store), TrackerPollInterval: cfg.TrackerPollInterval,
+			// Wake the real-time streams of every API instance (they poll
+			// the event log too: a lost message costs latency, not events).
+			Announce: func(ctx context.Context, evs []eventlog.Event) {
+				if err := api.AnnounceEvents(ctx, wrdb, evs); err != nil {
+					log.Debug("announcing events to the real-time streams failed", "error", err)
+				}
+			}})
 		g.Go(func() error { return dispatcher.Run(gctx) })
 		// The notification outbox: e-mail through SMTP_URL, SMS through SMS_URL.
 		mailer, err := newNotifier(store, cfg, log, tp)
