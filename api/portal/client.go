@@ -78,7 +78,7 @@ func (cl *Client) request(method, path string, body any, accept string) (*fastht
 		req.SetBody(raw)
 	}
 	var rc fasthttp.RequestCtx
-	rc.Init(&req, cl.outer.RemoteAddr(), nil)
+	initInProcess(&rc, &req, cl.outer.RemoteAddr())
 	return &rc, nil
 }
 
