@@ -209,7 +209,7 @@ func formAttachments(c *fiber.Ctx) ([]M, error) {
 		if err != nil {
 			return nil, fmt.Errorf("the file %s could not be read", fh.Filename)
 		}
-		out = append(out, M{"filename": fh.Filename, "content_type": partType(fh), "size": len(raw), "data": base64.StdEncoding.EncodeToString(raw)})
+		out = append(out, M{"filename": fh.Filename, "content_type": partType(fh, raw), "size": len(raw), "data": base64.StdEncoding.EncodeToString(raw)})
 	}
 	return out, nil
 }
@@ -223,18 +223,18 @@ func readPart(fh *multipart.FileHeader) ([]byte, error) {
 	return io.ReadAll(f)
 }
 
-// partType is a file's media type: the browser's, else its extension's.
-func partType(fh *multipart.FileHeader) string {
+// partType is a file's media type: the browser's, else its extension's,
+// else the one its first bytes suggest (a log file is text).
+func partType(fh *multipart.FileHeader, raw []byte) string {
 	ct, _, _ := mime.ParseMediaType(fh.Header.Get(fiber.HeaderContentType))
-	if ct == "" || ct == "application/octet-stream" {
-		if byExt, _, err := mime.ParseMediaType(mime.TypeByExtension(strings.ToLower(filepath.Ext(fh.Filename)))); err == nil {
-			return byExt
-		}
+	if ct != "" && ct != "application/octet-stream" {
+		return ct
 	}
-	if ct == "" {
-		return "application/octet-stream"
+	if byExt, _, err := mime.ParseMediaType(mime.TypeByExtension(strings.ToLower(filepath.Ext(fh.Filename)))); err == nil {
+		return byExt
 	}
-	return ct
+	sniffed, _, _ := mime.ParseMediaType(http.DetectContentType(raw))
+	return sniffed
 }
 
 func (p *Portal) ticket(c *fiber.Ctx, r *Request, status int, notice string) error {
