@@ -65,7 +65,7 @@ func barChart(id, title string, buckets []any, value func(M) float64, format fun
 			h = math.Round(v/top*(c.Base-chartTop)*10) / 10
 		}
 		x := chartLeft + float64(i)*slot
-		start := shortDate(str(o["start"]))
+		start := shortDate(str(o["start"]), hourly(buckets))
 		c.Bars = append(c.Bars, bar{X: round1(x + slot*0.1), Y: round1(c.Base - h), W: round1(slot * 0.8), H: h, Label: start + ": " + format(v)})
 		if i%every == 0 {
 			c.Ticks = append(c.Ticks, tick{X: round1(x + slot/2), Text: start})
@@ -76,13 +76,23 @@ func barChart(id, title string, buckets []any, value func(M) float64, format fun
 
 func round1(v float64) float64 { return math.Round(v*10) / 10 }
 
-// shortDate renders a bucket's start as a month and day (or hour).
-func shortDate(v string) string {
+// hourly reports whether the buckets are hours (their labels show the hour).
+func hourly(buckets []any) bool {
+	if len(buckets) < 2 {
+		return false
+	}
+	a, errA := time.Parse(time.RFC3339, str(obj(buckets[0])["end"]))
+	b, errB := time.Parse(time.RFC3339, str(obj(buckets[1])["end"]))
+	return errA == nil && errB == nil && b.Sub(a) <= time.Hour
+}
+
+// shortDate renders a bucket's start as a month and day (and the hour).
+func shortDate(v string, withHour bool) string {
 	t, err := time.Parse(time.RFC3339, v)
 	if err != nil {
 		return v
 	}
-	if t.Hour() != 0 {
+	if withHour {
 		return t.Format("Jan 2 15h")
 	}
 	return t.Format("Jan 2")
