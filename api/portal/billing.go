@@ -35,7 +35,8 @@ type invoicePage struct {
 	Invoice  M
 	Lines    []any
 	Payments []any
-	Methods  []any // the account's saved payment methods
+	Methods  []any  // the account's saved payment methods
+	Chosen   string // the method selected first: the default, else the first
 	CanPay   bool
 	Notice   string
 	Error    string
@@ -120,6 +121,11 @@ func (p *Portal) invoice(c *fiber.Ctx, r *Request, id string, status int, notice
 			return err
 		}
 		d.Methods, d.CanPay = listOf(pms, "payment_methods"), true
+		for i, m := range d.Methods {
+			if i == 0 || obj(m)["default"] == true {
+				d.Chosen = str(obj(m)["id"])
+			}
+		}
 	}
 	return p.render(c, status, "billing_invoice", r, d)
 }
