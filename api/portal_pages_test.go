@@ -20,17 +20,7 @@ import (
 // permissions given, nil for the role's) and signs them in to the portal.
 func portalUser(t *testing.T, h *harness, i int, email string, perms []string) *browserish {
 	t.Helper()
-	body := map[string]any{"email": email, "name": "Pat", "role": "customer", "organization_id": h.tenants[i].org.ID, "password": "correct horse battery"}
-	if perms != nil {
-		body["permissions"] = perms
-	}
-	h.do("POST", "/v1/users", h.adminKey, body).decode(http.StatusCreated, nil)
-	b := &browserish{t: t, h: h, cookies: map[string]string{}}
-	_, page := b.send("GET", "/portal", nil)
-	res, _ := b.send("POST", "/portal/login", url.Values{"csrf_token": {hiddenCSRF.FindStringSubmatch(page)[1]}, "email": {email}, "password": {"correct horse battery"}})
-	if res.StatusCode != http.StatusSeeOther {
-		t.Fatalf("sign-in of %s: %d", email, res.StatusCode)
-	}
+	b, _ := portalUserOf(t, h, h.tenants[i].org.ID, email, "customer", perms)
 	return b
 }
 

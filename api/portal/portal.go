@@ -119,6 +119,8 @@ func (p *Portal) areas() []area {
 		{navItem{ID: "nav-services", Label: "Services", Path: Path + "/services", Permission: "services:read"}, p.registerServices},
 		{navItem{ID: "nav-order", Label: "Order", Path: Path + "/order", Permission: "services:write"}, p.registerOrder},
 		{navItem{ID: "nav-operations", Label: "Operations", Path: Path + "/operations", Permission: "services:read"}, p.registerOperations},
+		{navItem{ID: "nav-tickets", Label: "Tickets", Path: Path + "/tickets", Permission: "support:read"}, p.registerTickets},
+		{navItem{ID: "nav-billing", Label: "Billing", Path: Path + "/billing", Permission: "billing:read"}, p.registerBilling},
 		{navItem{ID: "nav-developers", Label: "Developers", Path: Path + "/developers", AnyOf: []string{"auth:manage", "webhooks:manage"}}, p.registerDevelopers},
 		{navItem{}, p.registerMFA},
 	}
