@@ -92,6 +92,9 @@ func startStackProfiled(b *testing.B, withWorker, workerPprof bool, env ...strin
 		"BLOB_URL=file:" + filepath.Join(dir, "blobs"),
 		"TEMPORAL_ADDRESS=" + temporal, "TEMPORAL_TASK_QUEUE=" + s.queue, "LOG_LEVEL=warn",
 	}
+	if v, ok := os.LookupEnv("MODERNC_SQLITE_OFD_LOCK"); ok {
+		common = append(common, "MODERNC_SQLITE_OFD_LOCK="+v)
+	}
 	common = append(common, env...)
 	api := testenv.NewProcess(b, "serve", exe, "serve", dir, s.base+"/healthz", common)
 	api.Start()

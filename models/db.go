@@ -2,6 +2,7 @@ package models
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"gorm.io/driver/postgres"
 	"gorm.io/gorm"
 	"gorm.io/gorm/logger"
+	moderncsqlite "modernc.org/sqlite"
 )
 
 // preparedStatements is how many distinct statements a SQLite database
@@ -41,6 +43,17 @@ func Open(ctx context.Context, url string, log *slog.Logger) (*gorm.DB, error) {
 		// read them ("2006-01-02 15:04:05.999999999-07:00").
 		dialector = sqlite.Open(path + sep + "_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)&_txlock=immediate&_time_format=sqlite")
 		sqliteFile = true
+		// SQLite's own POSIX advisory locks, not the Open File Description
+		// locks the dialector turns on for the process (modernc.org/sqlite's
+		// OFDLocking): with those, two processes sharing the file (the API
+		// and the worker) waited on each other's locks, and a bulk job of
+		// 1,000 items ran at 15 items/s instead of 65. The switch takes
+		// effect only before the first database is opened; later calls
+		// find it already off.
+		if _, err := moderncsqlite.OFDLocking(false); err != nil && !errors.Is(err, moderncsqlite.ErrOFDLockingTooLate) &&
+			!errors.Is(err, moderncsqlite.ErrOFDLockingUnavailable) {
+			return nil, fmt.Errorf("SQLite locking: %w", err)
+		}
 	}
 	db, err := gorm.Open(dialector, &gorm.Config{
 		Logger:                 logger.Discard,
