@@ -244,7 +244,7 @@ func (s *Server) runItem(ctx context.Context, call batchCall, plan *batchPlan, o
 		}
 		return nil, false
 	}
-	target, err := replaceRefs(it.Path, answers, url.PathEscape)
+	target, err := itemTarget(it.Path, answers)
 	if err == nil {
 		if problem := batchPathProblem(target); problem != "" {
 			err = fmt.Errorf("%s", problem)
@@ -393,6 +393,19 @@ func refText(m []string, v any) (string, error) {
 		return x.String(), nil
 	}
 	return "", fmt.Errorf("%s is not a string or a number", m[0])
+}
+
+// itemTarget resolves the references of an item's path: those before the
+// query are escaped as path segments, those in the query as query values
+// (where &, = and + mean something).
+func itemTarget(path string, answers func(string) (json.RawMessage, bool)) (string, error) {
+	pathPart, query, hasQuery := strings.Cut(path, "?")
+	target, err := replaceRefs(pathPart, answers, url.PathEscape)
+	if err != nil || !hasQuery {
+		return target, err
+	}
+	q, err := replaceRefs(query, answers, url.QueryEscape)
+	return target + "?" + q, err
 }
 
 // replaceRefs replaces the references in s by the text of the values

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bytes"
 	"fmt"
 	"strings"
 
@@ -54,7 +55,32 @@ func (s *Server) limitBody(c *fiber.Ctx) error {
 	if int64(c.Request().Header.ContentLength()) > limit || int64(len(c.Request().Body())) > limit {
 		refuseEarly(c, bodyTooLarge(limit))
 	}
+	if hasEscapedNUL(c.Request().Body()) && strings.Contains(strings.ToLower(c.Get(fiber.HeaderContentType)), "json") {
+		// No text column takes it (PostgreSQL refuses it outright).
+		refuseEarly(c, models.Invalid(models.FieldIssue{Field: "body", Issue: `a string holds the NUL character (\u0000), which no text field accepts`}))
+	}
 	return c.Next()
+}
+
+// hasEscapedNUL reports whether a JSON document holds the escape \u0000 in
+// a string: a backslash-u-0000 preceded by an even number of backslashes
+// (an odd number would make it literal text).
+func hasEscapedNUL(body []byte) bool {
+	for i := 0; ; {
+		j := bytes.Index(body[i:], []byte(`\u0000`))
+		if j < 0 {
+			return false
+		}
+		at := i + j
+		n := 0
+		for k := at - 1; k >= 0 && body[k] == '\\'; k-- {
+			n++
+		}
+		if n%2 == 0 {
+			return true
+		}
+		i = at + 1
+	}
 }
 
 // bodyTooLarge is the 413 PAYLOAD_TOO_LARGE of a body above limit bytes:

@@ -326,7 +326,7 @@ func (s *Server) authenticate(c *fiber.Ctx) error {
 		}
 		return c.Next()
 	}
-	if c.Method() == fiber.MethodPost && strings.HasSuffix(c.Path(), "/stream/token") {
+	if c.Method() == fiber.MethodPost && strings.HasSuffix(strings.ToLower(c.Path()), "/stream/token") { // as the router matches it
 		c.SetUserContext(context.WithValue(c.UserContext(), streamCredentialKey{}, strings.Clone(secret)))
 	}
 	if err := s.resolveCredential(c, secret, ip); err != nil {

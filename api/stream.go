@@ -8,6 +8,7 @@ import (
 	"net"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/gofiber/contrib/websocket"
@@ -18,6 +19,11 @@ import (
 	"github.com/telcoplatform/platform/models/eventlog"
 	"github.com/telcoplatform/platform/webhooks"
 )
+
+// wsHandshakeTimeout is how long a WebSocket stream waits, after its
+// 101 answer, for the upgraded connection's handler to run before it ends
+// the stream (the answer could not be written).
+const wsHandshakeTimeout = 30 * time.Second
 
 // Limits of a real-time stream's filters.
 const (
@@ -173,12 +179,26 @@ func (s *Server) streamRoute(c *fiber.Ctx) error {
 	st.lease = lease
 	st.sub = s.hub.subscribe(models.Tenant{OrganizationID: p.OrganizationID, Environment: p.Environment})
 	if ws {
-		started := false
+		// state: 0 until the upgraded handler runs (1) or the handshake
+		// is given up (2): a 101 that could not be written never runs the
+		// handler, and the stream's slot and subscription end then.
+		var state atomic.Int32
+		giveUp := time.AfterFunc(wsHandshakeTimeout, func() {
+			if state.CompareAndSwap(0, 2) {
+				s.endEventStream(st)
+			}
+		})
 		err := websocket.New(func(conn *websocket.Conn) {
-			started = true
-			s.runEventStream(ctx, st, newWSSink(conn, s.streams))
+			if !state.CompareAndSwap(0, 1) {
+				return
+			}
+			giveUp.Stop()
+			sink := newWSSink(conn, s.streams)
+			s.runEventStream(ctx, st, sink)
+			sink.stop()
 		})(c)
-		if err != nil && !started {
+		if err != nil && state.CompareAndSwap(0, 2) {
+			giveUp.Stop()
 			s.endEventStream(st)
 		}
 		return err

@@ -67,6 +67,7 @@ func (k *sseSink) done() <-chan struct{} { return nil }
 // duration).
 type wsSink struct {
 	conn    *fiberws.Conn
+	ws      *websocket.Conn // conn's connection, kept: the handler's return gives conn back to its pool
 	timeout time.Duration
 	closed  chan struct{}
 }
@@ -76,20 +77,28 @@ const maxClientMessage = 4096
 
 // newWSSink starts reading the connection (pongs and the client's close).
 func newWSSink(conn *fiberws.Conn, opts StreamOptions) *wsSink {
-	k := &wsSink{conn: conn, timeout: opts.WriteTimeout, closed: make(chan struct{})}
-	conn.SetReadLimit(maxClientMessage)
+	ws := conn.Conn
+	k := &wsSink{conn: conn, ws: ws, timeout: opts.WriteTimeout, closed: make(chan struct{})}
+	ws.SetReadLimit(maxClientMessage)
 	wait := 2*opts.Heartbeat + opts.WriteTimeout
-	_ = conn.SetReadDeadline(time.Now().Add(wait))
-	conn.SetPongHandler(func(string) error { return conn.SetReadDeadline(time.Now().Add(wait)) })
+	_ = ws.SetReadDeadline(time.Now().Add(wait))
+	ws.SetPongHandler(func(string) error { return ws.SetReadDeadline(time.Now().Add(wait)) })
 	go func() {
 		defer close(k.closed)
 		for {
-			if _, _, err := conn.ReadMessage(); err != nil {
+			if _, _, err := ws.ReadMessage(); err != nil {
 				return
 			}
 		}
 	}()
 	return k
+}
+
+// stop closes the connection and waits for the reader to end, so that
+// nothing reads the connection once the handler has returned it.
+func (k *wsSink) stop() {
+	_ = k.ws.Close()
+	<-k.closed
 }
 
 func (k *wsSink) event(id, name string, payload []byte) error {

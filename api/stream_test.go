@@ -157,7 +157,7 @@ func TestStreamRefusals(t *testing.T) {
 	sse := []string{"Accept", "text/event-stream"}
 	h.do("GET", "/v1/stream", "", nil, sse...).wantError(401, "UNAUTHENTICATED")
 	e := h.do("GET", "/v1/stream?types=service.*,nonsense.*", key, nil, sse...).wantError(400, "VALIDATION_ERROR")
-	if !strings.Contains(string(jsonOf(t, e.Error.Details)), "types") {
+	if !strings.Contains(string(encodeJSON(t, e.Error.Details)), "types") {
 		t.Fatalf("details do not name types: %+v", e.Error.Details)
 	}
 	h.do("GET", "/v1/stream?after=evt_doesnotexist", key, nil, sse...).wantError(400, "VALIDATION_ERROR")
@@ -184,15 +184,6 @@ func TestStreamRefusals(t *testing.T) {
 	if r := h.do("HEAD", "/v1/stream?token="+url.QueryEscape(tok.Token), "", nil, sse...); r.status != 401 {
 		t.Fatalf("a spent token: %d", r.status)
 	}
-}
-
-func jsonOf(t *testing.T, v any) []byte {
-	t.Helper()
-	raw, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return raw
 }
 
 // TestStreamSSEFiltersAndResumes: an SSE stream sends the caller's events

@@ -124,7 +124,7 @@ func (s *Server) streamTokenFor(c *fiber.Ctx) (credential string, ok bool, err e
 
 // isStreamPath reports whether path is GET /v1/stream's.
 func isStreamPath(path string) bool {
-	path = strings.TrimSuffix(path, "/")
+	path = strings.ToLower(strings.TrimSuffix(path, "/")) // as the router matches it
 	return path == "/v1/stream" || path == "/api/v1/stream"
 }
 

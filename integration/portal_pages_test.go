@@ -4,8 +4,6 @@ import (
 	"context"
 	_ "embed"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -67,17 +65,9 @@ func TestPortalPagesInBrowser(t *testing.T) {
 	idp := testenv.SAMLIdP(t)
 	p := startPlatform(t, platformOptions{stepDelay: "400ms", settings: env{"SAML_IDP_METADATA_URL": idp.URL + "/metadata"}})
 	receiver := newHookReceiver(t, alwaysOK)
-	res, err := http.Get(p.base + "/saml/metadata")
-	if err != nil {
-		t.Fatal(err)
-	}
-	md, _ := io.ReadAll(res.Body)
-	res.Body.Close()
-	idp.AddServiceProvider(t, "platform", md)
-	idp.AddUser(t, testenv.IdPUser{Name: "ada", Email: "ada@demo.example", Password: "ada's password", CommonName: "Ada Lovelace", Groups: []string{"engineering"}})
-	p.createUser(t, "ada@demo.example", "Ada Lovelace")
+	ssoPerson(t, p, idp, testenv.IdPUser{Name: "ada", Email: "ada@demo.example", Password: "ada's password", CommonName: "Ada Lovelace", Groups: []string{"engineering"}})
 
-	step, stop := context.WithTimeout(ctx, 90*time.Second)
+	step, stop := context.WithTimeout(ctx, 4*time.Minute) // a deadline for a stuck page, not a measure
 	defer stop()
 	must := func(what string, actions ...chromedp.Action[chromedp.Void]) {
 		t.Helper()

@@ -2,7 +2,6 @@ package integration
 
 import (
 	"context"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -14,7 +13,6 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/pquerna/otp/totp"
 
-	"github.com/telcoplatform/platform/notify"
 	"github.com/telcoplatform/platform/testenv"
 )
 
@@ -30,11 +28,7 @@ func TestPortalTicketsAndBilling(t *testing.T) {
 	idp := testenv.SAMLIdP(t)
 	smtpURL, mailbox := testenv.SMTPServer(t)
 	p := startPlatform(t, platformOptions{settings: env{"SAML_IDP_METADATA_URL": idp.URL + "/metadata"}, keys: allKeys})
-	mailer, err := notify.NewSMTP(smtpURL, "Telco Platform <no-reply@example.test>")
-	if err != nil {
-		t.Fatal(err)
-	}
-	startNotifier(t, notify.NewDispatcher(p.store, notify.Options{Email: mailer, PollInterval: 100 * time.Millisecond}))
+	mailThrough(t, p, smtpURL)
 	if err := os.MkdirAll(screenshotDir, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -56,19 +50,11 @@ func TestPortalTicketsAndBilling(t *testing.T) {
 		t.Fatalf("payment method: %d", st)
 	}
 
-	res, err := http.Get(p.base + "/saml/metadata")
-	if err != nil {
-		t.Fatal(err)
-	}
-	md, _ := io.ReadAll(res.Body)
-	res.Body.Close()
-	idp.AddServiceProvider(t, "platform", md)
-	idp.AddUser(t, testenv.IdPUser{Name: "ada", Email: "ada@demo.example", Password: "ada's password", CommonName: "Ada Lovelace", Groups: []string{"engineering"}})
-	p.createUser(t, "ada@demo.example", "Ada Lovelace")
+	ssoPerson(t, p, idp, testenv.IdPUser{Name: "ada", Email: "ada@demo.example", Password: "ada's password", CommonName: "Ada Lovelace", Groups: []string{"engineering"}})
 
-	step, stop := context.WithTimeout(ctx, 90*time.Second)
+	step, stop := context.WithTimeout(ctx, 4*time.Minute) // a deadline for a stuck page, not a measure
 	defer stop()
-	err = chromedp.Do(step,
+	err := chromedp.Do(step,
 		chromedp.EmulateViewport(800, 900),
 		chromedp.Navigate(p.base+"/portal"),
 		chromedp.Click(chromedp.CSS("#sso")),

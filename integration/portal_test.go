@@ -49,6 +49,32 @@ func browser(t *testing.T) context.Context {
 	return ctx
 }
 
+// mailThrough has the platform's notifier send its e-mail through the SMTP
+// server at smtpURL.
+func mailThrough(t *testing.T, p *platform, smtpURL string) {
+	t.Helper()
+	mailer, err := notify.NewSMTP(smtpURL, "Telco Platform <no-reply@example.test>")
+	if err != nil {
+		t.Fatal(err)
+	}
+	startNotifier(t, notify.NewDispatcher(p.store, notify.Options{Email: mailer, PollInterval: 100 * time.Millisecond}))
+}
+
+// ssoPerson makes the identity provider know the platform (its SAML
+// metadata) and the person u, who is also a user of the demo tenant.
+func ssoPerson(t *testing.T, p *platform, idp *testenv.IdP, u testenv.IdPUser) {
+	t.Helper()
+	res, err := http.Get(p.base + "/saml/metadata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	md, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	idp.AddServiceProvider(t, "platform", md)
+	idp.AddUser(t, u)
+	p.createUser(t, u.Email, u.CommonName)
+}
+
 // TestPortalSingleSignOnEndToEnd is a person's whole path through the
 // portal with real peers: a browser signs in through a real SAML identity
 // provider, lands on the portal with an HttpOnly session, takes an API
@@ -60,27 +86,14 @@ func TestPortalSingleSignOnEndToEnd(t *testing.T) {
 	idp := testenv.SAMLIdP(t)
 	smtpURL, mailbox := testenv.SMTPServer(t)
 	p := startPlatform(t, platformOptions{settings: env{"SAML_IDP_METADATA_URL": idp.URL + "/metadata"}, keys: allKeys})
-	mailer, err := notify.NewSMTP(smtpURL, "Telco Platform <no-reply@example.test>")
-	if err != nil {
-		t.Fatal(err)
-	}
-	startNotifier(t, notify.NewDispatcher(p.store, notify.Options{Email: mailer, PollInterval: 100 * time.Millisecond}))
-
+	mailThrough(t, p, smtpURL)
 	// The IdP knows the platform (its metadata) and a person of the demo tenant.
-	res, err := http.Get(p.base + "/saml/metadata")
-	if err != nil {
-		t.Fatal(err)
-	}
-	md, _ := io.ReadAll(res.Body)
-	res.Body.Close()
-	idp.AddServiceProvider(t, "platform", md)
-	idp.AddUser(t, testenv.IdPUser{Name: "grace", Email: "grace@demo.example", Password: "grace's password", CommonName: "Grace Hopper", Groups: []string{"engineering"}})
-	p.createUser(t, "grace@demo.example", "Grace Hopper")
+	ssoPerson(t, p, idp, testenv.IdPUser{Name: "grace", Email: "grace@demo.example", Password: "grace's password", CommonName: "Grace Hopper", Groups: []string{"engineering"}})
 
 	// Sign in: portal -> "Sign in with single sign-on" -> IdP form -> auto-post to the ACS -> portal.
 	step, stop := context.WithTimeout(ctx, time.Minute)
 	defer stop()
-	err = chromedp.Do(step,
+	err := chromedp.Do(step,
 		chromedp.Navigate(p.base+"/portal"),
 		chromedp.Click(chromedp.CSS("#sso")),
 		chromedp.WaitVisible(chromedp.CSS(`input[name="user"]`)),

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"strings"
 	"time"
 
@@ -49,10 +50,13 @@ func Open(ctx context.Context, url string, log *slog.Logger) (*gorm.DB, error) {
 		// and the worker) waited on each other's locks, and a bulk job of
 		// 1,000 items ran at 15 items/s instead of 65. The switch takes
 		// effect only before the first database is opened; later calls
-		// find it already off.
-		if _, err := moderncsqlite.OFDLocking(false); err != nil && !errors.Is(err, moderncsqlite.ErrOFDLockingTooLate) &&
-			!errors.Is(err, moderncsqlite.ErrOFDLockingUnavailable) {
-			return nil, fmt.Errorf("SQLite locking: %w", err)
+		// find it already off. MODERNC_SQLITE_OFD_LOCK, when set, decides
+		// instead (for comparisons).
+		if _, set := os.LookupEnv("MODERNC_SQLITE_OFD_LOCK"); !set {
+			if _, err := moderncsqlite.OFDLocking(false); err != nil && !errors.Is(err, moderncsqlite.ErrOFDLockingTooLate) &&
+				!errors.Is(err, moderncsqlite.ErrOFDLockingUnavailable) {
+				return nil, fmt.Errorf("SQLite locking: %w", err)
+			}
 		}
 	}
 	db, err := gorm.Open(dialector, &gorm.Config{

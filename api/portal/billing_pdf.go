@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"embed"
 	"fmt"
-	"html/template"
 	"mime"
 	"net/http"
 	"net/url"
@@ -203,13 +202,9 @@ func (p *Portal) invoicePrint(c *fiber.Ctx, r *Request, id string) error {
 	if err != nil {
 		return err
 	}
-	t, err := template.ParseFS(printFiles, "print/invoice.html")
-	if err != nil {
-		return models.Internal(err)
-	}
 	var b bytes.Buffer
 	data := printDoc{invoiceDoc: d, Period: d.period(), Money: func(m models.Money) string { return amount(m, d.Currency) }}
-	if err := t.Execute(&b, data); err != nil {
+	if err := p.pages.invoicePrint.Execute(&b, data); err != nil {
 		return models.Internal(err)
 	}
 	setHeaders(c)

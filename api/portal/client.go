@@ -41,6 +41,7 @@ type Challenge struct {
 	Message string   `json:"message"`
 }
 
+// Error describes the refusal: status, code and message.
 func (e *APIError) Error() string { return fmt.Sprintf("API %d %s: %s", e.Status, e.Code, e.Message) }
 
 // Client calls the platform's API in process, as the session's user.
@@ -92,13 +93,28 @@ func (cl *Client) request(method, path string, body any, accept string) (*fastht
 // reads the request and writes the response in memory).
 type inProcessConn struct{ remote, local net.Addr }
 
-func (inProcessConn) Read([]byte) (int, error)         { return 0, io.EOF }
-func (inProcessConn) Write(b []byte) (int, error)      { return len(b), nil }
-func (inProcessConn) Close() error                     { return nil }
-func (c inProcessConn) LocalAddr() net.Addr            { return c.local }
-func (c inProcessConn) RemoteAddr() net.Addr           { return c.remote }
-func (inProcessConn) SetDeadline(time.Time) error      { return nil }
-func (inProcessConn) SetReadDeadline(time.Time) error  { return nil }
+// Read has nothing to read: the request is already in memory.
+func (inProcessConn) Read([]byte) (int, error) { return 0, io.EOF }
+
+// Write discards: the response stays in the request's context.
+func (inProcessConn) Write(b []byte) (int, error) { return len(b), nil }
+
+// Close has nothing to close.
+func (inProcessConn) Close() error { return nil }
+
+// LocalAddr is the address the browser's request reached.
+func (c inProcessConn) LocalAddr() net.Addr { return c.local }
+
+// RemoteAddr is the browser's address (IP allow-lists apply to it).
+func (c inProcessConn) RemoteAddr() net.Addr { return c.remote }
+
+// SetDeadline accepts and ignores a deadline (no bytes flow).
+func (inProcessConn) SetDeadline(time.Time) error { return nil }
+
+// SetReadDeadline accepts and ignores a deadline (the API's body limits set one).
+func (inProcessConn) SetReadDeadline(time.Time) error { return nil }
+
+// SetWriteDeadline accepts and ignores a deadline.
 func (inProcessConn) SetWriteDeadline(time.Time) error { return nil }
 
 // Do sends a request to the API (path without the /v1 prefix) with body

@@ -2,6 +2,7 @@ package portal
 
 import (
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
@@ -57,7 +58,7 @@ func (p *Portal) registerMFA(r fiber.Router) {
 	r.Post("/mfa/send", p.page(func(c *fiber.Ctx, r *Request) error {
 		ch := &Challenge{ID: c.FormValue("mfa_challenge"), Methods: strings.Split(c.FormValue("mfa_methods"), ",")}
 		page := challengePage{Challenge: ch, Action: c.FormValue("mfa_action"), Fields: carriedFields(c)}
-		err := r.API.Do(fiber.MethodPost, "/auth/mfa/challenges/"+ch.ID+"/send", M{"method": c.FormValue("mfa_method")}, nil)
+		err := r.API.Do(fiber.MethodPost, "/auth/mfa/challenges/"+url.PathEscape(ch.ID)+"/send", M{"method": c.FormValue("mfa_method")}, nil)
 		if err != nil {
 			page.Error = errorMessage(err)
 		} else {

@@ -87,7 +87,7 @@ type Config struct {
 	SSO bool
 	// Secure marks cookies Secure (the public address is https).
 	Secure bool
-	Log    *slog.Logger
+	Log    *slog.Logger // the portal's log (default: slog.Default())
 }
 
 // Portal serves the portal's pages.

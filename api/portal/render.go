@@ -19,6 +19,8 @@ import (
 // pages are the parsed page templates, each with the layout.
 type pages struct {
 	byName map[string]*template.Template
+	// invoicePrint is the standalone print copy of an invoice (no layout).
+	invoicePrint *template.Template
 }
 
 // parsePages parses templates/layout.html with each other template file
@@ -29,7 +31,8 @@ func parsePages() *pages {
 	if err != nil {
 		panic(err)
 	}
-	ps := &pages{byName: map[string]*template.Template{}}
+	ps := &pages{byName: map[string]*template.Template{},
+		invoicePrint: template.Must(template.New("invoice.html").Funcs(template.FuncMap{"day": day}).ParseFS(printFiles, "print/invoice.html"))}
 	for _, n := range names {
 		name := strings.TrimSuffix(path.Base(n), ".html")
 		if name == "layout" {

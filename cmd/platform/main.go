@@ -440,8 +440,11 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, runWorker, 
 			OnEvent: activities.OrchestrationEventHook(tc, store), TrackerPollInterval: cfg.TrackerPollInterval,
 			// Wake the real-time streams of every API instance (they poll
 			// the event log too: a lost message costs latency, not events).
+			// Bounded: Redis being away must not hold up the dispatch.
 			Announce: func(ctx context.Context, evs []eventlog.Event) {
-				if err := api.AnnounceEvents(ctx, wrdb, evs); err != nil {
+				actx, cancel := context.WithTimeout(ctx, 250*time.Millisecond)
+				defer cancel()
+				if err := api.AnnounceEvents(actx, wrdb, evs); err != nil {
 					log.Debug("announcing events to the real-time streams failed", "error", err)
 				}
 			}})

@@ -1,0 +1,50 @@
+package api
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+func TestItemTargetEscapesByPart(t *testing.T) {
+	answers := func(id string) (json.RawMessage, bool) {
+		if id != "a" {
+			return nil, false
+		}
+		return json.RawMessage(`{"id":"x/y","name":"a&b=c+d e"}`), true
+	}
+	tests := []struct{ path, want string }{
+		{"/v1/services/{{a.body.id}}", "/v1/services/x%2Fy"},
+		{"/v1/services?search={{a.body.name}}", "/v1/services?search=a%26b%3Dc%2Bd+e"},
+		{"/v1/services/{{a.body.id}}/status?q={{a.body.name}}&limit=5", "/v1/services/x%2Fy/status?q=a%26b%3Dc%2Bd+e&limit=5"},
+	}
+	for _, tt := range tests {
+		got, err := itemTarget(tt.path, answers)
+		if err != nil || got != tt.want {
+			t.Errorf("itemTarget(%q) = %q, %v; want %q", tt.path, got, err, tt.want)
+		}
+	}
+	if _, err := itemTarget("/v1/services?q={{b.body.id}}", answers); err == nil {
+		t.Error("a reference to an item that is not a dependency resolved")
+	}
+}
+
+func TestHasEscapedNUL(t *testing.T) {
+	tests := []struct {
+		body string
+		want bool
+	}{
+		{`{"name":"a\u0000b"}`, true},
+		{`{"name":"\u0000"}`, true},
+		{`{"name":"a\\u0000b"}`, false}, // a backslash, then the text u0000
+		{`{"name":"a\\\u0000b"}`, true}, // a backslash, then NUL
+		{`{"name":"\u00001"}`, true},    // NUL then 1
+		{`{"name":"\u0001"}`, false},    // another control character
+		{`{"a":"\\u0000","b":"\u0000"}`, true},
+		{`{}`, false},
+	}
+	for _, tt := range tests {
+		if got := hasEscapedNUL([]byte(tt.body)); got != tt.want {
+			t.Errorf("hasEscapedNUL(%s) = %v, want %v", tt.body, got, tt.want)
+		}
+	}
+}
