@@ -92,7 +92,40 @@ type OperationOutput struct {
 	Body     struct {
 		Envelope
 		OperationDocument
+		preEncoded // GET /v1/operations/{id}: encoded once per snapshot of the row (operationAnswer)
 	}
+}
+
+// operationAnswer is GET /v1/operations/{id}'s answer. The operation's row
+// is read on every request; when it is unchanged since the last read (same
+// snapshot) the document built then is served again, and, unless the
+// workflow's live detail is added to it (a running operation), its
+// encoding too.
+func (s *Server) operationAnswer(ctx context.Context, id string) (*OperationOutput, error) {
+	prev := s.operationAnswers.get(id)
+	snap, err := s.operations.OperationSnapshot(ctx, principal(ctx), id, prev.snapshot())
+	if err != nil {
+		return nil, err
+	}
+	op := snap.Row
+	out := &OperationOutput{Status: http.StatusOK}
+	if s.temporal != nil && !op.Status.Terminal() {
+		out.Body.OperationDocument = s.operationDocument(op)
+		s.addLiveDetail(ctx, &out.Body.OperationDocument, op)
+		return out, nil
+	}
+	if prev != nil && snap == prev.snap {
+		out.Body.OperationDocument, out.Body.preEncoded = prev.doc, prev.enc
+		return out, nil
+	}
+	out.Body.OperationDocument = s.operationDocument(op)
+	enc, err := encodeInAdvance(&out.Body)
+	if err != nil {
+		return nil, err
+	}
+	out.Body.preEncoded = enc
+	s.operationAnswers.put(id, &rowAnswer[operations.Operation, OperationDocument]{snap: snap, doc: out.Body.OperationDocument, enc: enc})
+	return out, nil
 }
 
 func operationError(e *operations.OperationError) *OperationErrorItem {
@@ -317,13 +350,7 @@ func (s *Server) registerOperations() {
 		"With `Accept: text/event-stream` the answer is a stream of Server-Sent Events (`event: operation`, the same document) " +
 		"sent whenever the operation changes, ending at a terminal status. See docs/operations.md."
 	getOp := func(ctx context.Context, in *operationPath) (*OperationOutput, error) {
-		op, err := s.operations.GetOperation(ctx, principal(ctx), in.RequestID)
-		if err != nil {
-			return nil, err
-		}
-		out := s.operationOutput(op, http.StatusOK)
-		s.addLiveDetail(ctx, &out.Body.OperationDocument, op)
-		return out, nil
+		return s.operationAnswer(ctx, in.RequestID)
 	}
 	register(s, huma.Operation{OperationID: "list-operations", Method: http.MethodGet, Path: "/operations", Summary: "List operations",
 		Tags: tags, Description: "The operations of your organization and environment, newest first, each as GET /v1/operations/{request_id} " +

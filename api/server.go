@@ -123,10 +123,14 @@ type Server struct {
 	largeBodies []largeBodyRoute
 	// catalogAnswer is GET /v1/services/catalog's answer, kept for a second.
 	catalogAnswer *catalogCache
-	routes        routeIndex     // route templates, for the metrics of requests refused before routing
-	drain         drainState     // set by Run on shutdown: /readyz 503, then new requests 503
-	inProcess     inProcess      // the app's handler, for the sub-requests of batches
-	portal        *portal.Portal // the portal's pages (api/portal)
+	// serviceAnswers and operationAnswers are the answers of GET
+	// /v1/services/{id} and GET /v1/operations/{id}, per row snapshot.
+	serviceAnswers   *rowAnswers[services.Service, ServiceItem]
+	operationAnswers *rowAnswers[operations.Operation, OperationDocument]
+	routes           routeIndex     // route templates, for the metrics of requests refused before routing
+	drain            drainState     // set by Run on shutdown: /readyz 503, then new requests 503
+	inProcess        inProcess      // the app's handler, for the sub-requests of batches
+	portal           *portal.Portal // the portal's pages (api/portal)
 }
 
 // access is what an operation requires of its caller, declared once per route.
@@ -151,6 +155,8 @@ func New(deps Deps) *Server {
 		log: deps.Logger, now: deps.Now, limiter: deps.Limiter,
 		streams: deps.Streams.withDefaults(), openStreams: &localStreams{open: map[string]int{}},
 		keys: deps.Keys, metrics: deps.Metrics, catalogAnswer: newCatalogCache(catalogCacheTTL), tracing: deps.Tracing,
+		serviceAnswers:   newRowAnswers[services.Service, ServiceItem](),
+		operationAnswers: newRowAnswers[operations.Operation, OperationDocument](),
 	}
 	if s.keys == nil {
 		s.keys = identity.NewKeyCache(identity.DefaultKeyCacheTTL)

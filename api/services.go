@@ -122,8 +122,33 @@ func serviceItem(svc *services.Service) ServiceItem {
 type ServiceOutput struct {
 	Body struct {
 		Envelope
-		Service ServiceItem `json:"service"`
+		Service    ServiceItem `json:"service"`
+		preEncoded             // GET /v1/services/{id}: encoded once per snapshot of the row (serviceAnswer)
 	}
+}
+
+// serviceAnswer is GET /v1/services/{id}'s answer: the service's row is
+// read on every request, and when it is unchanged since the last read
+// (same snapshot) the answer encoded then is written again.
+func (s *Server) serviceAnswer(ctx context.Context, id string) (*ServiceOutput, error) {
+	prev := s.serviceAnswers.get(id)
+	snap, err := s.services.ServiceSnapshot(ctx, principal(ctx), id, prev.snapshot())
+	if err != nil {
+		return nil, err
+	}
+	out := &ServiceOutput{}
+	if prev != nil && snap == prev.snap {
+		out.Body.Service, out.Body.preEncoded = prev.doc, prev.enc
+		return out, nil
+	}
+	out.Body.Service = serviceItem(snap.Row)
+	enc, err := encodeInAdvance(&out.Body)
+	if err != nil {
+		return nil, err
+	}
+	out.Body.preEncoded = enc
+	s.serviceAnswers.put(id, &rowAnswer[services.Service, ServiceItem]{snap: snap, doc: out.Body.Service, enc: enc})
+	return out, nil
 }
 
 // PerformanceMetricsItem are a service's recent performance.
@@ -579,13 +604,7 @@ func (s *Server) registerServices() {
 	register(s, huma.Operation{OperationID: "get-service", Method: http.MethodGet, Path: "/services/{service_id}",
 		Summary: "Get a service", Tags: tags},
 		access{permission: "services:read"}, func(ctx context.Context, in *ServicePath) (*ServiceOutput, error) {
-			svc, err := s.services.GetService(ctx, principal(ctx), in.ServiceID)
-			if err != nil {
-				return nil, err
-			}
-			out := &ServiceOutput{}
-			out.Body.Service = serviceItem(svc)
-			return out, nil
+			return s.serviceAnswer(ctx, in.ServiceID)
 		})
 	for _, prefix := range []string{"/v1", "/api/v1"} {
 		s.App.Put(prefix+"/services/:service_id", s.fixedPathGuard)

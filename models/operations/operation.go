@@ -215,11 +215,35 @@ func (s *Store) GetOperation(ctx context.Context, p *models.Principal, id string
 	if err != nil {
 		return nil, err
 	}
-	if !p.Can(op.Type.ReadPermission()) {
-		return nil, models.Errorf(models.CodeInsufficientPermissions, "this operation needs permission %s", op.Type.ReadPermission()).
-			WithDetail("required_permission", op.Type.ReadPermission())
+	if err := checkRead(p, op); err != nil {
+		return nil, err
 	}
 	return op, nil
+}
+
+// OperationSnapshot is GetOperation returning a snapshot of the
+// operation's row: prev itself when the row is unchanged since prev (a
+// snapshot it returned before, or nil; see models.RowReader). The
+// snapshot's operation is shared: never modified. Errors: NOT_FOUND,
+// INSUFFICIENT_PERMISSIONS.
+func (s *Store) OperationSnapshot(ctx context.Context, p *models.Principal, id string, prev *models.RowSnapshot[Operation]) (*models.RowSnapshot[Operation], error) {
+	snap, err := s.rows.Read(ctx, p.Scope(), id, prev)
+	if err != nil {
+		return nil, models.NotFoundOr(err, "operation")
+	}
+	if err := checkRead(p, snap.Row); err != nil {
+		return nil, err
+	}
+	return snap, nil
+}
+
+// checkRead returns nil when p may read op. Errors: INSUFFICIENT_PERMISSIONS.
+func checkRead(p *models.Principal, op *Operation) error {
+	if !p.Can(op.Type.ReadPermission()) {
+		return models.Errorf(models.CodeInsufficientPermissions, "this operation needs permission %s", op.Type.ReadPermission()).
+			WithDetail("required_permission", op.Type.ReadPermission())
+	}
+	return nil
 }
 
 // OperationIn returns one operation in scope. Errors: NOT_FOUND.

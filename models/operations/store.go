@@ -6,7 +6,10 @@ import "github.com/telcoplatform/platform/models"
 // tenancy scopes) with long-running operations, their steps and their outcomes as methods.
 type Store struct {
 	*models.Store
+	rows *models.RowReader[Operation] // snapshots of one operation's row (OperationSnapshot)
 }
 
 // NewStore returns the operations store on core.
-func NewStore(core *models.Store) *Store { return &Store{Store: core} }
+func NewStore(core *models.Store) *Store {
+	return &Store{Store: core, rows: models.NewRowReader[Operation](core)}
+}

@@ -189,6 +189,18 @@ func (s *Store) GetService(ctx context.Context, p *models.Principal, id string) 
 	return s.ServiceIn(ctx, p.Scope(), id)
 }
 
+// ServiceSnapshot is GetService returning a snapshot of the service's
+// row: prev itself when the row is unchanged since prev (a snapshot it
+// returned before, or nil; see models.RowReader). The snapshot's service
+// is shared: never modified. Errors: NOT_FOUND.
+func (s *Store) ServiceSnapshot(ctx context.Context, p *models.Principal, id string, prev *models.RowSnapshot[Service]) (*models.RowSnapshot[Service], error) {
+	snap, err := s.rows.Read(ctx, p.Scope(), id, prev)
+	if err != nil {
+		return nil, models.NotFoundOr(err, "service")
+	}
+	return snap, nil
+}
+
 // ServiceIn returns the service id in scope. Errors: NOT_FOUND.
 func (s *Store) ServiceIn(ctx context.Context, scope models.Scope, id string) (*Service, error) {
 	var svc Service

@@ -12,9 +12,11 @@ type Store struct {
 	*models.Store
 	operations *operations.Store
 	catalog    *catalog.Store
+	rows       *models.RowReader[Service] // snapshots of one service's row (ServiceSnapshot)
 }
 
 // NewStore returns the services store on core.
 func NewStore(core *models.Store) *Store {
-	return &Store{Store: core, operations: operations.NewStore(core), catalog: catalog.NewStore(core)}
+	return &Store{Store: core, operations: operations.NewStore(core), catalog: catalog.NewStore(core),
+		rows: models.NewRowReader[Service](core)}
 }

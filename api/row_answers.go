@@ -1,0 +1,67 @@
+package api
+
+import (
+	"sync"
+
+	"github.com/telcoplatform/platform/models"
+)
+
+// rowAnswersMax is how many rows' answers a rowAnswers keeps; beyond it an
+// arbitrary entry makes room for the new one.
+const rowAnswersMax = 4096
+
+// rowAnswer is a GET's answer derived from one snapshot of its row: the
+// answer's document and its encoding without metadata (with its ETag).
+// It is exact for as long as a read of the row returns the same snapshot
+// (see models.RowReader): the row's columns are compared on every read,
+// so a change made anywhere (another API process, a worker's activity,
+// the database directly) is seen by the next GET.
+type rowAnswer[T, D any] struct {
+	snap *models.RowSnapshot[T]
+	doc  D
+	enc  preEncoded
+}
+
+// rowAnswers keeps, per row id, the answer derived from the row's last
+// snapshot read by this process: a GET whose read finds the row unchanged
+// writes those bytes instead of decoding the row (reflection, JSON
+// columns) and encoding the answer again. Ids are primary keys: a row's
+// tenant is among the columns compared, and the read itself is scoped to
+// the caller, so one entry per id serves every caller allowed to read the
+// row. Entries are shared and never modified.
+type rowAnswers[T, D any] struct {
+	mu      sync.RWMutex
+	entries map[string]*rowAnswer[T, D]
+}
+
+func newRowAnswers[T, D any]() *rowAnswers[T, D] {
+	return &rowAnswers[T, D]{entries: map[string]*rowAnswer[T, D]{}}
+}
+
+// get returns the answer kept for id, or nil.
+func (c *rowAnswers[T, D]) get(id string) *rowAnswer[T, D] {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.entries[id]
+}
+
+// snapshot returns the entry's snapshot (nil for no entry).
+func (a *rowAnswer[T, D]) snapshot() *models.RowSnapshot[T] {
+	if a == nil {
+		return nil
+	}
+	return a.snap
+}
+
+// put keeps a, derived from a.snap, as id's answer.
+func (c *rowAnswers[T, D]) put(id string, a *rowAnswer[T, D]) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.entries[id]; !ok && len(c.entries) >= rowAnswersMax {
+		for k := range c.entries {
+			delete(c.entries, k)
+			break
+		}
+	}
+	c.entries[id] = a
+}
