@@ -7,8 +7,14 @@ import (
 )
 
 // rowAnswersMax is how many rows' answers a rowAnswers keeps; beyond it an
-// arbitrary entry makes room for the new one.
-const rowAnswersMax = 4096
+// arbitrary entry makes room for the new one. rowAnswerMaxBytes bounds
+// the encoding of a kept answer (an entry holds about three times that:
+// the row's values, the document, the bytes): a larger one (a bulk
+// operation's items) is built on every request, as before.
+const (
+	rowAnswersMax     = 1024
+	rowAnswerMaxBytes = 16 << 10
+)
 
 // rowAnswer is a GET's answer derived from one snapshot of its row: the
 // answer's document and its encoding without metadata (with its ETag).
@@ -55,6 +61,12 @@ func (a *rowAnswer[T, D]) snapshot() *models.RowSnapshot[T] {
 
 // put keeps a, derived from a.snap, as id's answer.
 func (c *rowAnswers[T, D]) put(id string, a *rowAnswer[T, D]) {
+	if len(a.enc.raw) > rowAnswerMaxBytes {
+		c.mu.Lock()
+		delete(c.entries, id) // an older, smaller answer of the row is of no use either
+		c.mu.Unlock()
+		return
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if _, ok := c.entries[id]; !ok && len(c.entries) >= rowAnswersMax {
