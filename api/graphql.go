@@ -52,7 +52,20 @@ type GraphQLOutput struct {
 	Body   struct {
 		Data   json.RawMessage `json:"data,omitempty" doc:"The result (absent when the query was refused before running)"`
 		Errors []GraphQLError  `json:"errors,omitempty"`
+		// Extensions.cost is what the query was charged.
+		Extensions *GraphQLExtensions `json:"extensions,omitempty"`
 	}
+}
+
+// GraphQLExtensions are the answer's extensions.
+type GraphQLExtensions struct {
+	Cost GraphQLCost `json:"cost"`
+}
+
+// GraphQLCost is a query's computed complexity and its rate-limit cost.
+type GraphQLCost struct {
+	Complexity int `json:"complexity" doc:"The query's complexity (see docs/graphql.md)"`
+	Units      int `json:"units" doc:"Rate-limit units charged: max(2, ceil(complexity / 200)), the POST's 2 included"`
 }
 
 // GraphQLSchemaOutput is the schema document.
@@ -70,7 +83,7 @@ func (s *Server) registerGraphQL() {
 			"and webhook subscriptions, with the REST API's tenancy and permissions applied field by field (a field you may not read is null with an " +
 			"error whose extensions.code is INSUFFICIENT_PERMISSIONS). Lists are Relay connections (first, after, filter in the filter language of the REST lists). " +
 			"An executed query answers 200 with data and errors; a query that does not parse or validate, or is too deep or too complex, answers 400 " +
-			"with errors only; a malformed body answers 400 in the usual error shape. The query costs max(2, ceil(complexity / 100)) rate-limit units. See docs/graphql.md."},
+			"with errors only; a malformed body answers 400 in the usual error shape. The query costs max(2, ceil(complexity / 200)) rate-limit units. See docs/graphql.md."},
 		access{}, func(ctx context.Context, in *GraphQLInput) (*GraphQLOutput, error) {
 			return s.graphQL(ctx, graph, in)
 		})
@@ -99,6 +112,7 @@ func (s *Server) graphQL(ctx context.Context, graph *gql.Handler, in *GraphQLInp
 	out := &GraphQLOutput{Status: http.StatusOK}
 	out.Body.Data = resp.Data
 	out.Body.Errors = graphQLErrors(resp.Errors)
+	out.Body.Extensions = &GraphQLExtensions{Cost: GraphQLCost{Complexity: prepared.Complexity, Units: prepared.Cost()}}
 	return out, nil
 }
 

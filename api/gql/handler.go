@@ -37,10 +37,10 @@ const (
 	// MaxComplexity is the largest complexity a query may have: every
 	// field costs 1 plus its selections, and a list field costs its
 	// selections times the items it may return (first).
-	MaxComplexity = 5000
+	MaxComplexity = 20_000
 	// ComplexityPerUnit is the complexity one rate-limit unit buys: a
 	// query costs max(2, ceil(complexity / ComplexityPerUnit)) units.
-	ComplexityPerUnit = 100
+	ComplexityPerUnit = 200
 	// maxTokens bounds the tokens of a query document.
 	maxTokens = 10_000
 	// defaultFirst and maxFirst bound the edges of a root connection

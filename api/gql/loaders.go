@@ -17,7 +17,7 @@ import (
 // Batching of the loaders: a batch is sent after loaderWait or at
 // loaderBatch keys, whichever comes first.
 const (
-	loaderWait  = 2 * time.Millisecond
+	loaderWait  = 10 * time.Millisecond
 	loaderBatch = 500
 )
 
@@ -25,13 +25,13 @@ const (
 // level asks its loader, which reads the level in one statement (keyed
 // by the parents' ids) in the caller's tenant scope.
 type loaders struct {
-	services          *dataloadgen.Loader[string, *services.Service]
-	invoices          *dataloadgen.Loader[string, *billing.Invoice]
-	operationsOf      *dataloadgen.Loader[string, []operations.Operation]
-	subscriptionOf    *dataloadgen.Loader[string, *billing.Subscription]
-	invoicesOf        *dataloadgen.Loader[string, []billing.Invoice]
-	paymentsOf        *dataloadgen.Loader[string, []billing.Payment]
-	commentsOf        *dataloadgen.Loader[string, []support.Comment]
+	services       *dataloadgen.Loader[string, *services.Service]
+	invoices       *dataloadgen.Loader[string, *billing.Invoice]
+	operationsOf   *dataloadgen.Loader[string, []operations.Operation]
+	subscriptionOf *dataloadgen.Loader[string, *billing.Subscription]
+	invoicesOf     *dataloadgen.Loader[string, []billing.Invoice]
+	paymentsOf     *dataloadgen.Loader[string, []billing.Payment]
+	commentsOf     *dataloadgen.Loader[string, []support.Comment]
 }
 
 type loadersKey struct{}

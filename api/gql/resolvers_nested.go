@@ -58,12 +58,16 @@ type serviceResolver struct{ *resolver }
 
 // Operations are the service's operations, batched by service.
 func (r *serviceResolver) Operations(ctx context.Context, obj *Service, first *int) ([]*Operation, error) {
-	return children(ctx, "", obj.ID, first, func(l *loaders) func(context.Context, string) ([]operations.Operation, error) { return l.operationsOf.Load }, operationOf)
+	return children(ctx, "", obj.ID, first, func(l *loaders) func(context.Context, string) ([]operations.Operation, error) {
+		return l.operationsOf.Load
+	}, operationOf)
 }
 
 // Subscription is the service's subscription, batched by service.
 func (r *serviceResolver) Subscription(ctx context.Context, obj *Service) (*Subscription, error) {
-	return one(ctx, permBilling, obj.ID, func(l *loaders) func(context.Context, string) (*billing.Subscription, error) { return l.subscriptionOf.Load }, subscriptionOf)
+	return one(ctx, permBilling, obj.ID, func(l *loaders) func(context.Context, string) (*billing.Subscription, error) {
+		return l.subscriptionOf.Load
+	}, subscriptionOf)
 }
 
 type operationResolver struct{ *resolver }
