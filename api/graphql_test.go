@@ -277,6 +277,13 @@ func TestGraphQLErrorsAndLimits(t *testing.T) {
 			t.Fatalf("errors %+v", res.Errors)
 		}
 	})
+	t.Run("under /api/v1 too", func(t *testing.T) {
+		var out gqlAnswer
+		h.do("POST", "/api/v1/graphql", key, map[string]any{"query": "{ services { totalCount } }"}).decode(http.StatusOK, &out)
+		if string(out.Data["services"]) != `{"totalCount":0}` {
+			t.Fatalf("answer %+v", out)
+		}
+	})
 	t.Run("malformed requests", func(t *testing.T) {
 		h.do("POST", "/v1/graphql", key, `{"query": `).wantError(http.StatusBadRequest, "INVALID_JSON")
 		h.do("POST", "/v1/graphql", key, map[string]any{"variables": map[string]any{}}).wantError(http.StatusBadRequest, "VALIDATION_ERROR")

@@ -188,6 +188,14 @@ func (s *Server) chargeMore(c *fiber.Ctx, units int) error {
 	if p == nil {
 		return nil
 	}
+	// With the method's cost already spent, the whole never exceeds a
+	// bucket's capacity: any request can pass a full bucket.
+	paid := ratelimit.Cost(c.Method())
+	for _, capacity := range []int{p.Limits.Hourly, p.Limits.Burst} {
+		if capacity > 0 {
+			units = min(units, max(1, capacity-paid))
+		}
+	}
 	req := ratelimit.Request{Key: "cred:" + p.ID, OrgID: p.OrganizationID, Cost: min(units, ratelimit.MaxChargeCost), Hourly: p.Limits.Hourly, Burst: p.Limits.Burst}
 	res, err := s.limiter.Charge(ctx, req)
 	s.countRateLimit(res, err)
