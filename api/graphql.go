@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"slices"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/danielgtaylor/huma/v2"
@@ -83,7 +84,8 @@ func (s *Server) registerGraphQL() {
 			"and webhook subscriptions, with the REST API's tenancy and permissions applied field by field (a field you may not read is null with an " +
 			"error whose extensions.code is INSUFFICIENT_PERMISSIONS). Lists are Relay connections (first, after, filter in the filter language of the REST lists). " +
 			"An executed query answers 200 with data and errors; a query that does not parse or validate, or is too deep or too complex, answers 400 " +
-			"with errors only; a malformed body answers 400 in the usual error shape. The query costs max(2, ceil(complexity / 200)) rate-limit units. See docs/graphql.md."},
+			"with errors only; a malformed body answers 400 in the usual error shape. The query costs max(2, ceil(complexity / 200)) rate-limit units, " +
+			"and counts once in the endpoint group of each group of REST endpoints it reads through (billing, the event list). See docs/graphql.md."},
 		access{}, func(ctx context.Context, in *GraphQLInput) (*GraphQLOutput, error) {
 			return s.graphQL(ctx, graph, in)
 		})
@@ -104,7 +106,7 @@ func (s *Server) graphQL(ctx context.Context, graph *gql.Handler, in *GraphQLInp
 		return out, nil
 	}
 	if in.fc != nil {
-		if err := s.chargeMore(in.fc, prepared.Cost()-ratelimit.Cost(http.MethodPost)); err != nil {
+		if err := s.chargeMore(in.fc, prepared.Cost()-ratelimit.Cost(http.MethodPost), graphQLGroups(prepared.Fields())...); err != nil {
 			return nil, err
 		}
 	}
@@ -114,6 +116,29 @@ func (s *Server) graphQL(ctx context.Context, graph *gql.Handler, in *GraphQLInp
 	out.Body.Errors = graphQLErrors(resp.Errors)
 	out.Body.Extensions = &GraphQLExtensions{Cost: GraphQLCost{Complexity: prepared.Complexity, Units: prepared.Cost()}}
 	return out, nil
+}
+
+// graphQLFieldGroups are the endpoint groups of the fields that read
+// what the group's REST endpoints read: billing (/billing/*) and the
+// event list (large data exports).
+var graphQLFieldGroups = map[string]ratelimit.Group{
+	"Query.invoices": ratelimit.GroupBilling, "Query.invoice": ratelimit.GroupBilling,
+	"Query.payments": ratelimit.GroupBilling, "Query.payment": ratelimit.GroupBilling,
+	"Query.subscriptions": ratelimit.GroupBilling, "Query.subscription": ratelimit.GroupBilling,
+	"Service.subscription": ratelimit.GroupBilling, "Subscription.invoices": ratelimit.GroupBilling,
+	"Invoice.payments": ratelimit.GroupBilling, "Payment.invoice": ratelimit.GroupBilling,
+	"Query.events": ratelimit.GroupExports,
+}
+
+// graphQLGroups returns the endpoint groups a query's fields read, each once.
+func graphQLGroups(fields []string) []ratelimit.Group {
+	var out []ratelimit.Group
+	for _, f := range fields {
+		if g, ok := graphQLFieldGroups[f]; ok && !slices.Contains(out, g) {
+			out = append(out, g)
+		}
+	}
+	return out
 }
 
 // graphQLErrors converts gqlgen's errors to the documented shape.

@@ -283,6 +283,11 @@ func TestGraphQLErrorsAndLimits(t *testing.T) {
 		if string(out.Data["services"]) != `{"totalCount":0}` {
 			t.Fatalf("answer %+v", out)
 		}
+		// As GraphQL clients send it: null operationName, variables and extensions.
+		h.do("POST", "/v1/graphql", key, `{"query": "{ services { totalCount } }", "operationName": null, "variables": null, "extensions": null}`).decode(http.StatusOK, &out)
+		if string(out.Data["services"]) != `{"totalCount":0}` {
+			t.Fatalf("answer %+v", out)
+		}
 	})
 	t.Run("malformed requests", func(t *testing.T) {
 		h.do("POST", "/v1/graphql", key, `{"query": `).wantError(http.StatusBadRequest, "INVALID_JSON")
@@ -362,4 +367,14 @@ func TestGraphQLChargesItsCost(t *testing.T) {
 	if d := b0 - b1; d != units && d != units-1 {
 		t.Fatalf("X-RateLimit-Burst-Remaining %d then %d: dropped %d, want %d", b0, b1, d, units)
 	}
+	// Reading the event list counts in the large-data-exports group (10
+	// requests an hour), as GET /v1/events does.
+	for i := 1; i <= 10; i++ {
+		h.do("POST", "/v1/graphql", key, map[string]any{"query": "{ events(first: 1) { totalCount } }"}).decode(http.StatusOK, nil)
+	}
+	e := h.do("POST", "/v1/graphql", key, map[string]any{"query": "{ events(first: 1) { totalCount } }"}).wantError(http.StatusTooManyRequests, "RATE_LIMIT_EXCEEDED")
+	if e.Error.Details["bucket"] != "group" {
+		t.Fatalf("refused by %v, want the group", e.Error.Details["bucket"])
+	}
+	h.do("POST", "/v1/graphql", key, map[string]any{"query": "{ services(first: 1) { totalCount } }"}).decode(http.StatusOK, nil)
 }

@@ -173,15 +173,24 @@ func (s *Server) noteSuspension(c *fiber.Ctx, key string, p *models.Principal, r
 }
 
 // chargeMore spends units more from the calling credential's hourly and
-// burst buckets, for a request admitted at its method's cost whose full
-// cost is known only once it has been read (a GraphQL query's computed
-// cost, docs/graphql.md), and sets the X-RateLimit-* headers to the
+// burst buckets, and one request from each of groups, for a request
+// admitted at its method's cost whose full cost is known only once it has
+// been read (a GraphQL query's computed cost and the endpoint groups it
+// reads, docs/graphql.md), and sets the X-RateLimit-* headers to the
 // buckets after the charge. It is not another request: the hourly and
 // monthly request counts do not change. Limiter failures fail open, as in
-// rateLimit. Errors: RATE_LIMIT_EXCEEDED (nothing more spent).
-func (s *Server) chargeMore(c *fiber.Ctx, units int) error {
-	if s.limiter == nil || units <= 0 || exemptFromLimits(c.Path()) {
+// rateLimit. Errors: RATE_LIMIT_EXCEEDED (the charge that was refused
+// spent nothing).
+func (s *Server) chargeMore(c *fiber.Ctx, units int, groups ...ratelimit.Group) error {
+	if s.limiter == nil || exemptFromLimits(c.Path()) {
 		return nil
+	}
+	units = max(units, 0)
+	if len(groups) == 0 {
+		if units == 0 {
+			return nil
+		}
+		groups = []ratelimit.Group{ratelimit.GroupNone}
 	}
 	ctx := c.UserContext()
 	p := models.PrincipalFrom(ctx)
@@ -196,17 +205,23 @@ func (s *Server) chargeMore(c *fiber.Ctx, units int) error {
 			units = min(units, max(1, capacity-paid))
 		}
 	}
-	req := ratelimit.Request{Key: "cred:" + p.ID, OrgID: p.OrganizationID, Cost: min(units, ratelimit.MaxChargeCost), Hourly: p.Limits.Hourly, Burst: p.Limits.Burst}
-	res, err := s.limiter.Charge(ctx, req)
-	s.countRateLimit(res, err)
-	if err != nil {
-		s.limiterFailedOpen(ctx, err)
-		return nil
-	}
-	setRateLimitHeaders(c, res)
-	s.noteSuspension(c, req.Key, p, res)
-	if !res.Allowed {
-		return rateLimitError(res)
+	// The units with the first group, the other groups alone.
+	for i, g := range groups {
+		req := ratelimit.Request{Key: "cred:" + p.ID, OrgID: p.OrganizationID, Hourly: p.Limits.Hourly, Burst: p.Limits.Burst, Group: g}
+		if i == 0 {
+			req.Cost = min(units, ratelimit.MaxChargeCost)
+		}
+		res, err := s.limiter.Charge(ctx, req)
+		s.countRateLimit(res, err)
+		if err != nil {
+			s.limiterFailedOpen(ctx, err)
+			return nil
+		}
+		setRateLimitHeaders(c, res)
+		s.noteSuspension(c, req.Key, p, res)
+		if !res.Allowed {
+			return rateLimitError(res)
+		}
 	}
 	return nil
 }

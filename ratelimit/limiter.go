@@ -265,20 +265,22 @@ func (l *Limiter) Allow(ctx context.Context, req Request) (Result, error) {
 const MaxChargeCost = 10_000
 
 // Charge spends req.Cost more units from req.Key's hourly and burst
-// buckets for a request that Allow has admitted already and whose full
-// cost is known only later (a GraphQL query's computed cost). The units
-// count in the hourly and monthly usage; the request is not counted again,
-// and no endpoint group or concurrency slot is involved. A cost above a
+// buckets, and one request from req.Group's bucket when it names one, for
+// a request that Allow has admitted already and whose full cost is known
+// only later (a GraphQL query's computed cost and the endpoint groups it
+// reads). The units count in the hourly and monthly usage; the request is
+// not counted again, and no concurrency slot is involved. A cost above a
 // bucket's capacity is lowered to the capacity (so that a full bucket
-// admits it). When a bucket cannot cover the cost nothing is spent and
+// admits it). When a bucket cannot cover the charge nothing is spent and
 // Allowed is false, with the bucket and retry time as for Allow (a burst
-// rejection counts towards a suspension). Cost is 1..MaxChargeCost.
+// rejection counts towards a suspension). Cost is 0 (the group only) to
+// MaxChargeCost.
 func (l *Limiter) Charge(ctx context.Context, req Request) (Result, error) {
-	if req.Cost < 1 || req.Cost > MaxChargeCost {
-		return Result{}, fmt.Errorf("ratelimit: charge %d outside 1..%d", req.Cost, MaxChargeCost)
+	if req.Cost < 0 || req.Cost > MaxChargeCost {
+		return Result{}, fmt.Errorf("ratelimit: charge %d outside 0..%d", req.Cost, MaxChargeCost)
 	}
 	cost := req.Cost
-	req.Cost, req.Group, req.Slot, req.extra = 1, GroupNone, SlotRequest{}, true
+	req.Cost, req.Slot, req.extra = 1, SlotRequest{}, true
 	if err := normalize(&req); err != nil {
 		return Result{}, err
 	}

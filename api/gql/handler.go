@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 
 	"github.com/99designs/gqlgen/complexity"
 	"github.com/99designs/gqlgen/graphql"
@@ -147,6 +148,38 @@ func (h *Handler) Prepare(ctx context.Context, params *graphql.RawParams) (*Prep
 	return &Prepared{op: op, Complexity: c}, nil
 }
 
+// Fields returns the schema coordinates ("Type.field") of every field
+// the query selects, each once (introspection fields left out).
+func (p *Prepared) Fields() []string {
+	seen := map[string]bool{}
+	var out []string
+	var walk func(set ast.SelectionSet, frags map[string]bool)
+	walk = func(set ast.SelectionSet, frags map[string]bool) {
+		for _, sel := range set {
+			switch s := sel.(type) {
+			case *ast.Field:
+				if strings.HasPrefix(s.Name, "__") || s.ObjectDefinition == nil {
+					continue
+				}
+				if c := s.ObjectDefinition.Name + "." + s.Name; !seen[c] {
+					seen[c] = true
+					out = append(out, c)
+				}
+				walk(s.SelectionSet, frags)
+			case *ast.InlineFragment:
+				walk(s.SelectionSet, frags)
+			case *ast.FragmentSpread:
+				if f := p.op.Doc.Fragments.ForName(s.Name); f != nil && !frags[s.Name] {
+					frags[s.Name] = true
+					walk(f.SelectionSet, frags)
+				}
+			}
+		}
+	}
+	walk(p.op.Operation.SelectionSet, map[string]bool{})
+	return out
+}
+
 // Execute runs a prepared query with the caller's context (its
 // principal), with loaders of its own.
 func (h *Handler) Execute(ctx context.Context, p *Prepared) *graphql.Response {
@@ -218,7 +251,7 @@ func depth(set ast.SelectionSet, frags ast.FragmentDefinitionList, level int, se
 		var d int
 		switch s := sel.(type) {
 		case *ast.Field:
-			if len(s.Name) > 1 && s.Name[:2] == "__" {
+			if strings.HasPrefix(s.Name, "__") {
 				continue
 			}
 			d = depth(s.SelectionSet, frags, level+1, seen)
