@@ -83,8 +83,8 @@ func (s *Server) registerGraphQL() {
 		Description: "A read-only GraphQL view of services, operations, quotes, subscriptions, invoices, payments, tickets and their comments, events " +
 			"and webhook subscriptions, with the REST API's tenancy and permissions applied field by field (a field you may not read is null with an " +
 			"error whose extensions.code is INSUFFICIENT_PERMISSIONS). Lists are Relay connections (first, after, filter in the filter language of the REST lists). " +
-			"An executed query answers 200 with data and errors; a query that does not parse or validate, or is too deep or too complex, answers 400 " +
-			"with errors only; a malformed body answers 400 in the usual error shape. The query costs max(2, ceil(complexity / 200)) rate-limit units, " +
+			"An executed query answers 200 with data and errors; a query that does not parse or validate, or is too deep or too complex, answers 200 " +
+			"with errors and no data (GraphQL over HTTP with application/json); a malformed body answers 400 in the usual error shape. The query costs max(2, ceil(complexity / 200)) rate-limit units, " +
 			"and counts once in the endpoint group of each group of REST endpoints it reads through (billing, the event list). See docs/graphql.md."},
 		access{}, func(ctx context.Context, in *GraphQLInput) (*GraphQLOutput, error) {
 			return s.graphQL(ctx, graph, in)
@@ -101,7 +101,10 @@ func (s *Server) graphQL(ctx context.Context, graph *gql.Handler, in *GraphQLInp
 	params := &graphql.RawParams{Query: in.Body.Query, OperationName: in.Body.OperationName, Variables: in.Body.Variables}
 	prepared, errs := graph.Prepare(ctx, params)
 	if errs != nil {
-		out := &GraphQLOutput{Status: http.StatusBadRequest}
+		// GraphQL over HTTP with application/json: 200 for every well-formed
+		// request, the refusal in errors (and no data); the platform's error
+		// shape stays that of every 4xx.
+		out := &GraphQLOutput{Status: http.StatusOK}
 		out.Body.Errors = graphQLErrors(errs)
 		return out, nil
 	}
