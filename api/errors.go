@@ -21,6 +21,8 @@ var statusOf = map[models.Code]int{
 	models.CodeValidation:              http.StatusBadRequest,
 	models.CodeInvalidJSON:             http.StatusBadRequest,
 	models.CodeUnsupportedAPIVersion:   http.StatusBadRequest,
+	models.CodeQueryTooDeep:            http.StatusBadRequest,
+	models.CodeQueryTooComplex:         http.StatusBadRequest,
 	models.CodeUnauthenticated:         http.StatusUnauthorized,
 	models.CodeInvalidAPIKey:           http.StatusUnauthorized,
 	models.CodeInvalidToken:            http.StatusUnauthorized,

@@ -140,14 +140,7 @@ func (s *Server) rateLimit(c *fiber.Ctx) error {
 	held := &heldSlot{slot: res.Slot}
 	defer held.release()
 	setRateLimitHeaders(c, res)
-	if res.NewSuspension {
-		s.log.Warn("credential suspended for excessive bursts", "credential", req.Key, "until", res.SuspendedUntil, "ip", callerIP(c.UserContext()), "path", c.Path())
-		if p != nil {
-			if _, err := s.store.RecordSuspension(ctx, p, callerIP(c.UserContext()), c.Path(), res.SuspendedUntil); err != nil {
-				s.log.Error("recording a suspension failed", "error", err)
-			}
-		}
-	}
+	s.noteSuspension(c, req.Key, p, res)
 	if !res.Allowed {
 		return rateLimitError(res)
 	}
@@ -162,6 +155,75 @@ func (s *Server) rateLimit(c *fiber.Ctx) error {
 		c.Locals(heldSlotKey{}, held)
 	}
 	return c.Next()
+}
+
+// noteSuspension logs, and records for account review, the suspension a
+// check has just started (res.NewSuspension).
+func (s *Server) noteSuspension(c *fiber.Ctx, key string, p *models.Principal, res ratelimit.Result) {
+	if !res.NewSuspension {
+		return
+	}
+	ctx := c.UserContext()
+	s.log.Warn("credential suspended for excessive bursts", "credential", key, "until", res.SuspendedUntil, "ip", callerIP(ctx), "path", c.Path())
+	if p != nil {
+		if _, err := s.store.RecordSuspension(ctx, p, callerIP(ctx), c.Path(), res.SuspendedUntil); err != nil {
+			s.log.Error("recording a suspension failed", "error", err)
+		}
+	}
+}
+
+// chargeMore spends units more from the calling credential's hourly and
+// burst buckets, and one request from each of groups, for a request
+// admitted at its method's cost whose full cost is known only once it has
+// been read (a GraphQL query's computed cost and the endpoint groups it
+// reads, docs/graphql.md), and sets the X-RateLimit-* headers to the
+// buckets after the charge. It is not another request: the hourly and
+// monthly request counts do not change. Limiter failures fail open, as in
+// rateLimit. Errors: RATE_LIMIT_EXCEEDED (the charge that was refused
+// spent nothing).
+func (s *Server) chargeMore(c *fiber.Ctx, units int, groups ...ratelimit.Group) error {
+	if s.limiter == nil || exemptFromLimits(c.Path()) {
+		return nil
+	}
+	units = max(units, 0)
+	if len(groups) == 0 {
+		if units == 0 {
+			return nil
+		}
+		groups = []ratelimit.Group{ratelimit.GroupNone}
+	}
+	ctx := c.UserContext()
+	p := models.PrincipalFrom(ctx)
+	if p == nil {
+		return nil
+	}
+	// With the method's cost already spent, the whole never exceeds a
+	// bucket's capacity: any request can pass a full bucket.
+	paid := ratelimit.Cost(c.Method())
+	for _, capacity := range []int{p.Limits.Hourly, p.Limits.Burst} {
+		if capacity > 0 {
+			units = min(units, max(1, capacity-paid))
+		}
+	}
+	// The units with the first group, the other groups alone.
+	for i, g := range groups {
+		req := ratelimit.Request{Key: "cred:" + p.ID, OrgID: p.OrganizationID, Hourly: p.Limits.Hourly, Burst: p.Limits.Burst, Group: g}
+		if i == 0 {
+			req.Cost = min(units, ratelimit.MaxChargeCost)
+		}
+		res, err := s.limiter.Charge(ctx, req)
+		s.countRateLimit(res, err)
+		if err != nil {
+			s.limiterFailedOpen(ctx, err)
+			return nil
+		}
+		setRateLimitHeaders(c, res)
+		s.noteSuspension(c, req.Key, p, res)
+		if !res.Allowed {
+			return rateLimitError(res)
+		}
+	}
+	return nil
 }
 
 // oauthClientBudget returns the OAuth client that authenticates with its

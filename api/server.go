@@ -276,6 +276,7 @@ func New(deps Deps) *Server {
 	s.registerAnalyticsReports()
 	s.registerSupport()
 	s.registerBatch()
+	s.registerGraphQL()
 	return s
 }
 

@@ -43,6 +43,8 @@ const (
 	CodeDependencyUnavailable   Code = "DEPENDENCY_UNAVAILABLE"
 	CodeProvisioningFailed      Code = "PROVISIONING_FAILED"
 	CodeFailedDependency        Code = "FAILED_DEPENDENCY"
+	CodeQueryTooDeep            Code = "QUERY_TOO_DEEP"
+	CodeQueryTooComplex         Code = "QUERY_TOO_COMPLEX"
 )
 
 // FieldIssue names one invalid input field and what is wrong with it.

@@ -105,6 +105,9 @@ type Request struct {
 	// (as AcquireSlot does): Result.Slot holds it, or Result.SlotRefused
 	// says every slot was taken. Dry runs (CurrentUsage) take none.
 	Slot SlotRequest
+
+	// extra marks a Charge: units spent, no request counted.
+	extra bool
 }
 
 // SlotRequest asks Allow for a concurrency slot (see AcquireSlot).
@@ -258,6 +261,39 @@ func (l *Limiter) Allow(ctx context.Context, req Request) (Result, error) {
 	return l.run(ctx, req, false)
 }
 
+// MaxChargeCost is the largest cost Charge accepts.
+const MaxChargeCost = 10_000
+
+// Charge spends req.Cost more units from req.Key's hourly and burst
+// buckets, and one request from req.Group's bucket when it names one, for
+// a request that Allow has admitted already and whose full cost is known
+// only later (a GraphQL query's computed cost and the endpoint groups it
+// reads). The units count in the hourly and monthly usage; the request is
+// not counted again, and no concurrency slot is involved. A cost above a
+// bucket's capacity is lowered to the capacity (so that a full bucket
+// admits it). When a bucket cannot cover the charge nothing is spent and
+// Allowed is false, with the bucket and retry time as for Allow (a burst
+// rejection counts towards a suspension). Cost is 0 (the group only) to
+// MaxChargeCost.
+func (l *Limiter) Charge(ctx context.Context, req Request) (Result, error) {
+	if req.Cost < 0 || req.Cost > MaxChargeCost {
+		return Result{}, fmt.Errorf("ratelimit: charge %d outside 0..%d", req.Cost, MaxChargeCost)
+	}
+	cost := req.Cost
+	req.Cost, req.Slot, req.extra = 1, SlotRequest{}, true
+	if err := normalize(&req); err != nil {
+		return Result{}, err
+	}
+	req.Cost = cost
+	if req.Hourly > 0 {
+		req.Cost = min(req.Cost, req.Hourly)
+	}
+	if req.Burst > 0 {
+		req.Cost = min(req.Cost, req.Burst)
+	}
+	return l.run(ctx, req, false)
+}
+
 // CurrentUsage reports a credential's buckets and current-hour usage as
 // Allow would for a 1-unit request without an endpoint group, without
 // spending or recording anything. Allowed says whether such a request would
@@ -327,7 +363,9 @@ func (l *Limiter) run(ctx context.Context, req Request, dry bool) (Result, error
 		int64(HourlyPeriod / time.Second), int64(BurstPeriod / time.Second),
 	}
 	var token, slots string
-	if req.Slot.Limit > 0 && !dry {
+	if req.extra {
+		args = append(args, 0, "", 0, "1")
+	} else if req.Slot.Limit > 0 && !dry {
 		var err error
 		if token, err = newToken(); err != nil {
 			return Result{}, fmt.Errorf("ratelimit: slot token: %w", err)

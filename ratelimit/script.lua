@@ -28,6 +28,9 @@
 -- ARGV[15] cap (0 = no slot)     ARGV[16] token   ARGV[17] slot TTL (ms)
 -- The slot is taken only when the request is admitted and not a dry run.
 --
+-- ARGV[18] "1" = an extra charge of a request already admitted (Charge):
+-- its units are spent and counted, but it is not counted as a request.
+--
 -- The usage hashes' names depend on the server's clock, so they are built
 -- here rather than passed in KEYS: the script is for a single Redis primary
 -- (standalone or Sentinel), not Redis Cluster.
@@ -57,6 +60,7 @@ local window_ms = tonumber(ARGV[11])
 local suspend_ms = tonumber(ARGV[12])
 local hourly_period = tonumber(ARGV[13])
 local burst_period = tonumber(ARGV[14])
+local extra = ARGV[18] == "1"
 
 local t = redis.call("TIME")
 local sec = tonumber(t[1])
@@ -180,12 +184,16 @@ if allowed == 1 and not dry then
   spend(hourly)
   spend(burst)
   spend(group)
-  hour_req = redis.call("HINCRBY", hour_key, "req", 1)
+  local counted = 1
+  if extra then
+    counted = 0
+  end
+  hour_req = redis.call("HINCRBY", hour_key, "req", counted)
   hour_units = redis.call("HINCRBY", hour_key, "units", cost)
   redis.call("EXPIRE", hour_key, usage_ttl)
   if month_prefix ~= "" then
     local month_key = month_prefix .. string.format("%.0f", yyyymm(sec))
-    redis.call("HINCRBY", month_key, "req", 1)
+    redis.call("HINCRBY", month_key, "req", counted)
     redis.call("HINCRBY", month_key, "units", cost)
     redis.call("EXPIRE", month_key, month_ttl)
   end
