@@ -9,6 +9,11 @@
 // and on PostgreSQL (TEST_DATABASE_URL set, as scripts/with-postgres.sh
 // does; each test still starts its own PostgreSQL server so that it may
 // restart it).
+//
+// Every test starts servers and processes of its own on ports of its own,
+// so the tests run in parallel (t.Parallel, at most go test's -parallel at
+// a time, GOMAXPROCS by default), all but TestWorkerKilledRepeatedly,
+// which loads the machine on its own and runs first, alone.
 package faults
 
 import (

@@ -23,7 +23,8 @@ const (
 // (and starting it again), killTimes times: every operation ends once, completed;
 // no inventory is allocated twice and none leaks; no service exists twice;
 // every event exists once and each delivery of it to the subscription is
-// recorded once and reached the receiver.
+// recorded once and reached the receiver. It is not parallel: its load
+// keeps two cores busy by itself.
 func TestWorkerKilledRepeatedly(t *testing.T) {
 	s := startStack(t, stackOptions{workers: 2, postgresOnly: "two worker processes on one database"})
 	hooks := newReceiver(t)
