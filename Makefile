@@ -45,13 +45,14 @@ fuzz:
 # Fault tests (docs/reliability.md, build tag faults): the built binary as
 # real processes against PostgreSQL, redis-server and Temporal dev server
 # processes that the tests kill, stop and start again, each test on servers
-# of its own, in parallel. On SQLite the test whose outcome depends on the
+# of its own, four at a time (they mostly wait out outages and recoveries in
+# real time, which overlap). On SQLite the test whose outcome depends on the
 # database (the others skip, saying why), then on PostgreSQL.
 test-faults: temporal
 	@echo "== fault tests on SQLite =="
-	$(GO) test -tags faults -count=1 -timeout 15m ./integration/faults/
+	$(GO) test -tags faults -count=1 -parallel 4 -timeout 15m ./integration/faults/
 	@echo "== fault tests on PostgreSQL =="
-	@bash scripts/with-postgres.sh $(GO) test -tags faults -count=1 -timeout 20m ./integration/faults/
+	@bash scripts/with-postgres.sh $(GO) test -tags faults -count=1 -parallel 4 -timeout 20m ./integration/faults/
 
 # Soak (docs/reliability.md): mixed traffic at a steady rate through two
 # APIs with a worker SIGKILLed every 30 s, for SOAK_DURATION (30s to 30m),

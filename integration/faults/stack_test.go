@@ -12,8 +12,8 @@
 //
 // Every test starts servers and processes of its own on ports of its own,
 // so the tests run in parallel (t.Parallel, at most go test's -parallel at
-// a time, GOMAXPROCS by default), all but TestWorkerKilledRepeatedly,
-// which loads the machine on its own and runs first, alone.
+// a time; make test-faults allows 4): most of their time is an outage or a
+// recovery waited out in real time, which overlaps the others' work.
 package faults
 
 import (

@@ -23,9 +23,9 @@ const (
 // (and starting it again), killTimes times: every operation ends once, completed;
 // no inventory is allocated twice and none leaks; no service exists twice;
 // every event exists once and each delivery of it to the subscription is
-// recorded once and reached the receiver. It is not parallel: its load
-// keeps two cores busy by itself.
+// recorded once and reached the receiver.
 func TestWorkerKilledRepeatedly(t *testing.T) {
+	t.Parallel()
 	s := startStack(t, stackOptions{workers: 2, postgresOnly: "two worker processes on one database"})
 	hooks := newReceiver(t)
 	subscribed := time.Now()
