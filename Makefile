@@ -1,6 +1,7 @@
 # The platform's commands. `make run` starts everything on embedded defaults;
-# `make test` runs every test (SQLite, then PostgreSQL when its binaries exist),
-# the fault tests included (test-faults).
+# `make test` runs every test on SQLite, then again on PostgreSQL (when its
+# binaries exist) those that use a database, the fault tests included
+# (test-faults).
 GO ?= go
 STATICCHECK_VERSION ?= v0.8.2
 WORKFLOWCHECK_VERSION ?= v0.6.0
@@ -23,25 +24,35 @@ test-sqlite:
 	@echo "== tests on SQLite =="
 	$(GO) test -count=1 -timeout 25m ./...
 
+# The PostgreSQL pass runs again only the packages whose tests reach the test
+# database through testenv (Store, SeededStore, DatabaseURL, IsPostgres) or
+# read TEST_DATABASE_URL: scripts/database-packages.sh derives them from the
+# sources on every run (-v lists the others). The other packages' tests never
+# see which database the suite runs on, so the SQLite pass already ran them
+# exactly as this pass would.
 test-postgres:
 	@echo "== tests on PostgreSQL =="
-	@bash scripts/with-postgres.sh $(GO) test -count=1 -timeout 25m ./...
+	@pkgs="$$(GO=$(GO) bash scripts/database-packages.sh)" && [ -n "$$pkgs" ] && \
+		bash scripts/with-postgres.sh $(GO) test -count=1 -timeout 25m $$pkgs
 
-# Every fuzz target (docs/fuzzing.md) for FUZZTIME each, one after another;
-# their seed corpora also run as ordinary tests in `make test`.
+# Every fuzz target (docs/fuzzing.md) for FUZZTIME each, one after another,
+# each package's instrumented test binary built once; their seed corpora
+# also run as ordinary tests in `make test`.
 FUZZTIME ?= 2s
 fuzz:
 	FUZZTIME=$(FUZZTIME) GO=$(GO) bash scripts/fuzz.sh
 
 # Fault tests (docs/reliability.md, build tag faults): the built binary as
 # real processes against PostgreSQL, redis-server and Temporal dev server
-# processes that the tests kill, stop and start again. On SQLite the tests
-# that apply (the others skip, saying why), then on PostgreSQL.
+# processes that the tests kill, stop and start again, each test on servers
+# of its own, four at a time (they mostly wait out outages and recoveries in
+# real time, which overlap). On SQLite the test whose outcome depends on the
+# database (the others skip, saying why), then on PostgreSQL.
 test-faults: temporal
 	@echo "== fault tests on SQLite =="
-	$(GO) test -tags faults -count=1 -timeout 15m ./integration/faults/
+	$(GO) test -tags faults -count=1 -parallel 4 -timeout 15m ./integration/faults/
 	@echo "== fault tests on PostgreSQL =="
-	@bash scripts/with-postgres.sh $(GO) test -tags faults -count=1 -timeout 20m ./integration/faults/
+	@bash scripts/with-postgres.sh $(GO) test -tags faults -count=1 -parallel 4 -timeout 20m ./integration/faults/
 
 # Soak (docs/reliability.md): mixed traffic at a steady rate through two
 # APIs with a worker SIGKILLed every 30 s, for SOAK_DURATION (30s to 30m),

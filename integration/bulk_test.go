@@ -169,6 +169,7 @@ func (s *bulkStack) bulkProvision(key string, n int, location string, opts map[s
 func sameTemplate(t string) func(int) string { return func(int) string { return t } }
 
 func TestBulkProvisioningEndToEnd(t *testing.T) {
+	t.Parallel() // the longest test: the waiting ones run beside it
 	s := startBulkStack(t, "10ms")
 	ctx := context.Background()
 	rcv := newHookReceiver(t, alwaysOK, hookSecret1)

@@ -37,6 +37,7 @@ func TestSupportSLABreachEndToEnd(t *testing.T) {
 		// runs on PostgreSQL in the workflow, model and API tests.
 		t.Skip("the end-to-end SLA run is the SQLite one")
 	}
+	t.Parallel() // it mostly waits for the targets: beside the other parallel tests
 	smtpURL, mailbox := testenv.SMTPServer(t)
 	m := metrics.New()
 	p := startPlatform(t, platformOptions{queuePrefix: "support-sla", webhookTimeout: testAttemptTimeout, keys: demoLiveKey, metrics: m})

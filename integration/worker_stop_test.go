@@ -74,6 +74,7 @@ func (n hungNetwork) CheckFeasibility(context.Context, simulator.Order) error {
 // nothing; the step's heartbeat timeout, not its 5-minute start-to-close
 // timeout, hands it to the next worker.
 func TestDeadWorkerStepIsRetriedAfterItsHeartbeatTimeout(t *testing.T) {
+	t.Parallel() // it mostly waits for the heartbeat timeout: beside the other parallel tests
 	p := startPlatform(t, platformOptions{keys: demoLiveKey})
 	p.workers[0].Stop() // replaced by the worker that dies
 	release := make(chan struct{})

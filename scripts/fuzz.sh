@@ -3,6 +3,14 @@
 # for FUZZTIME each (default 2s). Arguments, if any, are the packages to
 # look in (default: every package with a Fuzz function in its tests);
 # FUZZPARALLEL sets the fuzzing workers (default: go test's, GOMAXPROCS).
+#
+# Each package's test binary is built once, instrumented for fuzzing as
+# `go test -fuzz` builds it (`go test -c -fuzz`), and then lists the
+# package's targets and fuzzes each of them in turn, run as `go test -fuzz`
+# runs it: from the package's folder (a failing input goes to its
+# testdata/fuzz/<Target>/) with the go command's fuzz cache
+# ($GOCACHE/fuzz/<import path>). A `go test -fuzz` per target would build
+# and link the same binary again for every target.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 GO="${GO:-go}"
@@ -16,8 +24,9 @@ fi
 
 parallel=()
 if [ -n "${FUZZPARALLEL:-}" ]; then
-	parallel=(-parallel "$FUZZPARALLEL")
+	parallel=(-test.parallel "$FUZZPARALLEL")
 fi
+fuzzcache="$("$GO" env GOCACHE)/fuzz"
 
 # corpus_files counts the inputs kept for a target (a finding adds one).
 corpus_files() {
@@ -29,16 +38,26 @@ corpus_files() {
 }
 
 out=$(mktemp)
-trap 'rm -f "$out"' EXIT
+bindir=$(mktemp -d)
+trap 'rm -f "$out"; rm -rf "$bindir"' EXIT
 status=0
 for pkg in "${packages[@]}"; do
-	# go test -list names the targets the package really has.
-	mapfile -t targets < <("$GO" test -list '^Fuzz' "$pkg" | grep '^Fuzz' || true)
+	importpath="$("$GO" list "$pkg")"
+	bin="$bindir/$(echo "$importpath" | tr '/' '_').test"
+	dir="$("$GO" list -f '{{.Dir}}' "$pkg")"
+	if ! "$GO" test -c -fuzz . -o "$bin" "$pkg"; then
+		echo "FAIL: $pkg does not build"
+		status=1
+		continue
+	fi
+	# The test binary names the targets the package really has.
+	mapfile -t targets < <(cd "$dir" && "$bin" -test.list '^Fuzz' | grep '^Fuzz' || true)
 	for target in "${targets[@]}"; do
 		echo "== $pkg $target ($FUZZTIME) =="
 		corpus="$pkg/testdata/fuzz/$target"
 		before=$(corpus_files "$corpus")
-		if "$GO" test -run '^$' -fuzz "^${target}\$" -fuzztime "$FUZZTIME" "${parallel[@]}" "$pkg" 2>&1 | tee "$out"; [ "${PIPESTATUS[0]}" -eq 0 ]; then
+		if (cd "$dir" && "$bin" -test.paniconexit0 -test.run '^$' -test.fuzz "^${target}\$" -test.fuzztime "$FUZZTIME" \
+			-test.fuzzcachedir "$fuzzcache/$importpath" "${parallel[@]}") 2>&1 | tee "$out"; [ "${PIPESTATUS[0]}" -eq 0 ]; then
 			continue
 		fi
 		# Go's fuzzing coordinator may report "context deadline exceeded" as

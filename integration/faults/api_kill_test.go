@@ -79,6 +79,7 @@ func (p *holdingProxy) serve(w http.ResponseWriter, r *http.Request) {
 // the writes committed (the outbox) are dispatched and delivered after the
 // API's death, none lost.
 func TestAPIKilledAfterCommit(t *testing.T) {
+	t.Parallel()
 	s := startStack(t, stackOptions{})
 	hooks := newReceiver(t)
 	subscribed := time.Now()

@@ -15,6 +15,7 @@ import (
 // others are refused with 409 DUPLICATE_PAYMENT, and the invoice is paid
 // once.
 func TestConcurrentFullPayments(t *testing.T) {
+	t.Parallel()
 	s := startStack(t, stackOptions{apis: 2, postgresOnly: "two API processes on one database"})
 	var accts struct {
 		Accounts []struct{ ID string } `json:"accounts"`

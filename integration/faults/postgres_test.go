@@ -22,6 +22,7 @@ const pgOutage = 8 * time.Second
 // Retry-After, never 500; afterwards everything recovers without a restart
 // of the platform, and every acknowledged write is there.
 func TestPostgresRestart(t *testing.T) {
+	t.Parallel()
 	s := startStack(t, stackOptions{postgresOnly: "the test stops and starts the PostgreSQL server"})
 	l := &pgLoad{s: s, stop: make(chan struct{})}
 	var wg sync.WaitGroup

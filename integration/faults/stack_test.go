@@ -9,6 +9,11 @@
 // and on PostgreSQL (TEST_DATABASE_URL set, as scripts/with-postgres.sh
 // does; each test still starts its own PostgreSQL server so that it may
 // restart it).
+//
+// Every test starts servers and processes of its own on ports of its own,
+// so the tests run in parallel (t.Parallel, at most go test's -parallel at
+// a time; make test-faults allows 4): most of their time is an outage or a
+// recovery waited out in real time, which overlaps the others' work.
 package faults
 
 import (

@@ -25,6 +25,7 @@ const (
 // every event exists once and each delivery of it to the subscription is
 // recorded once and reached the receiver.
 func TestWorkerKilledRepeatedly(t *testing.T) {
+	t.Parallel()
 	s := startStack(t, stackOptions{workers: 2, postgresOnly: "two worker processes on one database"})
 	hooks := newReceiver(t)
 	subscribed := time.Now()

@@ -226,9 +226,12 @@ func (s *Store) CreateTicket(ctx context.Context, p *models.Principal, in Ticket
 	}
 	in.normalise()
 	v := in.Validate(cats)
-	org, orgErr := s.customerOrganization(ctx, p, in.CustomerID)
-	if orgErr != nil {
-		v.Add("customer_id", orgErr.Error())
+	org, problem, err := s.customerOrganization(ctx, p, in.CustomerID)
+	if err != nil {
+		return nil, dbErr(err)
+	}
+	if problem != "" {
+		v.Add("customer_id", problem)
 	}
 	now := s.now()
 	ups, err := prepareAttachments(v, in.Attachments, actorID(p), now)
@@ -312,26 +315,33 @@ func (s *Store) CreateTicket(ctx context.Context, p *models.Principal, in Ticket
 // customerOrganization returns the organization a new ticket belongs to:
 // the caller's own for customers (a customer_id, if given, must be theirs);
 // the organization of customer_id for provider staff, who must give one.
-func (s *Store) customerOrganization(ctx context.Context, p *models.Principal, customerID string) (*models.Organization, error) {
+// A refusal is the problem with customer_id; err is a failure of the
+// database (unavailable, say), which is not the client's mistake.
+func (s *Store) customerOrganization(ctx context.Context, p *models.Principal, customerID string) (org *models.Organization, problem string, err error) {
 	db := s.core.In(ctx, models.SystemScope())
-	var org models.Organization
+	org = &models.Organization{}
 	if !isStaff(p) {
-		if err := db.Where("id = ?", p.OrganizationID).Take(&org).Error; err != nil {
-			return nil, errors.New("the caller's organization was not found")
+		if err := db.Where("id = ?", p.OrganizationID).Take(org).Error; err != nil {
+			if errors.Is(err, gorm.ErrRecordNotFound) {
+				return nil, "the caller's organization was not found", nil
+			}
+			return nil, "", err
 		}
 		if customerID != "" && customerID != org.CustomerID {
-			return nil, errors.New("names no customer the caller may open tickets for")
+			return nil, "names no customer the caller may open tickets for", nil
 		}
-		return &org, nil
+		return org, "", nil
 	}
 	if customerID == "" {
-		return nil, errors.New("is required when provider staff open a ticket")
+		return nil, "is required when provider staff open a ticket", nil
 	}
-	err := db.Where("customer_id = ? AND provider = ?", customerID, false).Take(&org).Error
-	if err != nil {
-		return nil, errors.New("names no customer")
+	if err := db.Where("customer_id = ? AND provider = ?", customerID, false).Take(org).Error; err != nil {
+		if errors.Is(err, gorm.ErrRecordNotFound) {
+			return nil, "names no customer", nil
+		}
+		return nil, "", err
 	}
-	return &org, nil
+	return org, "", nil
 }
 
 // GetTicket returns one ticket visible to p, with its assigned agent.
