@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"path/filepath"
 	"strconv"
+	"slices"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
@@ -95,7 +96,7 @@ func (p *Portal) ticketList(c *fiber.Ctx, r *Request) error {
 	ticketStatuses := []string{"open", "in_progress", "pending", "escalated", "resolved", "closed"}
 	q := url.Values{"limit": {"50"}}
 	status := c.Query("status")
-	if status != "" && !contains(ticketStatuses, status) {
+	if status != "" && !slices.Contains(ticketStatuses, status) {
 		status = ""
 	}
 	if status != "" {
@@ -349,14 +350,4 @@ func (p *Portal) attachment(c *fiber.Ctx, r *Request) error {
 	c.Set(fiber.HeaderCacheControl, "private, no-store")
 	c.Set("Content-Security-Policy", "default-src 'none'; sandbox")
 	return c.Send(res.Body())
-}
-
-// contains reports whether list holds s.
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
