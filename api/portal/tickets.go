@@ -9,8 +9,8 @@ import (
 	"net/http"
 	"net/url"
 	"path/filepath"
-	"strconv"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
