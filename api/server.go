@@ -21,6 +21,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"gocloud.dev/blob"
 
+	"github.com/telcoplatform/platform/api/internal/inproc"
 	"github.com/telcoplatform/platform/api/portal"
 	"github.com/telcoplatform/platform/auth"
 	"github.com/telcoplatform/platform/config"
@@ -123,10 +124,10 @@ type Server struct {
 	largeBodies []largeBodyRoute
 	// catalogAnswer is GET /v1/services/catalog's answer, kept for a second.
 	catalogAnswer *catalogCache
-	routes        routeIndex     // route templates, for the metrics of requests refused before routing
-	drain         drainState     // set by Run on shutdown: /readyz 503, then new requests 503
-	inProcess     inProcess      // the app's handler, for the sub-requests of batches
-	portal        *portal.Portal // the portal's pages (api/portal)
+	routes        routeIndex         // route templates, for the metrics of requests refused before routing
+	drain         drainState         // set by Run on shutdown: /readyz 503, then new requests 503
+	inProcess     *inproc.Dispatcher // the app in process: the sub-requests of batches, the portal's API calls
+	portal        *portal.Portal     // the portal's pages (api/portal)
 }
 
 // access is what an operation requires of its caller, declared once per route.
@@ -196,7 +197,8 @@ func New(deps Deps) *Server {
 		EnableIPValidation:    true,
 		JSONEncoder:           jsonMarshal,
 	})
-	s.App.Use(s.adoptBatchItem) // first: a batch's sub-request starts from the context made for it
+	s.inProcess = inproc.New(s.App)
+	s.App.Use(inproc.Adopt) // first: an in-process request (a batch's item, the portal's call) starts from the context made for it
 	if s.tracing.Enabled() {
 		s.App.Use(s.traceMiddleware()) // outside observe, so the access log carries the trace id
 	}
