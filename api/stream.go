@@ -276,7 +276,11 @@ func (s *Server) runEventStream(ctx context.Context, st *eventStream, sink strea
 	scope := st.principal.OwnScope()
 	for caughtUp := false; !caughtUp; caughtUp = s.hub.caughtUp(st.sub) {
 		for {
-			evs, err := s.eventlog.EventsAfter(ctx, scope, eventlog.StreamQuery{After: last, Until: s.store.Now().Add(-s.streams.Settle), Limit: hubPage})
+			until, err := s.eventlog.StreamHorizon(ctx, s.streams.Settle)
+			var evs []eventlog.Event
+			if err == nil {
+				evs, err = s.eventlog.EventsAfter(ctx, scope, eventlog.StreamQuery{After: last, Until: until, Limit: hubPage})
+			}
 			if err != nil {
 				sink.end(models.AsError(err), "")
 				return

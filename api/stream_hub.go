@@ -148,15 +148,24 @@ func (h *streamHub) run(life context.Context) {
 	if h.redis != nil {
 		go h.listen(ctx)
 	}
+	// An open transaction may still commit events older than now - Settle:
+	// the hub starts at the log's horizon.
+	if until, err := h.eventlog.StreamHorizon(ctx, h.opts.Settle); err == nil && until.Before(h.cursor.At) {
+		h.cursor = eventlog.StreamPosition{At: until}
+	}
 	for {
 		tenants, ok := h.tenants(ctx)
 		if !ok {
 			return
 		}
 		wait := h.opts.Poll
-		evs, err := h.eventlog.EventsAfter(ctx, models.SystemScope(), eventlog.StreamQuery{After: h.cursor,
-			Until: h.eventlog.Now().Add(-h.opts.Settle), Tenants: tenants, Limit: hubPage})
-		if err != nil {
+		until, err := h.eventlog.StreamHorizon(ctx, h.opts.Settle)
+		var evs []eventlog.Event
+		if err == nil {
+			evs, err = h.eventlog.EventsAfter(ctx, models.SystemScope(), eventlog.StreamQuery{After: h.cursor,
+				Until: until, Tenants: tenants, Limit: hubPage})
+		}
+		if err != nil && ctx.Err() == nil {
 			h.log.Warn("the real-time stream could not read the event log; retrying", "error", err)
 		}
 		for i := range evs {

@@ -455,3 +455,40 @@ func TestStreamTokenSealsAReference(t *testing.T) {
 		t.Fatalf("a stream token of a revoked access token: %d %s", status, code)
 	}
 }
+
+// TestStreamLateCommit: an event whose transaction commits late (after a
+// newer event of another transaction has committed, and later than the
+// settle delay) still reaches the open stream, in the log's order. On
+// PostgreSQL the stream waits for the open transaction (the log's
+// horizon); SQLite's single writer commits the older event first.
+func TestStreamLateCommit(t *testing.T) {
+	h := newHarness(t)
+	h.rtServer(0, 0) // events settle after 50 ms
+	base := h.listen(t)
+	_, events := sseStream(t, base, "/v1/stream", h.tenants[0].liveKey)
+	time.Sleep(100 * time.Millisecond) // the stream is open
+
+	scope := models.TenantScope(h.tenants[0].org.ID, models.EnvLive)
+	late := eventlog.NewEvent("service.provisioned", "svc_late", map[string]any{})
+	inserted, committed := make(chan struct{}), make(chan error, 1)
+	go func() {
+		committed <- h.store.Tx(context.Background(), scope, func(tx *gorm.DB) error {
+			if err := eventlog.RecordEvent(tx, late); err != nil {
+				return err
+			}
+			close(inserted)
+			time.Sleep(1500 * time.Millisecond) // a slow transaction: far beyond the settle delay
+			return nil
+		})
+	}()
+	<-inserted
+	time.Sleep(50 * time.Millisecond)
+	newer := h.recordEvents(t, 0, models.EnvLive, "service.provisioned", "svc_newer", 1, 0)
+	if err := <-committed; err != nil {
+		t.Fatal(err)
+	}
+	got := nextEvents(t, events, 2)
+	if got[0].id != late.ID || got[1].id != newer[0] {
+		t.Fatalf("events %s, %s; want the late commit %s, then %s", got[0].id, got[1].id, late.ID, newer[0])
+	}
+}
