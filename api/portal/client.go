@@ -58,7 +58,7 @@ func newClient(ctx context.Context, api *inproc.Dispatcher, outer *fasthttp.Requ
 }
 
 // call sends a request to path (under /v1) through the API in process, on
-// the page request's context, with the page request's id.
+// the page request's context.
 func (cl *Client) call(method, path string, body any, accept string) (*fasthttp.RequestCtx, error) {
 	var req fasthttp.Request
 	req.Header.SetMethod(method)
@@ -71,12 +71,9 @@ func (cl *Client) call(method, path string, body any, accept string) (*fasthttp.
 			req.Header.SetBytesV(h, v)
 		}
 	}
-	// The page's own request id (the API set it on the page's answer), so
-	// that the page and its API calls share one id in the logs.
-	id := cl.outer.Response.Header.Peek("X-Request-Id")
-	if len(id) == 0 {
-		id = cl.outer.Request.Header.Peek("X-Request-Id")
-	}
+	// The browser's request id, if it sent one (the page's own, generated,
+	// is not reused: each API call gets its own id).
+	id := cl.outer.Request.Header.Peek("X-Request-Id")
 	if len(id) > 0 {
 		req.Header.SetBytesV("X-Request-Id", id)
 	}
