@@ -427,23 +427,10 @@ func (a *Provisioning) failItem(ctx context.Context, in workflows.ProvisioningIn
 	if cancelled {
 		status = workflows.BatchItemCancelled
 		fin.Status = operations.OpCancelled
-		if len(fin.CompensationErrors) > 0 {
-			fin.Error = &operations.OperationError{Code: models.CodeProvisioningFailed, Message: "the operation was cancelled but releasing its resources failed",
-				Details: map[string]any{"step": step, "compensated": false, "compensation_errors": fin.CompensationErrors}}
-		}
+		fin.Error = workflows.CancelledNotReleased(step, "the operation was cancelled but releasing its resources failed", fin.CompensationErrors)
 	} else {
 		fin.Status = operations.OpFailed
-		r := workflows.ErrorOf(err)
-		details := map[string]any{"step": step, "reason_code": string(r.Code), "compensated": len(fin.CompensationErrors) == 0}
-		for k, v := range r.Details {
-			if _, taken := details[k]; !taken {
-				details[k] = v
-			}
-		}
-		if len(fin.CompensationErrors) > 0 {
-			details["compensation_errors"] = fin.CompensationErrors
-		}
-		fin.Error = &operations.OperationError{Code: models.CodeProvisioningFailed, Message: fmt.Sprintf("%s failed: %s", step, r.Message), Details: details}
+		fin.Error = workflows.StepFailed(step, err, nil, fin.CompensationErrors)
 	}
 	// The steps logged so far reach the row first (the failed one in
 	// progress), so that Finish ends them as it ends a workflow's.

@@ -5,21 +5,18 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net"
 	"net/textproto"
 	"net/url"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/valyala/fasthttp"
-	"go.opentelemetry.io/otel/trace"
 	"gorm.io/gorm"
 
+	"github.com/telcoplatform/platform/api/internal/inproc"
 	"github.com/telcoplatform/platform/models"
 )
 
@@ -37,78 +34,6 @@ type batchItemInfo struct {
 func batchItemFrom(ctx context.Context) *batchItemInfo {
 	info, _ := ctx.Value(batchItemKey{}).(*batchItemInfo)
 	return info
-}
-
-// adoptBatchItem gives a sub-request dispatched in process by a batch the
-// context made for it (see dispatchItem); other requests continue as they
-// are. Only the server's own code can mark a request so: clients cannot.
-func (s *Server) adoptBatchItem(c *fiber.Ctx) error {
-	if ctx, ok := c.Context().UserValue(batchItemKey{}).(context.Context); ok {
-		c.SetUserContext(ctx)
-	}
-	return c.Next()
-}
-
-// cancelOnly is a context that ends with its parent but carries none of
-// its values: a sub-request starts without the batch's principal, request
-// id or client information, and establishes its own.
-type cancelOnly struct{ parent context.Context }
-
-// Deadline returns the parent's deadline.
-func (c cancelOnly) Deadline() (time.Time, bool) { return c.parent.Deadline() }
-
-// Done returns the parent's done channel.
-func (c cancelOnly) Done() <-chan struct{} { return c.parent.Done() }
-
-// Err returns the parent's error.
-func (c cancelOnly) Err() error { return c.parent.Err() }
-
-// Value returns nothing: values are not inherited.
-func (c cancelOnly) Value(any) any { return nil }
-
-// itemConn is the connection of a sub-request served in process: it has
-// the batch's peer address, and nothing to read, write or time out.
-type itemConn struct{ remote net.Addr }
-
-// Read reads nothing.
-func (itemConn) Read([]byte) (int, error) { return 0, io.EOF }
-
-// Write refuses: the answer is read from the request context.
-func (itemConn) Write([]byte) (int, error) { return 0, io.ErrClosedPipe }
-
-// Close does nothing.
-func (itemConn) Close() error { return nil }
-
-// LocalAddr is the unspecified address.
-func (itemConn) LocalAddr() net.Addr { return &net.TCPAddr{} }
-
-// RemoteAddr is the batch's peer.
-func (c itemConn) RemoteAddr() net.Addr {
-	if c.remote == nil {
-		return &net.TCPAddr{}
-	}
-	return c.remote
-}
-
-// SetDeadline does nothing (the batch's own deadlines apply).
-func (itemConn) SetDeadline(time.Time) error { return nil }
-
-// SetReadDeadline does nothing.
-func (itemConn) SetReadDeadline(time.Time) error { return nil }
-
-// SetWriteDeadline does nothing.
-func (itemConn) SetWriteDeadline(time.Time) error { return nil }
-
-// inProcess is the app's request handler, for the sub-requests of batches.
-type inProcess struct {
-	once    sync.Once
-	handler fasthttp.RequestHandler
-}
-
-// itemHandler returns the app's handler (built once every route exists).
-func (s *Server) itemHandler() fasthttp.RequestHandler {
-	s.inProcess.once.Do(func() { s.inProcess.handler = s.App.Handler() })
-	return s.inProcess.handler
 }
 
 // runConcurrently runs the items, each once its dependencies have
@@ -303,18 +228,11 @@ func (s *Server) dispatchItem(ctx context.Context, call batchCall, it BatchItem,
 		}
 		req.SetBody(body)
 	}
-	itemCtx := context.Context(cancelOnly{parent: ctx})
-	itemCtx = context.WithValue(itemCtx, batchItemKey{}, &batchItemInfo{principalID: call.principal.ID})
-	itemCtx = trace.ContextWithSpan(itemCtx, trace.SpanFromContext(ctx))
+	itemCtx := context.WithValue(inproc.Detached(ctx), batchItemKey{}, &batchItemInfo{principalID: call.principal.ID})
 	if tx != nil {
 		itemCtx = models.WithTx(itemCtx, tx)
 	}
-	var fctx fasthttp.RequestCtx
-	fctx.Init2(itemConn{remote: call.remoteAddr}, nil, true)
-	req.CopyTo(&fctx.Request)
-	fctx.SetUserValue(batchItemKey{}, itemCtx)
-	s.itemHandler()(&fctx)
-
+	fctx := s.inProcess.Serve(itemCtx, req, call.remoteAddr, nil)
 	res := &fctx.Response
 	out := BatchResponse{ID: it.ID, Status: res.StatusCode(), Headers: map[string]string{}}
 	for _, h := range batchAnswerHeaders {

@@ -2,11 +2,16 @@ package api_test
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/fasthttp/websocket"
 
 	"github.com/telcoplatform/platform/api"
 	"github.com/telcoplatform/platform/config"
@@ -136,5 +141,89 @@ func TestRunDrainsBeforeClosing(t *testing.T) {
 	}
 	if _, err := get("/healthz"); err == nil {
 		t.Fatal("the listener is still open after Run returned")
+	}
+}
+
+// TestRunEndsStreamsAtShutdown: when Run shuts down, an open real-time
+// stream ends at once with its reason: Server-Sent Events a last `error`
+// event (SERVICE_MAINTENANCE, details.reason "shutdown"), WebSocket the
+// close code 1001; Run returns without waiting for SHUTDOWN_TIMEOUT.
+func TestRunEndsStreamsAtShutdown(t *testing.T) {
+	h := newHarness(t)
+	addr := "127.0.0.1:" + strconv.Itoa(testenv.FreePort(t))
+	cfg, err := config.Load(func(k string) string {
+		return map[string]string{"HTTP_ADDR": addr, "SHUTDOWN_DRAIN_DELAY": "0s", "SHUTDOWN_TIMEOUT": "20s"}[k]
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := api.New(api.Deps{Config: cfg, Store: h.store})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- srv.Run(ctx) }()
+	base := "http://" + addr
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if res, err := http.Get(base + "/healthz"); err == nil {
+			_ = res.Body.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the server did not start")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	key := h.tenants[0].liveKey
+	res, events := sseStream(t, base, "/v1/stream", key)
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("stream: %d", res.StatusCode)
+	}
+	conn, wres, err := websocket.DefaultDialer.Dial("ws://"+addr+"/v1/stream", http.Header{"Authorization": {"Bearer " + key}})
+	if err != nil {
+		t.Fatalf("dial: %v (%v)", err, wres)
+	}
+	defer conn.Close()
+	time.Sleep(100 * time.Millisecond) // both streams are open
+
+	cancel()
+	stopped := time.Now()
+	var last sseEvent
+	for open, limit := true, time.After(10*time.Second); open; {
+		select {
+		case ev, ok := <-events:
+			if open = ok; ok {
+				last = ev
+			}
+		case <-limit:
+			t.Fatal("the SSE stream is still open 10 s after the shutdown began")
+		}
+	}
+	var body struct {
+		Error struct {
+			Code    string         `json:"code"`
+			Details map[string]any `json:"details"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal([]byte(last.data), &body); err != nil || last.name != "error" ||
+		body.Error.Code != "SERVICE_MAINTENANCE" || body.Error.Details["reason"] != "shutdown" {
+		t.Fatalf("the SSE stream's last event: %+v", last)
+	}
+	_ = conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	_, raw, err := conn.ReadMessage()
+	var ce *websocket.CloseError
+	if !errors.As(err, &ce) || ce.Code != websocket.CloseGoingAway || !strings.Contains(ce.Text, "shutdown") {
+		t.Fatalf("the WebSocket stream's end: %v %s", err, raw)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("Run: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run did not return")
+	}
+	if took := time.Since(stopped); took > 5*time.Second {
+		t.Fatalf("Run returned %s after the shutdown began: it waited for the streams", took)
 	}
 }

@@ -304,12 +304,15 @@ func (s *Server) authenticate(c *fiber.Ctx) error {
 	}
 	secret, present := credential(c)
 	if !present {
-		if cred, ok, err := s.streamTokenFor(c); ok { // GET /v1/stream?token=
+		if claims, ok, err := s.streamTokenFor(c); ok { // GET /v1/stream?token=
+			if err == nil {
+				err = s.resolveStreamToken(c, claims, ip)
+			}
 			if err != nil {
 				c.Locals(authErrorKey{}, err)
-				return c.Next()
+				s.audit(c.UserContext(), identity.AuditEvent{EventType: identity.AuditCredentialFails, Outcome: "failure", AuthenticationMethod: "stream_token", Reason: string(models.ErrorCode(err))})
 			}
-			secret, present = cred, true
+			return c.Next()
 		}
 	}
 	if !present {
@@ -326,10 +329,12 @@ func (s *Server) authenticate(c *fiber.Ctx) error {
 		}
 		return c.Next()
 	}
-	if c.Method() == fiber.MethodPost && strings.HasSuffix(strings.ToLower(c.Path()), "/stream/token") { // as the router matches it
-		c.SetUserContext(context.WithValue(c.UserContext(), streamCredentialKey{}, strings.Clone(secret)))
+	err := s.resolveCredential(c, secret, ip)
+	if ref, ok := c.Locals(streamRefKey{}).(streamRef); ok && err == nil &&
+		c.Method() == fiber.MethodPost && strings.HasSuffix(strings.ToLower(c.Path()), "/stream/token") { // as the router matches it
+		c.SetUserContext(context.WithValue(c.UserContext(), streamCredentialKey{}, ref))
 	}
-	if err := s.resolveCredential(c, secret, ip); err != nil {
+	if err != nil {
 		c.Locals(authErrorKey{}, err)
 		method := "api_key"
 		if !strings.HasPrefix(secret, "sk_") {
@@ -414,6 +419,7 @@ func (s *Server) resolveCredential(c *fiber.Ctx, secret string, ip netip.Addr) e
 	}
 	s.keyUsage.Record(auth.Key.ID, s.now())
 	c.SetUserContext(models.WithPrincipal(ctx, auth.Principal))
+	c.Locals(streamRefKey{}, streamRef{kind: streamRefAPIKey, keyID: auth.Key.ID})
 	secret = strings.Clone(secret) // Fiber reuses its buffers after the handler
 	setCredentialCheck(c, func(ctx context.Context) error {
 		// Through the key cache: a revocation on any instance shows within
@@ -446,6 +452,7 @@ func (s *Server) resolveAccessToken(c *fiber.Ctx, raw string, ip netip.Addr) err
 		return err
 	}
 	c.SetUserContext(models.WithPrincipal(ctx, p))
+	c.Locals(streamRefKey{}, streamRef{kind: streamRefAccessToken, token: claims})
 	raw = strings.Clone(raw)
 	setCredentialCheck(c, func(ctx context.Context) error {
 		claims, err := s.tokens.Verify(ctx, raw) // expiry and the deny-list

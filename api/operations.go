@@ -262,7 +262,7 @@ func (s *Server) serveOperationStream(c *fiber.Ctx, param string, load func(cont
 		return models.Errorf(models.CodeUnauthenticated, "this endpoint needs a credential: send Authorization: Bearer <API key> or X-API-Key")
 	}
 	id := strings.Clone(c.Params(param))
-	ctx := withRequestInfo(context.Background(), requestInfoFrom(c.UserContext()))
+	ctx := withRequestInfo(s.life, requestInfoFrom(c.UserContext())) // the stream outlives its handler, not the server
 	op, err := load(ctx, p, id)
 	if err != nil {
 		return err
@@ -294,7 +294,11 @@ func (s *Server) streamOperation(ctx context.Context, w *bufio.Writer, lease *st
 	}()
 	endWith := func(err error) {
 		e := models.AsError(err)
-		body, _ := jsonMarshal(map[string]any{"error": ErrorDetail{Code: e.Code, Message: e.Message, Details: map[string]any{}, RequestID: RequestID(ctx)}})
+		details := e.Details
+		if details == nil {
+			details = map[string]any{}
+		}
+		body, _ := jsonMarshal(map[string]any{"error": ErrorDetail{Code: e.Code, Message: e.Message, Details: details, RequestID: RequestID(ctx)}})
 		_, _ = fmt.Fprintf(w, "event: error\ndata: %s\n\n", body)
 		_ = w.Flush()
 	}
@@ -328,6 +332,9 @@ func (s *Server) streamOperation(ctx context.Context, w *bufio.Writer, lease *st
 		}
 		select {
 		case <-ctx.Done():
+			if shuttingDown(ctx) {
+				endWith(shutdownError())
+			}
 			return
 		case <-time.After(ssePollInterval):
 		}

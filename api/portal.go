@@ -43,8 +43,8 @@ func (s *Server) clearSessionCookie(c *fiber.Ctx) {
 }
 
 func (s *Server) registerPortal() {
-	s.portal = portal.New(portal.Config{Sessions: portalSessions{s}, API: s.App.Handler(), SessionCookie: sessionCookie,
-		SSO: s.cfg.SAMLIdPMetadataURL != "", Secure: strings.HasPrefix(s.cfg.PublicBaseURL, "https://"), Log: s.log})
+	s.portal = portal.New(portal.Config{Sessions: portalSessions{s}, API: s.inProcess, SessionCookie: sessionCookie,
+		SSO: s.cfg.SAMLIdPMetadataURL != "", Secure: strings.HasPrefix(s.cfg.PublicBaseURL, "https://"), Log: s.log, Now: s.now})
 	s.portal.Mount(s.App)
 	// Password sign-in (the SAML sign-in starts at /saml/sso?RelayState=/portal).
 	s.App.Post(portalPath+"/login", func(c *fiber.Ctx) error {
@@ -87,6 +87,7 @@ func (s *Server) registerPortal() {
 			if err := s.identity.EndPortalSession(ctx, token); err != nil {
 				return err
 			}
+			s.portal.Forget(sessionID(ps))
 			s.audit(ctx, identity.AuditEvent{EventType: identity.AuditLogout, OrganizationID: user.OrganizationID, UserID: user.ID, AuthenticationMethod: ps.AuthMethod, SessionID: sessionID(ps)})
 		}
 		s.clearSessionCookie(c)
@@ -142,6 +143,7 @@ func (s *Server) registerPortal() {
 		if err := s.identity.EndPortalSession(ctx, in.Session); err != nil {
 			return nil, err
 		}
+		s.portal.Forget(sessionID(ps))
 		s.audit(ctx, identity.AuditEvent{EventType: identity.AuditLogout, OrganizationID: user.OrganizationID, UserID: user.ID, AuthenticationMethod: ps.AuthMethod, SessionID: sessionID(ps)})
 		secure := ""
 		if strings.HasPrefix(s.cfg.PublicBaseURL, "https://") {
@@ -207,14 +209,14 @@ func (ps portalSessions) Session(ctx context.Context, token string) (*portal.Ses
 // AccessToken mints the token POST /v1/auth/session/token would hand out
 // for the session (same permissions and authentication method; never past
 // the session's end), in env.
-func (ps portalSessions) AccessToken(ctx context.Context, sess *portal.Session, env models.Environment) (string, error) {
+func (ps portalSessions) AccessToken(ctx context.Context, sess *portal.Session, env models.Environment) (string, time.Time, error) {
 	ttl := max(min(auth.AccessTokenTTL, sess.ExpiresAt.Sub(ps.s.store.Now()).Truncate(time.Second)), time.Second)
 	issued, err := ps.s.tokens.Issue(ctx, auth.Grant{Subject: sess.UserID, OrganizationID: sess.OrganizationID, Environment: env,
 		Permissions: sess.Permissions, AuthMethod: sess.AuthMethod, TTL: ttl})
 	if err != nil {
-		return "", err
+		return "", time.Time{}, err
 	}
-	return issued.Token, nil
+	return issued.Token, issued.ExpiresAt, nil
 }
 
 // Inbox returns the e-mail and SMS sent to the session's user.

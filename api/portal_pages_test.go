@@ -18,21 +18,9 @@ import (
 
 // portalUser creates a customer of tenant i with a password (and the
 // permissions given, nil for the role's) and signs them in to the portal.
-func portalUser(t *testing.T, h *harness, i int, email string, perms []string) *browserish {
+func portalUser(t *testing.T, h *harness, i int, email string, perms []string) (*browserish, string) {
 	t.Helper()
-	b, _ := portalUserOf(t, h, h.tenants[i].org.ID, email, "customer", perms)
-	return b
-}
-
-// sessionCSRF reads the session's CSRF token from a signed-in page.
-func sessionCSRF(t *testing.T, b *browserish) string {
-	t.Helper()
-	_, page := b.send("GET", "/portal", nil)
-	m := hiddenCSRF.FindStringSubmatch(page)
-	if m == nil {
-		t.Fatalf("no CSRF token on the dashboard: %s", page)
-	}
-	return m[1]
+	return portalUserOf(t, h, h.tenants[i].org.ID, email, "customer", perms)
 }
 
 var inlineScript = regexp.MustCompile(`<script(?:\s[^>]*)?>[^<]+</script>|\sstyle="|<style`)
@@ -47,8 +35,7 @@ func TestPortalPages(t *testing.T) {
 	h := newHarness(t)
 	_, mine := provisionedFixture(t, h, h.tenants[0])
 	_, theirs := provisionedFixture(t, h, h.tenants[1])
-	b := portalUser(t, h, 0, "pat@tenant-a.example", nil)
-	csrf := sessionCSRF(t, b)
+	b, csrf := portalUser(t, h, 0, "pat@tenant-a.example", nil)
 
 	res, page := b.send("GET", "/portal", nil)
 	if res.StatusCode != 200 || res.Header.Get("Content-Security-Policy") != portal.CSP || strings.Contains(res.Header.Get("Content-Security-Policy"), "unsafe-inline") {
@@ -128,8 +115,7 @@ func TestPortalPages(t *testing.T) {
 func TestPortalPermissions(t *testing.T) {
 	h := newHarness(t)
 	_, mine := provisionedFixture(t, h, h.tenants[0])
-	b := portalUser(t, h, 0, "reader@tenant-a.example", []string{"services:read"})
-	csrf := sessionCSRF(t, b)
+	b, csrf := portalUser(t, h, 0, "reader@tenant-a.example", []string{"services:read"})
 	_, page := b.send("GET", "/portal", nil)
 	if !strings.Contains(page, `id="nav-services"`) || strings.Contains(page, `id="nav-order"`) || strings.Contains(page, `id="nav-developers"`) {
 		t.Fatalf("read-only navigation:\n%s", page)
@@ -177,7 +163,7 @@ func TestPortalSecondFactor(t *testing.T) {
 	h := newHarness(t)
 	clock := time.Now().UTC().Truncate(30 * time.Second).Add(time.Second)
 	h.store.Now = func() time.Time { return clock }
-	b := portalUser(t, h, 0, "ines@tenant-a.example", nil)
+	b, csrf := portalUser(t, h, 0, "ines@tenant-a.example", nil)
 	var me struct {
 		Users []identity.User `json:"users"`
 	}
@@ -200,7 +186,6 @@ func TestPortalSecondFactor(t *testing.T) {
 	h.do("POST", "/v1/auth/mfa/verify", tok, map[string]any{"method": "totp", "code": code}).decode(http.StatusOK, nil)
 	clock = clock.Add(30 * time.Second) // a fresh code for the challenge
 
-	csrf := sessionCSRF(t, b)
 	res, page := b.send("POST", "/portal/developers/keys", url.Values{"csrf_token": {csrf}, "name": {"with mfa"}, "permissions": {"services:read"}})
 	if res.StatusCode != http.StatusUnauthorized || !strings.Contains(page, `id="mfa-form"`) {
 		t.Fatalf("challenged action: %d\n%s", res.StatusCode, page)

@@ -6,6 +6,7 @@ package api
 import (
 	"context"
 	"crypto/x509"
+	"errors"
 	"log/slog"
 	"net/http"
 	"net/netip"
@@ -21,6 +22,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"gocloud.dev/blob"
 
+	"github.com/telcoplatform/platform/api/internal/inproc"
 	"github.com/telcoplatform/platform/api/portal"
 	"github.com/telcoplatform/platform/auth"
 	"github.com/telcoplatform/platform/config"
@@ -111,7 +113,11 @@ type Server struct {
 	streams   StreamOptions
 	// openStreams counts open event streams when the limiter cannot.
 	openStreams *localStreams
-	hub         *streamHub        // the real-time streams' reader of the event log
+	hub         *streamHub // the real-time streams' reader of the event log
+	// life is the server's context: cancelled (cause errShutdown) when the
+	// server shuts down, it ends the open event streams and the hub.
+	life        context.Context
+	endLife     context.CancelCauseFunc
 	spentTokens *usedStreamTokens // stream tokens used, when Redis cannot tell
 	// trustedProxies are TRUSTED_PROXIES, parsed once (see clientIP).
 	trustedProxies []netip.Prefix
@@ -127,10 +133,10 @@ type Server struct {
 	// /v1/services/{id} and GET /v1/operations/{id}, per row snapshot.
 	serviceAnswers   *rowAnswers[services.Service, ServiceItem]
 	operationAnswers *rowAnswers[operations.Operation, OperationDocument]
-	routes           routeIndex     // route templates, for the metrics of requests refused before routing
-	drain            drainState     // set by Run on shutdown: /readyz 503, then new requests 503
-	inProcess        inProcess      // the app's handler, for the sub-requests of batches
-	portal           *portal.Portal // the portal's pages (api/portal)
+	routes           routeIndex         // route templates, for the metrics of requests refused before routing
+	drain            drainState         // set by Run on shutdown: /readyz 503, then new requests 503
+	inProcess        *inproc.Dispatcher // the app in process: the sub-requests of batches, the portal's API calls
+	portal           *portal.Portal     // the portal's pages (api/portal)
 }
 
 // access is what an operation requires of its caller, declared once per route.
@@ -177,6 +183,7 @@ func New(deps Deps) *Server {
 	s.telemetry = telemetry.NewStore(s.store)
 	s.operations = operations.NewStore(s.store)
 	s.eventlog = eventlog.NewStore(s.store)
+	s.life, s.endLife = context.WithCancelCause(context.Background())
 	s.hub = newStreamHub(s.eventlog, s.redis, s.log, s.streams)
 	s.spentTokens = &usedStreamTokens{seen: map[string]time.Time{}}
 	s.identity = identity.NewStore(s.store)
@@ -202,7 +209,8 @@ func New(deps Deps) *Server {
 		EnableIPValidation:    true,
 		JSONEncoder:           jsonMarshal,
 	})
-	s.App.Use(s.adoptBatchItem) // first: a batch's sub-request starts from the context made for it
+	s.inProcess = inproc.New(s.App)
+	s.App.Use(inproc.Adopt) // first: an in-process request (a batch's item, the portal's call) starts from the context made for it
 	if s.tracing.Enabled() {
 		s.App.Use(s.traceMiddleware()) // outside observe, so the access log carries the trace id
 	}
@@ -283,7 +291,8 @@ func New(deps Deps) *Server {
 // Run serves until ctx ends, flushing key usage in the background, then
 // drains (see drainState: /readyz answers 503 while requests are still
 // served for SHUTDOWN_DRAIN_DELAY) and shuts down gracefully within
-// SHUTDOWN_TIMEOUT: the listener closes, requests in flight finish.
+// SHUTDOWN_TIMEOUT: the listener closes, open event streams end (reason
+// shutdown: see EndStreams), requests in flight finish.
 func (s *Server) Run(ctx context.Context) error {
 	usageCtx, stopUsage := context.WithCancel(context.WithoutCancel(ctx))
 	usageDone := make(chan struct{})
@@ -313,8 +322,27 @@ func (s *Server) shutdown(errc <-chan error) error {
 		}
 	}
 	s.drain.closing.Store(true)
-	s.log.Info("shutting down: the listener closes, requests in flight finish", "within", s.cfg.ShutdownTimeout.String())
+	s.log.Info("shutting down: the listener closes, event streams end, requests in flight finish", "within", s.cfg.ShutdownTimeout.String())
+	s.EndStreams()
 	return s.App.ShutdownWithTimeout(s.cfg.ShutdownTimeout)
+}
+
+// errShutdown is the cause of the server's context at shutdown.
+var errShutdown = errors.New("the server is shutting down")
+
+// EndStreams ends the open event streams (real-time and operations'),
+// each with its reason `shutdown` (Server-Sent Events: a last `error`
+// event with SERVICE_MAINTENANCE and details.reason "shutdown"; WebSocket:
+// close code 1001), and stops the real-time streams' reader of the event
+// log. Run calls it when it shuts down; the server serves no stream after.
+func (s *Server) EndStreams() { s.endLife(errShutdown) }
+
+// shuttingDown reports whether ctx ended because the server shuts down.
+func shuttingDown(ctx context.Context) bool { return errors.Is(context.Cause(ctx), errShutdown) }
+
+// shutdownError is what a stream ended by the shutdown tells its client.
+func shutdownError() *models.Error {
+	return models.Errorf(models.CodeServiceMaintenance, "shutdown: the server is stopping; reconnect with the last event id").WithDetail("reason", "shutdown")
 }
 
 // FlushUsage writes pending API-key usage counts (tests and shutdown).

@@ -151,7 +151,7 @@ func (s *Server) streamRoute(c *fiber.Ctx) error {
 		return err
 	}
 	req.filter.readable = readable
-	ctx := withRequestInfo(context.Background(), requestInfoFrom(c.UserContext()))
+	ctx := withRequestInfo(s.life, requestInfoFrom(c.UserContext())) // the stream outlives its handler, not the server
 	st := &eventStream{principal: *p, filter: req.filter, operations: req.operations, after: eventlog.StreamPosition{At: s.store.Now()}}
 	if req.after != "" {
 		pos, err := s.eventlog.EventPosition(ctx, p.OwnScope(), req.after)
@@ -177,7 +177,7 @@ func (s *Server) streamRoute(c *fiber.Ctx) error {
 		return err
 	}
 	st.lease = lease
-	st.sub = s.hub.subscribe(models.Tenant{OrganizationID: p.OrganizationID, Environment: p.Environment})
+	st.sub = s.hub.subscribe(s.life, models.Tenant{OrganizationID: p.OrganizationID, Environment: p.Environment})
 	if ws {
 		// state: 0 until the upgraded handler runs (1) or the handshake
 		// is given up (2): a 101 that could not be written never runs the
@@ -276,7 +276,11 @@ func (s *Server) runEventStream(ctx context.Context, st *eventStream, sink strea
 	scope := st.principal.OwnScope()
 	for caughtUp := false; !caughtUp; caughtUp = s.hub.caughtUp(st.sub) {
 		for {
-			evs, err := s.eventlog.EventsAfter(ctx, scope, eventlog.StreamQuery{After: last, Until: s.store.Now().Add(-s.streams.Settle), Limit: hubPage})
+			until, err := s.eventlog.StreamHorizon(ctx, s.streams.Settle)
+			var evs []eventlog.Event
+			if err == nil {
+				evs, err = s.eventlog.EventsAfter(ctx, scope, eventlog.StreamQuery{After: last, Until: until, Limit: hubPage})
+			}
 			if err != nil {
 				sink.end(models.AsError(err), "")
 				return
@@ -338,7 +342,10 @@ func (s *Server) runEventStream(ctx context.Context, st *eventStream, sink strea
 		case <-sink.done():
 			return
 		case <-ctx.Done():
-			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			if shuttingDown(ctx) {
+				s.metrics.StreamDisconnected("shutdown")
+				sink.end(shutdownError(), "shutdown")
+			} else if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 				s.metrics.StreamDisconnected("max_duration")
 				sink.end(models.Errorf(models.CodeServiceMaintenance, "the stream reached its maximum duration; reconnect with the last event id"), "max duration")
 			}

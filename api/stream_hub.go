@@ -77,8 +77,10 @@ func newStreamHub(store *eventlog.Store, rdb redis.UniversalClient, log *slog.Lo
 	return &streamHub{eventlog: store, redis: rdb, log: log, opts: opts, subs: map[*hubSub]struct{}{}, wake: make(chan struct{}, 1)}
 }
 
-// subscribe registers a stream of tenant, catching up (see hubSub).
-func (h *streamHub) subscribe(tenant models.Tenant) *hubSub {
+// subscribe registers a stream of tenant, catching up (see hubSub); the
+// hub, started by its first stream, runs until its last stream ends or
+// life does (the server's shutdown).
+func (h *streamHub) subscribe(life context.Context, tenant models.Tenant) *hubSub {
 	sub := &hubSub{tenant: tenant, ch: make(chan eventlog.Event, h.opts.Buffer), slow: make(chan struct{}), catchingUp: true}
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -86,7 +88,7 @@ func (h *streamHub) subscribe(tenant models.Tenant) *hubSub {
 	if !h.running {
 		h.running = true
 		h.cursor = eventlog.StreamPosition{At: h.eventlog.Now().Add(-h.opts.Settle)}
-		go h.run()
+		go h.run(life)
 	}
 	return sub
 }
@@ -119,11 +121,12 @@ func (h *streamHub) Wake() {
 	}
 }
 
-// tenants returns the tenants of the open streams, and whether any is open.
-func (h *streamHub) tenants() ([]models.Tenant, bool) {
+// tenants returns the tenants of the open streams, and whether the hub
+// goes on: not when no stream is open or ctx has ended (it stops then).
+func (h *streamHub) tenants(ctx context.Context) ([]models.Tenant, bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if len(h.subs) == 0 {
+	if len(h.subs) == 0 || ctx.Err() != nil {
 		h.running = false
 		return nil, false
 	}
@@ -138,22 +141,31 @@ func (h *streamHub) tenants() ([]models.Tenant, bool) {
 	return out, true
 }
 
-// run reads the event log while streams are open.
-func (h *streamHub) run() {
-	ctx, cancel := context.WithCancel(context.Background())
+// run reads the event log while streams are open, until life ends.
+func (h *streamHub) run(life context.Context) {
+	ctx, cancel := context.WithCancel(life)
 	defer cancel()
 	if h.redis != nil {
 		go h.listen(ctx)
 	}
+	// An open transaction may still commit events older than now - Settle:
+	// the hub starts at the log's horizon.
+	if until, err := h.eventlog.StreamHorizon(ctx, h.opts.Settle); err == nil && until.Before(h.cursor.At) {
+		h.cursor = eventlog.StreamPosition{At: until}
+	}
 	for {
-		tenants, ok := h.tenants()
+		tenants, ok := h.tenants(ctx)
 		if !ok {
 			return
 		}
 		wait := h.opts.Poll
-		evs, err := h.eventlog.EventsAfter(ctx, models.SystemScope(), eventlog.StreamQuery{After: h.cursor,
-			Until: h.eventlog.Now().Add(-h.opts.Settle), Tenants: tenants, Limit: hubPage})
-		if err != nil {
+		until, err := h.eventlog.StreamHorizon(ctx, h.opts.Settle)
+		var evs []eventlog.Event
+		if err == nil {
+			evs, err = h.eventlog.EventsAfter(ctx, models.SystemScope(), eventlog.StreamQuery{After: h.cursor,
+				Until: until, Tenants: tenants, Limit: hubPage})
+		}
+		if err != nil && ctx.Err() == nil {
 			h.log.Warn("the real-time stream could not read the event log; retrying", "error", err)
 		}
 		for i := range evs {
@@ -172,6 +184,7 @@ func (h *streamHub) run() {
 			case <-ctx.Done():
 			}
 		case <-time.After(wait):
+		case <-ctx.Done():
 		}
 	}
 }

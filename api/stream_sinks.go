@@ -50,7 +50,11 @@ func (k *sseSink) heartbeat() error {
 }
 
 func (k *sseSink) end(e *models.Error, _ string) {
-	body, _ := jsonMarshal(map[string]any{"error": ErrorDetail{Code: e.Code, Message: e.Message, Details: map[string]any{}}})
+	details := e.Details
+	if details == nil {
+		details = map[string]any{}
+	}
+	body, _ := jsonMarshal(map[string]any{"error": ErrorDetail{Code: e.Code, Message: e.Message, Details: details}})
 	if _, err := fmt.Fprintf(k.w, "event: error\ndata: %s\n\n", body); err == nil {
 		_ = k.flush()
 	}
@@ -64,7 +68,7 @@ func (k *sseSink) done() <-chan struct{} { return nil }
 // "data": ...}. It pings every heartbeat and ends the stream when the
 // client stops answering; the server's reason to end goes in the close
 // frame (code 1008 and "<ERROR_CODE>: message"; 1001 at the maximum
-// duration).
+// duration and at the server's shutdown).
 type wsSink struct {
 	conn    *fiberws.Conn
 	ws      *websocket.Conn // conn's connection, kept: the handler's return gives conn back to its pool

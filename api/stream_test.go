@@ -3,6 +3,7 @@ package api_test
 import (
 	"bufio"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"net"
 	"net/http"
@@ -16,6 +17,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/telcoplatform/platform/api"
+	"github.com/telcoplatform/platform/auth"
 	"github.com/telcoplatform/platform/config"
 	"github.com/telcoplatform/platform/metrics"
 	"github.com/telcoplatform/platform/models"
@@ -368,4 +370,125 @@ func streamDisconnects(t *testing.T, m *metrics.Metrics, reason string) float64 
 		}
 	}
 	return 0
+}
+
+// TestStreamTokenSealsAReference: a stream token seals a reference to the
+// minting credential, never its secret (opened with the sealing key, it
+// names the key's id and the stream's path, not the key), and a token of
+// a key revoked after minting opens nothing (401 INVALID_API_KEY); an
+// access token's stream token carries its claims, not the token, and one
+// deny-listed after minting opens nothing either.
+func TestStreamTokenSealsAReference(t *testing.T) {
+	h := newHarness(t)
+	h.rtServer(0, 0)
+	base := h.listen(t)
+	var k keyAnswer
+	h.do("POST", "/v1/auth/api-keys", h.tenants[0].liveKey, map[string]any{"name": "browser", "permissions": []string{"services:read"}}).decode(201, &k)
+	mint := func(cred string) string {
+		t.Helper()
+		var tok struct{ Token string }
+		h.do("POST", "/v1/stream/token", cred, nil).decode(201, &tok)
+		return tok.Token
+	}
+	sealed := func(token string) string {
+		t.Helper()
+		raw, err := base64.RawURLEncoding.DecodeString(strings.TrimPrefix(token, "stk_"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		plain, err := h.store.Sealer.Open("stream-token", string(raw))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return plain
+	}
+	open := func(token string) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequest("GET", base+"/v1/stream?token="+url.QueryEscape(token), nil)
+		req.Header.Set("Accept", "text/event-stream")
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		res, err := http.DefaultClient.Do(req.WithContext(ctx))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		if res.StatusCode == http.StatusOK {
+			return res.StatusCode, ""
+		}
+		var e struct{ Error struct{ Code string } }
+		_ = json.NewDecoder(res.Body).Decode(&e)
+		return res.StatusCode, e.Error.Code
+	}
+
+	token := mint(k.APIKey.Key)
+	plain := sealed(token)
+	if strings.Contains(token, k.APIKey.Key) || strings.Contains(plain, k.APIKey.Key) || strings.Contains(plain, k.APIKey.Key[len(k.APIKey.Key)-16:]) ||
+		!strings.Contains(plain, k.APIKey.ID) || !strings.Contains(plain, "/v1/stream") {
+		t.Fatalf("the sealed stream token of key %s: %s", k.APIKey.ID, plain)
+	}
+	if status, _ := open(mint(k.APIKey.Key)); status != http.StatusOK {
+		t.Fatalf("a stream token of a live key: %d", status)
+	}
+	h.do("DELETE", "/v1/auth/api-keys/"+k.APIKey.ID, h.tenants[0].liveKey, nil).decode(200, nil)
+	if status, code := open(token); status != http.StatusUnauthorized || code != "INVALID_API_KEY" {
+		t.Fatalf("a stream token of a revoked key: %d %s", status, code)
+	}
+
+	var created struct {
+		User struct{ ID string } `json:"user"`
+	}
+	h.do("POST", "/v1/users", h.adminKey, map[string]any{"email": "streamer@tenant-a.example", "name": "Streamer", "role": "customer",
+		"organization_id": h.tenants[0].org.ID, "password": "correct horse battery"}).decode(201, &created)
+	issued := h.issue(h.srv.Tokens(), auth.Grant{Subject: created.User.ID, OrganizationID: h.tenants[0].org.ID, Permissions: []string{"services:read"}, AuthMethod: "password"})
+	token = mint(issued.Token)
+	if plain := sealed(token); strings.Contains(plain, issued.Token) || strings.Contains(plain, strings.Split(issued.Token, ".")[2]) || !strings.Contains(plain, issued.JTI) {
+		t.Fatalf("the sealed stream token of an access token: %s", plain)
+	}
+	if status, _ := open(mint(issued.Token)); status != http.StatusOK {
+		t.Fatalf("a stream token of a live access token: %d", status)
+	}
+	if err := h.srv.Tokens().Revoke(context.Background(), issued.Token, "test"); err != nil {
+		t.Fatal(err)
+	}
+	if status, code := open(token); status != http.StatusUnauthorized || code != "INVALID_TOKEN" {
+		t.Fatalf("a stream token of a revoked access token: %d %s", status, code)
+	}
+}
+
+// TestStreamLateCommit: an event whose transaction commits late (after a
+// newer event of another transaction has committed, and later than the
+// settle delay) still reaches the open stream, in the log's order. On
+// PostgreSQL the stream waits for the open transaction (the log's
+// horizon); SQLite's single writer commits the older event first.
+func TestStreamLateCommit(t *testing.T) {
+	h := newHarness(t)
+	h.rtServer(0, 0) // events settle after 50 ms
+	base := h.listen(t)
+	_, events := sseStream(t, base, "/v1/stream", h.tenants[0].liveKey)
+	time.Sleep(100 * time.Millisecond) // the stream is open
+
+	scope := models.TenantScope(h.tenants[0].org.ID, models.EnvLive)
+	late := eventlog.NewEvent("service.provisioned", "svc_late", map[string]any{})
+	inserted, committed := make(chan struct{}), make(chan error, 1)
+	go func() {
+		committed <- h.store.Tx(context.Background(), scope, func(tx *gorm.DB) error {
+			if err := eventlog.RecordEvent(tx, late); err != nil {
+				return err
+			}
+			close(inserted)
+			time.Sleep(1500 * time.Millisecond) // a slow transaction: far beyond the settle delay
+			return nil
+		})
+	}()
+	<-inserted
+	time.Sleep(50 * time.Millisecond)
+	newer := h.recordEvents(t, 0, models.EnvLive, "service.provisioned", "svc_newer", 1, 0)
+	if err := <-committed; err != nil {
+		t.Fatal(err)
+	}
+	got := nextEvents(t, events, 2)
+	if got[0].id != late.ID || got[1].id != newer[0] {
+		t.Fatalf("events %s, %s; want the late commit %s, then %s", got[0].id, got[1].id, late.ID, newer[0])
+	}
 }

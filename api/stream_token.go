@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
+	"net/netip"
 	"strings"
 	"sync"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/telcoplatform/platform/auth"
 	"github.com/telcoplatform/platform/events"
 	"github.com/telcoplatform/platform/models"
 )
@@ -25,14 +27,39 @@ const (
 	streamTokenBinding = "stream-token"
 )
 
-// streamTokenClaims is what a stream token seals: the minting credential
-// itself (so the stream authenticates, and is re-checked, exactly as that
-// credential), when the token expires, and its id (single use).
+// streamTokenClaims is what a stream token seals: a reference to the
+// minting credential, never the credential itself (a token leaked with
+// the sealing key reveals no secret): its kind, the API key's id or the
+// access token's claims (its payload, which the token's holder could read
+// anyway, without its signature), the path it opens, when it expires, and
+// its id (single use). The stream re-resolves the principal from the
+// store: a key revoked or a token deny-listed meanwhile is refused.
 type streamTokenClaims struct {
-	Credential string `json:"c"`
-	Expires    int64  `json:"exp"`
-	ID         string `json:"jti"`
+	Kind    string       `json:"k"`             // streamRefAPIKey or streamRefAccessToken
+	KeyID   string       `json:"key,omitempty"` // the API key's id
+	Token   *auth.Claims `json:"tok,omitempty"` // the access token's claims
+	Path    string       `json:"path"`
+	Expires int64        `json:"exp"`
+	ID      string       `json:"jti"`
 }
+
+// Kinds of credential a stream token refers to.
+const (
+	streamRefAPIKey      = "api_key"
+	streamRefAccessToken = "access_token"
+)
+
+// streamRef is the reference a stream token seals to the credential that
+// minted it (see streamTokenClaims).
+type streamRef struct {
+	kind  string
+	keyID string
+	token *auth.Claims
+}
+
+// streamRefKey holds, among a request's locals, the reference to the
+// credential it authenticated with.
+type streamRefKey struct{}
 
 // usedStreamTokens remembers spent tokens when there is no Redis.
 type usedStreamTokens struct {
@@ -56,13 +83,13 @@ func (u *usedStreamTokens) spend(id string, exp, now time.Time) bool {
 	return true
 }
 
-// mintStreamToken seals credential into a stream token.
-func (s *Server) mintStreamToken(credential string) (string, time.Time, error) {
+// mintStreamToken seals a reference to a credential into a stream token.
+func (s *Server) mintStreamToken(ref streamRef) (string, time.Time, error) {
 	if s.store.Sealer == nil {
 		return "", time.Time{}, models.Errorf(models.CodeDependencyUnavailable, "stream tokens need SECRETS_KEY")
 	}
 	exp := s.now().Add(StreamTokenTTL)
-	raw, err := json.Marshal(streamTokenClaims{Credential: credential, Expires: exp.Unix(), ID: models.RandomString(20)})
+	raw, err := json.Marshal(streamTokenClaims{Kind: ref.kind, KeyID: ref.keyID, Token: ref.token, Path: "/v1/stream", Expires: exp.Unix(), ID: models.RandomString(20)})
 	if err != nil {
 		return "", time.Time{}, models.Internal(err)
 	}
@@ -70,56 +97,105 @@ func (s *Server) mintStreamToken(credential string) (string, time.Time, error) {
 	return streamTokenPrefix + base64.RawURLEncoding.EncodeToString([]byte(sealed)), exp, nil
 }
 
-// openStreamToken returns the credential a stream token carries, spending
-// the token. Errors: INVALID_TOKEN (malformed, expired or already used).
-func (s *Server) openStreamToken(ctx context.Context, token string) (string, error) {
+// openStreamToken returns the claims of a stream token, spending the
+// token. Errors: INVALID_TOKEN (malformed, expired or already used).
+func (s *Server) openStreamToken(ctx context.Context, token string) (*streamTokenClaims, error) {
 	invalid := models.Errorf(models.CodeInvalidToken, "the stream token is invalid, expired or already used; mint another with POST /v1/stream/token")
 	rest, ok := strings.CutPrefix(token, streamTokenPrefix)
 	if !ok || s.store.Sealer == nil {
-		return "", invalid
+		return nil, invalid
 	}
 	sealed, err := base64.RawURLEncoding.DecodeString(rest)
 	if err != nil {
-		return "", invalid
+		return nil, invalid
 	}
 	plain, err := s.store.Sealer.Open(streamTokenBinding, string(sealed))
 	if err != nil {
-		return "", invalid
+		return nil, invalid
 	}
 	var claims streamTokenClaims
-	if json.Unmarshal([]byte(plain), &claims) != nil || claims.ID == "" {
-		return "", invalid
+	if json.Unmarshal([]byte(plain), &claims) != nil || claims.ID == "" || !isStreamPath(claims.Path) ||
+		(claims.Kind == streamRefAPIKey) == (claims.Token != nil) || (claims.Kind != streamRefAPIKey && claims.Kind != streamRefAccessToken) {
+		return nil, invalid
 	}
 	exp := time.Unix(claims.Expires, 0)
 	now := s.now()
 	if !now.Before(exp) {
-		return "", invalid
+		return nil, invalid
 	}
 	if s.redis != nil {
 		fresh, err := s.redis.SetNX(ctx, "streamtoken:"+claims.ID, 1, exp.Sub(now)+time.Second).Result()
 		if err == nil && !fresh {
-			return "", invalid
+			return nil, invalid
 		}
 		if err == nil {
-			return claims.Credential, nil
+			return &claims, nil
 		}
 		// Redis unreachable: this instance's memory decides.
 	}
 	if !s.spentTokens.spend(claims.ID, exp, now) {
-		return "", invalid
+		return nil, invalid
 	}
-	return claims.Credential, nil
+	return &claims, nil
 }
 
-// streamTokenFor returns the credential of a stream request's ?token=:
-// ok is false when the request is not such a request.
-func (s *Server) streamTokenFor(c *fiber.Ctx) (credential string, ok bool, err error) {
+// streamTokenFor returns the claims of a stream request's ?token=: ok is
+// false when the request is not such a request.
+func (s *Server) streamTokenFor(c *fiber.Ctx) (claims *streamTokenClaims, ok bool, err error) {
 	token := c.Query("token")
 	if token == "" || !isStreamPath(c.Path()) {
-		return "", false, nil
+		return nil, false, nil
 	}
-	cred, err := s.openStreamToken(c.UserContext(), token)
-	return cred, true, err
+	claims, err = s.openStreamToken(c.UserContext(), token)
+	return claims, true, err
+}
+
+// resolveStreamToken authenticates a stream request by its token's
+// reference: the API key read again by id (revoked, expired or outside its
+// allow-list: refused), or the access token's claims checked again
+// against their expiry and the deny-list, then the restrictions that bind
+// the credential, as resolveCredential and resolveAccessToken do. The
+// stream's credential checks re-resolve the same reference. Errors: those
+// of AuthenticateAPIKeyByID, Tokens.Recheck, Tokens.Principal and restrict.
+func (s *Server) resolveStreamToken(c *fiber.Ctx, claims *streamTokenClaims, ip netip.Addr) error {
+	ctx := c.UserContext()
+	if claims.Kind == streamRefAPIKey {
+		keyID := claims.KeyID
+		auth, err := s.identity.AuthenticateAPIKeyByID(ctx, s.keys, keyID, ip)
+		if err != nil {
+			return err
+		}
+		if err := auth.Policy.Check(s.store.Now(), s.origin(ip)); err != nil {
+			return err
+		}
+		s.keyUsage.Record(auth.Key.ID, s.now())
+		c.SetUserContext(models.WithPrincipal(ctx, auth.Principal))
+		setCredentialCheck(c, func(ctx context.Context) error {
+			_, err := s.identity.AuthenticateAPIKeyByID(ctx, s.keys, keyID, ip)
+			return err
+		})
+		return nil
+	}
+	tok := claims.Token
+	if err := s.tokens.Recheck(ctx, tok); err != nil {
+		return err
+	}
+	p, err := s.tokens.Principal(ctx, tok)
+	if err != nil {
+		return err
+	}
+	if err := s.restrict(c, p, tok.ClientID, ip); err != nil {
+		return err
+	}
+	c.SetUserContext(models.WithPrincipal(ctx, p))
+	setCredentialCheck(c, func(ctx context.Context) error {
+		if err := s.tokens.Recheck(ctx, tok); err != nil {
+			return err
+		}
+		_, err := s.tokens.Principal(ctx, tok)
+		return err
+	})
+	return nil
 }
 
 // isStreamPath reports whether path is GET /v1/stream's.
@@ -172,14 +248,14 @@ func (s *Server) registerStream() {
 			"this request's credential, within 60 seconds, once: for browsers, whose WebSocket cannot send headers. The stream has exactly " +
 			"the credential's organization, environment and permissions, and ends when the credential is revoked. API keys and access tokens only."},
 		access{}, func(ctx context.Context, _ *struct{}) (*StreamTokenOutput, error) {
-			cred, _ := ctx.Value(streamCredentialKey{}).(string)
-			if cred == "" {
+			ref, _ := ctx.Value(streamCredentialKey{}).(streamRef)
+			if ref.kind == "" {
 				return nil, models.Errorf(models.CodeValidation, "stream tokens are minted for API keys and access tokens sent in Authorization or X-API-Key")
 			}
 			if _, err := events.ReadableGroups(principal(ctx)); err != nil {
 				return nil, err
 			}
-			tok, exp, err := s.mintStreamToken(cred)
+			tok, exp, err := s.mintStreamToken(ref)
 			if err != nil {
 				return nil, err
 			}
@@ -189,6 +265,7 @@ func (s *Server) registerStream() {
 		})
 }
 
-// streamCredentialKey holds, in a request's context, the credential it
-// authenticated with (API key or access token), for POST /v1/stream/token.
+// streamCredentialKey holds, in a request's context, the reference to the
+// credential it authenticated with (API key or access token: a streamRef),
+// for POST /v1/stream/token.
 type streamCredentialKey struct{}

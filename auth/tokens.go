@@ -247,6 +247,22 @@ func (t *Tokens) Verify(ctx context.Context, raw string) (*Claims, error) {
 	return claims, nil
 }
 
+// Recheck checks claims verified earlier (by Verify) again: their expiry
+// and the deny-list. Errors: TOKEN_EXPIRED, INVALID_TOKEN, INTERNAL_ERROR.
+func (t *Tokens) Recheck(ctx context.Context, claims *Claims) error {
+	if claims.ExpiresAt == nil || !t.now().Before(claims.ExpiresAt.Add(clockSkew)) {
+		return models.Errorf(models.CodeTokenExpired, "the access token has expired; request a new one")
+	}
+	revoked, err := t.identity.TokenRevoked(ctx, claims.ID)
+	if err != nil {
+		return err
+	}
+	if revoked {
+		return models.Errorf(models.CodeInvalidToken, "the access token has been revoked")
+	}
+	return nil
+}
+
 // Revoke deny-lists a valid token (signature checked; an expired token needs
 // no revocation and is accepted silently). Errors: INVALID_TOKEN, INTERNAL_ERROR.
 func (t *Tokens) Revoke(ctx context.Context, raw, reason string) error {

@@ -3,7 +3,6 @@ package workflows
 import (
 	"errors"
 	"fmt"
-	"maps"
 	"strings"
 
 	"go.temporal.io/sdk/temporal"
@@ -205,26 +204,12 @@ func (s *saga) fail(ctx workflow.Context, err error, end sagaEnding) error {
 	switch {
 	case cancelled:
 		out.Status = operations.OpCancelled
-		if end.cancelledButNotReleased != "" && len(out.CompensationErrors) > 0 {
-			out.Error = &operations.OperationError{Code: models.CodeProvisioningFailed, Message: end.cancelledButNotReleased,
-				Details: map[string]any{"step": s.step, "compensated": false, "compensation_errors": out.CompensationErrors}}
+		if end.cancelledButNotReleased != "" {
+			out.Error = CancelledNotReleased(s.step, end.cancelledButNotReleased, out.CompensationErrors)
 		}
 	default:
 		out.Status = operations.OpFailed
-		r := ErrorOf(err)
-		details := map[string]any{"step": s.step, "reason_code": string(r.Code), "compensated": len(out.CompensationErrors) == 0}
-		// Copying between maps gives the same map in any iteration order.
-		maps.Copy(details, end.details) //workflowcheck:ignore
-		//workflowcheck:ignore
-		for k, v := range r.Details {
-			if _, taken := details[k]; !taken {
-				details[k] = v
-			}
-		}
-		if len(out.CompensationErrors) > 0 {
-			details["compensation_errors"] = out.CompensationErrors
-		}
-		out.Error = &operations.OperationError{Code: models.CodeProvisioningFailed, Message: fmt.Sprintf("%s failed: %s", s.step, r.Message), Details: details}
+		out.Error = StepFailed(s.step, err, end.details, out.CompensationErrors)
 	}
 	fctx := summarized(dctx, s.summary("record the operation "+string(out.Status)))
 	if ferr := workflow.ExecuteActivity(fctx, end.finish, end.input(out)).Get(fctx, nil); ferr != nil {

@@ -3,6 +3,7 @@ package portal
 import (
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
@@ -65,7 +66,7 @@ func (p *Portal) registerBilling(r fiber.Router) {
 
 func (p *Portal) billingOverview(c *fiber.Ctx, r *Request) error {
 	d := billingPage{Period: c.Query("period"), Periods: chartPeriods()}
-	if !contains(d.Periods, d.Period) {
+	if !slices.Contains(d.Periods, d.Period) {
 		d.Period = "last_30_days"
 	}
 	inv, err := r.API.Get("/billing/invoices", url.Values{"limit": {"50"}})

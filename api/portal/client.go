@@ -5,14 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net"
 	"net/url"
 	"strings"
-	"time"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/valyala/fasthttp"
+
+	"github.com/telcoplatform/platform/api/internal/inproc"
 )
 
 // M is a JSON object as the API answers it; pages render these directly.
@@ -46,30 +45,37 @@ func (e *APIError) Error() string { return fmt.Sprintf("API %d %s: %s", e.Status
 
 // Client calls the platform's API in process, as the session's user.
 type Client struct {
-	ctx     context.Context
-	handler fasthttp.RequestHandler
-	outer   *fasthttp.RequestCtx // the browser's request: its address and forwarding headers
-	token   string
+	ctx   context.Context // the page request's: its cancellation and trace reach the API's
+	api   *inproc.Dispatcher
+	outer *fasthttp.RequestCtx // the browser's request: its address and forwarding headers
+	token string
 	// Challenge is sent as X-MFA-Challenge-Id (a verified second factor).
 	Challenge string
 }
 
-func newClient(ctx context.Context, h fasthttp.RequestHandler, outer *fasthttp.RequestCtx, token string) *Client {
-	return &Client{ctx: ctx, handler: h, outer: outer, token: token}
+func newClient(ctx context.Context, api *inproc.Dispatcher, outer *fasthttp.RequestCtx, token string) *Client {
+	return &Client{ctx: ctx, api: api, outer: outer, token: token}
 }
 
-// request builds an in-process request to path (under /v1).
-func (cl *Client) request(method, path string, body any, accept string) (*fasthttp.RequestCtx, error) {
+// call sends a request to path (under /v1) through the API in process, on
+// the page request's context.
+func (cl *Client) call(method, path string, body any, accept string) (*fasthttp.RequestCtx, error) {
 	var req fasthttp.Request
 	req.Header.SetMethod(method)
 	req.SetRequestURI("/v1" + path)
 	req.Header.SetHost(string(cl.outer.Host()))
 	req.Header.Set(fiber.HeaderAuthorization, "Bearer "+cl.token)
 	req.Header.Set(fiber.HeaderAccept, accept)
-	for _, h := range []string{fiber.HeaderXForwardedFor, fiber.HeaderUserAgent, "X-Request-Id"} {
+	for _, h := range []string{fiber.HeaderXForwardedFor, fiber.HeaderUserAgent} {
 		if v := cl.outer.Request.Header.Peek(h); len(v) > 0 {
 			req.Header.SetBytesV(h, v)
 		}
+	}
+	// The browser's request id, if it sent one (the page's own, generated,
+	// is not reused: each API call gets its own id).
+	id := cl.outer.Request.Header.Peek("X-Request-Id")
+	if len(id) > 0 {
+		req.Header.SetBytesV("X-Request-Id", id)
 	}
 	if cl.Challenge != "" {
 		req.Header.Set("X-MFA-Challenge-Id", cl.Challenge)
@@ -82,50 +88,17 @@ func (cl *Client) request(method, path string, body any, accept string) (*fastht
 		req.Header.SetContentType(fiber.MIMEApplicationJSON)
 		req.SetBody(raw)
 	}
-	var rc fasthttp.RequestCtx
-	rc.Init2(inProcessConn{remote: cl.outer.RemoteAddr(), local: cl.outer.LocalAddr()}, nil, false)
-	req.CopyTo(&rc.Request)
-	return &rc, nil
+	return cl.api.Serve(inproc.Detached(cl.ctx), &req, cl.outer.RemoteAddr(), cl.outer.LocalAddr()), nil
 }
-
-// inProcessConn is the connection of an in-process request: it carries
-// the browser's addresses and has nothing to read or write (the handler
-// reads the request and writes the response in memory).
-type inProcessConn struct{ remote, local net.Addr }
-
-// Read has nothing to read: the request is already in memory.
-func (inProcessConn) Read([]byte) (int, error) { return 0, io.EOF }
-
-// Write discards: the response stays in the request's context.
-func (inProcessConn) Write(b []byte) (int, error) { return len(b), nil }
-
-// Close has nothing to close.
-func (inProcessConn) Close() error { return nil }
-
-// LocalAddr is the address the browser's request reached.
-func (c inProcessConn) LocalAddr() net.Addr { return c.local }
-
-// RemoteAddr is the browser's address (IP allow-lists apply to it).
-func (c inProcessConn) RemoteAddr() net.Addr { return c.remote }
-
-// SetDeadline accepts and ignores a deadline (no bytes flow).
-func (inProcessConn) SetDeadline(time.Time) error { return nil }
-
-// SetReadDeadline accepts and ignores a deadline (the API's body limits set one).
-func (inProcessConn) SetReadDeadline(time.Time) error { return nil }
-
-// SetWriteDeadline accepts and ignores a deadline.
-func (inProcessConn) SetWriteDeadline(time.Time) error { return nil }
 
 // Do sends a request to the API (path without the /v1 prefix) with body
 // as JSON (nil: none) and decodes a successful answer into out (nil:
 // ignored). A refusal is an *APIError.
 func (cl *Client) Do(method, path string, body, out any) error {
-	rc, err := cl.request(method, path, body, fiber.MIMEApplicationJSON)
+	rc, err := cl.call(method, path, body, fiber.MIMEApplicationJSON)
 	if err != nil {
 		return err
 	}
-	cl.handler(rc)
 	status, raw := rc.Response.StatusCode(), rc.Response.Body()
 	if status >= 400 {
 		return decodeError(status, raw)
@@ -152,11 +125,10 @@ func (cl *Client) Get(path string, query url.Values) (M, error) {
 // Stream opens an event stream of the API (an operation's) and copies it
 // to the browser's response, flushing each chunk, until either side ends.
 func (cl *Client) Stream(c *fiber.Ctx, path string) error {
-	rc, err := cl.request(fiber.MethodGet, path, nil, "text/event-stream")
+	rc, err := cl.call(fiber.MethodGet, path, nil, "text/event-stream")
 	if err != nil {
 		return err
 	}
-	cl.handler(rc)
 	if status := rc.Response.StatusCode(); status >= 400 {
 		return decodeError(status, rc.Response.Body())
 	}

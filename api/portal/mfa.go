@@ -77,6 +77,9 @@ func (p *Portal) registerMFA(r fiber.Router) {
 			page.Error = errorMessage(err)
 			return p.render(c, http.StatusUnauthorized, "mfa", r, page)
 		}
+		// The session's second factor is verified: its pages call the API
+		// with a token minted from now on.
+		p.Forget(r.Session.ID)
 		page.Verified = true
 		return p.render(c, http.StatusOK, "mfa", r, page)
 	}))

@@ -21,8 +21,8 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
-	"github.com/valyala/fasthttp"
 
+	"github.com/telcoplatform/platform/api/internal/inproc"
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/eventlog"
 )
@@ -70,8 +70,10 @@ type Sessions interface {
 	// restrictions that bind its user. Errors: UNAUTHENTICATED (no live
 	// session), IP_NOT_ALLOWED and ACCESS_RESTRICTED, INTERNAL_ERROR.
 	Session(ctx context.Context, token string) (*Session, error)
-	// AccessToken mints an access token for the session's user in env.
-	AccessToken(ctx context.Context, s *Session, env models.Environment) (string, error)
+	// AccessToken mints an access token for the session's user in env and
+	// returns it with its expiry (the portal reuses it until shortly
+	// before: see tokenCache).
+	AccessToken(ctx context.Context, s *Session, env models.Environment) (string, time.Time, error)
 	// Inbox returns the messages sent to the session's user.
 	Inbox(ctx context.Context, s *Session) ([]eventlog.Inbox, error)
 }
@@ -79,8 +81,9 @@ type Sessions interface {
 // Config are the portal's collaborators.
 type Config struct {
 	Sessions Sessions
-	// API serves the platform's JSON API in process (the Fiber app's handler).
-	API fasthttp.RequestHandler
+	// API serves the platform's JSON API in process (the app's requests
+	// start from the context they are sent with: inproc.Adopt).
+	API *inproc.Dispatcher
 	// SessionCookie is the name of the session cookie.
 	SessionCookie string
 	// SSO offers single sign-on on the sign-in page.
@@ -88,12 +91,15 @@ type Config struct {
 	// Secure marks cookies Secure (the public address is https).
 	Secure bool
 	Log    *slog.Logger // the portal's log (default: slog.Default())
+	// Now is the clock of the cached access tokens' expiry (default time.Now).
+	Now func() time.Time
 }
 
 // Portal serves the portal's pages.
 type Portal struct {
-	cfg   Config
-	pages *pages
+	cfg    Config
+	pages  *pages
+	tokens *tokenCache // the access tokens of the sessions' pages
 }
 
 // New builds the portal; it panics if its embedded templates do not parse.
@@ -101,7 +107,7 @@ func New(cfg Config) *Portal {
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
 	}
-	return &Portal{cfg: cfg, pages: parsePages()}
+	return &Portal{cfg: cfg, pages: parsePages(), tokens: newTokenCache(cfg.Now)}
 }
 
 // area is one part of the portal: its navigation entry (none when Label is
@@ -169,7 +175,8 @@ type Request struct {
 type handler func(c *fiber.Ctx, r *Request) error
 
 // page wraps h: it loads the session (no session: the sign-in page),
-// checks the CSRF token of every POST, mints the API client and renders the
+// checks the CSRF token of every POST, gives the API client the session's
+// access token (cached: see tokenCache) and renders the
 // portal's page for an error h returns.
 func (p *Portal) page(h handler) fiber.Handler {
 	return func(c *fiber.Ctx) error {
@@ -194,7 +201,7 @@ func (p *Portal) page(h handler) fiber.Handler {
 		if c.Query("env") == string(models.EnvTest) || c.FormValue("env") == string(models.EnvTest) {
 			env = models.EnvTest
 		}
-		token, err := p.cfg.Sessions.AccessToken(ctx, s, env)
+		token, err := p.tokens.token(ctx, s, env, p.cfg.Sessions.AccessToken)
 		if err != nil {
 			return err
 		}

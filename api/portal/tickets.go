@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -95,7 +96,7 @@ func (p *Portal) ticketList(c *fiber.Ctx, r *Request) error {
 	ticketStatuses := []string{"open", "in_progress", "pending", "escalated", "resolved", "closed"}
 	q := url.Values{"limit": {"50"}}
 	status := c.Query("status")
-	if status != "" && !contains(ticketStatuses, status) {
+	if status != "" && !slices.Contains(ticketStatuses, status) {
 		status = ""
 	}
 	if status != "" {
@@ -333,11 +334,10 @@ func (p *Portal) feedback(c *fiber.Ctx, r *Request) error {
 // attachment relays an attachment's download from the API (which decides
 // who may see it) with its type and file name.
 func (p *Portal) attachment(c *fiber.Ctx, r *Request) error {
-	rc, err := r.API.request(fiber.MethodGet, "/attachments/"+url.PathEscape(c.Params("id")), nil, "*/*")
+	rc, err := r.API.call(fiber.MethodGet, "/attachments/"+url.PathEscape(c.Params("id")), nil, "*/*")
 	if err != nil {
 		return err
 	}
-	r.API.handler(rc)
 	res := &rc.Response
 	if status := res.StatusCode(); status >= 400 {
 		return decodeError(status, res.Body())
@@ -349,14 +349,4 @@ func (p *Portal) attachment(c *fiber.Ctx, r *Request) error {
 	c.Set(fiber.HeaderCacheControl, "private, no-store")
 	c.Set("Content-Security-Policy", "default-src 'none'; sandbox")
 	return c.Send(res.Body())
-}
-
-// contains reports whether list holds s.
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

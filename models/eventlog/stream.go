@@ -2,6 +2,7 @@ package eventlog
 
 import (
 	"context"
+	"database/sql"
 	"time"
 
 	"github.com/telcoplatform/platform/models"
@@ -65,4 +66,34 @@ func (s *Store) EventsAfter(ctx context.Context, scope models.Scope, q StreamQue
 	var out []Event
 	err := db.Order("created_at, id").Limit(q.Limit).Find(&out).Error
 	return out, models.DBErr(err)
+}
+
+// StreamHorizon returns how far the event log may be read in order without
+// a gap: every event created at or before it is committed, or will never
+// be. Events are stamped when they are inserted, inside the transaction
+// that reports its change, so a transaction still open may commit an
+// event older than events already committed by others. On PostgreSQL the
+// horizon is settle before the start of the oldest open transaction that
+// has written anything (pg_stat_activity's backend_xid), and never later
+// than settle before now; settle covers the moment between an event's
+// stamp and its transaction's first write, and the clocks' difference
+// between the application and the database. SQLite has one writer at a
+// time, which commits before the next writes: the horizon is settle before
+// now. Errors: INTERNAL_ERROR.
+func (s *Store) StreamHorizon(ctx context.Context, settle time.Duration) (time.Time, error) {
+	horizon := s.Now().Add(-settle)
+	if s.DB.Dialector.Name() != "postgres" {
+		return horizon, nil
+	}
+	var oldest sql.NullTime
+	err := s.DB.WithContext(ctx).Raw(`SELECT min(xact_start) FROM pg_stat_activity
+		WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_xid IS NOT NULL AND xact_start IS NOT NULL`).
+		Row().Scan(&oldest)
+	if err != nil {
+		return time.Time{}, models.DBErr(err)
+	}
+	if oldest.Valid && oldest.Time.Add(-settle).Before(horizon) {
+		horizon = oldest.Time.Add(-settle)
+	}
+	return horizon, nil
 }

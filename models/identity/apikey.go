@@ -326,6 +326,27 @@ func (s *Store) AuthenticateAPIKeyCached(ctx context.Context, cache *KeyCache, s
 	return s.checkKeyRecord(rec, clientIP)
 }
 
+// AuthenticateAPIKeyByID is AuthenticateAPIKeyCached for the key with id
+// (a reference to a key authenticated earlier, such as a stream token's):
+// the same revocation, expiry and IP allow-list checks, the same
+// principal. Errors: INVALID_API_KEY (unknown, expired or revoked),
+// IP_NOT_ALLOWED.
+func (s *Store) AuthenticateAPIKeyByID(ctx context.Context, cache *KeyCache, id string, clientIP netip.Addr) (*AuthenticatedKey, error) {
+	if !models.HasPrefix(id, models.PrefixAPIKey) {
+		return nil, models.Errorf(models.CodeInvalidAPIKey, "the API key is not valid")
+	}
+	cacheKey := "id:" + id // a hash of a secret never starts so
+	rec, ticket, found := cache.get(cacheKey)
+	if !found {
+		var err error
+		if rec, err = s.readKeyRecordWhere(ctx, "api_keys.id = ?", id); err != nil {
+			return nil, err
+		}
+		cache.put(cacheKey, rec, ticket)
+	}
+	return s.checkKeyRecord(rec, clientIP)
+}
+
 // keyRecord is what authenticating a key reads from the database: the key
 // with its organization's plan limits and access policy. It is shared by
 // the requests that find it in a KeyCache: never modified.
@@ -338,6 +359,12 @@ type keyRecord struct {
 // readKeyRecord reads the key whose secret hashes to hash.
 // Errors: INVALID_API_KEY (unknown).
 func (s *Store) readKeyRecord(ctx context.Context, hash string) (*keyRecord, error) {
+	return s.readKeyRecordWhere(ctx, "api_keys.hash = ?", hash)
+}
+
+// readKeyRecordWhere reads the key that cond (on api_keys) with arg selects.
+// Errors: INVALID_API_KEY (none).
+func (s *Store) readKeyRecordWhere(ctx context.Context, cond string, arg string) (*keyRecord, error) {
 	// One read on the hot path: the key with its organization's plan limits
 	// and access policy.
 	var row struct {
@@ -351,7 +378,7 @@ func (s *Store) readKeyRecord(ctx context.Context, hash string) (*keyRecord, err
 	err := s.In(ctx, models.SystemScope()).Model(&APIKey{}).
 		Select("api_keys.*, organizations.plan, organizations.custom_hourly, organizations.custom_burst, organizations.custom_concurrent, organizations.access_policy").
 		Joins("JOIN organizations ON organizations.id = api_keys.organization_id").
-		Where("api_keys.hash = ?", hash).Take(&row).Error
+		Where(cond, arg).Take(&row).Error
 	if err != nil {
 		if e := models.NotFoundOr(err, "key"); models.ErrorCode(e) == models.CodeNotFound {
 			return nil, models.Errorf(models.CodeInvalidAPIKey, "the API key is not valid")
