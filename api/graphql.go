@@ -66,7 +66,7 @@ type GraphQLExtensions struct {
 // GraphQLCost is a query's computed complexity and its rate-limit cost.
 type GraphQLCost struct {
 	Complexity int `json:"complexity" doc:"The query's complexity (see docs/graphql.md)"`
-	Units      int `json:"units" doc:"Rate-limit units charged: max(2, ceil(complexity / 200)), the POST's 2 included"`
+	Units      int `json:"units" doc:"Rate-limit units charged, the POST's 2 included: max(2, ceil(complexity / 200)), at most a bucket's capacity"`
 }
 
 // GraphQLSchemaOutput is the schema document.
@@ -92,7 +92,7 @@ func (s *Server) registerGraphQL() {
 	register(s, huma.Operation{OperationID: "get-graphql-schema", Method: http.MethodGet, Path: "/graphql/schema.graphql", Summary: "The GraphQL schema (SDL)", Tags: tags,
 		Description: "The schema of POST /v1/graphql in the GraphQL schema definition language, as text/plain."},
 		access{public: true}, func(context.Context, *struct{}) (*GraphQLSchemaOutput, error) {
-			return &GraphQLSchemaOutput{ContentType: "text/plain; charset=utf-8", Body: []byte(gql.SDL)}, nil
+			return &GraphQLSchemaOutput{ContentType: "text/plain; charset=utf-8", Body: []byte(gql.SDL())}, nil
 		})
 }
 
@@ -108,36 +108,41 @@ func (s *Server) graphQL(ctx context.Context, graph *gql.Handler, in *GraphQLInp
 		out.Body.Errors = graphQLErrors(errs)
 		return out, nil
 	}
+	units := ratelimit.Cost(http.MethodPost)
 	if in.fc != nil {
-		if err := s.chargeMore(in.fc, prepared.Cost()-ratelimit.Cost(http.MethodPost), graphQLGroups(prepared.Fields())...); err != nil {
+		more, err := s.chargeMore(in.fc, prepared.Cost()-units, graphQLGroups(prepared.Fields())...)
+		if err != nil {
 			return nil, err
 		}
+		units += more
 	}
 	resp := graph.Execute(ctx, prepared)
 	out := &GraphQLOutput{Status: http.StatusOK}
 	out.Body.Data = resp.Data
 	out.Body.Errors = graphQLErrors(resp.Errors)
-	out.Body.Extensions = &GraphQLExtensions{Cost: GraphQLCost{Complexity: prepared.Complexity, Units: prepared.Cost()}}
+	out.Body.Extensions = &GraphQLExtensions{Cost: GraphQLCost{Complexity: prepared.Complexity, Units: units}}
 	return out, nil
 }
 
-// graphQLFieldGroups are the endpoint groups of the fields that read
-// what the group's REST endpoints read: billing (/billing/*) and the
-// event list (large data exports).
-var graphQLFieldGroups = map[string]ratelimit.Group{
-	"Query.invoices": ratelimit.GroupBilling, "Query.invoice": ratelimit.GroupBilling,
-	"Query.payments": ratelimit.GroupBilling, "Query.payment": ratelimit.GroupBilling,
-	"Query.subscriptions": ratelimit.GroupBilling, "Query.subscription": ratelimit.GroupBilling,
-	"Service.subscription": ratelimit.GroupBilling, "Subscription.invoices": ratelimit.GroupBilling,
-	"Invoice.payments": ratelimit.GroupBilling, "Payment.invoice": ratelimit.GroupBilling,
-	"Query.events": ratelimit.GroupExports,
+// graphQLFieldGroup returns the endpoint group of a field that reads
+// what the group's REST endpoints read: billing (/billing/*) and the event
+// list (large data exports); false for the others.
+func graphQLFieldGroup(field string) (ratelimit.Group, bool) {
+	switch field {
+	case "Query.invoices", "Query.invoice", "Query.payments", "Query.payment", "Query.subscriptions", "Query.subscription",
+		"Service.subscription", "Subscription.invoices", "Invoice.payments", "Payment.invoice":
+		return ratelimit.GroupBilling, true
+	case "Query.events":
+		return ratelimit.GroupExports, true
+	}
+	return ratelimit.GroupNone, false
 }
 
 // graphQLGroups returns the endpoint groups a query's fields read, each once.
 func graphQLGroups(fields []string) []ratelimit.Group {
 	var out []ratelimit.Group
 	for _, f := range fields {
-		if g, ok := graphQLFieldGroups[f]; ok && !slices.Contains(out, g) {
+		if g, ok := graphQLFieldGroup(f); ok && !slices.Contains(out, g) {
 			out = append(out, g)
 		}
 	}

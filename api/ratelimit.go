@@ -180,22 +180,23 @@ func (s *Server) noteSuspension(c *fiber.Ctx, key string, p *models.Principal, r
 // buckets after the charge. It is not another request: the hourly and
 // monthly request counts do not change. Limiter failures fail open, as in
 // rateLimit. Errors: RATE_LIMIT_EXCEEDED (the charge that was refused
-// spent nothing).
-func (s *Server) chargeMore(c *fiber.Ctx, units int, groups ...ratelimit.Group) error {
+// spent nothing). It returns the units it charged (after the cap to the
+// buckets' capacity; none when nothing was charged).
+func (s *Server) chargeMore(c *fiber.Ctx, units int, groups ...ratelimit.Group) (int, error) {
 	if s.limiter == nil || exemptFromLimits(c.Path()) {
-		return nil
+		return 0, nil
 	}
 	units = max(units, 0)
 	if len(groups) == 0 {
 		if units == 0 {
-			return nil
+			return 0, nil
 		}
 		groups = []ratelimit.Group{ratelimit.GroupNone}
 	}
 	ctx := c.UserContext()
 	p := models.PrincipalFrom(ctx)
 	if p == nil {
-		return nil
+		return 0, nil
 	}
 	// With the method's cost already spent, the whole never exceeds a
 	// bucket's capacity: any request can pass a full bucket.
@@ -206,6 +207,7 @@ func (s *Server) chargeMore(c *fiber.Ctx, units int, groups ...ratelimit.Group) 
 		}
 	}
 	// The units with the first group, the other groups alone.
+	charged := 0
 	for i, g := range groups {
 		req := ratelimit.Request{Key: "cred:" + p.ID, OrgID: p.OrganizationID, Hourly: p.Limits.Hourly, Burst: p.Limits.Burst, Group: g}
 		if i == 0 {
@@ -215,15 +217,16 @@ func (s *Server) chargeMore(c *fiber.Ctx, units int, groups ...ratelimit.Group) 
 		s.countRateLimit(res, err)
 		if err != nil {
 			s.limiterFailedOpen(ctx, err)
-			return nil
+			return charged, nil
 		}
 		setRateLimitHeaders(c, res)
 		s.noteSuspension(c, req.Key, p, res)
 		if !res.Allowed {
-			return rateLimitError(res)
+			return charged, rateLimitError(res)
 		}
+		charged += req.Cost
 	}
-	return nil
+	return charged, nil
 }
 
 // oauthClientBudget returns the OAuth client that authenticates with its

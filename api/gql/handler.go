@@ -25,16 +25,29 @@ import (
 	"github.com/telcoplatform/platform/models/support"
 )
 
-// SDL is the schema, as published at GET /v1/graphql/schema.graphql.
-//
 //go:embed schema.graphqls
-var SDL string
+var sdl string
+
+// SDL returns the schema, as published at GET /v1/graphql/schema.graphql.
+func SDL() string { return sdl }
 
 // Limits of a query (docs/graphql.md).
 const (
 	// MaxDepth is the deepest nesting of fields a query may select
-	// (introspection fields, __schema and __type, are not counted).
+	// (introspection fields, __schema and __type and what they select,
+	// have limits of their own).
 	MaxDepth = 10
+	// MaxIntrospectionDepth is the deepest nesting of an introspection
+	// field (counted from the query's root; the usual introspection
+	// query of GraphQL tools is 11 deep with its chain of ofType).
+	MaxIntrospectionDepth = 15
+	// MaxIntrospectionLists is how many introspection lists of schema
+	// objects (types, fields, args...) one path may nest under __schema
+	// or __type: __schema { types { fields { args } } } is 3.
+	MaxIntrospectionLists = 3
+	// maxVisits bounds the field selections of a query with its
+	// fragments expanded.
+	maxVisits = 5_000
 	// MaxComplexity is the largest complexity a query may have: every
 	// field costs 1 plus its selections, and a list field costs its
 	// selections times the items it may return (first).
@@ -136,8 +149,16 @@ func (h *Handler) Prepare(ctx context.Context, params *graphql.RawParams) (*Prep
 	if op.Operation.Operation != ast.Query {
 		return nil, gqlerror.List{h.refusal(ctx, CodeValidationFailed, "only queries are served: the graph is read-only (use the REST endpoints to change things, /v1/stream to follow changes)")}
 	}
-	if d := depth(op.Operation.SelectionSet, op.Doc.Fragments, 0, map[string]bool{}); d > MaxDepth {
-		return nil, gqlerror.List{h.refusal(ctx, string(models.CodeQueryTooDeep), fmt.Sprintf("the query is %d fields deep; at most %d are allowed", d, MaxDepth))}
+	sh := &shape{}
+	if !sh.walk(op.Operation.SelectionSet, op.Doc.Fragments, 0, false, 0, map[string]bool{}) {
+		return nil, gqlerror.List{h.refusal(ctx, string(models.CodeQueryTooComplex), fmt.Sprintf("the query selects more than %d fields once its fragments are expanded", maxVisits))}
+	}
+	if sh.depth > MaxDepth {
+		return nil, gqlerror.List{h.refusal(ctx, string(models.CodeQueryTooDeep), fmt.Sprintf("the query is %d fields deep; at most %d are allowed", sh.depth, MaxDepth))}
+	}
+	if sh.introDepth > MaxIntrospectionDepth || sh.introLists > MaxIntrospectionLists {
+		return nil, gqlerror.List{h.refusal(ctx, string(models.CodeQueryTooDeep), fmt.Sprintf("the introspection query is %d fields deep with %d nested lists of schema objects; at most %d and %d are allowed",
+			sh.introDepth, sh.introLists, MaxIntrospectionDepth, MaxIntrospectionLists))}
 	}
 	c := complexity.Calculate(ctx, h.es, op.Operation, op.Variables)
 	if c > MaxComplexity {
@@ -243,33 +264,65 @@ func (h *Handler) present(ctx context.Context, err error) *gqlerror.Error {
 	return out
 }
 
-// depth returns the deepest nesting of fields under set (fragments
-// followed once; introspection fields not counted).
-func depth(set ast.SelectionSet, frags ast.FragmentDefinitionList, level int, seen map[string]bool) int {
-	deepest := level
+// shape is what a walk of a query's selections, fragments expanded,
+// found: the field selections visited, the deepest nesting of ordinary
+// fields, of introspection fields, and of introspection lists.
+type shape struct {
+	visits, depth, introDepth, introLists int
+}
+
+// introspectionLists are the introspection fields that return lists of
+// schema objects: nesting them multiplies the answer (every type's fields'
+// types' fields...), so a path may hold at most MaxIntrospectionLists.
+var introspectionLists = map[string]bool{
+	"types": true, "fields": true, "inputFields": true, "enumValues": true, "interfaces": true,
+	"possibleTypes": true, "args": true, "directives": true,
+}
+
+// walk visits set at level (fields above it); intro says whether the path
+// passes through an introspection field, lists how many introspection
+// lists it holds; path holds the fragments being expanded (a cycle is
+// refused by validation; it is skipped here). It stops, false, when the
+// visits pass maxVisits: a document of repeated fragment spreads
+// expands exponentially, and is refused before anything walks it whole.
+func (sh *shape) walk(set ast.SelectionSet, frags ast.FragmentDefinitionList, level int, intro bool, lists int, path map[string]bool) bool {
 	for _, sel := range set {
-		var d int
 		switch s := sel.(type) {
 		case *ast.Field:
-			if strings.HasPrefix(s.Name, "__") {
+			if sh.visits++; sh.visits > maxVisits {
+				return false
+			}
+			if s.Name == "__typename" {
 				continue
 			}
-			d = depth(s.SelectionSet, frags, level+1, seen)
+			in, l, n := intro || strings.HasPrefix(s.Name, "__"), level+1, lists
+			if in {
+				if intro && introspectionLists[s.Name] {
+					n++
+				}
+				sh.introDepth, sh.introLists = max(sh.introDepth, l), max(sh.introLists, n)
+			} else {
+				sh.depth = max(sh.depth, l)
+			}
+			if !sh.walk(s.SelectionSet, frags, l, in, n, path) {
+				return false
+			}
 		case *ast.InlineFragment:
-			d = depth(s.SelectionSet, frags, level, seen)
+			if !sh.walk(s.SelectionSet, frags, level, intro, lists, path) {
+				return false
+			}
 		case *ast.FragmentSpread:
-			if seen[s.Name] {
-				continue
-			}
 			f := frags.ForName(s.Name)
-			if f == nil {
+			if f == nil || path[s.Name] {
 				continue
 			}
-			seen[s.Name] = true
-			d = depth(f.SelectionSet, frags, level, seen)
-			delete(seen, s.Name)
+			path[s.Name] = true
+			ok := sh.walk(f.SelectionSet, frags, level, intro, lists, path)
+			delete(path, s.Name)
+			if !ok {
+				return false
+			}
 		}
-		deepest = max(deepest, d)
 	}
-	return deepest
+	return true
 }
