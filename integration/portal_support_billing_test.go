@@ -196,6 +196,9 @@ func TestPortalTicketsAndBilling(t *testing.T) {
 		chromedp.Click(chromedp.CSS("#pay-submit")),
 		chromedp.WaitVisible(chromedp.CSS("#mfa-form")),
 		chromedp.Click(chromedp.CSS("#mfa-send-email")),
+		// The code field is on the page before the send too: wait for
+		// the page the send answers with, not for the one it leaves.
+		chromedp.WaitVisible(chromedp.CSS("#mfa-sent")),
 		chromedp.WaitVisible(chromedp.CSS("#mfa_code")),
 	)
 	if err != nil {
