@@ -492,3 +492,53 @@ func TestStreamLateCommit(t *testing.T) {
 		t.Fatalf("events %s, %s; want the late commit %s, then %s", got[0].id, got[1].id, late.ID, newer[0])
 	}
 }
+
+// TestStreamTokenEndsWithItsSigningKey: an access token's stream token
+// seals the token's kid; once that signing key is retired (an emergency
+// revocation), the stream token opens nothing (401 INVALID_TOKEN) and a
+// stream it opened before ends, as the access token's own would.
+func TestStreamTokenEndsWithItsSigningKey(t *testing.T) {
+	h := newHarness(t)
+	h.rtServer(0, 0) // credentials checked every 100 ms
+	base := h.listen(t)
+	u := h.tokenUser(0)
+	tokens := h.srv.Tokens()
+	issued := h.issue(tokens, auth.Grant{Subject: u.ID, OrganizationID: u.OrganizationID, Permissions: []string{"services:read"}, AuthMethod: "password"})
+	mint := func() string {
+		t.Helper()
+		var tok struct{ Token string }
+		h.do("POST", "/v1/stream/token", issued.Token, nil).decode(201, &tok)
+		return tok.Token
+	}
+	first, second := mint(), mint()
+	raw, err := base64.RawURLEncoding.DecodeString(strings.TrimPrefix(first, "stk_"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plain, err := h.store.Sealer.Open("stream-token", string(raw)); err != nil || !strings.Contains(plain, `"kid":"`+issued.KeyID+`"`) {
+		t.Fatalf("the sealed stream token does not name its signing key %s: %s %v", issued.KeyID, plain, err)
+	}
+	res, events := sseStream(t, base, "/v1/stream?token="+url.QueryEscape(first), "")
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("a stream token of a live access token: %d", res.StatusCode)
+	}
+	time.Sleep(200 * time.Millisecond) // open, and its credential checked at least once
+	quiet(t, events, 0)
+
+	if _, err := tokens.Keys().Rotate(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := tokens.Keys().RetireKey(context.Background(), issued.KeyID); err != nil {
+		t.Fatal(err)
+	}
+	res2, _ := sseStream(t, base, "/v1/stream?token="+url.QueryEscape(second), "")
+	var e struct{ Error struct{ Code string } }
+	_ = json.NewDecoder(res2.Body).Decode(&e)
+	if res2.StatusCode != http.StatusUnauthorized || e.Error.Code != "INVALID_TOKEN" {
+		t.Fatalf("a stream token of a retired signing key: %d %s", res2.StatusCode, e.Error.Code)
+	}
+	ev := nextEvents(t, events, 1)[0]
+	if ev.name != "error" || !strings.Contains(ev.data, `"INVALID_TOKEN"`) {
+		t.Fatalf("the open stream after its signing key was retired: %+v", ev)
+	}
+}
