@@ -276,10 +276,10 @@ func (s *Server) runEventStream(ctx context.Context, st *eventStream, sink strea
 	scope := st.principal.OwnScope()
 	for caughtUp := false; !caughtUp; caughtUp = s.hub.caughtUp(st.sub) {
 		for {
-			until, err := s.eventlog.StreamHorizon(ctx, s.streams.Settle)
+			hz, err := s.eventlog.StreamHorizon(ctx, s.streams.Settle, s.streams.MaxLag)
 			var evs []eventlog.Event
 			if err == nil {
-				evs, err = s.eventlog.EventsAfter(ctx, scope, eventlog.StreamQuery{After: last, Until: until, Limit: hubPage})
+				evs, err = s.eventlog.EventsAfter(ctx, scope, eventlog.StreamQuery{After: last, Until: hz.Until, Limit: hubPage})
 			}
 			if err != nil {
 				sink.end(models.AsError(err), "")

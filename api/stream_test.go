@@ -542,3 +542,53 @@ func TestStreamTokenEndsWithItsSigningKey(t *testing.T) {
 		t.Fatalf("the open stream after its signing key was retired: %+v", ev)
 	}
 }
+
+// TestStreamHorizonMaxLag: on PostgreSQL a session left idle in a
+// transaction that has written holds every stream back, but no longer than
+// the maximum lag: an event committed meanwhile by another transaction
+// still arrives, after about the maximum lag, and the metric counts the
+// capped reads.
+func TestStreamHorizonMaxLag(t *testing.T) {
+	h := newHarness(t)
+	if h.store.DB.Dialector.Name() != "postgres" {
+		t.Skip("PostgreSQL only: SQLite has one writer at a time, the horizon never waits for one")
+	}
+	const maxLag = 1500 * time.Millisecond
+	cfg, _ := config.Load(func(string) string { return "" })
+	m := metrics.New()
+	h.srv = api.New(api.Deps{Config: cfg, Store: h.store, Metrics: m, Streams: api.StreamOptions{Settle: 50 * time.Millisecond,
+		Poll: 50 * time.Millisecond, CredentialCheck: 100 * time.Millisecond, MaxLag: maxLag}})
+	base := h.listen(t)
+	_, events := sseStream(t, base, "/v1/stream", h.tenants[0].liveKey)
+	time.Sleep(100 * time.Millisecond) // the stream is open
+
+	idle := h.store.DB.Begin()
+	if idle.Error != nil {
+		t.Fatal(idle.Error)
+	}
+	defer idle.Rollback()
+	if err := idle.Exec("SELECT txid_current()").Error; err != nil { // a transaction id, as a write gets
+		t.Fatal(err)
+	}
+	began := time.Now()
+	newer := h.recordEvents(t, 0, models.EnvLive, "service.provisioned", "svc_newer", 1, 0)
+	if ev := nextEvents(t, events, 1)[0]; ev.id != newer[0] {
+		t.Fatalf("event %+v, want %s", ev, newer[0])
+	}
+	if took := time.Since(began); took < maxLag-300*time.Millisecond {
+		t.Fatalf("the event came %s after the idle transaction began: the stream did not wait for it", took)
+	}
+	fams, err := m.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	capped := 0.0
+	for _, f := range fams {
+		if f.GetName() == "platform_stream_horizon_capped_total" {
+			capped = f.GetMetric()[0].GetCounter().GetValue()
+		}
+	}
+	if capped < 1 {
+		t.Fatalf("capped reads counted: %v", capped)
+	}
+}
