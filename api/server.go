@@ -184,7 +184,7 @@ func New(deps Deps) *Server {
 	s.operations = operations.NewStore(s.store)
 	s.eventlog = eventlog.NewStore(s.store)
 	s.life, s.endLife = context.WithCancelCause(context.Background())
-	s.hub = newStreamHub(s.eventlog, s.redis, s.log, s.streams)
+	s.hub = newStreamHub(s.eventlog, s.redis, s.log, s.metrics, s.streams)
 	s.spentTokens = &usedStreamTokens{seen: map[string]time.Time{}}
 	s.identity = identity.NewStore(s.store)
 	s.anonymous = anonymousLimits(deps.Config.AnonymousHourly, deps.Config.AnonymousBurst)

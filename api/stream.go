@@ -276,13 +276,15 @@ func (s *Server) runEventStream(ctx context.Context, st *eventStream, sink strea
 	scope := st.principal.OwnScope()
 	for caughtUp := false; !caughtUp; caughtUp = s.hub.caughtUp(st.sub) {
 		for {
-			until, err := s.eventlog.StreamHorizon(ctx, s.streams.Settle)
+			hz, err := s.eventlog.StreamHorizon(ctx, s.streams.Settle, s.streams.MaxLag)
 			var evs []eventlog.Event
 			if err == nil {
-				evs, err = s.eventlog.EventsAfter(ctx, scope, eventlog.StreamQuery{After: last, Until: until, Limit: hubPage})
+				evs, err = s.eventlog.EventsAfter(ctx, scope, eventlog.StreamQuery{After: last, Until: hz.Until, Limit: hubPage})
 			}
 			if err != nil {
-				sink.end(models.AsError(err), "")
+				if !s.endedByContext(ctx, sink) { // a shutdown is no internal error
+					sink.end(models.AsError(err), "")
+				}
 				return
 			}
 			for i := range evs {
@@ -298,7 +300,9 @@ func (s *Server) runEventStream(ctx context.Context, st *eventStream, sink strea
 	}
 	ops := newOperationFollower(s, &st.principal, st.operations)
 	if err := ops.poll(ctx, sink); err != nil {
-		fail(err)
+		if !s.endedByContext(ctx, sink) {
+			fail(err)
+		}
 		return
 	}
 	heartbeat := time.NewTicker(s.streams.Heartbeat)
@@ -325,37 +329,50 @@ func (s *Server) runEventStream(ctx context.Context, st *eventStream, sink strea
 		case <-opTick:
 			err = ops.poll(ctx, sink)
 		case <-check.C:
-			if cerr := st.lease.check(ctx); cerr == nil {
+			cerr := st.lease.check(ctx)
+			if cerr == nil {
 				cerr = st.lease.verify(ctx, s.streamSlotTTL())
-				if cerr == nil {
-					continue
-				}
-				err = cerr
-			} else {
-				err = cerr
 			}
-			if !errors.Is(err, context.Canceled) {
+			if cerr == nil {
+				continue
+			}
+			if !s.endedByContext(ctx, sink) && !errors.Is(cerr, context.Canceled) {
 				s.metrics.StreamDisconnected("credential")
-				sink.end(models.AsError(err), "credential")
+				sink.end(models.AsError(cerr), "credential")
 			}
 			return
 		case <-sink.done():
 			return
 		case <-ctx.Done():
-			if shuttingDown(ctx) {
-				s.metrics.StreamDisconnected("shutdown")
-				sink.end(shutdownError(), "shutdown")
-			} else if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-				s.metrics.StreamDisconnected("max_duration")
-				sink.end(models.Errorf(models.CodeServiceMaintenance, "the stream reached its maximum duration; reconnect with the last event id"), "max duration")
-			}
+			s.endedByContext(ctx, sink)
 			return
 		}
 		if err != nil {
-			fail(err)
+			if !s.endedByContext(ctx, sink) {
+				fail(err)
+			}
 			return
 		}
 	}
+}
+
+// endedByContext reports whether the stream's context has ended and, if
+// so, tells the client why: the server's shutdown (SERVICE_MAINTENANCE,
+// details.reason "shutdown") or the stream's maximum duration. A read of
+// the event log or of an operation that failed because of it is neither
+// an internal error nor a lost operation.
+func (s *Server) endedByContext(ctx context.Context, sink streamSink) bool {
+	if ctx.Err() == nil {
+		return false
+	}
+	if shuttingDown(ctx) {
+		s.metrics.StreamDisconnected("shutdown")
+		sink.end(shutdownError(), "shutdown")
+	} else if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		s.metrics.StreamDisconnected("max_duration")
+		sink.end(models.Errorf(models.CodeServiceMaintenance, "the stream reached its maximum duration; reconnect with the last event id"), "max duration")
+	}
+	return true
 }
 
 // errSlowWrite is a write to the client that did not complete within
@@ -385,12 +402,16 @@ func newOperationFollower(s *Server, p *models.Principal, ids []string) *operati
 }
 
 // poll reads each followed operation and sends its document when it
-// changed; an operation that ended is followed no more.
+// changed; an operation that ended is followed no more. Errors: the
+// sink's, and ctx's when it ended.
 func (f *operationFollower) poll(ctx context.Context, sink streamSink) error {
 	keep := f.ids[:0]
 	for _, id := range f.ids {
 		op, err := f.s.operations.GetOperation(ctx, f.p, id)
 		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err() // the stream ends (a shutdown): the operation is not gone
+			}
 			continue // gone or no longer readable: dropped
 		}
 		raw, err := jsonMarshal(f.s.operationDocument(op))

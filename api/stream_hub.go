@@ -9,6 +9,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/telcoplatform/platform/metrics"
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/eventlog"
 )
@@ -24,6 +25,10 @@ const (
 	// DefaultStreamSettle is how old an event must be before streams send
 	// it: a transaction that committed an older event late is not skipped.
 	DefaultStreamSettle = time.Second
+	// DefaultStreamMaxLag is how far behind now, at most, an open database
+	// transaction holds the streams back (see eventlog.StreamHorizon): a
+	// long or idle-in-transaction writer stalls no stream for longer.
+	DefaultStreamMaxLag = 30 * time.Second
 	// DefaultStreamPoll is how often the hub reads the event log when no
 	// announcement woke it (the safety net of a lost message).
 	DefaultStreamPoll = time.Second
@@ -64,6 +69,7 @@ type streamHub struct {
 	eventlog *eventlog.Store
 	redis    redis.UniversalClient
 	log      *slog.Logger
+	metrics  *metrics.Metrics
 	opts     StreamOptions
 
 	mu      sync.Mutex
@@ -73,8 +79,8 @@ type streamHub struct {
 	wake    chan struct{}
 }
 
-func newStreamHub(store *eventlog.Store, rdb redis.UniversalClient, log *slog.Logger, opts StreamOptions) *streamHub {
-	return &streamHub{eventlog: store, redis: rdb, log: log, opts: opts, subs: map[*hubSub]struct{}{}, wake: make(chan struct{}, 1)}
+func newStreamHub(store *eventlog.Store, rdb redis.UniversalClient, log *slog.Logger, m *metrics.Metrics, opts StreamOptions) *streamHub {
+	return &streamHub{eventlog: store, redis: rdb, log: log, metrics: m, opts: opts, subs: map[*hubSub]struct{}{}, wake: make(chan struct{}, 1)}
 }
 
 // subscribe registers a stream of tenant, catching up (see hubSub); the
@@ -150,20 +156,22 @@ func (h *streamHub) run(life context.Context) {
 	}
 	// An open transaction may still commit events older than now - Settle:
 	// the hub starts at the log's horizon.
-	if until, err := h.eventlog.StreamHorizon(ctx, h.opts.Settle); err == nil && until.Before(h.cursor.At) {
-		h.cursor = eventlog.StreamPosition{At: until}
+	if hz, err := h.eventlog.StreamHorizon(ctx, h.opts.Settle, h.opts.MaxLag); err == nil && hz.Until.Before(h.cursor.At) {
+		h.cursor = eventlog.StreamPosition{At: hz.Until}
 	}
+	capped := false // the horizon is capped (reported once per episode)
 	for {
 		tenants, ok := h.tenants(ctx)
 		if !ok {
 			return
 		}
 		wait := h.opts.Poll
-		until, err := h.eventlog.StreamHorizon(ctx, h.opts.Settle)
+		hz, err := h.eventlog.StreamHorizon(ctx, h.opts.Settle, h.opts.MaxLag)
 		var evs []eventlog.Event
 		if err == nil {
+			capped = h.reportCap(hz, capped)
 			evs, err = h.eventlog.EventsAfter(ctx, models.SystemScope(), eventlog.StreamQuery{After: h.cursor,
-				Until: until, Tenants: tenants, Limit: hubPage})
+				Until: hz.Until, Tenants: tenants, Limit: hubPage})
 		}
 		if err != nil && ctx.Err() == nil {
 			h.log.Warn("the real-time stream could not read the event log; retrying", "error", err)
@@ -187,6 +195,24 @@ func (h *streamHub) run(life context.Context) {
 		case <-ctx.Done():
 		}
 	}
+}
+
+// reportCap counts a horizon that an open transaction older than MaxLag
+// would have held further back, and logs a warning when that begins (was:
+// whether the previous horizon was capped); it returns hz.Capped.
+func (h *streamHub) reportCap(hz eventlog.Horizon, was bool) bool {
+	switch {
+	case hz.Capped:
+		h.metrics.StreamHorizonCapped()
+		if !was {
+			h.log.Warn("a database transaction open for longer than the real-time streams' maximum lag would hold every stream back; "+
+				"streams go on without waiting for it, so events it commits may not be streamed (the event log and webhooks have them)",
+				"transaction_start", hz.Oldest, "open_for", h.eventlog.Now().Sub(hz.Oldest).Round(100*time.Millisecond).String(), "max_lag", h.opts.MaxLag.String())
+		}
+	case was:
+		h.log.Info("the real-time streams' horizon is no longer capped: no database transaction older than the maximum lag is open")
+	}
+	return hz.Capped
 }
 
 // deliver hands ev to the streams of its tenant; a full buffer marks a

@@ -492,3 +492,103 @@ func TestStreamLateCommit(t *testing.T) {
 		t.Fatalf("events %s, %s; want the late commit %s, then %s", got[0].id, got[1].id, late.ID, newer[0])
 	}
 }
+
+// TestStreamTokenEndsWithItsSigningKey: an access token's stream token
+// seals the token's kid; once that signing key is retired (an emergency
+// revocation), the stream token opens nothing (401 INVALID_TOKEN) and a
+// stream it opened before ends, as the access token's own would.
+func TestStreamTokenEndsWithItsSigningKey(t *testing.T) {
+	h := newHarness(t)
+	h.rtServer(0, 0) // credentials checked every 100 ms
+	base := h.listen(t)
+	u := h.tokenUser(0)
+	tokens := h.srv.Tokens()
+	issued := h.issue(tokens, auth.Grant{Subject: u.ID, OrganizationID: u.OrganizationID, Permissions: []string{"services:read"}, AuthMethod: "password"})
+	mint := func() string {
+		t.Helper()
+		var tok struct{ Token string }
+		h.do("POST", "/v1/stream/token", issued.Token, nil).decode(201, &tok)
+		return tok.Token
+	}
+	first, second := mint(), mint()
+	raw, err := base64.RawURLEncoding.DecodeString(strings.TrimPrefix(first, "stk_"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plain, err := h.store.Sealer.Open("stream-token", string(raw)); err != nil || !strings.Contains(plain, `"kid":"`+issued.KeyID+`"`) {
+		t.Fatalf("the sealed stream token does not name its signing key %s: %s %v", issued.KeyID, plain, err)
+	}
+	res, events := sseStream(t, base, "/v1/stream?token="+url.QueryEscape(first), "")
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("a stream token of a live access token: %d", res.StatusCode)
+	}
+	time.Sleep(200 * time.Millisecond) // open, and its credential checked at least once
+	quiet(t, events, 0)
+
+	if _, err := tokens.Keys().Rotate(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := tokens.Keys().RetireKey(context.Background(), issued.KeyID); err != nil {
+		t.Fatal(err)
+	}
+	res2, _ := sseStream(t, base, "/v1/stream?token="+url.QueryEscape(second), "")
+	var e struct{ Error struct{ Code string } }
+	_ = json.NewDecoder(res2.Body).Decode(&e)
+	if res2.StatusCode != http.StatusUnauthorized || e.Error.Code != "INVALID_TOKEN" {
+		t.Fatalf("a stream token of a retired signing key: %d %s", res2.StatusCode, e.Error.Code)
+	}
+	ev := nextEvents(t, events, 1)[0]
+	if ev.name != "error" || !strings.Contains(ev.data, `"INVALID_TOKEN"`) {
+		t.Fatalf("the open stream after its signing key was retired: %+v", ev)
+	}
+}
+
+// TestStreamHorizonMaxLag: on PostgreSQL a session left idle in a
+// transaction that has written holds every stream back, but no longer than
+// the maximum lag: an event committed meanwhile by another transaction
+// still arrives, after about the maximum lag, and the metric counts the
+// capped reads.
+func TestStreamHorizonMaxLag(t *testing.T) {
+	h := newHarness(t)
+	if h.store.DB.Dialector.Name() != "postgres" {
+		t.Skip("PostgreSQL only: SQLite has one writer at a time, the horizon never waits for one")
+	}
+	const maxLag = 1500 * time.Millisecond
+	cfg, _ := config.Load(func(string) string { return "" })
+	m := metrics.New()
+	h.srv = api.New(api.Deps{Config: cfg, Store: h.store, Metrics: m, Streams: api.StreamOptions{Settle: 50 * time.Millisecond,
+		Poll: 50 * time.Millisecond, CredentialCheck: 100 * time.Millisecond, MaxLag: maxLag}})
+	base := h.listen(t)
+	_, events := sseStream(t, base, "/v1/stream", h.tenants[0].liveKey)
+	time.Sleep(100 * time.Millisecond) // the stream is open
+
+	idle := h.store.DB.Begin()
+	if idle.Error != nil {
+		t.Fatal(idle.Error)
+	}
+	defer idle.Rollback()
+	if err := idle.Exec("SELECT txid_current()").Error; err != nil { // a transaction id, as a write gets
+		t.Fatal(err)
+	}
+	began := time.Now()
+	newer := h.recordEvents(t, 0, models.EnvLive, "service.provisioned", "svc_newer", 1, 0)
+	if ev := nextEvents(t, events, 1)[0]; ev.id != newer[0] {
+		t.Fatalf("event %+v, want %s", ev, newer[0])
+	}
+	if took := time.Since(began); took < maxLag-300*time.Millisecond {
+		t.Fatalf("the event came %s after the idle transaction began: the stream did not wait for it", took)
+	}
+	fams, err := m.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	capped := 0.0
+	for _, f := range fams {
+		if f.GetName() == "platform_stream_horizon_capped_total" {
+			capped = f.GetMetric()[0].GetCounter().GetValue()
+		}
+	}
+	if capped < 1 {
+		t.Fatalf("capped reads counted: %v", capped)
+	}
+}

@@ -31,16 +31,18 @@ const (
 // minting credential, never the credential itself (a token leaked with
 // the sealing key reveals no secret): its kind, the API key's id or the
 // access token's claims (its payload, which the token's holder could read
-// anyway, without its signature), the path it opens, when it expires, and
-// its id (single use). The stream re-resolves the principal from the
-// store: a key revoked or a token deny-listed meanwhile is refused.
+// anyway, without its signature) with the kid of the key that signed it,
+// the path it opens, when it expires, and its id (single use). The stream
+// re-resolves the principal from the store: a key revoked, a token
+// deny-listed or its signing key retired meanwhile is refused.
 type streamTokenClaims struct {
-	Kind    string       `json:"k"`             // streamRefAPIKey or streamRefAccessToken
-	KeyID   string       `json:"key,omitempty"` // the API key's id
-	Token   *auth.Claims `json:"tok,omitempty"` // the access token's claims
-	Path    string       `json:"path"`
-	Expires int64        `json:"exp"`
-	ID      string       `json:"jti"`
+	Kind       string       `json:"k"`             // streamRefAPIKey or streamRefAccessToken
+	KeyID      string       `json:"key,omitempty"` // the API key's id
+	Token      *auth.Claims `json:"tok,omitempty"` // the access token's claims
+	SigningKey string       `json:"kid,omitempty"` // the access token's kid (Token.KeyID, which Claims do not marshal)
+	Path       string       `json:"path"`
+	Expires    int64        `json:"exp"`
+	ID         string       `json:"jti"`
 }
 
 // Kinds of credential a stream token refers to.
@@ -89,7 +91,11 @@ func (s *Server) mintStreamToken(ref streamRef) (string, time.Time, error) {
 		return "", time.Time{}, models.Errorf(models.CodeDependencyUnavailable, "stream tokens need SECRETS_KEY")
 	}
 	exp := s.now().Add(StreamTokenTTL)
-	raw, err := json.Marshal(streamTokenClaims{Kind: ref.kind, KeyID: ref.keyID, Token: ref.token, Path: "/v1/stream", Expires: exp.Unix(), ID: models.RandomString(20)})
+	claims := streamTokenClaims{Kind: ref.kind, KeyID: ref.keyID, Token: ref.token, Path: "/v1/stream", Expires: exp.Unix(), ID: models.RandomString(20)}
+	if ref.token != nil {
+		claims.SigningKey = ref.token.KeyID
+	}
+	raw, err := json.Marshal(claims)
 	if err != nil {
 		return "", time.Time{}, models.Internal(err)
 	}
@@ -117,6 +123,9 @@ func (s *Server) openStreamToken(ctx context.Context, token string) (*streamToke
 	if json.Unmarshal([]byte(plain), &claims) != nil || claims.ID == "" || !isStreamPath(claims.Path) ||
 		(claims.Kind == streamRefAPIKey) == (claims.Token != nil) || (claims.Kind != streamRefAPIKey && claims.Kind != streamRefAccessToken) {
 		return nil, invalid
+	}
+	if claims.Token != nil {
+		claims.Token.KeyID = claims.SigningKey // Tokens.Recheck checks it
 	}
 	exp := time.Unix(claims.Expires, 0)
 	now := s.now()
@@ -153,7 +162,8 @@ func (s *Server) streamTokenFor(c *fiber.Ctx) (claims *streamTokenClaims, ok boo
 // resolveStreamToken authenticates a stream request by its token's
 // reference: the API key read again by id (revoked, expired or outside its
 // allow-list: refused), or the access token's claims checked again
-// against their expiry and the deny-list, then the restrictions that bind
+// against their expiry, their signing key and the deny-list (Recheck:
+// as the bearer token itself would be), then the restrictions that bind
 // the credential, as resolveCredential and resolveAccessToken do. The
 // stream's credential checks re-resolve the same reference. Errors: those
 // of AuthenticateAPIKeyByID, Tokens.Recheck, Tokens.Principal and restrict.

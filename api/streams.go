@@ -29,6 +29,7 @@ type StreamOptions struct {
 	MaxPerTenant int           // default DefaultMaxStreams
 	// The real-time stream (GET /v1/stream; see stream_hub.go).
 	Settle          time.Duration // default DefaultStreamSettle
+	MaxLag          time.Duration // default DefaultStreamMaxLag
 	Poll            time.Duration // default DefaultStreamPoll
 	Buffer          int           // default DefaultStreamBuffer
 	Heartbeat       time.Duration // default DefaultStreamHeartbeat
@@ -44,6 +45,7 @@ func (o StreamOptions) withDefaults() StreamOptions {
 		o.MaxPerTenant = DefaultMaxStreams
 	}
 	o.Settle = orDefault(o.Settle, DefaultStreamSettle)
+	o.MaxLag = orDefault(o.MaxLag, DefaultStreamMaxLag)
 	o.Poll = orDefault(o.Poll, DefaultStreamPoll)
 	o.Heartbeat = orDefault(o.Heartbeat, DefaultStreamHeartbeat)
 	o.WriteTimeout = orDefault(o.WriteTimeout, DefaultStreamWriteTimeout)

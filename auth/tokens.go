@@ -37,6 +37,9 @@ type Claims struct {
 	Scope          string         `json:"scope,omitempty"`
 	ClientID       string         `json:"client_id,omitempty"`
 	AuthMethod     string         `json:"auth_method,omitempty"` // password, device, saml, client_credentials
+	// KeyID is the kid of the signing key that signed the token (its
+	// header, not a claim): set by Parse, checked again by Recheck.
+	KeyID string `json:"-"`
 }
 
 // MarshalJSON writes the claims with a single audience as a JSON string
@@ -194,7 +197,7 @@ func (t *Tokens) Parse(ctx context.Context, raw string) (*Claims, error) {
 		jwt.WithTimeFunc(t.now),
 	)
 	claims := &Claims{}
-	_, err := parser.ParseWithClaims(raw, claims, func(tok *jwt.Token) (any, error) {
+	parsed, err := parser.ParseWithClaims(raw, claims, func(tok *jwt.Token) (any, error) {
 		kid, _ := tok.Header["kid"].(string)
 		if kid == "" {
 			keyErr = models.Errorf(models.CodeInvalidToken, "the access token has no kid")
@@ -221,6 +224,7 @@ func (t *Tokens) Parse(ctx context.Context, raw string) (*Claims, error) {
 	if claims.ID == "" || claims.Subject == "" || !models.HasPrefix(claims.OrganizationID, models.PrefixOrganization) {
 		return nil, models.Errorf(models.CodeInvalidToken, "the access token lacks jti, sub or organization_id")
 	}
+	claims.KeyID, _ = parsed.Header["kid"].(string)
 	if claims.Environment == "" {
 		claims.Environment = string(models.EnvLive)
 	}
@@ -247,11 +251,19 @@ func (t *Tokens) Verify(ctx context.Context, raw string) (*Claims, error) {
 	return claims, nil
 }
 
-// Recheck checks claims verified earlier (by Verify) again: their expiry
-// and the deny-list. Errors: TOKEN_EXPIRED, INVALID_TOKEN, INTERNAL_ERROR.
+// Recheck checks claims verified earlier (by Verify) again: their expiry,
+// their signing key (claims.KeyID: still published, as Parse requires; a
+// retired key's tokens are refused) and the deny-list.
+// Errors: TOKEN_EXPIRED, INVALID_TOKEN, INTERNAL_ERROR.
 func (t *Tokens) Recheck(ctx context.Context, claims *Claims) error {
 	if claims.ExpiresAt == nil || !t.now().Before(claims.ExpiresAt.Add(clockSkew)) {
 		return models.Errorf(models.CodeTokenExpired, "the access token has expired; request a new one")
+	}
+	if claims.KeyID == "" {
+		return models.Errorf(models.CodeInvalidToken, "the access token has no kid")
+	}
+	if _, err := t.keys.PublicKey(ctx, claims.KeyID); err != nil {
+		return err
 	}
 	revoked, err := t.identity.TokenRevoked(ctx, claims.ID)
 	if err != nil {

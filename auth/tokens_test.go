@@ -176,3 +176,44 @@ func TestRevocationDenyList(t *testing.T) {
 		}
 	}
 }
+
+// TestRecheckRefusesARetiredSigningKey: claims verified earlier pass
+// Recheck while their signing key is published, and fail it (INVALID_TOKEN)
+// once the key is retired, or when they name no key at all.
+func TestRecheckRefusesARetiredSigningKey(t *testing.T) {
+	store := newStore(t, true)
+	ctx := context.Background()
+	tokens := auth.NewTokens(store, "https://api.example.com", nil)
+	org := newOrg(t, store, models.PlanBusiness)
+	issued, err := tokens.Issue(ctx, auth.Grant{Subject: models.NewID(models.PrefixClient), OrganizationID: org.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	claims, err := tokens.Verify(ctx, issued.Token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if claims.KeyID != issued.KeyID {
+		t.Fatalf("verified claims name key %q, want %q", claims.KeyID, issued.KeyID)
+	}
+	if err := tokens.Recheck(ctx, claims); err != nil {
+		t.Fatalf("Recheck of a valid token: %v", err)
+	}
+	keyless := *claims
+	keyless.KeyID = ""
+	if err := tokens.Recheck(ctx, &keyless); models.ErrorCode(err) != models.CodeInvalidToken {
+		t.Fatalf("Recheck of claims without a kid: %v", err)
+	}
+	if _, err := tokens.Keys().Rotate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := tokens.Recheck(ctx, claims); err != nil {
+		t.Fatalf("Recheck after a rotation (the old key still published): %v", err)
+	}
+	if err := tokens.Keys().RetireKey(ctx, issued.KeyID); err != nil {
+		t.Fatal(err)
+	}
+	if err := tokens.Recheck(ctx, claims); models.ErrorCode(err) != models.CodeInvalidToken {
+		t.Fatalf("Recheck after the signing key was retired: %v", err)
+	}
+}

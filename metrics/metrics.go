@@ -40,6 +40,7 @@ type Metrics struct {
 	slaBreaches       *prometheus.CounterVec
 	slaEscalations    *prometheus.CounterVec
 	streamEnds        *prometheus.CounterVec
+	horizonCapped     prometheus.Counter
 	temporal          *temporalCollector
 }
 
@@ -70,10 +71,12 @@ func New() *Metrics {
 			Help: "Support SLA escalation steps fired (warnings included), by metric and action."}, []string{"metric", "action"}),
 		streamEnds: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: "stream_disconnects_total",
 			Help: "Real-time streams (GET /v1/stream) the server ended, by reason (slow_consumer, credential, max_duration, shutdown)."}, []string{"reason"}),
+		horizonCapped: prometheus.NewCounter(prometheus.CounterOpts{Namespace: Namespace, Name: "stream_horizon_capped_total",
+			Help: "Reads of the event log by the real-time streams that did not wait for an open database transaction older than the maximum lag."}),
 		temporal: newTemporalCollector(),
 	}
 	reg.MustRegister(m.httpRequests, m.httpDuration, m.apiErrors, m.rateLimit, m.opsStarted, m.opsFinished,
-		m.webhookDeliveries, m.slaBreaches, m.slaEscalations, m.streamEnds, m.temporal,
+		m.webhookDeliveries, m.slaBreaches, m.slaEscalations, m.streamEnds, m.horizonCapped, m.temporal,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -178,6 +181,16 @@ func (m *Metrics) StreamDisconnected(reason string) {
 		return
 	}
 	m.streamEnds.WithLabelValues(reason).Inc()
+}
+
+// StreamHorizonCapped counts one read of the event log by the real-time
+// streams that went past an open transaction older than their maximum lag
+// instead of waiting for it.
+func (m *Metrics) StreamHorizonCapped() {
+	if m == nil {
+		return
+	}
+	m.horizonCapped.Inc()
 }
 
 // SLABreach counts one recorded breach of a ticket's SLA metric.

@@ -53,6 +53,8 @@ func TestFamilies(t *testing.T) {
 	m.WebhookAttempt(true, 9)
 	m.SLABreach("response")
 	m.SLAEscalation("resolution", "notify_assignee")
+	m.StreamDisconnected("shutdown")
+	m.StreamHorizonCapped()
 	m.RegisterOutboxLag(func(context.Context) (time.Time, bool, error) {
 		return time.Unix(1000, 0), true, nil
 	}, func() time.Time { return time.Unix(1042, 0) })
@@ -70,6 +72,8 @@ func TestFamilies(t *testing.T) {
 		`platform_webhook_delivery_attempts_total{attempt="7+",outcome="success"} 1`,
 		`platform_sla_breaches_total{metric="response"} 1`,
 		`platform_sla_escalations_total{action="notify_assignee",metric="resolution"} 1`,
+		`platform_stream_disconnects_total{reason="shutdown"} 1`,
+		`platform_stream_horizon_capped_total 1`,
 		`platform_outbox_lag_seconds 42`,
 		`go_goroutines `,
 	)
@@ -86,6 +90,8 @@ func TestNilMetrics(t *testing.T) {
 	m.WebhookAttempt(true, 1)
 	m.SLABreach("response")
 	m.SLAEscalation("response", "x")
+	m.StreamDisconnected("shutdown")
+	m.StreamHorizonCapped()
 	m.RegisterDB(nil)
 	m.RegisterOutboxLag(nil, nil)
 	m.TemporalHandler().WithTags(map[string]string{"a": "b"}).Counter("c").Inc(1)

@@ -68,6 +68,19 @@ func (s *Store) EventsAfter(ctx context.Context, scope models.Scope, q StreamQue
 	return out, models.DBErr(err)
 }
 
+// Horizon is how far the event log may be read in order (see StreamHorizon).
+type Horizon struct {
+	// Until is the horizon itself: events created at or before it are
+	// settled.
+	Until time.Time
+	// Oldest is the start of the oldest open transaction that has written
+	// (PostgreSQL; zero when there is none, and on SQLite).
+	Oldest time.Time
+	// Capped reports that Oldest was more than the maximum lag ago: the
+	// horizon did not wait for it.
+	Capped bool
+}
+
 // StreamHorizon returns how far the event log may be read in order without
 // a gap: every event created at or before it is committed, or will never
 // be. Events are stamped when they are inserted, inside the transaction
@@ -79,21 +92,43 @@ func (s *Store) EventsAfter(ctx context.Context, scope models.Scope, q StreamQue
 // stamp and its transaction's first write, and the clocks' difference
 // between the application and the database. SQLite has one writer at a
 // time, which commits before the next writes: the horizon is settle before
-// now. Errors: INTERNAL_ERROR.
-func (s *Store) StreamHorizon(ctx context.Context, settle time.Duration) (time.Time, error) {
-	horizon := s.Now().Add(-settle)
+// now.
+//
+// maxLag bounds the wait (0: unbounded): a transaction open longer than
+// maxLag (a long or idle-in-transaction writer) holds the horizon no
+// further back than maxLag before now, and Capped says so; an event such a
+// transaction commits later than that may be passed over by the readers
+// that went past it. pg_stat_activity shows another session's xact_start
+// and backend_xid only to the same role or one with pg_read_all_stats:
+// the transactions of sessions it does not show are not waited for.
+// Errors: INTERNAL_ERROR.
+func (s *Store) StreamHorizon(ctx context.Context, settle, maxLag time.Duration) (Horizon, error) {
+	now := s.Now()
+	h := Horizon{Until: now.Add(-settle)}
 	if s.DB.Dialector.Name() != "postgres" {
-		return horizon, nil
+		return h, nil
 	}
 	var oldest sql.NullTime
 	err := s.DB.WithContext(ctx).Raw(`SELECT min(xact_start) FROM pg_stat_activity
 		WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_xid IS NOT NULL AND xact_start IS NOT NULL`).
 		Row().Scan(&oldest)
 	if err != nil {
-		return time.Time{}, models.DBErr(err)
+		return Horizon{}, models.DBErr(err)
 	}
-	if oldest.Valid && oldest.Time.Add(-settle).Before(horizon) {
-		horizon = oldest.Time.Add(-settle)
+	if !oldest.Valid {
+		return h, nil
 	}
-	return horizon, nil
+	h.Oldest = oldest.Time
+	if held := oldest.Time.Add(-settle); held.Before(h.Until) {
+		floor := now.Add(-maxLag)
+		if maxLag > 0 && held.Before(floor) {
+			h.Capped = true
+			if floor.Before(h.Until) {
+				h.Until = floor
+			}
+		} else {
+			h.Until = held
+		}
+	}
+	return h, nil
 }

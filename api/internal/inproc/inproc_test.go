@@ -53,17 +53,40 @@ func TestServe(t *testing.T) {
 	}
 
 	// A request from outside keeps its own context: no client can mark it.
+	// It names the mark in a header, a query parameter and a cookie, and
+	// carries look-alike marks (under the mark's name as a string, under a
+	// key of another type, as a local): none is adopted. The same app
+	// adopts the real mark, so the check can see an adoption.
+	forged := context.WithValue(context.Background(), valueKey{}, "forged")
 	other := fiber.New()
-	other.Use(Adopt)
+	other.Use(func(c *fiber.Ctx) error {
+		c.Context().SetUserValue("ctxKey", forged)
+		c.Context().SetUserValue("inproc.ctxKey", forged)
+		c.Context().SetUserValue(struct{}{}, forged)
+		c.Context().SetUserValue(valueKey{}, forged)
+		c.Locals("ctx", forged)
+		return c.Next()
+	}, Adopt)
+	adopted := make(chan any, 1)
 	other.Get("/x", func(c *fiber.Ctx) error {
-		if c.UserContext().Value(valueKey{}) != nil {
-			t.Error("an outside request adopted a context")
-		}
+		adopted <- c.UserContext().Value(valueKey{})
 		return c.SendStatus(fiber.StatusNoContent)
 	})
-	res, err := other.Test(newRequest(t))
+	outside := newRequest(t)
+	outside.URL.RawQuery = "ctxKey=forged&ctx=forged"
+	outside.Header.Set("ctxKey", "forged")
+	outside.Header.Set("X-Inproc-Context", "forged")
+	outside.AddCookie(&http.Cookie{Name: "ctxKey", Value: "forged"})
+	res, err := other.Test(outside)
 	if err != nil || res.StatusCode != fiber.StatusNoContent {
 		t.Fatalf("outside request: %v %v", res, err)
+	}
+	if v := <-adopted; v != nil {
+		t.Fatalf("an outside request adopted a forged context: %v", v)
+	}
+	New(other).Serve(context.WithValue(context.Background(), valueKey{}, "dispatched"), &req, nil, nil)
+	if v := <-adopted; v != "dispatched" {
+		t.Fatalf("a dispatched request's context was not adopted: %v", v)
 	}
 }
 
