@@ -9,6 +9,7 @@ import (
 	"github.com/telcoplatform/platform/models/billing"
 	"github.com/telcoplatform/platform/models/eventlog"
 	"github.com/telcoplatform/platform/models/operations"
+	"github.com/telcoplatform/platform/models/quotes"
 	"github.com/telcoplatform/platform/models/services"
 	"github.com/telcoplatform/platform/models/support"
 )
@@ -102,297 +103,203 @@ func text(s *string) string {
 	return *s
 }
 
+// listPage reads one page of a root connection for a caller holding perm
+// ("" for any credential): list reads the rows as the REST list does.
+// Errors: those of caller, pageOf and list.
+func listPage[T any](ctx context.Context, perm string, first *int, after *string, list func(*models.Principal, models.PageRequest) ([]T, int64, error)) ([]T, int64, models.PageRequest, error) {
+	p, err := caller(ctx, perm)
+	if err != nil {
+		return nil, 0, models.PageRequest{}, err
+	}
+	pr, err := pageOf(first, after)
+	if err != nil {
+		return nil, 0, pr, err
+	}
+	rows, total, err := list(p, pr)
+	return rows, total, pr, err
+}
+
+// edgesOf is a connection's edges over a page of rows: node converts a
+// row, edge wraps it with its cursor.
+func edgesOf[T, N, E any](pr models.PageRequest, rows []T, node func(*T) N, edge func(cursor string, node N) E) []E {
+	out := make([]E, 0, len(rows))
+	for i := range rows {
+		out = append(out, edge(cursorAt(pr.Offset+i), node(&rows[i])))
+	}
+	return out
+}
+
+// readOne reads one object for a caller holding perm ("" for any
+// credential): get reads it as the REST route does, node converts it.
+func readOne[T, N any](ctx context.Context, perm string, get func(*models.Principal) (*T, error), node func(*T) N) (N, error) {
+	var zero N
+	p, err := caller(ctx, perm)
+	if err != nil {
+		return zero, err
+	}
+	row, err := get(p)
+	if err != nil {
+		return zero, err
+	}
+	return node(row), nil
+}
+
 type queryResolver struct{ *resolver }
 
 // Services lists services as GET /v1/services does.
 func (r *queryResolver) Services(ctx context.Context, first *int, after *string, filter *string) (*ServiceConnection, error) {
-	p, err := caller(ctx, permServices)
+	rows, total, pr, err := listPage(ctx, permServices, first, after, func(p *models.Principal, pr models.PageRequest) ([]services.Service, int64, error) {
+		return r.cfg.Services.ListServices(ctx, p, services.ServiceFilter{Expr: text(filter)}, pr)
+	})
 	if err != nil {
 		return nil, err
 	}
-	pr, err := pageOf(first, after)
-	if err != nil {
-		return nil, err
-	}
-	rows, total, err := r.cfg.Services.ListServices(ctx, p, services.ServiceFilter{Expr: text(filter)}, pr)
-	if err != nil {
-		return nil, err
-	}
-	out := &ServiceConnection{TotalCount: int(total), PageInfo: pageInfo(pr, total, len(rows)), Edges: []*ServiceEdge{}}
-	for i := range rows {
-		out.Edges = append(out.Edges, &ServiceEdge{Cursor: cursorAt(pr.Offset + i), Node: serviceOf(&rows[i])})
-	}
-	return out, nil
+	return &ServiceConnection{TotalCount: int(total), PageInfo: pageInfo(pr, total, len(rows)),
+		Edges: edgesOf(pr, rows, serviceOf, func(c string, n *Service) *ServiceEdge { return &ServiceEdge{Cursor: c, Node: n} })}, nil
 }
 
 // Service reads one service as GET /v1/services/{id} does.
 func (r *queryResolver) Service(ctx context.Context, id string) (*Service, error) {
-	p, err := caller(ctx, permServices)
-	if err != nil {
-		return nil, err
-	}
-	s, err := r.cfg.Services.GetService(ctx, p, id)
-	if err != nil {
-		return nil, err
-	}
-	return serviceOf(s), nil
+	return readOne(ctx, permServices, func(p *models.Principal) (*services.Service, error) { return r.cfg.Services.GetService(ctx, p, id) }, serviceOf)
 }
 
 // Operations lists operations as GET /v1/operations does.
 func (r *queryResolver) Operations(ctx context.Context, first *int, after *string, filter *string) (*OperationConnection, error) {
-	p, err := caller(ctx, "")
+	rows, total, pr, err := listPage(ctx, "", first, after, func(p *models.Principal, pr models.PageRequest) ([]operations.Operation, int64, error) {
+		return r.cfg.Operations.ListOperations(ctx, p, operations.OperationFilter{Expr: text(filter)}, pr)
+	})
 	if err != nil {
 		return nil, err
 	}
-	pr, err := pageOf(first, after)
-	if err != nil {
-		return nil, err
-	}
-	rows, total, err := r.cfg.Operations.ListOperations(ctx, p, operations.OperationFilter{Expr: text(filter)}, pr)
-	if err != nil {
-		return nil, err
-	}
-	out := &OperationConnection{TotalCount: int(total), PageInfo: pageInfo(pr, total, len(rows)), Edges: []*OperationEdge{}}
-	for i := range rows {
-		out.Edges = append(out.Edges, &OperationEdge{Cursor: cursorAt(pr.Offset + i), Node: operationOf(&rows[i])})
-	}
-	return out, nil
+	return &OperationConnection{TotalCount: int(total), PageInfo: pageInfo(pr, total, len(rows)),
+		Edges: edgesOf(pr, rows, operationOf, func(c string, n *Operation) *OperationEdge { return &OperationEdge{Cursor: c, Node: n} })}, nil
 }
 
 // Operation reads one operation as GET /v1/operations/{id} does.
 func (r *queryResolver) Operation(ctx context.Context, id string) (*Operation, error) {
-	p, err := caller(ctx, "")
-	if err != nil {
-		return nil, err
-	}
-	op, err := r.cfg.Operations.GetOperation(ctx, p, id)
-	if err != nil {
-		return nil, err
-	}
-	return operationOf(op), nil
+	return readOne(ctx, "", func(p *models.Principal) (*operations.Operation, error) {
+		return r.cfg.Operations.GetOperation(ctx, p, id)
+	}, operationOf)
 }
 
 // Quote reads one quote as GET /v1/services/quotes/{id} does.
 func (r *queryResolver) Quote(ctx context.Context, id string) (*Quote, error) {
-	p, err := caller(ctx, permServices)
-	if err != nil {
-		return nil, err
-	}
-	q, err := r.cfg.Quotes.GetQuote(ctx, p, id)
-	if err != nil {
-		return nil, err
-	}
-	return quoteOf(q), nil
+	return readOne(ctx, permServices, func(p *models.Principal) (*quotes.Quote, error) { return r.cfg.Quotes.GetQuote(ctx, p, id) }, quoteOf)
 }
 
 // Invoices lists invoices as GET /v1/billing/invoices does.
 func (r *queryResolver) Invoices(ctx context.Context, first *int, after *string, filter *string) (*InvoiceConnection, error) {
-	p, err := caller(ctx, permBilling)
+	rows, total, pr, err := listPage(ctx, permBilling, first, after, func(p *models.Principal, pr models.PageRequest) ([]billing.Invoice, int64, error) {
+		return r.cfg.Billing.ListInvoices(ctx, p, billing.InvoiceFilter{Limit: pr.Limit, Offset: pr.Offset, Expr: text(filter)})
+	})
 	if err != nil {
 		return nil, err
 	}
-	pr, err := pageOf(first, after)
-	if err != nil {
-		return nil, err
-	}
-	rows, total, err := r.cfg.Billing.ListInvoices(ctx, p, billing.InvoiceFilter{Limit: pr.Limit, Offset: pr.Offset, Expr: text(filter)})
-	if err != nil {
-		return nil, err
-	}
-	out := &InvoiceConnection{TotalCount: int(total), PageInfo: pageInfo(pr, total, len(rows)), Edges: []*InvoiceEdge{}}
-	for i := range rows {
-		out.Edges = append(out.Edges, &InvoiceEdge{Cursor: cursorAt(pr.Offset + i), Node: invoiceOf(&rows[i])})
-	}
-	return out, nil
+	return &InvoiceConnection{TotalCount: int(total), PageInfo: pageInfo(pr, total, len(rows)),
+		Edges: edgesOf(pr, rows, invoiceOf, func(c string, n *Invoice) *InvoiceEdge { return &InvoiceEdge{Cursor: c, Node: n} })}, nil
 }
 
 // Invoice reads one invoice as GET /v1/billing/invoices/{id} does.
 func (r *queryResolver) Invoice(ctx context.Context, id string) (*Invoice, error) {
-	p, err := caller(ctx, permBilling)
-	if err != nil {
-		return nil, err
-	}
-	inv, err := r.cfg.Billing.GetInvoice(ctx, p, id)
-	if err != nil {
-		return nil, err
-	}
-	return invoiceOf(inv), nil
+	return readOne(ctx, permBilling, func(p *models.Principal) (*billing.Invoice, error) { return r.cfg.Billing.GetInvoice(ctx, p, id) }, invoiceOf)
 }
 
 // Payments lists payments as GET /v1/billing/payments does.
 func (r *queryResolver) Payments(ctx context.Context, first *int, after *string, filter *string) (*PaymentConnection, error) {
-	p, err := caller(ctx, permBilling)
+	rows, total, pr, err := listPage(ctx, permBilling, first, after, func(p *models.Principal, pr models.PageRequest) ([]billing.Payment, int64, error) {
+		return r.cfg.Billing.ListPayments(ctx, p, billing.PaymentFilter{Expr: text(filter)}, pr)
+	})
 	if err != nil {
 		return nil, err
 	}
-	pr, err := pageOf(first, after)
-	if err != nil {
-		return nil, err
-	}
-	rows, total, err := r.cfg.Billing.ListPayments(ctx, p, billing.PaymentFilter{Expr: text(filter)}, pr)
-	if err != nil {
-		return nil, err
-	}
-	out := &PaymentConnection{TotalCount: int(total), PageInfo: pageInfo(pr, total, len(rows)), Edges: []*PaymentEdge{}}
-	for i := range rows {
-		out.Edges = append(out.Edges, &PaymentEdge{Cursor: cursorAt(pr.Offset + i), Node: paymentOf(&rows[i])})
-	}
-	return out, nil
+	return &PaymentConnection{TotalCount: int(total), PageInfo: pageInfo(pr, total, len(rows)),
+		Edges: edgesOf(pr, rows, paymentOf, func(c string, n *Payment) *PaymentEdge { return &PaymentEdge{Cursor: c, Node: n} })}, nil
 }
 
 // Payment reads one payment as GET /v1/billing/payments/{id} does.
 func (r *queryResolver) Payment(ctx context.Context, id string) (*Payment, error) {
-	p, err := caller(ctx, permBilling)
-	if err != nil {
-		return nil, err
-	}
-	pay, err := r.cfg.Billing.GetPayment(ctx, p, id)
-	if err != nil {
-		return nil, err
-	}
-	return paymentOf(pay), nil
+	return readOne(ctx, permBilling, func(p *models.Principal) (*billing.Payment, error) { return r.cfg.Billing.GetPayment(ctx, p, id) }, paymentOf)
 }
 
 // Subscriptions lists subscriptions as GET /v1/billing/subscriptions does.
 func (r *queryResolver) Subscriptions(ctx context.Context, first *int, after *string) (*SubscriptionConnection, error) {
-	p, err := caller(ctx, permBilling)
+	rows, total, pr, err := listPage(ctx, permBilling, first, after, func(p *models.Principal, pr models.PageRequest) ([]billing.Subscription, int64, error) {
+		return r.cfg.Billing.ListSubscriptions(ctx, p, billing.SubscriptionFilter{}, pr)
+	})
 	if err != nil {
 		return nil, err
 	}
-	pr, err := pageOf(first, after)
-	if err != nil {
-		return nil, err
-	}
-	rows, total, err := r.cfg.Billing.ListSubscriptions(ctx, p, billing.SubscriptionFilter{}, pr)
-	if err != nil {
-		return nil, err
-	}
-	out := &SubscriptionConnection{TotalCount: int(total), PageInfo: pageInfo(pr, total, len(rows)), Edges: []*SubscriptionEdge{}}
-	for i := range rows {
-		out.Edges = append(out.Edges, &SubscriptionEdge{Cursor: cursorAt(pr.Offset + i), Node: subscriptionOf(&rows[i])})
-	}
-	return out, nil
+	return &SubscriptionConnection{TotalCount: int(total), PageInfo: pageInfo(pr, total, len(rows)),
+		Edges: edgesOf(pr, rows, subscriptionOf, func(c string, n *Subscription) *SubscriptionEdge { return &SubscriptionEdge{Cursor: c, Node: n} })}, nil
 }
 
 // Subscription reads one subscription as GET /v1/billing/subscriptions/{id} does.
 func (r *queryResolver) Subscription(ctx context.Context, id string) (*Subscription, error) {
-	p, err := caller(ctx, permBilling)
-	if err != nil {
-		return nil, err
-	}
-	sub, err := r.cfg.Billing.GetSubscription(ctx, p, id)
-	if err != nil {
-		return nil, err
-	}
-	return subscriptionOf(sub), nil
+	return readOne(ctx, permBilling, func(p *models.Principal) (*billing.Subscription, error) {
+		return r.cfg.Billing.GetSubscription(ctx, p, id)
+	}, subscriptionOf)
 }
 
 // Tickets lists tickets as GET /v1/support/tickets does.
 func (r *queryResolver) Tickets(ctx context.Context, first *int, after *string, filter *string) (*TicketConnection, error) {
-	p, err := caller(ctx, permSupport)
+	rows, total, pr, err := listPage(ctx, permSupport, first, after, func(p *models.Principal, pr models.PageRequest) ([]support.Ticket, int64, error) {
+		return r.cfg.Support.ListTickets(ctx, p, support.TicketFilter{Expr: text(filter)}, pr)
+	})
 	if err != nil {
 		return nil, err
 	}
-	pr, err := pageOf(first, after)
-	if err != nil {
-		return nil, err
-	}
-	rows, total, err := r.cfg.Support.ListTickets(ctx, p, support.TicketFilter{Expr: text(filter)}, pr)
-	if err != nil {
-		return nil, err
-	}
-	out := &TicketConnection{TotalCount: int(total), PageInfo: pageInfo(pr, total, len(rows)), Edges: []*TicketEdge{}}
-	for i := range rows {
-		out.Edges = append(out.Edges, &TicketEdge{Cursor: cursorAt(pr.Offset + i), Node: ticketOf(&rows[i])})
-	}
-	return out, nil
+	return &TicketConnection{TotalCount: int(total), PageInfo: pageInfo(pr, total, len(rows)),
+		Edges: edgesOf(pr, rows, ticketOf, func(c string, n *Ticket) *TicketEdge { return &TicketEdge{Cursor: c, Node: n} })}, nil
 }
 
 // Ticket reads one ticket as GET /v1/support/tickets/{id} does.
 func (r *queryResolver) Ticket(ctx context.Context, id string) (*Ticket, error) {
-	p, err := caller(ctx, permSupport)
-	if err != nil {
-		return nil, err
-	}
-	t, err := r.cfg.Support.GetTicket(ctx, p, id)
-	if err != nil {
-		return nil, err
-	}
-	return ticketOf(t), nil
+	return readOne(ctx, permSupport, func(p *models.Principal) (*support.Ticket, error) { return r.cfg.Support.GetTicket(ctx, p, id) }, ticketOf)
 }
 
-// Events lists events as GET /v1/events does.
+// Events lists events as GET /v1/events does (the event groups the
+// caller's permissions can read).
 func (r *queryResolver) Events(ctx context.Context, first *int, after *string, filter *string) (*EventConnection, error) {
-	p, err := caller(ctx, "")
+	rows, total, pr, err := listPage(ctx, "", first, after, func(p *models.Principal, pr models.PageRequest) ([]eventlog.Event, int64, error) {
+		readable, err := events.ReadableGroups(p)
+		if err != nil {
+			return nil, 0, err
+		}
+		return r.cfg.Events.ListEvents(ctx, p, eventlog.EventFilter{Readable: readable, Expr: text(filter)}, pr)
+	})
 	if err != nil {
 		return nil, err
 	}
-	readable, err := events.ReadableGroups(p)
-	if err != nil {
-		return nil, err
-	}
-	pr, err := pageOf(first, after)
-	if err != nil {
-		return nil, err
-	}
-	rows, total, err := r.cfg.Events.ListEvents(ctx, p, eventlog.EventFilter{Readable: readable, Expr: text(filter)}, pr)
-	if err != nil {
-		return nil, err
-	}
-	out := &EventConnection{TotalCount: int(total), PageInfo: pageInfo(pr, total, len(rows)), Edges: []*EventEdge{}}
-	for i := range rows {
-		out.Edges = append(out.Edges, &EventEdge{Cursor: cursorAt(pr.Offset + i), Node: eventOf(&rows[i])})
-	}
-	return out, nil
+	return &EventConnection{TotalCount: int(total), PageInfo: pageInfo(pr, total, len(rows)),
+		Edges: edgesOf(pr, rows, eventOf, func(c string, n *Event) *EventEdge { return &EventEdge{Cursor: c, Node: n} })}, nil
 }
 
 // Event reads one event as GET /v1/events/{id} does.
 func (r *queryResolver) Event(ctx context.Context, id string) (*Event, error) {
-	p, err := caller(ctx, "")
-	if err != nil {
-		return nil, err
-	}
-	readable, err := events.ReadableGroups(p)
-	if err != nil {
-		return nil, err
-	}
-	ev, err := r.cfg.Events.GetEvent(ctx, p, id, readable)
-	if err != nil {
-		return nil, err
-	}
-	return eventOf(ev), nil
+	return readOne(ctx, "", func(p *models.Principal) (*eventlog.Event, error) {
+		readable, err := events.ReadableGroups(p)
+		if err != nil {
+			return nil, err
+		}
+		return r.cfg.Events.GetEvent(ctx, p, id, readable)
+	}, eventOf)
 }
 
 // Webhooks lists webhook subscriptions as GET /v1/webhooks does.
 func (r *queryResolver) Webhooks(ctx context.Context, first *int, after *string) (*WebhookConnection, error) {
-	p, err := caller(ctx, permWebhooks)
+	rows, total, pr, err := listPage(ctx, permWebhooks, first, after, func(p *models.Principal, pr models.PageRequest) ([]eventlog.WebhookSubscription, int64, error) {
+		return r.cfg.Events.ListWebhooks(ctx, p, eventlog.WebhookListFilter{}, pr)
+	})
 	if err != nil {
 		return nil, err
 	}
-	pr, err := pageOf(first, after)
-	if err != nil {
-		return nil, err
-	}
-	rows, total, err := r.cfg.Events.ListWebhooks(ctx, p, eventlog.WebhookListFilter{}, pr)
-	if err != nil {
-		return nil, err
-	}
-	out := &WebhookConnection{TotalCount: int(total), PageInfo: pageInfo(pr, total, len(rows)), Edges: []*WebhookEdge{}}
-	for i := range rows {
-		out.Edges = append(out.Edges, &WebhookEdge{Cursor: cursorAt(pr.Offset + i), Node: webhookOf(&rows[i])})
-	}
-	return out, nil
+	return &WebhookConnection{TotalCount: int(total), PageInfo: pageInfo(pr, total, len(rows)),
+		Edges: edgesOf(pr, rows, webhookOf, func(c string, n *Webhook) *WebhookEdge { return &WebhookEdge{Cursor: c, Node: n} })}, nil
 }
 
 // Webhook reads one webhook subscription as GET /v1/webhooks/{id} does.
 func (r *queryResolver) Webhook(ctx context.Context, id string) (*Webhook, error) {
-	p, err := caller(ctx, permWebhooks)
-	if err != nil {
-		return nil, err
-	}
-	w, err := r.cfg.Events.GetWebhook(ctx, p, id)
-	if err != nil {
-		return nil, err
-	}
-	return webhookOf(w), nil
+	return readOne(ctx, permWebhooks, func(p *models.Principal) (*eventlog.WebhookSubscription, error) {
+		return r.cfg.Events.GetWebhook(ctx, p, id)
+	}, webhookOf)
 }
