@@ -114,17 +114,9 @@ func (s *Server) operationAnswer(ctx context.Context, id string) (*OperationOutp
 		s.addLiveDetail(ctx, &out.Body.OperationDocument, op)
 		return out, nil
 	}
-	if prev != nil && snap == prev.snap {
-		out.Body.OperationDocument, out.Body.preEncoded = prev.doc, prev.enc
-		return out, nil
-	}
-	out.Body.OperationDocument = s.operationDocument(op)
-	enc, err := encodeInAdvance(&out.Body)
-	if err != nil {
+	if err := s.operationAnswers.serve(id, prev, snap, &out.Body.OperationDocument, &out.Body.preEncoded, &out.Body, s.operationDocument); err != nil {
 		return nil, err
 	}
-	out.Body.preEncoded = enc
-	s.operationAnswers.put(id, &rowAnswer[operations.Operation, OperationDocument]{snap: snap, doc: out.Body.OperationDocument, enc: enc})
 	return out, nil
 }
 

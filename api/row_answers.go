@@ -77,3 +77,22 @@ func (c *rowAnswers[T, D]) put(id string, a *rowAnswer[T, D]) {
 	}
 	c.entries[id] = a
 }
+
+// serve sets *doc and *enc to id's answer for snap: the answer kept in
+// prev when snap is the snapshot it was derived from, or else build's
+// document for the row and the encoding of body (the answer's body, which
+// holds *doc), then kept as id's answer.
+func (c *rowAnswers[T, D]) serve(id string, prev *rowAnswer[T, D], snap *models.RowSnapshot[T], doc *D, enc *preEncoded, body any, build func(*T) D) error {
+	if prev != nil && snap == prev.snap {
+		*doc, *enc = prev.doc, prev.enc
+		return nil
+	}
+	*doc = build(snap.Row)
+	e, err := encodeInAdvance(body)
+	if err != nil {
+		return err
+	}
+	*enc = e
+	c.put(id, &rowAnswer[T, D]{snap: snap, doc: *doc, enc: e})
+	return nil
+}

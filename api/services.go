@@ -137,17 +137,9 @@ func (s *Server) serviceAnswer(ctx context.Context, id string) (*ServiceOutput, 
 		return nil, err
 	}
 	out := &ServiceOutput{}
-	if prev != nil && snap == prev.snap {
-		out.Body.Service, out.Body.preEncoded = prev.doc, prev.enc
-		return out, nil
-	}
-	out.Body.Service = serviceItem(snap.Row)
-	enc, err := encodeInAdvance(&out.Body)
-	if err != nil {
+	if err := s.serviceAnswers.serve(id, prev, snap, &out.Body.Service, &out.Body.preEncoded, &out.Body, serviceItem); err != nil {
 		return nil, err
 	}
-	out.Body.preEncoded = enc
-	s.serviceAnswers.put(id, &rowAnswer[services.Service, ServiceItem]{snap: snap, doc: out.Body.Service, enc: enc})
 	return out, nil
 }
 
