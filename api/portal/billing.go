@@ -15,7 +15,8 @@ import (
 // print-friendly HTML download), paying an invoice with a saved payment
 // method (the API's second-factor challenge answered in the page), the
 // payment history, usage and cost charts (server-rendered SVG from the
-// analytics endpoints) and the budgets with their burn.
+// analytics endpoints) and the budgets with their burn, set from the page
+// (billing_budgets.go).
 
 // billingPage is the data of the billing overview.
 type billingPage struct {
@@ -29,6 +30,11 @@ type billingPage struct {
 	Currency  string
 	Costs     M // the costs' totals and forecast
 	Usage     M // the usage totals
+	// CanBudget offers the "Set a budget" form (billing:write; the API decides).
+	CanBudget     bool
+	Accounts      []any    // the accounts a budget can be set on
+	BudgetPeriods []string // the periods a budget can cover
+	Message       string   // the result of the last action
 }
 
 // invoicePage is the data of an invoice's page.
@@ -62,10 +68,11 @@ func (p *Portal) registerBilling(r fiber.Router) {
 		return p.invoice(c, r, file, http.StatusOK, c.Query("notice"), "")
 	}))
 	r.Post("/billing/invoices/:id/pay", p.page(p.pay))
+	r.Post("/billing/budgets", p.page(p.createBudget))
 }
 
 func (p *Portal) billingOverview(c *fiber.Ctx, r *Request) error {
-	d := billingPage{Period: c.Query("period"), Periods: chartPeriods()}
+	d := billingPage{Period: c.Query("period"), Periods: chartPeriods(), Message: c.Query("message")}
 	if !slices.Contains(d.Periods, d.Period) {
 		d.Period = "last_30_days"
 	}
@@ -84,6 +91,13 @@ func (p *Portal) billingOverview(c *fiber.Ctx, r *Request) error {
 		return err
 	}
 	d.Budgets = listOf(b, "budgets")
+	if r.Session.Can("billing:write") {
+		accts, err := r.API.Get("/billing/accounts", url.Values{"limit": {"100"}})
+		if err != nil {
+			return err
+		}
+		d.CanBudget, d.Accounts, d.BudgetPeriods = true, listOf(accts, "accounts"), budgetPeriods()
+	}
 	costs, err := r.API.Get("/analytics/costs", url.Values{"period": {d.Period}})
 	if err != nil {
 		return err

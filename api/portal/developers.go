@@ -15,6 +15,8 @@ type developersPage struct {
 	Webhooks    []any
 	Events      []any
 	Permissions []string // what a new key may be given (the session's own)
+	Scopes      []string // what a new OAuth client may ask for (the same, dotted)
+	GrantTypes  []string // the grant types a client can be registered with
 	CanKeys     bool
 	CanWebhooks bool
 	CanEvents   bool
@@ -42,8 +44,9 @@ func keyPermissions() []string {
 		"webhooks:manage", "analytics:read"}
 }
 
-// registerDevelopers registers API keys, OAuth clients, webhook
-// subscriptions with their deliveries, and events.
+// registerDevelopers registers API keys, OAuth clients (registered,
+// rotated and deleted: developers_clients.go), webhook subscriptions with
+// their deliveries (paused, resumed and deleted), and events.
 func (p *Portal) registerDevelopers(r fiber.Router) {
 	r.Get("/developers", p.page(p.developers))
 	r.Post("/developers/keys", p.page(func(c *fiber.Ctx, r *Request) error {
@@ -107,17 +110,38 @@ func (p *Portal) registerDevelopers(r fiber.Router) {
 		}
 		return c.Redirect(Path+"/developers/webhooks/"+url.PathEscape(id)+"?message=Redelivery+started.", http.StatusSeeOther)
 	}))
+	for _, st := range []struct {
+		action, message string
+		active          bool
+	}{{"pause", "Subscription paused: nothing is delivered until it is resumed.", false}, {"resume", "Subscription resumed.", true}} {
+		r.Post("/developers/webhooks/:id/"+st.action, p.page(func(c *fiber.Ctx, r *Request) error {
+			id := url.PathEscape(c.Params("id"))
+			if err := r.API.Do(http.MethodPatch, "/webhooks/"+id, M{"active": st.active}, nil); err != nil {
+				return err
+			}
+			return c.Redirect(Path+"/developers/webhooks/"+id+"?message="+url.QueryEscape(st.message), http.StatusSeeOther)
+		}))
+	}
+	r.Post("/developers/webhooks/:id/delete", p.page(func(c *fiber.Ctx, r *Request) error {
+		if err := r.API.Do(http.MethodDelete, "/webhooks/"+url.PathEscape(c.Params("id")), nil, nil); err != nil {
+			return err
+		}
+		return c.Redirect(Path+"/developers?message=Webhook+subscription+deleted.", http.StatusSeeOther)
+	}))
+	p.registerClients(r)
 }
 
 func (p *Portal) developers(c *fiber.Ctx, r *Request) error {
 	s := r.Session
-	d := developersPage{CanKeys: s.Can("auth:manage"), CanWebhooks: s.Can("webhooks:manage"), CanEvents: s.Can("services:read"), Message: c.Query("message")}
+	d := developersPage{CanKeys: s.Can("auth:manage"), CanWebhooks: s.Can("webhooks:manage"), CanEvents: s.Can("services:read"), Message: c.Query("message"),
+		GrantTypes: grantTypes()}
 	if !d.CanKeys && !d.CanWebhooks {
 		return p.renderError(c, s, http.StatusForbidden, "You are not allowed to manage API keys or webhooks.")
 	}
 	for _, perm := range keyPermissions() {
 		if s.Can(perm) {
 			d.Permissions = append(d.Permissions, perm)
+			d.Scopes = append(d.Scopes, scopeOf(perm))
 		}
 	}
 	if d.CanKeys {

@@ -90,7 +90,9 @@ func errorMessage(err error) string {
 	if e, ok := err.(*APIError); ok {
 		msg := e.Message
 		for _, f := range e.Fields {
-			msg += "; " + f.Field + ": " + f.Issue
+			if issue := f.Field + ": " + f.Issue; !strings.Contains(msg, issue) {
+				msg += "; " + issue
+			}
 		}
 		return msg
 	}

@@ -232,7 +232,8 @@ func validCSRF(c *fiber.Ctx, want string) bool {
 
 // renderAPIError renders the page for an API refusal: 401 MFA_REQUIRED
 // becomes the challenge form, 403 and 404 their pages, a validation error
-// the message; anything else is an error of the portal.
+// the message with the fields it names; anything else is an error of the
+// portal.
 func (p *Portal) renderAPIError(c *fiber.Ctx, r *Request, e *APIError) error {
 	switch {
 	case e.MFA != nil:
@@ -244,7 +245,7 @@ func (p *Portal) renderAPIError(c *fiber.Ctx, r *Request, e *APIError) error {
 	case e.Status == http.StatusTooManyRequests:
 		return p.renderError(c, r.Session, http.StatusTooManyRequests, "Too many requests: wait a moment and try again.")
 	case e.Status >= 400 && e.Status < 500:
-		return p.renderError(c, r.Session, e.Status, e.Message)
+		return p.renderError(c, r.Session, e.Status, errorMessage(e))
 	}
 	return p.renderError(c, r.Session, http.StatusBadGateway, "The platform could not answer ("+e.Code+"). Try again in a moment.")
 }

@@ -1,0 +1,57 @@
+package portal
+
+import (
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/telcoplatform/platform/models"
+)
+
+// Budgets on the billing page: the "Set a budget" form posts an account,
+// an amount, a period and alert thresholds to POST /billing/budgets
+// (billing:write; the budget takes its account's currency). The API has
+// no route to change or delete a budget, so the page offers neither.
+
+// budgetPeriods are the periods a budget can cover.
+func budgetPeriods() []string { return []string{"monthly", "quarterly", "annual"} }
+
+// parseThresholds reads comma- or space-separated percentages ("" none:
+// the API's defaults).
+func parseThresholds(text string) ([]int, bool) {
+	out := []int{}
+	for _, f := range splitList(text) {
+		n, err := strconv.Atoi(strings.TrimSuffix(f, "%"))
+		if err != nil {
+			return nil, false
+		}
+		out = append(out, n)
+	}
+	return out, true
+}
+
+// createBudget sets a budget from the form.
+func (p *Portal) createBudget(c *fiber.Ctx, r *Request) error {
+	amount, err := models.ParseMoney(c.FormValue("amount"))
+	if err != nil || amount <= 0 {
+		return p.renderError(c, r.Session, http.StatusBadRequest, "The budget's amount must be a positive number with at most two decimals.")
+	}
+	thresholds, ok := parseThresholds(c.FormValue("thresholds"))
+	if !ok {
+		return p.renderError(c, r.Session, http.StatusBadRequest, "The thresholds must be whole percentages separated by commas, for example 50, 80, 100.")
+	}
+	body := M{"account_id": strings.TrimSpace(c.FormValue("account_id")), "amount": amount, "period": c.FormValue("period")}
+	if len(thresholds) > 0 {
+		body["thresholds"] = thresholds
+	}
+	var out M
+	if err := r.API.Do(http.MethodPost, "/billing/budgets", body, &out); err != nil {
+		return err
+	}
+	b := obj(out["budget"])
+	msg := "Budget " + str(b["id"]) + " set: " + money(b["amount"]) + " " + str(b["currency"]) + " " + str(b["period"]) + "."
+	return c.Redirect(Path+"/billing?message="+url.QueryEscape(msg), http.StatusSeeOther)
+}

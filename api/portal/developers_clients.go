@@ -1,0 +1,84 @@
+package portal
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+)
+
+// OAuth clients on the developers page: register one (its secret shown
+// once), rotate its secret (shown once) and delete it. The API decides:
+// auth:manage, and a second factor for users with one enrolled.
+
+// grantTypes are the grant types a client can be registered with.
+func grantTypes() []string {
+	return []string{"authorization_code", "refresh_token", "client_credentials", "urn:ietf:params:oauth:grant-type:device_code"}
+}
+
+// scopeOf is the OAuth scope of a permission (services:read: services.read).
+func scopeOf(perm string) string { return strings.Replace(perm, ":", ".", 1) }
+
+// formList returns the non-empty values of the form's field name.
+func formList(c *fiber.Ctx, name string) []string {
+	out := []string{}
+	for k, v := range c.Request().PostArgs().All() {
+		if string(k) == name {
+			if s := strings.TrimSpace(string(v)); s != "" {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
+}
+
+// splitList splits text on line breaks, commas and spaces.
+func splitList(text string) []string {
+	out := strings.FieldsFunc(text, func(r rune) bool { return r == ',' || r == ' ' || r == '\n' || r == '\r' || r == '\t' })
+	if out == nil {
+		return []string{}
+	}
+	return out
+}
+
+// registerClients registers the OAuth client forms.
+func (p *Portal) registerClients(r fiber.Router) {
+	r.Post("/developers/clients", p.page(p.createClient))
+	r.Post("/developers/clients/:id/rotate", p.page(func(c *fiber.Ctx, r *Request) error {
+		var out M
+		if err := r.API.Do(http.MethodPost, "/auth/clients/"+url.PathEscape(c.Params("id"))+"/rotate-secret", nil, &out); err != nil {
+			return err
+		}
+		cl := obj(out["client"])
+		return p.render(c, http.StatusOK, "secret", r, secretPage{Kind: "OAuth client secret", ID: str(cl["client_id"]), Name: str(cl["name"]), Secret: str(cl["client_secret"])})
+	}))
+	r.Post("/developers/clients/:id/delete", p.page(func(c *fiber.Ctx, r *Request) error {
+		if err := r.API.Do(http.MethodDelete, "/auth/clients/"+url.PathEscape(c.Params("id")), nil, nil); err != nil {
+			return err
+		}
+		return c.Redirect(Path+"/developers?message=OAuth+client+deleted.", http.StatusSeeOther)
+	}))
+}
+
+// createClient registers an OAuth client from the form: name, redirect
+// URIs (one per line), grant types and scopes (checkboxes), public.
+func (p *Portal) createClient(c *fiber.Ctx, r *Request) error {
+	body := M{
+		"name":          strings.TrimSpace(c.FormValue("name")),
+		"redirect_uris": splitList(c.FormValue("redirect_uris")),
+		"grant_types":   formList(c, "grant_types"),
+		"scopes":        formList(c, "scopes"),
+		"public":        c.FormValue("public") == "true",
+	}
+	var out M
+	if err := r.API.Do(http.MethodPost, "/auth/clients", body, &out); err != nil {
+		return err
+	}
+	cl := obj(out["client"])
+	if str(cl["client_secret"]) == "" {
+		msg := "Public OAuth client " + str(cl["client_id"]) + " registered (no secret: it must use PKCE)."
+		return c.Redirect(Path+"/developers?message="+url.QueryEscape(msg), http.StatusSeeOther)
+	}
+	return p.render(c, http.StatusCreated, "secret", r, secretPage{Kind: "OAuth client secret", ID: str(cl["client_id"]), Name: str(cl["name"]), Secret: str(cl["client_secret"])})
+}
