@@ -94,13 +94,20 @@ func TestPortalBudgets(t *testing.T) {
 	if !strings.Contains(page, got.ID) || !strings.Contains(page, "2,500.50 USD") || !strings.Contains(page, `id="message"`) {
 		t.Fatalf("billing page after setting a budget:\n%s", page)
 	}
-	// Without thresholds the API's defaults apply.
+	// Without thresholds the API's defaults apply; an amount written with
+	// a thousands separator, as the page shows amounts, is read.
 	form.Set("thresholds", "")
 	form.Set("period", "monthly")
+	form.Set("amount", "1,000.00")
 	if res, _ := lin.send("POST", "/portal/billing/budgets", form); res.StatusCode != http.StatusSeeOther {
 		t.Fatalf("budget with the default thresholds: %d", res.StatusCode)
 	}
-	if list := budgets(t, h, a.liveKey); len(list.Budgets) != 2 {
+	list = budgets(t, h, a.liveKey)
+	amounts := map[float64]bool{}
+	for _, b := range list.Budgets {
+		amounts[b.Amount] = true
+	}
+	if len(list.Budgets) != 2 || !amounts[1000] || !amounts[2500.50] {
 		t.Fatalf("budgets after the second form: %+v", list)
 	}
 

@@ -111,19 +111,19 @@ func TestPortalOAuthClients(t *testing.T) {
 			t.Fatalf("another organization's %s: %d", action, res.StatusCode)
 		}
 	}
-	if _, page := bo.send("GET", "/portal/developers", nil); strings.Contains(page, id[1]) {
-		t.Fatal("another organization's developers page lists the client")
+	if res, page := bo.send("GET", "/portal/developers", nil); res.StatusCode != http.StatusOK || !strings.Contains(page, `id="clients"`) || strings.Contains(page, id[1]) {
+		t.Fatalf("another organization's developers page (%d) lists the client", res.StatusCode)
 	}
 	// A session without auth:manage is refused (the API's 403), and nothing changes.
 	wes, wesCSRF := portalUser(t, h, 0, "wes@tenant-a.example", []string{"webhooks:manage", "services:read"})
-	if _, page := wes.send("GET", "/portal/developers", nil); strings.Contains(page, `id="create-client"`) {
-		t.Fatal("the client form is offered without auth:manage")
+	if res, page := wes.send("GET", "/portal/developers", nil); res.StatusCode != http.StatusOK || !strings.Contains(page, `id="webhooks"`) || strings.Contains(page, `id="create-client"`) {
+		t.Fatalf("the developers page without auth:manage (%d) offers the client form", res.StatusCode)
 	}
 	if res, page := wes.send("POST", "/portal/developers/clients", url.Values{"csrf_token": {wesCSRF}, "name": {"x"}, "grant_types": {"client_credentials"}, "scopes": {"services.read"}}); res.StatusCode != http.StatusForbidden || !strings.Contains(page, "not allowed") {
 		t.Fatalf("registration without auth:manage: %d", res.StatusCode)
 	}
 	for _, action := range []string{"rotate", "delete"} {
-		if res, _ := wes.send("POST", "/portal/developers/clients/"+id[1]+"/"+action, url.Values{"csrf_token": {wesCSRF}}); res.StatusCode != http.StatusForbidden {
+		if res, page := wes.send("POST", "/portal/developers/clients/"+id[1]+"/"+action, url.Values{"csrf_token": {wesCSRF}}); res.StatusCode != http.StatusForbidden || !strings.Contains(page, "not allowed") {
 			t.Fatalf("%s without auth:manage: %d", action, res.StatusCode)
 		}
 	}
@@ -146,8 +146,8 @@ func TestPortalOAuthClients(t *testing.T) {
 	if old, fresh := clientCredentials(t, h, id[1], secret), clientCredentials(t, h, id[1], rotated); old != http.StatusUnauthorized || fresh != http.StatusOK {
 		t.Fatalf("after rotation: old secret %d, new secret %d", old, fresh)
 	}
-	if _, page := b.send("GET", "/portal/developers", nil); strings.Contains(page, rotated) {
-		t.Fatal("the rotated secret is shown again")
+	if res, page := b.send("GET", "/portal/developers", nil); res.StatusCode != http.StatusOK || !strings.Contains(page, `data-client="`+id[1]+`"`) || strings.Contains(page, rotated) {
+		t.Fatalf("the developers page after rotation (%d) shows the secret again", res.StatusCode)
 	}
 
 	// Deletion.
@@ -172,8 +172,28 @@ func TestPortalOAuthClients(t *testing.T) {
 	if res.StatusCode != http.StatusSeeOther || !strings.Contains(res.Header.Get("Location"), "Public") {
 		t.Fatalf("public client: %d %q", res.StatusCode, res.Header.Get("Location"))
 	}
-	if _, page := b.send("GET", "/portal/developers", nil); !strings.Contains(page, `<span class="badge">public</span>`) {
+	_, page = b.send("GET", "/portal/developers", nil)
+	pub := regexp.MustCompile(`data-client="(cli_[^"]+)"><td><code>[^<]+</code> <span class="badge">public</span>`).FindStringSubmatch(page)
+	if pub == nil {
 		t.Fatalf("public client not listed as public:\n%s", page)
+	}
+	if strings.Contains(page, `action="/portal/developers/clients/`+pub[1]+`/rotate"`) || !strings.Contains(page, `action="/portal/developers/clients/`+pub[1]+`/delete"`) {
+		t.Fatalf("a public client is offered a secret rotation, or no deletion:\n%s", page)
+	}
+
+	// A client cannot be given a scope its creator does not hold, even
+	// by a hand-made form: the API refuses, nothing is registered.
+	cy, cyCSRF := portalUser(t, h, 0, "cy@tenant-a.example", []string{"auth:manage", "services:read"})
+	before := clientCount(t, h, a.liveKey)
+	if res, page := cy.send("GET", "/portal/developers", nil); res.StatusCode != http.StatusOK || !strings.Contains(page, `value="services.read"`) || strings.Contains(page, `value="billing.write"`) {
+		t.Fatalf("the scopes offered to a services:read user (%d):\n%s", res.StatusCode, page)
+	}
+	res, page = cy.send("POST", "/portal/developers/clients", url.Values{"csrf_token": {cyCSRF}, "name": {"wider"}, "grant_types": {"client_credentials"}, "scopes": {"services.read", "billing.write"}})
+	if res.StatusCode != http.StatusForbidden || !strings.Contains(page, "not allowed") {
+		t.Fatalf("a scope the creator lacks: %d\n%s", res.StatusCode, page)
+	}
+	if n := clientCount(t, h, a.liveKey); n != before {
+		t.Fatalf("a refused registration changed the clients: %d, was %d", n, before)
 	}
 }
 

@@ -165,6 +165,10 @@ func UserTokenScopes(requested, clientScopes, userPermissions []string) []string
 // ScopeToPermission maps an OAuth scope (services.read) to a permission (services:read).
 func ScopeToPermission(scope string) string { return strings.Replace(scope, ".", ":", 1) }
 
+// PermissionToScope maps a permission to its OAuth scope
+// (services:read → services.read), ScopeToPermission's inverse.
+func PermissionToScope(perm string) string { return strings.Replace(perm, ":", ".", 1) }
+
 type principalKey struct{}
 
 // WithPrincipal returns ctx carrying p.

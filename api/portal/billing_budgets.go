@@ -13,8 +13,9 @@ import (
 
 // Budgets on the billing page: the "Set a budget" form posts an account,
 // an amount, a period and alert thresholds to POST /billing/budgets
-// (billing:write; the budget takes its account's currency). The API has
-// no route to change or delete a budget, so the page offers neither.
+// (billing:write; the budget takes its account's currency). Each post
+// adds a budget; the API has no route to change or delete one, so the
+// page offers neither and says so.
 
 // budgetPeriods are the periods a budget can cover.
 func budgetPeriods() []string { return []string{"monthly", "quarterly", "annual"} }
@@ -35,7 +36,7 @@ func parseThresholds(text string) ([]int, bool) {
 
 // createBudget sets a budget from the form.
 func (p *Portal) createBudget(c *fiber.Ctx, r *Request) error {
-	amount, err := models.ParseMoney(c.FormValue("amount"))
+	amount, err := models.ParseMoney(strings.ReplaceAll(strings.TrimSpace(c.FormValue("amount")), ",", ""))
 	if err != nil || amount <= 0 {
 		return p.renderError(c, r.Session, http.StatusBadRequest, "The budget's amount must be a positive number with at most two decimals.")
 	}
@@ -43,7 +44,10 @@ func (p *Portal) createBudget(c *fiber.Ctx, r *Request) error {
 	if !ok {
 		return p.renderError(c, r.Session, http.StatusBadRequest, "The thresholds must be whole percentages separated by commas, for example 50, 80, 100.")
 	}
-	body := M{"account_id": strings.TrimSpace(c.FormValue("account_id")), "amount": amount, "period": c.FormValue("period")}
+	body := M{"account_id": strings.TrimSpace(c.FormValue("account_id")), "amount": amount}
+	if period := c.FormValue("period"); period != "" {
+		body["period"] = period // else the API's default
+	}
 	if len(thresholds) > 0 {
 		body["thresholds"] = thresholds
 	}

@@ -3,9 +3,10 @@ package portal
 import (
 	"net/http"
 	"net/url"
-	"strings"
 
 	"github.com/gofiber/fiber/v2"
+
+	"github.com/telcoplatform/platform/models"
 )
 
 // developersPage is the data of the developers page.
@@ -14,9 +15,9 @@ type developersPage struct {
 	Clients     []any
 	Webhooks    []any
 	Events      []any
-	Permissions []string // what a new key may be given (the session's own)
-	Scopes      []string // what a new OAuth client may ask for (the same, dotted)
-	GrantTypes  []string // the grant types a client can be registered with
+	Permissions []string    // what a new key may be given (the session's own)
+	Scopes      []string    // what a new OAuth client may ask for (the same, dotted)
+	GrantTypes  []grantType // the grant types a client can be registered with
 	CanKeys     bool
 	CanWebhooks bool
 	CanEvents   bool
@@ -50,14 +51,8 @@ func keyPermissions() []string {
 func (p *Portal) registerDevelopers(r fiber.Router) {
 	r.Get("/developers", p.page(p.developers))
 	r.Post("/developers/keys", p.page(func(c *fiber.Ctx, r *Request) error {
-		perms := []string{}
-		for k, v := range c.Request().PostArgs().All() {
-			if string(k) == "permissions" {
-				perms = append(perms, string(v))
-			}
-		}
 		var out M
-		if err := r.API.Do(http.MethodPost, "/auth/api-keys", M{"name": c.FormValue("name"), "permissions": perms}, &out); err != nil {
+		if err := r.API.Do(http.MethodPost, "/auth/api-keys", M{"name": c.FormValue("name"), "permissions": formList(c, "permissions")}, &out); err != nil {
 			return err
 		}
 		k := obj(out["api_key"])
@@ -78,14 +73,8 @@ func (p *Portal) registerDevelopers(r fiber.Router) {
 		return c.Redirect(Path+"/developers?message=Key+revoked.", http.StatusSeeOther)
 	}))
 	r.Post("/developers/webhooks", p.page(func(c *fiber.Ctx, r *Request) error {
-		events := []string{}
-		for _, e := range strings.Split(c.FormValue("events"), ",") {
-			if e = strings.TrimSpace(e); e != "" {
-				events = append(events, e)
-			}
-		}
 		var out M
-		if err := r.API.Do(http.MethodPost, "/webhooks", M{"url": c.FormValue("url"), "events": events, "description": c.FormValue("description")}, &out); err != nil {
+		if err := r.API.Do(http.MethodPost, "/webhooks", M{"url": c.FormValue("url"), "events": splitList(c.FormValue("events")), "description": c.FormValue("description")}, &out); err != nil {
 			return err
 		}
 		w := obj(out["webhook"])
@@ -141,7 +130,7 @@ func (p *Portal) developers(c *fiber.Ctx, r *Request) error {
 	for _, perm := range keyPermissions() {
 		if s.Can(perm) {
 			d.Permissions = append(d.Permissions, perm)
-			d.Scopes = append(d.Scopes, scopeOf(perm))
+			d.Scopes = append(d.Scopes, models.PermissionToScope(perm))
 		}
 	}
 	if d.CanKeys {

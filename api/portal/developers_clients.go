@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"unicode"
 
 	"github.com/gofiber/fiber/v2"
 )
@@ -12,13 +13,22 @@ import (
 // once), rotate its secret (shown once) and delete it. The API decides:
 // auth:manage, and a second factor for users with one enrolled.
 
-// grantTypes are the grant types a client can be registered with.
-func grantTypes() []string {
-	return []string{"authorization_code", "refresh_token", "client_credentials", "urn:ietf:params:oauth:grant-type:device_code"}
+// grantType is a grant type offered by the registration form.
+type grantType struct {
+	Value   string // the grant_types value sent to the API
+	Label   string // what the form shows
+	Default bool   // checked to begin with
 }
 
-// scopeOf is the OAuth scope of a permission (services:read: services.read).
-func scopeOf(perm string) string { return strings.Replace(perm, ":", ".", 1) }
+// grantTypes are the grant types a client can be registered with.
+func grantTypes() []grantType {
+	return []grantType{
+		{Value: "authorization_code", Label: "authorization_code", Default: true},
+		{Value: "refresh_token", Label: "refresh_token", Default: true},
+		{Value: "client_credentials", Label: "client_credentials"},
+		{Value: "urn:ietf:params:oauth:grant-type:device_code", Label: "device code (urn:ietf:params:oauth:grant-type:device_code)"},
+	}
+}
 
 // formList returns the non-empty values of the form's field name.
 func formList(c *fiber.Ctx, name string) []string {
@@ -33,11 +43,24 @@ func formList(c *fiber.Ctx, name string) []string {
 	return out
 }
 
-// splitList splits text on line breaks, commas and spaces.
+// splitList splits text on commas and white space (line breaks
+// included): a list of words, event types or numbers.
 func splitList(text string) []string {
-	out := strings.FieldsFunc(text, func(r rune) bool { return r == ',' || r == ' ' || r == '\n' || r == '\r' || r == '\t' })
+	out := strings.FieldsFunc(text, func(r rune) bool { return r == ',' || unicode.IsSpace(r) })
 	if out == nil {
 		return []string{}
+	}
+	return out
+}
+
+// splitLines returns text's non-blank lines, trimmed: values such as URIs
+// that may hold commas.
+func splitLines(text string) []string {
+	out := []string{}
+	for _, line := range strings.Split(text, "\n") {
+		if line = strings.TrimSpace(line); line != "" {
+			out = append(out, line)
+		}
 	}
 	return out
 }
@@ -66,7 +89,7 @@ func (p *Portal) registerClients(r fiber.Router) {
 func (p *Portal) createClient(c *fiber.Ctx, r *Request) error {
 	body := M{
 		"name":          strings.TrimSpace(c.FormValue("name")),
-		"redirect_uris": splitList(c.FormValue("redirect_uris")),
+		"redirect_uris": splitLines(c.FormValue("redirect_uris")),
 		"grant_types":   formList(c, "grant_types"),
 		"scopes":        formList(c, "scopes"),
 		"public":        c.FormValue("public") == "true",

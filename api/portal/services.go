@@ -53,13 +53,7 @@ func (p *Portal) registerServices(r fiber.Router) {
 		return http.MethodPut, "/scaling", body
 	})))
 	r.Post("/services/:id/features", p.page(p.serviceAction(func(c *fiber.Ctx) (string, string, any) {
-		feats := []string{}
-		for _, f := range strings.Split(c.FormValue("features"), ",") {
-			if f = strings.TrimSpace(f); f != "" {
-				feats = append(feats, f)
-			}
-		}
-		return http.MethodPut, "/features", M{"features": feats}
+		return http.MethodPut, "/features", M{"features": splitList(c.FormValue("features"))}
 	})))
 	r.Post("/services/:id/maintenance", p.page(p.serviceAction(func(c *fiber.Ctx) (string, string, any) {
 		body := M{"scaling_action": "scale_up", "new_bandwidth": c.FormValue("new_bandwidth")}

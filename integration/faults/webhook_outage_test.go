@@ -10,10 +10,12 @@ import (
 )
 
 // receiverOutage is how long the webhook receiver stays down: a real
-// minute, so every event's first three attempts of the real retry
-// schedule (at 0, 5 s and 35 s) are refused and the fourth (2 min 35 s
-// after the first) finds it up again. The test runs beside the other
-// fault tests, so the wait overlaps their work.
+// minute. The real retry schedule tries an event at 0, 5 s, 35 s and
+// 2 min 35 s after its first attempt, so an event of the outage's first
+// half has its first three attempts refused and is delivered by its
+// fourth, and a later one is refused twice and delivered by its third.
+// The test runs beside the other fault tests, so the wait overlaps their
+// work.
 const receiverOutage = time.Minute
 
 // TestWebhookReceiverDownAMinute takes the webhook receiver down (its port
