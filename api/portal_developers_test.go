@@ -155,7 +155,7 @@ func TestPortalOAuthClients(t *testing.T) {
 		t.Fatalf("deletion without CSRF token: %d", res.StatusCode)
 	}
 	res, _ = b.send("POST", "/portal/developers/clients/"+id[1]+"/delete", url.Values{"csrf_token": {csrf}})
-	if res.StatusCode != http.StatusSeeOther || !strings.HasPrefix(res.Header.Get("Location"), "/portal/developers?message=") {
+	if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != "/portal/developers" {
 		t.Fatalf("delete: %d %q", res.StatusCode, res.Header.Get("Location"))
 	}
 	h.do("GET", "/v1/auth/clients/"+id[1], a.liveKey, nil).wantError(http.StatusNotFound, "NOT_FOUND")
@@ -169,10 +169,13 @@ func TestPortalOAuthClients(t *testing.T) {
 	// A public client has no secret: the page says so instead of showing one.
 	res, _ = b.send("POST", "/portal/developers/clients", url.Values{"csrf_token": {csrf}, "name": {"CLI"}, "redirect_uris": {"http://localhost:8400/cb"},
 		"grant_types": {"authorization_code"}, "scopes": {"services.read"}, "public": {"true"}})
-	if res.StatusCode != http.StatusSeeOther || !strings.Contains(res.Header.Get("Location"), "Public") {
+	if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != "/portal/developers" {
 		t.Fatalf("public client: %d %q", res.StatusCode, res.Header.Get("Location"))
 	}
 	_, page = b.send("GET", "/portal/developers", nil)
+	if !strings.Contains(page, "Public OAuth client cli_") {
+		t.Fatalf("no notice of the public client's registration:\n%s", page)
+	}
 	pub := regexp.MustCompile(`data-client="(cli_[^"]+)"><td><code>[^<]+</code> <span class="badge">public</span>`).FindStringSubmatch(page)
 	if pub == nil {
 		t.Fatalf("public client not listed as public:\n%s", page)
@@ -248,12 +251,23 @@ func TestPortalWebhookPauseDelete(t *testing.T) {
 	}
 
 	res, _ = b.send("POST", path+"/pause", url.Values{"csrf_token": {csrf}})
-	if res.StatusCode != http.StatusSeeOther || !strings.HasPrefix(res.Header.Get("Location"), path+"?message=") || webhookActive(t, h, a.liveKey, id) {
+	if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != path || webhookActive(t, h, a.liveKey, id) {
 		t.Fatalf("pause: %d %q", res.StatusCode, res.Header.Get("Location"))
 	}
 	_, page = b.send("GET", res.Header.Get("Location"), nil)
 	if !strings.Contains(page, `id="webhook-status">paused<`) || !strings.Contains(page, `action="`+path+`/resume"`) || !strings.Contains(page, "Subscription paused") {
 		t.Fatalf("paused webhook page:\n%s", page)
+	}
+	// The notice is shown once, and a link cannot put its own words in
+	// the page's notice.
+	if res, page := b.send("GET", path, nil); res.StatusCode != http.StatusOK || !strings.Contains(page, `id="webhook-status">paused<`) || strings.Contains(page, "Subscription paused") {
+		t.Fatalf("the notice is shown again (%d):\n%s", res.StatusCode, page)
+	}
+	for _, link := range []string{path + "?message=Your+account+is+suspended", "/portal/developers?message=Your+account+is+suspended",
+		"/portal/billing?message=Your+account+is+suspended", "/portal/tickets?notice=Your+account+is+suspended"} {
+		if res, page := b.send("GET", link, nil); res.StatusCode != http.StatusOK || strings.Contains(page, "suspended") {
+			t.Fatalf("%s shows the link's words (%d):\n%s", link, res.StatusCode, page)
+		}
 	}
 	res, _ = b.send("POST", path+"/resume", url.Values{"csrf_token": {csrf}})
 	if res.StatusCode != http.StatusSeeOther || !webhookActive(t, h, a.liveKey, id) {
@@ -265,7 +279,7 @@ func TestPortalWebhookPauseDelete(t *testing.T) {
 	}
 	h.do("GET", "/v1/webhooks/"+id, a.liveKey, nil).decode(http.StatusOK, nil)
 	res, _ = b.send("POST", path+"/delete", url.Values{"csrf_token": {csrf}})
-	if res.StatusCode != http.StatusSeeOther || !strings.HasPrefix(res.Header.Get("Location"), "/portal/developers?message=") {
+	if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != "/portal/developers" {
 		t.Fatalf("delete: %d %q", res.StatusCode, res.Header.Get("Location"))
 	}
 	h.do("GET", "/v1/webhooks/"+id, a.liveKey, nil).wantError(http.StatusNotFound, "NOT_FOUND")

@@ -71,9 +71,7 @@ func (b *browserish) sendMultipart(path string, fields map[string]string, files 
 	if err != nil {
 		b.t.Fatal(err)
 	}
-	raw, _ := io.ReadAll(res.Body)
-	res.Body.Close()
-	return res, string(raw)
+	return b.keep(res)
 }
 
 var (

@@ -39,6 +39,12 @@ func (b *browserish) send(method, path string, form url.Values, headers ...strin
 	if err != nil {
 		b.t.Fatal(err)
 	}
+	return b.keep(res)
+}
+
+// keep keeps the cookies res sets, as a browser does, and returns res
+// with its body read.
+func (b *browserish) keep(res *http.Response) (*http.Response, string) {
 	for _, c := range res.Cookies() {
 		if c.MaxAge < 0 || c.Value == "" {
 			delete(b.cookies, c.Name)

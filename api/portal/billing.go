@@ -65,14 +65,14 @@ func (p *Portal) registerBilling(r fiber.Router) {
 		case strings.HasSuffix(file, ".html"):
 			return p.invoicePrint(c, r, strings.TrimSuffix(file, ".html"))
 		}
-		return p.invoice(c, r, file, http.StatusOK, c.Query("notice"), "")
+		return p.invoice(c, r, file, http.StatusOK, p.takeNotice(c), "")
 	}))
 	r.Post("/billing/invoices/:id/pay", p.page(p.pay))
 	r.Post("/billing/budgets", p.page(p.createBudget))
 }
 
 func (p *Portal) billingOverview(c *fiber.Ctx, r *Request) error {
-	d := billingPage{Period: c.Query("period"), Periods: chartPeriods(), Message: c.Query("message")}
+	d := billingPage{Period: c.Query("period"), Periods: chartPeriods(), Message: p.takeNotice(c)}
 	if !slices.Contains(d.Periods, d.Period) {
 		d.Period = "last_30_days"
 	}
@@ -172,5 +172,5 @@ func (p *Portal) pay(c *fiber.Ctx, r *Request) error {
 	if out.AmountRemaining != nil && *out.AmountRemaining > 0 {
 		notice += " Still due: " + money(out.AmountRemaining.Float()) + " " + out.Currency + "."
 	}
-	return c.Redirect(Path+"/billing/invoices/"+url.PathEscape(id)+"?notice="+url.QueryEscape(notice), http.StatusSeeOther)
+	return p.redirectNotice(c, Path+"/billing/invoices/"+url.PathEscape(id), notice)
 }

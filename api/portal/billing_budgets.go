@@ -2,7 +2,6 @@ package portal
 
 import (
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 
@@ -57,5 +56,5 @@ func (p *Portal) createBudget(c *fiber.Ctx, r *Request) error {
 	}
 	b := obj(out["budget"])
 	msg := "Budget " + str(b["id"]) + " set: " + money(b["amount"]) + " " + str(b["currency"]) + " " + str(b["period"]) + "."
-	return c.Redirect(Path+"/billing?message="+url.QueryEscape(msg), http.StatusSeeOther)
+	return p.redirectNotice(c, Path+"/billing", msg)
 }

@@ -70,7 +70,7 @@ func (p *Portal) registerDevelopers(r fiber.Router) {
 		if err := r.API.Do(http.MethodDelete, "/auth/api-keys/"+url.PathEscape(c.Params("id")), nil, nil); err != nil {
 			return err
 		}
-		return c.Redirect(Path+"/developers?message=Key+revoked.", http.StatusSeeOther)
+		return p.redirectNotice(c, Path+"/developers", "Key revoked.")
 	}))
 	r.Post("/developers/webhooks", p.page(func(c *fiber.Ctx, r *Request) error {
 		var out M
@@ -90,14 +90,14 @@ func (p *Portal) registerDevelopers(r fiber.Router) {
 		if err != nil {
 			return err
 		}
-		return p.render(c, http.StatusOK, "webhook", r, webhookPage{Webhook: obj(w["webhook"]), Deliveries: listOf(d, "deliveries"), Message: c.Query("message")})
+		return p.render(c, http.StatusOK, "webhook", r, webhookPage{Webhook: obj(w["webhook"]), Deliveries: listOf(d, "deliveries"), Message: p.takeNotice(c)})
 	}))
 	r.Post("/developers/webhooks/:id/redeliver", p.page(func(c *fiber.Ctx, r *Request) error {
 		id := c.Params("id")
 		if err := r.API.Do(http.MethodPost, "/events/"+url.PathEscape(c.FormValue("event_id"))+"/redeliver", M{"subscription_id": id}, nil); err != nil {
 			return err
 		}
-		return c.Redirect(Path+"/developers/webhooks/"+url.PathEscape(id)+"?message=Redelivery+started.", http.StatusSeeOther)
+		return p.redirectNotice(c, Path+"/developers/webhooks/"+url.PathEscape(id), "Redelivery started.")
 	}))
 	for _, st := range []struct {
 		action, message string
@@ -108,21 +108,21 @@ func (p *Portal) registerDevelopers(r fiber.Router) {
 			if err := r.API.Do(http.MethodPatch, "/webhooks/"+id, M{"active": st.active}, nil); err != nil {
 				return err
 			}
-			return c.Redirect(Path+"/developers/webhooks/"+id+"?message="+url.QueryEscape(st.message), http.StatusSeeOther)
+			return p.redirectNotice(c, Path+"/developers/webhooks/"+id, st.message)
 		}))
 	}
 	r.Post("/developers/webhooks/:id/delete", p.page(func(c *fiber.Ctx, r *Request) error {
 		if err := r.API.Do(http.MethodDelete, "/webhooks/"+url.PathEscape(c.Params("id")), nil, nil); err != nil {
 			return err
 		}
-		return c.Redirect(Path+"/developers?message=Webhook+subscription+deleted.", http.StatusSeeOther)
+		return p.redirectNotice(c, Path+"/developers", "Webhook subscription deleted.")
 	}))
 	p.registerClients(r)
 }
 
 func (p *Portal) developers(c *fiber.Ctx, r *Request) error {
 	s := r.Session
-	d := developersPage{CanKeys: s.Can("auth:manage"), CanWebhooks: s.Can("webhooks:manage"), CanEvents: s.Can("services:read"), Message: c.Query("message"),
+	d := developersPage{CanKeys: s.Can("auth:manage"), CanWebhooks: s.Can("webhooks:manage"), CanEvents: s.Can("services:read"), Message: p.takeNotice(c),
 		GrantTypes: grantTypes()}
 	if !d.CanKeys && !d.CanWebhooks {
 		return p.renderError(c, s, http.StatusForbidden, "You are not allowed to manage API keys or webhooks.")

@@ -80,7 +80,7 @@ func (p *Portal) registerClients(r fiber.Router) {
 		if err := r.API.Do(http.MethodDelete, "/auth/clients/"+url.PathEscape(c.Params("id")), nil, nil); err != nil {
 			return err
 		}
-		return c.Redirect(Path+"/developers?message=OAuth+client+deleted.", http.StatusSeeOther)
+		return p.redirectNotice(c, Path+"/developers", "OAuth client deleted.")
 	}))
 }
 
@@ -101,7 +101,7 @@ func (p *Portal) createClient(c *fiber.Ctx, r *Request) error {
 	cl := obj(out["client"])
 	if str(cl["client_secret"]) == "" {
 		msg := "Public OAuth client " + str(cl["client_id"]) + " registered (no secret: it must use PKCE)."
-		return c.Redirect(Path+"/developers?message="+url.QueryEscape(msg), http.StatusSeeOther)
+		return p.redirectNotice(c, Path+"/developers", msg)
 	}
 	return p.render(c, http.StatusCreated, "secret", r, secretPage{Kind: "OAuth client secret", ID: str(cl["client_id"]), Name: str(cl["name"]), Secret: str(cl["client_secret"])})
 }
