@@ -48,3 +48,29 @@ func TestHasEscapedNUL(t *testing.T) {
 		}
 	}
 }
+
+// TestKeepsCredentials: the areas whose writes keep the key cache, by
+// either prefix and in any case; everything else empties it.
+func TestKeepsCredentials(t *testing.T) {
+	for path, want := range map[string]bool{
+		"/v1/services/provision":        true,
+		"/API/V1/Support/tickets":       true,
+		"/api/v1/webhooks/wh_1":         true,
+		"/v1/operations/prov_1/cancel":  true,
+		"/v1/graphql":                   true,
+		"/v1/auth/api-keys":             false,
+		"/v1/auth/api-keys/ak_1/rotate": false,
+		"/v1/organizations/org_1":       false,
+		"/v1/users":                     false,
+		"/v1/billing/subscriptions":     false,
+		"/v1/batch":                     false,
+		"/v1/servicesx":                 false,
+		"/v1":                           false,
+		"/services/provision":           false,
+		"/portal/developers/keys":       false,
+	} {
+		if got := keepsCredentials(path); got != want {
+			t.Errorf("keepsCredentials(%q) = %v, want %v", path, got, want)
+		}
+	}
+}

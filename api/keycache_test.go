@@ -112,3 +112,33 @@ func TestCachedKeyChanges(t *testing.T) {
 	h.do("GET", "/v1/services/catalog", h.tenants[0].liveKey, nil).decode(http.StatusOK, nil)
 	untilStatus(t, h, b, "/v1/services/catalog", h.tenants[0].liveKey, http.StatusOK, changed)
 }
+
+// TestCachedKeysKeptByOtherWrites: a write that can change no credential,
+// permission, plan or policy (a ticket, a webhook subscription, by either
+// path prefix) keeps the cache of authenticated keys; a write to an
+// organization empties it. The instance caches keys for an hour, so only
+// an emptied cache can show a change made in the database.
+func TestCachedKeysKeptByOtherWrites(t *testing.T) {
+	h := newHarness(t)
+	cfg, err := config.Load(func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := api.New(api.Deps{Config: cfg, Store: h.store, Blobs: h.blobs, Keys: identity.NewKeyCache(time.Hour)})
+	id, key := h.limitedKey(100, 50)
+	on(h, srv, func() {
+		h.do("GET", "/v1/services/catalog", key, nil).decode(http.StatusOK, nil)
+		// The key loses services:read in the database.
+		if err := h.store.In(context.Background(), models.SystemScope()).Model(&identity.APIKey{}).Where("id = ?", id).
+			Update("permissions", `["billing:read"]`).Error; err != nil {
+			t.Fatal(err)
+		}
+		h.do("POST", "/v1/support/tickets", h.tenants[0].liveKey, map[string]any{"title": "t", "description": "d", "category": "network", "priority": "low"}).
+			decode(http.StatusCreated, nil)
+		h.do("POST", "/api/v1/webhooks", h.tenants[0].liveKey, map[string]any{"url": publicHook, "events": []string{"service.*"}}).decode(http.StatusCreated, nil)
+		h.do("GET", "/v1/services/catalog", key, nil).decode(http.StatusOK, nil) // still the cached key
+		// A write to an organization empties the cache: the change shows.
+		h.do("PUT", "/v1/organizations/"+h.tenants[0].org.ID, h.adminKey, map[string]any{"access_policy": map[string]any{}}).decode(http.StatusOK, nil)
+		h.do("GET", "/v1/services/catalog", key, nil).wantError(http.StatusForbidden, "INSUFFICIENT_PERMISSIONS")
+	})
+}

@@ -370,9 +370,15 @@ type authErrorKey struct{}
 // Other instances see it within the cache's TTL (one second). A request
 // refused with a 4xx (unauthenticated, rate-limited, invalid) changed
 // nothing, so it keeps the cache: anyone could otherwise empty it at will.
+// Nor do writes to the areas that hold no credential, permission, plan or
+// policy (keepsCredentials): with them the cache would be emptied by most
+// of the traffic, and every request would read its key again.
 func (s *Server) dropCachedKeys(c *fiber.Ctx) error {
 	switch c.Method() {
 	case fiber.MethodGet, fiber.MethodHead, fiber.MethodOptions:
+		return c.Next()
+	}
+	if keepsCredentials(c.Path()) {
 		return c.Next()
 	}
 	err := c.Next()
@@ -380,6 +386,27 @@ func (s *Server) dropCachedKeys(c *fiber.Ctx) error {
 		s.keys.Invalidate()
 	}
 	return err
+}
+
+// keepsCredentials reports whether a write to path (with or without the
+// /api prefix, in any case, as the router matches it) can change no
+// credential, key permission, plan limit or access policy: services and
+// their operations, support, webhook subscriptions and events, analytics
+// and GraphQL (which only reads). Batch requests are not among them: their
+// items may go anywhere.
+func keepsCredentials(path string) bool {
+	p := strings.ToLower(path)
+	p = strings.TrimPrefix(p, "/api")
+	p, ok := strings.CutPrefix(p, "/v1/")
+	if !ok {
+		return false
+	}
+	area, _, _ := strings.Cut(p, "/")
+	switch area {
+	case "services", "operations", "support", "webhooks", "events", "analytics", "graphql":
+		return true
+	}
+	return false
 }
 
 // resolveCredential authenticates an API key or an access token from ip and

@@ -66,8 +66,8 @@ type Deps struct {
 	// nil: attachments are refused with 503 DEPENDENCY_UNAVAILABLE).
 	Blobs *blob.Bucket
 	// Keys caches authenticated API keys (nil: a cache of
-	// identity.DefaultKeyCacheTTL). Every request that may write empties it
-	// (see dropCachedKeys).
+	// identity.DefaultKeyCacheTTL). A request that may write to credentials,
+	// permissions, plans or policies empties it (see dropCachedKeys).
 	Keys *identity.KeyCache
 	// Metrics records the API's metrics (nil: none; see package metrics).
 	Metrics *metrics.Metrics
