@@ -66,12 +66,7 @@ func (p *Portal) registerDevelopers(r fiber.Router) {
 		k := obj(out["api_key"])
 		return p.render(c, http.StatusOK, "secret", r, secretPage{Kind: "API key", ID: str(k["id"]), Name: str(k["name"]), Secret: str(k["key"])})
 	}))
-	r.Post("/developers/keys/:id/revoke", p.page(func(c *fiber.Ctx, r *Request) error {
-		if err := r.API.Do(http.MethodDelete, "/auth/api-keys/"+url.PathEscape(c.Params("id")), nil, nil); err != nil {
-			return err
-		}
-		return p.redirectNotice(c, Path+"/developers", "Key revoked.")
-	}))
+	r.Post("/developers/keys/:id/revoke", p.deleteThenDevelopers("/auth/api-keys/", "Key revoked."))
 	r.Post("/developers/webhooks", p.page(func(c *fiber.Ctx, r *Request) error {
 		var out M
 		if err := r.API.Do(http.MethodPost, "/webhooks", M{"url": c.FormValue("url"), "events": splitList(c.FormValue("events")), "description": c.FormValue("description")}, &out); err != nil {
@@ -111,13 +106,20 @@ func (p *Portal) registerDevelopers(r fiber.Router) {
 			return p.redirectNotice(c, Path+"/developers/webhooks/"+id, st.message)
 		}))
 	}
-	r.Post("/developers/webhooks/:id/delete", p.page(func(c *fiber.Ctx, r *Request) error {
-		if err := r.API.Do(http.MethodDelete, "/webhooks/"+url.PathEscape(c.Params("id")), nil, nil); err != nil {
+	r.Post("/developers/webhooks/:id/delete", p.deleteThenDevelopers("/webhooks/", "Webhook subscription deleted."))
+	p.registerClients(r)
+}
+
+// deleteThenDevelopers is a form's handler that sends DELETE of the API
+// resource prefix + the path's id, then goes back to the developers page
+// with notice.
+func (p *Portal) deleteThenDevelopers(prefix, notice string) fiber.Handler {
+	return p.page(func(c *fiber.Ctx, r *Request) error {
+		if err := r.API.Do(http.MethodDelete, prefix+url.PathEscape(c.Params("id")), nil, nil); err != nil {
 			return err
 		}
-		return p.redirectNotice(c, Path+"/developers", "Webhook subscription deleted.")
-	}))
-	p.registerClients(r)
+		return p.redirectNotice(c, Path+"/developers", notice)
+	})
 }
 
 func (p *Portal) developers(c *fiber.Ctx, r *Request) error {

@@ -76,12 +76,7 @@ func (p *Portal) registerClients(r fiber.Router) {
 		cl := obj(out["client"])
 		return p.render(c, http.StatusOK, "secret", r, secretPage{Kind: "OAuth client secret", ID: str(cl["client_id"]), Name: str(cl["name"]), Secret: str(cl["client_secret"])})
 	}))
-	r.Post("/developers/clients/:id/delete", p.page(func(c *fiber.Ctx, r *Request) error {
-		if err := r.API.Do(http.MethodDelete, "/auth/clients/"+url.PathEscape(c.Params("id")), nil, nil); err != nil {
-			return err
-		}
-		return p.redirectNotice(c, Path+"/developers", "OAuth client deleted.")
-	}))
+	r.Post("/developers/clients/:id/delete", p.deleteThenDevelopers("/auth/clients/", "OAuth client deleted."))
 }
 
 // createClient registers an OAuth client from the form: name, redirect
