@@ -6,3 +6,6 @@ func (s *Server) StartDrain(closing bool) {
 	s.drain.draining.Store(true)
 	s.drain.closing.Store(closing)
 }
+
+// KeepsCredentials is keepsCredentials, for the route review test.
+func KeepsCredentials(path string) bool { return keepsCredentials(path) }

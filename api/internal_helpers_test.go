@@ -68,6 +68,10 @@ func TestKeepsCredentials(t *testing.T) {
 		"/v1":                           false,
 		"/services/provision":           false,
 		"/portal/developers/keys":       false,
+		"/v1//auth/api-keys":            false,
+		"/API/v1/AUTH/api-keys":         false,
+		"/v1/services/":                 true,
+		"/v1/services%2F..%2Fauth":      false,
 	} {
 		if got := keepsCredentials(path); got != want {
 			t.Errorf("keepsCredentials(%q) = %v, want %v", path, got, want)

@@ -3,6 +3,8 @@ package api_test
 import (
 	"context"
 	"net/http"
+	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -141,4 +143,111 @@ func TestCachedKeysKeptByOtherWrites(t *testing.T) {
 		h.do("PUT", "/v1/organizations/"+h.tenants[0].org.ID, h.adminKey, map[string]any{"access_policy": map[string]any{}}).decode(http.StatusOK, nil)
 		h.do("GET", "/v1/services/catalog", key, nil).wantError(http.StatusForbidden, "INSUFFICIENT_PERMISSIONS")
 	})
+}
+
+// TestWritesThatKeepCachedKeys lists every write route the key cache
+// survives (keepsCredentials): each was reviewed to change no API key, key
+// permission, user, OAuth client, plan, limit or access policy. A new
+// write route in those areas must be reviewed the same way and added here,
+// or moved out of them.
+func TestWritesThatKeepCachedKeys(t *testing.T) {
+	h := newHarness(t)
+	var got []string
+	seen := map[string]bool{}
+	for _, r := range h.srv.App.GetRoutes(true) {
+		switch r.Method {
+		case http.MethodGet, http.MethodHead, http.MethodOptions, "CONNECT", "TRACE":
+			continue
+		}
+		if !api.KeepsCredentials(r.Path) || strings.HasPrefix(r.Path, "/api/") {
+			continue
+		}
+		if k := r.Method + " " + r.Path; !seen[k] {
+			seen[k] = true
+			got = append(got, k)
+		}
+	}
+	sort.Strings(got)
+	reviewed := []string{
+		"DELETE /v1/analytics/report-definitions/:definition_id",
+		"DELETE /v1/services/:service_id",
+		"DELETE /v1/services/connectivity/internet/:service_id",
+		"DELETE /v1/support/calendars/:calendar_id",
+		"DELETE /v1/support/calendars/:calendar_id/holidays/:date",
+		"DELETE /v1/support/integrations/chatapp/:integration_id",
+		"DELETE /v1/support/integrations/tracker/:integration_id",
+		"DELETE /v1/support/routing-rules/:rule_id",
+		"DELETE /v1/support/sla-policies/:policy_id",
+		"DELETE /v1/webhooks/:webhook_id",
+		"PATCH /v1/support/calendars/:calendar_id",
+		"PATCH /v1/support/categories/:category_id",
+		"PATCH /v1/support/integrations/chatapp/:integration_id",
+		"PATCH /v1/support/integrations/tracker/:integration_id",
+		"PATCH /v1/support/knowledge/:article_id",
+		"PATCH /v1/support/routing-rules/:rule_id",
+		"PATCH /v1/support/sla-policies/:policy_id",
+		"PATCH /v1/support/tickets/:ticket_id",
+		"PATCH /v1/webhooks/:webhook_id",
+		"POST /v1/analytics/report-definitions",
+		"POST /v1/analytics/report-definitions/:definition_id/run",
+		"POST /v1/analytics/reports",
+		"POST /v1/analytics/reports/:report_id/cancel",
+		"POST /v1/events/:event_id/redeliver",
+		"POST /v1/graphql",
+		"POST /v1/operations/:request_id/cancel",
+		"POST /v1/operations/:request_id/retry",
+		"POST /v1/services",
+		"POST /v1/services/:service_id/decommission",
+		"POST /v1/services/ai/platforms",
+		"POST /v1/services/availability/check",
+		"POST /v1/services/bulk/modify",
+		"POST /v1/services/bulk/provision",
+		"POST /v1/services/bulk/status",
+		"POST /v1/services/cloud/infrastructure",
+		"POST /v1/services/cloud/platforms",
+		"POST /v1/services/connectivity/internet",
+		"POST /v1/services/connectivity/networks",
+		"POST /v1/services/orchestration/workflows",
+		"POST /v1/services/provision",
+		"POST /v1/services/quotes",
+		"POST /v1/services/security/infrastructure",
+		"POST /v1/services/security/managed",
+		"POST /v1/services/voice/contact-centers",
+		"POST /v1/services/voice/systems",
+		"POST /v1/services/webhooks",
+		"POST /v1/support/calendars",
+		"POST /v1/support/calendars/:calendar_id/holidays",
+		"POST /v1/support/calendars/:calendar_id/holidays/import",
+		"POST /v1/support/categories",
+		"POST /v1/support/feedback",
+		"POST /v1/support/integrations/chatapp",
+		"POST /v1/support/integrations/chatapp/:integration_id/test",
+		"POST /v1/support/integrations/tracker",
+		"POST /v1/support/integrations/tracker/:integration_id/test",
+		"POST /v1/support/knowledge",
+		"POST /v1/support/reports/:report_id/cancel",
+		"POST /v1/support/reports/generate",
+		"POST /v1/support/routing-rules",
+		"POST /v1/support/sla-policies",
+		"POST /v1/support/sla/simulate",
+		"POST /v1/support/tickets",
+		"POST /v1/support/tickets/:ticket_id/comments",
+		"POST /v1/support/tickets/:ticket_id/escalate",
+		"POST /v1/support/tickets/:ticket_id/notify",
+		"POST /v1/support/tickets/search",
+		"POST /v1/support/webhooks",
+		"POST /v1/webhooks",
+		"POST /v1/webhooks/:webhook_id/rotate-secret",
+		"POST /v1/webhooks/:webhook_id/test",
+		"PUT /v1/analytics/report-definitions/:definition_id",
+		"PUT /v1/services/:service_id",
+		"PUT /v1/services/:service_id/configuration",
+		"PUT /v1/services/:service_id/features",
+		"PUT /v1/services/:service_id/scaling",
+		"PUT /v1/services/connectivity/internet/:service_id",
+		"PUT /v1/support/tickets/:ticket_id",
+	}
+	if strings.Join(got, "\n") != strings.Join(reviewed, "\n") {
+		t.Fatalf("the write routes that keep the key cache changed: review each new one (it must change no API key, key permission, user, OAuth client, plan, limit or access policy), then list it here.\ngot:\n%s", strings.Join(got, "\n"))
+	}
 }

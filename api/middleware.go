@@ -389,8 +389,9 @@ func (s *Server) dropCachedKeys(c *fiber.Ctx) error {
 }
 
 // keepsCredentials reports whether a write to path (with or without the
-// /api prefix, in any case, as the router matches it) can change no
-// credential, key permission, plan limit or access policy: services and
+// /api prefix, in any case, as the router matches it) can change no API
+// key, key permission, user, OAuth client, plan limit or access policy
+// (TestWritesThatKeepCachedKeys lists the routes, each reviewed): services and
 // their operations, support, webhook subscriptions and events, analytics
 // and GraphQL (which only reads). Batch requests are not among them: their
 // items may go anywhere.

@@ -59,6 +59,8 @@ func TestPortalBudgets(t *testing.T) {
 	}{
 		{"amount", "12,5x", "amount", http.StatusBadRequest},
 		{"amount", "-3", "amount", http.StatusBadRequest},
+		{"amount", "2500,50", "amount", http.StatusBadRequest}, // a decimal comma is not read as 250050.00
+		{"amount", "1,0,0", "amount", http.StatusBadRequest},
 		{"thresholds", "fifty", "thresholds", http.StatusBadRequest},
 		{"thresholds", "0, 80", "thresholds", http.StatusBadRequest}, // the API's check
 		{"period", "weekly", "period", http.StatusBadRequest},        // the API's check

@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"encoding/base64"
 	"io"
 	"net/http"
 	"net/url"
@@ -264,10 +265,31 @@ func TestPortalWebhookPauseDelete(t *testing.T) {
 		t.Fatalf("the notice is shown again (%d):\n%s", res.StatusCode, page)
 	}
 	for _, link := range []string{path + "?message=Your+account+is+suspended", "/portal/developers?message=Your+account+is+suspended",
-		"/portal/billing?message=Your+account+is+suspended", "/portal/tickets?notice=Your+account+is+suspended"} {
+		"/portal/billing?message=Your+account+is+suspended"} {
 		if res, page := b.send("GET", link, nil); res.StatusCode != http.StatusOK || strings.Contains(page, "suspended") {
 			t.Fatalf("%s shows the link's words (%d):\n%s", link, res.StatusCode, page)
 		}
+	}
+	// Nor can a cookie set by someone else, or a notice sealed for another
+	// page or another session.
+	forged := base64.RawURLEncoding.EncodeToString(append(make([]byte, 16), "Your account is suspended"...))
+	b.cookies["platform_notice"] = forged
+	if _, page := b.send("GET", path, nil); strings.Contains(page, "suspended") {
+		t.Fatalf("a forged notice cookie is shown:\n%s", page)
+	}
+	delete(b.cookies, "platform_notice")
+	b.send("POST", path+"/resume", url.Values{"csrf_token": {csrf}})
+	b.send("POST", path+"/pause", url.Values{"csrf_token": {csrf}}) // a notice for the webhook's page
+	if _, page := b.send("GET", "/portal/developers", nil); strings.Contains(page, "Subscription paused") {
+		t.Fatal("a notice for the webhook's page is shown on the developers page")
+	}
+	other, _ := portalUser(t, h, 0, "wanda@tenant-a.example", nil)
+	other.cookies["platform_notice"] = b.cookies["platform_notice"]
+	if _, page := other.send("GET", path, nil); strings.Contains(page, "Subscription paused") {
+		t.Fatal("another session's notice is shown")
+	}
+	if _, page := b.send("GET", path, nil); !strings.Contains(page, "Subscription paused") {
+		t.Fatalf("the notice did not reach its page:\n%s", page)
 	}
 	res, _ = b.send("POST", path+"/resume", url.Values{"csrf_token": {csrf}})
 	if res.StatusCode != http.StatusSeeOther || !webhookActive(t, h, a.liveKey, id) {

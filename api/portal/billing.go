@@ -65,14 +65,14 @@ func (p *Portal) registerBilling(r fiber.Router) {
 		case strings.HasSuffix(file, ".html"):
 			return p.invoicePrint(c, r, strings.TrimSuffix(file, ".html"))
 		}
-		return p.invoice(c, r, file, http.StatusOK, p.takeNotice(c), "")
+		return p.invoice(c, r, file, http.StatusOK, p.takeNotice(c, r), "")
 	}))
 	r.Post("/billing/invoices/:id/pay", p.page(p.pay))
 	r.Post("/billing/budgets", p.page(p.createBudget))
 }
 
 func (p *Portal) billingOverview(c *fiber.Ctx, r *Request) error {
-	d := billingPage{Period: c.Query("period"), Periods: chartPeriods(), Message: p.takeNotice(c)}
+	d := billingPage{Period: c.Query("period"), Periods: chartPeriods(), Message: p.takeNotice(c, r)}
 	if !slices.Contains(d.Periods, d.Period) {
 		d.Period = "last_30_days"
 	}
@@ -172,5 +172,5 @@ func (p *Portal) pay(c *fiber.Ctx, r *Request) error {
 	if out.AmountRemaining != nil && *out.AmountRemaining > 0 {
 		notice += " Still due: " + money(out.AmountRemaining.Float()) + " " + out.Currency + "."
 	}
-	return p.redirectNotice(c, Path+"/billing/invoices/"+url.PathEscape(id), notice)
+	return p.redirectNotice(c, r, Path+"/billing/invoices/"+url.PathEscape(id), notice)
 }

@@ -2,6 +2,7 @@ package portal
 
 import (
 	"net/http"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -33,9 +34,27 @@ func parseThresholds(text string) ([]int, bool) {
 	return out, true
 }
 
+// groupedAmount is an amount written with thousands separators, as the
+// pages show amounts (1,000.00); a comma anywhere else (2500,50) is not
+// read, so it cannot be taken for a hundred times the amount.
+var groupedAmount = regexp.MustCompile(`^[0-9]{1,3}(,[0-9]{3})+(\.[0-9]{1,2})?$`)
+
+// parseAmount reads a positive amount typed in a form: plain (1000.00) or
+// with thousands separators (1,000.00).
+func parseAmount(text string) (models.Money, error) {
+	text = strings.TrimSpace(text)
+	if strings.Contains(text, ",") {
+		if !groupedAmount.MatchString(text) {
+			return 0, models.Invalid(models.FieldIssue{Field: "amount", Issue: "commas may only separate thousands"})
+		}
+		text = strings.ReplaceAll(text, ",", "")
+	}
+	return models.ParseMoney(text)
+}
+
 // createBudget sets a budget from the form.
 func (p *Portal) createBudget(c *fiber.Ctx, r *Request) error {
-	amount, err := models.ParseMoney(strings.ReplaceAll(strings.TrimSpace(c.FormValue("amount")), ",", ""))
+	amount, err := parseAmount(c.FormValue("amount"))
 	if err != nil || amount <= 0 {
 		return p.renderError(c, r.Session, http.StatusBadRequest, "The budget's amount must be a positive number with at most two decimals.")
 	}
@@ -56,5 +75,5 @@ func (p *Portal) createBudget(c *fiber.Ctx, r *Request) error {
 	}
 	b := obj(out["budget"])
 	msg := "Budget " + str(b["id"]) + " set: " + money(b["amount"]) + " " + str(b["currency"]) + " " + str(b["period"]) + "."
-	return p.redirectNotice(c, Path+"/billing", msg)
+	return p.redirectNotice(c, r, Path+"/billing", msg)
 }

@@ -85,14 +85,14 @@ func (p *Portal) registerDevelopers(r fiber.Router) {
 		if err != nil {
 			return err
 		}
-		return p.render(c, http.StatusOK, "webhook", r, webhookPage{Webhook: obj(w["webhook"]), Deliveries: listOf(d, "deliveries"), Message: p.takeNotice(c)})
+		return p.render(c, http.StatusOK, "webhook", r, webhookPage{Webhook: obj(w["webhook"]), Deliveries: listOf(d, "deliveries"), Message: p.takeNotice(c, r)})
 	}))
 	r.Post("/developers/webhooks/:id/redeliver", p.page(func(c *fiber.Ctx, r *Request) error {
 		id := c.Params("id")
 		if err := r.API.Do(http.MethodPost, "/events/"+url.PathEscape(c.FormValue("event_id"))+"/redeliver", M{"subscription_id": id}, nil); err != nil {
 			return err
 		}
-		return p.redirectNotice(c, Path+"/developers/webhooks/"+url.PathEscape(id), "Redelivery started.")
+		return p.redirectNotice(c, r, Path+"/developers/webhooks/"+url.PathEscape(id), "Redelivery started.")
 	}))
 	for _, st := range []struct {
 		action, message string
@@ -103,7 +103,7 @@ func (p *Portal) registerDevelopers(r fiber.Router) {
 			if err := r.API.Do(http.MethodPatch, "/webhooks/"+id, M{"active": st.active}, nil); err != nil {
 				return err
 			}
-			return p.redirectNotice(c, Path+"/developers/webhooks/"+id, st.message)
+			return p.redirectNotice(c, r, Path+"/developers/webhooks/"+id, st.message)
 		}))
 	}
 	r.Post("/developers/webhooks/:id/delete", p.deleteThenDevelopers("/webhooks/", "Webhook subscription deleted."))
@@ -118,13 +118,13 @@ func (p *Portal) deleteThenDevelopers(prefix, notice string) fiber.Handler {
 		if err := r.API.Do(http.MethodDelete, prefix+url.PathEscape(c.Params("id")), nil, nil); err != nil {
 			return err
 		}
-		return p.redirectNotice(c, Path+"/developers", notice)
+		return p.redirectNotice(c, r, Path+"/developers", notice)
 	})
 }
 
 func (p *Portal) developers(c *fiber.Ctx, r *Request) error {
 	s := r.Session
-	d := developersPage{CanKeys: s.Can("auth:manage"), CanWebhooks: s.Can("webhooks:manage"), CanEvents: s.Can("services:read"), Message: p.takeNotice(c),
+	d := developersPage{CanKeys: s.Can("auth:manage"), CanWebhooks: s.Can("webhooks:manage"), CanEvents: s.Can("services:read"), Message: p.takeNotice(c, r),
 		GrantTypes: grantTypes()}
 	if !d.CanKeys && !d.CanWebhooks {
 		return p.renderError(c, s, http.StatusForbidden, "You are not allowed to manage API keys or webhooks.")

@@ -96,7 +96,7 @@ func (p *Portal) createClient(c *fiber.Ctx, r *Request) error {
 	cl := obj(out["client"])
 	if str(cl["client_secret"]) == "" {
 		msg := "Public OAuth client " + str(cl["client_id"]) + " registered (no secret: it must use PKCE)."
-		return p.redirectNotice(c, Path+"/developers", msg)
+		return p.redirectNotice(c, r, Path+"/developers", msg)
 	}
 	return p.render(c, http.StatusCreated, "secret", r, secretPage{Kind: "OAuth client secret", ID: str(cl["client_id"]), Name: str(cl["name"]), Secret: str(cl["client_secret"])})
 }

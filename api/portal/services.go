@@ -92,7 +92,7 @@ func (p *Portal) serviceDetail(c *fiber.Ctx, r *Request) error {
 		return err
 	}
 	d := servicePage{Service: obj(sv["service"]), Periods: periods(), Period: "24h", CanWrite: r.Session.Can("services:write"), CanBilling: r.Session.Can("billing:read"),
-		Message: p.takeNotice(c)}
+		Message: p.takeNotice(c, r)}
 	for _, per := range periods() {
 		if c.Query("period") == per {
 			d.Period = per
@@ -162,7 +162,7 @@ func (p *Portal) followOperation(c *fiber.Ctx, r *Request, acc M) error {
 	if id := str(acc["request_id"]); id != "" {
 		return c.Redirect(Path+"/operations/"+url.PathEscape(id)+env, http.StatusSeeOther)
 	}
-	return p.redirectNotice(c, Path+"/services/"+url.PathEscape(c.Params("id"))+env, "Saved.")
+	return p.redirectNotice(c, r, Path+"/services/"+url.PathEscape(c.Params("id"))+env, "Saved.")
 }
 
 // parseNumber reads a form's number (0 when it is not one).

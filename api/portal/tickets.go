@@ -85,7 +85,7 @@ func (p *Portal) registerTickets(r fiber.Router) {
 	r.Get("/tickets/attachments/:id", p.page(p.attachment))
 	r.Post("/tickets", p.page(p.createTicket))
 	r.Get("/tickets/:id", p.page(func(c *fiber.Ctx, r *Request) error {
-		return p.ticket(c, r, http.StatusOK, p.takeNotice(c))
+		return p.ticket(c, r, http.StatusOK, p.takeNotice(c, r))
 	}))
 	r.Post("/tickets/:id/comments", p.page(p.addComment))
 	r.Post("/tickets/:id/escalate", p.page(p.escalate))
@@ -182,7 +182,7 @@ func (p *Portal) createTicket(c *fiber.Ctx, r *Request) error {
 		}
 		return err
 	}
-	return p.redirectNotice(c, Path+"/tickets/"+url.PathEscape(out.Ticket.ID), "Ticket "+out.Ticket.Number+" opened.")
+	return p.redirectNotice(c, r, Path+"/tickets/"+url.PathEscape(out.Ticket.ID), "Ticket "+out.Ticket.Number+" opened.")
 }
 
 // refusal reports whether an API refusal is about the form (shown with
@@ -286,7 +286,7 @@ func (p *Portal) addComment(c *fiber.Ctx, r *Request) error {
 		}
 		return err
 	}
-	return p.redirectNotice(c, Path+"/tickets/"+url.PathEscape(id)+"#conversation", "Your comment was added.")
+	return p.redirectNotice(c, r, Path+"/tickets/"+url.PathEscape(id)+"#conversation", "Your comment was added.")
 }
 
 // escalate escalates a ticket: provider staff to the next level with a
@@ -312,7 +312,7 @@ func (p *Portal) escalate(c *fiber.Ctx, r *Request) error {
 		}
 		return err
 	}
-	return p.redirectNotice(c, Path+"/tickets/"+id, "The ticket was escalated.")
+	return p.redirectNotice(c, r, Path+"/tickets/"+id, "The ticket was escalated.")
 }
 
 func (p *Portal) feedback(c *fiber.Ctx, r *Request) error {
@@ -328,7 +328,7 @@ func (p *Portal) feedback(c *fiber.Ctx, r *Request) error {
 		}
 		return err
 	}
-	return p.redirectNotice(c, Path+"/tickets/"+url.PathEscape(id), "Thank you for your feedback.")
+	return p.redirectNotice(c, r, Path+"/tickets/"+url.PathEscape(id), "Thank you for your feedback.")
 }
 
 // attachment relays an attachment's download from the API (which decides

@@ -11,9 +11,10 @@ import (
 
 // receiverOutage is how long the webhook receiver stays down: a real
 // minute. The real retry schedule tries an event at 0, 5 s, 35 s and
-// 2 min 35 s after its first attempt, so an event of the outage's first
-// half has its first three attempts refused and is delivered by its
-// fourth, and a later one is refused twice and delivered by its third.
+// 2 min 35 s after its first attempt, so an event first tried in the
+// outage's first 25 s has its first three attempts refused and is
+// delivered by its fourth, and a later one is refused twice and delivered
+// by its third.
 // The test runs beside the other fault tests, so the wait overlaps their
 // work.
 const receiverOutage = time.Minute

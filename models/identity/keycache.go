@@ -19,7 +19,7 @@ const keyCacheMax = 10000
 // from the database (the key, its organization's plan limits and access
 // policy), by the SHA-256 of the secret. Entries live ttl; Invalidate
 // drops them all at once (the API calls it after each request that may
-// write). A read that started before an Invalidate is not kept, so a
+// write to credentials, permissions, plans or policies). A read that started before an Invalidate is not kept, so a
 // change is never hidden by a read that raced with it. The zero value is
 // not usable; a nil *KeyCache caches nothing. Safe for concurrent use.
 type KeyCache struct {
