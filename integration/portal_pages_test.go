@@ -7,9 +7,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
 	"github.com/telcoplatform/platform/testenv"
@@ -67,6 +69,7 @@ func TestPortalPagesInBrowser(t *testing.T) {
 	receiver := newHookReceiver(t, alwaysOK)
 	ssoPerson(t, p, idp, testenv.IdPUser{Name: "ada", Email: "ada@demo.example", Password: "ada's password", CommonName: "Ada Lovelace", Groups: []string{"engineering"}})
 
+	dialogs := acceptDialogs(t, ctx)
 	step, stop := context.WithTimeout(ctx, 4*time.Minute) // a deadline for a stuck page, not a measure
 	defer stop()
 	must := func(what string, actions ...chromedp.Action[chromedp.Void]) {
@@ -155,6 +158,9 @@ func TestPortalPagesInBrowser(t *testing.T) {
 	}
 	pageCheck(t, step, "developers")
 	must("revoke the key", chromedp.Click(chromedp.CSS(fmt.Sprintf(`tr[data-key=%q] button.revoke`, keyID))), chromedp.WaitVisible(chromedp.CSS("#message")))
+	if asked := dialogs(); len(asked) != 1 || !strings.HasPrefix(asked[0], "Revoke this key?") {
+		t.Fatalf("the revocation's confirmation: %q", asked)
+	}
 	if st := p.call(t, "GET", "/v1/services", key, nil, nil, nil); st != 401 {
 		t.Fatalf("the revoked key: %d", st)
 	}
@@ -201,4 +207,30 @@ func TestPortalPagesInBrowser(t *testing.T) {
 		t.Fatalf("the dashboard at 390 px is %d px wide (%v)", width, err)
 	}
 	pageCheck(t, step, "dashboard-phone")
+}
+
+// acceptDialogs accepts every JavaScript dialog the browser's page opens
+// (the portal's confirmations) and returns a function that gives the
+// messages of those opened since its last call.
+func acceptDialogs(t *testing.T, ctx context.Context) func() []string {
+	var mu sync.Mutex
+	var asked []string
+	err := chromedp.Listen(ctx, func(ev any) {
+		if d, ok := ev.(*page.EventJavascriptDialogOpening); ok {
+			mu.Lock()
+			asked = append(asked, d.Message)
+			mu.Unlock()
+			go func() { _, _ = chromedp.Call(ctx, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: true}) }()
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		out := asked
+		asked = nil
+		return out
+	}
 }
