@@ -220,7 +220,9 @@ func acceptDialogs(t *testing.T, ctx context.Context) func() []string {
 			mu.Lock()
 			asked = append(asked, d.Message)
 			mu.Unlock()
-			go func() { _, _ = chromedp.Call(ctx, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: true}) }()
+			go func() {
+				_, _ = chromedp.Call(ctx, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: true})
+			}()
 		}
 	})
 	if err != nil {
