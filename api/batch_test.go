@@ -83,7 +83,7 @@ func TestBatchMixedItems(t *testing.T) {
 	ans := h.batch(a.liveKey, map[string]any{"requests": []map[string]any{
 		{"id": "create", "method": "POST", "path": "/v1/billing/accounts", "body": acct},
 		{"id": "get", "method": "GET", "path": "/v1/billing/accounts/{{create.body.account.id}}", "depends_on": []string{"create"}},
-		{"id": "list", "method": "GET", "path": "/api/v1/billing/accounts?limit=100"},
+		{"id": "list", "method": "GET", "path": "/api/v1/billing/accounts?limit=100", "depends_on": []string{"create"}}, // items without a dependency run concurrently
 		{"id": "missing", "method": "GET", "path": "/v1/billing/accounts/acct_doesnotexist"},
 		{"id": "other-tenant", "method": "GET", "path": "/v1/billing/accounts/" + b.account.ID},
 		{"id": "invalid", "method": "POST", "path": "/v1/billing/accounts", "body": map[string]any{"name": "x", "currency": "USD", "billing_email": "not an e-mail"}},
