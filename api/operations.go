@@ -97,10 +97,10 @@ type OperationOutput struct {
 }
 
 // operationAnswer is GET /v1/operations/{id}'s answer. The operation's row
-// is read on every request; when it is unchanged since the last read (same
-// snapshot) the document built then is served again, and, unless the
-// workflow's live detail is added to it (a running operation), its
-// encoding too.
+// is read on every request. A running operation (with a workflow engine)
+// is built on every request, since the workflow's live detail is added to
+// it; otherwise, when the row is unchanged since the last read (same
+// snapshot), the document and encoding built then are served again.
 func (s *Server) operationAnswer(ctx context.Context, id string) (*OperationOutput, error) {
 	prev := s.operationAnswers.get(id)
 	snap, err := s.operations.OperationSnapshot(ctx, principal(ctx), id, prev.snapshot())
@@ -108,12 +108,12 @@ func (s *Server) operationAnswer(ctx context.Context, id string) (*OperationOutp
 		return nil, err
 	}
 	op := snap.Row
-	out := &OperationOutput{Status: http.StatusOK}
 	if s.temporal != nil && !op.Status.Terminal() {
-		out.Body.OperationDocument = s.operationDocument(op)
+		out := s.operationOutput(op, http.StatusOK)
 		s.addLiveDetail(ctx, &out.Body.OperationDocument, op)
 		return out, nil
 	}
+	out := &OperationOutput{Status: http.StatusOK}
 	if err := s.operationAnswers.serve(id, prev, snap, &out.Body.OperationDocument, &out.Body.preEncoded, &out.Body, s.operationDocument); err != nil {
 		return nil, err
 	}

@@ -66,15 +66,6 @@ const (
 	maxNested    = 50
 )
 
-// Error codes of refused queries, in extensions.code.
-const (
-	// CodeParseFailed is a query that is not GraphQL.
-	CodeParseFailed = errcode.ParseFailed
-	// CodeValidationFailed is a query that does not fit the schema (or
-	// whose variables do not fit the operation).
-	CodeValidationFailed = errcode.ValidationFailed
-)
-
 // Deps are what the graph reads through: the domain stores, each called
 // with the caller's principal as the REST handlers call them.
 type Deps struct {
@@ -147,7 +138,7 @@ func (h *Handler) Prepare(ctx context.Context, params *graphql.RawParams) (*Prep
 		return nil, errs
 	}
 	if op.Operation.Operation != ast.Query {
-		return nil, gqlerror.List{h.refusal(ctx, CodeValidationFailed, "only queries are served: the graph is read-only (use the REST endpoints to change things, /v1/stream to follow changes)")}
+		return nil, gqlerror.List{h.refusal(ctx, errcode.ValidationFailed, "only queries are served: the graph is read-only (use the REST endpoints to change things, /v1/stream to follow changes)")}
 	}
 	sh := &shape{}
 	if !sh.walk(op.Operation.SelectionSet, op.Doc.Fragments, 0, false, 0, map[string]bool{}) {

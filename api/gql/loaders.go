@@ -67,7 +67,7 @@ func newLoaders(cfg *Deps) *loaders {
 	}, opts...)
 	l.operationsOf = dataloadgen.NewLoader(func(ctx context.Context, ids []string) ([][]operations.Operation, []error) {
 		p, q := db(ctx)
-		q = readableOperations(p, q.Model(&operations.Operation{}))
+		q = operations.Readable(p, q.Model(&operations.Operation{}))
 		var rows []operations.Operation
 		err := ranked(q, "resource_id", ids, "created_at DESC, id", maxNested, &rows)
 		return grouped(ids, rows, func(o *operations.Operation) string { return o.ResourceID }, err)
@@ -103,31 +103,6 @@ func newLoaders(cfg *Deps) *loaders {
 		return grouped(ids, rows, func(c *support.Comment) string { return c.TicketID }, err)
 	}, opts...)
 	return l
-}
-
-// readableOperations narrows q to the operation types p may read, as
-// ListOperations does: report runs need their own read permissions, every
-// other type services:read.
-func readableOperations(p *models.Principal, q *gorm.DB) *gorm.DB {
-	var readable, unreadable []operations.OperationType
-	for _, t := range []operations.OperationType{operations.OpTypeSupportReport, operations.OpTypeAnalyticsReport} {
-		if p.Can(t.ReadPermission()) {
-			readable = append(readable, t)
-		} else {
-			unreadable = append(unreadable, t)
-		}
-	}
-	switch {
-	case p.Can(operations.OpTypeProvisioning.ReadPermission()):
-		if len(unreadable) > 0 {
-			q = q.Where("type NOT IN ?", unreadable)
-		}
-	case len(readable) > 0:
-		q = q.Where("type IN ?", readable)
-	default:
-		q = q.Where("1 = 0")
-	}
-	return q
 }
 
 // ranked loads, in one statement, at most per rows of q's model for each

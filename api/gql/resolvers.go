@@ -2,6 +2,7 @@ package gql
 
 import (
 	"context"
+	"fmt"
 	"math"
 
 	"github.com/telcoplatform/platform/events"
@@ -66,7 +67,7 @@ func pageOf(first *int, after *string) (models.PageRequest, error) {
 	q := models.ListQuery{Limit: defaultFirst}
 	if first != nil {
 		if *first < 1 || *first > maxFirst {
-			return models.PageRequest{}, models.Invalid(models.FieldIssue{Field: "first", Issue: "must be between 1 and 200"})
+			return models.PageRequest{}, models.Invalid(models.FieldIssue{Field: "first", Issue: fmt.Sprintf("must be between 1 and %d", maxFirst)})
 		}
 		q.Limit = *first
 	}

@@ -2,6 +2,7 @@ package gql
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/billing"
@@ -16,7 +17,7 @@ func nestedLimit(first *int) (int, error) {
 		return nestedFirst, nil
 	}
 	if *first < 1 || *first > maxNested {
-		return 0, models.Invalid(models.FieldIssue{Field: "first", Issue: "must be between 1 and 50"})
+		return 0, models.Invalid(models.FieldIssue{Field: "first", Issue: fmt.Sprintf("must be between 1 and %d", maxNested)})
 	}
 	return *first, nil
 }

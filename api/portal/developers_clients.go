@@ -4,7 +4,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"unicode"
 
 	"github.com/gofiber/fiber/v2"
 )
@@ -28,41 +27,6 @@ func grantTypes() []grantType {
 		{Value: "client_credentials", Label: "client_credentials"},
 		{Value: "urn:ietf:params:oauth:grant-type:device_code", Label: "device code (urn:ietf:params:oauth:grant-type:device_code)"},
 	}
-}
-
-// formList returns the non-empty values of the form's field name.
-func formList(c *fiber.Ctx, name string) []string {
-	out := []string{}
-	for k, v := range c.Request().PostArgs().All() {
-		if string(k) == name {
-			if s := strings.TrimSpace(string(v)); s != "" {
-				out = append(out, s)
-			}
-		}
-	}
-	return out
-}
-
-// splitList splits text on commas and white space (line breaks
-// included): a list of words, event types or numbers.
-func splitList(text string) []string {
-	out := strings.FieldsFunc(text, func(r rune) bool { return r == ',' || unicode.IsSpace(r) })
-	if out == nil {
-		return []string{}
-	}
-	return out
-}
-
-// splitLines returns text's non-blank lines, trimmed: values such as URIs
-// that may hold commas.
-func splitLines(text string) []string {
-	out := []string{}
-	for _, line := range strings.Split(text, "\n") {
-		if line = strings.TrimSpace(line); line != "" {
-			out = append(out, line)
-		}
-	}
-	return out
 }
 
 // registerClients registers the OAuth client forms.

@@ -510,14 +510,11 @@ type OperationFilter struct {
 
 var operationSorts = models.SortFields{"created_at": "created_at", "updated_at": "updated_at", "finished_at": "finished_at", "type": "type", "status": "status"}
 
-// ListOperations returns a page of the operations in p's scope that f
-// selects and p may read (support reports need support:read, analytics
-// reports analytics:read, the others services:read), newest first by default. Errors: VALIDATION_ERROR (sort,
-// filter).
-func (s *Store) ListOperations(ctx context.Context, p *models.Principal, f OperationFilter, page models.PageRequest) ([]Operation, int64, error) {
-	q := s.In(ctx, p.Scope()).Model(&Operation{})
-	// Report runs have read permissions of their own; every other type
-	// needs services:read.
+// Readable narrows q, a query of operations, to the types p may read:
+// report runs need their own read permissions (support reports
+// support:read, analytics reports analytics:read), every other type
+// services:read.
+func Readable(p *models.Principal, q *gorm.DB) *gorm.DB {
 	var readable, unreadable []OperationType
 	for _, t := range []OperationType{OpTypeSupportReport, OpTypeAnalyticsReport} {
 		if p.Can(t.ReadPermission()) {
@@ -536,6 +533,15 @@ func (s *Store) ListOperations(ctx context.Context, p *models.Principal, f Opera
 	default:
 		q = q.Where("1 = 0")
 	}
+	return q
+}
+
+// ListOperations returns a page of the operations in p's scope that f
+// selects and p may read (support reports need support:read, analytics
+// reports analytics:read, the others services:read), newest first by default. Errors: VALIDATION_ERROR (sort,
+// filter).
+func (s *Store) ListOperations(ctx context.Context, p *models.Principal, f OperationFilter, page models.PageRequest) ([]Operation, int64, error) {
+	q := Readable(p, s.In(ctx, p.Scope()).Model(&Operation{}))
 	if f.Type != "" {
 		q = q.Where("type = ?", f.Type)
 	}

@@ -319,25 +319,26 @@ func (s *Store) CreateTicket(ctx context.Context, p *models.Principal, in Ticket
 // database (unavailable, say), which is not the client's mistake.
 func (s *Store) customerOrganization(ctx context.Context, p *models.Principal, customerID string) (org *models.Organization, problem string, err error) {
 	db := s.core.In(ctx, models.SystemScope())
-	org = &models.Organization{}
 	if !isStaff(p) {
-		if err := db.Where("id = ?", p.OrganizationID).Take(org).Error; err != nil {
-			if errors.Is(err, gorm.ErrRecordNotFound) {
-				return nil, "the caller's organization was not found", nil
-			}
-			return nil, "", err
-		}
-		if customerID != "" && customerID != org.CustomerID {
+		org, problem, err := takeOrganization(db.Where("id = ?", p.OrganizationID), "the caller's organization was not found")
+		if org != nil && customerID != "" && customerID != org.CustomerID {
 			return nil, "names no customer the caller may open tickets for", nil
 		}
-		return org, "", nil
+		return org, problem, err
 	}
 	if customerID == "" {
 		return nil, "is required when provider staff open a ticket", nil
 	}
-	if err := db.Where("customer_id = ? AND provider = ?", customerID, false).Take(org).Error; err != nil {
+	return takeOrganization(db.Where("customer_id = ? AND provider = ?", customerID, false), "names no customer")
+}
+
+// takeOrganization reads the organization q selects: not found is the
+// problem notFound, any other failure err.
+func takeOrganization(q *gorm.DB, notFound string) (*models.Organization, string, error) {
+	org := &models.Organization{}
+	if err := q.Take(org).Error; err != nil {
 		if errors.Is(err, gorm.ErrRecordNotFound) {
-			return nil, "names no customer", nil
+			return nil, notFound, nil
 		}
 		return nil, "", err
 	}
