@@ -103,7 +103,7 @@ func (e errorAnswer) MarshalJSON() ([]byte, error) { return jsonMarshal(e.ErrorB
 func newErrorBody(ctx context.Context, log *slog.Logger, err error) *ErrorBody {
 	e := models.AsError(err)
 	if e.Code == models.CodeInternal && models.DatabaseUnavailable(err) {
-		e = databaseUnavailable(err)
+		e = models.DatabaseUnavailableError(err)
 	}
 	status := HTTPStatus(e.Code)
 	info := requestInfoFrom(ctx)
@@ -123,20 +123,6 @@ func newErrorBody(ctx context.Context, log *slog.Logger, err error) *ErrorBody {
 		body.headers = map[string]string{"WWW-Authenticate": bearerChallenge(info.Realm, e.Code)}
 	}
 	return body
-}
-
-// databaseUnavailableRetry is the Retry-After, in seconds, of an answer
-// refused because the database cannot be reached.
-const databaseUnavailableRetry = 2
-
-// databaseUnavailable is the answer to a request that failed because the
-// database cannot be reached (models.DatabaseUnavailable): a temporary
-// 503 DEPENDENCY_UNAVAILABLE with Retry-After, not a 500.
-func databaseUnavailable(cause error) *models.Error {
-	e := models.Errorf(models.CodeDependencyUnavailable, "the database is unavailable right now; retry shortly").
-		WithDetail("retry_after", databaseUnavailableRetry)
-	e.Cause = cause
-	return e
 }
 
 // bearerChallenge is the WWW-Authenticate header of a 401 (RFC 6750 section

@@ -18,7 +18,7 @@ func TestDatabaseOutageAnswers503(t *testing.T) {
 	down := models.Internal(fmt.Errorf("load ticket: %w", &pgconn.PgError{Code: "57P01", Message: "terminating connection due to administrator command"}))
 	body := newErrorBody(context.Background(), nil, down)
 	if body.status != http.StatusServiceUnavailable || body.Error.Code != models.CodeDependencyUnavailable ||
-		body.headers["Retry-After"] != "2" || body.Error.Details["retry_after"] != databaseUnavailableRetry {
+		body.headers["Retry-After"] != "2" || body.Error.Details["retry_after"] != models.DatabaseUnavailableRetry {
 		t.Fatalf("database outage answered %d %s, headers %v, details %v", body.status, body.Error.Code, body.headers, body.Error.Details)
 	}
 	other := newErrorBody(context.Background(), nil, errors.New("boom"))

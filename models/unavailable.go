@@ -12,6 +12,20 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
+// DatabaseUnavailableRetry is the Retry-After, in seconds, of an answer
+// refused because the database cannot be reached.
+const DatabaseUnavailableRetry = 2
+
+// DatabaseUnavailableError is the answer to a request that failed because
+// the database cannot be reached (DatabaseUnavailable(cause)): a temporary
+// DEPENDENCY_UNAVAILABLE with retry_after, not an internal error.
+func DatabaseUnavailableError(cause error) *Error {
+	e := Errorf(CodeDependencyUnavailable, "the database is unavailable right now; retry shortly").
+		WithDetail("retry_after", DatabaseUnavailableRetry)
+	e.Cause = cause
+	return e
+}
+
 // DatabaseUnavailable reports whether err says that the database cannot be
 // reached right now, rather than that the request or the code is wrong: a
 // refused or broken connection, a server shutting down or starting up

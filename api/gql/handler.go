@@ -232,7 +232,7 @@ func (h *Handler) present(ctx context.Context, err error) *gqlerror.Error {
 	switch {
 	case errors.As(err, &me):
 		if me.Code == models.CodeInternal && models.DatabaseUnavailable(err) {
-			me = models.Errorf(models.CodeDependencyUnavailable, "the database is unavailable right now; retry shortly").WithDetail("retry_after", 2)
+			me = models.DatabaseUnavailableError(err)
 		}
 		if me.Code == models.CodeInternal {
 			h.cfg.Log.ErrorContext(ctx, "graphql field failed", "request_id", h.cfg.RequestID(ctx), "path", gerr.Path.String(), "error", err)
