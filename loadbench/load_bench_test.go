@@ -2,7 +2,6 @@ package loadbench
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"io"
@@ -17,8 +16,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/go-redis/redis_rate/v10"
-	"github.com/gofiber/fiber/v2"
 	"github.com/redis/go-redis/v9"
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 
@@ -151,13 +148,19 @@ func BenchmarkAPILoad(b *testing.B) {
 	fetch(b, base+"/v1/services/"+fx.serviceID, fx.key)
 	fetch(b, base+"/v1/operations/"+fx.operationID, fx.key)
 
-	floorA := startFloorA(b)
-	floorB := startFloorB(b, rdb, fx.key, catalog)
-	fetch(b, floorB+"/v1/services/catalog", fx.key)
+	// The floors: (a) and (b) each in a process of its own, as the platform
+	// runs; (b') is (b) again inside the load generator's process, which
+	// saves it the scheduling of a second process on every request.
+	floorA := startFloorProcess(b, "a")
+	floorBURL := startFloorBProcess(b, redisURL, fx.key, catalog)
+	floorBHere := serveFiber(b, floorB(rdb, fx.key, catalog))
+	fetch(b, floorBURL+"/v1/services/catalog", fx.key)
+	fetch(b, floorBHere+"/v1/services/catalog", fx.key)
 
 	targets := []target{
 		{name: "(a) bare Fiber, small JSON", url: floorA + "/json", floor: true},
-		{name: "(b) Fiber + key hash + redis_rate + catalog bytes", url: floorB + "/v1/services/catalog", key: fx.key, floor: true},
+		{name: "(b) Fiber + key hash + redis_rate + catalog bytes", url: floorBURL + "/v1/services/catalog", key: fx.key, floor: true},
+		{name: "(b') the same, in the load generator's process", url: floorBHere + "/v1/services/catalog", key: fx.key, floor: true},
 		{name: "GET /v1/services/catalog", url: base + "/v1/services/catalog", key: fx.key},
 		{name: "GET /v1/services/{id}", url: base + "/v1/services/" + fx.serviceID, key: fx.key},
 		{name: "GET /v1/operations/{id}", url: base + "/v1/operations/" + fx.operationID, key: fx.key},
@@ -165,25 +168,31 @@ func BenchmarkAPILoad(b *testing.B) {
 
 	fmt.Printf("\nAPI load benchmark: %s, redis-server, vegeta at maximum rate, %s per point, %d CPUs (GOMAXPROCS %d), %s/%s\n",
 		dbName, s.duration, runtime.NumCPU(), runtime.GOMAXPROCS(0), runtime.GOOS, runtime.GOARCH)
-	fmt.Printf("catalog answer: %d bytes; the floors run in the load generator's process, the platform in its own%s\n\n", len(catalog), loadAverage())
+	fmt.Printf("catalog answer: %d bytes; the platform and floors (a) and (b) each run in a process of their own, (b') in the load generator's%s\n\n", len(catalog), loadAverage())
 	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(w, "conns\ttarget\treq/s\tp50\tp99\terrors\t429\tvs (b)\t")
+	fmt.Fprintln(w, "conns\ttarget\treq/s\tp50\tp99\terrors\t429\tvs (b)\tvs (b')\t")
 	maxRate := map[string]float64{}
 	for _, conns := range s.connections {
-		var floor float64
+		var floor, floorHere float64
 		for _, tg := range targets {
 			p := attack(tg, conns, 0, s.duration)
-			if tg.floor && strings.HasPrefix(tg.name, "(b)") {
+			switch {
+			case tg.floor && strings.HasPrefix(tg.name, "(b)"):
 				floor = p.rate
+			case tg.floor && strings.HasPrefix(tg.name, "(b')"):
+				floorHere = p.rate
 			}
-			ratio := "-"
+			ratio, ratioHere := "-", "-"
 			if !tg.floor && floor > 0 {
 				ratio = fmt.Sprintf("%.1f %%", 100*p.rate/floor)
+			}
+			if !tg.floor && floorHere > 0 {
+				ratioHere = fmt.Sprintf("%.1f %%", 100*p.rate/floorHere)
 			}
 			if conns == s.half {
 				maxRate[tg.name] = p.rate
 			}
-			fmt.Fprintf(w, "%d\t%s\t%.0f\t%s\t%s\t%d\t%d\t%s\t\n", conns, tg.name, p.rate, ms(p.p50), ms(p.p99), p.errors, p.limited, ratio)
+			fmt.Fprintf(w, "%d\t%s\t%.0f\t%s\t%s\t%d\t%d\t%s\t%s\t\n", conns, tg.name, p.rate, ms(p.p50), ms(p.p99), p.errors, p.limited, ratio, ratioHere)
 			if !tg.floor {
 				b.ReportMetric(p.rate, fmt.Sprintf("req/s-%s-%dconns", metricName(tg.name), conns))
 			}
@@ -212,7 +221,7 @@ func BenchmarkAPILoad(b *testing.B) {
 		conns := 32
 		ext := filepath.Ext(s.profile)
 		for i, suffix := range []string{"", "-service", "-operation"} {
-			tg := targets[2+i]
+			tg := targets[3+i]
 			path := strings.TrimSuffix(s.profile, ext) + suffix + ext
 			fmt.Printf("\nCPU profile of the platform under %s at %d connections (%s): %s\n", tg.name, conns, s.duration, path)
 			done := make(chan error, 1)
@@ -284,56 +293,6 @@ func prepareDatabase(b *testing.B, ctx context.Context, dbURL string) fixture {
 		b.Fatalf("issue the API key: %v", err)
 	}
 	return fixture{key: secret, serviceID: demo.Services[0], operationID: op.ID}
-}
-
-// startFloorA serves floor (a): a bare Fiber app answering a small JSON.
-func startFloorA(b *testing.B) string {
-	app := fiber.New(fiber.Config{DisableStartupMessage: true})
-	app.Get("/json", func(c *fiber.Ctx) error {
-		return c.JSON(fiber.Map{"status": "ok"})
-	})
-	return serveFiber(b, app)
-}
-
-// startFloorB serves floor (b): what an authenticated, rate-limited GET
-// cannot avoid. It hashes the bearer key (SHA-256), finds it in a map, runs
-// one GCRA check on Redis through go-redis/redis_rate (a limit the load
-// cannot reach) and writes the catalog's bytes, computed beforehand.
-func startFloorB(b *testing.B, rdb *redis.Client, key string, body []byte) string {
-	keys := map[[32]byte]string{sha256.Sum256([]byte(key)): "key_loadbench"}
-	limiter := redis_rate.NewLimiter(rdb)
-	limit := redis_rate.Limit{Rate: 1_000_000_000, Burst: 1_000_000_000, Period: time.Hour}
-	app := fiber.New(fiber.Config{DisableStartupMessage: true})
-	app.Get("/v1/services/catalog", func(c *fiber.Ctx) error {
-		bearer, ok := strings.CutPrefix(c.Get(fiber.HeaderAuthorization), "Bearer ")
-		if !ok {
-			return c.SendStatus(fiber.StatusUnauthorized)
-		}
-		id, ok := keys[sha256.Sum256([]byte(bearer))]
-		if !ok {
-			return c.SendStatus(fiber.StatusUnauthorized)
-		}
-		res, err := limiter.Allow(c.UserContext(), "floor:"+id, limit)
-		if err != nil {
-			return c.SendStatus(fiber.StatusServiceUnavailable)
-		}
-		if res.Allowed == 0 {
-			return c.SendStatus(fiber.StatusTooManyRequests)
-		}
-		c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
-		return c.Send(body)
-	})
-	return serveFiber(b, app)
-}
-
-func serveFiber(b *testing.B, app *fiber.App) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	go func() { _ = app.Listener(ln) }()
-	b.Cleanup(func() { _ = app.Shutdown() })
-	return "http://" + ln.Addr().String()
 }
 
 // attack drives tg with conns connections (and as many workers) for du, at

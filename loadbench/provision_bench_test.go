@@ -46,10 +46,10 @@ var provisionBody = map[string]any{
 // queue, search attributes and input on the same Temporal dev server. No
 // worker runs: the started workflows wait in the task queue (the 202 needs
 // only the start), so the figures are the start path alone, the same for
-// both. Each point runs the SDK loop, the API without and with an
-// Idempotency-Key (unique per request), then the SDK loop again, at
-// LOAD_BENCH_CONNECTIONS (default 1,8,32), LOAD_BENCH_DURATION each
-// (default 5s). A credential may make 50 provisioning requests an hour (the
+// both. Each point runs the SDK loop and the API without and with an
+// Idempotency-Key (unique per request), taking turns in
+// LOAD_BENCH_ROUNDS rounds (default 5), at LOAD_BENCH_CONNECTIONS
+// (default 1,8,32), LOAD_BENCH_DURATION each in all (default 5s). A credential may make 50 provisioning requests an hour (the
 // provisioning endpoint group), so the API runs use fresh sandbox keys of
 // the demo tenant, 50 requests each, as many customers would. It runs only
 // when LOAD_BENCH is set (see provisionBenchCommand).
@@ -61,6 +61,7 @@ func BenchmarkProvisionStart(b *testing.B) {
 	if os.Getenv("LOAD_BENCH_CONNECTIONS") == "" {
 		s.connections = []int{1, 8, 32}
 	}
+	rounds := max(1, envInt(b, "LOAD_BENCH_ROUNDS", 5))
 	ctx := context.Background()
 	st := startStack(b, false)
 
@@ -104,48 +105,61 @@ func BenchmarkProvisionStart(b *testing.B) {
 
 	fmt.Printf("\nStarting an operation: %s, Temporal dev server (in-memory), no worker, %s per point, %d CPUs (GOMAXPROCS %d), %s/%s\n",
 		st.dbName, s.duration, runtime.NumCPU(), runtime.GOMAXPROCS(0), runtime.GOOS, runtime.GOARCH)
-	fmt.Printf("the SDK loop and vegeta run in the benchmark's process, the API in its own%s\n\n", loadAverage())
+	fmt.Printf("the SDK loop and vegeta run in the benchmark's process, the API in its own; %d interleaved rounds per point%s\n\n", rounds, loadAverage())
 	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(w, "conns\ttarget\tstarts/s\tp50\tp99\terrors\tvs SDK\t")
 	started := 2
 	var failures []string
 	for _, conns := range s.connections {
-		// The SDK loop runs before and after the API (the dev server holds
-		// more workflows as the run goes on); the API is compared with the
-		// mean of the two.
-		before := loop(conns, s.duration, sdkStart)
-		// Enough fresh keys for twice the SDK loop's rate, per API run.
-		keys := issueKeys(b, st, 2*(int(2*before.rate*s.duration.Seconds())/perKey+10))
-		var api [2]point
-		for i, idem := range []bool{false, true} {
-			name := provisionTargetName(idem)
-			half := keys[i*len(keys)/2 : (i+1)*len(keys)/2]
-			p, bad := attackWith(name, provisionTargeter(url, half, body, idem), conns, s.duration)
-			api[i] = p
-			started += int(p.requests) - p.errors
-			if bad != "" {
-				failures = append(failures, fmt.Sprintf("%d conns, %s: %s", conns, name, bad))
+		// The three targets take turns, rounds times, each for duration /
+		// rounds, the first of each round in turn: the dev server holds
+		// more workflows as the run goes on and the machine's other load
+		// comes and goes, and each target gets its share of both.
+		var sdk tally
+		var api [2]tally
+		slice := s.duration / time.Duration(rounds)
+		for r := range rounds {
+			for k := range 3 {
+				switch (r + k) % 3 {
+				case 0:
+					loopInto(&sdk, conns, slice, sdkStart)
+				default:
+					idem := (r+k)%3 == 2
+					// Enough fresh keys for twice the SDK loop's best rate so far.
+					rate := max(sdk.point().rate, 200)
+					keys := issueKeys(b, st, int(2*rate*slice.Seconds())/perKey+10)
+					attackInto(&api[b2i(idem)], provisionTargetName(idem), provisionTargeter(url, keys, body, idem), conns, slice)
+				}
 			}
 		}
-		after := loop(conns, s.duration, sdkStart)
-		mean := (before.rate + after.rate) / 2
-		started += int(before.requests) - before.errors + int(after.requests) - after.errors
+		ref := sdk.point()
+		started += int(ref.requests) - ref.errors
 		row := func(name string, p point, ratio string) {
 			fmt.Fprintf(w, "%d\t%s\t%.0f\t%s\t%s\t%d\t%s\t\n", conns, name, p.rate, ms(p.p50), ms(p.p99), p.errors, ratio)
 		}
-		row("raw SDK ExecuteWorkflow (before)", before, "-")
-		for i, idem := range []bool{false, true} {
-			ratio := "-"
-			if mean > 0 {
-				ratio = fmt.Sprintf("%.1f %%", 100*api[i].rate/mean)
-			}
-			row(provisionTargetName(idem), api[i], ratio)
+		row("raw SDK ExecuteWorkflow", ref, "-")
+		if bad := sdk.failures(); bad != "" {
+			failures = append(failures, fmt.Sprintf("%d conns, raw SDK ExecuteWorkflow: %s", conns, bad))
 		}
-		row("raw SDK ExecuteWorkflow (after)", after, "-")
-		b.ReportMetric(api[0].rate, fmt.Sprintf("provision/s-%dconns", conns))
-		b.ReportMetric(float64(api[0].p99)/float64(time.Millisecond), fmt.Sprintf("provision-p99-ms-%dconns", conns))
-		b.ReportMetric(mean, fmt.Sprintf("sdk-starts/s-%dconns", conns))
-		b.ReportMetric(api[0].rate/mean, fmt.Sprintf("provision/sdk-%dconns", conns))
+		var pts [2]point
+		for i, idem := range []bool{false, true} {
+			pts[i] = api[i].point()
+			started += int(pts[i].requests) - pts[i].errors
+			ratio := "-"
+			if ref.rate > 0 {
+				ratio = fmt.Sprintf("%.1f %%", 100*pts[i].rate/ref.rate)
+			}
+			row(provisionTargetName(idem), pts[i], ratio)
+			if bad := api[i].failures(); bad != "" {
+				failures = append(failures, fmt.Sprintf("%d conns, %s: %s", conns, provisionTargetName(idem), bad))
+			}
+		}
+		b.ReportMetric(pts[0].rate, fmt.Sprintf("provision/s-%dconns", conns))
+		b.ReportMetric(float64(pts[0].p99)/float64(time.Millisecond), fmt.Sprintf("provision-p99-ms-%dconns", conns))
+		b.ReportMetric(ref.rate, fmt.Sprintf("sdk-starts/s-%dconns", conns))
+		if ref.rate > 0 {
+			b.ReportMetric(pts[0].rate/ref.rate, fmt.Sprintf("provision/sdk-%dconns", conns))
+		}
 	}
 	_ = w.Flush()
 	for _, f := range failures {
@@ -214,4 +228,11 @@ func post(url, key string, body []byte) (int, []byte) {
 	defer res.Body.Close()
 	raw, _ := io.ReadAll(res.Body)
 	return res.StatusCode, raw
+}
+
+func b2i(v bool) int {
+	if v {
+		return 1
+	}
+	return 0
 }

@@ -1,6 +1,7 @@
 package loadbench
 
 import (
+	"cmp"
 	"context"
 	"encoding/hex"
 	"fmt"
@@ -12,7 +13,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -111,44 +111,73 @@ func startStackProfiled(b *testing.B, withWorker, workerPprof bool, env ...strin
 	return s
 }
 
-// attackWith drives the requests targeter makes with conns connections
-// (and as many workers) for du, as fast as the answers come. It also
-// returns the answers other than 2xx, by status, with the first error.
-func attackWith(name string, targeter vegeta.Targeter, conns int, du time.Duration) (point, string) {
+// tally adds up the runs of one target (interleaved rounds, see
+// BenchmarkProvisionStart): successful and failed requests, the time they
+// ran, every latency, and the answers other than 2xx by status.
+type tally struct {
+	ok, failed int
+	elapsed    time.Duration
+	lat        []time.Duration
+	bad        map[string]int // status (or transport error) → count
+}
+
+// point is the tally as one measured point: successes per second of the
+// runs' whole time, p50 and p99 of every latency.
+func (t *tally) point() point {
+	slices.Sort(t.lat)
+	p := point{errors: t.failed, requests: uint64(t.ok + t.failed), p50: quantile(t.lat, 0.50), p99: quantile(t.lat, 0.99),
+		limited: t.bad["429"]}
+	if t.elapsed > 0 {
+		p.rate = float64(t.ok) / t.elapsed.Seconds()
+	}
+	return p
+}
+
+// failures lists the answers other than 2xx, by status, sorted.
+func (t *tally) failures() string {
+	var out []string
+	for code, n := range t.bad {
+		out = append(out, fmt.Sprintf("%s x%d", code, n))
+	}
+	slices.Sort(out)
+	return strings.Join(out, ", ")
+}
+
+func (t *tally) fail(what string) {
+	if t.bad == nil {
+		t.bad = map[string]int{}
+	}
+	t.failed++
+	t.bad[what]++
+}
+
+// attackInto drives the requests targeter makes with conns connections
+// (and as many workers) for du, as fast as the answers come, and adds them
+// to t.
+func attackInto(t *tally, name string, targeter vegeta.Targeter, conns int, du time.Duration) {
 	atk := vegeta.NewAttacker(vegeta.Connections(conns), vegeta.MaxConnections(conns),
 		vegeta.Workers(uint64(conns)), vegeta.MaxWorkers(uint64(conns)),
 		vegeta.KeepAlive(true), vegeta.Timeout(30*time.Second), vegeta.MaxBody(0), vegeta.Redirects(vegeta.NoFollow))
-	var m vegeta.Metrics
+	start := time.Now()
 	for r := range atk.Attack(targeter, vegeta.ConstantPacer{}, du, name) {
-		m.Add(r)
-	}
-	m.Close()
-	p := point{rate: m.Throughput, p50: m.Latencies.P50, p99: m.Latencies.P99, requests: m.Requests}
-	var bad []string
-	for code, n := range m.StatusCodes {
-		if !strings.HasPrefix(code, "2") {
-			p.errors += n
-			bad = append(bad, fmt.Sprintf("%s x%d", code, n))
-		}
-		if code == "429" {
-			p.limited += n
+		t.lat = append(t.lat, r.Latency)
+		switch {
+		case r.Code >= 200 && r.Code < 300:
+			t.ok++
+		case r.Code == 0:
+			t.fail(r.Error)
+		default:
+			t.fail(strconv.Itoa(int(r.Code)))
 		}
 	}
-	slices.Sort(bad)
-	if len(m.Errors) > 0 {
-		bad = append(bad, m.Errors[0])
-	}
-	return p, strings.Join(bad, ", ")
+	t.elapsed += time.Since(start)
 }
 
-// loop calls do from conns goroutines, each calling again as soon as the
-// last call returned, for du, and measures it as attackWith measures
-// requests: successful calls per second of the whole run, and the p50 and
-// p99 of every call's latency.
-func loop(conns int, du time.Duration, do func() error) point {
+// loopInto calls do from conns goroutines, each calling again as soon as
+// the last call returned, for du, and adds the calls to t as attackInto
+// adds requests.
+func loopInto(t *tally, conns int, du time.Duration, do func() error) {
 	var mu sync.Mutex
-	var lat []time.Duration
-	var ok, failed atomic.Int64
 	start := time.Now()
 	deadline := start.Add(du)
 	var wg sync.WaitGroup
@@ -157,27 +186,32 @@ func loop(conns int, du time.Duration, do func() error) point {
 		go func() {
 			defer wg.Done()
 			var mine []time.Duration
+			var ok, failed int
+			var first error
 			for time.Now().Before(deadline) {
 				t0 := time.Now()
 				err := do()
 				mine = append(mine, time.Since(t0))
 				if err != nil {
-					failed.Add(1)
+					failed++
+					first = cmp.Or(first, err)
 				} else {
-					ok.Add(1)
+					ok++
 				}
 			}
 			mu.Lock()
-			lat = append(lat, mine...)
-			mu.Unlock()
+			defer mu.Unlock()
+			t.lat = append(t.lat, mine...)
+			t.ok += ok
+			if failed > 0 {
+				t.fail(first.Error())
+				t.bad[first.Error()] += failed - 1
+				t.failed += failed - 1
+			}
 		}()
 	}
 	wg.Wait()
-	elapsed := time.Since(start)
-	slices.Sort(lat)
-	p := point{rate: float64(ok.Load()) / elapsed.Seconds(), errors: int(failed.Load()), requests: uint64(len(lat))}
-	p.p50, p.p99 = quantile(lat, 0.50), quantile(lat, 0.99)
-	return p
+	t.elapsed += time.Since(start)
 }
 
 // quantile returns the q-quantile of sorted (nearest rank), 0 when empty.
