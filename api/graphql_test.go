@@ -378,3 +378,34 @@ func TestGraphQLChargesItsCost(t *testing.T) {
 	}
 	h.do("POST", "/v1/graphql", key, map[string]any{"query": "{ services(first: 1) { totalCount } }"}).decode(http.StatusOK, nil)
 }
+
+// TestGraphQLReadsOnlyTheRows: a ticket or an invoice asked for by id, and a
+// page of tickets, read their own rows only (the page also counts them):
+// none of the ticket's agent, attachments and SLA clocks, nor the
+// invoice's lines, which the GraphQL types do not have.
+func TestGraphQLReadsOnlyTheRows(t *testing.T) {
+	h := newHarness(t)
+	a := h.tenants[0]
+	f := graphFixtures(t, h, a)
+	on, n := countStatements(t, h.store.DB)
+	h.gql(a.liveKey, http.StatusOK, `{ services { edges { node { id } } } }`, nil) // the key is read and kept
+	for _, tc := range []struct {
+		query string
+		want  int64
+	}{
+		{`{ ticket(id: "` + f["ticket_id"] + `") { id title status } }`, 1},
+		{`{ invoice(id: "` + f["invoice_id"] + `") { id total } }`, 1},
+		{`{ tickets { edges { node { id title } } } }`, 2},
+	} {
+		n.Store(0)
+		on.Store(true)
+		res := h.gql(a.liveKey, http.StatusOK, tc.query, nil)
+		on.Store(false)
+		if len(res.Errors) > 0 || len(res.Data) == 0 {
+			t.Fatalf("%s: %+v", tc.query, res)
+		}
+		if got := n.Load(); got != tc.want {
+			t.Errorf("%s: %d statements, want %d", tc.query, got, tc.want)
+		}
+	}
+}

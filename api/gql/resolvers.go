@@ -202,7 +202,7 @@ func (r *queryResolver) Invoices(ctx context.Context, first *int, after *string,
 
 // Invoice reads one invoice as GET /v1/billing/invoices/{id} does.
 func (r *queryResolver) Invoice(ctx context.Context, id string) (*Invoice, error) {
-	return readOne(ctx, permBilling, func(p *models.Principal) (*billing.Invoice, error) { return r.cfg.Billing.GetInvoice(ctx, p, id) }, invoiceOf)
+	return readOne(ctx, permBilling, func(p *models.Principal) (*billing.Invoice, error) { return r.cfg.Billing.GetInvoiceRow(ctx, p, id) }, invoiceOf)
 }
 
 // Payments lists payments as GET /v1/billing/payments does.
@@ -244,7 +244,7 @@ func (r *queryResolver) Subscription(ctx context.Context, id string) (*Subscript
 // Tickets lists tickets as GET /v1/support/tickets does.
 func (r *queryResolver) Tickets(ctx context.Context, first *int, after *string, filter *string) (*TicketConnection, error) {
 	rows, total, pr, err := listPage(ctx, permSupport, first, after, func(p *models.Principal, pr models.PageRequest) ([]support.Ticket, int64, error) {
-		return r.cfg.Support.ListTickets(ctx, p, support.TicketFilter{Expr: text(filter)}, pr)
+		return r.cfg.Support.ListTicketRows(ctx, p, support.TicketFilter{Expr: text(filter)}, pr)
 	})
 	if err != nil {
 		return nil, err
@@ -255,7 +255,7 @@ func (r *queryResolver) Tickets(ctx context.Context, first *int, after *string, 
 
 // Ticket reads one ticket as GET /v1/support/tickets/{id} does.
 func (r *queryResolver) Ticket(ctx context.Context, id string) (*Ticket, error) {
-	return readOne(ctx, permSupport, func(p *models.Principal) (*support.Ticket, error) { return r.cfg.Support.GetTicket(ctx, p, id) }, ticketOf)
+	return readOne(ctx, permSupport, func(p *models.Principal) (*support.Ticket, error) { return r.cfg.Support.GetTicketRow(ctx, p, id) }, ticketOf)
 }
 
 // Events lists events as GET /v1/events does (the event groups the

@@ -443,11 +443,22 @@ func (s *Store) LoadInvoiceLines(ctx context.Context, scope models.Scope, invs .
 
 // GetInvoice returns one invoice visible to p, with its lines. Errors: NOT_FOUND.
 func (s *Store) GetInvoice(ctx context.Context, p *models.Principal, id string) (*Invoice, error) {
+	inv, err := s.GetInvoiceRow(ctx, p, id)
+	if err != nil {
+		return nil, err
+	}
+	return inv, s.LoadInvoiceLines(ctx, p.Scope(), inv)
+}
+
+// GetInvoiceRow returns one invoice visible to p as stored, without its
+// lines: for readers that show only the invoice's own columns.
+// Errors: NOT_FOUND.
+func (s *Store) GetInvoiceRow(ctx context.Context, p *models.Principal, id string) (*Invoice, error) {
 	var inv Invoice
 	if err := s.In(ctx, p.Scope()).Where("id = ?", id).Take(&inv).Error; err != nil {
 		return nil, models.NotFoundOr(err, "invoice")
 	}
-	return &inv, s.LoadInvoiceLines(ctx, p.Scope(), &inv)
+	return &inv, nil
 }
 
 // InvoiceIn returns one invoice in scope, with its lines. Errors: NOT_FOUND.
