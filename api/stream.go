@@ -268,7 +268,10 @@ func (s *Server) runEventStream(ctx context.Context, st *eventStream, sink strea
 		}
 		return sink.event(ev.ID, ev.Type, body)
 	}
-	fail := func(err error) { // a failed write: the client went, or did not read in time
+	fail := func(err error) { // a failed write: the client went, did not read in time, or the stream's context ended
+		if s.endedByContext(ctx, sink) {
+			return
+		}
 		if errors.Is(err, errSlowWrite) {
 			s.metrics.StreamDisconnected("slow_consumer")
 		}
@@ -300,9 +303,7 @@ func (s *Server) runEventStream(ctx context.Context, st *eventStream, sink strea
 	}
 	ops := newOperationFollower(s, &st.principal, st.operations)
 	if err := ops.poll(ctx, sink); err != nil {
-		if !s.endedByContext(ctx, sink) {
-			fail(err)
-		}
+		fail(err)
 		return
 	}
 	heartbeat := time.NewTicker(s.streams.Heartbeat)
@@ -348,9 +349,7 @@ func (s *Server) runEventStream(ctx context.Context, st *eventStream, sink strea
 			return
 		}
 		if err != nil {
-			if !s.endedByContext(ctx, sink) {
-				fail(err)
-			}
+			fail(err)
 			return
 		}
 	}
