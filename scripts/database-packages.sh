@@ -57,21 +57,22 @@ for line in "${all[@]}"; do
 	fi
 done
 
-# The packages whose tests import such a helper.
+# The packages whose tests import such a helper: one go list of every test
+# binary's dependencies (a test binary is the package main <pkg>.test; a
+# dependency compiled again for it is listed as "<dep> [<pkg>.test]").
 if [ ${#helpers[@]} -gt 0 ]; then
-	for line in "${all[@]}"; do
-		pkg="${line%% *}"
+	while IFS='|' read -r testmain deps; do
+		pkg="${testmain%.test}"
 		if [ -n "${selected[$pkg]:-}" ]; then
 			continue
 		fi
-		deps="$("$GO" list -deps -test -f '{{.ImportPath}}' "$pkg")"
 		for h in "${helpers[@]}"; do
-			if grep -qxF "$h" <<<"$deps"; then
+			if [[ " $deps " == *" $h "* || " $deps " == *" $h ["* ]]; then
 				selected["$pkg"]=1
 				break
 			fi
 		done
-	done
+	done < <("$GO" list -test -f '{{.ImportPath}}|{{join .Deps " "}}' ./... | grep '\.test|')
 fi
 
 for line in "${all[@]}"; do

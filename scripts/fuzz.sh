@@ -41,10 +41,13 @@ out=$(mktemp)
 bindir=$(mktemp -d)
 trap 'rm -f "$out"; rm -rf "$bindir"' EXIT
 status=0
-for pkg in "${packages[@]}"; do
-	importpath="$("$GO" list "$pkg")"
+# Each package's import path and folder, from one go list.
+mapfile -t listed < <("$GO" list -f '{{.ImportPath}} {{.Dir}}' "${packages[@]}")
+for line in "${listed[@]}"; do
+	importpath="${line%% *}"
+	dir="${line#* }"
+	pkg="$importpath"
 	bin="$bindir/$(echo "$importpath" | tr '/' '_').test"
-	dir="$("$GO" list -f '{{.Dir}}' "$pkg")"
 	if ! "$GO" test -c -fuzz . -o "$bin" "$pkg"; then
 		echo "FAIL: $pkg does not build"
 		status=1
@@ -54,7 +57,7 @@ for pkg in "${packages[@]}"; do
 	mapfile -t targets < <(cd "$dir" && "$bin" -test.list '^Fuzz' | grep '^Fuzz' || true)
 	for target in "${targets[@]}"; do
 		echo "== $pkg $target ($FUZZTIME) =="
-		corpus="$pkg/testdata/fuzz/$target"
+		corpus="$dir/testdata/fuzz/$target"
 		before=$(corpus_files "$corpus")
 		if (cd "$dir" && "$bin" -test.paniconexit0 -test.run '^$' -test.fuzz "^${target}\$" -test.fuzztime "$FUZZTIME" \
 			-test.fuzzcachedir "$fuzzcache/$importpath" "${parallel[@]}") 2>&1 | tee "$out"; [ "${PIPESTATUS[0]}" -eq 0 ]; then
