@@ -300,18 +300,23 @@ func (s *Server) streamOperation(ctx context.Context, w *bufio.Writer, lease *st
 		return
 	}
 	last, seq, quiet := "", 0, time.Now()
-	for {
-		raw, err := jsonMarshal(s.operationDocument(op))
-		if err != nil {
-			return
-		}
-		if string(raw) != last {
-			seq++
-			last = string(raw)
-			if _, err := fmt.Fprintf(w, "id: %d\nevent: operation\ndata: %s\n\n", seq, raw); err != nil || w.Flush() != nil {
+	// The row is read as a snapshot: an unchanged row (the same snapshot)
+	// is not encoded again.
+	var snap *models.RowSnapshot[operations.Operation]
+	for changed := true; ; {
+		if changed {
+			raw, err := jsonMarshal(s.operationDocument(op))
+			if err != nil {
 				return
 			}
-			quiet = time.Now()
+			if string(raw) != last {
+				seq++
+				last = string(raw)
+				if _, err := fmt.Fprintf(w, "id: %d\nevent: operation\ndata: %s\n\n", seq, raw); err != nil || w.Flush() != nil {
+					return
+				}
+				quiet = time.Now()
+			}
 		}
 		if op.Status.Terminal() {
 			return
@@ -334,12 +339,13 @@ func (s *Server) streamOperation(ctx context.Context, w *bufio.Writer, lease *st
 			endWith(err)
 			return
 		}
-		next, err := s.operations.GetOperation(ctx, p, id)
+		next, err := s.operations.OperationSnapshot(ctx, p, id, snap)
 		if err != nil {
 			endWith(err)
 			return
 		}
-		op = next
+		changed = next != snap
+		snap, op = next, next.Row
 	}
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/telcoplatform/platform/events"
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/eventlog"
+	"github.com/telcoplatform/platform/models/operations"
 	"github.com/telcoplatform/platform/webhooks"
 )
 
@@ -390,14 +391,15 @@ func writeErr(err error) error {
 // operationFollower sends the followed operations' documents when they
 // change.
 type operationFollower struct {
-	s    *Server
-	p    *models.Principal
-	ids  []string
-	last map[string]string
+	s     *Server
+	p     *models.Principal
+	ids   []string
+	last  map[string]string                                    // the document last sent, by operation
+	snaps map[string]*models.RowSnapshot[operations.Operation] // the row last read, by operation
 }
 
 func newOperationFollower(s *Server, p *models.Principal, ids []string) *operationFollower {
-	return &operationFollower{s: s, p: p, ids: ids, last: map[string]string{}}
+	return &operationFollower{s: s, p: p, ids: ids, last: map[string]string{}, snaps: map[string]*models.RowSnapshot[operations.Operation]{}}
 }
 
 // poll reads each followed operation and sends its document when it
@@ -406,21 +408,26 @@ func newOperationFollower(s *Server, p *models.Principal, ids []string) *operati
 func (f *operationFollower) poll(ctx context.Context, sink streamSink) error {
 	keep := f.ids[:0]
 	for _, id := range f.ids {
-		op, err := f.s.operations.GetOperation(ctx, f.p, id)
+		prev := f.snaps[id]
+		snap, err := f.s.operations.OperationSnapshot(ctx, f.p, id, prev)
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err() // the stream ends (a shutdown): the operation is not gone
 			}
 			continue // gone or no longer readable: dropped
 		}
-		raw, err := jsonMarshal(f.s.operationDocument(op))
-		if err != nil {
-			continue
-		}
-		if string(raw) != f.last[id] {
-			f.last[id] = string(raw)
-			if err := sink.event("", "operation", raw); err != nil {
-				return err
+		op := snap.Row
+		if snap != prev { // the row changed (or is read for the first time)
+			f.snaps[id] = snap
+			raw, err := jsonMarshal(f.s.operationDocument(op))
+			if err != nil {
+				continue
+			}
+			if string(raw) != f.last[id] {
+				f.last[id] = string(raw)
+				if err := sink.event("", "operation", raw); err != nil {
+					return err
+				}
 			}
 		}
 		if !op.Status.Terminal() {
