@@ -73,9 +73,9 @@ func serveFloor(which string) error {
 }
 
 // startFloorProcess starts floor which (a or b) as a process of its own (this
-// test binary again, see TestMain) and returns its base URL; env adds the
-// floor's settings.
-func startFloorProcess(b *testing.B, which string, env ...string) string {
+// test binary again, see TestMain) and returns its base URL and process id;
+// env adds the floor's settings.
+func startFloorProcess(b *testing.B, which string, env ...string) (string, int) {
 	b.Helper()
 	exe, err := os.Executable()
 	if err != nil {
@@ -87,12 +87,12 @@ func startFloorProcess(b *testing.B, which string, env ...string) string {
 		append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "TMPDIR=" + dir, floorEnv + "=" + which, floorAddrEnv + "=" + addr}, env...))
 	p.Start()
 	p.WaitReady(30 * time.Second)
-	return "http://" + addr
+	return "http://" + addr, p.PID()
 }
 
 // startFloorBProcess starts floor (b) in a process of its own, answering
-// body to key.
-func startFloorBProcess(b *testing.B, redisURL, key string, body []byte) string {
+// body to key; see startFloorProcess.
+func startFloorBProcess(b *testing.B, redisURL, key string, body []byte) (string, int) {
 	b.Helper()
 	path := filepath.Join(b.TempDir(), "body.json")
 	if err := os.WriteFile(path, body, 0o600); err != nil {

@@ -81,6 +81,7 @@ func loadSettings(b *testing.B) settings {
 type target struct {
 	name, url, key string
 	floor          bool // one of the floors (not divided by floor (b))
+	pid            int  // the process serving it (0: the load generator's own)
 }
 
 // point is one measured run.
@@ -151,31 +152,37 @@ func BenchmarkAPILoad(b *testing.B) {
 	// The floors: (a) and (b) each in a process of its own, as the platform
 	// runs; (b') is (b) again inside the load generator's process, which
 	// saves it the scheduling of a second process on every request.
-	floorA := startFloorProcess(b, "a")
-	floorBURL := startFloorBProcess(b, redisURL, fx.key, catalog)
+	floorA, _ := startFloorProcess(b, "a")
+	floorBURL, floorBPID := startFloorBProcess(b, redisURL, fx.key, catalog)
 	floorBHere := serveFiber(b, floorB(rdb, fx.key, catalog))
 	fetch(b, floorBURL+"/v1/services/catalog", fx.key)
 	fetch(b, floorBHere+"/v1/services/catalog", fx.key)
 
 	targets := []target{
 		{name: "(a) bare Fiber, small JSON", url: floorA + "/json", floor: true},
-		{name: "(b) Fiber + key hash + redis_rate + catalog bytes", url: floorBURL + "/v1/services/catalog", key: fx.key, floor: true},
+		{name: "(b) Fiber + key hash + redis_rate + catalog bytes", url: floorBURL + "/v1/services/catalog", key: fx.key, floor: true, pid: floorBPID},
 		{name: "(b') the same, in the load generator's process", url: floorBHere + "/v1/services/catalog", key: fx.key, floor: true},
-		{name: "GET /v1/services/catalog", url: base + "/v1/services/catalog", key: fx.key},
-		{name: "GET /v1/services/{id}", url: base + "/v1/services/" + fx.serviceID, key: fx.key},
-		{name: "GET /v1/operations/{id}", url: base + "/v1/operations/" + fx.operationID, key: fx.key},
+		{name: "GET /v1/services/catalog", url: base + "/v1/services/catalog", key: fx.key, pid: platform.PID()},
+		{name: "GET /v1/services/{id}", url: base + "/v1/services/" + fx.serviceID, key: fx.key, pid: platform.PID()},
+		{name: "GET /v1/operations/{id}", url: base + "/v1/operations/" + fx.operationID, key: fx.key, pid: platform.PID()},
 	}
 
 	fmt.Printf("\nAPI load benchmark: %s, redis-server, vegeta at maximum rate, %s per point, %d CPUs (GOMAXPROCS %d), %s/%s\n",
 		dbName, s.duration, runtime.NumCPU(), runtime.GOMAXPROCS(0), runtime.GOOS, runtime.GOARCH)
 	fmt.Printf("catalog answer: %d bytes; the platform and floors (a) and (b) each run in a process of their own, (b') in the load generator's%s\n\n", len(catalog), loadAverage())
 	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(w, "conns\ttarget\treq/s\tp50\tp99\terrors\t429\tvs (b)\tvs (b')\t")
+	// CPU per request: of the process that serves the target, and of
+	// redis-server, over the point's run (from /proc; "-" elsewhere).
+	// Unlike the rates, these hardly move with the machine's other load.
+	redisProc := redisPID(ropts.Addr[strings.LastIndexByte(ropts.Addr, ':')+1:])
+	fmt.Fprintln(w, "conns\ttarget\treq/s\tp50\tp99\terrors\t429\tvs (b)\tvs (b')\tCPU/req server\tCPU/req redis\t")
 	maxRate := map[string]float64{}
 	for _, conns := range s.connections {
 		var floor, floorHere float64
 		for _, tg := range targets {
+			meter := startCPU(tg.pid, redisProc)
 			p := attack(tg, conns, 0, s.duration)
+			cpu := meter.perRequest(p.requests)
 			switch {
 			case tg.floor && strings.HasPrefix(tg.name, "(b)"):
 				floor = p.rate
@@ -192,7 +199,7 @@ func BenchmarkAPILoad(b *testing.B) {
 			if conns == s.half {
 				maxRate[tg.name] = p.rate
 			}
-			fmt.Fprintf(w, "%d\t%s\t%.0f\t%s\t%s\t%d\t%d\t%s\t%s\t\n", conns, tg.name, p.rate, ms(p.p50), ms(p.p99), p.errors, p.limited, ratio, ratioHere)
+			fmt.Fprintf(w, "%d\t%s\t%.0f\t%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\t\n", conns, tg.name, p.rate, ms(p.p50), ms(p.p99), p.errors, p.limited, ratio, ratioHere, cpu[0], cpu[1])
 			if !tg.floor {
 				b.ReportMetric(p.rate, fmt.Sprintf("req/s-%s-%dconns", metricName(tg.name), conns))
 			}
