@@ -3,6 +3,7 @@ package ratelimit
 import (
 	"context"
 	"errors"
+	"runtime"
 	"sync"
 	"time"
 
@@ -15,8 +16,8 @@ import (
 // next one (group commit). Each caller still waits for its own reply, so
 // nothing changes for it but the cost: under load, many requests share one
 // round trip, one write and one read on the socket. With one request at a
-// time it is one command per pipeline, as without it. No goroutine runs
-// while nothing is queued.
+// time it is one command per pipeline, sent by the caller's own goroutine,
+// as without it. No goroutine runs while nothing is queued.
 type batcher struct {
 	client  redis.UniversalClient
 	timeout time.Duration // of each pipeline
@@ -51,7 +52,10 @@ var errQueueFull = errors.New("ratelimit: too many commands waiting for redis")
 
 // do queues a command, waits for its reply and returns the command (its
 // error included). If ctx ends first, do returns ctx's error; the command
-// may still run.
+// may still run. A caller that finds no pipeline on its way sends the
+// queue itself (it leads), so that one request at a time costs no
+// goroutine and no hand-over between goroutines; once its own reply is in
+// it hands what was queued meanwhile to a goroutine of its own.
 func (b *batcher) do(ctx context.Context, queue func(ctx context.Context, p redis.Pipeliner) redis.Cmder) (redis.Cmder, error) {
 	op := &batched{queue: queue, done: make(chan struct{})}
 	b.mu.Lock()
@@ -60,11 +64,16 @@ func (b *batcher) do(ctx context.Context, queue func(ctx context.Context, p redi
 		return nil, errQueueFull
 	}
 	b.pending = append(b.pending, op)
-	if !b.flushing {
-		b.flushing = true
-		go b.flush()
-	}
+	lead := !b.flushing
+	b.flushing = true
 	b.mu.Unlock()
+	if lead {
+		// Other goroutines ready to run (requests of their own, under
+		// load) run first and queue their commands for this pipeline; with
+		// none, this returns at once.
+		runtime.Gosched()
+		b.lead(op)
+	}
 	select {
 	case <-op.done:
 		return op.cmd, op.cmd.Err()
@@ -77,42 +86,69 @@ func (b *batcher) do(ctx context.Context, queue func(ctx context.Context, p redi
 	}
 }
 
+// lead sends pipelines from the caller's goroutine until op's reply is in,
+// then leaves the rest of the queue, if any, to flush.
+func (b *batcher) lead(op *batched) {
+	for b.round() {
+		select {
+		case <-op.done:
+			b.mu.Lock()
+			if len(b.pending) == 0 {
+				b.flushing = false
+				b.mu.Unlock()
+				return
+			}
+			b.mu.Unlock()
+			go b.flush()
+			return
+		default:
+		}
+	}
+}
+
 // flush sends what is queued, then what was queued meanwhile, until the
 // queue is empty.
 func (b *batcher) flush() {
-	for {
-		b.mu.Lock()
-		n := min(len(b.pending), maxBatch)
-		if n == 0 {
-			b.flushing = false
-			b.mu.Unlock()
-			return
-		}
-		ops := b.pending[:n:n]
-		b.pending = b.pending[n:]
-		if len(b.pending) == 0 {
-			b.pending = nil
-		}
-		// Commands whose callers gave up are dropped; the others are
-		// marked sent (cmd set) before the lock is released.
-		ctx, cancel := context.WithTimeout(context.Background(), b.timeout)
-		pipe := b.client.Pipeline()
-		live := ops[:0]
-		for _, op := range ops {
-			if op.abandoned {
-				continue
-			}
-			op.cmd = op.queue(ctx, pipe)
-			live = append(live, op)
-		}
-		b.mu.Unlock()
-		if len(live) > 0 {
-			// Each command carries its own error; Exec's is the first of them.
-			_, _ = pipe.Exec(ctx)
-		}
-		cancel()
-		for _, op := range live {
-			close(op.done)
-		}
+	for b.round() {
 	}
+}
+
+// round sends one pipeline of what is queued (at most maxBatch commands)
+// and reports whether it sent one; when the queue is empty it ends the
+// flushing (the next caller leads) and reports false.
+func (b *batcher) round() bool {
+	b.mu.Lock()
+	n := min(len(b.pending), maxBatch)
+	if n == 0 {
+		b.flushing = false
+		b.mu.Unlock()
+		return false
+	}
+	ops := b.pending[:n:n]
+	b.pending = b.pending[n:]
+	if len(b.pending) == 0 {
+		b.pending = nil
+	}
+	// Commands whose callers gave up are dropped; the others are
+	// marked sent (cmd set) before the lock is released.
+	ctx, cancel := context.WithTimeout(context.Background(), b.timeout)
+	defer cancel()
+	pipe := b.client.Pipeline()
+	live := ops[:0]
+	for _, op := range ops {
+		if op.abandoned {
+			continue
+		}
+		op.cmd = op.queue(ctx, pipe)
+		live = append(live, op)
+	}
+	b.mu.Unlock()
+	if len(live) > 0 {
+		// Each command carries its own error; Exec's is the first of them.
+		_, _ = pipe.Exec(ctx)
+	}
+	for _, op := range live {
+		close(op.done)
+	}
+	return true
 }
