@@ -85,10 +85,12 @@ type heldSlot struct{ slot *ratelimit.Slot }
 
 type heldSlotKey struct{}
 
-// release frees the slot unless it was handed over.
+// release frees the slot unless it was handed over. The answer does not
+// wait for Redis: the release goes with the limiter's next pipeline (see
+// ratelimit.Slot.ReleaseSoon).
 func (h *heldSlot) release() {
 	if h.slot != nil {
-		h.slot.Release()
+		h.slot.ReleaseSoon()
 	}
 }
 

@@ -25,7 +25,14 @@ type batcher struct {
 	mu       sync.Mutex
 	pending  []*batched
 	flushing bool
+	// later sends the commands queued by doLater when no other command
+	// came to take them along within laterDelay (nil until the first).
+	later *time.Timer
 }
+
+// laterDelay is the longest a command queued by doLater waits for another
+// command's pipeline before it is sent on its own.
+const laterDelay = time.Millisecond
 
 // batched is one caller's command: queue adds it to a pipeline and returns
 // it; done is closed once its reply (or error) is in.
@@ -83,6 +90,52 @@ func (b *batcher) do(ctx context.Context, queue func(ctx context.Context, p redi
 		op.abandoned = !sent
 		b.mu.Unlock()
 		return nil, ctx.Err()
+	}
+}
+
+// doLater queues a command whose reply nobody waits for (the release of a
+// concurrency slot): it goes in the next pipeline, another caller's, or on
+// its own after laterDelay. Commands keep their order: a command queued
+// after it, by this process, runs after it.
+func (b *batcher) doLater(queue func(ctx context.Context, p redis.Pipeliner) redis.Cmder) {
+	op := &batched{queue: queue, done: make(chan struct{})}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(b.pending) >= maxPending {
+		return // a Redis too slow for the load: the slot expires after its TTL
+	}
+	b.pending = append(b.pending, op)
+	if b.flushing {
+		return // the pipeline on its way takes it next
+	}
+	if b.later == nil {
+		b.later = time.AfterFunc(laterDelay, b.kick)
+	} else {
+		b.later.Reset(laterDelay)
+	}
+}
+
+// kick sends what doLater queued, unless a pipeline is already on its way.
+func (b *batcher) kick() {
+	b.mu.Lock()
+	if b.flushing || len(b.pending) == 0 {
+		b.mu.Unlock()
+		return
+	}
+	b.flushing = true
+	b.mu.Unlock()
+	b.flush()
+}
+
+// sync sends what doLater queued and waits for it, if anything is queued:
+// the limiter's commands that do not go through the batcher call it first,
+// so that they see this process's releases.
+func (b *batcher) sync(ctx context.Context) {
+	b.mu.Lock()
+	n := len(b.pending)
+	b.mu.Unlock()
+	if n > 0 {
+		_, _ = b.do(ctx, func(c context.Context, p redis.Pipeliner) redis.Cmder { return p.Ping(c) })
 	}
 }
 

@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // DefaultSlotTTL is the lifetime of a concurrency slot when Acquire is given
@@ -41,6 +43,22 @@ func (s *Slot) Release() {
 	// Sent with other requests' commands in one pipeline. An error leaves
 	// the slot to expire after its TTL.
 	s.once.Do(func() { s.l.releaseToken(s.slots, s.token) })
+}
+
+// ReleaseSoon frees the slot without waiting for Redis: the release goes
+// in the limiter's next pipeline (another request's check), or on its own
+// within a millisecond. Commands of this Limiter sent afterwards see the
+// slot free; another process may count it for up to that long. If Redis
+// cannot be reached then, the slot expires after its TTL. Calling it (or
+// Release) again does nothing.
+func (s *Slot) ReleaseSoon() {
+	if s == nil {
+		return
+	}
+	s.once.Do(func() {
+		slots, token := s.slots, s.token
+		s.l.batch.doLater(func(c context.Context, p redis.Pipeliner) redis.Cmder { return p.ZRem(c, slots, token) })
+	})
 }
 
 // Renew extends the slot's life to ttl from now (DefaultSlotTTL if ttl <= 0),
@@ -94,6 +112,7 @@ func (l *Limiter) AcquireSlot(ctx context.Context, key string, limit int, ttl ti
 
 	runCtx, cancel := context.WithTimeout(ctx, l.timeout)
 	defer cancel()
+	l.batch.sync(runCtx)
 	res, err := l.acquire.Run(runCtx, l.client, []string{slots}, limit, token, ttl.Milliseconds()).Int64Slice()
 	if err != nil {
 		return nil, false, classify(err)
@@ -112,6 +131,7 @@ func (l *Limiter) AcquireSlot(ctx context.Context, key string, limit int, ttl ti
 func (l *Limiter) InFlight(ctx context.Context, key string) (int, error) {
 	ctx, cancel := context.WithTimeout(ctx, l.timeout)
 	defer cancel()
+	l.batch.sync(ctx)
 	slots := slotsKey(key)
 	t, err := l.client.Time(ctx).Result()
 	if err != nil {

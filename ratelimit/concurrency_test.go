@@ -352,3 +352,55 @@ func TestAllowTakesSlot(t *testing.T) {
 		}
 	})
 }
+
+// TestReleaseSoon: a slot freed with ReleaseSoon is free for the next check
+// of the same limiter (the release goes first in its pipeline), for
+// InFlight and AcquireSlot (which send it first), and, with nothing else
+// sent, for another process's limiter shortly after (on its own).
+func TestReleaseSoon(t *testing.T) {
+	eachServer(t, func(t *testing.T, s server) {
+		ctx := context.Background()
+		l := New(s.client(t))
+		req := Request{Key: "ak_soon", Cost: 1, Hourly: 1000, Slot: SlotRequest{Key: "org_soon", Limit: 1}}
+		take := func(l *Limiter) *Slot {
+			t.Helper()
+			r, err := l.Allow(ctx, req)
+			if err != nil || r.Slot == nil || r.SlotRefused {
+				t.Fatalf("the one slot is not free: %+v %v", r, err)
+			}
+			return r.Slot
+		}
+		// The same limiter: each check after a ReleaseSoon finds the slot free.
+		for range 20 {
+			take(l).ReleaseSoon()
+		}
+		sl := take(l)
+		sl.ReleaseSoon()
+		sl.ReleaseSoon() // a second release does nothing
+		if n, err := l.InFlight(ctx, "org_soon"); err != nil || n != 0 {
+			t.Fatalf("in flight after ReleaseSoon: %d %v", n, err)
+		}
+		take(l).ReleaseSoon()
+		if slot, ok, err := l.AcquireSlot(ctx, "org_soon", 1, 0); err != nil || !ok {
+			t.Fatalf("AcquireSlot after ReleaseSoon: %v %v", ok, err)
+		} else {
+			slot.Release()
+		}
+		// Another process: the release is sent on its own.
+		other := New(s.client(t))
+		take(l).ReleaseSoon()
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			n, err := other.InFlight(ctx, "org_soon")
+			if err == nil && n == 0 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the slot freed with ReleaseSoon is still held for another process: %d %v", n, err)
+			}
+			time.Sleep(time.Millisecond)
+		}
+		var none *Slot
+		none.ReleaseSoon()
+	})
+}
