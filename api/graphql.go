@@ -10,9 +10,10 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/danielgtaylor/huma/v2/adapters/humafiber"
 	"github.com/gofiber/fiber/v2"
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/telcoplatform/platform/api/gql"
-	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/ratelimit"
 )
 
@@ -105,7 +106,7 @@ func (s *Server) graphQL(ctx context.Context, graph *gql.Handler, in *GraphQLInp
 		// request, the refusal in errors (and no data); the platform's error
 		// shape stays that of every 4xx.
 		out := &GraphQLOutput{Status: http.StatusOK}
-		out.Body.Errors = graphQLErrors(errs)
+		out.Body.Errors = s.graphQLErrors(errs)
 		return out, nil
 	}
 	units := ratelimit.Cost(http.MethodPost)
@@ -119,7 +120,7 @@ func (s *Server) graphQL(ctx context.Context, graph *gql.Handler, in *GraphQLInp
 	resp := graph.Execute(ctx, prepared)
 	out := &GraphQLOutput{Status: http.StatusOK}
 	out.Body.Data = resp.Data
-	out.Body.Errors = graphQLErrors(resp.Errors)
+	out.Body.Errors = s.graphQLErrors(resp.Errors)
 	out.Body.Extensions = &GraphQLExtensions{Cost: GraphQLCost{Complexity: prepared.Complexity, Units: units}}
 	return out, nil
 }
@@ -149,15 +150,30 @@ func graphQLGroups(fields []string) []ratelimit.Group {
 	return out
 }
 
-// graphQLErrors converts gqlgen's errors to the documented shape.
-func graphQLErrors(list any) []GraphQLError {
-	raw, err := json.Marshal(list)
-	if err != nil {
-		return []GraphQLError{{Message: "an internal error occurred", Extensions: map[string]any{"code": string(models.CodeInternal)}}}
-	}
-	var out []GraphQLError
-	if err := json.Unmarshal(raw, &out); err != nil || len(out) == 0 {
+// graphQLErrors converts gqlgen's errors to the documented shape and
+// counts each in the API's error metric by its code, as an error answer of
+// the REST API is counted.
+func (s *Server) graphQLErrors(list gqlerror.List) []GraphQLError {
+	if len(list) == 0 {
 		return nil
+	}
+	out := make([]GraphQLError, len(list))
+	for i, e := range list {
+		out[i] = GraphQLError{Message: e.Message, Extensions: e.Extensions}
+		for _, p := range e.Path {
+			switch v := p.(type) {
+			case ast.PathName:
+				out[i].Path = append(out[i].Path, string(v))
+			case ast.PathIndex:
+				out[i].Path = append(out[i].Path, int(v))
+			}
+		}
+		for _, l := range e.Locations {
+			out[i].Locations = append(out[i].Locations, GraphQLLocation{Line: l.Line, Column: l.Column})
+		}
+		if code, ok := e.Extensions["code"].(string); ok {
+			s.metrics.APIError(code)
+		}
 	}
 	return out
 }

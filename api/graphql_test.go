@@ -16,9 +16,10 @@ import (
 type gqlAnswer struct {
 	Data   map[string]json.RawMessage `json:"data"`
 	Errors []struct {
-		Message    string         `json:"message"`
-		Path       []any          `json:"path"`
-		Extensions map[string]any `json:"extensions"`
+		Message    string                       `json:"message"`
+		Path       []any                        `json:"path"`
+		Locations  []struct{ Line, Column int } `json:"locations"`
+		Extensions map[string]any               `json:"extensions"`
 	} `json:"errors"`
 }
 
@@ -406,6 +407,26 @@ func TestGraphQLReadsOnlyTheRows(t *testing.T) {
 		}
 		if got := n.Load(); got != tc.want {
 			t.Errorf("%s: %d statements, want %d", tc.query, got, tc.want)
+		}
+	}
+}
+
+// TestGraphQLErrorsAreCounted: each error of a GraphQL answer (a field's,
+// and a refused query's) is counted in platform_api_errors_total by its
+// code, as a REST error answer is, and keeps its path and locations.
+func TestGraphQLErrorsAreCounted(t *testing.T) {
+	h := newHarness(t)
+	m, _ := h.observed(t, "1000")
+	a := h.tenants[0]
+	res := h.gql(a.liveKey, http.StatusOK, `{ a: service(id: "svc_nope") { id } b: ticket(id: "tkt_nope") { id } }`, nil)
+	if got := res.codes(); got["a"] != "NOT_FOUND" || got["b"] != "NOT_FOUND" || len(res.Errors[0].Locations) == 0 {
+		t.Fatalf("errors: %+v", res.Errors)
+	}
+	h.gql(a.liveKey, http.StatusOK, `{ services { `, nil)
+	body := scrapeMetrics(t, m)
+	for _, want := range []string{`platform_api_errors_total{code="NOT_FOUND"} 2`, `platform_api_errors_total{code="GRAPHQL_PARSE_FAILED"} 1`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("scrape lacks %s", want)
 		}
 	}
 }
