@@ -26,8 +26,10 @@ type batcher struct {
 	pending  []*batched
 	flushing bool
 	// later sends the commands queued by doLater when no other command
-	// came to take them along within laterDelay (nil until the first).
-	later *time.Timer
+	// came to take them along within laterDelay (nil until the first);
+	// laterArmed is set while it is due to fire.
+	later      *time.Timer
+	laterArmed bool
 }
 
 // laterDelay is the longest a command queued by doLater waits for another
@@ -79,7 +81,7 @@ func (b *batcher) do(ctx context.Context, queue func(ctx context.Context, p redi
 		// load) run first and queue their commands for this pipeline; with
 		// none, this returns at once.
 		runtime.Gosched()
-		b.lead(op)
+		b.lead(ctx, op)
 	}
 	select {
 	case <-op.done:
@@ -105,9 +107,10 @@ func (b *batcher) doLater(queue func(ctx context.Context, p redis.Pipeliner) red
 		return // a Redis too slow for the load: the slot expires after its TTL
 	}
 	b.pending = append(b.pending, op)
-	if b.flushing {
-		return // the pipeline on its way takes it next
+	if b.flushing || b.laterArmed {
+		return // the pipeline on its way, or the timer already due, takes it
 	}
+	b.laterArmed = true // never pushed back: the first queued command waits at most laterDelay
 	if b.later == nil {
 		b.later = time.AfterFunc(laterDelay, b.kick)
 	} else {
@@ -118,6 +121,7 @@ func (b *batcher) doLater(queue func(ctx context.Context, p redis.Pipeliner) red
 // kick sends what doLater queued, unless a pipeline is already on its way.
 func (b *batcher) kick() {
 	b.mu.Lock()
+	b.laterArmed = false
 	if b.flushing || len(b.pending) == 0 {
 		b.mu.Unlock()
 		return
@@ -127,22 +131,35 @@ func (b *batcher) kick() {
 	b.flush()
 }
 
-// sync sends what doLater queued and waits for it, if anything is queued:
-// the limiter's commands that do not go through the batcher call it first,
-// so that they see this process's releases.
+// sync waits until what doLater queued has been sent, if anything is
+// queued or a pipeline is on its way (which may hold such a command): the
+// limiter's commands that do not go through the batcher call it first, so
+// that they see this process's releases, and so does a shutdown.
 func (b *batcher) sync(ctx context.Context) {
 	b.mu.Lock()
-	n := len(b.pending)
+	busy := len(b.pending) > 0 || b.flushing
 	b.mu.Unlock()
-	if n > 0 {
+	if busy {
 		_, _ = b.do(ctx, func(c context.Context, p redis.Pipeliner) redis.Cmder { return p.Ping(c) })
 	}
 }
 
 // lead sends pipelines from the caller's goroutine until op's reply is in,
-// then leaves the rest of the queue, if any, to flush.
-func (b *batcher) lead(op *batched) {
-	for b.round() {
+// then leaves the rest of the queue, if any, to flush. If ctx ends first
+// (its request is gone), op is abandoned unless already sent and the queue
+// is left to flush.
+func (b *batcher) lead(ctx context.Context, op *batched) {
+	for {
+		if ctx.Err() != nil {
+			b.mu.Lock()
+			op.abandoned = op.cmd == nil
+			b.mu.Unlock()
+			go b.flush() // flushing stays set: the goroutine takes the queue over
+			return
+		}
+		if !b.round() {
+			return
+		}
 		select {
 		case <-op.done:
 			b.mu.Lock()

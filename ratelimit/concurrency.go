@@ -61,6 +61,13 @@ func (s *Slot) ReleaseSoon() {
 	})
 }
 
+// Flush waits until the slot releases queued by ReleaseSoon have been sent
+// to Redis (or ctx ends); a server calls it at shutdown, before it closes
+// its Redis client.
+func (l *Limiter) Flush(ctx context.Context) {
+	l.batch.sync(ctx)
+}
+
 // Renew extends the slot's life to ttl from now (DefaultSlotTTL if ttl <= 0),
 // for holders that keep it longer than one TTL (long-lived streams). held is
 // false when the slot had already expired: it is no longer counted.

@@ -6,6 +6,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 const (
@@ -402,5 +404,63 @@ func TestReleaseSoon(t *testing.T) {
 		}
 		var none *Slot
 		none.ReleaseSoon()
+	})
+}
+
+// TestReleaseSoonNotPutOff: releases queued one after another, faster
+// than the batcher's delay and with nothing else sent, still go out while
+// they keep coming (the first waits at most the delay, it is not put off
+// by the next); Flush sends what is left at once.
+func TestReleaseSoonNotPutOff(t *testing.T) {
+	eachServer(t, func(t *testing.T, s server) {
+		ctx := context.Background()
+		l, other := New(s.client(t)), New(s.client(t))
+		const n = 200
+		req := Request{Key: "ak_burst", Cost: 1, Hourly: 100000, Burst: 100000, Slot: SlotRequest{Key: "org_burst", Limit: n}}
+		slots := make([]*Slot, n)
+		for i := range slots {
+			r, err := l.Allow(ctx, req)
+			if err != nil || r.Slot == nil {
+				t.Fatalf("slot %d: %+v %v", i, r, err)
+			}
+			slots[i] = r.Slot
+		}
+		seen := false
+		for i, sl := range slots[:n-1] {
+			sl.ReleaseSoon()
+			for t0 := time.Now(); time.Since(t0) < laterDelay/5; { // the next release comes well within the delay
+			}
+			if i%20 == 19 {
+				if m, err := other.InFlight(ctx, "org_burst"); err == nil && m < n-1 {
+					seen = true
+				}
+			}
+		}
+		if !seen {
+			t.Fatal("no release reached Redis while releases kept coming")
+		}
+		slots[n-1].ReleaseSoon()
+		l.Flush(ctx)
+		if m, err := other.InFlight(ctx, "org_burst"); err != nil || m != 0 {
+			t.Fatalf("after Flush another process counts %d slots (%v), want 0", m, err)
+		}
+	})
+}
+
+// TestCancelledCheckIsNotSent: a command whose caller is already gone when
+// it would lead the pipeline is not sent.
+func TestCancelledCheckIsNotSent(t *testing.T) {
+	eachServer(t, func(t *testing.T, s server) {
+		client := s.client(t)
+		l := New(client)
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		if _, err := l.batch.do(ctx, func(c context.Context, p redis.Pipeliner) redis.Cmder { return p.Incr(c, "gone") }); err == nil {
+			t.Fatal("a cancelled command answered")
+		}
+		l.Flush(context.Background())
+		if n, err := client.Exists(context.Background(), "gone").Result(); err != nil || n != 0 {
+			t.Fatalf("the cancelled command was sent: %d %v", n, err)
+		}
 	})
 }

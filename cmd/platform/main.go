@@ -466,7 +466,13 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, runWorker, 
 		if embedded {
 			log.Info("using the embedded in-process Redis (set REDIS_URL for a real one)")
 		}
-		srv := api.New(api.Deps{Config: cfg, Store: store, Temporal: tc, Redis: rdb, Limiter: ratelimit.New(rdb), Logger: log, Blobs: blobs, Metrics: m, Tracing: tp})
+		limiter := ratelimit.New(rdb)
+		defer func() { // before Redis closes: the last requests' slot releases go out
+			fctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			defer cancel()
+			limiter.Flush(fctx)
+		}()
+		srv := api.New(api.Deps{Config: cfg, Store: store, Temporal: tc, Redis: rdb, Limiter: limiter, Logger: log, Blobs: blobs, Metrics: m, Tracing: tp})
 		// In `dev` with WORKER_HTTP_ADDR equal to METRICS_ADDR, the worker's
 		// listener serves /metrics for both.
 		if cfg.MetricsAddr != "" && !(runWorker && cfg.MetricsAddr == cfg.WorkerHTTPAddr) {
