@@ -152,14 +152,14 @@ func BenchmarkAPILoad(b *testing.B) {
 	// The floors: (a) and (b) each in a process of its own, as the platform
 	// runs; (b') is (b) again inside the load generator's process, which
 	// saves it the scheduling of a second process on every request.
-	floorA, _ := startFloorProcess(b, "a")
+	floorA, floorAPID := startFloorProcess(b, "a")
 	floorBURL, floorBPID := startFloorBProcess(b, redisURL, fx.key, catalog)
 	floorBHere := serveFiber(b, floorB(rdb, fx.key, catalog))
 	fetch(b, floorBURL+"/v1/services/catalog", fx.key)
 	fetch(b, floorBHere+"/v1/services/catalog", fx.key)
 
 	targets := []target{
-		{name: "(a) bare Fiber, small JSON", url: floorA + "/json", floor: true},
+		{name: "(a) bare Fiber, small JSON", url: floorA + "/json", floor: true, pid: floorAPID},
 		{name: "(b) Fiber + key hash + redis_rate + catalog bytes", url: floorBURL + "/v1/services/catalog", key: fx.key, floor: true, pid: floorBPID},
 		{name: "(b') the same, in the load generator's process", url: floorBHere + "/v1/services/catalog", key: fx.key, floor: true},
 		{name: "GET /v1/services/catalog", url: base + "/v1/services/catalog", key: fx.key, pid: platform.PID()},

@@ -61,6 +61,7 @@ done
 # binary's dependencies (a test binary is the package main <pkg>.test; a
 # dependency compiled again for it is listed as "<dep> [<pkg>.test]").
 if [ ${#helpers[@]} -gt 0 ]; then
+	testdeps="$("$GO" list -test -f '{{.ImportPath}}|{{join .Deps " "}}' ./...)" # a package that does not load stops the script
 	while IFS='|' read -r testmain deps; do
 		pkg="${testmain%.test}"
 		if [ -n "${selected[$pkg]:-}" ]; then
@@ -72,7 +73,7 @@ if [ ${#helpers[@]} -gt 0 ]; then
 				break
 			fi
 		done
-	done < <("$GO" list -test -f '{{.ImportPath}}|{{join .Deps " "}}' ./... | grep '\.test|')
+	done < <(grep '\.test|' <<<"$testdeps")
 fi
 
 for line in "${all[@]}"; do

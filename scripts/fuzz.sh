@@ -42,7 +42,12 @@ bindir=$(mktemp -d)
 trap 'rm -f "$out"; rm -rf "$bindir"' EXIT
 status=0
 # Each package's import path and folder, from one go list.
-mapfile -t listed < <("$GO" list -f '{{.ImportPath}} {{.Dir}}' "${packages[@]}")
+if [ ${#packages[@]} -eq 0 ]; then
+	echo "fuzz: no package declares a fuzz target" >&2
+	exit 1
+fi
+listing="$("$GO" list -f '{{.ImportPath}} {{.Dir}}' "${packages[@]}")" # a package that does not load stops the script
+mapfile -t listed <<<"$listing"
 for line in "${listed[@]}"; do
 	importpath="${line%% *}"
 	dir="${line#* }"
