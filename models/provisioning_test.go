@@ -368,6 +368,41 @@ func TestInventoryAllocationsAreIdempotent(t *testing.T) {
 		}
 	})
 
+	t.Run("sandbox availability of every type at once", func(t *testing.T) {
+		// What the organization holds at a site, by service type, and
+		// nothing of another organization's.
+		q, _ := provisioningTenant(t, s, "C")
+		a, c := models.TenantScope(p.OrganizationID, models.EnvTest), models.TenantScope(q.OrganizationID, models.EnvTest)
+		all := func(op, typ string, mbps int) catalog.AllocationRequest {
+			return catalog.AllocationRequest{OperationID: op, ServiceID: "svc_" + op, LocationID: "loc_sandbox_all", ServiceType: typ, Mbps: mbps}
+		}
+		for _, r := range []struct {
+			sc      models.Scope
+			op, typ string
+			mbps    int
+		}{{a, "all-1", "fiber_dedicated", 300}, {a, "all-2", "fiber_dedicated", 200}, {a, "all-3", "mpls", 1000}, {c, "all-4", "sdwan", 700}} {
+			if _, err := catalog.NewStore(s).ReserveCapacity(ctx, r.sc, all(r.op, r.typ, r.mbps)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := catalog.NewStore(s).ReleaseAllocations(ctx, a, "all-2"); err != nil {
+			t.Fatal(err)
+		}
+		r, err := catalog.NewStore(s).CheckAvailability(ctx, a, catalog.AvailabilityQuery{LocationID: "loc_sandbox_all"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for typ, want := range map[string]int{"fiber_dedicated": 1_000_000 - 300, "mpls": 1_000_000 - 1000, "sdwan": 1_000_000, "fiber_business": 1_000_000} {
+			got, ok := r.Find(typ)
+			if !ok || got.AvailableMbps != want {
+				t.Errorf("%s: %d available (%v), want %d", typ, got.AvailableMbps, ok, want)
+			}
+			if left, _ := catalog.NewStore(s).AvailableMbps(ctx, a, "loc_sandbox_all", typ); left != want {
+				t.Errorf("%s: AvailableMbps %d, the report %d", typ, left, want)
+			}
+		}
+	})
+
 	t.Run("concurrent retries allocate once", func(t *testing.T) {
 		var wg sync.WaitGroup
 		ids := make([]uint64, 8)

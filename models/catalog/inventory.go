@@ -502,17 +502,50 @@ func (s *Store) AvailableMbps(ctx context.Context, scope models.Scope, locationI
 }
 
 func (s *Store) availableOf(ctx context.Context, scope models.Scope, c *LocationCapacity) (int, error) {
-	if scope.Environment != models.EnvTest {
-		return max(c.CapacityMbps-c.AllocatedMbps, 0), nil
-	}
-	if scope.OrganizationID == "" || scope.AllOrganizations || scope.System {
-		return c.CapacityMbps, nil
+	if !sandboxTenant(scope) {
+		return capacityLeft(scope, c, 0), nil
 	}
 	held, err := heldMbps(s.In(ctx, models.TenantScope(scope.OrganizationID, models.EnvTest)), c.LocationID, c.ServiceType)
 	if err != nil {
 		return 0, models.DBErr(err)
 	}
-	return max(c.CapacityMbps-held, 0), nil
+	return capacityLeft(scope, c, held), nil
+}
+
+// sandboxTenant reports whether scope is one organization's sandbox, where
+// what is left of a capacity is what that organization does not hold.
+func sandboxTenant(scope models.Scope) bool {
+	return scope.Environment == models.EnvTest && scope.OrganizationID != "" && !scope.AllOrganizations && !scope.System
+}
+
+// capacityLeft is what scope sees left of c: live, what no organization
+// holds; in one organization's sandbox, what it does not hold (held); in
+// the sandbox otherwise, the whole capacity.
+func capacityLeft(scope models.Scope, c *LocationCapacity, held int) int {
+	switch {
+	case scope.Environment != models.EnvTest:
+		return max(c.CapacityMbps-c.AllocatedMbps, 0)
+	case !sandboxTenant(scope):
+		return c.CapacityMbps
+	}
+	return max(c.CapacityMbps-held, 0)
+}
+
+// heldMbpsByType sums, by service type, the active capacity allocations at
+// a location that db's scope sees: heldMbps for every type in one read.
+func heldMbpsByType(db *gorm.DB, locationID string) (map[string]int, error) {
+	var rows []struct {
+		ServiceType string
+		Held        int64
+	}
+	err := db.Model(&InventoryAllocation{}).
+		Where("kind = ? AND location_id = ? AND released_at IS NULL", AllocCapacity, locationID).
+		Select("service_type, COALESCE(SUM(amount_mbps), 0) AS held").Group("service_type").Scan(&rows).Error
+	out := make(map[string]int, len(rows))
+	for _, r := range rows {
+		out[r.ServiceType] = int(r.Held)
+	}
+	return out, err
 }
 
 // Compute pools of the regions: virtual CPUs and GPUs.

@@ -394,6 +394,12 @@ func (s *Store) CheckAvailability(ctx context.Context, scope models.Scope, q Ava
 	if err := db.Where("location_id = ? AND environment = ?", loc.ID, env).Find(&caps).Error; err != nil {
 		return nil, models.DBErr(err)
 	}
+	var held map[string]int // in one organization's sandbox: what it holds here, by service type (one read for every type)
+	if sandboxTenant(scope) && len(caps) > 0 {
+		if held, err = heldMbpsByType(s.In(ctx, models.TenantScope(scope.OrganizationID, models.EnvTest)), loc.ID); err != nil {
+			return nil, models.DBErr(err)
+		}
+	}
 	var offers []CatalogService
 	if err := db.Find(&offers).Error; err != nil {
 		return nil, models.DBErr(err)
@@ -407,11 +413,7 @@ func (s *Store) CheckAvailability(ctx context.Context, scope models.Scope, q Ava
 		a := ServiceAvailability{Type: st, BandwidthOptions: []string{}, SLAOptions: []string{}}
 		for i := range caps {
 			if caps[i].ServiceType == st.Name {
-				left, err := s.availableOf(ctx, scope, &caps[i])
-				if err != nil {
-					return nil, err
-				}
-				a.Offered, a.AvailableMbps = true, left
+				a.Offered, a.AvailableMbps = true, capacityLeft(scope, &caps[i], held[st.Name])
 			}
 		}
 		offer := catalog[st.CatalogServiceID]
