@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/mocks"
+	"gorm.io/gorm"
 
 	"github.com/telcoplatform/platform/api"
 	"github.com/telcoplatform/platform/config"
@@ -579,4 +581,29 @@ func TestServiceAndStatus(t *testing.T) {
 	// fixed paths still reach their own operations
 	h.do("GET", "/v1/services/catalog", a.liveKey, nil).decode(200, nil)
 	h.do("GET", "/v1/services/availability?address=100+Congress+Ave&city=Austin&state=TX&zip=78701", a.liveKey, nil).decode(200, nil)
+}
+
+// TestOrderReadsItsDefaultAccountOnce: a template order without account_id
+// takes the organization's oldest billing account and reads it once.
+func TestOrderReadsItsDefaultAccountOnce(t *testing.T) {
+	h := newHarness(t)
+	tn := h.tenants[0]
+	var reads atomic.Int64
+	const name = "test:count_account_reads"
+	if err := h.store.DB.Callback().Query().After("gorm:query").Register(name, func(db *gorm.DB) {
+		if db.Statement.Table == "billing_accounts" {
+			reads.Add(1)
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = h.store.DB.Callback().Query().Remove(name) })
+	o, _, err := services.NewStore(h.store).PrepareTemplateOrder(context.Background(), tenantPrincipal(tn),
+		services.TemplateInput{ServiceTemplate: "internet-dedicated-1g", LocationID: "loc_austin_congress", Bandwidth: "100mbps"})
+	if err != nil || o.AccountID != tn.account.ID {
+		t.Fatalf("order %+v %v, want the account %s", o, err, tn.account.ID)
+	}
+	if n := reads.Load(); n != 1 {
+		t.Fatalf("the account was read %d times, want once", n)
+	}
 }

@@ -253,15 +253,16 @@ func (s *Store) PrepareServiceOrder(ctx context.Context, p *models.Principal, bo
 	if err != nil {
 		return nil, models.Scope{}, err
 	}
+	var acct *models.BillingAccount
 	if o.Kind != catalog.KindInternet {
 		if o.AccountID == "" && p.IsStaff() {
 			return nil, models.Scope{}, models.Invalid(models.FieldIssue{Field: "account_id", Issue: "is required when provider staff provision for a customer"})
 		}
-		if err := s.DefaultAccount(ctx, p, o); err != nil {
+		if acct, err = s.defaultAccount(ctx, p, o); err != nil {
 			return nil, models.Scope{}, err
 		}
 	}
-	return s.CompleteOrder(ctx, p, o)
+	return s.completeOrder(ctx, p, o, acct)
 }
 
 // OrderFromBody validates body into an order (no account, availability or

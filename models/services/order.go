@@ -289,28 +289,36 @@ func (s *Store) PrepareTemplateOrder(ctx context.Context, p *models.Principal, i
 	if err := v.Err(); err != nil {
 		return nil, models.Scope{}, err
 	}
-	if err := s.DefaultAccount(ctx, p, o); err != nil {
+	acct, err := s.defaultAccount(ctx, p, o)
+	if err != nil {
 		return nil, models.Scope{}, err
 	}
-	return s.CompleteOrder(ctx, p, o)
+	return s.completeOrder(ctx, p, o, acct)
 }
 
 // DefaultAccount gives an order without account_id the organization's
 // oldest billing account. Errors: VALIDATION_ERROR (none exists).
 func (s *Store) DefaultAccount(ctx context.Context, p *models.Principal, o *ProvisioningOrder) error {
+	_, err := s.defaultAccount(ctx, p, o)
+	return err
+}
+
+// defaultAccount is DefaultAccount returning the account it gave the
+// order (nil when the order named one).
+func (s *Store) defaultAccount(ctx context.Context, p *models.Principal, o *ProvisioningOrder) (*models.BillingAccount, error) {
 	if o.AccountID != "" {
-		return nil
+		return nil, nil
 	}
 	var acct models.BillingAccount
 	err := s.In(ctx, p.OwnScope()).Order("created_at, id").Take(&acct).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
-		return models.Invalid(models.FieldIssue{Field: "account_id", Issue: "is required: the organization has no billing account yet"})
+		return nil, models.Invalid(models.FieldIssue{Field: "account_id", Issue: "is required: the organization has no billing account yet"})
 	}
 	if err != nil {
-		return models.DBErr(err)
+		return nil, models.DBErr(err)
 	}
 	o.AccountID = acct.ID
-	return nil
+	return &acct, nil
 }
 
 // OrDefault returns v, or def when v is empty.
@@ -428,13 +436,21 @@ func defaultServiceName(offer *catalog.CatalogService, o *ProvisioningOrder) str
 // CompleteOrder resolves the account (and with it the tenant), checks
 // availability and conflicts, and prices the order.
 func (s *Store) CompleteOrder(ctx context.Context, p *models.Principal, o *ProvisioningOrder) (*ProvisioningOrder, models.Scope, error) {
-	var acct models.BillingAccount
-	err := s.In(ctx, p.Scope()).Where("id = ?", o.AccountID).Take(&acct).Error
-	if errors.Is(err, gorm.ErrRecordNotFound) {
-		return nil, models.Scope{}, models.Invalid(models.FieldIssue{Field: "account_id", Issue: fmt.Sprintf("no billing account %s in this organization", o.AccountID)})
-	}
-	if err != nil {
-		return nil, models.Scope{}, models.DBErr(err)
+	return s.completeOrder(ctx, p, o, nil)
+}
+
+// completeOrder is CompleteOrder with the order's account when the caller
+// has just read it (defaultAccount), or nil to read it.
+func (s *Store) completeOrder(ctx context.Context, p *models.Principal, o *ProvisioningOrder, acct *models.BillingAccount) (*ProvisioningOrder, models.Scope, error) {
+	if acct == nil || acct.ID != o.AccountID {
+		acct = new(models.BillingAccount)
+		err := s.In(ctx, p.Scope()).Where("id = ?", o.AccountID).Take(acct).Error
+		if errors.Is(err, gorm.ErrRecordNotFound) {
+			return nil, models.Scope{}, models.Invalid(models.FieldIssue{Field: "account_id", Issue: fmt.Sprintf("no billing account %s in this organization", o.AccountID)})
+		}
+		if err != nil {
+			return nil, models.Scope{}, models.DBErr(err)
+		}
 	}
 	scope := models.TenantScope(acct.OrganizationID, p.Environment)
 	if err := s.CheckOrderAvailability(ctx, scope, o); err != nil {
