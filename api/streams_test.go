@@ -30,9 +30,14 @@ func (h *harness) listen(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	app := h.srv.App
-	go func() { _ = app.Listener(ln) }()
-	t.Cleanup(func() { _ = app.ShutdownWithTimeout(2 * time.Second) })
+	srv := h.srv
+	go func() { _ = srv.App.Listener(ln) }()
+	t.Cleanup(func() {
+		// Streams end as at a real shutdown, so that no stream (and no
+		// hub reading the event log for it) outlives the test's database.
+		srv.EndStreams()
+		_ = srv.App.ShutdownWithTimeout(2 * time.Second)
+	})
 	return "http://" + ln.Addr().String()
 }
 
