@@ -415,7 +415,7 @@ func TestReleaseSoonNotPutOff(t *testing.T) {
 	eachServer(t, func(t *testing.T, s server) {
 		ctx := context.Background()
 		l, other := New(s.client(t)), New(s.client(t))
-		const n = 200
+		const n = 1000 // releases for about 200 ms
 		req := Request{Key: "ak_burst", Cost: 1, Hourly: 100000, Burst: 100000, Slot: SlotRequest{Key: "org_burst", Limit: n}}
 		slots := make([]*Slot, n)
 		for i := range slots {
