@@ -101,10 +101,7 @@ func (e errorAnswer) MarshalJSON() ([]byte, error) { return jsonMarshal(e.ErrorB
 // newErrorBody turns any error into the documented answer, logging internal
 // causes (which are never shown to the client).
 func newErrorBody(ctx context.Context, log *slog.Logger, err error) *ErrorBody {
-	e := models.AsError(err)
-	if e.Code == models.CodeInternal && models.DatabaseUnavailable(err) {
-		e = models.DatabaseUnavailableError(err)
-	}
+	e := models.AnswerError(models.AsError(err), err)
 	status := HTTPStatus(e.Code)
 	info := requestInfoFrom(ctx)
 	info.Metrics.APIError(string(e.Code))

@@ -299,26 +299,22 @@ func (s *Server) streamOperation(ctx context.Context, w *bufio.Writer, lease *st
 	if _, err := fmt.Fprint(w, "retry: 2000\n\n"); err != nil || w.Flush() != nil {
 		return
 	}
-	last, seq, quiet := "", 0, time.Now()
-	// The row is read as a snapshot: an unchanged row (the same snapshot)
-	// is not encoded again.
-	var snap *models.RowSnapshot[operations.Operation]
-	for changed := true; ; {
-		if changed {
-			raw, err := jsonMarshal(s.operationDocument(op))
-			if err != nil {
+	var sent sentOperation
+	seq, quiet := 0, time.Now()
+	snap := &models.RowSnapshot[operations.Operation]{Row: op} // the row the request read
+	for {
+		raw, err := sent.update(s, snap)
+		if err != nil {
+			return
+		}
+		if raw != nil {
+			seq++
+			if _, err := fmt.Fprintf(w, "id: %d\nevent: operation\ndata: %s\n\n", seq, raw); err != nil || w.Flush() != nil {
 				return
 			}
-			if string(raw) != last {
-				seq++
-				last = string(raw)
-				if _, err := fmt.Fprintf(w, "id: %d\nevent: operation\ndata: %s\n\n", seq, raw); err != nil || w.Flush() != nil {
-					return
-				}
-				quiet = time.Now()
-			}
+			quiet = time.Now()
 		}
-		if op.Status.Terminal() {
+		if snap.Row.Status.Terminal() {
 			return
 		}
 		if time.Since(quiet) >= sseHeartbeat {
@@ -339,14 +335,34 @@ func (s *Server) streamOperation(ctx context.Context, w *bufio.Writer, lease *st
 			endWith(err)
 			return
 		}
-		next, err := s.operations.OperationSnapshot(ctx, p, id, snap)
-		if err != nil {
+		if snap, err = s.operations.OperationSnapshot(ctx, p, id, snap); err != nil {
 			endWith(err)
 			return
 		}
-		changed = next != snap
-		snap, op = next, next.Row
 	}
+}
+
+// sentOperation is what an event stream last sent of one operation: the
+// snapshot of the row it was built from, and the document's encoding.
+type sentOperation struct {
+	snap *models.RowSnapshot[operations.Operation]
+	doc  string
+}
+
+// update returns the encoded document of snap's operation when it differs
+// from the one last sent, and takes it as sent; nil when it does not. An
+// unchanged row (the same snapshot) is not encoded again.
+func (o *sentOperation) update(s *Server, snap *models.RowSnapshot[operations.Operation]) ([]byte, error) {
+	if snap == o.snap {
+		return nil, nil
+	}
+	o.snap = snap
+	raw, err := jsonMarshal(s.operationDocument(snap.Row))
+	if err != nil || string(raw) == o.doc {
+		return nil, err
+	}
+	o.doc = string(raw)
+	return raw, nil
 }
 
 func (s *Server) registerOperations() {

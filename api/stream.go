@@ -17,7 +17,6 @@ import (
 	"github.com/telcoplatform/platform/events"
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/eventlog"
-	"github.com/telcoplatform/platform/models/operations"
 	"github.com/telcoplatform/platform/webhooks"
 )
 
@@ -391,15 +390,14 @@ func writeErr(err error) error {
 // operationFollower sends the followed operations' documents when they
 // change.
 type operationFollower struct {
-	s     *Server
-	p     *models.Principal
-	ids   []string
-	last  map[string]string                                    // the document last sent, by operation
-	snaps map[string]*models.RowSnapshot[operations.Operation] // the row last read, by operation
+	s    *Server
+	p    *models.Principal
+	ids  []string
+	sent map[string]*sentOperation // by operation
 }
 
 func newOperationFollower(s *Server, p *models.Principal, ids []string) *operationFollower {
-	return &operationFollower{s: s, p: p, ids: ids, last: map[string]string{}, snaps: map[string]*models.RowSnapshot[operations.Operation]{}}
+	return &operationFollower{s: s, p: p, ids: ids, sent: map[string]*sentOperation{}}
 }
 
 // poll reads each followed operation and sends its document when it
@@ -408,29 +406,28 @@ func newOperationFollower(s *Server, p *models.Principal, ids []string) *operati
 func (f *operationFollower) poll(ctx context.Context, sink streamSink) error {
 	keep := f.ids[:0]
 	for _, id := range f.ids {
-		prev := f.snaps[id]
-		snap, err := f.s.operations.OperationSnapshot(ctx, f.p, id, prev)
+		sent := f.sent[id]
+		if sent == nil {
+			sent = &sentOperation{}
+			f.sent[id] = sent
+		}
+		snap, err := f.s.operations.OperationSnapshot(ctx, f.p, id, sent.snap)
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err() // the stream ends (a shutdown): the operation is not gone
 			}
 			continue // gone or no longer readable: dropped
 		}
-		op := snap.Row
-		if snap != prev { // the row changed (or is read for the first time)
-			f.snaps[id] = snap
-			raw, err := jsonMarshal(f.s.operationDocument(op))
-			if err != nil {
-				continue
-			}
-			if string(raw) != f.last[id] {
-				f.last[id] = string(raw)
-				if err := sink.event("", "operation", raw); err != nil {
-					return err
-				}
+		raw, err := sent.update(f.s, snap)
+		if err != nil {
+			continue
+		}
+		if raw != nil {
+			if err := sink.event("", "operation", raw); err != nil {
+				return err
 			}
 		}
-		if !op.Status.Terminal() {
+		if !snap.Row.Status.Terminal() {
 			keep = append(keep, id)
 		}
 	}

@@ -310,9 +310,7 @@ func attack(tg target, conns, rate int, du time.Duration) point {
 		header.Set("Authorization", "Bearer "+tg.key)
 	}
 	targeter := vegeta.NewStaticTargeter(vegeta.Target{Method: http.MethodGet, URL: tg.url, Header: header})
-	atk := vegeta.NewAttacker(vegeta.Connections(conns), vegeta.MaxConnections(conns),
-		vegeta.Workers(uint64(conns)), vegeta.MaxWorkers(uint64(conns)),
-		vegeta.KeepAlive(true), vegeta.Timeout(30*time.Second), vegeta.MaxBody(0), vegeta.Redirects(vegeta.NoFollow))
+	atk := attacker(conns)
 	pacer := vegeta.ConstantPacer{} // zero: no pacing, each worker sends its next request on the answer
 	if rate > 0 {
 		pacer = vegeta.ConstantPacer{Freq: rate, Per: time.Second}

@@ -120,15 +120,15 @@ func BenchmarkProvisionStart(b *testing.B) {
 		slice := s.duration / time.Duration(rounds)
 		for r := range rounds {
 			for k := range 3 {
-				switch (r + k) % 3 {
-				case 0:
+				// 0: the SDK loop; 1, 2: the API without and with an Idempotency-Key.
+				if turn := (r + k) % 3; turn == 0 {
 					loopInto(&sdk, conns, slice, sdkStart)
-				default:
-					idem := (r+k)%3 == 2
+				} else {
+					idem := turn == 2
 					// Enough fresh keys for twice the SDK loop's best rate so far.
 					rate := max(sdk.point().rate, 200)
 					keys := issueKeys(b, st, int(2*rate*slice.Seconds())/perKey+10)
-					attackInto(&api[b2i(idem)], provisionTargetName(idem), provisionTargeter(url, keys, body, idem), conns, slice)
+					attackInto(&api[turn-1], provisionTargetName(idem), provisionTargeter(url, keys, body, idem), conns, slice)
 				}
 			}
 		}
@@ -228,11 +228,4 @@ func post(url, key string, body []byte) (int, []byte) {
 	defer res.Body.Close()
 	raw, _ := io.ReadAll(res.Body)
 	return res.StatusCode, raw
-}
-
-func b2i(v bool) int {
-	if v {
-		return 1
-	}
-	return 0
 }

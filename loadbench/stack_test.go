@@ -143,31 +143,37 @@ func (t *tally) failures() string {
 	return strings.Join(out, ", ")
 }
 
-func (t *tally) fail(what string) {
+// fail counts n failures of the kind what.
+func (t *tally) fail(what string, n int) {
 	if t.bad == nil {
 		t.bad = map[string]int{}
 	}
-	t.failed++
-	t.bad[what]++
+	t.failed += n
+	t.bad[what] += n
+}
+
+// attacker is vegeta with conns keep-alive connections and as many
+// workers, bodies drained, redirects not followed.
+func attacker(conns int) *vegeta.Attacker {
+	return vegeta.NewAttacker(vegeta.Connections(conns), vegeta.MaxConnections(conns),
+		vegeta.Workers(uint64(conns)), vegeta.MaxWorkers(uint64(conns)),
+		vegeta.KeepAlive(true), vegeta.Timeout(30*time.Second), vegeta.MaxBody(0), vegeta.Redirects(vegeta.NoFollow))
 }
 
 // attackInto drives the requests targeter makes with conns connections
 // (and as many workers) for du, as fast as the answers come, and adds them
 // to t.
 func attackInto(t *tally, name string, targeter vegeta.Targeter, conns int, du time.Duration) {
-	atk := vegeta.NewAttacker(vegeta.Connections(conns), vegeta.MaxConnections(conns),
-		vegeta.Workers(uint64(conns)), vegeta.MaxWorkers(uint64(conns)),
-		vegeta.KeepAlive(true), vegeta.Timeout(30*time.Second), vegeta.MaxBody(0), vegeta.Redirects(vegeta.NoFollow))
 	start := time.Now()
-	for r := range atk.Attack(targeter, vegeta.ConstantPacer{}, du, name) {
+	for r := range attacker(conns).Attack(targeter, vegeta.ConstantPacer{}, du, name) {
 		t.lat = append(t.lat, r.Latency)
 		switch {
 		case r.Code >= 200 && r.Code < 300:
 			t.ok++
 		case r.Code == 0:
-			t.fail(r.Error)
+			t.fail(r.Error, 1)
 		default:
-			t.fail(strconv.Itoa(int(r.Code)))
+			t.fail(strconv.Itoa(int(r.Code)), 1)
 		}
 	}
 	t.elapsed += time.Since(start)
@@ -204,9 +210,7 @@ func loopInto(t *tally, conns int, du time.Duration, do func() error) {
 			t.lat = append(t.lat, mine...)
 			t.ok += ok
 			if failed > 0 {
-				t.fail(first.Error())
-				t.bad[first.Error()] += failed - 1
-				t.failed += failed - 1
+				t.fail(first.Error(), failed)
 			}
 		}()
 	}

@@ -26,6 +26,17 @@ func DatabaseUnavailableError(cause error) *Error {
 	return e
 }
 
+// AnswerError is the error a request that failed with err is answered
+// with: e (err as an *Error), or DatabaseUnavailableError when e is an
+// internal error because the database cannot be reached. The REST answers
+// and GraphQL's field errors both go through it.
+func AnswerError(e *Error, err error) *Error {
+	if e.Code == CodeInternal && DatabaseUnavailable(err) {
+		return DatabaseUnavailableError(err)
+	}
+	return e
+}
+
 // DatabaseUnavailable reports whether err says that the database cannot be
 // reached right now, rather than that the request or the code is wrong: a
 // refused or broken connection, a server shutting down or starting up

@@ -9,8 +9,6 @@ import (
 	"fmt"
 	"sync"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 )
 
 // DefaultSlotTTL is the lifetime of a concurrency slot when Acquire is given
@@ -55,10 +53,7 @@ func (s *Slot) ReleaseSoon() {
 	if s == nil {
 		return
 	}
-	s.once.Do(func() {
-		slots, token := s.slots, s.token
-		s.l.batch.doLater(func(c context.Context, p redis.Pipeliner) redis.Cmder { return p.ZRem(c, slots, token) })
-	})
+	s.once.Do(func() { s.l.batch.doLater(releaseCmd(s.slots, s.token)) })
 }
 
 // Flush waits until the slot releases queued by ReleaseSoon have been sent

@@ -523,5 +523,10 @@ func classify(err error) error {
 func (l *Limiter) releaseToken(slots, token string) {
 	ctx, cancel := context.WithTimeout(context.Background(), l.timeout)
 	defer cancel()
-	_, _ = l.batch.do(ctx, func(c context.Context, p redis.Pipeliner) redis.Cmder { return p.ZRem(c, slots, token) })
+	_, _ = l.batch.do(ctx, releaseCmd(slots, token))
+}
+
+// releaseCmd is the command that frees the slot token of slots.
+func releaseCmd(slots, token string) func(context.Context, redis.Pipeliner) redis.Cmder {
+	return func(c context.Context, p redis.Pipeliner) redis.Cmder { return p.ZRem(c, slots, token) }
 }

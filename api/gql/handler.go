@@ -231,9 +231,7 @@ func (h *Handler) present(ctx context.Context, err error) *gqlerror.Error {
 	var me *models.Error
 	switch {
 	case errors.As(err, &me):
-		if me.Code == models.CodeInternal && models.DatabaseUnavailable(err) {
-			me = models.DatabaseUnavailableError(err)
-		}
+		me = models.AnswerError(me, err)
 		if me.Code == models.CodeInternal {
 			h.cfg.Log.ErrorContext(ctx, "graphql field failed", "request_id", h.cfg.RequestID(ctx), "path", gerr.Path.String(), "error", err)
 		}

@@ -352,10 +352,16 @@ func (s *Store) GetTicket(ctx context.Context, p *models.Principal, id string) (
 	if err != nil {
 		return nil, err
 	}
-	s.fillAgents(ctx, []*Ticket{t})
-	s.fillTicketAttachments(ctx, []*Ticket{t})
-	s.fillClocks(ctx, []*Ticket{t})
+	s.fillTickets(ctx, t)
 	return t, nil
+}
+
+// fillTickets adds to tickets what other tables hold: their assigned
+// agents, attachments and SLA clocks.
+func (s *Store) fillTickets(ctx context.Context, tickets ...*Ticket) {
+	s.fillAgents(ctx, tickets)
+	s.fillTicketAttachments(ctx, tickets)
+	s.fillClocks(ctx, tickets)
 }
 
 // GetTicketRow returns one ticket visible to p as stored, without what
@@ -412,11 +418,12 @@ func rankExpr(col string, values []string) string {
 // ListTickets returns a page of the tickets visible to p that f selects,
 // newest first by default. Errors: VALIDATION_ERROR.
 func (s *Store) ListTickets(ctx context.Context, p *models.Principal, f TicketFilter, page models.PageRequest) ([]Ticket, int64, error) {
-	q, err := s.ticketQuery(ctx, p, f, &models.Validator{})
+	out, total, err := s.ListTicketRows(ctx, p, f, page)
 	if err != nil {
 		return nil, 0, err
 	}
-	return s.pageTickets(ctx, q, page)
+	s.fillPage(ctx, out)
+	return out, total, nil
 }
 
 // ListTicketRows is ListTickets without what it adds from other tables
@@ -440,14 +447,17 @@ func (s *Store) pageTickets(ctx context.Context, q *gorm.DB, page models.PageReq
 	if err != nil {
 		return nil, 0, err
 	}
-	ptrs := make([]*Ticket, len(out))
-	for i := range out {
-		ptrs[i] = &out[i]
-	}
-	s.fillAgents(ctx, ptrs)
-	s.fillTicketAttachments(ctx, ptrs)
-	s.fillClocks(ctx, ptrs)
+	s.fillPage(ctx, out)
 	return out, total, nil
+}
+
+// fillPage is fillTickets for a page of tickets.
+func (s *Store) fillPage(ctx context.Context, page []Ticket) {
+	ptrs := make([]*Ticket, len(page))
+	for i := range page {
+		ptrs[i] = &page[i]
+	}
+	s.fillTickets(ctx, ptrs...)
 }
 
 // ticketQuery validates f and returns the query of the tickets visible to
