@@ -78,8 +78,15 @@ func (s *Store) CatalogCategoryEntry(ctx context.Context, name string) (*Catalog
 }
 
 // CatalogServiceByID returns one catalog offer. Errors: NOT_FOUND.
+// It reads the reference data kept in memory (ReferenceTTL).
 func (s *Store) CatalogServiceByID(ctx context.Context, id string) (*CatalogService, error) {
-	var svc CatalogService
-	err := s.In(ctx, models.SystemScope()).Where("id = ?", id).Take(&svc).Error
-	return &svc, models.NotFoundOr(err, fmt.Sprintf("catalog service %q", id))
+	ref, err := s.reference(ctx)
+	if err != nil {
+		return nil, err
+	}
+	svc, ok := ref.offer(id)
+	if !ok {
+		return nil, models.NotFound(fmt.Sprintf("catalog service %q", id))
+	}
+	return &svc, nil
 }

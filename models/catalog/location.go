@@ -2,15 +2,12 @@ package catalog
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
-
-	"gorm.io/gorm"
 
 	"github.com/telcoplatform/platform/models"
 )
@@ -205,34 +202,36 @@ func notServiceable(in LocationInput) *models.Error {
 
 // FindLocation returns the serviceable location at the postal location in,
 // as seen from environment env. Errors: VALIDATION_ERROR (malformed
-// location), LOCATION_NOT_SERVICEABLE.
+// location), LOCATION_NOT_SERVICEABLE. It reads the reference data kept in
+// memory (ReferenceTTL).
 func (s *Store) FindLocation(ctx context.Context, env models.Environment, in LocationInput) (*ServiceableLocation, error) {
 	var v models.Validator
 	in.Validate(&v, "location")
 	if err := v.Err(); err != nil {
 		return nil, err
 	}
-	var loc ServiceableLocation
-	err := s.In(ctx, models.SystemScope()).Where("match_key = ?", LocationMatchKey(in)).Take(&loc).Error
-	if errors.Is(err, gorm.ErrRecordNotFound) || (err == nil && !loc.visibleIn(env)) {
-		return nil, notServiceable(in)
-	}
+	ref, err := s.reference(ctx)
 	if err != nil {
-		return nil, models.DBErr(err)
+		return nil, err
+	}
+	loc, ok := ref.locations[ref.byMatch[LocationMatchKey(in)]]
+	if !ok || !loc.visibleIn(env) {
+		return nil, notServiceable(in)
 	}
 	return &loc, nil
 }
 
 // LocationByID returns the serviceable location id as seen from environment
-// env. Errors: VALIDATION_ERROR (unknown id, reported under field).
+// env. Errors: VALIDATION_ERROR (unknown id, reported under field). It reads
+// the reference data kept in memory (ReferenceTTL).
 func (s *Store) LocationByID(ctx context.Context, env models.Environment, field, id string) (*ServiceableLocation, error) {
-	var loc ServiceableLocation
-	err := s.In(ctx, models.SystemScope()).Where("id = ?", id).Take(&loc).Error
-	if errors.Is(err, gorm.ErrRecordNotFound) || (err == nil && !loc.visibleIn(env)) {
-		return nil, models.Invalid(models.FieldIssue{Field: field, Issue: fmt.Sprintf("no serviceable location %q", id)})
-	}
+	ref, err := s.reference(ctx)
 	if err != nil {
-		return nil, models.DBErr(err)
+		return nil, err
+	}
+	loc, ok := ref.locations[id]
+	if !ok || !loc.visibleIn(env) {
+		return nil, models.Invalid(models.FieldIssue{Field: field, Issue: fmt.Sprintf("no serviceable location %q", id)})
 	}
 	return &loc, nil
 }
@@ -400,13 +399,9 @@ func (s *Store) CheckAvailability(ctx context.Context, scope models.Scope, q Ava
 			return nil, models.DBErr(err)
 		}
 	}
-	var offers []CatalogService
-	if err := db.Find(&offers).Error; err != nil {
-		return nil, models.DBErr(err)
-	}
-	catalog := map[string]CatalogService{}
-	for _, o := range offers {
-		catalog[o.ID] = o
+	ref, err := s.reference(ctx)
+	if err != nil {
+		return nil, err
 	}
 	report := &AvailabilityReport{Location: loc, RequestedMbps: requested}
 	for _, st := range serviceTypes {
@@ -416,7 +411,7 @@ func (s *Store) CheckAvailability(ctx context.Context, scope models.Scope, q Ava
 				a.Offered, a.AvailableMbps = true, capacityLeft(scope, &caps[i], held[st.Name])
 			}
 		}
-		offer := catalog[st.CatalogServiceID]
+		offer, _ := ref.offer(st.CatalogServiceID)
 		if offer.SLAOptions != nil {
 			a.SLAOptions = offer.SLAOptions
 		}

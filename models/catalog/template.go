@@ -2,10 +2,7 @@ package catalog
 
 import (
 	"context"
-	"errors"
 	"fmt"
-
-	"gorm.io/gorm"
 
 	"github.com/telcoplatform/platform/models"
 )
@@ -35,14 +32,15 @@ type ProvisioningTemplate struct {
 // Template returns the provisioning template id as seen from environment
 // env. Errors: VALIDATION_ERROR (unknown template, reported as
 // service_template).
+// It reads the reference data kept in memory (ReferenceTTL).
 func (s *Store) Template(ctx context.Context, env models.Environment, id string) (*ProvisioningTemplate, error) {
-	var t ProvisioningTemplate
-	err := s.In(ctx, models.SystemScope()).Where("id = ?", id).Take(&t).Error
-	if errors.Is(err, gorm.ErrRecordNotFound) || (err == nil && t.SandboxOnly && env != models.EnvTest) {
-		return nil, models.Invalid(models.FieldIssue{Field: "service_template", Issue: fmt.Sprintf("no provisioning template %q; see GET /v1/services/provision/templates", id)})
-	}
+	ref, err := s.reference(ctx)
 	if err != nil {
-		return nil, models.DBErr(err)
+		return nil, err
+	}
+	t, ok := ref.templates[id]
+	if !ok || (t.SandboxOnly && env != models.EnvTest) {
+		return nil, models.Invalid(models.FieldIssue{Field: "service_template", Issue: fmt.Sprintf("no provisioning template %q; see GET /v1/services/provision/templates", id)})
 	}
 	return &t, nil
 }

@@ -1,0 +1,93 @@
+package catalog
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/telcoplatform/platform/models"
+)
+
+// ReferenceTTL is how long a Store keeps the catalog's reference data (its
+// offers, provisioning templates and serviceable locations) in memory: the
+// longest a change of those tables goes unseen by orders, quotes and
+// availability checks. Only seeding and migrations write them; no API
+// operation does. What changes with orders (capacity, allocations) is never
+// kept: it is read on every check.
+const ReferenceTTL = time.Second
+
+// reference is one read of the reference tables, shared by every caller
+// until it expires: never modified, and handed out as copies.
+type reference struct {
+	offers    map[string]CatalogService
+	templates map[string]ProvisioningTemplate
+	locations map[string]ServiceableLocation // by id
+	byMatch   map[string]string              // location match key → id
+}
+
+// referenceCache keeps the last read of the reference tables for ttl.
+type referenceCache struct {
+	ttl time.Duration
+	now func() time.Time // monotonic clock
+
+	mu      sync.Mutex
+	ref     *reference
+	expires time.Time
+}
+
+// reference returns the reference data, read from the database at most once
+// per ReferenceTTL (one caller reads; the others wait for its read). A
+// failed read is not kept.
+func (s *Store) reference(ctx context.Context) (*reference, error) {
+	c := s.ref
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := c.now()
+	if c.ref != nil && now.Before(c.expires) {
+		return c.ref, nil
+	}
+	ref, err := s.readReference(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c.ref, c.expires = ref, now.Add(c.ttl)
+	return ref, nil
+}
+
+// readReference reads the reference tables (three statements).
+func (s *Store) readReference(ctx context.Context) (*reference, error) {
+	db := s.In(ctx, models.SystemScope())
+	var offers []CatalogService
+	if err := db.Find(&offers).Error; err != nil {
+		return nil, models.DBErr(err)
+	}
+	var templates []ProvisioningTemplate
+	if err := db.Find(&templates).Error; err != nil {
+		return nil, models.DBErr(err)
+	}
+	var locations []ServiceableLocation
+	if err := db.Find(&locations).Error; err != nil {
+		return nil, models.DBErr(err)
+	}
+	ref := &reference{offers: make(map[string]CatalogService, len(offers)), templates: make(map[string]ProvisioningTemplate, len(templates)),
+		locations: make(map[string]ServiceableLocation, len(locations)), byMatch: make(map[string]string, len(locations))}
+	for _, o := range offers {
+		ref.offers[o.ID] = o
+	}
+	for _, t := range templates {
+		ref.templates[t.ID] = t
+	}
+	for _, l := range locations {
+		ref.locations[l.ID] = l
+		ref.byMatch[l.MatchKey] = l.ID
+	}
+	return ref, nil
+}
+
+// offer returns a copy of the offer id (its option lists copied too).
+func (r *reference) offer(id string) (CatalogService, bool) {
+	o, ok := r.offers[id]
+	o.BandwidthOptions, o.SLAOptions = slices.Clone(o.BandwidthOptions), slices.Clone(o.SLAOptions)
+	return o, ok
+}

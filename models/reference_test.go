@@ -1,0 +1,119 @@
+package models_test
+
+import (
+	"context"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/catalog"
+)
+
+// countReads counts the statements that read table on s's database until
+// the test ends.
+func countReads(t *testing.T, s *models.Store, tables ...string) *atomic.Int64 {
+	t.Helper()
+	var n atomic.Int64
+	name := "test:count_reads_" + t.Name() + "_" + strings.Join(tables, "_")
+	if err := s.DB.Callback().Query().After("gorm:query").Register(name, func(db *gorm.DB) {
+		for _, table := range tables {
+			if db.Statement.Table == table {
+				n.Add(1)
+			}
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.DB.Callback().Query().Remove(name) })
+	return &n
+}
+
+// TestReferenceDataKept: the catalog's offers, templates and locations are
+// read once per catalog.ReferenceTTL, not per lookup; what a lookup hands
+// out is a copy; a change of the tables shows within the TTL; what
+// changes with orders (capacity) is read on every check.
+func TestReferenceDataKept(t *testing.T) {
+	s := newStore(t)
+	ctx := context.Background()
+	cs := catalog.NewStore(s)
+	reference := countReads(t, s, "catalog_services", "provisioning_templates", "serviceable_locations")
+	capacity := countReads(t, s, "location_capacities")
+
+	lookups := func() {
+		t.Helper()
+		if _, err := cs.Template(ctx, models.EnvLive, "internet-dedicated-1g"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := cs.LocationByID(ctx, models.EnvLive, "location_id", "loc_austin_congress"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := cs.CheckAvailability(ctx, models.TenantScope("", models.EnvLive), catalog.AvailabilityQuery{LocationID: "loc_austin_congress"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lookups()
+	first := reference.Load()
+	if first != 3 {
+		t.Fatalf("the first lookups read the reference tables in %d statements, want 3 (one per table)", first)
+	}
+	for range 5 {
+		lookups()
+	}
+	if n := reference.Load(); n != first {
+		t.Fatalf("later lookups read the reference tables again (%d statements, want %d)", n, first)
+	}
+	if n := capacity.Load(); n != 6 {
+		t.Fatalf("6 availability checks read capacity %d times, want 6", n)
+	}
+
+	// Unknown and sandbox-only entries answer as before.
+	if _, err := cs.Template(ctx, models.EnvLive, "no-such-template"); models.ErrorCode(err) != models.CodeValidation {
+		t.Fatalf("unknown template: %v", err)
+	}
+	if _, err := cs.LocationByID(ctx, models.EnvLive, "location_id", "loc_sandbox_all"); models.ErrorCode(err) != models.CodeValidation {
+		t.Fatalf("a sandbox location from live: %v", err)
+	}
+	if _, err := cs.LocationByID(ctx, models.EnvTest, "location_id", "loc_sandbox_all"); err != nil {
+		t.Fatalf("a sandbox location from the sandbox: %v", err)
+	}
+	if _, err := cs.CatalogServiceByID(ctx, "no-such-offer"); models.ErrorCode(err) != models.CodeNotFound {
+		t.Fatalf("unknown offer: %v", err)
+	}
+
+	// A caller that changes what it was handed changes nothing kept.
+	offer, err := cs.CatalogServiceByID(ctx, "internet-fiber-dedicated")
+	if err != nil || len(offer.BandwidthOptions) == 0 {
+		t.Fatalf("offer %+v, %v", offer, err)
+	}
+	want := offer.BandwidthOptions[0]
+	offer.BandwidthOptions[0], offer.Name = "changed", "changed"
+	again, _ := cs.CatalogServiceByID(ctx, "internet-fiber-dedicated")
+	if again.BandwidthOptions[0] != want || again.Name == "changed" {
+		t.Fatalf("a change of a handed-out offer reached the kept one: %+v", again)
+	}
+
+	// A change of the tables shows within ReferenceTTL.
+	if err := s.In(ctx, models.SystemScope()).Model(&catalog.ProvisioningTemplate{}).Where("id = ?", "internet-dedicated-1g").
+		Update("name", "Renamed template").Error; err != nil {
+		t.Fatal(err)
+	}
+	changed := time.Now()
+	for {
+		asked := time.Now()
+		tpl, err := cs.Template(ctx, models.EnvLive, "internet-dedicated-1g")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tpl.Name == "Renamed template" {
+			break
+		}
+		if asked.Sub(changed) > catalog.ReferenceTTL {
+			t.Fatalf("the template's change is not seen %v after it", asked.Sub(changed))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
