@@ -29,11 +29,15 @@ type Config struct {
 	TemporalNamespace string // TEMPORAL_NAMESPACE
 	TemporalUIURL     string // TEMPORAL_UI_URL
 	TemporalTaskQueue string // TEMPORAL_TASK_QUEUE
-	AdminKey          string // PLATFORM_ADMIN_KEY
-	DemoKey           string // PLATFORM_DEMO_KEY
-	DemoPassword      string // PLATFORM_DEMO_PASSWORD
-	DevSAMLIdPAddr    string // DEV_SAML_IDP_ADDR
-	SecretsKey        []byte // SECRETS_KEY (32 bytes, base64 or hex)
+	// TemporalCompression is TEMPORAL_COMPRESSION: gzip or none for the
+	// requests to Temporal; auto (the default) is none when
+	// TEMPORAL_ADDRESS is a loopback address and gzip otherwise.
+	TemporalCompression string
+	AdminKey            string // PLATFORM_ADMIN_KEY
+	DemoKey             string // PLATFORM_DEMO_KEY
+	DemoPassword        string // PLATFORM_DEMO_PASSWORD
+	DevSAMLIdPAddr      string // DEV_SAML_IDP_ADDR
+	SecretsKey          []byte // SECRETS_KEY (32 bytes, base64 or hex)
 	// SecretsKeyPrevious are SECRETS_KEY_PREVIOUS: keys that sealed values
 	// may still be under after a rotation (opened, never used to seal).
 	SecretsKeyPrevious  [][]byte
@@ -166,34 +170,35 @@ func Load(getenv func(string) string) (Config, error) {
 		return def
 	}
 	c := Config{
-		HTTPAddr:           get("HTTP_ADDR", ":8080"),
-		PublicBaseURL:      strings.TrimRight(get("PUBLIC_BASE_URL", "http://localhost:8080"), "/"),
-		DatabaseURL:        get("DATABASE_URL", "sqlite:.data/platform.db"),
-		RedisURL:           get("REDIS_URL", ""),
-		TemporalAddress:    get("TEMPORAL_ADDRESS", "localhost:7233"),
-		TemporalNamespace:  get("TEMPORAL_NAMESPACE", "default"),
-		TemporalUIURL:      strings.TrimRight(get("TEMPORAL_UI_URL", "http://localhost:8233"), "/"),
-		TemporalTaskQueue:  get("TEMPORAL_TASK_QUEUE", "platform"),
-		AdminKey:           get("PLATFORM_ADMIN_KEY", ""),
-		DemoKey:            get("PLATFORM_DEMO_KEY", ""),
-		DemoPassword:       get("PLATFORM_DEMO_PASSWORD", ""),
-		DevSAMLIdPAddr:     get("DEV_SAML_IDP_ADDR", ""),
-		PprofAddr:          get("PPROF_ADDR", ""),
-		MetricsAddr:        get("METRICS_ADDR", ""),
-		WorkerHTTPAddr:     get("WORKER_HTTP_ADDR", ""),
-		BlobURL:            get("BLOB_URL", "file:.data/blobs"),
-		SMTPURL:            get("SMTP_URL", ""),
-		SMTPFrom:           get("SMTP_FROM", "Telco Platform <no-reply@localhost>"),
-		SMSURL:             get("SMS_URL", ""),
-		MTLSAddr:           get("MTLS_ADDR", ""),
-		TLSCertFile:        get("TLS_CERT_FILE", ""),
-		TLSKeyFile:         get("TLS_KEY_FILE", ""),
-		ClientCAFile:       get("CLIENT_CA_FILE", ""),
-		SAMLIdPMetadataURL: get("SAML_IDP_METADATA_URL", ""),
-		LogLevel:           get("LOG_LEVEL", "info"),
-		LogFormat:          get("LOG_FORMAT", "text"),
-		OTLPEndpoint:       get("OTEL_EXPORTER_OTLP_ENDPOINT", ""),
-		OTELServiceName:    get("OTEL_SERVICE_NAME", ""),
+		HTTPAddr:            get("HTTP_ADDR", ":8080"),
+		PublicBaseURL:       strings.TrimRight(get("PUBLIC_BASE_URL", "http://localhost:8080"), "/"),
+		DatabaseURL:         get("DATABASE_URL", "sqlite:.data/platform.db"),
+		RedisURL:            get("REDIS_URL", ""),
+		TemporalAddress:     get("TEMPORAL_ADDRESS", "localhost:7233"),
+		TemporalNamespace:   get("TEMPORAL_NAMESPACE", "default"),
+		TemporalUIURL:       strings.TrimRight(get("TEMPORAL_UI_URL", "http://localhost:8233"), "/"),
+		TemporalTaskQueue:   get("TEMPORAL_TASK_QUEUE", "platform"),
+		TemporalCompression: get("TEMPORAL_COMPRESSION", "auto"),
+		AdminKey:            get("PLATFORM_ADMIN_KEY", ""),
+		DemoKey:             get("PLATFORM_DEMO_KEY", ""),
+		DemoPassword:        get("PLATFORM_DEMO_PASSWORD", ""),
+		DevSAMLIdPAddr:      get("DEV_SAML_IDP_ADDR", ""),
+		PprofAddr:           get("PPROF_ADDR", ""),
+		MetricsAddr:         get("METRICS_ADDR", ""),
+		WorkerHTTPAddr:      get("WORKER_HTTP_ADDR", ""),
+		BlobURL:             get("BLOB_URL", "file:.data/blobs"),
+		SMTPURL:             get("SMTP_URL", ""),
+		SMTPFrom:            get("SMTP_FROM", "Telco Platform <no-reply@localhost>"),
+		SMSURL:              get("SMS_URL", ""),
+		MTLSAddr:            get("MTLS_ADDR", ""),
+		TLSCertFile:         get("TLS_CERT_FILE", ""),
+		TLSKeyFile:          get("TLS_KEY_FILE", ""),
+		ClientCAFile:        get("CLIENT_CA_FILE", ""),
+		SAMLIdPMetadataURL:  get("SAML_IDP_METADATA_URL", ""),
+		LogLevel:            get("LOG_LEVEL", "info"),
+		LogFormat:           get("LOG_FORMAT", "text"),
+		OTLPEndpoint:        get("OTEL_EXPORTER_OTLP_ENDPOINT", ""),
+		OTELServiceName:     get("OTEL_SERVICE_NAME", ""),
 	}
 	var errs []string
 	bad := func(name, why string) { errs = append(errs, name+": "+why) }
@@ -239,6 +244,11 @@ func Load(getenv func(string) string) (Config, error) {
 	}
 	if _, _, err := net.SplitHostPort(c.TemporalAddress); err != nil {
 		bad("TEMPORAL_ADDRESS", "must be host:port, e.g. localhost:7233")
+	}
+	switch c.TemporalCompression {
+	case "auto", "gzip", "none":
+	default:
+		bad("TEMPORAL_COMPRESSION", "must be auto, gzip or none")
 	}
 	if raw := getenv("SECRETS_KEY"); strings.TrimSpace(raw) != "" {
 		key, err := decodeKey(strings.TrimSpace(raw))

@@ -31,6 +31,8 @@ func TestLoad(t *testing.T) {
 		{"bad proxies", map[string]string{"TRUSTED_PROXIES": "10.0.0.0/8, nope"}, "TRUSTED_PROXIES"},
 		{"mtls needs files", map[string]string{"MTLS_ADDR": ":8443"}, "MTLS_ADDR"},
 		{"bad public url", map[string]string{"PUBLIC_BASE_URL": "ftp://x"}, "PUBLIC_BASE_URL"},
+		{"temporal compression", map[string]string{"TEMPORAL_COMPRESSION": "none"}, ""},
+		{"bad temporal compression", map[string]string{"TEMPORAL_COMPRESSION": "zstd"}, "TEMPORAL_COMPRESSION"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

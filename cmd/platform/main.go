@@ -355,7 +355,8 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, runWorker, 
 	// The process's identity to Temporal (its workers' pollers, the UI's
 	// workers list), which the worker's /readyz looks for on the server.
 	identity := temporalclient.Identity(roleName(runWorker, runAPI))
-	topts := temporalclient.Options{Address: cfg.TemporalAddress, Namespace: cfg.TemporalNamespace, Logger: log, Metrics: m.TemporalHandler(), Tracing: tp, Identity: identity}
+	topts := temporalclient.Options{Address: cfg.TemporalAddress, Namespace: cfg.TemporalNamespace, Logger: log, Metrics: m.TemporalHandler(), Tracing: tp, Identity: identity,
+		Compression: cfg.TemporalCompression}
 	if runWorker {
 		dialCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		tc, err = temporalclient.Dial(dialCtx, topts)
