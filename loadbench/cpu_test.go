@@ -45,7 +45,13 @@ func cpuTime(pid int) (time.Duration, bool) {
 
 // redisPID finds the redis-server serving on port (its process title names
 // its address), or 0.
-func redisPID(port string) int {
+func redisPID(port string) int { return serverPID("redis-server", port) }
+
+// serverPID finds the process whose command line names program and port
+// (as host:port, "--port port" or a last argument ":port"), or 0. The test
+// environment starts redis-server and the Temporal dev server without
+// handing out their process ids.
+func serverPID(program, port string) int {
 	dirs, _ := filepath.Glob("/proc/[0-9]*")
 	for _, d := range dirs {
 		cmd, err := os.ReadFile(filepath.Join(d, "cmdline"))
@@ -53,7 +59,7 @@ func redisPID(port string) int {
 			continue
 		}
 		line := string(bytes.ReplaceAll(cmd, []byte{0}, []byte{' '}))
-		if strings.Contains(line, "redis-server") && (strings.Contains(line, ":"+port+" ") || strings.HasSuffix(strings.TrimSpace(line), ":"+port) ||
+		if strings.Contains(line, program) && (strings.Contains(line, ":"+port+" ") || strings.HasSuffix(strings.TrimSpace(line), ":"+port) ||
 			strings.Contains(line, "--port "+port+" ")) {
 			pid, _ := strconv.Atoi(filepath.Base(d))
 			return pid
@@ -74,6 +80,17 @@ func startCPU(pids ...int) *cpuMeter {
 		m.before[i], _ = cpuTime(pid)
 	}
 	return m
+}
+
+// spent returns each process's CPU time since startCPU (0 where unknown).
+func (m *cpuMeter) spent() []time.Duration {
+	out := make([]time.Duration, len(m.pids))
+	for i, pid := range m.pids {
+		if now, ok := cpuTime(pid); ok {
+			out[i] = now - m.before[i]
+		}
+	}
+	return out
 }
 
 // perRequest returns each process's CPU time since startCPU divided by

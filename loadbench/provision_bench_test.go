@@ -107,7 +107,11 @@ func BenchmarkProvisionStart(b *testing.B) {
 		st.dbName, s.duration, runtime.NumCPU(), runtime.GOMAXPROCS(0), runtime.GOOS, runtime.GOARCH)
 	fmt.Printf("the SDK loop and vegeta run in the benchmark's process, the API in its own; %d interleaved rounds per point%s\n\n", rounds, loadAverage())
 	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(w, "conns\ttarget\tstarts/s\tp50\tp99\terrors\tvs SDK\t")
+	// CPU per start: of the API process and of the dev server, over the
+	// target's turns (from /proc; "-" elsewhere). The SDK loop's own CPU is
+	// the benchmark process's, shared with vegeta, and is not shown.
+	pids := []int{st.apiPID, st.devPID}
+	fmt.Fprintln(w, "conns\ttarget\tstarts/s\tp50\tp99\terrors\tvs SDK\tCPU/start API\tCPU/start dev server\t")
 	started := 2
 	var failures []string
 	for _, conns := range s.connections {
@@ -122,22 +126,25 @@ func BenchmarkProvisionStart(b *testing.B) {
 			for k := range 3 {
 				// 0: the SDK loop; 1, 2: the API without and with an Idempotency-Key.
 				if turn := (r + k) % 3; turn == 0 {
-					loopInto(&sdk, conns, slice, sdkStart)
+					sdk.measure(pids, func() { loopInto(&sdk, conns, slice, sdkStart) })
 				} else {
 					idem := turn == 2
 					// Enough fresh keys for twice the SDK loop's best rate so far.
 					rate := max(sdk.point().rate, 200)
 					keys := issueKeys(b, st, int(2*rate*slice.Seconds())/perKey+10)
-					attackInto(&api[turn-1], provisionTargetName(idem), provisionTargeter(url, keys, body, idem), conns, slice)
+					t := &api[turn-1]
+					t.measure(pids, func() {
+						attackInto(t, provisionTargetName(idem), provisionTargeter(url, keys, body, idem), conns, slice)
+					})
 				}
 			}
 		}
 		ref := sdk.point()
 		started += int(ref.requests) - ref.errors
-		row := func(name string, p point, ratio string) {
-			fmt.Fprintf(w, "%d\t%s\t%.0f\t%s\t%s\t%d\t%s\t\n", conns, name, p.rate, ms(p.p50), ms(p.p99), p.errors, ratio)
+		row := func(name string, p point, ratio string, t *tally, api string) {
+			fmt.Fprintf(w, "%d\t%s\t%.0f\t%s\t%s\t%d\t%s\t%s\t%s\t\n", conns, name, p.rate, ms(p.p50), ms(p.p99), p.errors, ratio, api, t.cpuPerCall(1))
 		}
-		row("raw SDK ExecuteWorkflow", ref, "-")
+		row("raw SDK ExecuteWorkflow", ref, "-", &sdk, "-")
 		if bad := sdk.failures(); bad != "" {
 			failures = append(failures, fmt.Sprintf("%d conns, raw SDK ExecuteWorkflow: %s", conns, bad))
 		}
@@ -149,7 +156,7 @@ func BenchmarkProvisionStart(b *testing.B) {
 			if ref.rate > 0 {
 				ratio = fmt.Sprintf("%.1f %%", 100*pts[i].rate/ref.rate)
 			}
-			row(provisionTargetName(idem), pts[i], ratio)
+			row(provisionTargetName(idem), pts[i], ratio, &api[i], api[i].cpuPerCall(0))
 			if bad := api[i].failures(); bad != "" {
 				failures = append(failures, fmt.Sprintf("%d conns, %s: %s", conns, provisionTargetName(idem), bad))
 			}

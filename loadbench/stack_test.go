@@ -41,6 +41,8 @@ type stack struct {
 	fx       fixture
 	store    *models.Store
 	demoOrg  string // the demo organization (the key's tenant, sandbox)
+	apiPID   int    // the API process
+	devPID   int    // the Temporal dev server's process (0: not found)
 }
 
 // startStack starts the stack (see stack); env adds NAME=value settings to
@@ -99,6 +101,8 @@ func startStackProfiled(b *testing.B, withWorker, workerPprof bool, env ...strin
 	api := testenv.NewProcess(b, "serve", exe, "serve", dir, s.base+"/healthz", common)
 	api.Start()
 	api.WaitReady(60 * time.Second)
+	s.apiPID = api.PID()
+	s.devPID = serverPID("temporal", temporal[strings.LastIndexByte(temporal, ':')+1:])
 	if withWorker {
 		wenv := common
 		if workerPprof {
@@ -118,7 +122,31 @@ type tally struct {
 	ok, failed int
 	elapsed    time.Duration
 	lat        []time.Duration
-	bad        map[string]int // status (or transport error) → count
+	bad        map[string]int  // status (or transport error) → count
+	cpu        []time.Duration // CPU time of the processes measure watched, in the same order
+}
+
+// measure runs run and adds to t the CPU time the processes pids spent
+// meanwhile.
+func (t *tally) measure(pids []int, run func()) {
+	m := startCPU(pids...)
+	run()
+	if t.cpu == nil {
+		t.cpu = make([]time.Duration, len(pids))
+	}
+	for i, d := range m.spent() {
+		t.cpu[i] += d
+	}
+}
+
+// cpuPerCall returns the CPU time per call of the i-th process measure
+// watched, in microseconds ("-" when unknown).
+func (t *tally) cpuPerCall(i int) string {
+	n := t.ok + t.failed
+	if i >= len(t.cpu) || t.cpu[i] == 0 || n == 0 {
+		return "-"
+	}
+	return strconv.FormatFloat(float64(t.cpu[i])/float64(time.Microsecond)/float64(n), 'f', 0, 64) + " µs"
 }
 
 // point is the tally as one measured point: successes per second of the
