@@ -2,6 +2,7 @@ package models_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -66,6 +67,20 @@ func TestReferenceDataKept(t *testing.T) {
 	if n := reference.Load(); n != first {
 		t.Fatalf("later lookups read the reference tables again (%d statements, want %d)", n, first)
 	}
+	// Another catalog store on the same core, and one on a copy of it bound
+	// to a transaction, read what the first kept.
+	if _, err := catalog.NewStore(s).Template(ctx, models.EnvLive, "internet-dedicated-1g"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Tx(ctx, models.SystemScope(), func(tx *gorm.DB) error {
+		_, err := catalog.NewStore(s.Bound(tx)).CatalogServiceByID(ctx, "internet-fiber-dedicated")
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if n := reference.Load(); n != first {
+		t.Fatalf("other stores on the same core read the reference tables again (%d statements, want %d)", n, first)
+	}
 	if n := capacity.Load(); n != 6 {
 		t.Fatalf("6 availability checks read capacity %d times, want 6", n)
 	}
@@ -115,5 +130,42 @@ func TestReferenceDataKept(t *testing.T) {
 			t.Fatalf("the template's change is not seen %v after it", asked.Sub(changed))
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestMemo: a kept value is handed out until its TTL ends, then read
+// again; an error is not kept; a nil Memo keeps nothing.
+func TestMemo(t *testing.T) {
+	ctx := context.Background()
+	m := models.NewMemo()
+	var loads int
+	load := func(context.Context) (int, error) { loads++; return loads, nil }
+	for range 3 {
+		if v, err := models.Kept(ctx, m, "k", time.Hour, load); err != nil || v != 1 {
+			t.Fatalf("kept value %d, %v; want 1", v, err)
+		}
+	}
+	if v, _ := models.Kept(ctx, m, "other", time.Hour, load); v != 2 {
+		t.Fatalf("another key's value %d, want a load of its own (2)", v)
+	}
+	if v, _ := models.Kept(ctx, m, "gone", 0, load); v != 3 {
+		t.Fatalf("value %d, want 3", v)
+	}
+	if v, _ := models.Kept(ctx, m, "gone", 0, load); v != 4 {
+		t.Fatalf("an expired value was handed out (%d), want a new load (4)", v)
+	}
+	failing := func(context.Context) (int, error) { return 0, errors.New("down") }
+	if _, err := models.Kept(ctx, m, "bad", time.Hour, failing); err == nil {
+		t.Fatal("the load's error was not returned")
+	}
+	if v, err := models.Kept(ctx, m, "bad", time.Hour, load); err != nil || v != 5 {
+		t.Fatalf("after an error: %d, %v; want a new load (5)", v, err)
+	}
+	var none *models.Memo
+	if v, _ := models.Kept(ctx, none, "k", time.Hour, load); v != 6 {
+		t.Fatalf("a nil Memo handed out %d, want a load (6)", v)
+	}
+	if v, _ := models.Kept(ctx, none, "k", time.Hour, load); v != 7 {
+		t.Fatalf("a nil Memo kept a value (%d), want a load (7)", v)
 	}
 }

@@ -21,6 +21,9 @@ type Store struct {
 	// Observer is told of the transitions that metrics count (nil: none);
 	// main sets it to the process's metrics.
 	Observer Observer
+	// Memo keeps reference data read from the database for a while (see
+	// Kept); shared with the store's copies.
+	Memo *Memo
 }
 
 // Observer receives the domain transitions that metrics count.
@@ -32,7 +35,7 @@ type Observer interface {
 
 // NewStore returns a Store on db that seals secrets with sealer.
 func NewStore(db *gorm.DB, sealer *Sealer) *Store {
-	return &Store{DB: db, Sealer: sealer, Now: func() time.Time { return time.Now().UTC() }}
+	return &Store{DB: db, Sealer: sealer, Now: func() time.Time { return time.Now().UTC() }, Memo: NewMemo()}
 }
 
 // In returns the database bound to ctx and scope (see Scoped).

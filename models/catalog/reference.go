@@ -3,14 +3,14 @@ package catalog
 import (
 	"context"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/telcoplatform/platform/models"
 )
 
-// ReferenceTTL is how long a Store keeps the catalog's reference data (its
-// offers, provisioning templates and serviceable locations) in memory: the
+// ReferenceTTL is how long the catalog stores on one core keep the
+// catalog's reference data (its offers, provisioning templates and
+// serviceable locations) in memory (the core's models.Memo): the
 // longest a change of those tables goes unseen by orders, quotes and
 // availability checks. Only seeding and migrations write them; no API
 // operation does. What changes with orders (capacity, allocations) is never
@@ -26,33 +26,10 @@ type reference struct {
 	byMatch   map[string]string              // location match key → id
 }
 
-// referenceCache keeps the last read of the reference tables for ttl.
-type referenceCache struct {
-	ttl time.Duration
-	now func() time.Time // monotonic clock
-
-	mu      sync.Mutex
-	ref     *reference
-	expires time.Time
-}
-
-// reference returns the reference data, read from the database at most once
-// per ReferenceTTL (one caller reads; the others wait for its read). A
-// failed read is not kept.
+// reference returns the reference data, read from the database at most
+// once per ReferenceTTL by the stores on the same core (models.Kept).
 func (s *Store) reference(ctx context.Context) (*reference, error) {
-	c := s.ref
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	now := c.now()
-	if c.ref != nil && now.Before(c.expires) {
-		return c.ref, nil
-	}
-	ref, err := s.readReference(ctx)
-	if err != nil {
-		return nil, err
-	}
-	c.ref, c.expires = ref, now.Add(c.ttl)
-	return ref, nil
+	return models.Kept(ctx, s.Memo, "catalog.reference", ReferenceTTL, s.readReference)
 }
 
 // readReference reads the reference tables (three statements).
