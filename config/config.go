@@ -121,6 +121,7 @@ func Variables() []Variable {
 		{"TEMPORAL_NAMESPACE", "default", "Temporal namespace"},
 		{"TEMPORAL_UI_URL", "http://localhost:8233", "Temporal Web UI address, used in operations' workflow.ui_url"},
 		{"TEMPORAL_TASK_QUEUE", "platform", "task queue the worker polls"},
+		{"TEMPORAL_COMPRESSION", "auto", "gRPC compression of the requests to Temporal: gzip, none, or auto: none when TEMPORAL_ADDRESS is a loopback address, gzip otherwise"},
 		{"TEMPORAL_BACKGROUND_TASK_QUEUE", "<TEMPORAL_TASK_QUEUE>-background", "task queue of background work (bulk jobs), polled by the worker with its own slot limits"},
 		{"PLATFORM_ADMIN_KEY", "(empty)", "when set, start-up ensures an admin API key with exactly this value"},
 		{"PLATFORM_DEMO_KEY", "(empty)", "when set, start-up ensures a key of the demo tenant with exactly this value"},

@@ -227,3 +227,22 @@ func TestCheckMultiInstance(t *testing.T) {
 		})
 	}
 }
+
+// TestVariablesListEveryReadName: every variable Load reads is in
+// Variables (which `platform config`, the README check and the deployment
+// checks go by).
+func TestVariablesListEveryReadName(t *testing.T) {
+	listed := map[string]bool{}
+	for _, v := range config.Variables() {
+		listed[v.Name] = true
+	}
+	read := map[string]bool{}
+	if _, err := config.Load(func(name string) string { read[name] = true; return "" }); err != nil {
+		t.Fatal(err)
+	}
+	for name := range read {
+		if !listed[name] {
+			t.Errorf("Load reads %s, which Variables does not list", name)
+		}
+	}
+}

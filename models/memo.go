@@ -11,7 +11,9 @@ import (
 // locations), read once per TTL instead of once per use. A Store and its
 // copies (Bound) share one Memo, so every domain store built on the same
 // core, whether kept by a server or made for one call, reads it once.
-// A nil Memo keeps nothing.
+// A nil Memo keeps nothing; make one with NewMemo. Code that runs in a
+// transaction never writes the tables whose rows a Memo keeps: a load may
+// run on the caller's transaction, and what it reads is kept for everyone.
 type Memo struct {
 	now func() time.Time // monotonic clock
 
@@ -24,17 +26,22 @@ type memoEntry struct {
 	expires time.Time
 }
 
-// NewMemo returns an empty Memo.
-func NewMemo() *Memo {
-	return &Memo{now: time.Now, entries: map[string]memoEntry{}}
+// NewMemo returns an empty Memo on the clock now (nil: time.Now, whose
+// readings are monotonic); tests pass a clock of their own.
+func NewMemo(now func() time.Time) *Memo {
+	if now == nil {
+		now = time.Now
+	}
+	return &Memo{now: now, entries: map[string]memoEntry{}}
 }
 
 // Kept returns the value m keeps under key when it is younger than ttl;
 // otherwise it calls load and keeps what it returns (an error is not
 // kept). load runs without m's lock: it may wait for a database
 // connection, which a caller waiting for the lock could be holding (in a
-// transaction). Two callers that find the value expired at once may both
-// load; the later one is kept.
+// transaction) that the loader then waits for; for the same reason
+// callers do not wait for each other's load, so two callers that find the
+// value expired at once both load, and the load that began later is kept.
 func Kept[T any](ctx context.Context, m *Memo, key string, ttl time.Duration, load func(context.Context) (T, error)) (T, error) {
 	if m == nil {
 		return load(ctx)
@@ -53,7 +60,9 @@ func Kept[T any](ctx context.Context, m *Memo, key string, ttl time.Duration, lo
 		return v, err
 	}
 	m.mu.Lock()
-	m.entries[key] = memoEntry{value: v, expires: now.Add(ttl)}
+	if cur, ok := m.entries[key]; !ok || cur.expires.Before(now.Add(ttl)) {
+		m.entries[key] = memoEntry{value: v, expires: now.Add(ttl)}
+	}
 	m.mu.Unlock()
 	return v, nil
 }

@@ -40,6 +40,10 @@ func countReads(t *testing.T, s *models.Store, tables ...string) *atomic.Int64 {
 func TestReferenceDataKept(t *testing.T) {
 	s := newStore(t)
 	ctx := context.Background()
+	// The Memo's clock stands still until the test moves it.
+	var elapsed atomic.Int64
+	start := time.Now()
+	s.Memo = models.NewMemo(func() time.Time { return start.Add(time.Duration(elapsed.Load())) })
 	cs := catalog.NewStore(s)
 	reference := countReads(t, s, "catalog_services", "provisioning_templates", "serviceable_locations")
 	capacity := countReads(t, s, "location_capacities")
@@ -111,25 +115,21 @@ func TestReferenceDataKept(t *testing.T) {
 		t.Fatalf("a change of a handed-out offer reached the kept one: %+v", again)
 	}
 
-	// A change of the tables shows within ReferenceTTL.
+	// A change of the tables shows once what was kept is ReferenceTTL old.
 	if err := s.In(ctx, models.SystemScope()).Model(&catalog.ProvisioningTemplate{}).Where("id = ?", "internet-dedicated-1g").
 		Update("name", "Renamed template").Error; err != nil {
 		t.Fatal(err)
 	}
-	changed := time.Now()
-	for {
-		asked := time.Now()
-		tpl, err := cs.Template(ctx, models.EnvLive, "internet-dedicated-1g")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if tpl.Name == "Renamed template" {
-			break
-		}
-		if asked.Sub(changed) > catalog.ReferenceTTL {
-			t.Fatalf("the template's change is not seen %v after it", asked.Sub(changed))
-		}
-		time.Sleep(20 * time.Millisecond)
+	tpl, err := cs.Template(ctx, models.EnvLive, "internet-dedicated-1g")
+	if err != nil || tpl.Name == "Renamed template" {
+		t.Fatalf("within the TTL: %+v, %v; want the kept template", tpl, err)
+	}
+	elapsed.Add(int64(catalog.ReferenceTTL))
+	if tpl, err = cs.Template(ctx, models.EnvLive, "internet-dedicated-1g"); err != nil || tpl.Name != "Renamed template" {
+		t.Fatalf("after the TTL: %+v, %v; want the renamed template", tpl, err)
+	}
+	if n := reference.Load(); n != 2*first {
+		t.Fatalf("%d statements, want %d: one more read of the reference tables", n, 2*first)
 	}
 }
 
@@ -137,7 +137,8 @@ func TestReferenceDataKept(t *testing.T) {
 // again; an error is not kept; a nil Memo keeps nothing.
 func TestMemo(t *testing.T) {
 	ctx := context.Background()
-	m := models.NewMemo()
+	var now atomic.Int64
+	m := models.NewMemo(func() time.Time { return time.Unix(0, now.Load()) })
 	var loads int
 	load := func(context.Context) (int, error) { loads++; return loads, nil }
 	for range 3 {
@@ -160,6 +161,22 @@ func TestMemo(t *testing.T) {
 	}
 	if v, err := models.Kept(ctx, m, "bad", time.Hour, load); err != nil || v != 5 {
 		t.Fatalf("after an error: %d, %v; want a new load (5)", v, err)
+	}
+	// Of two loads under way at once, the one that began later is kept.
+	now.Add(int64(time.Hour))
+	outer := func(ctx context.Context) (string, error) {
+		now.Add(int64(time.Minute))
+		inner, err := models.Kept(ctx, m, "race", time.Hour, func(context.Context) (string, error) { return "later", nil })
+		if err != nil || inner != "later" {
+			t.Fatalf("inner load: %q, %v", inner, err)
+		}
+		return "earlier", nil
+	}
+	if v, _ := models.Kept(ctx, m, "race", time.Hour, outer); v != "earlier" {
+		t.Fatalf("the outer load returned %q, want its own value", v)
+	}
+	if v, _ := models.Kept(ctx, m, "race", time.Hour, func(context.Context) (string, error) { return "reloaded", nil }); v != "later" {
+		t.Fatalf("kept %q, want the load that began later", v)
 	}
 	var none *models.Memo
 	if v, _ := models.Kept(ctx, none, "k", time.Hour, load); v != 6 {

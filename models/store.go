@@ -35,7 +35,7 @@ type Observer interface {
 
 // NewStore returns a Store on db that seals secrets with sealer.
 func NewStore(db *gorm.DB, sealer *Sealer) *Store {
-	return &Store{DB: db, Sealer: sealer, Now: func() time.Time { return time.Now().UTC() }, Memo: NewMemo()}
+	return &Store{DB: db, Sealer: sealer, Now: func() time.Time { return time.Now().UTC() }, Memo: NewMemo(nil)}
 }
 
 // In returns the database bound to ctx and scope (see Scoped).

@@ -154,7 +154,6 @@ type Simulator struct {
 	delay        time.Duration
 	log          *slog.Logger
 	incidentRate float64
-	faults       *faultSteps
 }
 
 // New returns a simulator over store.
@@ -170,8 +169,7 @@ func New(store *models.Store, opts Options) *Simulator {
 	case rate < 0:
 		rate = 0
 	}
-	return &Simulator{store: store, telemetry: telemetry.NewStore(store), catalog: catalog.NewStore(store), services: services.NewStore(store), delay: opts.StepDelay, log: log, incidentRate: rate,
-		faults: newFaultSteps(faultStepsTTL)}
+	return &Simulator{store: store, telemetry: telemetry.NewStore(store), catalog: catalog.NewStore(store), services: services.NewStore(store), delay: opts.StepDelay, log: log, incidentRate: rate}
 }
 
 var _ Southbound = (*Simulator)(nil)

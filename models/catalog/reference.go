@@ -68,3 +68,14 @@ func (r *reference) offer(id string) (CatalogService, bool) {
 	o.BandwidthOptions, o.SLAOptions = slices.Clone(o.BandwidthOptions), slices.Clone(o.SLAOptions)
 	return o, ok
 }
+
+// FailAtSteps returns the fail_at_step of the location locationID and of
+// the template templateID (sandbox magic values; "" for an empty or unknown
+// id), from the reference data kept in memory (ReferenceTTL).
+func (s *Store) FailAtSteps(ctx context.Context, locationID, templateID string) (atLocation, atTemplate string, err error) {
+	ref, err := s.reference(ctx)
+	if err != nil {
+		return "", "", err
+	}
+	return ref.locations[locationID].FailAtStep, ref.templates[templateID].FailAtStep, nil
+}
