@@ -3,11 +3,13 @@ package api_test
 import (
 	"context"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/mock"
 	"go.temporal.io/sdk/mocks"
+	"gorm.io/gorm"
 
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/workflows"
@@ -209,4 +211,43 @@ func TestQuotes(t *testing.T) {
 			t.Fatalf("status %s", got.Quote.Status)
 		}
 	})
+}
+
+// TestQuoteReadsItsAccountOnce: a quote reads its billing account once,
+// whether it names it or takes the organization's default; another
+// organization's account is still refused.
+func TestQuoteReadsItsAccountOnce(t *testing.T) {
+	h := newHarness(t)
+	tn := h.tenants[0]
+	var reads atomic.Int64
+	const name = "test:count_quote_account_reads"
+	if err := h.store.DB.Callback().Query().After("gorm:query").Register(name, func(db *gorm.DB) {
+		if db.Statement.Table == "billing_accounts" {
+			reads.Add(1)
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = h.store.DB.Callback().Query().Remove(name) })
+	item := map[string]any{"type": "internet", "bandwidth": "1gbps", "sla": "premium", "location": "100 Congress Ave, Austin, TX 78701"}
+	for _, account := range []string{"", tn.account.ID} {
+		reads.Store(0)
+		body := map[string]any{"services": []any{item}}
+		if account != "" {
+			body["account_id"] = account
+		}
+		var q quoteDoc
+		h.do("POST", "/v1/services/quotes", tn.liveKey, body).decode(201, &q)
+		if q.Quote.AccountID != tn.account.ID {
+			t.Fatalf("account_id %q: the quote is for %s, want %s", account, q.Quote.AccountID, tn.account.ID)
+		}
+		if n := reads.Load(); n != 1 {
+			t.Fatalf("account_id %q: the account was read %d times, want once", account, n)
+		}
+	}
+	e := h.do("POST", "/v1/services/quotes", tn.liveKey, map[string]any{"account_id": h.tenants[1].account.ID, "services": []any{item}}).
+		wantError(400, string(models.CodeValidation))
+	if !strings.Contains(e.Error.Message, "account_id") {
+		t.Fatalf("another organization's account: %+v", e.Error)
+	}
 }

@@ -52,17 +52,9 @@ func (s *Store) CreateQuote(ctx context.Context, p *models.Principal, in QuoteIn
 	if err := v.Err(); err != nil {
 		return nil, err
 	}
-	holder := &services.ProvisioningOrder{AccountID: accountID}
-	if err := s.services.DefaultAccount(ctx, p, holder); err != nil {
-		return nil, err
-	}
-	var acct models.BillingAccount
-	err := s.In(ctx, p.Scope()).Where("id = ?", holder.AccountID).Take(&acct).Error
-	if errors.Is(err, gorm.ErrRecordNotFound) {
-		return nil, models.Invalid(models.FieldIssue{Field: "account_id", Issue: fmt.Sprintf("no billing account %s in this organization", holder.AccountID)})
-	}
+	acct, err := s.services.OrderAccount(ctx, p, accountID)
 	if err != nil {
-		return nil, models.DBErr(err)
+		return nil, err
 	}
 	scope := models.TenantScope(acct.OrganizationID, p.Environment)
 	now := s.Now()

@@ -296,11 +296,30 @@ func (s *Store) PrepareTemplateOrder(ctx context.Context, p *models.Principal, i
 	return s.completeOrder(ctx, p, o, acct)
 }
 
-// DefaultAccount gives an order without account_id the organization's
-// oldest billing account. Errors: VALIDATION_ERROR (none exists).
-func (s *Store) DefaultAccount(ctx context.Context, p *models.Principal, o *ProvisioningOrder) error {
-	_, err := s.defaultAccount(ctx, p, o)
-	return err
+// OrderAccount returns the billing account an order or a quote of p is
+// for, in one read: accountID in p's organization or, when accountID is
+// empty, the organization's oldest billing account. Errors:
+// VALIDATION_ERROR (account_id: none exists, or no such account).
+func (s *Store) OrderAccount(ctx context.Context, p *models.Principal, accountID string) (*models.BillingAccount, error) {
+	o := &ProvisioningOrder{AccountID: accountID}
+	if acct, err := s.defaultAccount(ctx, p, o); err != nil || acct != nil {
+		return acct, err
+	}
+	return s.accountByID(ctx, p, accountID)
+}
+
+// accountByID reads the billing account id in p's scope. Errors:
+// VALIDATION_ERROR (account_id: no such account in the organization).
+func (s *Store) accountByID(ctx context.Context, p *models.Principal, id string) (*models.BillingAccount, error) {
+	acct := new(models.BillingAccount)
+	err := s.In(ctx, p.Scope()).Where("id = ?", id).Take(acct).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return nil, models.Invalid(models.FieldIssue{Field: "account_id", Issue: fmt.Sprintf("no billing account %s in this organization", id)})
+	}
+	if err != nil {
+		return nil, models.DBErr(err)
+	}
+	return acct, nil
 }
 
 // defaultAccount is DefaultAccount returning the account it gave the
@@ -443,13 +462,9 @@ func (s *Store) CompleteOrder(ctx context.Context, p *models.Principal, o *Provi
 // has just read it (defaultAccount), or nil to read it.
 func (s *Store) completeOrder(ctx context.Context, p *models.Principal, o *ProvisioningOrder, acct *models.BillingAccount) (*ProvisioningOrder, models.Scope, error) {
 	if acct == nil || acct.ID != o.AccountID {
-		acct = new(models.BillingAccount)
-		err := s.In(ctx, p.Scope()).Where("id = ?", o.AccountID).Take(acct).Error
-		if errors.Is(err, gorm.ErrRecordNotFound) {
-			return nil, models.Scope{}, models.Invalid(models.FieldIssue{Field: "account_id", Issue: fmt.Sprintf("no billing account %s in this organization", o.AccountID)})
-		}
-		if err != nil {
-			return nil, models.Scope{}, models.DBErr(err)
+		var err error
+		if acct, err = s.accountByID(ctx, p, o.AccountID); err != nil {
+			return nil, models.Scope{}, err
 		}
 	}
 	scope := models.TenantScope(acct.OrganizationID, p.Environment)
