@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"os"
 	"runtime"
@@ -16,7 +17,6 @@ import (
 	"time"
 
 	vegeta "github.com/tsenart/vegeta/v12/lib"
-	"go.temporal.io/sdk/client"
 
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/identity"
@@ -84,14 +84,11 @@ func BenchmarkProvisionStart(b *testing.B) {
 	if err != nil {
 		b.Fatalf("prepare the raw loop's order: %v", err)
 	}
-	// The SDK loop's client compresses its requests as the API's does
-	// (TEMPORAL_COMPRESSION's default, auto: none on loopback), so that
-	// both pay the same for the same start.
-	copts := client.Options{HostPort: st.temporal, Namespace: "default", Logger: quietLogger()}
-	if !temporalclient.Compress("auto", st.temporal) {
-		copts.ConnectionOptions.GrpcCompression = &client.GrpcCompressionNone{}
-	}
-	tc, err := client.DialContext(ctx, copts)
+	// The SDK loop's client is built as the API's is (TEMPORAL_COMPRESSION's
+	// default, auto: no compression on loopback), so that both pay the
+	// same for the same start.
+	tc, err := temporalclient.Dial(ctx, temporalclient.Options{Address: st.temporal, Namespace: "default",
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -6,7 +6,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net"
 	"os"
 
 	"go.temporal.io/api/enums/v1"
@@ -14,6 +13,7 @@ import (
 	"go.temporal.io/sdk/client"
 	tlog "go.temporal.io/sdk/log"
 
+	"github.com/telcoplatform/platform/config"
 	"github.com/telcoplatform/platform/tracing"
 	"github.com/telcoplatform/platform/workflows"
 )
@@ -50,15 +50,7 @@ func Compress(compression, address string) bool {
 	case "none":
 		return false
 	}
-	host, _, err := net.SplitHostPort(address)
-	if err != nil {
-		return true
-	}
-	if host == "localhost" {
-		return false
-	}
-	ip := net.ParseIP(host)
-	return ip == nil || !ip.IsLoopback()
+	return config.CheckLoopbackAddr(address) != nil
 }
 
 // Identity returns the identity of this process in role ("platform-worker",

@@ -301,9 +301,8 @@ func (s *Store) PrepareTemplateOrder(ctx context.Context, p *models.Principal, i
 // empty, the organization's oldest billing account. Errors:
 // VALIDATION_ERROR (account_id: none exists, or no such account).
 func (s *Store) OrderAccount(ctx context.Context, p *models.Principal, accountID string) (*models.BillingAccount, error) {
-	o := &ProvisioningOrder{AccountID: accountID}
-	if acct, err := s.defaultAccount(ctx, p, o); err != nil || acct != nil {
-		return acct, err
+	if accountID == "" {
+		return s.oldestAccount(ctx, p)
 	}
 	return s.accountByID(ctx, p, accountID)
 }
@@ -322,22 +321,33 @@ func (s *Store) accountByID(ctx context.Context, p *models.Principal, id string)
 	return acct, nil
 }
 
-// defaultAccount is DefaultAccount returning the account it gave the
-// order (nil when the order named one).
+// defaultAccount gives an order without account_id the organization's
+// oldest billing account and returns it (nil when the order named one).
+// Errors: VALIDATION_ERROR (none exists).
 func (s *Store) defaultAccount(ctx context.Context, p *models.Principal, o *ProvisioningOrder) (*models.BillingAccount, error) {
 	if o.AccountID != "" {
 		return nil, nil
 	}
-	var acct models.BillingAccount
-	err := s.In(ctx, p.OwnScope()).Order("created_at, id").Take(&acct).Error
+	acct, err := s.oldestAccount(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	o.AccountID = acct.ID
+	return acct, nil
+}
+
+// oldestAccount reads the oldest billing account of p's organization.
+// Errors: VALIDATION_ERROR (account_id: none exists).
+func (s *Store) oldestAccount(ctx context.Context, p *models.Principal) (*models.BillingAccount, error) {
+	acct := new(models.BillingAccount)
+	err := s.In(ctx, p.OwnScope()).Order("created_at, id").Take(acct).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
 		return nil, models.Invalid(models.FieldIssue{Field: "account_id", Issue: "is required: the organization has no billing account yet"})
 	}
 	if err != nil {
 		return nil, models.DBErr(err)
 	}
-	o.AccountID = acct.ID
-	return &acct, nil
+	return acct, nil
 }
 
 // OrDefault returns v, or def when v is empty.
