@@ -118,7 +118,7 @@ func BenchmarkProvisionStart(b *testing.B) {
 	pids := []int{st.apiPID, st.devPID}
 	fmt.Fprintln(w, "conns\ttarget\tstarts/s\tp50\tp99\terrors\tvs SDK\tCPU/start API\tCPU/start dev server\t")
 	started := 2
-	var failures []string
+	var failures, idleLines []string
 	for _, conns := range s.connections {
 		// The three targets take turns, rounds times, each for duration /
 		// rounds, the first of each round in turn: the dev server holds
@@ -144,6 +144,12 @@ func BenchmarkProvisionStart(b *testing.B) {
 				}
 			}
 		}
+		// The dev server's CPU with nothing starting: its background work
+		// (timers, the task queues' backlog), which each target's CPU per
+		// start includes in proportion to the time it ran.
+		idle := startCPU(st.devPID)
+		time.Sleep(2 * time.Second)
+		idleCPU := idle.spent()[0] / 2
 		ref := sdk.point()
 		started += int(ref.requests) - ref.errors
 		row := func(name string, p point, ratio string, t *tally, api string) {
@@ -168,6 +174,7 @@ func BenchmarkProvisionStart(b *testing.B) {
 				failures = append(failures, fmt.Sprintf("%d conns, %s: %s", conns, provisionTargetName(idem), bad))
 			}
 		}
+		idleLines = append(idleLines, fmt.Sprintf("after %d conns: the dev server idle spends %.0f ms of CPU per second", conns, float64(idleCPU)/float64(time.Millisecond)))
 		b.ReportMetric(pts[0].rate, fmt.Sprintf("provision/s-%dconns", conns))
 		b.ReportMetric(float64(pts[0].p99)/float64(time.Millisecond), fmt.Sprintf("provision-p99-ms-%dconns", conns))
 		b.ReportMetric(ref.rate, fmt.Sprintf("sdk-starts/s-%dconns", conns))
@@ -176,6 +183,9 @@ func BenchmarkProvisionStart(b *testing.B) {
 		}
 	}
 	_ = w.Flush()
+	for _, f := range idleLines {
+		fmt.Println(f)
+	}
 	for _, f := range failures {
 		fmt.Printf("errors: %s\n", f)
 	}

@@ -98,7 +98,13 @@ func startStackProfiled(b *testing.B, withWorker, workerPprof bool, env ...strin
 		common = append(common, "MODERNC_SQLITE_OFD_LOCK="+v)
 	}
 	common = append(common, env...)
-	api := testenv.NewProcess(b, "serve", exe, "serve", dir, s.base+"/healthz", common)
+	apiEnv := common
+	if addr := os.Getenv("LOAD_BENCH_API_PPROF"); addr != "" {
+		// The API's profiling endpoints, for a profile taken while a
+		// benchmark runs (a loopback host:port, as PPROF_ADDR takes).
+		apiEnv = append(slices.Clone(common), "PPROF_ADDR="+addr)
+	}
+	api := testenv.NewProcess(b, "serve", exe, "serve", dir, s.base+"/healthz", apiEnv)
 	api.Start()
 	api.WaitReady(60 * time.Second)
 	s.apiPID = api.PID()
