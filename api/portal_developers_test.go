@@ -312,3 +312,91 @@ func TestPortalWebhookPauseDelete(t *testing.T) {
 		t.Fatalf("a deleted subscription's page: %d", res.StatusCode)
 	}
 }
+
+// idempotencyField is a form's idempotency key as the page renders it.
+var idempotencyField = regexp.MustCompile(`<form id="(create-[a-z]+)"[^>]*>\s*<h3>[^<]*</h3>\s*<input type="hidden" name="csrf_token" value="[^"]*"><input type="hidden" name="idempotency_key" value="([^"]+)">`)
+
+// TestPortalSecretFormsPostedAgain posts each form that shows a secret
+// once a second time, as a browser's reload of the answer does: the page
+// shows the same key, client or signing secret and nothing more is
+// created or rotated; the same key with a changed form (after going back
+// to it) creates a new one; two renders of the page give two keys.
+func TestPortalSecretFormsPostedAgain(t *testing.T) {
+	h := newHarness(t)
+	a := h.tenants[0]
+	b, csrf := portalUser(t, h, 0, "reload@tenant-a.example", nil)
+
+	_, page := b.send("GET", "/portal/developers", nil)
+	keys := map[string]string{}
+	for _, m := range idempotencyField.FindAllStringSubmatch(page, -1) {
+		keys[m[1]] = m[2]
+	}
+	_, again := b.send("GET", "/portal/developers", nil)
+	if len(keys) != 3 || !strings.Contains(again, `name="idempotency_key"`) || strings.Contains(again, keys["create-key"]) {
+		t.Fatalf("each form needs a new idempotency key per render: %v\n%s", keys, page)
+	}
+
+	countKeys := func() int {
+		var list struct {
+			Keys []struct {
+				Name string `json:"name"`
+			} `json:"api_keys"`
+		}
+		h.do("GET", "/v1/auth/api-keys", a.liveKey, nil).decode(http.StatusOK, &list)
+		n := 0
+		for _, k := range list.Keys {
+			if strings.HasPrefix(k.Name, "reload") {
+				n++
+			}
+		}
+		return n
+	}
+	liveSecret := regexp.MustCompile(`sk_live_[A-Za-z0-9]+`)
+	form := url.Values{"csrf_token": {csrf}, "idempotency_key": {keys["create-key"]}, "name": {"reload"}, "permissions": {"services:read"}}
+	res, first := b.send("POST", "/portal/developers/keys", form)
+	res2, second := b.send("POST", "/portal/developers/keys", form)
+	s1, s2 := liveSecret.FindString(first), liveSecret.FindString(second)
+	if res.StatusCode != http.StatusCreated || res2.StatusCode != http.StatusCreated || s1 == "" || s1 != s2 || countKeys() != 1 {
+		t.Fatalf("key form posted twice: %d %d, secrets %q %q, %d keys", res.StatusCode, res2.StatusCode, s1, s2, countKeys())
+	}
+	id := secretID.FindStringSubmatch(first)[1]
+
+	// Rotation posted twice rotates once: the secret shown both times works.
+	rotate := url.Values{"csrf_token": {csrf}, "idempotency_key": {"portal_rotate_" + id}}
+	_, r1 := b.send("POST", "/portal/developers/keys/"+id+"/rotate", rotate)
+	_, r2 := b.send("POST", "/portal/developers/keys/"+id+"/rotate", rotate)
+	rs1, rs2 := liveSecret.FindString(r1), liveSecret.FindString(r2)
+	if rs1 == "" || rs1 != rs2 || rs1 == s1 {
+		t.Fatalf("rotation posted twice: %q %q (created %q)", rs1, rs2, s1)
+	}
+	h.do("GET", "/v1/services", rs1, nil).decode(http.StatusOK, nil)
+
+	// The same key with a changed form is a new request: a second key.
+	form.Set("name", "reload-changed")
+	res, changed := b.send("POST", "/portal/developers/keys", form)
+	if s3 := liveSecret.FindString(changed); res.StatusCode != http.StatusCreated || s3 == "" || s3 == s1 || countKeys() != 2 {
+		t.Fatalf("changed form with the same key: %d, %d keys\n%s", res.StatusCode, countKeys(), changed)
+	}
+
+	// An OAuth client and a webhook subscription: one each.
+	cform := url.Values{"csrf_token": {csrf}, "idempotency_key": {keys["create-client"]}, "name": {"Reloaded app"},
+		"grant_types": {"client_credentials"}, "scopes": {"services.read"}}
+	_, c1 := b.send("POST", "/portal/developers/clients", cform)
+	_, c2 := b.send("POST", "/portal/developers/clients", cform)
+	if cs := clientSecret.FindString(c1); cs == "" || cs != clientSecret.FindString(c2) || clientCount(t, h, a.liveKey) != 1 {
+		t.Fatalf("client form posted twice: %d clients\n%s\n%s", clientCount(t, h, a.liveKey), c1, c2)
+	}
+	wform := url.Values{"csrf_token": {csrf}, "idempotency_key": {keys["create-webhook"]}, "url": {publicHook}, "events": {"service.provisioned"}}
+	_, w1 := b.send("POST", "/portal/developers/webhooks", wform)
+	_, w2 := b.send("POST", "/portal/developers/webhooks", wform)
+	whsec := regexp.MustCompile(`whsec_[A-Za-z0-9+/=]+`)
+	var subs struct {
+		Webhooks []struct {
+			ID string `json:"id"`
+		} `json:"webhooks"`
+	}
+	h.do("GET", "/v1/webhooks", a.liveKey, nil).decode(http.StatusOK, &subs)
+	if ws := whsec.FindString(w1); ws == "" || ws != whsec.FindString(w2) || len(subs.Webhooks) != 1 {
+		t.Fatalf("webhook form posted twice: %d subscriptions\n%s\n%s", len(subs.Webhooks), w1, w2)
+	}
+}

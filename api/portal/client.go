@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/url"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/telcoplatform/platform/api/internal/inproc"
+	"github.com/telcoplatform/platform/models"
 )
 
 // M is a JSON object as the API answers it; pages render these directly.
@@ -51,6 +53,11 @@ type Client struct {
 	token string
 	// Challenge is sent as X-MFA-Challenge-Id (a verified second factor).
 	Challenge string
+	// IdempotencyKey is sent as the Idempotency-Key of the next POST only
+	// (the form's, see formIdempotencyKey): a form posted again, by a
+	// reload of the page that answered it, gets the stored answer instead
+	// of doing its work twice.
+	IdempotencyKey string
 }
 
 func newClient(ctx context.Context, api *inproc.Dispatcher, outer *fasthttp.RequestCtx, token string) *Client {
@@ -59,7 +66,7 @@ func newClient(ctx context.Context, api *inproc.Dispatcher, outer *fasthttp.Requ
 
 // call sends a request to path (under /v1) through the API in process, on
 // the page request's context.
-func (cl *Client) call(method, path string, body any, accept string) (*fasthttp.RequestCtx, error) {
+func (cl *Client) call(method, path string, body any, accept, idempotencyKey string) (*fasthttp.RequestCtx, error) {
 	var req fasthttp.Request
 	req.Header.SetMethod(method)
 	req.SetRequestURI("/v1" + path)
@@ -80,6 +87,9 @@ func (cl *Client) call(method, path string, body any, accept string) (*fasthttp.
 	if cl.Challenge != "" {
 		req.Header.Set("X-MFA-Challenge-Id", cl.Challenge)
 	}
+	if idempotencyKey != "" {
+		req.Header.Set("Idempotency-Key", idempotencyKey)
+	}
 	if body != nil {
 		raw, err := json.Marshal(body)
 		if err != nil {
@@ -93,15 +103,27 @@ func (cl *Client) call(method, path string, body any, accept string) (*fasthttp.
 
 // Do sends a request to the API (path without the /v1 prefix) with body
 // as JSON (nil: none) and decodes a successful answer into out (nil:
-// ignored). A refusal is an *APIError.
+// ignored). A refusal is an *APIError. A POST carries IdempotencyKey,
+// which it uses up; when the API says the key went with another body (the
+// form was changed, after going back to it), the request is new and is
+// sent again without the key.
 func (cl *Client) Do(method, path string, body, out any) error {
-	rc, err := cl.call(method, path, body, fiber.MIMEApplicationJSON)
+	key := ""
+	if method == fiber.MethodPost {
+		key, cl.IdempotencyKey = cl.IdempotencyKey, ""
+	}
+	rc, err := cl.call(method, path, body, fiber.MIMEApplicationJSON, key)
 	if err != nil {
 		return err
 	}
 	status, raw := rc.Response.StatusCode(), rc.Response.Body()
 	if status >= 400 {
-		return decodeError(status, raw)
+		err := decodeError(status, raw)
+		var e *APIError
+		if key != "" && errors.As(err, &e) && e.Code == string(models.CodeIdempotencyKeyMismatch) {
+			return cl.Do(method, path, body, out)
+		}
+		return err
 	}
 	if out == nil || len(raw) == 0 {
 		return nil
@@ -125,7 +147,7 @@ func (cl *Client) Get(path string, query url.Values) (M, error) {
 // Stream opens an event stream of the API (an operation's) and copies it
 // to the browser's response, flushing each chunk, until either side ends.
 func (cl *Client) Stream(c *fiber.Ctx, path string) error {
-	rc, err := cl.call(fiber.MethodGet, path, nil, "text/event-stream")
+	rc, err := cl.call(fiber.MethodGet, path, nil, "text/event-stream", "")
 	if err != nil {
 		return err
 	}

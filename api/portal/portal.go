@@ -208,6 +208,7 @@ func (p *Portal) page(h handler) fiber.Handler {
 		r := &Request{Session: s, Env: env, API: newClient(ctx, p.cfg.API, c.Context(), token)}
 		if c.Method() == fiber.MethodPost {
 			r.API.Challenge = c.FormValue("mfa_challenge_id")
+			r.API.IdempotencyKey = formIdempotencyKey(c)
 		}
 		if err := h(c, r); err != nil {
 			var apiErr *APIError
@@ -218,6 +219,18 @@ func (p *Portal) page(h handler) fiber.Handler {
 		}
 		return nil
 	}
+}
+
+// formIdempotencyKey is the form's idempotency_key (a random value the
+// forms that show a secret once carry: the formKey template function),
+// when the API would accept it as an Idempotency-Key; "" otherwise, and
+// the form is sent without one.
+func formIdempotencyKey(c *fiber.Ctx) string {
+	k := c.FormValue("idempotency_key")
+	if len(k) > 255 || strings.ContainsFunc(k, func(r rune) bool { return r < 0x21 || r > 0x7e }) {
+		return ""
+	}
+	return k
 }
 
 // validCSRF checks the form's csrf_token (or the X-CSRF-Token header of a

@@ -150,13 +150,17 @@ func (p *Portal) RenderSignIn(c *fiber.Ctx, status int, message, email string) e
 // funcs are the templates' helpers.
 func funcs() template.FuncMap {
 	return template.FuncMap{
-		"ts":    formatTime,
-		"money": money,
-		"str":   str,
-		"num":   num,
-		"pct":   func(v any) string { return fmt.Sprintf("%.0f", num(v)) },
-		"has":   func(s *Session, perm string) bool { return s != nil && s.Can(perm) },
-		"lower": strings.ToLower,
+		"ts": formatTime,
+		// formKey is a new idempotency key for a form that creates a
+		// secret shown once: posted again by a reload, the form gets the
+		// API's stored answer (the same secret) instead of a second one.
+		"formKey": func() string { return "portal_" + models.RandomString(24) },
+		"money":   money,
+		"str":     str,
+		"num":     num,
+		"pct":     func(v any) string { return fmt.Sprintf("%.0f", num(v)) },
+		"has":     func(s *Session, perm string) bool { return s != nil && s.Can(perm) },
+		"lower":   strings.ToLower,
 		"title": func(s string) string {
 			return strings.ToUpper(s[:min(1, len(s))]) + strings.ReplaceAll(s[min(1, len(s)):], "_", " ")
 		},

@@ -334,7 +334,7 @@ func (p *Portal) feedback(c *fiber.Ctx, r *Request) error {
 // attachment relays an attachment's download from the API (which decides
 // who may see it) with its type and file name.
 func (p *Portal) attachment(c *fiber.Ctx, r *Request) error {
-	rc, err := r.API.call(fiber.MethodGet, "/attachments/"+url.PathEscape(c.Params("id")), nil, "*/*")
+	rc, err := r.API.call(fiber.MethodGet, "/attachments/"+url.PathEscape(c.Params("id")), nil, "*/*", "")
 	if err != nil {
 		return err
 	}
