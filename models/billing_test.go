@@ -651,3 +651,51 @@ func TestAutoPayTargetAndOverdue(t *testing.T) {
 		t.Fatalf("detail %+v %v", d, err)
 	}
 }
+
+// TestSubscriptionPricedAtTheServicesCharge: a subscription bills the
+// service's own monthly charge (its quote's price, kept up to date by its
+// changes), not the catalog's starting price; a change of that charge
+// applies from the next period, and a service without one is billed the
+// catalog's starting price.
+func TestSubscriptionPricedAtTheServicesCharge(t *testing.T) {
+	s := newStore(t)
+	ctx := context.Background()
+	c := &clock{}
+	c.set("2026-03-01T00:00:00Z")
+	s.Now = c.Now
+	p, acct, svc := billingTenant(t, s, "Quoted", models.PlanBusiness)
+	scope := p.OwnScope()
+	setCharge := func(m models.Money) {
+		t.Helper()
+		if err := s.In(ctx, scope).Model(&services.Service{}).Where("id = ?", svc.ID).Updates(map[string]any{"monthly_charge": m, "currency": "USD"}).Error; err != nil {
+			t.Fatal(err)
+		}
+	}
+	setCharge(127075)
+	subs, _, err := billing.NewStore(s).CreateSubscriptions(ctx, p, billing.RecurringInput{AccountID: acct.ID, Services: []billing.RecurringItem{{ServiceID: svc.ID}}})
+	if err != nil || subs[0].UnitPrice != 127075 || subs[0].MonthlyRunRate() != 127075 {
+		t.Fatalf("subscription of a service at 1,270.75: %+v %v", subs, err)
+	}
+	sub := subs[0]
+
+	// Scaled mid-March: March is billed at the old charge, April at the new.
+	c.set("2026-03-15T00:00:00Z")
+	setCharge(306255)
+	c.set("2026-04-01T00:00:01Z")
+	first, err := billing.NewStore(s).CloseSubscriptionPeriod(ctx, scope, billing.CloseInput{SubscriptionID: sub.ID, PeriodStart: sub.CurrentPeriodStart, CloseAt: sub.CurrentPeriodEnd})
+	if err != nil || first.Total != 127075 {
+		t.Fatalf("March: %+v %v", first, err)
+	}
+	c.set("2026-05-01T00:00:01Z")
+	second, err := billing.NewStore(s).CloseSubscriptionPeriod(ctx, scope, billing.CloseInput{SubscriptionID: sub.ID, PeriodStart: first.NextStart, CloseAt: first.NextEnd})
+	if err != nil || second.Total != 306255 {
+		t.Fatalf("April: %+v %v", second, err)
+	}
+
+	// A service without a charge of its own: the catalog's starting price.
+	bare := operationalService(t, s, p, acct)
+	subs, _, err = billing.NewStore(s).CreateSubscriptions(ctx, p, billing.RecurringInput{AccountID: acct.ID, Services: []billing.RecurringItem{{ServiceID: bare.ID}}})
+	if err != nil || subs[0].UnitPrice != 29900 {
+		t.Fatalf("subscription of a service without a charge: %+v %v", subs, err)
+	}
+}

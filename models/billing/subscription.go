@@ -298,8 +298,16 @@ func (s *Store) CreateSubscriptions(ctx context.Context, p *models.Principal, in
 			v.Add(f, fmt.Sprintf("service %s has no catalog price", svc.ID))
 			continue
 		}
-		if cs.Currency != acct.Currency {
-			v.Add("account_id", fmt.Sprintf("services are priced in %s but account %s is in %s", cs.Currency, acct.ID, acct.Currency))
+		// The service's own monthly charge (its pricing: the quote's
+		// price, or the catalog's for its configuration, kept up to date
+		// by its changes); the catalog's starting price for a service
+		// that has none.
+		unit, currency := cs.StartingPrice, cs.Currency
+		if svc.MonthlyCharge > 0 {
+			unit, currency = svc.MonthlyCharge, svc.Currency
+		}
+		if currency != acct.Currency {
+			v.Add("account_id", fmt.Sprintf("services are priced in %s but account %s is in %s", currency, acct.ID, acct.Currency))
 			continue
 		}
 		cycle := it.BillingCycle
@@ -316,7 +324,7 @@ func (s *Store) CreateSubscriptions(ctx context.Context, p *models.Principal, in
 		}
 		desc, _ := s.serviceDescription(ctx, svc)
 		sub := Subscription{ID: models.NewID(models.PrefixSubscription), AccountID: acct.ID, ServiceID: svc.ID, Status: SubscriptionPending,
-			BillingCycle: cycle, AutoRenew: autoRenew, Quantity: qty, UnitPrice: cs.StartingPrice, Currency: cs.Currency,
+			BillingCycle: cycle, AutoRenew: autoRenew, Quantity: qty, UnitPrice: unit, Currency: currency,
 			Description: desc, Category: cs.Category, PaymentMethodID: in.PaymentMethodID, AnchorDay: start.Day(), StartDate: start,
 			CurrentPeriodStart: start, Segments: []QuantitySegment{{From: start, Quantity: qty}}}
 		sub.CurrentPeriodEnd = PeriodEnd(start, cycle, sub.AnchorDay)

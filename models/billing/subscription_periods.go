@@ -85,6 +85,19 @@ func serviceBillingEnd(tx *gorm.DB, serviceID string) (*time.Time, error) {
 	return nil, nil
 }
 
+// serviceMonthlyCharge returns a service's monthly charge and its currency
+// (0 and "" for a service without one, or gone).
+func serviceMonthlyCharge(tx *gorm.DB, serviceID string) (models.Money, string, error) {
+	var row struct {
+		MonthlyCharge models.Money
+		Currency      string
+	}
+	if err := tx.Model(&services.Service{}).Select("monthly_charge", "currency").Where("id = ?", serviceID).Scan(&row).Error; err != nil {
+		return 0, "", models.DBErr(err)
+	}
+	return row.MonthlyCharge, row.Currency, nil
+}
+
 // recurringLines returns the recurring charge of sub for [start, end) of
 // the period [start, periodEnd): one line per quantity segment, each
 // prorated by the share of the period it covers (to the nanosecond, rounded
@@ -259,6 +272,16 @@ func (s *Store) CloseSubscriptionPeriod(ctx context.Context, scope models.Scope,
 		updates["billing_cycle"], updates["pending_cycle"] = cycle, ""
 		updates["current_period_start"], updates["current_period_end"] = periodEnd, next
 		updates["segments"] = segmentsJSON([]QuantitySegment{{From: periodEnd, Quantity: sub.Quantity}})
+		// The next period is priced at the service's monthly charge as it
+		// is now: a change of the service (a scale, an SLA, features)
+		// applies from the period after it.
+		price, currency, err := serviceMonthlyCharge(tx, sub.ServiceID)
+		if err != nil {
+			return err
+		}
+		if price > 0 && currency == sub.Currency && price != sub.UnitPrice {
+			updates["unit_price"] = price
+		}
 		if err := tx.Model(&Subscription{}).Where("id = ?", sub.ID).Updates(updates).Error; err != nil {
 			return models.DBErr(err)
 		}
