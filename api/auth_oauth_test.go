@@ -336,6 +336,54 @@ func TestOAuthClientCredentialsIntrospectionRevocation(t *testing.T) {
 	if status, in := post("/oauth/introspect", "", "", url.Values{"token": {tok.AccessToken}}); status != http.StatusUnauthorized || in["error"] == nil {
 		t.Fatalf("introspection without client authentication: %d %v", status, in)
 	}
+	// Another organization's client, and this organization's sandbox
+	// client, learn nothing about the token: it is inactive to them. The
+	// bearer of another organization's token neither; this one's, yes.
+	other := func(key string) (string, string) {
+		var reg struct {
+			Client struct {
+				ClientID     string `json:"client_id"`
+				ClientSecret string `json:"client_secret"`
+			} `json:"client"`
+		}
+		e.h.do("POST", "/v1/auth/clients", key, map[string]any{"name": "Other", "grant_types": []string{"client_credentials"},
+			"scopes": []string{"services.read"}}).decode(http.StatusCreated, &reg)
+		return reg.Client.ClientID, reg.Client.ClientSecret
+	}
+	foreignID, foreignSecret := other(e.h.tenants[1].liveKey)
+	sandboxID, sandboxSecret := other(e.h.tenants[0].testKey)
+	for name, c := range map[string][2]string{"another organization's client": {foreignID, foreignSecret}, "the sandbox client": {sandboxID, sandboxSecret}} {
+		if status, in := post("/oauth/introspect", c[0], c[1], url.Values{"token": {tok.AccessToken}}); status != http.StatusOK || len(in) != 1 || in["active"] != false {
+			t.Fatalf("introspection by %s: %d %v", name, status, in)
+		}
+	}
+	foreignTok, err := (&clientcredentials.Config{ClientID: foreignID, ClientSecret: foreignSecret, TokenURL: cc.TokenURL, Scopes: []string{"services.read"}}).Token(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byBearer := func(bearer string) map[string]any {
+		req, _ := http.NewRequest("POST", e.base+"/oauth/introspect", strings.NewReader(url.Values{"token": {tok.AccessToken}}.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("Authorization", "Bearer "+bearer)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		var body map[string]any
+		_ = json.NewDecoder(res.Body).Decode(&body)
+		return body
+	}
+	if in := byBearer(foreignTok.AccessToken); in["active"] != false || in["client_id"] != nil {
+		t.Fatalf("introspection by another organization's bearer: %v", in)
+	}
+	sameOrg, err := cc.Token(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if in := byBearer(sameOrg.AccessToken); in["active"] != true {
+		t.Fatalf("introspection by the same organization's bearer: %v", in)
+	}
 	if status, body := post("/oauth/revoke", e.client.ID, e.client.Secret, url.Values{"token": {tok.AccessToken}}); status != http.StatusOK {
 		t.Fatalf("revocation: %d %v", status, body)
 	}

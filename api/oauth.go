@@ -438,7 +438,54 @@ func (h *oauthHandlers) introspect(w http.ResponseWriter, r *http.Request) {
 		p.WriteIntrospectionError(ctx, w, err)
 		return
 	}
+	if ir.IsActive() && !h.mayIntrospect(ctx, p, r, bearer, ir.GetAccessRequester()) {
+		// RFC 7662 §2.2: a token the caller may not learn about is
+		// answered as inactive. A client learns only about the tokens
+		// of its own organization and environment.
+		w.Header().Set("Content-Type", "application/json;charset=UTF-8")
+		w.Header().Set("Cache-Control", "no-store")
+		_, _ = w.Write([]byte(`{"active":false}`))
+		return
+	}
 	p.WriteIntrospectionResponse(ctx, w, ir)
+}
+
+// mayIntrospect reports whether the caller of an introspection (a client
+// by HTTP Basic, or the bearer of an access token) belongs to the
+// organization and environment of the token it asks about.
+func (h *oauthHandlers) mayIntrospect(ctx context.Context, p fosite.OAuth2Provider, r *http.Request, bearer bool, token fosite.Requester) bool {
+	tok, ok := token.GetSession().(*auth.Session)
+	if !ok || tok.OrganizationID == "" {
+		return false
+	}
+	var org, env string
+	if bearer {
+		raw := strings.TrimSpace(r.Header.Get("Authorization")[len("bearer "):])
+		_, caller, err := p.IntrospectToken(ctx, raw, fosite.AccessToken, &auth.Session{})
+		if err != nil {
+			return false
+		}
+		s, ok := caller.GetSession().(*auth.Session)
+		if !ok {
+			return false
+		}
+		org, env = s.OrganizationID, s.Environment
+	} else {
+		id, _, _ := r.BasicAuth()
+		if unescaped, err := url.QueryUnescape(id); err == nil {
+			id = unescaped
+		}
+		c, err := h.oauth.Storage().GetClient(ctx, id)
+		if err != nil {
+			return false
+		}
+		cl, ok := c.(*auth.Client)
+		if !ok {
+			return false
+		}
+		org, env = cl.OrganizationID, string(cl.Environment)
+	}
+	return org == tok.OrganizationID && env == tok.Environment
 }
 
 // revoke answers RFC 7009 for an authenticated client: a revoked access token

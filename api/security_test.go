@@ -3,6 +3,7 @@ package api_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
@@ -120,6 +121,47 @@ func TestCreatingUsersCannotEscalate(t *testing.T) {
 	}
 	h.do("PATCH", "/v1/users/"+full.User.ID, h.adminKey, map[string]any{"role": "agent"}).wantError(http.StatusBadRequest, "VALIDATION_ERROR")
 	h.do("PATCH", "/v1/users/"+full.User.ID, a.testKey, map[string]any{"name": "Sandbox"}).wantError(http.StatusForbidden, "INSUFFICIENT_PERMISSIONS")
+}
+
+// TestStaffRolesOnlyInTheProvider: staff (admin, agent) act across every
+// organization, so only the provider's own people may be staff. Before, an
+// administrator's POST /v1/users made a customer organization's user an
+// admin, whose token then listed and minted API keys of other tenants.
+func TestStaffRolesOnlyInTheProvider(t *testing.T) {
+	h := newHarness(t)
+	a, b := h.tenants[0], h.tenants[1]
+	for _, role := range []string{"admin", "agent"} {
+		e := h.do("POST", "/v1/users", h.adminKey, map[string]any{"email": role + "@tenant-a.example", "name": "Staff?", "organization_id": a.org.ID,
+			"role": role, "password": "correct horse battery"}).wantError(http.StatusBadRequest, "VALIDATION_ERROR")
+		if !strings.Contains(fmt.Sprint(e.Error.Details["fields"]), "role") {
+			t.Fatalf("%s in a customer organization: %+v", role, e.Error)
+		}
+	}
+	// An organization that does not exist is a bad reference in the body.
+	e := h.do("POST", "/v1/users", h.adminKey, map[string]any{"email": "nowhere@tenant-a.example", "name": "Nowhere", "organization_id": "org_doesnotexist",
+		"password": "correct horse battery"}).wantError(http.StatusBadRequest, "VALIDATION_ERROR")
+	if !strings.Contains(fmt.Sprint(e.Error.Details["fields"]), "organization_id") {
+		t.Fatalf("unknown organization: %+v", e.Error)
+	}
+
+	// A staff row in a customer organization (written by an earlier
+	// version) signs in as a customer of that organization only.
+	var u userAnswer
+	h.do("POST", "/v1/users", h.adminKey, map[string]any{"email": "old-staff@tenant-a.example", "name": "Old staff", "organization_id": a.org.ID,
+		"password": "correct horse battery"}).decode(http.StatusCreated, &u)
+	if err := h.store.In(context.Background(), models.SystemScope()).Model(&identity.User{}).Where("id = ?", u.User.ID).Update("role", models.RoleAdmin).Error; err != nil {
+		t.Fatal(err)
+	}
+	tok := portalToken(t, h, "old-staff@tenant-a.example", "correct horse battery")
+	var me meBody
+	h.do("GET", "/v1/users/me", tok, nil).decode(http.StatusOK, &me)
+	if me.Principal.Role != "customer" || me.Principal.OrganizationID != a.org.ID {
+		t.Fatalf("a staff row of a customer organization signs in as %+v", me.Principal)
+	}
+	h.do("GET", "/v1/organizations", tok, nil).wantError(http.StatusForbidden, "INSUFFICIENT_PERMISSIONS")
+	if r := h.do("POST", "/v1/auth/api-keys", tok, map[string]any{"name": "cross", "permissions": []string{"services:read"}, "organization_id": b.org.ID}); r.status == http.StatusCreated {
+		t.Fatalf("a customer's token minted a key in another organization: %s", r.body)
+	}
 }
 
 // totpUser is a customer user of tenant 0 with a confirmed TOTP factor and

@@ -309,6 +309,11 @@ func (t *Tokens) Principal(ctx context.Context, c *Claims) (*models.Principal, e
 	switch {
 	case sub.User != nil:
 		p.Kind, p.UserID, p.Role = models.PrincipalUser, sub.User.ID, sub.User.Role
+		if sub.Organization != nil && !sub.Organization.Provider {
+			// Staff act across organizations: only the provider's own
+			// people are staff, whatever a user's row says.
+			p.Role = models.RoleCustomer
+		}
 	case models.HasPrefix(c.Subject, models.PrefixClient):
 		p.Kind = models.PrincipalClient
 	default:

@@ -94,7 +94,18 @@ func TestPrincipalOfAToken(t *testing.T) {
 	tokens := auth.NewTokens(store, "http://localhost:8080", nil)
 	org := newOrg(t, store, models.PlanDeveloper)
 	plan := org.Limits()
+	// Staff exist only in the provider's organization.
+	if err := store.In(ctx, models.SystemScope()).Model(&models.Organization{}).Where("id = ?", org.ID).Update("provider", true).Error; err != nil {
+		t.Fatal(err)
+	}
 	staff := newUser(t, store, org.ID, models.RoleAgent)
+	// A staff row in a customer organization (written before staff were
+	// refused there) is a customer of it.
+	customerOrg := newOrg(t, store, models.PlanDeveloper)
+	oldStaff := newUser(t, store, customerOrg.ID, models.RoleCustomer)
+	if err := store.In(ctx, models.SystemScope()).Model(&identity.User{}).Where("id = ?", oldStaff.ID).Update("role", models.RoleAdmin).Error; err != nil {
+		t.Fatal(err)
+	}
 
 	tests := []struct {
 		name  string
@@ -104,6 +115,9 @@ func TestPrincipalOfAToken(t *testing.T) {
 		{"user with the plan's rate", auth.Grant{Subject: staff.ID, OrganizationID: org.ID, Permissions: []string{"support:read"}},
 			models.Principal{Kind: models.PrincipalUser, ID: staff.ID, UserID: staff.ID, OrganizationID: org.ID, Environment: models.EnvLive, Role: models.RoleAgent,
 				Permissions: []string{"support:read"}, Limits: models.RateLimits{Hourly: plan.HourlyLimit, Burst: plan.BurstLimit, Concurrent: plan.Concurrent}}},
+		{"a staff row of a customer organization", auth.Grant{Subject: oldStaff.ID, OrganizationID: customerOrg.ID, Permissions: []string{"services:read"}},
+			models.Principal{Kind: models.PrincipalUser, ID: oldStaff.ID, UserID: oldStaff.ID, OrganizationID: customerOrg.ID, Environment: models.EnvLive, Role: models.RoleCustomer,
+				Permissions: []string{"services:read"}, Limits: models.RateLimits{Hourly: plan.HourlyLimit, Burst: plan.BurstLimit, Concurrent: plan.Concurrent}}},
 		{"client with a lower rate in test", auth.Grant{Subject: "cli_abc", OrganizationID: org.ID, Environment: models.EnvTest, RequestsPerMinute: 2, Permissions: []string{}},
 			models.Principal{Kind: models.PrincipalClient, ID: "cli_abc", OrganizationID: org.ID, Environment: models.EnvTest, Role: models.RoleCustomer,
 				Permissions: []string{}, Limits: models.RateLimits{Hourly: 120, Burst: plan.BurstLimit, Concurrent: plan.Concurrent}}},

@@ -3,6 +3,7 @@ package identity
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/mail"
 	"slices"
 	"strconv"
@@ -127,8 +128,17 @@ func (s *Store) CreateUser(ctx context.Context, p *models.Principal, in UserInpu
 	if !p.IsAdmin() && (in.OrganizationID != p.OrganizationID || in.Role != models.RoleCustomer) {
 		return nil, models.Errorf(models.CodeInsufficientPermissions, "only provider administrators can create staff or users of other organizations")
 	}
-	if _, err := s.GetOrganization(ctx, p, in.OrganizationID); err != nil {
+	org, err := s.GetOrganization(ctx, p, in.OrganizationID)
+	if models.ErrorCode(err) == models.CodeNotFound {
+		return nil, models.Invalid(models.FieldIssue{Field: "organization_id", Issue: fmt.Sprintf("no organization %s", in.OrganizationID)})
+	}
+	if err != nil {
 		return nil, err
+	}
+	if in.Role != models.RoleCustomer && !org.Provider {
+		// A staff user acts across organizations: only the provider's
+		// own people may be one (as UpdateUser and API keys hold).
+		return nil, models.Invalid(models.FieldIssue{Field: "role", Issue: "staff roles exist only in the provider's organization"})
 	}
 	u := &User{ID: models.NewID(models.PrefixUser), OrganizationID: in.OrganizationID, Email: in.Email, Name: in.Name, Role: in.Role, IPAllowList: allow,
 		Permissions: slices.Clone(in.Permissions)}
