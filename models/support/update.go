@@ -90,6 +90,14 @@ func (s *Store) UpdateTicket(ctx context.Context, p *models.Principal, id string
 		if err := tx.Clauses(lockForUpdate(tx)...).Where("id = ?", cur.ID).Take(&t).Error; err != nil {
 			return notFoundOr(err, "ticket")
 		}
+		if t.Status == StatusClosed {
+			// Closed is final: a closed ticket takes no comment (as POST
+			// comments holds) and no change of how it is worked.
+			if f := in.workFields(&t); len(f) > 0 {
+				return models.Errorf(models.CodeInvalidStateTransition, "ticket %s is closed: it takes no %s", t.ID, strings.Join(f, ", ")).
+					WithDetail("from", string(StatusClosed)).WithDetail("fields", f)
+			}
+		}
 		c := &change{tx: tx, t: &t, p: p, now: now}
 		if in.Status != nil && *in.Status != t.Status {
 			if !staff && !(*in.Status == StatusClosed || (*in.Status == StatusOpen && t.Status == StatusResolved)) {
@@ -181,6 +189,29 @@ func (s *Store) UpdateTicket(ctx context.Context, p *models.Principal, id string
 		s.fillAgents(ctx, []*Ticket{res.Ticket})
 	}
 	return res, nil
+}
+
+// workFields names the fields of in that would comment on t or change how
+// it is worked (priority, assignment, escalation, estimate): what a closed
+// ticket refuses.
+func (in *UpdateInput) workFields(t *Ticket) []string {
+	var f []string
+	if in.CustomerUpdate != nil && strings.TrimSpace(*in.CustomerUpdate) != "" {
+		f = append(f, "customer_update")
+	}
+	if in.Priority != nil && *in.Priority != t.Priority {
+		f = append(f, "priority")
+	}
+	if in.AssignedTo != nil && *in.AssignedTo != t.AssignedTo {
+		f = append(f, "assigned_to")
+	}
+	if in.EscalationLevel != nil && *in.EscalationLevel != t.EscalationLevel {
+		f = append(f, "escalation_level")
+	}
+	if in.EstimatedResolution != nil {
+		f = append(f, "estimated_resolution")
+	}
+	return f
 }
 
 // validateUpdate checks the values of in; it returns the agent named by

@@ -1,0 +1,61 @@
+package support_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/identity"
+	"github.com/telcoplatform/platform/models/support"
+	"github.com/telcoplatform/platform/testenv"
+)
+
+// TestClosedTicketTakesNoWork: closed is final. A closed ticket refuses a
+// customer_update (as POST comments does), a priority, an assignment, an
+// escalation and an estimate, from staff and customers alike, and keeps
+// no trace of the refused change; staff's own notes are still accepted.
+func TestClosedTicketTakesNoWork(t *testing.T) {
+	ctx := context.Background()
+	core, seeded := testenv.SeededStore(t)
+	s := support.NewStore(core)
+	prov, err := identity.NewStore(core).EnsureProviderOrganization(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	staff := &models.Principal{ID: "ak_staff", OrganizationID: prov.ID, Environment: models.EnvLive, Role: models.RoleAgent, Permissions: []string{"*"}}
+	customer := &models.Principal{ID: "ak_cust", OrganizationID: seeded.Demo.ID, Environment: models.EnvLive, Role: models.RoleCustomer, Permissions: []string{"*"}}
+	tk, err := s.CreateTicket(ctx, customer, support.TicketInput{Title: "t", Description: "d", Category: "general"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := support.StatusClosed
+	if _, err := s.UpdateTicket(ctx, customer, tk.ID, support.UpdateInput{Status: &closed}); err != nil {
+		t.Fatal(err)
+	}
+	text, high, level := "hello on closed", support.PriorityHigh, 2
+	for name, c := range map[string]struct {
+		p  *models.Principal
+		in support.UpdateInput
+	}{
+		"staff customer_update":    {staff, support.UpdateInput{CustomerUpdate: &text}},
+		"customer customer_update": {customer, support.UpdateInput{CustomerUpdate: &text}},
+		"priority":                 {customer, support.UpdateInput{Priority: &high}},
+		"escalation level":         {staff, support.UpdateInput{EscalationLevel: &level}},
+	} {
+		if _, err := s.UpdateTicket(ctx, c.p, tk.ID, c.in); models.ErrorCode(err) != models.CodeInvalidStateTransition {
+			t.Fatalf("%s on a closed ticket: %v", name, err)
+		}
+	}
+	got, err := s.GetTicket(ctx, customer, tk.ID)
+	if err != nil || got.Status != support.StatusClosed || got.Priority == support.PriorityHigh || got.EscalationLevel != 0 {
+		t.Fatalf("after the refusals: %+v %v", got, err)
+	}
+	comments, _, err := s.ListComments(ctx, staff, tk.ID, models.PageRequest{Limit: 50})
+	if err != nil || len(comments) != 0 {
+		t.Fatalf("a refused customer_update left %d comments (%v)", len(comments), err)
+	}
+	notes := "post-mortem: fibre cut"
+	if _, err := s.UpdateTicket(ctx, staff, tk.ID, support.UpdateInput{InternalNotes: &notes}); err != nil {
+		t.Fatalf("staff notes on a closed ticket: %v", err)
+	}
+}
