@@ -402,7 +402,26 @@ func TestInvoicesEndpoints(t *testing.T) {
 		if other.TotalCount != 0 {
 			t.Fatalf("another tenant sees %d invoices", other.TotalCount)
 		}
-		for _, q := range []string{"limit=0", "limit=201", "offset=-1", "status=late", "date_from=yesterday", "date_from=2026-02-01&date_to=2026-01-01"} {
+		// The parameters every list takes: per_page (an alias of limit),
+		// page and cursor (next_cursor), in the invoices' own shape.
+		type cursorList struct {
+			Invoices   []invoiceDoc `json:"invoices"`
+			HasMore    bool         `json:"has_more"`
+			NextCursor *string      `json:"next_cursor"`
+		}
+		var perPage, page2, byCursor, last cursorList
+		h.do("GET", "/api/v1/billing/invoices?per_page=2", a.liveKey, nil).decode(200, &perPage)
+		h.do("GET", "/api/v1/billing/invoices?page=2&per_page=2", a.liveKey, nil).decode(200, &page2)
+		if len(perPage.Invoices) != 2 || perPage.NextCursor == nil || len(page2.Invoices) != 2 || page2.Invoices[0].ID != all.Invoices[2].ID {
+			t.Fatalf("per_page and page: %+v / %+v", perPage, page2)
+		}
+		h.do("GET", "/api/v1/billing/invoices?per_page=2&cursor="+*perPage.NextCursor, a.liveKey, nil).decode(200, &byCursor)
+		h.do("GET", "/api/v1/billing/invoices?page=3&limit=2", a.liveKey, nil).decode(200, &last)
+		if len(byCursor.Invoices) != 2 || byCursor.Invoices[0].ID != all.Invoices[2].ID || len(last.Invoices) != 1 || last.HasMore || last.NextCursor != nil {
+			t.Fatalf("cursor and last page: %+v / %+v", byCursor, last)
+		}
+		for _, q := range []string{"limit=0", "limit=201", "offset=-1", "status=late", "date_from=yesterday", "date_from=2026-02-01&date_to=2026-01-01",
+			"per_page=500", "page=0", "cursor=abc"} {
 			h.do("GET", "/api/v1/billing/invoices?"+q, a.liveKey, nil).wantError(400, "VALIDATION_ERROR")
 		}
 		h.do("GET", "/api/v1/billing/invoices?limit=200", a.liveKey, nil).decode(200, nil)

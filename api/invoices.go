@@ -87,6 +87,7 @@ type InvoicesOutput struct {
 		Invoices   []InvoiceItem `json:"invoices"`
 		TotalCount int64         `json:"total_count"`
 		HasMore    bool          `json:"has_more"`
+		NextCursor *string       `json:"next_cursor" nullable:"true" doc:"Cursor of the next page (pass as cursor); null on the last page"`
 	}
 }
 
@@ -135,8 +136,11 @@ func (s *Server) registerInvoices() {
 		Description: "Newest first. date_from and date_to bound the issue date (a date or an RFC 3339 time; date_to of a date includes that day). " +
 			"filter= takes an expression of the filter language (docs/filtering.md)."},
 		access{permission: "billing:read"}, func(ctx context.Context, in *struct {
-			Limit     int    `query:"limit" minimum:"1" maximum:"200" default:"50" doc:"Invoices per page (1-200)"`
+			Limit     int    `query:"limit" minimum:"1" maximum:"200" doc:"Invoices per page (1-200, default 50)"`
+			PerPage   int    `query:"per_page" minimum:"1" maximum:"200" doc:"Alias of limit"`
 			Offset    int    `query:"offset" minimum:"0" maximum:"2147483647" doc:"Invoices to skip"`
+			Page      int    `query:"page" minimum:"1" doc:"1-based page number (instead of offset)"`
+			Cursor    string `query:"cursor" maxLength:"200" doc:"Opaque cursor from next_cursor (instead of offset or page)"`
 			Status    string `query:"status" enum:"pending,paid,overdue,cancelled"`
 			DateFrom  string `query:"date_from" maxLength:"40" example:"2026-11-01"`
 			DateTo    string `query:"date_to" maxLength:"40" example:"2026-11-30"`
@@ -151,14 +155,21 @@ func (s *Server) registerInvoices() {
 			if err != nil {
 				return nil, err
 			}
-			invs, total, err := s.billing.ListInvoices(ctx, principal(ctx), billing.InvoiceFilter{Status: in.Status, AccountID: in.AccountID, From: from, To: to, Limit: in.Limit, Offset: in.Offset, Expr: in.Filter})
+			pr, err := models.ParsePage(models.ListQuery{Limit: in.Limit, PerPage: in.PerPage, Offset: in.Offset, Page: in.Page, Cursor: in.Cursor})
+			if err != nil {
+				return nil, err
+			}
+			invs, total, err := s.billing.ListInvoices(ctx, principal(ctx), billing.InvoiceFilter{Status: in.Status, AccountID: in.AccountID, From: from, To: to, Limit: pr.Limit, Offset: pr.Offset, Expr: in.Filter})
 			if err != nil {
 				return nil, err
 			}
 			out := &InvoicesOutput{}
 			out.Body.Invoices = mapSlice(invs, invoiceItem)
 			out.Body.TotalCount = total
-			out.Body.HasMore = int64(in.Offset+len(invs)) < total
+			out.Body.HasMore = int64(pr.Offset+len(invs)) < total
+			if next := pr.NextCursor(total); next != "" {
+				out.Body.NextCursor = &next
+			}
 			return out, nil
 		})
 	register(s, huma.Operation{OperationID: "get-invoice", Method: http.MethodGet, Path: "/billing/invoices/{invoice_id}", Summary: "Get an invoice", Tags: tags},
