@@ -68,7 +68,7 @@ type ServiceItem struct {
 	Bandwidth             string                 `json:"bandwidth" example:"1gbps"`
 	Quantity              int                    `json:"quantity" doc:"Billing units: users, agents, sites, devices, virtual machines, environments or models (1 otherwise)"`
 	SLA                   string                 `json:"sla" example:"premium"`
-	BillingCycle          string                 `json:"billing_cycle" enum:"monthly" example:"monthly" doc:"Only monthly (the default)"`
+	BillingCycle          string                 `json:"billing_cycle" example:"monthly"`
 	Redundancy            string                 `json:"redundancy,omitempty"`
 	Monitoring            string                 `json:"monitoring,omitempty"`
 	Features              []string               `json:"features"`

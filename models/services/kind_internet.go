@@ -16,7 +16,7 @@ type InternetBody struct {
 	Bandwidth    string                `json:"bandwidth" required:"true" maxLength:"20" example:"1gbps" doc:"Required: <n>mbps or <n>gbps, lowercase, one of the catalog's options"`
 	Location     catalog.LocationInput `json:"location" required:"true" doc:"Required: {address, city, state, zip}"`
 	SLA          string                `json:"sla" required:"true" enum:"standard,premium,enterprise" maxLength:"20" example:"premium" doc:"Required: standard, premium or enterprise (as the catalog offers)"`
-	BillingCycle string                `json:"billing_cycle,omitempty" maxLength:"20" example:"monthly" doc:"monthly (the default)"`
+	BillingCycle string                `json:"billing_cycle,omitempty" enum:"monthly" example:"monthly" doc:"monthly (the default)"`
 	OrderExtras
 }
 
