@@ -268,6 +268,15 @@ func firedKey(metric string, step, repeat int) string {
 // when withResponse) and a resolution clock, running, timed by the policy.
 func (sy *slaSync) startCycle(cycle int, at time.Time, withResponse bool) error {
 	t := sy.t
+	// The clocks of the cycle that ends are written as they stand (stopped
+	// by the resolution just replayed) before the new cycle's replace them
+	// here: save writes only the current cycle's.
+	for _, c := range sy.clocks {
+		c.UpdatedAt = at
+		if err := sy.tx.Model(c).Select("*").Omit("id", "created_at").Updates(c).Error; err != nil {
+			return dbErr(err)
+		}
+	}
 	t.SLACycle = cycle
 	sy.clocks = nil
 	sy.segs, sy.seq, sy.fired = map[string]*Segment{}, map[string]int{}, map[string]bool{}

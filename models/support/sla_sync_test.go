@@ -318,3 +318,39 @@ func TestSLASyncLeavesTheTicketUnchanged(t *testing.T) {
 		t.Fatalf("a synced resolved ticket was not closed: %v %v", closed, err)
 	}
 }
+
+// TestSLAResolvedAndReopenedBetweenSyncs: a ticket resolved and reopened
+// before its clock synced (within a second, as a customer's comment on a
+// resolved ticket does) keeps the first cycle's clocks stopped, in their
+// rows as in their ledger; before, the rows stayed running, and the
+// compliance figures read from them left the cycle out.
+func TestSLAResolvedAndReopenedBetweenSyncs(t *testing.T) {
+	f := newSLAFixture(t)
+	tk := f.open(support.PriorityHigh)
+	f.sync(tk.ID)
+	f.clock = f.clock.Add(20 * time.Minute)
+	f.update(tk.ID, support.UpdateInput{Status: str(support.StatusResolved)})
+	f.clock = f.clock.Add(time.Second)
+	f.update(tk.ID, support.UpdateInput{Status: str(support.StatusOpen)})
+	f.clock = f.clock.Add(time.Second)
+	st := f.sync(tk.ID)
+	if st.Cycle != 2 {
+		t.Fatalf("cycle %d", st.Cycle)
+	}
+	var clocks []support.Clock
+	if err := f.core.In(f.ctx, models.SystemScope()).Where("ticket_id = ?", tk.ID).Order("cycle, metric").Find(&clocks).Error; err != nil {
+		t.Fatal(err)
+	}
+	if len(clocks) != 3 {
+		t.Fatalf("%d clocks: %+v", len(clocks), clocks)
+	}
+	for _, c := range clocks {
+		want := support.ClockStopped
+		if c.Cycle == 2 {
+			want = support.ClockRunning
+		}
+		if c.State != want || (c.Cycle == 1 && (c.StoppedAt == nil || c.ElapsedSeconds != 20*60)) {
+			t.Fatalf("cycle %d %s: state %s stopped %v elapsed %d, want %s", c.Cycle, c.Metric, c.State, c.StoppedAt, c.ElapsedSeconds, want)
+		}
+	}
+}
