@@ -353,4 +353,11 @@ func TestSLAResolvedAndReopenedBetweenSyncs(t *testing.T) {
 			t.Fatalf("cycle %d %s: state %s stopped %v elapsed %d, want %s", c.Cycle, c.Metric, c.State, c.StoppedAt, c.ElapsedSeconds, want)
 		}
 	}
+	// GET .../sla of the reopened ticket still shows its first response
+	// (the first cycle's clock), beside the new cycle's resolution.
+	v, err := f.s.GetTicketSLA(f.ctx, f.customer, tk.ID, false, f.clock)
+	if err != nil || v.Cycle != 2 || v.Response == nil || v.Response.Cycle != 1 || v.Response.State != support.ClockStopped ||
+		v.Resolution == nil || v.Resolution.Cycle != 2 {
+		t.Fatalf("view after the reopen: %+v %v", v, err)
+	}
 }

@@ -2,7 +2,10 @@ package support
 
 import (
 	"context"
+	"errors"
 	"time"
+
+	"gorm.io/gorm"
 
 	"github.com/telcoplatform/platform/models"
 )
@@ -16,7 +19,7 @@ type SLAView struct {
 	Cycle      int
 	PolicyID   string
 	Tier       string
-	Response   *Clock // nil in a reopen's cycle (resolution only)
+	Response   *Clock // in a reopen's cycle (which times the resolution only), the first response's clock
 	Resolution *Clock
 	// NextEscalation is the next instant a step of the escalation ladder
 	// fires (nil when none is coming).
@@ -70,6 +73,17 @@ func (s *Store) GetTicketSLA(ctx context.Context, p *models.Principal, ticketID 
 					v.NextEscalation = &a
 				}
 			}
+		}
+	}
+	if v.Response == nil && v.Cycle > 1 {
+		// A reopen's cycle times the resolution only: the first response
+		// is the one of the latest cycle that had one (the first).
+		var first Clock
+		err := db.Where("ticket_id = ? AND metric = ? AND cycle < ?", t.ID, MetricResponse, v.Cycle).Order("cycle DESC").Take(&first).Error
+		if err == nil {
+			v.Response = &first
+		} else if !errors.Is(err, gorm.ErrRecordNotFound) {
+			return nil, dbErr(err)
 		}
 	}
 	if err := db.Where("ticket_id = ?", t.ID).Order("fired_at, id").Limit(200).Find(&v.Escalations).Error; err != nil {
