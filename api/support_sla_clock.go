@@ -38,6 +38,26 @@ func (s *Server) syncSLA(ctx context.Context, t *support.Ticket) {
 	}
 }
 
+// resyncSLA brings the updated ticket's clocks up to the update at once
+// and reads the ticket again into res. A failure is logged: the workflow,
+// signalled after it, syncs the clocks anyway.
+func (s *Server) resyncSLA(ctx context.Context, p *models.Principal, res *support.UpdateResult) {
+	at := s.now()
+	if res.Ticket.UpdatedAt.After(at) {
+		at = res.Ticket.UpdatedAt
+	}
+	if _, err := s.support.SyncSLA(ctx, res.Ticket.ID, at); err != nil {
+		s.log.WarnContext(ctx, "the ticket's SLA clocks were not re-timed with its update", "ticket_id", res.Ticket.ID, "error", err)
+		return
+	}
+	t, err := s.support.GetTicket(ctx, p, res.Ticket.ID)
+	if err != nil {
+		s.log.WarnContext(ctx, "the re-timed ticket could not be read again", "ticket_id", res.Ticket.ID, "error", err)
+		return
+	}
+	res.Ticket = t
+}
+
 // retimeSLA starts the workflow that signals the SLA workflows of the open
 // tickets an edit of SLA policies or calendars affects (sc), so that they
 // re-time at once. The edit is already stored: when the workflow engine is

@@ -449,3 +449,24 @@ func TestSupportTicketListAndFilters(t *testing.T) {
 	wantFields(t, h.do("GET", "/v1/support/tickets?status=done&priority=urgent&created_after=yesterday", a.liveKey, nil), "status", "priority", "created_after")
 	h.do("GET", "/v1/support/tickets?sort=colour:asc", a.liveKey, nil).wantError(400, "VALIDATION_ERROR")
 }
+
+// TestTicketPriorityChangeAnswersTheNewTargets: a PUT that changes the
+// priority answers the new priority's targets and due times, and so does
+// a GET right after it (the clocks are re-timed with the update, not only
+// by the ticket's workflow a moment later).
+func TestTicketPriorityChangeAnswersTheNewTargets(t *testing.T) {
+	h := newHarness(t)
+	a := h.tenants[0]
+	tk := newTicket(t, h, a.liveKey, map[string]any{"priority": "low"})
+	if tk.Ticket.SLA.ResponseTime != "8h" || tk.Ticket.SLA.ResolutionTime != "72h" {
+		t.Fatalf("low ticket's targets: %+v", tk.Ticket.SLA)
+	}
+	var put, got ticketAnswer
+	h.do("PUT", "/v1/support/tickets/"+tk.Ticket.ID, a.liveKey, map[string]any{"priority": "high"}).decode(200, &put)
+	h.do("GET", "/v1/support/tickets/"+tk.Ticket.ID, a.liveKey, nil).decode(200, &got)
+	for name, ans := range map[string]ticketAnswer{"PUT": put, "GET": got} {
+		if s := ans.Ticket.SLA; ans.Ticket.Priority != "high" || s.ResponseTime != "1h" || s.ResolutionTime != "8h" || s.ResolutionDue == tk.Ticket.SLA.ResolutionDue {
+			t.Fatalf("%s after the priority change: %s %+v (before %+v)", name, ans.Ticket.Priority, s, tk.Ticket.SLA)
+		}
+	}
+}

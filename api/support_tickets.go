@@ -328,6 +328,13 @@ func (s *Server) registerSupportTickets(tags []string) {
 		if slices.Contains(res.Events, support.EventTicketResolved) {
 			s.startAutoClose(ctx, res.Ticket)
 		}
+		if slices.Contains(res.Changed, "priority") {
+			// A new priority re-times the clocks: they are synced here, so
+			// that this answer (and a GET right after it) carries the new
+			// targets and due times; the workflow's own sync then finds
+			// nothing left to replay.
+			s.resyncSLA(ctx, p, res)
+		}
 		if len(res.Changed) > 0 {
 			s.syncSLA(ctx, res.Ticket)
 		}

@@ -185,9 +185,9 @@ func (s *Store) UpdateTicket(ctx context.Context, p *models.Principal, id string
 	if err != nil {
 		return nil, models.AsError(err)
 	}
-	if res.Ticket.Agent == nil {
-		s.fillAgents(ctx, []*Ticket{res.Ticket})
-	}
+	// The agent as every answer shows it (a new assignee's specialization
+	// included).
+	s.fillAgents(ctx, []*Ticket{res.Ticket})
 	return res, nil
 }
 
