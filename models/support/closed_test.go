@@ -2,9 +2,11 @@ package support_test
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/eventlog"
 	"github.com/telcoplatform/platform/models/identity"
 	"github.com/telcoplatform/platform/models/support"
 	"github.com/telcoplatform/platform/testenv"
@@ -57,5 +59,40 @@ func TestClosedTicketTakesNoWork(t *testing.T) {
 	notes := "post-mortem: fibre cut"
 	if _, err := s.UpdateTicket(ctx, staff, tk.ID, support.UpdateInput{InternalNotes: &notes}); err != nil {
 		t.Fatalf("staff notes on a closed ticket: %v", err)
+	}
+}
+
+// TestTicketUpdatedListsEachFieldOnce: an escalation changes its reason
+// twice (the level's and the escalation's own); ticket.updated's changes
+// lists each field once.
+func TestTicketUpdatedListsEachFieldOnce(t *testing.T) {
+	f := newSLAFixture(t)
+	tk := f.open(support.PriorityHigh)
+	if _, err := f.s.EscalateTicket(f.ctx, f.staff, tk.ID, support.EscalateInput{Level: 1, Reason: "Customer-wide outage"}); err != nil {
+		t.Fatal(err)
+	}
+	evs, err := eventlog.NewStore(f.core).EventsFor(f.ctx, models.SystemScope(), tk.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, e := range evs {
+		if e.Type != support.EventTicketUpdated {
+			continue
+		}
+		n++
+		raw, _ := json.Marshal(e.Data["changes"])
+		var changes []string
+		_ = json.Unmarshal(raw, &changes)
+		seen := map[string]bool{}
+		for _, c := range changes {
+			if seen[c] {
+				t.Fatalf("ticket.updated lists %s twice: %v", c, changes)
+			}
+			seen[c] = true
+		}
+	}
+	if n == 0 {
+		t.Fatal("no ticket.updated")
 	}
 }

@@ -3,6 +3,7 @@ package support
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -284,7 +285,9 @@ type change struct {
 // set applies one field change and records it in the history.
 func (c *change) set(field, old, new string, internal bool, apply func()) {
 	apply()
-	c.changed = append(c.changed, field)
+	if !slices.Contains(c.changed, field) { // a field changed twice (an escalation's reason) is listed once
+		c.changed = append(c.changed, field)
+	}
 	id, typ := actorID(c.p), actorType(c.p)
 	if c.system != "" {
 		id, typ = c.system, ActorSystem
