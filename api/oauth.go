@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"html/template"
+	"math"
 	"net/http"
 	"net/url"
 	"strings"
@@ -368,6 +369,12 @@ func (h *oauthHandlers) token(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	resp.SetTokenType("Bearer")
+	if exp := ar.GetSession().GetExpiresAt(fosite.AccessToken); !exp.IsZero() {
+		// The lifetime in whole seconds, rounded: the token's exp less the
+		// instant it was issued (3600), not the time left a few
+		// microseconds later, which truncates to 3599.
+		resp.SetExtra("expires_in", int64(math.Round(time.Until(exp).Seconds())))
+	}
 	ev := identity.AuditEvent{EventType: identity.AuditTokenIssued, ClientID: ar.GetClient().GetID(), AuthenticationMethod: strings.Join(ar.GetGrantTypes(), " "),
 		TokenType: "access_token", Scopes: strings.Join(ar.GetGrantedScopes(), " "), SessionID: ar.GetID()}
 	if sess, ok := ar.GetSession().(*auth.Session); ok {

@@ -2,7 +2,9 @@ package api
 
 import (
 	"context"
+	"fmt"
 	"net/http"
+	"slices"
 
 	"github.com/danielgtaylor/huma/v2"
 
@@ -210,6 +212,9 @@ func (s *Server) subscriptionRules() *events.Subscriptions {
 
 // createWebhook checks and stores a subscription made through area.
 func (s *Server) createWebhook(ctx context.Context, area webhooks.Area, b *WebhookCreateBody) (*WebhookOutput, error) {
+	if err := s.checkFilterCustomers(ctx, principal(ctx), b.Filters); err != nil {
+		return nil, err
+	}
 	spec, err := s.subscriptionRules().Spec(ctx, area, b.input())
 	if err != nil {
 		return nil, err
@@ -222,6 +227,28 @@ func (s *Server) createWebhook(ctx context.Context, area webhooks.Area, b *Webho
 	out.Body.Webhook = s.webhookItem(sub)
 	out.Body.Webhook.Secret = spec.Secret
 	return out, nil
+}
+
+// checkFilterCustomers refuses filters naming a customer_id the caller
+// may not see (another tenant's, or none): 400 VALIDATION_ERROR on
+// filters.customer_ids[i], as a body's reference to anything unseen is.
+func (s *Server) checkFilterCustomers(ctx context.Context, p *models.Principal, f *WebhookFiltersBody) error {
+	if f == nil || len(f.CustomerIDs) == 0 {
+		return nil
+	}
+	q := s.store.In(ctx, models.SystemScope()).Model(&models.Organization{}).Where("customer_id IN ?", f.CustomerIDs)
+	if !p.IsStaff() {
+		q = q.Where("id = ?", p.OrganizationID)
+	}
+	var seen []string
+	if err := q.Pluck("customer_id", &seen).Error; err != nil {
+		return models.DBErr(err)
+	}
+	var v models.Validator
+	for i, id := range f.CustomerIDs {
+		v.Check(slices.Contains(seen, id), fmt.Sprintf("filters.customer_ids[%d]", i), fmt.Sprintf("no customer %s that this credential may see", id))
+	}
+	return v.Err()
 }
 
 // registerWebhooks registers the subscription endpoints. Call it before
@@ -314,6 +341,9 @@ func (s *Server) registerWebhooks() {
 				return nil, err
 			}
 			b := in.Body
+			if err := s.checkFilterCustomers(ctx, p, b.Filters); err != nil {
+				return nil, err
+			}
 			patch, err := s.subscriptionRules().Patch(ctx, sub, events.PatchInput{URL: b.URL, Description: b.Description, Events: b.Events, Filters: b.Filters.filters(), Active: b.Active})
 			if err != nil {
 				return nil, err

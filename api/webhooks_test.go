@@ -88,8 +88,8 @@ func TestWebhookSubscriptionEndpoints(t *testing.T) {
 		t.Fatalf("billing webhook %+v", w)
 	}
 	h.do("POST", "/v1/support/webhooks", a.liveKey, map[string]any{"url": publicHook, "events": []string{"ticket.escalated", "sla.*"},
-		"filters": map[string]any{"customer_ids": []string{"cust_1"}, "priorities": []string{"high", "critical"}}, "secret": validSecret, "active": false}).decode(201, &support)
-	if w := support.Webhook; w.Area != "support" || w.Active || len(w.Filters.Priorities) != 2 || w.Filters.CustomerIDs[0] != "cust_1" {
+		"filters": map[string]any{"customer_ids": []string{a.org.CustomerID}, "priorities": []string{"high", "critical"}}, "secret": validSecret, "active": false}).decode(201, &support)
+	if w := support.Webhook; w.Area != "support" || w.Active || len(w.Filters.Priorities) != 2 || w.Filters.CustomerIDs[0] != a.org.CustomerID {
 		t.Fatalf("support webhook %+v", w)
 	}
 	h.do("POST", "/v1/webhooks", a.liveKey, map[string]any{"url": publicHook, "events": []string{"service.*", "invoice.*", "ticket.*"}, "active": true}).decode(201, &all)
@@ -116,6 +116,8 @@ func TestWebhookSubscriptionEndpoints(t *testing.T) {
 			{"link-local metadata", "/v1/webhooks", map[string]any{"url": "http://169.254.169.254/latest/meta-data", "events": []string{"*"}}, []string{"url"}},
 			{"IPv6 loopback", "/v1/webhooks", map[string]any{"url": "http://[::1]/x", "events": []string{"*"}}, []string{"url"}},
 			{"filters on billing", "/api/v1/billing/webhooks", map[string]any{"url": publicHook, "events": []string{"invoice.*"}, "filters": map[string]any{"priorities": []string{"high"}}}, []string{"filters"}},
+			{"another tenant's customer", "/v1/support/webhooks", map[string]any{"url": publicHook, "events": []string{"ticket.*"}, "filters": map[string]any{"customer_ids": []string{a.org.CustomerID, b.org.CustomerID}}}, []string{"filters.customer_ids[1]"}},
+			{"no such customer", "/v1/support/webhooks", map[string]any{"url": publicHook, "events": []string{"ticket.*"}, "filters": map[string]any{"customer_ids": []string{"cust_1"}}}, []string{"filters.customer_ids[0]"}},
 			{"unknown priority", "/v1/support/webhooks", map[string]any{"url": publicHook, "events": []string{"ticket.*"}, "filters": map[string]any{"priorities": []string{"urgent"}}}, []string{"filters.priorities"}},
 		}
 		for _, tc := range tests {

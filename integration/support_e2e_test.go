@@ -86,7 +86,8 @@ func (r *hookReceiver) ticketDeliveries(t testing.TB, event, id string) []delive
 // identical; staff comment, notify the contact by e-mail (received by a real
 // SMTP server) and resolve the ticket; the endpoint filtered to this
 // customer and to critical receives every event of the ticket, signed, and
-// the endpoint filtered to another customer receives nothing.
+// the endpoint filtered to low tickets receives nothing (a filter naming
+// another customer is refused).
 func TestSupportTicketEndToEnd(t *testing.T) {
 	smtpURL, mailbox := testenv.SMTPServer(t)
 	p := startPlatform(t, platformOptions{queuePrefix: "support-e2e", webhookTimeout: testAttemptTimeout, keys: demoLiveKey})
@@ -121,13 +122,18 @@ func TestSupportTicketEndToEnd(t *testing.T) {
 	}
 	customerID := p.demo.Demo.CustomerID
 
-	// 1. Two subscriptions of the customer: one to its own critical tickets, one to another customer's.
+	// 1. Two subscriptions of the customer: one to its own critical tickets,
+	// one to its low ones; a filter naming another customer is refused.
 	mine := newHookReceiver(t, alwaysOK, hookSecret1)
 	theirs := newHookReceiver(t, alwaysOK, hookSecret2)
 	subMine := p.subscribe("/v1/support/webhooks", p.liveKey, map[string]any{"url": mine.srv.URL + "/support", "events": []string{"ticket.*", "comment.*"},
 		"secret": hookSecret1, "filters": map[string]any{"priorities": []string{"critical"}, "customer_ids": []string{customerID}}})
+	if st := p.do("POST", "/v1/support/webhooks", p.liveKey, map[string]any{"url": theirs.srv.URL + "/support", "events": []string{"ticket.*"},
+		"secret": hookSecret2, "filters": map[string]any{"customer_ids": []string{other.CustomerID}}}, nil); st != http.StatusBadRequest {
+		t.Fatalf("a filter naming another customer: %d", st)
+	}
 	subTheirs := p.subscribe("/v1/support/webhooks", p.liveKey, map[string]any{"url": theirs.srv.URL + "/support", "events": []string{"ticket.*", "comment.*"},
-		"secret": hookSecret2, "filters": map[string]any{"customer_ids": []string{other.CustomerID}}})
+		"secret": hookSecret2, "filters": map[string]any{"customer_ids": []string{customerID}, "priorities": []string{"low"}}})
 
 	// 2. The customer opens a critical network ticket with an attachment.
 	const contact = "noc@demo.example"
@@ -258,7 +264,7 @@ func TestSupportTicketEndToEnd(t *testing.T) {
 		t.Fatalf("the first endpoint received the high ticket: %+v", got)
 	}
 
-	// The second endpoint, filtered to another customer, receives none of
+	// The second endpoint, filtered to low tickets, receives none of
 	// them: every event of the ticket has been dispatched, and after a
 	// short grace period nothing arrived nor is waiting to.
 	waitFor(t, "every event of the ticket to be dispatched", func() bool {
@@ -279,13 +285,13 @@ func TestSupportTicketEndToEnd(t *testing.T) {
 	})
 	time.Sleep(time.Second)
 	if n := theirs.total(); n != 0 {
-		t.Fatalf("the endpoint filtered to another customer received %d requests", n)
+		t.Fatalf("the endpoint filtered to low tickets received %d requests", n)
 	}
 	var none struct {
 		Deliveries []hookDelivery `json:"deliveries"`
 	}
 	if st := p.do("GET", "/v1/webhooks/"+subTheirs+"/deliveries", p.liveKey, nil, &none); st != http.StatusOK || len(none.Deliveries) != 0 {
-		t.Fatalf("deliveries of the other customer's subscription: %d %+v", st, none.Deliveries)
+		t.Fatalf("deliveries of the low tickets' subscription: %d %+v", st, none.Deliveries)
 	}
 	var delivered struct {
 		Deliveries []hookDelivery `json:"deliveries"`
