@@ -108,9 +108,18 @@ func (a *Provisioning) Begin(ctx context.Context, in workflows.ProvisioningInput
 }
 
 // MarkStep records a step that no activity of its own runs (waiting for the
-// preferred date): started, or done.
+// preferred date): started, or done. When the wait starts, the service
+// record is created (pending), so that the service_id the API answered
+// names a service for the whole wait (and a failed one if the order is
+// cancelled during it); Validate finds it there.
 func (a *Provisioning) MarkStep(ctx context.Context, in workflows.StepInput) error {
 	var err error
+	if in.Step == operations.StepSchedule && !in.Done {
+		o := in.Input.Order
+		if _, err := a.services.EnsureService(ctx, in.Input.Scope(), in.Input.ServiceID, in.Input.RequestID, &o); err != nil {
+			return a.temporalError(ctx, in.Input, in.Step, err)
+		}
+	}
 	if in.Done {
 		err = a.operations.CompleteStep(ctx, in.Input.Scope(), in.Input.RequestID, in.Step)
 	} else {

@@ -562,6 +562,19 @@ func TestProvisioningEndToEnd(t *testing.T) {
 		if waiting.Workflow.Status != "running" || waiting.Workflow.Live["phase"] != "scheduled" || waiting.Workflow.Live["scheduled_for"] == nil {
 			t.Fatalf("live detail: %+v", waiting.Workflow)
 		}
+		// The service_id of the answer names a service during the wait: pending.
+		serviceStatus := func() (int, string) {
+			var svc struct {
+				Service struct {
+					Status string `json:"status"`
+				} `json:"service"`
+			}
+			code := p.do("GET", "/v1/services/"+acc.ServiceID, p.liveKey, nil, &svc)
+			return code, svc.Service.Status
+		}
+		if code, st := serviceStatus(); code != http.StatusOK || st != "pending" {
+			t.Fatalf("the scheduled order's service during the wait: %d %q", code, st)
+		}
 		var op operation
 		if status := p.do("POST", "/v1/operations/"+acc.RequestID+"/cancel", p.liveKey, nil, &op); status != http.StatusAccepted {
 			t.Fatalf("cancel: %d", status)
@@ -569,6 +582,9 @@ func TestProvisioningEndToEnd(t *testing.T) {
 		final := p.poll(acc.StatusURL, p.liveKey, func(op *operation) bool { return terminal(op.Status) })
 		if final.Status != "cancelled" || final.Steps[0].Status != "cancelled" || final.Steps[1].Status != "skipped" {
 			t.Fatalf("operation: %+v", final)
+		}
+		if code, st := serviceStatus(); code != http.StatusOK || st != "failed" {
+			t.Fatalf("the cancelled order's service: %d %q", code, st)
 		}
 		if status := p.do("POST", "/v1/operations/"+acc.RequestID+"/cancel", p.liveKey, nil, &op); status != http.StatusOK || op.Status != "cancelled" {
 			t.Fatalf("cancelling again: %d %s", status, op.Status)
