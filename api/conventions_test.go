@@ -51,6 +51,7 @@ func TestBadInputGetsDocumentedErrors(t *testing.T) {
 		{"malformed authorization", "GET", "/v1/services/catalog", nil, []string{"Authorization", "Basic abc"}, 401, "UNAUTHENTICATED"},
 		{"unknown key", "GET", "/v1/services/catalog", nil, []string{"Authorization", "Bearer sk_live_" + strings.Repeat("a", 56)}, 401, "INVALID_API_KEY"},
 		{"malformed key", "GET", "/v1/services/catalog", nil, []string{"X-API-Key", "sk_live_short"}, 401, "INVALID_API_KEY"},
+		{"not a key in X-API-Key", "GET", "/v1/services/catalog", nil, []string{"X-API-Key", "garbage"}, 401, "INVALID_API_KEY"},
 		{"not a key nor a token", "GET", "/v1/services/catalog", nil, []string{"Authorization", "Bearer hello"}, 401, "INVALID_TOKEN"},
 		{"admin endpoint for a customer", "GET", "/v1/organizations", nil, nil, 403, "INSUFFICIENT_PERMISSIONS"},
 		{"unknown catalog category", "GET", "/v1/services/catalog/quantum", nil, nil, 404, "NOT_FOUND"},

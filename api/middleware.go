@@ -419,6 +419,9 @@ func (s *Server) resolveCredential(c *fiber.Ctx, secret string, ip netip.Addr) e
 		return models.Errorf(models.CodeUnauthenticated, "the Authorization header must be `Bearer <credential>`")
 	}
 	if !strings.HasPrefix(secret, "sk_") {
+		if c.Get("X-API-Key") != "" { // X-API-Key carries keys only: a malformed one
+			return models.Errorf(models.CodeInvalidAPIKey, "the API key is not valid")
+		}
 		return s.resolveAccessToken(c, secret, ip)
 	}
 	ctx := c.UserContext()

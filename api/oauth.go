@@ -370,10 +370,11 @@ func (h *oauthHandlers) token(w http.ResponseWriter, r *http.Request) {
 	}
 	resp.SetTokenType("Bearer")
 	if exp := ar.GetSession().GetExpiresAt(fosite.AccessToken); !exp.IsZero() {
-		// The lifetime in whole seconds, rounded: the token's exp less the
-		// instant it was issued (3600), not the time left a few
-		// microseconds later, which truncates to 3599.
-		resp.SetExtra("expires_in", int64(math.Round(time.Until(exp).Seconds())))
+		// The lifetime in whole seconds: exp is a whole second (the JWT's),
+		// the issue instant too, so the time left a moment after issuing
+		// rounds up to the lifetime (3600) where fosite truncates it to
+		// 3599.
+		resp.SetExtra("expires_in", int64(math.Ceil(time.Until(exp).Seconds())))
 	}
 	ev := identity.AuditEvent{EventType: identity.AuditTokenIssued, ClientID: ar.GetClient().GetID(), AuthenticationMethod: strings.Join(ar.GetGrantTypes(), " "),
 		TokenType: "access_token", Scopes: strings.Join(ar.GetGrantedScopes(), " "), SessionID: ar.GetID()}
