@@ -363,3 +363,26 @@ func TestRevokingNeedsTheCredentialsPermissions(t *testing.T) {
 	h.do("DELETE", "/v1/auth/clients/"+c.Client.ClientID, a.liveKey, nil).decode(http.StatusNoContent, nil)
 	h.do("DELETE", "/v1/auth/api-keys/"+strong.APIKey.ID, a.liveKey, nil).decode(http.StatusOK, nil)
 }
+
+// TestBodyOrganizationReferences: an organization_id in a body that names
+// an organization the caller may not see (another tenant's, or none) is a
+// bad field (400 VALIDATION_ERROR), never a 404 that tells it apart.
+func TestBodyOrganizationReferences(t *testing.T) {
+	h := newHarness(t)
+	a, b := h.tenants[0], h.tenants[1]
+	account := func(org string) map[string]any {
+		return map[string]any{"name": "Elsewhere", "currency": "USD", "billing_email": "b@example.com", "organization_id": org}
+	}
+	for name, r := range map[string]*response{
+		"a customer's account in another organization": h.do("POST", "/v1/billing/accounts", a.liveKey, account(b.org.ID)),
+		"a customer's account in no organization":      h.do("POST", "/v1/billing/accounts", a.liveKey, account("org_doesnotexist")),
+		"staff's account in no organization":           h.do("POST", "/v1/billing/accounts", h.adminKey, account("org_doesnotexist")),
+		"a key in no organization": h.do("POST", "/v1/auth/api-keys", h.adminKey, map[string]any{"name": "k", "permissions": []string{"services:read"},
+			"organization_id": "org_doesnotexist"}),
+	} {
+		e := r.wantError(http.StatusBadRequest, "VALIDATION_ERROR")
+		if !strings.Contains(fmt.Sprint(e.Error.Details["fields"]), "organization_id") {
+			t.Fatalf("%s: %+v", name, e.Error)
+		}
+	}
+}

@@ -80,10 +80,15 @@ func (s *Store) CreateAccount(ctx context.Context, p *models.Principal, in Accou
 	}
 	scope := p.OwnScope()
 	if in.OrganizationID != "" && in.OrganizationID != p.OrganizationID {
+		// A body's reference to an organization the caller may not see
+		// (another tenant's, or none) is a bad field, not a missing resource.
+		unseen := models.Invalid(models.FieldIssue{Field: "organization_id", Issue: "names no organization this credential may see"})
 		if !p.IsStaff() {
-			return nil, models.NotFound("organization")
+			return nil, unseen
 		}
-		if _, err := s.identity.GetOrganization(ctx, p, in.OrganizationID); err != nil {
+		if _, err := s.identity.GetOrganization(ctx, p, in.OrganizationID); models.ErrorCode(err) == models.CodeNotFound {
+			return nil, unseen
+		} else if err != nil {
 			return nil, err
 		}
 		scope = models.TenantScope(in.OrganizationID, p.Environment)

@@ -161,6 +161,9 @@ func (s *Store) CreateAPIKey(ctx context.Context, p *models.Principal, in APIKey
 		role = p.Role
 	}
 	org, err := s.GetOrganization(ctx, p, orgID)
+	if models.ErrorCode(err) == models.CodeNotFound && in.OrganizationID != "" {
+		return nil, models.Invalid(models.FieldIssue{Field: "organization_id", Issue: "no organization " + in.OrganizationID})
+	}
 	if err != nil {
 		return nil, err
 	}
