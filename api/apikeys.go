@@ -13,8 +13,8 @@ import (
 
 // KeyRateLimit is a key's own limits; they can only lower the plan's.
 type KeyRateLimit struct {
-	RequestsPerMinute int `json:"requests_per_minute" minimum:"0" maximum:"1000000"`
-	BurstLimit        int `json:"burst_limit" minimum:"0" maximum:"1000000"`
+	RequestsPerMinute int `json:"requests_per_minute" required:"false" minimum:"0" maximum:"1000000" doc:"Optional: 0 or absent keeps the plan's hourly limit"`
+	BurstLimit        int `json:"burst_limit" required:"false" minimum:"0" maximum:"1000000" doc:"Optional: 0 or absent keeps the plan's burst limit; else at least 3"`
 }
 
 // KeyRestrictions are a key's IP allow-list and expiry.

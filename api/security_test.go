@@ -386,3 +386,23 @@ func TestBodyOrganizationReferences(t *testing.T) {
 		}
 	}
 }
+
+// TestKeyRateLimitFieldsAreIndependent: a key's rate_limit may lower one
+// of its two limits only; the other keeps the plan's.
+func TestKeyRateLimitFieldsAreIndependent(t *testing.T) {
+	h := newHarness(t)
+	a := h.tenants[0]
+	for _, rl := range []map[string]any{{"requests_per_minute": 60}, {"burst_limit": 20}} {
+		var got struct {
+			APIKey struct {
+				RateLimit map[string]any `json:"rate_limit"`
+			} `json:"api_key"`
+		}
+		h.do("POST", "/v1/auth/api-keys", a.liveKey, map[string]any{"name": "one limit", "permissions": []string{"services:read"}, "rate_limit": rl}).decode(http.StatusCreated, &got)
+		for k, v := range rl {
+			if fmt.Sprint(got.APIKey.RateLimit[k]) != fmt.Sprint(v) {
+				t.Fatalf("rate_limit %v: answered %v", rl, got.APIKey.RateLimit)
+			}
+		}
+	}
+}
