@@ -419,8 +419,8 @@ func (s *Server) resolveCredential(c *fiber.Ctx, secret string, ip netip.Addr) e
 		return models.Errorf(models.CodeUnauthenticated, "the Authorization header must be `Bearer <credential>`")
 	}
 	if !strings.HasPrefix(secret, "sk_") {
-		if c.Get("X-API-Key") != "" { // X-API-Key carries keys only: a malformed one
-			return models.Errorf(models.CodeInvalidAPIKey, "the API key is not valid")
+		if c.Get("X-API-Key") != "" && !auth.LooksLikeJWT(secret) { // neither a key nor an access token: a malformed key
+			return models.Errorf(models.CodeInvalidAPIKey, "the API key is malformed")
 		}
 		return s.resolveAccessToken(c, secret, ip)
 	}

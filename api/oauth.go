@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"html/template"
-	"math"
 	"net/http"
 	"net/url"
 	"strings"
@@ -369,12 +368,10 @@ func (h *oauthHandlers) token(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	resp.SetTokenType("Bearer")
-	if exp := ar.GetSession().GetExpiresAt(fosite.AccessToken); !exp.IsZero() {
-		// The lifetime in whole seconds: exp is a whole second (the JWT's),
-		// the issue instant too, so the time left a moment after issuing
-		// rounds up to the lifetime (3600) where fosite truncates it to
-		// 3599.
-		resp.SetExtra("expires_in", int64(math.Ceil(time.Until(exp).Seconds())))
+	if sess, ok := ar.GetSession().(*auth.Session); ok && sess.ExpiresIn > 0 {
+		// The token's lifetime (its exp less its iat: 3600), not the time
+		// left a moment after issuing, which fosite truncates to 3599.
+		resp.SetExtra("expires_in", int64(sess.ExpiresIn))
 	}
 	ev := identity.AuditEvent{EventType: identity.AuditTokenIssued, ClientID: ar.GetClient().GetID(), AuthenticationMethod: strings.Join(ar.GetGrantTypes(), " "),
 		TokenType: "access_token", Scopes: strings.Join(ar.GetGrantedScopes(), " "), SessionID: ar.GetID()}
@@ -452,6 +449,7 @@ func (h *oauthHandlers) introspect(w http.ResponseWriter, r *http.Request) {
 		// of its own organization and environment.
 		w.Header().Set("Content-Type", "application/json;charset=UTF-8")
 		w.Header().Set("Cache-Control", "no-store")
+		w.Header().Set("Pragma", "no-cache")
 		_, _ = w.Write([]byte(`{"active":false}`))
 		return
 	}

@@ -107,6 +107,9 @@ func (s *Server) registerSupportIntegrations(tags []string) {
 		Tags: tags, DefaultStatus: http.StatusCreated},
 		manage, func(ctx context.Context, in *struct{ Body ChatIntegrationBody }) (*ChatIntegrationOutput, error) {
 			b := in.Body
+			if err := s.checkFilterCustomers(ctx, principal(ctx), b.Filters); err != nil {
+				return nil, err
+			}
 			ci := events.ChatInput{WebhookURL: b.WebhookURL, Channel: b.Channel, Events: b.Events, Filters: b.Filters.filters(), Active: b.Active}
 			if b.MessageFormat != nil {
 				ci.Template = b.MessageFormat.Template
@@ -165,6 +168,9 @@ func (s *Server) registerSupportIntegrations(tags []string) {
 				return nil, err
 			}
 			b := in.Body
+			if err := s.checkFilterCustomers(ctx, p, b.Filters); err != nil {
+				return nil, err
+			}
 			patch := support.ChatPatch{WebhookURL: b.WebhookURL, Channel: b.Channel, Events: b.Events, Filters: b.Filters.filters(), Active: b.Active}
 			if b.MessageFormat != nil {
 				patch.Template = &b.MessageFormat.Template

@@ -131,6 +131,9 @@ func TestSupportChatIntegrationValidation(t *testing.T) {
 			m["filters"] = map[string]any{"priorities": []string{"urgent"}}
 		}},
 		{"missing url", "webhook_url", "", func(m map[string]any) { delete(m, "webhook_url") }},
+		{"another tenant's customer", "filters.customer_ids[0]", "", func(m map[string]any) {
+			m["filters"] = map[string]any{"customer_ids": []string{h.tenants[1].org.CustomerID}}
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			body := valid()

@@ -86,7 +86,7 @@ type SLAStatusItem struct {
 	SLATier        string              `json:"sla_tier" doc:"The tier the policy was chosen for: standard, premium or enterprise"`
 	PolicyID       string              `json:"policy_id,omitempty"`
 	Cycle          int                 `json:"cycle" doc:"1, then one more per reopen"`
-	ResponseTime   *SLAResponseTime    `json:"response_time,omitempty" doc:"The first response: in a reopen's cycle (which times the resolution only), the first cycle's; absent only for a ticket without one"`
+	ResponseTime   *SLAResponseTime    `json:"response_time,omitempty" doc:"The first response: in a reopen's cycle (which times the resolution only), the first cycle's clock, stopped at its resolution if no one had answered (its status says whether it was met)"`
 	ResolutionTime SLAResolutionTime   `json:"resolution_time"`
 	Escalation     SLAEscalation       `json:"escalation"`
 	Escalations    []SLAEscalationItem `json:"escalations" doc:"Every escalation of the ticket, oldest first (at most 200)"`

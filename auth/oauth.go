@@ -34,6 +34,9 @@ type Session struct {
 	Environment    string                         `json:"environment"`
 	AuthMethod     string                         `json:"auth_method"`
 	JTI            string                         `json:"jti,omitempty"` // of the access token last issued
+	// ExpiresIn is the lifetime of the access token last issued, in
+	// seconds (its exp less its iat): the token endpoint's expires_in.
+	ExpiresIn int `json:"expires_in,omitempty"`
 }
 
 // SetExpiresAt sets the expiry of a token type.
@@ -103,7 +106,7 @@ func (st *strategy) GenerateAccessToken(ctx context.Context, r fosite.Requester)
 	if err != nil {
 		return "", "", fosite.ErrServerError.WithWrap(err).WithDebug(err.Error())
 	}
-	sess.JTI = issued.JTI
+	sess.JTI, sess.ExpiresIn = issued.JTI, issued.ExpiresIn
 	sess.SetExpiresAt(fosite.AccessToken, issued.ExpiresAt)
 	return issued.Token, st.AccessTokenSignature(ctx, issued.Token), nil
 }

@@ -309,7 +309,7 @@ func (t *Tokens) Principal(ctx context.Context, c *Claims) (*models.Principal, e
 	switch {
 	case sub.User != nil:
 		p.Kind, p.UserID, p.Role = models.PrincipalUser, sub.User.ID, sub.User.Role
-		if sub.Organization != nil && !sub.Organization.Provider {
+		if sub.Organization == nil || !sub.Organization.Provider {
 			// Staff act across organizations: only the provider's own
 			// people are staff, whatever a user's row says.
 			p.Role = models.RoleCustomer

@@ -122,7 +122,19 @@ func TestBillingEndToEnd(t *testing.T) {
 		first = invs[len(invs)-1] // oldest
 		return true
 	})
-	if first.Status != "pending" || first.Source != "subscription" || first.SubscriptionID != sub || first.Amount != 89 ||
+	// A period costs the service's own monthly charge (its pricing), not the
+	// catalog's starting price (89.00).
+	var priced struct {
+		Service struct {
+			Pricing struct {
+				MonthlyCharge float64 `json:"monthly_charge"`
+			} `json:"pricing"`
+		} `json:"service"`
+	}
+	if status := p.do("GET", "/v1/services/"+svc, key, nil, &priced); status != 200 || priced.Service.Pricing.MonthlyCharge <= 0 {
+		t.Fatalf("the service's pricing: %d %+v", status, priced)
+	}
+	if first.Status != "pending" || first.Source != "subscription" || first.SubscriptionID != sub || first.Amount != priced.Service.Pricing.MonthlyCharge || first.Amount == 89 ||
 		len(first.Services) != 1 || first.Services[0].ServiceID != svc || first.Services[0].Kind != "recurring" {
 		t.Fatalf("first invoice %+v", first)
 	}

@@ -692,6 +692,25 @@ func TestSubscriptionPricedAtTheServicesCharge(t *testing.T) {
 		t.Fatalf("April: %+v %v", second, err)
 	}
 
+	// Its charge covers its units: a quantity would count them twice.
+	subs2, _, err := billing.NewStore(s).CreateSubscriptions(ctx, p, billing.RecurringInput{AccountID: acct.ID, Services: []billing.RecurringItem{{ServiceID: operationalService(t, s, p, acct).ID}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.In(ctx, scope).Model(&services.Service{}).Where("id = ?", subs2[0].ServiceID).Update("monthly_charge", 50000).Error; err != nil {
+		t.Fatal(err)
+	}
+	if _, err := billing.NewStore(s).UpdateSubscription(ctx, p, subs2[0].ID, billing.SubscriptionPatch{Quantity: ptr(5)}); models.ErrorCode(err) != models.CodeValidation {
+		t.Fatalf("a quantity on a service billed its own charge: %v", err)
+	}
+	quantity := operationalService(t, s, p, acct)
+	if err := s.In(ctx, scope).Model(&services.Service{}).Where("id = ?", quantity.ID).Update("monthly_charge", 50000).Error; err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := billing.NewStore(s).CreateSubscriptions(ctx, p, billing.RecurringInput{AccountID: acct.ID, Services: []billing.RecurringItem{{ServiceID: quantity.ID, Quantity: 5}}}); models.ErrorCode(err) != models.CodeValidation {
+		t.Fatalf("a subscription with a quantity of a service billed its own charge: %v", err)
+	}
+
 	// A service without a charge of its own: the catalog's starting price.
 	bare := operationalService(t, s, p, acct)
 	subs, _, err = billing.NewStore(s).CreateSubscriptions(ctx, p, billing.RecurringInput{AccountID: acct.ID, Services: []billing.RecurringItem{{ServiceID: bare.ID}}})

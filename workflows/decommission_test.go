@@ -271,17 +271,20 @@ func TestProvisioningEveryKindAndCompensation(t *testing.T) {
 		if err := operations.NewStore(e.store).CreateOperation(ctx, scope, operations.NewOperation(in.RequestID, operations.OpTypeProvisioning, in.ServiceID, "ak_x", operations.ProvisioningSteps(true), nil)); err != nil {
 			t.Fatal(err)
 		}
-		var early bool
+		// During the wait the service exists, pending (its id names it);
+		// it is provisioned on its date.
+		var during services.ServiceStatus
 		wenv.RegisterDelayedCallback(func() {
-			_, err := services.NewStore(e.store).GetService(ctx, e.principal(models.EnvTest), in.ServiceID)
-			early = err == nil
+			if svc, err := services.NewStore(e.store).GetService(ctx, e.principal(models.EnvTest), in.ServiceID); err == nil {
+				during = svc.Status
+			}
 		}, 4*24*time.Hour)
 		wenv.ExecuteWorkflow(workflows.ProvisioningWorkflow, in)
 		if err := wenv.GetWorkflowError(); err != nil {
 			t.Fatal(err)
 		}
-		if early || wenv.Now().Before(*o.PreferredDate) || e.service(models.EnvTest, in.ServiceID).Status != services.ServiceOperational {
-			t.Fatalf("created before its date: %v; ended %v", early, wenv.Now())
+		if during != services.ServicePending || wenv.Now().Before(*o.PreferredDate) || e.service(models.EnvTest, in.ServiceID).Status != services.ServiceOperational {
+			t.Fatalf("during the wait: %q; ended %v", during, wenv.Now())
 		}
 	})
 }

@@ -59,7 +59,8 @@ func checkTaxRateSetter(p *models.Principal, rate *models.Money) error {
 }
 
 // CreateAccount creates a billing account in the caller's organization (or,
-// for staff, in organization_id). Errors: VALIDATION_ERROR, NOT_FOUND (organization).
+// for staff, in organization_id). Errors: VALIDATION_ERROR (among them an
+// organization_id the caller may not see).
 func (s *Store) CreateAccount(ctx context.Context, p *models.Principal, in AccountInput) (*models.BillingAccount, error) {
 	var v models.Validator
 	in.Name = strings.TrimSpace(in.Name)

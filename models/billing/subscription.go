@@ -305,6 +305,12 @@ func (s *Store) CreateSubscriptions(ctx context.Context, p *models.Principal, in
 		unit, currency := cs.StartingPrice, cs.Currency
 		if svc.MonthlyCharge > 0 {
 			unit, currency = svc.MonthlyCharge, svc.Currency
+			// That charge already covers the service's units (users,
+			// agents, sites): a quantity would count them twice.
+			if it.Quantity > 1 {
+				v.Add(fmt.Sprintf("services[%d].quantity", i), fmt.Sprintf("must be 1: service %s is billed its own monthly charge, which covers its %d units (scale the service to change them)", svc.ID, max(svc.Quantity, 1)))
+				continue
+			}
 		}
 		if currency != acct.Currency {
 			v.Add("account_id", fmt.Sprintf("services are priced in %s but account %s is in %s", currency, acct.ID, acct.Currency))
@@ -468,6 +474,11 @@ func (s *Store) UpdateSubscription(ctx context.Context, p *models.Principal, id 
 			updates["pending_cycle"] = pending
 		}
 		if in.Quantity != nil && *in.Quantity != cur.Quantity {
+			if price, _, err := serviceMonthlyCharge(tx, cur.ServiceID); err != nil {
+				return err
+			} else if price > 0 && *in.Quantity != 1 {
+				return models.Invalid(models.FieldIssue{Field: "quantity", Issue: fmt.Sprintf("must be 1: service %s is billed its own monthly charge, which covers its units (scale the service to change them)", cur.ServiceID)})
+			}
 			from := s.Now().Truncate(time.Second)
 			if from.Before(cur.CurrentPeriodStart) {
 				from = cur.CurrentPeriodStart

@@ -86,12 +86,14 @@ type UserInput struct {
 }
 
 // CreateUser creates a user. Customers create customer users in their own
-// organization; admins create anyone anywhere. A user is a credential of
-// its own, so the rule of keys and clients applies: the creator must hold
+// organization; administrators create users of any organization, and staff
+// (agents, admins) only in the provider's. A user is a credential of its
+// own, so the rule of keys and clients applies: the creator must hold
 // every permission the user's sessions will carry (in.Permissions, by
 // default all of the role's), and since people act in both environments a
-// test-mode (sandbox) credential creates none. Errors: VALIDATION_ERROR,
-// INSUFFICIENT_PERMISSIONS, NOT_FOUND (organization), SERVICE_CONFLICT (email taken).
+// test-mode (sandbox) credential creates none. Errors: VALIDATION_ERROR
+// (an unknown organization_id, a staff role outside the provider),
+// INSUFFICIENT_PERMISSIONS, ALREADY_EXISTS (email taken).
 func (s *Store) CreateUser(ctx context.Context, p *models.Principal, in UserInput) (*User, error) {
 	if p.Environment == models.EnvTest {
 		return nil, models.Errorf(models.CodeInsufficientPermissions, "users act in both environments: create them with a live credential")

@@ -76,6 +76,13 @@ func TestUpgradeFromTheFirstMigration(t *testing.T) {
 			[]any{"org_old", "Old Org", "business", "CUST-1", false, now, now}},
 		{"INSERT INTO users (id, organization_id, email, name, role, password_hash, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
 			[]any{"usr_old", "org_old", "old@example.com", "Old User", "customer", "hash", now, now}},
+		// Staff of a customer organization (migration 2000 demotes them) and of the provider (kept).
+		{"INSERT INTO users (id, organization_id, email, name, role, password_hash, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+			[]any{"usr_old_admin", "org_old", "old-admin@example.com", "Old Admin", "admin", "hash", now, now}},
+		{"INSERT INTO organizations (id, name, plan, customer_id, provider, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+			[]any{"org_prov", "Provider", "enterprise", "CUST-P", true, now, now}},
+		{"INSERT INTO users (id, organization_id, email, name, role, password_hash, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+			[]any{"usr_prov_agent", "org_prov", "agent@provider.example", "Agent", "agent", "hash", now, now}},
 		{"INSERT INTO billing_accounts (id, organization_id, environment, name, currency, billing_email, billing_cycle, auto_pay, payment_method_id, invoice_delivery, balance, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 			[]any{"acct_old", "org_old", "live", "Old Account", "USD", "billing@example.com", "monthly", true, "", "email", 1234, now, now}},
 		{"INSERT INTO api_keys (id, organization_id, environment, name, display_prefix, hash, role, permissions, requests_per_minute, burst_limit, usage_count, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -117,6 +124,12 @@ func TestUpgradeFromTheFirstMigration(t *testing.T) {
 	if err := sys.Raw("SELECT email, failed_logins, permissions FROM users WHERE id = ?", "usr_old").Scan(&user).Error; err != nil ||
 		user.Email != "old@example.com" || user.FailedLogins != 0 || user.Permissions != nil {
 		t.Fatalf("user after the upgrade: %+v %v", user, err)
+	}
+	for id, want := range map[string]string{"usr_old_admin": "customer", "usr_prov_agent": "agent", "usr_old": "customer"} {
+		var role string
+		if err := sys.Raw("SELECT role FROM users WHERE id = ?", id).Scan(&role).Error; err != nil || role != want {
+			t.Fatalf("%s after the upgrade: role %q %v, want %q", id, role, err, want)
+		}
 	}
 	var account struct {
 		Balance   int64

@@ -54,6 +54,7 @@ func migrations() []*gormigrate.Migration {
 		{ID: "202611261500_telemetry_at_index", Migrate: migrateTelemetryAtIndex, Rollback: rollbackTelemetryAtIndex},
 		{ID: "202611261800_analytics_report_definitions", Migrate: migrateAnalyticsReportsV1800, Rollback: rollbackAnalyticsReportsV1800},
 		{ID: "202611261900_allocation_active_indexes", Migrate: migrateAllocationActiveIndexes, Rollback: rollbackAllocationActiveIndexes},
+		{ID: "202611272000_staff_outside_provider", Migrate: migrateStaffOutsideProvider, Rollback: rollbackStaffOutsideProvider},
 	}
 }
 

@@ -34,7 +34,13 @@ func TestClosedTicketTakesNoWork(t *testing.T) {
 	if _, err := s.UpdateTicket(ctx, customer, tk.ID, support.UpdateInput{Status: &closed}); err != nil {
 		t.Fatal(err)
 	}
-	text, high, level := "hello on closed", support.PriorityHigh, 2
+	text, high, level, eta := "hello on closed", support.PriorityHigh, 2, "2030-01-01T00:00:00Z"
+	admin := &models.Principal{ID: "ak_admin", OrganizationID: prov.ID, Environment: models.EnvLive, Role: models.RoleAdmin, Permissions: []string{"*"}}
+	u, err := identity.NewStore(core).CreateUser(ctx, admin, identity.UserInput{Email: "closed-agent@provider.example", Name: "Agent", Role: models.RoleAgent, OrganizationID: prov.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	agent := u.ID
 	for name, c := range map[string]struct {
 		p  *models.Principal
 		in support.UpdateInput
@@ -43,6 +49,8 @@ func TestClosedTicketTakesNoWork(t *testing.T) {
 		"customer customer_update": {customer, support.UpdateInput{CustomerUpdate: &text}},
 		"priority":                 {customer, support.UpdateInput{Priority: &high}},
 		"escalation level":         {staff, support.UpdateInput{EscalationLevel: &level}},
+		"assignment":               {staff, support.UpdateInput{AssignedTo: &agent}},
+		"estimate":                 {staff, support.UpdateInput{EstimatedResolution: &eta}},
 	} {
 		if _, err := s.UpdateTicket(ctx, c.p, tk.ID, c.in); models.ErrorCode(err) != models.CodeInvalidStateTransition {
 			t.Fatalf("%s on a closed ticket: %v", name, err)
@@ -81,9 +89,14 @@ func TestTicketUpdatedListsEachFieldOnce(t *testing.T) {
 			continue
 		}
 		n++
-		raw, _ := json.Marshal(e.Data["changes"])
+		raw, err := json.Marshal(e.Data["changes"])
+		if err != nil {
+			t.Fatal(err)
+		}
 		var changes []string
-		_ = json.Unmarshal(raw, &changes)
+		if err := json.Unmarshal(raw, &changes); err != nil || len(changes) == 0 {
+			t.Fatalf("ticket.updated changes %s: %v", raw, err)
+		}
 		seen := map[string]bool{}
 		for _, c := range changes {
 			if seen[c] {

@@ -207,7 +207,7 @@ func (in *UpdateInput) workFields(t *Ticket) []string {
 		f = append(f, "assigned_to")
 	}
 	if in.EscalationLevel != nil && *in.EscalationLevel != t.EscalationLevel {
-		f = append(f, "escalation_level")
+		f = append(f, "metadata.escalation_level")
 	}
 	if in.EstimatedResolution != nil {
 		f = append(f, "estimated_resolution")
