@@ -26,7 +26,7 @@ func (s *Server) idempotent(ctx huma.Context, next func(huma.Context)) {
 		next(ctx) // anonymous public operations keep no answers
 		return
 	}
-	if len(key) > 255 || strings.ContainsFunc(key, func(r rune) bool { return r < 0x21 || r > 0x7e }) {
+	if !models.ValidIdempotencyKey(key) {
 		huma.WriteErr(s.API, ctx, 0, "", models.Invalid(models.FieldIssue{Field: "Idempotency-Key", Issue: "must be 1 to 255 printable ASCII characters"}))
 		return
 	}

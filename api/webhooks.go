@@ -2,9 +2,7 @@ package api
 
 import (
 	"context"
-	"fmt"
 	"net/http"
-	"slices"
 
 	"github.com/danielgtaylor/huma/v2"
 
@@ -229,26 +227,13 @@ func (s *Server) createWebhook(ctx context.Context, area webhooks.Area, b *Webho
 	return out, nil
 }
 
-// checkFilterCustomers refuses filters naming a customer_id the caller
-// may not see (another tenant's, or none): 400 VALIDATION_ERROR on
-// filters.customer_ids[i], as a body's reference to anything unseen is.
+// checkFilterCustomers checks the customer_ids of filters (nil: none)
+// against what p may see (eventlog.CheckFilterCustomers).
 func (s *Server) checkFilterCustomers(ctx context.Context, p *models.Principal, f *WebhookFiltersBody) error {
-	if f == nil || len(f.CustomerIDs) == 0 {
+	if f == nil {
 		return nil
 	}
-	q := s.store.In(ctx, models.SystemScope()).Model(&models.Organization{}).Where("customer_id IN ?", f.CustomerIDs)
-	if !p.IsStaff() {
-		q = q.Where("id = ?", p.OrganizationID)
-	}
-	var seen []string
-	if err := q.Pluck("customer_id", &seen).Error; err != nil {
-		return models.DBErr(err)
-	}
-	var v models.Validator
-	for i, id := range f.CustomerIDs {
-		v.Check(slices.Contains(seen, id), fmt.Sprintf("filters.customer_ids[%d]", i), fmt.Sprintf("no customer %s that this credential may see", id))
-	}
-	return v.Err()
+	return s.eventlog.CheckFilterCustomers(ctx, p, f.CustomerIDs)
 }
 
 // registerWebhooks registers the subscription endpoints. Call it before

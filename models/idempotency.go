@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"strings"
 	"time"
 
 	"gorm.io/gorm"
@@ -15,6 +16,12 @@ const (
 	IdempotencyTTL  = 24 * time.Hour
 	idempotencyLock = 2 * time.Minute
 )
+
+// ValidIdempotencyKey reports whether key is an Idempotency-Key the API
+// accepts: 1 to 255 printable ASCII characters, no space.
+func ValidIdempotencyKey(key string) bool {
+	return key != "" && len(key) <= 255 && !strings.ContainsFunc(key, func(r rune) bool { return r < 0x21 || r > 0x7e })
+}
 
 // IdempotencyRecord remembers the first answer to a POST with an
 // Idempotency-Key, in the database so every API instance sees it. The

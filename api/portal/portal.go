@@ -226,11 +226,10 @@ func (p *Portal) page(h handler) fiber.Handler {
 // when the API would accept it as an Idempotency-Key; "" otherwise, and
 // the form is sent without one.
 func formIdempotencyKey(c *fiber.Ctx) string {
-	k := c.FormValue("idempotency_key")
-	if len(k) > 255 || strings.ContainsFunc(k, func(r rune) bool { return r < 0x21 || r > 0x7e }) {
-		return ""
+	if k := c.FormValue("idempotency_key"); models.ValidIdempotencyKey(k) {
+		return k
 	}
-	return k
+	return ""
 }
 
 // validCSRF checks the form's csrf_token (or the X-CSRF-Token header of a

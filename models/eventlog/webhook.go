@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"time"
 
@@ -199,6 +200,30 @@ func checkFilters(v *models.Validator, f WebhookFilters) {
 			break
 		}
 	}
+}
+
+// CheckFilterCustomers refuses support filters naming a customer_id that
+// p may not see (another tenant's, or none; staff see every customer that
+// exists): 400 VALIDATION_ERROR on filters.customer_ids[i], as a body's
+// reference to anything unseen is. Webhook subscriptions and chat
+// integrations share it.
+func (s *Store) CheckFilterCustomers(ctx context.Context, p *models.Principal, customerIDs []string) error {
+	if len(customerIDs) == 0 {
+		return nil
+	}
+	q := s.In(ctx, models.SystemScope()).Model(&models.Organization{}).Where("customer_id IN ?", customerIDs)
+	if !p.IsStaff() {
+		q = q.Where("id = ?", p.OrganizationID)
+	}
+	var seen []string
+	if err := q.Pluck("customer_id", &seen).Error; err != nil {
+		return models.DBErr(err)
+	}
+	var v models.Validator
+	for i, id := range customerIDs {
+		v.Check(slices.Contains(seen, id), fmt.Sprintf("filters.customer_ids[%d]", i), fmt.Sprintf("no customer %s that this credential may see", id))
+	}
+	return v.Err()
 }
 
 // CreateWebhook stores a subscription for p's own organization and

@@ -167,8 +167,8 @@ func (s *Store) CreateAPIKey(ctx context.Context, p *models.Principal, in APIKey
 	if err != nil {
 		return nil, err
 	}
-	if role != models.RoleCustomer && !org.Provider {
-		return nil, models.Invalid(models.FieldIssue{Field: "role", Issue: "staff roles exist only in the provider's organization"})
+	if err := checkStaffRole(org, role); err != nil {
+		return nil, err
 	}
 	limits := org.Limits()
 	if limits.HourlyLimit > 0 && in.RequestsPerMinute*60 > limits.HourlyLimit {

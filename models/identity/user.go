@@ -137,10 +137,8 @@ func (s *Store) CreateUser(ctx context.Context, p *models.Principal, in UserInpu
 	if err != nil {
 		return nil, err
 	}
-	if in.Role != models.RoleCustomer && !org.Provider {
-		// A staff user acts across organizations: only the provider's
-		// own people may be one (as UpdateUser and API keys hold).
-		return nil, models.Invalid(models.FieldIssue{Field: "role", Issue: "staff roles exist only in the provider's organization"})
+	if err := checkStaffRole(org, in.Role); err != nil {
+		return nil, err
 	}
 	u := &User{ID: models.NewID(models.PrefixUser), OrganizationID: in.OrganizationID, Email: in.Email, Name: in.Name, Role: in.Role, IPAllowList: allow,
 		Permissions: slices.Clone(in.Permissions)}
@@ -227,8 +225,8 @@ func (s *Store) UpdateUser(ctx context.Context, p *models.Principal, id string, 
 			if err != nil {
 				return nil, err
 			}
-			if !org.Provider {
-				return nil, models.Invalid(models.FieldIssue{Field: "role", Issue: "staff roles exist only in the provider's organization"})
+			if err := checkStaffRole(org, *in.Role); err != nil {
+				return nil, err
 			}
 		}
 		role = *in.Role
@@ -316,6 +314,17 @@ func (s *Store) EnsureUserPassword(ctx context.Context, email, password string) 
 	}
 	if res.RowsAffected == 0 {
 		return models.NotFound("user")
+	}
+	return nil
+}
+
+// checkStaffRole refuses a staff role (agent, admin) for a user or key of
+// any organization but the provider's: staff act across every
+// organization, so only the provider's own people may be staff.
+// Errors: VALIDATION_ERROR (role).
+func checkStaffRole(org *models.Organization, role models.Role) error {
+	if role != models.RoleCustomer && !org.Provider {
+		return models.Invalid(models.FieldIssue{Field: "role", Issue: "staff roles exist only in the provider's organization"})
 	}
 	return nil
 }

@@ -272,9 +272,8 @@ func (sy *slaSync) startCycle(cycle int, at time.Time, withResponse bool) error 
 	// by the resolution just replayed) before the new cycle's replace them
 	// here: save writes only the current cycle's.
 	for _, c := range sy.clocks {
-		c.UpdatedAt = at
-		if err := sy.tx.Model(c).Select("*").Omit("id", "created_at").Updates(c).Error; err != nil {
-			return dbErr(err)
+		if err := sy.writeClock(c, at); err != nil {
+			return err
 		}
 	}
 	t.SLACycle = cycle
@@ -301,6 +300,12 @@ func (sy *slaSync) startCycle(cycle int, at time.Time, withResponse bool) error 
 	}
 	t.SLAPolicyID = sy.policy.PolicyID
 	return nil
+}
+
+// writeClock writes c's row as it stands, updated at at.
+func (sy *slaSync) writeClock(c *Clock, at time.Time) error {
+	c.UpdatedAt = at
+	return dbErr(sy.tx.Model(c).Select("*").Omit("id", "created_at").Updates(c).Error)
 }
 
 // time computes a running clock's due and warning instants.
@@ -525,9 +530,8 @@ func (sy *slaSync) save(now time.Time) (*SLAState, error) {
 		return cur
 	}
 	for _, c := range sy.clocks {
-		c.UpdatedAt = now
-		if err := sy.tx.Model(c).Select("*").Omit("id", "created_at").Updates(c).Error; err != nil {
-			return nil, dbErr(err)
+		if err := sy.writeClock(c, now); err != nil {
+			return nil, err
 		}
 		if c.State == ClockRunning {
 			if c.BreachedAt == nil {
