@@ -308,7 +308,9 @@ func errorsAs(err error, target **websocket.CloseError) bool {
 func TestStreamSlowConsumer(t *testing.T) {
 	h := newHarness(t)
 	m := h.rtServer(8, 300*time.Millisecond)
-	base := h.listen(t)
+	// Both ends' buffers are small: a loopback connection's autotuned
+	// send buffer could otherwise hold the whole backlog on some machines.
+	base := h.listenSmallSendBuffers(t, 4096)
 	d := net.Dialer{Control: func(_, _ string, c syscall.RawConn) error {
 		return c.Control(func(fd uintptr) { _ = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096) })
 	}}

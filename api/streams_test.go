@@ -30,6 +30,44 @@ func (h *harness) listen(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return h.serve(t, ln)
+}
+
+// smallSendBuffers is a listener whose connections have a kernel send
+// buffer of about size bytes, so that a client that stops reading blocks
+// the server's writes after that much, whatever the machine's TCP autotuning
+// would otherwise buffer.
+type smallSendBuffers struct {
+	net.Listener
+	size int
+}
+
+// Accept sets the accepted connection's send buffer.
+func (l smallSendBuffers) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if tc, ok := c.(*net.TCPConn); ok && err == nil {
+		if err := tc.SetWriteBuffer(l.size); err != nil {
+			_ = c.Close()
+			return nil, err
+		}
+	}
+	return c, err
+}
+
+// listenSmallSendBuffers is listen with connections whose send buffer is
+// about size bytes.
+func (h *harness) listenSmallSendBuffers(t *testing.T, size int) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h.serve(t, smallSendBuffers{Listener: ln, size: size})
+}
+
+// serve serves the harness's server on ln and returns its base URL.
+func (h *harness) serve(t *testing.T, ln net.Listener) string {
+	t.Helper()
 	srv := h.srv
 	go func() { _ = srv.App.Listener(ln) }()
 	t.Cleanup(func() {
