@@ -3,6 +3,7 @@ package api_test
 import (
 	"context"
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -219,6 +220,26 @@ func TestCategoryValidation(t *testing.T) {
 		if e.Error.Details["region"] != "sandbox-exhausted-1" || e.Error.Details["resource"] != "vcpu" {
 			t.Fatalf("details %v", e.Error.Details)
 		}
+		// Spec 7's details: service_type, location and alternatives (here
+		// the regions that have the vCPUs).
+		specShape := func(e errorBody, serviceType string, location map[string]any, alt func(map[string]any) bool) {
+			t.Helper()
+			d := e.Error.Details
+			loc, _ := d["location"].(map[string]any)
+			alts, _ := d["alternatives"].([]any)
+			if d["service_type"] != serviceType || !reflect.DeepEqual(loc, location) || len(alts) == 0 {
+				t.Fatalf("details %v", d)
+			}
+			for _, a := range alts {
+				m, _ := a.(map[string]any)
+				if _, ok := m["available"].(bool); !ok || m["service_type"] != serviceType || !alt(m) {
+					t.Fatalf("alternative %v", a)
+				}
+			}
+		}
+		specShape(e, "vcpu", map[string]any{"region": "sandbox-exhausted-1"}, func(m map[string]any) bool {
+			return m["region"] != "sandbox-exhausted-1" && m["region"] != "" && m["available"] == true && m["free"].(float64) >= 1
+		})
 		h.do("POST", cloud, a.liveKey, body).wantError(400, "VALIDATION_ERROR") // the sandbox region does not exist live
 		numbers := edit(phone, func(m map[string]any) {
 			m["phone_numbers"] = []any{map[string]any{"type": "local", "area_code": "999", "quantity": 3}}
@@ -227,6 +248,9 @@ func TestCategoryValidation(t *testing.T) {
 		if e.Error.Details["available"] != float64(2) || e.Error.Details["area_code"] != "999" {
 			t.Fatalf("details %v", e.Error.Details)
 		}
+		specShape(e, "local_numbers", map[string]any{"area_code": "999"}, func(m map[string]any) bool {
+			return m["area_code"] != "999" && len(m["area_code"].(string)) == 3 && m["available"] == true
+		})
 		gpu := edit(ai, func(m map[string]any) { m["region"] = "sandbox-exhausted-1" })
 		h.do("POST", ai, sandbox, gpu).wantError(422, "SERVICE_UNAVAILABLE_AT_LOCATION")
 		lowCap := edit(network, func(m map[string]any) {

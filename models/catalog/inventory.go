@@ -180,7 +180,8 @@ func (s *Store) ReserveCapacity(ctx context.Context, scope models.Scope, req All
 	return s.reserve(ctx, scope, req,
 		func() *models.Error {
 			return models.Errorf(models.CodeUnavailableAtLocation, "%s is not offered at location %s", req.ServiceType, req.LocationID).
-				WithDetail("service_type", req.ServiceType).WithDetail("location_id", req.LocationID)
+				WithDetail("service_type", req.ServiceType).WithDetail("location", map[string]string{"location_id": req.LocationID}).
+				WithDetail("location_id", req.LocationID).WithDetail("alternatives", []Alternative{})
 		},
 		func(left int) *models.Error {
 			return models.Errorf(models.CodeInsufficientBandwidth, "%s at location %s has %s left; %s was requested", req.ServiceType, req.LocationID,
@@ -192,24 +193,41 @@ func (s *Store) ReserveCapacity(ctx context.Context, scope models.Scope, req All
 // ReserveUnits holds req.Mbps units of a compute pool (req.ServiceType: vcpu
 // or gpu) in a region (req.LocationID), once per operation and slot.
 // Errors: SERVICE_UNAVAILABLE_AT_LOCATION (the region does not offer the
-// pool, or has too little left), INVALID_STATE_TRANSITION (already released).
+// pool, or has too little left; see ComputeShortage), INVALID_STATE_TRANSITION
+// (already released).
 func (s *Store) ReserveUnits(ctx context.Context, scope models.Scope, req AllocationRequest) (*InventoryAllocation, error) {
 	if req.Mbps <= 0 {
 		return nil, models.Invalid(models.FieldIssue{Field: "units", Issue: "must be positive"})
 	}
-	return s.reserve(ctx, scope, req,
-		func() *models.Error { return ComputeShortage(req.LocationID, req.ServiceType, req.Mbps, 0) },
-		func(left int) *models.Error { return ComputeShortage(req.LocationID, req.ServiceType, req.Mbps, left) })
+	alloc, err := s.reserve(ctx, scope, req,
+		func() *models.Error { return ComputeShortage(req.LocationID, req.ServiceType, req.Mbps, 0, nil) },
+		func(left int) *models.Error { return ComputeShortage(req.LocationID, req.ServiceType, req.Mbps, left, nil) })
+	var e *models.Error
+	if errors.As(err, &e) && e.Code == models.CodeUnavailableAtLocation {
+		// Read once the reservation's transaction has ended: a transaction
+		// never waits for a second connection of the pool.
+		if alts, aerr := s.ComputeAlternatives(ctx, scope, req.ServiceType, req.LocationID, req.Mbps); aerr == nil {
+			e.WithDetail("alternatives", alts)
+		}
+	}
+	return alloc, err
 }
 
 // ComputeShortage is the error of a region without enough units of a pool:
-// SERVICE_UNAVAILABLE_AT_LOCATION (details: region, resource, requested, available).
-func ComputeShortage(region, pool string, requested, available int) *models.Error {
-	if available <= 0 {
-		return models.Errorf(models.CodeUnavailableAtLocation, "region %s has no %s capacity left", region, pool).
-			WithDetail("region", region).WithDetail("resource", pool).WithDetail("requested", requested).WithDetail("available", 0)
+// SERVICE_UNAVAILABLE_AT_LOCATION with spec 7's details (service_type: the
+// pool; location: {region}; alternatives: the other regions offering the
+// pool, see ComputeAlternatives; nil is written as none) and region,
+// resource, requested, available.
+func ComputeShortage(region, pool string, requested, available int, alts []Alternative) *models.Error {
+	if alts == nil {
+		alts = []Alternative{}
 	}
-	return models.Errorf(models.CodeUnavailableAtLocation, "region %s has %d %s left; %d were requested", region, available, pool, requested).
+	e := models.Errorf(models.CodeUnavailableAtLocation, "region %s has %d %s left; %d were requested", region, available, pool, requested)
+	if available <= 0 {
+		available = 0
+		e = models.Errorf(models.CodeUnavailableAtLocation, "region %s has no %s capacity left", region, pool)
+	}
+	return e.WithDetail("service_type", pool).WithDetail("location", map[string]string{"region": region}).WithDetail("alternatives", alts).
 		WithDetail("region", region).WithDetail("resource", pool).WithDetail("requested", requested).WithDetail("available", available)
 }
 

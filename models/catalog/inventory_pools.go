@@ -64,6 +64,31 @@ func (s *Store) AvailableUnits(ctx context.Context, scope models.Scope, region, 
 	return s.availableOf(ctx, scope, c)
 }
 
+// ComputeAlternatives returns the regions other than region that offer the
+// pool, as alternatives of a shortage: available when they have units left
+// for the request, with the units they have left (Free).
+func (s *Store) ComputeAlternatives(ctx context.Context, scope models.Scope, pool, region string, units int) ([]Alternative, error) {
+	regions, err := s.ComputeRegions(ctx, scope.Environment)
+	if err != nil {
+		return nil, err
+	}
+	out := []Alternative{}
+	for _, r := range regions {
+		if r == region {
+			continue
+		}
+		if _, err := s.Capacity(ctx, scope.Environment, r, pool); models.ErrorCode(err) == models.CodeNotFound {
+			continue // the region has no such pool
+		}
+		left, err := s.AvailableUnits(ctx, scope, r, pool)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, Alternative{ServiceType: pool, Available: left >= units, Region: r, Free: &left})
+	}
+	return out, nil
+}
+
 // NumberBlock is a block of telephone numbers the network can assign:
 // reference data shared by every tenant. A block's numbers are its prefix
 // followed by four digits, 0000 up to Size-1.
@@ -162,43 +187,72 @@ func (s *Store) numbersUsed(ctx context.Context, db *gorm.DB, scope models.Scope
 }
 
 // CheckNumbersAvailable requires qty numbers of a type (in an area code) to
-// be free. Errors: SERVICE_UNAVAILABLE_AT_LOCATION (details: number_type,
-// area_code, requested, available, alternatives: the area codes served).
+// be free. Errors: SERVICE_UNAVAILABLE_AT_LOCATION with spec 7's details
+// (service_type: local_numbers or toll_free_numbers; location: {area_code};
+// alternatives: the other area codes served, each with the numbers it has
+// free) and number_type, area_code, requested, available.
 func (s *Store) CheckNumbersAvailable(ctx context.Context, scope models.Scope, typ, areaCode string, qty int) error {
 	blocks, err := s.numberBlocks(ctx, scope.Environment, typ, areaCode)
 	if err != nil {
 		return err
 	}
+	left, err := s.numbersFree(ctx, scope, blocks)
+	if err != nil {
+		return err
+	}
+	if qty <= left {
+		return nil
+	}
+	what := "toll-free numbers"
+	location := map[string]string{}
+	if typ == "local" {
+		what = "local numbers in area code " + areaCode
+		location["area_code"] = areaCode
+	}
+	e := models.Errorf(models.CodeUnavailableAtLocation, "%d %s requested; %d available", qty, what, left)
+	if len(blocks) == 0 {
+		e = models.Errorf(models.CodeUnavailableAtLocation, "no %s are offered", what)
+	}
+	alts := []Alternative{}
+	if typ == "local" {
+		var codes []string
+		err := s.In(ctx, models.SystemScope()).Model(&NumberBlock{}).Where("type = ? AND area_code <> ? AND (sandbox_only = ? OR ? = ?)", typ, areaCode, false, string(scope.Environment), string(models.EnvTest)).
+			Distinct("area_code").Order("area_code").Pluck("area_code", &codes).Error
+		if err != nil {
+			return models.DBErr(err)
+		}
+		for _, code := range codes {
+			bs, err := s.numberBlocks(ctx, scope.Environment, typ, code)
+			if err != nil {
+				return err
+			}
+			free, err := s.numbersFree(ctx, scope, bs)
+			if err != nil {
+				return err
+			}
+			alts = append(alts, Alternative{ServiceType: typ + "_numbers", Available: free >= qty, AreaCode: code, Free: &free})
+		}
+	}
+	return e.WithDetail("service_type", typ+"_numbers").WithDetail("location", location).WithDetail("alternatives", alts).
+		WithDetail("number_type", typ).WithDetail("area_code", areaCode).WithDetail("requested", qty).WithDetail("available", left)
+}
+
+// numbersFree counts the numbers of the blocks that no allocation holds,
+// as scope sees the network.
+func (s *Store) numbersFree(ctx context.Context, scope models.Scope, blocks []NumberBlock) (int, error) {
 	size, ids := 0, []string{}
 	for _, b := range blocks {
 		size += b.Size
 		ids = append(ids, b.ID)
 	}
-	used := 0
-	if len(ids) > 0 {
-		if used, err = s.numbersUsed(ctx, s.DB, scope, ids); err != nil {
-			return models.DBErr(err)
-		}
+	if len(ids) == 0 {
+		return 0, nil
 	}
-	if left := max(size-used, 0); qty > left {
-		var codes []string
-		err := s.In(ctx, models.SystemScope()).Model(&NumberBlock{}).Where("type = ? AND (sandbox_only = ? OR ? = ?)", typ, false, string(scope.Environment), string(models.EnvTest)).
-			Distinct("area_code").Order("area_code").Pluck("area_code", &codes).Error
-		if err != nil {
-			return models.DBErr(err)
-		}
-		what := "toll-free numbers"
-		if typ == "local" {
-			what = "local numbers in area code " + areaCode
-		}
-		e := models.Errorf(models.CodeUnavailableAtLocation, "%d %s requested; %d available", qty, what, left)
-		if len(blocks) == 0 {
-			e = models.Errorf(models.CodeUnavailableAtLocation, "no %s are offered", what)
-		}
-		return e.WithDetail("number_type", typ).WithDetail("area_code", areaCode).WithDetail("requested", qty).
-			WithDetail("available", left).WithDetail("alternatives", codes)
+	used, err := s.numbersUsed(ctx, s.DB, scope, ids)
+	if err != nil {
+		return 0, models.DBErr(err)
 	}
-	return nil
+	return max(size-used, 0), nil
 }
 
 // AllocateNumbers assigns one phone number to each of the slots of the

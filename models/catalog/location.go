@@ -271,7 +271,16 @@ type AvailabilityReport struct {
 type Alternative struct {
 	ServiceType string `json:"service_type"`
 	Available   bool   `json:"available"`
-	Bandwidth   string `json:"bandwidth"`
+	// Bandwidth is the largest bandwidth that can be ordered now ("" when
+	// none, and for resources counted in units: compute, numbers).
+	Bandwidth string `json:"bandwidth"`
+	// Region or AreaCode names where the same resource is offered instead
+	// (a compute pool in another region, numbers in another area code), and
+	// Free how many units or numbers are left there; empty for another
+	// service type at the same location.
+	Region   string `json:"region,omitempty"`
+	AreaCode string `json:"area_code,omitempty"`
+	Free     *int   `json:"free,omitempty"`
 }
 
 // Alternatives returns the other service types the location offers (those

@@ -559,7 +559,11 @@ func (s *Store) CheckOrderAvailability(ctx context.Context, scope models.Scope, 
 			return err
 		}
 		if units > left {
-			return catalog.ComputeShortage(c.Region, c.Pool, units, left)
+			alts, err := s.catalog.ComputeAlternatives(ctx, scope, c.Pool, c.Region, units)
+			if err != nil {
+				return err
+			}
+			return catalog.ComputeShortage(c.Region, c.Pool, units, left, alts)
 		}
 	}
 	wanted := map[[2]string]int{}
