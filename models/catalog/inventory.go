@@ -201,7 +201,9 @@ func (s *Store) ReserveUnits(ctx context.Context, scope models.Scope, req Alloca
 	}
 	alloc, err := s.reserve(ctx, scope, req,
 		func() *models.Error { return ComputeShortage(req.LocationID, req.ServiceType, req.Mbps, 0, nil) },
-		func(left int) *models.Error { return ComputeShortage(req.LocationID, req.ServiceType, req.Mbps, left, nil) })
+		func(left int) *models.Error {
+			return ComputeShortage(req.LocationID, req.ServiceType, req.Mbps, left, nil)
+		})
 	var e *models.Error
 	if errors.As(err, &e) && e.Code == models.CodeUnavailableAtLocation {
 		// Read once the reservation's transaction has ended: a transaction
