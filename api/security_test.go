@@ -162,6 +162,23 @@ func TestStaffRolesOnlyInTheProvider(t *testing.T) {
 	if r := h.do("POST", "/v1/auth/api-keys", tok, map[string]any{"name": "cross", "permissions": []string{"services:read"}, "organization_id": b.org.ID}); r.status == http.StatusCreated {
 		t.Fatalf("a customer's token minted a key in another organization: %s", r.body)
 	}
+
+	// So does a staff-role API key of a customer organization (key creation
+	// refuses one; a row written otherwise is still a customer's key). The
+	// key is changed before its first use, so no cache holds it.
+	var k keyAnswer
+	h.do("POST", "/v1/auth/api-keys", a.liveKey, map[string]any{"name": "old staff key", "permissions": []string{"*"}}).decode(http.StatusCreated, &k)
+	if err := h.store.In(context.Background(), models.SystemScope()).Model(&identity.APIKey{}).Where("id = ?", k.APIKey.ID).Update("role", models.RoleAdmin).Error; err != nil {
+		t.Fatal(err)
+	}
+	h.do("GET", "/v1/users/me", k.APIKey.Key, nil).decode(http.StatusOK, &me)
+	if me.Principal.Role != "customer" || me.Principal.OrganizationID != a.org.ID {
+		t.Fatalf("a staff-role key of a customer organization acts as %+v", me.Principal)
+	}
+	h.do("GET", "/v1/organizations", k.APIKey.Key, nil).wantError(http.StatusForbidden, "INSUFFICIENT_PERMISSIONS")
+	if r := h.do("POST", "/v1/auth/api-keys", k.APIKey.Key, map[string]any{"name": "cross", "permissions": []string{"services:read"}, "organization_id": b.org.ID}); r.status == http.StatusCreated {
+		t.Fatalf("a customer organization's staff-role key minted a key in another organization: %s", r.body)
+	}
 }
 
 // totpUser is a customer user of tenant 0 with a confirmed TOTP factor and

@@ -355,7 +355,7 @@ func (s *Store) AuthenticateAPIKeyByID(ctx context.Context, cache *KeyCache, id 
 // the requests that find it in a KeyCache: never modified.
 type keyRecord struct {
 	key    APIKey
-	org    models.Organization // ID, plan and custom limits only
+	org    models.Organization // ID, plan, custom limits and provider only
 	policy *models.AccessPolicy
 }
 
@@ -376,10 +376,11 @@ func (s *Store) readKeyRecordWhere(ctx context.Context, cond string, arg string)
 		CustomHourly     int
 		CustomBurst      int
 		CustomConcurrent int
+		Provider         bool
 		AccessPolicy     *models.AccessPolicy `gorm:"serializer:json"`
 	}
 	err := s.In(ctx, models.SystemScope()).Model(&APIKey{}).
-		Select("api_keys.*, organizations.plan, organizations.custom_hourly, organizations.custom_burst, organizations.custom_concurrent, organizations.access_policy").
+		Select("api_keys.*, organizations.plan, organizations.custom_hourly, organizations.custom_burst, organizations.custom_concurrent, organizations.provider, organizations.access_policy").
 		Joins("JOIN organizations ON organizations.id = api_keys.organization_id").
 		Where(cond, arg).Take(&row).Error
 	if err != nil {
@@ -389,8 +390,9 @@ func (s *Store) readKeyRecordWhere(ctx context.Context, cond string, arg string)
 		return nil, models.DBErr(err)
 	}
 	return &keyRecord{
-		key:    row.APIKey,
-		org:    models.Organization{ID: row.OrganizationID, Plan: row.Plan, CustomHourly: row.CustomHourly, CustomBurst: row.CustomBurst, CustomConcurrent: row.CustomConcurrent},
+		key: row.APIKey,
+		org: models.Organization{ID: row.OrganizationID, Plan: row.Plan, CustomHourly: row.CustomHourly, CustomBurst: row.CustomBurst, CustomConcurrent: row.CustomConcurrent,
+			Provider: row.Provider},
 		policy: row.AccessPolicy,
 	}, nil
 }
@@ -419,11 +421,18 @@ func (s *Store) checkKeyRecord(rec *keyRecord, clientIP netip.Addr) (*Authentica
 			return nil, models.Errorf(models.CodeIPNotAllowed, "requests from this IP address are not allowed for this key")
 		}
 	}
+	role := key.Role
+	if role != models.RoleCustomer && !org.Provider {
+		// Staff exist only in the provider's organization (checkStaffRole):
+		// a staff-role key of another organization, whatever wrote it, is a
+		// customer's key of that organization.
+		role = models.RoleCustomer
+	}
 	return &AuthenticatedKey{
 		Key: &key, Policy: rec.policy,
 		Principal: &models.Principal{
 			Kind: models.PrincipalAPIKey, ID: key.ID, OrganizationID: key.OrganizationID, Environment: key.Environment,
-			Role: key.Role, Permissions: key.Permissions,
+			Role: role, Permissions: key.Permissions,
 			Limits: models.EffectiveLimits(&org, key.RequestsPerMinute, key.BurstLimit),
 		},
 	}, nil

@@ -87,6 +87,19 @@ func TestUpgradeFromTheFirstMigration(t *testing.T) {
 			[]any{"acct_old", "org_old", "live", "Old Account", "USD", "billing@example.com", "monthly", true, "", "email", 1234, now, now}},
 		{"INSERT INTO api_keys (id, organization_id, environment, name, display_prefix, hash, role, permissions, requests_per_minute, burst_limit, usage_count, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 			[]any{"ak_old", "org_old", "live", "Old Key", "sk_live_ab", "h-old", "customer", `["*"]`, 0, 0, 7, now, now}},
+		// Keys a customer organization's (escalated) user minted in another
+		// tenant, and a key minted by such a key: migration 2100 revokes
+		// them; the key the same user minted in its own organization stays.
+		{"INSERT INTO organizations (id, name, plan, customer_id, provider, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+			[]any{"org_victim", "Victim", "business", "CUST-V", false, now, now}},
+		{"INSERT INTO api_keys (id, organization_id, environment, name, display_prefix, hash, role, permissions, requests_per_minute, burst_limit, usage_count, created_by, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+			[]any{"ak_cross", "org_victim", "live", "Minted across", "sk_live_cd", "h-cross", "customer", `["*"]`, 0, 0, 0, "usr_old_admin", now, now}},
+		{"INSERT INTO api_keys (id, organization_id, environment, name, display_prefix, hash, role, permissions, requests_per_minute, burst_limit, usage_count, created_by, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+			[]any{"ak_chain", "org_victim", "live", "Minted by it", "sk_live_ef", "h-chain", "customer", `["*"]`, 0, 0, 0, "ak_cross", now, now}},
+		{"INSERT INTO api_keys (id, organization_id, environment, name, display_prefix, hash, role, permissions, requests_per_minute, burst_limit, usage_count, created_by, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+			[]any{"ak_own", "org_old", "live", "Own", "sk_live_gh", "h-own", "customer", `["*"]`, 0, 0, 0, "usr_old_admin", now, now}},
+		{"INSERT INTO api_keys (id, organization_id, environment, name, display_prefix, hash, role, permissions, requests_per_minute, burst_limit, usage_count, created_by, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+			[]any{"ak_staff", "org_victim", "live", "By staff", "sk_live_ij", "h-staff", "customer", `["*"]`, 0, 0, 0, "usr_prov_agent", now, now}},
 		{"INSERT INTO idempotency_records (scope_key, request_hash, done, status, body, locked_until, expires_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
 			[]any{"old-scope", "h", true, 201, []byte("sk_live_secret"), now, now.Add(time.Hour), now}},
 	} {
@@ -147,6 +160,12 @@ func TestUpgradeFromTheFirstMigration(t *testing.T) {
 	if err := sys.Raw("SELECT hash, usage_count FROM api_keys WHERE id = ?", "ak_old").Scan(&key).Error; err != nil ||
 		key.Hash != "h-old" || key.UsageCount != 7 {
 		t.Fatalf("API key after the upgrade: %+v %v", key, err)
+	}
+	for id, revoked := range map[string]bool{"ak_cross": true, "ak_chain": true, "ak_own": false, "ak_staff": false, "ak_old": false} {
+		var n int64
+		if err := sys.Raw("SELECT COUNT(*) FROM api_keys WHERE id = ? AND revoked_at IS NOT NULL", id).Scan(&n).Error; err != nil || (n == 1) != revoked {
+			t.Fatalf("%s after the upgrade: revoked %v %v, want %v", id, n == 1, err, revoked)
+		}
 	}
 	var answers int64
 	if err := sys.Raw("SELECT COUNT(*) FROM idempotency_records").Scan(&answers).Error; err != nil || answers != 0 {

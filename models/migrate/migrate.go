@@ -55,6 +55,7 @@ func migrations() []*gormigrate.Migration {
 		{ID: "202611261800_analytics_report_definitions", Migrate: migrateAnalyticsReportsV1800, Rollback: rollbackAnalyticsReportsV1800},
 		{ID: "202611261900_allocation_active_indexes", Migrate: migrateAllocationActiveIndexes, Rollback: rollbackAllocationActiveIndexes},
 		{ID: "202611272000_staff_outside_provider", Migrate: migrateStaffOutsideProvider, Rollback: rollbackStaffOutsideProvider},
+		{ID: "202611272100_keys_minted_across_tenants", Migrate: migrateKeysMintedAcrossTenants, Rollback: rollbackKeysMintedAcrossTenants},
 	}
 }
 
