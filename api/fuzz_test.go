@@ -3,6 +3,7 @@ package api
 import (
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -18,7 +19,13 @@ func FuzzNegotiateVersion(f *testing.F) {
 		"1.2.99999", "1.9223372036854775807", "１.２", "v", "vv1"} {
 		f.Add(s)
 	}
-	supported := map[string]bool{"1.0.0": true, "1.1.0": true, "1.2.0": true, "1.2.1": true, "1.2.2": true, "1.2.3": true}
+	supported := func(v string) bool {
+		var minor, patch int
+		if n, err := fmt.Sscanf(v, "1.%d.%d", &minor, &patch); err != nil || n != 2 || fmt.Sprintf("1.%d.%d", minor, patch) != v {
+			return false
+		}
+		return minor >= 0 && patch >= 0 && (minor < 2 || minor == 2 && patch <= 3)
+	}
 	f.Fuzz(func(t *testing.T, header string) {
 		v, err := NegotiateVersion(header)
 		if err != nil {
@@ -28,13 +35,34 @@ func FuzzNegotiateVersion(f *testing.F) {
 			}
 			return
 		}
-		if !supported[v] {
+		if !supported(v) {
 			t.Fatalf("%q negotiated to %q", header, v)
 		}
 		if again, err := NegotiateVersion(v); err != nil || again != v {
 			t.Fatalf("%q: %q negotiates to %q (%v)", header, v, again, err)
 		}
 	})
+}
+
+// TestNegotiateVersion: every 1.x.y up to 1.2.3 is served as itself
+// (DECISIONS 4), whatever patch an earlier minor reached; a minor alone is
+// its first release (the latest minor: 1.2.3), "1" the latest; anything
+// above 1.2.3 or outside 1.x is refused.
+func TestNegotiateVersion(t *testing.T) {
+	for header, want := range map[string]string{"": "1.2.3", "1": "1.2.3", "v1": "1.2.3", "1.0": "1.0.0", "1.1": "1.1.0", "1.2": "1.2.3",
+		"1.0.1": "1.0.1", "1.0.9": "1.0.9", "1.1.1": "1.1.1", "1.1.5": "1.1.5", "1.2.0": "1.2.0", "1.2.3": "1.2.3", "v1.1.5": "1.1.5",
+		"1.2.4": "", "1.3": "", "1.3.0": "", "2": "", "2.0.0-beta": "", "0.9": "", "abc": ""} {
+		got, err := NegotiateVersion(header)
+		if want == "" {
+			if models.ErrorCode(err) != models.CodeUnsupportedAPIVersion {
+				t.Errorf("%q: %q %v, want UNSUPPORTED_API_VERSION", header, got, err)
+			}
+			continue
+		}
+		if err != nil || got != want {
+			t.Errorf("%q: %q %v, want %q", header, got, err, want)
+		}
+	}
 }
 
 // FuzzSAMLResponse: the SAMLResponse parameter of the ACS never makes its

@@ -20,7 +20,9 @@ import (
 // API versions (DECISIONS 4): any 1.x.y up to 1.2.3; missing means the latest.
 const LatestVersion = "1.2.3"
 
-var knownMinors = map[int]int{0: 0, 1: 0, 2: 3} // minor -> newest patch
+// latestMinor and latestPatch are LatestVersion's: every 1.x.y up to it
+// is served, whatever patch an earlier minor reached.
+const latestMinor, latestPatch = 2, 3
 
 // NegotiateVersion returns the version to serve for an API-Version header.
 // Errors: UNSUPPORTED_API_VERSION (details.supported).
@@ -49,18 +51,20 @@ func NegotiateVersion(header string) (string, error) {
 	if len(nums) == 1 {
 		return LatestVersion, nil
 	}
-	newest, ok := knownMinors[nums[1]]
-	if !ok {
+	minor := nums[1]
+	if minor > latestMinor {
 		return "", unsupported
 	}
-	patch := newest
-	if len(nums) == 3 {
-		if nums[2] > newest {
-			return "", unsupported
+	if len(nums) == 2 {
+		if minor == latestMinor {
+			return LatestVersion, nil
 		}
-		patch = nums[2]
+		return fmt.Sprintf("1.%d.0", minor), nil // a minor's shorthand: its first release
 	}
-	return fmt.Sprintf("1.%d.%d", nums[1], patch), nil
+	if minor == latestMinor && nums[2] > latestPatch {
+		return "", unsupported
+	}
+	return fmt.Sprintf("1.%d.%d", minor, nums[2]), nil
 }
 
 func validRequestID(id string) bool {
