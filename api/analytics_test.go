@@ -1,7 +1,9 @@
 package api_test
 
 import (
+	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/telcoplatform/platform/api"
@@ -118,6 +120,14 @@ func TestAnalyticsValidation(t *testing.T) {
 		}
 	}
 	h.do("GET", "/v1/analytics/costs?currency=dollars", a.liveKey, nil).wantError(http.StatusBadRequest, "VALIDATION_ERROR")
+	// A code the platform does not bill in counts nothing: refused, not 200 with zeros.
+	for _, path := range []string{"/v1/analytics/costs?currency=XYZ", "/v1/analytics/trends?currency=QQQ"} {
+		e := h.do("GET", path, a.liveKey, nil).wantError(http.StatusBadRequest, "VALIDATION_ERROR")
+		if !strings.Contains(fmt.Sprint(e.Error.Details["fields"]), "currency") {
+			t.Fatalf("%s: %+v", path, e.Error)
+		}
+	}
+	h.do("GET", "/v1/analytics/costs?currency=eur", a.liveKey, nil).decode(http.StatusOK, nil)
 	h.do("GET", "/v1/analytics/usage", "", nil).wantError(http.StatusUnauthorized, "UNAUTHENTICATED")
 }
 

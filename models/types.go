@@ -3,10 +3,23 @@ package models
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 )
+
+// supportedCurrencies are the ISO 4217 codes billing accounts may hold, in
+// the order errors list them.
+var supportedCurrencies = []string{"USD", "EUR", "GBP", "CAD", "AUD", "JPY"}
+
+// SupportedCurrency reports whether code (upper case) is a currency the
+// platform bills in.
+func SupportedCurrency(code string) bool { return slices.Contains(supportedCurrencies, code) }
+
+// CurrencyIssue is the validation issue of a currency the platform does
+// not bill in.
+const CurrencyIssue = "must be a supported ISO 4217 code (USD, EUR, GBP, CAD, AUD, JPY)"
 
 // Money is an amount in minor units (cents). It is a JSON number with two
 // decimals outside and an integer inside: never float arithmetic on money.

@@ -3,7 +3,6 @@ package analytics
 import (
 	"context"
 	"math/big"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -96,7 +95,6 @@ type Costs struct {
 	Forecast   Forecast
 }
 
-var currencyPattern = regexp.MustCompile(`^[A-Z]{3}$`)
 
 // Costs answers the costs of what p sees over q at now, in currency (an ISO
 // 4217 code; default: the currency of the oldest billing account in view,
@@ -105,8 +103,8 @@ var currencyPattern = regexp.MustCompile(`^[A-Z]{3}$`)
 // filter naming what p cannot see).
 func (s *Store) Costs(ctx context.Context, p *models.Principal, q *Query, currency string, now time.Time) (*Costs, error) {
 	currency = strings.ToUpper(strings.TrimSpace(currency))
-	if currency != "" && !currencyPattern.MatchString(currency) {
-		return nil, models.Invalid(models.FieldIssue{Field: "currency", Issue: "must be an ISO 4217 code, such as USD"})
+	if currency != "" && !models.SupportedCurrency(currency) {
+		return nil, models.Invalid(models.FieldIssue{Field: "currency", Issue: models.CurrencyIssue})
 	}
 	t, err := s.resolve(ctx, p, q)
 	if err != nil {

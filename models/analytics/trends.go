@@ -119,7 +119,7 @@ func (s *Store) Trends(ctx context.Context, p *models.Principal, q *Query, horiz
 	}
 	v.Check(horizon >= 1 && horizon <= MaxHorizon, "horizon", "must be between 1 and 24")
 	currency = strings.ToUpper(strings.TrimSpace(currency))
-	v.Check(currency == "" || currencyPattern.MatchString(currency), "currency", "must be an ISO 4217 code, such as USD")
+	v.Check(currency == "" || models.SupportedCurrency(currency), "currency", models.CurrencyIssue)
 	if err := v.Err(); err != nil {
 		return nil, err
 	}

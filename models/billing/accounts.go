@@ -12,7 +12,6 @@ import (
 var (
 	invoiceDelivery   = []string{"email", "portal", "postal"}
 	currencyPattern   = regexp.MustCompile(`^[A-Z]{3}$`)
-	supportedCurrency = map[string]bool{"USD": true, "EUR": true, "GBP": true, "CAD": true, "AUD": true, "JPY": true}
 )
 
 // AccountInput is the body of account creation.
@@ -66,7 +65,7 @@ func (s *Store) CreateAccount(ctx context.Context, p *models.Principal, in Accou
 	in.Name = strings.TrimSpace(in.Name)
 	v.Check(in.Name != "" && len(in.Name) <= 200, "name", "is required, at most 200 characters")
 	in.Currency = strings.ToUpper(strings.TrimSpace(in.Currency))
-	v.Check(currencyPattern.MatchString(in.Currency) && supportedCurrency[in.Currency], "currency", "must be a supported ISO 4217 code (USD, EUR, GBP, CAD, AUD, JPY)")
+	v.Check(currencyPattern.MatchString(in.Currency) && models.SupportedCurrency(in.Currency), "currency", models.CurrencyIssue)
 	v.Check(models.ValidEmail(in.BillingEmail), "billing_email", "must be a valid e-mail address")
 	in.ContactName = strings.TrimSpace(in.ContactName)
 	v.Check(len(in.ContactName) <= 200, "billing_contact_name", "must be at most 200 characters")
@@ -227,7 +226,7 @@ func (s *Store) UpdatePreferences(ctx context.Context, p *models.Principal, id s
 	}
 	if in.Currency != nil {
 		c := strings.ToUpper(*in.Currency)
-		v.Check(supportedCurrency[c], "currency", "must be a supported ISO 4217 code (USD, EUR, GBP, CAD, AUD, JPY)")
+		v.Check(models.SupportedCurrency(c), "currency", models.CurrencyIssue)
 		updates["currency"] = c
 	}
 	if in.PaymentMethodID != nil {

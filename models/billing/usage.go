@@ -286,8 +286,8 @@ type CostEstimate struct {
 func (s *Store) billingCurrency(ctx context.Context, p *models.Principal, requested string) (string, error) {
 	if requested != "" {
 		c := strings.ToUpper(requested)
-		if !supportedCurrency[c] {
-			return "", models.Invalid(models.FieldIssue{Field: "currency", Issue: "must be a supported ISO 4217 code (USD, EUR, GBP, CAD, AUD, JPY)"})
+		if !models.SupportedCurrency(c) {
+			return "", models.Invalid(models.FieldIssue{Field: "currency", Issue: models.CurrencyIssue})
 		}
 		return c, nil
 	}
