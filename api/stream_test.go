@@ -322,7 +322,18 @@ func TestStreamSlowConsumer(t *testing.T) {
 	if _, err := conn.Write([]byte("GET /v1/stream HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\nAuthorization: Bearer " + h.tenants[0].liveKey + "\r\n\r\n")); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(200 * time.Millisecond)
+	// The stream is open (its position in the event log taken) once its
+	// first bytes arrive: the events written next are the stream's to send.
+	_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	var got []byte
+	buf := make([]byte, 1<<16)
+	for !strings.Contains(string(got), "retry: 2000\n\n") {
+		n, err := conn.Read(buf)
+		got = append(got, buf[:n]...)
+		if err != nil {
+			t.Fatalf("opening the stream: %v after %q", err, got)
+		}
+	}
 	h.recordEvents(t, 0, models.EnvLive, "service.provisioned", "svc_a", 400, 16<<10) // ~6.5 MB, never read
 	slow := func() float64 { return streamDisconnects(t, m, "slow_consumer") }
 	deadline := time.Now().Add(10 * time.Second)
@@ -335,8 +346,6 @@ func TestStreamSlowConsumer(t *testing.T) {
 	// The server ended the answer with the reason (the client reads it
 	// once it reads again), after the few events it had room for.
 	_ = conn.SetReadDeadline(time.Now().Add(5 * time.Second))
-	var got []byte
-	buf := make([]byte, 1<<16)
 	for !strings.HasSuffix(string(got), "\r\n0\r\n\r\n") {
 		n, err := conn.Read(buf)
 		got = append(got, buf[:n]...)
