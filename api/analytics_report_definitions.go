@@ -45,6 +45,7 @@ func (b *ReportDefinitionBody) input() reports.DefinitionInput {
 
 // ReportScheduleItem is a definition's schedule.
 type ReportScheduleItem struct {
+	_          struct{} `nullable:"true"` // answered as null where there is none
 	Frequency  string   `json:"frequency" enum:"daily,weekly,monthly"`
 	Hour       int      `json:"hour"`
 	Minute     int      `json:"minute"`

@@ -45,6 +45,7 @@ type TrendFitItem struct {
 
 // TrendForecastItem is a series' forecast.
 type TrendForecastItem struct {
+	_             struct{}                 `nullable:"true"` // answered as null where there is none
 	Method        string                   `json:"method" enum:"ols_linear" doc:"ols_linear: ordinary least squares over the bucket index; see docs/analytics.md" example:"ols_linear"`
 	ConfidencePct int                      `json:"confidence_pct" enum:"95" doc:"Confidence of the prediction intervals" example:"95"`
 	FittedFrom    string                   `json:"fitted_from" doc:"Start of the first bucket fitted, RFC 3339 in timezone" example:"2026-10-28T00:00:00Z"`

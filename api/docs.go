@@ -2,6 +2,7 @@ package api
 
 import (
 	"encoding/json"
+	"reflect"
 	"slices"
 
 	"github.com/danielgtaylor/huma/v2"
@@ -102,4 +103,43 @@ func nullableTypes(v any) any {
 		return out
 	}
 	return v
+}
+
+// documentErrors makes every operation's error answers say what the server
+// sends: application/json with ErrorBody (DECISIONS 3), where huma would
+// describe its own application/problem+json model. It replaces that model
+// in every response and gives the error responses declared without a body
+// (a 503, a 409) the same schema; the problem model leaves the components.
+// Call once every operation is registered.
+func (s *Server) documentErrors() {
+	doc := s.API.OpenAPI()
+	// huma's problem model and its ErrorDetail (whose name ours shares).
+	delete(doc.Components.Schemas.Map(), "ErrorModel")
+	delete(doc.Components.Schemas.Map(), "ErrorDetail")
+	errSchema := doc.Components.Schemas.Schema(reflect.TypeFor[ErrorBody](), true, "ErrorBody")
+	for _, item := range doc.Paths {
+		for _, op := range []*huma.Operation{item.Get, item.Head, item.Post, item.Put, item.Patch, item.Delete, item.Options} {
+			if op == nil {
+				continue
+			}
+			for code, res := range op.Responses {
+				if res == nil {
+					continue
+				}
+				_, problem := res.Content["application/problem+json"]
+				isError := code == "default" || len(code) == 3 && (code[0] == '4' || code[0] == '5')
+				if !problem && !(isError && len(res.Content) == 0) {
+					continue
+				}
+				delete(res.Content, "application/problem+json")
+				if res.Content == nil {
+					res.Content = map[string]*huma.MediaType{}
+				}
+				res.Content["application/json"] = &huma.MediaType{Schema: errSchema}
+				if code == "default" {
+					res.Description = "An error: `error.code` says which (docs/api.md lists them), with the HTTP status of docs/api.md's table"
+				}
+			}
+		}
+	}
 }

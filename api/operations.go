@@ -38,6 +38,7 @@ type OperationProgressItem struct {
 
 // OperationErrorItem is an operation's (or a step's) error.
 type OperationErrorItem struct {
+	_       struct{}       `nullable:"true"` // answered as null where there is none
 	Code    string         `json:"code" example:"PROVISIONING_FAILED"`
 	Message string         `json:"message"`
 	Details map[string]any `json:"details,omitempty"`
@@ -77,7 +78,7 @@ type OperationDocument struct {
 	Progress   OperationProgressItem `json:"progress"`
 	Steps      []OperationStepItem   `json:"steps"`
 	Items      []OperationItemDoc    `json:"items"`
-	Result     map[string]any        `json:"result"`
+	Result     map[string]any        `json:"result" nullable:"true"`
 	Error      *OperationErrorItem   `json:"error"`
 	CreatedAt  string                `json:"created_at"`
 	UpdatedAt  string                `json:"updated_at"`

@@ -53,6 +53,7 @@ type AccessPolicyItem struct {
 
 // TimeRestrictionsItem is a weekly window as answered.
 type TimeRestrictionsItem struct {
+	_        struct{} `nullable:"true"` // answered as null where there is none
 	Timezone string   `json:"timezone" example:"America/New_York"`
 	Days     []string `json:"days" doc:"the days a window opens; empty: every day"`
 	Start    string   `json:"start" example:"08:00"`

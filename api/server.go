@@ -285,6 +285,7 @@ func New(deps Deps) *Server {
 	s.registerSupport()
 	s.registerBatch()
 	s.registerGraphQL()
+	s.documentErrors()
 	return s
 }
 

@@ -51,8 +51,9 @@ type ServicePricingItem struct {
 
 // MaintenanceWindowItem is a scheduled maintenance window.
 type MaintenanceWindowItem struct {
-	Start string `json:"start"`
-	End   string `json:"end"`
+	_     struct{} `nullable:"true"` // answered as null where there is none
+	Start string   `json:"start"`
+	End   string   `json:"end"`
 }
 
 // ServiceItem is a service record.
@@ -145,10 +146,11 @@ func (s *Server) serviceAnswer(ctx context.Context, id string) (*ServiceOutput, 
 
 // PerformanceMetricsItem are a service's recent performance.
 type PerformanceMetricsItem struct {
-	LatencyMs            float64 `json:"latency_ms" example:"12.5"`
-	BandwidthUtilization float64 `json:"bandwidth_utilization" example:"45.2" doc:"Percent of the service's bandwidth in use"`
-	PacketLoss           float64 `json:"packet_loss" example:"0.01" doc:"Percent of packets lost"`
-	JitterMs             float64 `json:"jitter_ms" example:"1.2"`
+	_                    struct{} `nullable:"true"` // answered as null where there is none
+	LatencyMs            float64  `json:"latency_ms" example:"12.5"`
+	BandwidthUtilization float64  `json:"bandwidth_utilization" example:"45.2" doc:"Percent of the service's bandwidth in use"`
+	PacketLoss           float64  `json:"packet_loss" example:"0.01" doc:"Percent of packets lost"`
+	JitterMs             float64  `json:"jitter_ms" example:"1.2"`
 }
 
 // HealthChecksItem are a service's health checks.
@@ -339,6 +341,7 @@ type HealthCheckItem struct {
 
 // IncidentItem is an incident of a service.
 type IncidentItem struct {
+	_         struct{}       `nullable:"true"` // answered as null where there is none
 	ID        string         `json:"id" example:"inc_3fK9aZ"`
 	Kind      string         `json:"kind" enum:"down,degraded"`
 	Cause     string         `json:"cause"`

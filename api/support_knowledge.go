@@ -100,13 +100,14 @@ type FeedbackBody struct {
 
 // FeedbackItem is a ticket's feedback.
 type FeedbackItem struct {
-	ID         string `json:"id" example:"fdbk_3fK9aZ"`
-	TicketID   string `json:"ticket_id"`
-	CustomerID string `json:"customer_id"`
-	Rating     int    `json:"rating"`
-	Comment    string `json:"comment"`
-	CreatedBy  string `json:"created_by"`
-	CreatedAt  string `json:"created_at"`
+	_          struct{} `nullable:"true"` // answered as null where there is none
+	ID         string   `json:"id" example:"fdbk_3fK9aZ"`
+	TicketID   string   `json:"ticket_id"`
+	CustomerID string   `json:"customer_id"`
+	Rating     int      `json:"rating"`
+	Comment    string   `json:"comment"`
+	CreatedBy  string   `json:"created_by"`
+	CreatedAt  string   `json:"created_at"`
 }
 
 func feedbackItem(f *support.Feedback) *FeedbackItem {

@@ -56,10 +56,11 @@ type TicketBody struct {
 
 // TicketAgent is the agent a ticket is assigned to.
 type TicketAgent struct {
-	AgentID        string `json:"agent_id"`
-	Name           string `json:"name"`
-	Email          string `json:"email"`
-	Specialization string `json:"specialization,omitempty"`
+	_              struct{} `nullable:"true"` // answered as null where there is none
+	AgentID        string   `json:"agent_id"`
+	Name           string   `json:"name"`
+	Email          string   `json:"email"`
+	Specialization string   `json:"specialization,omitempty"`
 }
 
 // TicketSLA is a ticket's SLA policy and where it stands.
