@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/http"
 	"net/http/httptest"
 	"slices"
 	"strings"
@@ -348,6 +349,8 @@ func TestInvoicesEndpoints(t *testing.T) {
 			"due date in the past":  {map[string]any{"account_id": a.account.ID, "due_date": "2020-01-01T00:00:00Z", "services": []map[string]any{{"service_id": svc, "quantity": 1, "unit_price": 1}}}, "due_date"},
 			"three decimals":        {map[string]any{"account_id": a.account.ID, "services": []map[string]any{{"service_id": svc, "quantity": 1, "unit_price": 1.005}}}, ""},
 			"missing account field": {map[string]any{"services": []map[string]any{{"service_id": svc, "quantity": 1, "unit_price": 1}}}, "account_id"},
+			"above the invoice bound": {map[string]any{"account_id": a.account.ID, "services": []map[string]any{
+				{"service_id": svc, "quantity": 1_000_000, "unit_price": 1000}, {"service_id": svc, "quantity": 1, "unit_price": 0.01}}}, "services"},
 		} {
 			t.Run(name, func(t *testing.T) {
 				e := h.do("POST", "/api/v1/billing/invoices", a.liveKey, tc.body).wantError(400, "VALIDATION_ERROR")
@@ -660,3 +663,42 @@ func TestConcurrentPaymentsThroughTheAPI(t *testing.T) {
 
 // closedPeriod creates a monthly subscription of tn's service through the
 // store and closes its first period, issuing its invoice.
+
+// TestInvoiceAmountsStayBounded (attack): a customer cannot make totals
+// overflow. An invoice above 1,000,000,000.00 before tax is refused; ten
+// at that bound keep every total summed over them exact: the account's
+// balance, the cost analysis, the cost analytics (they once wrapped to
+// negative numbers or failed with 500).
+func TestInvoiceAmountsStayBounded(t *testing.T) {
+	h := newHarness(t)
+	a := h.tenants[0]
+	svc := mustService(t, h, a)
+	line := map[string]any{"service_id": svc, "quantity": 1_000_000, "unit_price": 1000} // 1,000,000,000.00
+	h.do("POST", "/v1/billing/invoices", a.liveKey, map[string]any{"account_id": a.account.ID, "services": []any{line, line}}).
+		wantError(http.StatusBadRequest, "VALIDATION_ERROR")
+	for range 10 {
+		h.do("POST", "/v1/billing/invoices", a.liveKey, map[string]any{"account_id": a.account.ID, "services": []any{line}}).decode(http.StatusCreated, nil)
+	}
+	const want = 10 * 1_000_000_000.0
+	var acct struct {
+		Account struct {
+			Balance float64 `json:"balance"`
+		} `json:"account"`
+	}
+	h.do("GET", "/v1/billing/accounts/"+a.account.ID, a.liveKey, nil).decode(http.StatusOK, &acct)
+	if acct.Account.Balance != want {
+		t.Fatalf("balance %v, want %v", acct.Account.Balance, want)
+	}
+	h.do("GET", "/v1/billing/accounts", h.adminKey, nil).decode(http.StatusOK, nil)
+	var c struct {
+		CurrentMonth struct {
+			Total float64 `json:"total"`
+		} `json:"current_month"`
+	}
+	h.do("GET", "/v1/billing/cost-analysis", a.liveKey, nil).decode(http.StatusOK, &c)
+	if c.CurrentMonth.Total < want {
+		t.Fatalf("cost analysis total %v, want at least %v", c.CurrentMonth.Total, want)
+	}
+	h.do("GET", "/v1/analytics/costs?period=current_month", a.liveKey, nil).decode(http.StatusOK, nil)
+	h.do("GET", "/v1/billing/usage", a.liveKey, nil).decode(http.StatusOK, nil)
+}

@@ -95,7 +95,6 @@ type Costs struct {
 	Forecast   Forecast
 }
 
-
 // Costs answers the costs of what p sees over q at now, in currency (an ISO
 // 4217 code; default: the currency of the oldest billing account in view,
 // else USD); amounts in other currencies are not counted. See

@@ -10,8 +10,8 @@ import (
 
 // Billing cycles and invoice delivery methods accepted in preferences.
 var (
-	invoiceDelivery   = []string{"email", "portal", "postal"}
-	currencyPattern   = regexp.MustCompile(`^[A-Z]{3}$`)
+	invoiceDelivery = []string{"email", "portal", "postal"}
+	currencyPattern = regexp.MustCompile(`^[A-Z]{3}$`)
 )
 
 // AccountInput is the body of account creation.

@@ -211,9 +211,15 @@ func TaxOn(subtotal models.Money, rateBP int) models.Money {
 
 // Bounds of invoice bodies.
 const (
-	maxInvoiceLines    = 100
-	maxLineQuantity    = 1_000_000
-	maxUnitPrice       = models.Money(100_000_000_00) // 100 million
+	maxInvoiceLines = 100
+	maxLineQuantity = 1_000_000
+	maxUnitPrice    = models.Money(100_000_000_00) // 100 million
+	// maxInvoiceSubtotal bounds an invoice before tax (1 billion): the
+	// totals summed over an account's or every tenant's invoices stay far
+	// within 64-bit minor units. Each line is within it by the bounds above
+	// (quantity × unit price ≤ 10^16 minor units), so the sum cannot
+	// overflow before it is checked.
+	maxInvoiceSubtotal = models.Money(1_000_000_000_00)
 	maxInvoiceDueAhead = 5 * 365 * 24 * time.Hour
 )
 
@@ -264,6 +270,13 @@ func (s *Store) ValidateInvoice(ctx context.Context, p *models.Principal, in Inv
 		v.Check(models.HasPrefix(l.ServiceID, models.PrefixService), f+".service_id", "must be a service id (svc_...)")
 		v.Check(l.Quantity >= 1 && l.Quantity <= maxLineQuantity, f+".quantity", fmt.Sprintf("must be between 1 and %d", maxLineQuantity))
 		v.Check(l.UnitPrice >= 0 && l.UnitPrice <= maxUnitPrice, f+".unit_price", "must be between 0 and 100000000.00")
+	}
+	if v.Err() == nil {
+		var subtotal models.Money
+		for _, l := range in.Lines {
+			subtotal += l.UnitPrice * models.Money(l.Quantity)
+		}
+		v.Check(subtotal <= maxInvoiceSubtotal, "services", "the invoice's amount before tax (the sum of quantity × unit_price) must be at most 1000000000.00")
 	}
 	v.Check(len(in.Notes) <= 2000, "notes", "must be at most 2000 characters")
 	now := s.Now()
