@@ -423,3 +423,34 @@ func TestKeyRateLimitFieldsAreIndependent(t *testing.T) {
 		}
 	}
 }
+
+// TestCustomerCredentialsHoldNoStaffPermissions (attack): a customer's `*`
+// credential cannot mint a key, or register or change an OAuth client,
+// holding the permissions only provider staff hold (billing:admin,
+// support:admin), as a customer's user cannot; provider administrators
+// still give them to staff keys.
+func TestCustomerCredentialsHoldNoStaffPermissions(t *testing.T) {
+	h := newHarness(t)
+	a := h.tenants[0]
+	for _, perm := range []string{"billing:admin", "support:admin"} {
+		e := h.do("POST", "/v1/auth/api-keys", a.liveKey, map[string]any{"name": "staff?", "permissions": []string{"services:read", perm}}).
+			wantError(http.StatusBadRequest, "VALIDATION_ERROR")
+		if !strings.Contains(fmt.Sprint(e.Error.Details["fields"]), "permissions[1]") {
+			t.Fatalf("%s on a customer's key: %+v", perm, e.Error)
+		}
+		scope := models.PermissionToScope(perm)
+		e = h.do("POST", "/v1/auth/clients", a.liveKey, map[string]any{"name": "staff?", "grant_types": []string{"client_credentials"}, "scopes": []string{scope}}).
+			wantError(http.StatusBadRequest, "VALIDATION_ERROR")
+		if !strings.Contains(fmt.Sprint(e.Error.Details["fields"]), "scopes[0]") {
+			t.Fatalf("%s on a customer's client: %+v", scope, e.Error)
+		}
+	}
+	var c clientAnswer
+	h.do("POST", "/v1/auth/clients", a.liveKey, map[string]any{"name": "ok", "grant_types": []string{"client_credentials"}, "scopes": []string{"services.read"}}).
+		decode(http.StatusCreated, &c)
+	h.do("PATCH", "/v1/auth/clients/"+c.Client.ClientID, a.liveKey, map[string]any{"scopes": []string{"services.read", "billing.admin"}}).
+		wantError(http.StatusBadRequest, "VALIDATION_ERROR")
+	var k keyAnswer
+	h.do("POST", "/v1/auth/api-keys", h.adminKey, map[string]any{"name": "billing staff", "role": "agent", "permissions": []string{"billing:admin"}}).
+		decode(http.StatusCreated, &k)
+}

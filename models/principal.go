@@ -138,7 +138,7 @@ func RolePermissions(role Role) []string {
 	}
 	var out []string
 	for _, p := range knownPermissions {
-		if p != "*" && p != "support:admin" && p != PermissionBillingAdmin {
+		if p != "*" && !StaffPermission(p) {
 			out = append(out, p)
 		}
 	}
@@ -185,6 +185,13 @@ func PrincipalFrom(ctx context.Context) *Principal {
 // PermissionBillingAdmin is the provider-staff permission for the
 // provider's side of billing: voiding invoices and setting tax rates.
 const PermissionBillingAdmin = "billing:admin"
+
+// StaffPermission reports whether perm is one only provider staff hold
+// (support:admin, billing:admin): a customer's role, user or key never
+// lists it.
+func StaffPermission(perm string) bool {
+	return perm == "support:admin" || perm == PermissionBillingAdmin
+}
 
 // ValidScope reports whether s is a dotted scope of a known permission ("*" is not a scope).
 func ValidScope(s string) bool {

@@ -170,6 +170,11 @@ func (s *Store) CreateAPIKey(ctx context.Context, p *models.Principal, in APIKey
 	if err := checkStaffRole(org, role); err != nil {
 		return nil, err
 	}
+	if role == models.RoleCustomer {
+		for i, perm := range in.Permissions {
+			v.Check(!models.StaffPermission(perm), "permissions["+strconv.Itoa(i)+"]", "is a provider staff permission: a customer's key cannot hold it")
+		}
+	}
 	limits := org.Limits()
 	if limits.HourlyLimit > 0 && in.RequestsPerMinute*60 > limits.HourlyLimit {
 		v.Add("rate_limit.requests_per_minute", "exceeds the organization's plan ("+strconv.Itoa(limits.HourlyLimit/60)+" per minute)")

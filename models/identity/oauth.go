@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -132,6 +133,20 @@ func scopePermissions(scopes []string) []string {
 	return perms
 }
 
+// checkStaffScopes refuses, unless p is provider staff, scopes of the
+// permissions only staff hold (models.StaffPermission): a customer's client
+// never holds them. Errors: VALIDATION_ERROR naming scopes[i].
+func checkStaffScopes(p *models.Principal, scopes []string) error {
+	if p.IsStaff() {
+		return nil
+	}
+	var v models.Validator
+	for i, perm := range scopePermissions(scopes) {
+		v.Check(!models.StaffPermission(perm), "scopes["+strconv.Itoa(i)+"]", "is a provider staff scope: a customer's client cannot hold it")
+	}
+	return v.Err()
+}
+
 // encodeList stores a list as a JSON array ("[]" for nil).
 func encodeList(x []string) string {
 	if x == nil {
@@ -161,6 +176,9 @@ func (s *Store) CreateOAuthClient(ctx context.Context, p *models.Principal, in O
 		in.GrantTypes = []string{GrantAuthorizationCode, GrantRefreshToken}
 	}
 	if err := validateClient(&in); err != nil {
+		return nil, "", err
+	}
+	if err := checkStaffScopes(p, in.Scopes); err != nil {
 		return nil, "", err
 	}
 	if !p.CanGrant(scopePermissions(in.Scopes)) {
@@ -268,6 +286,9 @@ func (s *Store) UpdateOAuthClient(ctx context.Context, p *models.Principal, id s
 			next.IPAllowList = *patch.IPAllowList
 		}
 		if err := validateClient(&next); err != nil {
+			return err
+		}
+		if err := checkStaffScopes(p, next.Scopes); err != nil {
 			return err
 		}
 		if !p.CanGrant(scopePermissions(next.Scopes)) {
