@@ -238,7 +238,7 @@ func (s *Server) registerAccounts() {
 		})
 	register(s, huma.Operation{OperationID: "update-billing-preferences", Method: http.MethodPut, Path: "/billing/accounts/{account_id}/preferences", Summary: "Update billing preferences", Tags: tags,
 		Description: "payment_method_id must be one of the account's payment methods; auto_pay needs one. The currency can change only while the account has no invoices and no subscriptions."},
-		access{permission: "billing:write"}, func(ctx context.Context, in *struct {
+		access{permission: "billing:write", mfa: true}, func(ctx context.Context, in *struct {
 			ID   string `path:"account_id" maxLength:"64"`
 			Body struct {
 				BillingCycle    *string       `json:"billing_cycle,omitempty" enum:"monthly,quarterly,annual"`

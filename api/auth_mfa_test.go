@@ -259,8 +259,10 @@ func TestMFACodesByEmailAndSMS(t *testing.T) {
 }
 
 // TestMFAOperationsAreTheDocumentedOnes pins the operations that challenge
-// users (DECISIONS 7): everything that starts provisioning, payments and
-// payment-method changes, API-key create and rotate, certificate registration.
+// users (DECISIONS 7): everything that starts provisioning, payments,
+// payment-method changes and what arranges later charges (billing
+// preferences, recurring billing), API-key create and rotate, certificate
+// registration.
 func TestMFAOperationsAreTheDocumentedOnes(t *testing.T) {
 	h := newHarness(t)
 	want := []string{
@@ -276,6 +278,7 @@ func TestMFAOperationsAreTheDocumentedOnes(t *testing.T) {
 		"POST /v1/billing/accounts/{account_id}/payment-methods",
 		"POST /v1/billing/invoices/{invoice_id}/cancel",
 		"POST /v1/billing/payments",
+		"POST /v1/billing/recurring",
 		"POST /v1/operations/{request_id}/retry",
 		"POST /v1/services",
 		"POST /v1/services/ai/platforms",
@@ -291,6 +294,7 @@ func TestMFAOperationsAreTheDocumentedOnes(t *testing.T) {
 		"POST /v1/services/voice/contact-centers",
 		"POST /v1/services/voice/systems",
 		"POST /v1/users",
+		"PUT /v1/billing/accounts/{account_id}/preferences",
 	}
 	got := h.srv.MFAOperations()
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {

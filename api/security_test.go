@@ -225,8 +225,8 @@ func (u *totpUser) pass(t *testing.T, h *harness, r *response) string {
 }
 
 // TestIdentityAndProvisioningChangesChallengeUsers: every operation that
-// mints a credential or a person, changes a second factor, or can provision
-// challenges a user who has a second factor. Before, OAuth clients, users,
+// mints a credential or a person, changes a second factor, can provision or
+// arranges later charges challenges a user who has a second factor. Before, OAuth clients, users,
 // the SMS phone, orchestrations and retries went through without one, and
 // a client's token (a machine principal) is never challenged afterwards.
 func TestIdentityAndProvisioningChangesChallengeUsers(t *testing.T) {
@@ -247,6 +247,9 @@ func TestIdentityAndProvisioningChangesChallengeUsers(t *testing.T) {
 		{"POST", "/v1/auth/mfa/sms/setup", map[string]any{"phone_number": "+14155550123"}},
 		{"POST", "/v1/services/orchestration/workflows", map[string]any{"name": "w", "steps": []map[string]any{{"order": 1, "action": "wait", "parameters": map[string]any{"duration": "1s"}}}}},
 		{"POST", "/v1/operations/bulk_x/retry", nil},
+		// What arranges later charges: auto-pay with a saved method, recurring billing.
+		{"PUT", "/v1/billing/accounts/" + h.tenants[0].account.ID + "/preferences", map[string]any{"auto_pay": false}},
+		{"POST", "/v1/billing/recurring", map[string]any{"account_id": h.tenants[0].account.ID, "services": []map[string]any{{"service_id": "svc_x"}}}},
 	} {
 		t.Run(tc.method+" "+tc.path, func(t *testing.T) {
 			var body any

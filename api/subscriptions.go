@@ -155,7 +155,7 @@ func (s *Server) registerSubscriptions() {
 			"at the end of every period it rates the period, issues the invoice (invoice.created) and, with auto_pay, charges it, retrying failures " +
 			"1, 3 and 7 days later before the invoice becomes overdue. Subscriptions start pending and become active (subscription.created) once their " +
 			"workflow runs. See docs/billing.md."},
-		access{permission: "billing:write"}, func(ctx context.Context, in *struct{ Body RecurringBody }) (*SubscriptionsOutput, error) {
+		access{permission: "billing:write", mfa: true}, func(ctx context.Context, in *struct{ Body RecurringBody }) (*SubscriptionsOutput, error) {
 			if s.temporal == nil {
 				return nil, models.Errorf(models.CodeDependencyUnavailable, "recurring billing is unavailable: no workflow engine is configured")
 			}
