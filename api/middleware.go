@@ -125,11 +125,12 @@ func (s *Server) startRequest(c *fiber.Ctx) error {
 
 type earlyRefusalKey struct{}
 
-// refuseEarly records that the request is refused before authentication
-// (an unsupported API version, an oversized body). The refusal is answered
-// by rateLimit, after the caller address's anonymous budget has been
-// counted, so it carries the X-RateLimit-* headers like every answer. The
-// first refusal wins.
+// refuseEarly records that the request is refused before its handler (an
+// unsupported API version, an oversized body, a NUL in the body). The
+// refusal is answered after rate limiting, so it carries the X-RateLimit-*
+// headers like every answer: the credential's budget is counted, or the
+// caller address's anonymous one for an oversized body or a request
+// without a valid credential. The first refusal wins.
 func refuseEarly(c *fiber.Ctx, err error) {
 	if earlyRefusal(c) == nil {
 		c.Locals(earlyRefusalKey{}, err)
@@ -297,8 +298,13 @@ func credential(c *fiber.Ctx) (string, bool) {
 // and carry the rate-limit headers too.
 func (s *Server) authenticate(c *fiber.Ctx) error {
 	ip := s.setClientInfo(c)
-	if earlyRefusal(c) != nil {
-		return c.Next() // refused before any work: counted against the address
+	if models.ErrorCode(earlyRefusal(c)) == models.CodePayloadTooLarge {
+		// Refused before any work (the body is not read, a signature not
+		// checked): counted against the address. Other early refusals (an
+		// unsupported API-Version, a NUL in the body) authenticate first, so
+		// that a credential's mistakes count against the credential, as
+		// every other refusal of its requests does.
+		return c.Next()
 	}
 	if strings.HasPrefix(c.Path(), "/oauth/") || strings.HasPrefix(c.Path(), "/saml/") {
 		if !s.restrictOAuthClient(c, ip) {

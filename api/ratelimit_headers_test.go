@@ -29,14 +29,19 @@ func (h *harness) withAnonymousLimits(hourly, burst string) {
 	h.srv = api.New(api.Deps{Config: cfg, Store: h.store, Redis: rdb, Limiter: ratelimit.New(rdb)})
 }
 
-// TestEarlyRefusalsCarryRateLimitHeaders: an unsupported API-Version and an
-// oversized body are
-// answered with the X-RateLimit-* headers of the caller address's anonymous
-// budget, the request id and the API version, like every answer.
+// TestEarlyRefusalsCarryRateLimitHeaders: an unsupported API-Version, a NUL
+// in the body and an oversized body are answered with X-RateLimit-*
+// headers, the request id and the API version, like every answer: the
+// budget counted is the credential's, or the caller address's anonymous one
+// for an oversized body (refused before any work) or without a credential.
 func TestEarlyRefusalsCarryRateLimitHeaders(t *testing.T) {
 	h := newHarness(t)
 	h.withAnonymousLimits("700", "70")
 	key := h.tenants[0].liveKey
+	keyBurst := h.do("GET", "/v1/services/catalog", key, nil).header.Get("X-RateLimit-Burst")
+	if keyBurst == "" || keyBurst == "70" {
+		t.Fatalf("the key's burst %q must differ from the anonymous one", keyBurst)
+	}
 	twoMiB := `{"name":"` + strings.Repeat("x", 2<<20) + `"}`
 	tests := []struct {
 		name   string
@@ -47,11 +52,13 @@ func TestEarlyRefusalsCarryRateLimitHeaders(t *testing.T) {
 		header []string
 		status int
 		code   string
+		burst  string // the X-RateLimit-Burst of the budget counted
 	}{
-		{"bad version, anonymous", "GET", "/v1/services/catalog", "", nil, []string{"API-Version", "2.0.0-beta"}, 400, "UNSUPPORTED_API_VERSION"},
-		{"bad version, with a key", "GET", "/v1/services/catalog", key, nil, []string{"API-Version", "9"}, 400, "UNSUPPORTED_API_VERSION"},
-		{"body above 1 MiB", "POST", "/v1/billing/accounts", key, twoMiB, nil, 413, "PAYLOAD_TOO_LARGE"},
-		{"body above 1 MiB, anonymous", "POST", "/v1/webhooks", "", twoMiB, nil, 413, "PAYLOAD_TOO_LARGE"},
+		{"bad version, anonymous", "GET", "/v1/services/catalog", "", nil, []string{"API-Version", "2.0.0-beta"}, 400, "UNSUPPORTED_API_VERSION", "70"},
+		{"bad version, with a key", "GET", "/v1/services/catalog", key, nil, []string{"API-Version", "9"}, 400, "UNSUPPORTED_API_VERSION", keyBurst},
+		{"NUL in the body, with a key", "POST", "/v1/billing/accounts", key, `{"name":"\u0000"}`, nil, 400, "VALIDATION_ERROR", keyBurst},
+		{"body above 1 MiB", "POST", "/v1/billing/accounts", key, twoMiB, nil, 413, "PAYLOAD_TOO_LARGE", "70"},
+		{"body above 1 MiB, anonymous", "POST", "/v1/webhooks", "", twoMiB, nil, 413, "PAYLOAD_TOO_LARGE", "70"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -59,7 +66,7 @@ func TestEarlyRefusalsCarryRateLimitHeaders(t *testing.T) {
 			e := res.wantError(tc.status, tc.code)
 			// The tightest bucket is reported: the anonymous burst, and the
 			// hourly limit of the address or of the endpoint group.
-			if res.header.Get("X-RateLimit-Limit") == "" || res.header.Get("X-RateLimit-Burst") != "70" || res.header.Get("X-RateLimit-Remaining") == "" {
+			if res.header.Get("X-RateLimit-Limit") == "" || res.header.Get("X-RateLimit-Burst") != tc.burst || res.header.Get("X-RateLimit-Remaining") == "" {
 				t.Fatalf("rate-limit headers: %v", res.header)
 			}
 			if id := res.header.Get("X-Request-Id"); id == "" || id != e.Error.RequestID || res.header.Get("API-Version") == "" {
