@@ -3,6 +3,7 @@ package api_test
 import (
 	"context"
 	"fmt"
+	"github.com/telcoplatform/platform/webhooks"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -568,8 +569,14 @@ func TestPaymentsEndpoints(t *testing.T) {
 				h.do("POST", "/api/v1/billing/payments", a.liveKey, body).wantError(400, "VALIDATION_ERROR")
 			})
 		}
-		h.do("POST", "/api/v1/billing/payments", a.liveKey, map[string]any{"invoice_id": "inv_missing", "amount": 1, "payment_method": card("tok_visa")}).wantError(404, "NOT_FOUND")
-		h.do("POST", "/api/v1/billing/payments", b.liveKey, map[string]any{"invoice_id": open.ID, "amount": 1, "payment_method": card("tok_visa")}).wantError(404, "NOT_FOUND")
+		// An invoice_id naming nothing the caller may see is a bad reference
+		// in the body, the same answer for another tenant's as for a made-up one.
+		for key, id := range map[string]string{a.liveKey: "inv_missing", b.liveKey: open.ID} {
+			e := h.do("POST", "/api/v1/billing/payments", key, map[string]any{"invoice_id": id, "amount": 1, "payment_method": card("tok_visa")}).wantError(400, "VALIDATION_ERROR")
+			if !strings.Contains(fmt.Sprint(e.Error.Details["fields"]), "invoice_id") {
+				t.Fatalf("%s: %+v", id, e.Error)
+			}
+		}
 		h.do("POST", "/api/v1/billing/payments", keyWith(t, h, a, "billing:read"), map[string]any{"invoice_id": open.ID, "amount": 1, "payment_method": card("tok_visa")}).wantError(403, "INSUFFICIENT_PERMISSIONS")
 	})
 	t.Run("GET payments: history, filters, one", func(t *testing.T) {
@@ -701,4 +708,33 @@ func TestInvoiceAmountsStayBounded(t *testing.T) {
 	}
 	h.do("GET", "/v1/analytics/costs?period=current_month", a.liveKey, nil).decode(http.StatusOK, nil)
 	h.do("GET", "/v1/billing/usage", a.liveKey, nil).decode(http.StatusOK, nil)
+}
+
+// TestInvoiceEventsKeepTwoDecimals: money in an event stays a number with
+// two decimals once stored: the webhook payload built from the event log
+// and the event list send 0.30 (not 0.3), and an invoice no subscription
+// issued has subscription_id null (not "").
+func TestInvoiceEventsKeepTwoDecimals(t *testing.T) {
+	h := newHarness(t)
+	a := h.tenants[0]
+	svc := mustService(t, h, a)
+	var inv invoiceAnswer
+	h.do("POST", "/v1/billing/invoices", a.liveKey, map[string]any{"account_id": a.account.ID,
+		"services": []map[string]any{{"service_id": svc, "quantity": 3, "unit_price": 0.10}}}).decode(http.StatusCreated, &inv)
+	evs, err := eventlog.NewStore(h.store).EventsFor(context.Background(), models.TenantScope(a.org.ID, models.EnvLive), inv.Invoice.ID)
+	if err != nil || len(evs) != 1 {
+		t.Fatalf("events %v %v", evs, err)
+	}
+	payload, err := webhooks.Payload(evs[0].ID, evs[0].Type, evs[0].CreatedAt, evs[0].Data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed := h.do("GET", "/v1/events?type=invoice.created", a.liveKey, nil).decode(http.StatusOK, nil)
+	for name, body := range map[string]string{"webhook payload": string(payload), "event list": string(listed.body)} {
+		for _, want := range []string{`"amount":0.30`, `"amount_due":0.30`, `"amount_paid":0.00`, `"subscription_id":null`} {
+			if !strings.Contains(body, want) {
+				t.Fatalf("%s lacks %s: %s", name, want, body)
+			}
+		}
+	}
 }

@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
 	"time"
 
@@ -150,7 +151,7 @@ func TestSupportEscalate(t *testing.T) {
 	for _, e := range evs {
 		if e.Type == "ticket.escalated" {
 			escalated++
-			if d := e.Data["ticket"].(map[string]any); d["escalation_level"] != float64(2) && d["escalation_level"] != 2 {
+			if d := e.Data["ticket"].(map[string]any); d["escalation_level"] != json.Number("2") {
 				t.Fatalf("payload %+v", d)
 			}
 		}

@@ -70,7 +70,7 @@ func (in *PayInput) validate() error {
 // overdue) with the rest due; the payment that completes it marks it paid.
 // A refused payment is recorded (status failed, payment.failed) and
 // answered with its error. Errors: VALIDATION_ERROR (body, unknown token,
-// declined card), NOT_FOUND (invoice), DUPLICATE_PAYMENT (already paid, or
+// declined card, an invoice_id that names no invoice p may see), DUPLICATE_PAYMENT (already paid, or
 // more than is due), INVALID_STATE_TRANSITION (cancelled invoice),
 // INSUFFICIENT_FUNDS, DEPENDENCY_UNAVAILABLE (gateway failure).
 func (pr *Processor) Pay(ctx context.Context, p *models.Principal, in PayInput) (*billing.Payment, *billing.Invoice, error) {
@@ -78,6 +78,11 @@ func (pr *Processor) Pay(ctx context.Context, p *models.Principal, in PayInput) 
 		return nil, nil, err
 	}
 	inv, err := pr.billing.GetInvoice(ctx, p, in.InvoiceID)
+	if models.ErrorCode(err) == models.CodeNotFound {
+		// A reference in the body: the same answer for another tenant's
+		// invoice as for a made-up id.
+		return nil, nil, models.Invalid(models.FieldIssue{Field: "invoice_id", Issue: "no invoice " + in.InvoiceID + " in this organization"})
+	}
 	if err != nil {
 		return nil, nil, err
 	}

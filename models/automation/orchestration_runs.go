@@ -109,13 +109,8 @@ func (e TriggerEvent) Map() map[string]any {
 // written: 0 for events not written by an orchestration run.
 func TriggerDepth(data map[string]any) int {
 	o, _ := data["orchestration"].(map[string]any)
-	switch d := o["depth"].(type) {
-	case int:
-		return d
-	case float64:
-		return int(d)
-	}
-	return 0
+	d, _ := models.NumberAsInt(o["depth"]) // json.Number when read from the event log
+	return d
 }
 
 // EventTriggerDepth returns how deep in a chain of triggered runs the event

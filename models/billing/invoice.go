@@ -424,8 +424,11 @@ func InvoiceEventData(inv *Invoice) map[string]any {
 		"invoice": map[string]any{
 			"id": inv.ID, "number": inv.Number, "status": string(inv.Status), "account_id": inv.AccountID,
 			"amount": inv.Total, "amount_paid": inv.AmountPaid, "amount_due": inv.AmountDue(),
-			"currency": inv.Currency, "due_date": models.Timestamp(inv.DueDate), "subscription_id": inv.SubscriptionID,
+			"currency": inv.Currency, "due_date": models.Timestamp(inv.DueDate), "subscription_id": nil,
 		},
+	}
+	if inv.SubscriptionID != "" {
+		d["invoice"].(map[string]any)["subscription_id"] = inv.SubscriptionID
 	}
 	if inv.PaidAt != nil {
 		d["invoice"].(map[string]any)["paid_date"] = models.Timestamp(*inv.PaidAt)

@@ -27,7 +27,7 @@ type Event struct {
 	models.Tenant
 	Type         string         `gorm:"size:60;not null;index"`
 	ResourceID   string         `gorm:"size:64;not null;index"`
-	Data         map[string]any `gorm:"serializer:json;type:text"`
+	Data         map[string]any `gorm:"serializer:jsonnumber;type:text"` // numbers read as json.Number: sent on as stored
 	CreatedAt    time.Time      `gorm:"not null;index"`
 	DispatchedAt *time.Time     `gorm:"index"`
 }
