@@ -114,3 +114,30 @@ func keys(m map[string]any) []string {
 func pointerEscape(s string) string {
 	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
 }
+
+// TestEveryOperationStatesItsAccess: the description of every operation of
+// /openapi.json says who may call it: public, or the credential (and
+// permission, role, second factor) it requires.
+func TestEveryOperationStatesItsAccess(t *testing.T) {
+	h := newHarness(t)
+	var doc struct {
+		Paths map[string]map[string]struct {
+			Description string `json:"description"`
+		} `json:"paths"`
+	}
+	if err := json.Unmarshal(h.do("GET", "/openapi.json", "", nil).body, &doc); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for path, item := range doc.Paths {
+		for method, op := range item {
+			n++
+			if !strings.Contains(op.Description, "Public: needs no credential.") && !strings.Contains(op.Description, "Requires a credential") {
+				t.Errorf("%s %s does not state its access: %q", strings.ToUpper(method), path, op.Description)
+			}
+		}
+	}
+	if n < 100 {
+		t.Fatalf("only %d operations documented", n)
+	}
+}

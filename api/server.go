@@ -355,22 +355,7 @@ func register[I, O any](s *Server, op huma.Operation, a access, h func(context.C
 		op.Metadata = map[string]any{}
 	}
 	op.Metadata[accessKey] = a
-	if !a.public {
-		op.Security = []map[string][]string{{"bearer": {}}, {"apiKey": {}}}
-		desc := "Requires a credential"
-		if a.permission != "" {
-			desc += " with permission `" + a.permission + "`"
-		}
-		if a.admin {
-			desc += "; provider administrators only"
-		} else if a.staff {
-			desc += "; provider staff only"
-		}
-		if needsMFA(a) {
-			desc += "; users with a second factor are challenged (401 mfa_required, then X-MFA-Challenge-Id)"
-		}
-		op.Description = strings.TrimSpace(op.Description + "\n\n" + desc + ".")
-	}
+	describeAccess(&op, a)
 	if op.MaxBodyBytes == 0 {
 		op.MaxBodyBytes = MaxJSONBody
 	}
@@ -380,12 +365,38 @@ func register[I, O any](s *Server, op huma.Operation, a access, h func(context.C
 	huma.Register(s.v1, op, h)
 }
 
+// describeAccess states in op's description (and its security
+// requirements) what the access rule a requires, so that /openapi.json
+// tells every operation's access: public, or the credential, permission,
+// staff role and second factor it needs.
+func describeAccess(op *huma.Operation, a access) {
+	if a.public {
+		op.Description = strings.TrimSpace(op.Description + "\n\nPublic: needs no credential.")
+		return
+	}
+	op.Security = []map[string][]string{{"bearer": {}}, {"apiKey": {}}}
+	desc := "Requires a credential"
+	if a.permission != "" {
+		desc += " with permission `" + a.permission + "`"
+	}
+	if a.admin {
+		desc += "; provider administrators only"
+	} else if a.staff {
+		desc += "; provider staff only"
+	}
+	if needsMFA(a) {
+		desc += "; users with a second factor are challenged (401 mfa_required, then X-MFA-Challenge-Id)"
+	}
+	op.Description = strings.TrimSpace(op.Description + "\n\n" + desc + ".")
+}
+
 // registerRoot adds an unversioned operation (health, discovery).
 func registerRoot[I, O any](s *Server, op huma.Operation, a access, h func(context.Context, *I) (*O, error)) {
 	if op.Metadata == nil {
 		op.Metadata = map[string]any{}
 	}
 	op.Metadata[accessKey] = a
+	describeAccess(&op, a)
 	huma.Register(s.API, op, h)
 }
 
