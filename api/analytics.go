@@ -294,7 +294,7 @@ func (s *Server) registerAnalytics() {
 			"Counts in the large data exports rate-limit group. See docs/analytics.md."},
 		access{permission: "billing:read"}, func(ctx context.Context, in *struct {
 			AnalyticsParams
-			Currency string `query:"currency" maxLength:"3" pattern:"^[A-Za-z]{3}$" doc:"ISO 4217 code of the amounts counted, one billing accounts may hold (USD, EUR, GBP, CAD, AUD, JPY); default the currency of the oldest billing account in view, else USD" example:"USD"`
+			Currency string `query:"currency" maxLength:"3" pattern:"^[A-Za-z]{3}$" doc:"ISO 4217 code of the amounts counted, one billing accounts may hold (USD, EUR, GBP, CAD, AUD); default the currency of the oldest billing account in view, else USD" example:"USD"`
 		}) (*CostsAnalyticsOutput, error) {
 			p, now := principal(ctx), s.now()
 			q, err := analytics.ParseQuery(in.input(), p.IsStaff(), now)

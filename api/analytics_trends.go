@@ -14,7 +14,7 @@ import (
 type TrendsParams struct {
 	AnalyticsParams
 	Horizon  int    `query:"horizon" minimum:"1" maximum:"24" default:"3" doc:"How many buckets (of granularity) to forecast after the last whole bucket that ended" example:"3"`
-	Currency string `query:"currency" maxLength:"3" pattern:"^[A-Za-z]{3}$" doc:"ISO 4217 code of the amounts counted in net_spend, one billing accounts may hold (USD, EUR, GBP, CAD, AUD, JPY); default the currency of the oldest billing account in view, else USD" example:"USD"`
+	Currency string `query:"currency" maxLength:"3" pattern:"^[A-Za-z]{3}$" doc:"ISO 4217 code of the amounts counted in net_spend, one billing accounts may hold (USD, EUR, GBP, CAD, AUD); default the currency of the oldest billing account in view, else USD" example:"USD"`
 }
 
 // TrendBucketItem is one bucket of a series.

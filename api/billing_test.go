@@ -164,6 +164,17 @@ func TestBillingAccountsAndPaymentMethods(t *testing.T) {
 	a, b := h.tenants[0], h.tenants[1]
 	acctPath := "/api/v1/billing/accounts/" + a.account.ID
 
+	t.Run("a currency without two minor digits is refused", func(t *testing.T) {
+		// Amounts have two decimals: 0.50 JPY would be half a yen.
+		for _, cur := range []string{"JPY", "KRW", "XYZ"} {
+			e := h.do("POST", "/v1/billing/accounts", a.liveKey, map[string]any{"name": "Yen", "currency": cur, "billing_email": "ap@example.com"}).
+				wantError(400, "VALIDATION_ERROR")
+			if !strings.Contains(fmt.Sprint(e.Error.Details["fields"]), "currency") {
+				t.Fatalf("%s: %+v", cur, e.Error)
+			}
+		}
+		h.do("PUT", acctPath+"/preferences", a.liveKey, map[string]any{"currency": "JPY"}).wantError(400, "VALIDATION_ERROR")
+	})
 	t.Run("create with contact and tax rate", func(t *testing.T) {
 		var out struct {
 			Account struct {

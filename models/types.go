@@ -11,7 +11,7 @@ import (
 
 // supportedCurrencies are the ISO 4217 codes billing accounts may hold, in
 // the order errors list them.
-var supportedCurrencies = []string{"USD", "EUR", "GBP", "CAD", "AUD", "JPY"}
+var supportedCurrencies = []string{"USD", "EUR", "GBP", "CAD", "AUD"}
 
 // SupportedCurrency reports whether code (upper case) is a currency the
 // platform bills in.
@@ -19,7 +19,7 @@ func SupportedCurrency(code string) bool { return slices.Contains(supportedCurre
 
 // CurrencyIssue is the validation issue of a currency the platform does
 // not bill in.
-const CurrencyIssue = "must be a supported ISO 4217 code (USD, EUR, GBP, CAD, AUD, JPY)"
+const CurrencyIssue = "must be a supported ISO 4217 code (USD, EUR, GBP, CAD, AUD)"
 
 // Money is an amount in minor units (cents). It is a JSON number with two
 // decimals outside and an integer inside: never float arithmetic on money.
