@@ -61,6 +61,11 @@ func checkTaxRateSetter(p *models.Principal, rate *models.Money) error {
 // for staff, in organization_id). Errors: VALIDATION_ERROR (among them an
 // organization_id the caller may not see).
 func (s *Store) CreateAccount(ctx context.Context, p *models.Principal, in AccountInput) (*models.BillingAccount, error) {
+	// Who may set a tax rate comes before what rate: a customer is told the
+	// field is not theirs, whatever its value.
+	if err := checkTaxRateSetter(p, in.TaxRate); err != nil {
+		return nil, err
+	}
 	var v models.Validator
 	in.Name = strings.TrimSpace(in.Name)
 	v.Check(in.Name != "" && len(in.Name) <= 200, "name", "is required, at most 200 characters")
@@ -73,9 +78,6 @@ func (s *Store) CreateAccount(ctx context.Context, p *models.Principal, in Accou
 		v.Check(*in.TaxRate >= 0 && *in.TaxRate <= maxTaxRate, "tax_rate", "must be a percentage between 0 and 100")
 	}
 	if err := v.Err(); err != nil {
-		return nil, err
-	}
-	if err := checkTaxRateSetter(p, in.TaxRate); err != nil {
 		return nil, err
 	}
 	scope := p.OwnScope()
@@ -211,6 +213,9 @@ var accountSorts = models.SortFields{"created_at": "created_at", "name": "name"}
 // change only while the account has no invoices and no subscriptions.
 // Errors: VALIDATION_ERROR, NOT_FOUND.
 func (s *Store) UpdatePreferences(ctx context.Context, p *models.Principal, id string, in PreferencesInput) (*models.BillingAccount, error) {
+	if err := checkTaxRateSetter(p, in.TaxRate); err != nil {
+		return nil, err
+	}
 	var v models.Validator
 	updates := map[string]any{}
 	if in.BillingCycle != nil {
@@ -238,9 +243,6 @@ func (s *Store) UpdatePreferences(ctx context.Context, p *models.Principal, id s
 		updates["tax_rate_bp"] = int(*in.TaxRate)
 	}
 	if err := v.Err(); err != nil {
-		return nil, err
-	}
-	if err := checkTaxRateSetter(p, in.TaxRate); err != nil {
 		return nil, err
 	}
 	acct, err := s.GetAccount(ctx, p, id)
