@@ -59,8 +59,11 @@ func ParseMoney(s string) (Money, error) {
 	neg := strings.HasPrefix(s, "-")
 	s = strings.TrimPrefix(s, "-")
 	whole, frac, _ := strings.Cut(s, ".")
-	if whole == "" || len(frac) > 2 || strings.ContainsAny(whole+frac, "eE+-") {
-		return 0, fmt.Errorf("amount must have at most two decimals")
+	if strings.ContainsAny(whole+frac, "eE") {
+		return 0, fmt.Errorf("an amount is written as a plain decimal number with at most two decimals (12.50), without an exponent")
+	}
+	if whole == "" || len(frac) > 2 || strings.ContainsAny(whole+frac, "+-") {
+		return 0, fmt.Errorf("an amount must have at most two decimals")
 	}
 	for len(frac) < 2 {
 		frac += "0"
@@ -78,7 +81,7 @@ func ParseMoney(s string) (Money, error) {
 		limit++ // math.MinInt64
 	}
 	if w > (limit-f)/100 {
-		return 0, fmt.Errorf("invalid amount")
+		return 0, fmt.Errorf("an amount must be at most 92233720368547758.07 in magnitude")
 	}
 	v := w*100 + f
 	if neg {
