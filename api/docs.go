@@ -105,6 +105,11 @@ func nullableTypes(v any) any {
 	return v
 }
 
+// outputOnStatusKey is the operation metadata listing the error statuses
+// (e.g. "503") whose body is the operation's own output, not an ErrorBody:
+// documentErrors documents them with the 200 answer's content.
+const outputOnStatusKey = "output-on-status"
+
 // documentErrors makes every operation's error answers say what the server
 // sends: application/json with ErrorBody (DECISIONS 3), where huma would
 // describe its own application/problem+json model. It replaces that model
@@ -122,8 +127,13 @@ func (s *Server) documentErrors() {
 			if op == nil {
 				continue
 			}
+			own, _ := op.Metadata[outputOnStatusKey].([]string)
 			for code, res := range op.Responses {
 				if res == nil {
+					continue
+				}
+				if ok := op.Responses["200"]; ok != nil && slices.Contains(own, code) {
+					res.Content = ok.Content
 					continue
 				}
 				_, problem := res.Content["application/problem+json"]

@@ -73,7 +73,8 @@ func (s *Server) registerHealth() {
 			return out, nil
 		})
 	registerRoot(s, huma.Operation{OperationID: "readyz", Method: http.MethodGet, Path: "/readyz", Summary: "Readiness",
-		Tags: []string{"Health"}, Responses: map[string]*huma.Response{"503": {Description: "Not ready"}}},
+		Tags: []string{"Health"}, Responses: map[string]*huma.Response{"503": {Description: "Not ready: the same document, status unready"}},
+		Metadata: map[string]any{outputOnStatusKey: []string{"503"}}},
 		access{public: true}, s.ready)
 }
 
