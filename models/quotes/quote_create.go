@@ -43,6 +43,11 @@ func (s *Store) CreateQuote(ctx context.Context, p *models.Principal, in QuoteIn
 			term = n
 		}
 	}
+	if months := qtCycleMonths(cycle); slices.Contains(models.BillingCycles, cycle) && months > term {
+		// A cycle longer than the contract would bill beyond it (a
+		// per-cycle total above the term's).
+		v.Add("billing_preferences.cycle", fmt.Sprintf("must not be longer than the term: a %s cycle is %d months, the term %d", cycle, months, term))
+	}
 	accountID := strings.TrimSpace(in.AccountID)
 	if accountID != "" {
 		v.Check(models.HasPrefix(accountID, models.PrefixAccount), "account_id", "must be a billing account id (acct_...)")
