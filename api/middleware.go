@@ -298,12 +298,13 @@ func credential(c *fiber.Ctx) (string, bool) {
 // and carry the rate-limit headers too.
 func (s *Server) authenticate(c *fiber.Ctx) error {
 	ip := s.setClientInfo(c)
-	if models.ErrorCode(earlyRefusal(c)) == models.CodePayloadTooLarge {
-		// Refused before any work (the body is not read, a signature not
-		// checked): counted against the address. Other early refusals (an
-		// unsupported API-Version, a NUL in the body) authenticate first, so
-		// that a credential's mistakes count against the credential, as
-		// every other refusal of its requests does.
+	if err := earlyRefusal(c); err != nil {
+		if models.ErrorCode(err) != models.CodePayloadTooLarge {
+			// An unsupported API-Version, a NUL in the body: counted against
+			// the credential, as its other refusals are. An oversized body
+			// is refused before any work, against the address.
+			s.attributeRefusal(c, ip)
+		}
 		return c.Next()
 	}
 	if strings.HasPrefix(c.Path(), "/oauth/") || strings.HasPrefix(c.Path(), "/saml/") {
@@ -353,6 +354,37 @@ func (s *Server) authenticate(c *fiber.Ctx) error {
 		s.audit(c.UserContext(), identity.AuditEvent{EventType: identity.AuditCredentialFails, Outcome: "failure", AuthenticationMethod: method, Reason: string(models.ErrorCode(err))})
 	}
 	return c.Next()
+}
+
+// attributeRefusal identifies the API key or access token of a request
+// refused early (see refuseEarly), so that rate limiting counts the refusal
+// against that credential: it sets the principal and nothing else. The
+// request is not served, so none of a served request's effects happen: no
+// signature is checked and no nonce spent, no stream token used, no usage
+// recorded, no failure audited. A credential it cannot identify leaves the
+// request anonymous (counted against the address).
+func (s *Server) attributeRefusal(c *fiber.Ctx, ip netip.Addr) {
+	if strings.HasPrefix(c.Path(), "/oauth/") || strings.HasPrefix(c.Path(), "/saml/") {
+		return // their clients are identified by oauthClientBudget
+	}
+	secret, present := credential(c)
+	if !present || secret == "" {
+		return
+	}
+	ctx := c.UserContext()
+	if strings.HasPrefix(secret, "sk_") {
+		// A signing key's requests are its own only once signed: unchecked,
+		// its refusals stay the address's.
+		if auth, err := s.identity.AuthenticateAPIKeyCached(ctx, s.keys, secret, ip); err == nil && auth.Key.SigningSecret == "" {
+			c.SetUserContext(models.WithPrincipal(ctx, auth.Principal))
+		}
+		return
+	}
+	if claims, err := s.tokens.Verify(ctx, secret); err == nil {
+		if p, err := s.tokens.Principal(ctx, claims); err == nil {
+			c.SetUserContext(models.WithPrincipal(ctx, p))
+		}
+	}
 }
 
 // setClientInfo records the caller's address and user agent in the

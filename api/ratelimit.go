@@ -233,10 +233,11 @@ func (s *Server) chargeMore(c *fiber.Ctx, units int, groups ...ratelimit.Group) 
 // secret (HTTP Basic or client_id and client_secret in the form) on a POST
 // to an OAuth client endpoint, with its organization's limits: such requests
 // count against the client, not against the address's anonymous budget.
-// Anything else (no or wrong credentials, public clients, early refusals)
-// is false.
+// Anything else (no or wrong credentials, public clients, an oversized
+// body, refused before it is read) is false; the other early refusals (an
+// unsupported API-Version) count against the client too.
 func (s *Server) oauthClientBudget(c *fiber.Ctx) (*identity.OAuthClient, models.RateLimits, bool) {
-	if c.Method() != fiber.MethodPost || !oauthClientEndpoints[c.Path()] || earlyRefusal(c) != nil {
+	if c.Method() != fiber.MethodPost || !oauthClientEndpoints[c.Path()] || models.ErrorCode(earlyRefusal(c)) == models.CodePayloadTooLarge {
 		return nil, models.RateLimits{}, false
 	}
 	id, secret := c.FormValue("client_id"), c.FormValue("client_secret")

@@ -52,6 +52,12 @@ func TestRequestSigningV2AndReplays(t *testing.T) {
 				wantError(401, "INVALID_SIGNATURE")
 			// A new nonce makes a new request.
 			h.do("POST", path, k.APIKey.Key, body, "X-Timestamp", ts, "X-Nonce", "n-2", "X-Signature", v2("n-2", "POST", path, body)).decode(201, nil)
+			// A request refused before it is served (an unsupported
+			// API-Version) spends no nonce: sent again with a served
+			// version, the same signature is accepted.
+			h.do("POST", path, k.APIKey.Key, body, "X-Timestamp", ts, "X-Nonce", "n-3", "X-Signature", v2("n-3", "POST", path, body), "API-Version", "9").
+				wantError(400, "UNSUPPORTED_API_VERSION")
+			h.do("POST", path, k.APIKey.Key, body, "X-Timestamp", ts, "X-Nonce", "n-3", "X-Signature", v2("n-3", "POST", path, body)).decode(201, nil)
 
 			// v1 still works, bare and with its marker, once per signature.
 			cat := "/v1/services/catalog"
