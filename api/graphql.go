@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"slices"
+	"strconv"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/danielgtaylor/huma/v2"
@@ -99,7 +100,7 @@ func (s *Server) registerGraphQL() {
 
 // graphQL prepares the query, charges its cost beyond the POST's, and runs it.
 func (s *Server) graphQL(ctx context.Context, graph *gql.Handler, in *GraphQLInput) (*GraphQLOutput, error) {
-	params := &graphql.RawParams{Query: in.Body.Query, OperationName: in.Body.OperationName, Variables: in.Body.Variables}
+	params := &graphql.RawParams{Query: in.Body.Query, OperationName: in.Body.OperationName, Variables: jsonNumbers(in.Body.Variables).(map[string]any)}
 	prepared, errs := graph.Prepare(ctx, params)
 	if errs != nil {
 		// GraphQL over HTTP with application/json: 200 for every well-formed
@@ -123,6 +124,30 @@ func (s *Server) graphQL(ctx context.Context, graph *gql.Handler, in *GraphQLInp
 	out.Body.Errors = s.graphQLErrors(resp.Errors)
 	out.Body.Extensions = &GraphQLExtensions{Cost: GraphQLCost{Complexity: prepared.Complexity, Units: units}}
 	return out, nil
+}
+
+// jsonNumbers returns v (decoded JSON) with its numbers as json.Number, the
+// form gqlgen's scalars read (as its own HTTP transport decodes them): a
+// float64 variable is no Int to gqlgen, which failed the field and left it
+// out of the query's complexity.
+func jsonNumbers(v any) any {
+	switch x := v.(type) {
+	case float64:
+		return json.Number(strconv.FormatFloat(x, 'f', -1, 64))
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = jsonNumbers(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = jsonNumbers(e)
+		}
+		return out
+	}
+	return v
 }
 
 // graphQLFieldGroup returns the endpoint group of a field that reads

@@ -273,6 +273,23 @@ func TestGraphQLErrorsAndLimits(t *testing.T) {
 			}
 		})
 	}
+	t.Run("Int variables", func(t *testing.T) {
+		// The docs' first example, with its variable: an Int, not an internal error.
+		res := h.gql(key, http.StatusOK, `query($n: Int) { services(first: $n) { edges { node { id name status } } } }`, map[string]any{"n": 5})
+		if len(res.Errors) > 0 || res.Data["services"] == nil {
+			t.Fatalf("answer %+v", res)
+		}
+		res = h.gql(key, http.StatusOK, `query($n: Int!) { services(first: $n) { totalCount } }`, map[string]any{"n": 0})
+		if codes := res.codes(); codes["services"] != "VALIDATION_ERROR" {
+			t.Fatalf("first: 0 as a variable: %v", codes)
+		}
+		// A variable counts in the complexity as the literal does.
+		res = h.gql(key, http.StatusOK, `query($a: Int, $b: Int) { services(first: $a) { edges { node { operations(first: $b) { id type status service { id name status } } } } } }`,
+			map[string]any{"a": 200, "b": 50})
+		if len(res.Errors) != 1 || res.Errors[0].Extensions["code"] != "QUERY_TOO_COMPLEX" || res.Data != nil {
+			t.Fatalf("answer %+v, want QUERY_TOO_COMPLEX", res)
+		}
+	})
 	t.Run("within the limits", func(t *testing.T) {
 		res := h.gql(key, http.StatusOK, `{ services(first: 20) { edges { node { operations(first: 5) { id service { id } } } } } }`, nil)
 		if len(res.Errors) > 0 {
