@@ -58,8 +58,10 @@ func (s *Server) refuseWhileClosing(c *fiber.Ctx) error {
 		return c.Next()
 	}
 	c.Context().SetConnectionClose()
-	if !s.drain.closing.Load() || c.Path() == "/healthz" {
-		return c.Next() // liveness holds until the process exits
+	if !s.drain.closing.Load() || c.Path() == "/healthz" || c.Path() == "/readyz" {
+		// Liveness holds until the process exits; readiness answers its own
+		// document (unready) to the end, as /openapi.json describes it.
+		return c.Next()
 	}
 	return models.Errorf(models.CodeDependencyUnavailable, "this API instance is shutting down; retry the request").
 		WithDetail("reason", "shutting_down").WithDetail("retry_after", drainRetryAfter)

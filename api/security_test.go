@@ -453,6 +453,9 @@ func TestCustomerCredentialsHoldNoStaffPermissions(t *testing.T) {
 		decode(http.StatusCreated, &c)
 	h.do("PATCH", "/v1/auth/clients/"+c.Client.ClientID, a.liveKey, map[string]any{"scopes": []string{"services.read", "billing.admin"}}).
 		wantError(http.StatusBadRequest, "VALIDATION_ERROR")
+	// Nor does a provider administrator give them to a customer's client.
+	h.do("PATCH", "/v1/auth/clients/"+c.Client.ClientID, h.adminKey, map[string]any{"scopes": []string{"services.read", "support.admin"}}).
+		wantError(http.StatusBadRequest, "VALIDATION_ERROR")
 	var k keyAnswer
 	h.do("POST", "/v1/auth/api-keys", h.adminKey, map[string]any{"name": "billing staff", "role": "agent", "permissions": []string{"billing:admin"}}).
 		decode(http.StatusCreated, &k)

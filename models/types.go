@@ -1,6 +1,7 @@
 package models
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -69,6 +70,9 @@ func ParseMoney(s string) (Money, error) {
 		frac += "0"
 	}
 	w, err := strconv.ParseUint(whole, 10, 64)
+	if errors.Is(err, strconv.ErrRange) {
+		return 0, fmt.Errorf("an amount must be at most 92233720368547758.07 in magnitude")
+	}
 	if err != nil {
 		return 0, fmt.Errorf("invalid amount")
 	}

@@ -323,10 +323,19 @@ func (s *Store) AllocateNumbers(ctx context.Context, scope models.Scope, req All
 				}
 			}
 			if len(todo) > 0 {
-				if err := s.CheckNumbersAvailable(ctx, scope, typ, areaCode, len(slots)); err != nil {
+				// Why, with the alternatives: read on the transaction's own
+				// connection (a transaction never waits for a second one).
+				bound := NewStore(s.Bound(tx))
+				if err := bound.CheckNumbersAvailable(ctx, scope, typ, areaCode, len(slots)); err != nil {
 					return err
 				}
-				return models.Errorf(models.CodeUnavailableAtLocation, "not enough %s numbers are left", typ).WithDetail("number_type", typ).WithDetail("area_code", areaCode)
+				location := map[string]string{}
+				if typ == "local" {
+					location["area_code"] = areaCode
+				}
+				return models.Errorf(models.CodeUnavailableAtLocation, "not enough %s numbers are left", typ).
+					WithDetail("service_type", typ+"_numbers").WithDetail("location", location).WithDetail("alternatives", []Alternative{}).
+					WithDetail("number_type", typ).WithDetail("area_code", areaCode)
 			}
 			for _, sl := range slots {
 				out = append(out, have[sl])

@@ -133,11 +133,12 @@ func scopePermissions(scopes []string) []string {
 	return perms
 }
 
-// checkStaffScopes refuses, unless p is provider staff, scopes of the
-// permissions only staff hold (models.StaffPermission): a customer's client
-// never holds them. Errors: VALIDATION_ERROR naming scopes[i].
-func checkStaffScopes(p *models.Principal, scopes []string) error {
-	if p.IsStaff() {
+// checkStaffScopes refuses, for a client of an organization other than the
+// provider's (provider false), scopes of the permissions only staff hold
+// (models.StaffPermission): a customer's client never holds them, whoever
+// registers or changes it. Errors: VALIDATION_ERROR naming scopes[i].
+func checkStaffScopes(provider bool, scopes []string) error {
+	if provider {
 		return nil
 	}
 	var v models.Validator
@@ -178,7 +179,8 @@ func (s *Store) CreateOAuthClient(ctx context.Context, p *models.Principal, in O
 	if err := validateClient(&in); err != nil {
 		return nil, "", err
 	}
-	if err := checkStaffScopes(p, in.Scopes); err != nil {
+	// The client is the caller's organization's; staff are the provider's.
+	if err := checkStaffScopes(p.IsStaff(), in.Scopes); err != nil {
 		return nil, "", err
 	}
 	if !p.CanGrant(scopePermissions(in.Scopes)) {
@@ -288,7 +290,12 @@ func (s *Store) UpdateOAuthClient(ctx context.Context, p *models.Principal, id s
 		if err := validateClient(&next); err != nil {
 			return err
 		}
-		if err := checkStaffScopes(p, next.Scopes); err != nil {
+		var provider bool
+		if err := models.Scoped(ctx, tx, models.SystemScope()).Model(&models.Organization{}).Select("provider").
+			Where("id = ?", c.OrganizationID).Scan(&provider).Error; err != nil {
+			return models.DBErr(err)
+		}
+		if err := checkStaffScopes(provider, next.Scopes); err != nil {
 			return err
 		}
 		if !p.CanGrant(scopePermissions(next.Scopes)) {

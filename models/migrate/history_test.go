@@ -94,6 +94,11 @@ func TestUpgradeFromTheFirstMigration(t *testing.T) {
 			[]any{"org_victim", "Victim", "business", "CUST-V", false, now, now}},
 		{"INSERT INTO api_keys (id, organization_id, environment, name, display_prefix, hash, role, permissions, requests_per_minute, burst_limit, usage_count, created_by, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 			[]any{"ak_cross", "org_victim", "live", "Minted across", "sk_live_cd", "h-cross", "customer", `["*"]`, 0, 0, 0, "usr_old_admin", now, now}},
+		// One the victim already revoked, and a key it had minted before.
+		{"INSERT INTO api_keys (id, organization_id, environment, name, display_prefix, hash, role, permissions, requests_per_minute, burst_limit, usage_count, created_by, revoked_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+			[]any{"ak_cross_revoked", "org_victim", "live", "Revoked", "sk_live_kl", "h-cross-revoked", "customer", `["*"]`, 0, 0, 0, "usr_old_admin", now, now, now}},
+		{"INSERT INTO api_keys (id, organization_id, environment, name, display_prefix, hash, role, permissions, requests_per_minute, burst_limit, usage_count, created_by, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+			[]any{"ak_chain_of_revoked", "org_victim", "live", "Minted by the revoked", "sk_live_mn", "h-chain-revoked", "customer", `["*"]`, 0, 0, 0, "ak_cross_revoked", now, now}},
 		{"INSERT INTO api_keys (id, organization_id, environment, name, display_prefix, hash, role, permissions, requests_per_minute, burst_limit, usage_count, created_by, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 			[]any{"ak_chain", "org_victim", "live", "Minted by it", "sk_live_ef", "h-chain", "customer", `["*"]`, 0, 0, 0, "ak_cross", now, now}},
 		{"INSERT INTO api_keys (id, organization_id, environment, name, display_prefix, hash, role, permissions, requests_per_minute, burst_limit, usage_count, created_by, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -161,7 +166,8 @@ func TestUpgradeFromTheFirstMigration(t *testing.T) {
 		key.Hash != "h-old" || key.UsageCount != 7 {
 		t.Fatalf("API key after the upgrade: %+v %v", key, err)
 	}
-	for id, revoked := range map[string]bool{"ak_cross": true, "ak_chain": true, "ak_own": false, "ak_staff": false, "ak_old": false} {
+	for id, revoked := range map[string]bool{"ak_cross": true, "ak_chain": true, "ak_cross_revoked": true, "ak_chain_of_revoked": true,
+		"ak_own": false, "ak_staff": false, "ak_old": false} {
 		var n int64
 		if err := sys.Raw("SELECT COUNT(*) FROM api_keys WHERE id = ? AND revoked_at IS NOT NULL", id).Scan(&n).Error; err != nil || (n == 1) != revoked {
 			t.Fatalf("%s after the upgrade: revoked %v %v, want %v", id, n == 1, err, revoked)

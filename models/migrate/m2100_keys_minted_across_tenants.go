@@ -16,18 +16,38 @@ import (
 // rollback leaves the keys revoked (they were never valid).
 
 // migrateKeysMintedAcrossTenants revokes the keys a customer organization's
-// user minted in another organization, then, until none is left, the keys
-// minted by a key this migration revoked.
+// user minted in another organization, then the keys minted by those keys,
+// generation by generation (through keys already revoked too: a tenant that
+// revoked the outsider's key did not revoke what that key had minted).
 func migrateKeysMintedAcrossTenants(tx *gorm.DB) error {
 	now := time.Now().UTC().Truncate(time.Microsecond)
-	res := tx.Exec("UPDATE api_keys SET revoked_at = ?, updated_at = ? WHERE revoked_at IS NULL AND created_by IN "+
+	var ids []string
+	if err := tx.Raw("SELECT id FROM api_keys WHERE created_by IN "+
 		"(SELECT u.id FROM users u JOIN organizations o ON o.id = u.organization_id WHERE o.provider = ? AND u.organization_id <> api_keys.organization_id)",
-		now, now, false)
-	for res.Error == nil && res.RowsAffected > 0 {
-		res = tx.Exec("UPDATE api_keys SET revoked_at = ?, updated_at = ? WHERE revoked_at IS NULL AND created_by IN "+
-			"(SELECT k.id FROM api_keys k WHERE k.revoked_at = ?)", now, now, now)
+		false).Scan(&ids).Error; err != nil {
+		return err
 	}
-	return res.Error
+	seen := map[string]bool{}
+	for len(ids) > 0 {
+		var next []string
+		for _, id := range ids {
+			if !seen[id] {
+				seen[id] = true
+				next = append(next, id)
+			}
+		}
+		if len(next) == 0 {
+			break
+		}
+		if err := tx.Exec("UPDATE api_keys SET revoked_at = ?, updated_at = ? WHERE revoked_at IS NULL AND id IN ?", now, now, next).Error; err != nil {
+			return err
+		}
+		ids = nil
+		if err := tx.Raw("SELECT id FROM api_keys WHERE created_by IN ?", next).Scan(&ids).Error; err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // rollbackKeysMintedAcrossTenants leaves the keys revoked.

@@ -32,18 +32,20 @@ func (s *Store) CreateQuote(ctx context.Context, p *models.Principal, in QuoteIn
 	v.Check(len(in.Services) >= 1 && len(in.Services) <= 50, "services", "must list 1 to 50 services")
 	cycle := services.OrDefault(strings.TrimSpace(in.Cycle), "monthly")
 	v.Check(slices.Contains(models.BillingCycles, cycle), "billing_preferences.cycle", "must be monthly, quarterly or annual")
-	term := 1
+	term, termOK := 1, true
 	if t := strings.TrimSpace(in.Term); t != "" {
 		m := qtTermPattern.FindStringSubmatch(t)
 		if m == nil {
 			v.Add("billing_preferences.term", "must be <n>_months with n from 1 to 60, e.g. 36_months")
+			termOK = false
 		} else if n, _ := strconv.Atoi(m[1]); n > 60 {
 			v.Add("billing_preferences.term", "must be at most 60_months")
+			termOK = false
 		} else {
 			term = n
 		}
 	}
-	if months := qtCycleMonths(cycle); slices.Contains(models.BillingCycles, cycle) && months > term {
+	if months := qtCycleMonths(cycle); termOK && slices.Contains(models.BillingCycles, cycle) && months > term {
 		// A cycle longer than the contract would bill beyond it (a
 		// per-cycle total above the term's).
 		v.Add("billing_preferences.cycle", fmt.Sprintf("must not be longer than the term: a %s cycle is %d months, the term %d", cycle, months, term))
