@@ -137,17 +137,20 @@ func TestQuotes(t *testing.T) {
 			code   string
 			field  string
 		}{
-			"no services":       {map[string]any{"services": []any{}}, 400, "VALIDATION_ERROR", "services"},
-			"unknown type":      {map[string]any{"services": []any{map[string]any{"type": "dialup"}}}, 400, "VALIDATION_ERROR", "services[0].type"},
-			"bad bandwidth":     {map[string]any{"services": []any{map[string]any{"type": "fiber_business", "bandwidth": "1Gbps"}}}, 400, "VALIDATION_ERROR", "services[0].bandwidth"},
-			"bad term":          {map[string]any{"services": []any{map[string]any{"type": "internet"}}, "billing_preferences": map[string]any{"term": "3_years"}}, 400, "VALIDATION_ERROR", "billing_preferences.term"},
-			"bad cycle":         {map[string]any{"services": []any{map[string]any{"type": "internet"}}, "billing_preferences": map[string]any{"cycle": "weekly"}}, 400, "VALIDATION_ERROR", "billing_preferences.cycle"},
-			"cycle beyond term": {map[string]any{"services": []any{map[string]any{"type": "internet"}}, "billing_preferences": map[string]any{"cycle": "annual", "term": "6_months"}}, 400, "VALIDATION_ERROR", "billing_preferences.cycle"},
-			"unknown field":     {map[string]any{"services": []any{map[string]any{"type": "cloud_platform", "colour": "blue"}}}, 400, "VALIDATION_ERROR", "services[0]"},
-			"bad location":      {map[string]any{"services": []any{map[string]any{"type": "internet", "location": "somewhere"}}}, 400, "VALIDATION_ERROR", "services[0].location"},
-			"second item bad":   {map[string]any{"services": []any{map[string]any{"type": "internet"}, map[string]any{"type": "phone_system", "users": -1}}}, 400, "VALIDATION_ERROR", "services[1].users"},
-			"outside the area":  {map[string]any{"services": []any{map[string]any{"type": "internet", "location": "9 Nowhere Rd, Austin, TX 78799"}}}, 422, "LOCATION_NOT_SERVICEABLE", ""},
-			"not at location":   {map[string]any{"services": []any{map[string]any{"type": "fiber_dedicated", "location": "loc_denver_lincoln"}}}, 422, "SERVICE_UNAVAILABLE_AT_LOCATION", ""},
+			"no services":            {map[string]any{"services": []any{}}, 400, "VALIDATION_ERROR", "services"},
+			"unknown type":           {map[string]any{"services": []any{map[string]any{"type": "dialup"}}}, 400, "VALIDATION_ERROR", "services[0].type"},
+			"bad bandwidth":          {map[string]any{"services": []any{map[string]any{"type": "fiber_business", "bandwidth": "1Gbps"}}}, 400, "VALIDATION_ERROR", "services[0].bandwidth"},
+			"bad term":               {map[string]any{"services": []any{map[string]any{"type": "internet"}}, "billing_preferences": map[string]any{"term": "3_years"}}, 400, "VALIDATION_ERROR", "billing_preferences.term"},
+			"bad cycle":              {map[string]any{"services": []any{map[string]any{"type": "internet"}}, "billing_preferences": map[string]any{"cycle": "weekly"}}, 400, "VALIDATION_ERROR", "billing_preferences.cycle"},
+			"several internet units": {map[string]any{"services": []any{map[string]any{"type": "fiber_dedicated", "quantity": 5}}}, 400, "VALIDATION_ERROR", "services[0].quantity"},
+			"several SOCs":           {map[string]any{"services": []any{map[string]any{"type": "managed_security", "quantity": 3}}}, 400, "VALIDATION_ERROR", "services[0].quantity"},
+			"AI by quantity":         {map[string]any{"services": []any{map[string]any{"type": "ai_platform", "quantity": 3}}}, 400, "VALIDATION_ERROR", "services[0].quantity"},
+			"cycle beyond term":      {map[string]any{"services": []any{map[string]any{"type": "internet"}}, "billing_preferences": map[string]any{"cycle": "annual", "term": "6_months"}}, 400, "VALIDATION_ERROR", "billing_preferences.cycle"},
+			"unknown field":          {map[string]any{"services": []any{map[string]any{"type": "cloud_platform", "colour": "blue"}}}, 400, "VALIDATION_ERROR", "services[0]"},
+			"bad location":           {map[string]any{"services": []any{map[string]any{"type": "internet", "location": "somewhere"}}}, 400, "VALIDATION_ERROR", "services[0].location"},
+			"second item bad":        {map[string]any{"services": []any{map[string]any{"type": "internet"}, map[string]any{"type": "phone_system", "users": -1}}}, 400, "VALIDATION_ERROR", "services[1].users"},
+			"outside the area":       {map[string]any{"services": []any{map[string]any{"type": "internet", "location": "9 Nowhere Rd, Austin, TX 78799"}}}, 422, "LOCATION_NOT_SERVICEABLE", ""},
+			"not at location":        {map[string]any{"services": []any{map[string]any{"type": "fiber_dedicated", "location": "loc_denver_lincoln"}}}, 422, "SERVICE_UNAVAILABLE_AT_LOCATION", ""},
 		} {
 			t.Run(name, func(t *testing.T) {
 				e := h.do("POST", "/v1/services/quotes", a.liveKey, tc.body).wantError(tc.status, tc.code)

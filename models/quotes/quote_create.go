@@ -118,6 +118,14 @@ func (s *Store) quoteItem(ctx context.Context, scope models.Scope, field string,
 	if quantity > 0 && (o.Kind == services.KindPhoneSystem || o.Kind == services.KindContactCenter) {
 		return nil, models.Invalid(models.FieldIssue{Field: "quantity", Issue: "give users (or agent_count) instead"})
 	}
+	switch {
+	case quantity > 1 && (o.Kind == catalog.KindInternet || o.Kind == services.KindManagedSecurity):
+		// One unit per service (docs/services.md): a quantity would price
+		// several where one is delivered.
+		return nil, models.Invalid(models.FieldIssue{Field: "quantity", Issue: "a " + o.Kind + " service is one unit: quote one item per service"})
+	case quantity > 0 && o.Kind == services.KindAIPlatform:
+		return nil, models.Invalid(models.FieldIssue{Field: "quantity", Issue: "give models instead: an AI platform is priced by its models"})
+	}
 	if quantity > 0 {
 		o.Quantity = quantity
 	}
