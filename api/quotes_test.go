@@ -142,6 +142,8 @@ func TestQuotes(t *testing.T) {
 			"bad bandwidth":          {map[string]any{"services": []any{map[string]any{"type": "fiber_business", "bandwidth": "1Gbps"}}}, 400, "VALIDATION_ERROR", "services[0].bandwidth"},
 			"bad term":               {map[string]any{"services": []any{map[string]any{"type": "internet"}}, "billing_preferences": map[string]any{"term": "3_years"}}, 400, "VALIDATION_ERROR", "billing_preferences.term"},
 			"bad cycle":              {map[string]any{"services": []any{map[string]any{"type": "internet"}}, "billing_preferences": map[string]any{"cycle": "weekly"}}, 400, "VALIDATION_ERROR", "billing_preferences.cycle"},
+			"no users":               {map[string]any{"services": []any{map[string]any{"type": "phone_system", "users": 0}}}, 400, "VALIDATION_ERROR", "services[0].users"},
+			"no agents":              {map[string]any{"services": []any{map[string]any{"type": "contact_center", "users": 0}}}, 400, "VALIDATION_ERROR", "services[0].users"},
 			"several internet units": {map[string]any{"services": []any{map[string]any{"type": "fiber_dedicated", "quantity": 5}}}, 400, "VALIDATION_ERROR", "services[0].quantity"},
 			"several SOCs":           {map[string]any{"services": []any{map[string]any{"type": "managed_security", "quantity": 3}}}, 400, "VALIDATION_ERROR", "services[0].quantity"},
 			"AI by quantity":         {map[string]any{"services": []any{map[string]any{"type": "ai_platform", "quantity": 3}}}, 400, "VALIDATION_ERROR", "services[0].quantity"},

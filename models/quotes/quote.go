@@ -166,6 +166,13 @@ func (s *Store) quoteItemBody(ctx context.Context, env models.Environment, field
 		features = services.CheckList(&v, field+".features", features, prof.Features, 0, 20)
 		delete(spec, "features")
 	}
+	for _, key := range []string{"users", "agent_count"} {
+		// Given, a count is checked as when ordering; only a missing one is
+		// priced at its default (0 is no default: it is refused).
+		if n, isNum := spec[key].(float64); isNum && n < 1 {
+			v.Add(field+"."+key, "must be at least 1")
+		}
+	}
 	if users, has := spec["users"]; has && kind == services.KindContactCenter {
 		spec["agent_count"] = users
 		delete(spec, "users")
