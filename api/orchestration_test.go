@@ -182,10 +182,12 @@ func TestOrchestrationWorkflows(t *testing.T) {
 			{"no steps", map[string]any{"name": "x"}, "steps"},
 			{"a bad parameter", stepsWith(map[string]any{"order": 1, "action": "wait", "parameters": map[string]any{"duration": "forever"}}), "steps[0].parameters.duration"},
 			{"another tenant's service", stepsWith(map[string]any{"order": 1, "action": "suspend_service", "parameters": map[string]any{"service_id": svc}}), "steps[0].parameters.service_id"},
+			{"another tenant's service to notify about", stepsWith(map[string]any{"order": 1, "action": "notify",
+				"parameters": map[string]any{"event": "service.modified", "message": "hi", "service_id": svc}}), "steps[0].parameters.service_id"},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				key := a.liveKey
-				if tc.name == "another tenant's service" {
+				if strings.HasPrefix(tc.name, "another tenant's service") {
 					key = b.liveKey
 				}
 				e := h.do("POST", "/v1/services/orchestration/workflows", key, tc.body).wantError(400, "VALIDATION_ERROR")

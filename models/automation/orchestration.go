@@ -409,6 +409,20 @@ func (s *Store) ValidateOrchestration(ctx context.Context, p *models.Principal, 
 	return def, nil
 }
 
+// knownService reports whether the step's literal service_id names a
+// service p may see, adding the issue to v when it does not (another
+// tenant's service is unknown). Errors: the database's.
+func (s *Store) knownService(ctx context.Context, p *models.Principal, v *models.Validator, f, id string) (bool, error) {
+	if _, err := s.services.ServiceIn(ctx, p.Scope(), id); err != nil {
+		if models.ErrorCode(err) != models.CodeNotFound {
+			return false, err
+		}
+		v.Add(f+".service_id", fmt.Sprintf("no service %q", id))
+		return false, nil
+	}
+	return true, nil
+}
+
 // checkStepParameters records the issues of one step's parameters under
 // field f. Values holding references are checked when the step runs.
 func (s *Store) checkStepParameters(ctx context.Context, p *models.Principal, v *models.Validator, f string, st OrchestrationStep) error {
@@ -470,13 +484,11 @@ func (s *Store) checkStepParameters(ctx context.Context, p *models.Principal, v 
 	case ActionModifyService, ActionScaleService, ActionSuspendService, ActionResumeService:
 		id, literal := str("service_id")
 		if literal {
-			if _, err := s.services.ServiceIn(ctx, p.Scope(), id); err != nil {
-				if models.ErrorCode(err) != models.CodeNotFound {
-					return err
-				}
-				v.Add(f+".service_id", fmt.Sprintf("no service %q", id))
-				literal = false
+			known, err := s.knownService(ctx, p, v, f, id)
+			if err != nil {
+				return err
 			}
+			literal = known
 		}
 		if st.Action != ActionModifyService && st.Action != ActionScaleService {
 			break
@@ -524,6 +536,11 @@ func (s *Store) checkStepParameters(ctx context.Context, p *models.Principal, v 
 			v.Check(issue == "", f+".bandwidth", issue)
 		}
 	case ActionNotify:
+		if id, literal := str("service_id"); literal && id != "" {
+			if _, err := s.knownService(ctx, p, v, f, id); err != nil {
+				return err
+			}
+		}
 		if e, ok := str("event"); ok {
 			v.Check(slices.Contains(notifyEvents(), e), f+".event", "must be one of "+strings.Join(notifyEvents(), ", "))
 		}
