@@ -12,6 +12,8 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/operations"
+	"github.com/telcoplatform/platform/models/services"
 	"github.com/telcoplatform/platform/workflows"
 )
 
@@ -189,6 +191,20 @@ func TestQuotes(t *testing.T) {
 		h.do("GET", "/v1/services/quotes/"+qq.ID, a.liveKey, nil).decode(200, &got)
 		if got.Quote.Status != "ordered" || got.Quote.Services[0].ServiceID != acc.ServiceID {
 			t.Fatalf("quote %+v", got.Quote)
+		}
+		h.do("POST", "/v1/services/provision", a.liveKey, map[string]any{"quote_id": qq.ID, "quote_item": 0}).wantError(409, "INVALID_STATE_TRANSITION")
+		// Ordered, but that service's provisioning failed: it may be ordered again.
+		sys := h.store.In(context.Background(), models.SystemScope())
+		if err := sys.Model(&operations.Operation{}).Where("id = ?", acc.RequestID).Update("status", operations.OpFailed).Error; err != nil {
+			t.Fatal(err)
+		}
+		if err := sys.Model(&services.Service{}).Where("id = ?", acc.ServiceID).Update("status", services.ServiceFailed).Error; err != nil {
+			t.Fatal(err)
+		}
+		var again operationDoc
+		h.do("POST", "/v1/services/provision", a.liveKey, map[string]any{"quote_id": qq.ID, "quote_item": 0}).decode(202, &again)
+		if again.RequestID == acc.RequestID {
+			t.Fatalf("the failed order answered again: %+v", again)
 		}
 		h.do("POST", "/v1/services/provision", a.liveKey, map[string]any{"quote_id": qq.ID, "quote_item": 0}).wantError(409, "INVALID_STATE_TRANSITION")
 

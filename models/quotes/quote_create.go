@@ -187,8 +187,9 @@ type QuoteOrderInput struct {
 // not expired, the item exists and is complete, and was not ordered
 // already (unless that order failed); then the item is validated as its
 // kind's create body, with the quote's account and at the quote's prices.
-// Errors: VALIDATION_ERROR, INVALID_STATE_TRANSITION (quote expired or
-// ordered), SERVICE_CONFLICT (item already ordered), and PrepareServiceOrder's.
+// Errors: VALIDATION_ERROR, INVALID_STATE_TRANSITION (quote expired, or
+// ordered and the item's provisioning did not fail), SERVICE_CONFLICT (item
+// already ordered), and PrepareServiceOrder's.
 func (s *Store) PrepareQuoteOrder(ctx context.Context, p *models.Principal, in QuoteOrderInput) (*services.ProvisioningOrder, models.Scope, error) {
 	q, err := s.GetQuote(ctx, p, strings.TrimSpace(in.QuoteID))
 	if models.ErrorCode(err) == models.CodeNotFound {
@@ -197,9 +198,16 @@ func (s *Store) PrepareQuoteOrder(ctx context.Context, p *models.Principal, in Q
 	if err != nil {
 		return nil, models.Scope{}, err
 	}
-	if st := q.StatusAt(s.Now()); st != QuoteOpen {
-		return nil, models.Scope{}, models.Errorf(models.CodeInvalidStateTransition, "quote %s is %s; request a new quote", q.ID, st).WithDetail("status", st).
+	refused := func(st string) error {
+		return models.Errorf(models.CodeInvalidStateTransition, "quote %s is %s; request a new quote", q.ID, st).WithDetail("status", st).
 			WithDetail("expires_at", models.Timestamp(q.ExpiresAt))
+	}
+	now := s.Now()
+	if !now.Before(q.ExpiresAt) {
+		return nil, models.Scope{}, refused(QuoteExpired)
+	}
+	if st := q.StatusAt(now); st != QuoteOpen && st != QuoteOrdered {
+		return nil, models.Scope{}, refused(st)
 	}
 	idx := 0
 	switch {
@@ -214,6 +222,11 @@ func (s *Store) PrepareQuoteOrder(ctx context.Context, p *models.Principal, in Q
 	item := q.Items[idx]
 	scope := models.TenantScope(q.OrganizationID, q.Environment)
 	if err := s.checkQuoteItemFree(ctx, scope, q, idx); err != nil {
+		if q.Status == QuoteOrdered {
+			// Every service ordered: only one whose provisioning failed may
+			// be ordered again (while the prices hold).
+			return nil, models.Scope{}, refused(QuoteOrdered)
+		}
 		return nil, models.Scope{}, err
 	}
 	if len(item.Missing) > 0 {
