@@ -183,7 +183,8 @@ func TestPayAnswersEachOutcome(t *testing.T) {
 		t.Fatalf("partial %+v %+v %v", pay, inv, err)
 	}
 	other := &models.Principal{OrganizationID: "org_other", Environment: models.EnvLive, Role: models.RoleCustomer, Permissions: []string{"*"}}
-	if _, _, err := proc.Pay(ctx, other, payments.PayInput{InvoiceID: f.inv.ID, Amount: 1, PaymentMethod: card(payments.TokenVisa)}); models.ErrorCode(err) != models.CodeNotFound {
+	// Another tenant's invoice is a bad reference in the body, as a made-up one is.
+	if _, _, err := proc.Pay(ctx, other, payments.PayInput{InvoiceID: f.inv.ID, Amount: 1, PaymentMethod: card(payments.TokenVisa)}); models.ErrorCode(err) != models.CodeValidation {
 		t.Fatalf("another tenant: %v", err)
 	}
 }
