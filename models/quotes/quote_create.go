@@ -222,7 +222,7 @@ func (s *Store) PrepareQuoteOrder(ctx context.Context, p *models.Principal, in Q
 	item := q.Items[idx]
 	scope := models.TenantScope(q.OrganizationID, q.Environment)
 	if err := s.checkQuoteItemFree(ctx, scope, q, idx); err != nil {
-		if q.Status == QuoteOrdered {
+		if q.Status == QuoteOrdered && models.ErrorCode(err) == models.CodeServiceConflict {
 			// Every service ordered: only one whose provisioning failed may
 			// be ordered again (while the prices hold).
 			return nil, models.Scope{}, refused(QuoteOrdered)
