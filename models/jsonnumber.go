@@ -14,7 +14,7 @@ import (
 // json.Number, so that a document read back encodes exactly as it was
 // written. A map of the event log keeps money as it was stored (0.30, not
 // 0.3) for the webhooks, streams and event lists that send it on. Readers
-// of such a map take numbers with NumberAsInt or NumberAsFloat.
+// of such a map take numbers with NumberAsInt.
 type JSONNumberSerializer struct{}
 
 // Scan decodes the column's JSON into the field, numbers as json.Number.
@@ -68,23 +68,6 @@ func NumberAsInt(v any) (int, bool) {
 		if f, err := n.Float64(); err == nil {
 			return int(f), true
 		}
-	}
-	return 0, false
-}
-
-// NumberAsFloat returns a number of a decoded JSON document (float64, int
-// or json.Number) as a float64, and whether v was one.
-func NumberAsFloat(v any) (float64, bool) {
-	switch n := v.(type) {
-	case float64:
-		return n, true
-	case int:
-		return float64(n), true
-	case int64:
-		return float64(n), true
-	case json.Number:
-		f, err := n.Float64()
-		return f, err == nil
 	}
 	return 0, false
 }

@@ -77,10 +77,14 @@ func (s *Store) ComputeAlternatives(ctx context.Context, scope models.Scope, poo
 		if r == region {
 			continue
 		}
-		if _, err := s.Capacity(ctx, scope.Environment, r, pool); models.ErrorCode(err) == models.CodeNotFound {
+		c, err := s.Capacity(ctx, scope.Environment, r, pool)
+		if models.ErrorCode(err) == models.CodeNotFound {
 			continue // the region has no such pool
 		}
-		left, err := s.AvailableUnits(ctx, scope, r, pool)
+		if err != nil {
+			return nil, err
+		}
+		left, err := s.availableOf(ctx, scope, c)
 		if err != nil {
 			return nil, err
 		}
@@ -204,10 +208,8 @@ func (s *Store) CheckNumbersAvailable(ctx context.Context, scope models.Scope, t
 		return nil
 	}
 	what := "toll-free numbers"
-	location := map[string]string{}
 	if typ == "local" {
 		what = "local numbers in area code " + areaCode
-		location["area_code"] = areaCode
 	}
 	e := models.Errorf(models.CodeUnavailableAtLocation, "%d %s requested; %d available", qty, what, left)
 	if len(blocks) == 0 {
@@ -233,8 +235,22 @@ func (s *Store) CheckNumbersAvailable(ctx context.Context, scope models.Scope, t
 			alts = append(alts, Alternative{ServiceType: typ + "_numbers", Available: free >= qty, AreaCode: code, Free: &free})
 		}
 	}
+	return numbersUnavailable(e, typ, areaCode, alts).WithDetail("requested", qty).WithDetail("available", left)
+}
+
+// numbersUnavailable gives e, a SERVICE_UNAVAILABLE_AT_LOCATION for numbers
+// of typ (in areaCode), spec 7's details (service_type, location,
+// alternatives) and its own (number_type, area_code).
+func numbersUnavailable(e *models.Error, typ, areaCode string, alts []Alternative) *models.Error {
+	location := map[string]string{}
+	if typ == "local" {
+		location["area_code"] = areaCode
+	}
+	if alts == nil {
+		alts = []Alternative{}
+	}
 	return e.WithDetail("service_type", typ+"_numbers").WithDetail("location", location).WithDetail("alternatives", alts).
-		WithDetail("number_type", typ).WithDetail("area_code", areaCode).WithDetail("requested", qty).WithDetail("available", left)
+		WithDetail("number_type", typ).WithDetail("area_code", areaCode)
 }
 
 // numbersFree counts the numbers of the blocks that no allocation holds,
@@ -329,13 +345,7 @@ func (s *Store) AllocateNumbers(ctx context.Context, scope models.Scope, req All
 				if err := bound.CheckNumbersAvailable(ctx, scope, typ, areaCode, len(slots)); err != nil {
 					return err
 				}
-				location := map[string]string{}
-				if typ == "local" {
-					location["area_code"] = areaCode
-				}
-				return models.Errorf(models.CodeUnavailableAtLocation, "not enough %s numbers are left", typ).
-					WithDetail("service_type", typ+"_numbers").WithDetail("location", location).WithDetail("alternatives", []Alternative{}).
-					WithDetail("number_type", typ).WithDetail("area_code", areaCode)
+				return numbersUnavailable(models.Errorf(models.CodeUnavailableAtLocation, "not enough %s numbers are left", typ), typ, areaCode, nil)
 			}
 			for _, sl := range slots {
 				out = append(out, have[sl])
