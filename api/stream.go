@@ -272,7 +272,7 @@ func (s *Server) runEventStream(ctx context.Context, st *eventStream, sink strea
 		if s.endedByContext(ctx, sink) {
 			return
 		}
-		if errors.Is(err, errSlowWrite) {
+		if errors.Is(err, errSlowWrite) || st.sub.fellBehind() {
 			s.metrics.StreamDisconnected("slow_consumer")
 		}
 	}
@@ -411,7 +411,7 @@ func (f *operationFollower) poll(ctx context.Context, sink streamSink) error {
 			sent = &sentOperation{}
 			f.sent[id] = sent
 		}
-		snap, err := f.s.operations.OperationSnapshot(ctx, f.p, id, sent.snap)
+		snap, err := f.s.operations.OperationSnapshot(ctx, f.p, id, sent.snap, models.RowVersion{})
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err() // the stream ends (a shutdown): the operation is not gone

@@ -270,3 +270,14 @@ func AnnounceEvents(ctx context.Context, rdb redis.UniversalClient, evs []eventl
 	_, err := pipe.Exec(ctx)
 	return err
 }
+
+// fellBehind reports whether the subscription's buffer overflowed after
+// catch-up (slow is closed).
+func (sub *hubSub) fellBehind() bool {
+	select {
+	case <-sub.slow:
+		return true
+	default:
+		return false
+	}
+}

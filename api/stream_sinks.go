@@ -20,31 +20,56 @@ type sseSink struct {
 	w       *bufio.Writer
 	conn    net.Conn // nil in tests without a connection
 	timeout time.Duration
+	// deadline is when the message being written must be out: the
+	// connection's write deadline, set before each message.
+	deadline time.Time
 }
 
-// flush writes what is buffered within the write timeout.
-func (k *sseSink) flush() error {
+// begin starts a message: it has the write timeout from now, including
+// the writes that pass the buffer before the flush.
+func (k *sseSink) begin() {
 	if k.conn != nil {
-		_ = k.conn.SetWriteDeadline(time.Now().Add(k.timeout))
+		k.deadline = time.Now().Add(k.timeout)
+		_ = k.conn.SetWriteDeadline(k.deadline)
 	}
-	return writeErr(k.w.Flush())
+}
+
+// err maps a failed write of the message to errSlowWrite when it timed
+// out, or failed once its deadline had passed: the body goes through a
+// pipe to the goroutine that writes the connection, whose timed-out write
+// closes the pipe, so this side sees the pipe closed, not a timeout.
+func (k *sseSink) err(err error) error {
+	if err == nil {
+		return nil
+	}
+	if k.conn != nil && !time.Now().Before(k.deadline) {
+		return errSlowWrite
+	}
+	return writeErr(err)
+}
+
+// flush writes what is buffered.
+func (k *sseSink) flush() error {
+	return k.err(k.w.Flush())
 }
 
 func (k *sseSink) event(id, name string, payload []byte) error {
+	k.begin()
 	if id != "" {
 		if _, err := fmt.Fprintf(k.w, "id: %s\n", id); err != nil {
-			return writeErr(err)
+			return k.err(err)
 		}
 	}
 	if _, err := fmt.Fprintf(k.w, "event: %s\ndata: %s\n\n", name, payload); err != nil {
-		return writeErr(err)
+		return k.err(err)
 	}
 	return k.flush()
 }
 
 func (k *sseSink) heartbeat() error {
+	k.begin()
 	if _, err := fmt.Fprint(k.w, ": keep-alive\n\n"); err != nil {
-		return writeErr(err)
+		return k.err(err)
 	}
 	return k.flush()
 }
@@ -55,6 +80,7 @@ func (k *sseSink) end(e *models.Error, _ string) {
 		details = map[string]any{}
 	}
 	body, _ := jsonMarshal(map[string]any{"error": ErrorDetail{Code: e.Code, Message: e.Message, Details: details}})
+	k.begin()
 	if _, err := fmt.Fprintf(k.w, "event: error\ndata: %s\n\n", body); err == nil {
 		_ = k.flush()
 	}
