@@ -104,7 +104,7 @@ type OperationOutput struct {
 // snapshot), the document and encoding built then are served again.
 func (s *Server) operationAnswer(ctx context.Context, id string) (*OperationOutput, error) {
 	prev := s.operationAnswers.get(id)
-	snap, err := s.operations.OperationSnapshot(ctx, principal(ctx), id, prev.snapshot())
+	snap, err := s.operations.OperationSnapshot(ctx, principal(ctx), id, prev.snapshot(), rowVersionOf(ctx, rowTableOperations))
 	if err != nil {
 		return nil, err
 	}
@@ -336,7 +336,7 @@ func (s *Server) streamOperation(ctx context.Context, w *bufio.Writer, lease *st
 			endWith(err)
 			return
 		}
-		if snap, err = s.operations.OperationSnapshot(ctx, p, id, snap); err != nil {
+		if snap, err = s.operations.OperationSnapshot(ctx, p, id, snap, models.RowVersion{}); err != nil {
 			endWith(err)
 			return
 		}
@@ -354,7 +354,7 @@ type sentOperation struct {
 // from the one last sent, and takes it as sent; nil when it does not. An
 // unchanged row (the same snapshot) is not encoded again.
 func (o *sentOperation) update(s *Server, snap *models.RowSnapshot[operations.Operation]) ([]byte, error) {
-	if snap == o.snap {
+	if o.snap != nil && snap.Row == o.snap.Row {
 		return nil, nil
 	}
 	o.snap = snap

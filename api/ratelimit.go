@@ -17,6 +17,7 @@ import (
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/identity"
 	"github.com/telcoplatform/platform/ratelimit"
+	"github.com/telcoplatform/platform/rowversion"
 )
 
 // Default anonymous limits, per client address, of requests without a valid
@@ -129,6 +130,15 @@ func (s *Server) rateLimit(c *fiber.Ctx) error {
 		// (a batch's sub-requests run within the batch's slot).
 		req.Slot = ratelimit.SlotRequest{Key: "conc:" + p.OrganizationID + ":" + string(p.Environment), Limit: limits.Concurrent}
 	}
+	// A GET of one service or operation reads its table's version in the
+	// same round trip (never within a batch, whose transaction may hold
+	// writes not yet told).
+	table := ""
+	if s.rowVersions && p != nil && batchItemFrom(ctx) == nil {
+		if table = watchedTable(c.Method(), c.Path()); table != "" {
+			req.Watch = []string{rowversion.Key(table)}
+		}
+	}
 	res, err := s.limiter.Allow(ctx, req)
 	s.countRateLimit(res, err)
 	if err != nil {
@@ -153,6 +163,9 @@ func (s *Server) rateLimit(c *fiber.Ctx) error {
 	}
 	if res.Slot != nil {
 		c.Locals(heldSlotKey{}, held)
+	}
+	if table != "" && len(res.Watched) == 1 {
+		c.SetUserContext(context.WithValue(c.UserContext(), rowVersionKey{}, rowVersionValue{table: table, version: models.RowVersion{Value: res.Watched[0], Known: true}}))
 	}
 	return c.Next()
 }

@@ -1,9 +1,14 @@
 package api
 
 import (
+	"context"
+	"strings"
 	"sync"
 
+	"github.com/gofiber/fiber/v2"
+
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/rowversion"
 )
 
 // rowAnswersMax is how many rows' answers a rowAnswers keeps; beyond it an
@@ -83,8 +88,11 @@ func (c *rowAnswers[T, D]) put(id string, a *rowAnswer[T, D]) {
 // document for the row and the encoding of body (the answer's body, which
 // holds *doc), then kept as id's answer.
 func (c *rowAnswers[T, D]) serve(id string, prev *rowAnswer[T, D], snap *models.RowSnapshot[T], doc *D, enc *preEncoded, body any, build func(*T) D) error {
-	if prev != nil && snap == prev.snap {
+	if prev != nil && snap.Row == prev.snap.Row {
 		*doc, *enc = prev.doc, prev.enc
+		if snap != prev.snap { // the same row, read again: kept with this read's version
+			c.put(id, &rowAnswer[T, D]{snap: snap, doc: prev.doc, enc: prev.enc})
+		}
 		return nil
 	}
 	*doc = build(snap.Row)
@@ -95,4 +103,47 @@ func (c *rowAnswers[T, D]) serve(id string, prev *rowAnswer[T, D], snap *models.
 	*enc = e
 	c.put(id, &rowAnswer[T, D]{snap: snap, doc: *doc, enc: e})
 	return nil
+}
+
+// The tables whose rows rowAnswers keep, by their versions' names.
+const (
+	rowTableServices   = rowversion.Services
+	rowTableOperations = rowversion.Operations
+)
+
+// rowVersionKey carries, in a request's context, the version of the table
+// its GET reads, as the rate-limit check read it (before the handler
+// reads the row).
+type rowVersionKey struct{}
+
+type rowVersionValue struct {
+	table   string
+	version models.RowVersion
+}
+
+// rowVersionOf returns table's version carried by ctx: unknown unless the
+// rate-limit check of this request read it.
+func rowVersionOf(ctx context.Context, table string) models.RowVersion {
+	if v, ok := ctx.Value(rowVersionKey{}).(rowVersionValue); ok && v.table == table {
+		return v.version
+	}
+	return models.RowVersion{}
+}
+
+// watchedTable returns the table whose version a request's rate-limit
+// check reads: GET /v1/services/{id} and GET /v1/operations/{id} read
+// one row of theirs; "" for any other request.
+func watchedTable(method, path string) string {
+	if method != fiber.MethodGet {
+		return ""
+	}
+	for _, w := range [...]struct{ prefix, table string }{
+		{"/v1/services/", rowTableServices},
+		{"/v1/operations/", rowTableOperations},
+	} {
+		if rest, ok := strings.CutPrefix(path, w.prefix); ok && rest != "" && !strings.Contains(rest, "/") {
+			return w.table
+		}
+	}
+	return ""
 }

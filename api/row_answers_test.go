@@ -7,11 +7,104 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/redis/go-redis/v9"
+	"gorm.io/gorm"
+
+	"github.com/telcoplatform/platform/api"
+	"github.com/telcoplatform/platform/config"
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/identity"
 	"github.com/telcoplatform/platform/models/services"
+	"github.com/telcoplatform/platform/ratelimit"
+	"github.com/telcoplatform/platform/redisconn"
+	"github.com/telcoplatform/platform/rowversion"
+	"github.com/telcoplatform/platform/testenv"
 )
+
+// versionedInstances returns two API servers on h's store that serve rows
+// by their versions: each rate-limits through its own client of one real
+// redis-server, and every commit on the store is told to that server, as
+// `platform serve` and `platform worker` do with a REDIS_URL.
+func versionedInstances(t *testing.T, h *harness) []*api.Server {
+	t.Helper()
+	url := testenv.RedisURL(t)
+	cfg, err := config.Load(func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	open := func() redis.UniversalClient {
+		rdb, _, closeFn, err := redisconn.Open(context.Background(), url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = closeFn() })
+		return rdb
+	}
+	if err := rowversion.Watch(h.store, open(), nil); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = models.OnWrites(h.store.DB, nil, nil) })
+	var out []*api.Server
+	for range 2 {
+		rdb := open()
+		out = append(out, api.New(api.Deps{Config: cfg, Store: h.store, Blobs: h.blobs, Redis: rdb, Limiter: ratelimit.New(rdb), RowVersions: true}))
+	}
+	return out
+}
+
+// TestRowVersionsBoundUntoldWrites: with row versions, a GET answers an
+// unchanged row without reading it; a write no process told (a statement
+// on the database by hand) is in the answers within
+// models.RowSnapshotMaxAge.
+func TestRowVersionsBoundUntoldWrites(t *testing.T) {
+	h := newHarness(t)
+	a := h.tenants[0]
+	ctx := context.Background()
+	scope := models.TenantScope(a.org.ID, models.EnvLive)
+	_, serviceID := provisionedFixture(t, h, a)
+	h.srv = versionedInstances(t, h)[0]
+	path := "/v1/services/" + serviceID
+	name := func() string {
+		t.Helper()
+		var out struct {
+			Service struct {
+				Name string `json:"name"`
+			} `json:"service"`
+		}
+		h.do("GET", path, a.liveKey, nil).decode(http.StatusOK, &out)
+		return out.Service.Name
+	}
+	// A told write: the next answer reads the row again.
+	if err := services.NewStore(h.store).SetServiceNetwork(ctx, scope, serviceID, services.NetworkAssignment{CircuitID: "CKT-TOLD"}); err != nil {
+		t.Fatal(err)
+	}
+	read := time.Now()
+	old := name()
+	// A write nobody tells.
+	if err := models.OnWrites(h.store.DB, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	changed := time.Now()
+	if err := h.store.DB.Exec("UPDATE services SET name = ? WHERE id = ?", "Renamed by hand", serviceID).Error; err != nil {
+		t.Fatal(err)
+	}
+	sent := time.Now()
+	if got := name(); sent.Sub(read) < models.RowSnapshotMaxAge/2 && got != old {
+		t.Fatalf("a GET within %v of the last read answered %q: the row was read again, want the kept %q", sent.Sub(read), got, old)
+	}
+	for {
+		sent := time.Now()
+		if name() == "Renamed by hand" {
+			break
+		}
+		if sent.Sub(changed) > models.RowSnapshotMaxAge {
+			t.Fatalf("a GET sent %v after an untold write does not show it (bound %v)", sent.Sub(changed), models.RowSnapshotMaxAge)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
 
 // TestGETAnswersFollowTheRow: GET /v1/services/{id} and GET
 // /v1/operations/{id} answer the same bytes and ETag as a fresh instance
@@ -21,13 +114,34 @@ import (
 // answer, on this instance and on another one that answered before the
 // change; If-None-Match follows the ETag; tenancy, environments and the
 // operation's read permission still apply to every read.
+//
+// Both ways of serving them are checked: reading the row on every GET
+// (no shared Redis), and row versions (two instances rate-limited through
+// one real redis-server, every commit told to it: an unchanged row is not
+// read again).
 func TestGETAnswersFollowTheRow(t *testing.T) {
+	for _, versions := range []bool{false, true} {
+		name := "row read on every GET"
+		if versions {
+			name = "row versions"
+		}
+		t.Run(name, func(t *testing.T) { testGETAnswersFollowTheRow(t, versions) })
+	}
+}
+
+func testGETAnswersFollowTheRow(t *testing.T, versions bool) {
 	h := newHarness(t)
 	a, b := h.tenants[0], h.tenants[1]
 	ctx := context.Background()
 	scope := models.TenantScope(a.org.ID, models.EnvLive)
 	requestID, serviceID := provisionedFixture(t, h, a) // a completed operation
-	other := secondInstance(t, h)
+	var other *api.Server
+	if versions {
+		servers := versionedInstances(t, h)
+		h.srv, other = servers[0], servers[1]
+	} else {
+		other = secondInstance(t, h)
+	}
 	metadata := regexp.MustCompile(`"metadata":\{[^}]*\},?`)
 	get := func(path, key string, headers ...string) *response {
 		t.Helper()
@@ -74,6 +188,11 @@ func TestGETAnswersFollowTheRow(t *testing.T) {
 		{"the network assignment (worker activity)", servicePath, func() error {
 			return svcStore.SetServiceNetwork(ctx, scope, serviceID, services.NetworkAssignment{CircuitID: "CKT-ROWANSWER"})
 		}, `"circuit_id":"CKT-ROWANSWER"`},
+		{"a write in a transaction (atomic batch, bulk page)", servicePath, func() error {
+			return h.store.Tx(ctx, scope, func(tx *gorm.DB) error {
+				return tx.Model(&services.Service{}).Where("id = ?", serviceID).Update("billing_contact", "tx@example.com").Error
+			})
+		}, `"tx@example.com"`},
 		{"a raw statement leaving updated_at alone", servicePath, func() error {
 			return h.store.DB.Exec("UPDATE services SET name = ? WHERE id = ?", "Renamed in place", serviceID).Error
 		}, `"name":"Renamed in place"`},

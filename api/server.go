@@ -74,6 +74,12 @@ type Deps struct {
 	// Tracing traces requests, and the outgoing HTTP of integration tests
 	// (nil or off: no tracing middleware at all; see api/tracing.go).
 	Tracing *tracing.Provider
+	// RowVersions says that every process writing the database tells its
+	// commits to Redis (package rowversion): GET /v1/services/{id} and
+	// GET /v1/operations/{id} then read their table's version in the
+	// rate-limit check and answer an unchanged row from memory without
+	// reading it. False (or no Limiter): the row is read on every GET.
+	RowVersions bool
 }
 
 // Server is the HTTP API: the Fiber app and the huma API on it.
@@ -133,6 +139,7 @@ type Server struct {
 	// /v1/services/{id} and GET /v1/operations/{id}, per row snapshot.
 	serviceAnswers   *rowAnswers[services.Service, ServiceItem]
 	operationAnswers *rowAnswers[operations.Operation, OperationDocument]
+	rowVersions      bool               // see Deps.RowVersions
 	routes           routeIndex         // route templates, for the metrics of requests refused before routing
 	drain            drainState         // set by Run on shutdown: /readyz 503, then new requests 503
 	inProcess        *inproc.Dispatcher // the app in process: the sub-requests of batches, the portal's API calls
@@ -158,7 +165,7 @@ const accessKey = "platform.access"
 func New(deps Deps) *Server {
 	s := &Server{
 		cfg: deps.Config, store: deps.Store, temporal: deps.Temporal, redis: deps.Redis,
-		log: deps.Logger, now: deps.Now, limiter: deps.Limiter,
+		log: deps.Logger, now: deps.Now, limiter: deps.Limiter, rowVersions: deps.RowVersions && deps.Limiter != nil,
 		streams: deps.Streams.withDefaults(), openStreams: &localStreams{open: map[string]int{}},
 		keys: deps.Keys, metrics: deps.Metrics, catalogAnswer: newCatalogCache(catalogCacheTTL), tracing: deps.Tracing,
 		serviceAnswers:   newRowAnswers[services.Service, ServiceItem](),

@@ -133,7 +133,7 @@ type ServiceOutput struct {
 // (same snapshot) the answer encoded then is written again.
 func (s *Server) serviceAnswer(ctx context.Context, id string) (*ServiceOutput, error) {
 	prev := s.serviceAnswers.get(id)
-	snap, err := s.services.ServiceSnapshot(ctx, principal(ctx), id, prev.snapshot())
+	snap, err := s.services.ServiceSnapshot(ctx, principal(ctx), id, prev.snapshot(), rowVersionOf(ctx, rowTableServices))
 	if err != nil {
 		return nil, err
 	}

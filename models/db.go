@@ -98,6 +98,9 @@ func Open(ctx context.Context, url string, log *slog.Logger) (*gorm.DB, error) {
 	if err := registerTenantCallbacks(db); err != nil {
 		return nil, err
 	}
+	if err := trackWrites(db); err != nil {
+		return nil, err
+	}
 	if log != nil {
 		log.Debug("database opened", "dialect", db.Name())
 	}

@@ -25,6 +25,45 @@ type RowSnapshot[T any] struct {
 	Row *T
 
 	values []any
+	// The row's tenant columns, for a Read that trusts the snapshot
+	// without reading the row (see RowVersion).
+	organizationID, environment string
+	// version is the table's version the reader knew before the read that
+	// gave these values, readAt when that read was made.
+	version RowVersion
+	readAt  time.Time
+}
+
+// RowVersion is a table's version as a reader learnt it before reading
+// a row of it: a number that every process of the platform increments
+// after each commit that wrote the table (see OnWrites). Known is false
+// when the reader has none (no shared Redis, a read inside a
+// transaction): the row is then always read.
+type RowVersion struct {
+	Value int64
+	Known bool
+}
+
+// RowSnapshotMaxAge is how long a snapshot is trusted without a read of
+// its row while its table's version is unchanged: it bounds how long a
+// write that no process of the platform told (a statement made on the
+// database by hand) goes unseen.
+const RowSnapshotMaxAge = time.Second
+
+// trusted reports whether s may be returned without reading its row: its
+// table's version is known and unchanged since the read that gave s, that
+// read is younger than RowSnapshotMaxAge, and the row is in scope.
+func (s *RowSnapshot[T]) trusted(scope Scope, ver RowVersion, now time.Time) bool {
+	if s == nil || !ver.Known || !s.version.Known || s.version.Value != ver.Value || now.Sub(s.readAt) >= RowSnapshotMaxAge || now.Before(s.readAt) {
+		return false
+	}
+	if scope.System {
+		return true
+	}
+	if !scope.AllOrganizations && s.organizationID != scope.OrganizationID {
+		return false
+	}
+	return scope.Environment == "" || s.environment == string(scope.Environment)
 }
 
 // RowReader reads one row of a tenant table (model T, with
@@ -78,14 +117,22 @@ func (r *RowReader[T]) prepare() {
 	}
 }
 
-// Read returns the row id visible in scope. When prev (a snapshot an
-// earlier Read returned, or nil) holds the same values as the row now, it
-// returns prev itself. Errors: gorm.ErrRecordNotFound (no such row in
-// scope), the database's.
-func (r *RowReader[T]) Read(ctx context.Context, scope Scope, id string, prev *RowSnapshot[T]) (*RowSnapshot[T], error) {
+// Read returns the row id visible in scope. ver is the table's version
+// the caller learnt before calling (a zero RowVersion when it has none).
+// When prev (a snapshot an earlier Read returned, or nil) is trusted
+// (same known version, younger than RowSnapshotMaxAge, in scope), Read
+// returns it without reading the row. Otherwise it reads the row: when
+// prev holds the same values as the row now, it returns prev's row again
+// (the same Row, not decoded again) in a snapshot of this read. Errors:
+// gorm.ErrRecordNotFound (no such row in scope), the database's.
+func (r *RowReader[T]) Read(ctx context.Context, scope Scope, id string, prev *RowSnapshot[T], ver RowVersion) (*RowSnapshot[T], error) {
 	r.once.Do(r.prepare)
 	if r.err != nil {
 		return nil, r.err
+	}
+	now := time.Now()
+	if prev.trusted(scope, ver, now) {
+		return prev, nil
 	}
 	// The tenant filter of filterTenant, written out: a raw query has no
 	// model for the callback to filter, and the four statements built once
@@ -128,9 +175,15 @@ func (r *RowReader[T]) Read(ctx context.Context, scope Scope, id string, prev *R
 		return nil, err
 	}
 	if prev != nil && sameValues(prev.values, values) {
-		return prev, rows.Close()
+		if prev.version == ver && !prev.readAt.Before(now.Add(-RowSnapshotMaxAge/2)) {
+			return prev, rows.Close() // recent enough: no new snapshot to keep
+		}
+		again := *prev
+		again.version, again.readAt = ver, now
+		return &again, rows.Close()
 	}
-	snap := &RowSnapshot[T]{Row: new(T), values: values}
+	snap := &RowSnapshot[T]{Row: new(T), values: values, version: ver, readAt: now}
+	snap.organizationID, snap.environment = tenantOf(cols, values)
 	if err := db.ScanRows(rows, snap.Row); err != nil {
 		return nil, err
 	}
@@ -138,6 +191,29 @@ func (r *RowReader[T]) Read(ctx context.Context, scope Scope, id string, prev *R
 		return nil, err
 	}
 	return snap, nil
+}
+
+// tenantOf returns a row's organization_id and environment columns.
+func tenantOf(cols []string, values []any) (organizationID, environment string) {
+	for i, c := range cols {
+		switch c {
+		case "organization_id":
+			organizationID = textOf(values[i])
+		case "environment":
+			environment = textOf(values[i])
+		}
+	}
+	return organizationID, environment
+}
+
+func textOf(v any) string {
+	switch x := v.(type) {
+	case string:
+		return x
+	case []byte:
+		return string(x)
+	}
+	return ""
 }
 
 // sameValues reports whether two rows' column values, as the driver gave

@@ -37,7 +37,7 @@ func TestRowReaderSnapshots(t *testing.T) {
 	reader := models.NewRowReader[services.Service](store)
 	read := func(scope models.Scope, prev *models.RowSnapshot[services.Service]) *models.RowSnapshot[services.Service] {
 		t.Helper()
-		snap, err := reader.Read(ctx, scope, svc.ID, prev)
+		snap, err := reader.Read(ctx, scope, svc.ID, prev, models.RowVersion{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -60,7 +60,7 @@ func TestRowReaderSnapshots(t *testing.T) {
 
 	first := read(scope, nil)
 	decodedAsGORM(first)
-	if again := read(scope, first); again != first {
+	if again := read(scope, first); again.Row != first.Row {
 		t.Fatal("an unchanged row gave a new snapshot")
 	}
 
@@ -91,11 +91,11 @@ func TestRowReaderSnapshots(t *testing.T) {
 			t.Fatalf("%s: %v", c.name, err)
 		}
 		snap := read(scope, prev)
-		if snap == prev || !c.check(snap.Row) {
+		if snap.Row == prev.Row || !c.check(snap.Row) {
 			t.Fatalf("%s: not seen by the next read (%+v)", c.name, *snap.Row)
 		}
 		decodedAsGORM(snap)
-		if again := read(scope, snap); again != snap {
+		if again := read(scope, snap); again.Row != snap.Row {
 			t.Fatalf("%s: a second read of the unchanged row gave a new snapshot", c.name)
 		}
 		prev = snap
@@ -103,12 +103,12 @@ func TestRowReaderSnapshots(t *testing.T) {
 
 	// Scoping: as every read of the store.
 	for _, other := range []models.Scope{models.TenantScope("org_other", models.EnvLive), models.TenantScope("org_snapshot", models.EnvTest)} {
-		if _, err := reader.Read(ctx, other, svc.ID, prev); !errors.Is(err, gorm.ErrRecordNotFound) {
+		if _, err := reader.Read(ctx, other, svc.ID, prev, models.RowVersion{}); !errors.Is(err, gorm.ErrRecordNotFound) {
 			t.Fatalf("read in %+v: %v, want not found", other, err)
 		}
 	}
 	staff := models.Scope{OrganizationID: "org_provider", Environment: models.EnvLive, AllOrganizations: true}
-	if got := read(staff, prev); got != prev {
+	if got := read(staff, prev); got.Row != prev.Row {
 		t.Fatal("a staff read of the unchanged row gave a new snapshot")
 	}
 	if got := read(models.SystemScope(), nil); got.Row.ID != svc.ID {
@@ -122,11 +122,11 @@ func TestRowReaderSnapshots(t *testing.T) {
 		if err := tx.Model(&services.Service{}).Where("id = ?", svc.ID).Update("name", "In a transaction").Error; err != nil {
 			return err
 		}
-		snap, err := reader.Read(models.WithTx(ctx, tx), scope, svc.ID, prev)
+		snap, err := reader.Read(models.WithTx(ctx, tx), scope, svc.ID, prev, models.RowVersion{})
 		if err != nil {
 			return err
 		}
-		if snap == prev || snap.Row.Name != "In a transaction" {
+		if snap.Row == prev.Row || snap.Row.Name != "In a transaction" {
 			t.Errorf("a read in the transaction does not see its write: %q", snap.Row.Name)
 		}
 		return rollback
@@ -134,7 +134,7 @@ func TestRowReaderSnapshots(t *testing.T) {
 	if !errors.Is(err, rollback) {
 		t.Fatal(err)
 	}
-	if got := read(scope, prev); got != prev {
+	if got := read(scope, prev); got.Row != prev.Row {
 		t.Fatalf("after the rollback: %q, want the committed row", got.Row.Name)
 	}
 }

@@ -105,6 +105,11 @@ type Request struct {
 	// (as AcquireSlot does): Result.Slot holds it, or Result.SlotRefused
 	// says every slot was taken. Dry runs (CurrentUsage) take none.
 	Slot SlotRequest
+	// Watch names Redis keys holding integers (row versions, see package
+	// rowversion) that the check reads in the same round trip, after the
+	// writes that preceded it: Result.Watched holds their values. Read
+	// only by Allow.
+	Watch []string
 
 	// extra marks a Charge: units spent, no request counted.
 	extra bool
@@ -187,6 +192,10 @@ type Result struct {
 	// SlotsInUse is how many slots of Request.Slot.Key were held after the
 	// check (this one included when taken); 0 when none was asked for.
 	SlotsInUse int
+	// Watched holds the values of Request.Watch's keys (0 for a missing
+	// key), in order; nil when none was asked for or they could not be
+	// read.
+	Watched []int64
 
 	slotTaken int64 // the script's answer: -1 none asked, 0 refused, 1 taken
 }
@@ -376,8 +385,14 @@ func (l *Limiter) run(ctx context.Context, req Request, dry bool) (Result, error
 	}
 	// Sent with the other requests' checks in one pipeline; the first
 	// check after Redis lost its scripts loads the script again.
-	var raw []any
+	var (
+		raw     []any
+		watched *redis.SliceCmd
+	)
 	cmd, err := l.batch.do(ctx, func(c context.Context, p redis.Pipeliner) redis.Cmder {
+		if len(req.Watch) > 0 && !dry && !req.extra {
+			watched = p.MGet(c, req.Watch...)
+		}
 		return l.allow.EvalSha(c, p, keys, args...)
 	})
 	switch {
@@ -404,7 +419,36 @@ func (l *Limiter) run(ctx context.Context, req Request, dry bool) (Result, error
 		res.Slot = &Slot{l: l, slots: slots, token: token}
 	}
 	res.SlotRefused = res.slotTaken == 0
+	res.Watched = watchedValues(watched)
 	return res, nil
+}
+
+// watchedValues returns the integers an MGET of Request.Watch read: nil
+// when it was not sent, failed, or a value is not an integer.
+func watchedValues(cmd *redis.SliceCmd) []int64 {
+	if cmd == nil {
+		return nil
+	}
+	vals, err := cmd.Result()
+	if err != nil {
+		return nil
+	}
+	out := make([]int64, len(vals))
+	for i, v := range vals {
+		if v == nil {
+			continue // never written: version 0
+		}
+		s, ok := v.(string)
+		if !ok {
+			return nil
+		}
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return nil
+		}
+		out[i] = n
+	}
+	return out
 }
 
 func parseResult(raw []any) (Result, error) {

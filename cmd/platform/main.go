@@ -46,6 +46,7 @@ import (
 	"github.com/telcoplatform/platform/notify"
 	"github.com/telcoplatform/platform/ratelimit"
 	"github.com/telcoplatform/platform/redisconn"
+	"github.com/telcoplatform/platform/rowversion"
 	"github.com/telcoplatform/platform/simulator"
 	"github.com/telcoplatform/platform/temporalclient"
 	"github.com/telcoplatform/platform/tracing"
@@ -406,6 +407,13 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, runWorker, 
 			}
 			defer closeWorkerRedis()
 			apiUsage = ratelimit.New(wrdb)
+			// Every commit that writes a service or an operation is told to
+			// the shared Redis (package rowversion), so that the API's
+			// instances see the worker's writes in their next answer.
+			if err := rowversion.Watch(store, wrdb, log); err != nil {
+				return err
+			}
+			defer func() { _ = models.OnWrites(store.DB, nil, nil) }() // before the client closes
 		}
 		// One webhook client (and connection pool) for both workers.
 		hooks := webhooks.NewClient(cfg.WebhookAllowPrivate, webhooks.WithTransportWrapper(tp.WrapTransport))
@@ -473,7 +481,17 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, runWorker, 
 			defer cancel()
 			limiter.Flush(fctx)
 		}()
-		srv := api.New(api.Deps{Config: cfg, Store: store, Temporal: tc, Redis: rdb, Limiter: limiter, Logger: log, Blobs: blobs, Metrics: m, Tracing: tp})
+		// This process's commits are told to Redis (package rowversion).
+		// Row versions are trusted when every process that writes the
+		// database tells its commits to this Redis: a shared one
+		// (REDIS_URL, set on every process), or the embedded one with the
+		// worker in this process (dev).
+		if err := rowversion.Watch(store, rdb, log); err != nil {
+			return err
+		}
+		defer func() { _ = models.OnWrites(store.DB, nil, nil) }()
+		rowVersions := cfg.RedisURL != "" || runWorker
+		srv := api.New(api.Deps{Config: cfg, Store: store, Temporal: tc, Redis: rdb, Limiter: limiter, Logger: log, Blobs: blobs, Metrics: m, Tracing: tp, RowVersions: rowVersions})
 		// In `dev` with WORKER_HTTP_ADDR equal to METRICS_ADDR, the worker's
 		// listener serves /metrics for both.
 		if cfg.MetricsAddr != "" && !(runWorker && cfg.MetricsAddr == cfg.WorkerHTTPAddr) {

@@ -226,8 +226,8 @@ func (s *Store) GetOperation(ctx context.Context, p *models.Principal, id string
 // snapshot it returned before, or nil; see models.RowReader). The
 // snapshot's operation is shared: never modified. Errors: NOT_FOUND,
 // INSUFFICIENT_PERMISSIONS.
-func (s *Store) OperationSnapshot(ctx context.Context, p *models.Principal, id string, prev *models.RowSnapshot[Operation]) (*models.RowSnapshot[Operation], error) {
-	snap, err := s.rows.Read(ctx, p.Scope(), id, prev)
+func (s *Store) OperationSnapshot(ctx context.Context, p *models.Principal, id string, prev *models.RowSnapshot[Operation], ver models.RowVersion) (*models.RowSnapshot[Operation], error) {
+	snap, err := s.rows.Read(ctx, p.Scope(), id, prev, ver)
 	if err != nil {
 		return nil, models.NotFoundOr(err, "operation")
 	}

@@ -193,8 +193,8 @@ func (s *Store) GetService(ctx context.Context, p *models.Principal, id string) 
 // row: prev itself when the row is unchanged since prev (a snapshot it
 // returned before, or nil; see models.RowReader). The snapshot's service
 // is shared: never modified. Errors: NOT_FOUND.
-func (s *Store) ServiceSnapshot(ctx context.Context, p *models.Principal, id string, prev *models.RowSnapshot[Service]) (*models.RowSnapshot[Service], error) {
-	snap, err := s.rows.Read(ctx, p.Scope(), id, prev)
+func (s *Store) ServiceSnapshot(ctx context.Context, p *models.Principal, id string, prev *models.RowSnapshot[Service], ver models.RowVersion) (*models.RowSnapshot[Service], error) {
+	snap, err := s.rows.Read(ctx, p.Scope(), id, prev, ver)
 	if err != nil {
 		return nil, models.NotFoundOr(err, "service")
 	}
