@@ -354,10 +354,11 @@ type sentOperation struct {
 // from the one last sent, and takes it as sent; nil when it does not. An
 // unchanged row (the same snapshot) is not encoded again.
 func (o *sentOperation) update(s *Server, snap *models.RowSnapshot[operations.Operation]) ([]byte, error) {
-	if o.snap != nil && snap.Row == o.snap.Row {
+	same := o.snap != nil && snap.Row == o.snap.Row
+	o.snap = snap // the latest read, even of the same row: the next read compares with it
+	if same {
 		return nil, nil
 	}
-	o.snap = snap
 	raw, err := jsonMarshal(s.operationDocument(snap.Row))
 	if err != nil || string(raw) == o.doc {
 		return nil, err

@@ -131,12 +131,13 @@ func rowVersionOf(ctx context.Context, table string) models.RowVersion {
 }
 
 // watchedTable returns the table whose version a request's rate-limit
-// check reads: GET /v1/services/{id} and GET /v1/operations/{id} read
-// one row of theirs; "" for any other request.
+// check reads: GET /v1/services/{id} and GET /v1/operations/{id} (and
+// their /api/v1 copies) read one row of theirs; "" for any other request.
 func watchedTable(method, path string) string {
 	if method != fiber.MethodGet {
 		return ""
 	}
+	path = strings.TrimPrefix(path, "/api")
 	for _, w := range [...]struct{ prefix, table string }{
 		{"/v1/services/", rowTableServices},
 		{"/v1/operations/", rowTableOperations},

@@ -318,13 +318,15 @@ func (s *Server) runEventStream(ctx context.Context, st *eventStream, sink strea
 	}
 	for {
 		var err error
+		behind := false
 		select {
 		case ev := <-st.sub.ch:
-			err = send(&ev)
+			// Once behind, nothing more is sent but the reason.
+			if behind = st.sub.fellBehind(); !behind {
+				err = send(&ev)
+			}
 		case <-st.sub.slow:
-			s.metrics.StreamDisconnected("slow_consumer")
-			sink.end(models.Errorf(slowConsumerCode, "the stream fell more than %d events behind; reconnect with the last event id", s.streams.Buffer), "slow consumer")
-			return
+			behind = true
 		case <-heartbeat.C:
 			err = sink.heartbeat()
 		case <-opTick:
@@ -346,6 +348,11 @@ func (s *Server) runEventStream(ctx context.Context, st *eventStream, sink strea
 			return
 		case <-ctx.Done():
 			s.endedByContext(ctx, sink)
+			return
+		}
+		if behind {
+			s.metrics.StreamDisconnected("slow_consumer")
+			sink.end(models.Errorf(slowConsumerCode, "the stream fell more than %d events behind; reconnect with the last event id", s.streams.Buffer), "slow consumer")
 			return
 		}
 		if err != nil {

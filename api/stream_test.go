@@ -308,8 +308,40 @@ func errorsAs(err error, target **websocket.CloseError) bool {
 // TestStreamSlowConsumer: a client that never reads is disconnected
 // instead of growing the server's memory, and the metric counts it.
 func TestStreamSlowConsumer(t *testing.T) {
+	got := slowConsumer(t, 300*time.Millisecond, 0)
+	// The server ended the answer, after the few events it had room for,
+	// with the reason when it could still write it. When a write timed
+	// out, the connection could take nothing more and is closed.
+	if !got.closed && (!strings.Contains(got.body, "event: error") || !strings.Contains(got.body, `"SLOW_CONSUMER"`)) {
+		t.Fatalf("the answer does not end with the reason: %q", got.body[max(0, len(got.body)-300):])
+	}
+}
+
+// TestStreamFellBehindGetsTheReason: a client that stops reading while
+// events keep coming falls more than the buffer behind; once it reads
+// again (before the write timeout), the answer ends with the reason.
+func TestStreamFellBehindGetsTheReason(t *testing.T) {
+	got := slowConsumer(t, 10*time.Second, time.Second)
+	if got.closed || !strings.Contains(got.body, "event: error") || !strings.Contains(got.body, `"SLOW_CONSUMER"`) {
+		t.Fatalf("the answer does not end with the reason (closed %v): %q", got.closed, got.body[max(0, len(got.body)-300):])
+	}
+}
+
+type slowAnswer struct {
+	body   string
+	closed bool // the server closed the connection without ending the answer
+}
+
+// slowConsumer opens a stream (room for 8 events, writes timing out after
+// writeTimeout) on a connection with small buffers, records about 6.5 MB
+// of events and reads nothing for pause (none: until the server counted
+// a slow consumer), then reads the answer to its end. It checks that
+// exactly one slow consumer was counted and that no more than the
+// buffer's events (and what the buffers held) were written.
+func slowConsumer(t *testing.T, writeTimeout, pause time.Duration) slowAnswer {
+	t.Helper()
 	h := newHarness(t)
-	m := h.rtServer(8, 300*time.Millisecond)
+	m := h.rtServer(8, writeTimeout)
 	// Both ends' buffers are small: a loopback connection's autotuned
 	// send buffer could otherwise hold the whole backlog on some machines.
 	base := h.listenSmallSendBuffers(t, 4096)
@@ -336,38 +368,36 @@ func TestStreamSlowConsumer(t *testing.T) {
 			t.Fatalf("opening the stream: %v after %q", err, got)
 		}
 	}
-	h.recordEvents(t, 0, models.EnvLive, "service.provisioned", "svc_a", 400, 16<<10) // ~6.5 MB, never read
+	h.recordEvents(t, 0, models.EnvLive, "service.provisioned", "svc_a", 400, 16<<10) // ~6.5 MB
 	slow := func() float64 { return streamDisconnects(t, m, "slow_consumer") }
-	deadline := time.Now().Add(10 * time.Second)
-	for slow() == 0 && time.Now().Before(deadline) {
-		time.Sleep(50 * time.Millisecond)
+	if pause > 0 {
+		time.Sleep(pause)
+	} else {
+		deadline := time.Now().Add(10 * time.Second)
+		for slow() == 0 && time.Now().Before(deadline) {
+			time.Sleep(50 * time.Millisecond)
+		}
 	}
-	if slow() != 1 {
-		t.Fatalf("slow consumers counted: %v", slow())
-	}
-	// The server ended the answer, after the few events it had room for,
-	// with the reason when it could still write it (the client reads it
-	// once it reads again): when the stream fell behind while waiting for
-	// events. When a write timed out, the connection could take nothing
-	// more and is closed.
-	_ = conn.SetReadDeadline(time.Now().Add(5 * time.Second))
-	closed := false
-	for !strings.HasSuffix(string(got), "\r\n0\r\n\r\n") && !closed {
+	_ = conn.SetReadDeadline(time.Now().Add(writeTimeout + 5*time.Second))
+	out := slowAnswer{}
+	for !strings.HasSuffix(string(got), "\r\n0\r\n\r\n") && !out.closed {
 		n, err := conn.Read(buf)
 		got = append(got, buf[:n]...)
 		switch {
 		case errors.Is(err, io.EOF), errors.Is(err, syscall.ECONNRESET):
-			closed = true
+			out.closed = true
 		case err != nil:
 			t.Fatalf("reading the answer: %v after %d bytes", err, len(got))
 		}
 	}
-	if !closed && (!strings.Contains(string(got), "event: error") || !strings.Contains(string(got), `"SLOW_CONSUMER"`)) {
-		t.Fatalf("the answer does not end with the reason: %q", got[max(0, len(got)-300):])
+	if slow() != 1 {
+		t.Fatalf("slow consumers counted: %v", slow())
 	}
 	if sent := strings.Count(string(got), "event: service.provisioned"); sent > 8+2 {
 		t.Fatalf("%d events were written to a client that did not read", sent)
 	}
+	out.body = string(got)
+	return out
 }
 
 // streamDisconnects reads platform_stream_disconnects_total{reason}.

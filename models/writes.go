@@ -146,9 +146,15 @@ func (t *writeTracker) QueryRowContext(ctx context.Context, query string, args .
 // query, update, delete, raw, row): a statement made outside a
 // transaction is committed once GORM has run it (and, for an INSERT …
 // RETURNING, read and closed its rows, which a notice from the pool's
-// QueryContext would precede), so it is told here. Statements of a
-// transaction are told at its commit (trackedTx). A statement run on a
-// pinned connection (the migrations) is not told.
+// QueryContext would precede), so it is told here. The exception is a
+// statement whose rows the caller reads (Row, Rows): it is told when
+// GORM hands the rows over, possibly before the database commits it, so
+// a reader in between may keep the old row for up to
+// RowSnapshotMaxAge (no code of the platform changes rows that way).
+// Statements of a transaction are told at its commit (trackedTx). A
+// statement run on a pinned connection (the migrations) or through a
+// Session with PrepareStmt (which wraps the pool anew; not used) is not
+// told.
 func (t *writeTracker) noticeCommitted(db *gorm.DB) {
 	w := t.watch.Load()
 	if w == nil || db.Statement.ConnPool != gorm.ConnPool(t) {

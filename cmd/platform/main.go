@@ -226,7 +226,29 @@ func openStore(ctx context.Context, cfg config.Config, log *slog.Logger) (*model
 	if err != nil {
 		return nil, nil, err
 	}
-	return models.NewStore(db, sealer), func() { _ = models.Close(db) }, nil
+	store := models.NewStore(db, sealer)
+	if cfg.RedisURL == "" {
+		return store, func() { _ = models.Close(db) }, nil
+	}
+	// Every command's commits that change services or operations are told
+	// to the shared Redis (package rowversion), so that the API's
+	// instances see them in their next answer: the worker's, `seed`'s, the
+	// API's own.
+	rdb, _, closeRedis, err := redisconn.Open(ctx, cfg.RedisURL)
+	if err != nil {
+		_ = models.Close(db)
+		return nil, nil, fmt.Errorf("REDIS_URL: %w", err)
+	}
+	if err := rowversion.Watch(store, rdb, log); err != nil {
+		_ = closeRedis()
+		_ = models.Close(db)
+		return nil, nil, err
+	}
+	return store, func() {
+		_ = models.OnWrites(db, nil, nil) // before the client closes
+		_ = closeRedis()
+		_ = models.Close(db)
+	}, nil
 }
 
 // bootstrapKeys ensures PLATFORM_ADMIN_KEY (provider admin, `*`) and
@@ -407,13 +429,6 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, runWorker, 
 			}
 			defer closeWorkerRedis()
 			apiUsage = ratelimit.New(wrdb)
-			// Every commit that writes a service or an operation is told to
-			// the shared Redis (package rowversion), so that the API's
-			// instances see the worker's writes in their next answer.
-			if err := rowversion.Watch(store, wrdb, log); err != nil {
-				return err
-			}
-			defer func() { _ = models.OnWrites(store.DB, nil, nil) }() // before the client closes
 		}
 		// One webhook client (and connection pool) for both workers.
 		hooks := webhooks.NewClient(cfg.WebhookAllowPrivate, webhooks.WithTransportWrapper(tp.WrapTransport))
@@ -481,15 +496,17 @@ func serve(ctx context.Context, cfg config.Config, log *slog.Logger, runWorker, 
 			defer cancel()
 			limiter.Flush(fctx)
 		}()
-		// This process's commits are told to Redis (package rowversion).
 		// Row versions are trusted when every process that writes the
 		// database tells its commits to this Redis: a shared one
-		// (REDIS_URL, set on every process), or the embedded one with the
-		// worker in this process (dev).
-		if err := rowversion.Watch(store, rdb, log); err != nil {
-			return err
+		// (REDIS_URL, set on every process; openStore installed the
+		// notices), or the embedded one with the worker in this process
+		// (dev), whose notices are installed here.
+		if embedded {
+			if err := rowversion.Watch(store, rdb, log); err != nil {
+				return err
+			}
+			defer func() { _ = models.OnWrites(store.DB, nil, nil) }() // before the embedded server stops
 		}
-		defer func() { _ = models.OnWrites(store.DB, nil, nil) }()
 		rowVersions := cfg.RedisURL != "" || runWorker
 		srv := api.New(api.Deps{Config: cfg, Store: store, Temporal: tc, Redis: rdb, Limiter: limiter, Logger: log, Blobs: blobs, Metrics: m, Tracing: tp, RowVersions: rowVersions})
 		// In `dev` with WORKER_HTTP_ADDR equal to METRICS_ADDR, the worker's
