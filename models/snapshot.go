@@ -35,8 +35,8 @@ type RowSnapshot[T any] struct {
 }
 
 // RowVersion is a table's version as a reader learnt it before reading
-// a row of it: a number that every process of the platform increments
-// after each commit that wrote the table (see OnWrites). Known is false
+// a row of it: a number that every process of the platform raises after
+// each commit that changed rows of the table (see OnWrites). Known is false
 // when the reader has none (no shared Redis, a read inside a
 // transaction): the row is then always read.
 type RowVersion struct {

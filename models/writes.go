@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -12,7 +13,7 @@ import (
 )
 
 // WriteNotice is told, after each commit, which of the watched tables the
-// committed statements wrote (see OnWrites).
+// committed statements changed rows of (see OnWrites).
 type WriteNotice func(ctx context.Context, tables []string)
 
 // writeWatch is what OnWrites installed: the tables and the notice.
@@ -24,8 +25,8 @@ type writeWatch struct {
 // writeTracker is the database's connection pool (database/sql's, or
 // GORM's prepared statements over it) seen through the statements it
 // runs: every statement of the process passes through it, GORM's and
-// raw ones alike. A statement that writes a watched table is noticed once
-// it is committed: at once outside a transaction, at the commit of its
+// raw ones alike. A statement that changes rows of a watched table is
+// told once it is committed: at once outside a transaction, at the commit of its
 // transaction otherwise (never for a rollback). Open installs it with no
 // watch, which costs a pointer load per statement. Statements run outside
 // GORM, on the *sql.DB itself, are not seen.
@@ -211,7 +212,8 @@ func (t *writeTracker) Ping() error {
 }
 
 // trackedTx is a transaction begun through a writeTracker: it collects
-// the watched tables its statements write and tells them after Commit.
+// the watched tables its statements change and tells them after Commit
+// (those of a savepoint rolled back too: a notice too many).
 type trackedTx struct {
 	tracker   *writeTracker
 	ctx       context.Context
@@ -230,19 +232,10 @@ func (x *trackedTx) note(query string) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	for _, t := range tables {
-		if !contains(x.written, t) {
+		if !slices.Contains(x.written, t) {
 			x.written = append(x.written, t)
 		}
 	}
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 // pool is where statements of the transaction run. A savepoint's
