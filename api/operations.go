@@ -17,6 +17,7 @@ import (
 
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/operations"
+	"github.com/telcoplatform/platform/rowversion"
 	"github.com/telcoplatform/platform/workflows"
 )
 
@@ -104,7 +105,7 @@ type OperationOutput struct {
 // snapshot), the document and encoding built then are served again.
 func (s *Server) operationAnswer(ctx context.Context, id string) (*OperationOutput, error) {
 	prev := s.operationAnswers.get(id)
-	snap, err := s.operations.OperationSnapshot(ctx, principal(ctx), id, prev.snapshot(), rowVersionOf(ctx, rowTableOperations))
+	snap, err := s.operations.OperationSnapshot(ctx, principal(ctx), id, prev.snapshot(), rowVersionOf(ctx, rowversion.Operations))
 	if err != nil {
 		return nil, err
 	}

@@ -105,12 +105,6 @@ func (c *rowAnswers[T, D]) serve(id string, prev *rowAnswer[T, D], snap *models.
 	return nil
 }
 
-// The tables whose rows rowAnswers keep, by their versions' names.
-const (
-	rowTableServices   = rowversion.Services
-	rowTableOperations = rowversion.Operations
-)
-
 // rowVersionKey carries, in a request's context, the version of the table
 // its GET reads, as the rate-limit check read it (before the handler
 // reads the row).
@@ -139,8 +133,8 @@ func watchedTable(method, path string) string {
 	}
 	path = strings.TrimPrefix(path, "/api")
 	for _, w := range [...]struct{ prefix, table string }{
-		{"/v1/services/", rowTableServices},
-		{"/v1/operations/", rowTableOperations},
+		{"/v1/services/", rowversion.Services},
+		{"/v1/operations/", rowversion.Operations},
 	} {
 		if rest, ok := strings.CutPrefix(path, w.prefix); ok && rest != "" && !strings.Contains(rest, "/") {
 			return w.table

@@ -14,6 +14,7 @@ import (
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/services"
 	"github.com/telcoplatform/platform/models/telemetry"
+	"github.com/telcoplatform/platform/rowversion"
 )
 
 // ServiceLocation is where a service is delivered.
@@ -133,7 +134,7 @@ type ServiceOutput struct {
 // (same snapshot) the answer encoded then is written again.
 func (s *Server) serviceAnswer(ctx context.Context, id string) (*ServiceOutput, error) {
 	prev := s.serviceAnswers.get(id)
-	snap, err := s.services.ServiceSnapshot(ctx, principal(ctx), id, prev.snapshot(), rowVersionOf(ctx, rowTableServices))
+	snap, err := s.services.ServiceSnapshot(ctx, principal(ctx), id, prev.snapshot(), rowVersionOf(ctx, rowversion.Services))
 	if err != nil {
 		return nil, err
 	}

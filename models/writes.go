@@ -89,36 +89,33 @@ func trackWrites(db *gorm.DB) error {
 // name within a longer one counts too: a notice too many costs a reader
 // one read of its row, a notice missed would leave it an old answer.
 func (w *writeWatch) written(query string) []string {
-	if w == nil || !changesRows(query) {
+	q := strings.TrimLeft(query, " \t\r\n(")
+	if w == nil || hasPrefixFold(q, "SELECT") {
 		return nil
 	}
+	lower := strings.ToLower(q)
 	var out []string
-	lower := strings.ToLower(query)
 	for _, table := range w.tables {
 		if strings.Contains(lower, table) {
 			out = append(out, table)
 		}
 	}
+	if len(out) == 0 || !changesRows(lower) {
+		return nil
+	}
 	return out
 }
 
-// changesRows reports whether query may change existing rows: anything
-// but a SELECT, a WITH query with no INSERT, UPDATE or DELETE in it, and
-// an INSERT with no ON CONFLICT or REPLACE.
-func changesRows(query string) bool {
-	q := strings.TrimLeft(query, " \t\r\n(")
-	if len(q) < 6 {
-		return true
-	}
+// changesRows reports whether lower, a statement in lower case that is
+// not a SELECT, may change existing rows: anything but a WITH query with
+// no insert, update or delete in it, and an insert with no on conflict
+// or replace.
+func changesRows(lower string) bool {
 	switch {
-	case strings.EqualFold(q[:6], "SELECT"):
-		return false
-	case strings.EqualFold(q[:4], "WITH"):
-		u := strings.ToUpper(q)
-		return strings.Contains(u, "INSERT") || strings.Contains(u, "UPDATE") || strings.Contains(u, "DELETE")
-	case strings.EqualFold(q[:6], "INSERT"):
-		u := strings.ToUpper(q)
-		return strings.Contains(u, "CONFLICT") || strings.Contains(u, "REPLACE")
+	case strings.HasPrefix(lower, "with"):
+		return strings.Contains(lower, "insert") || strings.Contains(lower, "update") || strings.Contains(lower, "delete")
+	case strings.HasPrefix(lower, "insert"):
+		return strings.Contains(lower, "conflict") || strings.Contains(lower, "replace")
 	}
 	return true
 }
