@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
+	"net/http"
 	"net/netip"
 	"net/url"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -589,4 +591,47 @@ func (s *Server) conditionalGet(c *fiber.Ctx) error {
 		}
 	}
 	return nil
+}
+
+// fixedPathGuard answers 405 METHOD_NOT_ALLOWED (with Allow) to a method
+// that a fixed path (one without parameters: /services/quotes,
+// /services/catalog, ...) lacks, which a route with a parameter
+// (/services/{service_id}) would otherwise take: GET /v1/services/quotes
+// is not a request for the service "quotes". It looks the path up in
+// s.fixedPaths, made once every route is registered.
+func (s *Server) fixedPathGuard(c *fiber.Ctx) error {
+	method := c.Method()
+	if method == fiber.MethodOptions {
+		return c.Next()
+	}
+	path := strings.TrimSuffix(c.Path(), "/")
+	allow, ok := s.fixedPaths[path]
+	if !ok && strings.ToLower(path) != path {
+		allow, ok = s.fixedPaths[strings.ToLower(path)] // routing ignores case
+	}
+	if method == fiber.MethodHead {
+		method = fiber.MethodGet
+	}
+	if !ok || slices.Contains(allow, method) {
+		return c.Next()
+	}
+	c.Set(fiber.HeaderAllow, strings.Join(allow, ", "))
+	return models.Errorf(models.CodeMethodNotAllowed, "%s is not allowed here; allowed: %s", c.Method(), strings.Join(allow, ", "))
+}
+
+// fixedPathMethods maps every route path without a parameter to its
+// methods (HEAD and OPTIONS left out), in lower case, as fixedPathGuard
+// looks them up.
+func fixedPathMethods(routes []fiber.Route) map[string][]string {
+	out := map[string][]string{}
+	for _, r := range routes {
+		if strings.ContainsAny(r.Path, ":*") || r.Method == http.MethodHead || r.Method == http.MethodOptions {
+			continue
+		}
+		path := strings.ToLower(strings.TrimSuffix(r.Path, "/"))
+		if !slices.Contains(out[path], r.Method) {
+			out[path] = append(out[path], r.Method)
+		}
+	}
+	return out
 }

@@ -85,6 +85,7 @@ type Deps struct {
 // Server is the HTTP API: the Fiber app and the huma API on it.
 type Server struct {
 	App        *fiber.App
+	fixedPaths map[string][]string // fixed route paths to their methods (fixedPathGuard)
 	API        huma.API
 	cfg        config.Config
 	store      *models.Store
@@ -221,7 +222,7 @@ func New(deps Deps) *Server {
 	if s.tracing.Enabled() {
 		s.App.Use(s.traceMiddleware()) // outside observe, so the access log carries the trace id
 	}
-	s.App.Use(s.observe, s.recoverPanics, s.dropCachedKeys, s.requestContext, s.refuseWhileClosing, s.limitBody, s.authenticate, s.rateLimit, s.conditionalGet)
+	s.App.Use(s.observe, s.recoverPanics, s.dropCachedKeys, s.requestContext, s.refuseWhileClosing, s.limitBody, s.authenticate, s.rateLimit, s.fixedPathGuard, s.conditionalGet)
 
 	cfg := huma.DefaultConfig("Telecom & IT Services Platform API", LatestVersion)
 	cfg.CreateHooks = nil
@@ -293,6 +294,7 @@ func New(deps Deps) *Server {
 	s.registerBatch()
 	s.registerGraphQL()
 	s.documentErrors()
+	s.fixedPaths = fixedPathMethods(s.App.GetRoutes(true))
 	return s
 }
 

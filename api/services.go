@@ -3,13 +3,11 @@ package api
 import (
 	"context"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
-	"github.com/gofiber/fiber/v2"
 
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/services"
@@ -602,10 +600,6 @@ func (s *Server) registerServices() {
 		access{permission: "services:read"}, func(ctx context.Context, in *ServicePath) (*ServiceOutput, error) {
 			return s.serviceAnswer(ctx, in.ServiceID)
 		})
-	for _, prefix := range []string{"/v1", "/api/v1"} {
-		s.App.Put(prefix+"/services/:service_id", s.fixedPathGuard)
-		s.App.Delete(prefix+"/services/:service_id", s.fixedPathGuard)
-	}
 	change := func(ctx context.Context, id string, in services.ServiceUpdateInput) (*OperationAcceptedOutput, error) {
 		svc, u, scope, err := s.services.PrepareServiceUpdate(ctx, principal(ctx), id, in)
 		if err != nil {
@@ -693,24 +687,6 @@ func (s *Server) registerServices() {
 		access{permission: "services:write"}, func(ctx context.Context, in *ServicePath) (*OperationAcceptedOutput, error) {
 			return s.decommission(ctx, in.ServiceID, services.DecommissionInput{Reason: "deleted"})
 		})
-}
-
-// fixedPathGuard answers 405 METHOD_NOT_ALLOWED (with Allow) to a PUT or
-// DELETE on a fixed /services/... path (catalog, availability, ...), which
-// /services/{service_id} would otherwise take for a service id.
-func (s *Server) fixedPathGuard(c *fiber.Ctx) error {
-	path := strings.TrimSuffix(c.Path(), "/")
-	var allow []string
-	for _, r := range s.App.GetRoutes(true) {
-		if r.Path == path && r.Method != c.Method() && r.Method != http.MethodHead && r.Method != http.MethodOptions && !slices.Contains(allow, r.Method) {
-			allow = append(allow, r.Method)
-		}
-	}
-	if len(allow) == 0 {
-		return c.Next()
-	}
-	c.Set(fiber.HeaderAllow, strings.Join(allow, ", "))
-	return models.Errorf(models.CodeMethodNotAllowed, "%s is not allowed here; allowed: %s", c.Method(), strings.Join(allow, ", "))
 }
 
 func orDefaultStr(v, def string) string {

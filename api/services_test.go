@@ -421,6 +421,17 @@ func TestDecommissionRequests(t *testing.T) {
 			}
 		}
 	})
+	t.Run("a fixed path without GET is not a service id", func(t *testing.T) {
+		for _, path := range []string{"/v1/services/quotes", "/api/v1/services/provision/", "/v1/Services/Quotes", "/v1/services/webhooks"} {
+			res := h.do("GET", path, a.liveKey, nil)
+			res.wantError(405, "METHOD_NOT_ALLOWED")
+			if res.header.Get("Allow") != "POST" {
+				t.Fatalf("GET %s: Allow %q", path, res.header.Get("Allow"))
+			}
+		}
+		h.do("GET", "/v1/services/svc_doesNotExist", a.liveKey, nil).wantError(404, "NOT_FOUND")
+		h.do("GET", "/v1/services/"+phone.ID, a.liveKey, nil).decode(200, nil)
+	})
 }
 
 func mustMarshal(v any) []byte {
