@@ -217,6 +217,11 @@ func firstMessage(errs []error) string {
 	return ""
 }
 
+// moneyTypeError is encoding/json's message for an amount that
+// models.Money refused: the value, then the field's JSON path after the
+// name of its struct.
+var moneyTypeError = regexp.MustCompile(`^json: cannot unmarshal number (\S+) into Go struct field \S*?\.([a-z0-9_]+(?:\.[a-z0-9_]+)*) of type models\.Money$`)
+
 var requiredProperty = regexp.MustCompile(`^expected required property (\S+) to be present$`)
 
 // emptyRequiredString is huma's answer to "" where minLength is 1.
@@ -232,10 +237,18 @@ func validationFromHuma(msg string, errs []error) *models.Error {
 			field = strings.TrimPrefix(field, "query.")
 			field = strings.TrimPrefix(field, "path.")
 			field = strings.TrimPrefix(field, "header.")
+			issue := d.Message
 			if field == "body" {
 				field = "(body)"
+				if m := moneyTypeError.FindStringSubmatch(d.Message); m != nil {
+					// An amount huma's schema (a number) let through and
+					// models.Money refused: name its field and the reason.
+					field, issue = m[2], "must be a decimal number"
+					if _, err := models.ParseMoney(m[1]); err != nil {
+						issue = err.Error()
+					}
+				}
 			}
-			issue := d.Message
 			// An empty string where at least one character is required
 			// answers as a missing one does (the domain's wording).
 			if issue == emptyRequiredString {

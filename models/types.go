@@ -1,9 +1,11 @@
 package models
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -35,7 +37,9 @@ func (m Money) MarshalJSON() ([]byte, error) {
 func (m *Money) UnmarshalJSON(b []byte) error {
 	v, err := ParseMoney(string(b))
 	if err != nil {
-		return err
+		// A type error, which encoding/json completes with the path of the
+		// field it was meant for (ParseMoney of the value gives the reason).
+		return &json.UnmarshalTypeError{Value: "number " + string(b), Type: reflect.TypeFor[Money]()}
 	}
 	*m = v
 	return nil
