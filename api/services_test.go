@@ -235,6 +235,16 @@ func TestServiceChanges(t *testing.T) {
 		h.do("PUT", "/v1/services/"+phone.ID+"/features", a.liveKey, map[string]any{"features": []string{"ddos_protection"}}).wantError(400, "VALIDATION_ERROR")
 	})
 	t.Run("PUT /services/{id}/scaling", func(t *testing.T) {
+		var before struct {
+			Service struct {
+				Name      string `json:"name"`
+				Bandwidth string `json:"bandwidth"`
+			} `json:"service"`
+		}
+		h.do("GET", "/v1/services/"+internet, a.liveKey, nil).decode(200, &before)
+		if !strings.HasSuffix(before.Service.Name, " "+before.Service.Bandwidth) {
+			t.Fatalf("the fixture's name %q is not its default", before.Service.Name)
+		}
 		start := time.Now().UTC().Add(48 * time.Hour).Truncate(time.Second)
 		acc := accept("PUT", "/v1/services/"+internet+"/scaling", map[string]any{"scaling_action": "scale_up", "new_bandwidth": "10gbps",
 			"effective_date": start.Add(30 * time.Minute).Format(time.RFC3339), "maintenance_window": map[string]any{"start": start.Format(time.RFC3339), "duration": "2_hours"}})
@@ -242,6 +252,10 @@ func TestServiceChanges(t *testing.T) {
 		if acc.Type != "scaling" || !models.HasPrefix(acc.RequestID, "scl") || !u.Windowed() || !u.WindowStart.Equal(start) || !u.WindowEnd.Equal(start.Add(2*time.Hour)) ||
 			!u.ApplyAt.Equal(start.Add(30*time.Minute)) || u.Bandwidth != "10gbps" || len(u.Capacity) != 1 {
 			t.Fatalf("scaling %+v", u)
+		}
+		// The default name follows the size; a name of the customer's own stays (below).
+		if want := strings.TrimSuffix(before.Service.Name, before.Service.Bandwidth) + "10gbps"; u.Name == nil || *u.Name != want {
+			t.Fatalf("scaling renames %v, want %q", u.Name, want)
 		}
 		var doc operationDoc
 		h.do("GET", "/v1/operations/"+acc.RequestID, a.liveKey, nil).decode(200, &doc)
@@ -254,8 +268,17 @@ func TestServiceChanges(t *testing.T) {
 		}
 		end(internet, acc.RequestID)
 		acc = accept("PUT", "/v1/services/"+phone.ID+"/scaling", map[string]any{"scaling_action": "scale_down", "new_quantity": 20})
-		if change.Update.Quantity != 20 || change.Update.WindowEnd.Sub(*change.Update.WindowStart) != time.Hour {
+		if change.Update.Quantity != 20 || change.Update.WindowEnd.Sub(*change.Update.WindowStart) != time.Hour || change.Update.Name == nil ||
+			*change.Update.Name != strings.Replace(phone.Name, "(50 users)", "(20 users)", 1) {
 			t.Fatalf("scaling %+v", change.Update)
+		}
+		end(phone.ID, acc.RequestID)
+		if err := h.store.In(ctx, scope).Model(&services.Service{}).Where("id = ?", phone.ID).Update("name", "Head office PBX").Error; err != nil {
+			t.Fatal(err)
+		}
+		acc = accept("PUT", "/v1/services/"+phone.ID+"/scaling", map[string]any{"scaling_action": "scale_down", "new_quantity": 20})
+		if change.Update.Name != nil || change.Update.Changes["name"] != nil {
+			t.Fatalf("a name of the customer's own changed: %+v", change.Update)
 		}
 		end(phone.ID, acc.RequestID)
 		for name, body := range map[string]map[string]any{

@@ -356,6 +356,23 @@ func (s *Store) validateUpdate(ctx context.Context, scope models.Scope, svc *Ser
 	if err := v.Err(); err != nil {
 		return nil, err
 	}
+	if u.Name == nil && (u.Bandwidth != "" || u.Quantity > 0) {
+		// A service still under the name it was given for its size
+		// ("Dedicated Internet 100mbps") is renamed for its new size; a name
+		// of the customer's own stays.
+		was := ProvisioningOrder{Kind: svc.Kind, ServiceType: svc.ServiceType, Bandwidth: svc.Bandwidth, Quantity: svc.Quantity}
+		if old := defaultServiceName(offer, &was); svc.Name == old {
+			now := was
+			now.Bandwidth = OrDefault(u.Bandwidth, svc.Bandwidth)
+			if u.Quantity > 0 {
+				now.Quantity = u.Quantity
+			}
+			if name := defaultServiceName(offer, &now); name != old {
+				u.Name = &name
+				change("name", old, name)
+			}
+		}
+	}
 	if len(u.Changes) == 0 {
 		return nil, models.Invalid(models.FieldIssue{Field: "(body)", Issue: "changes nothing: every field given has its current value"})
 	}
