@@ -249,7 +249,10 @@ func (s *Store) ListAPIKeys(ctx context.Context, p *models.Principal, page model
 var apiKeySorts = models.SortFields{"created_at": "created_at", "name": "name", "last_used": "last_used_at"}
 
 // RotateAPIKey replaces a key's secret (and signing secret) at once; the old
-// secret stops working immediately. Errors: NOT_FOUND, INVALID_STATE_TRANSITION (revoked).
+// secret stops working immediately. It needs a credential that could have
+// issued the key (mayManage) and holds every permission of it. Errors:
+// NOT_FOUND, INVALID_STATE_TRANSITION (revoked or expired),
+// INSUFFICIENT_PERMISSIONS.
 func (s *Store) RotateAPIKey(ctx context.Context, p *models.Principal, id string) (*IssuedKey, error) {
 	key, err := s.GetAPIKey(ctx, p, id)
 	if err != nil {
@@ -257,6 +260,16 @@ func (s *Store) RotateAPIKey(ctx context.Context, p *models.Principal, id string
 	}
 	if key.RevokedAt != nil {
 		return nil, models.Errorf(models.CodeInvalidStateTransition, "a revoked key cannot be rotated")
+	}
+	if key.ExpiresAt != nil && !key.ExpiresAt.After(s.Now()) {
+		return nil, models.Errorf(models.CodeInvalidStateTransition, "an expired key cannot be rotated: create a new key").WithDetail("status", "expired")
+	}
+	role, err := s.actingRole(ctx, key.OrganizationID, key.Role)
+	if err != nil {
+		return nil, err
+	}
+	if err := mayManage(p, key.OrganizationID, key.Environment, role, "rotate"); err != nil {
+		return nil, err
 	}
 	if !p.CanGrant(key.Permissions) {
 		return nil, models.Errorf(models.CodeInsufficientPermissions, "a key cannot be rotated by a credential that lacks its permissions")
@@ -282,6 +295,13 @@ func (s *Store) RotateAPIKey(ctx context.Context, p *models.Principal, id string
 func (s *Store) RevokeAPIKey(ctx context.Context, p *models.Principal, id string) (*APIKey, error) {
 	key, err := s.GetAPIKey(ctx, p, id)
 	if err != nil {
+		return nil, err
+	}
+	role, err := s.actingRole(ctx, key.OrganizationID, key.Role)
+	if err != nil {
+		return nil, err
+	}
+	if err := mayManage(p, key.OrganizationID, key.Environment, role, "revoke"); err != nil {
 		return nil, err
 	}
 	if !p.CanGrant(key.Permissions) {
@@ -441,4 +461,38 @@ func (s *Store) checkKeyRecord(rec *keyRecord, clientIP netip.Addr) (*Authentica
 			Limits: models.EffectiveLimits(&org, key.RequestsPerMinute, key.BurstLimit),
 		},
 	}, nil
+}
+
+// mayManage refuses p the change (rotate, revoke, change, delete) of a
+// credential of organization orgID and environment env held under role
+// (empty for a client or certificate) unless p could have issued it, as
+// CreateAPIKey decides: provider administrators any; everyone else only
+// its own organization's and environment's, and no staff role but its own.
+// Staff see every organization's credentials; they change only their own
+// organization's. Errors: INSUFFICIENT_PERMISSIONS.
+func mayManage(p *models.Principal, orgID string, env models.Environment, role models.Role, verb string) error {
+	if p.IsAdmin() {
+		return nil
+	}
+	if orgID != p.OrganizationID || env != p.Environment || (role != "" && role != models.RoleCustomer && role != p.Role) {
+		return models.Errorf(models.CodeInsufficientPermissions, "only provider administrators can %s credentials of other organizations, environments or staff roles", verb)
+	}
+	return nil
+}
+
+// actingRole is the role a credential of organization orgID recorded under
+// role acts with: a staff role only in the provider's organization, a
+// customer's anywhere else. Errors: INTERNAL_ERROR.
+func (s *Store) actingRole(ctx context.Context, orgID string, role models.Role) (models.Role, error) {
+	if role == "" || role == models.RoleCustomer {
+		return role, nil
+	}
+	var provider bool
+	if err := s.In(ctx, models.SystemScope()).Model(&models.Organization{}).Select("provider").Where("id = ?", orgID).Scan(&provider).Error; err != nil {
+		return "", models.DBErr(err)
+	}
+	if !provider {
+		return models.RoleCustomer, nil
+	}
+	return role, nil
 }

@@ -166,12 +166,21 @@ func (s *Store) GetCertificate(ctx context.Context, p *models.Principal, id stri
 // RevokeCertificate revokes a registration visible to p: from then on a
 // request presenting the certificate on the mutual-TLS listener is refused.
 // The row is kept with its revocation time; revoking twice is harmless
-// (the first time stays). It returns the registration and whether this
-// call revoked it. Errors: NOT_FOUND, INTERNAL_ERROR.
+// (the first time stays). Like a key's, it needs a credential that could
+// have registered it: holding its permissions, and of its organization
+// and environment unless a provider administrator. It returns the
+// registration and whether this call revoked it. Errors: NOT_FOUND,
+// INSUFFICIENT_PERMISSIONS, INTERNAL_ERROR.
 func (s *Store) RevokeCertificate(ctx context.Context, p *models.Principal, id string) (*ClientCertificate, bool, error) {
 	c, err := s.GetCertificate(ctx, p, id)
 	if err != nil {
 		return nil, false, err
+	}
+	if err := mayManage(p, c.OrganizationID, c.Environment, "", "revoke"); err != nil {
+		return nil, false, err
+	}
+	if !p.CanGrant(c.PermissionList()) {
+		return nil, false, models.Errorf(models.CodeInsufficientPermissions, "a certificate can only be revoked by a credential that holds every permission of it")
 	}
 	if c.RevokedAt != nil {
 		return c, false, nil

@@ -298,6 +298,9 @@ func (s *Store) UpdateOAuthClient(ctx context.Context, p *models.Principal, id s
 		if err := checkStaffScopes(provider, next.Scopes); err != nil {
 			return err
 		}
+		if err := mayManage(p, c.OrganizationID, c.Environment, "", "change"); err != nil {
+			return err
+		}
 		if !p.CanGrant(scopePermissions(next.Scopes)) {
 			return models.Errorf(models.CodeInsufficientPermissions, "a client can only be changed by a credential that holds every permission of its scopes")
 		}
@@ -365,6 +368,9 @@ func (s *Store) RotateOAuthClientSecret(ctx context.Context, p *models.Principal
 		if c.Public {
 			return models.Errorf(models.CodeInvalidStateTransition, "a public client has no secret to rotate").WithDetail("public", true)
 		}
+		if err := mayManage(p, c.OrganizationID, c.Environment, "", "rotate"); err != nil {
+			return err
+		}
 		_, _, scopes := c.Lists()
 		if !p.CanGrant(scopePermissions(scopes)) {
 			return models.Errorf(models.CodeInsufficientPermissions, "a client's secret can only be rotated by a credential that holds every permission of its scopes")
@@ -397,6 +403,9 @@ func (s *Store) DeleteOAuthClient(ctx context.Context, p *models.Principal, id s
 	err := s.Tx(ctx, p.Scope(), func(tx *gorm.DB) error {
 		if err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Where("id = ?", id).Take(&c).Error; err != nil {
 			return models.NotFoundOr(err, "client")
+		}
+		if err := mayManage(p, c.OrganizationID, c.Environment, "", "delete"); err != nil {
+			return err
 		}
 		if _, _, scopes := c.Lists(); !p.CanGrant(scopePermissions(scopes)) {
 			return models.Errorf(models.CodeInsufficientPermissions, "a client can only be deleted by a credential that holds every permission of its scopes")
