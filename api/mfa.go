@@ -2,6 +2,8 @@ package api
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"net/http"
 	"slices"
@@ -212,7 +214,7 @@ func (s *Server) mfaChallenge(ctx huma.Context, a access, p *models.Principal) b
 	if enr == nil || !enr.Confirmed {
 		return true
 	}
-	operation := op.Method + " " + strings.TrimPrefix(strings.TrimPrefix(op.Path, "/api"), "/v1")
+	operation := challengedOperation(op.Method, ctx.URL().Path)
 	if id := ctx.Header("X-MFA-Challenge-Id"); id != "" {
 		ok, err := s.identity.ConsumeMFAChallenge(rctx, p.UserID, id, operation)
 		if err != nil {
@@ -243,4 +245,19 @@ func (s *Server) mfaChallenge(ctx huma.Context, a access, p *models.Principal) b
 	ctx.SetStatus(http.StatusUnauthorized)
 	_, _ = ctx.BodyWriter().Write(body)
 	return false
+}
+
+// challengedOperation names what a challenge is for: the method and the
+// request's own path without its mount (/v1 or /api/v1), so a challenge
+// passed to rotate one key, or change one user, is not accepted for
+// another. A path too long for the challenge's column is named by its
+// SHA-256.
+func challengedOperation(method, path string) string {
+	path = strings.TrimSuffix(path, "/")
+	path = strings.TrimPrefix(strings.TrimPrefix(path, "/api"), "/v1")
+	if op := method + " " + path; len(op) <= 300 {
+		return op
+	}
+	sum := sha256.Sum256([]byte(path))
+	return method + " sha256:" + hex.EncodeToString(sum[:])
 }

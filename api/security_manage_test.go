@@ -77,3 +77,28 @@ func TestStaffChangeOnlyWhatTheyCouldIssue(t *testing.T) {
 	}
 	h.do("POST", "/v1/auth/api-keys/"+expired.APIKey.ID+"/rotate", a.liveKey, nil).wantError(http.StatusConflict, "INVALID_STATE_TRANSITION")
 }
+
+// TestChallengeBelongsToItsResource: a second-factor challenge passed for
+// one resource is not accepted for another of the same route. Before, a
+// challenge passed to rotate one key rotated any other, and one passed to
+// change one user changed another: a challenge was bound to the route's
+// pattern, not the request's path.
+func TestChallengeBelongsToItsResource(t *testing.T) {
+	h := newHarness(t)
+	u := newTOTPUser(t, h, "*")
+	a := h.tenants[0]
+	var first, second userAnswer
+	h.do("POST", "/v1/users", a.liveKey, map[string]any{"email": "first@tenant-a.example", "name": "First"}).decode(http.StatusCreated, &first)
+	h.do("POST", "/v1/users", a.liveKey, map[string]any{"email": "second@tenant-a.example", "name": "Second"}).decode(http.StatusCreated, &second)
+	body := map[string]any{"ip_allowlist": []string{}}
+	id := u.pass(t, h, h.do("PATCH", "/v1/users/"+first.User.ID, u.token, body))
+	// For the other user the challenge is not accepted: a new one is issued.
+	var ch mfaRequired
+	h.do("PATCH", "/v1/users/"+second.User.ID, u.token, body, "X-MFA-Challenge-Id", id).decode(http.StatusUnauthorized, &ch)
+	if ch.Error != "mfa_required" || ch.ChallengeID == id {
+		t.Fatalf("a challenge for %s answered for %s: %+v", first.User.ID, second.User.ID, ch)
+	}
+	// For its own user, on either mount, it is (once).
+	h.do("PATCH", "/api/v1/users/"+first.User.ID, u.token, body, "X-MFA-Challenge-Id", id).decode(http.StatusOK, nil)
+	h.do("PATCH", "/v1/users/"+first.User.ID, u.token, body, "X-MFA-Challenge-Id", id).decode(http.StatusUnauthorized, &ch)
+}
