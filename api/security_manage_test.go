@@ -3,9 +3,11 @@ package api_test
 import (
 	"context"
 	"net/http"
+	"slices"
 	"testing"
 	"time"
 
+	"github.com/telcoplatform/platform/auth"
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/identity"
 )
@@ -101,4 +103,32 @@ func TestChallengeBelongsToItsResource(t *testing.T) {
 	// For its own user, on either mount, it is (once).
 	h.do("PATCH", "/api/v1/users/"+first.User.ID, u.token, body, "X-MFA-Challenge-Id", id).decode(http.StatusOK, nil)
 	h.do("PATCH", "/v1/users/"+first.User.ID, u.token, body, "X-MFA-Challenge-Id", id).decode(http.StatusUnauthorized, &ch)
+}
+
+// TestTokensFollowTheirUser: a person's access token carries at most what
+// the person holds now. Before, a permission taken from a user stayed in
+// the user's token until it expired (an hour), long enough to mint a
+// permanent key holding it.
+func TestTokensFollowTheirUser(t *testing.T) {
+	h := newHarness(t)
+	a := h.tenants[0]
+	u := h.tokenUser(0)
+	h.do("PATCH", "/v1/users/"+u.ID, a.liveKey, map[string]any{"permissions": []string{"services:read", "auth:manage"}}).decode(http.StatusOK, nil)
+	tok := h.issue(h.srv.Tokens(), auth.Grant{Subject: u.ID, OrganizationID: u.OrganizationID, Permissions: []string{"services:read", "auth:manage"}, AuthMethod: "password"}).Token
+	if got := mePermissions(t, h, tok); !slices.Equal(got, []string{"services:read", "auth:manage"}) {
+		t.Fatalf("before: %v", got)
+	}
+	h.do("PATCH", "/v1/users/"+u.ID, a.liveKey, map[string]any{"permissions": []string{"services:read"}}).decode(http.StatusOK, nil)
+	if got := mePermissions(t, h, tok); !slices.Equal(got, []string{"services:read"}) {
+		t.Fatalf("after the user lost auth:manage, the token carries %v", got)
+	}
+	h.do("POST", "/v1/auth/api-keys", tok, map[string]any{"name": "persist", "permissions": []string{"services:read", "auth:manage"}}).
+		wantError(http.StatusForbidden, "INSUFFICIENT_PERMISSIONS")
+	h.do("POST", "/v1/auth/api-keys", tok, map[string]any{"name": "persist", "permissions": []string{"services:read"}}).
+		wantError(http.StatusForbidden, "INSUFFICIENT_PERMISSIONS") // auth:manage is what creating keys needs
+	// A token carrying every permission ("*") carries what the user holds.
+	star := h.issue(h.srv.Tokens(), auth.Grant{Subject: u.ID, OrganizationID: u.OrganizationID, Permissions: []string{"*"}, AuthMethod: "password"}).Token
+	if got := mePermissions(t, h, star); !slices.Equal(got, []string{"services:read"}) {
+		t.Fatalf("a * token of the user carries %v", got)
+	}
 }

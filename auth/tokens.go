@@ -291,7 +291,7 @@ func (t *Tokens) Revoke(ctx context.Context, raw, reason string) error {
 // Principal builds the request principal of verified claims: the kind from
 // the subject (usr_ user, cli_ OAuth client), the role from the user (a
 // client acts as a customer of its organization), permissions from the
-// token, and rate limits from the organization's plan lowered by the
+// token (a user's narrowed to what the user holds now), and rate limits from the organization's plan lowered by the
 // token's requests_per_minute. Errors: INVALID_TOKEN, INTERNAL_ERROR.
 func (t *Tokens) Principal(ctx context.Context, c *Claims) (*models.Principal, error) {
 	sub, err := t.identity.ResolveTokenSubject(ctx, c.OrganizationID, c.Subject)
@@ -314,12 +314,34 @@ func (t *Tokens) Principal(ctx context.Context, c *Claims) (*models.Principal, e
 			// people are staff, whatever a user's row says.
 			p.Role = models.RoleCustomer
 		}
+		// A person's token carries at most what the person holds now: a
+		// permission taken from the user (or a role lowered) since the
+		// token was issued is gone from its next request.
+		user := *sub.User
+		user.Role = p.Role
+		p.Permissions = narrowPermissions(p.Permissions, user.SessionPermissions())
 	case models.HasPrefix(c.Subject, models.PrefixClient):
 		p.Kind = models.PrincipalClient
 	default:
 		return nil, models.Errorf(models.CodeInvalidToken, "the access token's subject is neither a user nor a client")
 	}
 	return p, nil
+}
+
+// narrowPermissions returns the permissions of token that holder holds
+// ("*" in token stands for all of holder's).
+func narrowPermissions(token, holder []string) []string {
+	if slices.Contains(token, "*") {
+		return slices.Clone(holder)
+	}
+	h := &models.Principal{Permissions: holder}
+	out := make([]string, 0, len(token))
+	for _, perm := range token {
+		if h.Can(perm) {
+			out = append(out, perm)
+		}
+	}
+	return out
 }
 
 func reason(err error) string {
