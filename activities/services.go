@@ -2,11 +2,16 @@ package activities
 
 import (
 	"context"
+	"errors"
 	"log/slog"
+	"time"
 
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/billing"
 	"github.com/telcoplatform/platform/models/catalog"
 	"github.com/telcoplatform/platform/models/operations"
 	"github.com/telcoplatform/platform/models/services"
@@ -24,16 +29,18 @@ type Services struct {
 	operations *operations.Store
 	services   *services.Store
 	net        simulator.Southbound
+	temporal   client.Client // signals subscriptions when billing stops; nil: they end at their period's close
 	log        *slog.Logger
 }
 
 // NewServices returns the change and decommission activities over store
-// and the southbound net.
-func NewServices(store *models.Store, net simulator.Southbound, log *slog.Logger) *Services {
+// and the southbound net; c (may be nil) signals the subscription workflows
+// of a decommissioned service.
+func NewServices(store *models.Store, net simulator.Southbound, c client.Client, log *slog.Logger) *Services {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Services{store: store, operations: operations.NewStore(store), services: services.NewStore(store), net: net, log: log}
+	return &Services{store: store, operations: operations.NewStore(store), services: services.NewStore(store), net: net, temporal: c, log: log}
 }
 
 // serviceOrder is what the network needs to know about svc for operation opID.
@@ -314,13 +321,44 @@ func (a *Services) DecomReleaseInventory(ctx context.Context, in workflows.Decom
 	})
 }
 
-// DecomStopBilling records when billing of the service stopped (once).
+// DecomStopBilling records when billing of the service stopped (once) and
+// wakes the workflow of each open subscription of the service, which bills
+// the period up to that moment and ends the subscription
+// (service_decommissioned) at once rather than at the period's end.
 func (a *Services) DecomStopBilling(ctx context.Context, in workflows.DecommissionInput) error {
 	scope := in.Scope()
 	return a.step(ctx, scope, in.RequestID, services.StepStopBilling, func() error {
-		_, err := a.services.StopBilling(ctx, scope, in.ServiceID)
-		return err
+		at, err := a.services.StopBilling(ctx, scope, in.ServiceID)
+		if err != nil {
+			return err
+		}
+		return a.endSubscriptions(ctx, scope, in.ServiceID, at)
 	})
+}
+
+// endSubscriptions signals every open subscription of serviceID that its
+// billing stopped at at. Signalling again is harmless (the workflow keeps
+// the earliest end); a subscription without a workflow is left to its row.
+// Errors: DEPENDENCY_UNAVAILABLE (Temporal unreachable), INTERNAL_ERROR.
+func (a *Services) endSubscriptions(ctx context.Context, scope models.Scope, serviceID string, at time.Time) error {
+	if a.temporal == nil {
+		return nil
+	}
+	var ids []string
+	if err := a.store.In(ctx, scope).Model(&billing.Subscription{}).Where("service_id = ? AND status IN ?", serviceID,
+		[]billing.SubscriptionStatus{billing.SubscriptionPending, billing.SubscriptionActive}).Pluck("id", &ids).Error; err != nil {
+		return models.DBErr(err)
+	}
+	for _, id := range ids {
+		err := a.temporal.SignalWorkflow(ctx, id, "", workflows.SignalCancelSubscription, workflows.CancelSignal{At: at})
+		var nf *serviceerror.NotFound
+		if err != nil && !errors.As(err, &nf) {
+			e := models.Errorf(models.CodeDependencyUnavailable, "the workflow engine is unavailable; retry later")
+			e.Cause = err
+			return e
+		}
+	}
+	return nil
 }
 
 // DecomRecord makes the service decommissioned, writes

@@ -32,7 +32,7 @@ func (f *fixture) provisioned(t *testing.T) workflows.ProvisioningInput {
 }
 
 func servicesEnv(f *fixture) (*activities.Services, *testsuite.TestActivityEnvironment) {
-	svcs := activities.NewServices(f.store, simulator.New(f.store, simulator.Options{}), nil)
+	svcs := activities.NewServices(f.store, simulator.New(f.store, simulator.Options{}), nil, nil)
 	var suite testsuite.WorkflowTestSuite
 	env := suite.NewTestActivityEnvironment()
 	env.RegisterActivity(svcs)

@@ -356,3 +356,76 @@ func TestInvoiceBecomesOverdue(t *testing.T) {
 		t.Fatalf("events of the invoice: %v", types)
 	}
 }
+
+// TestDecommissionEndsTheSubscriptionAtOnce: decommissioning a subscribed
+// service ends its subscription when billing stops, with the period billed
+// up to that moment, not at the end of the period (an hour here). Before,
+// the subscription stayed active, counted in the recurring figures and
+// accrued, until its period closed.
+func TestDecommissionEndsTheSubscriptionAtOnce(t *testing.T) {
+	p := startBillingPlatform(t)
+	key := p.testKey
+	var accts struct {
+		Accounts []struct{ ID string } `json:"accounts"`
+	}
+	if status := p.do("GET", "/v1/billing/accounts", key, nil, &accts); status != 200 || len(accts.Accounts) == 0 {
+		t.Fatalf("sandbox accounts: %d %+v", status, accts)
+	}
+	acct := accts.Accounts[0].ID
+	var acc accepted
+	if status := p.do("POST", "/v1/services/provision", key, map[string]any{"service_template": "internet-business-100m", "location_id": "loc_sandbox_all", "account_id": acct}, &acc); status != 202 {
+		t.Fatalf("provision: %d", status)
+	}
+	if op := p.poll(acc.StatusURL, key, func(op *operation) bool { return terminal(op.Status) }); op.Status != "completed" {
+		t.Fatalf("provisioning %+v", op)
+	}
+	var subs struct {
+		Subscriptions []struct{ ID string } `json:"subscriptions"`
+	}
+	if status := p.do("POST", "/v1/billing/recurring", key, map[string]any{"account_id": acct,
+		"services": []map[string]any{{"service_id": acc.ServiceID, "billing_cycle": "sandbox_3600s", "auto_renew": true}}}, &subs); status != 201 || len(subs.Subscriptions) != 1 {
+		t.Fatalf("recurring: %d %+v", status, subs)
+	}
+	sub := subs.Subscriptions[0].ID
+	var st struct {
+		Subscription struct {
+			Status        string `json:"status"`
+			EndedReason   string `json:"ended_reason"`
+			CurrentPeriod struct {
+				End string `json:"end"`
+			} `json:"current_period"`
+		} `json:"subscription"`
+	}
+	p.waitUntil("the subscription to start", func() bool {
+		p.do("GET", "/v1/billing/subscriptions/"+sub, key, nil, &st)
+		return st.Subscription.Status == "active"
+	})
+
+	var dec accepted
+	if status := p.do("DELETE", "/v1/services/"+acc.ServiceID, key, nil, &dec); status != 202 {
+		t.Fatalf("decommission: %d", status)
+	}
+	if op := p.poll(dec.StatusURL, key, func(op *operation) bool { return terminal(op.Status) }); op.Status != "completed" {
+		t.Fatalf("decommission %+v", op)
+	}
+	var svc struct {
+		Service struct {
+			Pricing struct {
+				BillingEndedAt string `json:"billing_ended_at"`
+			} `json:"pricing"`
+		} `json:"service"`
+	}
+	p.do("GET", "/v1/services/"+acc.ServiceID, key, nil, &svc)
+	p.waitUntil("the subscription to end", func() bool {
+		p.do("GET", "/v1/billing/subscriptions/"+sub, key, nil, &st)
+		return st.Subscription.Status == "cancelled"
+	})
+	if st.Subscription.EndedReason != "service_decommissioned" || svc.Service.Pricing.BillingEndedAt == "" {
+		t.Fatalf("ended %+v, billing ended at %q", st.Subscription, svc.Service.Pricing.BillingEndedAt)
+	}
+	end, err1 := time.Parse(time.RFC3339, st.Subscription.CurrentPeriod.End)
+	stopped, err2 := time.Parse(time.RFC3339, svc.Service.Pricing.BillingEndedAt)
+	if err1 != nil || err2 != nil || end.Sub(stopped).Abs() > time.Second {
+		t.Fatalf("the last period ends at %q, billing stopped at %q", st.Subscription.CurrentPeriod.End, svc.Service.Pricing.BillingEndedAt)
+	}
+}

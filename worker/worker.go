@@ -123,7 +123,7 @@ func RegisterActivities(w ActivityRegistry, deps Deps) {
 	if whClient == nil {
 		whClient = webhooks.NewClient(false)
 	}
-	svcs := activities.NewServices(deps.Store, net, deps.Logger)
+	svcs := activities.NewServices(deps.Store, net, deps.Temporal, deps.Logger)
 
 	registerGroup[workflows.ProvisioningActivities](w, activities.NewProvisioning(deps.Store, net, deps.Logger))
 	registerGroup[workflows.ServiceChangeActivities](w, activities.NewServiceChange(svcs))
