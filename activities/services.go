@@ -255,8 +255,9 @@ func (a *Services) DecomValidate(ctx context.Context, in workflows.DecommissionI
 	})
 }
 
-// DecomMigrateData copies the service's data to the destination (once).
-// Errors: PROVISIONING_FAILED.
+// DecomMigrateData copies the service's data to the destination (once),
+// which must still be in service and not being decommissioned.
+// Errors: VALIDATION_ERROR (the destination), PROVISIONING_FAILED.
 func (a *Services) DecomMigrateData(ctx context.Context, in workflows.DecommissionInput) error {
 	scope := in.Scope()
 	return a.step(ctx, scope, in.RequestID, services.StepMigrateData, func() error {
@@ -264,19 +265,26 @@ func (a *Services) DecomMigrateData(ctx context.Context, in workflows.Decommissi
 		if err != nil {
 			return err
 		}
+		if err := a.services.CheckMigrationDestination(ctx, scope, in.ServiceID, in.Plan.Destination); err != nil {
+			return err // the destination left service (or is leaving it) since the decommission began
+		}
 		_, err = a.net.MigrateData(ctx, o, in.Plan.Destination)
 		return err
 	})
 }
 
-// DecomVerifyMigration checks that the destination received the data.
-// Errors: PROVISIONING_FAILED (mismatch).
+// DecomVerifyMigration checks that the destination, still in service and
+// not being decommissioned, received the data.
+// Errors: VALIDATION_ERROR (the destination), PROVISIONING_FAILED (mismatch).
 func (a *Services) DecomVerifyMigration(ctx context.Context, in workflows.DecommissionInput) error {
 	scope := in.Scope()
 	return a.step(ctx, scope, in.RequestID, services.StepVerifyMigration, func() error {
 		o, err := a.decomOrder(ctx, in)
 		if err != nil {
 			return err
+		}
+		if err := a.services.CheckMigrationDestination(ctx, scope, in.ServiceID, in.Plan.Destination); err != nil {
+			return err // data on a service that is leaving service is not verified
 		}
 		return a.net.VerifyMigration(ctx, o)
 	})

@@ -2,6 +2,7 @@ package activities_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"go.temporal.io/sdk/testsuite"
@@ -101,5 +102,42 @@ func TestDecommissionActivitiesAreIdempotent(t *testing.T) {
 	if got.Status != services.ServiceDecommissioned || got.BillingEndedAt == nil || got.IPBlock != "" || done.Status != operations.OpCompleted ||
 		len(allocs) != 0 || c.AllocatedMbps != 0 || len(evs) != 6 || evs[5].Type != "service.decommissioned" {
 		t.Fatalf("service %+v, operation %s, %d allocations, %d Mbps, events %d", got, done.Status, len(allocs), c.AllocatedMbps, len(evs))
+	}
+}
+
+// TestMigrationNeedsALiveDestination: the migration steps check the
+// destination again. Before, a decommission migrated and "verified" its
+// data onto a destination decommissioned meanwhile, and completed.
+func TestMigrationNeedsALiveDestination(t *testing.T) {
+	f := newFixture(t, nil)
+	src, dest := f.provisioned(t), f.provisioned(t)
+	svcs, env := servicesEnv(f)
+	ctx := context.Background()
+	p := &models.Principal{OrganizationID: src.OrganizationID, Environment: src.Environment, Permissions: []string{"*"}}
+	store := services.NewStore(f.store)
+	svc, plan, scope, err := store.PrepareDecommission(ctx, p, src.ServiceID, services.DecommissionInput{Reason: "consolidate",
+		MigrationRequired: true, Destination: dest.ServiceID, Verification: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	op := operations.NewOperation(models.NewID(models.PrefixDecommission), services.OpTypeDecommission, svc.ID, "ak_x", services.DecommissionSteps(plan, false), nil)
+	if err := store.StartServiceOperation(ctx, scope, svc.ID, op); err != nil {
+		t.Fatal(err)
+	}
+	in := workflows.DecommissionInput{RequestID: op.ID, OrganizationID: scope.OrganizationID, Environment: scope.Environment, ServiceID: svc.ID, Plan: *plan}
+	for _, fn := range []any{svcs.DecomBegin, svcs.DecomValidate, svcs.DecomMigrateData} {
+		if _, err := env.ExecuteActivity(fn, in); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The destination leaves service while the data is being moved.
+	if err := f.store.In(ctx, scope).Model(&services.Service{}).Where("id = ?", dest.ServiceID).Update("status", services.ServiceDecommissioned).Error; err != nil {
+		t.Fatal(err)
+	}
+	for _, fn := range []any{svcs.DecomMigrateData, svcs.DecomVerifyMigration} {
+		_, err := env.ExecuteActivity(fn, in)
+		if err == nil || !strings.Contains(err.Error(), dest.ServiceID) {
+			t.Fatalf("a step went on with a decommissioned destination: %v", err)
+		}
 	}
 }

@@ -132,6 +132,19 @@ func (s *Store) checkMigrationDestination(ctx context.Context, scope models.Scop
 	return nil
 }
 
+// CheckMigrationDestination requires, again, that destID can receive the
+// data of serviceID: a service of the same tenant and kind, in service and
+// not being decommissioned itself. The decommission's migration steps call
+// it, since the destination may have changed since the operation began.
+// Errors: NOT_FOUND, VALIDATION_ERROR (field data_migration.destination).
+func (s *Store) CheckMigrationDestination(ctx context.Context, scope models.Scope, serviceID, destID string) error {
+	src, err := s.ServiceIn(ctx, scope, serviceID)
+	if err != nil {
+		return err
+	}
+	return s.checkMigrationDestination(ctx, scope, src, destID)
+}
+
 // ValidateDecommission re-checks a decommission when its date has come: the
 // service is still decommissionable by this operation, and the destination
 // can still receive the data. Errors: NOT_FOUND, VALIDATION_ERROR,
