@@ -16,7 +16,7 @@ import (
 type BulkOrchestrationBody struct {
 	Parallel          bool `json:"parallel,omitempty" doc:"Run items concurrently, at most max_concurrency at a time; false (the default) runs them one after another, in order"`
 	RollbackOnFailure bool `json:"rollback_on_failure,omitempty" doc:"When an item fails, start no further items and undo every completed one; the operation ends rolled_back"`
-	MaxConcurrency    int  `json:"max_concurrency,omitempty" minimum:"0" maximum:"50" example:"10" doc:"Items in flight at once when parallel (default 10, at most 50)"`
+	MaxConcurrency    int  `json:"max_concurrency,omitempty" minimum:"1" maximum:"50" example:"10" doc:"Items in flight at once when parallel (default 10, at most 50)"`
 }
 
 func (b *BulkOrchestrationBody) options() automation.BulkOptions {

@@ -175,6 +175,7 @@ func TestBulkProvision(t *testing.T) {
 			{"malformed location", map[string]any{"services": []any{map[string]any{"template": "internet-dedicated-1g", "location": "Testville"}}}, 400, "VALIDATION_ERROR", "services[0].location"},
 			{"bad customization", map[string]any{"services": []any{map[string]any{"template": "internet-dedicated-1g", "location": "loc_sandbox_all", "customizations": map[string]any{"bandwidth": "1GBPS"}}}}, 400, "VALIDATION_ERROR", "services[0].customizations.bandwidth"},
 			{"too much concurrency", map[string]any{"services": svcs[:1], "orchestration": map[string]any{"parallel": true, "max_concurrency": 500}}, 400, "VALIDATION_ERROR", ""},
+			{"no concurrency", map[string]any{"services": svcs[:1], "orchestration": map[string]any{"parallel": true, "max_concurrency": 0}}, 400, "VALIDATION_ERROR", ""},
 			{"another tenant's account", map[string]any{"services": svcs[:1], "account_id": h.tenants[1].account.ID}, 400, "VALIDATION_ERROR", "account_id"},
 			{"unserviceable location", map[string]any{"services": []any{svcs[0], map[string]any{"template": "internet-dedicated-1g", "location": "9 Nowhere Rd, Testville, CA 94999"}}}, 422, "LOCATION_NOT_SERVICEABLE", ""},
 			{"type not offered", map[string]any{"services": []any{map[string]any{"template": "internet-dedicated-1g", "location": "loc_sandbox_business_only"}}}, 422, "SERVICE_UNAVAILABLE_AT_LOCATION", ""},

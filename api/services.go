@@ -80,14 +80,14 @@ type ServiceItem struct {
 	Contacts              ServiceContactsItem    `json:"contacts"`
 	Pricing               ServicePricingItem     `json:"pricing"`
 	MaintenanceWindow     *MaintenanceWindowItem `json:"maintenance_window" doc:"The scheduled (or current) maintenance window; null when none"`
-	PendingOperationID    string                 `json:"pending_operation_id,omitempty" doc:"The change, scaling or decommission under way"`
+	PendingOperationID    *string                `json:"pending_operation_id" nullable:"true" doc:"The change, scaling or decommission under way; null when none"`
 	ProvisioningRequestID string                 `json:"provisioning_request_id" example:"prov_3fK9aZ"`
 	CreatedAt             string                 `json:"created_at"`
 	UpdatedAt             string                 `json:"updated_at"`
 	ActivatedAt           *string                `json:"activated_at"`
 	StatusChangedAt       string                 `json:"status_changed_at"`
 	DecommissionedAt      *string                `json:"decommissioned_at"`
-	DecommissionReason    string                 `json:"decommission_reason,omitempty"`
+	DecommissionReason    *string                `json:"decommission_reason" nullable:"true" doc:"Why the service was decommissioned; null until it is"`
 }
 
 func orEmpty(m map[string]any) map[string]any {
@@ -107,10 +107,10 @@ func serviceItem(svc *services.Service) ServiceItem {
 		Network:               ServiceNetwork{IPBlock: svc.IPBlock, Gateway: svc.Gateway, VLANID: svc.VLANID, CircuitID: svc.CircuitID},
 		Contacts:              ServiceContactsItem{Technical: svc.TechnicalContact, Billing: svc.BillingContact},
 		Pricing:               ServicePricingItem{MonthlyCharge: svc.MonthlyCharge, OneTimeCharge: svc.OneTimeCharge, Currency: svc.Currency, TermMonths: max(svc.TermMonths, 1), QuoteID: svc.QuoteID, BillingEndedAt: optTimestamp(svc.BillingEndedAt)},
-		PendingOperationID:    svc.PendingOperationID,
+		PendingOperationID:    optString(svc.PendingOperationID),
 		ProvisioningRequestID: svc.OperationID, CreatedAt: models.Timestamp(svc.CreatedAt), UpdatedAt: models.Timestamp(svc.UpdatedAt),
 		ActivatedAt: optTimestamp(svc.ActivatedAt), StatusChangedAt: models.Timestamp(svc.StatusChangedAt),
-		DecommissionedAt: optTimestamp(svc.DecommissionedAt), DecommissionReason: svc.DecommissionReason,
+		DecommissionedAt: optTimestamp(svc.DecommissionedAt), DecommissionReason: optString(svc.DecommissionReason),
 	}
 	if svc.MaintenanceStartsAt != nil && svc.MaintenanceEndsAt != nil {
 		it.MaintenanceWindow = &MaintenanceWindowItem{Start: models.Timestamp(*svc.MaintenanceStartsAt), End: models.Timestamp(*svc.MaintenanceEndsAt)}
@@ -694,4 +694,12 @@ func orDefaultStr(v, def string) string {
 		return def
 	}
 	return v
+}
+
+// optString is s, or nil (JSON null) when s is empty.
+func optString(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
 }

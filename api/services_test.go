@@ -453,6 +453,19 @@ func TestDecommissionRequests(t *testing.T) {
 			}
 		}
 		h.do("GET", "/v1/services/svc_doesNotExist", a.liveKey, nil).wantError(404, "NOT_FOUND")
+		// Every documented field is present, null when it has no value.
+		var raw struct {
+			Service map[string]any `json:"service"`
+		}
+		h.do("GET", "/v1/services/"+phone.ID, a.liveKey, nil).decode(200, &raw)
+		for _, k := range []string{"pending_operation_id", "decommissioned_at", "decommission_reason"} {
+			if _, ok := raw.Service[k]; !ok {
+				t.Fatalf("%s is missing: %v", k, raw.Service)
+			}
+		}
+		if raw.Service["pending_operation_id"] != nil || raw.Service["decommission_reason"] != "deleted" {
+			t.Fatalf("pending %v, reason %v", raw.Service["pending_operation_id"], raw.Service["decommission_reason"])
+		}
 		h.do("GET", "/v1/services/"+phone.ID, a.liveKey, nil).decode(200, nil)
 	})
 }
