@@ -163,7 +163,7 @@ func humaError(hctx huma.Context, status int, msg string, errs ...error) huma.St
 	switch status {
 	case http.StatusBadRequest:
 		if isBodyParseFailure(errs) {
-			e = models.Errorf(models.CodeInvalidJSON, "the request body is not valid JSON: %s", firstMessage(errs))
+			e = models.Errorf(models.CodeInvalidJSON, "the request body is not valid JSON: %s", plainJSONError(firstMessage(errs)))
 		} else {
 			e = validationFromHuma(msg, errs)
 		}
@@ -202,6 +202,23 @@ func isBodyParseFailure(errs []error) bool {
 		}
 	}
 	return false
+}
+
+// goTypeInJSONError is the part of encoding/json's messages that names the
+// Go type a value was meant for ("into Go value of type float64").
+var goTypeInJSONError = regexp.MustCompile(`^(?:json: )?cannot unmarshal (.+?) into Go (?:struct field \S+|value) of type \S+$`)
+
+// plainJSONError words a JSON decoder's message for the client, without the
+// Go types it names: "cannot unmarshal number 1e400 into Go value of type
+// float64" is "number 1e400 cannot be read (out of range?)".
+func plainJSONError(msg string) string {
+	if m := goTypeInJSONError.FindStringSubmatch(msg); m != nil {
+		if strings.HasPrefix(m[1], "number ") {
+			return m[1] + " is out of range"
+		}
+		return m[1] + " is not of the expected type"
+	}
+	return strings.TrimPrefix(msg, "json: ")
 }
 
 func firstMessage(errs []error) string {

@@ -56,14 +56,19 @@ func (m Money) String() string {
 	return fmt.Sprintf("%s%d.%02d", sign, v/100, v%100)
 }
 
-// ParseMoney parses a decimal amount with at most two decimals into minor
-// units; every amount a Money holds (math.MinInt64 to math.MaxInt64 cents)
-// parses, a larger one is refused.
+// ParseMoney parses a decimal amount with at most two decimals (zeros
+// after them are allowed: 1.050) into minor units; every amount a Money
+// holds (math.MinInt64 to math.MaxInt64 cents) parses, a larger one is
+// refused.
 func ParseMoney(s string) (Money, error) {
 	s = strings.TrimSpace(s)
 	neg := strings.HasPrefix(s, "-")
 	s = strings.TrimPrefix(s, "-")
 	whole, frac, _ := strings.Cut(s, ".")
+	if len(frac) > 2 {
+		// Zeros past the cents change nothing: 1.050 is 1.05.
+		frac = frac[:2] + strings.TrimRight(frac[2:], "0")
+	}
 	if strings.ContainsAny(whole+frac, "eE") {
 		return 0, fmt.Errorf("an amount is written as a plain decimal number with at most two decimals (12.50), without an exponent")
 	}
