@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -445,10 +446,26 @@ func TestInvoicesEndpoints(t *testing.T) {
 			t.Fatalf("cursor and last page: %+v / %+v", byCursor, last)
 		}
 		for _, q := range []string{"limit=0", "limit=201", "offset=-1", "status=late", "date_from=yesterday", "date_from=2026-02-01&date_to=2026-01-01",
-			"per_page=500", "page=0", "cursor=abc"} {
+			"per_page=500", "page=0", "cursor=abc", "sort=colour:asc", "sort=amount:sideways", "date_from=2026-02-02&date_to=2026-02-01"} {
 			h.do("GET", "/api/v1/billing/invoices?"+q, a.liveKey, nil).wantError(400, "VALIDATION_ERROR")
 		}
 		h.do("GET", "/api/v1/billing/invoices?limit=200", a.liveKey, nil).decode(200, nil)
+		// sort orders the whole list, not only the page.
+		var asc, desc struct {
+			Invoices []struct {
+				Amount float64 `json:"amount"`
+			} `json:"invoices"`
+		}
+		h.do("GET", "/v1/billing/invoices?sort=amount:asc", a.liveKey, nil).decode(200, &asc)
+		h.do("GET", "/v1/billing/invoices?sort=amount:desc&limit=1", a.liveKey, nil).decode(200, &desc)
+		if len(asc.Invoices) < 2 || len(desc.Invoices) != 1 || desc.Invoices[0].Amount != asc.Invoices[len(asc.Invoices)-1].Amount ||
+			!slices.IsSortedFunc(asc.Invoices, func(x, y struct {
+				Amount float64 `json:"amount"`
+			}) int {
+				return cmp.Compare(x.Amount, y.Amount)
+			}) {
+			t.Fatalf("sorted by amount: %+v, largest %+v", asc.Invoices, desc.Invoices)
+		}
 	})
 	t.Run("cancel: provider staff only, open invoices only", func(t *testing.T) {
 		inv := newInvoice(t, h, a, svc, 1, 20)
@@ -624,6 +641,12 @@ func TestPaymentsEndpoints(t *testing.T) {
 		h.do("GET", "/api/v1/billing/payments/"+one.PaymentID, b.liveKey, nil).wantError(404, "NOT_FOUND")
 		h.do("GET", "/api/v1/billing/payments?status=lost", a.liveKey, nil).wantError(400, "VALIDATION_ERROR")
 		h.do("GET", "/api/v1/billing/payments?date_from=soon", a.liveKey, nil).wantError(400, "VALIDATION_ERROR")
+		for _, q := range []string{"date_from=2026-11-29&date_to=2026-11-28", "date_from=2026-11-29T00:00:00Z&date_to=2026-11-28", "date_from=2026-11-29T00:00:00Z&date_to=2026-11-28T23:00:00Z"} {
+			h.do("GET", "/v1/billing/payments?"+q, a.liveKey, nil).wantError(400, "VALIDATION_ERROR")
+		}
+		for _, q := range []string{"date_from=2026-11-29&date_to=2026-11-29", "date_from=2026-11-29T12:00:00Z&date_to=2026-11-29"} {
+			h.do("GET", "/v1/billing/payments?"+q, a.liveKey, nil).decode(200, nil)
+		}
 	})
 }
 

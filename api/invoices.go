@@ -130,6 +130,24 @@ func dateBound(field, v string, end bool) (*time.Time, error) {
 	return &t, nil
 }
 
+// dateRange reads date_from and date_to (dateBound: date_to of a date
+// includes that day) and refuses a date_to before date_from
+// (date_from=2026-11-29&date_to=2026-11-28). Errors: VALIDATION_ERROR.
+func dateRange(fromText, toText string) (from, to *time.Time, err error) {
+	if from, err = dateBound("date_from", fromText, false); err != nil {
+		return nil, nil, err
+	}
+	if to, err = dateBound("date_to", toText, true); err != nil {
+		return nil, nil, err
+	}
+	// A date's bound is the next day's start, so a date_to the day before
+	// date_from ends where date_from begins.
+	if from != nil && to != nil && (to.Before(*from) || (len(toText) == len("2006-01-02") && !to.After(*from))) {
+		return nil, nil, models.Invalid(models.FieldIssue{Field: "date_to", Issue: "must not be before date_from"})
+	}
+	return from, to, nil
+}
+
 func (s *Server) registerInvoices() {
 	tags := []string{"Billing: invoices"}
 	register(s, huma.Operation{OperationID: "list-invoices", Method: http.MethodGet, Path: "/billing/invoices", Summary: "List invoices", Tags: tags,
@@ -141,25 +159,23 @@ func (s *Server) registerInvoices() {
 			Offset    int    `query:"offset" minimum:"0" maximum:"2147483647" doc:"Invoices to skip"`
 			Page      int    `query:"page" minimum:"1" doc:"1-based page number (instead of offset)"`
 			Cursor    string `query:"cursor" maxLength:"200" doc:"Opaque cursor from next_cursor (instead of offset or page)"`
+			Sort      string `query:"sort" maxLength:"200" example:"due_date:asc" doc:"field:asc|desc, comma-separated: issued_at (default, newest first), due_date, created_at, amount, amount_paid, status, number"`
 			Status    string `query:"status" enum:"pending,paid,overdue,cancelled"`
 			DateFrom  string `query:"date_from" maxLength:"40" example:"2026-11-01"`
 			DateTo    string `query:"date_to" maxLength:"40" example:"2026-11-30"`
 			AccountID string `query:"account_id" maxLength:"64"`
 			Filter    string `query:"filter" maxLength:"2000" doc:"A filter expression (docs/filtering.md) over status, number, account_id, source, subscription_id (null for a manual invoice), currency, amount (the total), subtotal, tax and amount_paid (money), issued_at, due_date, paid_at (null until paid), created_at and updated_at; combined with the other filters by and. A malformed one is 400 VALIDATION_ERROR with details.position, the 0-based character offset of the fault" example:"status in (pending, overdue) and amount >= 100.00"`
 		}) (*InvoicesOutput, error) {
-			from, err := dateBound("date_from", in.DateFrom, false)
+			from, to, err := dateRange(in.DateFrom, in.DateTo)
 			if err != nil {
 				return nil, err
 			}
-			to, err := dateBound("date_to", in.DateTo, true)
+			pr, err := models.ParsePage(models.ListQuery{Limit: in.Limit, PerPage: in.PerPage, Offset: in.Offset, Page: in.Page, Cursor: in.Cursor, Sort: in.Sort})
 			if err != nil {
 				return nil, err
 			}
-			pr, err := models.ParsePage(models.ListQuery{Limit: in.Limit, PerPage: in.PerPage, Offset: in.Offset, Page: in.Page, Cursor: in.Cursor})
-			if err != nil {
-				return nil, err
-			}
-			invs, total, err := s.billing.ListInvoices(ctx, principal(ctx), billing.InvoiceFilter{Status: in.Status, AccountID: in.AccountID, From: from, To: to, Limit: pr.Limit, Offset: pr.Offset, Expr: in.Filter})
+			invs, total, err := s.billing.ListInvoices(ctx, principal(ctx), billing.InvoiceFilter{Status: in.Status, AccountID: in.AccountID, From: from, To: to,
+				Limit: pr.Limit, Offset: pr.Offset, Sort: pr.Sort, Expr: in.Filter})
 			if err != nil {
 				return nil, err
 			}

@@ -114,11 +114,7 @@ func (s *Server) registerPayments() {
 			if err != nil {
 				return nil, err
 			}
-			from, err := dateBound("date_from", in.DateFrom, false)
-			if err != nil {
-				return nil, err
-			}
-			to, err := dateBound("date_to", in.DateTo, true)
+			from, to, err := dateRange(in.DateFrom, in.DateTo)
 			if err != nil {
 				return nil, err
 			}

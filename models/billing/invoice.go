@@ -494,10 +494,16 @@ type InvoiceFilter struct {
 	To        *time.Time // issued before
 	Limit     int
 	Offset    int
+	// Sort orders the list (invoiceSorts' names); empty: newest issued first.
+	Sort []models.SortField
 	// Expr is a filter expression over InvoiceFilterSchema's fields
 	// (docs/filtering.md); empty: no such filter.
 	Expr string
 }
+
+// invoiceSorts are the fields an invoice list sorts by.
+var invoiceSorts = models.SortFields{"issued_at": "issued_at", "due_date": "due_date", "created_at": "created_at", "amount": "total",
+	"amount_paid": "amount_paid", "status": "status", "number": "number"}
 
 // ListInvoices returns a window of the invoices visible to p, newest first,
 // with the total count. Errors: VALIDATION_ERROR.
@@ -537,13 +543,14 @@ func (s *Store) ListInvoices(ctx context.Context, p *models.Principal, f Invoice
 	if f.To != nil {
 		q = q.Where("issued_at < ?", f.To.UTC())
 	}
-	var total int64
-	if err := q.Session(&gorm.Session{}).Count(&total).Error; err != nil {
-		return nil, 0, models.DBErr(err)
+	sorts := f.Sort
+	if len(sorts) == 0 {
+		sorts = []models.SortField{{Field: "issued_at", Desc: true}}
 	}
 	var out []Invoice
-	if err := q.Session(&gorm.Session{}).Order("issued_at DESC, id").Limit(f.Limit).Offset(f.Offset).Find(&out).Error; err != nil {
-		return nil, 0, models.DBErr(err)
+	total, err := models.Paginate(q, models.PageRequest{Limit: f.Limit, Offset: f.Offset, Sort: sorts}, invoiceSorts, &out)
+	if err != nil {
+		return nil, 0, err
 	}
 	ptrs := make([]*Invoice, len(out))
 	for i := range out {
