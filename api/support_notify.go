@@ -12,7 +12,7 @@ import (
 
 // NotifyRecipientBody is one addressee of a ticket notification.
 type NotifyRecipientBody struct {
-	Email string `json:"email,omitempty" format:"email" maxLength:"320" example:"noc@example.com" doc:"E-mail address (type email)"`
+	Email string `json:"email,omitempty" maxLength:"320" example:"noc@example.com" doc:"A bare e-mail address (type email)"`
 	Phone string `json:"phone,omitempty" maxLength:"32" doc:"E.164 phone number (type sms)" example:"+15550100200"`
 	Name  string `json:"name,omitempty" maxLength:"200"`
 	Role  string `json:"role,omitempty" maxLength:"40" doc:"Who the recipient is, e.g. customer or noc"`

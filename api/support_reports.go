@@ -42,7 +42,7 @@ type ReportParametersBody struct {
 // ReportDeliveryBody says how a report is handed over.
 type ReportDeliveryBody struct {
 	Method            string `json:"method,omitempty" enum:"download,email" default:"download" doc:"download: follow the report until download_url is set; email: the link is also mailed to notification_email"`
-	NotificationEmail string `json:"notification_email,omitempty" maxLength:"320" format:"email" example:"noc@acme.example" doc:"Required with method email"`
+	NotificationEmail string `json:"notification_email,omitempty" maxLength:"320" example:"noc@acme.example" doc:"Required with method email: a bare e-mail address"`
 }
 
 // ReportRequestBody is the body of POST /v1/support/reports/generate.

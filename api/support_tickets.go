@@ -15,7 +15,7 @@ import (
 // TicketContact is who the provider talks to about a ticket.
 type TicketContact struct {
 	Name  string `json:"name,omitempty" maxLength:"200" example:"Jane Operator"`
-	Email string `json:"email,omitempty" format:"email" maxLength:"320" example:"noc@example.com"`
+	Email string `json:"email,omitempty" maxLength:"320" example:"noc@example.com" doc:"A bare e-mail address"`
 	Phone string `json:"phone,omitempty" maxLength:"40" example:"+1 555 0100"`
 	Role  string `json:"role,omitempty" maxLength:"64" example:"network_admin"`
 }
@@ -104,11 +104,11 @@ type TicketItem struct {
 	AssignedTo          *TicketAgent     `json:"assigned_to" doc:"null until the ticket is assigned"`
 	Contact             TicketContact    `json:"contact"`
 	Location            TicketLocation   `json:"location"`
-	Metadata            map[string]any   `json:"metadata"`
+	Metadata            map[string]any   `json:"metadata" doc:"The ticket's free-form metadata, plus root_cause and vendor_ticket once provider staff set them"`
 	SLA                 TicketSLA        `json:"sla"`
 	EstimatedResolution *string          `json:"estimated_resolution"`
-	RootCause           string           `json:"root_cause,omitempty"`
-	VendorTicket        string           `json:"vendor_ticket,omitempty"`
+	RootCause           string           `json:"root_cause,omitempty" doc:"The same as metadata.root_cause (kept for compatibility)"`
+	VendorTicket        string           `json:"vendor_ticket,omitempty" doc:"The same as metadata.vendor_ticket (kept for compatibility)"`
 	InternalNotes       string           `json:"internal_notes,omitempty" doc:"Provider staff only"`
 	URLs                TicketURLs       `json:"urls"`
 	SLAStatus           *TicketSLAStatus `json:"sla_status,omitempty" doc:"List items only"`
@@ -127,7 +127,7 @@ func (s *Server) ticketItem(p *models.Principal, t *support.Ticket) TicketItem {
 		Severity: t.Severity, Category: t.Category, Subcategory: t.Subcategory, ServiceAffected: t.ServiceAffected, CustomerID: t.CustomerID,
 		Contact:  TicketContact{Name: t.Contact.Name, Email: t.Contact.Email, Phone: t.Contact.Phone, Role: t.Contact.Role},
 		Location: TicketLocation{SiteID: t.Location.SiteID, Address: t.Location.Address, Timezone: t.Location.Timezone},
-		Metadata: t.Metadata,
+		Metadata: t.MetadataView(),
 		SLA: TicketSLA{ResponseTime: support.FormatMinutes(t.SLAResponseMinutes), ResolutionTime: support.FormatMinutes(t.SLAResolutionMinutes),
 			ResponseDue: models.Timestamp(t.ResponseDue), ResolutionDue: models.Timestamp(t.ResolutionDue), ResponseMet: t.ResponseMet(),
 			Escalated: t.Escalated, EscalationLevel: t.EscalationLevel, EscalationReason: t.EscalationReason},
@@ -135,9 +135,6 @@ func (s *Server) ticketItem(p *models.Principal, t *support.Ticket) TicketItem {
 		URLs:      TicketURLs{Self: s.cfg.PublicBaseURL + "/v1/support/tickets/" + t.ID, CustomerPortal: s.cfg.PublicBaseURL + "/portal/tickets/" + t.ID},
 		CreatedAt: models.Timestamp(t.CreatedAt), UpdatedAt: models.Timestamp(t.UpdatedAt),
 		ResolvedAt: optTimestamp(t.ResolvedAt), ClosedAt: optTimestamp(t.ClosedAt), Attachments: s.attachmentItems(t.Attachments)}
-	if it.Metadata == nil {
-		it.Metadata = map[string]any{}
-	}
 	if t.Agent != nil {
 		it.AssignedTo = &TicketAgent{AgentID: t.Agent.ID, Name: t.Agent.Name, Email: t.Agent.Email, Specialization: t.Specialization}
 	}
@@ -196,7 +193,7 @@ type TicketsOutput struct {
 // TicketUpdateMetadata is the metadata of a ticket update (provider staff).
 type TicketUpdateMetadata struct {
 	RootCause       *string `json:"root_cause,omitempty" maxLength:"2000"`
-	EscalationLevel *int    `json:"escalation_level,omitempty" minimum:"0" maximum:"5" doc:"0 to 5; raising it escalates the ticket"`
+	EscalationLevel *int    `json:"escalation_level,omitempty" minimum:"0" maximum:"5" doc:"0 to 5, not below the ticket's current level (400 VALIDATION_ERROR); raising it escalates the ticket"`
 	VendorTicket    *string `json:"vendor_ticket,omitempty" maxLength:"100"`
 }
 
@@ -230,7 +227,7 @@ type TicketListParams struct {
 	CustomerID      string `query:"customer_id" maxLength:"64" doc:"Tickets of this customer (cust_); provider staff see every customer's"`
 	Status          string `query:"status" maxLength:"200" doc:"Comma-separated statuses" example:"open,escalated"`
 	Priority        string `query:"priority" maxLength:"100" doc:"Comma-separated priorities" example:"high,critical"`
-	Category        string `query:"category" maxLength:"40"`
+	Category        string `query:"category" maxLength:"40" doc:"One of the categories (GET /v1/support/categories); another is 400 VALIDATION_ERROR" example:"network"`
 	AssignedTo      string `query:"assigned_to" maxLength:"64" doc:"An agent's user id"`
 	CreatedAfter    string `query:"created_after" maxLength:"40" doc:"RFC 3339 timestamp"`
 	Filter          string `query:"filter" maxLength:"2000" doc:"A filter expression (docs/filtering.md) over status, priority (by rank), category, subcategory, customer_id, assigned_to, created_at, updated_at, resolved_at, escalation_level and title (~ contains); combined with the other filters by and. A malformed one is 400 VALIDATION_ERROR with details.position, the 0-based character offset of the fault" example:"status in (open, escalated) and priority >= high"`
@@ -346,7 +343,7 @@ func (s *Server) registerSupportTickets(tags []string) {
 	updateDoc := "Applies the fields sent: status (along the transition table; 409 INVALID_STATE_TRANSITION otherwise), priority (raising it to critical " +
 		"escalates the ticket: sla.escalated, sla.escalation_reason, ticket.escalated), and, for provider staff, assigned_to, estimated_resolution, " +
 		"internal_notes and metadata; customer_update becomes a customer-visible comment. Every change is kept in the history; writes ticket.updated " +
-		"(and ticket.resolved when resolving). Customers may only reopen a resolved ticket or close one, change the priority and add a customer_update."
+		"(its changes never name internal_notes, and an update of the internal notes alone writes none) and ticket.resolved when resolving. Customers may only reopen a resolved ticket or close one, change the priority and add a customer_update."
 	register(s, huma.Operation{OperationID: "update-support-ticket", Method: http.MethodPut, Path: "/support/tickets/{ticket_id}", Summary: "Update a support ticket",
 		Description: updateDoc, Tags: tags}, access{permission: support.PermissionWrite}, update)
 	register(s, huma.Operation{OperationID: "patch-support-ticket", Method: http.MethodPatch, Path: "/support/tickets/{ticket_id}", Summary: "Update a support ticket (PATCH)",

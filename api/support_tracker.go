@@ -54,7 +54,7 @@ type TrackerIntegrationBody struct {
 	Username     string                  `json:"username" required:"true" minLength:"1" maxLength:"200" example:"support-bot@example.com" doc:"Required: the tracker account the calls are made as"`
 	APIToken     string                  `json:"api_token" required:"true" minLength:"1" maxLength:"1000" example:"<API_TOKEN>" doc:"Required: the account's API token (basic authentication); stored sealed and never answered"`
 	ProjectKey   string                  `json:"project_key" required:"true" minLength:"2" maxLength:"10" pattern:"^[A-Z][A-Z0-9_]+$" example:"OPS" doc:"Required: the project issues are created in"`
-	SyncSettings TrackerSyncSettingsBody `json:"sync_settings" required:"true"`
+	SyncSettings TrackerSyncSettingsBody `json:"sync_settings,omitempty" required:"false" doc:"Optional: absent, every setting takes its default (no issues created, no comments synced, the default priority mapping)"`
 	Active       *bool                   `json:"active,omitempty" doc:"false creates it paused (default true)"`
 }
 

@@ -134,7 +134,6 @@ func TestSupportTrackerIntegrationValidation(t *testing.T) {
 		{"blank username", "username", func(m map[string]any) { m["username"] = "  " }},
 		{"lower-case project", "project_key", func(m map[string]any) { m["project_key"] = "ops" }},
 		{"long project", "project_key", func(m map[string]any) { m["project_key"] = "ABCDEFGHIJK" }},
-		{"missing sync settings", "sync_settings", func(m map[string]any) { delete(m, "sync_settings") }},
 		{"long priority", "priority_mapping", func(m map[string]any) {
 			m["sync_settings"] = map[string]any{"priority_mapping": map[string]any{"high": strings.Repeat("p", 61)}}
 		}},

@@ -50,6 +50,20 @@ func checkTransition(ticketID, from, to string) error {
 		WithDetail("from", from).WithDetail("to", to).WithDetail("allowed", allowed)
 }
 
-// customerStatuses are the moves a customer may make on their own ticket:
-// reopen a resolved one, or close it.
-var customerStatuses = []string{StatusOpen, StatusClosed}
+// customerMoves returns the statuses a customer may move their own ticket
+// to from status from: reopen a resolved one (open), or close it (closed),
+// where the table allows it.
+func customerMoves(from string) []string {
+	out := []string{}
+	if from == StatusResolved && CanTransition(from, StatusOpen) {
+		out = append(out, StatusOpen)
+	}
+	if CanTransition(from, StatusClosed) {
+		out = append(out, StatusClosed)
+	}
+	return out
+}
+
+// customerMayMove reports whether a customer may move their own ticket
+// from one status to another.
+func customerMayMove(from, to string) bool { return slices.Contains(customerMoves(from), to) }

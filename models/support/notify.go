@@ -124,7 +124,7 @@ func (in *NotifyInput) validate() error {
 		checkLen(&v, f+"role", r.Role, 40)
 		switch in.Type {
 		case NotifyEmail:
-			v.Check(ValidEmail(r.Email), f+"email", "must be an e-mail address")
+			v.Check(ValidEmail(r.Email), f+"email", "must be an e-mail address such as noc@example.com")
 		case NotifySMS:
 			v.Check(identity.ValidPhoneNumber(r.Phone), f+"phone", "must be an E.164 phone number, e.g. +15550100200")
 		}

@@ -242,7 +242,7 @@ func ValidateReport(p *models.Principal, in ReportRequest, now time.Time) (*Repo
 	if spec.NotificationEmail != "" {
 		addr, err := mail.ParseAddress(spec.NotificationEmail)
 		ok := err == nil && addr.Address == spec.NotificationEmail && len(spec.NotificationEmail) <= MaxEmail
-		v.Check(ok, "delivery.notification_email", "must be an e-mail address")
+		v.Check(ok, "delivery.notification_email", "must be an e-mail address such as noc@example.com")
 	} else {
 		v.Check(spec.DeliveryMethod != DeliveryEmail, "delivery.notification_email", "is required with method email")
 	}

@@ -154,6 +154,25 @@ func (s *Store) fillClocks(ctx context.Context, ts []*Ticket) {
 	}
 }
 
+// MetadataView is the ticket's metadata as answers show it: the free-form
+// keys it was opened with, plus root_cause and vendor_ticket when set
+// (what an update sends as metadata.root_cause and metadata.vendor_ticket,
+// stored in their own columns; they win over keys of the same name). The
+// stored map is not changed; the result is never nil.
+func (t *Ticket) MetadataView() map[string]any {
+	out := make(map[string]any, len(t.Metadata)+2)
+	for k, v := range t.Metadata {
+		out[k] = v
+	}
+	if t.RootCause != "" {
+		out["root_cause"] = t.RootCause
+	}
+	if t.VendorTicket != "" {
+		out["vendor_ticket"] = t.VendorTicket
+	}
+	return out
+}
+
 // EventData is the data of every ticket event: data.ticket.
 func (t *Ticket) EventData() map[string]any {
 	return map[string]any{"ticket": map[string]any{
@@ -475,6 +494,14 @@ func (s *Store) ticketQuery(ctx context.Context, p *models.Principal, f TicketFi
 		var err error
 		after, err = time.Parse(time.RFC3339, f.CreatedAfter)
 		v.Check(err == nil, "created_after", "must be an RFC 3339 timestamp")
+	}
+	if f.Category != "" {
+		// Categories are rows (staff add them): one read when filtering.
+		cats, err := s.ListCategories(ctx)
+		if err != nil {
+			return nil, err
+		}
+		v.Check(categoryByID(cats, f.Category) != nil, "category", "must be one of "+joinList(categoryIDs(cats)))
 	}
 	var within int
 	if f.BreachingWithin != "" {

@@ -63,7 +63,10 @@ type UpdateResult struct {
 // a customer_update; the other fields are provider staff's. Every change is
 // appended to the history; raising the priority to critical escalates the
 // ticket (sla.escalated, escalation_reason, ticket.escalated); the update
-// writes ticket.updated, plus ticket.resolved when it resolves the ticket.
+// writes ticket.updated (listing the customer-visible changes; none when
+// only the internal notes changed), plus ticket.resolved when it resolves
+// the ticket. A status move outside the transition table is refused as
+// such to everyone; metadata.escalation_level only rises.
 // The ticket's contact e-mail is told of a resolution (ticket_resolved) and
 // of a staff customer_update (ticket_update) in the same transaction.
 // Errors: NOT_FOUND, INSUFFICIENT_PERMISSIONS, VALIDATION_ERROR,
@@ -79,7 +82,7 @@ func (s *Store) UpdateTicket(ctx context.Context, p *models.Principal, id string
 			return nil, models.Errorf(models.CodeInsufficientPermissions, "only provider staff may set %s", strings.Join(f, ", ")).WithDetail("fields", f)
 		}
 	}
-	agent, eta, err := s.validateUpdate(ctx, p, &in)
+	agent, eta, err := s.validateUpdate(ctx, p, cur, &in)
 	if err != nil {
 		return nil, err
 	}
@@ -101,9 +104,15 @@ func (s *Store) UpdateTicket(ctx context.Context, p *models.Principal, id string
 		}
 		c := &change{tx: tx, t: &t, p: p, now: now}
 		if in.Status != nil && *in.Status != t.Status {
-			if !staff && !(*in.Status == StatusClosed || (*in.Status == StatusOpen && t.Status == StatusResolved)) {
+			// A move outside the table is refused as such, whoever asks
+			// (closed is final for customers too); a move in the table
+			// that is staff's is refused to customers.
+			if err := checkTransition(t.ID, t.Status, *in.Status); err != nil {
+				return err
+			}
+			if !staff && !customerMayMove(t.Status, *in.Status) {
 				return models.Errorf(models.CodeInsufficientPermissions, "customers may only reopen a resolved ticket or close a ticket; other status changes are provider staff's").
-					WithDetail("allowed", customerStatuses)
+					WithDetail("from", t.Status).WithDetail("to", *in.Status).WithDetail("allowed", customerMoves(t.Status))
 			}
 			if err := c.setStatus(*in.Status); err != nil {
 				return err
@@ -140,11 +149,10 @@ func (s *Store) UpdateTicket(ctx context.Context, p *models.Principal, id string
 		}
 		if in.EscalationLevel != nil && *in.EscalationLevel != t.EscalationLevel {
 			lvl := *in.EscalationLevel
-			if lvl > t.EscalationLevel {
-				c.escalate(fmt.Sprintf("escalation level raised to %d", lvl), lvl)
-			} else {
-				c.set("escalation_level", strconv.Itoa(t.EscalationLevel), strconv.Itoa(lvl), false, func() { t.EscalationLevel = lvl })
+			if lvl < t.EscalationLevel { // raised meanwhile (validateUpdate read the level before)
+				return lowerLevel(t.EscalationLevel)
 			}
+			c.escalate(fmt.Sprintf("escalation level raised to %d", lvl), lvl)
 		}
 		if in.CustomerUpdate != nil && strings.TrimSpace(*in.CustomerUpdate) != "" {
 			cm, _, err := s.newComment(ctx, p, &t, CommentInput{Content: *in.CustomerUpdate, Type: CommentCustomerUpdate, Visibility: VisibilityCustomer}, now)
@@ -215,9 +223,10 @@ func (in *UpdateInput) workFields(t *Ticket) []string {
 	return f
 }
 
-// validateUpdate checks the values of in; it returns the agent named by
-// assigned_to and the parsed estimated_resolution.
-func (s *Store) validateUpdate(ctx context.Context, p *models.Principal, in *UpdateInput) (*identity.User, *time.Time, error) {
+// validateUpdate checks the values of in against the ticket cur; it
+// returns the agent named by assigned_to and the parsed
+// estimated_resolution.
+func (s *Store) validateUpdate(ctx context.Context, p *models.Principal, cur *Ticket, in *UpdateInput) (*identity.User, *time.Time, error) {
 	var v models.Validator
 	if in.Status != nil {
 		v.Check(validStatus(*in.Status), "status", "must be one of "+joinList(Statuses()))
@@ -257,9 +266,28 @@ func (s *Store) validateUpdate(ctx context.Context, p *models.Principal, in *Upd
 		checkLen(&v, "metadata.vendor_ticket", *in.VendorTicket, MaxVendorTicket)
 	}
 	if in.EscalationLevel != nil {
-		v.Check(*in.EscalationLevel >= 0 && *in.EscalationLevel <= MaxEscalationStep, "metadata.escalation_level", "must be between 0 and "+itoa(MaxEscalationStep))
+		lvl := *in.EscalationLevel
+		switch {
+		case lvl < 0 || lvl > MaxEscalationStep:
+			v.Add("metadata.escalation_level", "must be between 0 and "+itoa(MaxEscalationStep))
+		case lvl < cur.EscalationLevel:
+			v.Add("metadata.escalation_level", lowerLevelIssue(cur.EscalationLevel))
+		}
 	}
 	return agent, eta, v.Err()
+}
+
+// lowerLevelIssue is the issue of a metadata.escalation_level below the
+// ticket's current level: the level only rises (as with the escalate
+// endpoint); sending the current level changes nothing.
+func lowerLevelIssue(current int) string {
+	return fmt.Sprintf("must not be below the ticket's current level, %d: the escalation level only rises", current)
+}
+
+// lowerLevel is the VALIDATION_ERROR of a metadata.escalation_level below
+// the ticket's current level.
+func lowerLevel(current int) error {
+	return models.Invalid(models.FieldIssue{Field: "metadata.escalation_level", Issue: lowerLevelIssue(current)})
 }
 
 // lockForUpdate locks the row read on PostgreSQL (SQLite has one writer).
@@ -278,8 +306,12 @@ type change struct {
 	now     time.Time
 	system  string // when set, the changes are the platform's: actor {system, <system>}
 	changed []string
-	history []HistoryEntry
-	events  []string
+	// internal lists the fields of changed that are provider staff's only
+	// (internal notes): their history entries are internal, and the
+	// ticket.updated a customer reads never names them.
+	internal []string
+	history  []HistoryEntry
+	events   []string
 }
 
 // set applies one field change and records it in the history.
@@ -287,6 +319,9 @@ func (c *change) set(field, old, new string, internal bool, apply func()) {
 	apply()
 	if !slices.Contains(c.changed, field) { // a field changed twice (an escalation's reason) is listed once
 		c.changed = append(c.changed, field)
+	}
+	if internal && !slices.Contains(c.internal, field) {
+		c.internal = append(c.internal, field)
 	}
 	id, typ := actorID(c.p), actorType(c.p)
 	if c.system != "" {
@@ -338,7 +373,22 @@ func (c *change) escalate(reason string, minLevel int) {
 	}
 }
 
-// flush saves the ticket, its history entries and its events.
+// visibleChanges lists the changed fields a customer may learn of: every
+// one but the internal ones.
+func (c *change) visibleChanges() []string {
+	out := make([]string, 0, len(c.changed))
+	for _, f := range c.changed {
+		if !slices.Contains(c.internal, f) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// flush saves the ticket, its history entries and its events. Events are
+// read by the ticket's organization (GET /v1/events, its webhooks), so
+// ticket.updated lists the customer-visible changes only, and a change of
+// internal fields alone writes none.
 func (c *change) flush() error {
 	c.t.UpdatedAt = c.now
 	if err := c.tx.Model(c.t).Select("*").Omit("id", "created_at", "number", "organization_id", "environment", "created_by").Updates(c.t).Error; err != nil {
@@ -349,12 +399,15 @@ func (c *change) flush() error {
 			return dbErr(err)
 		}
 	}
-	data := c.t.EventData()
-	data["changes"] = c.changed
-	if err := eventlog.RecordEvent(c.tx, eventlog.NewEvent(EventTicketUpdated, c.t.ID, data)); err != nil {
-		return err
+	var events []string
+	if visible := c.visibleChanges(); len(visible) > 0 {
+		data := c.t.EventData()
+		data["changes"] = visible
+		if err := eventlog.RecordEvent(c.tx, eventlog.NewEvent(EventTicketUpdated, c.t.ID, data)); err != nil {
+			return err
+		}
+		events = append(events, EventTicketUpdated)
 	}
-	events := []string{EventTicketUpdated}
 	for _, name := range c.events {
 		if err := eventlog.RecordEvent(c.tx, eventlog.NewEvent(name, c.t.ID, c.t.EventData())); err != nil {
 			return err
