@@ -88,6 +88,13 @@ func TestBadInputGetsDocumentedErrors(t *testing.T) {
 			t.Fatalf("want field details, got %v", e.Error.Details)
 		}
 	})
+	t.Run("an e-mail format failure is worded for people", func(t *testing.T) {
+		res := h.do("POST", "/v1/users", h.adminKey, map[string]any{"email": "nope", "name": "X"})
+		res.wantError(400, "VALIDATION_ERROR")
+		if !strings.Contains(string(res.body), "must be an e-mail address") || strings.Contains(string(res.body), "RFC 5322") {
+			t.Fatalf("answer %s", res.body)
+		}
+	})
 	t.Run("nothing was stored by rejected requests", func(t *testing.T) {
 		var list struct {
 			Accounts []any `json:"accounts"`

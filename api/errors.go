@@ -271,6 +271,10 @@ func validationFromHuma(msg string, errs []error) *models.Error {
 			if issue == emptyRequiredString {
 				issue = "is required"
 			}
+			// huma's format:"email" failure carries net/mail's own words.
+			if strings.HasPrefix(issue, "expected string to be RFC 5322 email") {
+				issue = "must be an e-mail address such as noc@example.com"
+			}
 			// huma reports a missing property at its parent: name the property itself.
 			if m := requiredProperty.FindStringSubmatch(d.Message); m != nil {
 				if field == "(body)" {
