@@ -11,10 +11,18 @@ import (
 	"github.com/telcoplatform/platform/models/identity"
 )
 
-// KeyRateLimit is a key's own limits; they can only lower the plan's.
+// KeyRateLimit is a key's own limits as answered; they can only lower the plan's.
 type KeyRateLimit struct {
-	RequestsPerMinute int `json:"requests_per_minute" required:"false" minimum:"0" maximum:"1000000" doc:"Optional: 0 or absent keeps the plan's hourly limit"`
-	BurstLimit        int `json:"burst_limit" required:"false" minimum:"0" maximum:"1000000" doc:"Optional: 0 or absent keeps the plan's burst limit; else at least 3"`
+	RequestsPerMinute int `json:"requests_per_minute" required:"false" minimum:"0" maximum:"1000000" doc:"0: the key keeps the plan's hourly limit"`
+	BurstLimit        int `json:"burst_limit" required:"false" minimum:"0" maximum:"1000000" doc:"0: the key keeps the plan's burst limit"`
+}
+
+// KeyRateLimitInput is the rate_limit of key creation: a limit that is sent
+// lowers the plan's; a limit left out keeps it. 0 is refused, not read as
+// "absent".
+type KeyRateLimitInput struct {
+	RequestsPerMinute *int `json:"requests_per_minute,omitempty" minimum:"1" maximum:"1000000" doc:"Optional: at least 1; absent keeps the plan's hourly limit"`
+	BurstLimit        *int `json:"burst_limit,omitempty" minimum:"3" maximum:"1000000" doc:"Optional: at least 3 (the cost of a DELETE); absent keeps the plan's burst limit"`
 }
 
 // KeyRestrictions are a key's IP allow-list and expiry.
@@ -95,15 +103,15 @@ type APIKeysOutput struct {
 
 // APIKeyCreateBody is the API key create body (spec 2.6, DECISIONS 11).
 type APIKeyCreateBody struct {
-	Name           string           `json:"name" maxLength:"200" example:"Production integration"`
-	Description    string           `json:"description,omitempty" maxLength:"10000"`
-	Permissions    []string         `json:"permissions" maxItems:"20" example:"[\"services:read\",\"services:write\"]"`
-	RateLimit      *KeyRateLimit    `json:"rate_limit,omitempty"`
-	Restrictions   *KeyRestrictions `json:"restrictions,omitempty"`
-	RequireSigning bool             `json:"require_signing,omitempty" doc:"Every request with this key must carry X-Timestamp and X-Signature"`
-	OrganizationID string           `json:"organization_id,omitempty" maxLength:"64" doc:"Provider administrators only"`
-	Environment    string           `json:"environment,omitempty" enum:"live,test" doc:"Provider administrators only"`
-	Role           string           `json:"role,omitempty" enum:"customer,agent,admin" doc:"Provider administrators only"`
+	Name           string             `json:"name" maxLength:"200" example:"Production integration"`
+	Description    string             `json:"description,omitempty" maxLength:"10000"`
+	Permissions    []string           `json:"permissions" maxItems:"20" example:"[\"services:read\",\"services:write\"]"`
+	RateLimit      *KeyRateLimitInput `json:"rate_limit,omitempty"`
+	Restrictions   *KeyRestrictions   `json:"restrictions,omitempty"`
+	RequireSigning bool               `json:"require_signing,omitempty" doc:"Every request with this key must carry X-Timestamp and X-Signature"`
+	OrganizationID string             `json:"organization_id,omitempty" maxLength:"64" doc:"Provider administrators only"`
+	Environment    string             `json:"environment,omitempty" enum:"live,test" doc:"Provider administrators only"`
+	Role           string             `json:"role,omitempty" enum:"customer,agent,admin" doc:"Provider administrators only"`
 }
 
 func (s *Server) issuedKeyOutput(k *identity.IssuedKey, status int) *APIKeyOutput {
@@ -127,8 +135,11 @@ func (s *Server) registerAPIKeys() {
 				Name: b.Name, Description: b.Description, Permissions: b.Permissions, RequireSigning: b.RequireSigning,
 				OrganizationID: b.OrganizationID, Environment: models.Environment(b.Environment), Role: models.Role(b.Role),
 			}
-			if b.RateLimit != nil {
-				input.RequestsPerMinute, input.BurstLimit = b.RateLimit.RequestsPerMinute, b.RateLimit.BurstLimit
+			if rl := b.RateLimit; rl != nil && rl.RequestsPerMinute != nil {
+				input.RequestsPerMinute = *rl.RequestsPerMinute
+			}
+			if rl := b.RateLimit; rl != nil && rl.BurstLimit != nil {
+				input.BurstLimit = *rl.BurstLimit
 			}
 			if b.Restrictions != nil {
 				input.IPAllowList, input.ExpiresAt = b.Restrictions.IPWhitelist, b.Restrictions.ExpiresAt

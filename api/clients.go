@@ -14,7 +14,7 @@ import (
 // ClientBody is the body of OAuth client registration (DECISIONS 11).
 type ClientBody struct {
 	Name         string   `json:"name" minLength:"1" maxLength:"200" example:"Acme dashboard" doc:"shown on the sign-in page"`
-	RedirectURIs []string `json:"redirect_uris,omitempty" maxItems:"20" example:"[\"https://app.example.com/callback\"]" doc:"required when grant_types has authorization_code (the default): https, or http on localhost"`
+	RedirectURIs []string `json:"redirect_uris,omitempty" maxItems:"20" example:"[\"https://app.example.com/callback\"]" doc:"required when grant_types has authorization_code (the default): absolute https URLs, or http on localhost, 127.0.0.1 or [::1]; matched exactly, so no wildcard host, user information or fragment"`
 	GrantTypes   []string `json:"grant_types,omitempty" doc:"authorization_code, refresh_token, client_credentials, urn:ietf:params:oauth:grant-type:device_code (default: authorization_code + refresh_token)"`
 	Scopes       []string `json:"scopes" minItems:"1" maxItems:"50" example:"[\"services.read\"]" doc:"at least one dotted permission the client may ask for, e.g. services.read"`
 	Public       bool     `json:"public,omitempty" doc:"a public client (no secret) must use PKCE"`
@@ -26,7 +26,7 @@ type ClientBody struct {
 // cannot change.
 type ClientPatchBody struct {
 	Name         *string   `json:"name,omitempty" maxLength:"200" doc:"shown on the sign-in page"`
-	RedirectURIs *[]string `json:"redirect_uris,omitempty" maxItems:"20" doc:"replaces the list; https, or http on localhost; changing it voids codes not yet exchanged"`
+	RedirectURIs *[]string `json:"redirect_uris,omitempty" maxItems:"20" doc:"replaces the list; absolute https URLs, or http on localhost, 127.0.0.1 or [::1]; no wildcard host, user information or fragment; changing it voids codes not yet exchanged"`
 	GrantTypes   *[]string `json:"grant_types,omitempty" maxItems:"4" doc:"replaces the list; removing one revokes the client's access tokens"`
 	Scopes       *[]string `json:"scopes,omitempty" maxItems:"50" doc:"replaces the list; removing one revokes the client's access tokens"`
 	IPAllowList  *[]string `json:"ip_allowlist,omitempty" maxItems:"100" doc:"replaces the list of IP addresses or CIDR ranges the client may call from; [] removes it"`

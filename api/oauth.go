@@ -152,7 +152,7 @@ func (h *oauthHandlers) provider(w http.ResponseWriter, r *http.Request) (fosite
 func (h *oauthHandlers) authorize(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	p, ok := h.provider(w, r)
-	if !ok {
+	if !ok || h.refuseRepeatedAuthorize(ctx, w, r, p) {
 		return
 	}
 	ar, err := p.NewAuthorizeRequest(ctx, r)
@@ -314,6 +314,10 @@ func (h *oauthHandlers) token(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	if refuseRepeated(w, r) {
+		h.auditTokenRefused(r, fosite.ErrInvalidRequest)
+		return
+	}
 	switch grant := r.PostFormValue("grant_type"); grant {
 	case identity.GrantAuthorizationCode, identity.GrantRefreshToken, identity.GrantClientCredentials:
 	case identity.GrantDeviceCode:
@@ -335,6 +339,11 @@ func (h *oauthHandlers) token(w http.ResponseWriter, r *http.Request) {
 			h.invalidClient(w, "client authentication failed")
 			return
 		}
+		p.WriteAccessError(ctx, w, ar, err)
+		return
+	}
+	if err := narrowRefreshScopes(ar); err != nil {
+		h.auditTokenRefused(r, err)
 		p.WriteAccessError(ctx, w, ar, err)
 		return
 	}
@@ -419,7 +428,7 @@ func (h *oauthHandlers) capUserScopes(ctx context.Context, ar fosite.AccessReque
 func (h *oauthHandlers) introspect(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	p, ok := h.provider(w, r)
-	if !ok {
+	if !ok || refuseRepeated(w, r) {
 		return
 	}
 	bearer := strings.HasPrefix(strings.ToLower(r.Header.Get("Authorization")), "bearer ")
@@ -499,7 +508,7 @@ func (h *oauthHandlers) mayIntrospect(ctx context.Context, p fosite.OAuth2Provid
 func (h *oauthHandlers) revoke(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	p, ok := h.provider(w, r)
-	if !ok {
+	if !ok || refuseRepeated(w, r) {
 		return
 	}
 	client, _, _ := r.BasicAuth()
@@ -583,6 +592,9 @@ func clientError(w http.ResponseWriter, err error) {
 // deviceCode is the device authorization endpoint (RFC 8628 3.1-3.2).
 func (h *oauthHandlers) deviceCode(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
+	if refuseRepeated(w, r) {
+		return
+	}
 	client, err := h.oauth.AuthenticateClient(ctx, r)
 	if err != nil {
 		var rfc *fosite.RFC6749Error

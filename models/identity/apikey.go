@@ -49,8 +49,8 @@ type APIKeyInput struct {
 	Name              string
 	Description       string
 	Permissions       []string
-	RequestsPerMinute int
-	BurstLimit        int
+	RequestsPerMinute int // 0: not set, the plan's hourly limit applies (the API refuses a 0 that is sent)
+	BurstLimit        int // 0: not set, the plan's burst applies; else at least 3
 	IPAllowList       []string
 	ExpiresAt         *time.Time
 	RequireSigning    bool

@@ -83,16 +83,29 @@ type OAuthClientInput struct {
 // ScopeForPermission maps a permission (services:read) to its OAuth scope (services.read).
 func ScopeForPermission(perm string) string { return strings.Replace(perm, ":", ".", 1) }
 
-func validRedirectURI(raw string) bool {
+func validRedirectURI(raw string) bool { return redirectURIIssue(raw) == "" }
+
+// redirectURIIssue says what is wrong with a redirect URI to register, or
+// "" when it is fine: an absolute https URL (http only on loopback) without
+// fragment, user information or wildcard, since redirect URIs are matched
+// exactly.
+func redirectURIIssue(raw string) string {
 	u, err := url.Parse(raw)
-	if err != nil || u.Fragment != "" || u.Host == "" || len(raw) > 2000 {
-		return false
-	}
-	if u.Scheme == "https" {
-		return true
+	if err != nil || u.Host == "" || u.Hostname() == "" || len(raw) > 2000 {
+		return "must be an absolute https URL (http only on localhost, 127.0.0.1 or [::1]), at most 2000 characters: " + raw
 	}
 	host := u.Hostname()
-	return u.Scheme == "http" && (host == "localhost" || host == "127.0.0.1" || host == "::1")
+	switch {
+	case u.Scheme != "https" && !(u.Scheme == "http" && (host == "localhost" || host == "127.0.0.1" || host == "::1")):
+		return "must be an absolute https URL (http only on localhost, 127.0.0.1 or [::1]): " + raw
+	case u.Fragment != "" || strings.Contains(raw, "#"):
+		return "must not have a fragment: " + raw
+	case u.User != nil:
+		return "must not contain user information (user:password@): " + raw
+	case strings.Contains(u.Host, "*"):
+		return "must not contain a wildcard host: redirect URIs are matched exactly: " + raw
+	}
+	return ""
 }
 
 // validateClient checks and normalises a client's settings (registration,
@@ -111,8 +124,10 @@ func validateClient(in *OAuthClientInput) error {
 	needsRedirect := slices.Contains(in.GrantTypes, GrantAuthorizationCode)
 	v.Check(!needsRedirect || len(in.RedirectURIs) > 0, "redirect_uris", "at least one is required for authorization_code")
 	v.Check(len(in.RedirectURIs) <= 20, "redirect_uris", "at most 20")
-	for _, r := range in.RedirectURIs {
-		v.Check(validRedirectURI(r), "redirect_uris", "must be absolute https URLs without fragment (http only on localhost): "+r)
+	for i, r := range in.RedirectURIs {
+		if issue := redirectURIIssue(r); issue != "" {
+			v.Add("redirect_uris["+strconv.Itoa(i)+"]", issue)
+		}
 	}
 	in.RedirectURIs = uniq(in.RedirectURIs)
 	v.Check(len(in.Scopes) > 0, "scopes", "at least one scope is required (services.read, ...)")

@@ -2,6 +2,7 @@ package identity
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"gorm.io/gorm"
@@ -66,4 +67,26 @@ func revokeAccessTokenTx(tx *gorm.DB, signature string, now time.Time, reason st
 		}
 	}
 	return tx.Model(&OAuthToken{}).Where("kind = ? AND signature = ?", OAuthKindAccess, signature).Update("active", false).Error
+}
+
+// RefreshScopes returns the scopes of the tokens a refresh issues (RFC 6749
+// section 6): the grant's scopes when the refresh asks for none, else the
+// requested ones, which must all be among the grant's. outside is the first
+// requested scope the grant does not hold ("" when there is none): such a
+// refresh is refused, never quietly narrowed.
+func RefreshScopes(granted, requested []string) (scopes []string, outside string) {
+	if len(requested) == 0 {
+		return granted, ""
+	}
+	for _, sc := range requested {
+		if !slices.Contains(granted, sc) {
+			return nil, sc
+		}
+	}
+	for _, sc := range granted {
+		if slices.Contains(requested, sc) {
+			scopes = append(scopes, sc)
+		}
+	}
+	return scopes, ""
 }
