@@ -50,7 +50,7 @@ func st(order int, action string, params map[string]any, deps ...int) automation
 func TestValidateOrchestration(t *testing.T) {
 	s := newStore(t)
 	ctx := context.Background()
-	p, _ := bulkTenant(t, s, "Orchestrator", models.EnvTest)
+	p, own := bulkTenant(t, s, "Orchestrator", models.EnvTest)
 	svc := runningService(t, s, p, "loc_sandbox_all")
 	prov := func(order int, deps ...int) automation.OrchestrationStep {
 		return st(order, automation.ActionProvisionService, map[string]any{"template": "internet-dedicated-1g", "location": "loc_sandbox_all"}, deps...)
@@ -129,6 +129,22 @@ func TestValidateOrchestration(t *testing.T) {
 		_, err := automation.NewStore(s).ValidateOrchestration(ctx, other, automation.OrchestrationInput{Name: "x", Steps: []automation.OrchestrationStep{st(1, automation.ActionSuspendService, map[string]any{"service_id": svc.ID})}})
 		if f := fieldsOf(t, err); f["steps[0].parameters.service_id"] == "" {
 			t.Fatalf("%v", f)
+		}
+	})
+	t.Run("a billing account the caller cannot see is refused before the 202", func(t *testing.T) {
+		_, others := bulkTenant(t, s, "Other's account", models.EnvTest)
+		step := func(acct string) automation.OrchestrationInput {
+			return automation.OrchestrationInput{Name: "x", Steps: []automation.OrchestrationStep{
+				st(1, automation.ActionProvisionService, map[string]any{"template": "internet-dedicated-1g", "location": "loc_sandbox_all", "account_id": acct})}}
+		}
+		for _, acct := range []string{"acct_doesNotExist000000", others.ID} {
+			_, err := automation.NewStore(s).ValidateOrchestration(ctx, p, step(acct))
+			if f := fieldsOf(t, err); !strings.Contains(f["steps[0].parameters.account_id"], "no billing account") {
+				t.Fatalf("%s: %v", acct, f)
+			}
+		}
+		if _, err := automation.NewStore(s).ValidateOrchestration(ctx, p, step(own.ID)); err != nil {
+			t.Fatalf("its own account: %v", err)
 		}
 	})
 	t.Run("too many steps", func(t *testing.T) {

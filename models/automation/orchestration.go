@@ -479,7 +479,17 @@ func (s *Store) checkStepParameters(ctx context.Context, p *models.Principal, v 
 			v.Check(slices.Contains(services.MonitoringValues, m), f+".customizations.monitoring", "must be one of "+strings.Join(services.MonitoringValues, ", "))
 		}
 		if a, ok := str("account_id"); ok && a != "" {
-			v.Check(models.HasPrefix(a, models.PrefixAccount), f+".account_id", "must be a billing account id (acct_...)")
+			if !models.HasPrefix(a, models.PrefixAccount) {
+				v.Add(f+".account_id", "must be a billing account id (acct_...)")
+			} else {
+				// As POST /v1/services/provision: an account the caller cannot
+				// see is a bad reference, found before the 202.
+				var n int64
+				if err := s.In(ctx, p.Scope()).Model(&models.BillingAccount{}).Where("id = ?", a).Count(&n).Error; err != nil {
+					return models.DBErr(err)
+				}
+				v.Check(n > 0, f+".account_id", fmt.Sprintf("no billing account %s in this organization", a))
+			}
 		}
 	case ActionModifyService, ActionScaleService, ActionSuspendService, ActionResumeService:
 		id, literal := str("service_id")
