@@ -122,6 +122,9 @@ func TestRateLimits(t *testing.T) {
 						t.Fatalf("details lack %s: %v", d, body.Error.Details)
 					}
 				}
+				if body.Error.Details["bucket"] != "burst" || body.Error.Details["current_usage"] != float64(5) || body.Error.Details["limit"] != float64(5) {
+					t.Fatalf("a burst refusal's usage is the burst bucket's: %v", body.Error.Details)
+				}
 				if e.header.Get("Retry-After") == "" {
 					t.Fatal("429 without Retry-After")
 				}
@@ -155,8 +158,8 @@ func TestRateLimits(t *testing.T) {
 					}
 				}
 				e := last.wantError(429, "RATE_LIMIT_EXCEEDED")
-				if e.Error.Details["bucket"] != "group" || e.Error.Details["limit"] != float64(200) {
-					t.Fatalf("want the account-management group to reject at 200: %v", e.Error.Details)
+				if e.Error.Details["bucket"] != "group" || e.Error.Details["limit"] != float64(200) || e.Error.Details["current_usage"] != float64(200) {
+					t.Fatalf("want the account-management group to reject at 200, with current_usage its 200 requests: %v", e.Error.Details)
 				}
 				h.do("GET", "/v1/services/catalog", key, nil).decode(200, nil)
 			})
