@@ -362,14 +362,15 @@ type ServiceHealthOutput struct {
 	}
 }
 
-// UsageMetricsItem is the analytics response's usage_metrics.
+// UsageMetricsItem is the analytics response's usage_metrics; a figure
+// without a sample to compute it from is null.
 type UsageMetricsItem struct {
 	TotalDataTransferred string   `json:"total_data_transferred" example:"1.25 TB"`
-	PeakBandwidthUsage   string   `json:"peak_bandwidth_usage" example:"850 Mbps"`
-	AverageLatency       string   `json:"average_latency" example:"12.5 ms"`
+	PeakBandwidthUsage   *string  `json:"peak_bandwidth_usage" example:"850.0 Mbps" doc:"The highest throughput sampled; null without telemetry in the period"`
+	AverageLatency       *string  `json:"average_latency" example:"12.5 ms" doc:"Average over the samples in which the service was up; null without one"`
 	TotalCalls           int64    `json:"total_calls"`
-	CallQualityScore     float64  `json:"call_quality_score" doc:"Mean opinion score of the calls, 1 to 5 (0 without calls)"`
-	UptimePercentage     *float64 `json:"uptime_percentage"`
+	CallQualityScore     *float64 `json:"call_quality_score" doc:"Mean opinion score of the calls, 1 to 5; null without calls (always for kinds that carry no calls)"`
+	UptimePercentage     *float64 `json:"uptime_percentage" doc:"Share of the period's samples in which the service was up; null without telemetry"`
 }
 
 // CostAnalysisItem is the analytics response's cost_analysis.
@@ -587,9 +588,14 @@ func (s *Server) registerServices() {
 			out := &ServiceAnalyticsOutput{}
 			b := &out.Body
 			b.ServiceID, b.Period, b.From, b.To = a.Service.ID, name, models.Timestamp(a.From), models.Timestamp(a.To)
-			b.UsageMetrics = UsageMetricsItem{TotalDataTransferred: formatMB(a.DataTransferredMB), PeakBandwidthUsage: formatMbps(a.PeakThroughputMbps),
-				AverageLatency: strconv.FormatFloat(a.AverageLatencyMs, 'f', -1, 64) + " ms", TotalCalls: a.TotalCalls, CallQualityScore: a.CallQuality,
+			b.UsageMetrics = UsageMetricsItem{TotalDataTransferred: formatMB(a.DataTransferredMB), TotalCalls: a.TotalCalls, CallQualityScore: a.CallQuality,
 				UptimePercentage: a.UptimePercentage}
+			if v := a.PeakThroughputMbps; v != nil {
+				b.UsageMetrics.PeakBandwidthUsage = new(formatMbps(*v))
+			}
+			if v := a.AverageLatencyMs; v != nil {
+				b.UsageMetrics.AverageLatency = new(strconv.FormatFloat(*v, 'f', -1, 64) + " ms")
+			}
 			b.CostAnalysis = CostAnalysisItem{TotalCost: a.TotalCost, CostPerGB: a.CostPerGB, OptimizationPotential: a.OptimizationSavings, Currency: a.Currency,
 				RecommendedBandwidth: a.RecommendedBandwidth}
 			b.Trends = TrendsItem{UsageGrowth: a.UsageGrowth, PerformanceImprovement: a.PerformanceImprove}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"gorm.io/gorm"
@@ -60,10 +61,22 @@ type ChangeRequest struct {
 // now, or the error that forbids it: a suspension moves a delivered service
 // (operational, degraded, down) to maintenance, a resumption moves a
 // suspended one back to operational; a service already there stays.
-// Errors: SERVICE_CONFLICT (another change of the service is under way),
-// SERVICE_MAINTENANCE (resuming a service in a scheduled maintenance
-// window), INVALID_STATE_TRANSITION, VALIDATION_ERROR (unknown kind).
+// Errors: SERVICE_MAINTENANCE (resuming a service in a scheduled maintenance
+// window, a scaling's: details maintenance_ends_at, retry_after and the
+// scaling's operation_id), SERVICE_CONFLICT (another change of the service
+// is under way), INVALID_STATE_TRANSITION, VALIDATION_ERROR (unknown kind).
 func ServiceChangeTarget(kind string, svc *services.Service, now time.Time) (services.ServiceStatus, error) {
+	if kind == ChangeResume && svc.Status == services.ServiceMaintenance && svc.MaintenanceEndsAt != nil && svc.MaintenanceEndsAt.After(now) {
+		// A scheduled window (a scaling's) ends on its own: resuming it is
+		// SERVICE_MAINTENANCE, even though its scaling is changing the service.
+		e := models.Errorf(models.CodeServiceMaintenance, "service %s is in a scheduled maintenance window until %s", svc.ID, models.Timestamp(*svc.MaintenanceEndsAt)).
+			WithDetail("maintenance_ends_at", models.Timestamp(*svc.MaintenanceEndsAt)).
+			WithDetail("retry_after", max(1, int(math.Ceil(svc.MaintenanceEndsAt.Sub(now).Seconds()))))
+		if svc.PendingOperationID != "" {
+			e.WithDetail("operation_id", svc.PendingOperationID)
+		}
+		return "", e
+	}
 	if svc.PendingOperationID != "" {
 		return "", models.Errorf(models.CodeServiceConflict, "operation %s is already changing service %s; wait for it to end, or cancel it", svc.PendingOperationID, svc.ID).
 			WithDetail("operation_id", svc.PendingOperationID)
@@ -81,9 +94,6 @@ func ServiceChangeTarget(kind string, svc *services.Service, now time.Time) (ser
 		case svc.Status != services.ServiceMaintenance:
 			return "", models.Errorf(models.CodeInvalidStateTransition, "only a suspended service (status maintenance) can be resumed; this one is %s", svc.Status).
 				WithDetail("from", string(svc.Status)).WithDetail("to", string(services.ServiceOperational))
-		case svc.MaintenanceEndsAt != nil && svc.MaintenanceEndsAt.After(now):
-			return "", models.Errorf(models.CodeServiceMaintenance, "service %s is in a scheduled maintenance window until %s", svc.ID, models.Timestamp(*svc.MaintenanceEndsAt)).
-				WithDetail("retry_after", max(1, int(svc.MaintenanceEndsAt.Sub(now).Seconds())))
 		}
 		return services.ServiceOperational, nil
 	}

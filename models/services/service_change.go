@@ -678,3 +678,45 @@ func (s *Store) EndServiceOperation(ctx context.Context, scope models.Scope, ser
 	_, err := s.operations.FinishOperation(ctx, scope, opID, fin)
 	return err
 }
+
+// CheckChangeCancellable returns nil unless op is a change (a modification
+// or a scaling) whose change has already been applied to its service: the
+// apply step completed, or the service already carries the change. Once
+// applied, a change is no longer cancelled (a scaling finishes its
+// maintenance window). Errors: INVALID_STATE_TRANSITION (details: status,
+// step: the step the operation has reached, applied: true).
+func (s *Store) CheckChangeCancellable(ctx context.Context, op *operations.Operation) error {
+	if (op.Type != OpTypeModification && op.Type != OpTypeScaling) || op.Status.Terminal() {
+		return nil
+	}
+	applied, reached := false, ""
+	for _, st := range op.Steps {
+		if st.Status == operations.StepPending || st.Status == operations.StepSkipped {
+			continue
+		}
+		reached = st.Name
+		if st.Name == StepApply && st.Status == operations.StepCompleted {
+			applied = true
+		}
+	}
+	if !applied && op.ResourceID != "" {
+		// The apply step records its end after the change: the service says
+		// whether the change is already made.
+		svc, err := s.ServiceIn(ctx, models.TenantScope(op.OrganizationID, op.Environment), op.ResourceID)
+		switch {
+		case models.ErrorCode(err) == models.CodeNotFound:
+		case err != nil:
+			return err
+		case svc.LastChangeID == op.ID:
+			applied = true
+		}
+	}
+	if !applied {
+		return nil
+	}
+	if reached == "" {
+		reached = StepApply
+	}
+	return models.Errorf(models.CodeInvalidStateTransition, "the %s has been applied (step %s) and can no longer be cancelled", op.Type, reached).
+		WithDetail("status", string(op.Status)).WithDetail("step", reached).WithDetail("applied", true)
+}

@@ -111,15 +111,15 @@ type ServiceStatusReport struct {
 func Round2(v float64) float64 { return math.Round(v*100) / 100 }
 
 // StatusReport computes the status report of a service visible to p at
-// time now. A service that never became operational (pending, provisioning,
-// failed) has no measurements: nulls and unknown health. Errors: NOT_FOUND.
+// time now. A service that is not delivered (pending, provisioning,
+// decommissioning, decommissioned, failed) is not measured: nulls and
+// unknown health, whatever samples it had before. Errors: NOT_FOUND.
 func (s *Store) StatusReport(ctx context.Context, p *models.Principal, serviceID string, now time.Time) (*ServiceStatusReport, error) {
 	svc, err := s.services.GetService(ctx, p, serviceID)
 	if err != nil {
 		return nil, err
 	}
-	switch svc.Status {
-	case services.ServicePending, services.ServiceProvisioning, services.ServiceFailed:
+	if !svc.Live() {
 		return &ServiceStatusReport{Service: svc, Connectivity: HealthUnknown, Performance: HealthUnknown, Security: HealthUnknown}, nil
 	}
 	scope := models.TenantScope(svc.OrganizationID, svc.Environment)
@@ -265,9 +265,10 @@ type MetricsSeries struct {
 
 func svcRound(v float64) *float64 { r := Round2(v); return &r }
 
-// Metrics returns the time series of a service visible to p over period,
-// ending at now: one point per bucket, oldest first, including empty
-// buckets. Errors: NOT_FOUND.
+// ServiceMetrics returns the time series of a service visible to p over
+// period, ending at now: one point per bucket, oldest first, including
+// empty buckets. A service that is not delivered is not measured: every
+// bucket is empty (null values), as its status report. Errors: NOT_FOUND.
 func (s *Store) ServiceMetrics(ctx context.Context, p *models.Principal, serviceID string, period MetricsPeriod, now time.Time) (*MetricsSeries, error) {
 	svc, err := s.services.GetService(ctx, p, serviceID)
 	if err != nil {
@@ -276,10 +277,12 @@ func (s *Store) ServiceMetrics(ctx context.Context, p *models.Principal, service
 	to := now.UTC().Truncate(period.Bucket).Add(period.Bucket)
 	from := to.Add(-period.Length)
 	var samples []TelemetrySample
-	err = s.In(ctx, models.TenantScope(svc.OrganizationID, svc.Environment)).
-		Where("service_id = ? AND at >= ? AND at < ?", serviceID, from, to).Order("at").Find(&samples).Error
-	if err != nil {
-		return nil, models.DBErr(err)
+	if svc.Live() {
+		err = s.In(ctx, models.TenantScope(svc.OrganizationID, svc.Environment)).
+			Where("service_id = ? AND at >= ? AND at < ?", serviceID, from, to).Order("at").Find(&samples).Error
+		if err != nil {
+			return nil, models.DBErr(err)
+		}
 	}
 	n := int(period.Length / period.Bucket)
 	series := &MetricsSeries{Service: svc, Period: period, From: from, To: to, Points: make([]MetricPoint, n)}
@@ -380,11 +383,13 @@ func svcHealthRank(h string) int {
 	return -1
 }
 
-// Health returns the health of a service visible to p at now: the status
-// report's checks (connectivity, performance, security) with what was
-// observed against the SLA's targets, plus availability (uptime over 30
-// days against the SLA's uptime target) and, for voice, call quality.
-// Errors: NOT_FOUND.
+// ServiceHealthReport returns the health of a service visible to p at now:
+// the status report's checks (connectivity, performance, security) with
+// what was observed against the SLA's targets, plus availability (uptime
+// over 30 days against the SLA's uptime target) and, for voice, call
+// quality. A service that is not delivered is not measured: every check
+// unknown, nothing observed, no last sample nor open incident, as its
+// status report. Errors: NOT_FOUND.
 func (s *Store) ServiceHealthReport(ctx context.Context, p *models.Principal, serviceID string, now time.Time) (*ServiceHealth, error) {
 	r, err := s.StatusReport(ctx, p, serviceID, now)
 	if err != nil {
@@ -393,6 +398,10 @@ func (s *Store) ServiceHealthReport(ctx context.Context, p *models.Principal, se
 	svc := r.Service
 	h := &ServiceHealth{Service: svc}
 	targets := SLATargets(svc.SLA)
+	if !svc.Live() {
+		unmeasuredHealth(h, targets)
+		return h, nil
+	}
 	scope := models.TenantScope(svc.OrganizationID, svc.Environment)
 	var latest TelemetrySample
 	if err := s.In(ctx, scope).Where("service_id = ? AND at <= ?", serviceID, now).Order("at DESC").Limit(1).Find(&latest).Error; err != nil {
@@ -463,6 +472,26 @@ func (s *Store) ServiceHealthReport(ctx context.Context, p *models.Principal, se
 	return h, nil
 }
 
+// unmeasuredHealth fills h, the health of a service the network does not
+// measure (not delivered): the checks with their targets, each unknown.
+func unmeasuredHealth(h *ServiceHealth, targets PerformanceTargets) {
+	svc := h.Service
+	h.Checks = []HealthCheck{
+		{Name: "connectivity", Target: map[string]any{"packet_loss_max": targets.PacketLossPct}},
+		{Name: "performance", Target: map[string]any{"latency_ms_max": targets.LatencyMs, "jitter_ms_max": targets.JitterMs}},
+		{Name: "security", Target: map[string]any{"security_alerts_24h": 0}},
+		{Name: "availability", Target: map[string]any{"uptime_percentage_min": SLAUptimeTarget(svc.SLA)}},
+	}
+	if svc.Kind == services.KindPhoneSystem || svc.Kind == services.KindContactCenter {
+		h.Checks = append(h.Checks, HealthCheck{Name: "call_quality", Target: map[string]any{"mos_min": 3.6}})
+	}
+	for i := range h.Checks {
+		h.Checks[i].Status = HealthUnknown
+		h.Checks[i].Message = "the service is " + string(svc.Status) + ": it is not measured"
+	}
+	h.Overall = HealthUnknown
+}
+
 func svcHealthMessage(c *HealthCheck) string {
 	switch c.Status {
 	case HealthHealthy:
@@ -478,16 +507,19 @@ func svcHealthMessage(c *HealthCheck) string {
 }
 
 // ServiceAnalytics is the analytics response of spec 2.2, computed from a
-// service's telemetry and price over a period.
+// service's telemetry and price over a period. Figures without a sample to
+// compute them from are nil: the peak without samples, the average latency
+// without a sample in which the service was up, the call quality without
+// calls (always, for kinds that carry no calls), the uptime without samples.
 type ServiceAnalytics struct {
 	Service              *services.Service
 	Period               MetricsPeriod
 	From, To             time.Time
 	DataTransferredMB    float64
-	PeakThroughputMbps   float64
-	AverageLatencyMs     float64
+	PeakThroughputMbps   *float64
+	AverageLatencyMs     *float64
 	TotalCalls           int64
-	CallQuality          float64
+	CallQuality          *float64
 	UptimePercentage     *float64
 	TotalCost            models.Money
 	CostPerGB            models.Money
@@ -547,10 +579,17 @@ func (s *Store) ServiceAnalyticsFor(ctx context.Context, p *models.Principal, se
 	if err != nil {
 		return nil, err
 	}
-	a := &ServiceAnalytics{Service: svc, Period: period, From: from, To: to, DataTransferredMB: Round2(all.Data), PeakThroughputMbps: Round2(all.Peak),
-		AverageLatencyMs: Round2(all.Latency), TotalCalls: all.Calls, CallQuality: Round2(all.Quality), Samples: all.Samples, Currency: services.OrDefault(svc.Currency, "USD")}
+	a := &ServiceAnalytics{Service: svc, Period: period, From: from, To: to, DataTransferredMB: Round2(all.Data),
+		TotalCalls: all.Calls, Samples: all.Samples, Currency: services.OrDefault(svc.Currency, "USD")}
 	if all.Samples > 0 {
 		a.UptimePercentage = svcRound(float64(all.UpN) * 100 / float64(all.Samples))
+		a.PeakThroughputMbps = svcRound(all.Peak)
+	}
+	if all.UpN > 0 {
+		a.AverageLatencyMs = svcRound(all.Latency)
+	}
+	if all.Calls > 0 {
+		a.CallQuality = svcRound(all.Quality)
 	}
 	if first.Data > 0 {
 		a.UsageGrowth = Round2((second.Data - first.Data) * 100 / first.Data)
