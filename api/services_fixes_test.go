@@ -343,3 +343,28 @@ func TestBulkResumeInScalingWindow(t *testing.T) {
 		t.Fatalf("service %+v %v", svc, err)
 	}
 }
+
+// TestCancelDecommissionPastDeactivate: a decommission is cancelled until it
+// starts taking the service out; from deactivate on, cancel is 409 (it
+// answered 202 and the workflow went on).
+func TestCancelDecommissionPastDeactivate(t *testing.T) {
+	h := newHarness(t)
+	mc := withTemporal(t, h)
+	a := h.tenants[0]
+	ctx := context.Background()
+	scope := models.TenantScope(a.org.ID, models.EnvLive)
+	_, internet := provisionedFixture(t, h, a)
+	mc.On("ExecuteWorkflow", mock.Anything, mock.Anything, workflows.DecommissionWorkflow, mock.Anything).Return(mocks.NewWorkflowRun(t), nil)
+	var acc operationDoc
+	h.do("DELETE", "/v1/services/"+internet, a.liveKey, nil).decode(202, &acc)
+	mc.On("CancelWorkflow", mock.Anything, acc.RequestID, "").Return(nil)
+	h.do("POST", "/v1/operations/"+acc.RequestID+"/cancel", a.liveKey, nil).decode(202, nil)
+	if err := operations.NewStore(h.store).StartStep(ctx, scope, acc.RequestID, services.StepDeactivate); err != nil {
+		t.Fatal(err)
+	}
+	e := h.do("POST", "/v1/operations/"+acc.RequestID+"/cancel", a.liveKey, nil).wantError(409, "INVALID_STATE_TRANSITION")
+	if e.Error.Details["step"] != services.StepDeactivate {
+		t.Fatalf("details %v", e.Error.Details)
+	}
+	mc.AssertNumberOfCalls(t, "CancelWorkflow", 1)
+}

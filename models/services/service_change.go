@@ -680,12 +680,17 @@ func (s *Store) EndServiceOperation(ctx context.Context, scope models.Scope, ser
 }
 
 // CheckChangeCancellable returns nil unless op is a change (a modification
-// or a scaling) whose change has already been applied to its service: the
-// apply step completed, or the service already carries the change. Once
+// or a scaling) whose change has already been applied to its service (the
+// apply step completed, or the service already carries the change), or a
+// decommission that has started taking the service out (deactivate). Once
 // applied, a change is no longer cancelled (a scaling finishes its
-// maintenance window). Errors: INVALID_STATE_TRANSITION (details: status,
-// step: the step the operation has reached, applied: true).
+// maintenance window), nor is a decommission past deactivate. Errors:
+// INVALID_STATE_TRANSITION (details: status, step: the step the operation
+// has reached, applied: true).
 func (s *Store) CheckChangeCancellable(ctx context.Context, op *operations.Operation) error {
+	if op.Type == OpTypeDecommission && !op.Status.Terminal() {
+		return decommissionCancellable(op)
+	}
 	if (op.Type != OpTypeModification && op.Type != OpTypeScaling) || op.Status.Terminal() {
 		return nil
 	}
@@ -718,5 +723,26 @@ func (s *Store) CheckChangeCancellable(ctx context.Context, op *operations.Opera
 		reached = StepApply
 	}
 	return models.Errorf(models.CodeInvalidStateTransition, "the %s has been applied (step %s) and can no longer be cancelled", op.Type, reached).
+		WithDetail("status", string(op.Status)).WithDetail("step", reached).WithDetail("applied", true)
+}
+
+// decommissionCancellable refuses the cancellation of a decommission whose
+// deactivate step has started: from there the service is being taken out
+// and the remaining steps run to the end.
+func decommissionCancellable(op *operations.Operation) error {
+	past, reached := false, ""
+	for _, st := range op.Steps {
+		if st.Status == operations.StepPending || st.Status == operations.StepSkipped {
+			continue
+		}
+		reached = st.Name
+		if st.Name == StepDeactivate {
+			past = true
+		}
+	}
+	if !past {
+		return nil
+	}
+	return models.Errorf(models.CodeInvalidStateTransition, "the decommission has taken the service out (step %s) and can no longer be cancelled", reached).
 		WithDetail("status", string(op.Status)).WithDetail("step", reached).WithDetail("applied", true)
 }
