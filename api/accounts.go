@@ -196,7 +196,7 @@ func (s *Server) registerAccounts() {
 				Currency           string        `json:"currency" maxLength:"3" example:"USD"`
 				BillingEmail       string        `json:"billing_email" maxLength:"320" format:"email" example:"billing@example.com"`
 				BillingContactName string        `json:"billing_contact_name,omitempty" maxLength:"200"`
-				TaxRate            *models.Money `json:"tax_rate,omitempty" example:"8.25" doc:"Percent of tax added to invoices (0 to 100, two decimals)"`
+				TaxRate            *models.Money `json:"tax_rate,omitempty" minimum:"0" maximum:"100" example:"8.25" doc:"Percent of tax added to invoices (0 to 100, two decimals); provider staff only"`
 			}
 		}) (*AccountOutput, error) {
 			a, err := s.billing.CreateAccount(ctx, principal(ctx), billing.AccountInput{OrganizationID: in.Body.OrganizationID, Name: in.Body.Name, Currency: in.Body.Currency,
@@ -246,7 +246,7 @@ func (s *Server) registerAccounts() {
 				PaymentMethodID *string       `json:"payment_method_id,omitempty" maxLength:"64"`
 				InvoiceDelivery *string       `json:"invoice_delivery,omitempty" enum:"email,portal,postal"`
 				Currency        *string       `json:"currency,omitempty" maxLength:"3"`
-				TaxRate         *models.Money `json:"tax_rate,omitempty" doc:"Percent of tax added to new invoices"`
+				TaxRate         *models.Money `json:"tax_rate,omitempty" minimum:"0" maximum:"100" example:"8.25" doc:"Percent of tax added to new invoices (0 to 100, two decimals); provider staff only"`
 			}
 		}) (*AccountOutput, error) {
 			a, err := s.billing.UpdatePreferences(ctx, principal(ctx), in.ID, billing.PreferencesInput{

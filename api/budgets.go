@@ -60,7 +60,7 @@ func (s *Server) registerBudgets() {
 				AccountID  string       `json:"account_id" required:"true" minLength:"1" maxLength:"64" example:"acct_3fK9aZ" doc:"Required"`
 				Amount     models.Money `json:"amount" required:"true" exclusiveMinimum:"0" maximum:"100000000" example:"1000.00" doc:"Required: more than 0, at most 100000000.00"`
 				Period     string       `json:"period,omitempty" enum:"monthly,quarterly,annual" doc:"Default monthly"`
-				Thresholds []int        `json:"thresholds,omitempty" maxItems:"10" example:"[50,80,100]"`
+				Thresholds []int        `json:"thresholds,omitempty" minItems:"1" maxItems:"10" uniqueItems:"true" minimum:"1" maximum:"1000" example:"[50,80,100]" doc:"Percentages of amount, each from 1 to 1000, no repeats; default [50, 80, 100]"`
 			}
 		}) (*BudgetOutput, error) {
 			b, err := s.billing.CreateBudget(ctx, principal(ctx), billing.BudgetInput{AccountID: in.Body.AccountID, Amount: in.Body.Amount, Period: in.Body.Period, Thresholds: in.Body.Thresholds})

@@ -70,7 +70,7 @@ type PaymentsOutput struct {
 // with a saved method instead of a card.
 type PaymentBody struct {
 	InvoiceID       string             `json:"invoice_id" required:"true" minLength:"1" maxLength:"64" example:"inv_3fK9aZ" doc:"Required"`
-	Amount          models.Money       `json:"amount" required:"true" exclusiveMinimum:"0" example:"299.00" doc:"Required: at most what the invoice still asks for; less is a partial payment"`
+	Amount          models.Money       `json:"amount" required:"true" exclusiveMinimum:"0" maximum:"100000000" example:"299.00" doc:"Required: more than 0, at most 100000000.00 and at most what the invoice still asks for; less is a partial payment"`
 	Currency        string             `json:"currency,omitempty" maxLength:"3" doc:"Optional; must be the invoice's"`
 	PaymentMethod   *PaymentMethodBody `json:"payment_method,omitempty" doc:"A card to charge; one of payment_method and payment_method_id is required"`
 	PaymentMethodID string             `json:"payment_method_id,omitempty" maxLength:"64" doc:"A saved payment method of the invoice's account; one of payment_method and payment_method_id is required"`
@@ -90,7 +90,7 @@ func (s *Server) registerPayments() {
 			pay, inv, err := proc.Pay(ctx, principal(ctx), payments.PayInput{InvoiceID: b.InvoiceID, Amount: b.Amount, Currency: b.Currency,
 				PaymentMethod: b.PaymentMethod.input(), PaymentMethodID: b.PaymentMethodID})
 			if err != nil {
-				return nil, err
+				return nil, s.billing.ExplainDuplicatePayment(ctx, principal(ctx), err, b.InvoiceID, b.Amount)
 			}
 			out := &PaymentOutput{Status: http.StatusCreated}
 			out.Body.PaymentItem = paymentItem(pay)

@@ -92,7 +92,7 @@ type RecurringServiceBody struct {
 	ServiceID    string `json:"service_id" maxLength:"64" example:"svc_3fK9aZ"`
 	BillingCycle string `json:"billing_cycle,omitempty" maxLength:"20" example:"monthly" doc:"monthly, quarterly or annual (default: the account's billing_cycle); sandbox keys also sandbox_<n>s"`
 	AutoRenew    *bool  `json:"auto_renew,omitempty" doc:"Default true; false ends the subscription at the end of its first period"`
-	Quantity     int    `json:"quantity,omitempty" doc:"Units billed (users, agents, sites...), default 1"`
+	Quantity     int    `json:"quantity,omitempty" minimum:"1" maximum:"10000" doc:"Units billed (users, agents, sites...), 1 to 10000, default 1"`
 }
 
 // RecurringBody is the recurring billing request.
@@ -214,7 +214,7 @@ func (s *Server) registerSubscriptions() {
 			Body struct {
 				BillingCycle *string `json:"billing_cycle,omitempty" maxLength:"20"`
 				AutoRenew    *bool   `json:"auto_renew,omitempty"`
-				Quantity     *int    `json:"quantity,omitempty"`
+				Quantity     *int    `json:"quantity,omitempty" minimum:"1" maximum:"10000" doc:"1 to 10000; applies now, prorated"`
 			}
 		}) (*SubscriptionOutput, error) {
 			sub, err := s.billing.UpdateSubscription(ctx, principal(ctx), in.ID, billing.SubscriptionPatch{BillingCycle: in.Body.BillingCycle, AutoRenew: in.Body.AutoRenew, Quantity: in.Body.Quantity})

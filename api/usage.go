@@ -51,7 +51,7 @@ type CostEstimateItem struct {
 	RecurringRunRate    models.Money `json:"recurring_run_rate" doc:"Monthly price of the active subscriptions"`
 	ProjectedUsage      models.Money `json:"projected_usage" doc:"This month's metered usage charges, projected from the days elapsed"`
 	ProjectedAPIOverage models.Money `json:"projected_api_overage" doc:"This month's API requests beyond the plan, projected from the days elapsed (USD)"`
-	OneTimeCharges      models.Money `json:"one_time_charges" doc:"Manual invoices issued this month"`
+	OneTimeCharges      models.Money `json:"one_time_charges" doc:"Manual invoices issued this month, after the SLA credits they applied, before tax (as in cost-analysis)"`
 	DaysElapsed         float64      `json:"days_elapsed"`
 	DaysInMonth         int          `json:"days_in_month"`
 }

@@ -61,16 +61,24 @@ func (s InvoiceStatus) Open() bool { return s == InvoicePending || s == InvoiceO
 // CheckInvoiceTransition returns nil when an invoice may move from one
 // status to the other. Errors: INVALID_STATE_TRANSITION (details: from, to, allowed).
 func CheckInvoiceTransition(from, to InvoiceStatus) error {
-	next := invoiceTransitions()[from]
-	if slices.Contains(next, to) {
+	if slices.Contains(invoiceTransitions()[from], to) {
 		return nil
 	}
-	allowed := make([]string, len(next))
-	for i, n := range next {
-		allowed[i] = string(n)
-	}
 	return models.Errorf(models.CodeInvalidStateTransition, "an invoice cannot move from %s to %s", from, to).
-		WithDetail("from", string(from)).WithDetail("to", string(to)).WithDetail("allowed", allowed)
+		WithDetail("from", string(from)).WithDetail("to", string(to)).WithDetail("allowed", invoiceMoves(from))
+}
+
+// invoiceMoves returns the statuses an invoice in status from may move to
+// (details.allowed of INVALID_STATE_TRANSITION), leaving out those in
+// except: a move the table allows that the invoice's state refuses.
+func invoiceMoves(from InvoiceStatus, except ...InvoiceStatus) []string {
+	allowed := []string{}
+	for _, n := range invoiceTransitions()[from] {
+		if !slices.Contains(except, n) {
+			allowed = append(allowed, string(n))
+		}
+	}
+	return allowed
 }
 
 // Invoice sources.
@@ -574,7 +582,8 @@ func lockInvoice(tx *gorm.DB, id string) (*Invoice, error) {
 // customer disputes instead (DisputeInvoice). The invoice's open dispute is
 // resolved with reason, and invoice.cancelled is written in the same
 // transaction. Errors: INSUFFICIENT_PERMISSIONS, NOT_FOUND,
-// INVALID_STATE_TRANSITION (paid, cancelled, or partly paid: details.amount_paid).
+// INVALID_STATE_TRANSITION (paid, cancelled, or partly paid: details from,
+// to, allowed, and amount_paid for a partly paid one).
 func (s *Store) CancelInvoice(ctx context.Context, p *models.Principal, id, reason string) (*Invoice, error) {
 	if !CanAdministerBilling(p) {
 		return nil, models.Errorf(models.CodeInsufficientPermissions, "cancelling an invoice is for provider staff with %s: dispute it instead (POST /v1/billing/invoices/%s/disputes)", models.PermissionBillingAdmin, id).
@@ -599,7 +608,8 @@ func (s *Store) CancelInvoice(ctx context.Context, p *models.Principal, id, reas
 		}
 		if cur.AmountPaid > 0 || processing > 0 {
 			return models.Errorf(models.CodeInvalidStateTransition, "invoice %s has payments and cannot be cancelled", id).
-				WithDetail("from", string(cur.Status)).WithDetail("to", string(InvoiceCancelled)).WithDetail("amount_paid", cur.AmountPaid)
+				WithDetail("from", string(cur.Status)).WithDetail("to", string(InvoiceCancelled)).WithDetail("amount_paid", cur.AmountPaid).
+				WithDetail("allowed", invoiceMoves(cur.Status, InvoiceCancelled))
 		}
 		now := s.Now()
 		if err := tx.Model(&Invoice{}).Where("id = ?", id).Updates(map[string]any{"status": InvoiceCancelled, "cancelled_at": now, "updated_at": now}).Error; err != nil {

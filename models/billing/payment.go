@@ -2,6 +2,7 @@ package billing
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -92,9 +93,8 @@ type PaymentOutcome struct {
 // BeginPayment reserves amount of an open invoice for a new processing
 // payment, in one transaction that locks the invoice row: a paid invoice,
 // or an amount beyond what is due less what other payments are processing,
-// is refused. Errors: NOT_FOUND, DUPLICATE_PAYMENT (details: invoice_id,
-// status, amount_due, processing_amount), INVALID_STATE_TRANSITION
-// (cancelled), VALIDATION_ERROR (amount, currency).
+// is refused. Errors: NOT_FOUND, DUPLICATE_PAYMENT (DuplicatePaymentError),
+// INVALID_STATE_TRANSITION (cancelled), VALIDATION_ERROR (amount, currency).
 func (s *Store) BeginPayment(ctx context.Context, scope models.Scope, in PaymentStart) (*Payment, error) {
 	var v models.Validator
 	v.Check(in.Amount > 0, "amount", "must be more than 0")
@@ -111,28 +111,16 @@ func (s *Store) BeginPayment(ctx context.Context, scope models.Scope, in Payment
 		if in.Currency != "" && !strings.EqualFold(in.Currency, inv.Currency) {
 			return models.Invalid(models.FieldIssue{Field: "currency", Issue: fmt.Sprintf("invoice %s is in %s", inv.ID, inv.Currency)})
 		}
-		switch inv.Status {
-		case InvoicePaid:
-			e := models.Errorf(models.CodeDuplicatePayment, "invoice %s is already paid", inv.ID).WithDetail("invoice_id", inv.ID).WithDetail("status", string(inv.Status))
-			if inv.PaidAt != nil {
-				e.WithDetail("paid_date", models.Timestamp(*inv.PaidAt))
-			}
-			return e
-		case InvoiceCancelled:
-			return models.Errorf(models.CodeInvalidStateTransition, "invoice %s is cancelled and cannot be paid", inv.ID).WithDetail("invoice_id", inv.ID).WithDetail("status", string(inv.Status))
+		if inv.Status == InvoiceCancelled {
+			return models.Errorf(models.CodeInvalidStateTransition, "invoice %s is cancelled and cannot be paid", inv.ID).WithDetail("invoice_id", inv.ID).WithDetail("status", string(inv.Status)).
+				WithDetail("from", string(inv.Status)).WithDetail("to", string(InvoicePaid)).WithDetail("allowed", invoiceMoves(inv.Status))
 		}
-		var processing struct{ Sum int64 }
-		if err := tx.Model(&Payment{}).Select("COALESCE(SUM(amount), 0) AS sum").Where("invoice_id = ? AND status = ?", inv.ID, PaymentProcessing).Scan(&processing).Error; err != nil {
-			return models.DBErr(err)
+		processing, err := processingAmount(tx, inv.ID)
+		if err != nil {
+			return err
 		}
-		due := inv.AmountDue()
-		if in.Amount > due-models.Money(processing.Sum) {
-			msg := fmt.Sprintf("the payment of %s exceeds what invoice %s still asks for (%s)", in.Amount, inv.ID, due-models.Money(processing.Sum))
-			if processing.Sum > 0 {
-				msg += ": another payment of it is being processed"
-			}
-			return models.Errorf(models.CodeDuplicatePayment, "%s", msg).WithDetail("invoice_id", inv.ID).WithDetail("status", string(inv.Status)).
-				WithDetail("amount_due", due).WithDetail("processing_amount", models.Money(processing.Sum)).WithDetail("requested_amount", in.Amount)
+		if inv.Status == InvoicePaid || in.Amount > inv.AmountDue()-processing {
+			return DuplicatePaymentError(inv, processing, in.Amount)
 		}
 		pay = &Payment{ID: in.ID, InvoiceID: inv.ID, AccountID: inv.AccountID, Amount: in.Amount, Currency: inv.Currency, Status: PaymentProcessing,
 			Source: in.Source, PaymentMethodID: in.Method.ID, MethodType: in.Method.Type, CardBrand: in.Method.Brand, CardLast4: in.Method.Last4}
@@ -145,6 +133,70 @@ func (s *Store) BeginPayment(ctx context.Context, scope models.Scope, in Payment
 		return nil, models.AsError(err)
 	}
 	return pay, nil
+}
+
+// processingAmount returns what the processing payments of an invoice
+// reserve of its balance.
+func processingAmount(tx *gorm.DB, invoiceID string) (models.Money, error) {
+	var processing struct{ Sum int64 }
+	if err := tx.Model(&Payment{}).Select("COALESCE(SUM(amount), 0) AS sum").Where("invoice_id = ? AND status = ?", invoiceID, PaymentProcessing).Scan(&processing).Error; err != nil {
+		return 0, models.DBErr(err)
+	}
+	return models.Money(processing.Sum), nil
+}
+
+// DuplicatePaymentError is the DUPLICATE_PAYMENT answer to a payment of
+// requested that inv cannot take: it is paid, or requested is more than
+// what it still asks for less what processing payments reserve. Its
+// details are those docs/billing.md lists: invoice_id, status, amount_due,
+// processing_amount and requested_amount (and paid_date once paid).
+func DuplicatePaymentError(inv *Invoice, processing, requested models.Money) *models.Error {
+	var e *models.Error
+	if inv.Status == InvoicePaid {
+		e = models.Errorf(models.CodeDuplicatePayment, "invoice %s is already paid", inv.ID)
+		if inv.PaidAt != nil {
+			e.WithDetail("paid_date", models.Timestamp(*inv.PaidAt))
+		}
+	} else {
+		msg := fmt.Sprintf("the payment of %s exceeds what invoice %s still asks for (%s)", requested, inv.ID, inv.AmountDue()-processing)
+		if processing > 0 {
+			msg += ": another payment of it is being processed"
+		}
+		e = models.Errorf(models.CodeDuplicatePayment, "%s", msg)
+	}
+	return e.WithDetail("invoice_id", inv.ID).WithDetail("status", string(inv.Status)).WithDetail("amount_due", inv.AmountDue()).
+		WithDetail("processing_amount", processing).WithDetail("requested_amount", requested)
+}
+
+// ExplainDuplicatePayment completes a DUPLICATE_PAYMENT error about paying
+// requested of invoice invoiceID (visible to p) that lacks the documented
+// details (a quick refusal made before the invoice row was locked names
+// only invoice_id and status): it adds amount_due, processing_amount and
+// requested_amount as the invoice stands now. Any other error, or one
+// already complete, is returned as it is.
+func (s *Store) ExplainDuplicatePayment(ctx context.Context, p *models.Principal, err error, invoiceID string, requested models.Money) error {
+	var e *models.Error
+	if !errors.As(err, &e) || e.Code != models.CodeDuplicatePayment {
+		return err
+	}
+	if _, ok := e.Details["amount_due"]; ok {
+		return err
+	}
+	inv, gerr := s.GetInvoice(ctx, p, invoiceID)
+	if gerr != nil {
+		return err
+	}
+	processing, perr := processingAmount(s.In(ctx, models.TenantScope(inv.OrganizationID, inv.Environment)), inv.ID)
+	if perr != nil {
+		return err
+	}
+	full := DuplicatePaymentError(inv, processing, requested)
+	for k, v := range full.Details {
+		if _, ok := e.Details[k]; !ok {
+			e.WithDetail(k, v)
+		}
+	}
+	return e
 }
 
 // FinishPayment records the gateway's outcome of a processing payment in one

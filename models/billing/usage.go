@@ -270,7 +270,9 @@ type UsageReport struct {
 
 // CostEstimate explains estimated_monthly_cost: the monthly run-rate of the
 // active subscriptions, plus this month's metered usage and API overage
-// projected from the days elapsed, plus manual charges issued this month.
+// projected from the days elapsed, plus the manual invoices issued this
+// month (OneTimeCharges: their subtotals, after the SLA credits they
+// applied, before tax).
 type CostEstimate struct {
 	RecurringRunRate    models.Money
 	ProjectedUsage      models.Money
@@ -566,13 +568,20 @@ func (s *Store) estimateMonth(ctx context.Context, p *models.Principal, currency
 	}
 	var usage models.Money
 	for _, r := range rows {
-		switch r.Kind {
-		case LineUsage:
+		if r.Kind == LineUsage {
 			usage += models.Money(r.Amount)
-		case LineService:
-			e.OneTimeCharges += models.Money(r.Amount)
 		}
 	}
+	// One-time charges: the manual invoices of the month as they were
+	// issued, after the SLA credits they applied (their subtotals, before
+	// tax like every other part of the estimate and the cost analysis).
+	var oneTime struct{ Sum int64 }
+	if err := db.Model(&Invoice{}).Select("COALESCE(SUM(subtotal), 0) AS sum").
+		Where("source = ? AND status <> ? AND currency = ? AND issued_at >= ? AND issued_at < ?", InvoiceSourceManual, InvoiceCancelled, currency, m, next).
+		Scan(&oneTime).Error; err != nil {
+		return e, models.DBErr(err)
+	}
+	e.OneTimeCharges = models.Money(oneTime.Sum)
 	var pendingUsage struct{ Sum int64 }
 	if err := db.Model(&UsageRecord{}).Select("COALESCE(SUM(cost), 0) AS sum").
 		Where("invoice_id = ? AND metric <> ? AND currency = ? AND period_start >= ?", "", MetricAPICalls, currency, m).Scan(&pendingUsage).Error; err != nil {

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 
 	"github.com/telcoplatform/platform/models"
@@ -51,7 +52,27 @@ const (
 	DemoInvoicePaid   = "inv_demoPaidLastMonth"
 	DemoInvoiceUnpaid = "inv_demoOpenThisMonth"
 	demoPaymentID     = "pay_demoLastMonth"
+	// DemoPaymentMethod is the card DemoInvoicePaid was paid with (sent
+	// with the payment, not saved on the account).
+	DemoPaymentMethod = "pm_demoLastMonth"
 )
+
+// DemoPaidTimes returns when SeedDemoData, seeding at now, issues and pays
+// DemoInvoicePaid: five and two days before the start of now's calendar
+// month (UTC), so both fall in the previous month, after every demo
+// service was activated.
+func DemoPaidTimes(now time.Time) (issued, paid time.Time) {
+	month := billing.MonthStart(now.UTC())
+	return month.Add(-5 * 24 * time.Hour), month.Add(-2 * 24 * time.Hour)
+}
+
+// billingAt returns the billing store on a clock stopped at at, to write
+// the rows of a past month as they were written then.
+func (s *Store) billingAt(at time.Time) *billing.Store {
+	core := *s.Store
+	core.Now = func() time.Time { return at }
+	return billing.NewStore(&core)
+}
 
 // DemoData says what SeedDemoData ensured in the demo tenant's sandbox.
 type DemoData struct {
@@ -61,7 +82,9 @@ type DemoData struct {
 
 // SeedDemoData gives the demo tenant's sandbox (test environment) a living
 // platform: running services with DemoTelemetryDays of hourly telemetry, and
-// two invoices of them, one paid and one open. It is idempotent: running it
+// two invoices of them: DemoInvoicePaid, issued and paid by card in the
+// previous calendar month (DemoPaidTimes), and DemoInvoiceUnpaid, issued
+// now and open. It is idempotent: running it
 // again adds nothing (services, telemetry, invoices and the payment have
 // fixed identifiers, and telemetry is written only for a service that has
 // none). Run it after Seed, with what Seed returned.
@@ -101,40 +124,71 @@ func (s *Store) SeedDemoData(ctx context.Context, seeded *SeedResult) (*DemoData
 	for _, d := range demoServices() {
 		lines = append(lines, billing.InvoiceLineInput{ServiceID: d.ID, Quantity: 1, UnitPrice: d.Monthly})
 	}
-	for _, id := range []string{DemoInvoicePaid, DemoInvoiceUnpaid} {
-		_, err := s.billing.InvoiceIn(ctx, scope, id)
+	issued, paid := DemoPaidTimes(s.Now())
+	for _, inv := range []struct {
+		id     string
+		issuer *billing.Store
+	}{{DemoInvoicePaid, s.billingAt(issued)}, {DemoInvoiceUnpaid, s.billing}} {
+		_, err := s.billing.InvoiceIn(ctx, scope, inv.id)
 		if models.ErrorCode(err) == models.CodeNotFound {
-			_, err = s.billing.CreateInvoice(ctx, p, billing.InvoiceInput{ID: id, AccountID: acct.ID, Lines: lines, Notes: "Demo invoice: monthly charges of the demo services"})
+			_, err = inv.issuer.CreateInvoice(ctx, p, billing.InvoiceInput{ID: inv.id, AccountID: acct.ID, Lines: lines, Notes: "Demo invoice: monthly charges of the demo services"})
 		}
 		if err != nil {
 			return nil, err
 		}
-		out.Invoices = append(out.Invoices, id)
+		out.Invoices = append(out.Invoices, inv.id)
 	}
-	if err := s.payDemoInvoice(ctx, scope); err != nil {
+	if err := s.payDemoInvoice(ctx, scope, &acct, paid); err != nil {
 		return nil, err
 	}
 	return out, nil
 }
 
-// payDemoInvoice pays DemoInvoicePaid in full, once.
-func (s *Store) payDemoInvoice(ctx context.Context, scope models.Scope) error {
+// payDemoInvoice pays DemoInvoicePaid in full at paid, once, with a visa
+// card (DemoPaymentMethod), and dates the rows of the invoice and the
+// payment as written when they happened (created_at is the issue and the
+// payment time): reports and payment lists read them in that month.
+func (s *Store) payDemoInvoice(ctx context.Context, scope models.Scope, acct *models.BillingAccount, paid time.Time) error {
 	inv, err := s.billing.InvoiceIn(ctx, scope, DemoInvoicePaid)
 	if err != nil {
 		return err
 	}
-	if inv.Status != billing.InvoicePending {
-		return nil
+	if inv.Status == billing.InvoicePending {
+		if err := s.payDemoInvoiceAt(ctx, scope, acct, inv, paid); err != nil {
+			return err
+		}
 	}
-	pay, err := s.billing.PaymentIn(ctx, scope, demoPaymentID)
+	db := s.In(ctx, scope)
+	if err := db.Model(&billing.Invoice{}).Where("id = ? AND paid_at IS NOT NULL", DemoInvoicePaid).
+		Updates(map[string]any{"created_at": gorm.Expr("issued_at"), "updated_at": gorm.Expr("paid_at")}).Error; err != nil {
+		return models.DBErr(err)
+	}
+	return models.DBErr(db.Model(&billing.Payment{}).Where("id = ? AND processed_at IS NOT NULL", demoPaymentID).
+		Updates(map[string]any{"created_at": gorm.Expr("processed_at"), "updated_at": gorm.Expr("processed_at")}).Error)
+}
+
+// payDemoInvoiceAt charges inv (pending) in full with the demo card, on a
+// clock stopped at paid.
+func (s *Store) payDemoInvoiceAt(ctx context.Context, scope models.Scope, acct *models.BillingAccount, inv *billing.Invoice, paid time.Time) error {
+	pm := billing.NewPaymentMethod(acct, billing.PaymentMethodInput{Type: "credit_card", CardToken: "tok_visa",
+		BillingAddress: &billing.BillingAddress{Street: "100 Congress Ave", City: "Austin", State: "TX", Zip: "78701", Country: "US"}},
+		billing.Card{Brand: "visa", Last4: "4242", ExpMonth: 12, ExpYear: paid.Year() + 3}, false)
+	pm.ID, pm.CreatedAt, pm.UpdatedAt = DemoPaymentMethod, paid, paid
+	if err := s.In(ctx, scope).Clauses(clause.OnConflict{DoNothing: true}).Create(pm).Error; err != nil {
+		return models.DBErr(err)
+	}
+	if err := s.In(ctx, scope).Where("id = ?", DemoPaymentMethod).Take(pm).Error; err != nil {
+		return models.DBErr(err)
+	}
+	at := s.billingAt(paid)
+	pay, err := at.PaymentIn(ctx, scope, demoPaymentID)
 	if models.ErrorCode(err) == models.CodeNotFound {
-		pay, err = s.billing.BeginPayment(ctx, scope, billing.PaymentStart{ID: demoPaymentID, Invoice: inv.ID, Amount: inv.AmountDue(), Source: billing.PaymentSourceAPI,
-			Method: &billing.PaymentMethod{Type: "card", Brand: "visa", Last4: "4242"}})
+		pay, err = at.BeginPayment(ctx, scope, billing.PaymentStart{ID: demoPaymentID, Invoice: inv.ID, Amount: inv.AmountDue(), Source: billing.PaymentSourceAPI, Method: pm})
 	}
 	if err != nil {
 		return err
 	}
-	_, _, err = s.billing.FinishPayment(ctx, scope, pay.ID, billing.PaymentOutcome{Succeeded: true, TransactionID: "txn_demo_seed"})
+	_, _, err = at.FinishPayment(ctx, scope, pay.ID, billing.PaymentOutcome{Succeeded: true, TransactionID: "txn_demo_seed"})
 	return err
 }
 
