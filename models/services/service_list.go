@@ -65,8 +65,7 @@ func (s *Store) ListServices(ctx context.Context, p *models.Principal, f Service
 	if len(f.Types) > 0 {
 		for i, t := range f.Types {
 			_, isKind := LookupKind(t)
-			_, isType := catalog.LookupServiceType(t)
-			v.Check(isKind || isType, fmt.Sprintf("type[%d]", i), "must be a kind ("+strings.Join(KindNames(), ", ")+") or a service type ("+strings.Join(catalog.ServiceTypeNames(""), ", ")+")")
+			v.Check(isKind || (len(t) <= 40 && svcIdentPattern.MatchString(t)), fmt.Sprintf("type[%d]", i), "must be a kind ("+strings.Join(KindNames(), ", ")+") or a service type")
 		}
 		q = q.Where("kind IN ? OR service_type IN ?", f.Types, f.Types)
 	}
