@@ -332,7 +332,9 @@ func (a *Services) DecomReleaseInventory(ctx context.Context, in workflows.Decom
 // DecomStopBilling records when billing of the service stopped (once) and
 // wakes the workflow of each open subscription of the service, which bills
 // the period up to that moment and ends the subscription
-// (service_decommissioned) at once rather than at the period's end.
+// (service_decommissioned) at once rather than at the period's end. The
+// wake-up is best effort: without it a subscription ends at its period's
+// close, billed up to the same moment.
 func (a *Services) DecomStopBilling(ctx context.Context, in workflows.DecommissionInput) error {
 	scope := in.Scope()
 	return a.step(ctx, scope, in.RequestID, services.StepStopBilling, func() error {
@@ -340,7 +342,14 @@ func (a *Services) DecomStopBilling(ctx context.Context, in workflows.Decommissi
 		if err != nil {
 			return err
 		}
-		return a.endSubscriptions(ctx, scope, in.ServiceID, at)
+		// Best effort: billing_ended_at is recorded, and each subscription
+		// ends at its period's close without the signal. A decommission
+		// past deactivate must not fail for it.
+		if err := a.endSubscriptions(ctx, scope, in.ServiceID, at); err != nil {
+			a.log.WarnContext(ctx, "could not wake the subscriptions of a decommissioned service; they end at their period's close",
+				"request_id", in.RequestID, "service_id", in.ServiceID, "error", err)
+		}
+		return nil
 	})
 }
 
@@ -358,7 +367,10 @@ func (a *Services) endSubscriptions(ctx context.Context, scope models.Scope, ser
 		return models.DBErr(err)
 	}
 	for _, id := range ids {
-		err := a.temporal.SignalWorkflow(ctx, id, "", workflows.SignalCancelSubscription, workflows.CancelSignal{At: at})
+		activity.RecordHeartbeat(ctx, id)
+		sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		err := a.temporal.SignalWorkflow(sctx, id, "", workflows.SignalCancelSubscription, workflows.CancelSignal{At: at})
+		cancel()
 		var nf *serviceerror.NotFound
 		if err != nil && !errors.As(err, &nf) {
 			e := models.Errorf(models.CodeDependencyUnavailable, "the workflow engine is unavailable; retry later")

@@ -210,7 +210,7 @@ var goTypeInJSONError = regexp.MustCompile(`^(?:json: )?cannot unmarshal (.+?) i
 
 // plainJSONError words a JSON decoder's message for the client, without the
 // Go types it names: "cannot unmarshal number 1e400 into Go value of type
-// float64" is "number 1e400 cannot be read (out of range?)".
+// float64" is "number 1e400 is out of range".
 func plainJSONError(msg string) string {
 	if m := goTypeInJSONError.FindStringSubmatch(msg); m != nil {
 		if strings.HasPrefix(m[1], "number ") {

@@ -214,7 +214,8 @@ func (s *Server) mfaChallenge(ctx huma.Context, a access, p *models.Principal) b
 	if enr == nil || !enr.Confirmed {
 		return true
 	}
-	operation := challengedOperation(op.Method, ctx.URL().Path)
+	u := ctx.URL()
+	operation := challengedOperation(op.Method, u.EscapedPath())
 	if id := ctx.Header("X-MFA-Challenge-Id"); id != "" {
 		ok, err := s.identity.ConsumeMFAChallenge(rctx, p.UserID, id, operation)
 		if err != nil {
@@ -248,7 +249,8 @@ func (s *Server) mfaChallenge(ctx huma.Context, a access, p *models.Principal) b
 }
 
 // challengedOperation names what a challenge is for: the method and the
-// request's own path without its mount (/v1 or /api/v1), so a challenge
+// request's own path (escaped, so it is always valid text) without its
+// mount (/v1 or /api/v1), so a challenge
 // passed to rotate one key, or change one user, is not accepted for
 // another. A path too long for the challenge's column is named by its
 // SHA-256.

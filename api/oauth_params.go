@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"slices"
 	"strings"
@@ -17,10 +18,17 @@ var oauthRepeatable = map[string]bool{"resource": true, "audience": true}
 
 // repeatedParams reads the request's parameters (query and form body) and
 // returns, sorted, the names sent more than once. RFC 6749 sections 3.1
-// and 3.2: request parameters MUST NOT be included more than once.
-func repeatedParams(r *http.Request) []string {
-	// A body that cannot be read is refused by the endpoint's own reading.
-	_ = r.ParseMultipartForm(1 << 20)
+// and 3.2: request parameters MUST NOT be included more than once. A body
+// or query that cannot be parsed is an error (invalid_request): parsing
+// fills r.Form even when it fails, so the endpoint's own reading would not
+// see the failure.
+func repeatedParams(r *http.Request) ([]string, error) {
+	if err := r.ParseMultipartForm(1 << 20); err != nil && !errors.Is(err, http.ErrNotMultipart) {
+		return nil, err
+	}
+	if r.MultipartForm != nil {
+		defer func() { _ = r.MultipartForm.RemoveAll() }()
+	}
 	var names []string
 	for name, values := range r.Form {
 		if len(values) > 1 && !oauthRepeatable[name] {
@@ -28,7 +36,7 @@ func repeatedParams(r *http.Request) []string {
 		}
 	}
 	slices.Sort(names)
-	return names
+	return names, nil
 }
 
 func repeatedHint(names []string) string {
@@ -39,7 +47,11 @@ func repeatedHint(names []string) string {
 // /oauth/revoke or /oauth/device/code that sends a parameter more than
 // once (400 invalid_request naming it), and reports whether it did.
 func refuseRepeated(w http.ResponseWriter, r *http.Request) bool {
-	names := repeatedParams(r)
+	names, err := repeatedParams(r)
+	if err != nil {
+		oauthError(w, http.StatusBadRequest, "invalid_request", "the request's parameters cannot be read: send them form-encoded (application/x-www-form-urlencoded)")
+		return true
+	}
 	if len(names) == 0 {
 		return false
 	}
@@ -54,7 +66,11 @@ func refuseRepeated(w http.ResponseWriter, r *http.Request) bool {
 // it goes to the client's redirect URI when that is valid, like every
 // other error of the request.
 func (h *oauthHandlers) refuseRepeatedAuthorize(ctx context.Context, w http.ResponseWriter, r *http.Request, p fosite.OAuth2Provider) bool {
-	names := repeatedParams(r)
+	names, perr := repeatedParams(r)
+	if perr != nil {
+		p.WriteAuthorizeError(ctx, w, fosite.NewAuthorizeRequest(), fosite.ErrInvalidRequest.WithHint("The request's parameters cannot be read."))
+		return true
+	}
 	if len(names) == 0 {
 		return false
 	}

@@ -310,17 +310,14 @@ func setRateLimitHeaders(c *fiber.Ctx, r ratelimit.Result) {
 
 func rateLimitError(r ratelimit.Result) error {
 	retry := r.RetryAfterSeconds()
-	// limit, remaining and current_usage describe the bucket that refused:
-	// the burst bucket, the endpoint group's (requests), or the hourly
-	// plan bucket (cost units).
-	limit, remaining, usage := r.Limit, r.Remaining, r.HourUnits
-	switch {
-	case r.RejectedBy == ratelimit.BucketBurst:
+	// limit, remaining and current_usage (limit - remaining) describe the
+	// bucket that refused: the burst bucket, the endpoint group's
+	// (requests), or the hourly plan bucket (cost units).
+	limit, remaining := r.Limit, r.Remaining
+	if r.RejectedBy == ratelimit.BucketBurst {
 		limit, remaining = r.Burst, r.BurstRemaining
-		usage = int64(max(r.Burst-r.BurstRemaining, 0))
-	case r.LimitBucket == ratelimit.BucketGroup:
-		usage = int64(max(r.Limit-r.Remaining, 0))
 	}
+	usage := int64(max(limit-remaining, 0))
 	e := models.Errorf(models.CodeRateLimitExceeded, "rate limit exceeded (%s); retry after %d seconds", r.RejectedBy, retry).
 		WithDetail("limit", limit).WithDetail("remaining", remaining).
 		WithDetail("reset_time", time.Unix(r.Reset, 0).UTC().Format(time.RFC3339)).

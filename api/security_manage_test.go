@@ -52,6 +52,17 @@ func TestStaffChangeOnlyWhatTheyCouldIssue(t *testing.T) {
 			h.do(c.method, c.path, agent.APIKey.Key, body).wantError(http.StatusForbidden, "INSUFFICIENT_PERMISSIONS")
 		})
 	}
+	// The provider's own sign-in client: an agent repointing its redirect
+	// URIs would receive administrators' authorization codes.
+	var portal clientAnswer
+	h.do("POST", "/v1/auth/clients", h.adminKey, map[string]any{"name": "staff portal", "redirect_uris": []string{"https://portal.example.com/cb"},
+		"scopes": []string{"services.read"}}).decode(http.StatusCreated, &portal)
+	h.do("PATCH", "/v1/auth/clients/"+portal.Client.ClientID, agent.APIKey.Key, map[string]any{"redirect_uris": []string{"https://agent.example.com/cb"}}).
+		wantError(http.StatusForbidden, "INSUFFICIENT_PERMISSIONS")
+	h.do("POST", "/v1/auth/clients/"+portal.Client.ClientID+"/rotate-secret", agent.APIKey.Key, nil).wantError(http.StatusForbidden, "INSUFFICIENT_PERMISSIONS")
+	h.do("DELETE", "/v1/auth/clients/"+portal.Client.ClientID, agent.APIKey.Key, nil).wantError(http.StatusForbidden, "INSUFFICIENT_PERMISSIONS")
+	h.do("PATCH", "/v1/auth/clients/"+portal.Client.ClientID, h.adminKey, map[string]any{"name": "staff portal (renamed)"}).decode(http.StatusOK, nil)
+
 	// Nothing changed: the administrator's and the tenant's secrets still work.
 	h.do("GET", "/v1/organizations", admin.APIKey.Key, nil).decode(http.StatusOK, nil)
 	h.do("GET", "/v1/services", tenantKey.APIKey.Key, nil).decode(http.StatusOK, nil)

@@ -281,16 +281,22 @@ func (s *Store) RotateAPIKey(ctx context.Context, p *models.Principal, id string
 		issued.SigningSecret = "ss_" + models.RandomString(40)
 		updates["signing_secret"] = s.Sealer.Seal(models.BindAPIKey(key.ID), issued.SigningSecret)
 	}
-	if err := s.In(ctx, p.Scope()).Model(key).Updates(updates).Error; err != nil {
-		return nil, models.DBErr(err)
+	// Not a key revoked since it was read: its new secret would never work.
+	res := s.In(ctx, p.Scope()).Model(&APIKey{}).Where("id = ? AND revoked_at IS NULL", key.ID).Updates(updates)
+	if res.Error != nil {
+		return nil, models.DBErr(res.Error)
+	}
+	if res.RowsAffected == 0 {
+		return nil, models.Errorf(models.CodeInvalidStateTransition, "a revoked key cannot be rotated")
 	}
 	key.Hash, key.DisplayPrefix = updates["hash"].(string), secret[:12]
 	return issued, nil
 }
 
 // RevokeAPIKey revokes a key; revoking twice is harmless. Like rotation,
-// it needs a credential holding every permission of the key (a weaker
-// credential cannot take a stronger one out of service).
+// it needs a credential that could have issued the key (mayManage) and
+// holds every permission of it (a weaker credential cannot take a stronger
+// one out of service).
 // Errors: NOT_FOUND, INSUFFICIENT_PERMISSIONS.
 func (s *Store) RevokeAPIKey(ctx context.Context, p *models.Principal, id string) (*APIKey, error) {
 	key, err := s.GetAPIKey(ctx, p, id)

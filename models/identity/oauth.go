@@ -285,6 +285,9 @@ func (s *Store) UpdateOAuthClient(ctx context.Context, p *models.Principal, id s
 		if err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Where("id = ?", id).Take(&c).Error; err != nil {
 			return models.NotFoundOr(err, "client")
 		}
+		if err := mayManageClient(ctx, tx, p, &c, "change"); err != nil {
+			return err
+		}
 		redirects, grants, scopes := c.Lists()
 		next := OAuthClientInput{Name: c.Name, RedirectURIs: redirects, GrantTypes: grants, Scopes: scopes, Public: c.Public, IPAllowList: c.IPAllowList}
 		if patch.Name != nil {
@@ -311,9 +314,6 @@ func (s *Store) UpdateOAuthClient(ctx context.Context, p *models.Principal, id s
 			return models.DBErr(err)
 		}
 		if err := checkStaffScopes(provider, next.Scopes); err != nil {
-			return err
-		}
-		if err := mayManage(p, c.OrganizationID, c.Environment, "", "change"); err != nil {
 			return err
 		}
 		if !p.CanGrant(scopePermissions(next.Scopes)) {
@@ -383,7 +383,7 @@ func (s *Store) RotateOAuthClientSecret(ctx context.Context, p *models.Principal
 		if c.Public {
 			return models.Errorf(models.CodeInvalidStateTransition, "a public client has no secret to rotate").WithDetail("public", true)
 		}
-		if err := mayManage(p, c.OrganizationID, c.Environment, "", "rotate"); err != nil {
+		if err := mayManageClient(ctx, tx, p, &c, "rotate"); err != nil {
 			return err
 		}
 		_, _, scopes := c.Lists()
@@ -411,7 +411,7 @@ func (s *Store) RotateOAuthClientSecret(ctx context.Context, p *models.Principal
 // given: its access tokens go on the deny-list (the API refuses them at
 // once), its authorization codes, refresh tokens and device codes are
 // deleted. It returns the deleted client and how many access tokens were
-// revoked. Errors: NOT_FOUND, INTERNAL_ERROR.
+// revoked. Errors: NOT_FOUND, INSUFFICIENT_PERMISSIONS, INTERNAL_ERROR.
 func (s *Store) DeleteOAuthClient(ctx context.Context, p *models.Principal, id string) (*OAuthClient, int64, error) {
 	var c OAuthClient
 	var revoked int64
@@ -419,7 +419,7 @@ func (s *Store) DeleteOAuthClient(ctx context.Context, p *models.Principal, id s
 		if err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Where("id = ?", id).Take(&c).Error; err != nil {
 			return models.NotFoundOr(err, "client")
 		}
-		if err := mayManage(p, c.OrganizationID, c.Environment, "", "delete"); err != nil {
+		if err := mayManageClient(ctx, tx, p, &c, "delete"); err != nil {
 			return err
 		}
 		if _, _, scopes := c.Lists(); !p.CanGrant(scopePermissions(scopes)) {
@@ -749,4 +749,22 @@ func (s *Store) ClientRateLimits(ctx context.Context, clientID, secret string) (
 	}
 	l := org.Limits()
 	return c, models.RateLimits{Hourly: l.HourlyLimit, Burst: l.BurstLimit, Concurrent: l.Concurrent}, nil
+}
+
+// mayManageClient is mayManage for client c: a client of the provider's
+// organization signs staff in (an administrator's authorization code
+// passes through its redirect URIs), so it is weighed as an
+// administrator's credential and only administrators change, rotate or
+// delete it. Errors: INSUFFICIENT_PERMISSIONS, INTERNAL_ERROR.
+func mayManageClient(ctx context.Context, tx *gorm.DB, p *models.Principal, c *OAuthClient, verb string) error {
+	var provider bool
+	if err := models.Scoped(ctx, tx, models.SystemScope()).Model(&models.Organization{}).Select("provider").
+		Where("id = ?", c.OrganizationID).Scan(&provider).Error; err != nil {
+		return models.DBErr(err)
+	}
+	var role models.Role
+	if provider {
+		role = models.RoleAdmin
+	}
+	return mayManage(p, c.OrganizationID, c.Environment, role, verb)
 }

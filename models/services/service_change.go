@@ -356,7 +356,7 @@ func (s *Store) validateUpdate(ctx context.Context, scope models.Scope, svc *Ser
 	if err := v.Err(); err != nil {
 		return nil, err
 	}
-	if u.Name == nil && (u.Bandwidth != "" || u.Quantity > 0) {
+	if in.Name == nil && (u.Bandwidth != "" || u.Quantity > 0) {
 		// A service still under the name it was given for its size
 		// ("Dedicated Internet 100mbps") is renamed for its new size; a name
 		// of the customer's own stays.
