@@ -31,6 +31,7 @@ type InternetUpdateBody struct {
 	Configuration map[string]any          `json:"configuration,omitempty" doc:"Settings to set (null removes one); see PUT /services/{service_id}/configuration"`
 }
 
+// strPtr is s, or nil (JSON null) when s is empty.
 func strPtr(s string) *string {
 	if s == "" {
 		return nil

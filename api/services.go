@@ -107,10 +107,10 @@ func serviceItem(svc *services.Service) ServiceItem {
 		Network:               ServiceNetwork{IPBlock: svc.IPBlock, Gateway: svc.Gateway, VLANID: svc.VLANID, CircuitID: svc.CircuitID},
 		Contacts:              ServiceContactsItem{Technical: svc.TechnicalContact, Billing: svc.BillingContact},
 		Pricing:               ServicePricingItem{MonthlyCharge: svc.MonthlyCharge, OneTimeCharge: svc.OneTimeCharge, Currency: svc.Currency, TermMonths: max(svc.TermMonths, 1), QuoteID: svc.QuoteID, BillingEndedAt: optTimestamp(svc.BillingEndedAt)},
-		PendingOperationID:    optString(svc.PendingOperationID),
+		PendingOperationID:    strPtr(svc.PendingOperationID),
 		ProvisioningRequestID: svc.OperationID, CreatedAt: models.Timestamp(svc.CreatedAt), UpdatedAt: models.Timestamp(svc.UpdatedAt),
 		ActivatedAt: optTimestamp(svc.ActivatedAt), StatusChangedAt: models.Timestamp(svc.StatusChangedAt),
-		DecommissionedAt: optTimestamp(svc.DecommissionedAt), DecommissionReason: optString(svc.DecommissionReason),
+		DecommissionedAt: optTimestamp(svc.DecommissionedAt), DecommissionReason: strPtr(svc.DecommissionReason),
 	}
 	if svc.MaintenanceStartsAt != nil && svc.MaintenanceEndsAt != nil {
 		it.MaintenanceWindow = &MaintenanceWindowItem{Start: models.Timestamp(*svc.MaintenanceStartsAt), End: models.Timestamp(*svc.MaintenanceEndsAt)}
@@ -700,12 +700,4 @@ func orDefaultStr(v, def string) string {
 		return def
 	}
 	return v
-}
-
-// optString is s, or nil (JSON null) when s is empty.
-func optString(s string) *string {
-	if s == "" {
-		return nil
-	}
-	return &s
 }

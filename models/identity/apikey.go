@@ -493,9 +493,9 @@ func (s *Store) actingRole(ctx context.Context, orgID string, role models.Role) 
 	if role == "" || role == models.RoleCustomer {
 		return role, nil
 	}
-	var provider bool
-	if err := s.In(ctx, models.SystemScope()).Model(&models.Organization{}).Select("provider").Where("id = ?", orgID).Scan(&provider).Error; err != nil {
-		return "", models.DBErr(err)
+	provider, err := orgIsProvider(ctx, s.DB, orgID)
+	if err != nil {
+		return "", err
 	}
 	if !provider {
 		return models.RoleCustomer, nil

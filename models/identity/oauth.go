@@ -285,7 +285,11 @@ func (s *Store) UpdateOAuthClient(ctx context.Context, p *models.Principal, id s
 		if err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Where("id = ?", id).Take(&c).Error; err != nil {
 			return models.NotFoundOr(err, "client")
 		}
-		if err := mayManageClient(ctx, tx, p, &c, "change"); err != nil {
+		provider, err := orgIsProvider(ctx, tx, c.OrganizationID)
+		if err != nil {
+			return err
+		}
+		if err := mayManageClient(p, &c, provider, "change"); err != nil {
 			return err
 		}
 		redirects, grants, scopes := c.Lists()
@@ -307,11 +311,6 @@ func (s *Store) UpdateOAuthClient(ctx context.Context, p *models.Principal, id s
 		}
 		if err := validateClient(&next); err != nil {
 			return err
-		}
-		var provider bool
-		if err := models.Scoped(ctx, tx, models.SystemScope()).Model(&models.Organization{}).Select("provider").
-			Where("id = ?", c.OrganizationID).Scan(&provider).Error; err != nil {
-			return models.DBErr(err)
 		}
 		if err := checkStaffScopes(provider, next.Scopes); err != nil {
 			return err
@@ -383,7 +382,11 @@ func (s *Store) RotateOAuthClientSecret(ctx context.Context, p *models.Principal
 		if c.Public {
 			return models.Errorf(models.CodeInvalidStateTransition, "a public client has no secret to rotate").WithDetail("public", true)
 		}
-		if err := mayManageClient(ctx, tx, p, &c, "rotate"); err != nil {
+		provider, err := orgIsProvider(ctx, tx, c.OrganizationID)
+		if err != nil {
+			return err
+		}
+		if err := mayManageClient(p, &c, provider, "rotate"); err != nil {
 			return err
 		}
 		_, _, scopes := c.Lists()
@@ -391,7 +394,6 @@ func (s *Store) RotateOAuthClientSecret(ctx context.Context, p *models.Principal
 			return models.Errorf(models.CodeInsufficientPermissions, "a client's secret can only be rotated by a credential that holds every permission of its scopes")
 		}
 		var hash string
-		var err error
 		if secret, hash, err = newClientSecret(); err != nil {
 			return err
 		}
@@ -419,13 +421,16 @@ func (s *Store) DeleteOAuthClient(ctx context.Context, p *models.Principal, id s
 		if err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Where("id = ?", id).Take(&c).Error; err != nil {
 			return models.NotFoundOr(err, "client")
 		}
-		if err := mayManageClient(ctx, tx, p, &c, "delete"); err != nil {
+		provider, err := orgIsProvider(ctx, tx, c.OrganizationID)
+		if err != nil {
+			return err
+		}
+		if err := mayManageClient(p, &c, provider, "delete"); err != nil {
 			return err
 		}
 		if _, _, scopes := c.Lists(); !p.CanGrant(scopePermissions(scopes)) {
 			return models.Errorf(models.CodeInsufficientPermissions, "a client can only be deleted by a credential that holds every permission of its scopes")
 		}
-		var err error
 		if revoked, err = revokeClientAccessTokens(tx, id, s.Now(), "client deleted"); err != nil {
 			return err
 		}
@@ -752,19 +757,26 @@ func (s *Store) ClientRateLimits(ctx context.Context, clientID, secret string) (
 }
 
 // mayManageClient is mayManage for client c: a client of the provider's
-// organization signs staff in (an administrator's authorization code
-// passes through its redirect URIs), so it is weighed as an
+// organization (provider) signs staff in (an administrator's authorization
+// code passes through its redirect URIs), so it is weighed as an
 // administrator's credential and only administrators change, rotate or
-// delete it. Errors: INSUFFICIENT_PERMISSIONS, INTERNAL_ERROR.
-func mayManageClient(ctx context.Context, tx *gorm.DB, p *models.Principal, c *OAuthClient, verb string) error {
-	var provider bool
-	if err := models.Scoped(ctx, tx, models.SystemScope()).Model(&models.Organization{}).Select("provider").
-		Where("id = ?", c.OrganizationID).Scan(&provider).Error; err != nil {
-		return models.DBErr(err)
-	}
+// delete it. Errors: INSUFFICIENT_PERMISSIONS.
+func mayManageClient(p *models.Principal, c *OAuthClient, provider bool, verb string) error {
 	var role models.Role
 	if provider {
 		role = models.RoleAdmin
 	}
 	return mayManage(p, c.OrganizationID, c.Environment, role, verb)
+}
+
+// orgIsProvider reports whether organization orgID is the provider's own,
+// read through db (a transaction's, when there is one).
+// Errors: INTERNAL_ERROR.
+func orgIsProvider(ctx context.Context, db *gorm.DB, orgID string) (bool, error) {
+	var provider bool
+	if err := models.Scoped(ctx, db, models.SystemScope()).Model(&models.Organization{}).Select("provider").
+		Where("id = ?", orgID).Scan(&provider).Error; err != nil {
+		return false, models.DBErr(err)
+	}
+	return provider, nil
 }
