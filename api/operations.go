@@ -417,7 +417,8 @@ func (s *Server) registerOperations() {
 		Description: "Asks the operation's workflow to stop; it undoes what it did (compensation) and the operation ends `cancelled`. " +
 			"Answers 202 with the operation (follow it to the end); 200 when it is already cancelled; 409 INVALID_STATE_TRANSITION " +
 			"when it has already ended otherwise, when it is an item of a bulk job run in that job's workflow (`details.bulk_request_id`: " +
-			"cancel the bulk operation), or when it is a modification or scaling whose change has already been applied, or a decommission past deactivate (`details.step`: " +
+			"cancel the bulk operation), or when it is a modification or scaling whose change has already been applied or is being applied (then `details.applied` is false: " +
+			"a cancel that reaches a change while it is applied is too late, the change completes), or a decommission past deactivate (`details.step`: " +
 			"the step it has reached; a scaling then finishes its maintenance window). An operation that completes before the cancellation reaches it stays completed."},
 		access{}, func(ctx context.Context, in *operationPath) (*OperationOutput, error) {
 			p := principal(ctx)

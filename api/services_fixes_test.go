@@ -54,7 +54,7 @@ func scalingInWindow(t *testing.T, h *harness, mc *mocks.Client, tn tenant, svcI
 }
 
 // TestCancelAppliedScaling: a scaling may be cancelled until its change is
-// applied; from then on (the change made, the apply step completed, the
+// applied (or its apply step runs); from then on (the change made, the apply step completed, the
 // window's end awaited) cancelling is 409 INVALID_STATE_TRANSITION naming
 // the step reached, and the workflow is not asked to stop.
 func TestCancelAppliedScaling(t *testing.T) {
@@ -78,10 +78,15 @@ func TestCancelAppliedScaling(t *testing.T) {
 			t.Fatalf("details %v, want step %s", e.Error.Details, step)
 		}
 	}
-	// The change is made; the apply step has not recorded its end yet.
+	// The apply step runs: it is no longer cancelled, the change not made yet.
 	if err := ops.StartStep(ctx, scope, id, services.StepApply); err != nil {
 		t.Fatal(err)
 	}
+	e := h.do("POST", "/v1/operations/"+id+"/cancel", a.liveKey, nil).wantError(409, "INVALID_STATE_TRANSITION")
+	if e.Error.Details["step"] != services.StepApply || e.Error.Details["applied"] != false {
+		t.Fatalf("details %v while applying", e.Error.Details)
+	}
+	// The change is made; the apply step has not recorded its end yet.
 	if _, err := svcs.ApplyServiceUpdate(ctx, scope, internet, id, u, false); err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +108,7 @@ func TestCancelAppliedScaling(t *testing.T) {
 	if err := svcs.LeaveMaintenance(ctx, scope, internet, id, true, nil); err != nil {
 		t.Fatal(err)
 	}
-	e := h.do("POST", "/v1/operations/"+id+"/cancel", a.liveKey, nil).wantError(409, "INVALID_STATE_TRANSITION")
+	e = h.do("POST", "/v1/operations/"+id+"/cancel", a.liveKey, nil).wantError(409, "INVALID_STATE_TRANSITION")
 	if e.Error.Details["status"] != "completed" {
 		t.Fatalf("details %v", e.Error.Details)
 	}

@@ -54,6 +54,12 @@ type ServiceChangeResult struct {
 	Status    string `json:"status"`
 }
 
+// serviceChangeApplyChange is the workflow.GetVersion change id of the
+// apply step run on a disconnected context (version 1): before it, a
+// cancel that arrived while the step ran compensated at once, and the
+// activity could still save the change afterwards.
+const serviceChangeApplyChange = "service-change-apply-not-cancelled"
+
 // sleepUntil waits on a durable timer until t (not at all when t has passed).
 func sleepUntil(ctx workflow.Context, t *time.Time) error {
 	if t == nil {
@@ -74,8 +80,9 @@ func sleepUntil(ctx workflow.Context, t *time.Time) error {
 // and leaves maintenance at the window's end. A failure or cancellation
 // before the change is applied releases the new capacity, ends the
 // maintenance and ends the operation failed (PROVISIONING_FAILED) or
-// cancelled; once applied, the change is no longer cancelled (the rest runs
-// on a disconnected context).
+// cancelled. The apply step itself is not cancelled once it has started (a
+// cancel that arrives meanwhile is too late), and once applied the change is
+// no longer cancelled (the rest runs on a disconnected context).
 func ServiceChange(ctx workflow.Context, in ServiceChangeInput) (*ServiceChangeResult, error) {
 	log := workflow.GetLogger(ctx)
 	u := in.Update
@@ -123,7 +130,18 @@ func ServiceChange(ctx workflow.Context, in ServiceChangeInput) (*ServiceChangeR
 				return err
 			}
 		}
-		if err := s.run(actx, services.StepApply, ActivityName(ServiceChangeActivities.Apply), nil); err != nil {
+		applyCtx := actx
+		if workflow.GetVersion(ctx, serviceChangeApplyChange, workflow.DefaultVersion, 1) >= 1 {
+			// A cancel that came before the apply step still cancels. Once
+			// the step runs it is not cancelled: the activity would save
+			// the change while the compensations undid what it needs.
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			dctx, _ := workflow.NewDisconnectedContext(ctx)
+			applyCtx = workflow.WithActivityOptions(dctx, StepActivityOptions())
+		}
+		if err := s.run(applyCtx, services.StepApply, ActivityName(ServiceChangeActivities.Apply), nil); err != nil {
 			return err
 		}
 		s.commit()

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/telcoplatform/platform/models"
@@ -213,5 +215,42 @@ func TestModificationAppliesAtOnce(t *testing.T) {
 	numbers, _ := svc.Resources["phone_numbers"].([]any)
 	if len(numbers) != 3 || !strings.HasPrefix(numbers[0].(map[string]any)["number"].(string), "+1512555") {
 		t.Fatalf("resources %+v", svc.Resources)
+	}
+}
+
+// TestCancelWhileTheChangeIsAppliedIsTooLate cancels a scaling while its
+// apply step runs: the step is not cancelled (before, the workflow
+// compensated at once, releasing the new capacity, while the activity still
+// saved the change), so the change completes with its capacity kept.
+func TestCancelWhileTheChangeIsAppliedIsTooLate(t *testing.T) {
+	e := newServicesEnv(t)
+	ctx := context.Background()
+	prov := internetService(t, e, models.EnvLive, demoAccount(t, e, models.EnvLive))
+	in := startChange(t, e, models.EnvLive, prov.ServiceID, services.ServiceUpdateInput{Scaling: &services.ScalingInput{
+		Action: "scale_up", NewBandwidth: "10gbps"}})
+	wenv := e.env()
+	applyName := workflows.ActivityName(workflows.ServiceChangeActivities.Apply)
+	cancelled := false
+	wenv.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
+		if info.ActivityType.Name == applyName && !cancelled {
+			cancelled = true
+			wenv.CancelWorkflow()
+		}
+	})
+	wenv.ExecuteWorkflow(workflows.ServiceChangeWorkflow, in)
+	if !cancelled {
+		t.Fatal("the apply step never ran")
+	}
+	if err := wenv.GetWorkflowError(); err != nil {
+		t.Fatalf("want the change completed, got %v", err)
+	}
+	svc := e.service(models.EnvLive, prov.ServiceID)
+	op := e.operation(models.EnvLive, in.RequestID)
+	if svc.Bandwidth != "10gbps" || svc.PendingOperationID != "" || op.Status != operations.OpCompleted {
+		t.Fatalf("service %+v, operation %+v", svc, op)
+	}
+	c, _ := catalog.NewStore(e.store).Capacity(ctx, models.EnvLive, "loc_austin_congress", "fiber_dedicated")
+	if c.AllocatedMbps != 10000 {
+		t.Fatalf("%d Mbps allocated at Austin, want the 10000 of the change", c.AllocatedMbps)
 	}
 }

@@ -681,12 +681,13 @@ func (s *Store) EndServiceOperation(ctx context.Context, scope models.Scope, ser
 
 // CheckChangeCancellable returns nil unless op is a change (a modification
 // or a scaling) whose change has already been applied to its service (the
-// apply step completed, or the service already carries the change), or a
+// apply step completed, or the service already carries the change) or is
+// being applied (the apply step runs, and is not cancelled), or a
 // decommission that has started taking the service out (deactivate). Once
 // applied, a change is no longer cancelled (a scaling finishes its
 // maintenance window), nor is a decommission past deactivate. Errors:
 // INVALID_STATE_TRANSITION (details: status, step: the step the operation
-// has reached, applied: true).
+// has reached, applied: true, or false while the change is being applied).
 func (s *Store) CheckChangeCancellable(ctx context.Context, op *operations.Operation) error {
 	if op.Type == OpTypeDecommission && !op.Status.Terminal() {
 		return decommissionCancellable(op)
@@ -694,7 +695,7 @@ func (s *Store) CheckChangeCancellable(ctx context.Context, op *operations.Opera
 	if (op.Type != OpTypeModification && op.Type != OpTypeScaling) || op.Status.Terminal() {
 		return nil
 	}
-	applied, reached := false, ""
+	applied, applying, reached := false, false, ""
 	for _, st := range op.Steps {
 		if st.Status == operations.StepPending || st.Status == operations.StepSkipped {
 			continue
@@ -702,6 +703,9 @@ func (s *Store) CheckChangeCancellable(ctx context.Context, op *operations.Opera
 		reached = st.Name
 		if st.Name == StepApply && st.Status == operations.StepCompleted {
 			applied = true
+		}
+		if st.Name == StepApply && st.Status == operations.StepInProgress {
+			applying = true
 		}
 	}
 	if !applied && op.ResourceID != "" {
@@ -715,6 +719,10 @@ func (s *Store) CheckChangeCancellable(ctx context.Context, op *operations.Opera
 		case svc.LastChangeID == op.ID:
 			applied = true
 		}
+	}
+	if applying && !applied {
+		return models.Errorf(models.CodeInvalidStateTransition, "the %s is being applied (step %s) and can no longer be cancelled", op.Type, StepApply).
+			WithDetail("status", string(op.Status)).WithDetail("step", StepApply).WithDetail("applied", false)
 	}
 	if !applied {
 		return nil
