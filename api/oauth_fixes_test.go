@@ -156,8 +156,8 @@ func TestOAuthRepeatedParametersRefused(t *testing.T) {
 
 // TestOAuthRefreshCannotWidenScope refreshes a grant asking for a scope it
 // was not given (RFC 6749 section 6): 400 invalid_scope, and the refresh
-// token is not spent. Asking for the grant's scopes or fewer works, and
-// fewer narrow the new tokens.
+// token is not spent. Asking for the grant's scopes or fewer works: fewer
+// narrow the new access token, the new refresh token keeps the grant's.
 func TestOAuthRefreshCannotWidenScope(t *testing.T) {
 	e := newOAuthEnv(t)
 	ctx := context.Background()
@@ -201,9 +201,21 @@ func TestOAuthRefreshCannotWidenScope(t *testing.T) {
 	if status, me := e.api(t, at, "/v1/users/me"); status != http.StatusOK || fmt.Sprint(me["principal"].(map[string]any)["permissions"]) != "[billing:read]" {
 		t.Fatalf("narrowed access token: %d %v", status, me)
 	}
+	// The new refresh token keeps the grant's scopes (RFC 6749 section 6):
+	// the next refresh may ask for the other one, or for both.
 	rt, _ := body["refresh_token"].(string)
-	if status, body := refresh(rt, "services.read"); status != http.StatusBadRequest || body["error"] != "invalid_scope" {
-		t.Fatalf("widening again after narrowing: %d %v", status, body)
+	status, body = refresh(rt, "services.read")
+	if status != http.StatusOK || body["scope"] != "services.read" {
+		t.Fatalf("refresh of a narrowed refresh for the grant's other scope: %d %v", status, body)
+	}
+	rt, _ = body["refresh_token"].(string)
+	status, body = refresh(rt, "")
+	if status != http.StatusOK || body["scope"] != "services.read billing.read" {
+		t.Fatalf("refresh without scope after two narrowed ones: %d %v", status, body)
+	}
+	rt, _ = body["refresh_token"].(string)
+	if status, body := refresh(rt, "services.read auth.manage"); status != http.StatusBadRequest || body["error"] != "invalid_scope" {
+		t.Fatalf("widening beyond the grant: %d %v", status, body)
 	}
 }
 

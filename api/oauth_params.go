@@ -9,6 +9,7 @@ import (
 
 	"github.com/ory/fosite"
 
+	"github.com/telcoplatform/platform/auth"
 	"github.com/telcoplatform/platform/models/identity"
 )
 
@@ -86,7 +87,8 @@ func (h *oauthHandlers) refuseRepeatedAuthorize(ctx context.Context, w http.Resp
 
 // narrowRefreshScopes applies the scope parameter of a refresh (RFC 6749
 // section 6, identity.RefreshScopes): a scope the grant does not hold is
-// invalid_scope; fewer scopes than the grant's narrow the new tokens.
+// invalid_scope; fewer scopes than the grant's narrow the new access token,
+// while the new refresh token keeps the grant's (auth.Session.GrantScope).
 // Other grants are left alone.
 func narrowRefreshScopes(ar fosite.AccessRequester) error {
 	if !ar.GetGrantTypes().ExactOne(identity.GrantRefreshToken) {
@@ -99,6 +101,9 @@ func narrowRefreshScopes(ar fosite.AccessRequester) error {
 	scopes, outside := identity.RefreshScopes(req.GetGrantedScopes(), strings.Fields(req.GetRequestForm().Get("scope")))
 	if outside != "" {
 		return fosite.ErrInvalidScope.WithHintf("The scope %q was not granted originally: a refresh may ask for the grant's scopes or fewer.", outside)
+	}
+	if sess, ok := req.GetSession().(*auth.Session); ok {
+		sess.GrantScope = slices.Clone([]string(req.GetGrantedScopes()))
 	}
 	req.GrantedScope = fosite.Arguments(scopes)
 	return nil

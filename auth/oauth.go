@@ -37,6 +37,11 @@ type Session struct {
 	// ExpiresIn is the lifetime of the access token last issued, in
 	// seconds (its exp less its iat): the token endpoint's expires_in.
 	ExpiresIn int `json:"expires_in,omitempty"`
+	// GrantScope is, during a refresh, the scopes of the grant being
+	// refreshed: the new refresh token keeps them even when the refresh
+	// asked for fewer (RFC 6749 section 6), which narrow only the new
+	// access token.
+	GrantScope []string `json:"grant_scope,omitempty"`
 }
 
 // SetExpiresAt sets the expiry of a token type.

@@ -100,9 +100,15 @@ func (s *Storage) save(ctx context.Context, kind, signature string, r fosite.Req
 	if err != nil {
 		return err
 	}
+	granted := []string(r.GetGrantedScopes())
+	if ss, ok := r.GetSession().(*Session); ok && kind == kindRefresh && ss.GrantScope != nil {
+		// A refresh that asked for fewer scopes narrowed the access token
+		// only: the new refresh token keeps the grant's (RFC 6749 section 6).
+		granted = ss.GrantScope
+	}
 	data, err := json.Marshal(storedRequest{
 		ID: r.GetID(), RequestedAt: r.GetRequestedAt(), ClientID: r.GetClient().GetID(),
-		RequestedScope: r.GetRequestedScopes(), GrantedScope: r.GetGrantedScopes(),
+		RequestedScope: r.GetRequestedScopes(), GrantedScope: granted,
 		RequestedAudience: r.GetRequestedAudience(), GrantedAudience: r.GetGrantedAudience(),
 		Form: form, Session: sess,
 	})
