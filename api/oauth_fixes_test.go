@@ -15,6 +15,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/identity"
 )
 
 // oauthPost posts a form to an /oauth endpoint with the env's client in
@@ -262,6 +263,24 @@ func TestClientRedirectURIsMatchedExactly(t *testing.T) {
 	h.do("PATCH", path, a.liveKey, map[string]any{"redirect_uris": []string{"https://other.example.com/cb"}}).decode(http.StatusOK, &c)
 	if fmt.Sprint(c.Client.RedirectURIs) != "[https://other.example.com/cb]" {
 		t.Fatalf("patched redirect_uris %v", c.Client.RedirectURIs)
+	}
+
+	// A client registered before these rules, with a wildcard-host URI
+	// (matched exactly, so it never matched a real host): it can still be
+	// renamed, and keep that URI in a new list; a new such URI is refused.
+	legacy := `["https://*.example.com/cb","https://other.example.com/cb"]`
+	if err := h.store.In(context.Background(), models.SystemScope()).Model(&identity.OAuthClient{}).Where("id = ?", c.Client.ClientID).Update("redirect_uris", legacy).Error; err != nil {
+		t.Fatal(err)
+	}
+	h.do("PATCH", path, a.liveKey, map[string]any{"name": "Renamed"}).decode(http.StatusOK, &c)
+	h.do("PATCH", path, a.liveKey, map[string]any{"redirect_uris": []string{"https://*.example.com/cb", "https://third.example.com/cb"}}).decode(http.StatusOK, &c)
+	if c.Client.Name != "Renamed" || fmt.Sprint(c.Client.RedirectURIs) != "[https://*.example.com/cb https://third.example.com/cb]" {
+		t.Fatalf("legacy client after patches: %+v", c.Client)
+	}
+	got := fieldNames(h.do("PATCH", path, a.liveKey, map[string]any{"redirect_uris": []string{"https://*.example.com/cb", "https://*.example.org/cb"}}).
+		wantError(http.StatusBadRequest, "VALIDATION_ERROR"))
+	if got["redirect_uris[1]"] == "" || got["redirect_uris[0]"] != "" {
+		t.Fatalf("legacy client, a new wildcard: fields %v", got)
 	}
 }
 

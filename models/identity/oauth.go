@@ -110,8 +110,11 @@ func redirectURIIssue(raw string) string {
 
 // validateClient checks and normalises a client's settings (registration,
 // or the result of an update): name, grant types (defaulted by the caller),
-// redirect URIs and scopes. Errors: VALIDATION_ERROR.
-func validateClient(in *OAuthClientInput) error {
+// redirect URIs and scopes. registered are the redirect URIs the client
+// already has (an update): they were accepted under earlier rules and are
+// matched exactly, so keeping one is not refused; only new ones are
+// checked. Errors: VALIDATION_ERROR.
+func validateClient(in *OAuthClientInput, registered ...string) error {
 	var v models.Validator
 	in.Name = strings.TrimSpace(in.Name)
 	v.Check(in.Name != "" && len(in.Name) <= 200, "name", "is required, at most 200 characters")
@@ -125,6 +128,9 @@ func validateClient(in *OAuthClientInput) error {
 	v.Check(!needsRedirect || len(in.RedirectURIs) > 0, "redirect_uris", "at least one is required for authorization_code")
 	v.Check(len(in.RedirectURIs) <= 20, "redirect_uris", "at most 20")
 	for i, r := range in.RedirectURIs {
+		if slices.Contains(registered, r) {
+			continue
+		}
 		if issue := redirectURIIssue(r); issue != "" {
 			v.Add("redirect_uris["+strconv.Itoa(i)+"]", issue)
 		}
@@ -309,7 +315,7 @@ func (s *Store) UpdateOAuthClient(ctx context.Context, p *models.Principal, id s
 		if patch.IPAllowList != nil {
 			next.IPAllowList = *patch.IPAllowList
 		}
-		if err := validateClient(&next); err != nil {
+		if err := validateClient(&next, redirects...); err != nil {
 			return err
 		}
 		if err := checkStaffScopes(provider, next.Scopes); err != nil {
