@@ -13,6 +13,7 @@ import (
 	"net/http/cookiejar"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -60,6 +61,11 @@ func TestSAMLSingleSignOn(t *testing.T) {
 	res.Body.Close()
 	if res.StatusCode != 200 || !bytes.Contains(md, []byte(`Name="email"`)) || !bytes.Contains(md, []byte(base+"/saml/acs")) {
 		t.Fatalf("SP metadata: %d %s", res.StatusCode, md)
+	}
+	// Only the binding the ACS serves (HTTP-POST), and no empty NameIDFormat.
+	if bytes.Count(md, []byte("<AssertionConsumerService ")) != 1 || !bytes.Contains(md, []byte(`Binding="urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST"`)) ||
+		bytes.Contains(md, []byte("HTTP-Artifact")) || bytes.Contains(md, []byte("<NameIDFormat></NameIDFormat>")) {
+		t.Fatalf("SP metadata advertises what the server does not serve: %s", md)
 	}
 	idp.AddServiceProvider(t, "platform", md)
 	for _, u := range []testenv.IdPUser{
@@ -247,6 +253,17 @@ func TestSAMLSingleSignOn(t *testing.T) {
 	form, _ = login("eve", "eve password", "")
 	if a := acs(form); a.status != 403 || fmt.Sprint(a.body["error"].(map[string]any)["code"]) != "ACCESS_RESTRICTED" {
 		t.Fatalf("user outside the domains: %d %v", a.status, a.body)
+	}
+	// ... and the refusal is a failed sign-in in the audit log.
+	failed, _, err := identity.NewStore(h.store).ListAuditEvents(context.Background(), &models.Principal{Role: models.RoleAdmin, Permissions: []string{"*"}},
+		identity.AuditFilter{EventType: identity.AuditLoginFailed}, models.PageRequest{Limit: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(failed, func(ev identity.AuditEvent) bool {
+		return ev.AuthenticationMethod == "saml" && strings.HasPrefix(ev.Reason, "ACCESS_RESTRICTED") && strings.Contains(ev.Reason, "eve@")
+	}) {
+		t.Fatalf("no login.failed audit event for the refused user: %+v", failed)
 	}
 	// Groups map to roles, the highest wins, and staff roles go only to the
 	// provider's own users: ada's "ops" group (mapped to admin) left her a

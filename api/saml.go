@@ -142,6 +142,10 @@ func (s *Server) registerSAML() {
 		}
 		user, created, err := s.identity.SAMLUser(ctx, identity.SAMLLogin{Email: email, Name: name, Groups: groups}, policy)
 		if err != nil {
+			// Refused for its domain or organization (ACCESS_RESTRICTED), or
+			// failed: a failed sign-in, as every other refusal is.
+			s.audit(ctx, identity.AuditEvent{EventType: identity.AuditLoginFailed, Outcome: "failure", AuthenticationMethod: "saml",
+				Reason: string(models.ErrorCode(err)) + ": " + email})
 			return err
 		}
 		if err := s.userAccess(ctx, user); err != nil {

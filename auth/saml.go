@@ -11,6 +11,7 @@ import (
 	"math/big"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -95,6 +96,11 @@ func Metadata(sp *saml.ServiceProvider) *saml.EntityDescriptor {
 	yes, no := true, false
 	basic := "urn:oasis:names:tc:SAML:2.0:attrname-format:basic"
 	for i := range md.SPSSODescriptors {
+		d := &md.SPSSODescriptors[i]
+		// Only what the server serves: the ACS reads a posted SAMLResponse
+		// (HTTP-POST; no artifact resolution), and no empty NameIDFormat.
+		d.AssertionConsumerServices = slices.DeleteFunc(d.AssertionConsumerServices, func(a saml.IndexedEndpoint) bool { return a.Binding != saml.HTTPPostBinding })
+		d.NameIDFormats = slices.DeleteFunc(d.NameIDFormats, func(f saml.NameIDFormat) bool { return strings.TrimSpace(string(f)) == "" })
 		md.SPSSODescriptors[i].AttributeConsumingServices = []saml.AttributeConsumingService{{
 			Index: 1, IsDefault: &yes,
 			ServiceNames: []saml.LocalizedName{{Lang: "en", Value: "Telco Platform"}},

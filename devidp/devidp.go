@@ -8,8 +8,10 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/rsa"
+	"crypto/subtle"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"html/template"
@@ -18,6 +20,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/crewjam/saml/samlidp"
@@ -25,8 +28,28 @@ import (
 
 // IdP is a running identity provider.
 type IdP struct {
-	URL string // base address; metadata at URL + "/metadata"
-	srv *http.Server
+	URL   string // base address; metadata at URL + "/metadata"
+	srv   *http.Server
+	token string // of the management endpoints (users, service providers, sessions, shortcuts)
+}
+
+// guard serves the sign-in endpoints (metadata, SSO, login) to anyone and
+// samlidp's management endpoints (users, service providers, sessions,
+// shortcuts) only with the IdP's own token: without it anyone on the
+// machine could add a user with a known password, or read the session
+// cookies, and sign in as any user of the domains SAML trusts.
+func guard(next http.Handler, token string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch first, _, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/"); first {
+		case "metadata", "sso", "login":
+		default:
+			if subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), []byte("Bearer "+token)) != 1 {
+				http.Error(w, "not found", http.StatusNotFound)
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // User is a person the identity provider signs in (by Name and Password).
@@ -83,9 +106,15 @@ func Start(addr string, logger *log.Logger) (*IdP, error) {
 		_ = ln.Close()
 		return nil, err
 	}
-	srv := &http.Server{Handler: idp, ReadHeaderTimeout: 10 * time.Second}
+	raw := make([]byte, 32)
+	if _, err := rand.Read(raw); err != nil {
+		_ = ln.Close()
+		return nil, err
+	}
+	token := hex.EncodeToString(raw)
+	srv := &http.Server{Handler: guard(idp, token), ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
-	return &IdP{URL: base, srv: srv}, nil
+	return &IdP{URL: base, srv: srv, token: token}, nil
 }
 
 // Close stops the identity provider.
@@ -113,6 +142,7 @@ func (i *IdP) put(ctx context.Context, path, contentType string, body []byte) er
 		return err
 	}
 	req.Header.Set("Content-Type", contentType)
+	req.Header.Set("Authorization", "Bearer "+i.token)
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return err
