@@ -118,9 +118,9 @@ func (s *Server) rateLimit(c *fiber.Ctx) error {
 	limits := s.anonymous
 	switch client, clientLimits, ok := s.oauthClientBudget(c); {
 	case p != nil:
-		req.Key, req.OrgID, limits = "cred:"+p.ID, p.OrganizationID, p.Limits
+		req.Key, req.OrgID, limits = "cred:"+p.ID, ratelimit.MonthlySubject(p.OrganizationID, string(p.Environment)), p.Limits
 	case ok:
-		req.Key, req.OrgID, limits = "cred:"+client.ID, client.OrganizationID, clientLimits
+		req.Key, req.OrgID, limits = "cred:"+client.ID, ratelimit.MonthlySubject(client.OrganizationID, string(client.Environment)), clientLimits
 	default:
 		req.Key = "ip:" + callerIP(c.UserContext())
 	}
@@ -222,7 +222,7 @@ func (s *Server) chargeMore(c *fiber.Ctx, units int, groups ...ratelimit.Group) 
 	// The units with the first group, the other groups alone.
 	charged := 0
 	for i, g := range groups {
-		req := ratelimit.Request{Key: "cred:" + p.ID, OrgID: p.OrganizationID, Hourly: p.Limits.Hourly, Burst: p.Limits.Burst, Group: g}
+		req := ratelimit.Request{Key: "cred:" + p.ID, OrgID: ratelimit.MonthlySubject(p.OrganizationID, string(p.Environment)), Hourly: p.Limits.Hourly, Burst: p.Limits.Burst, Group: g}
 		if i == 0 {
 			req.Cost = min(units, ratelimit.MaxChargeCost)
 		}
@@ -464,7 +464,7 @@ func (s *Server) registerRateLimits() {
 			}
 			b.ProjectedUsage.EndOfHour = projected
 			b.ProjectedUsage.RiskLevel = RiskLevel(projected, p.Limits.Hourly)
-			reqs, units, err := s.limiter.MonthlyUsage(ctx, p.OrganizationID, now)
+			reqs, units, err := s.limiter.MonthlyUsage(ctx, ratelimit.MonthlySubject(p.OrganizationID, string(p.Environment)), now)
 			if err != nil {
 				return nil, models.Errorf(models.CodeDependencyUnavailable, "rate-limit counters are unavailable; retry shortly").WithDetail("retry_after", 5)
 			}

@@ -64,3 +64,50 @@ func TestOAuthTokenCountsAgainstTheClient(t *testing.T) {
 		t.Fatalf("wrong secret: %d, burst %q", bad.status, bad.header.Get("X-RateLimit-Burst"))
 	}
 }
+
+// TestSandboxMonthlyUsageIsItsOwn: an organization's monthly API usage is
+// counted per environment. Live requests neither show in a sandbox key's
+// figures (GET /v1/billing/usage, the monitoring endpoint's
+// monthly_usage) nor are sandbox requests counted in live's, which API
+// overage is billed from.
+func TestSandboxMonthlyUsageIsItsOwn(t *testing.T) {
+	h := newHarness(t)
+	h.withAnonymousLimits("", "")
+	a := h.tenants[0]
+	type monthly struct {
+		MonthlyUsage struct {
+			Requests int64 `json:"requests"`
+		} `json:"monthly_usage"`
+	}
+	apiCalls := func(key string) int64 {
+		t.Helper()
+		var u struct {
+			TotalUsage struct {
+				APICalls int64 `json:"api_calls"`
+			} `json:"total_usage"`
+		}
+		h.do("GET", "/v1/billing/usage?service_type=api", key, nil).decode(200, &u)
+		return u.TotalUsage.APICalls
+	}
+	var test0, live0 monthly
+	h.do("GET", "/v1/monitoring/rate-limits", a.testKey, nil).decode(200, &test0) // sandbox request 1
+	h.do("GET", "/v1/monitoring/rate-limits", a.liveKey, nil).decode(200, &live0)
+	for range 5 {
+		h.do("GET", "/v1/users/me", a.liveKey, nil).decode(200, nil)
+	}
+	var test1, live1 monthly
+	h.do("GET", "/v1/monitoring/rate-limits", a.testKey, nil).decode(200, &test1) // sandbox request 2
+	h.do("GET", "/v1/monitoring/rate-limits", a.liveKey, nil).decode(200, &live1)
+	if test1.MonthlyUsage.Requests != test0.MonthlyUsage.Requests+1 {
+		t.Fatalf("sandbox monthly requests %d then %d: live requests counted in the sandbox", test0.MonthlyUsage.Requests, test1.MonthlyUsage.Requests)
+	}
+	if live1.MonthlyUsage.Requests != live0.MonthlyUsage.Requests+6 {
+		t.Fatalf("live monthly requests %d then %d, want +6 (the sandbox's not among them)", live0.MonthlyUsage.Requests, live1.MonthlyUsage.Requests)
+	}
+	if got := apiCalls(a.testKey); got != test1.MonthlyUsage.Requests+1 {
+		t.Fatalf("sandbox api_calls %d, want its own %d", got, test1.MonthlyUsage.Requests+1)
+	}
+	if got := apiCalls(a.liveKey); got != live1.MonthlyUsage.Requests+1 {
+		t.Fatalf("live api_calls %d, want %d", got, live1.MonthlyUsage.Requests+1)
+	}
+}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/billing"
+	"github.com/telcoplatform/platform/ratelimit"
 )
 
 // TotalUsage is the usage response's total_usage.
@@ -168,7 +169,8 @@ type SpendingSummary struct {
 }
 
 // apiRequests reads the caller's organization's API requests per month in
-// [from, min(to, now)] from the rate limiter (when there is one; a month it
+// [from, min(to, now)], in the caller's environment (a sandbox key never
+// counts live requests), from the rate limiter (when there is one; a month it
 // cannot read falls back to the usage records).
 func (s *Server) apiRequests(ctx context.Context, p *models.Principal, from, to time.Time) map[string]int64 {
 	out := map[string]int64{}
@@ -177,7 +179,7 @@ func (s *Server) apiRequests(ctx context.Context, p *models.Principal, from, to 
 	}
 	now := s.now()
 	for m := from; m.Before(to) && !m.After(now); m = m.AddDate(0, 1, 0) {
-		n, _, err := s.limiter.MonthlyUsage(ctx, p.OrganizationID, m)
+		n, _, err := s.limiter.MonthlyUsage(ctx, ratelimit.MonthlySubject(p.OrganizationID, string(p.Environment)), m)
 		if err != nil {
 			loggerFrom(ctx).WarnContext(ctx, "monthly API usage unavailable", "organization_id", p.OrganizationID, "error", err)
 			continue

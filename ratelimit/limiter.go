@@ -85,7 +85,8 @@ type Request struct {
 	// an OAuth client id, or a client IP for unauthenticated calls).
 	Key string
 	// OrgID is the organization whose monthly usage the request counts
-	// towards; empty counts no monthly usage.
+	// towards, as MonthlySubject names it (the environment apart); empty
+	// counts no monthly usage.
 	OrgID string
 	// Cost is the request's cost in units (see Cost); 0 means 1. It must
 	// not exceed MaxCost.
@@ -538,6 +539,18 @@ func slotsKey(key string) string { return credentialPrefix(key) + "conc" }
 // tag keeps them in one slot.
 func credentialPrefix(key string) string {
 	return "rl:{" + key + "}:"
+}
+
+// MonthlySubject names the monthly usage counter of an organization in
+// an environment: the live environment's is the organization's id (the one
+// API overage is billed from, and what earlier versions counted), any
+// other's (the sandbox's "test") the id and the environment. Sandbox
+// requests therefore never count towards, nor show, live usage.
+func MonthlySubject(orgID, env string) string {
+	if env == "" || env == "live" {
+		return orgID
+	}
+	return orgID + ":" + env
 }
 
 // orgPrefix is the prefix of an organization's monthly usage hashes.

@@ -63,7 +63,8 @@ func (l *Limiter) HourlyHistory(ctx context.Context, key string, now time.Time, 
 }
 
 // MonthlyUsage returns the requests and cost units an organization had
-// admitted in the calendar month (UTC) that holds month.
+// admitted in the calendar month (UTC) that holds month; orgID is the
+// counter's subject (MonthlySubject: the organization's id for live).
 func (l *Limiter) MonthlyUsage(ctx context.Context, orgID string, month time.Time) (requests, units int64, err error) {
 	if orgID == "" {
 		return 0, 0, errors.New("ratelimit: empty organization")
