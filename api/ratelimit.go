@@ -56,6 +56,17 @@ var provisioningPaths = map[string]bool{
 	"/services/cloud/infrastructure": true, "/services/cloud/platforms": true,
 	"/services/security/managed": true, "/services/security/infrastructure": true,
 	"/services/ai/platforms": true,
+	// An orchestration's steps provision services (provision_service).
+	"/services/orchestration/workflows": true,
+}
+
+// retryPath matches POST /operations/{request_id}/retry, which starts the
+// unfinished items of a bulk provisioning (or other bulk job) again: it
+// counts as a call that starts provisioning.
+func retryPath(p string) bool {
+	rest, ok := strings.CutPrefix(p, "/operations/")
+	id, ok2 := strings.CutSuffix(rest, "/retry")
+	return ok && ok2 && id != "" && !strings.Contains(id, "/")
 }
 
 // EndpointGroup returns the endpoint group of a request (DECISIONS 8): large
@@ -80,7 +91,7 @@ func EndpointGroup(method, path string) ratelimit.Group {
 	switch {
 	case exports && (method == http.MethodGet || strings.HasSuffix(p, "/reports") || strings.HasSuffix(p, "/generate") || strings.HasSuffix(p, "/run")):
 		return ratelimit.GroupExports
-	case method == http.MethodPost && provisioningPaths[p]:
+	case method == http.MethodPost && (provisioningPaths[p] || retryPath(p)):
 		return ratelimit.GroupProvisioning
 	case strings.HasPrefix(p, "/billing/"):
 		return ratelimit.GroupBilling
@@ -158,6 +169,7 @@ func (s *Server) rateLimit(c *fiber.Ctx) error {
 		return err
 	}
 	if res.SlotRefused {
+		c.Set("X-RateLimit-Retry-After", "1") // as Retry-After: the slot, not a bucket, refused it
 		return models.Errorf(models.CodeConcurrencyLimit, "too many requests in flight for this organization (limit %d); retry shortly", limits.Concurrent).
 			WithDetail("limit", limits.Concurrent).WithDetail("retry_after", 1)
 	}
@@ -310,17 +322,25 @@ func setRateLimitHeaders(c *fiber.Ctx, r ratelimit.Result) {
 
 func rateLimitError(r ratelimit.Result) error {
 	retry := r.RetryAfterSeconds()
-	// limit, remaining and current_usage (limit - remaining) describe the
-	// bucket that refused: the burst bucket, the endpoint group's
-	// (requests), or the hourly plan bucket (cost units).
-	limit, remaining := r.Limit, r.Remaining
-	if r.RejectedBy == ratelimit.BucketBurst {
-		limit, remaining = r.Burst, r.BurstRemaining
+	// limit, remaining, reset_time and current_usage (limit - remaining)
+	// describe the bucket that refused: the burst bucket (also for a
+	// suspension, which bursts caused; reset_time is then its end), the
+	// endpoint group's (requests), or the hourly plan bucket (cost units).
+	b := r.Hourly
+	switch r.RejectedBy {
+	case ratelimit.BucketBurst, ratelimit.BucketSuspended:
+		b = r.BurstBucket
+	case ratelimit.BucketGroup:
+		b = r.GroupBucket
+	}
+	limit, remaining, reset := b.Limit, b.Remaining, time.Unix(b.Reset, 0)
+	if !r.SuspendedUntil.IsZero() {
+		reset = r.SuspendedUntil
 	}
 	usage := int64(max(limit-remaining, 0))
 	e := models.Errorf(models.CodeRateLimitExceeded, "rate limit exceeded (%s); retry after %d seconds", r.RejectedBy, retry).
 		WithDetail("limit", limit).WithDetail("remaining", remaining).
-		WithDetail("reset_time", time.Unix(r.Reset, 0).UTC().Format(time.RFC3339)).
+		WithDetail("reset_time", reset.UTC().Format(time.RFC3339)).
 		WithDetail("retry_after", retry).WithDetail("current_usage", usage).WithDetail("bucket", string(r.RejectedBy))
 	if !r.SuspendedUntil.IsZero() {
 		e.Message = "this credential is suspended for 5 minutes after repeated burst violations"

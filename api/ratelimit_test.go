@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/gofiber/fiber/v2"
@@ -125,14 +126,19 @@ func TestRateLimits(t *testing.T) {
 				if body.Error.Details["bucket"] != "burst" || body.Error.Details["current_usage"] != float64(5) || body.Error.Details["limit"] != float64(5) {
 					t.Fatalf("a burst refusal's usage is the burst bucket's: %v", body.Error.Details)
 				}
+				// ... and so is its reset_time: the burst bucket is full again within its 60 s.
+				if reset, err := time.Parse(time.RFC3339, fmt.Sprint(body.Error.Details["reset_time"])); err != nil || time.Until(reset) > 61*time.Second {
+					t.Fatalf("a burst refusal's reset_time %v is not the burst bucket's", body.Error.Details["reset_time"])
+				}
 				if e.header.Get("Retry-After") == "" {
 					t.Fatal("429 without Retry-After")
 				}
 				h.do("GET", "/v1/services/catalog", key, nil).wantError(429, "RATE_LIMIT_EXCEEDED")
 				h.do("GET", "/v1/services/catalog", key, nil).wantError(429, "RATE_LIMIT_EXCEEDED")
 				suspended := h.do("GET", "/v1/services/catalog", key, nil).wantError(429, "RATE_LIMIT_EXCEEDED")
-				if suspended.Error.Details["suspended_until"] == nil {
-					t.Fatalf("4th burst rejection should suspend: %v", suspended.Error.Details)
+				if suspended.Error.Details["suspended_until"] == nil || suspended.Error.Details["reset_time"] != suspended.Error.Details["suspended_until"] ||
+					suspended.Error.Details["bucket"] != "suspended" {
+					t.Fatalf("4th burst rejection should suspend (reset_time its end): %v", suspended.Error.Details)
 				}
 				var list struct {
 					Suspensions []struct {
@@ -220,7 +226,20 @@ func TestConcurrencyCapAndFailOpen(t *testing.T) {
 		}
 		releases = append(releases, release)
 	}
-	h.do("GET", "/v1/services/catalog", h.tenants[0].liveKey, nil).wantError(429, "CONCURRENCY_LIMIT_EXCEEDED")
+	refused := h.do("GET", "/v1/services/catalog", h.tenants[0].liveKey, nil)
+	refused.wantError(429, "CONCURRENCY_LIMIT_EXCEEDED")
+	again := h.do("GET", "/v1/services/catalog", h.tenants[0].liveKey, nil)
+	again.wantError(429, "CONCURRENCY_LIMIT_EXCEEDED")
+	// A request refused for its slot takes nothing from the buckets, and its
+	// X-RateLimit-Retry-After says what Retry-After says.
+	if refused.header.Get("X-RateLimit-Burst-Remaining") == "" || again.header.Get("X-RateLimit-Burst-Remaining") != refused.header.Get("X-RateLimit-Burst-Remaining") ||
+		again.header.Get("X-RateLimit-Remaining") != refused.header.Get("X-RateLimit-Remaining") {
+		t.Fatalf("refused requests spent units: burst %q then %q, hourly %q then %q", refused.header.Get("X-RateLimit-Burst-Remaining"),
+			again.header.Get("X-RateLimit-Burst-Remaining"), refused.header.Get("X-RateLimit-Remaining"), again.header.Get("X-RateLimit-Remaining"))
+	}
+	if again.header.Get("X-RateLimit-Retry-After") != "1" || again.header.Get("Retry-After") != "1" {
+		t.Fatalf("retry headers %q and %q", again.header.Get("X-RateLimit-Retry-After"), again.header.Get("Retry-After"))
+	}
 	h.do("GET", "/v1/services/catalog", h.tenants[0].testKey, nil).decode(200, nil)
 	h.do("GET", "/v1/services/catalog", h.tenants[1].liveKey, nil).decode(200, nil)
 	releases[0]()
@@ -300,6 +319,14 @@ func TestEndpointGroup(t *testing.T) {
 		{"POST", "/v1/services", ratelimit.GroupProvisioning},
 		{"POST", "/v1/services/bulk/provision", ratelimit.GroupProvisioning},
 		{"GET", "/api/v1/services/connectivity/internet", ratelimit.GroupNone},
+		// Calls that start provisioning too: a retry of a bulk job's items, an orchestration.
+		{"POST", "/v1/operations/bulk_1/retry", ratelimit.GroupProvisioning},
+		{"POST", "/API/V1/Operations/bulk_1/Retry/", ratelimit.GroupProvisioning},
+		{"POST", "/v1/operations/bulk_1/cancel", ratelimit.GroupNone},
+		{"POST", "/v1/operations//retry", ratelimit.GroupNone},
+		{"GET", "/v1/operations/bulk_1/retry", ratelimit.GroupNone},
+		{"POST", "/v1/services/orchestration/workflows", ratelimit.GroupProvisioning},
+		{"GET", "/v1/services/orchestration/workflows", ratelimit.GroupNone},
 		{"POST", "/v1/auth/api-keys", ratelimit.GroupAccount},
 		{"GET", "/v1/organizations/org_1", ratelimit.GroupAccount},
 		{"GET", "/v1/users/me", ratelimit.GroupAccount},

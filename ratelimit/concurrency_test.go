@@ -267,7 +267,7 @@ func TestSlotRenew(t *testing.T) {
 }
 
 // TestAllowTakesSlot checks the concurrency slot taken in Allow's round
-// trip: taken when admitted, refused (units spent) when the cap is full,
+// trip: taken when admitted, refused (nothing spent or counted) when the cap is full,
 // not taken when the request is rejected or on a dry run, freed by Release,
 // and never more than the cap under concurrent callers.
 func TestAllowTakesSlot(t *testing.T) {
@@ -289,8 +289,9 @@ func TestAllowTakesSlot(t *testing.T) {
 		if err != nil || !c.Allowed || c.Slot != nil || !c.SlotRefused || c.SlotsInUse != 2 {
 			t.Fatalf("third: allowed %v slot %v refused %v in use %d err %v", c.Allowed, c.Slot != nil, c.SlotRefused, c.SlotsInUse, err)
 		}
-		if c.Hourly.Remaining != 997 {
-			t.Fatalf("a request refused a slot still spends its units: remaining %d, want 997", c.Hourly.Remaining)
+		if c.Hourly.Remaining != 998 || c.BurstBucket.Remaining != 98 || c.HourRequests != 2 {
+			t.Fatalf("a request refused a slot spent or counted: remaining %d (want 998), burst %d (want 98), requests %d (want 2)",
+				c.Hourly.Remaining, c.BurstBucket.Remaining, c.HourRequests)
 		}
 		if n, err := l.InFlight(ctx, slot.Key); err != nil || n != 2 {
 			t.Fatalf("in flight %d (%v), want 2", n, err)

@@ -186,9 +186,9 @@ type Result struct {
 	// was asked for, the request was not admitted, or every slot was taken.
 	// The caller releases it (Slot.Release).
 	Slot *Slot
-	// SlotRefused is true when the request was admitted but every one of
-	// Request.Slot.Limit slots was taken: the caller refuses the request
-	// (its units are spent, as they would be by a separate AcquireSlot).
+	// SlotRefused is true when the buckets admitted the request but every
+	// one of Request.Slot.Limit slots was taken: the caller refuses the
+	// request, which spent and counted nothing.
 	SlotRefused bool
 	// SlotsInUse is how many slots of Request.Slot.Key were held after the
 	// check (this one included when taken); 0 when none was asked for.

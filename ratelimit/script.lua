@@ -26,7 +26,8 @@
 -- Optionally, a concurrency slot in the same round trip (as acquire.lua):
 -- KEYS[6]  slot set (sorted set: token -> expiry, unix ms)
 -- ARGV[15] cap (0 = no slot)     ARGV[16] token   ARGV[17] slot TTL (ms)
--- The slot is taken only when the request is admitted and not a dry run.
+-- The slot is taken only when the request is admitted and not a dry run; a
+-- request admitted by the buckets whose slot is refused spends nothing.
 --
 -- ARGV[18] "1" = an extra charge of a request already admitted (Charge):
 -- its units are spent and counted, but it is not counted as a request.
@@ -180,7 +181,29 @@ local hour_req, hour_units
 if rejected_by == "" then
   allowed = 1
 end
-if allowed == 1 and not dry then
+
+-- The concurrency slot, before anything is spent: -1 when none was asked
+-- for (or the request was not admitted), else 1 taken or 0 refused (the cap
+-- is full), with the slots in use. A request refused for its slot spends
+-- and counts nothing.
+local slot_taken, slot_used = -1, 0
+local slot_cap = tonumber(ARGV[15] or "0")
+if allowed == 1 and not dry and slot_cap > 0 and KEYS[6] then
+  local slot_ttl = tonumber(ARGV[17])
+  redis.call("ZREMRANGEBYSCORE", KEYS[6], "-inf", now_ms)
+  slot_used = redis.call("ZCARD", KEYS[6])
+  if slot_used >= slot_cap then
+    slot_taken = 0
+  else
+    redis.call("ZADD", KEYS[6], now_ms + slot_ttl, ARGV[16])
+    -- The set lives as long as its last slot.
+    local last = redis.call("ZREVRANGE", KEYS[6], 0, 0, "WITHSCORES")
+    redis.call("PEXPIRE", KEYS[6], math.max(1, tonumber(last[2]) - now_ms))
+    slot_taken, slot_used = 1, slot_used + 1
+  end
+end
+
+if allowed == 1 and not dry and slot_taken ~= 0 then
   spend(hourly)
   spend(burst)
   spend(group)
@@ -201,25 +224,6 @@ else
   local u = redis.call("HMGET", hour_key, "req", "units")
   hour_req = (u[1] and tonumber(u[1])) or 0
   hour_units = (u[2] and tonumber(u[2])) or 0
-end
-
--- The concurrency slot: -1 when none was asked for (or the request was not
--- admitted), else 1 taken or 0 refused (the cap is full), with the slots in use.
-local slot_taken, slot_used = -1, 0
-local slot_cap = tonumber(ARGV[15] or "0")
-if allowed == 1 and not dry and slot_cap > 0 and KEYS[6] then
-  local slot_ttl = tonumber(ARGV[17])
-  redis.call("ZREMRANGEBYSCORE", KEYS[6], "-inf", now_ms)
-  slot_used = redis.call("ZCARD", KEYS[6])
-  if slot_used >= slot_cap then
-    slot_taken = 0
-  else
-    redis.call("ZADD", KEYS[6], now_ms + slot_ttl, ARGV[16])
-    -- The set lives as long as its last slot.
-    local last = redis.call("ZREVRANGE", KEYS[6], 0, 0, "WITHSCORES")
-    redis.call("PEXPIRE", KEYS[6], math.max(1, tonumber(last[2]) - now_ms))
-    slot_taken, slot_used = 1, slot_used + 1
-  end
 end
 
 local hl, hr, hs, ht = report(hourly)
