@@ -28,16 +28,17 @@ type challengePage struct {
 }
 
 // carriedFields returns the POST fields of the request except the CSRF
-// token and the challenge's own.
+// token, the challenge's own and the environment (the challenge's forms
+// carry that one themselves: envfield).
 func carriedFields(c *fiber.Ctx) []field {
 	var out []field
 	for k, v := range c.Request().PostArgs().All() {
 		name := string(k)
-		if name == "csrf_token" || strings.HasPrefix(name, "mfa_") {
-			continue
-		}
 		if orig, ok := strings.CutPrefix(name, "f."); ok {
 			name = orig
+		}
+		if name == "csrf_token" || name == "env" || strings.HasPrefix(name, "mfa_") {
+			continue
 		}
 		out = append(out, field{name, string(v)})
 	}

@@ -51,8 +51,10 @@ func pagePath(to string) string {
 	return to
 }
 
-// redirectNotice redirects to the portal page to (303) with notice for it.
+// redirectNotice redirects to the portal page to (303) with notice for it,
+// in the request's environment (a sandbox action goes back to the sandbox).
 func (p *Portal) redirectNotice(c *fiber.Ctx, r *Request, to, notice string) error {
+	to = withEnv(r.Env, to)
 	if len(notice) > noticeMaxBytes {
 		notice = strings.ToValidUTF8(notice[:noticeMaxBytes], "")
 	}

@@ -58,7 +58,7 @@ func (p *Portal) registerOrder(r fiber.Router) {
 		if err := r.API.Do(http.MethodPost, "/services/quotes", M{"services": []M{item}}, &out); err != nil {
 			return err
 		}
-		return c.Redirect(Path+"/order/quotes/"+url.PathEscape(str(obj(out["quote"])["id"]))+envQuery(r), http.StatusSeeOther)
+		return c.Redirect(withEnv(r.Env, Path+"/order/quotes/"+url.PathEscape(str(obj(out["quote"])["id"]))), http.StatusSeeOther)
 	}))
 	r.Get("/order/quotes/:id", p.page(func(c *fiber.Ctx, r *Request) error {
 		q, err := r.API.Get("/services/quotes/"+url.PathEscape(c.Params("id")), nil)
@@ -78,12 +78,4 @@ func (p *Portal) registerOrder(r fiber.Router) {
 		}
 		return p.followOperation(c, r, acc)
 	}))
-}
-
-// envQuery is the query string that keeps the sandbox selected.
-func envQuery(r *Request) string {
-	if r.Env == "test" {
-		return "?env=test"
-	}
-	return ""
 }

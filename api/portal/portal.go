@@ -197,10 +197,7 @@ func (p *Portal) page(h handler) fiber.Handler {
 		if c.Method() == fiber.MethodPost && !validCSRF(c, s.CSRFToken) {
 			return p.renderError(c, s, http.StatusForbidden, "This form is not from your session (its security token is missing or old). Go back, reload the page and try again.")
 		}
-		env := models.EnvLive
-		if c.Query("env") == string(models.EnvTest) || c.FormValue("env") == string(models.EnvTest) {
-			env = models.EnvTest
-		}
+		env := requestEnv(c)
 		token, err := p.tokens.token(ctx, s, env, p.cfg.Sessions.AccessToken)
 		if err != nil {
 			return err

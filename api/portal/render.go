@@ -123,9 +123,15 @@ type errorPage struct {
 	Message string
 }
 
-// renderError renders the error page (s nil: no session).
+// renderError renders the error page (s nil: no session). A signed-in
+// person's error page keeps the request's environment: its links go back
+// to the sandbox when the request was made there.
 func (p *Portal) renderError(c *fiber.Ctx, s *Session, status int, message string) error {
-	return p.renderView(c, status, "error", view{Session: s, SSO: p.cfg.SSO, Env: models.EnvLive,
+	env := models.EnvLive
+	if s != nil {
+		env = requestEnv(c)
+	}
+	return p.renderView(c, status, "error", view{Session: s, SSO: p.cfg.SSO, Env: env,
 		Data: errorPage{Status: status, Heading: http.StatusText(status), Message: message}})
 }
 
@@ -181,12 +187,11 @@ func funcs() template.FuncMap {
 			}
 			return false
 		},
-		"envq": func(env models.Environment) string {
-			if env == models.EnvTest {
-				return "?env=test"
-			}
-			return ""
-		},
+		// envq is the query string that keeps a link in the sandbox
+		// ("" live); envfield the hidden field that keeps a form there.
+		"envq":     func(env models.Environment) string { return withEnv(env, "") },
+		"envfield": envField,
+		"inenv":    func(env models.Environment, data any) inEnv { return inEnv{Env: env, Data: data} },
 	}
 }
 

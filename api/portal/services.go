@@ -155,14 +155,10 @@ func (p *Portal) serviceAction(build func(c *fiber.Ctx) (method, suffix string, 
 // followOperation redirects to the page of the operation an API answer
 // started (or back to the service when the change was immediate).
 func (p *Portal) followOperation(c *fiber.Ctx, r *Request, acc M) error {
-	env := ""
-	if r.Env == "test" {
-		env = "?env=test"
-	}
 	if id := str(acc["request_id"]); id != "" {
-		return c.Redirect(Path+"/operations/"+url.PathEscape(id)+env, http.StatusSeeOther)
+		return c.Redirect(withEnv(r.Env, Path+"/operations/"+url.PathEscape(id)), http.StatusSeeOther)
 	}
-	return p.redirectNotice(c, r, Path+"/services/"+url.PathEscape(c.Params("id"))+env, "Saved.")
+	return p.redirectNotice(c, r, Path+"/services/"+url.PathEscape(c.Params("id")), "Saved.")
 }
 
 // parseNumber reads a form's number (0 when it is not one).

@@ -138,7 +138,7 @@ func (p *Portal) knowledgeSearch(c *fiber.Ctx, r *Request) error {
 			if len(body) > 160 {
 				body = body[:160] + "…"
 			}
-			out = append(out, M{"id": o["id"], "title": o["title"], "summary": body, "url": Path + "/tickets/knowledge/" + url.PathEscape(str(o["id"]))})
+			out = append(out, M{"id": o["id"], "title": o["title"], "summary": body, "url": withEnv(r.Env, Path+"/tickets/knowledge/"+url.PathEscape(str(o["id"])))})
 		}
 	}
 	c.Set(fiber.HeaderCacheControl, "no-store")

@@ -36,7 +36,10 @@
     if (q === last) { return; }
     last = q;
     if (q.length < 3) { show([]); return; }
-    fetch('/portal/tickets/knowledge?q=' + encodeURIComponent(q), {credentials: 'same-origin', headers: {'Accept': 'application/json'}})
+    // The sandbox view (the form's env field) asks in the sandbox, so the
+    // articles' links keep it.
+    var env = document.querySelector('#ticket-form input[name="env"][value="test"]') ? '&env=test' : '';
+    fetch('/portal/tickets/knowledge?q=' + encodeURIComponent(q) + env, {credentials: 'same-origin', headers: {'Accept': 'application/json'}})
       .then(function (res) { return res.ok ? res.json() : {articles: []}; })
       .then(function (body) { if (title.value.trim() === q) { show(body.articles || []); } })
       .catch(function () { show([]); });
