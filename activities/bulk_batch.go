@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"runtime/debug"
 	"sync"
@@ -14,6 +15,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/automation"
 	"github.com/telcoplatform/platform/models/operations"
 	"github.com/telcoplatform/platform/simulator"
 	"github.com/telcoplatform/platform/workflows"
@@ -23,6 +25,16 @@ import (
 // progress besides after each item (the SDK sends at most one heartbeat
 // per 80 % of the heartbeat timeout).
 const batchHeartbeatEvery = time.Second
+
+// How a ProvisionBatch activity writes its items' outcomes to the bulk
+// operation while it runs (batchRecorder), as the workflow's recorder
+// writes the items it sees end: every batchRecordEvery items that end,
+// or every batchRecordInterval, each write given batchRecordTimeout.
+const (
+	batchRecordEvery    = 10
+	batchRecordInterval = time.Second
+	batchRecordTimeout  = 10 * time.Second
+)
 
 // ProvisionBatch provisions a chunk of bulk provisioning items, each as the
 // Provisioning workflow does it, in this process: begin, validate,
@@ -38,7 +50,11 @@ const batchHeartbeatEvery = time.Second
 // stopped; an item whose operation has already ended is not run again
 // (its outcome is read from the operation). It returns every item's
 // outcome: items never started (cancellation, StopOnFailure) are
-// not_started. A cancelled activity answers too, after its items in
+// not_started. As items end, their outcomes are written to the bulk
+// operation's items (every ten items that end, every second, and before
+// it answers: batchRecorder), so that its progress rises while the batch
+// runs; the workflow records them again from the result, which changes
+// nothing. A cancelled activity answers too, after its items in
 // flight have compensated. With in.ReportOnly it runs nothing and reports
 // the items whose operations have ended (the workflow asks for that when a
 // batch was cancelled without answering).
@@ -88,6 +104,12 @@ func (a *Bulk) ProvisionBatch(ctx context.Context, in workflows.BulkBatchInput) 
 	}
 	beat()
 	defer every(batchHeartbeatEvery, beat)()
+	// The outcomes reach the bulk operation as the items end; the last
+	// ones before the activity answers (the deferred calls run in reverse
+	// order: the ticker stops first).
+	rec := newBatchRecorder(ctx, a.operations, a.log, in)
+	defer rec.close()
+	defer every(batchRecordInterval, rec.flush)()
 
 	window := max(1, in.Window)
 	sem := make(chan struct{}, window)
@@ -101,6 +123,7 @@ func (a *Bulk) ProvisionBatch(ctx context.Context, in workflows.BulkBatchInput) 
 				stopped = true
 			}
 			mu.Unlock()
+			rec.add(prev)
 			continue
 		}
 		sem <- struct{}{}
@@ -126,6 +149,7 @@ func (a *Bulk) ProvisionBatch(ctx context.Context, in workflows.BulkBatchInput) 
 					o.Status, o.Error = workflows.BatchItemFailed, &operations.OperationError{Code: models.CodeInternal, Message: "internal error"}
 					outcomes[i], ended[i] = o, true
 					mu.Unlock()
+					rec.add(o)
 				}
 			}()
 			if it.Order == nil {
@@ -144,6 +168,9 @@ func (a *Bulk) ProvisionBatch(ctx context.Context, in workflows.BulkBatchInput) 
 			}
 			mu.Unlock()
 			beat()
+			if rec.add(o) {
+				rec.flush()
+			}
 		}()
 	}
 	wg.Wait()
@@ -159,6 +186,130 @@ func (a *Bulk) ProvisionBatch(ctx context.Context, in workflows.BulkBatchInput) 
 	a.log.DebugContext(ctx, "bulk batch ended", "request_id", in.Bulk.RequestID, "run", in.Run, "chunk", in.Chunk, "positions", in.Positions,
 		"completed", res.Completed, "failed", res.Failed, "cancelled", res.Cancelled, "not_started", res.NotStarted)
 	return res, nil
+}
+
+// batchRecorder writes the outcomes of a ProvisionBatch activity's items
+// to its bulk operation's items as they end (the workflow only sees them
+// when the activity answers): the items that ended, when batchRecordEvery
+// of them wait (add reports it; the caller flushes), every
+// batchRecordInterval (flush) and at the end (close). It writes only
+// terminal outcomes, each as the workflow records it
+// (workflows.BulkItemOutcome.ItemUpdate), and only on items that have not
+// ended on the operation: writing the same outcome again changes nothing
+// (no row is written when nothing changes), and an attempt that is retried
+// or outlived by its retry never moves an item that has ended (completed,
+// rolled_back...) nor double counts: progress is counted from the items.
+// Writing is best effort: a failed write is tried again at the next flush,
+// and once the operation has ended (or does not exist) nothing more is
+// written; the workflow's write at the end of the page is the final word.
+type batchRecorder struct {
+	ctx   context.Context // not cancelled with the activity: cancelled items are written too
+	ops   *operations.Store
+	log   *slog.Logger
+	scope models.Scope
+	opID  string
+
+	write   sync.Mutex // one write at a time
+	mu      sync.Mutex
+	pending []workflows.BulkItemOutcome
+	off     bool // the operation has ended, is gone, or the activity answered
+}
+
+// newBatchRecorder returns the recorder of in's items, writing on a context
+// that the activity's cancellation does not reach.
+func newBatchRecorder(ctx context.Context, ops *operations.Store, log *slog.Logger, in workflows.BulkBatchInput) *batchRecorder {
+	return &batchRecorder{ctx: context.WithoutCancel(ctx), ops: ops, log: log, scope: in.Bulk.Scope(), opID: in.Bulk.RequestID}
+}
+
+// add queues the outcome o of an item that ended (an outcome that is not
+// terminal, not_started, is not written) and reports whether enough
+// outcomes wait to be written now.
+func (r *batchRecorder) add(o workflows.BulkItemOutcome) (full bool) {
+	u, ok := o.ItemUpdate()
+	if !ok || !automation.ItemTerminal(u.Status) {
+		return false
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.pending = append(r.pending, o)
+	return len(r.pending) >= batchRecordEvery
+}
+
+// flush writes the outcomes waiting, if any.
+func (r *batchRecorder) flush() {
+	r.write.Lock()
+	defer r.write.Unlock()
+	r.mu.Lock()
+	batch := r.pending
+	r.pending = nil
+	off := r.off
+	r.mu.Unlock()
+	if off || len(batch) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.ctx, batchRecordTimeout)
+	defer cancel()
+	err := r.record(ctx, batch)
+	if err == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch models.ErrorCode(err) {
+	case models.CodeNotFound, models.CodeInvalidStateTransition:
+		r.off = true
+		r.log.DebugContext(ctx, "bulk items not recorded by the batch: the operation has ended", "request_id", r.opID, "error", err)
+	default:
+		r.pending = append(batch, r.pending...)
+		r.log.WarnContext(ctx, "recording bulk items from the batch failed; tried again at the next flush", "request_id", r.opID, "items", len(batch), "error", err)
+	}
+}
+
+// close writes the outcomes waiting and stops the recorder: nothing is
+// written after it returns.
+func (r *batchRecorder) close() {
+	r.flush()
+	r.mu.Lock()
+	r.off = true
+	r.mu.Unlock()
+}
+
+// errBulkItemsUnchanged aborts a write that would change nothing.
+var errBulkItemsUnchanged = errors.New("bulk items unchanged")
+
+// record writes outcomes to the operation's items in one update: each on
+// the item at its position (the same service), unless that item has
+// ended. Errors: NOT_FOUND, INVALID_STATE_TRANSITION (the operation has
+// ended).
+func (r *batchRecorder) record(ctx context.Context, outcomes []workflows.BulkItemOutcome) error {
+	unchanged := false
+	_, err := r.ops.UpdateOperation(ctx, r.scope, nil, r.opID, func(op *operations.Operation) error {
+		if op.Status.Terminal() {
+			return operations.ErrTerminal(op)
+		}
+		changed := false
+		for _, o := range outcomes {
+			if o.Position < 0 || o.Position >= len(op.Items) {
+				continue
+			}
+			it := &op.Items[o.Position]
+			if it.ID != o.ServiceID || automation.ItemTerminal(it.Status) {
+				continue
+			}
+			u, _ := o.ItemUpdate()
+			it.Status, it.Error = u.Status, u.Error
+			changed = true
+		}
+		if !changed {
+			unchanged = true
+			return errBulkItemsUnchanged
+		}
+		return nil
+	})
+	if unchanged {
+		return nil
+	}
+	return err
 }
 
 // countOutcomes counts res's items by outcome.

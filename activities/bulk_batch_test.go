@@ -3,7 +3,9 @@ package activities_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -11,6 +13,7 @@ import (
 
 	"github.com/telcoplatform/platform/activities"
 	"github.com/telcoplatform/platform/models"
+	"github.com/telcoplatform/platform/models/automation"
 	"github.com/telcoplatform/platform/models/catalog"
 	"github.com/telcoplatform/platform/models/operations"
 	"github.com/telcoplatform/platform/models/services"
@@ -241,5 +244,159 @@ func TestProvisionBatchAbandon(t *testing.T) {
 	// Abandoning again changes nothing: every item has ended.
 	if again := provisionBatch(t, f, fast, in); again.Completed != 1 || again.Failed != 2 {
 		t.Fatalf("again %+v", again)
+	}
+}
+
+// gatedNet holds the activation of one service until its gate opens (or
+// the call's context ends).
+type gatedNet struct {
+	simulator.Southbound
+	serviceID string
+	gate      chan struct{}
+	once      sync.Once
+}
+
+func (n *gatedNet) Activate(ctx context.Context, o simulator.Order) (simulator.Circuit, error) {
+	if o.ServiceID == n.serviceID {
+		select {
+		case <-n.gate:
+		case <-ctx.Done():
+			return simulator.Circuit{}, ctx.Err()
+		}
+	}
+	return n.Southbound.Activate(ctx, o)
+}
+
+func (n *gatedNet) open() { n.once.Do(func() { close(n.gate) }) }
+
+// bulkOperationOf stores the bulk operation of batch in: in progress, its
+// items in_progress (as the workflow writes them when their chunk starts).
+func bulkOperationOf(t *testing.T, f *fixture, in workflows.BulkBatchInput) {
+	t.Helper()
+	op := operations.NewOperation(in.Bulk.RequestID, operations.OpTypeBulkProvision, "", "ak_x", nil, nil)
+	op.Status = operations.OpInProgress
+	for _, it := range in.Items {
+		op.Items = append(op.Items, operations.OperationItem{ID: it.ServiceID, Status: automation.ItemInProgress})
+	}
+	if err := operations.NewStore(f.store).CreateOperation(context.Background(), in.Bulk.Scope(), op); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestProvisionBatchRecordsItemsAsTheyEnd: a batch writes its items'
+// outcomes to the bulk operation while it runs (every second, or every ten
+// items that end), not only when it answers: with the last of four items
+// held at its activation, the bulk operation shows the three that ended
+// (completed, failed with the error the workflow records, completed) while
+// the fourth is still in progress. Its last outcome is written before it
+// answers, each as the workflow records it from the result. Running the
+// batch again writes nothing, and never moves back an item that has ended
+// since (rolled back).
+func TestProvisionBatchRecordsItemsAsTheyEnd(t *testing.T) {
+	f := newFixture(t, nil)
+	ctx := context.Background()
+	ok1 := f.order(t, models.EnvTest, sandboxSite, "fiber_dedicated", "100mbps")
+	bad := f.order(t, models.EnvTest, failingSite, "fiber_dedicated", "100mbps")
+	ok2 := f.order(t, models.EnvTest, sandboxSite, "fiber_dedicated", "100mbps")
+	held := f.order(t, models.EnvTest, sandboxSite, "fiber_dedicated", "100mbps")
+	net := &gatedNet{Southbound: simulator.New(f.store, simulator.Options{}), serviceID: held.ServiceID, gate: make(chan struct{})}
+	t.Cleanup(net.open)
+	bulk := activities.NewBulk(f.store, net, nil)
+	f.env.RegisterActivity(bulk)
+	in := batchOf(1, ok1, bad, ok2, held) // sequential, as parallel: false runs it
+	in.Bulk.RequestID = models.NewID(models.PrefixBulk)
+	bulkOperationOf(t, f, in)
+	p := &models.Principal{OrganizationID: ok1.OrganizationID, Environment: ok1.Environment, Permissions: []string{"*"}}
+	read := func() *operations.Operation {
+		t.Helper()
+		op, err := operations.NewStore(f.store).GetOperation(ctx, p, in.Bulk.RequestID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return op
+	}
+	statuses := func(op *operations.Operation) []string {
+		var s []string
+		for _, it := range op.Items {
+			s = append(s, it.Status)
+		}
+		return s
+	}
+
+	type answer struct {
+		res workflows.BulkBatchResult
+		err error
+	}
+	answered := make(chan answer, 1)
+	go func() {
+		var a answer
+		v, err := f.env.ExecuteActivity(bulk.ProvisionBatch, in)
+		if a.err = err; err == nil {
+			a.err = v.Get(&a.res)
+		}
+		answered <- a
+	}()
+
+	want := []string{automation.ItemCompleted, automation.ItemFailed, automation.ItemCompleted, automation.ItemInProgress}
+	var op *operations.Operation
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		op = read()
+		if slices.Equal(statuses(op), want) {
+			break
+		}
+		if time.Now().After(deadline) {
+			net.open()
+			<-answered
+			t.Fatalf("while the batch runs its bulk operation's items are %v (progress %+v): the items that ended must show, want %v",
+				statuses(op), op.Progress(), want)
+		}
+	}
+	select {
+	case a := <-answered:
+		t.Fatalf("the batch answered while its last item was held: %+v %v", a.res, a.err)
+	default:
+	}
+	if pr := op.Progress(); pr.Completed != 2 || pr.Failed != 1 || pr.Total != 4 {
+		t.Fatalf("progress while the batch runs %+v", pr)
+	}
+	if e := op.Items[1].Error; e == nil || e.Code != models.CodeProvisioningFailed || e.Details["step"] != operations.StepConfigure {
+		t.Fatalf("failed item's error while the batch runs %+v", e)
+	}
+
+	net.open()
+	a := <-answered
+	if a.err != nil {
+		t.Fatal(a.err)
+	}
+	if a.res.Completed != 3 || a.res.Failed != 1 {
+		t.Fatalf("result %+v", a.res)
+	}
+	// Every outcome is on the operation as the workflow records it from
+	// the result: its write at the end of the page changes nothing.
+	op = read()
+	for _, o := range a.res.Items {
+		u, _ := o.ItemUpdate()
+		got := op.Items[o.Position]
+		if got.Status != u.Status || (u.Error == nil) != (got.Error == nil) || (u.Error != nil && (got.Error.Code != u.Error.Code || got.Error.Message != u.Error.Message)) {
+			t.Fatalf("item %d is %s %+v; the workflow records %s %+v", o.Position, got.Status, got.Error, u.Status, u.Error)
+		}
+	}
+
+	// The first item is rolled back since (rollback_on_failure); a retried
+	// attempt that resumes from its heartbeat details, or runs again, reports
+	// the same outcomes and writes nothing: the rolled back item stays so.
+	if _, err := automation.NewStore(f.store).RecordBulkItems(ctx, in.Bulk.Scope(), in.Bulk.RequestID,
+		[]automation.ItemUpdate{{Position: 0, Status: automation.ItemRolledBack}}); err != nil {
+		t.Fatal(err)
+	}
+	before := read()
+	f.env.SetHeartbeatDetails(a.res.Items[:2])
+	again := provisionBatch(t, f, bulk, in)
+	if again.Completed != 3 || again.Failed != 1 {
+		t.Fatalf("again %+v", again)
+	}
+	after := read()
+	if !after.UpdatedAt.Equal(before.UpdatedAt) || !slices.Equal(statuses(after), statuses(before)) || after.Items[0].Status != automation.ItemRolledBack {
+		t.Fatalf("running the batch again changed the operation: %v (updated %v) -> %v (updated %v)", statuses(before), before.UpdatedAt, statuses(after), after.UpdatedAt)
 	}
 }

@@ -430,27 +430,25 @@ func Bulk(ctx workflow.Context, in BulkInput) (*BulkResult, error) {
 					}
 				}
 				// As done, from the outcome an item's provisioning ended with.
+				// (The batch has written the outcomes of its items as they
+				// ended; writing them again here changes nothing.) An item not
+				// started, shown in progress with its chunk, never ran (a
+				// stop): it goes back to pending.
 				doneItem := func(o BulkItemOutcome) {
+					u, ok := o.ItemUpdate()
+					if !ok {
+						return
+					}
 					switch o.Status {
 					case BatchItemCompleted:
 						st.Completed++
-						rec.add(automation.ItemUpdate{Position: o.Position, Status: automation.ItemCompleted})
-					case BatchItemCancelled:
-						rec.add(automation.ItemUpdate{Position: o.Position, Status: automation.ItemCancelled})
 					case BatchItemFailed:
-						e := o.Error
-						if e == nil {
-							e = &operations.OperationError{Code: models.CodeProvisioningFailed, Message: "the item failed"}
-						}
 						st.Failed++
 						if in.Options.RollbackOnFailure {
 							st.Stopped = true
 						}
-						rec.add(automation.ItemUpdate{Position: o.Position, Status: automation.ItemFailed, Error: e})
-					case BatchItemNotStarted:
-						// Shown in progress with its chunk, it never ran (a stop).
-						rec.add(automation.ItemUpdate{Position: o.Position, Status: automation.ItemPending})
 					}
+					rec.add(u)
 				}
 				started = runBatches(ctx, dctx, b, in.Batch, activities, stop, rec.tick, startChunk, doneItem, &inFlight)
 			} else {

@@ -7,6 +7,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/telcoplatform/platform/models"
 	"github.com/telcoplatform/platform/models/automation"
 	"github.com/telcoplatform/platform/models/operations"
 )
@@ -75,6 +76,32 @@ type BulkItemOutcome struct {
 	ChildID   string                     `json:"child_id"`
 	Status    string                     `json:"status"`
 	Error     *operations.OperationError `json:"error,omitempty"`
+}
+
+// ItemUpdate returns the item status that outcome o records on the bulk
+// operation (a failed item without an error gets a PROVISIONING_FAILED
+// one; an item not started goes back to pending), and false for a status
+// that records nothing. The workflow and the ProvisionBatch activity (which
+// writes its items' outcomes as they end) record the same update, so that
+// writing an outcome again changes nothing.
+func (o BulkItemOutcome) ItemUpdate() (automation.ItemUpdate, bool) {
+	u := automation.ItemUpdate{Position: o.Position}
+	switch o.Status {
+	case BatchItemCompleted:
+		u.Status = automation.ItemCompleted
+	case BatchItemCancelled:
+		u.Status = automation.ItemCancelled
+	case BatchItemFailed:
+		u.Status, u.Error = automation.ItemFailed, o.Error
+		if u.Error == nil {
+			u.Error = &operations.OperationError{Code: models.CodeProvisioningFailed, Message: "the item failed"}
+		}
+	case BatchItemNotStarted:
+		u.Status = automation.ItemPending
+	default:
+		return u, false
+	}
+	return u, true
 }
 
 // BulkBatchResult is what a ProvisionBatch activity returns: each item's
