@@ -82,7 +82,7 @@ func (s *Server) registerPortal() {
 		token := c.Cookies(sessionCookie)
 		if ps, user, err := s.identity.PortalSessionByToken(ctx, token); err == nil {
 			if subtle.ConstantTimeCompare([]byte(ps.CSRFToken), []byte(c.FormValue("csrf_token"))) != 1 {
-				return models.Errorf(models.CodeInsufficientPermissions, "the sign-out form is not from this session")
+				return s.portal.RenderError(c, http.StatusForbidden, "This sign-out form is not from your session (its security token is missing or old). Go back, reload the page and try again.")
 			}
 			if err := s.identity.EndPortalSession(ctx, token); err != nil {
 				return err
@@ -108,15 +108,16 @@ func (s *Server) registerPortal() {
 		return out, nil
 	})
 	register(s, huma.Operation{OperationID: "exchange-session-token", Method: http.MethodPost, Path: "/auth/session/token", Summary: "Exchange the portal session for an access token",
-		Description: "The token delivery of SAML single sign-on for API use: with the `platform_session` cookie and the session's CSRF token in X-CSRF-Token, answers an RS256 access token (the OAuth token response shape) for the signed-in user, valid for an hour or until the session ends, whichever is sooner. 401 UNAUTHENTICATED without a live session, 403 INSUFFICIENT_PERMISSIONS with a wrong CSRF token.",
+		Description: "The token delivery of SAML single sign-on for API use: with the `platform_session` cookie and the session's CSRF token in X-CSRF-Token, answers an RS256 access token (the OAuth token response shape) for the signed-in user, valid for an hour or until the session ends, whichever is sooner. With `?env=test` the token acts in the sandbox (as a `sk_test_` key would); without, in live. 401 UNAUTHENTICATED without a live session, 403 INSUFFICIENT_PERMISSIONS with a wrong CSRF token.",
 		Tags:        tags,
-	}, access{public: true}, func(ctx context.Context, in *SessionChangeInput) (*SessionTokenOutput, error) {
-		ps, user, err := s.sessionWithCSRF(ctx, in)
+	}, access{public: true}, func(ctx context.Context, in *SessionTokenInput) (*SessionTokenOutput, error) {
+		ps, user, err := s.sessionWithCSRF(ctx, &in.SessionChangeInput)
 		if err != nil {
 			return nil, err
 		}
 		ttl := max(min(auth.AccessTokenTTL, ps.ExpiresAt.Sub(s.store.Now()).Truncate(time.Second)), time.Second) // never past the session
-		issued, err := s.tokens.Issue(ctx, auth.Grant{Subject: user.ID, OrganizationID: user.OrganizationID, Permissions: user.SessionPermissions(), AuthMethod: ps.AuthMethod, TTL: ttl})
+		issued, err := s.tokens.Issue(ctx, auth.Grant{Subject: user.ID, OrganizationID: user.OrganizationID, Environment: models.Environment(in.Env),
+			Permissions: user.SessionPermissions(), AuthMethod: ps.AuthMethod, TTL: ttl})
 		if err != nil {
 			return nil, err
 		}
@@ -237,6 +238,13 @@ type SessionInput struct {
 type SessionChangeInput struct {
 	Session string `cookie:"platform_session" doc:"the HttpOnly session cookie set by a SAML or portal sign-in"`
 	CSRF    string `header:"X-CSRF-Token" doc:"the session's csrf_token (GET /v1/auth/session)"`
+}
+
+// SessionTokenInput is the session exchange's input: the session, and the
+// environment the token acts in (the portal's sandbox view asks for test).
+type SessionTokenInput struct {
+	SessionChangeInput
+	Env string `query:"env" enum:"live,test" default:"live" doc:"The environment the token acts in: live, or test (the sandbox, as a sk_test_ key)"`
 }
 
 // SessionItem describes a portal session.

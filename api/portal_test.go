@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/url"
@@ -101,6 +102,34 @@ func TestPortalPasswordSignIn(t *testing.T) {
 	if res, body := b.send("POST", "/v1/auth/session/token", nil, "X-CSRF-Token", session); res.StatusCode != 200 || !strings.Contains(body, `"access_token"`) {
 		t.Fatalf("token exchange: %d %s", res.StatusCode, body)
 	}
+	// The sandbox view's button asks for a sandbox token: it sees the
+	// tenant's sandbox, not live.
+	if _, page := b.send("GET", "/portal?env=test", nil); !strings.Contains(page, `id="get-token" type="button" data-env="test"`) {
+		t.Fatalf("the sandbox view's token button: %s", page)
+	}
+	if res, _ := b.send("POST", "/v1/auth/session/token?env=staging", nil, "X-CSRF-Token", session); res.StatusCode != 400 {
+		t.Fatalf("token exchange for an unknown environment: %d", res.StatusCode)
+	}
+	for env, want := range map[string]string{"test": "test", "live": "live", "": "live"} {
+		path := "/v1/auth/session/token"
+		if env != "" {
+			path += "?env=" + env
+		}
+		_, body := b.send("POST", path, nil, "X-CSRF-Token", session)
+		var tok struct {
+			AccessToken string `json:"access_token"`
+		}
+		_ = json.Unmarshal([]byte(body), &tok)
+		var me struct {
+			Principal struct {
+				Environment string `json:"environment"`
+			} `json:"principal"`
+		}
+		h.do("GET", "/v1/users/me", tok.AccessToken, nil).decode(200, &me)
+		if me.Principal.Environment != want {
+			t.Fatalf("token of env %q acts in %q, want %q", env, me.Principal.Environment, want)
+		}
+	}
 
 	// An allow-list that excludes the caller binds the portal too.
 	h.do("PATCH", "/v1/users/"+created.User.ID, h.adminKey, map[string]any{"ip_allowlist": []string{"203.0.113.0/24"}}).decode(200, nil)
@@ -113,8 +142,9 @@ func TestPortalPasswordSignIn(t *testing.T) {
 	h.do("PATCH", "/v1/users/"+created.User.ID, h.adminKey, map[string]any{"ip_allowlist": []string{}}).decode(200, nil)
 
 	// Sign-out needs the session's token, ends the session and clears the cookie.
-	if res, _ := b.send("POST", "/portal/logout", url.Values{"csrf_token": {"forged"}}); res.StatusCode != 403 {
-		t.Fatalf("forged sign-out: %d", res.StatusCode)
+	if res, page := b.send("POST", "/portal/logout", url.Values{"csrf_token": {"forged"}}); res.StatusCode != 403 ||
+		!strings.HasPrefix(res.Header.Get("Content-Type"), "text/html") || !strings.Contains(page, "not from your session") {
+		t.Fatalf("forged sign-out: %d %s, want the portal's 403 page", res.StatusCode, res.Header.Get("Content-Type"))
 	}
 	token := b.cookies["platform_session"]
 	if res, _ := b.send("POST", "/portal/logout", url.Values{"csrf_token": {session}}); res.StatusCode != 303 || b.cookies["platform_session"] != "" {

@@ -135,6 +135,12 @@ func (p *Portal) renderError(c *fiber.Ctx, s *Session, status int, message strin
 		Data: errorPage{Status: status, Heading: http.StatusText(status), Message: message}})
 }
 
+// RenderError renders the error page outside a signed-in page (no
+// navigation), for the portal's routes served beside it (sign-out).
+func (p *Portal) RenderError(c *fiber.Ctx, status int, message string) error {
+	return p.renderError(c, nil, status, message)
+}
+
 // signIn is the data of the sign-in page.
 type signIn struct {
 	Error     string

@@ -19,7 +19,8 @@
     if (!button) { return; }
     button.addEventListener('click', function () {
       var out = document.getElementById('token');
-      fetch('/v1/auth/session/token', {method: 'POST', credentials: 'same-origin', headers: {'X-CSRF-Token': csrf, 'Accept': 'application/json'}})
+      var env = button.getAttribute('data-env') === 'test' ? '?env=test' : '';
+      fetch('/v1/auth/session/token' + env, {method: 'POST', credentials: 'same-origin', headers: {'X-CSRF-Token': csrf, 'Accept': 'application/json'}})
         .then(function (res) {
           return res.json().then(function (body) {
             out.hidden = false;
