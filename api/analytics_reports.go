@@ -322,7 +322,8 @@ func (s *Server) registerAnalyticsReports() {
 			return s.startAnalyticsReport(ctx, op)
 		})
 	register(s, huma.Operation{OperationID: "list-analytics-reports", Method: http.MethodGet, Path: "/analytics/reports", Summary: "List analytics reports",
-		Description: "The report runs of the caller's organization and environment, newest first.", Tags: tags},
+		Description: "The report runs of the caller's organization and environment, newest first; sort by created_at or completed_at " +
+			"(the completed runs by their completed_at, the others after them in either direction), ties by id. Another sort field is 400 VALIDATION_ERROR.", Tags: tags},
 		read, func(ctx context.Context, in *struct {
 			ListParams
 			Status       string `query:"status" enum:"generating,completed,failed,cancelled" doc:"Only runs in this status"`
@@ -363,7 +364,8 @@ func (s *Server) registerAnalyticsReports() {
 		})
 	register(s, huma.Operation{OperationID: "cancel-analytics-report", Method: http.MethodPost, Path: "/analytics/reports/{report_id}/cancel", Summary: "Cancel an analytics report",
 		Description: "Stops a generating run: it ends cancelled and no file is offered. 202 with the run; 200 when it is already cancelled; " +
-			"409 INVALID_STATE_TRANSITION when it has already completed or failed.", Tags: tags, DefaultStatus: http.StatusAccepted},
+			"409 INVALID_STATE_TRANSITION when it has already completed or failed.", Tags: tags, DefaultStatus: http.StatusAccepted,
+		Responses: alreadyCancelled("AnalyticsReportOutputBody", "The run was already cancelled: nothing changed")},
 		read, func(ctx context.Context, in *reportPath) (*AnalyticsReportOutput, error) {
 			p := principal(ctx)
 			op, err := s.analyticsReports.GetRun(ctx, p, in.ReportID)

@@ -382,10 +382,11 @@ type CostAnalysisItem struct {
 	RecommendedBandwidth  string       `json:"recommended_bandwidth,omitempty"`
 }
 
-// TrendsItem is the analytics response's trends, in percent.
+// TrendsItem is the analytics response's trends, in percent; a trend
+// with nothing to compare is null, never 0 (which would claim no change).
 type TrendsItem struct {
-	UsageGrowth            float64 `json:"usage_growth" doc:"Data transferred in the period's second half against its first, percent"`
-	PerformanceImprovement float64 `json:"performance_improvement" doc:"Latency drop of the second half against the first, percent"`
+	UsageGrowth            *float64 `json:"usage_growth" doc:"Data transferred in the period's second half against its first, percent; null when the first half moved no data (growth from nothing has no rate)"`
+	PerformanceImprovement *float64 `json:"performance_improvement" doc:"Average latency drop of the second half against the first, percent; null unless both halves have a sample in which the service was up"`
 }
 
 // ServiceAnalyticsOutput is the analytics response.

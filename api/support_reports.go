@@ -240,7 +240,8 @@ func (s *Server) registerSupportReports(tags []string) {
 			return s.reportOutput(ctx, op, http.StatusAccepted, estimate)
 		})
 	register(s, huma.Operation{OperationID: "list-support-reports", Method: http.MethodGet, Path: "/support/reports", Summary: "List support reports",
-		Description: "The report runs of the caller's organization and environment, newest first.", Tags: tags},
+		Description: "The report runs of the caller's organization and environment, newest first; sort by created_at or completed_at " +
+			"(the completed runs by their completed_at, the others after them in either direction), ties by id. Another sort field is 400 VALIDATION_ERROR.", Tags: tags},
 		read, func(ctx context.Context, in *struct {
 			ListParams
 			Status string `query:"status" enum:"generating,completed,failed,cancelled" doc:"Only reports in this status"`
@@ -280,7 +281,8 @@ func (s *Server) registerSupportReports(tags []string) {
 		})
 	register(s, huma.Operation{OperationID: "cancel-support-report", Method: http.MethodPost, Path: "/support/reports/{report_id}/cancel", Summary: "Cancel a support report",
 		Description: "Stops a generating report: it ends cancelled and no file is offered. 202 with the report (follow it); 200 when it is already cancelled; " +
-			"409 INVALID_STATE_TRANSITION when it has already completed or failed.", Tags: tags, DefaultStatus: http.StatusAccepted},
+			"409 INVALID_STATE_TRANSITION when it has already completed or failed.", Tags: tags, DefaultStatus: http.StatusAccepted,
+		Responses: alreadyCancelled("ReportOutputBody", "The report was already cancelled: nothing changed")},
 		read, func(ctx context.Context, in *reportPath) (*ReportOutput, error) {
 			p := principal(ctx)
 			op, err := s.support.GetReport(ctx, p, in.ReportID)
@@ -318,4 +320,12 @@ func (s *Server) registerSupportReports(tags []string) {
 			}
 			return s.reportDownload(ctx, op.ID+"."+spec.Extension(), spec.ContentType(), size, r), nil
 		})
+}
+
+// alreadyCancelled documents the 200 of a cancel operation whose default
+// answer is 202: the run was already cancelled and is answered as it is,
+// with the same body (schema, the component named so).
+func alreadyCancelled(schema, description string) map[string]*huma.Response {
+	return map[string]*huma.Response{"200": {Description: description,
+		Content: map[string]*huma.MediaType{"application/json": {Schema: &huma.Schema{Ref: "#/components/schemas/" + schema}}}}}
 }

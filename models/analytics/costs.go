@@ -79,8 +79,8 @@ type Forecast struct {
 	PeriodStart     time.Time // the current calendar month in the query's zone
 	PeriodEnd       time.Time
 	SpentToDate     models.Money // net spend from PeriodStart to now
-	ElapsedFraction float64      // of the month, four decimals (at least one day's worth)
-	Forecast        models.Money // SpentToDate / elapsed fraction
+	ElapsedFraction float64      // of the month, rounded to four decimals (at least one day's worth)
+	Forecast        models.Money // SpentToDate / ElapsedFraction (as rounded), to the minor unit
 }
 
 // Costs is the answer of GET /analytics/costs.
@@ -293,8 +293,12 @@ func (cq *costQuery) forecast(now time.Time) (Forecast, error) {
 	month := int64(end.Sub(start) / time.Second)
 	elapsed := max(int64(now.Sub(start)/time.Second), 24*3600)
 	fc.SpentToDate = spent.Net
-	fc.ElapsedFraction = float64(elapsed*10000/month) / 10000
-	fc.Forecast = mulDiv(spent.Net, month, elapsed)
+	// The fraction in ten-thousandths, rounded half away from zero: the
+	// forecast divides by the fraction published, so that spent_to_date /
+	// elapsed_fraction gives it exactly (docs/analytics.md).
+	frac := int64(mulDiv(10000, elapsed, month))
+	fc.ElapsedFraction = float64(frac) / 10000
+	fc.Forecast = mulDiv(spent.Net, 10000, frac)
 	return fc, nil
 }
 

@@ -179,6 +179,19 @@ func normalizeList(v *models.Validator, field string, in []string, allowed []str
 
 func quote(s string) string { return "\"" + models.Truncate(s, 40) + "\"" }
 
+// checkReportTime adds to v the problem of a date_range bound s that did
+// not parse (ok false): missing (required, the other bound being given),
+// or not a time.
+func checkReportTime(v *models.Validator, field, s string, ok bool, required, note string) {
+	switch {
+	case ok:
+	case s == "":
+		v.Add(field, required+": an RFC 3339 timestamp or a date (YYYY-MM-DD"+note+")")
+	default:
+		v.Add(field, "must be an RFC 3339 timestamp or a date (YYYY-MM-DD"+note+"), not "+quote(s))
+	}
+}
+
 // ValidateReport checks a report request of p at now and returns its
 // spec (see docs/support.md, Report runs). Errors: VALIDATION_ERROR with
 // every problem found.
@@ -212,8 +225,8 @@ func ValidateReport(p *models.Principal, in ReportRequest, now time.Time) (*Repo
 		var okStart, okEnd bool
 		spec.Start, okStart = parseDashboardTime(start, loc)
 		spec.End, okEnd = parseDashboardTime(end, loc)
-		v.Check(okStart, "parameters.date_range.start", "is required with end: an RFC 3339 timestamp or a date (YYYY-MM-DD)")
-		v.Check(okEnd, "parameters.date_range.end", "is required with start: an RFC 3339 timestamp or a date (YYYY-MM-DD, exclusive)")
+		checkReportTime(&v, "parameters.date_range.start", start, okStart, "is required with end", "")
+		checkReportTime(&v, "parameters.date_range.end", end, okEnd, "is required with start", ", exclusive")
 		if okStart && okEnd {
 			v.Check(spec.End.After(spec.Start), "parameters.date_range.end", "must be after start")
 			v.Check(!spec.End.After(spec.Start.In(loc).AddDate(0, 0, MaxReportDays)), "parameters.date_range.end", "must be at most "+itoa(MaxReportDays)+" days after start")
@@ -341,9 +354,21 @@ func (s *Store) ReportByID(ctx context.Context, id string) (*operations.Operatio
 	return &op, nil
 }
 
+// reportSorts are the fields a list of report runs sorts by: created_at, and
+// completed_at, the completed runs by the time they completed, then the
+// others (which have no completed_at) whatever the direction.
+var reportSorts = models.SortFields{"created_at": "created_at", "completed_at": completedAtOrder}
+
+// completedAtOrder orders operations by completed_at as their answer shows
+// it: the completed ones first, by their finish time (the key the
+// direction applies to), the others after them (all null: ties by id).
+const completedAtOrder = "CASE WHEN status = '" + string(operations.OpCompleted) + "' THEN 0 ELSE 1 END, " +
+	"CASE WHEN status = '" + string(operations.OpCompleted) + "' THEN finished_at END"
+
 // ListReports returns a page of the report runs of p's own organization
-// and environment, newest first; status filters by report status.
-// Errors: VALIDATION_ERROR (status).
+// and environment in page's order (reportSorts; default newest first),
+// ties by id; status filters by report status. Errors: VALIDATION_ERROR
+// (status, sort).
 func (s *Store) ListReports(ctx context.Context, p *models.Principal, status string, page models.PageRequest) ([]operations.Operation, int64, error) {
 	q := s.core.In(ctx, p.OwnScope()).Model(&operations.Operation{}).Where("type = ?", operations.OpTypeSupportReport)
 	switch status {
@@ -359,13 +384,9 @@ func (s *Store) ListReports(ctx context.Context, p *models.Principal, status str
 	default:
 		return nil, 0, models.Invalid(models.FieldIssue{Field: "status", Issue: "must be generating, completed, failed or cancelled"})
 	}
-	var total int64
-	if err := q.Count(&total).Error; err != nil {
-		return nil, 0, dbErr(err)
-	}
 	var out []operations.Operation
-	err := q.Order("created_at DESC, id DESC").Offset(page.Offset).Limit(page.Limit).Find(&out).Error
-	return out, total, dbErr(err)
+	total, err := models.Paginate(q, page, reportSorts, &out)
+	return out, total, err
 }
 
 // EstimateReport is how long spec's report should take: a few seconds,

@@ -512,21 +512,27 @@ func svcHealthMessage(c *HealthCheck) string {
 // without a sample in which the service was up, the call quality without
 // calls (always, for kinds that carry no calls), the uptime without samples.
 type ServiceAnalytics struct {
-	Service              *services.Service
-	Period               MetricsPeriod
-	From, To             time.Time
-	DataTransferredMB    float64
-	PeakThroughputMbps   *float64
-	AverageLatencyMs     *float64
-	TotalCalls           int64
-	CallQuality          *float64
-	UptimePercentage     *float64
-	TotalCost            models.Money
-	CostPerGB            models.Money
-	OptimizationSavings  models.Money
-	Currency             string
-	UsageGrowth          float64
-	PerformanceImprove   float64
+	Service             *services.Service
+	Period              MetricsPeriod
+	From, To            time.Time
+	DataTransferredMB   float64
+	PeakThroughputMbps  *float64
+	AverageLatencyMs    *float64
+	TotalCalls          int64
+	CallQuality         *float64
+	UptimePercentage    *float64
+	TotalCost           models.Money
+	CostPerGB           models.Money
+	OptimizationSavings models.Money
+	Currency            string
+	// UsageGrowth is the data of the period's second half against its
+	// first, in percent; nil when the first half moved no data (growth
+	// from nothing has no rate).
+	UsageGrowth *float64
+	// PerformanceImprove is the average latency's drop from the period's
+	// first half to its second, in percent; nil unless both halves have
+	// a latency to compare.
+	PerformanceImprove   *float64
 	Samples              int64
 	RecommendedBandwidth string
 }
@@ -557,7 +563,8 @@ func (s *Store) svcTelemetryTotals(ctx context.Context, db *gorm.DB, from, to ti
 // of the period the service was billed, per GB, and what moving to the
 // smallest bandwidth option that still covers 125 % of the peak would save
 // per month), and trends (usage growth and latency improvement of the
-// period's second half over its first, in percent). Errors: NOT_FOUND.
+// period's second half over its first, in percent; nil when the first half
+// has nothing to compare with). Errors: NOT_FOUND.
 func (s *Store) ServiceAnalyticsFor(ctx context.Context, p *models.Principal, serviceID string, period MetricsPeriod, now time.Time) (*ServiceAnalytics, error) {
 	svc, err := s.services.GetService(ctx, p, serviceID)
 	if err != nil {
@@ -592,10 +599,10 @@ func (s *Store) ServiceAnalyticsFor(ctx context.Context, p *models.Principal, se
 		a.CallQuality = svcRound(all.Quality)
 	}
 	if first.Data > 0 {
-		a.UsageGrowth = Round2((second.Data - first.Data) * 100 / first.Data)
+		a.UsageGrowth = svcRound((second.Data - first.Data) * 100 / first.Data)
 	}
 	if first.Latency > 0 && second.Latency > 0 {
-		a.PerformanceImprove = Round2((first.Latency - second.Latency) * 100 / first.Latency)
+		a.PerformanceImprove = svcRound((first.Latency - second.Latency) * 100 / first.Latency)
 	}
 	a.TotalCost = svcBilledCost(svc, from, to)
 	if gb := all.Data / 1000; gb > 0 {

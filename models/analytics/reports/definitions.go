@@ -293,8 +293,12 @@ func (s *Store) DefinitionByID(ctx context.Context, id string) (*Definition, err
 	return &d, nil
 }
 
+// definitionSorts are the fields a list of definitions sorts by.
+var definitionSorts = models.SortFields{"created_at": "created_at", "updated_at": "updated_at", "name": "name", "last_run_at": "last_run_at"}
+
 // ListDefinitions returns a page of p's organization's definitions (its
-// environment), newest first; dataset filters.
+// environment) in page's order (definitionSorts; default newest first),
+// ties by id; scheduled filters. Errors: VALIDATION_ERROR (sort).
 func (s *Store) ListDefinitions(ctx context.Context, p *models.Principal, scheduled *bool, page models.PageRequest) ([]Definition, int64, error) {
 	q := s.core.In(ctx, p.OwnScope()).Model(&Definition{})
 	if scheduled != nil {
@@ -304,13 +308,9 @@ func (s *Store) ListDefinitions(ctx context.Context, p *models.Principal, schedu
 			q = q.Where("schedule_id = ''")
 		}
 	}
-	var total int64
-	if err := q.Count(&total).Error; err != nil {
-		return nil, 0, models.DBErr(err)
-	}
 	var out []Definition
-	err := q.Order("created_at DESC, id DESC").Offset(page.Offset).Limit(page.Limit).Find(&out).Error
-	return out, total, models.DBErr(err)
+	total, err := models.Paginate(q, page, definitionSorts, &out)
+	return out, total, err
 }
 
 // DeleteDefinition deletes definition id of p's organization and returns

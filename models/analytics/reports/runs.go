@@ -195,9 +195,21 @@ func (s *Store) RunByID(ctx context.Context, id string) (*operations.Operation, 
 	return &op, nil
 }
 
-// ListRuns returns a page of the runs of p's organization and environment,
-// newest first; status filters by run status, definitionID by definition.
-// Errors: VALIDATION_ERROR (status).
+// runSorts are the fields a list of runs sorts by: created_at, and
+// completed_at, the completed runs by the time they completed, then the
+// others (which have no completed_at) whatever the direction.
+var runSorts = models.SortFields{"created_at": "created_at", "completed_at": completedAtOrder}
+
+// completedAtOrder orders operations by completed_at as their answer shows
+// it: the completed ones first, by their finish time (the key the
+// direction applies to), the others after them (all null: ties by id).
+const completedAtOrder = "CASE WHEN status = '" + string(operations.OpCompleted) + "' THEN 0 ELSE 1 END, " +
+	"CASE WHEN status = '" + string(operations.OpCompleted) + "' THEN finished_at END"
+
+// ListRuns returns a page of the runs of p's organization and environment
+// in page's order (runSorts; default newest first), ties by id; status
+// filters by run status, definitionID by definition. Errors:
+// VALIDATION_ERROR (status, sort).
 func (s *Store) ListRuns(ctx context.Context, p *models.Principal, status, definitionID string, page models.PageRequest) ([]operations.Operation, int64, error) {
 	q := s.core.In(ctx, p.OwnScope()).Model(&operations.Operation{}).Where("type = ?", operations.OpTypeAnalyticsReport)
 	switch status {
@@ -216,13 +228,9 @@ func (s *Store) ListRuns(ctx context.Context, p *models.Principal, status, defin
 	if definitionID != "" {
 		q = q.Where("resource_id = ?", definitionID)
 	}
-	var total int64
-	if err := q.Count(&total).Error; err != nil {
-		return nil, 0, models.DBErr(err)
-	}
 	var out []operations.Operation
-	err := q.Order("created_at DESC, id DESC").Offset(page.Offset).Limit(page.Limit).Find(&out).Error
-	return out, total, models.DBErr(err)
+	total, err := models.Paginate(q, page, runSorts, &out)
+	return out, total, err
 }
 
 // blobKey is where run id's file is kept.
