@@ -51,7 +51,7 @@ type EventOutput struct {
 
 // RedeliverBody chooses the subscription of a redelivery.
 type RedeliverBody struct {
-	SubscriptionID string `json:"subscription_id,omitempty" maxLength:"64" example:"wh_3fK9aZ" doc:"Default: every active subscription that received the event"`
+	SubscriptionID string `json:"subscription_id,omitempty" maxLength:"64" example:"wh_3fK9aZ" doc:"Default: every active subscription that received the event. An id naming no subscription of yours is 400 VALIDATION_ERROR on subscription_id"`
 }
 
 // RedeliveriesOutput lists the deliveries a redelivery created.
@@ -105,8 +105,8 @@ func (s *Server) registerEvents() {
 			}
 			f := eventlog.EventFilter{Readable: readable, ResourceID: in.ResourceID, Expr: in.Filter}
 			var v models.Validator
-			if err := events.TypeFilter(&f, in.Type); err != nil {
-				v.Add("type", models.AsError(err).Message)
+			if err := collectIssues(&v, events.TypeFilter(&f, in.Type)); err != nil {
+				return nil, err
 			}
 			after, err := parseTime("created_after", in.CreatedAfter)
 			if err != nil {

@@ -43,7 +43,7 @@ type NotificationItem struct {
 	Trigger       string  `json:"trigger" enum:"manual,ticket_created,comment_added,ticket_resolved,ticket_routed,sla_escalation,auto_update"`
 	Status        string  `json:"status" enum:"queued,sent,failed"`
 	Attempts      int     `json:"attempts"`
-	LastError     string  `json:"last_error,omitempty"`
+	LastError     *string `json:"last_error" nullable:"true" doc:"The last failed attempt's error; null when none failed"`
 	SentAt        *string `json:"sent_at" nullable:"true"`
 	CreatedBy     string  `json:"created_by"`
 	CreatedAt     string  `json:"created_at"`
@@ -54,7 +54,11 @@ func notificationItem(n *support.TicketNotification) NotificationItem {
 		Role: n.Role, Template: n.Template, Subject: n.Subject, Trigger: n.Trigger, Status: n.Status(), CreatedBy: n.CreatedBy,
 		CreatedAt: models.Timestamp(n.CreatedAt)}
 	if d := n.Delivery; d != nil {
-		it.Attempts, it.LastError = d.Attempts, d.LastError
+		it.Attempts = d.Attempts
+		if d.LastError != "" {
+			e := d.LastError
+			it.LastError = &e
+		}
 		if d.SentAt != nil {
 			at := models.Timestamp(*d.SentAt)
 			it.SentAt = &at

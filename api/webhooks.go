@@ -178,7 +178,7 @@ type DeliveryOutput struct {
 
 // EventTypeGroup lists the events of one area.
 type EventTypeGroup struct {
-	Area     string   `json:"area" enum:"services,billing,support"`
+	Area     string   `json:"area" enum:"services,billing,support,analytics" doc:"analytics has no endpoint of its own: subscribe to its events through /v1/webhooks"`
 	Patterns []string `json:"patterns" doc:"Group patterns this area's endpoint accepts"`
 	Events   []string `json:"events"`
 }
@@ -209,12 +209,19 @@ func (s *Server) subscriptionRules() *events.Subscriptions {
 }
 
 // createWebhook checks and stores a subscription made through area.
+// Every invalid field is named in one VALIDATION_ERROR: url, events[i],
+// secret and filters, with the filters' own rules and customer_ids the
+// caller may not see.
 func (s *Server) createWebhook(ctx context.Context, area webhooks.Area, b *WebhookCreateBody) (*WebhookOutput, error) {
-	if err := s.checkFilterCustomers(ctx, principal(ctx), b.Filters); err != nil {
+	var v models.Validator
+	spec, err := s.subscriptionRules().Spec(ctx, area, b.input())
+	if err := collectIssues(&v, err); err != nil {
 		return nil, err
 	}
-	spec, err := s.subscriptionRules().Spec(ctx, area, b.input())
-	if err != nil {
+	if err := s.checkWebhookFilters(ctx, principal(ctx), &v, b.Filters); err != nil {
+		return nil, err
+	}
+	if err := v.Err(); err != nil {
 		return nil, err
 	}
 	sub, err := s.eventlog.CreateWebhook(ctx, principal(ctx), spec)
@@ -234,6 +241,43 @@ func (s *Server) checkFilterCustomers(ctx context.Context, p *models.Principal, 
 		return nil
 	}
 	return s.eventlog.CheckFilterCustomers(ctx, p, f.CustomerIDs)
+}
+
+// checkWebhookFilters checks filters (nil: none) into v: the entries of
+// customer_ids (eventlog.CheckWebhookFilters) and, when they are well
+// formed, that p may see each of them (eventlog.CheckFilterCustomers),
+// then the priorities. It returns errors other than VALIDATION_ERROR.
+func (s *Server) checkWebhookFilters(ctx context.Context, p *models.Principal, v *models.Validator, f *WebhookFiltersBody) error {
+	if f == nil {
+		return nil
+	}
+	var customers models.Validator
+	eventlog.CheckWebhookFilters(&customers, eventlog.WebhookFilters{CustomerIDs: f.CustomerIDs})
+	err := customers.Err()
+	if err == nil {
+		err = s.eventlog.CheckFilterCustomers(ctx, p, f.CustomerIDs)
+	}
+	if err := collectIssues(v, err); err != nil {
+		return err
+	}
+	eventlog.CheckWebhookFilters(v, eventlog.WebhookFilters{Priorities: f.Priorities})
+	return nil
+}
+
+// collectIssues adds the field issues of a VALIDATION_ERROR to v and
+// returns nil; it returns any other error (and nil for nil) as it is.
+func collectIssues(v *models.Validator, err error) error {
+	if err == nil || models.ErrorCode(err) != models.CodeValidation {
+		return err
+	}
+	fields, ok := models.AsError(err).Details["fields"].([]models.FieldIssue)
+	if !ok {
+		return err
+	}
+	for _, f := range fields {
+		v.Add(f.Field, f.Issue)
+	}
+	return nil
 }
 
 // registerWebhooks registers the subscription endpoints. Call it before
@@ -283,15 +327,17 @@ func (s *Server) registerWebhooks() {
 			return out, nil
 		})
 	register(s, huma.Operation{OperationID: "list-event-types", Method: http.MethodGet, Path: "/webhooks/event-types", Summary: "Event catalogue",
-		Tags: tags, Description: "The event names a subscription may use, by area, and the accepted aliases."},
+		Tags: tags, Description: "The event names a subscription may use, by area, and the accepted aliases. The analytics area has no endpoint of its own: " +
+			"its events (analytics_report.*) are subscribed to through POST /v1/webhooks."},
 		access{}, func(ctx context.Context, _ *struct{}) (*EventTypesOutput, error) {
 			out := &EventTypesOutput{}
 			groups := map[webhooks.Area][]string{
-				webhooks.AreaServices: {"service.*"},
-				webhooks.AreaBilling:  {"invoice.*", "payment.*", "subscription.*", "usage.*"},
-				webhooks.AreaSupport:  {"ticket.*", "comment.*", "sla.*", "report.*"},
+				webhooks.AreaServices:  {"service.*"},
+				webhooks.AreaBilling:   {"invoice.*", "payment.*", "subscription.*", "usage.*"},
+				webhooks.AreaSupport:   {"ticket.*", "comment.*", "sla.*", "report.*"},
+				webhooks.AreaAnalytics: {"analytics_report.*"},
 			}
-			for _, a := range []webhooks.Area{webhooks.AreaServices, webhooks.AreaBilling, webhooks.AreaSupport} {
+			for _, a := range []webhooks.Area{webhooks.AreaServices, webhooks.AreaBilling, webhooks.AreaSupport, webhooks.AreaAnalytics} {
 				g := EventTypeGroup{Area: string(a), Patterns: groups[a], Events: []string{}}
 				for _, name := range webhooks.EventNames() {
 					if webhooks.AreaOf(name) == a {
@@ -326,11 +372,15 @@ func (s *Server) registerWebhooks() {
 				return nil, err
 			}
 			b := in.Body
-			if err := s.checkFilterCustomers(ctx, p, b.Filters); err != nil {
+			var v models.Validator
+			patch, err := s.subscriptionRules().Patch(ctx, sub, events.PatchInput{URL: b.URL, Description: b.Description, Events: b.Events, Filters: b.Filters.filters(), Active: b.Active})
+			if err := collectIssues(&v, err); err != nil {
 				return nil, err
 			}
-			patch, err := s.subscriptionRules().Patch(ctx, sub, events.PatchInput{URL: b.URL, Description: b.Description, Events: b.Events, Filters: b.Filters.filters(), Active: b.Active})
-			if err != nil {
+			if err := s.checkWebhookFilters(ctx, p, &v, b.Filters); err != nil {
+				return nil, err
+			}
+			if err := v.Err(); err != nil {
 				return nil, err
 			}
 			if sub, err = s.eventlog.UpdateWebhook(ctx, p, in.WebhookID, patch); err != nil {

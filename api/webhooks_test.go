@@ -275,7 +275,8 @@ func TestEventTypesCatalogue(t *testing.T) {
 		Aliases map[string]string `json:"aliases"`
 	}
 	h.do("GET", "/v1/webhooks/event-types", h.tenants[0].liveKey, nil).decode(200, &cat)
-	if len(cat.Areas) != 3 || cat.Areas[0].Area != "services" || len(cat.Areas[0].Events) != 8 || len(cat.Areas[1].Events) != 10 || len(cat.Areas[2].Events) != 9 ||
+	if len(cat.Areas) != 4 || cat.Areas[0].Area != "services" || len(cat.Areas[0].Events) != 8 || len(cat.Areas[1].Events) != 10 || len(cat.Areas[2].Events) != 9 ||
+		cat.Areas[3].Area != "analytics" || len(cat.Areas[3].Events) != 2 ||
 		cat.Aliases["invoice.generated"] != "invoice.created" {
 		t.Fatalf("%+v", cat)
 	}
@@ -368,7 +369,7 @@ func TestEventEndpoints(t *testing.T) {
 		if re.Deliveries[0].Generation != 3 {
 			t.Fatalf("%+v", re)
 		}
-		h.do("POST", "/v1/events/"+evID+"/redeliver", a.liveKey, map[string]any{"subscription_id": "wh_missing"}).wantError(404, "NOT_FOUND")
+		h.do("POST", "/v1/events/"+evID+"/redeliver", a.liveKey, map[string]any{"subscription_id": "wh_missing"}).wantError(400, "VALIDATION_ERROR")
 		var billing webhookAnswer
 		h.do("POST", "/v1/billing/webhooks", a.liveKey, map[string]any{"url": publicHook, "events": []string{"invoice.*"}}).decode(201, &billing)
 		h.do("POST", "/v1/events/"+evID+"/redeliver", a.liveKey, map[string]any{"subscription_id": billing.Webhook.ID}).wantError(400, "VALIDATION_ERROR")

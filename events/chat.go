@@ -2,8 +2,10 @@ package events
 
 import (
 	"context"
+	"fmt"
 	"net/netip"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/telcoplatform/platform/models"
@@ -63,14 +65,49 @@ func loopbackHost(host string) bool {
 	return err == nil && a.IsLoopback()
 }
 
+// chatGroups are the event groups a chat integration may take: those
+// about a ticket. Support report runs (report.*) are about no ticket, so
+// a message about one would have nothing to render.
+var chatGroups = []string{"ticket", "comment", "sla"}
+
+// chatEvent reports whether a chat integration may receive events of type
+// typ (a canonical name, or a group pattern such as "ticket.*").
+func chatEvent(typ string) bool {
+	g, _, _ := strings.Cut(typ, ".")
+	return slices.Contains(chatGroups, g)
+}
+
 // chatEvents normalises a chat integration's event names and patterns
-// (support events only: ticket.*, comment.*, sla.*) into v.
+// into v: support events about tickets only (ticket.*, comment.*, sla.*);
+// report events and other areas' are refused on events[i].
 func chatEvents(v *models.Validator, evs []string) ([]string, error) {
-	norm, err := webhooks.NormalizePatterns(webhooks.AreaSupport, evs)
-	if err := issues(v, err); err != nil {
-		return nil, err
+	if len(evs) == 0 {
+		v.Add("events", "at least one event name or pattern is required")
+		return nil, nil
 	}
-	return norm, nil
+	out := make([]string, 0, len(evs))
+	for i, e := range evs {
+		field := fmt.Sprintf("events[%d]", i)
+		norm, err := webhooks.NormalizePatterns(webhooks.AreaSupport, []string{e})
+		if err != nil {
+			if models.ErrorCode(err) != models.CodeValidation {
+				return nil, err
+			}
+			for _, f := range fieldsOf(err) {
+				v.Add(field, strings.ReplaceAll(f.Issue, "a support subscription may only use ticket.*, comment.*, sla.*, report.*",
+					"a chat integration may only use ticket.*, comment.*, sla.*"))
+			}
+			continue
+		}
+		if !chatEvent(norm[0]) {
+			v.Add(field, fmt.Sprintf("%q is about no ticket; a chat integration may only use ticket.*, comment.*, sla.*", e))
+			continue
+		}
+		if !slices.Contains(out, norm[0]) {
+			out = append(out, norm[0])
+		}
+	}
+	return out, nil
 }
 
 // ChatSpec checks a new chat integration's URL and events and returns it
@@ -129,9 +166,10 @@ func MatchesChat(c *support.ChatIntegration, ev *eventlog.Event) bool {
 }
 
 // chatTargets returns the subscription views of the chat integrations that
-// receive ev (support events only).
+// receive ev (support events about tickets only: ticket.*, comment.*, sla.*,
+// even for an integration stored with report events before they were refused).
 func (d *Dispatcher) chatTargets(ctx context.Context, ev *eventlog.Event) ([]eventlog.WebhookSubscription, error) {
-	if !supportEvent(ev.Type) {
+	if !supportEvent(ev.Type) || !chatEvent(ev.Type) {
 		return nil, nil
 	}
 	chats, err := d.support.CandidateChatIntegrations(ctx, ev)

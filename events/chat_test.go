@@ -93,3 +93,49 @@ func TestDispatcherFansSupportEventsOutToChatIntegrations(t *testing.T) {
 		t.Fatalf("a chat integration counted as a matched subscription: %v", ids)
 	}
 }
+
+// TestDispatcherSendsNoReportEventsToChatIntegrations: report events are
+// about no ticket, so even an integration stored with report.* (before
+// such patterns were refused) gets no message for them, while its ticket
+// events still go.
+func TestDispatcherSendsNoReportEventsToChatIntegrations(t *testing.T) {
+	f := newDispatchFixture(t)
+	ctx := context.Background()
+	chat, err := support.NewStore(f.store).CreateChatIntegration(ctx, f.p, support.ChatSpec{WebhookURL: "https://chat.example.com/hook", Channel: "#noc",
+		Events: []string{"report.*", "ticket.*"}, Active: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	record := func(typ string, data map[string]any) *eventlog.Event {
+		ev := eventlog.NewEvent(typ, "x_1", data)
+		ev.CreatedAt = time.Now().UTC().Add(time.Second)
+		if err := f.store.Tx(ctx, f.p.OwnScope(), func(tx *gorm.DB) error { return eventlog.RecordEvent(tx, ev) }); err != nil {
+			t.Fatal(err)
+		}
+		return ev
+	}
+	report := record("report.completed", map[string]any{"report": map[string]any{"id": "rpt_1"}})
+	ticket := record("ticket.created", map[string]any{"ticket": map[string]any{"id": "tkt_1", "priority": "low"}})
+	mc := mocks.NewClient(t)
+	mc.On("ExecuteWorkflow", mock.Anything, mock.Anything, workflows.WebhookDeliveryWorkflow, mock.Anything).Return(mocks.NewWorkflowRun(t), nil).Maybe()
+	d := events.NewDispatcher(f.store, mc, events.Options{TaskQueue: "q", StartGrace: time.Hour})
+	if _, err := d.DispatchOnce(ctx); err != nil {
+		t.Fatal(err)
+	}
+	el := eventlog.NewStore(f.store)
+	for _, tc := range []struct {
+		ev   *eventlog.Event
+		want int
+	}{
+		{report, 0},
+		{ticket, 1},
+	} {
+		rows, err := el.EnsureDeliveries(ctx, tc.ev, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rows) != tc.want || (tc.want == 1 && rows[0].SubscriptionID != chat.ID) {
+			t.Fatalf("%s: deliveries %+v, want %d to %s", tc.ev.Type, rows, tc.want, chat.ID)
+		}
+	}
+}

@@ -405,8 +405,9 @@ func (d *Dispatcher) StartAll(ctx context.Context, dels []eventlog.WebhookDelive
 // attempt log: to subscription subscriptionID, or ("") to every
 // subscription the dispatcher matched with it that is still there and
 // active. Both the event and the subscriptions must be visible to p.
-// Errors: NOT_FOUND (event, subscription), VALIDATION_ERROR (the
-// subscription does not receive this event's type or tenant),
+// Errors: NOT_FOUND (the event), VALIDATION_ERROR on subscription_id (no
+// such subscription visible to p, or it does not receive this event's type
+// or tenant),
 // INVALID_STATE_TRANSITION (the subscription is paused, or no active
 // subscription received the event).
 func (d *Dispatcher) Redeliver(ctx context.Context, p *models.Principal, eventID, subscriptionID string) ([]eventlog.WebhookDelivery, error) {
@@ -417,6 +418,11 @@ func (d *Dispatcher) Redeliver(ctx context.Context, p *models.Principal, eventID
 	var subs []eventlog.WebhookSubscription
 	if subscriptionID != "" {
 		sub, err := d.eventlog.GetWebhook(ctx, p, subscriptionID)
+		if models.ErrorCode(err) == models.CodeNotFound {
+			// An id in the body that names nothing p may see (made up, or
+			// another tenant's) is a bad field, not a missing resource.
+			return nil, models.Invalid(models.FieldIssue{Field: "subscription_id", Issue: "no webhook subscription " + subscriptionID + " that this credential may see"})
+		}
 		if err != nil {
 			return nil, err
 		}
