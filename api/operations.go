@@ -26,6 +26,7 @@ const (
 	liveDetailTimeout = 750 * time.Millisecond // workflow describe + query on GET
 	ssePollInterval   = 250 * time.Millisecond // how often a stream re-reads the row
 	sseHeartbeat      = 15 * time.Second       // comment line that keeps proxies from closing an idle stream
+	sseProbeInterval  = 500 * time.Millisecond // an idle stream writes a ":" line this often to notice a closed connection
 	sseMaxDuration    = time.Hour              // a stream ends after this; clients reconnect
 )
 
@@ -276,9 +277,11 @@ func (s *Server) serveOperationStream(c *fiber.Ctx, param string, load func(cont
 }
 
 // streamOperation writes the operation's changes to w until it ends, the
-// client goes away (a failed flush), sseMaxDuration passes or the caller's
-// credential is no longer valid (checked every StreamOptions.Recheck; an
-// `error` event then ends the stream). The lease's slots are freed at the end.
+// client goes away (a failed flush: an idle stream writes a ":" comment
+// line every sseProbeInterval to find out), sseMaxDuration passes or the
+// caller's credential is no longer valid (checked every
+// StreamOptions.Recheck; an `error` event then ends the stream). The
+// lease's slots (the concurrency slot among them) are freed when it returns.
 func (s *Server) streamOperation(ctx context.Context, w *bufio.Writer, lease *streamLease, p *models.Principal, id string, op *operations.Operation) {
 	defer lease.close()
 	defer func() {
@@ -302,7 +305,7 @@ func (s *Server) streamOperation(ctx context.Context, w *bufio.Writer, lease *st
 		return
 	}
 	var sent sentOperation
-	seq, quiet := 0, time.Now()
+	seq, quiet, wrote := 0, time.Now(), time.Now()
 	snap := &models.RowSnapshot[operations.Operation]{Row: op} // the row the request read
 	for {
 		raw, err := sent.update(s, snap)
@@ -314,7 +317,7 @@ func (s *Server) streamOperation(ctx context.Context, w *bufio.Writer, lease *st
 			if _, err := fmt.Fprintf(w, "id: %d\nevent: operation\ndata: %s\n\n", seq, raw); err != nil || w.Flush() != nil {
 				return
 			}
-			quiet = time.Now()
+			quiet, wrote = time.Now(), time.Now()
 		}
 		if snap.Row.Status.Terminal() {
 			return
@@ -323,7 +326,20 @@ func (s *Server) streamOperation(ctx context.Context, w *bufio.Writer, lease *st
 			if _, err := fmt.Fprint(w, ": keep-alive\n\n"); err != nil || w.Flush() != nil {
 				return
 			}
-			quiet = time.Now()
+			quiet, wrote = time.Now(), time.Now()
+		}
+		if time.Since(wrote) >= sseProbeInterval {
+			// fasthttp tells a body stream writer nothing of its
+			// connection: a write is the only way to learn that the client
+			// has gone. The first probe after a close is still accepted
+			// (the peer's reset comes back to it), the server's write of
+			// the next one fails and closes the body's pipe, and the write
+			// after that fails here: the stream ends, and frees its slots,
+			// within about 1.5 s of the client.
+			if _, err := fmt.Fprint(w, ":\n"); err != nil || w.Flush() != nil {
+				return
+			}
+			wrote = time.Now()
 		}
 		select {
 		case <-ctx.Done():

@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -107,12 +108,52 @@ type TemplateItem struct {
 	FailAtStep       string `json:"fail_at_step,omitempty" doc:"Sandbox magic value: provisioning fails at this step"`
 }
 
-// TemplatesOutput lists the provisioning templates.
+// TemplatesOutput lists the provisioning templates, a page at a time.
 type TemplatesOutput struct {
 	Body struct {
 		Envelope
-		Templates []TemplateItem `json:"templates"`
+		Templates  []TemplateItem `json:"templates"`
+		Pagination Pagination     `json:"pagination"`
 	}
+}
+
+// templateSortKeys are the fields the templates list sorts by (sort=),
+// each with the value it compares.
+var templateSortKeys = map[string]func(*TemplateItem) string{
+	"id":                 func(t *TemplateItem) string { return t.ID },
+	"name":               func(t *TemplateItem) string { return t.Name },
+	"catalog_service_id": func(t *TemplateItem) string { return t.CatalogServiceID },
+	"service_type":       func(t *TemplateItem) string { return t.ServiceType },
+}
+
+// sortTemplates orders the templates (kept in memory: they are reference
+// data) by the page request's sort fields; without any they keep the
+// catalogue's order. A field it cannot sort by is 400 VALIDATION_ERROR.
+func sortTemplates(items []TemplateItem, pr models.PageRequest) error {
+	keys := make([]func(*TemplateItem) string, len(pr.Sort))
+	for i, f := range pr.Sort {
+		if keys[i] = templateSortKeys[f.Field]; keys[i] == nil {
+			names := make([]string, 0, len(templateSortKeys))
+			for name := range templateSortKeys {
+				names = append(names, name)
+			}
+			slices.Sort(names)
+			return models.Invalid(models.FieldIssue{Field: "sort", Issue: fmt.Sprintf("cannot sort by %q; sortable fields: %s", f.Field, strings.Join(names, ", "))})
+		}
+	}
+	slices.SortStableFunc(items, func(a, b TemplateItem) int {
+		for i, f := range pr.Sort {
+			c := strings.Compare(keys[i](&a), keys[i](&b))
+			if f.Desc {
+				c = -c
+			}
+			if c != 0 {
+				return c
+			}
+		}
+		return 0
+	})
+	return nil
 }
 
 func (s *Server) statusURL(id string) string { return s.cfg.PublicBaseURL + "/v1/operations/" + id }
@@ -309,17 +350,27 @@ func (s *Server) registerProvisioning() {
 		"Events) until a terminal status; request_id is also the Temporal workflow id. See docs/operations.md."
 	register(s, huma.Operation{OperationID: "list-provisioning-templates", Method: http.MethodGet, Path: "/services/provision/templates",
 		Summary: "Provisioning templates", Tags: tags,
-		Description: "The templates that POST /services/provision accepts, each tied to a catalog service. Sandbox keys also see the sandbox templates (docs/sandbox.md)."},
-		access{permission: "services:read"}, func(ctx context.Context, _ *struct{}) (*TemplatesOutput, error) {
+		Description: "The templates that POST /services/provision accepts, each tied to a catalog service, in the catalogue's order " +
+			"(sortable by id, name, catalog_service_id, service_type), with the usual list parameters and pagination. " +
+			"Sandbox keys also see the sandbox templates (docs/sandbox.md)."},
+		access{permission: "services:read"}, func(ctx context.Context, in *struct{ ListParams }) (*TemplatesOutput, error) {
+			pr, err := in.page()
+			if err != nil {
+				return nil, err
+			}
 			tpls, err := s.catalog.Templates(ctx, principal(ctx).Environment)
 			if err != nil {
 				return nil, err
 			}
-			out := &TemplatesOutput{}
-			out.Body.Templates = mapSlice(tpls, func(t *catalog.ProvisioningTemplate) TemplateItem {
+			all := mapSlice(tpls, func(t *catalog.ProvisioningTemplate) TemplateItem {
 				return TemplateItem{ID: t.ID, Name: t.Name, Description: t.Description, CatalogServiceID: t.CatalogServiceID, ServiceType: t.ServiceType,
 					Bandwidth: t.DefaultBandwidth, SLA: t.DefaultSLA, Redundancy: t.Redundancy, Monitoring: t.Monitoring, SandboxOnly: t.SandboxOnly, FailAtStep: t.FailAtStep}
 			})
+			if err := sortTemplates(all, pr); err != nil {
+				return nil, err
+			}
+			out := &TemplatesOutput{}
+			out.Body.Templates, out.Body.Pagination = pageOf(all, pr)
 			return out, nil
 		})
 	provisionDesc := "Validates the provisioning request and starts provisioning, at deployment_schedule.preferred_date " +
