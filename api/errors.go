@@ -2,11 +2,14 @@ package api
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net/http"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/danielgtaylor/huma/v2"
@@ -189,6 +192,7 @@ func humaError(hctx huma.Context, status int, msg string, errs ...error) huma.St
 			e = models.Internal(cause)
 		} else {
 			e = models.Errorf(models.CodeValidation, "%s", msg)
+			e.WithDetail("fields", []models.FieldIssue{{Field: "(request)", Issue: msg}})
 		}
 	}
 	return errorAnswer{newErrorBody(ctx, log, e)}
@@ -234,10 +238,103 @@ func firstMessage(errs []error) string {
 	return ""
 }
 
-// moneyTypeError is encoding/json's message for an amount that
-// models.Money refused: the value, then the field's JSON path after the
-// name of its struct.
-var moneyTypeError = regexp.MustCompile(`^json: cannot unmarshal number (\S+) into Go struct field \S*?\.([a-z0-9_]+(?:\.[a-z0-9_]+)*) of type models\.Money$`)
+// numberTypeError is encoding/json's message for a number that the Go
+// field it was meant for refused after huma's schema let it through (an
+// integer out of the field's range, an amount models.Money refused): the
+// value, the field's JSON path (without array indexes) after the name of
+// its struct, and the field's Go type.
+var numberTypeError = regexp.MustCompile(`^json: cannot unmarshal number (\S+) into Go struct field [^.\s]*\.([A-Za-z0-9_]+(?:\.[A-Za-z0-9_]+)*) of type (\S+)$`)
+
+// numberBound is huma's message for a number outside a bound, the bound
+// printed with %v (2147483647 as 2.147483647e+09).
+var numberBound = regexp.MustCompile(`^(expected number (?:<=|>=|<|>|to be a multiple of) )(\S+)$`)
+
+// plainBound prints the bound of a numberBound message as a plain number.
+func plainBound(issue string) string {
+	m := numberBound.FindStringSubmatch(issue)
+	if m == nil {
+		return issue
+	}
+	f, err := strconv.ParseFloat(m[2], 64)
+	if err != nil || math.Abs(f) >= 1e21 {
+		return issue
+	}
+	return m[1] + strconv.FormatFloat(f, 'f', -1, 64)
+}
+
+// intBits are the sizes of encoding/json's integer destinations.
+var intBits = map[string]uint{"int": 64, "int64": 64, "int32": 32, "int16": 16, "int8": 8,
+	"uint": 64, "uint64": 64, "uint32": 32, "uint16": 16, "uint8": 8}
+
+// numberIssue says why the number literal does not fit goType.
+func numberIssue(literal, goType string) string {
+	bits, ok := intBits[goType]
+	if !ok {
+		return "is out of range"
+	}
+	if f, err := strconv.ParseFloat(literal, 64); err == nil && f != math.Trunc(f) {
+		return "must be an integer"
+	}
+	unsigned := strings.HasPrefix(goType, "u")
+	switch {
+	case strings.HasPrefix(literal, "-") && unsigned:
+		return "is out of range: must be at least 0"
+	case strings.HasPrefix(literal, "-"):
+		return "is out of range: must be at least " + strconv.FormatInt(int64(math.MinInt64)>>(64-bits), 10)
+	case unsigned:
+		return "is out of range: must be at most " + strconv.FormatUint(uint64(math.MaxUint64)>>(64-bits), 10)
+	default:
+		return "is out of range: must be at most " + strconv.FormatInt(int64(math.MaxInt64)>>(64-bits), 10)
+	}
+}
+
+// numberField finds, in the JSON document body, the number literal at
+// the dotted path encoding/json named (which leaves out array indexes) and
+// returns its path with them (steps[0].order); dotted when it is not found.
+func numberField(body, dotted, literal string) string {
+	dec := json.NewDecoder(strings.NewReader(body))
+	dec.UseNumber()
+	var doc any
+	if dec.Decode(&doc) != nil {
+		return dotted
+	}
+	if at, ok := findNumber(doc, strings.Split(dotted, "."), literal, ""); ok {
+		return at
+	}
+	return dotted
+}
+
+func findNumber(v any, keys []string, literal, at string) (string, bool) {
+	switch x := v.(type) {
+	case []any:
+		for i, item := range x {
+			if found, ok := findNumber(item, keys, literal, at+"["+strconv.Itoa(i)+"]"); ok {
+				return found, true
+			}
+		}
+	case map[string]any:
+		if len(keys) == 0 {
+			return "", false
+		}
+		name := keys[0]
+		child, ok := x[name]
+		for k, val := range x { // encoding/json matches names in any case
+			if !ok && strings.EqualFold(k, name) {
+				name, child, ok = k, val, true
+			}
+		}
+		if !ok {
+			return "", false
+		}
+		if at != "" {
+			name = at + "." + name
+		}
+		return findNumber(child, keys[1:], literal, name)
+	case json.Number:
+		return at, len(keys) == 0 && string(x) == literal
+	}
+	return "", false
+}
 
 var requiredProperty = regexp.MustCompile(`^expected required property (\S+) to be present$`)
 
@@ -254,16 +351,25 @@ func validationFromHuma(msg string, errs []error) *models.Error {
 			field = strings.TrimPrefix(field, "query.")
 			field = strings.TrimPrefix(field, "path.")
 			field = strings.TrimPrefix(field, "header.")
-			issue := d.Message
+			issue := plainBound(d.Message)
 			if field == "body" {
 				field = "(body)"
-				if m := moneyTypeError.FindStringSubmatch(d.Message); m != nil {
-					// An amount huma's schema (a number) let through and
-					// models.Money refused: name its field and the reason.
-					field, issue = m[2], "must be a decimal number"
-					if _, err := models.ParseMoney(m[1]); err != nil {
-						issue = err.Error()
+				if m := numberTypeError.FindStringSubmatch(d.Message); m != nil {
+					// A number huma's schema let through and its Go field
+					// refused: name the field (with its array indexes)
+					// and the reason, not the Go types.
+					body, _ := d.Value.(string)
+					field, issue = numberField(body, m[2], m[1]), numberIssue(m[1], m[3])
+					if m[3] == "models.Money" {
+						// An amount keeps the path encoding/json gives,
+						// without indexes (services.unit_price).
+						field, issue = m[2], "must be a decimal number"
+						if _, err := models.ParseMoney(m[1]); err != nil {
+							issue = err.Error()
+						}
 					}
+				} else if goTypeInJSONError.MatchString(d.Message) {
+					issue = plainJSONError(d.Message)
 				}
 			}
 			// An empty string where at least one character is required
@@ -313,18 +419,28 @@ func (s *Server) fiberErrorHandler(c *fiber.Ctx, err error) error {
 		case fiber.StatusNotFound:
 			err = models.Errorf(models.CodeNotFound, "no endpoint at %s %s", c.Method(), c.Path())
 		case fiber.StatusMethodNotAllowed:
-			allow := s.allowedMethods(c.Path())
-			c.Set(fiber.HeaderAllow, strings.Join(allow, ", "))
-			err = models.Errorf(models.CodeMethodNotAllowed, "%s is not allowed here; allowed: %s", c.Method(), strings.Join(allow, ", "))
+			// Also a method Fiber does not know (see refuseUnknownMethods).
+			if allow := s.allowedMethods(c.Path()); len(allow) > 0 {
+				c.Set(fiber.HeaderAllow, strings.Join(allow, ", "))
+				err = models.Errorf(models.CodeMethodNotAllowed, "%s is not allowed here; allowed: %s", c.Method(), strings.Join(allow, ", "))
+			} else {
+				err = models.Errorf(models.CodeNotFound, "no endpoint at %s %s", c.Method(), c.Path())
+			}
 		case fiber.StatusRequestEntityTooLarge:
 			err = bodyTooLarge(s.bodyLimit(c.Method(), c.Path()))
 		case fiber.StatusUnsupportedMediaType:
 			err = models.Errorf(models.CodeUnsupportedMediaType, "send the body as application/json")
-		case fiber.StatusBadRequest:
-			err = models.Errorf(models.CodeValidation, "%s", fe.Message)
+		case fiber.StatusRequestHeaderFieldsTooLarge, fiber.StatusRequestURITooLong:
+			// The request line and the headers are read into one buffer:
+			// a long URL and a large header overflow it alike.
+			issue := fmt.Sprintf("the request line (method and URL) and the headers must fit in %d bytes together", MaxHeaderBytes)
+			err = models.Errorf(models.CodeValidation, "the URL or the headers are too large (at most %d bytes together)", MaxHeaderBytes).
+				WithDetail("fields", []models.FieldIssue{{Field: "(headers)", Issue: issue}}).WithDetail("limit_bytes", MaxHeaderBytes)
+		case fiber.StatusRequestTimeout:
+			err = models.Invalid(models.FieldIssue{Field: "(request)", Issue: "the request was not received in time"})
 		default:
 			if fe.Code < 500 {
-				err = models.Errorf(models.CodeValidation, "%s", fe.Message)
+				err = models.Invalid(models.FieldIssue{Field: "(request)", Issue: fe.Message})
 			} else {
 				err = models.Internal(fe)
 			}

@@ -31,9 +31,8 @@ func (s *Server) idempotent(ctx huma.Context, next func(huma.Context)) {
 		return
 	}
 	c := humafiber.Unwrap(ctx)
-	// /v1/x and /api/v1/x are one endpoint: a retry on either mount replays.
 	sc := models.IdempotencyScope{PrincipalKind: p.Kind, PrincipalID: p.ID, OrganizationID: p.OrganizationID, Environment: p.Environment,
-		Method: ctx.Method(), Path: strings.TrimPrefix(c.Path(), "/api"), Key: strings.Clone(key)}
+		Method: ctx.Method(), Path: idempotencyPath(ctx), Key: strings.Clone(key)}
 	rctx := c.UserContext()
 	stored, err := s.store.BeginIdempotent(rctx, sc, models.BodyHash(c.Request().Body()))
 	if err != nil {
@@ -72,4 +71,24 @@ func (s *Server) idempotent(ctx huma.Context, next func(huma.Context)) {
 	if err := s.store.CompleteIdempotent(rctx, sc, answer); err != nil {
 		s.log.Error("storing an idempotent answer failed", "request_id", RequestID(rctx), "error", err)
 	}
+}
+
+// idempotencyPath is the path an Idempotency-Key is scoped to: the matched
+// operation's path template, under /v1, with the request's path parameter
+// values. Every spelling the router serves as one endpoint is one scope:
+// /v1/x and /api/v1/x, any letter case of the fixed segments, with or
+// without a trailing slash. Parameter values keep their case (identifiers
+// are case-sensitive): /v1/x/abc and /v1/x/ABC are two scopes.
+func idempotencyPath(ctx huma.Context) string {
+	tpl := ctx.Operation().Path
+	if rest, ok := strings.CutPrefix(tpl, "/api/v1/"); ok {
+		tpl = "/v1/" + rest
+	}
+	segs := strings.Split(tpl, "/")
+	for i, seg := range segs {
+		if name, ok := strings.CutPrefix(seg, "{"); ok && strings.HasSuffix(name, "}") {
+			segs[i] = ctx.Param(strings.TrimSuffix(name, "}"))
+		}
+	}
+	return strings.Join(segs, "/")
 }

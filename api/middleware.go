@@ -620,8 +620,8 @@ func (s *Server) fixedPathGuard(c *fiber.Ctx) error {
 }
 
 // fixedPathMethods maps every route path without a parameter to its
-// methods (HEAD and OPTIONS left out), in lower case, as fixedPathGuard
-// looks them up.
+// methods, in lower case, as fixedPathGuard looks them up: HEAD after GET
+// (every GET route answers HEAD), OPTIONS left out.
 func fixedPathMethods(routes []fiber.Route) map[string][]string {
 	out := map[string][]string{}
 	for _, r := range routes {
@@ -633,5 +633,18 @@ func fixedPathMethods(routes []fiber.Route) map[string][]string {
 			out[path] = append(out[path], r.Method)
 		}
 	}
+	for path, methods := range out {
+		out[path] = withHead(methods)
+	}
 	return out
+}
+
+// withHead returns methods with HEAD right after GET when GET is among
+// them (the server answers HEAD wherever it answers GET).
+func withHead(methods []string) []string {
+	i := slices.Index(methods, http.MethodGet)
+	if i < 0 || slices.Contains(methods, http.MethodHead) {
+		return methods
+	}
+	return slices.Insert(slices.Clone(methods), i+1, http.MethodHead)
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/danielgtaylor/huma/v2/adapters/humafiber"
 	"github.com/gofiber/fiber/v2"
 	"github.com/redis/go-redis/v9"
+	"github.com/valyala/fasthttp"
 	"go.temporal.io/sdk/client"
 	"gocloud.dev/blob"
 
@@ -51,6 +52,11 @@ const (
 	MaxJSONBody       = 1 << 20
 	MaxAttachmentBody = 15 << 20
 )
+
+// MaxHeaderBytes bounds a request's line (method and URL) and headers
+// together: a request above it is answered 400 VALIDATION_ERROR (see
+// fiberErrorHandler) before any middleware runs. It is Fiber's read buffer.
+const MaxHeaderBytes = 4096
 
 // Deps are the server's collaborators, passed in by main.
 type Deps struct {
@@ -214,9 +220,11 @@ func New(deps Deps) *Server {
 		ReadTimeout:           60 * time.Second,
 		WriteTimeout:          0, // Server-Sent Events stay open
 		IdleTimeout:           120 * time.Second,
+		ReadBufferSize:        MaxHeaderBytes,
 		EnableIPValidation:    true,
 		JSONEncoder:           jsonMarshal,
 	})
+	s.refuseUnknownMethods()
 	s.inProcess = inproc.New(s.App)
 	s.App.Use(inproc.Adopt) // first: an in-process request (a batch's item, the portal's call) starts from the context made for it
 	if s.tracing.Enabled() {
@@ -240,7 +248,9 @@ func New(deps Deps) *Server {
 	cfg.Formats = map[string]huma.Format{"application/json": jsonFormat(), "json": jsonFormat()}
 	cfg.Components.Schemas.RegisterTypeAlias(reflect.TypeFor[models.Money](), reflect.TypeFor[float64]()) // 2-decimal amounts
 	s.API = humafiber.New(s.App, cfg)
-	s.API.UseMiddleware(s.authorize, s.idempotent) // a stored answer is replayed only to an authorised caller
+	// A stored answer is replayed only to an authorised caller; the body
+	// checks run inside, so their refusals are stored as huma's own are.
+	s.API.UseMiddleware(s.authorize, s.idempotent, s.checkBody)
 	s.v1 = huma.NewGroup(s.API, "/v1", "/api/v1")
 	// One mount in the OpenAPI document and the explorer: /api/v1 serves the
 	// same operations (its copies are routed, not documented), and
@@ -444,6 +454,31 @@ func (s *Server) authorize(ctx huma.Context, next func(huma.Context)) {
 	next(ctx)
 }
 
+// refuseUnknownMethods answers a request whose method Fiber does not know
+// (curl -X FOO) as the error handler answers a known method a path does not
+// have: 405 METHOD_NOT_ALLOWED with Allow, or 404 NOT_FOUND where no route
+// has the path, in the error shape and with the headers of every answer.
+// (Fiber itself answers such a request a plain-text 400 before any
+// middleware runs.)
+func (s *Server) refuseUnknownMethods() {
+	known := s.App.Config().RequestMethods
+	srv := s.App.Server()
+	serve := srv.Handler
+	srv.Handler = func(rctx *fasthttp.RequestCtx) {
+		for _, m := range known {
+			if string(rctx.Method()) == m {
+				serve(rctx)
+				return
+			}
+		}
+		c := s.App.AcquireCtx(rctx)
+		defer s.App.ReleaseCtx(c)
+		if err := s.fiberErrorHandler(c, fiber.ErrMethodNotAllowed); err != nil {
+			s.log.Error("answering an unknown method failed", "error", err)
+		}
+	}
+}
+
 // principal returns the caller of an authorised operation.
 func principal(ctx context.Context) *models.Principal { return models.PrincipalFrom(ctx) }
 
@@ -460,9 +495,12 @@ func (s *Server) allowedMethods(path string) []string {
 			out = append(out, r.Method)
 		}
 	}
-	return out
+	return withHead(out)
 }
 
+// routeMatches reports whether path is one of the Fiber route pattern's,
+// as the router matches it: fixed segments in any letter case, with or
+// without a trailing slash.
 func routeMatches(pattern, path string) bool {
 	ps := strings.Split(strings.Trim(pattern, "/"), "/")
 	xs := strings.Split(strings.Trim(path, "/"), "/")
@@ -473,7 +511,7 @@ func routeMatches(pattern, path string) bool {
 		if strings.HasPrefix(ps[i], ":") {
 			continue
 		}
-		if ps[i] != xs[i] {
+		if !strings.EqualFold(ps[i], xs[i]) {
 			return false
 		}
 	}
