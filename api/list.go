@@ -8,7 +8,7 @@ type ListParams struct {
 	PerPage int    `query:"per_page" minimum:"1" maximum:"200" doc:"Alias of limit"`
 	Offset  int    `query:"offset" minimum:"0" maximum:"2147483647" doc:"Items to skip"`
 	Page    int    `query:"page" minimum:"1" doc:"1-based page number (instead of offset)"`
-	Cursor  string `query:"cursor" maxLength:"200" doc:"Opaque cursor from pagination.next_cursor"`
+	Cursor  string `query:"cursor" maxLength:"200" doc:"Opaque cursor from pagination.next_cursor: the next page of the list as it was at the first page (items created since are left out; docs/api.md, Cursors)"`
 	Sort    string `query:"sort" maxLength:"200" doc:"Comma-separated field:asc|desc" example:"created_at:desc"`
 }
 
@@ -23,12 +23,14 @@ func (p ListParams) page() (models.PageRequest, error) {
 type Pagination struct {
 	Page       int     `json:"page" doc:"1-based number of this page"`
 	PerPage    int     `json:"per_page" doc:"Items per page (the limit)"`
-	Total      int64   `json:"total" doc:"Items in the whole list"`
+	Total      int64   `json:"total" doc:"Items in the whole list (on a page read by cursor: as at the first page)"`
 	Pages      int     `json:"pages" doc:"Number of pages"`
-	NextCursor *string `json:"next_cursor" nullable:"true" doc:"Cursor of the next page (pass as cursor); null on the last page"`
+	NextCursor *string `json:"next_cursor" nullable:"true" doc:"Cursor of the next page (pass as cursor), which leaves out the items created since the first page; null on the last page"`
 }
 
-// newPagination describes the page pr of a list of total items.
+// newPagination describes the page pr of a list of total items. Its
+// next_cursor keeps the snapshot the list was read in (models.Paginate),
+// so call it after reading the page.
 func newPagination(pr models.PageRequest, total int64) Pagination {
 	pg := Pagination{Page: pr.PageNumber(), PerPage: pr.Limit, Total: total, Pages: pr.Pages(total)}
 	if next := pr.NextCursor(total); next != "" {

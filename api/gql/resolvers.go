@@ -3,7 +3,6 @@ package gql
 import (
 	"context"
 	"fmt"
-	"math"
 
 	"github.com/telcoplatform/platform/events"
 	"github.com/telcoplatform/platform/models"
@@ -81,17 +80,19 @@ func pageOf(first *int, after *string) (models.PageRequest, error) {
 	return pr, nil
 }
 
-// cursorAt is the cursor of the item at offset i of a list: the REST
-// lists' cursor of the page that starts after it.
-func cursorAt(i int) string {
-	return models.PageRequest{Offset: i, Limit: 1}.NextCursor(math.MaxInt64)
+// cursorAt is the cursor of the item at offset i of the list pr reads:
+// the REST lists' cursor of the page that starts after it, in the same
+// snapshot as pr's next page (so that items created since the first page
+// do not shift the pages after it).
+func cursorAt(pr models.PageRequest, i int) string {
+	return pr.CursorAt(i + 1)
 }
 
 // pageInfo describes the page pr of total items, n of them returned.
 func pageInfo(pr models.PageRequest, total int64, n int) *PageInfo {
 	info := &PageInfo{HasNextPage: pr.NextCursor(total) != "" && n > 0}
 	if n > 0 {
-		c := cursorAt(pr.Offset + n - 1)
+		c := cursorAt(pr, pr.Offset+n-1)
 		info.EndCursor = &c
 	}
 	return info
@@ -125,7 +126,7 @@ func listPage[T any](ctx context.Context, perm string, first *int, after *string
 func edgesOf[T, N, E any](pr models.PageRequest, rows []T, node func(*T) N, edge func(cursor string, node N) E) []E {
 	out := make([]E, 0, len(rows))
 	for i := range rows {
-		out = append(out, edge(cursorAt(pr.Offset+i), node(&rows[i])))
+		out = append(out, edge(cursorAt(pr, pr.Offset+i), node(&rows[i])))
 	}
 	return out
 }
