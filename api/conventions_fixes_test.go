@@ -9,6 +9,8 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/telcoplatform/platform/models"
 )
 
 // searchPage is a ticket search answer with its cursor.
@@ -204,6 +206,15 @@ func TestBodyMediaTypeAndEncoding(t *testing.T) {
 	}
 	t.Run("the unknown field is named", func(t *testing.T) {
 		wantFields(t, h.do("POST", cancel, key, `{"x":1,"reason":"r"}`), "reason", "x")
+	})
+	t.Run("a refused body does not take the Idempotency-Key", func(t *testing.T) {
+		idem := "ct-" + models.RandomString(8)
+		h.do("POST", "/v1/billing/accounts", key, account, "Content-Type", "", "Idempotency-Key", idem).wantError(415, "UNSUPPORTED_MEDIA_TYPE")
+		res := h.do("POST", "/v1/billing/accounts", key, account, "Content-Type", "application/json", "Idempotency-Key", idem)
+		res.decode(201, nil)
+		if res.header.Get("Idempotent-Replayed") != "" {
+			t.Fatal("the corrected retry replayed the refusal")
+		}
 	})
 }
 

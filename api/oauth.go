@@ -396,7 +396,8 @@ func (h *oauthHandlers) token(w http.ResponseWriter, r *http.Request) {
 }
 
 // capUserScopes applies the person's current role to an authorization-code
-// exchange or a refresh (models.UserTokenScopes): the new tokens never
+// exchange or a refresh (models.UserTokenScopes): the new tokens (the
+// scopes a narrowed refresh keeps for the refresh token included) never
 // carry what the role does not permit, even if it changed since sign-in.
 // Client-credentials requests are left alone.
 func (h *oauthHandlers) capUserScopes(ctx context.Context, ar fosite.AccessRequester) error {
@@ -421,6 +422,11 @@ func (h *oauthHandlers) capUserScopes(ctx context.Context, ar fosite.AccessReque
 		return fosite.ErrInvalidScope.WithHint("None of the grant's scopes is allowed for the user's role.")
 	}
 	req.GrantedScope = fosite.Arguments(capped)
+	if sess.GrantScope != nil {
+		// A narrowed refresh keeps the grant's scopes on the new refresh
+		// token: capped by the role as well.
+		sess.GrantScope = models.UserTokenScopes(sess.GrantScope, req.GetClient().GetScopes(), user.SessionPermissions())
+	}
 	return nil
 }
 

@@ -218,6 +218,21 @@ func TestOAuthRefreshCannotWidenScope(t *testing.T) {
 	if status, body := refresh(rt, "services.read auth.manage"); status != http.StatusBadRequest || body["error"] != "invalid_scope" {
 		t.Fatalf("widening beyond the grant: %d %v", status, body)
 	}
+
+	// What a narrowed refresh keeps for the refresh token is capped by the
+	// user's permissions of that moment too: a scope taken from the user
+	// then does not come back with the permission.
+	path := "/v1/users/" + e.user.ID
+	e.h.do("PATCH", path, e.h.tenants[0].liveKey, map[string]any{"permissions": []string{"services:read"}}).decode(http.StatusOK, nil)
+	status, body = refresh(rt, "services.read")
+	if status != http.StatusOK || body["scope"] != "services.read" {
+		t.Fatalf("narrowed refresh of a user without billing:read: %d %v", status, body)
+	}
+	rt, _ = body["refresh_token"].(string)
+	e.h.do("PATCH", path, e.h.tenants[0].liveKey, map[string]any{"permissions": []string{"services:read", "billing:read"}}).decode(http.StatusOK, nil)
+	if status, body := refresh(rt, ""); status != http.StatusOK || body["scope"] != "services.read" {
+		t.Fatalf("refresh after the permission came back: %d %v, want services.read only", status, body)
+	}
 }
 
 // TestClientRedirectURIsMatchedExactly registers and patches clients with

@@ -115,9 +115,8 @@ func (s *Server) registerPortal() {
 		if err != nil {
 			return nil, err
 		}
-		ttl := max(min(auth.AccessTokenTTL, ps.ExpiresAt.Sub(s.store.Now()).Truncate(time.Second)), time.Second) // never past the session
-		issued, err := s.tokens.Issue(ctx, auth.Grant{Subject: user.ID, OrganizationID: user.OrganizationID, Environment: models.Environment(in.Env),
-			Permissions: user.SessionPermissions(), AuthMethod: ps.AuthMethod, TTL: ttl})
+		issued, err := s.sessionToken(ctx, auth.Grant{Subject: user.ID, OrganizationID: user.OrganizationID, Environment: models.Environment(in.Env),
+			Permissions: user.SessionPermissions(), AuthMethod: ps.AuthMethod}, ps.ExpiresAt)
 		if err != nil {
 			return nil, err
 		}
@@ -211,13 +210,19 @@ func (ps portalSessions) Session(ctx context.Context, token string) (*portal.Ses
 // for the session (same permissions and authentication method; never past
 // the session's end), in env.
 func (ps portalSessions) AccessToken(ctx context.Context, sess *portal.Session, env models.Environment) (string, time.Time, error) {
-	ttl := max(min(auth.AccessTokenTTL, sess.ExpiresAt.Sub(ps.s.store.Now()).Truncate(time.Second)), time.Second)
-	issued, err := ps.s.tokens.Issue(ctx, auth.Grant{Subject: sess.UserID, OrganizationID: sess.OrganizationID, Environment: env,
-		Permissions: sess.Permissions, AuthMethod: sess.AuthMethod, TTL: ttl})
+	issued, err := ps.s.sessionToken(ctx, auth.Grant{Subject: sess.UserID, OrganizationID: sess.OrganizationID, Environment: env,
+		Permissions: sess.Permissions, AuthMethod: sess.AuthMethod}, sess.ExpiresAt)
 	if err != nil {
 		return "", time.Time{}, err
 	}
 	return issued.Token, issued.ExpiresAt, nil
+}
+
+// sessionToken issues g for a portal session that ends at ends: an access
+// token's lifetime, never past the session's end (at least a second).
+func (s *Server) sessionToken(ctx context.Context, g auth.Grant, ends time.Time) (*auth.Issued, error) {
+	g.TTL = max(min(auth.AccessTokenTTL, ends.Sub(s.store.Now()).Truncate(time.Second)), time.Second)
+	return s.tokens.Issue(ctx, g)
 }
 
 // Inbox returns the e-mail and SMS sent to the session's user.

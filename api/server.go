@@ -248,9 +248,11 @@ func New(deps Deps) *Server {
 	cfg.Formats = map[string]huma.Format{"application/json": jsonFormat(), "json": jsonFormat()}
 	cfg.Components.Schemas.RegisterTypeAlias(reflect.TypeFor[models.Money](), reflect.TypeFor[float64]()) // 2-decimal amounts
 	s.API = humafiber.New(s.App, cfg)
-	// A stored answer is replayed only to an authorised caller; the body
-	// checks run inside, so their refusals are stored as huma's own are.
-	s.API.UseMiddleware(s.authorize, s.idempotent, s.checkBody)
+	// A stored answer is replayed only to an authorised caller. The body
+	// checks run before the Idempotency-Key is taken: their refusals (a
+	// missing Content-Type, a body that is not UTF-8) are not stored, so a
+	// corrected retry with the same key and body is processed.
+	s.API.UseMiddleware(s.authorize, s.checkBody, s.idempotent)
 	s.v1 = huma.NewGroup(s.API, "/v1", "/api/v1")
 	// One mount in the OpenAPI document and the explorer: /api/v1 serves the
 	// same operations (its copies are routed, not documented), and

@@ -136,6 +136,7 @@ func ServiceChange(ctx workflow.Context, in ServiceChangeInput) (*ServiceChangeR
 			// the step runs it is not cancelled: the activity would save
 			// the change while the compensations undid what it needs.
 			if ctx.Err() != nil {
+				s.begin(services.StepApply) // the step the cancellation stopped (the one before it completed)
 				return ctx.Err()
 			}
 			dctx, _ := workflow.NewDisconnectedContext(ctx)

@@ -294,7 +294,12 @@ func (s *Store) DefinitionByID(ctx context.Context, id string) (*Definition, err
 }
 
 // definitionSorts are the fields a list of definitions sorts by.
-var definitionSorts = models.SortFields{"created_at": "created_at", "updated_at": "updated_at", "name": "name", "last_run_at": "last_run_at"}
+var definitionSorts = models.SortFields{"created_at": "created_at", "updated_at": "updated_at", "name": "name", "last_run_at": lastRunAtOrder}
+
+// lastRunAtOrder sorts by last_run_at with the definitions never run after
+// the others in either direction's NULL placement alike on SQLite and
+// PostgreSQL (which place NULLs at opposite ends by default).
+const lastRunAtOrder = "CASE WHEN last_run_at IS NULL THEN 1 ELSE 0 END, last_run_at"
 
 // ListDefinitions returns a page of p's organization's definitions (its
 // environment) in page's order (definitionSorts; default newest first),
