@@ -283,7 +283,7 @@ func (c *cluster) waitOperation(t *testing.T, i int, key, id string, timeout tim
 func (c *cluster) checkCompletedOnce(t *testing.T, op *operation, serviceID string) {
 	t.Helper()
 	if op.Status != "completed" || op.Result["service_id"] != serviceID {
-		t.Fatalf("operation %s: %+v", op.RequestID, op)
+		t.Fatalf("operation %s (its 202 named service %q): %+v", op.RequestID, serviceID, op)
 	}
 	seen := map[string]bool{}
 	for _, s := range op.Steps {
