@@ -29,6 +29,14 @@ const (
 	OpCancelled  OperationStatus = "cancelled"
 )
 
+// CompletedAtOrder is the sort expression of completed_at for a table of
+// runs with status and finished_at columns (report runs, support reports),
+// as their answers show it: the completed ones first, by their finish time
+// (the key the direction applies to), the others after them (all null:
+// ties by id).
+const CompletedAtOrder = "CASE WHEN status = '" + string(OpCompleted) + "' THEN 0 ELSE 1 END, " +
+	"CASE WHEN status = '" + string(OpCompleted) + "' THEN finished_at END"
+
 // Terminal reports whether an operation in status s has ended.
 func (s OperationStatus) Terminal() bool {
 	switch s {

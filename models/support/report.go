@@ -357,13 +357,7 @@ func (s *Store) ReportByID(ctx context.Context, id string) (*operations.Operatio
 // reportSorts are the fields a list of report runs sorts by: created_at, and
 // completed_at, the completed runs by the time they completed, then the
 // others (which have no completed_at) whatever the direction.
-var reportSorts = models.SortFields{"created_at": "created_at", "completed_at": completedAtOrder}
-
-// completedAtOrder orders operations by completed_at as their answer shows
-// it: the completed ones first, by their finish time (the key the
-// direction applies to), the others after them (all null: ties by id).
-const completedAtOrder = "CASE WHEN status = '" + string(operations.OpCompleted) + "' THEN 0 ELSE 1 END, " +
-	"CASE WHEN status = '" + string(operations.OpCompleted) + "' THEN finished_at END"
+var reportSorts = models.SortFields{"created_at": "created_at", "completed_at": operations.CompletedAtOrder}
 
 // ListReports returns a page of the report runs of p's own organization
 // and environment in page's order (reportSorts; default newest first),
